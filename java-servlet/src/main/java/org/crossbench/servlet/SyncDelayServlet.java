@@ -1,0 +1,32 @@
+package org.crossbench.servlet;
+
+import java.io.IOException;
+import javax.servlet.annotation.WebServlet;
+import javax.servlet.http.HttpServlet;
+import javax.servlet.http.HttpServletRequest;
+import javax.servlet.http.HttpServletResponse;
+
+/** {@code /delay/sync?ms=N}: holds the request thread for N ms with Thread.sleep (seed 002's servlet). */
+@WebServlet(urlPatterns = "/delay/sync")
+public class SyncDelayServlet extends HttpServlet {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    protected void doGet(HttpServletRequest request, HttpServletResponse response) throws IOException {
+        int ms;
+        try {
+            ms = DelayParameter.parse(request.getParameterValues("ms"));
+        } catch (DelayParameter.InvalidDelayException e) {
+            TextResponse.error(response, HttpServletResponse.SC_BAD_REQUEST, e.getMessage());
+            return;
+        }
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            response.sendError(HttpServletResponse.SC_SERVICE_UNAVAILABLE);
+            return;
+        }
+        TextResponse.write(response, TextResponse.OK);
+    }
+}

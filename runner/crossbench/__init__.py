@@ -1,0 +1,1 @@
+"""crossbench runner: servers, load generators, samplers, cell records."""

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Sourced by the runner's scripts: makes sure the project's virtual environment exists and is current,
+# then sets PYTHON to its interpreter. Creates it on first use (needs python3 with venv and network to PyPI).
+set -euo pipefail
+
+CROSSBENCH_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${CROSSBENCH_VENV:-$CROSSBENCH_ROOT/.venv}"
+PYTHON="$VENV/bin/python"
+stamp="$VENV/.crossbench-requirements"
+wanted="$(cat "$CROSSBENCH_ROOT/runner/pyproject.toml" "$CROSSBENCH_ROOT/tornado-app/requirements.txt" | sha256sum)"
+
+if [[ ! -x "$PYTHON" ]] || [[ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]]; then
+  echo "crossbench: preparing the Python environment in $VENV" >&2
+  if ! python3 -m venv "$VENV"; then
+    echo "crossbench: python3 -m venv failed; on Debian/Ubuntu: apt-get install python3-venv" >&2
+    exit 2
+  fi
+  if ! "$PYTHON" -m pip install --quiet -r "$CROSSBENCH_ROOT/tornado-app/requirements.txt" \
+      -e "$CROSSBENCH_ROOT/runner[test]" > "$VENV/pip-install.log" 2>&1; then
+    cat "$VENV/pip-install.log" >&2
+    echo "crossbench: installing the Python packages failed (log above)" >&2
+    exit 2
+  fi
+  echo "$wanted" > "$stamp"
+fi
+export PYTHON CROSSBENCH_ROOT

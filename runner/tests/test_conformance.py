@@ -1,0 +1,221 @@
+"""The contract of SPEC.md, checked against the two real servers: one table, both servers, the same answers.
+
+Starts real Tomcat (from `mvn package`'s build) and real Tornado on free ports on 127.0.0.1.
+"""
+from __future__ import annotations
+
+import email.utils
+import hashlib
+
+import pytest
+
+from crossbench import paths
+from crossbench.jdk import installed_jdks
+from live_servers import build_missing_reason, request, running, timed_parallel
+
+pytestmark = [pytest.mark.live,
+              pytest.mark.skipif(build_missing_reason() is not None, reason=str(build_missing_reason()))]
+
+SERVERS = ("tomcat", "tornado")
+STATIC = {"index.html": ("text/html", 692_224), "big.jpg": ("image/jpeg", 1_677_722),
+          "small.png": ("image/png", 12_288)}
+TEXT = {"/hello": b"Hello, world", "/now": b"OK", "/delay/sync?ms=0": b"OK", "/delay/async?ms=0": b"OK"}
+
+
+@pytest.fixture(scope="module")
+def servers():
+    with running("tomcat") as tomcat, running("tornado") as tornado:
+        yield {"tomcat": tomcat, "tornado": tornado}
+
+
+def both(servers, method, path, headers=None):
+    return {name: request(servers[name].spec.port, method, path, headers) for name in SERVERS}
+
+
+def media_type(value: str) -> tuple[str, dict]:
+    """'text/plain;charset=UTF-8' and 'text/plain; charset=utf-8' are the same media type."""
+    kind, *params = [part.strip() for part in value.split(";")]
+    return kind.lower(), {k.strip().lower(): v.strip().lower() for k, v in (p.split("=", 1) for p in params)}
+
+
+def fixture_bytes(name: str) -> bytes:
+    return (paths.STATIC_DIR / name).read_bytes()
+
+
+# --- answers ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", sorted(TEXT))
+@pytest.mark.parametrize("method", ["GET", "HEAD"])
+def test_text_endpoints(servers, path, method):
+    for name, (status, headers, body) in both(servers, method, path).items():
+        assert status == 200, name
+        assert media_type(headers["content-type"]) == ("text/plain", {"charset": "utf-8"}), name
+        assert headers["content-length"] == str(len(TEXT[path])), name
+        assert body == (TEXT[path] if method == "GET" else b""), name
+
+
+@pytest.mark.parametrize("file", sorted(STATIC))
+@pytest.mark.parametrize("method", ["GET", "HEAD"])
+def test_static_files(servers, file, method):
+    expected = fixture_bytes(file)
+    content_type, size = STATIC[file]
+    assert len(expected) == size
+    for name, (status, headers, body) in both(servers, method, f"/static/{file}").items():
+        assert status == 200, name
+        assert media_type(headers["content-type"])[0] == content_type, name
+        assert headers["content-length"] == str(size), name
+        assert "etag" in headers and "last-modified" in headers, name
+        if method == "GET":
+            assert hashlib.sha256(body).digest() == hashlib.sha256(expected).digest(), name
+        else:
+            assert body == b"", name
+
+
+@pytest.mark.parametrize("validator", ["etag", "last-modified"])
+def test_conditional_get_answers_304(servers, validator):
+    header = {"etag": "If-None-Match", "last-modified": "If-Modified-Since"}[validator]
+    for name in SERVERS:
+        port = servers[name].spec.port
+        _, headers, _ = request(port, "GET", "/static/small.png")
+        status, _, body = request(port, "GET", "/static/small.png", {header: headers[validator]})
+        assert (status, body) == (304, b""), name
+        # a validator that does not match gets the whole file
+        stale = '"stale"' if validator == "etag" else email.utils.formatdate(0, usegmt=True)
+        status, _, body = request(port, "GET", "/static/small.png", {header: stale})
+        assert (status, len(body)) == (200, STATIC["small.png"][1]), name
+
+
+@pytest.mark.parametrize("range_header, start, end", [("bytes=0-99", 0, 99), ("bytes=1000-1999", 1000, 1999),
+                                                       ("bytes=-100", 692_124, 692_223)])
+def test_single_byte_range_answers_206(servers, range_header, start, end):
+    expected = fixture_bytes("index.html")
+    for name, (status, headers, body) in both(servers, "GET", "/static/index.html", {"Range": range_header}).items():
+        assert status == 206, name
+        assert headers["content-range"] == f"bytes {start}-{end}/{len(expected)}", name
+        assert headers["content-length"] == str(end - start + 1), name
+        assert body == expected[start:end + 1], name
+
+
+def test_unsatisfiable_range_is_416_on_both(servers):
+    answers = both(servers, "GET", "/static/small.png", {"Range": "bytes=999999-"})
+    assert {name: a[0] for name, a in answers.items()} == {"tomcat": 416, "tornado": 416}
+
+
+# --- bad input: the same 4xx on both, and never a file's content -------------------------------------------
+
+BAD_DELAYS = ["", "?ms=", "?ms=abc", "?ms=-1", "?ms=1.5", "?ms=60001", "?ms=99999999999999999999", "?ms=%2B5",
+              "?ms=%205", "?ms=1e3", "?ms=1&ms=2", "?other=5"]
+
+
+@pytest.mark.parametrize("endpoint", ["/delay/sync", "/delay/async"])
+@pytest.mark.parametrize("query", BAD_DELAYS)
+def test_bad_delay_parameters_are_400(servers, endpoint, query):
+    for name, (status, headers, body) in both(servers, "GET", endpoint + query).items():
+        assert status == 400, name
+        assert b"ms must be one integer from 0 to 60000" in body, name
+
+
+NOT_FOUND = ["/nothing", "/static/", "/static", "/static/nothing.png", "/static/README.md", "/static/SHA256SUMS",
+             "/static/generate.py", "/static/index.html/", "/hello/", "/WEB-INF/web.xml", "/WEB-INF/",
+             "/META-INF/MANIFEST.MF", "/static/../WEB-INF/web.xml", "/static/%2e%2e/WEB-INF/web.xml",
+             "/static/%2E%2E/static-fixtures/README.md", "/static/%252e%252e/%252e%252e/etc/passwd",
+             "/static/..%252f..%252fetc/passwd", "/static/WEB-INF/web.xml", "/static/sub/../README.md"]
+BAD_REQUEST = ["/static/../../etc/passwd", "/static/%2E%2E/%2E%2E/etc/passwd", "/static/%2e%2e/%2e%2e/etc/passwd",
+               "/%2e%2e/etc/passwd", "/static/..%2f..%2fetc/passwd", "/static/%2e%2e%2f%2e%2e%2fetc/passwd",
+               "/static/..;/..;/etc/passwd", "/static/index.html%00", "/static/%zz", "/static/..\\..\\etc/passwd"]
+
+
+@pytest.mark.parametrize("path", NOT_FOUND)
+def test_not_found(servers, path):
+    for name, (status, _, body) in both(servers, "GET", path).items():
+        assert status == 404, (name, path)
+        assert b"root:" not in body and b"<web-app" not in body, name
+
+
+@pytest.mark.parametrize("path", BAD_REQUEST)
+def test_climbing_above_the_root_is_400(servers, path):
+    for name, (status, _, body) in both(servers, "GET", path).items():
+        assert status == 400, (name, path)
+        assert b"root:" not in body, name
+
+
+@pytest.mark.parametrize("path", ["/hello", "/now", "/delay/sync?ms=1", "/delay/async?ms=1", "/static/index.html",
+                                  "/static/small.png"])
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE"])
+def test_other_methods_are_405(servers, method, path):
+    for name, (status, _, _) in both(servers, method, path, {"Content-Length": "0"}).items():
+        assert status == 405, (name, method, path)
+
+
+def test_path_normalisation_still_serves_files(servers):
+    """The normalisation that blocks traversal must not break legal spellings of a path."""
+    for path in ["/static//small.png", "/static/./small.png", "/static/sub/../small.png", "/static/%73mall.png",
+                 "/static/small.png;jsessionid=x"]:
+        for name, (status, _, body) in both(servers, "GET", path).items():
+            assert (status, len(body)) == (200, STATIC["small.png"][1]), (name, path)
+
+
+# --- timing: what the experiments rely on ---------------------------------------------------------------
+
+@pytest.mark.parametrize("endpoint", ["/delay/sync", "/delay/async"])
+def test_delay_accuracy(servers, endpoint, report_figure):
+    for name in SERVERS:
+        times = [timed_parallel(servers[name].spec.port, f"{endpoint}?ms=300", 1)[0] for _ in range(5)]
+        report_figure(f"{name} {endpoint}?ms=300 alone, 5 runs: "
+                      + ", ".join(f"{t * 1000:.0f}" for t in times) + " ms")
+        assert all(0.300 <= t < 0.400 for t in times), (name, times)
+
+
+def test_ten_parallel_sync_delays(servers, report_figure):
+    tomcat_s, statuses = timed_parallel(servers["tomcat"].spec.port, "/delay/sync?ms=300", 10)
+    assert statuses == [200] * 10
+    tornado_s, statuses = timed_parallel(servers["tornado"].spec.port, "/delay/sync?ms=300", 10)
+    assert statuses == [200] * 10
+    report_figure(f"10 parallel /delay/sync?ms=300: tomcat (maxThreads 200) {tomcat_s:.2f} s, "
+                  f"tornado (1 process) {tornado_s:.2f} s")
+    assert 0.3 <= tomcat_s < 0.6      # one thread each
+    assert 3.0 <= tornado_s < 3.6     # one after another on the one event loop
+
+
+def test_ten_parallel_async_delays(servers, report_figure):
+    for name in SERVERS:
+        elapsed, statuses = timed_parallel(servers[name].spec.port, "/delay/async?ms=300", 10)
+        report_figure(f"10 parallel /delay/async?ms=300: {name} {elapsed:.2f} s")
+        assert statuses == [200] * 10
+        assert 0.3 <= elapsed < 0.6, name
+
+
+def test_tomcat_pool_of_two_serialises_sync_but_not_async(report_figure):
+    with running("tomcat", max_threads=2) as tomcat:
+        sync_s, sync_statuses = timed_parallel(tomcat.spec.port, "/delay/sync?ms=300", 10)
+        async_s, async_statuses = timed_parallel(tomcat.spec.port, "/delay/async?ms=300", 10)
+    report_figure(f"tomcat maxThreads=2, 10 parallel: /delay/sync?ms=300 {sync_s:.2f} s, "
+                  f"/delay/async?ms=300 {async_s:.2f} s")
+    assert sync_statuses == async_statuses == [200] * 10
+    assert 1.5 <= sync_s < 1.9        # five rounds of two
+    assert 0.3 <= async_s < 0.6       # the pool only starts them
+
+
+def test_tornado_processes_share_the_sync_load(report_figure):
+    with running("tornado", processes=2) as tornado:
+        assert len(tornado.tree()) == 3  # the supervisor and its two workers
+        elapsed, statuses = timed_parallel(tornado.spec.port, "/delay/sync?ms=300", 10)
+    report_figure(f"tornado --processes 2, 10 parallel /delay/sync?ms=300: {elapsed:.2f} s")
+    assert statuses == [200] * 10
+    # The kernel spreads connections over the two accepting workers, not always evenly.
+    assert 1.5 <= elapsed < 3.0
+
+
+VIRTUAL_JDK = next((jdk for jdk in reversed(installed_jdks()) if jdk.has_virtual_threads), None)
+
+
+@pytest.mark.skipif(VIRTUAL_JDK is None, reason="no JDK 21+ installed: virtual threads cannot be tested")
+def test_virtual_threads_are_not_bounded_by_a_pool(report_figure):
+    parallel = 300  # more than Tomcat's default platform pool of 200
+    with running("tomcat", executor="virtual") as tomcat:
+        elapsed, statuses = timed_parallel(tomcat.spec.port, "/delay/sync?ms=300", parallel)
+        peak_threads = max(p.num_threads() for p in tomcat.tree())
+    report_figure(f"tomcat virtual threads (JDK {VIRTUAL_JDK.version}), {parallel} parallel /delay/sync?ms=300: "
+                  f"{elapsed:.2f} s; JVM threads after: {peak_threads}")
+    assert statuses == [200] * parallel
+    assert 0.3 <= elapsed < 0.9

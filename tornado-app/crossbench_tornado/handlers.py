@@ -1,0 +1,130 @@
+"""One handler per endpoint of the contract (see SPEC.md: Endpoints)."""
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+from tornado import web
+
+TEXT_TYPE = "text/plain; charset=UTF-8"
+MAX_DELAY_MS = 60_000
+DELAY_RULE = f"ms must be one integer from 0 to {MAX_DELAY_MS}"
+OK = b"OK"
+HELLO = b"Hello, world"
+
+
+def parse_delay(values: list[str]) -> int:
+    """The shared rule: exactly one value, plain ASCII digits, 0 to the cap."""
+    if not values:
+        raise ValueError(f"missing ms; {DELAY_RULE}")
+    if len(values) > 1:
+        raise ValueError(f"ms given {len(values)} times; {DELAY_RULE}")
+    value = values[0]
+    if not (1 <= len(value) <= 6 and value.isascii() and value.isdigit()):
+        raise ValueError(f"ms is not a non-negative integer; {DELAY_RULE}")
+    if int(value) > MAX_DELAY_MS:
+        raise ValueError(f"ms above the cap; {DELAY_RULE}")
+    return int(value)
+
+
+class TextHandler(web.RequestHandler):
+    """Plain-text answers with exact bytes; error pages in the same plain style."""
+
+    def compute_etag(self):
+        return None  # Tomcat sends no validator on dynamic answers; neither do we.
+
+    def answer(self, body: bytes) -> None:
+        self.set_header("Content-Type", TEXT_TYPE)
+        self.finish(body)
+
+    def write_error(self, status_code: int, **kwargs) -> None:
+        self.set_header("Content-Type", TEXT_TYPE)
+        self.finish(f"{self._reason.lower()}\n".encode())
+
+    def delay_ms(self) -> int | None:
+        """The parsed delay, or None after answering 400."""
+        try:
+            return parse_delay(self.get_query_arguments("ms", strip=False))
+        except ValueError as e:
+            self.set_status(400)
+            self.answer(f"{e}\n".encode())
+            return None
+
+
+class HelloHandler(TextHandler):
+    def get(self):
+        self.answer(HELLO)
+
+    head = get
+
+
+class NowHandler(TextHandler):
+    def get(self):
+        self.answer(OK)
+
+    head = get
+
+
+class SyncDelayHandler(TextHandler):
+    """Blocks the whole event loop for the delay, as seed 000's handler A does."""
+
+    def get(self):
+        ms = self.delay_ms()
+        if ms is not None:
+            time.sleep(ms / 1000)
+            self.answer(OK)
+
+    head = get
+
+
+class AsyncDelayHandler(TextHandler):
+    """Waits on the event loop's timer queue; the loop serves others meanwhile."""
+
+    async def get(self):
+        ms = self.delay_ms()
+        if ms is not None:
+            await asyncio.sleep(ms / 1000)
+            self.answer(OK)
+
+    head = get
+
+
+class NotFoundHandler(TextHandler):
+    def prepare(self):
+        raise web.HTTPError(404)
+
+
+class BadRequestHandler(TextHandler):
+    def prepare(self):
+        raise web.HTTPError(400)
+
+
+def served_files(static_dir: Path) -> frozenset[str]:
+    """The files named in the fixtures' checksum manifest: the only ones served, as in the WAR."""
+    manifest = static_dir / "SHA256SUMS"
+    names = (line.split()[-1].lstrip("*") for line in manifest.read_text().splitlines() if line.strip())
+    return frozenset(names)
+
+
+class StaticHandler(web.StaticFileHandler):
+    """StaticFileHandler confined to the manifest's files: a directory or any other name is 404."""
+
+    def initialize(self, path: str, served: frozenset[str]) -> None:
+        super().initialize(path=path)
+        self.served = served
+
+    def get(self, path: str, include_body: bool = True):
+        if not path or path.endswith("/"):  # a directory, or a file asked for as one
+            raise web.HTTPError(404)
+        return super().get(path, include_body)
+
+    def validate_absolute_path(self, root: str, absolute_path: str):
+        if os.path.relpath(absolute_path, root) not in self.served:
+            raise web.HTTPError(404)
+        return super().validate_absolute_path(root, absolute_path)
+
+    def write_error(self, status_code: int, **kwargs) -> None:
+        self.set_header("Content-Type", TEXT_TYPE)
+        self.finish(f"{self._reason.lower()}\n".encode())

@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""crossbench's Tornado server: `python tornado-app/server.py --port 8888 [--processes N] [--backlog N]`."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from crossbench_tornado import app, prefork  # noqa: E402
+
+STATIC_DIR = HERE.parent / "static-fixtures"
+DEFAULT_BACKLOG = 128  # Tornado's own default (tornado.netutil._DEFAULT_BACKLOG)
+
+
+def positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--port", type=positive, default=8888)
+    parser.add_argument("--processes", type=positive, default=1,
+                        help="forked workers sharing one listening socket (default 1: one event loop)")
+    parser.add_argument("--backlog", type=positive, default=DEFAULT_BACKLOG,
+                        help="listen backlog (Tomcat's acceptCount counterpart; default %(default)s)")
+    parser.add_argument("--static-dir", type=Path, default=STATIC_DIR)
+    return parser.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    try:
+        return prefork.run(lambda: app.make_app(args.static_dir), args.port, args.backlog, args.processes)
+    except OSError as e:
+        print(f"tornado: cannot listen on 127.0.0.1:{args.port}: {e.strerror}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
