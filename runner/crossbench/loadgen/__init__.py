@@ -1,0 +1,32 @@
+"""Load generator adapters, registered by name.
+
+Each adapter is a module exposing the same small surface:
+
+    name                          the tool's name, as in --loadgen
+    available() -> bool           the tool is on PATH
+    version() -> str              the tool's own version string
+    build_command(spec, out_dir)  the exact argv run() will execute (raises LoadgenError if refused)
+    run(spec, out_dir)            run it bounded in time, keep its raw output in out_dir, parse it
+    parse(out_dir or text)        a LoadResult from the raw output alone
+
+See README.md in this folder for where each latency figure comes from.
+"""
+from __future__ import annotations
+
+from types import ModuleType
+
+from crossbench.loadgen import ab, http_load, wrk
+from crossbench.loadgen.base import LoadgenError
+
+ADAPTERS: dict[str, ModuleType] = {
+    "wrk": wrk,
+    "ab": ab,
+    "http_load": http_load,
+}
+
+
+def get(name: str) -> ModuleType:
+    try:
+        return ADAPTERS[name]
+    except KeyError:
+        raise LoadgenError(f"unknown load generator {name!r}; known: {', '.join(ADAPTERS)}") from None

@@ -1,0 +1,115 @@
+"""Run a load generator bounded in wall-clock time, its output kept as raw files.
+
+One helper for every adapter: the tool runs in its own session (process group), writes stdout and
+stderr straight to `<tool>.stdout` / `<tool>.stderr` in the cell's directory, and is killed as a
+group when it outlives its bound or when the runner is interrupted.
+"""
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from crossbench.loadgen.base import LoadgenError, raw_path
+
+KILL_GRACE_S = 3.0
+
+
+@dataclass(frozen=True)
+class Finished:
+    returncode: int
+    stdout: Path
+    stderr: Path
+    elapsed_s: float
+
+
+def require(tool: str) -> str:
+    """The tool's full path, or LoadgenError when it is not on PATH."""
+    path = shutil.which(tool)
+    if path is None:
+        raise LoadgenError(f"{tool} not found on PATH")
+    return path
+
+
+def whole_seconds(seconds: float) -> int:
+    """Tools that take whole seconds (wrk -d/--timeout, ab -t/-s, http_load -seconds): round up, at least 1."""
+    return max(1, math.ceil(seconds - 1e-9))
+
+
+def taskset_prefix(cpus: tuple[int, ...]) -> list[str]:
+    return ["taskset", "-c", ",".join(str(c) for c in cpus)] if cpus else []
+
+
+def source_text(source: Path | str, tool: str, suffix: str = "stdout") -> tuple[Path | None, str]:
+    """A parser's input: (run directory, text of <tool>.<suffix> in it), or (None, the text itself)."""
+    if isinstance(source, Path) or ("\n" not in source and Path(source).is_dir()):
+        directory = Path(source)
+        return directory, raw_path(directory, tool, suffix).read_text(errors="replace")
+    return None, source
+
+
+def existing(out_dir: Path, tool: str, suffixes: tuple[str, ...]) -> tuple[str, ...]:
+    """The raw files of `tool` in out_dir that exist, as strings for LoadResult.raw_files."""
+    paths = (raw_path(out_dir, tool, suffix) for suffix in suffixes)
+    return tuple(str(p) for p in paths if p.exists())
+
+
+def tail(path: Path, lines: int = 15) -> str:
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return ""
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def run_bounded(cmd: list[str], out_dir: Path, tool: str, limit_s: float,
+                env: dict[str, str] | None = None) -> Finished:
+    """Run cmd to completion within limit_s seconds; kill its whole process group otherwise."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    stdout, stderr = raw_path(out_dir, tool, "stdout"), raw_path(out_dir, tool, "stderr")
+    started = time.monotonic()
+    with open(stdout, "wb") as out, open(stderr, "wb") as err:
+        try:
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                    start_new_session=True, env={**os.environ, **(env or {})})
+        except FileNotFoundError as exc:
+            raise LoadgenError(f"{tool}: cannot start {cmd[0]!r}: {exc}") from exc
+        try:
+            returncode = proc.wait(timeout=limit_s)
+        except subprocess.TimeoutExpired:
+            kill_group(proc)
+            raise LoadgenError(f"{tool} still running after its {limit_s:.0f} s bound; "
+                               f"its process group was killed (raw output in {out_dir})") from None
+        except BaseException:          # KeyboardInterrupt and friends: never leave the tool behind
+            kill_group(proc)
+            raise
+    return Finished(returncode, stdout, stderr, time.monotonic() - started)
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    """SIGTERM the tool's process group, then SIGKILL whatever of it is left after a grace period."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)   # start_new_session: the group id is the child's pid
+        except ProcessLookupError:
+            break
+        try:
+            proc.wait(timeout=KILL_GRACE_S)
+        except subprocess.TimeoutExpired:
+            pass
+    proc.wait()
+
+
+def probe(cmd: list[str], limit_s: float = 5.0) -> str:
+    """stdout + stderr of a short informational command (version flags), bounded; '' on failure."""
+    try:
+        done = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=limit_s, errors="replace")
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return done.stdout + done.stderr

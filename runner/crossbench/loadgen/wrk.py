@@ -1,0 +1,163 @@
+"""wrk adapter: the default engine.
+
+The Lua script runner/lua/report.lua picks a URL path at random per request, pipelines when asked,
+and writes wrk's own summary (counters, latency histogram, per-thread rate) as wrk.json from done().
+Nothing is scraped from wrk's human-readable stdout; it is kept as wrk.stdout for people.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import shutil
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from crossbench.loadgen import process
+from crossbench.loadgen.base import LoadgenError, LoadResult, LoadSpec, empty_errors, raw_path
+
+name = "wrk"
+LUA_SCRIPT = Path(__file__).resolve().parents[2] / "lua" / "report.lua"
+JSON_ENV = "CROSSBENCH_WRK_JSON"
+MARGIN_S = 15.0
+
+LATENCY_SOURCE = (
+    "wrk's latency histogram (1 us buckets): time from writing a request to its last response byte; "
+    "TCP connect time is not included (the clock starts at the first write on a connection). wrk "
+    "applies its own coordinated-omission correction (stats_correct in wrk.c adds synthetic samples "
+    "for latencies above 2x the expected interval, duration / (requests / connections)). Responses "
+    "slower than --timeout are left out of it and counted as timeout errors. With pipeline depth N "
+    "there is one sample per batch of N requests.")
+
+
+def available() -> bool:
+    return shutil.which("wrk") is not None
+
+
+def version() -> str:
+    """wrk -v prints e.g. 'wrk debian/4.1.0-3+b2 [epoll] Copyright (C) 2012 Will Glozer' (and exits 1)."""
+    match = re.search(r"^wrk (\S+)", process.probe(["wrk", "-v"]), re.MULTILINE)
+    return match.group(1) if match else "unknown"
+
+
+def threads_for(spec: LoadSpec) -> int:
+    """min(threads, connections), at least 1, lowered until it divides the connections.
+
+    wrk gives each thread connections // threads connections, so -c 10 -t 3 would really open 9.
+    """
+    threads = max(1, min(spec.threads, spec.concurrency))
+    while spec.concurrency % threads:
+        threads -= 1
+    return threads
+
+
+def _paths(spec: LoadSpec) -> list[str]:
+    if not spec.urls:
+        raise LoadgenError("wrk: no URL given")
+    origins = {urlsplit(u)[:2] for u in spec.urls}
+    if len(origins) != 1:
+        raise LoadgenError(f"wrk connects to one host: all URLs must share scheme and host:port, got {sorted(origins)}")
+    paths = []
+    for url in spec.urls:
+        parts = urlsplit(url)
+        paths.append((parts.path or "/") + (f"?{parts.query}" if parts.query else ""))
+    return paths
+
+
+def build_command(spec: LoadSpec, out_dir: Path | None = None) -> list[str]:
+    """The wrk command line; the JSON file is named through $CROSSBENCH_WRK_JSON by run()."""
+    if spec.concurrency < 1 or spec.pipeline < 1:
+        raise LoadgenError(f"wrk: concurrency and pipeline must be >= 1, got {spec.concurrency}, {spec.pipeline}")
+    if spec.pipeline > 1 and not spec.keepalive:
+        raise LoadgenError("wrk: pipelining needs keep-alive (Connection: close ends the connection "
+                           "after the first response of the batch)")
+    paths = _paths(spec)
+    cmd = process.taskset_prefix(spec.cpus) + [
+        "wrk", "-t", str(threads_for(spec)), "-c", str(spec.concurrency),
+        "-d", f"{process.whole_seconds(spec.duration_s)}s",
+        "--timeout", f"{process.whole_seconds(spec.timeout_s)}s",
+        "--latency", "-s", str(LUA_SCRIPT)]
+    if not spec.keepalive:
+        cmd += ["-H", "Connection: close"]
+    return cmd + [spec.urls[0], "--", str(spec.pipeline), *paths]
+
+
+def run(spec: LoadSpec, out_dir: Path) -> LoadResult:
+    process.require("wrk")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    json_path = raw_path(out_dir, name, "json")
+    json_path.unlink(missing_ok=True)
+    cmd = build_command(spec, out_dir)
+    limit = process.whole_seconds(spec.duration_s) + process.whole_seconds(spec.timeout_s) + MARGIN_S
+    done = process.run_bounded(cmd, out_dir, name, limit, env={JSON_ENV: str(json_path)})
+    if done.returncode != 0:
+        raise LoadgenError(f"wrk exited {done.returncode}: {process.tail(done.stderr) or process.tail(done.stdout)}")
+    if not json_path.exists() or not json_path.read_text().strip():
+        raise LoadgenError(f"wrk wrote no JSON (Lua error?): {process.tail(done.stderr)}")
+    result = parse(out_dir, tool_version=version())
+    extra = {**result.extra, "command": cmd, "threads": threads_for(spec),
+             "connections": spec.concurrency, "pipeline": spec.pipeline, "keepalive": spec.keepalive}
+    return dataclasses.replace(result, extra=extra)
+
+
+def _ms(us: float | None) -> float | None:
+    return None if us is None else us / 1000.0
+
+
+def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
+    """A LoadResult from wrk.json: a run directory, the JSON file itself, or its text."""
+    path = Path(source) if not (isinstance(source, str) and source.lstrip().startswith("{")) else None
+    if path is not None and path.is_dir():
+        path = raw_path(path, name, "json")
+    try:
+        data = json.loads(path.read_text() if path is not None else source)
+        errors, latency = data["errors"], data["latency_us"]
+        percentiles = latency["percentiles"]
+        requests, duration_us = int(data["requests"]), int(data["duration_us"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise LoadgenError(f"wrk: unreadable result JSON ({exc})") from exc
+
+    latency_ms = {"mean": _ms(latency["mean"]), "p50": _ms(percentiles["50"]),
+                  "p90": _ms(percentiles["90"]), "p99": _ms(percentiles["99"]), "max": _ms(latency["max"])}
+    broken = _histogram_broken(latency)
+    if broken:
+        latency_ms.update(mean=None, p50=None, p90=None, p99=None)
+
+    kinds = empty_errors()
+    for kind in ("connect", "read", "write", "timeout"):
+        kinds[kind] = int(errors[kind])
+    kinds["non_2xx"] = int(errors["status"])   # wrk counts status > 399 only: 3xx are not errors here
+    return LoadResult(
+        tool=name,
+        tool_version=tool_version,
+        requests=requests,
+        duration_s=duration_us / 1e6,
+        bytes=int(data["bytes"]),
+        errors=kinds,
+        latency_ms=latency_ms,
+        latency_source=LATENCY_SOURCE,
+        raw_files=process.existing(path.parent, name, ("json", "stdout", "stderr")) if path else (),
+        extra={"latency_us": latency, "thread_rps": data.get("thread_rps"),
+               "non_2xx_counts": "status > 399 only (wrk ignores 3xx)",
+               **({"latency_invalid": broken} if broken else {})},
+    )
+
+
+def _histogram_broken(latency: dict) -> str | None:
+    """Why wrk's mean and percentiles cannot be used, or None.
+
+    stats_correct() adds its synthetic samples at latency - k * interval without lowering the
+    histogram's min, and every statistic is summed from min to max: samples below min are counted
+    but never visited, so high percentiles come out as 0 and the mean too low. The interval is per
+    request, so it happens when one sample covers several requests (pipelining).
+    """
+    if latency["max"] is None:
+        return None
+    values = [latency["percentiles"][p] for p in ("50", "75", "90", "99", "99.9")]
+    ordered = all(latency["min"] <= v <= latency["max"] for v in values) and values == sorted(values)
+    if ordered and latency["min"] <= latency["mean"] <= latency["max"]:
+        return None
+    return ("wrk's coordinated-omission correction put synthetic samples below the histogram's "
+            f"minimum (percentiles {values} us outside min {latency['min']} .. max {latency['max']}): "
+            "mean and percentiles are wrong, only max is kept")

@@ -1,0 +1,96 @@
+-- crossbench's wrk script: a random URL path per request, optional HTTP pipelining, and a done()
+-- that writes wrk's own summary as one JSON object for crossbench/loadgen/wrk.py to read.
+--
+-- Script arguments (after "--" on wrk's command line):  <pipeline depth> <path> [<path> ...]
+-- Environment:  CROSSBENCH_WRK_JSON = the file done() writes (stdout when unset).
+-- Headers given with -H (e.g. "Connection: close") are in wrk.headers, so wrk.format() sends them.
+
+local threads = 0
+
+function setup(thread)
+   threads = threads + 1
+   thread:set("thread_number", threads)   -- each thread gets its own random seed below
+end
+
+function init(args)
+   local depth = tonumber(args[1]) or 1
+   local reqs = {}
+   for i = 2, #args do
+      reqs[#reqs + 1] = wrk.format(nil, args[i])
+   end
+   if #reqs == 0 then
+      reqs[1] = wrk.format()
+   end
+   math.randomseed(os.time() * 1000 + (thread_number or 0))
+
+   if #reqs == 1 then
+      if depth > 1 then                            -- as wrk's scripts/pipeline.lua
+         local batch = string.rep(reqs[1], depth)
+         request = function() return batch end
+      end                                          -- else: no request(), wrk's static request
+      return
+   end
+
+   local n, random = #reqs, math.random
+   if depth == 1 then
+      request = function() return reqs[random(n)] end
+   else
+      local batch = {}
+      request = function()
+         for i = 1, depth do batch[i] = reqs[random(n)] end
+         return table.concat(batch)
+      end
+   end
+end
+
+-- JSON by hand: numbers (null when absent or not finite) and flat objects in a fixed key order.
+local function num(x)
+   if x == nil or x ~= x or x == math.huge or x == -math.huge then return "null" end
+   if x == math.floor(x) and math.abs(x) < 2^53 then return string.format("%.0f", x) end
+   return string.format("%.17g", x)
+end
+
+local function object(keys, values)
+   local parts = {}
+   for _, k in ipairs(keys) do
+      local v = values[k]
+      if type(v) ~= "string" then v = num(v) end
+      parts[#parts + 1] = '"' .. k .. '": ' .. v
+   end
+   return "{" .. table.concat(parts, ", ") .. "}"
+end
+
+local function stats(s, with_percentiles)
+   local keys, values = { "min", "max", "mean", "stdev" }, {}
+   local empty = s.min > s.max                     -- no sample: min stays at UINT64_MAX
+   for _, k in ipairs(keys) do
+      if not empty then values[k] = s[k] end
+   end
+   if with_percentiles then
+      local pkeys, pvalues = { "50", "75", "90", "99", "99.9" }, {}
+      for _, p in ipairs(pkeys) do
+         if not empty then pvalues[p] = s:percentile(tonumber(p)) end
+      end
+      keys[#keys + 1] = "percentiles"
+      values.percentiles = object(pkeys, pvalues)
+   end
+   return object(keys, values)
+end
+
+function done(summary, latency, requests)
+   local e = summary.errors
+   local json = object(
+      { "duration_us", "requests", "bytes", "errors", "latency_us", "thread_rps" },
+      {
+         duration_us = summary.duration,
+         requests    = summary.requests,
+         bytes       = summary.bytes,
+         errors      = object({ "connect", "read", "write", "status", "timeout" }, e),
+         latency_us  = stats(latency, true),
+         thread_rps  = stats(requests, false),
+      })
+   local path = os.getenv("CROSSBENCH_WRK_JSON")
+   local out = path and assert(io.open(path, "w")) or io.stdout
+   out:write(json, "\n")
+   if path then out:close() end
+end

@@ -1,0 +1,236 @@
+"""wrk adapter: command line, parser on captured wrk.json files, and live runs against a counting server."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from crossbench import loadgen
+from crossbench.loadgen import wrk
+from crossbench.loadgen.base import ERROR_KINDS, LoadgenError, LoadSpec
+from test_loadgen_support import counting_server, need  # noqa: F401  (pytest fixture)
+
+FIXTURES = Path(__file__).parent / "fixtures" / "loadgen" / "wrk"
+CASES = sorted(p.name for p in FIXTURES.iterdir() if (p / "wrk.json").exists())
+
+
+def spec(**overrides) -> LoadSpec:
+    values = dict(urls=("http://127.0.0.1:8080/hello",), concurrency=10, duration_s=2, timeout_s=2)
+    return LoadSpec(**{**values, **overrides})
+
+
+def raw(case: str) -> dict:
+    return json.loads((FIXTURES / case / "wrk.json").read_text())
+
+
+# --- command line -----------------------------------------------------------------------------
+
+def test_threads_capped_to_connections():
+    cmd = wrk.build_command(spec(concurrency=4, threads=8))
+    assert cmd[cmd.index("-t") + 1] == "4"
+    assert cmd[cmd.index("-c") + 1] == "4"
+
+
+def test_threads_divide_connections_because_wrk_floors_per_thread():
+    cmd = wrk.build_command(spec(concurrency=10, threads=3))
+    assert cmd[cmd.index("-t") + 1] == "2"
+    assert wrk.threads_for(spec(concurrency=7, threads=2)) == 1
+    assert wrk.threads_for(spec(concurrency=1000, threads=0)) == 1
+
+
+def test_taskset_prefix_only_when_pinned():
+    assert wrk.build_command(spec(cpus=(2, 3)))[:4] == ["taskset", "-c", "2,3", "wrk"]
+    assert wrk.build_command(spec())[0] == "wrk"
+
+
+def test_duration_and_timeout_in_whole_seconds():
+    cmd = wrk.build_command(spec(duration_s=60, timeout_s=2.5))
+    assert cmd[cmd.index("-d") + 1] == "60s"
+    assert cmd[cmd.index("--timeout") + 1] == "3s"
+    assert "--latency" in cmd and cmd[cmd.index("-s") + 1] == str(wrk.LUA_SCRIPT)
+    assert wrk.LUA_SCRIPT.is_file()
+
+
+def test_connection_close_header_only_without_keepalive():
+    closing = wrk.build_command(spec(keepalive=False))
+    assert closing[closing.index("-H") + 1] == "Connection: close"
+    assert "-H" not in wrk.build_command(spec(keepalive=True))
+
+
+def test_script_args_carry_depth_and_every_path():
+    urls = ("http://127.0.0.1:8080/static/a.png", "http://127.0.0.1:8080/delay/async?ms=10")
+    cmd = wrk.build_command(spec(urls=urls, pipeline=24))
+    sep = cmd.index("--")
+    assert cmd[sep - 1] == urls[0]
+    assert cmd[sep + 1:] == ["24", "/static/a.png", "/delay/async?ms=10"]
+
+
+@pytest.mark.parametrize("bad", [
+    dict(pipeline=4, keepalive=False),
+    dict(urls=("http://127.0.0.1:8080/a", "http://127.0.0.1:9090/b")),
+    dict(urls=()),
+    dict(concurrency=0),
+])
+def test_refused_specs(bad):
+    with pytest.raises(LoadgenError):
+        wrk.build_command(spec(**bad))
+
+
+def test_registry():
+    assert set(loadgen.ADAPTERS) == {"wrk", "ab", "http_load"}
+    for tool, adapter in loadgen.ADAPTERS.items():
+        assert adapter.name == tool and loadgen.get(tool) is adapter
+        for attr in ("available", "version", "build_command", "run", "parse"):
+            assert callable(getattr(adapter, attr))
+    with pytest.raises(LoadgenError):
+        loadgen.get("siege")
+
+
+@pytest.mark.parametrize("tool", ["wrk", "ab", "http_load"])
+def test_every_adapter_builds_a_command_without_out_dir(tool):
+    # the runner checks a spec against the tool before any cell directory exists
+    cmd = loadgen.get(tool).build_command(spec(keepalive=False, duration_s=1), None)
+    assert tool in cmd
+
+
+# --- parser on real wrk output ----------------------------------------------------------------
+
+@pytest.mark.parametrize("case", CASES)
+def test_parse_matches_the_json_wrk_wrote(case):
+    data, result = raw(case), wrk.parse(FIXTURES / case, tool_version="x")
+    assert result.tool == "wrk" and result.tool_version == "x"
+    assert result.requests == data["requests"]
+    assert result.bytes == data["bytes"]
+    assert result.duration_s == data["duration_us"] / 1e6
+    assert set(result.errors) == set(ERROR_KINDS)
+    for kind in ("connect", "read", "write", "timeout"):
+        assert result.errors[kind] == data["errors"][kind]
+    assert result.errors["non_2xx"] == data["errors"]["status"]
+    assert result.errors["other"] == 0
+    assert str(FIXTURES / case / "wrk.json") in result.raw_files
+    assert "coordinated-omission" in result.latency_source
+
+
+def test_parse_two_urls_latency_in_ms():
+    latency = raw("two_urls")["latency_us"]
+    result = wrk.parse(FIXTURES / "two_urls")
+    assert result.latency_ms == {"mean": latency["mean"] / 1000, "p50": latency["percentiles"]["50"] / 1000,
+                                 "p90": latency["percentiles"]["90"] / 1000,
+                                 "p99": latency["percentiles"]["99"] / 1000, "max": latency["max"] / 1000}
+    assert result.latency_ms["p50"] == 1.737       # wrk.stdout of that run: "50%    1.74ms"
+    assert result.requests == 4566 and result.error_count == 0
+
+
+def test_parse_accepts_file_and_text():
+    by_dir = wrk.parse(FIXTURES / "status_404")
+    assert wrk.parse(FIXTURES / "status_404" / "wrk.json") == by_dir
+    assert wrk.parse((FIXTURES / "status_404" / "wrk.json").read_text()).requests == by_dir.requests
+
+
+def test_status_errors_are_4xx_5xx_only():
+    assert wrk.parse(FIXTURES / "status_404").errors["non_2xx"] == 3964   # "Non-2xx or 3xx responses: 3964"
+    redirects = wrk.parse(FIXTURES / "status_301")                      # every response was a 301
+    assert redirects.requests == 3309 and redirects.errors["non_2xx"] == 0
+
+
+def test_refused_connections_show_as_write_errors():
+    # the server closed its listener half-way through a Connection: close run
+    result = wrk.parse(FIXTURES / "server_gone")
+    assert result.errors["connect"] == 0 and result.errors["write"] == 8212 and result.errors["read"] == 1
+
+
+def test_connect_errors_are_connections_never_opened():
+    # ulimit -n 32 with -c 40: socket() failed 13 times, those connections were simply missing
+    assert wrk.parse(FIXTURES / "connect_emfile").errors["connect"] == 13
+
+
+def test_resets_are_read_errors():
+    assert wrk.parse(FIXTURES / "reset").errors["read"] == 12799
+
+
+def test_slow_responses_count_as_requests_and_timeouts_but_not_latency():
+    result = wrk.parse(FIXTURES / "timeout")
+    assert result.requests == 2 and result.errors["timeout"] == 2
+    assert result.latency_ms == dict.fromkeys(("mean", "p50", "p90", "p99", "max"))
+
+
+def test_unanswered_requests_are_not_counted_anywhere():
+    result = wrk.parse(FIXTURES / "never_answers")
+    assert result.requests == 0 and result.error_count == 0 and result.latency_ms["max"] is None
+
+
+def test_pipelined_histogram_is_rejected_but_max_kept():
+    data = raw("pipeline4")["latency_us"]
+    assert data["percentiles"]["90"] == 0                               # wrk's own figure
+    result = wrk.parse(FIXTURES / "pipeline4")
+    assert result.latency_ms == {"mean": None, "p50": None, "p90": None, "p99": None, "max": data["max"] / 1000}
+    assert "below the histogram's minimum" in result.extra["latency_invalid"]
+    assert "latency_invalid" not in wrk.parse(FIXTURES / "two_urls").extra
+
+
+def test_unreadable_json_is_an_error(tmp_path):
+    with pytest.raises(LoadgenError):
+        wrk.parse(tmp_path)
+    (tmp_path / "wrk.json").write_text('{"requests": 1}')
+    with pytest.raises(LoadgenError):
+        wrk.parse(tmp_path)
+
+
+# --- live: the real wrk against a counting server ---------------------------------------------
+
+def test_version_probe():
+    need("wrk")
+    version = wrk.version()
+    assert version != "unknown" and "4." in version
+
+
+@pytest.mark.live
+def test_live_random_choice_among_urls(counting_server, tmp_path):
+    need("wrk")
+    urls = tuple(counting_server.url(p) for p in ("/a", "/b", "/c"))
+    result = wrk.run(LoadSpec(urls=urls, concurrency=4, duration_s=1, timeout_s=2, threads=2), tmp_path)
+    seen = counting_server.seen
+    assert result.error_count == 0 and result.requests > 50
+    assert result.requests <= seen.requests <= result.requests + 4
+    tolerance = 5 * (2 / 9 / seen.requests) ** 0.5       # five binomial standard deviations
+    for path in ("/a", "/b", "/c"):                       # uniform choice: a third each
+        assert abs(seen.hits[path] / seen.requests - 1 / 3) < tolerance, seen.hits
+    assert seen.connections == 4 + 1                      # keep-alive: C, plus wrk's start-up probe
+    assert {Path(p).name for p in result.raw_files} == {"wrk.json", "wrk.stdout", "wrk.stderr"}
+
+
+@pytest.mark.live
+def test_live_connection_close_is_one_connection_per_request(counting_server, tmp_path):
+    need("wrk")
+    spec_ = LoadSpec(urls=(counting_server.url("/hello"),), concurrency=4, duration_s=1, timeout_s=2,
+                     threads=2, keepalive=False)
+    result = wrk.run(spec_, tmp_path)
+    seen = counting_server.seen
+    assert result.error_count == 0 and result.requests > 20
+    assert seen.close_requests == seen.requests                       # every request said close
+    assert seen.requests <= seen.connections <= seen.requests + 4 + 1  # a connection each
+
+
+@pytest.mark.live
+def test_live_pipeline_sends_depth_requests_per_round(counting_server, tmp_path):
+    need("wrk")
+    urls = (counting_server.url("/a"), counting_server.url("/b"))
+    result = wrk.run(LoadSpec(urls=urls, concurrency=2, duration_s=1, timeout_s=2, threads=1, pipeline=4), tmp_path)
+    seen = counting_server.seen
+    assert result.error_count == 0 and result.requests > 20
+    assert set(seen.batches) == {4}                       # each read held exactly 4 requests
+    assert seen.hits["/a"] > 0 and seen.hits["/b"] > 0   # random choice inside the batch too
+    assert result.requests <= seen.requests
+
+
+@pytest.mark.live
+def test_live_closed_port_raises_with_wrk_message(tmp_path):
+    need("wrk")
+    from tornado.netutil import bind_sockets
+    sock = bind_sockets(0, "127.0.0.1")[0]
+    port = sock.getsockname()[1]
+    sock.close()                                          # a port nobody listens on
+    with pytest.raises(LoadgenError, match="unable to connect"):
+        wrk.run(LoadSpec(urls=(f"http://127.0.0.1:{port}/",), concurrency=1, duration_s=1, timeout_s=1), tmp_path)
+    assert (tmp_path / "wrk.stderr").read_text().startswith("unable to connect")
