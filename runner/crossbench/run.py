@@ -1,0 +1,241 @@
+"""`./runner/run_all.sh [options]`: runs an experiment into a run directory, cell by cell, resumable.
+
+Checks everything it can before the first cell (options, tools, build, ports, file limits); then each cell
+gets a fresh server and its record is appended as soon as it is measured.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import signal
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+
+from . import experiment, loadgen, metadata, paths
+from .cell import CellContext, run_cell
+from .drivers.closed_loop import load_spec
+from .experiment import CellPlan, ExperimentError
+from .jdk import JdkError, select_jdk
+from .progress import Progress, fmt_duration
+from .rundir import RunDir, RunDirError
+
+FD_PER_CONNECTION = 2          # the client's socket and the server's, both on this machine
+FD_MARGIN = 1024
+
+
+class Refused(RuntimeError):
+    """A clear reason not to start, given before anything runs."""
+
+
+def int_list(text: str) -> list[int]:
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected integers separated by commas, not {text!r}") from None
+    if not values or any(v < 0 for v in values):
+        raise argparse.ArgumentTypeError(f"expected non-negative integers, not {text!r}")
+    return values
+
+
+def name_list(text: str) -> list[str]:
+    return [v.strip() for v in text.split(",") if v.strip()]
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="run_all.sh", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--experiment", default="seed002", help="name under runner/experiments/ or a .toml path")
+    p.add_argument("--quick", action="store_true", help="the quick profile (experiment 'quick')")
+    p.add_argument("--out", type=Path, help="run directory (default results/<run-id>/)")
+    p.add_argument("--resume", type=Path, metavar="DIR", help="finish an interrupted run: only missing cells")
+    p.add_argument("--dry-run", action="store_true", help="print the plan and stop")
+    p.add_argument("--no-analysis", action="store_true", help="do not draw charts at the end")
+    m = p.add_argument_group("matrix overrides (replace the experiment file's values)")
+    m.add_argument("--servers", type=name_list)
+    m.add_argument("--groups", type=name_list, help="only these groups of the experiment (e.g. static,delay)")
+    m.add_argument("--concurrency", type=int_list)
+    m.add_argument("--delays", type=int_list, dest="delays_ms", help="delays in ms, e.g. 1000,3000")
+    m.add_argument("--duration", type=float, dest="duration_s", help="measured window per cell, seconds")
+    m.add_argument("--warmup", type=float, dest="warmup_s", help="unrecorded warm-up per cell, seconds")
+    m.add_argument("--repetitions", type=int)
+    m.add_argument("--shuffle", action="store_true", default=None, help="run the cells in a shuffled order")
+    m.add_argument("--loadgen", choices=sorted(loadgen.ADAPTERS))
+    m.add_argument("--connection-close", dest="keepalive", action="store_false", default=None,
+                   help="one connection per request (as http_load) instead of keep-alive")
+    m.add_argument("--max-threads", type=int_list, dest="max_threads")
+    m.add_argument("--executor", type=name_list, help="platform,virtual")
+    m.add_argument("--accept-count", type=int)
+    m.add_argument("--max-connections", type=int)
+    m.add_argument("--jdk", help="JDK home or feature version for Tomcat")
+    m.add_argument("--heap", help="Tomcat heap, e.g. 1g")
+    m.add_argument("--no-jfr", dest="jfr", action="store_false", default=None, help="no JFR recording")
+    m.add_argument("--processes", type=int, help="Tornado worker processes")
+    m.add_argument("--backlog", type=int, help="Tornado listen backlog")
+    m.add_argument("--server-cpus", type=int_list)
+    m.add_argument("--loadgen-cpus", type=int_list)
+    m.add_argument("--loadgen-threads", type=int)
+    m.add_argument("--shared-server", dest="fresh_server", action="store_false", default=None,
+                   help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.quick:
+        args.experiment = "quick"
+    if args.resume and args.out:
+        p.error("--resume DIR continues that directory; --out does not go with it")
+    return args
+
+
+def resolve_config(args) -> dict:
+    overrides = {k: v for k, v in vars(args).items() if v is not None}
+    return experiment.apply_overrides(experiment.load(args.experiment), overrides)
+
+
+def preflight(config: dict, cells: list[CellPlan]) -> None:
+    """Everything that can be known wrong before the first cell."""
+    run = config["run"]
+    adapter = loadgen.get(run["loadgen"])
+    if not adapter.available():
+        raise Refused(f"load generator {adapter.name} is not on PATH (run_all.sh installs wrk and ab on Debian)")
+    for cell in cells:
+        if cell.kind == "closed_loop":
+            adapter.build_command(load_spec(cell, "http://127.0.0.1:1"), None)   # refuses what the tool cannot do
+    if "tomcat" in run["servers"]:
+        paths.tomcat_home()
+        for executor in {c.executor for c in cells if c.server == "tomcat"}:
+            select_jdk(config["tomcat"].get("jdk"), need_virtual_threads=executor == "virtual")
+    usable = os.sched_getaffinity(0)
+    for key in ("server_cpus", "loadgen_cpus"):
+        missing = set(run[key]) - usable
+        if missing:
+            raise Refused(f"{key} {run[key]}: cores {sorted(missing)} are not available here "
+                          f"(usable: {sorted(usable)})")
+    raise_open_files(max(c.concurrency for c in cells))
+
+
+def raise_open_files(max_concurrency: int) -> None:
+    need = max_concurrency * FD_PER_CONNECTION + FD_MARGIN
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft >= need:
+        return
+    if hard != resource.RLIM_INFINITY and hard < need:
+        raise Refused(f"{max_concurrency} connections need about {need} open files, but the hard limit is "
+                      f"{hard}: raise it (ulimit -Hn, /etc/security/limits.conf) or lower --concurrency")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (need, hard))
+
+
+def new_run_dir(args, config: dict) -> RunDir:
+    run_id = f"{datetime.now():%Y%m%d-%H%M%S}-{config['name']}"
+    return RunDir(args.out or paths.RESULTS / run_id)
+
+
+def pin_runner(run: dict) -> None:
+    """The runner (sampler, progress) shares the load generator's cores, never the server's."""
+    if run["loadgen_cpus"] and run["server_cpus"]:
+        os.sched_setaffinity(0, set(run["loadgen_cpus"]))
+
+
+def plan_summary(config: dict, cells: list[CellPlan], todo: list[CellPlan], progress: Progress) -> str:
+    run = config["run"]
+    return (f"{config['name']}: {len(cells)} cells, {len(todo)} to run, {run['warmup_s']:g} s warm-up + "
+            f"{run['duration_s']:g} s window each; about {fmt_duration(progress.eta_s(len(todo)))}; "
+            f"server on cores {run['server_cpus'] or 'any'}, {run['loadgen']} on cores {run['loadgen_cpus'] or 'any'}")
+
+
+def cell_summary(record: dict) -> str:
+    if record["status"] != "ok":
+        return f"FAILED ({record.get('error', '')[:160]})"
+    text = f"{record['rps']:.1f} req/s, mean {record['latency_ms']['mean']:.1f} ms"
+    if record.get("efficiency_ratio") is not None:
+        text += f", ratio {record['efficiency_ratio']:.2f} (latency ratio {record['latency_ratio']:.2f})"
+    text += f", threads peak {record['threads_peak']}"
+    return text + (f"  flags: {','.join(record['flags'])}" if record["flags"] else "")
+
+
+def execute(run_dir: RunDir, config: dict, todo: list[CellPlan], progress: Progress) -> None:
+    run = config["run"]
+    first_index = progress.total - len(todo) + 1
+    for offset, plan in enumerate(todo):
+        progress.start_cell(first_index + offset, plan.describe())
+        length = {"warmup": plan.warmup_s, "measure": plan.duration_s}
+        ctx = CellContext(cell_dir=run_dir.cell_dir(plan.cell_id), tomcat=config["tomcat"],
+                          tornado=config["tornado"], jfr=run["jfr"],
+                          on_progress=lambda phase, sampler: progress.phase(phase, sampler, length[phase]))
+        record = run_cell(plan, ctx)
+        run_dir.append(record)
+        progress.end_cell(cell_summary(record))
+
+
+def terminate_on_sigterm() -> None:
+    def handler(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGHUP, handler)
+
+
+def analyse(run_dir: RunDir) -> None:
+    sys.path.insert(0, str(paths.REPO / "analysis"))
+    try:
+        import crossbench_analysis
+    except ImportError as e:
+        print(f"run_all: no charts drawn ({e})", file=sys.stderr)
+        return
+    crossbench_analysis.analyze(run_dir.path)
+    print(f"charts and report: {run_dir.path / 'report.html'}", file=sys.stderr)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    terminate_on_sigterm()
+    try:
+        if args.resume:
+            run_dir = RunDir(args.resume)
+            meta, plan_dicts = run_dir.load()
+            config = meta["config"]
+            cells = [CellPlan(**{**d, "server_cpus": tuple(d["server_cpus"]),
+                                 "loadgen_cpus": tuple(d["loadgen_cpus"])}) for d in plan_dicts]
+        else:
+            config = resolve_config(args)
+            cells = experiment.expand(config)
+            run_dir = new_run_dir(args, config)
+        preflight(config, cells)
+        finished = run_dir.finished_ids()
+        todo = [c for c in cells if c.cell_id not in finished]
+        cell_s = config["run"]["warmup_s"] + config["run"]["duration_s"]
+        progress = Progress(len(cells), cell_s)
+        progress.done = len(cells) - len(todo)
+        print(plan_summary(config, cells, todo, progress), file=sys.stderr)
+        if args.dry_run:
+            for cell in todo:
+                print(f"  {cell.cell_id}: {cell.describe()}")
+            return 0
+        if not args.resume:
+            run_dir.create(metadata.collect(run_dir.path.name, config, sys.argv), [c.to_dict() for c in cells])
+        print(f"run directory: {run_dir.path}", file=sys.stderr)
+    except (ExperimentError, Refused, RunDirError, JdkError, paths.BuildMissing, loadgen.LoadgenError) as e:
+        print(f"run_all: {e}", file=sys.stderr)
+        return 2
+    pin_runner(config["run"])
+    started = time.monotonic()
+    try:
+        execute(run_dir, config, todo, progress)
+    except KeyboardInterrupt:
+        progress.close()
+        print(f"\nrun_all: interrupted; {len(run_dir.finished_ids())} cells kept in {run_dir.path}; "
+              f"finish with: ./runner/run_all.sh --resume {run_dir.path}", file=sys.stderr)
+        return 130
+    progress.close()
+    wall = time.monotonic() - started
+    run_dir.update_metadata(ended_at=metadata.now_iso(), wall_s=round(wall, 1),
+                            planned_s=round(len(todo) * cell_s, 1),
+                            overhead_percent=round(100 * (wall / (len(todo) * cell_s) - 1), 2) if todo else None)
+    print(f"run_all: {len(todo)} cells in {fmt_duration(wall)} "
+          f"(windows and warm-ups {fmt_duration(len(todo) * cell_s)}); results in {run_dir.path}", file=sys.stderr)
+    if not args.no_analysis:
+        analyse(run_dir)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

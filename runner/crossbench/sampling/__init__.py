@@ -1,0 +1,7 @@
+"""Samplers: the server process tree over time, and the JVM probe (connector pool, GC)."""
+from .process_tree import (ProcessTreeSampler, Sample, csv_header, read_samples_csv,
+                           summarize)
+from .jvm_probe import JvmProbe, JvmProbeError, PoolReading, SERIAL_GC_NAMES
+
+__all__ = ["ProcessTreeSampler", "Sample", "csv_header", "read_samples_csv", "summarize",
+           "JvmProbe", "JvmProbeError", "PoolReading", "SERIAL_GC_NAMES"]

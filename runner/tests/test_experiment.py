@@ -1,0 +1,83 @@
+import pytest
+
+from crossbench import experiment
+from crossbench.experiment import ExperimentError
+
+
+def resolve(name="seed002", **overrides):
+    return experiment.apply_overrides(experiment.load(name), overrides)
+
+
+def test_seed002_is_the_seed_matrix():
+    cells = experiment.expand(resolve())
+    assert len(cells) == 2 * 4 + 2 * 3 * 4
+    delay = [c for c in cells if c.group == "delay"]
+    assert {(c.server, c.endpoint) for c in delay} == {("tomcat", "/delay/sync"), ("tornado", "/delay/async")}
+    assert {c.delay_ms for c in delay} == {1000, 3000, 10000}
+    assert {c.concurrency for c in cells} == {1, 10, 100, 1000}
+    assert all(c.duration_s == 60 for c in cells)
+    assert len({c.cell_id for c in cells}) == len(cells)
+
+
+def test_quick_is_small():
+    cells = experiment.expand(resolve("quick"))
+    run_s = sum(c.duration_s + c.warmup_s for c in cells)
+    assert run_s <= 120
+
+
+def test_overrides():
+    cells = experiment.expand(resolve(servers=["tomcat"], concurrency=[5], delays_ms=[200], duration_s=3,
+                                      max_threads=[20, 50], executor=["platform", "virtual"], groups=["delay"]))
+    assert [(c.max_threads, c.executor) for c in cells] == [(20, "platform"), (50, "platform"), (None, "virtual")]
+    assert all((c.concurrency, c.delay_ms, c.duration_s) == (5, 200, 3) for c in cells)
+    assert not cells[2].blocking and cells[0].blocking
+
+
+def test_shuffle_is_reproducible_and_complete():
+    a = experiment.expand(resolve(shuffle=True))
+    b = experiment.expand(resolve(shuffle=True))
+    plain = experiment.expand(resolve())
+    assert [c.cell_id for c in a] == [c.cell_id for c in b]
+    assert [c.cell_id for c in a] != [c.cell_id for c in plain]
+    assert sorted(c.cell_id for c in a) == sorted(c.cell_id for c in plain)
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"servers": ["nginx"]}, "servers must be among"),
+    ({"server_cpus": [0], "loadgen_cpus": [0]}, "overlap"),
+    ({"concurrency": [0]}, "concurrency must be integers"),
+    ({"delays_ms": [70000]}, "delays_ms must be integers"),
+    ({"duration_s": 0}, "duration_s must be a positive"),
+    ({"executor": ["green"]}, "executor must be among"),
+    ({"max_threads": [0]}, "max_threads must be positive"),
+    ({"groups": ["nothing"]}, "no group nothing"),
+])
+def test_bad_overrides_are_refused_clearly(overrides, message):
+    with pytest.raises(ExperimentError, match=message):
+        resolve(**overrides)
+
+
+def test_unknown_experiment_lists_the_known_ones():
+    with pytest.raises(ExperimentError, match="known: .*seed002"):
+        experiment.load("nope")
+
+
+def test_unknown_keys_in_a_file_are_refused(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('name = "bad"\n[run]\nduration_s = 1\nwarmup_s = 0\ndurration = 5\n'
+                   '[[group]]\nname = "g"\nendpoint = { tornado = "/hello" }\nconcurrency = [1]\n')
+    with pytest.raises(ExperimentError, match="unknown \\[run\\] keys \\['durration'\\]"):
+        experiment.apply_overrides(experiment.load(str(bad)), {})
+
+
+def test_http_load_means_one_connection_per_fetch():
+    config = resolve(loadgen="http_load")
+    assert config["run"]["keepalive"] is False
+
+
+def test_cell_paths():
+    cells = experiment.expand(resolve("quick"))
+    static = next(c for c in cells if c.group == "static")
+    delay = next(c for c in cells if c.group == "delay")
+    assert static.paths() == ["/static/index.html", "/static/big.jpg", "/static/small.png"]
+    assert delay.paths() == [f"{delay.endpoint}?ms=500"]

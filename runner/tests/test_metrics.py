@@ -1,0 +1,68 @@
+import pytest
+
+from crossbench import metrics
+
+
+def test_perfect_server_with_window_edge():
+    """C=1000, 1 s delay, 20 s window: each connection finishes 19 of its 20 rounds inside the window."""
+    r = metrics.ratios(concurrency=1000, delay_ms=1000, rps=19_000 / 20, mean_latency_ms=1000.0)
+    assert r.efficiency_ratio == pytest.approx(20 / 19)      # the seed's figure reads 5% high
+    assert r.latency_ratio == pytest.approx(1.0)
+    assert r.rps_steady == pytest.approx(1000.0)             # Little's law: no edge
+    assert r.efficiency_ratio_steady == pytest.approx(1.0)
+
+
+def test_tomcat_pool_bound():
+    """1000 clients, 200 threads, 1 s: five rounds per answer, so ratio 5 both ways."""
+    r = metrics.ratios(concurrency=1000, delay_ms=1000, rps=200.0, mean_latency_ms=5000.0)
+    assert r.efficiency_ratio == pytest.approx(5.0)
+    assert r.latency_ratio == pytest.approx(5.0)
+
+
+def test_static_cells_have_no_ratio():
+    r = metrics.ratios(concurrency=10, delay_ms=0, rps=5000.0, mean_latency_ms=2.0)
+    assert (r.efficiency_ratio, r.latency_ratio) == (None, None)
+    assert r.rps_steady == pytest.approx(5000.0)
+
+
+def test_no_completions_gives_no_ratio():
+    r = metrics.ratios(concurrency=10, delay_ms=1000, rps=0.0, mean_latency_ms=None)
+    assert r == metrics.Ratios(None, None, None, None)
+
+
+def flags(**overrides):
+    args = dict(concurrency=10, requests=600, errors={"connect": 0, "read": 0, "write": 0, "timeout": 0,
+                                                     "non_2xx": 0, "other": 0},
+                ratios_=metrics.ratios(10, 1000, 10.0, 1000.0), loadgen_cpu_percent=20.0, loadgen_cores=1)
+    args.update(overrides)
+    return metrics.flags(**args)
+
+
+def test_clean_cell_has_no_flags():
+    assert flags() == []
+
+
+@pytest.mark.parametrize("overrides, expected", [
+    ({"errors": {"timeout": 3}}, ["timeouts"]),
+    ({"errors": {"connect": 1, "timeout": 0}}, ["errors"]),
+    ({"errors": {"non_2xx": 5}}, ["errors"]),
+    ({"requests": 20}, ["few_completions"]),          # 2 round trips per connection
+    ({"requests": 0}, ["few_completions"]),
+    ({"loadgen_cpu_percent": 95.0}, ["loadgen_saturated"]),
+    ({"loadgen_cpu_percent": 150.0, "loadgen_cores": 2}, []),
+    ({"ratios_": metrics.ratios(10, 1000, 10 / 1.2, 1000.0)}, ["ratio_disagreement"]),
+    ({"ratios_": metrics.ratios(10, 1000, 10 / 1.09, 1000.0)}, []),
+])
+def test_each_flag(overrides, expected):
+    assert flags(**overrides) == expected
+
+
+def test_timeouts_cover_the_slowest_healthy_answer():
+    """Tomcat at 200 threads, C=1000, 10 s delay answers after about 50 s: wrk's 2 s default would lie."""
+    worst = metrics.expected_worst_latency_s(delay_ms=10_000, concurrency=1000, blocking=True, workers=200)
+    assert worst == 50.0
+    assert metrics.loadgen_timeout_s(worst) > 50.0
+    one_loop = metrics.expected_worst_latency_s(delay_ms=1000, concurrency=10, blocking=True, workers=1)
+    assert one_loop == 10.0
+    async_ = metrics.expected_worst_latency_s(delay_ms=10_000, concurrency=1000, blocking=False, workers=200)
+    assert async_ == 10.0

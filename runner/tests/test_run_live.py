@@ -1,0 +1,144 @@
+"""The runner end to end against the real servers and real wrk: the quick profile, Ctrl-C and --resume,
+a server that dies mid-run. Each run is bounded (short cells) and leaves no process behind."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from crossbench import paths
+from live_servers import build_missing_reason
+
+pytestmark = [pytest.mark.live,
+              pytest.mark.skipif(build_missing_reason() is not None, reason=str(build_missing_reason()))]
+
+RUN_ALL = str(paths.RUNNER / "run_all.sh")
+
+
+def records(run_dir: Path) -> list[dict]:
+    return [json.loads(line) for line in (run_dir / "cells.jsonl").read_text().splitlines()]
+
+
+def our_processes(since: float, marker: str) -> list[psutil.Process]:
+    """Servers, load generators and probes this test started that are still alive."""
+    found = []
+    for proc in psutil.process_iter(["cmdline", "create_time", "name"]):
+        cmd = " ".join(proc.info["cmdline"] or [])
+        if proc.info["create_time"] >= since and (marker in cmd or "tornado-app/server.py" in cmd
+                                                  or proc.info["name"] == "wrk" or "JvmProbe" in cmd):
+            found.append(proc)
+    return found
+
+
+def test_quick_profile_end_to_end(tmp_path, report_figure):
+    out = tmp_path / "quick"
+    started = time.time()
+    done = subprocess.run([RUN_ALL, "--quick", "--out", str(out)], capture_output=True, text=True, timeout=420)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "10 cells, 10 to run" in done.stderr
+    cells = {r["cell_id"]: r for r in records(out)}
+    assert len(cells) == 10 and all(r["status"] == "ok" for r in cells.values())
+    meta = json.loads((out / "metadata.json").read_text())
+    assert meta["machine"]["cores"] and meta["versions"]["wrk"] and meta["versions"]["tomcat"]
+    assert meta["config"]["name"] == "quick" and meta["wall_s"] > 0
+
+    tomcat = cells["delay-tomcat-mt200-delay_sync-c400-d500-r1"]
+    tornado = cells["delay-tornado-delay_async-c400-d500-r1"]
+    for r in (tomcat, tornado):
+        assert r["requests"] > 0 and r["error_total"] == 0
+        assert (out / r["series"]).is_file() and (out / "cells" / r["cell_id"] / "wrk.json").is_file()
+    # 400 clients on 200 threads: two rounds of the delay per answer; the event loop needs one.
+    assert 1.7 < tomcat["latency_ratio"] < 2.4, tomcat
+    assert tornado["latency_ratio"] < 1.5, tornado
+    assert 200 < tomcat["threads_peak"] < 260 and tomcat["pool_busy_peak"] == 200
+    assert tornado["threads_peak"] <= 2
+    assert tomcat["jvm"]["available_processors"] == 1    # pinned to one core, and recorded
+    report_figure(f"quick profile: {meta['wall_s']:.0f} s wall; tomcat C=400 500 ms ratio "
+                  f"{tomcat['efficiency_ratio']:.2f} (latency ratio {tomcat['latency_ratio']:.2f}, threads "
+                  f"{tomcat['threads_peak']}), tornado ratio {tornado['efficiency_ratio']:.2f} "
+                  f"(latency ratio {tornado['latency_ratio']:.2f}, threads {tornado['threads_peak']})")
+    if (paths.REPO / "analysis").is_dir():
+        assert (out / "report.html").is_file()
+    assert our_processes(started, str(out)) == []
+
+
+def small_run(out: Path, *extra: str) -> list[str]:
+    return [RUN_ALL, "--experiment", "quick", "--out", str(out), "--groups", "delay", "--servers", "tomcat",
+            "--concurrency", "2,3,4", "--delays", "200", "--duration", "2", "--warmup", "0", "--no-analysis",
+            *extra]
+
+
+def test_sigterm_keeps_finished_cells_and_resume_runs_only_the_rest(tmp_path):
+    out = tmp_path / "interrupted"
+    started = time.time()
+    proc = subprocess.Popen(small_run(out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and not ((out / "cells.jsonl").exists() and records(out)):
+            time.sleep(0.2)
+        assert records(out), "the first cell never finished"
+        time.sleep(1.5)              # into the second cell: a server and wrk are running
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    assert "--resume" in stderr
+    kept = [r["cell_id"] for r in records(out)]
+    assert 1 <= len(kept) < 3
+    assert our_processes(started, str(out)) == []
+
+    done = subprocess.run([RUN_ALL, "--resume", str(out), "--no-analysis"], capture_output=True, text=True,
+                          timeout=180)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"{3 - len(kept)} to run" in done.stderr
+    final = [r["cell_id"] for r in records(out)]
+    assert final[:len(kept)] == kept and len(final) == len(set(final)) == 3
+
+
+def test_a_server_that_dies_fails_its_cell_and_the_run_goes_on(tmp_path):
+    out = tmp_path / "dies"
+    proc = subprocess.Popen(small_run(out, "--duration", "4"), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        victim = None
+        deadline = time.monotonic() + 60
+        while victim is None and time.monotonic() < deadline:
+            for candidate in psutil.Process(proc.pid).children(recursive=True):
+                if candidate.name() == "wrk":   # measuring: now kill the server under it
+                    victim = next(p for p in psutil.process_iter(["cmdline"])
+                                  if str(out) in " ".join(p.info["cmdline"] or []) and "Bootstrap" in
+                                  " ".join(p.info["cmdline"] or []))
+                    break
+            time.sleep(0.1)
+        assert victim is not None
+        os.kill(victim.pid, signal.SIGKILL)
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, stderr
+    results = records(out)
+    assert [r["status"] for r in results] == ["failed", "ok", "ok"], stderr
+    assert "server_died" in results[0]["flags"] or "failed" in results[0]["flags"]
+    assert results[0]["valid"] is False
+
+
+def test_bad_options_are_refused_before_anything_runs(tmp_path):
+    for args, message in [(["--concurrency", "ten"], "expected integers"),
+                          (["--servers", "nginx"], "servers must be among"),
+                          (["--server-cpus", "0", "--loadgen-cpus", "0"], "overlap"),
+                          (["--server-cpus", "64"], "not available here"),
+                          (["--loadgen", "http_load", "--concurrency", "2000"], "http_load")]:
+        done = subprocess.run([RUN_ALL, "--quick", "--out", str(tmp_path / "x"), *args], capture_output=True,
+                              text=True, timeout=60)
+        assert done.returncode == 2, (args, done.stderr)
+        assert message in done.stderr, (args, done.stderr)
+        assert not (tmp_path / "x" / "cells.jsonl").exists()
