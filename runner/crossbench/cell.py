@@ -34,8 +34,7 @@ class CellFailed(RuntimeError):
 class CellContext:
     """What a cell needs from the run beyond its plan."""
     cell_dir: Path
-    tomcat: dict               # the experiment's [tomcat] section
-    tornado: dict              # the experiment's [tornado] section
+    tomcat: dict               # the experiment's [tomcat] section (JDK, heap, JVM options)
     jfr: bool
     on_progress: callable = None   # called with (phase, sampler) while the cell runs
 
@@ -50,13 +49,12 @@ def server_spec(plan: CellPlan, ctx: CellContext, port: int) -> ServerSpec:
     if plan.server == "tomcat":
         config = TomcatConfig(
             port=port, max_threads=plan.max_threads or 200, executor=plan.executor or "platform",
-            accept_count=ctx.tomcat.get("accept_count", 100), max_connections=ctx.tomcat.get("max_connections", 8192),
+            accept_count=plan.accept_count, max_connections=plan.max_connections,
             jdk=ctx.tomcat.get("jdk"), heap=ctx.tomcat.get("heap"),
             jvm_options=tuple(ctx.tomcat.get("jvm_options", ())),
             jfr_file=(ctx.cell_dir / "tomcat.jfr").resolve() if ctx.jfr else None)
         return tomcat_spec(config, work, plan.server_cpus)
-    return tornado_spec(TornadoConfig(port, plan.processes or 1, ctx.tornado.get("backlog", 128)), work,
-                        plan.server_cpus)
+    return tornado_spec(TornadoConfig(port, plan.processes, plan.backlog), work, plan.server_cpus)
 
 
 def verify(server: RunningServer, plan: CellPlan) -> None:
@@ -196,8 +194,6 @@ def build_record(plan: CellPlan, result: LoadResult, window: dict, server: Runni
         "pool_current_peak": window.get("pool_current_peak"), "pool_busy_peak": window.get("pool_busy_peak"),
         "samples": window.get("samples"),
         "server_settings": server.spec.describe,
-        "accept_count": server.spec.describe.get("accept_count"),
-        "max_connections": server.spec.describe.get("max_connections"),
         "jvm": jvm, "loadgen_version": result.tool_version, "loadgen_command": result.extra.get("command"),
     }
 

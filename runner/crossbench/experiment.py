@@ -22,7 +22,7 @@ RUN_KEYS = {"duration_s", "warmup_s", "repetitions", "shuffle", "shuffle_seed", 
             "server_cpus", "loadgen_cpus", "loadgen_threads", "fresh_server", "jfr", "pipeline"}
 TOMCAT_KEYS = {"max_threads", "executor", "accept_count", "max_connections", "jvm_options", "heap", "jdk"}
 TORNADO_KEYS = {"processes", "backlog"}
-GROUP_KEYS = {"name", "kind", "endpoint", "concurrency", "delays_ms", "options"}
+GROUP_KEYS = {"name", "kind", "endpoint", "concurrency", "delays_ms", "options", "tomcat", "tornado"}
 RUN_DEFAULTS = {"repetitions": 1, "shuffle": False, "shuffle_seed": 0, "keepalive": True, "loadgen": "wrk",
                 "server_cpus": [], "loadgen_cpus": [], "loadgen_threads": 1, "fresh_server": True, "jfr": True,
                 "pipeline": 1, "servers": list(SERVERS)}
@@ -53,6 +53,9 @@ class CellPlan:
     max_threads: int | None = None       # Tomcat platform pool
     executor: str | None = None          # Tomcat: platform | virtual
     processes: int | None = None         # Tornado workers
+    accept_count: int | None = None      # Tomcat listen queue
+    max_connections: int | None = None   # Tomcat connections held at once
+    backlog: int | None = None           # Tornado listen queue
     kind: str = "closed_loop"            # the driver that measures the cell (crossbench.drivers)
     options: dict = field(default_factory=dict)   # the group's driver options, as in the experiment file
 
@@ -115,12 +118,16 @@ def apply_overrides(config: dict, overrides: dict) -> dict:
                 "loadgen_threads", "keepalive", "shuffle", "fresh_server", "jfr"):
         if overrides.get(key) is not None:
             run[key] = overrides[key]
-    for key in ("max_threads", "executor", "accept_count", "max_connections", "jdk", "heap"):
-        if overrides.get(key) is not None:
-            tomcat[key] = overrides[key]
-    for key in ("processes", "backlog"):
-        if overrides.get(key) is not None:
-            tornado[key] = overrides[key]
+    # A command-line value wins over the experiment's, and over a group's own section too.
+    for section, keys in ((tomcat, ("max_threads", "executor", "accept_count", "max_connections", "jdk", "heap")),
+                          (tornado, ("processes", "backlog"))):
+        name = "tomcat" if section is tomcat else "tornado"
+        for key in keys:
+            if overrides.get(key) is not None:
+                section[key] = overrides[key]
+                for group in config.get("group", []):
+                    if key in group.get(name, {}):
+                        group[name][key] = overrides[key]
     if run["loadgen"] == "http_load":
         run["keepalive"] = False  # http_load always opens one connection per fetch
     for group in config.get("group", []):
@@ -158,17 +165,27 @@ def validate(config: dict) -> None:
     if set(run["server_cpus"]) & set(run["loadgen_cpus"]):
         fail(f"server_cpus {run['server_cpus']} and loadgen_cpus {run['loadgen_cpus']} overlap; "
              "give them disjoint cores (or leave one empty to let the kernel place it)")
-    executors = as_list(config["tomcat"].get("executor", ["platform"]))
-    if set(executors) - set(EXECUTORS):
-        fail(f"executor must be among {', '.join(EXECUTORS)}, not {executors}")
-    for value in as_list(config["tomcat"].get("max_threads", [200])):
-        if not isinstance(value, int) or value < 1:
-            fail(f"max_threads must be positive integers, not {value!r}")
+    validate_servers(config["tomcat"], config["tornado"], fail)
     groups = config.get("group", [])
     if not groups:
         fail("no [[group]] to measure")
     for group in groups:
         validate_group(group, fail)
+        validate_servers(server_section(config, group, "tomcat"), server_section(config, group, "tornado"), fail)
+
+
+def validate_servers(tomcat: dict, tornado: dict, fail) -> None:
+    executors = as_list(tomcat.get("executor", ["platform"]))
+    if set(executors) - set(EXECUTORS):
+        fail(f"executor must be among {', '.join(EXECUTORS)}, not {executors}")
+    for key, values in (("max_threads", as_list(tomcat.get("max_threads", [200]))),
+                        ("accept_count", [tomcat.get("accept_count", 100)]),
+                        ("max_connections", [tomcat.get("max_connections", 8192)]),
+                        ("processes", as_list(tornado.get("processes", 1))),
+                        ("backlog", [tornado.get("backlog", 128)])):
+        for value in values:
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                fail(f"{key} must be positive integers, not {value!r}")
 
 
 def validate_group(group: dict, fail) -> None:
@@ -176,6 +193,10 @@ def validate_group(group: dict, fail) -> None:
     unknown = set(group) - GROUP_KEYS
     if unknown:
         fail(f"group {group.get('name')}: unknown keys {sorted(unknown)}")
+    for section, allowed in (("tomcat", TOMCAT_KEYS), ("tornado", TORNADO_KEYS)):
+        unknown = set(group.get(section, {})) - allowed
+        if unknown:
+            fail(f"group {group.get('name')}: unknown [{section}] keys {sorted(unknown)}")
     if group.get("kind", "closed_loop") not in DRIVERS:
         fail(f"group {group.get('name')}: kind {group['kind']!r} unknown; known: {', '.join(DRIVERS)}")
     for server, endpoint in group.get("endpoint", {}).items():
@@ -199,6 +220,11 @@ def as_list(value) -> list:
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
+def server_section(config: dict, group: dict, server: str) -> dict:
+    """The experiment's [tomcat] / [tornado] settings, with the group's own section on top."""
+    return {**config.get(server, {}), **group.get(server, {})}
+
+
 def tomcat_variants(tomcat: dict) -> list[tuple[int | None, str]]:
     variants = []
     for executor in as_list(tomcat.get("executor", ["platform"])):
@@ -218,26 +244,34 @@ def expand(config: dict) -> list[CellPlan]:
             endpoint = group["endpoint"].get(server)
             if endpoint is None:
                 continue
-            variants = tomcat_variants(config["tomcat"]) if server == "tomcat" else [(None, None)]
-            for max_threads, executor in variants:
+            if server == "tomcat":
+                variants = tomcat_variants(server_section(config, group, "tomcat"))
+            else:
+                variants = [(p, None) for p in as_list(server_section(config, group, "tornado").get("processes", 1))]
+            for workers, executor in variants:
                 for delay_ms in group.get("delays_ms") or [0]:
                     for concurrency in group["concurrency"]:
                         for repetition in range(1, run["repetitions"] + 1):
-                            cells.append(plan_cell(config, group, server, endpoint, max_threads, executor,
+                            cells.append(plan_cell(config, group, server, endpoint, workers, executor,
                                                    delay_ms, concurrency, repetition))
     if run["shuffle"]:
         random.Random(run.get("shuffle_seed", 0)).shuffle(cells)
     return cells
 
 
-def plan_cell(config, group, server, endpoint, max_threads, executor, delay_ms, concurrency, repetition):
+def plan_cell(config, group, server, endpoint, workers, executor, delay_ms, concurrency, repetition):
+    """`workers` is Tomcat's maxThreads (None for virtual threads) or Tornado's process count."""
     run = config["run"]
-    variant = ""
+    tomcat, tornado = server_section(config, group, "tomcat"), server_section(config, group, "tornado")
     if server == "tomcat":
-        variant = "-virtual" if executor == "virtual" else f"-mt{max_threads}"
-    processes = config["tornado"].get("processes", 1) if server == "tornado" else None
-    if server == "tornado" and processes != 1:
-        variant = f"-p{processes}"
+        variant = "-virtual" if executor == "virtual" else f"-mt{workers}"
+        max_threads, processes = workers, None
+        queues = {"accept_count": tomcat.get("accept_count", 100),
+                  "max_connections": tomcat.get("max_connections", 8192)}
+    else:
+        variant = f"-p{workers}" if workers != 1 else ""
+        max_threads, processes = None, workers
+        queues = {"backlog": tornado.get("backlog", 128)}
     slug = endpoint.strip("/").replace("/", "_").replace("*", "mix")
     cell_id = f"{group['name']}-{server}{variant}-{slug}-c{concurrency}-d{delay_ms}-r{repetition}"
     return CellPlan(
@@ -246,4 +280,4 @@ def plan_cell(config, group, server, endpoint, max_threads, executor, delay_ms, 
         repetition=repetition, loadgen=run["loadgen"], keepalive=run["keepalive"], pipeline=run["pipeline"],
         server_cpus=tuple(run["server_cpus"]), loadgen_cpus=tuple(run["loadgen_cpus"]),
         loadgen_threads=run["loadgen_threads"], max_threads=max_threads, executor=executor, processes=processes,
-        kind=group.get("kind", "closed_loop"), options=dict(group.get("options", {})))
+        kind=group.get("kind", "closed_loop"), options=dict(group.get("options", {})), **queues)

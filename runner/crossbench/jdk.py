@@ -73,11 +73,15 @@ def installed_jdks() -> list[Jdk]:
 
 
 def select_jdk(request: str | None, need_virtual_threads: bool) -> Jdk:
-    """`request` is a JDK home path, a feature version ("25"), or None for the default.
+    """`request` is a JDK home path, a feature version ("25"), "newest", or None for the default.
 
     With virtual threads and no request, the newest JDK that has them.
     """
-    if request and os.sep in request:
+    if request == "newest":
+        if not installed_jdks():
+            raise JdkError("no JDK found: install one (Debian: apt-get install openjdk-17-jdk-headless)")
+        jdk = installed_jdks()[-1]
+    elif request and os.sep in request:
         jdk = read_jdk(Path(request))
         if not jdk:
             raise JdkError(f"{request} is not a JDK home (no bin/java and release file)")

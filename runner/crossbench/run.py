@@ -103,8 +103,7 @@ def preflight(config: dict, cells: list[CellPlan]) -> None:
             adapter.build_command(load_spec(cell, "http://127.0.0.1:1"), None)   # refuses what the tool cannot do
     if "tomcat" in run["servers"]:
         paths.tomcat_home()
-        for executor in {c.executor for c in cells if c.server == "tomcat"}:
-            select_jdk(config["tomcat"].get("jdk"), need_virtual_threads=executor == "virtual")
+        select_jdk(config["tomcat"].get("jdk"), need_virtual_threads=False)
     usable = os.sched_getaffinity(0)
     for key in ("server_cpus", "loadgen_cpus"):
         missing = set(run[key]) - usable
@@ -112,6 +111,21 @@ def preflight(config: dict, cells: list[CellPlan]) -> None:
             raise Refused(f"{key} {run[key]}: cores {sorted(missing)} are not available here "
                           f"(usable: {sorted(usable)})")
     raise_open_files(max(c.concurrency for c in cells))
+
+
+def without_unrunnable(config: dict, cells: list[CellPlan]) -> list[CellPlan]:
+    """Virtual-thread cells need JDK 21+: without one, say so and run the rest."""
+    if not any(c.executor == "virtual" for c in cells):
+        return cells
+    try:
+        select_jdk(config["tomcat"].get("jdk"), need_virtual_threads=True)
+        return cells
+    except JdkError as e:
+        runnable = [c for c in cells if c.executor != "virtual"]
+        print(f"run_all: skipping {len(cells) - len(runnable)} virtual-thread cells: {e}", file=sys.stderr)
+        if not runnable:
+            raise
+        return runnable
 
 
 def raise_open_files(max_concurrency: int) -> None:
@@ -159,8 +173,7 @@ def execute(run_dir: RunDir, config: dict, todo: list[CellPlan], progress: Progr
     for offset, plan in enumerate(todo):
         progress.start_cell(first_index + offset, plan.describe())
         length = {"warmup": plan.warmup_s, "measure": plan.duration_s}
-        ctx = CellContext(cell_dir=run_dir.cell_dir(plan.cell_id), tomcat=config["tomcat"],
-                          tornado=config["tornado"], jfr=run["jfr"],
+        ctx = CellContext(cell_dir=run_dir.cell_dir(plan.cell_id), tomcat=config["tomcat"], jfr=run["jfr"],
                           on_progress=lambda phase, sampler: progress.phase(phase, sampler, length[phase]))
         record = run_cell(plan, ctx)
         run_dir.append(record)
@@ -197,7 +210,7 @@ def main(argv=None) -> int:
                                  "loadgen_cpus": tuple(d["loadgen_cpus"])}) for d in plan_dicts]
         else:
             config = resolve_config(args)
-            cells = experiment.expand(config)
+            cells = without_unrunnable(config, experiment.expand(config))
             run_dir = new_run_dir(args, config)
         preflight(config, cells)
         finished = run_dir.finished_ids()

@@ -43,7 +43,7 @@ def parse_args(argv):
     tomcat.add_argument("--accept-count", type=positive, default=DEFAULT_ACCEPT_COUNT)
     tomcat.add_argument("--max-connections", type=positive, default=DEFAULT_MAX_CONNECTIONS)
     tomcat.add_argument("--executor", choices=EXECUTORS, default="platform")
-    tomcat.add_argument("--jdk", help="JDK home or feature version (17, 25); default: java on PATH, "
+    tomcat.add_argument("--jdk", help="JDK home, feature version (17, 25) or 'newest'; default: java on PATH, "
                                       "or the newest JDK 21+ for virtual threads")
     tomcat.add_argument("--heap", help="heap size, e.g. 1g (default: the JVM's)")
     tomcat.add_argument("--jfr", type=Path, help="write a JFR recording to this file when stopped")

@@ -81,3 +81,32 @@ def test_cell_paths():
     delay = next(c for c in cells if c.group == "delay")
     assert static.paths() == ["/static/index.html", "/static/big.jpg", "/static/small.png"]
     assert delay.paths() == [f"{delay.endpoint}?ms=500"]
+
+
+def test_group_sections_override_the_experiment_and_the_command_line_overrides_both(tmp_path):
+    path = tmp_path / "groups.toml"
+    path.write_text('name = "groups"\n[run]\nduration_s = 1\nwarmup_s = 0\n[tomcat]\nmax_threads = [200]\n'
+                    '[[group]]\nname = "queue"\nendpoint = { tomcat = "/delay/sync", tornado = "/delay/sync" }\n'
+                    'concurrency = [50]\ndelays_ms = [100]\n'
+                    'tomcat = { max_threads = [5], accept_count = 3, max_connections = 10 }\n'
+                    'tornado = { processes = [1, 2], backlog = 16 }\n')
+    cells = experiment.expand(experiment.apply_overrides(experiment.load(str(path)), {}))
+    tomcat = [c for c in cells if c.server == "tomcat"]
+    assert [(c.max_threads, c.accept_count, c.max_connections) for c in tomcat] == [(5, 3, 10)]
+    tornado = [c for c in cells if c.server == "tornado"]
+    assert [(c.processes, c.backlog) for c in tornado] == [(1, 16), (2, 16)]
+    assert tornado[1].cell_id == "queue-tornado-p2-delay_sync-c50-d100-r1"
+    cli = experiment.expand(experiment.apply_overrides(experiment.load(str(path)), {"max_threads": [7]}))
+    assert [c.max_threads for c in cli if c.server == "tomcat"] == [7]
+
+
+def test_jdk_selection():
+    from crossbench.jdk import JdkError, installed_jdks, select_jdk
+    jdks = installed_jdks()
+    assert select_jdk("newest", need_virtual_threads=False) == jdks[-1]
+    with pytest.raises(JdkError, match="no JDK 3 installed"):
+        select_jdk("3", need_virtual_threads=False)
+    old = [j for j in jdks if not j.has_virtual_threads]
+    if old:
+        with pytest.raises(JdkError, match="needs JDK 21"):
+            select_jdk(str(old[0].home), need_virtual_threads=True)
