@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import os
 import resource
-import signal
 import sys
 import time
 from datetime import datetime
@@ -20,6 +19,7 @@ from .drivers.closed_loop import load_spec
 from .experiment import CellPlan, ExperimentError
 from .jdk import JdkError, select_jdk
 from .progress import Progress, fmt_duration
+from .serve import interrupt_on_signals
 from .rundir import RunDir, RunDirError
 
 FD_PER_CONNECTION = 2          # the client's socket and the server's, both on this machine
@@ -180,11 +180,6 @@ def execute(run_dir: RunDir, config: dict, todo: list[CellPlan], progress: Progr
         progress.end_cell(cell_summary(record))
 
 
-def terminate_on_sigterm() -> None:
-    def handler(signum, frame):
-        raise KeyboardInterrupt(f"signal {signum}")
-    signal.signal(signal.SIGTERM, handler)
-    signal.signal(signal.SIGHUP, handler)
 
 
 def analyse(run_dir: RunDir) -> None:
@@ -200,7 +195,7 @@ def analyse(run_dir: RunDir) -> None:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    terminate_on_sigterm()
+    interrupt_on_signals()
     try:
         if args.resume:
             run_dir = RunDir(args.resume)

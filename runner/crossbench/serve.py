@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import signal
 import sys
 import tempfile
-import threading
+import time
 from pathlib import Path
 
 from . import paths
@@ -64,20 +65,32 @@ def build_spec(args, work_dir: Path):
     return tornado_spec(TornadoConfig(args.port, args.processes, args.backlog), work_dir, args.cpus)
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def interrupt_on_signals() -> None:
+    """The first SIGINT, SIGTERM or SIGHUP raises KeyboardInterrupt, so `finally` stops the server; later
+    ones are ignored, so that a second Ctrl-C cannot cut the clean-up short and leave an orphan."""
+    def handler(signum, frame):
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, signal.SIG_IGN)
+        raise KeyboardInterrupt(f"signal {signum}")
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, handler)
+
+
 def wait_for_stop(server: RunningServer) -> str:
     """Blocks until SIGINT/SIGTERM or the server's own exit; returns which."""
-    stop = threading.Event()
-    reason = {"why": "signal"}
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
-    while not stop.wait(0.5):
-        if not server.alive():
-            reason["why"] = "died"
-            break
-    return reason["why"]
+    try:
+        while server.alive():
+            time.sleep(0.5)
+        return "died"
+    except KeyboardInterrupt:
+        return "signal"
 
 
 def main(argv=None) -> int:
+    interrupt_on_signals()
     args = parse_args(argv)
     work_dir = Path(tempfile.mkdtemp(prefix=f"crossbench-{args.server}-"))
     try:
@@ -90,15 +103,19 @@ def main(argv=None) -> int:
         server.wait_ready()
         settings = ", ".join(f"{k}={v}" for k, v in server.spec.describe.items() if k != "catalina_base")
         print(f"{args.server} ready at {server.url}/ (pid {server.pid}; {settings})", flush=True)
-        print(f"log: {server.spec.log_path}; Ctrl-C stops it", flush=True)
+        print(f"log: {server.spec.log_path} (removed after a clean stop); Ctrl-C stops it", flush=True)
         if wait_for_stop(server) == "died":
             print(f"serve: {args.server} exited with status {server.process.returncode}:\n{server.log_tail()}",
                   file=sys.stderr)
             return 1
+        server.stop()
+        shutil.rmtree(work_dir, ignore_errors=True)   # a clean stop leaves nothing behind; a failure keeps the log
         return 0
     except ServerFailed as e:
         print(f"serve: {e}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        return 130
     finally:
         server.stop()
         print(f"{args.server} stopped", file=sys.stderr)

@@ -16,13 +16,14 @@ from crossbench.tomcat import TomcatConfig
 
 @contextlib.contextmanager
 def running(server: str, **options):
-    work_dir = Path(tempfile.mkdtemp(prefix=f"test-{server}-"))
-    if server == "tomcat":
-        spec = tomcat_spec(TomcatConfig(port=free_port(), **options), work_dir)
-    else:
-        spec = tornado_spec(TornadoConfig(port=free_port(), **options), work_dir)
-    with RunningServer(spec) as running_server:
-        yield running_server
+    with tempfile.TemporaryDirectory(prefix=f"test-{server}-") as work:
+        work_dir = Path(work)
+        if server == "tomcat":
+            spec = tomcat_spec(TomcatConfig(port=free_port(), **options), work_dir)
+        else:
+            spec = tornado_spec(TornadoConfig(port=free_port(), **options), work_dir)
+        with RunningServer(spec) as running_server:
+            yield running_server
 
 
 def build_missing_reason() -> str | None:
