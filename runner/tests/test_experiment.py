@@ -10,9 +10,10 @@ def resolve(name="seed002", **overrides):
 
 def test_seed002_is_the_seed_matrix():
     cells = experiment.expand(resolve())
-    assert len(cells) == 2 * 4 + 2 * 3 * 4
+    assert len(cells) == 2 * 4 + 2 * 3 * 4 + 4
     delay = [c for c in cells if c.group == "delay"]
     assert {(c.server, c.endpoint) for c in delay} == {("tomcat", "/delay/sync"), ("tornado", "/delay/async")}
+    assert {(c.server, c.endpoint) for c in cells if c.group == "tomcat_async"} == {("tomcat", "/delay/async")}
     assert {c.delay_ms for c in delay} == {1000, 3000, 10000}
     assert {c.concurrency for c in cells} == {1, 10, 100, 1000}
     assert all(c.duration_s == 60 for c in cells)
