@@ -92,7 +92,7 @@ def wait_for_state(pid: int, status: str, timeout: float = 5.0) -> None:
         time.sleep(0.01)
 
 
-def test_sampler_on_a_real_process_tree(tree, tmp_path):
+def test_sampler_on_a_real_process_tree(tree, tmp_path, report_figure):
     out_csv = tmp_path / "samples.csv"
     loadgen_pid = None
     sampler = ProcessTreeSampler(tree.proc.pid, loadgen_pid_fn=lambda: loadgen_pid,
@@ -133,12 +133,19 @@ def test_sampler_on_a_real_process_tree(tree, tmp_path):
         tree.send("burn 2.0")
         burned = tree.expect("burned 0", timeout=15)["burned 0"].split()
         sampler.set_phase("cooldown")
-        b0, b1 = float(burned[2]), float(burned[3])
+        b0, b1, burned_cpu = float(burned[2]), float(burned[3]), float(burned[4])
+        truth = burned_cpu / (b1 - b0) * 100        # what the burner really got
         burn = summarize(sampler.samples(), b0 + 2 * INTERVAL, b1)
         assert burn["samples"] >= 10
-        assert 75 <= burn["cpu_percent"] <= 125, burn
-        assert 75 <= burn["loadgen_cpu_percent"] <= 125, burn
-        assert sum(burn["cpu_per_core"].values()) >= 75, burn
+        assert burn["cpu_percent"] == pytest.approx(truth, abs=15), (truth, burn)
+        assert burn["loadgen_cpu_percent"] == pytest.approx(truth, abs=15), (truth, burn)
+        if truth >= 90:                             # it had a core to itself (the usual case)
+            assert 75 <= burn["cpu_percent"] <= 125, burn
+            assert 75 <= burn["loadgen_cpu_percent"] <= 125, burn
+            assert sum(burn["cpu_per_core"].values()) >= 75, burn
+        else:
+            report_figure(f"test_sampling: the burner got only {truth:.0f} % of a core "
+                          "(machine busy); checked against that instead of 100 %")
         assert set(burn["cpu_per_core"]) == {str(i) for i in range(psutil.cpu_count())}
         loadgen_pid = None
 
@@ -170,7 +177,7 @@ def test_sampler_on_a_real_process_tree(tree, tmp_path):
     for a, b in zip(samples, back):
         assert abs(a.t_epoch - b.t_epoch) < 0.001
         assert (a.phase, a.procs, a.threads) == (b.phase, b.procs, b.threads)
-        assert abs(a.rss_mb - b.rss_mb) <= 0.05
+        assert abs(a.rss_mb - b.rss_mb) <= 0.051               # written with 1 decimal
         assert (a.cpu_percent is None) == (b.cpu_percent is None)
         assert (a.loadgen_cpu_percent is None) == (b.loadgen_cpu_percent is None)
         assert b.pool_current is None and b.pool_busy is None
