@@ -13,16 +13,20 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from . import experiment, loadgen, metadata, paths
+from . import experiment, knees, loadgen, metadata, paths
 from .cell import CellContext, run_cell
+from .drivers.fixed_count import preflight as fixed_count_preflight
 from .drivers.closed_loop import load_spec
+from .drivers.hold import HoldOptionsError, hold_config
 from .experiment import CellPlan, ExperimentError
 from .jdk import JdkError, select_jdk
 from .progress import Progress, fmt_duration
 from .serve import interrupt_on_signals
 from .rundir import RunDir, RunDirError
 
-FD_PER_CONNECTION = 2          # the client's socket and the server's, both on this machine
+# RLIMIT_NOFILE is per process: the client (wrk, the holder) and the server are separate processes and
+# each holds one end of a connection, so each needs one descriptor per connection (plus its own files).
+FD_PER_CONNECTION = 1
 FD_MARGIN = 1024
 
 
@@ -99,8 +103,12 @@ def preflight(config: dict, cells: list[CellPlan]) -> None:
     if not adapter.available():
         raise Refused(f"load generator {adapter.name} is not on PATH (run_all.sh installs wrk and ab on Debian)")
     for cell in cells:
-        if cell.kind == "closed_loop":
+        if cell.kind in ("closed_loop", "pipelined"):
             adapter.build_command(load_spec(cell, "http://127.0.0.1:1"), None)   # refuses what the tool cannot do
+        elif cell.kind == "hold_connections":
+            hold_config(cell, 1)                                                # refuses unknown options
+        elif cell.kind == "fixed_count":
+            fixed_count_preflight(cell)
     if "tomcat" in run["servers"]:
         paths.tomcat_home()
         select_jdk(config["tomcat"].get("jdk"), need_virtual_threads=False)
@@ -160,7 +168,9 @@ def plan_summary(config: dict, cells: list[CellPlan], todo: list[CellPlan], prog
 def cell_summary(record: dict) -> str:
     if record["status"] != "ok":
         return f"FAILED ({record.get('error', '')[:160]})"
-    text = f"{record['rps']:.1f} req/s, mean {record['latency_ms']['mean']:.1f} ms"
+    mean = record["latency_ms"]["mean"]
+    text = f"{record['rps']:.1f} req/s, " + (f"mean {mean:.1f} ms" if mean is not None else
+                                              f"max {record['latency_ms']['max']} ms (no valid mean)")
     if record.get("efficiency_ratio") is not None:
         text += f", ratio {record['efficiency_ratio']:.2f} (latency ratio {record['latency_ratio']:.2f})"
     text += f", threads peak {record['threads_peak']}"
@@ -182,6 +192,12 @@ def execute(run_dir: RunDir, config: dict, todo: list[CellPlan], progress: Progr
 
 
 
+def postprocess(run_dir: RunDir, config: dict) -> None:
+    """Steps on the finished records that an experiment asks for in its [analysis] table."""
+    if config.get("analysis", {}).get("knees"):
+        print(knees.summary(knees.write_knees(run_dir.path)), file=sys.stderr)
+
+
 def analyse(run_dir: RunDir) -> None:
     sys.path.insert(0, str(paths.REPO / "analysis"))
     try:
@@ -189,7 +205,10 @@ def analyse(run_dir: RunDir) -> None:
     except ImportError as e:
         print(f"run_all: no charts drawn ({e})", file=sys.stderr)
         return
-    crossbench_analysis.analyze(run_dir.path)
+    try:
+        crossbench_analysis.analyze(run_dir.path)
+    except crossbench_analysis.AnalysisError as e:   # the measurements are safe; only drawing failed
+        print(f"run_all: charts incomplete: {e}\nredraw with ./analysis/analyze.sh {run_dir.path}", file=sys.stderr)
     print(f"charts and report: {run_dir.path / 'report.html'}", file=sys.stderr)
 
 
@@ -221,7 +240,8 @@ def main(argv=None) -> int:
         if not args.resume:
             run_dir.create(metadata.collect(run_dir.path.name, config, sys.argv), [c.to_dict() for c in cells])
         print(f"run directory: {run_dir.path}", file=sys.stderr)
-    except (ExperimentError, Refused, RunDirError, JdkError, paths.BuildMissing, loadgen.LoadgenError) as e:
+    except (ExperimentError, Refused, RunDirError, JdkError, paths.BuildMissing, loadgen.LoadgenError,
+            HoldOptionsError) as e:
         print(f"run_all: {e}", file=sys.stderr)
         return 2
     pin_runner(config["run"])
@@ -240,6 +260,7 @@ def main(argv=None) -> int:
                             overhead_percent=round(100 * (wall / (len(todo) * cell_s) - 1), 2) if todo else None)
     print(f"run_all: {len(todo)} cells in {fmt_duration(wall)} "
           f"(windows and warm-ups {fmt_duration(len(todo) * cell_s)}); results in {run_dir.path}", file=sys.stderr)
+    postprocess(run_dir, config)
     if not args.no_analysis:
         analyse(run_dir)
     return 0

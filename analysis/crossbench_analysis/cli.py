@@ -1,0 +1,69 @@
+"""Command line: python -m crossbench_analysis analyze RUN_DIR | compare RUN_A RUN_B [--out DIR] [--force]
+| export RUN_DIR | plot RUN_DIR | report RUN_DIR.
+
+Exit status: 0 done, 1 an error (not a run directory, gnuplot missing or failing), 2 compare refused."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from . import export, plot, report
+from .compare import CompareRefused, compare
+from .pipeline import analyze
+from .runinfo import AnalysisError, load_run
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="crossbench_analysis", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    a = sub.add_parser("analyze", help="export, draw every chart, write report.html")
+    a.add_argument("run_dir", type=Path)
+    for name, text in (("export", "write charts/data/*.dat and manifest.json only"),
+                       ("plot", "draw the charts from charts/data/ (after export)"),
+                       ("report", "write report.html from what charts/ holds")):
+        sub.add_parser(name, help=text).add_argument("run_dir", type=Path)
+    c = sub.add_parser("compare", help="compare two runs cell by cell")
+    c.add_argument("run_a", type=Path, help="the baseline run directory (A)")
+    c.add_argument("run_b", type=Path, help="the run compared with it (B)")
+    c.add_argument("--out", type=Path, help="where compare.html etc. go (default RUN_B/compare-<run id of A>)")
+    c.add_argument("--force", action="store_true", help="compare the common cells even when the sets differ")
+    return p.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    try:
+        if args.command == "analyze":
+            result = analyze(args.run_dir)
+            for warning in result.warnings:
+                print(f"warning: {warning}", file=sys.stderr)
+            print(f"{len(result.charts)} charts in {args.run_dir / 'charts'}; report: {result.report}")
+        elif args.command == "export":
+            jobs = export.export(load_run(args.run_dir), args.run_dir / "charts")
+            print(f"{len(jobs)} charts' data in {args.run_dir / 'charts' / 'data'}")
+        elif args.command == "plot":
+            charts_dir = args.run_dir / "charts"
+            footer, jobs = export.read_manifest(charts_dir / "data")
+            failed = [r for r in plot.plot_all(jobs, charts_dir, footer) if not r.ok]
+            for r in failed:
+                print(f"error: {r.name}: {r.error}", file=sys.stderr)
+            return 1 if failed else 0
+        elif args.command == "report":
+            run = load_run(args.run_dir)
+            charts_dir = args.run_dir / "charts"
+            _, jobs = export.read_manifest(charts_dir / "data")
+            results = [plot.PlotResult(j.name, [charts_dir / f"{j.name}.png"]) if (charts_dir / f"{j.name}.png")
+                       .is_file() else plot.PlotResult(j.name, error="not drawn") for j in jobs]
+            print(report.write_report(run, jobs, results))
+        elif args.command == "compare":
+            _, html, text = compare(args.run_a, args.run_b, out=args.out, force=args.force)
+            sys.stdout.write(text)
+            print(f"\ncompare report: {html}")
+    except CompareRefused as e:
+        print(f"compare refused: {e}", file=sys.stderr)
+        return 2
+    except (AnalysisError, FileNotFoundError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,247 @@
+"""The maxthreads experiment's charts: where each Tomcat setting's ratio bends (from the runner's knees.jsonl),
+peak threads vs maxThreads, what the threads cost (RSS, CPU), the static mix per setting, and what a client sees
+beyond the connector's queues. Each function returns a ChartJob, or None when the run has nothing for it."""
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+
+from .export import PALETTES, ChartJob, write_blocks
+from .runinfo import get, is_valid, num
+
+KNEES_FILE = "knees.jsonl"
+ERROR_KINDS = ("connect", "read", "write", "timeout", "non_2xx")
+
+
+def setting(cell: dict) -> str:
+    return "virtual" if cell.get("executor") == "virtual" else f"maxThreads={cell.get('max_threads')}"
+
+
+def setting_sort(cell: dict) -> tuple:
+    return (cell.get("executor") == "virtual", num(cell.get("max_threads")) or 0)
+
+
+def tomcat_ok(cells: list[dict]) -> list[dict]:
+    return [c for c in cells if c.get("server") == "tomcat" and c.get("status") == "ok"]
+
+
+def beyond_queues(cell: dict) -> bool:
+    """More clients than the connector takes in: maxConnections, or maxThreads + acceptCount (platform)."""
+    c = num(cell.get("concurrency")) or 0
+    limits = [num(cell.get("max_connections"))]
+    if cell.get("executor") != "virtual" and num(cell.get("max_threads")) and num(cell.get("accept_count")):
+        limits.append(num(cell["max_threads"]) + num(cell["accept_count"]))
+    return any(limit and c > limit for limit in limits)
+
+
+def queue_groups(cells: list[dict]) -> set[str]:
+    """Groups of delay cells driven beyond the queues: charted apart, left out of the sweep's charts."""
+    return {c.get("group") for c in tomcat_ok(cells) if num(c.get("delay_ms")) and beyond_queues(c)}
+
+
+def sweep_cells(cells: list[dict]) -> list[dict]:
+    """The sweep: Tomcat's blocking delay cells (a thread held per request) outside the queue-limit groups."""
+    queues = queue_groups(cells)
+    return [c for c in tomcat_ok(cells) if c.get("endpoint") == "/delay/sync" and num(c.get("delay_ms"))
+            and c.get("group") not in queues]
+
+
+def colors(n: int) -> str:
+    palette = PALETTES["tomcat"]
+    return " ".join(palette[i % len(palette)] for i in range(n))
+
+
+def by_setting(cells: list[dict]) -> list[tuple[str, list[dict]]]:
+    grouped: dict[str, list[dict]] = defaultdict(list)
+    for c in sorted(cells, key=lambda c: (setting_sort(c), num(c.get("concurrency")) or 0)):
+        grouped[setting(c)].append(c)
+    return list(grouped.items())
+
+
+def peak_cells(cells: list[dict]) -> list[tuple[str, dict]]:
+    """Per setting, its highest-concurrency cell (lowest repetition): where the pool is used the most."""
+    return [(name, max(mine, key=lambda c: (num(c.get("concurrency")) or 0, -(num(c.get("repetition")) or 0))))
+            for name, mine in by_setting(cells)]
+
+
+def read_knees(exporter) -> list[dict]:
+    path = exporter.run.path / KNEES_FILE
+    if not path.is_file():
+        return []
+    knees = []
+    for line in path.read_text().splitlines():
+        try:
+            knees.append(json.loads(line))
+        except ValueError:
+            exporter.run.warnings.append(f"{KNEES_FILE}: a line is not JSON; left out")
+    return knees
+
+
+def knees_chart(exporter, cells) -> ChartJob | None:
+    """Ratio vs concurrency, a curve per setting, its knee marked; one panel per group and delay."""
+    queues = queue_groups(cells)
+    knees = [k for k in read_knees(exporter) if k.get("group") not in queues]
+    if not knees:
+        return None
+    panels: dict[tuple, list[dict]] = defaultdict(list)
+    for k in knees:
+        panels[(k["group"], k["delay_ms"])].append(k)
+    params: dict = {"panels": len(panels), "nflagged": sum(1 for k in knees for pt in k["points"]
+                                                           if not pt.get("valid", True))}
+    files = []
+    for p, ((group, delay), mine) in enumerate(sorted(panels.items(), key=lambda kv: (kv[0][1], kv[0][0])), 1):
+        name, marks = f"maxthreads_knees_{group}_d{delay}.dat", f"maxthreads_knees_{group}_d{delay}_marks.dat"
+        write_blocks(exporter.data_dir / name, f"maxthreads knees, group {group}, delay {delay} ms (run "
+                     f"{exporter.run.run_id}); ratio = {mine[0]['ratio_used']}, efficiency_ratio = the seed's",
+                     ["concurrency", "ratio", "threads_peak", "efficiency_ratio", "valid"],
+                     [(k["setting"], [[pt["concurrency"], pt["ratio"], pt.get("threads_peak"),
+                                       pt.get("efficiency_ratio"), pt.get("valid", True)] for pt in k["points"]])
+                      for k in mine])
+        write_blocks(exporter.data_dir / marks, "knees: where the ratio stays above the threshold (NaN: not "
+                     "crossed in the measured range); predicted = maxThreads",
+                     ["knee_concurrency", "threshold", "predicted", "text"],
+                     [(k["setting"], [[k["knee_concurrency"], k["threshold"], k["predicted"], k["text"]]])
+                      for k in mine])
+        files += [name, marks]
+        params.update({f"file_{p}": name, f"marks_{p}": marks, f"nseries_{p}": len(mine), f"key_{p}": 1,
+                       f"title_{p}": f"{group}, delay {delay / 1000:g} s", f"colors_{p}": colors(len(mine)),
+                       f"dashes_{p}": " ".join("1" for _ in mine), f"threshold_{p}": mine[0]["threshold"],
+                       f"ratio_{p}": mine[0]["ratio_used"],
+                       f"predicted_{p}": " ".join(str(k["predicted"] or "NaN") for k in mine)})
+    summary = "; ".join(f"{k['setting']}: {k['text']}" for k in knees)
+    return ChartJob("maxthreads_knees", "maxthreads_knees.gp",
+                    "Where the ratio bends: efficiency ratio vs concurrent clients per Tomcat setting, knee marked",
+                    "One curve per setting (maxThreads, or virtual threads), log scales. The knee (diamond) is where "
+                    "the ratio crosses the threshold for good, interpolated in log concurrency between the last "
+                    "point at or under it and the next; the dotted vertical line of the same colour is the "
+                    "prediction, maxThreads. Thin dashed: the seed's ratio from the window's count, which past the "
+                    "knee shows the queue the answered requests' latency hides when the window is short. From "
+                    f"knees.jsonl: {summary}.", params, files)
+
+
+def threads_chart(exporter, cells) -> ChartJob | None:
+    """Peak threads vs maxThreads (the plateau seed 002 saw near 220), virtual threads as their own point."""
+    settings = by_setting(sweep_cells(cells))
+    if len(settings) < 2:
+        return None
+    platform, virtual = [], []
+    for name, mine in settings:
+        peak = max((num(c.get("threads_peak")) for c in mine if num(c.get("threads_peak")) is not None),
+                   default=None)
+        top = int(max(num(c.get("concurrency")) or 0 for c in mine))
+        if name == "virtual":
+            virtual.append([peak, top])
+        else:
+            platform.append([int(num(mine[0]["max_threads"])), peak, top])
+    write_blocks(exporter.data_dir / "maxthreads_threads.dat", f"peak threads per setting over its sweep "
+                 f"(run {exporter.run.run_id})", ["max_threads", "threads_peak", "max_concurrency"],
+                 [("platform threads", platform)])
+    write_blocks(exporter.data_dir / "maxthreads_threads_virtual.dat", "virtual threads: peak JVM threads",
+                 ["threads_peak", "max_concurrency"], [("virtual threads", virtual)])
+    xmax = max([row[0] for row in platform] or [100])
+    return ChartJob("maxthreads_threads", "maxthreads_threads.gp",
+                    "Peak server threads vs Tomcat maxThreads (highest over each setting's concurrency sweep)",
+                    "Each point: the most threads the Tomcat JVM had at once in any cell of that setting (JVM "
+                    "housekeeping included). Dotted: threads = maxThreads; the gap above it is the JVM's and "
+                    "Tomcat's own threads. Virtual threads (right) need no pool: their count is the carriers and "
+                    "housekeeping.",
+                    {"file_1": "maxthreads_threads.dat", "virtual_file": "maxthreads_threads_virtual.dat",
+                     "nvirtual": len(virtual), "virtual_x": xmax * 2.5,
+                     "maxthreads": " ".join(str(row[0]) for row in platform)},
+                    ["maxthreads_threads.dat", "maxthreads_threads_virtual.dat"])
+
+
+def cost_chart(exporter, cells) -> ChartJob | None:
+    """What the threads cost: RSS vs peak threads, and CPU vs throughput, at each setting's highest C."""
+    peaks = peak_cells(sweep_cells(cells))
+    if len(peaks) < 2:
+        return None
+    rows = [(name, [[num(c.get("threads_peak")), num(c.get("rss_peak_mb")), num(c.get("rps")),
+                     num(c.get("cpu_percent")), c.get("concurrency"), is_valid(c), c["cell_id"]]])
+            for name, c in peaks]
+    write_blocks(exporter.data_dir / "maxthreads_cost.dat", f"per setting, its highest-concurrency cell "
+                 f"(run {exporter.run.run_id})", ["threads_peak", "rss_peak_mb", "rps", "cpu_percent",
+                                                  "concurrency", "valid", "cell_id"], rows)
+    heaps = {str(get(c, "server_settings.heap") or "the JVM's default") for _, c in peaks}
+    return ChartJob("maxthreads_cost", "maxthreads_cost.gp",
+                    "What the threads cost: memory and CPU per Tomcat setting at its highest concurrency",
+                    "Left: peak resident memory vs peak threads, one point per setting (the slope is what a "
+                    "thread costs in memory). Right: the server's CPU (100 = one core) vs responses per second. "
+                    f"Each point is the setting's highest-concurrency cell of the sweep. Heap: {', '.join(sorted(heaps))}"
+                    "; with a heap the JVM sizes from the machine's memory, RSS follows the heap more than the "
+                    "threads.",
+                    {"file_1": "maxthreads_cost.dat", "nseries_1": len(rows), "colors_1": colors(len(rows)),
+                     "nflagged": exporter.flagged([c for _, c in peaks], "rss_peak_mb")},
+                    ["maxthreads_cost.dat"], exporter.missing_note([c for _, c in peaks], "rss_peak_mb"))
+
+
+def static_chart(exporter, cells) -> ChartJob | None:
+    """The static mix's throughput per setting, a series per concurrency (mean, min and max of repetitions)."""
+    static = [c for c in tomcat_ok(cells) if str(c.get("endpoint") or "").startswith("/static")]
+    settings = by_setting(static)
+    if len(settings) < 2:
+        return None
+    by_c: dict[int, list[list]] = defaultdict(list)
+    for x, (name, mine) in enumerate(settings):
+        for c in sorted({m["concurrency"] for m in mine}):
+            rps = [num(m.get("rps")) for m in mine if m["concurrency"] == c and num(m.get("rps")) is not None]
+            if rps:
+                by_c[c].append([x, name, sum(rps) / len(rps), min(rps), max(rps), len(rps)])
+    blocks = [(f"C={c}", rows) for c, rows in sorted(by_c.items())]
+    write_blocks(exporter.data_dir / "maxthreads_static.dat", f"static mix per setting (run "
+                 f"{exporter.run.run_id})", ["x", "setting", "rps_mean", "rps_min", "rps_max", "cells"], blocks)
+    return ChartJob("maxthreads_static", "maxthreads_static.gp",
+                    f"Static mix: responses per second per Tomcat setting ({exporter.how(static)})",
+                    "Seed 002's second conclusion put to the test: do more threads help short requests? One "
+                    "series per number of clients; the point is the mean of the repetitions, the bar their range "
+                    "(a range wider than the differences between settings means the machine, not the setting, "
+                    "decided).",
+                    {"file_1": "maxthreads_static.dat", "nseries_1": len(blocks), "nsettings": len(settings),
+                     "colors_1": colors(len(blocks))}, ["maxthreads_static.dat"])
+
+
+def queues_chart(exporter, cells) -> ChartJob | None:
+    """Beyond maxThreads + acceptCount and maxConnections: requests served, connections Tomcat held, errors;
+    a block per setting and delay of the queue-limit groups, the limits drawn from the first."""
+    groups = sorted(g for g in queue_groups(cells) if g)
+    if not groups:
+        return None
+    here = [c for c in tomcat_ok(cells) if c.get("group") in groups and num(c.get("delay_ms"))]
+    series: dict[str, list[dict]] = defaultdict(list)
+    for c in sorted(here, key=lambda c: (num(c["delay_ms"]), setting_sort(c), num(c.get("concurrency")) or 0)):
+        series[f"{setting(c)}, acceptCount={c.get('accept_count')}, maxConnections={c.get('max_connections')}, "
+               f"delay {num(c['delay_ms']) / 1000:g} s"].append(c)
+    blocks = [(label, [[c["concurrency"], num(c.get("rps")), num(c.get("tomcat_connection_count_peak")),
+                        *[num(get(c, f"errors.{k}")) for k in ERROR_KINDS], num(c.get("efficiency_ratio")),
+                        num(c.get("latency_ratio")), is_valid(c), c["cell_id"]] for c in mine])
+              for label, mine in series.items()]
+    write_blocks(exporter.data_dir / "maxthreads_queues.dat", f"queue limits (run {exporter.run.run_id})",
+                 ["concurrency", "rps", "connections_held", *ERROR_KINDS, "efficiency_ratio", "latency_ratio",
+                  "valid", "cell_id"], blocks)
+    first = next(iter(series.values()))[0]
+    limit_queue = (num(first.get("max_threads")) or 0) + (num(first.get("accept_count")) or 0)
+    note = f"limits drawn for the first of {len(blocks)} series" if len(blocks) > 1 else ""
+    return ChartJob("maxthreads_queues", "maxthreads_queues.gp",
+                    f"Beyond the connector's queues (group {', '.join(groups)}): what the client sees",
+                    "Responses per second, the connections Tomcat held at once (its connectionCount, from the JVM "
+                    "probe) and the load generator's errors by kind, against concurrent clients. Vertical lines: "
+                    "maxThreads + acceptCount and maxConnections. Clients beyond them wait outside Tomcat and wrk "
+                    "counts no error for them (runner/crossbench/loadgen/README.md): only the flat throughput and "
+                    "the held-connection ceiling show them.",
+                    {"file_1": "maxthreads_queues.dat", "nseries_1": len(blocks), "colors_1": colors(len(blocks)),
+                     "nflagged": exporter.flagged(here, "rps"),
+                     "limit_queue": limit_queue, "limit_connections": num(first.get("max_connections")) or 0,
+                     "pool_rps": (num(first.get("max_threads")) or 0) / (num(first["delay_ms"]) / 1000)},
+                    ["maxthreads_queues.dat"], note)
+
+
+HEADINGS = {"maxthreads_knees": "maxThreads: where the ratio bends", "maxthreads_threads": "maxThreads: peak threads",
+            "maxthreads_cost": "maxThreads: what the threads cost", "maxthreads_static": "maxThreads: static mix",
+            "maxthreads_queues": "maxThreads: beyond the connector's queues"}
+
+
+def jobs(exporter) -> list[ChartJob]:
+    cells = exporter.run.cells
+    found = [knees_chart(exporter, cells), threads_chart(exporter, cells), cost_chart(exporter, cells),
+             static_chart(exporter, cells), queues_chart(exporter, cells)]
+    return [j for j in found if j is not None]

@@ -1,0 +1,49 @@
+# maxthreads_knees.gp: efficiency ratio vs concurrent clients, a curve per Tomcat setting, its knee marked
+# (diamond, labelled with its concurrency) and its prediction (maxThreads) as a dotted vertical line of the
+# same colour; the seed's ratio thin dashed beside each curve; one panel per group and delay; log x and y.
+# Data: file_N, a block per setting (concurrency ratio threads_peak efficiency_ratio valid: 0 when a cell
+# of the point is flagged, drawn hollow); marks_N, the same
+# settings' knees (knee_concurrency threshold predicted text; NaN knee = not crossed in the measured range).
+# Parameters (beyond common.gp): marks_N, threshold_N, ratio_N (the record field the knee is found on),
+# predicted_N (one word per setting: its maxThreads, NaN for virtual threads).
+load 'common.gp'
+set multiplot layout nrows,ncols title title font ',14' @MARGINS
+set logscale x 10
+set logscale y 2
+set xlabel 'concurrent clients (log scale)'
+set offsets 0, 0, 0, 0
+do for [p=1:panels] {
+    f = pfile(p)
+    m = pparam('marks', p)
+    t = pparam('threshold', p)
+    pred = pparam('predicted', p)
+    set title ptitle(p) font ',12'
+    if (pkey(p)) { set key on } else { set key off }
+    if (first_column(p)) { set ylabel sprintf('%s (1 = no added wait; log scale)', pparam('ratio', p)) } else { unset ylabel }
+    unset arrow
+    do for [i=1:words(pred)] {
+        if (word(pred, i) ne 'NaN') {
+            set arrow i from real(word(pred, i)), graph 0 to real(word(pred, i)), graph 1 nohead dt 3 lw 1.5 \
+                lc rgb pcolor(p,i)
+        }
+    }
+    stats f using (column(2) > column(4) ? column(2) : column(4)) nooutput
+    set yrange [0.9:(STATS_max > 2 ? STATS_max * 1.4 : 2.5)]
+    plot t with lines dt 2 lw 1.5 lc rgb 'black' title sprintf('knee threshold %g', t), \
+         1 with lines dt 3 lw 1 lc rgb '#777777' title 'ideal 1.0', \
+         for [i=1:pn(p)] f index i-1 using 1:2 with lines lw 2.5 lc rgb pcolor(p,i) dt pdash(p,i) \
+             title columnheader(1), \
+         for [i=1:pn(p)] f index i-1 using 1:(valid_y('ratio')) with points pt 7 ps 1.1 lc rgb pcolor(p,i) notitle, \
+         for [i=1:pn(p)] f index i-1 using 1:(flagged_y('ratio')) with points pt 6 ps 2.2 lw 2 lc rgb pcolor(p,i) \
+             notitle, \
+         for [i=1:pn(p)] f index i-1 using 1:4 with lines lw 1.2 dt 2 lc rgb pcolor(p,i) notitle, \
+         for [i=1:pn(p)] m index i-1 using 1:2 with points pt 13 ps 2.6 lc rgb pcolor(p,i) notitle, \
+         for [i=1:pn(p)] m index i-1 using 1:2:(sprintf('C=%.0f', $1)) with labels offset 0,1.3 font ',10' \
+             textcolor rgb pcolor(p,i) notitle, \
+         keyentry with points pt 13 ps 2 lc rgb 'black' title 'knee (ratio stays above the threshold)', \
+         keyentry with lines dt 3 lw 1.5 lc rgb 'black' title 'predicted knee: maxThreads', \
+         keyentry with lines dt 2 lw 1.2 lc rgb '#555555' title 'thin dashed: the seed''s ratio (C / rps) / delay', \
+         keyentry with points pt 6 ps 2 lw 2 lc rgb 'black' title flagged_title
+    unset label 1001; unset label 1002
+}
+unset multiplot

@@ -1,0 +1,17 @@
+# maxthreads_static.gp: the static mix's responses per second per Tomcat setting, a series per number of
+# clients: the mean of the repetitions as a point, their range as a bar.
+# Data: file_1, a block per concurrency (x setting rps_mean rps_min rps_max cells).
+# Parameters (beyond common.gp): nsettings.
+load 'common.gp'
+set multiplot layout 1,1 title title font ',14' @MARGINS
+set xlabel 'Tomcat setting'
+set ylabel 'responses per second (requests / measured window)'
+set xrange [-0.6:nsettings - 0.4]
+set yrange [0:*]
+p = 1
+f = pfile(p)
+n = pn(p)
+off(i) = (i - (n + 1) / 2.0) * 0.14
+plot for [i=1:n] f index i-1 using ($1 + off(i)):3:4:5:xtic(2) with yerrorbars pt 7 ps 1.5 lw 2 \
+         lc rgb pcolor(p,i) title columnheader(1)
+unset multiplot

@@ -1,0 +1,37 @@
+"""Fixtures for the analysis tests: SYNTHETIC run directories (see synthetic_run.py; nothing here is a
+measurement) and their analysis, done once per session."""
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+ANALYSIS = HERE.parent
+for path in (str(ANALYSIS), str(HERE)):
+    if path not in sys.path:
+        sys.path.insert(0, path)
+
+from synthetic_run import make_run  # noqa: E402
+
+needs_gnuplot = pytest.mark.skipif(shutil.which("gnuplot") is None,
+                                   reason="gnuplot not installed (apt-get install gnuplot-nox)")
+
+
+@pytest.fixture(scope="session")
+def synthetic_run(tmp_path_factory) -> Path:
+    """Both servers, static and delay groups (plus Tomcat's async group), one flagged cell, one failed cell
+    with null figures, samples.csv series. Not analysed: tests that change it get their own copy."""
+    return make_run(tmp_path_factory.mktemp("run") / "20261122-0130-seed002-synthetic")
+
+
+@pytest.fixture(scope="session")
+def analyzed_run(tmp_path_factory):
+    """A SYNTHETIC run analysed once: (run_dir, AnalysisResult)."""
+    if shutil.which("gnuplot") is None:
+        pytest.skip("gnuplot not installed (apt-get install gnuplot-nox)")
+    from crossbench_analysis import analyze
+    run_dir = make_run(tmp_path_factory.mktemp("analyzed") / "20261122-0130-seed002-synthetic")
+    return run_dir, analyze(run_dir)
