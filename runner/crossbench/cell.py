@@ -2,6 +2,7 @@
 measure while sampling, stop in `finally`, and build the record. Nothing here decides what to run."""
 from __future__ import annotations
 
+import json
 import threading
 import time
 import traceback
@@ -17,7 +18,7 @@ from .experiment import CellPlan
 from .loadgen.base import LoadResult
 from .metadata import now_iso
 from .rundir import SCHEMA_VERSION
-from .sampling.jvm_probe import JvmProbe, JvmProbeError
+from .sampling.jvm_probe import JvmProbe, JvmProbeError, pick_pool
 from .sampling.process_tree import ProcessTreeSampler, summarize
 from .servers import RunningServer, ServerSpec, TornadoConfig, free_port, tomcat_spec, tornado_spec
 from .tomcat import TomcatConfig
@@ -120,7 +121,29 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
         wait_time_wait_drained(server.spec.port)
     jvm = probe.jvm_info if probe else None
     window = summarize(sampler.samples(), measurement.t0, measurement.t1)
-    return {**build_record(plan, measurement.result, window, server, jvm, started), **measurement.extra}
+    record = build_record(plan, measurement.result, window, server, jvm, started)
+    if probe:
+        record["tomcat_connection_count_peak"] = connections_peak(ctx.cell_dir / "jvm-probe.jsonl",
+                                                                  measurement.t0, measurement.t1)
+    return {**record, **measurement.extra}
+
+
+def connections_peak(probe_lines: Path, t0: float, t1: float) -> int | None:
+    """The most connections Tomcat held at once in the window (the connector's connectionCount). Beyond
+    maxConnections the others wait outside Tomcat (acceptCount + 1 in the kernel's accept queue, the rest
+    half-open) and the client counts no error for them: this is the only place a record shows them."""
+    if not probe_lines.is_file():
+        return None
+    counts = []
+    for line in probe_lines.read_text().splitlines():
+        try:
+            obj = json.loads(line)
+            reading = pick_pool(obj) if obj.get("type") == "pool" else None
+        except (ValueError, KeyError, AttributeError):
+            continue
+        if reading and reading.connections is not None and t0 <= reading.t_epoch <= t1:
+            counts.append(reading.connections)
+    return max(counts, default=None)
 
 
 class BackgroundProbe:

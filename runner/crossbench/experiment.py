@@ -22,6 +22,7 @@ RUN_KEYS = {"duration_s", "warmup_s", "repetitions", "shuffle", "shuffle_seed", 
             "server_cpus", "loadgen_cpus", "loadgen_threads", "fresh_server", "jfr", "pipeline"}
 TOMCAT_KEYS = {"max_threads", "executor", "accept_count", "max_connections", "jvm_options", "heap", "jdk"}
 TORNADO_KEYS = {"processes", "backlog"}
+ANALYSIS_KEYS = {"knees"}         # post-processing steps on the finished records (run.py)
 GROUP_KEYS = {"name", "kind", "endpoint", "concurrency", "delays_ms", "options", "tomcat", "tornado"}
 RUN_DEFAULTS = {"repetitions": 1, "shuffle": False, "shuffle_seed": 0, "keepalive": True, "loadgen": "wrk",
                 "server_cpus": [], "loadgen_cpus": [], "loadgen_threads": 1, "fresh_server": True, "jfr": True,
@@ -148,8 +149,9 @@ def validate(config: dict) -> None:
     def fail(message):
         raise ExperimentError(f"experiment {config.get('name')}: {message}")
 
-    for section, allowed in (("run", RUN_KEYS), ("tomcat", TOMCAT_KEYS), ("tornado", TORNADO_KEYS)):
-        unknown = set(config[section]) - allowed
+    for section, allowed in (("run", RUN_KEYS), ("tomcat", TOMCAT_KEYS), ("tornado", TORNADO_KEYS),
+                             ("analysis", ANALYSIS_KEYS)):
+        unknown = set(config.get(section, {})) - allowed
         if unknown:
             fail(f"unknown [{section}] keys {sorted(unknown)}; allowed: {sorted(allowed)}")
     run = config["run"]

@@ -11,9 +11,17 @@ from typing import Callable
 
 from .base import Measurement
 from .closed_loop import drive as closed_loop
+from .fixed_count import drive as fixed_count
+from .hold import drive as hold_connections
+from .hol_probe import drive as hol_probe
+from .pipelined import drive as pipelined
 
 DRIVERS: dict[str, Callable] = {
     "closed_loop": closed_loop,
+    "hold_connections": hold_connections,
+    "fixed_count": fixed_count,
+    "hol_probe": hol_probe,
+    "pipelined": pipelined,
 }
 
 __all__ = ["DRIVERS", "Measurement"]

@@ -1,0 +1,91 @@
+"""Seed 000's ab run as a cell: a fixed number of requests (`ab -n N -c C`, no keep-alive, as the seed), not a
+time window. The record's figures are ab's; `ab` beside them holds ab's own headline figures, the figure
+without ab's start-up artifact (drivers/ab_startup.py), and the seed's published figures when the experiment
+gives them. Always ab, whatever the run's loadgen.
+
+Options: requests = 200 (required), keepalive = false,
+         reference = { tornado = { rps = 1.00, mean_ms = 40149, source = "..." } }  (per server, optional)
+"""
+from __future__ import annotations
+
+import time
+
+from .. import metrics
+from ..loadgen import ab
+from ..loadgen.base import LoadgenError, LoadSpec
+from . import ab_startup
+from .base import Measurement
+from .closed_loop import WARMUP_DELAY_MS, TAIL_SAMPLES_S
+
+SERIAL_MARGIN = 1.5       # bound: the whole count served one after the other, with room to spare
+BOUND_EXTRA_S = 30.0
+
+
+def ab_spec(plan, base_url: str, delay_ms: int) -> LoadSpec:
+    path = plan.paths()[0].replace(f"ms={plan.delay_ms}", f"ms={delay_ms}")
+    # ab's -s is a poll timeout for the whole run: it must outlast the longest gap between two answers
+    return LoadSpec(urls=(base_url + path,), concurrency=plan.concurrency, duration_s=0,
+                    timeout_s=metrics.loadgen_timeout_s(delay_ms / 1000),
+                    keepalive=bool(plan.options.get("keepalive", False)), cpus=plan.loadgen_cpus)
+
+
+def ab_options(plan, delay_ms: int) -> ab.AbOptions:
+    requests = int(plan.options["requests"])
+    return ab.AbOptions(requests=requests,
+                        wall_limit_s=SERIAL_MARGIN * requests * delay_ms / 1000 + BOUND_EXTRA_S)
+
+
+def preflight(plan) -> None:
+    """Refuses, before anything runs, what ab cannot do with this cell (raises LoadgenError)."""
+    if not isinstance(plan.options.get("requests"), int) or plan.options["requests"] < 1:
+        raise LoadgenError(f"{plan.cell_id}: kind fixed_count needs options.requests, a positive integer")
+    ab.build_command(ab_spec(plan, "http://127.0.0.1:1", plan.delay_ms), None, ab_options(plan, plan.delay_ms))
+
+
+def ab_figures(plan, result, out_dir) -> dict:
+    reported = ab_startup.ab_reported((out_dir / "ab.stdout").read_text(errors="replace"))
+    rows = ab.per_request(out_dir)
+    free = ab_startup.startup_free(rows, result.duration_s, plan.concurrency)
+    blocking_workers = plan.workers if plan.blocking else None
+    return {"reported": reported, "startup_free": free, "starts_per_second": ab_startup.starts_per_second(rows),
+            "rounds": ab_startup.expected_rounds(int(plan.options["requests"]), plan.concurrency,
+                                                 blocking_workers=blocking_workers),
+            "latency_mean_ms": result.latency_ms.get("mean"),
+            "artifact": "Debian's ab 2.3 sends its first request alone and opens the other C-1 connections only "
+                        "when its answer is back: one extra round of the delay when the server could have "
+                        "answered all C at once (none when it serves them one by one anyway)",
+            "reference": (plan.options.get("reference") or {}).get(plan.server)}
+
+
+def cell_flags(plan, result) -> list[str]:
+    """The closed-loop flags, less ratio_disagreement: over a fixed count, ramp and drain make the mean
+    latency and C / rps differ by design, not because a window was too short."""
+    r = metrics.ratios(plan.concurrency, plan.delay_ms, result.rps, result.latency_ms.get("mean"))
+    found = metrics.flags(concurrency=plan.concurrency, requests=result.requests, errors=result.errors,
+                          ratios_=r, loadgen_cpu_percent=None, loadgen_cores=1)
+    return [f for f in found if f != "ratio_disagreement"]
+
+
+def drive(plan, ctx, server, sampler) -> Measurement:
+    if plan.warmup_s > 0:
+        ctx.report("warmup", sampler)
+        warm = min(plan.delay_ms, WARMUP_DELAY_MS)
+        ab.run(ab_spec(plan, server.url, warm), ctx.cell_dir / "warmup", ab_options(plan, warm))
+    sampler.set_phase("measure")
+    ctx.report("measure", sampler)
+    t0 = time.time()
+    result = ab.run(ab_spec(plan, server.url, plan.delay_ms), ctx.cell_dir, ab_options(plan, plan.delay_ms))
+    t1 = time.time()
+    sampler.set_phase("cooldown")
+    time.sleep(TAIL_SAMPLES_S)
+    figures = ab_figures(plan, result, ctx.cell_dir)
+    free = figures["startup_free"] or {}
+    flags = cell_flags(plan, result)
+    extra = {"loadgen": "ab", "duration_s": result.duration_s, "requests_planned": int(plan.options["requests"]),
+             "ab": figures, "rps_startup_free": free.get("rps"),
+             "efficiency_ratio_startup_free": ((plan.concurrency / free["rps"]) / (plan.delay_ms / 1000)
+                                               if free.get("rps") and plan.delay_ms else None),
+             "ratio_check": "not applied: a fixed-count run ramps up and drains, so mean latency and C / rps "
+                            "differ by design",
+             "flags": flags, "valid": not flags}
+    return Measurement(result, t0, t1, extra)

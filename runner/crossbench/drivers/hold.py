@@ -1,0 +1,196 @@
+"""Seed 003's cell (kind "hold_connections"): hold `concurrency` keep-alive connections to the server with
+the holder (crossbench.holder), and measure what holding them costs the server and the client.
+
+The group's `concurrency` is the number of connections (so the run's open-file check, the cell id and
+--concurrency all see it). Options: rate_per_10ms (10), head_interval_s (10), hold_s (30), timeout_s (5),
+retry_s (1). The warm-up is an idle settle: the server's baseline, and time for the JVM probe to attach.
+
+The holder runs as a child process pinned to the load-generator cores, like wrk: its CPU and RSS are its
+own (not the runner's sampler thread and imports), its event loop does not share a GIL with the sampler,
+and whatever happens to it, the kernel closes its sockets when it exits, so no connection leaks into the
+next cell.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from .. import hold_fit
+from ..holder import FAILURE_KINDS, HoldConfig
+from ..loadgen.base import LoadResult, empty_errors
+from ..loadgen.process import run_bounded, taskset_prefix
+from ..sampling.process_tree import summarize
+from ..socket_census import SocketCensus
+from .base import Measurement
+
+DEFAULTS = {"rate_per_10ms": 10, "head_interval_s": 10.0, "hold_s": 30.0, "timeout_s": 5.0, "retry_s": 1.0}
+TAIL_SAMPLES_S = 0.6
+CLIENT_SATURATED_PCT = 90.0
+# The cell record's error kinds (loadgen.base.ERROR_KINDS), from the holder's finer ones.
+ERROR_KIND_OF = {"connect_refused": "connect", "connect_timeout": "connect", "no_local_port": "connect",
+                 "too_many_open_files": "connect", "reset": "read", "closed_by_server": "read",
+                 "read_timeout": "timeout", "non_2xx": "non_2xx", "other": "other"}
+
+
+class HoldOptionsError(ValueError):
+    pass
+
+
+def hold_config(plan, port: int) -> HoldConfig:
+    options = dict(plan.options)
+    if "connections" in options:
+        raise HoldOptionsError("hold_connections: the number of connections is the group's `concurrency`, "
+                               "not an option")
+    unknown = set(options) - set(DEFAULTS)
+    if unknown:
+        raise HoldOptionsError(f"hold_connections: unknown options {sorted(unknown)}; known: {sorted(DEFAULTS)}")
+    o = {**DEFAULTS, **options}
+    return HoldConfig(port=port, path=plan.paths()[0], connections=plan.concurrency,
+                      rate_per_10ms=int(o["rate_per_10ms"]), head_interval_s=float(o["head_interval_s"]),
+                      hold_s=float(o["hold_s"]), timeout_s=float(o["timeout_s"]), retry_s=float(o["retry_s"]))
+
+
+def command(config: HoldConfig, cell_dir: Path, cpus: tuple[int, ...]) -> list[str]:
+    return [*taskset_prefix(cpus), sys.executable, "-m", "crossbench.holder", "--host", config.host,
+            "--port", str(config.port), "--path", config.path, "--connections", str(config.connections),
+            "--rate-per-10ms", str(config.rate_per_10ms), "--head-interval", str(config.head_interval_s),
+            "--hold", str(config.hold_s), "--timeout", str(config.timeout_s), "--retry", str(config.retry_s),
+            "--csv", str(cell_dir / "holder.csv"), "--json", str(cell_dir / "holder.json")]
+
+
+def load_result(held: dict, cell_dir: Path, argv: list[str]) -> LoadResult:
+    errors = empty_errors()
+    for kind, n in held["failures"].items():
+        errors[ERROR_KIND_OF[kind]] += n
+    duration = held["hold_end_epoch"] - held["started_epoch"]
+    return LoadResult(tool="crossbench-holder", tool_version=f"crossbench-holder ({held['event_loop']}, "
+                      f"Python {sys.version.split()[0]})", requests=held["requests_answered"],
+                      duration_s=duration, bytes=0, errors=errors, latency_ms=held["latency_ms"],
+                      latency_source="holder: HEAD sent to end of the response head, per request",
+                      raw_files=tuple(str(cell_dir / f) for f in ("holder.json", "holder.csv", "holder.stdout")),
+                      extra={"command": " ".join(argv)})
+
+
+def tomcat_connections(probe_jsonl: Path) -> list[tuple[float, int]]:
+    """(t_epoch, Tomcat's own connectionCount) from the JVM probe's raw lines; [] when there are none."""
+    out = []
+    try:
+        lines = probe_jsonl.read_text().splitlines()
+    except OSError:
+        return out
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        for pool in record.get("pools", []):
+            if pool.get("kind") == "connector" and "http" in pool.get("name", "") and pool.get("connections"):
+                out.append((record["t_epoch"], pool["connections"]))
+    return out
+
+
+def first_peak_time(timeline: list[dict], column: str = "connections_held") -> float | None:
+    peak = max((r[column] for r in timeline), default=0)
+    return next((r["t_epoch"] for r in timeline if r[column] == peak), None) if peak else None
+
+
+def server_figures(samples, timeline: list[dict], held: dict, server_cpus: tuple[int, ...]) -> dict:
+    start, ramp_end, hold_end = held["started_epoch"], held["ramp_end_epoch"], held["hold_end_epoch"]
+    # The fit runs while the held count rises: to its first peak (before the ramp ends when a limit bites,
+    # a little after it when the last connections are answered late).
+    rising_end = min(first_peak_time(timeline) or ramp_end, hold_end)
+    before = [s for s in samples if s.t_epoch < start]
+    at_hold = summarize(samples, ramp_end, hold_end)
+    held_at_end = held["connections_held_at_end"]
+    cpu_hold = at_hold["cpu_percent"]
+    return {
+        **hold_fit.rss_per_connection(timeline, samples, start, rising_end),
+        "fit_window_s": round(rising_end - start, 3),
+        "server_rss_mb_idle": before[-1].rss_mb if before else None,
+        "server_threads_idle": before[-1].threads if before else None,
+        "server_rss_mb_hold_peak": at_hold["rss_peak_mb"],
+        "server_cpu_percent_hold": cpu_hold,
+        "server_cpu_percent_hold_per_1k_connections": (1000 * cpu_hold / held_at_end
+                                                       if cpu_hold is not None and held_at_end else None),
+        "server_threads_hold_peak": at_hold["threads_peak"],
+        "server_cpu_percent_ramp": summarize(samples, start, ramp_end)["cpu_percent"],
+        "server_core_foreign_percent": foreign_load(summarize(samples, start, hold_end), server_cpus),
+    }
+
+
+def foreign_load(window: dict, server_cpus: tuple[int, ...]) -> float | None:
+    """How busy the server's cores were with something else (other processes, interrupts) over the window,
+    percent of one core: the server's figures are only its own when this stays small."""
+    cores = [window["cpu_per_core"].get(str(c)) for c in server_cpus]
+    if not cores or None in cores or window["cpu_percent"] is None:
+        return None
+    return max(0.0, sum(cores) - window["cpu_percent"])
+
+
+def client_figures(timeline: list[dict], held: dict, cpus: tuple[int, ...]) -> dict:
+    start, ramp_end, hold_end = held["started_epoch"], held["ramp_end_epoch"], held["hold_end_epoch"]
+
+    def cpu_percent(t0: float, t1: float) -> float | None:
+        rows = [r for r in timeline if t0 <= r["t_epoch"] <= t1]
+        if len(rows) < 2 or rows[-1]["t_epoch"] <= rows[0]["t_epoch"]:
+            return None
+        return 100 * (rows[-1]["client_cpu_s"] - rows[0]["client_cpu_s"]) / (rows[-1]["t_epoch"] - rows[0]["t_epoch"])
+    ramp_cpu = cpu_percent(start, ramp_end)
+    return {
+        "client_cpu_s": held["client_cpu_s"], "client_cpu_percent_ramp": ramp_cpu,
+        "client_cpu_percent_hold": cpu_percent(ramp_end, hold_end),
+        "loadgen_cpu_percent": cpu_percent(start, hold_end),
+        "client_saturated": bool(ramp_cpu and ramp_cpu >= CLIENT_SATURATED_PCT * max(len(cpus), 1)),
+        "client_rss_mb_start": held["client_rss_mb_start"], "client_rss_mb_peak": held["client_rss_mb_peak"],
+        "client_rss_per_connection_kb": hold_fit.client_per_connection(timeline, start, ramp_end),
+        "client_event_loop": held["event_loop"], "client_cpus": list(cpus),
+    }
+
+
+def kernel_figures(census: SocketCensus, probe_jsonl: Path) -> dict:
+    tomcat = tomcat_connections(probe_jsonl)
+    return {
+        "server_established_peak": census.peak("server_established"),
+        "accept_queue_peak": census.peak("accept_queue"), "accept_queue_limit": census.peak("accept_queue_limit"),
+        "syn_recv_peak": census.peak("syn_recv"), "listen_overflows": census.delta("listen_overflows"),
+        "system_tcp_mem_pages_peak": census.peak("tcp_mem_pages"),   # every TCP socket of the machine
+        "tomcat_connection_count_peak": max((n for _, n in tomcat), default=None),
+    }
+
+
+def drive(plan, ctx, server, sampler) -> Measurement:
+    config = hold_config(plan, server.spec.port)
+    cell_dir = ctx.cell_dir
+    with SocketCensus(server.spec.port, cell_dir / "sockets.csv") as census:
+        if plan.warmup_s > 0:
+            ctx.report("warmup", sampler)
+            time.sleep(plan.warmup_s)       # idle: the server's baseline, and the JVM probe attaches
+        sampler.set_phase("measure")
+        ctx.report("measure", sampler)
+        argv = command(config, cell_dir, plan.loadgen_cpus)
+        finished = run_bounded(argv, cell_dir, "holder", config.bound_s() + 30)
+        sampler.set_phase("cooldown")
+        time.sleep(TAIL_SAMPLES_S)
+    if finished.returncode != 0 or not (cell_dir / "holder.json").is_file():
+        raise RuntimeError(f"holder exited with status {finished.returncode}: "
+                           f"{finished.stderr.read_text(errors='replace')[-2000:]}")
+    held = json.loads((cell_dir / "holder.json").read_text())
+    timeline = hold_fit.read_timeline(cell_dir / "holder.csv")
+    extra = {
+        "connections_target": config.connections, "connections_held_peak": held["connections_held_peak"],
+        "connections_held_at_end": held["connections_held_at_end"],
+        "connections_open_peak": held["connections_open_peak"],
+        "connections_open_at_end": held["connections_open_at_end"], "all_held_after_s": held["all_held_after_s"],
+        "ramp_s": round(held["ramp_end_epoch"] - held["started_epoch"], 3),
+        "hold_s": round(held["hold_end_epoch"] - held["ramp_end_epoch"], 3),
+        "connect_attempts": held["connect_attempts"], "requests_sent": held["requests_sent"],
+        "failures": {k: held["failures"][k] for k in FAILURE_KINDS}, "failure_total": held["failure_total"],
+        "first_failure": held["first_failure"], "hold_options": {k: getattr(config, k) for k in DEFAULTS},
+        "holder_series": f"cells/{plan.cell_id}/holder.csv", "sockets_series": f"cells/{plan.cell_id}/sockets.csv",
+        **server_figures(sampler.samples(), timeline, held, plan.server_cpus),
+        **client_figures(timeline, held, plan.loadgen_cpus),
+        **kernel_figures(census, cell_dir / "jvm-probe.jsonl"),
+    }
+    return Measurement(load_result(held, cell_dir, argv), held["started_epoch"], held["hold_end_epoch"], extra)

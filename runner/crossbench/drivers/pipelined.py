@@ -1,0 +1,78 @@
+"""Seed 001's hello world: wrk with C connections x N pipelined requests (the run's `pipeline`), after
+checking on one raw socket that the server answers all N of a pipelined batch (crossbench.pipeline_check).
+A server that drops pipelined requests fails the cell with the counts: its throughput would be a lie.
+
+wrk 4.1.0's pipelined latency figures are wrong (loadgen/README.md), only its max is kept. Beside it, the
+mean batch latency by Little's law: each connection always has one batch of N outstanding, so
+batch latency = C x N / rps.
+"""
+from __future__ import annotations
+
+import json
+import threading
+from urllib.parse import urlsplit
+
+import psutil
+
+from .. import pipeline_check
+from .base import Measurement
+from .closed_loop import drive as closed_loop
+
+FLOWING_BATCHES = 2    # wrk writes a connection's next batch only once all N answers of the last are in
+
+
+class PipelineNotAnswered(RuntimeError):
+    pass
+
+
+def verify(plan, ctx, server) -> pipeline_check.PipelineCheck:
+    url = urlsplit(server.url)
+    expected = plan.options.get("expected_body")
+    result = pipeline_check.check(url.hostname, url.port, plan.paths()[0], plan.pipeline,
+                                  expected.encode() if expected else None)
+    (ctx.cell_dir / "pipeline-check.json").write_text(json.dumps(result.to_dict(), indent=1) + "\n")
+    if not result.verified:
+        raise PipelineNotAnswered(f"{plan.pipeline} pipelined GET {result.path} on one socket: {result.answered} "
+                                  f"complete answers, statuses {result.statuses}, {result.bodies_as_expected} with "
+                                  f"the expected body, server closed: {result.closed_by_server}")
+    return result
+
+
+def pipeline_figures(plan, result) -> dict:
+    depth, c = plan.pipeline, plan.concurrency
+    batches = result.requests / (c * depth) if c and depth else None
+    return {"pipeline_batches_per_connection": batches,
+            "pipeline_flowing": bool(batches and batches >= FLOWING_BATCHES),
+            "batch_latency_mean_ms": c * depth / result.rps * 1000 if result.rps else None,
+            "batch_latency_method": "C x pipeline / rps (Little's law: one batch outstanding per connection)"}
+
+
+def connections_by_process(server) -> dict[str, int]:
+    """Established connections on the server's port, per server process: N workers share one listening
+    socket, and which worker accepts a connection is the kernel's choice, not an even split."""
+    counts = {}
+    for proc in server.tree():
+        try:
+            conns = proc.net_connections(kind="tcp")
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+        n = sum(1 for c in conns if c.status == psutil.CONN_ESTABLISHED and c.laddr.port == server.spec.port)
+        if n:
+            counts[str(proc.pid)] = n
+    return counts
+
+
+def drive(plan, ctx, server, sampler) -> Measurement:
+    checked = verify(plan, ctx, server)
+    # counted halfway through the window, when every connection is open and busy
+    split: dict[str, int] = {}
+    timer = threading.Timer(plan.warmup_s + plan.duration_s / 2, lambda: split.update(connections_by_process(server)))
+    timer.start()
+    try:
+        measurement = closed_loop(plan, ctx, server, sampler)
+    finally:
+        timer.cancel()
+    extra = {"pipeline_verified": checked.verified, "pipeline_check": checked.to_dict(),
+             "connections_by_process": split, **pipeline_figures(plan, measurement.result),
+             "latency_invalid": measurement.result.extra.get("latency_invalid")}
+    return Measurement(measurement.result, measurement.t0, measurement.t1, {**measurement.extra, **extra})

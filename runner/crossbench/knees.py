@@ -1,0 +1,155 @@
+"""Where the efficiency ratio bends: per Tomcat setting, the lowest concurrency at which the ratio exceeds 1.1,
+next to what the pool size predicts. `find_knee` is the pure rule; `settings_knees` groups a run's cell records
+by setting; `write_knees` writes them as `knees.jsonl` into the run directory."""
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+THRESHOLD = 1.1
+KNEES_FILE = "knees.jsonl"
+# The edge-bias-free ratio first (mean latency, Little's law); the seed's window count when a record lacks it.
+RATIO_FIELDS = ("efficiency_ratio_steady", "efficiency_ratio")
+
+
+@dataclass(frozen=True)
+class Knee:
+    concurrency: float | None   # interpolated; None when not crossed inside the measured range
+    status: str                 # "crossed" | "not_reached" (never above at the end) | "below_range" (above from the start)
+    excursions: tuple[int, ...] = ()   # concurrencies above the threshold that a later point came back under
+
+
+def find_knee(points: list[tuple[float, float]], threshold: float = THRESHOLD) -> Knee:
+    """`points` are (concurrency, ratio). The knee is where the ratio crosses the threshold for good: between
+    the last point at or under it and the next one (all later points are above), linear in log concurrency.
+
+    Noisy data: a point above the threshold followed by one at or under it is an excursion, not the knee (a pool
+    that has run out of threads does not recover as clients are added); it is reported in `excursions`.
+    A point exactly at the threshold counts as under it, so the knee then sits on that point or above.
+    """
+    points = sorted(points)
+    if not points:
+        return Knee(None, "not_reached")
+    under = [i for i, (_, ratio) in enumerate(points) if ratio <= threshold]
+    if not under:
+        return Knee(None, "below_range")
+    last = under[-1]
+    excursions = tuple(int(c) for c, ratio in points[:last] if ratio > threshold)
+    if last == len(points) - 1:
+        return Knee(None, "not_reached", excursions)
+    (c0, r0), (c1, r1) = points[last], points[last + 1]
+    fraction = (threshold - r0) / (r1 - r0)
+    return Knee(math.exp(math.log(c0) + fraction * (math.log(c1) - math.log(c0))), "crossed", excursions)
+
+
+@dataclass
+class SettingKnee:
+    """One line of knees.jsonl."""
+    group: str
+    endpoint: str
+    delay_ms: int
+    executor: str
+    max_threads: int | None
+    setting: str                       # "maxThreads=200" or "virtual"
+    predicted: int | None              # the pool size; virtual threads predict no knee
+    knee_concurrency: float | None
+    status: str
+    text: str
+    ratio_used: str
+    threshold: float
+    max_concurrency: int
+    knee_vs_predicted: float | None
+    excursions: list[int]
+    threads_peak_max: int | None       # the thread plateau of this setting over all its cells
+    points: list[dict] = field(default_factory=list)
+
+
+def setting_key(record: dict) -> tuple:
+    return (record["group"], record["endpoint"], record["delay_ms"], record.get("executor") or "platform",
+            record.get("max_threads"))
+
+
+def usable(record: dict) -> bool:
+    return (record.get("status") == "ok" and record.get("server") == "tomcat" and bool(record.get("delay_ms"))
+            and any(record.get(f) is not None for f in RATIO_FIELDS))
+
+
+def ratio_field(records: list[dict]) -> str:
+    """One ratio for the whole setting, never a mix: the steady one only when every cell has it."""
+    return RATIO_FIELDS[0] if all(r.get(RATIO_FIELDS[0]) is not None for r in records) else RATIO_FIELDS[1]
+
+
+def knee_text(knee: Knee, predicted: int | None, points: list[dict], threshold: float) -> str:
+    top, bottom = points[-1]["concurrency"], points[0]["concurrency"]
+    prediction = f"predicted {predicted}" if predicted else "predicted none"
+    if knee.status == "crossed":
+        return f"ratio > {threshold:g} from C={knee.concurrency:.0f} ({prediction})"
+    if knee.status == "below_range":
+        return f"ratio > {threshold:g} already at C={bottom} ({prediction})"
+    return f"not reached up to C={top} ({prediction})"
+
+
+def setting_knee(key: tuple, records: list[dict], threshold: float = THRESHOLD) -> SettingKnee:
+    group, endpoint, delay_ms, executor, max_threads = key
+    used = ratio_field(records)
+    by_c: dict[int, list[dict]] = defaultdict(list)
+    for r in records:
+        if r.get(used) is not None:
+            by_c[r["concurrency"]].append(r)
+    points = [{"concurrency": c, "ratio": mean(r[used] for r in rs), "efficiency_ratio": mean(
+                   r.get("efficiency_ratio") for r in rs), "cell_ids": [r["cell_id"] for r in rs],
+               "threads_peak": max_or_none(r.get("threads_peak") for r in rs),
+               "valid": all(r.get("valid", True) for r in rs)}
+              for c, rs in sorted(by_c.items())]
+    knee = find_knee([(p["concurrency"], p["ratio"]) for p in points], threshold)
+    predicted = max_threads if executor == "platform" else None
+    return SettingKnee(
+        group=group, endpoint=endpoint, delay_ms=delay_ms, executor=executor, max_threads=max_threads,
+        setting="virtual" if executor == "virtual" else f"maxThreads={max_threads}", predicted=predicted,
+        knee_concurrency=round(knee.concurrency, 1) if knee.concurrency is not None else None,
+        status=knee.status, text=knee_text(knee, predicted, points, threshold), ratio_used=used,
+        threshold=threshold, max_concurrency=points[-1]["concurrency"],
+        knee_vs_predicted=round(knee.concurrency / predicted, 3) if knee.concurrency and predicted else None,
+        excursions=list(knee.excursions), threads_peak_max=max_or_none(p["threads_peak"] for p in points),
+        points=points)
+
+
+def mean(values) -> float | None:
+    values = [v for v in values if v is not None]
+    return round(sum(values) / len(values), 4) if values else None
+
+
+def max_or_none(values) -> int | None:
+    values = [v for v in values if v is not None]
+    return max(values) if values else None
+
+
+def settings_knees(records: list[dict], threshold: float = THRESHOLD) -> list[SettingKnee]:
+    """One knee per Tomcat setting (group, endpoint, delay, executor, maxThreads) that has delay cells."""
+    grouped: dict[tuple, list[dict]] = defaultdict(list)
+    for record in records:
+        if usable(record):
+            grouped[setting_key(record)].append(record)
+    order = sorted(grouped, key=lambda k: (k[0], k[1], k[2], k[3] == "virtual", k[4] or 0))
+    return [setting_knee(key, grouped[key], threshold) for key in order]
+
+
+def read_cells(run_dir: Path) -> list[dict]:
+    path = Path(run_dir) / "cells.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.is_file() else []
+
+
+def write_knees(run_dir: Path, threshold: float = THRESHOLD) -> list[SettingKnee]:
+    """Writes (replaces) knees.jsonl in the run directory from its cells.jsonl; returns what it wrote."""
+    knees = settings_knees(read_cells(run_dir), threshold)
+    text = "".join(json.dumps(asdict(k)) + "\n" for k in knees)
+    (Path(run_dir) / KNEES_FILE).write_text(text)
+    return knees
+
+
+def summary(knees: list[SettingKnee]) -> str:
+    lines = [f"  {k.group} {k.setting} delay {k.delay_ms} ms: {k.text} [{k.ratio_used}]" for k in knees]
+    return "knees (" + KNEES_FILE + "):\n" + "\n".join(lines) if lines else "knees: no delay cells to judge"

@@ -1,0 +1,119 @@
+"""The head-of-line probe (seed 000's handler C): sequential GETs of an instant endpoint, one new connection
+each, one every `interval` (or right after the previous answer when that came later), each latency kept.
+
+Why a new connection per probe: each probe is then a new client arriving, as in the seed's A-then-C browser
+experiment, and its latency includes being accepted, which on an event loop is itself a loop callback that
+waits behind a blocking handler (a kept-alive connection would hide that part). Probes never overlap, so the
+probe adds at most one connection to the background load.
+"""
+from __future__ import annotations
+
+import csv
+import http.client
+import math
+import threading
+import time
+from dataclasses import astuple, dataclass, fields
+from pathlib import Path
+
+LATENCY_SOURCE = (
+    "crossbench's probe: sequential GETs, one new connection each (Connection: close), from connect() to "
+    "the last body byte (time.perf_counter in the runner, on the load generator's core); percentiles by "
+    "nearest rank over the probes. Sequential: a probe that waits N seconds holds back the next one, so a "
+    "long stall yields one slow sample, not N / interval of them (probes_planned says how many were due).")
+
+
+@dataclass(frozen=True)
+class ProbeSample:
+    sent_s: float           # seconds since the probe started
+    latency_ms: float
+    status: int             # 0 when no answer
+    nbytes: int
+    error: str              # "" when answered; else connect / read / timeout / other
+
+
+def nearest_rank(sorted_values: list[float], percent: float) -> float | None:
+    """The smallest value with at least percent% of the values at or below it (no interpolation)."""
+    if not sorted_values:
+        return None
+    rank = max(1, math.ceil(percent / 100 * len(sorted_values)))
+    return sorted_values[rank - 1]
+
+
+def latency_stats(latencies_ms: list[float]) -> dict[str, float | None]:
+    """mean, p50, p90, p99, max of the answered probes (None each when there are none)."""
+    values = sorted(latencies_ms)
+    if not values:
+        return {k: None for k in ("mean", "p50", "p90", "p99", "max")}
+    return {"mean": sum(values) / len(values), "p50": nearest_rank(values, 50), "p90": nearest_rank(values, 90),
+            "p99": nearest_rank(values, 99), "max": values[-1]}
+
+
+def probe_once(host: str, port: int, path: str, timeout_s: float, started: float) -> ProbeSample:
+    t0 = time.perf_counter()
+    conn = http.client.HTTPConnection(host, port, timeout=timeout_s)
+    stage = "connect"
+    try:
+        conn.connect()
+        stage = "read"
+        conn.request("GET", path, headers={"Connection": "close"})
+        response = conn.getresponse()
+        body = response.read()
+        return ProbeSample(t0 - started, (time.perf_counter() - t0) * 1000, response.status, len(body), "")
+    except TimeoutError:
+        return ProbeSample(t0 - started, (time.perf_counter() - t0) * 1000, 0, 0, "timeout")
+    except (OSError, http.client.HTTPException) as e:
+        kind = stage if isinstance(e, OSError) else "other"
+        return ProbeSample(t0 - started, (time.perf_counter() - t0) * 1000, 0, 0, kind)
+    finally:
+        conn.close()
+
+
+class Probe:
+    """Runs in its own thread: waits `lead_s`, then probes for `window_s`; the last probe may end later."""
+
+    def __init__(self, host: str, port: int, path: str, *, interval_s: float, lead_s: float, window_s: float,
+                 timeout_s: float):
+        self.host, self.port, self.path = host, port, path
+        self.interval_s, self.lead_s, self.window_s, self.timeout_s = interval_s, lead_s, window_s, timeout_s
+        self.samples: list[ProbeSample] = []
+        self.t0 = self.t1 = 0.0                     # epochs of the first send and the last answer
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="hol-probe", daemon=True)
+
+    @property
+    def planned(self) -> int:
+        return int(self.window_s / self.interval_s)
+
+    def start(self) -> "Probe":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def join(self) -> None:
+        self._thread.join(timeout=self.lead_s + self.window_s + self.timeout_s + 5)
+
+    def _run(self) -> None:
+        if self._stop.wait(self.lead_s):
+            return
+        started = time.perf_counter()
+        self.t0 = time.time()
+        due = 0.0
+        while not self._stop.is_set() and due < self.window_s:
+            wait = due - (time.perf_counter() - started)
+            if wait > 0 and self._stop.wait(wait):
+                break
+            sample = probe_once(self.host, self.port, self.path, self.timeout_s, started)
+            self.samples.append(sample)
+            # the next probe is due one interval after this one was; at once if that is past
+            due = max(due + self.interval_s, sample.sent_s + sample.latency_ms / 1000)
+        self.t1 = time.time()
+
+    def write_csv(self, path: Path) -> None:
+        with open(path, "w", newline="") as f:
+            writer = csv.writer(f)
+            writer.writerow([f.name for f in fields(ProbeSample)])
+            for sample in self.samples:
+                writer.writerow(astuple(sample))
