@@ -81,7 +81,7 @@ def test_cell_paths():
     static = next(c for c in cells if c.group == "static")
     delay = next(c for c in cells if c.group == "delay")
     assert static.paths() == ["/static/index.html", "/static/big.jpg", "/static/small.png"]
-    assert delay.paths() == [f"{delay.endpoint}?ms=500"]
+    assert delay.paths() == [f"{delay.endpoint}?ms=250"]
 
 
 def test_group_sections_override_the_experiment_and_the_command_line_overrides_both(tmp_path):

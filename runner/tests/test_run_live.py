@@ -48,8 +48,8 @@ def test_quick_profile_end_to_end(tmp_path, report_figure):
     assert meta["machine"]["cores"] and meta["versions"]["wrk"] and meta["versions"]["tomcat"]
     assert meta["config"]["name"] == "quick" and meta["wall_s"] > 0
 
-    tomcat = cells["delay-tomcat-mt200-delay_sync-c400-d500-r1"]
-    tornado = cells["delay-tornado-delay_async-c400-d500-r1"]
+    tomcat = cells["delay-tomcat-mt200-delay_sync-c400-d250-r1"]
+    tornado = cells["delay-tornado-delay_async-c400-d250-r1"]
     for r in (tomcat, tornado):
         assert r["requests"] > 0 and r["error_total"] == 0
         assert (out / r["series"]).is_file() and (out / "cells" / r["cell_id"] / "wrk.json").is_file()
@@ -59,7 +59,7 @@ def test_quick_profile_end_to_end(tmp_path, report_figure):
     assert 200 < tomcat["threads_peak"] < 260 and tomcat["pool_busy_peak"] == 200
     assert tornado["threads_peak"] <= 2
     assert tomcat["jvm"]["available_processors"] == 1    # pinned to one core, and recorded
-    report_figure(f"quick profile: {meta['wall_s']:.0f} s wall; tomcat C=400 500 ms ratio "
+    report_figure(f"quick profile: {meta['wall_s']:.0f} s wall; tomcat C=400 250 ms ratio "
                   f"{tomcat['efficiency_ratio']:.2f} (latency ratio {tomcat['latency_ratio']:.2f}, threads "
                   f"{tomcat['threads_peak']}), tornado ratio {tornado['efficiency_ratio']:.2f} "
                   f"(latency ratio {tornado['latency_ratio']:.2f}, threads {tornado['threads_peak']})")
