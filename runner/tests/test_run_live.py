@@ -25,21 +25,30 @@ def records(run_dir: Path) -> list[dict]:
     return [json.loads(line) for line in (run_dir / "cells.jsonl").read_text().splitlines()]
 
 
-def our_processes(since: float, marker: str) -> list[psutil.Process]:
-    """Servers, load generators and probes this test started that are still alive."""
+MARKER = "CROSSBENCH_TEST_RUN"
+
+
+def marked_env(marker: str) -> dict:
+    """Every process the run starts inherits this variable, so the ones left behind can be found."""
+    return {**os.environ, MARKER: marker}
+
+
+def our_processes(marker: str) -> list[psutil.Process]:
+    """Processes started by the run under test (servers, load generators, probes) that are still alive."""
     found = []
-    for proc in psutil.process_iter(["cmdline", "create_time", "name"]):
-        cmd = " ".join(proc.info["cmdline"] or [])
-        if proc.info["create_time"] >= since and (marker in cmd or "tornado-app/server.py" in cmd
-                                                  or proc.info["name"] == "wrk" or "JvmProbe" in cmd):
-            found.append(proc)
+    for proc in psutil.process_iter():
+        try:
+            if proc.environ().get(MARKER) == marker:
+                found.append(proc)
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            continue
     return found
 
 
 def test_quick_profile_end_to_end(tmp_path, report_figure):
     out = tmp_path / "quick"
-    started = time.time()
-    done = subprocess.run([RUN_ALL, "--quick", "--out", str(out)], capture_output=True, text=True, timeout=420)
+    done = subprocess.run([RUN_ALL, "--quick", "--out", str(out)], capture_output=True, text=True, timeout=420,
+                          env=marked_env(str(out)))
     assert done.returncode == 0, done.stderr[-3000:]
     assert "10 cells, 10 to run" in done.stderr
     cells = {r["cell_id"]: r for r in records(out)}
@@ -65,7 +74,7 @@ def test_quick_profile_end_to_end(tmp_path, report_figure):
                   f"(latency ratio {tornado['latency_ratio']:.2f}, threads {tornado['threads_peak']})")
     if (paths.REPO / "analysis").is_dir():
         assert (out / "report.html").is_file()
-    assert our_processes(started, str(out)) == []
+    assert our_processes(str(out)) == []
 
 
 def small_run(out: Path, *extra: str) -> list[str]:
@@ -76,8 +85,8 @@ def small_run(out: Path, *extra: str) -> list[str]:
 
 def test_sigterm_keeps_finished_cells_and_resume_runs_only_the_rest(tmp_path):
     out = tmp_path / "interrupted"
-    started = time.time()
-    proc = subprocess.Popen(small_run(out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(small_run(out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=marked_env(str(out)))
     try:
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline and not ((out / "cells.jsonl").exists() and records(out)):
@@ -93,7 +102,7 @@ def test_sigterm_keeps_finished_cells_and_resume_runs_only_the_rest(tmp_path):
     assert "--resume" in stderr
     kept = [r["cell_id"] for r in records(out)]
     assert 1 <= len(kept) < 3
-    assert our_processes(started, str(out)) == []
+    assert our_processes(str(out)) == []
 
     done = subprocess.run([RUN_ALL, "--resume", str(out), "--no-analysis"], capture_output=True, text=True,
                           timeout=180)
