@@ -470,6 +470,14 @@ class Exporter:
         for job in maxthreads.jobs(self):
             job.heading = maxthreads.HEADINGS[job.name]
             jobs.append(job)
+        from . import hold   # here, not at the top: hold builds on this module
+        for job in hold.hold_jobs(self.run, self.data_dir):
+            job.heading = hold.HEADINGS[job.name]
+            jobs.append(job)
+        from . import seeds   # here, not at the top: seeds builds on this module
+        for job in seeds.seed_jobs(self.run, self.data_dir):
+            job.heading = seeds.HEADINGS[job.name]
+            jobs.append(job)
         return jobs + self.resources(cells)
 
 

@@ -10,6 +10,9 @@ from .export import PALETTES, ChartJob, fmt, write_blocks
 from .runinfo import Run, is_valid, num
 
 KIND = "hold_connections"
+HEADINGS = {"hold_server": "Seed 003: cost of holding connections",
+            "hold_limit": "Seed 003: what the client sees when the server stops accepting",
+            "hold_client": "Seed 003: the client's own cost"}
 
 
 def read_csv(path: Path) -> list[dict]:
@@ -80,7 +83,7 @@ class HoldExporter:
         holder = self.series(cell, "holder.csv")
         t0 = self.t0(cell, holder)
         rows, prev = [], None
-        for r in holder:
+        for r in (r for r in holder if r.get("phase") in ("ramp", "hold")):
             cpu = None
             if prev and r["t_epoch"] > prev["t_epoch"]:
                 cpu = 100 * (r["client_cpu_s"] - prev["client_cpu_s"]) / (r["t_epoch"] - prev["t_epoch"])
@@ -91,15 +94,21 @@ class HoldExporter:
         return rows
 
     def queue_rows(self, cell: dict) -> list[list]:
-        t0 = self.t0(cell, self.series(cell, "holder.csv"))
+        """The kernel's view while the holder ran (sockets.csv also covers the idle settle before it)."""
+        holder = self.series(cell, "holder.csv")
+        t0 = self.t0(cell, holder)
+        t1 = holder[-1]["t_epoch"] if holder else t0
         return [[round(r["t_epoch"] - t0, 3), r["server_established"], r["accept_queue"], cell["cell_id"]]
-                for r in self.series(cell, "sockets.csv")]
+                for r in self.series(cell, "sockets.csv") if t0 <= r["t_epoch"] <= t1]
 
     def write(self, name: str, what: str, columns: list[str], rows_of) -> str:
         blocks = [(label(c), rows_of(c) or [[float("nan")] * (len(columns) - 1) + [c["cell_id"]]])
                   for c in self.cells]
         write_blocks(self.data_dir / f"{name}.dat", f"{what} (run {self.run.run_id})", columns, blocks)
         return f"{name}.dat"
+
+    def loops(self) -> str:
+        return ", ".join(sorted({str(c.get("client_event_loop") or "?") for c in self.cells}))
 
     def jobs(self) -> list[ChartJob]:
         if not self.cells:
@@ -126,20 +135,19 @@ class HoldExporter:
                      "connection (rss_per_connection_kb in the record, least squares while the count rises). "
                      "CPU: while connections are being opened (10 every 10 ms) and each sends a HEAD every "
                      "10 s. Threads: the process tree's threads (an event loop stays at one).",
-                     {**common, "file_1": server}, [server], heading="Seed 003: cost of holding connections"),
+                     {**common, "file_1": server}, [server]),
             ChartJob("hold_limit", "hold_limit.gp",
                      "Seed 003: connections held and failures over time (Tomcat's maxConnections biting)",
                      "Top: connections the client holds (solid: a HEAD answered) and has open (dashed: TCP "
                      "connected, including those waiting unaccepted in the server's accept queue); dotted grey: "
                      "Tomcat's maxConnections. Bottom: the client's failures so far (solid: connect timeouts, "
                      "dashed: HEADs never answered) and the accept queue as the kernel sees it (thin).",
-                     {**common, "file_1": client, "queuefile": queue}, [client, queue],
-                     heading="Seed 003: what the client sees when the server stops accepting"),
+                     {**common, "file_1": client, "queuefile": queue}, [client, queue]),
             ChartJob("hold_client", "hold_client.gp",
-                     "Seed 003: the client's own CPU and memory (the holder, asyncio, one core)",
+                     f"Seed 003: the client's own CPU and memory (the holder: {self.loops()}, one core)",
                      "The holder's CPU (percent of one core, from its own cpu_times) over time, and its resident "
                      "memory against the connections it has open.",
-                     {**common, "file_1": client}, [client], heading="Seed 003: the client's own cost"),
+                     {**common, "file_1": client}, [client]),
         ]
 
 

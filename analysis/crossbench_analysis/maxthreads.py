@@ -167,8 +167,9 @@ def cost_chart(exporter, cells) -> ChartJob | None:
                     "What the threads cost: memory and CPU per Tomcat setting at its highest concurrency",
                     "Left: peak resident memory vs peak threads, one point per setting (the slope is what a "
                     "thread costs in memory). Right: the server's CPU (100 = one core) vs responses per second. "
-                    f"Each point is the setting's highest-concurrency cell of the sweep. Heap: {', '.join(sorted(heaps))}"
-                    "; with a heap the JVM sizes from the machine's memory, RSS follows the heap more than the "
+                    "Each point is the setting's highest-concurrency cell of the sweep. Heap: "
+                    f"{', '.join(sorted(heaps))}; with a heap the JVM sizes from the machine's memory, RSS follows "
+                    "the heap more than the "
                     "threads.",
                     {"file_1": "maxthreads_cost.dat", "nseries_1": len(rows), "colors_1": colors(len(rows)),
                      "nflagged": exporter.flagged([c for _, c in peaks], "rss_peak_mb")},

@@ -7,7 +7,7 @@ load 'common.gp'
 if (!exists("limits")) limits = ''
 f = pfile(1)
 n = pn(1)
-set multiplot layout 2,1 title title font ',14' margins 0.08,0.97,0.12,0.90 spacing 0.06,0.1
+set multiplot layout 2,1 title title font ',14' margins 0.08,0.97,0.12,0.90 spacing 0.06,0.16
 set xlabel 'time from the first connection (s)'
 set yrange [0:*]
 set key top left

@@ -1,6 +1,6 @@
 # maxthreads_cost.gp: what the threads cost, per Tomcat setting at its highest concurrency. Left: peak RSS vs
 # peak threads (the slope is a thread's memory); right: server CPU (100 = one core) vs responses per second;
-# flagged cells hollow.
+# a flagged cell's point gets a ring.
 # Data: file_1, a block per setting with one row: threads_peak rss_peak_mb rps cpu_percent concurrency valid
 # cell_id. Parameters: see common.gp.
 load 'common.gp'
@@ -13,9 +13,9 @@ f = pfile(p)
 set xlabel 'threads (peak)'
 set ylabel 'resident memory, peak (MB)'
 set title 'memory vs threads' font ',12'
-plot for [i=1:pn(p)] f index i-1 using 1:(valid_y('rss_peak_mb')) with points pt 7 ps 2.2 lc rgb pcolor(p,i) \
-         title columnheader(1), \
-     for [i=1:pn(p)] f index i-1 using 1:(flagged_y('rss_peak_mb')) with points pt 6 ps 2.6 lw 2 lc rgb pcolor(p,i) \
+set key bottom right
+plot for [i=1:pn(p)] f index i-1 using 1:2 with points pt 7 ps 2.2 lc rgb pcolor(p,i) title columnheader(1), \
+     for [i=1:pn(p)] f index i-1 using 1:(flagged_y('rss_peak_mb')) with points pt 6 ps 3.6 lw 2 lc rgb pcolor(p,i) \
          notitle, \
      keyentry with points pt 6 ps 2 lw 2 lc rgb 'black' title flagged_title, \
      for [i=1:pn(p)] f index i-1 using 1:2:(sprintf('%.0f MB', $2)) with labels offset 0,1.3 font ',9' notitle
@@ -24,8 +24,8 @@ set key off
 set xlabel 'responses per second'
 set ylabel 'server CPU (% of one core)'
 set title 'CPU vs throughput' font ',12'
-plot for [i=1:pn(p)] f index i-1 using 3:(valid_y('cpu_percent')) with points pt 7 ps 2.2 lc rgb pcolor(p,i) notitle, \
-     for [i=1:pn(p)] f index i-1 using 3:(flagged_y('cpu_percent')) with points pt 6 ps 2.6 lw 2 lc rgb pcolor(p,i) \
+plot for [i=1:pn(p)] f index i-1 using 3:4 with points pt 7 ps 2.2 lc rgb pcolor(p,i) notitle, \
+     for [i=1:pn(p)] f index i-1 using 3:(flagged_y('cpu_percent')) with points pt 6 ps 3.6 lw 2 lc rgb pcolor(p,i) \
          notitle, \
      for [i=1:pn(p)] f index i-1 using 3:4:(sprintf('%.0f%%', $4)) with labels offset 0,1.3 font ',9' notitle
 unset multiplot

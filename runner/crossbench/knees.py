@@ -18,7 +18,7 @@ RATIO_FIELDS = ("efficiency_ratio_steady", "efficiency_ratio")
 @dataclass(frozen=True)
 class Knee:
     concurrency: float | None   # interpolated; None when not crossed inside the measured range
-    status: str                 # "crossed" | "not_reached" (never above at the end) | "below_range" (above from the start)
+    status: str                 # "crossed"; "not_reached": under at the end; "below_range": above from the start
     excursions: tuple[int, ...] = ()   # concurrencies above the threshold that a later point came back under
 
 

@@ -1,0 +1,121 @@
+"""Charts of seeds 000 and 001 (cells of kind fixed_count, hol_probe, pipelined): data files and chart jobs.
+
+seed000_ab: ab's req/s and time per request beside the article's and the figure without ab's start-up
+artifact; seed000_hol: /now latency while a delay endpoint is busy; seed001_pipelined: pipelined hello-world
+throughput and latency. One row per cell, in a fixed reading order (x = 1, 2, ...)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .export import ChartJob, write_blocks     # seeds is imported by export.Exporter.all(), after export
+from .runinfo import SERVER_ORDER, Run, get, is_valid, num
+
+ENDPOINT_ORDER = {"/delay/sync": 0, "/delay/async": 1, "/hello": 2}
+HEADINGS = {"seed000_ab": "Seed 000: ab -n -c, beside the article", "seed000_hol": "Seed 000: head-of-line blocking",
+            "seed001_pipelined": "Seed 001: pipelined hello world"}
+
+
+def _ordered(cells: list[dict], kind: str) -> list[dict]:
+    mine = [c for c in cells if c.get("kind") == kind and c.get("status") == "ok"]
+    return sorted(mine, key=lambda c: (SERVER_ORDER.get(c.get("server"), 9) if kind == "pipelined" else
+                                       -SERVER_ORDER.get(c.get("server"), 9),
+                                       ENDPOINT_ORDER.get(c.get("endpoint"), 9), num(c.get("processes")) or 0,
+                                       num(c.get("repetition")) or 0))
+
+
+def _name(cell: dict) -> str:
+    server = "Tornado" if cell.get("server") == "tornado" else "Tomcat"
+    if cell.get("server") == "tornado" and (num(cell.get("processes")) or 1) > 1:
+        server += f" x{cell['processes']}"
+    return server
+
+
+def _short(cell: dict) -> str:
+    """/delay/sync -> sync: the axis labels stay short."""
+    return str(cell.get("endpoint") or "").rsplit("/", 1)[-1]
+
+
+def params(file: str, rows: list[list], here: list[dict], *figures: str) -> dict:
+    """The chart's parameters: its file, the x axis's labels (ncells, label_1 .. label_N, spaces intact),
+    how many cells are flagged and how many have a value to draw."""
+    return {"panels": 1, "file_1": file, "ncells": len(rows), **{f"label_{row[0]}": row[1] for row in rows},
+            "nflagged": sum(1 for c in here if not is_valid(c)),
+            "values_1": sum(1 for c in here if any(num(get(c, f)) is not None for f in figures))}
+
+
+def _tail(cell: dict) -> list:
+    return [is_valid(cell), cell.get("repetition"), cell.get("cell_id")]
+
+
+def ab_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob | None:
+    here = _ordered(cells, "fixed_count")
+    if not here:
+        return None
+    rows = []
+    for x, c in enumerate(here, 1):
+        ref = get(c, "ab.reference") or {}
+        rows.append([x, f"{_name(c)} {_short(c)}", num(ref.get("rps")), num(get(c, "ab.reported.rps")),
+                     num(c.get("rps_startup_free")), num(ref.get("mean_ms")),
+                     num(get(c, "ab.reported.time_per_request_ms")),
+                     num(get(c, "ab.startup_free.time_per_request_ms"))] + _tail(c))
+    columns = ["x", "label", "article_rps", "ab_rps", "startup_free_rps", "article_tpr_ms", "ab_tpr_ms",
+               "startup_free_tpr_ms", "valid", "repetition", "cell_id"]
+    c0 = here[0]
+    write_blocks(data_dir / "seed000_ab.dat", f"seed 000, ab per cell (run {run_id})", columns,
+                 [(f"ab -n {get(c0, 'requests_planned')} -c {c0.get('concurrency')}", rows)])
+    return ChartJob(
+        "seed000_ab", "seed000_ab.gp",
+        f"Seed 000: ab -n {get(c0, 'requests_planned')} -c {c0.get('concurrency')}, {c0.get('delay_ms')} ms delay "
+        "- the article, ab here, and ab without its start-up artifact",
+        "Requests per second and ab's 'Time per request (mean)' (C x time taken / n) per server and endpoint. "
+        "Grey: the article's figures (Tornado 4.2.1, one process). Coloured: ab here. Hatched: the same run "
+        "without ab's lone first request (Debian's ab sends it alone and opens the other C-1 connections only "
+        "when it is answered: one extra round of the delay wherever the server answers C at once).",
+        params("seed000_ab.dat", rows, here, "rps"), ["seed000_ab.dat"])
+
+
+def hol_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob | None:
+    here = _ordered(cells, "hol_probe")
+    if not here:
+        return None
+    rows = [[x, f"{_name(c)}, {_short(c)} busy", num(get(c, "latency_ms.p50")),
+             num(get(c, "latency_ms.p99")), num(get(c, "latency_ms.max")), c.get("probes_sent")] + _tail(c)
+            for x, c in enumerate(here, 1)]
+    write_blocks(data_dir / "seed000_hol.dat", f"seed 000, /now probe per cell (run {run_id})",
+                 ["x", "label", "p50_ms", "p99_ms", "max_ms", "probes", "valid", "repetition", "cell_id"],
+                 [("/now latency", rows)])
+    c0 = here[0]
+    return ChartJob(
+        "seed000_hol", "seed000_hol.gp",
+        f"Seed 000, A then C: {c0.get('probe_path', '/now')} latency while {c0.get('concurrency')} connections "
+        f"keep a {c0.get('delay_ms')} ms delay busy",
+        "Sequential probes (one new connection each, one every "
+        f"{num(c0.get('probe_interval_ms')) or 0:g} ms or at once after a late answer): p50, p99 and max of "
+        "the probe's latency, log scale; the number above each group is how many probes were answered (a "
+        "blocked event loop lets few through).",
+        params("seed000_hol.dat", rows, here, "latency_ms.p50"), ["seed000_hol.dat"])
+
+
+def pipelined_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob | None:
+    here = _ordered(cells, "pipelined")
+    if not here:
+        return None
+    rows = [[x, _name(c), num(c.get("rps")), num(c.get("batch_latency_mean_ms")), num(get(c, "latency_ms.max")),
+             num(c.get("cpu_percent"))] + _tail(c) for x, c in enumerate(here, 1)]
+    write_blocks(data_dir / "seed001_pipelined.dat", f"seed 001, pipelined hello world per cell (run {run_id})",
+                 ["x", "label", "rps", "batch_latency_mean_ms", "wrk_max_ms", "cpu_percent", "valid", "repetition",
+                  "cell_id"], [("pipelined /hello", rows)])
+    c0 = here[0]
+    return ChartJob(
+        "seed001_pipelined", "seed001_pipelined.gp",
+        f"Seed 001: /hello, wrk {c0.get('concurrency')} connections x {c0.get('pipeline')} pipelined",
+        "Left: responses per second. Right: mean latency of a pipelined batch by Little's law (C x depth / rps; "
+        "wrk 4.1.0's own pipelined percentiles are wrong) and wrk's max. The servers are pinned to "
+        f"cores {c0.get('server_cpus')}: N Tornado processes share them.",
+        params("seed001_pipelined.dat", rows, here, "rps"), ["seed001_pipelined.dat"])
+
+
+def seed_jobs(run: Run, data_dir: Path) -> list[ChartJob]:
+    """The charts of whichever of these cells the run holds (none for a run without them)."""
+    found = [chart(run.cells, data_dir, run.run_id) for chart in (ab_chart, hol_chart, pipelined_chart)]
+    return [j for j in found if j is not None]

@@ -1,0 +1,120 @@
+"""Knee detection on synthetic ratio tables, and knees.jsonl from a small synthetic cells list."""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from crossbench.knees import KNEES_FILE, find_knee, settings_knees, write_knees
+
+
+def test_knee_between_points_is_interpolated_in_log_concurrency():
+    # 20 -> 1.0, 40 -> 2.0: 1.1 is a tenth of the way, in log C: 20 * 2 ** 0.1
+    knee = find_knee([(10, 1.0), (20, 1.0), (40, 2.0), (80, 4.0)])
+    assert knee.status == "crossed"
+    assert knee.concurrency == pytest.approx(20 * 2 ** 0.1)
+    assert knee.excursions == ()
+
+
+def test_knee_interpolation_uses_the_ratios_at_both_ends():
+    knee = find_knee([(100, 1.05), (1000, 1.15)])
+    assert knee.concurrency == pytest.approx(10 ** 2.5)      # halfway in ratio, halfway in log C
+
+
+def test_point_exactly_at_threshold_counts_as_under_so_the_knee_sits_on_it():
+    knee = find_knee([(10, 1.0), (20, 1.1), (40, 2.0)])
+    assert knee.status == "crossed" and knee.concurrency == pytest.approx(20)
+
+
+def test_never_exceeded_is_none_and_not_reached():
+    knee = find_knee([(25, 1.01), (100, 1.02), (1000, 1.08)])
+    assert knee.concurrency is None and knee.status == "not_reached"
+
+
+def test_above_from_the_first_point_is_below_range():
+    knee = find_knee([(50, 1.3), (100, 2.0)])
+    assert knee.concurrency is None and knee.status == "below_range"
+
+
+def test_noisy_excursion_before_the_real_crossing_is_reported_not_taken():
+    # a spike at C=50 that comes back under: the knee is the crossing that stays
+    knee = find_knee([(25, 1.0), (50, 1.2), (100, 1.05), (200, 1.9), (400, 3.8)])
+    assert knee.status == "crossed"
+    assert 100 < knee.concurrency < 200
+    assert knee.excursions == (50,)
+
+
+def test_noisy_excursion_with_no_lasting_crossing_is_not_a_knee():
+    knee = find_knee([(25, 1.0), (50, 1.15), (100, 1.02)])
+    assert knee.concurrency is None and knee.status == "not_reached" and knee.excursions == (50,)
+
+
+def test_order_of_points_does_not_matter_and_empty_is_not_reached():
+    assert find_knee([(40, 2.0), (20, 1.0)]).concurrency == pytest.approx(20 * 2 ** 0.1)
+    assert find_knee([]).status == "not_reached"
+
+
+def cell(group, c, ratio, *, mt=20, executor="platform", steady=True, delay=200, status="ok", threads=30):
+    record = {"cell_id": f"{group}-{executor}-{mt}-c{c}", "group": group, "server": "tomcat",
+              "endpoint": "/delay/sync", "concurrency": c, "delay_ms": delay, "status": status,
+              "executor": executor, "max_threads": mt if executor == "platform" else None,
+              "efficiency_ratio": ratio * 0.97, "threads_peak": threads}
+    record["efficiency_ratio_steady"] = ratio if steady else None
+    return record
+
+
+def synthetic_cells():
+    return [
+        cell("delay", 10, 1.01), cell("delay", 20, 1.02), cell("delay", 40, 2.0, threads=45),
+        cell("delay", 10, 1.0, mt=50), cell("delay", 40, 1.0, mt=50), cell("delay", 80, 1.6, mt=50),
+        cell("delay", 10, 1.0, executor="virtual"), cell("delay", 80, 1.01, executor="virtual", threads=25),
+        cell("delay", 40, 5.0, mt=50, status="failed"),           # failed cells are left out
+        {**cell("static", 10, 1.0), "endpoint": "/static/*", "delay_ms": 0, "efficiency_ratio": None,
+         "efficiency_ratio_steady": None},                        # no delay, no ratio: no knee
+        cell("queues", 10, 1.0, mt=10, steady=False), cell("queues", 30, 2.8, mt=10, steady=False),
+    ]
+
+
+def test_knees_jsonl_has_one_record_per_setting(tmp_path):
+    (tmp_path / "cells.jsonl").write_text("".join(json.dumps(r) + "\n" for r in synthetic_cells()))
+    written = write_knees(tmp_path)
+    lines = [json.loads(line) for line in (tmp_path / KNEES_FILE).read_text().splitlines()]
+    assert len(lines) == len(written) == 4
+    by = {(k["group"], k["setting"]): k for k in lines}
+    assert set(by) == {("delay", "maxThreads=20"), ("delay", "maxThreads=50"), ("delay", "virtual"),
+                       ("queues", "maxThreads=10")}
+
+    mt20 = by[("delay", "maxThreads=20")]
+    assert mt20["predicted"] == 20 and mt20["status"] == "crossed"
+    assert mt20["knee_concurrency"] == pytest.approx(20 * 2 ** (0.08 / 0.98), abs=0.1)
+    assert mt20["knee_vs_predicted"] == pytest.approx(mt20["knee_concurrency"] / 20, abs=0.01)
+    assert mt20["ratio_used"] == "efficiency_ratio_steady" and mt20["threads_peak_max"] == 45
+    assert [p["concurrency"] for p in mt20["points"]] == [10, 20, 40]
+    assert mt20["points"][0]["cell_ids"] == ["delay-platform-20-c10"]
+    assert mt20["points"][2]["efficiency_ratio"] == pytest.approx(2.0 * 0.97)     # the seed's, alongside
+
+    mt50 = by[("delay", "maxThreads=50")]
+    assert [p["concurrency"] for p in mt50["points"]] == [10, 40, 80]     # the failed C=40 duplicate is out
+    assert mt50["knee_concurrency"] == pytest.approx(40 * 2 ** (0.1 / 0.6), abs=0.1)
+
+    virtual = by[("delay", "virtual")]
+    assert virtual["predicted"] is None and virtual["knee_concurrency"] is None
+    assert virtual["status"] == "not_reached" and virtual["text"] == "not reached up to C=80 (predicted none)"
+
+    queues = by[("queues", "maxThreads=10")]
+    assert queues["ratio_used"] == "efficiency_ratio"            # a record without the steady ratio
+    assert queues["points"][1]["ratio"] == pytest.approx(2.8 * 0.97)
+
+
+def test_repetitions_are_averaged_per_concurrency():
+    knees = settings_knees([cell("delay", 20, 1.0), cell("delay", 20, 1.1), cell("delay", 40, 2.05)])
+    point = knees[0].points[0]
+    assert point["ratio"] == pytest.approx(1.05) and len(point["cell_ids"]) == 2
+    assert math.isclose(knees[0].knee_concurrency, round(20 * 2 ** (0.05 / 1.0), 1))
+
+
+def test_empty_run_writes_an_empty_file(tmp_path):
+    assert write_knees(tmp_path) == []
+    assert (tmp_path / KNEES_FILE).read_text() == ""
+

@@ -1,0 +1,146 @@
+"""The maxthreads experiment: its matrix, the command-line overrides on it, virtual cells skipped without
+JDK 21+, and one live run of maxthreads-quick end to end (knees.jsonl from real Tomcat cells)."""
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from crossbench import experiment, paths
+from crossbench.cell import connections_peak
+from crossbench.experiment import ExperimentError
+from crossbench.jdk import installed_jdks
+from live_servers import build_missing_reason
+
+RUN_ALL = str(paths.RUNNER / "run_all.sh")
+
+
+def resolve(name="maxthreads", **overrides):
+    return experiment.apply_overrides(experiment.load(name), overrides)
+
+
+def test_maxthreads_matrix():
+    cells = experiment.expand(resolve())
+    assert {c.server for c in cells} == {"tomcat"}
+    delay = [c for c in cells if c.group == "delay"]
+    assert {(c.max_threads, c.executor) for c in delay} == {
+        (50, "platform"), (100, "platform"), (200, "platform"), (400, "platform"), (800, "platform"),
+        (None, "virtual")}
+    assert sorted({c.concurrency for c in delay}) == [25, 50, 100, 200, 400, 800, 1000]
+    assert {c.delay_ms for c in delay} == {1000} and {c.endpoint for c in delay} == {"/delay/sync"}
+    static = [c for c in cells if c.group == "static"]
+    assert len(static) == 6 * 3 and {c.endpoint for c in static} == {"/static/*"}
+    queues = [c for c in cells if c.group == "queues"]
+    assert {(c.max_threads, c.executor, c.accept_count, c.max_connections) for c in queues} == {
+        (10, "platform", 5, 20)}
+    assert [c.concurrency for c in queues] == [10, 20, 30, 50, 100]
+    assert len(cells) == 42 + 18 + 5
+    assert resolve()["tomcat"]["jdk"] == "newest" and resolve()["analysis"] == {"knees": True}
+
+
+def test_quick_variant_is_small_and_has_the_same_shape():
+    config = resolve("maxthreads-quick")
+    cells = experiment.expand(config)
+    assert {(c.max_threads, c.executor) for c in cells} == {(20, "platform"), (50, "platform"), (None, "virtual")}
+    assert {c.delay_ms for c in cells} == {200} and max(c.concurrency for c in cells) <= 100
+    assert sum(c.duration_s + c.warmup_s for c in cells) <= 75     # plus ~5 s start/stop per cell
+    assert config["analysis"]["knees"] and config["tomcat"]["jdk"] == "newest"
+
+
+def test_overrides_make_custom_sweeps():
+    cells = experiment.expand(resolve(max_threads=[30, 300], executor=["platform"], concurrency=[7, 70],
+                                      delays_ms=[500], duration_s=9, groups=["delay"]))
+    assert [(c.max_threads, c.concurrency) for c in cells] == [(30, 7), (30, 70), (300, 7), (300, 70)]
+    assert all((c.executor, c.delay_ms, c.duration_s) == ("platform", 500, 9) for c in cells)
+    # the command line wins over the queues group's own section too
+    queues = experiment.expand(resolve(max_threads=[4], accept_count=2, groups=["queues"]))
+    assert {(c.max_threads, c.accept_count, c.max_connections) for c in queues} == {(4, 2, 20)}
+
+
+def test_unknown_analysis_key_is_refused(tmp_path):
+    text = (paths.EXPERIMENTS / "maxthreads-quick.toml").read_text().replace("knees = true", "kness = true")
+    (tmp_path / "typo.toml").write_text(text)
+    with pytest.raises(ExperimentError, match=r"unknown \[analysis\] keys \['kness'\]"):
+        experiment.apply_overrides(experiment.load(str(tmp_path / "typo.toml")), {})
+
+
+def test_connections_peak_reads_the_http_connector_inside_the_window(tmp_path):
+    def pool(t, http, other=99):
+        return json.dumps({"type": "pool", "t_epoch": t, "pools": [
+            {"kind": "connector", "name": "ajp-nio-8009", "connections": other},
+            {"kind": "connector", "name": "http-nio-127.0.0.1-8080", "connections": http}]})
+    lines = [json.dumps({"type": "jvm"}), pool(9.0, 30), pool(10.0, 12), pool(11.0, 20), "not json",
+             pool(12.0, -1), pool(13.5, 40), json.dumps({"type": "end"})]
+    (tmp_path / "probe.jsonl").write_text("\n".join(lines) + "\n")
+    assert connections_peak(tmp_path / "probe.jsonl", 10.0, 13.0) == 20     # -1 means unknown: skipped
+    assert connections_peak(tmp_path / "probe.jsonl", 20.0, 30.0) is None
+    assert connections_peak(tmp_path / "missing.jsonl", 0, 1) is None
+
+
+def dry_run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([RUN_ALL, "--experiment", "maxthreads-quick", "--dry-run", *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.skipif(not any(j.feature == 17 for j in installed_jdks()), reason="no JDK 17 installed")
+def test_jdk17_skips_virtual_cells_with_a_message_and_runs_the_rest():
+    done = dry_run("--jdk", "17")
+    assert done.returncode == 0, done.stderr
+    assert "skipping 4 virtual-thread cells" in done.stderr and "needs JDK 21+" in done.stderr
+    planned = done.stdout.splitlines()
+    assert len(planned) == 8 and not any("virtual" in line for line in planned)
+
+
+@pytest.mark.skipif(not any(j.has_virtual_threads for j in installed_jdks()), reason="no JDK 21+ installed")
+def test_newest_jdk_keeps_virtual_cells():
+    done = dry_run()
+    assert done.returncode == 0, done.stderr
+    assert "skipping" not in done.stderr and sum("virtual" in line for line in done.stdout.splitlines()) == 4
+
+
+@pytest.mark.live
+@pytest.mark.skipif(build_missing_reason() is not None, reason=str(build_missing_reason()))
+def test_maxthreads_quick_end_to_end(tmp_path, report_figure):
+    """The quick variant live. Without a JDK 21+ (CI's Debian has 17 only) its virtual cells are skipped with a
+    message and the platform knees are still checked."""
+    virtual_threads = any(j.has_virtual_threads for j in installed_jdks())
+    out = tmp_path / "mtq"
+    done = subprocess.run([RUN_ALL, "--experiment", "maxthreads-quick", "--out", str(out), "--no-analysis"],
+                          capture_output=True, text=True, timeout=400)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "knees (knees.jsonl)" in done.stderr
+    assert ("skipping 4 virtual-thread cells" in done.stderr) != virtual_threads
+    knees = {k["setting"]: k for k in map(json.loads, (out / "knees.jsonl").read_text().splitlines())}
+    assert set(knees) == {"maxThreads=20", "maxThreads=50"} | ({"virtual"} if virtual_threads else set())
+    mt20, mt50 = knees["maxThreads=20"], knees["maxThreads=50"]
+    cells = [json.loads(line) for line in (out / "cells.jsonl").read_text().splitlines()]
+    busy = foreign_load(cells)
+    assert mt20["status"] == "crossed" and abs(mt20["knee_concurrency"] / 20 - 1) <= 0.25, (mt20, busy)
+    assert mt50["status"] == "crossed" and mt50["knee_concurrency"] > mt20["knee_concurrency"], (mt50, busy)
+    assert all(c["status"] == "ok" for c in cells)
+    held = [(c["concurrency"], c["tomcat_connection_count_peak"]) for c in cells if c["tomcat_connection_count_peak"]]
+    assert held and all(n >= c for c, n in held), held      # maxConnections 8192: Tomcat holds every client
+    figure = f"maxthreads-quick: maxThreads=20 {mt20['text']}; maxThreads=50 {mt50['text']}"
+    if virtual_threads:
+        # Virtual threads do not queue on a pool: no knee where the pools bend (2.5x the small pool; measured
+        # 1.02-1.05 up to C=100 on a quiet machine). Other processes on the server's core starve the one
+        # carrier thread first: `busy` says how much of that core they took.
+        virtual = knees["virtual"]
+        ratios = ", ".join(f"C={p['concurrency']}: {p['ratio']:.2f}" for p in virtual["points"])
+        why = (f"virtual-thread ratios {ratios}; % of the server's core other processes took in those cells: "
+               f"{ {k: v for k, v in busy.items() if 'virtual' in k} }")
+        assert all(p["ratio"] <= 1.1 for p in virtual["points"] if p["concurrency"] <= 50), why
+        assert all(p["ratio"] <= 1.2 for p in virtual["points"]), why
+        figure += f"; virtual {virtual['text']}, ratios {ratios}"
+    report_figure(figure)
+
+
+def foreign_load(cells: list[dict]) -> dict:
+    """Per cell, the percent of the server's core that other processes used (for failure messages)."""
+    out = {}
+    for c in cells:
+        core = str(c["server_cpus"][0]) if c.get("server_cpus") else None
+        if core and c.get("cpu_per_core") and c.get("cpu_percent") is not None:
+            out[c["cell_id"]] = round(c["cpu_per_core"][core] - c["cpu_percent"])
+    return out
