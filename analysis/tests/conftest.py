@@ -16,10 +16,6 @@ for path in (str(ANALYSIS), str(HERE)):
 
 from synthetic_run import make_run  # noqa: E402
 
-needs_gnuplot = pytest.mark.skipif(shutil.which("gnuplot") is None,
-                                   reason="gnuplot not installed (apt-get install gnuplot-nox)")
-
-
 @pytest.fixture(scope="session")
 def synthetic_run(tmp_path_factory) -> Path:
     """Both servers, static and delay groups (plus Tomcat's async group), one flagged cell, one failed cell

@@ -12,7 +12,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from conftest import ANALYSIS, needs_gnuplot
+from analysis_markers import ANALYSIS, needs_gnuplot
 from synthetic_run import SYNTHETIC_CPU, make_run
 
 from crossbench_analysis import AnalysisError, analyze, export, plot

@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from conftest import ANALYSIS, needs_gnuplot
+from analysis_markers import ANALYSIS, needs_gnuplot
 from synthetic_run import make_run
 
 from crossbench_analysis.compare import FIXED_THRESHOLD, RULE_FIXED, RULE_REPS, CompareRefused, compare_runs

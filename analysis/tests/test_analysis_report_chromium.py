@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import needs_gnuplot
+from analysis_markers import needs_gnuplot
 
 CHROMIUM = next(filter(None, (shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome"))), None)
 pytestmark = [needs_gnuplot, pytest.mark.skipif(

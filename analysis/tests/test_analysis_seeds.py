@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import needs_gnuplot
+from analysis_markers import needs_gnuplot
 from crossbench_analysis import analyze, export
 from crossbench_analysis.runinfo import load_run
 

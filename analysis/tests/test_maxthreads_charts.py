@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from conftest import needs_gnuplot
+from analysis_markers import needs_gnuplot
 from synthetic_run import SYNTHETIC_CPU, make_run
 
 from crossbench_analysis import export, plot

@@ -111,7 +111,7 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
                                      pool_source=probe, phase="warmup")
         try:
             with sampler:
-                measurement = DRIVERS[plan.kind](plan, ctx, server, sampler)
+                measurement = DRIVERS[plan.kind].drive(plan, ctx, server, sampler)
         finally:
             if probe:
                 probe.stop()

@@ -15,9 +15,8 @@ from pathlib import Path
 
 from . import experiment, knees, loadgen, metadata, paths
 from .cell import CellContext, run_cell
-from .drivers.fixed_count import preflight as fixed_count_preflight
-from .drivers.closed_loop import load_spec
-from .drivers.hold import HoldOptionsError, hold_config
+from .drivers import DRIVERS
+from .drivers.hold import HoldOptionsError
 from .experiment import CellPlan, ExperimentError
 from .jdk import JdkError, select_jdk
 from .progress import Progress, fmt_duration
@@ -103,12 +102,7 @@ def preflight(config: dict, cells: list[CellPlan]) -> None:
     if not adapter.available():
         raise Refused(f"load generator {adapter.name} is not on PATH (run_all.sh installs wrk and ab on Debian)")
     for cell in cells:
-        if cell.kind in ("closed_loop", "pipelined"):
-            adapter.build_command(load_spec(cell, "http://127.0.0.1:1"), None)   # refuses what the tool cannot do
-        elif cell.kind == "hold_connections":
-            hold_config(cell, 1)                                                # refuses unknown options
-        elif cell.kind == "fixed_count":
-            fixed_count_preflight(cell)
+        DRIVERS[cell.kind].preflight(cell)
     if "tomcat" in run["servers"]:
         paths.tomcat_home()
         select_jdk(config["tomcat"].get("jdk"), need_virtual_threads=False)

@@ -98,7 +98,7 @@ def plan_for(options: dict):
 
 
 def test_hold_options_take_the_connections_from_concurrency_and_refuse_the_rest():
-    assert DRIVERS["hold_connections"].__module__ == "crossbench.drivers.hold"
+    assert DRIVERS["hold_connections"].drive.__module__ == "crossbench.drivers.hold"
     config = hold_config(plan_for({"hold_s": 3}), 8080)
     assert config.connections == 500 and config.hold_s == 3 and config.rate_per_10ms == 10
     assert config.path == "/hello" and config.port == 8080

@@ -30,6 +30,11 @@ def load_spec(plan, base_url: str, *, warmup: bool = False) -> LoadSpec:
                     threads=plan.loadgen_threads, cpus=plan.loadgen_cpus)
 
 
+def preflight(plan) -> None:
+    """The load generator refuses what it cannot do (http_load above 1000 clients, ab with several URLs)."""
+    loadgen.get(plan.loadgen).build_command(load_spec(plan, "http://127.0.0.1:1"), None)
+
+
 def drive(plan, ctx, server, sampler) -> Measurement:
     adapter = loadgen.get(plan.loadgen)
     if plan.warmup_s > 0:

@@ -52,6 +52,10 @@ def hold_config(plan, port: int) -> HoldConfig:
                       hold_s=float(o["hold_s"]), timeout_s=float(o["timeout_s"]), retry_s=float(o["retry_s"]))
 
 
+def preflight(plan) -> None:
+    hold_config(plan, 1)   # refuses unknown or impossible options
+
+
 def command(config: HoldConfig, cell_dir: Path, cpus: tuple[int, ...]) -> list[str]:
     return [*taskset_prefix(cpus), sys.executable, "-m", "crossbench.holder", "--host", config.host,
             "--port", str(config.port), "--path", config.path, "--connections", str(config.connections),
