@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -111,6 +112,9 @@ class RunningServer:
         argv = self.spec.argv
         if self.spec.cpus:
             argv = ["taskset", "-c", ",".join(map(str, self.spec.cpus)), *argv]
+        if shutil.which("setpriv"):
+            # Even if the runner itself is killed outright, the server gets SIGTERM: no orphan.
+            argv = ["setpriv", "--pdeathsig", "TERM", "--", *argv]
         self.spec.log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.spec.log_path, "ab") as log:
             self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,

@@ -81,3 +81,31 @@ def test_a_missing_build_says_run_mvn_package(tmp_path, monkeypatch):
     monkeypatch.setattr(paths, "SERVLET_TARGET", tmp_path / "target")
     with pytest.raises(paths.BuildMissing, match="run `mvn package`"):
         paths.tomcat_home()
+
+
+KILLED_PARENT = """
+import os, sys
+from pathlib import Path
+from crossbench.servers import RunningServer, TornadoConfig, free_port, tornado_spec
+server = RunningServer(tornado_spec(TornadoConfig(free_port(), 2, 128), Path(sys.argv[1])))
+server.start()
+server.wait_ready()
+print(" ".join(str(p.pid) for p in server.tree()), flush=True)
+os.kill(os.getpid(), 9)
+"""
+
+
+def test_servers_die_with_a_runner_killed_outright(tmp_path):
+    """SIGKILL leaves no `finally` to run: the servers' parent-death signal still stops them."""
+    done = subprocess.run([str(paths.REPO / ".venv" / "bin" / "python"), "-c", KILLED_PARENT, str(tmp_path)],
+                          capture_output=True, text=True, timeout=60)
+    pids = [int(p) for p in done.stdout.split()]
+    assert len(pids) == 3
+    procs = []
+    for pid in pids:
+        try:
+            procs.append(psutil.Process(pid))
+        except psutil.NoSuchProcess:
+            pass
+    gone, alive = psutil.wait_procs(procs, timeout=10)
+    assert alive == []
