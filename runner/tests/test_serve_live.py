@@ -6,6 +6,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.request
 
@@ -97,7 +98,7 @@ os.kill(os.getpid(), 9)
 
 def test_servers_die_with_a_runner_killed_outright(tmp_path):
     """SIGKILL leaves no `finally` to run: the servers' parent-death signal still stops them."""
-    done = subprocess.run([str(paths.REPO / ".venv" / "bin" / "python"), "-c", KILLED_PARENT, str(tmp_path)],
+    done = subprocess.run([sys.executable, "-c", KILLED_PARENT, str(tmp_path)],
                           capture_output=True, text=True, timeout=60)
     pids = [int(p) for p in done.stdout.split()]
     assert len(pids) == 3
