@@ -10,8 +10,7 @@ if (($# < 2)); then
   exit 2
 fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/.." && pwd)"
-python="${CROSSBENCH_VENV:-$root/.venv}/bin/python"
-[[ -x "$python" ]] || python="python3"
+# shellcheck source=runner/python-env.sh
+source "$here/../runner/python-env.sh"
 
-PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}" exec "$python" -m crossbench_analysis compare "$@"
+PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}" exec "$PYTHON" -m crossbench_analysis compare "$@"

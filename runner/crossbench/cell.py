@@ -2,7 +2,6 @@
 measure while sampling, stop in `finally`, and build the record. Nothing here decides what to run."""
 from __future__ import annotations
 
-import json
 import threading
 import time
 import traceback
@@ -18,7 +17,7 @@ from .experiment import CellPlan
 from .loadgen.base import LoadResult
 from .metadata import now_iso
 from .rundir import SCHEMA_VERSION
-from .sampling.jvm_probe import JvmProbe, JvmProbeError, pick_pool
+from .sampling.jvm_probe import JvmProbe, JvmProbeError, connection_counts
 from .sampling.process_tree import ProcessTreeSampler, summarize
 from .servers import RunningServer, ServerSpec, TornadoConfig, free_port, tomcat_spec, tornado_spec
 from .tomcat import TomcatConfig
@@ -132,18 +131,7 @@ def connections_peak(probe_lines: Path, t0: float, t1: float) -> int | None:
     """The most connections Tomcat held at once in the window (the connector's connectionCount). Beyond
     maxConnections the others wait outside Tomcat (acceptCount + 1 in the kernel's accept queue, the rest
     half-open) and the client counts no error for them: this is the only place a record shows them."""
-    if not probe_lines.is_file():
-        return None
-    counts = []
-    for line in probe_lines.read_text().splitlines():
-        try:
-            obj = json.loads(line)
-            reading = pick_pool(obj) if obj.get("type") == "pool" else None
-        except (ValueError, KeyError, AttributeError):
-            continue
-        if reading and reading.connections is not None and t0 <= reading.t_epoch <= t1:
-            counts.append(reading.connections)
-    return max(counts, default=None)
+    return max((n for t, n in connection_counts(probe_lines) if t0 <= t <= t1), default=None)
 
 
 class BackgroundProbe:

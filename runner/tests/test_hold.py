@@ -12,7 +12,8 @@ import pytest
 
 from crossbench import hold_fit, paths
 from crossbench.drivers import DRIVERS
-from crossbench.drivers.hold import HoldOptionsError, hold_config, tomcat_connections
+from crossbench.drivers.hold import HoldOptionsError, hold_config
+from crossbench.sampling.jvm_probe import connection_counts
 from crossbench.experiment import apply_overrides, expand, load
 from crossbench.holder import FAILURE_KINDS, Non2xx, classify, percentiles, status_of
 from crossbench.sampling.process_tree import Sample
@@ -126,8 +127,8 @@ def test_tomcat_connections_come_from_the_probe_lines(tmp_path):
     raw.write_text('{"type":"jvm"}\n'
                    '{"type":"pool","t_epoch":1.5,"pools":[{"kind":"connector","name":"http-nio-1","connections":300}]}\n'
                    'not json\n')
-    assert tomcat_connections(raw) == [(1.5, 300)]
-    assert tomcat_connections(tmp_path / "missing.jsonl") == []
+    assert connection_counts(raw) == [(1.5, 300)]
+    assert connection_counts(tmp_path / "missing.jsonl") == []
 
 
 def with_hard_limit(limit: int):

@@ -21,6 +21,7 @@ from .. import hold_fit
 from ..holder import FAILURE_KINDS, HoldConfig
 from ..loadgen.base import LoadResult, empty_errors
 from ..loadgen.process import run_bounded, taskset_prefix
+from ..sampling.jvm_probe import connection_counts
 from ..sampling.process_tree import summarize
 from ..socket_census import SocketCensus
 from .base import Measurement
@@ -75,24 +76,6 @@ def load_result(held: dict, cell_dir: Path, argv: list[str]) -> LoadResult:
                       latency_source="holder: HEAD sent to end of the response head, per request",
                       raw_files=tuple(str(cell_dir / f) for f in ("holder.json", "holder.csv", "holder.stdout")),
                       extra={"command": " ".join(argv)})
-
-
-def tomcat_connections(probe_jsonl: Path) -> list[tuple[float, int]]:
-    """(t_epoch, Tomcat's own connectionCount) from the JVM probe's raw lines; [] when there are none."""
-    out = []
-    try:
-        lines = probe_jsonl.read_text().splitlines()
-    except OSError:
-        return out
-    for line in lines:
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        for pool in record.get("pools", []):
-            if pool.get("kind") == "connector" and "http" in pool.get("name", "") and pool.get("connections"):
-                out.append((record["t_epoch"], pool["connections"]))
-    return out
 
 
 def first_peak_time(timeline: list[dict], column: str = "connections_held") -> float | None:
@@ -154,7 +137,7 @@ def client_figures(timeline: list[dict], held: dict, cpus: tuple[int, ...]) -> d
 
 
 def kernel_figures(census: SocketCensus, probe_jsonl: Path) -> dict:
-    tomcat = tomcat_connections(probe_jsonl)
+    tomcat = connection_counts(probe_jsonl)
     return {
         "server_established_peak": census.peak("server_established"),
         "accept_queue_peak": census.peak("accept_queue"), "accept_queue_limit": census.peak("accept_queue_limit"),

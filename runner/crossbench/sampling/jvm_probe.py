@@ -70,6 +70,24 @@ def pick_pool(line: dict, match: str = "http") -> PoolReading | None:
                        jvm_threads_peak=_known(line.get("jvm_threads_peak")), raw=p)
 
 
+def connection_counts(probe_jsonl: Path) -> list[tuple[float, int]]:
+    """(t_epoch, the http connector's connectionCount) from a probe's raw lines; [] when there are none."""
+    try:
+        lines = Path(probe_jsonl).read_text().splitlines()
+    except OSError:
+        return []
+    counts = []
+    for line in lines:
+        try:
+            obj = json.loads(line)
+            reading = pick_pool(obj) if obj.get("type") == "pool" else None
+        except (ValueError, KeyError, AttributeError):
+            continue
+        if reading and reading.connections is not None:
+            counts.append((reading.t_epoch, reading.connections))
+    return counts
+
+
 def java_of(pid: int) -> str:
     """The java binary a running process executes (/proc/<pid>/exe)."""
     try:

@@ -21,11 +21,8 @@ public class AsyncDelayServlet extends HttpServlet {
 
     @Override
     protected void doGet(HttpServletRequest request, HttpServletResponse response) throws IOException {
-        int ms;
-        try {
-            ms = DelayParameter.parse(request.getParameterValues("ms"));
-        } catch (DelayParameter.InvalidDelayException e) {
-            TextResponse.error(response, HttpServletResponse.SC_BAD_REQUEST, e.getMessage());
+        int ms = DelayParameter.fromRequest(request, response);
+        if (ms < 0) {
             return;
         }
         AsyncContext async = request.startAsync();

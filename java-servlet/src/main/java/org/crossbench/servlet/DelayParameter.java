@@ -1,6 +1,9 @@
 package org.crossbench.servlet;
 
+import java.io.IOException;
 import java.util.regex.Pattern;
+import javax.servlet.http.HttpServletRequest;
+import javax.servlet.http.HttpServletResponse;
 
 /**
  * Parses the {@code ms} query parameter of the delay endpoints, under the rules both servers share:
@@ -34,6 +37,16 @@ public final class DelayParameter {
             throw new InvalidDelayException("ms above the cap; " + RULE);
         }
         return ms;
+    }
+
+    /** The request's delay in milliseconds, or -1 after answering 400 with the rule it broke. */
+    public static int fromRequest(HttpServletRequest request, HttpServletResponse response) throws IOException {
+        try {
+            return parse(request.getParameterValues("ms"));
+        } catch (InvalidDelayException e) {
+            TextResponse.error(response, HttpServletResponse.SC_BAD_REQUEST, e.getMessage());
+            return -1;
+        }
     }
 
     /** A delay request that breaks the rules; its message is the 400 body. */
