@@ -19,13 +19,13 @@ ENDPOINTS = (STATIC_ENDPOINT, "/delay/sync", "/delay/async", "/hello", "/now")
 MAX_CONCURRENCY = 20_000
 
 RUN_KEYS = {"duration_s", "warmup_s", "repetitions", "shuffle", "shuffle_seed", "loadgen", "keepalive", "servers",
-            "server_cpus", "loadgen_cpus", "loadgen_threads", "fresh_server", "jfr", "pipeline"}
+            "server_cpus", "loadgen_cpus", "loadgen_threads", "jfr", "pipeline"}
 TOMCAT_KEYS = {"max_threads", "executor", "accept_count", "max_connections", "jvm_options", "heap", "jdk"}
 TORNADO_KEYS = {"processes", "backlog"}
 ANALYSIS_KEYS = {"knees"}         # post-processing steps on the finished records (run.py)
 GROUP_KEYS = {"name", "kind", "endpoint", "concurrency", "delays_ms", "options", "tomcat", "tornado"}
 RUN_DEFAULTS = {"repetitions": 1, "shuffle": False, "shuffle_seed": 0, "keepalive": True, "loadgen": "wrk",
-                "server_cpus": [], "loadgen_cpus": [], "loadgen_threads": 1, "fresh_server": True, "jfr": True,
+                "server_cpus": [], "loadgen_cpus": [], "loadgen_threads": 1, "jfr": True,
                 "pipeline": 1, "servers": list(SERVERS)}
 
 
@@ -116,7 +116,7 @@ def apply_overrides(config: dict, overrides: dict) -> dict:
     config = copy.deepcopy(config)
     run, tomcat, tornado = config["run"], config["tomcat"], config["tornado"]
     for key in ("duration_s", "warmup_s", "repetitions", "loadgen", "servers", "server_cpus", "loadgen_cpus",
-                "loadgen_threads", "keepalive", "shuffle", "fresh_server", "jfr"):
+                "loadgen_threads", "keepalive", "shuffle", "jfr"):
         if overrides.get(key) is not None:
             run[key] = overrides[key]
     # A command-line value wins over the experiment's, and over a group's own section too.

@@ -80,8 +80,6 @@ def parse_args(argv):
     m.add_argument("--server-cpus", type=int_list)
     m.add_argument("--loadgen-cpus", type=int_list)
     m.add_argument("--loadgen-threads", type=int)
-    m.add_argument("--shared-server", dest="fresh_server", action="store_false", default=None,
-                   help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.quick:
         args.experiment = "quick"

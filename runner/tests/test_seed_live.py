@@ -127,8 +127,9 @@ def test_seed001_quick_end_to_end(tmp_path, report_figure):
         assert r["latency_ms"]["max"] is None or r["latency_ms"]["max"] > 0
         assert r["latency_ms"]["p50"] is None or r["latency_invalid"] is None
         assert (out / "cells" / r["cell_id"] / "pipeline-check.json").is_file()
-        # every connection open halfway through, spread over the server's processes
+        # the connections open halfway through, spread over the server's processes; Tomcat closes each one
+        # after 100 answers (maxKeepAliveRequests), so a few may be reconnecting at that moment
         assert len(r["connections_by_process"]) <= (r["processes"] or 1), r["connections_by_process"]
-        assert 100 <= sum(r["connections_by_process"].values()) <= 101, r["connections_by_process"]
+        assert 90 <= sum(r["connections_by_process"].values()) <= 101, r["connections_by_process"]
     report_figure("seed001-quick: pipelined req/s " + ", ".join(
         f"{r['server']} x{r['processes'] or 1} {r['rps']:.0f}" for r in cells.values()))
