@@ -16,6 +16,7 @@ import pytest
 
 from crossbench.sampling import (ProcessTreeSampler, Sample, csv_header, read_samples_csv,
                                  summarize)
+from crossbench.servers import signal_group
 
 FIXTURES = Path(__file__).parent / "fixtures"
 N_THREADS = 5            # idle threads per child
@@ -58,10 +59,7 @@ class Tree:
 
     def kill(self) -> None:
         if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            signal_group(self.proc.pid, signal.SIGKILL)
         self.proc.wait()
 
 

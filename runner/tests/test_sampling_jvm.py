@@ -6,16 +6,15 @@ import os
 import signal
 import socket
 import subprocess
-import threading
 import time
 from pathlib import Path
 
 import psutil
 import pytest
 
-from crossbench.sampling import (SERIAL_GC_NAMES, JvmProbe, JvmProbeError,
-                                 ProcessTreeSampler, summarize)
+from crossbench.sampling import SERIAL_GC_NAMES, JvmProbe, JvmProbeError, ProcessTreeSampler
 from crossbench.sampling.jvm_probe import pick_pool
+from crossbench.servers import signal_group
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).resolve().parents[2]
@@ -51,10 +50,7 @@ class Holder:
 
     def kill(self) -> None:
         if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            signal_group(self.proc.pid, signal.SIGKILL)
         self.proc.wait()
 
 
