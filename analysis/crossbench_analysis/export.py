@@ -309,10 +309,9 @@ class Exporter:
         if not cells:
             return None
         params, files = self.panel_files(
-            "efficiency", cells, ["concurrency", "efficiency_ratio", "latency_ratio", "efficiency_ratio_steady",
-                                  "valid", "repetition", "cell_id"],
-            lambda c: [c.get("concurrency"), num(c.get("efficiency_ratio")), num(c.get("latency_ratio")),
-                       num(c.get("efficiency_ratio_steady"))],
+            "efficiency", cells, ["concurrency", "efficiency_ratio", "latency_ratio", "valid", "repetition",
+                                  "cell_id"],
+            lambda c: [c.get("concurrency"), num(c.get("efficiency_ratio")), num(c.get("latency_ratio"))],
             ("efficiency_ratio", "latency_ratio"))
         params["nflagged"] = self.flagged(cells, "efficiency_ratio")
         return ChartJob("efficiency", "efficiency.gp",

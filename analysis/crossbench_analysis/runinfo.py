@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SUPPORTED_SCHEMA = 1
+SUPPORTED_SCHEMA = 2
 SERVER_ORDER = {"tomcat": 0, "tornado": 1}
 
 

@@ -124,7 +124,6 @@ def make_run(path: Path, *, experiment: str = "seed002", run_id: str | None = No
                 "bytes_per_s": rps * (780000 if delay_ms == 0 else 2), "latency_ms": _latency(mean_ms),
                 "latency_source": "wrk done() (synthetic)",
                 "efficiency_ratio": (c / rps) / (delay_ms / 1000) if delay_ms else None,
-                "efficiency_ratio_steady": (mean_ms / delay_ms) if delay_ms else None,
                 "latency_ratio": mean_ms / delay_ms if delay_ms else None,
                 "threads_peak": threads, "threads_mean": threads - 1, "rss_peak_mb": rss, "cpu_percent": cpu,
                 "cpu_per_core": per_core, "loadgen_cpu_percent": 5 + min(c, 100) * 0.3,
@@ -146,7 +145,7 @@ def make_run(path: Path, *, experiment: str = "seed002", run_id: str | None = No
                 record["valid"], record["flags"] = False, ["errors", "timeouts"]
             if failed and server == "tomcat" and group == "delay" and c == 100 and delay_ms == last_delay:
                 for key in ("requests", "errors", "error_total", "rps", "rps_steady", "bytes_per_s",
-                            "efficiency_ratio", "efficiency_ratio_steady", "latency_ratio", "threads_peak",
+                            "efficiency_ratio", "latency_ratio", "threads_peak",
                             "threads_mean", "rss_peak_mb", "cpu_percent", "cpu_per_core",
                             "loadgen_cpu_percent", "pool_busy_peak", "pool_current_peak"):
                     record[key] = None

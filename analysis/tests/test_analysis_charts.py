@@ -199,7 +199,7 @@ def test_all_failed_run_with_odd_metadata_still_draws(tmp_path):
     cells = list(cells_of(run_dir).values())
     for cell in cells:
         for key in ("rps", "rps_steady", "efficiency_ratio", "latency_ratio", "threads_peak", "rss_peak_mb",
-                    "cpu_percent", "cpu_per_core", "loadgen_cpu_percent", "efficiency_ratio_steady"):
+                    "cpu_percent", "cpu_per_core", "loadgen_cpu_percent"):
             cell[key] = None
         cell["latency_ms"] = None
         cell.update(status="failed", valid=False, flags=["failed"])

@@ -36,7 +36,7 @@ def cell(group, c, mt, executor="platform", *, delay=1000, rep=1, accept=1024, m
             "flags": list(flags), "requests": int(rps * 30), "rps": rps, "error_total": 0,
             "errors": {k: 0 for k in ("connect", "read", "write", "timeout", "non_2xx", "other")},
             "efficiency_ratio": ratio * 1.04 if delay else None,
-            "efficiency_ratio_steady": ratio if delay else None, "latency_ratio": ratio if delay else None,
+            "latency_ratio": ratio if delay else None,
             "latency_ms": {"mean": 1000 * ratio, "p50": 1000 * ratio, "p90": 1000, "p99": 1000, "max": 1000},
             "threads_peak": threads, "rss_peak_mb": 600 + 0.13 * threads, "cpu_percent": 20 + rps / 20,
             "tomcat_connection_count_peak": held if held is not None else c + 1}

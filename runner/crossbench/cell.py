@@ -2,7 +2,6 @@
 measure while sampling, stop in `finally`, and build the record. Nothing here decides what to run."""
 from __future__ import annotations
 
-import threading
 import time
 import traceback
 import urllib.request
@@ -11,31 +10,30 @@ from pathlib import Path
 
 import psutil
 
-from . import loadgen, metrics
-from .drivers import DRIVERS
+from . import loadgen, metrics, record as contract
+from .drivers import DRIVERS, Measurement
 from .experiment import CellPlan
 from .loadgen.base import LoadResult
 from .metadata import now_iso
-from .rundir import SCHEMA_VERSION
-from .sampling.jvm_probe import JvmProbe, JvmProbeError, connection_counts
 from .sampling.process_tree import ProcessTreeSampler, summarize
-from .servers import RunningServer, ServerSpec, TornadoConfig, free_port, tomcat_spec, tornado_spec
-from .tomcat import TomcatConfig
+from .servers import RunningServer, ServerSpec, free_port
 
 SAMPLE_INTERVAL_S = 0.25
-TIME_WAIT_DRAIN_LIMIT_S = 60
+TAIL_SAMPLES_S = 0.3          # let the sampler take the window's last samples
 
 
 class CellFailed(RuntimeError):
     """The cell could not be measured; the record says why and the run goes on."""
 
 
+class ServerDied(CellFailed):
+    """The server process exited while the cell ran."""
+
+
 @dataclass
 class CellContext:
     """What a cell needs from the run beyond its plan."""
     cell_dir: Path
-    tomcat: dict               # the experiment's [tomcat] section (JDK, heap, JVM options)
-    jfr: bool
     on_progress: callable = None   # called with (phase, sampler) while the cell runs
 
     def report(self, phase: str, sampler) -> None:
@@ -46,15 +44,7 @@ class CellContext:
 def server_spec(plan: CellPlan, ctx: CellContext, port: int) -> ServerSpec:
     work = ctx.cell_dir / "server"
     work.mkdir(parents=True, exist_ok=True)
-    if plan.server == "tomcat":
-        config = TomcatConfig(
-            port=port, max_threads=plan.max_threads or 200, executor=plan.executor or "platform",
-            accept_count=plan.accept_count, max_connections=plan.max_connections,
-            jdk=ctx.tomcat.get("jdk"), heap=ctx.tomcat.get("heap"),
-            jvm_options=tuple(ctx.tomcat.get("jvm_options", ())),
-            jfr_file=(ctx.cell_dir / "tomcat.jfr").resolve() if ctx.jfr else None)
-        return tomcat_spec(config, work, plan.server_cpus)
-    return tornado_spec(TornadoConfig(port, plan.processes, plan.backlog), work, plan.server_cpus)
+    return plan.plugin.spec(plan.settings, port, work, plan.server_cpus, ctx.cell_dir)
 
 
 def verify(server: RunningServer, plan: CellPlan) -> None:
@@ -104,116 +94,99 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
     probe = None
     with server:
         verify(server, plan)
-        probe = BackgroundProbe(server.pid, ctx.cell_dir) if plan.server == "tomcat" else None
+        probe = plan.plugin.probe(server.pid, ctx.cell_dir)
         sampler = ProcessTreeSampler(server.pid, loadgen_pid_fn=loadgen_pid(),
                                      interval_s=SAMPLE_INTERVAL_S, out_csv=ctx.cell_dir / "samples.csv",
                                      pool_source=probe, phase="warmup")
         try:
             with sampler:
-                measurement = DRIVERS[plan.kind].drive(plan, ctx, server, sampler)
+                try:
+                    measurement = run_phases(DRIVERS[plan.kind], plan, ctx, server, sampler)
+                except Exception as e:
+                    raise (died(plan, server) or e) from e
         finally:
             if probe:
                 probe.stop()
-        if not server.alive():
-            raise CellFailed(f"{plan.server} died during the cell:\n{server.log_tail()}")
-    if not plan.keepalive:
-        wait_time_wait_drained(server.spec.port)
-    jvm = probe.jvm_info if probe else None
+        death = died(plan, server)
+        if death:
+            raise death
     window = summarize(sampler.samples(), measurement.t0, measurement.t1)
-    record = build_record(plan, measurement.result, window, server, jvm, started)
+    shared = shared_record(plan, measurement.result, window, server, started)
     if probe:
-        record["tomcat_connection_count_peak"] = connections_peak(ctx.cell_dir / "jvm-probe.jsonl",
-                                                                  measurement.t0, measurement.t1)
-    return {**record, **measurement.extra}
+        shared.update(probe.figures(measurement.t0, measurement.t1))
+    flags = [*measurement.flags, *cell_flags(plan, window)]
+    shared.update(flags=flags, valid=not flags)
+    cell_record = contract.merge(shared, measurement.extra, plan.kind)
+    if "loadgen_saturated" in flags and cell_record["rps_steady"] is not None:
+        # Little's law counts only time inside a request; a saturated client also spends time between them.
+        cell_record.update(rps_steady=None, rps_steady_method="null: the load generator was saturated, so time "
+                                                              "between its requests is missing from the latency")
+    return cell_record
 
 
-def connections_peak(probe_lines: Path, t0: float, t1: float) -> int | None:
-    """The most connections Tomcat held at once in the window (the connector's connectionCount). Beyond
-    maxConnections the others wait outside Tomcat (acceptCount + 1 in the kernel's accept queue, the rest
-    half-open) and the client counts no error for them: this is the only place a record shows them."""
-    return max((n for t, n in connection_counts(probe_lines) if t0 <= t <= t1), default=None)
+def cell_flags(plan: CellPlan, window: dict) -> list[str]:
+    """Flags every kind of cell can raise: the load generator at the end of its cores."""
+    cores = min(plan.loadgen_threads, len(plan.loadgen_cpus) or psutil.cpu_count())
+    return ["loadgen_saturated"] if metrics.loadgen_saturated(window.get("loadgen_cpu_percent"), cores) else []
 
 
-class BackgroundProbe:
-    """The JVM probe (connector pool, collector, processor count), attached in the background: attaching
-    takes a second or two, which the warm-up need not wait for. Until it answers, pool figures are empty."""
-
-    def __init__(self, pid: int, cell_dir: Path):
-        self.cell_dir = cell_dir
-        self.probe = JvmProbe(pid, interval_s=SAMPLE_INTERVAL_S, raw_out=cell_dir / "jvm-probe.jsonl")
-        self.thread = threading.Thread(target=self._start, name="jvm-probe-start", daemon=True)
-        self.thread.start()
-
-    def _start(self) -> None:
-        try:
-            self.probe.start()
-        except (JvmProbeError, OSError) as e:
-            (self.cell_dir / "jvm-probe.error").write_text(str(e))
-
-    def latest(self):
-        return self.probe.latest()
-
-    @property
-    def jvm_info(self) -> dict | None:
-        return self.probe.jvm_info
-
-    def stop(self) -> None:
-        self.thread.join(timeout=self.probe.start_timeout_s + 5)
-        self.probe.stop()
+def run_phases(driver, plan: CellPlan, ctx: CellContext, server: RunningServer, sampler) -> Measurement:
+    """Warm-up (unrecorded), the measured window, then a short tail so the sampler sees the window's end."""
+    if plan.warmup_s > 0:
+        ctx.report("warmup", sampler)
+        driver.warmup(plan, ctx, server)
+    sampler.set_phase("measure")
+    ctx.report("measure", sampler)
+    t0 = time.time()
+    measurement = driver.measure(plan, ctx, server, sampler)
+    t1 = time.time()
+    sampler.set_phase("cooldown")
+    time.sleep(TAIL_SAMPLES_S)
+    measurement.t0 = measurement.t0 or t0
+    measurement.t1 = measurement.t1 or t1
+    return measurement
 
 
-def wait_time_wait_drained(port: int) -> float:
-    """After Connection: close cells, waits until no TIME_WAIT socket of this port is left (bounded)."""
-    start = time.monotonic()
-    while time.monotonic() - start < TIME_WAIT_DRAIN_LIMIT_S:
-        left = sum(1 for c in psutil.net_connections(kind="tcp")
-                   if c.status == psutil.CONN_TIME_WAIT and port in (c.laddr.port, getattr(c.raddr, "port", None)))
-        if not left:
-            break
-        time.sleep(1)
-    return time.monotonic() - start
+def died(plan: CellPlan, server: RunningServer) -> ServerDied | None:
+    """Decided from the server process itself: a load generator's own failure is never the server dying."""
+    if server.alive():
+        return None
+    return ServerDied(f"{plan.server} exited with status {server.process.returncode} during the cell:\n"
+                      f"{server.log_tail()}")
 
 
 def base_record(plan: CellPlan, started: str) -> dict:
     fields = plan.to_dict()
+    settings = fields.pop("settings")
     fields["server_cpus"], fields["loadgen_cpus"] = list(plan.server_cpus), list(plan.loadgen_cpus)
-    return {"schema_version": SCHEMA_VERSION, **fields, "started_at": started, "ended_at": now_iso(),
-            "series": f"cells/{plan.cell_id}/samples.csv"}
+    return {"schema_version": contract.SCHEMA_VERSION, **fields,
+            **plan.plugin.record_fields(settings), "processes": plan.plugin.process_count(settings),
+            "setting": plan.plugin.describe(settings), "parallel_limit": plan.parallel_limit,
+            "started_at": started, "ended_at": now_iso(), "series": f"cells/{plan.cell_id}/samples.csv"}
 
 
-def build_record(plan: CellPlan, result: LoadResult, window: dict, server: RunningServer, jvm: dict | None,
-                 started: str) -> dict:
-    latency = result.latency_ms
-    r = metrics.ratios(plan.concurrency, plan.delay_ms, result.rps, latency.get("mean"))
-    loadgen_cores = min(plan.loadgen_threads, len(plan.loadgen_cpus) or psutil.cpu_count())
-    flags = metrics.flags(concurrency=plan.concurrency, requests=result.requests, errors=result.errors,
-                          ratios_=r, loadgen_cpu_percent=window.get("loadgen_cpu_percent"),
-                          loadgen_cores=loadgen_cores)
+def shared_record(plan: CellPlan, result: LoadResult, window: dict, server: RunningServer, started: str) -> dict:
+    """The fields every cell kind has; the driver's figures and flags come in Measurement.extra / .flags."""
     return {
         **base_record(plan, started),
-        "status": "ok", "valid": not flags, "flags": flags,
+        "status": "ok",
         "requests": result.requests, "errors": result.errors, "error_total": result.error_count,
-        "rps": result.rps, "rps_method": "requests / measured window (the seed's definition)",
-        "rps_steady": r.rps_steady, "rps_steady_method": "concurrency / mean latency (Little's law)",
+        "rps": result.rps,
         "bytes_per_s": result.bytes / result.duration_s if result.duration_s else None,
-        "measured_s": result.duration_s, "latency_ms": latency, "latency_source": result.latency_source,
-        "efficiency_ratio": r.efficiency_ratio, "efficiency_ratio_steady": r.efficiency_ratio_steady,
-        "latency_ratio": r.latency_ratio,
+        "measured_s": result.duration_s, "latency_ms": result.latency_ms, "latency_source": result.latency_source,
         "threads_peak": window.get("threads_peak"), "threads_mean": window.get("threads_mean"),
         "rss_peak_mb": window.get("rss_peak_mb"), "cpu_percent": window.get("cpu_percent"),
         "cpu_per_core": window.get("cpu_per_core"), "loadgen_cpu_percent": window.get("loadgen_cpu_percent"),
         "pool_current_peak": window.get("pool_current_peak"), "pool_busy_peak": window.get("pool_busy_peak"),
-        "samples": window.get("samples"),
-        "server_settings": server.spec.describe,
-        "jvm": jvm, "loadgen_version": result.tool_version, "loadgen_command": result.extra.get("command"),
+        "samples": window.get("samples"), "server_settings": server.spec.describe,
+        "loadgen_version": result.tool_version, "loadgen_command": result.extra.get("command"),
     }
 
 
 def failed_record(plan: CellPlan, started: str, error: Exception) -> dict:
-    died = "died" in str(error) or "exited" in str(error)
-    return {**base_record(plan, started), "status": "failed", "valid": False,
-            "flags": ["server_died" if died else "failed"], "error": f"{type(error).__name__}: {error}",
-            "requests": None, "errors": None, "error_total": None, "rps": None, "rps_steady": None,
-            "latency_ms": {k: None for k in ("mean", "p50", "p90", "p99", "max")}, "efficiency_ratio": None,
-            "efficiency_ratio_steady": None, "latency_ratio": None, "threads_peak": None, "rss_peak_mb": None,
-            "cpu_percent": None, "loadgen_cpu_percent": None}
+    shared = {**base_record(plan, started), "status": "failed", "valid": False,
+              "flags": ["server_died" if isinstance(error, ServerDied) else "failed"],
+              "error": f"{type(error).__name__}: {error}", "requests": None, "errors": None, "error_total": None,
+              "rps": None, "latency_ms": {k: None for k in contract.LATENCY_KEYS}, "threads_peak": None,
+              "rss_peak_mb": None, "cpu_percent": None, "loadgen_cpu_percent": None}
+    return contract.merge(shared, {}, plan.kind)

@@ -20,7 +20,6 @@ import errno
 import importlib.util
 import json
 import random
-import resource
 import signal
 import sys
 import time
@@ -28,6 +27,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import psutil
+
+from crossbench import oskit
+from crossbench.stats import latency_summary
 
 FAILURE_KINDS = ("connect_refused", "connect_timeout", "reset", "read_timeout", "non_2xx", "closed_by_server",
                  "no_local_port", "too_many_open_files", "other")
@@ -108,14 +110,7 @@ def status_of(head: bytes) -> int:
 
 
 def percentiles(values: list[float]) -> dict[str, float | None]:
-    if not values:
-        return {k: None for k in ("mean", "p50", "p90", "p99", "max")}
-    ordered = sorted(values)
-
-    def at(q: float) -> float:
-        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-    return {"mean": sum(ordered) / len(ordered), "p50": at(0.50), "p90": at(0.90), "p99": at(0.99),
-            "max": ordered[-1]}
+    return latency_summary(values)
 
 
 def event_loop_name() -> str:
@@ -124,15 +119,10 @@ def event_loop_name() -> str:
 
 def ensure_open_files(connections: int) -> int:
     """Raises this process's soft limit to what N sockets need; refuses clearly when the hard limit is short."""
-    need = connections + FD_MARGIN
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft >= need:
-        return soft
-    if hard != resource.RLIM_INFINITY and hard < need:
-        raise HolderRefused(f"{connections} connections need about {need} open files in the client, but the "
-                            f"hard limit is {hard}: raise it (ulimit -Hn) or hold fewer connections")
-    resource.setrlimit(resource.RLIMIT_NOFILE, (need, hard))
-    return need
+    try:
+        return oskit.raise_open_files(connections)
+    except oskit.LimitTooLow as e:
+        raise HolderRefused(f"client: {e}") from None
 
 
 @dataclass

@@ -1,5 +1,5 @@
-"""Where the efficiency ratio bends: per Tomcat setting, the lowest concurrency at which the ratio exceeds 1.1,
-next to what the pool size predicts. `find_knee` is the pure rule; `settings_knees` groups a run's cell records
+"""Where the efficiency ratio bends: per server setting, the lowest concurrency at which the ratio exceeds 1.1,
+next to what the server's parallel limit predicts (Tomcat's maxThreads on a blocking endpoint). `find_knee` is the pure rule; `settings_knees` groups a run's cell records
 by setting; `write_knees` writes them as `knees.jsonl` into the run directory."""
 from __future__ import annotations
 
@@ -11,8 +11,11 @@ from pathlib import Path
 
 THRESHOLD = 1.1
 KNEES_FILE = "knees.jsonl"
-# The edge-bias-free ratio first (mean latency, Little's law); the seed's window count when a record lacks it.
-RATIO_FIELDS = ("efficiency_ratio_steady", "efficiency_ratio")
+# The edge-bias-free ratio first (mean latency / delay); the seed's window count when a record lacks it. The seed's
+# ratio is also judged on its own: only it sees clients that wait outside the server (past maxConnections and the
+# accept queue they get no answer, so no latency), and the knee record says when the two disagree.
+RATIO_FIELDS = ("latency_ratio", "efficiency_ratio")
+DISAGREEMENT = 0.25       # knees further apart than this (relative), or one crossed and not the other
 
 
 @dataclass(frozen=True)
@@ -51,10 +54,11 @@ class SettingKnee:
     group: str
     endpoint: str
     delay_ms: int
-    executor: str
+    server: str
+    executor: str | None
     max_threads: int | None
-    setting: str                       # "maxThreads=200" or "virtual"
-    predicted: int | None              # the pool size; virtual threads predict no knee
+    setting: str                       # "maxThreads=200" or "virtual" (Tomcat), else the server and its processes
+    predicted: int | None              # the parallel limit (pool size); none where waiting holds nothing
     knee_concurrency: float | None
     status: str
     text: str
@@ -64,16 +68,31 @@ class SettingKnee:
     knee_vs_predicted: float | None
     excursions: list[int]
     threads_peak_max: int | None       # the thread plateau of this setting over all its cells
+    seed_ratio_knee: float | None = None   # the knee on the seed's efficiency_ratio
+    seed_ratio_status: str | None = None
+    disagreement: str | None = None    # why the two ratios' knees differ, when they do
     points: list[dict] = field(default_factory=list)
 
 
+def setting_label(record: dict) -> str:
+    if record.get("executor"):
+        return "virtual" if record["executor"] == "virtual" else f"maxThreads={record.get('max_threads')}"
+    processes = record.get("processes") or 1
+    return record["server"] + (f" x{processes}" if processes > 1 else "")
+
+
 def setting_key(record: dict) -> tuple:
-    return (record["group"], record["endpoint"], record["delay_ms"], record.get("executor") or "platform",
-            record.get("max_threads"))
+    return (record["group"], record["endpoint"], record["delay_ms"], record["server"], setting_label(record))
+
+
+def predicted_knee(record: dict) -> int | None:
+    if "parallel_limit" in record:
+        return record["parallel_limit"]
+    return record.get("max_threads") if record.get("executor") == "platform" else None   # schema 1
 
 
 def usable(record: dict) -> bool:
-    return (record.get("status") == "ok" and record.get("server") == "tomcat" and bool(record.get("delay_ms"))
+    return (record.get("status") == "ok" and bool(record.get("delay_ms"))
             and any(record.get(f) is not None for f in RATIO_FIELDS))
 
 
@@ -93,7 +112,7 @@ def knee_text(knee: Knee, predicted: int | None, points: list[dict], threshold: 
 
 
 def setting_knee(key: tuple, records: list[dict], threshold: float = THRESHOLD) -> SettingKnee:
-    group, endpoint, delay_ms, executor, max_threads = key
+    group, endpoint, delay_ms, server, label = key
     used = ratio_field(records)
     by_c: dict[int, list[dict]] = defaultdict(list)
     for r in records:
@@ -105,16 +124,31 @@ def setting_knee(key: tuple, records: list[dict], threshold: float = THRESHOLD) 
                "valid": all(r.get("valid", True) for r in rs)}
               for c, rs in sorted(by_c.items())]
     knee = find_knee([(p["concurrency"], p["ratio"]) for p in points], threshold)
-    predicted = max_threads if executor == "platform" else None
+    seed = find_knee([(p["concurrency"], p["efficiency_ratio"]) for p in points
+                      if p["efficiency_ratio"] is not None], threshold)
+    predicted = predicted_knee(records[0])
     return SettingKnee(
-        group=group, endpoint=endpoint, delay_ms=delay_ms, executor=executor, max_threads=max_threads,
-        setting="virtual" if executor == "virtual" else f"maxThreads={max_threads}", predicted=predicted,
+        group=group, endpoint=endpoint, delay_ms=delay_ms, server=server, executor=records[0].get("executor"),
+        max_threads=records[0].get("max_threads"), setting=label, predicted=predicted,
         knee_concurrency=round(knee.concurrency, 1) if knee.concurrency is not None else None,
         status=knee.status, text=knee_text(knee, predicted, points, threshold), ratio_used=used,
         threshold=threshold, max_concurrency=points[-1]["concurrency"],
         knee_vs_predicted=round(knee.concurrency / predicted, 3) if knee.concurrency and predicted else None,
         excursions=list(knee.excursions), threads_peak_max=max_or_none(p["threads_peak"] for p in points),
-        points=points)
+        seed_ratio_knee=round(seed.concurrency, 1) if seed.concurrency is not None else None,
+        seed_ratio_status=seed.status, disagreement=disagreement(knee, seed, used), points=points)
+
+
+def disagreement(knee: Knee, seed: Knee, used: str) -> str | None:
+    if used == "efficiency_ratio":
+        return None
+    if knee.status == seed.status and (knee.status != "crossed" or
+                                       abs(knee.concurrency - seed.concurrency) / knee.concurrency <= DISAGREEMENT):
+        return None
+    where = f"C={seed.concurrency:.0f}" if seed.status == "crossed" else seed.status.replace("_", " ")
+    return (f"the seed's ratio (C / rps / delay) bends at {where} while mean latency / delay says "
+            f"{knee.status.replace('_', ' ')}: clients the server does not answer (waiting outside it, past "
+            f"maxConnections and the accept queue) lower rps but add no latency, so only the seed's ratio sees them")
 
 
 def mean(values) -> float | None:
@@ -133,13 +167,14 @@ def settings_knees(records: list[dict], threshold: float = THRESHOLD) -> list[Se
     for record in records:
         if usable(record):
             grouped[setting_key(record)].append(record)
-    order = sorted(grouped, key=lambda k: (k[0], k[1], k[2], k[3] == "virtual", k[4] or 0))
+    order = sorted(grouped, key=lambda k: (k[0], k[1], k[2], k[3], k[4] == "virtual",
+                                           int(k[4].split("=")[1]) if k[4].startswith("maxThreads=") else 0, k[4]))
     return [setting_knee(key, grouped[key], threshold) for key in order]
 
 
 def read_cells(run_dir: Path) -> list[dict]:
-    path = Path(run_dir) / "cells.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.is_file() else []
+    from .rundir import RunDir
+    return RunDir(Path(run_dir)).records()
 
 
 def write_knees(run_dir: Path, threshold: float = THRESHOLD) -> list[SettingKnee]:
@@ -151,5 +186,6 @@ def write_knees(run_dir: Path, threshold: float = THRESHOLD) -> list[SettingKnee
 
 
 def summary(knees: list[SettingKnee]) -> str:
-    lines = [f"  {k.group} {k.setting} delay {k.delay_ms} ms: {k.text} [{k.ratio_used}]" for k in knees]
+    lines = [f"  {k.group} {k.setting} delay {k.delay_ms} ms: {k.text} [{k.ratio_used}]"
+             + (f"\n    note: {k.disagreement}" if k.disagreement else "") for k in knees]
     return "knees (" + KNEES_FILE + "):\n" + "\n".join(lines) if lines else "knees: no delay cells to judge"

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import psutil
 
-from . import paths
+from . import paths, servers
+from .record import SCHEMA_VERSION
 from .jdk import JdkError, default_jdk, installed_jdks
 from .loadgen import ADAPTERS
 
@@ -66,12 +67,9 @@ def git_revision() -> str:
 
 
 def versions() -> dict:
-    found = {"python": sys.version.split()[0], "tornado": importlib.metadata.version("tornado"),
-             "psutil": importlib.metadata.version("psutil")}
-    try:
-        found["tomcat"] = paths.tomcat_version(paths.tomcat_home())
-    except paths.BuildMissing:
-        found["tomcat"] = None
+    found = {"python": sys.version.split()[0], "psutil": importlib.metadata.version("psutil")}
+    for plugin in servers.PLUGINS.values():
+        found.update(plugin.versions())
     try:
         found["jdk"] = default_jdk().version
     except JdkError:
@@ -86,6 +84,6 @@ def versions() -> dict:
 
 
 def collect(run_id: str, config: dict, argv: list[str]) -> dict:
-    return {"schema_version": 1, "run_id": run_id, "experiment": config["name"], "started_at": now_iso(),
+    return {"schema_version": SCHEMA_VERSION, "run_id": run_id, "experiment": config["name"], "started_at": now_iso(),
             "ended_at": None, "machine": machine(), "versions": versions(), "git_revision": git_revision(),
             "command": argv, "config": config}

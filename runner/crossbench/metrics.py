@@ -14,8 +14,8 @@ LOADGEN_SATURATED_PCT = 90.0   # ... the load generator used more than this shar
 class Ratios:
     efficiency_ratio: float | None       # (C / rps) / delay: the seed's figure, from the window's count
     rps_steady: float | None             # C / mean latency (Little's law): free of the window-edge bias
-    efficiency_ratio_steady: float | None
-    latency_ratio: float | None          # mean latency / delay: the same idea measured directly
+    latency_ratio: float | None          # mean latency / delay: the same idea measured directly; it is also
+                                         # (C / rps_steady) / delay, so no second "steady ratio" is kept
 
 
 def ratios(concurrency: int, delay_ms: int, rps: float, mean_latency_ms: float | None) -> Ratios:
@@ -25,15 +25,18 @@ def ratios(concurrency: int, delay_ms: int, rps: float, mean_latency_ms: float |
     delay_s = delay_ms / 1000
     rps_steady = concurrency / (mean_latency_ms / 1000) if mean_latency_ms else None
     if delay_s <= 0:
-        return Ratios(None, rps_steady, None, None)
+        return Ratios(None, rps_steady, None)
     efficiency = (concurrency / rps) / delay_s if rps > 0 else None
-    steady = (concurrency / rps_steady) / delay_s if rps_steady else None
     latency_ratio = (mean_latency_ms / 1000) / delay_s if mean_latency_ms else None
-    return Ratios(efficiency, rps_steady, steady, latency_ratio)
+    return Ratios(efficiency, rps_steady, latency_ratio)
 
 
-def flags(*, concurrency: int, requests: int, errors: dict[str, int], ratios_: Ratios,
-          loadgen_cpu_percent: float | None, loadgen_cores: int) -> list[str]:
+def loadgen_saturated(loadgen_cpu_percent: float | None, loadgen_cores: int) -> bool:
+    return loadgen_cpu_percent is not None and loadgen_cpu_percent >= LOADGEN_SATURATED_PCT * max(loadgen_cores, 1)
+
+
+def flags(*, concurrency: int, requests: int, errors: dict[str, int], ratios_: Ratios) -> list[str]:
+    """The closed-loop flags (the cell adds loadgen_saturated for every kind)."""
     found = []
     if errors.get("timeout", 0):
         found.append("timeouts")
@@ -41,8 +44,6 @@ def flags(*, concurrency: int, requests: int, errors: dict[str, int], ratios_: R
         found.append("errors")
     if requests == 0 or requests / concurrency < MIN_ROUND_TRIPS:
         found.append("few_completions")
-    if loadgen_cpu_percent is not None and loadgen_cpu_percent >= LOADGEN_SATURATED_PCT * max(loadgen_cores, 1):
-        found.append("loadgen_saturated")
     a, b = ratios_.efficiency_ratio, ratios_.latency_ratio
     if a and b and abs(a - b) / min(a, b) > RATIO_DISAGREEMENT:
         found.append("ratio_disagreement")

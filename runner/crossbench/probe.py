@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import csv
 import http.client
-import math
 import threading
 import time
 from dataclasses import astuple, dataclass, fields
 from pathlib import Path
+
+from .stats import latency_summary
 
 LATENCY_SOURCE = (
     "crossbench's probe: sequential GETs, one new connection each (Connection: close), from connect() to "
@@ -32,21 +33,9 @@ class ProbeSample:
     error: str              # "" when answered; else connect / read / timeout / other
 
 
-def nearest_rank(sorted_values: list[float], percent: float) -> float | None:
-    """The smallest value with at least percent% of the values at or below it (no interpolation)."""
-    if not sorted_values:
-        return None
-    rank = max(1, math.ceil(percent / 100 * len(sorted_values)))
-    return sorted_values[rank - 1]
-
-
 def latency_stats(latencies_ms: list[float]) -> dict[str, float | None]:
     """mean, p50, p90, p99, max of the answered probes (None each when there are none)."""
-    values = sorted(latencies_ms)
-    if not values:
-        return {k: None for k in ("mean", "p50", "p90", "p99", "max")}
-    return {"mean": sum(values) / len(values), "p50": nearest_rank(values, 50), "p90": nearest_rank(values, 90),
-            "p99": nearest_rank(values, 99), "max": values[-1]}
+    return latency_summary(latencies_ms)
 
 
 def probe_once(host: str, port: int, path: str, timeout_s: float, started: float) -> ProbeSample:

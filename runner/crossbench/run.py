@@ -7,26 +7,22 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import sys
 import time
 from datetime import datetime
 from pathlib import Path
 
-from . import experiment, knees, loadgen, metadata, paths
+from . import experiment, knees, loadgen, metadata, oskit, paths, servers
 from .cell import CellContext, run_cell
-from .drivers import DRIVERS
-from .drivers.hold import HoldOptionsError
+from .drivers import DRIVERS, DriverRefused
 from .experiment import CellPlan, ExperimentError
-from .jdk import JdkError, select_jdk
+from .jdk import JdkError
 from .progress import Progress, fmt_duration
-from .serve import interrupt_on_signals
+from .serve import interrupt_on_signals, knob_argument
 from .rundir import RunDir, RunDirError
 
-# RLIMIT_NOFILE is per process: the client (wrk, the holder) and the server are separate processes and
-# each holds one end of a connection, so each needs one descriptor per connection (plus its own files).
-FD_PER_CONNECTION = 1
-FD_MARGIN = 1024
+
+DEFAULT_EXPERIMENT = "seed002"
 
 
 class Refused(RuntimeError):
@@ -50,7 +46,7 @@ def name_list(text: str) -> list[str]:
 def parse_args(argv):
     p = argparse.ArgumentParser(prog="run_all.sh", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--experiment", default="seed002", help="name under runner/experiments/ or a .toml path")
+    p.add_argument("--experiment", default=DEFAULT_EXPERIMENT, help="name under runner/experiments/ or a .toml path")
     p.add_argument("--quick", action="store_true", help="the quick profile (experiment 'quick')")
     p.add_argument("--out", type=Path, help="run directory (default results/<run-id>/)")
     p.add_argument("--resume", type=Path, metavar="DIR", help="finish an interrupted run: only missing cells")
@@ -68,24 +64,38 @@ def parse_args(argv):
     m.add_argument("--loadgen", choices=sorted(loadgen.ADAPTERS))
     m.add_argument("--connection-close", dest="keepalive", action="store_false", default=None,
                    help="one connection per request (as http_load) instead of keep-alive")
-    m.add_argument("--max-threads", type=int_list, dest="max_threads")
-    m.add_argument("--executor", type=name_list, help="platform,virtual")
-    m.add_argument("--accept-count", type=int)
-    m.add_argument("--max-connections", type=int)
-    m.add_argument("--jdk", help="JDK home or feature version for Tomcat")
-    m.add_argument("--heap", help="Tomcat heap, e.g. 1g")
-    m.add_argument("--no-jfr", dest="jfr", action="store_false", default=None, help="no JFR recording")
-    m.add_argument("--processes", type=int, help="Tornado worker processes")
-    m.add_argument("--backlog", type=int, help="Tornado listen backlog")
+    for name, knob in server_knobs().items():
+        knob_argument(m, knob, sweep=True, help_prefix=f"[{', '.join(knob_owners(name))}] ")
     m.add_argument("--server-cpus", type=int_list)
     m.add_argument("--loadgen-cpus", type=int_list)
     m.add_argument("--loadgen-threads", type=int)
     args = p.parse_args(argv)
     if args.quick:
-        args.experiment = "quick"
+        args.experiment = quick_variant(p, args.experiment)
     if args.resume and args.out:
         p.error("--resume DIR continues that directory; --out does not go with it")
     return args
+
+
+def server_knobs() -> dict:
+    """Every server knob by name (a name several servers share is one option that sets it on each)."""
+    return {knob.name: knob for plugin in servers.PLUGINS.values() for knob in plugin.knobs}
+
+
+def knob_owners(name: str) -> list[str]:
+    return [p.name for p in servers.PLUGINS.values() if any(k.name == name for k in p.knobs)]
+
+
+def quick_variant(parser, name: str) -> str:
+    """--quick alone is the quick profile; with --experiment X it is X's quick variant, X-quick."""
+    if name == DEFAULT_EXPERIMENT:
+        return "quick"
+    if name.endswith("-quick") or name == "quick":
+        return name
+    if (paths.EXPERIMENTS / f"{name}-quick.toml").is_file():
+        return f"{name}-quick"
+    parser.error(f"--quick: experiment {name} has no quick variant ({name}-quick.toml); run it without --quick "
+                 f"or shorten it with --duration")
 
 
 def resolve_config(args) -> dict:
@@ -96,47 +106,35 @@ def resolve_config(args) -> dict:
 def preflight(config: dict, cells: list[CellPlan]) -> None:
     """Everything that can be known wrong before the first cell."""
     run = config["run"]
-    adapter = loadgen.get(run["loadgen"])
-    if not adapter.available():
-        raise Refused(f"load generator {adapter.name} is not on PATH (run_all.sh installs wrk and ab on Debian)")
     for cell in cells:
         DRIVERS[cell.kind].preflight(cell)
-    if "tomcat" in run["servers"]:
-        paths.tomcat_home()
-        select_jdk(config["tomcat"].get("jdk"), need_virtual_threads=False)
+    for plugin, settings in {(c.server, repr(c.settings)): (c.plugin, c.settings) for c in cells}.values():
+        plugin.preflight(settings)
     usable = os.sched_getaffinity(0)
     for key in ("server_cpus", "loadgen_cpus"):
         missing = set(run[key]) - usable
         if missing:
             raise Refused(f"{key} {run[key]}: cores {sorted(missing)} are not available here "
                           f"(usable: {sorted(usable)})")
-    raise_open_files(max(c.concurrency for c in cells))
+    # RLIMIT_NOFILE is per process: the client and the server are separate processes and each holds one end
+    # of a connection; both inherit the runner's limit.
+    oskit.raise_open_files(max(c.concurrency for c in cells))
 
 
-def without_unrunnable(config: dict, cells: list[CellPlan]) -> list[CellPlan]:
-    """Virtual-thread cells need JDK 21+: without one, say so and run the rest."""
-    if not any(c.executor == "virtual" for c in cells):
-        return cells
-    try:
-        select_jdk(config["tomcat"].get("jdk"), need_virtual_threads=True)
-        return cells
-    except JdkError as e:
-        runnable = [c for c in cells if c.executor != "virtual"]
-        print(f"run_all: skipping {len(cells) - len(runnable)} virtual-thread cells: {e}", file=sys.stderr)
-        if not runnable:
-            raise
-        return runnable
-
-
-def raise_open_files(max_concurrency: int) -> None:
-    need = max_concurrency * FD_PER_CONNECTION + FD_MARGIN
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft >= need:
-        return
-    if hard != resource.RLIM_INFINITY and hard < need:
-        raise Refused(f"{max_concurrency} connections need about {need} open files, but the hard limit is "
-                      f"{hard}: raise it (ulimit -Hn, /etc/security/limits.conf) or lower --concurrency")
-    resource.setrlimit(resource.RLIMIT_NOFILE, (need, hard))
+def without_unrunnable(cells: list[CellPlan]) -> list[CellPlan]:
+    """Cells a server cannot run on this machine (virtual threads without JDK 21+): say so and run the rest."""
+    runnable, reasons = [], {}
+    for cell in cells:
+        try:
+            cell.plugin.preflight(cell.settings)
+            runnable.append(cell)
+        except JdkError as e:
+            reasons[str(e)] = reasons.get(str(e), 0) + 1
+    if not runnable:
+        raise Refused("; ".join(reasons))
+    for reason, count in reasons.items():
+        print(f"run_all: skipping {count} cells: {reason}", file=sys.stderr)
+    return runnable
 
 
 def new_run_dir(args, config: dict) -> RunDir:
@@ -169,13 +167,12 @@ def cell_summary(record: dict) -> str:
     return text + (f"  flags: {','.join(record['flags'])}" if record["flags"] else "")
 
 
-def execute(run_dir: RunDir, config: dict, todo: list[CellPlan], progress: Progress) -> None:
-    run = config["run"]
+def execute(run_dir: RunDir, todo: list[CellPlan], progress: Progress) -> None:
     first_index = progress.total - len(todo) + 1
     for offset, plan in enumerate(todo):
         progress.start_cell(first_index + offset, plan.describe())
         length = {"warmup": plan.warmup_s, "measure": plan.duration_s}
-        ctx = CellContext(cell_dir=run_dir.cell_dir(plan.cell_id), tomcat=config["tomcat"], jfr=run["jfr"],
+        ctx = CellContext(cell_dir=run_dir.cell_dir(plan.cell_id),
                           on_progress=lambda phase, sampler: progress.phase(phase, sampler, length[phase]))
         record = run_cell(plan, ctx)
         run_dir.append(record)
@@ -212,11 +209,10 @@ def main(argv=None) -> int:
             run_dir = RunDir(args.resume)
             meta, plan_dicts = run_dir.load()
             config = meta["config"]
-            cells = [CellPlan(**{**d, "server_cpus": tuple(d["server_cpus"]),
-                                 "loadgen_cpus": tuple(d["loadgen_cpus"])}) for d in plan_dicts]
+            cells = [experiment.plan_from_dict(d) for d in plan_dicts]
         else:
             config = resolve_config(args)
-            cells = without_unrunnable(config, experiment.expand(config))
+            cells = without_unrunnable(experiment.expand(config))
             run_dir = new_run_dir(args, config)
         preflight(config, cells)
         finished = run_dir.finished_ids()
@@ -233,13 +229,13 @@ def main(argv=None) -> int:
             run_dir.create(metadata.collect(run_dir.path.name, config, sys.argv), [c.to_dict() for c in cells])
         print(f"run directory: {run_dir.path}", file=sys.stderr)
     except (ExperimentError, Refused, RunDirError, JdkError, paths.BuildMissing, loadgen.LoadgenError,
-            HoldOptionsError) as e:
+            DriverRefused, servers.ToolMissing, servers.SettingsError, oskit.LimitTooLow) as e:
         print(f"run_all: {e}", file=sys.stderr)
         return 2
     pin_runner(config["run"])
     started = time.monotonic()
     try:
-        execute(run_dir, config, todo, progress)
+        execute(run_dir, todo, progress)
     except KeyboardInterrupt:
         progress.close()
         print(f"\nrun_all: interrupted; {len(run_dir.finished_ids())} cells kept in {run_dir.path}; "

@@ -6,9 +6,6 @@ import json
 import os
 from pathlib import Path
 
-SCHEMA_VERSION = 1
-
-
 class RunDirError(RuntimeError):
     pass
 
@@ -52,8 +49,11 @@ class RunDir:
         write_json(self.metadata_file, metadata)
 
     def append(self, record: dict) -> None:
-        with open(self.cells_file, "a") as out:
-            out.write(json.dumps(record, sort_keys=True) + "\n")
+        with open(self.cells_file, "a+b") as out:
+            out.seek(0, os.SEEK_END)
+            if out.tell() and (out.seek(-1, os.SEEK_END), out.read(1))[1] != b"\n":
+                out.write(b"\n")      # a line torn by a crash mid-write stays alone (and skipped), never joined
+            out.write((json.dumps(record, sort_keys=True) + "\n").encode())
             out.flush()
             os.fsync(out.fileno())
 

@@ -1,7 +1,11 @@
-"""`./runner/serve.sh tomcat|tornado [options]`: one server alone, in the foreground, until Ctrl-C."""
+"""`./runner/serve.sh SERVER [options]`: one server alone, in the foreground, until Ctrl-C.
+
+Every server plug-in's knobs are options here (`./runner/serve.sh SERVER --help` lists them for that server).
+"""
 from __future__ import annotations
 
 import argparse
+import shlex
 import shutil
 import signal
 import sys
@@ -9,12 +13,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import paths
+from . import paths, servers
 from .jdk import JdkError
-from .servers import PortInUse, RunningServer, ServerFailed, TornadoConfig, tomcat_spec, tornado_spec
-from .tomcat import DEFAULT_ACCEPT_COUNT, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_THREADS, EXECUTORS, TomcatConfig
-
-DEFAULT_PORTS = {"tomcat": 8080, "tornado": 8888}
+from .servers import Knob, PortInUse, RunningServer, ServerFailed
 
 
 def positive(text: str) -> int:
@@ -27,6 +28,10 @@ def positive(text: str) -> int:
     return value
 
 
+def positive_list(text: str) -> list[int]:
+    return [positive(part) for part in text.split(",") if part.strip()]
+
+
 def cpu_list(text: str) -> tuple[int, ...]:
     try:
         return tuple(int(part) for part in text.split(",") if part != "")
@@ -34,35 +39,58 @@ def cpu_list(text: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(f"--cpus takes core numbers such as 0 or 0,1, not {text!r}") from None
 
 
+def choice_list(choices: tuple[str, ...]):
+    def parse(text: str) -> list[str]:
+        values = [v.strip() for v in text.split(",") if v.strip()]
+        bad = [v for v in values if v not in choices]
+        if bad or not values:
+            raise argparse.ArgumentTypeError(f"choose among {', '.join(choices)} (comma-separated), not {text!r}")
+        return values
+    return parse
+
+
+def knob_argument(parser, knob: Knob, *, sweep: bool, help_prefix: str = "") -> None:
+    """One option for a knob; with `sweep`, a sweep knob takes comma-separated values (one cell each)."""
+    many = sweep and knob.sweep
+    kwargs = {"dest": knob.name, "default": None, "help": f"{help_prefix}{knob.help} (default: {knob.default})"}
+    if knob.kind == "bool":
+        parser.add_argument(knob.flag, action=argparse.BooleanOptionalAction, **kwargs)
+        return
+    if knob.kind == "int":
+        kwargs["type"] = positive_list if many else positive
+    elif knob.kind == "choice":
+        kwargs.update({"type": choice_list(knob.choices)} if many else {"choices": knob.choices})
+    elif knob.kind == "list":
+        kwargs["type"] = shlex.split
+    parser.add_argument(knob.flag, **kwargs)
+
+
 def parse_args(argv):
     parser = argparse.ArgumentParser(prog="serve.sh", description=__doc__)
-    parser.add_argument("server", choices=sorted(DEFAULT_PORTS))
-    parser.add_argument("--port", type=positive, help="default: tomcat 8080, tornado 8888")
+    parser.add_argument("server", help=f"one of {', '.join(servers.PLUGINS)}")
+    name = next((a for a in (argv if argv is not None else sys.argv[1:]) if not a.startswith("-")), None)
+    if name in servers.PLUGINS:      # the chosen server's own knobs, and only its own
+        plugin = servers.PLUGINS[name]
+        group = parser.add_argument_group(name)
+        for knob in plugin.knobs:
+            knob_argument(group, knob, sweep=False)
+    parser.add_argument("--port", type=positive, help="default: the server's own (tomcat 8080, tornado 8888, ...)")
     parser.add_argument("--cpus", type=cpu_list, default=(), help="pin the server to these cores (taskset)")
-    tomcat = parser.add_argument_group("tomcat")
-    tomcat.add_argument("--max-threads", type=positive, default=DEFAULT_MAX_THREADS)
-    tomcat.add_argument("--accept-count", type=positive, default=DEFAULT_ACCEPT_COUNT)
-    tomcat.add_argument("--max-connections", type=positive, default=DEFAULT_MAX_CONNECTIONS)
-    tomcat.add_argument("--executor", choices=EXECUTORS, default="platform")
-    tomcat.add_argument("--jdk", help="JDK home, feature version (17, 25) or 'newest'; default: java on PATH, "
-                                      "or the newest JDK 21+ for virtual threads")
-    tomcat.add_argument("--heap", help="heap size, e.g. 1g (default: the JVM's)")
-    tomcat.add_argument("--jfr", type=Path, help="write a JFR recording to this file when stopped")
-    tornado = parser.add_argument_group("tornado")
-    tornado.add_argument("--processes", type=positive, default=1)
-    tornado.add_argument("--backlog", type=positive, default=128)
     args = parser.parse_args(argv)
-    args.port = args.port or DEFAULT_PORTS[args.server]
+    try:
+        plugin = servers.get(args.server)
+    except servers.UnknownServer as e:
+        parser.error(str(e))
+    args.plugin = plugin
+    args.port = args.port or plugin.default_port
+    given = {k.name: getattr(args, k.name) for k in plugin.knobs if getattr(args, k.name, None) is not None}
+    # Per-cell artefacts (a JFR recording) go to the current directory, and only when asked for by name.
+    args.artefacts_dir = Path.cwd() if given.get("jfr") else None
+    try:
+        args.settings = plugin.settings(given)
+    except servers.SettingsError as e:
+        parser.error(str(e))
     return args
-
-
-def build_spec(args, work_dir: Path):
-    if args.server == "tomcat":
-        config = TomcatConfig(port=args.port, max_threads=args.max_threads, accept_count=args.accept_count,
-                              max_connections=args.max_connections, executor=args.executor, jdk=args.jdk,
-                              heap=args.heap, jfr_file=args.jfr.resolve() if args.jfr else None)
-        return tomcat_spec(config, work_dir, args.cpus)
-    return tornado_spec(TornadoConfig(args.port, args.processes, args.backlog), work_dir, args.cpus)
 
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -94,9 +122,10 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     work_dir = Path(tempfile.mkdtemp(prefix=f"crossbench-{args.server}-"))
     try:
-        server = RunningServer(build_spec(args, work_dir))
+        args.plugin.preflight(args.settings)
+        server = RunningServer(args.plugin.spec(args.settings, args.port, work_dir, args.cpus, args.artefacts_dir))
         server.start()
-    except (paths.BuildMissing, PortInUse, JdkError, ValueError) as e:
+    except (paths.BuildMissing, PortInUse, JdkError, servers.ToolMissing, servers.SettingsError) as e:
         print(f"serve: {e}", file=sys.stderr)
         return 2
     try:

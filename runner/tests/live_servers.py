@@ -10,18 +10,15 @@ from pathlib import Path
 from threading import Barrier
 
 from crossbench import paths
-from crossbench.servers import RunningServer, TornadoConfig, free_port, tomcat_spec, tornado_spec
-from crossbench.tomcat import TomcatConfig
+from crossbench.servers import PLUGINS, RunningServer, free_port
 
 
 @contextlib.contextmanager
-def running(server: str, **options):
+def running(server: str, **settings):
+    """The server plug-in `server` with these knobs (the rest at their defaults; no per-cell artefacts)."""
+    plugin = PLUGINS[server]
     with tempfile.TemporaryDirectory(prefix=f"test-{server}-") as work:
-        work_dir = Path(work)
-        if server == "tomcat":
-            spec = tomcat_spec(TomcatConfig(port=free_port(), **options), work_dir)
-        else:
-            spec = tornado_spec(TornadoConfig(port=free_port(), **options), work_dir)
+        spec = plugin.spec(plugin.settings(settings), free_port(), Path(work))
         with RunningServer(spec) as running_server:
             yield running_server
 

@@ -29,9 +29,9 @@ def test_quick_is_small():
 def test_overrides():
     cells = experiment.expand(resolve(servers=["tomcat"], concurrency=[5], delays_ms=[200], duration_s=3,
                                       max_threads=[20, 50], executor=["platform", "virtual"], groups=["delay"]))
-    assert [(c.max_threads, c.executor) for c in cells] == [(20, "platform"), (50, "platform"), (None, "virtual")]
+    assert [(c.settings["max_threads"], c.settings["executor"]) for c in cells] == [(20, "platform"), (50, "platform"), (None, "virtual")]
     assert all((c.concurrency, c.delay_ms, c.duration_s) == (5, 200, 3) for c in cells)
-    assert not cells[2].blocking and cells[0].blocking
+    assert [c.parallel_limit for c in cells] == [20, 50, None]     # virtual threads wait without a pool thread
 
 
 def test_shuffle_is_reproducible_and_complete():
@@ -44,13 +44,13 @@ def test_shuffle_is_reproducible_and_complete():
 
 
 @pytest.mark.parametrize("overrides, message", [
-    ({"servers": ["nginx"]}, "servers must be among"),
+    ({"servers": ["lighttpd"]}, "unknown server 'lighttpd'; known: tomcat, tornado"),
     ({"server_cpus": [0], "loadgen_cpus": [0]}, "overlap"),
     ({"concurrency": [0]}, "concurrency must be integers"),
     ({"delays_ms": [70000]}, "delays_ms must be integers"),
     ({"duration_s": 0}, "duration_s must be a positive"),
-    ({"executor": ["green"]}, "executor must be among"),
-    ({"max_threads": [0]}, "max_threads must be positive"),
+    ({"executor": ["green"]}, "executor must be one of platform, virtual, not 'green'"),
+    ({"max_threads": [0]}, "max_threads must be a positive integer, not 0"),
     ({"groups": ["nothing"]}, "no group nothing"),
 ])
 def test_bad_overrides_are_refused_clearly(overrides, message):
@@ -93,12 +93,12 @@ def test_group_sections_override_the_experiment_and_the_command_line_overrides_b
                     'tornado = { processes = [1, 2], backlog = 16 }\n')
     cells = experiment.expand(experiment.apply_overrides(experiment.load(str(path)), {}))
     tomcat = [c for c in cells if c.server == "tomcat"]
-    assert [(c.max_threads, c.accept_count, c.max_connections) for c in tomcat] == [(5, 3, 10)]
+    assert [(c.settings["max_threads"], c.settings["accept_count"], c.settings["max_connections"]) for c in tomcat] == [(5, 3, 10)]
     tornado = [c for c in cells if c.server == "tornado"]
-    assert [(c.processes, c.backlog) for c in tornado] == [(1, 16), (2, 16)]
+    assert [(c.settings["processes"], c.settings["backlog"]) for c in tornado] == [(1, 16), (2, 16)]
     assert tornado[1].cell_id == "queue-tornado-p2-delay_sync-c50-d100-r1"
     cli = experiment.expand(experiment.apply_overrides(experiment.load(str(path)), {"max_threads": [7]}))
-    assert [c.max_threads for c in cli if c.server == "tomcat"] == [7]
+    assert [c.settings["max_threads"] for c in cli if c.server == "tomcat"] == [7]
 
 
 def test_jdk_selection():

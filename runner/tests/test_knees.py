@@ -60,7 +60,7 @@ def cell(group, c, ratio, *, mt=20, executor="platform", steady=True, delay=200,
               "endpoint": "/delay/sync", "concurrency": c, "delay_ms": delay, "status": status,
               "executor": executor, "max_threads": mt if executor == "platform" else None,
               "efficiency_ratio": ratio * 0.97, "threads_peak": threads}
-    record["efficiency_ratio_steady"] = ratio if steady else None
+    record["latency_ratio"] = ratio if steady else None
     return record
 
 
@@ -71,7 +71,7 @@ def synthetic_cells():
         cell("delay", 10, 1.0, executor="virtual"), cell("delay", 80, 1.01, executor="virtual", threads=25),
         cell("delay", 40, 5.0, mt=50, status="failed"),           # failed cells are left out
         {**cell("static", 10, 1.0), "endpoint": "/static/*", "delay_ms": 0, "efficiency_ratio": None,
-         "efficiency_ratio_steady": None},                        # no delay, no ratio: no knee
+         "latency_ratio": None},                        # no delay, no ratio: no knee
         cell("queues", 10, 1.0, mt=10, steady=False), cell("queues", 30, 2.8, mt=10, steady=False),
     ]
 
@@ -89,7 +89,7 @@ def test_knees_jsonl_has_one_record_per_setting(tmp_path):
     assert mt20["predicted"] == 20 and mt20["status"] == "crossed"
     assert mt20["knee_concurrency"] == pytest.approx(20 * 2 ** (0.08 / 0.98), abs=0.1)
     assert mt20["knee_vs_predicted"] == pytest.approx(mt20["knee_concurrency"] / 20, abs=0.01)
-    assert mt20["ratio_used"] == "efficiency_ratio_steady" and mt20["threads_peak_max"] == 45
+    assert mt20["ratio_used"] == "latency_ratio" and mt20["threads_peak_max"] == 45
     assert [p["concurrency"] for p in mt20["points"]] == [10, 20, 40]
     assert mt20["points"][0]["cell_ids"] == ["delay-platform-20-c10"]
     assert mt20["points"][2]["efficiency_ratio"] == pytest.approx(2.0 * 0.97)     # the seed's, alongside
@@ -105,6 +105,19 @@ def test_knees_jsonl_has_one_record_per_setting(tmp_path):
     queues = by[("queues", "maxThreads=10")]
     assert queues["ratio_used"] == "efficiency_ratio"            # a record without the steady ratio
     assert queues["points"][1]["ratio"] == pytest.approx(2.8 * 0.97)
+
+
+def test_a_knee_only_the_seeds_ratio_sees_is_reported_as_a_disagreement():
+    """Past maxConnections, unanswered clients lower rps but add no latency: maxThreads 20, C=80 read 4.09 by
+    the seed's formula while the latency ratio stayed under 1.1 (issue 9)."""
+    cells = [cell("queues", c, lat, mt=20) for c, lat in ((10, 1.0), (40, 1.05), (80, 1.08))]
+    for record, seed in zip(cells, (1.0, 1.9, 4.09)):
+        record["efficiency_ratio"] = seed
+    knee = settings_knees(cells)[0]
+    assert knee.status == "not_reached" and knee.seed_ratio_status == "crossed"
+    assert 10 < knee.seed_ratio_knee < 40 and "waiting outside" in knee.disagreement
+    agreeing = settings_knees([cell("delay", 10, 1.0), cell("delay", 40, 2.0)])[0]
+    assert agreeing.disagreement is None
 
 
 def test_repetitions_are_averaged_per_concurrency():

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from crossbench import experiment, paths
-from crossbench.cell import connections_peak
+from crossbench.servers.tomcat import connections_peak
 from crossbench.experiment import ExperimentError
 from crossbench.jdk import installed_jdks
 from live_servers import build_missing_reason
@@ -24,7 +24,7 @@ def test_maxthreads_matrix():
     cells = experiment.expand(resolve())
     assert {c.server for c in cells} == {"tomcat"}
     delay = [c for c in cells if c.group == "delay"]
-    assert {(c.max_threads, c.executor) for c in delay} == {
+    assert {(c.settings["max_threads"], c.settings["executor"]) for c in delay} == {
         (50, "platform"), (100, "platform"), (200, "platform"), (400, "platform"), (800, "platform"),
         (None, "virtual")}
     assert sorted({c.concurrency for c in delay}) == [25, 50, 100, 200, 400, 800, 1000]
@@ -32,7 +32,7 @@ def test_maxthreads_matrix():
     static = [c for c in cells if c.group == "static"]
     assert len(static) == 6 * 3 and {c.endpoint for c in static} == {"/static/*"}
     queues = [c for c in cells if c.group == "queues"]
-    assert {(c.max_threads, c.executor, c.accept_count, c.max_connections) for c in queues} == {
+    assert {(c.settings["max_threads"], c.settings["executor"], c.settings["accept_count"], c.settings["max_connections"]) for c in queues} == {
         (10, "platform", 5, 20)}
     assert [c.concurrency for c in queues] == [10, 20, 30, 50, 100]
     assert len(cells) == 42 + 18 + 5
@@ -42,7 +42,7 @@ def test_maxthreads_matrix():
 def test_quick_variant_is_small_and_has_the_same_shape():
     config = resolve("maxthreads-quick")
     cells = experiment.expand(config)
-    assert {(c.max_threads, c.executor) for c in cells} == {(20, "platform"), (50, "platform"), (None, "virtual")}
+    assert {(c.settings["max_threads"], c.settings["executor"]) for c in cells} == {(20, "platform"), (50, "platform"), (None, "virtual")}
     assert {c.delay_ms for c in cells} == {200} and max(c.concurrency for c in cells) <= 100
     assert sum(c.duration_s + c.warmup_s for c in cells) <= 75     # plus ~5 s start/stop per cell
     assert config["analysis"]["knees"] and config["tomcat"]["jdk"] == "newest"
@@ -51,11 +51,11 @@ def test_quick_variant_is_small_and_has_the_same_shape():
 def test_overrides_make_custom_sweeps():
     cells = experiment.expand(resolve(max_threads=[30, 300], executor=["platform"], concurrency=[7, 70],
                                       delays_ms=[500], duration_s=9, groups=["delay"]))
-    assert [(c.max_threads, c.concurrency) for c in cells] == [(30, 7), (30, 70), (300, 7), (300, 70)]
-    assert all((c.executor, c.delay_ms, c.duration_s) == ("platform", 500, 9) for c in cells)
+    assert [(c.settings["max_threads"], c.concurrency) for c in cells] == [(30, 7), (30, 70), (300, 7), (300, 70)]
+    assert all((c.settings["executor"], c.delay_ms, c.duration_s) == ("platform", 500, 9) for c in cells)
     # the command line wins over the queues group's own section too
     queues = experiment.expand(resolve(max_threads=[4], accept_count=2, groups=["queues"]))
-    assert {(c.max_threads, c.accept_count, c.max_connections) for c in queues} == {(4, 2, 20)}
+    assert {(c.settings["max_threads"], c.settings["accept_count"], c.settings["max_connections"]) for c in queues} == {(4, 2, 20)}
 
 
 def test_unknown_analysis_key_is_refused(tmp_path):
@@ -87,7 +87,7 @@ def dry_run(*args: str) -> subprocess.CompletedProcess:
 def test_jdk17_skips_virtual_cells_with_a_message_and_runs_the_rest():
     done = dry_run("--jdk", "17")
     assert done.returncode == 0, done.stderr
-    assert "skipping 4 virtual-thread cells" in done.stderr and "needs JDK 21+" in done.stderr
+    assert "skipping 4 cells: the virtual-thread executor needs JDK 21+" in done.stderr and "needs JDK 21+" in done.stderr
     planned = done.stdout.splitlines()
     assert len(planned) == 8 and not any("virtual" in line for line in planned)
 
@@ -110,7 +110,7 @@ def test_maxthreads_quick_end_to_end(tmp_path, report_figure):
                           capture_output=True, text=True, timeout=400)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "knees (knees.jsonl)" in done.stderr
-    assert ("skipping 4 virtual-thread cells" in done.stderr) != virtual_threads
+    assert ("skipping 4 cells: the virtual-thread executor needs JDK 21+" in done.stderr) != virtual_threads
     knees = {k["setting"]: k for k in map(json.loads, (out / "knees.jsonl").read_text().splitlines())}
     assert set(knees) == {"maxThreads=20", "maxThreads=50"} | ({"virtual"} if virtual_threads else set())
     mt20, mt50 = knees["maxThreads=20"], knees["maxThreads=50"]

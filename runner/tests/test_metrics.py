@@ -9,7 +9,7 @@ def test_perfect_server_with_window_edge():
     assert r.efficiency_ratio == pytest.approx(20 / 19)      # the seed's figure reads 5% high
     assert r.latency_ratio == pytest.approx(1.0)
     assert r.rps_steady == pytest.approx(1000.0)             # Little's law: no edge
-    assert r.efficiency_ratio_steady == pytest.approx(1.0)
+    assert (1000 / r.rps_steady) / 1.0 == pytest.approx(r.latency_ratio)   # (C / rps_steady) / delay: one ratio
 
 
 def test_tomcat_pool_bound():
@@ -27,13 +27,13 @@ def test_static_cells_have_no_ratio():
 
 def test_no_completions_gives_no_ratio():
     r = metrics.ratios(concurrency=10, delay_ms=1000, rps=0.0, mean_latency_ms=None)
-    assert r == metrics.Ratios(None, None, None, None)
+    assert r == metrics.Ratios(None, None, None)
 
 
 def flags(**overrides):
     args = dict(concurrency=10, requests=600, errors={"connect": 0, "read": 0, "write": 0, "timeout": 0,
                                                      "non_2xx": 0, "other": 0},
-                ratios_=metrics.ratios(10, 1000, 10.0, 1000.0), loadgen_cpu_percent=20.0, loadgen_cores=1)
+                ratios_=metrics.ratios(10, 1000, 10.0, 1000.0))
     args.update(overrides)
     return metrics.flags(**args)
 
@@ -48,13 +48,17 @@ def test_clean_cell_has_no_flags():
     ({"errors": {"non_2xx": 5}}, ["errors"]),
     ({"requests": 20}, ["few_completions"]),          # 2 round trips per connection
     ({"requests": 0}, ["few_completions"]),
-    ({"loadgen_cpu_percent": 95.0}, ["loadgen_saturated"]),
-    ({"loadgen_cpu_percent": 150.0, "loadgen_cores": 2}, []),
     ({"ratios_": metrics.ratios(10, 1000, 10 / 1.2, 1000.0)}, ["ratio_disagreement"]),
     ({"ratios_": metrics.ratios(10, 1000, 10 / 1.09, 1000.0)}, []),
 ])
 def test_each_flag(overrides, expected):
     assert flags(**overrides) == expected
+
+
+@pytest.mark.parametrize("cpu, cores, saturated", [(95.0, 1, True), (150.0, 2, False), (None, 1, False),
+                                                    (185.0, 2, True)])
+def test_loadgen_saturation(cpu, cores, saturated):
+    assert metrics.loadgen_saturated(cpu, cores) is saturated
 
 
 def test_timeouts_cover_the_slowest_healthy_answer():

@@ -136,8 +136,8 @@ def test_a_server_that_dies_fails_its_cell_and_the_run_goes_on(tmp_path):
     assert proc.returncode == 0, stderr
     results = records(out)
     assert [r["status"] for r in results] == ["failed", "ok", "ok"], stderr
-    assert "server_died" in results[0]["flags"] or "failed" in results[0]["flags"]
-    assert results[0]["valid"] is False
+    assert results[0]["flags"] == ["server_died"], results[0]["error"]     # decided from the server process
+    assert results[0]["valid"] is False and "exited with status" in results[0]["error"]
 
 
 def test_bad_options_are_refused_before_anything_runs(tmp_path):

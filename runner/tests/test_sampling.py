@@ -16,7 +16,7 @@ import pytest
 
 from crossbench.sampling import (ProcessTreeSampler, Sample, csv_header, read_samples_csv,
                                  summarize)
-from crossbench.servers import signal_group
+from crossbench import oskit
 
 FIXTURES = Path(__file__).parent / "fixtures"
 N_THREADS = 5            # idle threads per child
@@ -59,7 +59,7 @@ class Tree:
 
     def kill(self) -> None:
         if self.proc.poll() is None:
-            signal_group(self.proc.pid, signal.SIGKILL)
+            oskit.signal_unreaped_group(self.proc, signal.SIGKILL)
         self.proc.wait()
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from crossbench.sampling import SERIAL_GC_NAMES, JvmProbe, JvmProbeError, ProcessTreeSampler
 from crossbench.sampling.jvm_probe import pick_pool
-from crossbench.servers import signal_group
+from crossbench import oskit
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).resolve().parents[2]
@@ -50,7 +50,7 @@ class Holder:
 
     def kill(self) -> None:
         if self.proc.poll() is None:
-            signal_group(self.proc.pid, signal.SIGKILL)
+            oskit.signal_unreaped_group(self.proc, signal.SIGKILL)
         self.proc.wait()
 
 

@@ -11,7 +11,8 @@ from crossbench.drivers.pipelined import pipeline_figures
 from crossbench.loadgen import ab
 from crossbench.loadgen.base import LoadResult, empty_errors
 from crossbench.pipeline_check import pipelined_requests, split_responses
-from crossbench.probe import latency_stats, nearest_rank
+from crossbench.probe import latency_stats
+from crossbench.stats import nearest_rank
 
 FIXTURES = Path(__file__).parent / "fixtures" / "loadgen" / "ab"
 
@@ -137,10 +138,10 @@ def test_seed_experiments_expand_into_the_planned_cells():
     kinds = sorted((c.kind, c.server, c.endpoint) for c in seed000)
     assert len(kinds) == 8 and {k for k, _, _ in kinds} == {"fixed_count", "hol_probe"}
     ab_tornado_sync = next(c for c in seed000 if c.cell_id == "ab_sync-tornado-delay_sync-c40-d1000-r1")
-    assert ab_tornado_sync.options["requests"] == 200 and ab_tornado_sync.processes == 1
+    assert ab_tornado_sync.options["requests"] == 200 and ab_tornado_sync.settings["processes"] == 1
     assert ab_tornado_sync.options["reference"]["tornado"]["rps"] == 1.00
     seed001 = experiment.expand(experiment.apply_overrides(experiment.load("seed001"), {}))
-    assert sorted((c.server, c.processes, c.pipeline, c.concurrency) for c in seed001) == \
+    assert sorted((c.server, c.settings.get("processes"), c.pipeline, c.concurrency) for c in seed001) == \
         [("tomcat", None, 24, 100), ("tornado", 1, 24, 100), ("tornado", 2, 24, 100)]
 
 
@@ -148,10 +149,10 @@ def test_fixed_count_refuses_what_ab_cannot_do():
     from dataclasses import replace
 
     from crossbench import experiment
-    from crossbench.drivers.fixed_count import preflight
-    from crossbench.loadgen.base import LoadgenError
+    from crossbench.drivers import DRIVERS, DriverRefused
     plan = experiment.expand(experiment.apply_overrides(experiment.load("seed000-quick"), {}))[0]
+    preflight = DRIVERS["fixed_count"].preflight
     preflight(plan)
     for options in ({}, {"requests": "40"}, {"requests": 4}):   # missing, not an int, below C = 8
-        with pytest.raises(LoadgenError):
+        with pytest.raises(DriverRefused):
             preflight(replace(plan, options=options))

@@ -87,8 +87,9 @@ def test_a_missing_build_says_run_mvn_package(tmp_path, monkeypatch):
 KILLED_PARENT = """
 import os, sys
 from pathlib import Path
-from crossbench.servers import RunningServer, TornadoConfig, free_port, tornado_spec
-server = RunningServer(tornado_spec(TornadoConfig(free_port(), 2, 128), Path(sys.argv[1])))
+from crossbench.servers import PLUGINS, RunningServer, free_port
+tornado = PLUGINS["tornado"]
+server = RunningServer(tornado.spec(tornado.settings({"processes": 2}), free_port(), Path(sys.argv[1])))
 server.start()
 server.wait_ready()
 print(" ".join(str(p.pid) for p in server.tree()), flush=True)

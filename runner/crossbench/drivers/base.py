@@ -1,14 +1,44 @@
-"""What a driver hands back to the cell lifecycle."""
+"""What a driver is, and what it hands back to the cell lifecycle.
+
+The cell (cell.py) owns the phases: it starts and verifies the server and the samplers, calls `warmup` (when
+the run has one), marks the measured window around `measure`, takes the tail samples, stops everything in
+`finally`, and writes the shared part of the record (record.py). A driver supplies only its load and its own
+figures and flags. A group in an experiment file picks its driver with `kind = "..."` and passes it settings
+with `options = { ... }` (plan.options).
+"""
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass, field
 
 from ..loadgen.base import LoadResult
 
 
+class DriverRefused(ValueError):
+    """The driver cannot run this cell as planned (a clear reason, given before anything runs)."""
+
+
 @dataclass
 class Measurement:
     result: LoadResult            # the measured window's load result: requests, errors, latency
-    t0: float                     # the window, as epochs: samples inside it are the cell's figures
-    t1: float
-    extra: dict = field(default_factory=dict)   # driver-specific record fields (added to the record as they are)
+    t0: float | None = None       # the window, as epochs, when the driver's own is narrower than the cell's
+    t1: float | None = None
+    extra: dict = field(default_factory=dict)   # the driver's own record fields (never a shared one: record.py)
+    flags: list[str] = field(default_factory=list)   # the driver's own flags (the cell adds loadgen_saturated)
+
+
+class Driver:
+    loadgen: str | None = None          # the tool this kind always uses; None: the run's --loadgen
+    tools: tuple[tuple[str, str], ...] = ()   # (executable, what installs it) beyond the loadgen adapter's
+
+    def preflight(self, plan) -> None:
+        """Refuses, before the run starts, what this driver could not do with the cell (DriverRefused)."""
+        missing = [f"{tool} ({install})" for tool, install in self.tools if shutil.which(tool) is None]
+        if missing:
+            raise DriverRefused(f"{plan.kind} cells need {', '.join(missing)}")
+
+    def warmup(self, plan, ctx, server) -> None:
+        """Unrecorded load before the window (the cell calls it only when plan.warmup_s > 0)."""
+
+    def measure(self, plan, ctx, server, sampler) -> Measurement:
+        raise NotImplementedError

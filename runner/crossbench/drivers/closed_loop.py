@@ -1,22 +1,21 @@
 """The default cell: C connections, each with one request outstanding, for the window (seed 002).
 
-Warm-up first with the same load (delays cut short), unrecorded; then the measured window.
+Warm-up first with the same load (delays cut short), unrecorded; then the measured window. The closed-loop
+figures (the seed's efficiency ratio, its latency twin, Little's-law throughput) and flags belong here.
 """
 from __future__ import annotations
 
-import time
-
 from .. import loadgen, metrics
-from ..loadgen.base import LoadSpec
-from .base import Measurement
+from ..loadgen.base import LoadResult, LoadSpec
+from .base import Driver, DriverRefused, Measurement
 
 WARMUP_DELAY_MS = 10
-TAIL_SAMPLES_S = 0.3          # let the sampler take the window's last samples
 
 
 def load_spec(plan, base_url: str, *, warmup: bool = False) -> LoadSpec:
+    limit = plan.parallel_limit
     worst = metrics.expected_worst_latency_s(delay_ms=plan.delay_ms, concurrency=plan.concurrency,
-                                             blocking=plan.blocking, workers=plan.workers)
+                                             blocking=limit is not None, workers=limit)
     urls = [base_url + path for path in plan.paths()]
     duration = plan.duration_s
     if warmup:
@@ -30,21 +29,31 @@ def load_spec(plan, base_url: str, *, warmup: bool = False) -> LoadSpec:
                     threads=plan.loadgen_threads, cpus=plan.loadgen_cpus)
 
 
-def preflight(plan) -> None:
-    """The load generator refuses what it cannot do (http_load above 1000 clients, ab with several URLs)."""
-    loadgen.get(plan.loadgen).build_command(load_spec(plan, "http://127.0.0.1:1"), None)
+def closed_loop_figures(plan, result: LoadResult) -> tuple[dict, list[str]]:
+    r = metrics.ratios(plan.concurrency, plan.delay_ms, result.rps, result.latency_ms.get("mean"))
+    figures = {"efficiency_ratio": r.efficiency_ratio, "latency_ratio": r.latency_ratio,
+               "rps_steady": r.rps_steady, "rps_method": "requests / measured window (the seed's definition)",
+               "rps_steady_method": "concurrency / mean latency (Little's law)"}
+    flags = metrics.flags(concurrency=plan.concurrency, requests=result.requests, errors=result.errors, ratios_=r)
+    return figures, flags
 
 
-def drive(plan, ctx, server, sampler) -> Measurement:
-    adapter = loadgen.get(plan.loadgen)
-    if plan.warmup_s > 0:
-        ctx.report("warmup", sampler)
-        adapter.run(load_spec(plan, server.url, warmup=True), ctx.cell_dir / "warmup")
-    sampler.set_phase("measure")
-    ctx.report("measure", sampler)
-    t0 = time.time()
-    result = adapter.run(load_spec(plan, server.url), ctx.cell_dir)
-    t1 = time.time()
-    sampler.set_phase("cooldown")
-    time.sleep(TAIL_SAMPLES_S)
-    return Measurement(result, t0, t1)
+class ClosedLoop(Driver):
+    def preflight(self, plan) -> None:
+        """The load generator refuses what it cannot do (http_load above 1000 clients, ab with several URLs)."""
+        adapter = loadgen.get(plan.loadgen)
+        if not adapter.available():
+            raise DriverRefused(f"load generator {adapter.name} is not on PATH (run_all.sh installs wrk and ab "
+                                "on Debian)")
+        adapter.build_command(load_spec(plan, "http://127.0.0.1:1"), None)
+
+    def warmup(self, plan, ctx, server) -> None:
+        loadgen.get(plan.loadgen).run(load_spec(plan, server.url, warmup=True), ctx.cell_dir / "warmup")
+
+    def measure(self, plan, ctx, server, sampler) -> Measurement:
+        result = loadgen.get(plan.loadgen).run(load_spec(plan, server.url), ctx.cell_dir)
+        figures, flags = closed_loop_figures(plan, result)
+        return Measurement(result, extra=figures, flags=flags)
+
+
+DRIVER = ClosedLoop()

@@ -8,14 +8,12 @@ Options: requests = 200 (required), keepalive = false,
 """
 from __future__ import annotations
 
-import time
-
 from .. import metrics
 from ..loadgen import ab
 from ..loadgen.base import LoadgenError, LoadSpec
 from . import ab_startup
-from .base import Measurement
-from .closed_loop import WARMUP_DELAY_MS, TAIL_SAMPLES_S
+from .base import Driver, DriverRefused, Measurement
+from .closed_loop import WARMUP_DELAY_MS, closed_loop_figures
 
 SERIAL_MARGIN = 1.5       # bound: the whole count served one after the other, with room to spare
 BOUND_EXTRA_S = 30.0
@@ -35,18 +33,11 @@ def ab_options(plan, delay_ms: int) -> ab.AbOptions:
                         wall_limit_s=SERIAL_MARGIN * requests * delay_ms / 1000 + BOUND_EXTRA_S)
 
 
-def preflight(plan) -> None:
-    """Refuses, before anything runs, what ab cannot do with this cell (raises LoadgenError)."""
-    if not isinstance(plan.options.get("requests"), int) or plan.options["requests"] < 1:
-        raise LoadgenError(f"{plan.cell_id}: kind fixed_count needs options.requests, a positive integer")
-    ab.build_command(ab_spec(plan, "http://127.0.0.1:1", plan.delay_ms), None, ab_options(plan, plan.delay_ms))
-
-
 def ab_figures(plan, result, out_dir) -> dict:
     reported = ab_startup.ab_reported((out_dir / "ab.stdout").read_text(errors="replace"))
     rows = ab.per_request(out_dir)
     free = ab_startup.startup_free(rows, result.duration_s, plan.concurrency)
-    blocking_workers = plan.workers if plan.blocking else None
+    blocking_workers = plan.parallel_limit
     return {"reported": reported, "startup_free": free, "starts_per_second": ab_startup.starts_per_second(rows),
             "rounds": ab_startup.expected_rounds(int(plan.options["requests"]), plan.concurrency,
                                                  blocking_workers=blocking_workers),
@@ -57,35 +48,40 @@ def ab_figures(plan, result, out_dir) -> dict:
             "reference": (plan.options.get("reference") or {}).get(plan.server)}
 
 
-def cell_flags(plan, result) -> list[str]:
-    """The closed-loop flags, less ratio_disagreement: over a fixed count, ramp and drain make the mean
-    latency and C / rps differ by design, not because a window was too short."""
-    r = metrics.ratios(plan.concurrency, plan.delay_ms, result.rps, result.latency_ms.get("mean"))
-    found = metrics.flags(concurrency=plan.concurrency, requests=result.requests, errors=result.errors,
-                          ratios_=r, loadgen_cpu_percent=None, loadgen_cores=1)
-    return [f for f in found if f != "ratio_disagreement"]
+class FixedCount(Driver):
+    loadgen = "ab"
+    tools = (("ab", "apt-get install apache2-utils"),)
 
+    def preflight(self, plan) -> None:
+        """Refuses, before anything runs, what ab cannot do with this cell."""
+        super().preflight(plan)
+        if not isinstance(plan.options.get("requests"), int) or plan.options["requests"] < 1:
+            raise DriverRefused(f"{plan.cell_id}: kind fixed_count needs options.requests, a positive integer")
+        try:
+            ab.build_command(ab_spec(plan, "http://127.0.0.1:1", plan.delay_ms), None,
+                             ab_options(plan, plan.delay_ms))
+        except LoadgenError as e:
+            raise DriverRefused(str(e)) from e
 
-def drive(plan, ctx, server, sampler) -> Measurement:
-    if plan.warmup_s > 0:
-        ctx.report("warmup", sampler)
+    def warmup(self, plan, ctx, server) -> None:
         warm = min(plan.delay_ms, WARMUP_DELAY_MS)
         ab.run(ab_spec(plan, server.url, warm), ctx.cell_dir / "warmup", ab_options(plan, warm))
-    sampler.set_phase("measure")
-    ctx.report("measure", sampler)
-    t0 = time.time()
-    result = ab.run(ab_spec(plan, server.url, plan.delay_ms), ctx.cell_dir, ab_options(plan, plan.delay_ms))
-    t1 = time.time()
-    sampler.set_phase("cooldown")
-    time.sleep(TAIL_SAMPLES_S)
-    figures = ab_figures(plan, result, ctx.cell_dir)
-    free = figures["startup_free"] or {}
-    flags = cell_flags(plan, result)
-    extra = {"loadgen": "ab", "duration_s": result.duration_s, "requests_planned": int(plan.options["requests"]),
-             "ab": figures, "rps_startup_free": free.get("rps"),
-             "efficiency_ratio_startup_free": ((plan.concurrency / free["rps"]) / (plan.delay_ms / 1000)
-                                               if free.get("rps") and plan.delay_ms else None),
-             "ratio_check": "not applied: a fixed-count run ramps up and drains, so mean latency and C / rps "
-                            "differ by design",
-             "flags": flags, "valid": not flags}
-    return Measurement(result, t0, t1, extra)
+
+    def measure(self, plan, ctx, server, sampler) -> Measurement:
+        result = ab.run(ab_spec(plan, server.url, plan.delay_ms), ctx.cell_dir, ab_options(plan, plan.delay_ms))
+        figures = ab_figures(plan, result, ctx.cell_dir)
+        free = figures["startup_free"] or {}
+        ratios, flags = closed_loop_figures(plan, result)
+        # Over a fixed count, ramp and drain make the mean latency and C / rps differ by design, not because
+        # a window was too short: no ratio_disagreement here.
+        flags = [f for f in flags if f != "ratio_disagreement"]
+        extra = {**ratios, "requests_planned": int(plan.options["requests"]), "ab": figures,
+                 "rps_startup_free": free.get("rps"),
+                 "efficiency_ratio_startup_free": ((plan.concurrency / free["rps"]) / (plan.delay_ms / 1000)
+                                                   if free.get("rps") and plan.delay_ms else None),
+                 "ratio_check": "not applied: a fixed-count run ramps up and drains, so mean latency and C / rps "
+                                "differ by design"}
+        return Measurement(result, extra=extra, flags=flags)
+
+
+DRIVER = FixedCount()

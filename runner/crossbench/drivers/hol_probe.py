@@ -15,8 +15,8 @@ from urllib.parse import urlsplit
 from .. import loadgen, metrics
 from ..loadgen.base import LoadResult, LoadSpec, empty_errors
 from ..probe import LATENCY_SOURCE, Probe, latency_stats
-from .base import Measurement
-from .closed_loop import WARMUP_DELAY_MS, TAIL_SAMPLES_S, load_spec
+from .base import Driver, DriverRefused, Measurement
+from .closed_loop import WARMUP_DELAY_MS, load_spec
 
 MIN_PROBES = 5
 # A new connection on a blocked event loop needs two passes of the loop (accept, then read the request), each
@@ -25,8 +25,9 @@ PROBE_PASSES = 2
 
 
 def worst_latency_s(plan) -> float:
+    limit = plan.parallel_limit
     return metrics.expected_worst_latency_s(delay_ms=plan.delay_ms, concurrency=plan.concurrency,
-                                            blocking=plan.blocking, workers=plan.workers)
+                                            blocking=limit is not None, workers=limit)
 
 
 def probe_timeout_s(plan) -> float:
@@ -100,26 +101,31 @@ def cell_flags(probe: LoadResult, background: LoadResult) -> list[str]:
     return found
 
 
-def drive(plan, ctx, server, sampler) -> Measurement:
-    if plan.warmup_s > 0:
-        ctx.report("warmup", sampler)
+class HolProbe(Driver):
+    loadgen = "crossbench-probe"
+    tools = (("wrk", "apt-get install wrk"),)     # the background load is always wrk
+
+    def preflight(self, plan) -> None:
+        super().preflight(plan)
+        if float(plan.options.get("interval_ms", 50)) <= 0 or float(plan.options.get("lead_s", 1.0)) < 0:
+            raise DriverRefused(f"{plan.cell_id}: hol_probe needs interval_ms > 0 and lead_s >= 0")
+
+    def warmup(self, plan, ctx, server) -> None:
         run_phase(plan, server, ctx.cell_dir / "warmup", warmup=True)
-    sampler.set_phase("measure")
-    ctx.report("measure", sampler)
-    probe, background = run_phase(plan, server, ctx.cell_dir, warmup=False)
-    sampler.set_phase("cooldown")
-    time.sleep(TAIL_SAMPLES_S)
-    probe.write_csv(ctx.cell_dir / "probe.csv")
-    result = probe_result(probe)
-    flags = cell_flags(result, background)
-    extra = {
-        "loadgen": "crossbench-probe", "probe_path": probe.path, "probe_interval_ms": probe.interval_s * 1000,
-        "probe_connection": "new connection per probe (Connection: close)",
-        "probes_planned": probe.planned, "probes_sent": len(probe.samples), "probe_raw": "probe.csv",
-        "probe_timeout_s": probe.timeout_s, "background": background_figures(plan, background),
-        # no closed-loop ratio for a probe: the figures that would carry one are the background's
-        "efficiency_ratio": None, "efficiency_ratio_steady": None, "latency_ratio": None, "rps_steady": None,
-        "rps_method": "probes answered / probe window (sequential probes: not a throughput)",
-        "flags": flags, "valid": not flags,
-    }
-    return Measurement(result, probe.t0, probe.t1 or time.time(), extra)
+
+    def measure(self, plan, ctx, server, sampler) -> Measurement:
+        probe, background = run_phase(plan, server, ctx.cell_dir, warmup=False)
+        probe.write_csv(ctx.cell_dir / "probe.csv")
+        result = probe_result(probe)
+        extra = {
+            "probe_path": probe.path, "probe_interval_ms": probe.interval_s * 1000,
+            "probe_connection": "new connection per probe (Connection: close)",
+            "probes_planned": probe.planned, "probes_sent": len(probe.samples), "probe_raw": "probe.csv",
+            "probe_timeout_s": probe.timeout_s, "background": background_figures(plan, background),
+            # no closed-loop ratio for a probe: the figures that would carry one are the background's
+            "rps_method": "probes answered / probe window (sequential probes: not a throughput)",
+        }
+        return Measurement(result, probe.t0, probe.t1 or time.time(), extra, cell_flags(result, background))
+
+
+DRIVER = HolProbe()

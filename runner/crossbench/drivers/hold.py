@@ -20,11 +20,11 @@ from pathlib import Path
 from .. import hold_fit
 from ..holder import FAILURE_KINDS, HoldConfig
 from ..loadgen.base import LoadResult, empty_errors
-from ..loadgen.process import run_bounded, taskset_prefix
-from ..sampling.jvm_probe import connection_counts
+from ..loadgen.process import run_bounded
+from ..oskit import taskset_prefix
 from ..sampling.process_tree import summarize
 from ..socket_census import SocketCensus
-from .base import Measurement
+from .base import Driver, DriverRefused, Measurement
 
 DEFAULTS = {"rate_per_10ms": 10, "head_interval_s": 10.0, "hold_s": 30.0, "timeout_s": 5.0, "retry_s": 1.0}
 TAIL_SAMPLES_S = 0.6
@@ -35,7 +35,7 @@ ERROR_KIND_OF = {"connect_refused": "connect", "connect_timeout": "connect", "no
                  "read_timeout": "timeout", "non_2xx": "non_2xx", "other": "other"}
 
 
-class HoldOptionsError(ValueError):
+class HoldOptionsError(DriverRefused):
     pass
 
 
@@ -48,13 +48,22 @@ def hold_config(plan, port: int) -> HoldConfig:
     if unknown:
         raise HoldOptionsError(f"hold_connections: unknown options {sorted(unknown)}; known: {sorted(DEFAULTS)}")
     o = {**DEFAULTS, **options}
+    for key, value in o.items():
+        low = 0 if key == "retry_s" else 1e-9
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < low:
+            raise HoldOptionsError(f"hold_connections: {key} must be a number {'>= 0' if low == 0 else '> 0'}, "
+                                   f"not {value!r}")
+    if o["rate_per_10ms"] != int(o["rate_per_10ms"]) or o["rate_per_10ms"] < 1:
+        raise HoldOptionsError(f"hold_connections: rate_per_10ms must be a whole number >= 1, not "
+                               f"{o['rate_per_10ms']!r}")
     return HoldConfig(port=port, path=plan.paths()[0], connections=plan.concurrency,
                       rate_per_10ms=int(o["rate_per_10ms"]), head_interval_s=float(o["head_interval_s"]),
                       hold_s=float(o["hold_s"]), timeout_s=float(o["timeout_s"]), retry_s=float(o["retry_s"]))
 
 
-def preflight(plan) -> None:
-    hold_config(plan, 1)   # refuses unknown or impossible options
+def hold_flags(errors: dict[str, int]) -> list[str]:
+    found = ["timeouts"] if errors["timeout"] else []
+    return found + (["errors"] if sum(n for kind, n in errors.items() if kind != "timeout") else [])
 
 
 def command(config: HoldConfig, cell_dir: Path, cpus: tuple[int, ...]) -> list[str]:
@@ -128,7 +137,7 @@ def client_figures(timeline: list[dict], held: dict, cpus: tuple[int, ...]) -> d
     return {
         "client_cpu_s": held["client_cpu_s"], "client_cpu_percent_ramp": ramp_cpu,
         "client_cpu_percent_hold": cpu_percent(ramp_end, hold_end),
-        "loadgen_cpu_percent": cpu_percent(start, hold_end),
+        "client_cpu_percent": cpu_percent(start, hold_end),
         "client_saturated": bool(ramp_cpu and ramp_cpu >= CLIENT_SATURATED_PCT * max(len(cpus), 1)),
         "client_rss_mb_start": held["client_rss_mb_start"], "client_rss_mb_peak": held["client_rss_mb_peak"],
         "client_rss_per_connection_kb": hold_fit.client_per_connection(timeline, start, ramp_end),
@@ -136,30 +145,34 @@ def client_figures(timeline: list[dict], held: dict, cpus: tuple[int, ...]) -> d
     }
 
 
-def kernel_figures(census: SocketCensus, probe_jsonl: Path) -> dict:
-    tomcat = connection_counts(probe_jsonl)
+def kernel_figures(census: SocketCensus) -> dict:
     return {
         "server_established_peak": census.peak("server_established"),
         "accept_queue_peak": census.peak("accept_queue"), "accept_queue_limit": census.peak("accept_queue_limit"),
         "syn_recv_peak": census.peak("syn_recv"), "listen_overflows": census.delta("listen_overflows"),
         "system_tcp_mem_pages_peak": census.peak("tcp_mem_pages"),   # every TCP socket of the machine
-        "tomcat_connection_count_peak": max((n for _, n in tomcat), default=None),
     }
 
 
-def drive(plan, ctx, server, sampler) -> Measurement:
-    config = hold_config(plan, server.spec.port)
-    cell_dir = ctx.cell_dir
-    with SocketCensus(server.spec.port, cell_dir / "sockets.csv") as census:
-        if plan.warmup_s > 0:
-            ctx.report("warmup", sampler)
-            time.sleep(plan.warmup_s)       # idle: the server's baseline, and the JVM probe attaches
-        sampler.set_phase("measure")
-        ctx.report("measure", sampler)
-        argv = command(config, cell_dir, plan.loadgen_cpus)
-        finished = run_bounded(argv, cell_dir, "holder", config.bound_s() + 30)
-        sampler.set_phase("cooldown")
-        time.sleep(TAIL_SAMPLES_S)
+class HoldConnections(Driver):
+    loadgen = "crossbench-holder"
+
+    def preflight(self, plan) -> None:
+        hold_config(plan, 1)   # refuses unknown or impossible options
+
+    def warmup(self, plan, ctx, server) -> None:
+        time.sleep(plan.warmup_s)       # idle: the server's baseline, and the JVM probe attaches
+
+    def measure(self, plan, ctx, server, sampler) -> Measurement:
+        config = hold_config(plan, server.spec.port)
+        with SocketCensus(server.spec.port, ctx.cell_dir / "sockets.csv") as census:
+            argv = command(config, ctx.cell_dir, plan.loadgen_cpus)
+            finished = run_bounded(argv, ctx.cell_dir, "holder", config.bound_s() + 30)
+            time.sleep(TAIL_SAMPLES_S)
+        return figures(plan, ctx.cell_dir, sampler, census, finished, config, argv)
+
+
+def figures(plan, cell_dir, sampler, census, finished, config, argv) -> Measurement:
     if finished.returncode != 0 or not (cell_dir / "holder.json").is_file():
         raise RuntimeError(f"holder exited with status {finished.returncode}: "
                            f"{finished.stderr.read_text(errors='replace')[-2000:]}")
@@ -178,6 +191,10 @@ def drive(plan, ctx, server, sampler) -> Measurement:
         "holder_series": f"cells/{plan.cell_id}/holder.csv", "sockets_series": f"cells/{plan.cell_id}/sockets.csv",
         **server_figures(sampler.samples(), timeline, held, plan.server_cpus),
         **client_figures(timeline, held, plan.loadgen_cpus),
-        **kernel_figures(census, cell_dir / "jvm-probe.jsonl"),
+        **kernel_figures(census),
     }
-    return Measurement(load_result(held, cell_dir, argv), held["started_epoch"], held["hold_end_epoch"], extra)
+    result = load_result(held, cell_dir, argv)
+    return Measurement(result, held["started_epoch"], held["hold_end_epoch"], extra, hold_flags(result.errors))
+
+
+DRIVER = HoldConnections()

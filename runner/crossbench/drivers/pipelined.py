@@ -16,7 +16,7 @@ import psutil
 
 from .. import pipeline_check
 from .base import Measurement
-from .closed_loop import drive as closed_loop
+from .closed_loop import ClosedLoop
 
 FLOWING_BATCHES = 2    # wrk writes a connection's next batch only once all N answers of the last are in
 
@@ -62,17 +62,29 @@ def connections_by_process(server) -> dict[str, int]:
     return counts
 
 
-def drive(plan, ctx, server, sampler) -> Measurement:
-    checked = verify(plan, ctx, server)
-    # counted halfway through the window, when every connection is open and busy
-    split: dict[str, int] = {}
-    timer = threading.Timer(plan.warmup_s + plan.duration_s / 2, lambda: split.update(connections_by_process(server)))
-    timer.start()
-    try:
-        measurement = closed_loop(plan, ctx, server, sampler)
-    finally:
-        timer.cancel()
-    extra = {"pipeline_verified": checked.verified, "pipeline_check": checked.to_dict(),
-             "connections_by_process": split, **pipeline_figures(plan, measurement.result),
-             "latency_invalid": measurement.result.extra.get("latency_invalid")}
-    return Measurement(measurement.result, measurement.t0, measurement.t1, {**measurement.extra, **extra})
+class Pipelined(ClosedLoop):
+    """Checked before the warm-up and again right before the window (a few ms each); the connections' split
+    between processes counted mid-window."""
+
+    def warmup(self, plan, ctx, server) -> None:
+        verify(plan, ctx, server)
+        super().warmup(plan, ctx, server)
+
+    def measure(self, plan, ctx, server, sampler) -> Measurement:
+        checked = verify(plan, ctx, server)
+        # counted halfway through the window, when every connection is open and busy
+        split: dict[str, int] = {}
+        timer = threading.Timer(plan.duration_s / 2, lambda: split.update(connections_by_process(server)))
+        timer.start()
+        try:
+            measurement = super().measure(plan, ctx, server, sampler)
+        finally:
+            timer.cancel()
+        measurement.extra.update({
+            "pipeline_verified": checked.verified, "pipeline_check": checked.to_dict(),
+            "connections_by_process": split, **pipeline_figures(plan, measurement.result),
+            "latency_invalid": measurement.result.extra.get("latency_invalid")})
+        return measurement
+
+
+DRIVER = Pipelined()

@@ -9,13 +9,13 @@ from __future__ import annotations
 import math
 import os
 import shutil
-import signal
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from crossbench.loadgen.base import LoadgenError, raw_path
+from crossbench import oskit
 
 KILL_GRACE_S = 3.0
 
@@ -41,8 +41,7 @@ def whole_seconds(seconds: float) -> int:
     return max(1, math.ceil(seconds - 1e-9))
 
 
-def taskset_prefix(cpus: tuple[int, ...]) -> list[str]:
-    return ["taskset", "-c", ",".join(str(c) for c in cpus)] if cpus else []
+taskset_prefix = oskit.taskset_prefix
 
 
 def source_text(source: Path | str, tool: str, suffix: str = "stdout") -> tuple[Path | None, str]:
@@ -93,16 +92,7 @@ def run_bounded(cmd: list[str], out_dir: Path, tool: str, limit_s: float,
 
 def kill_group(proc: subprocess.Popen) -> None:
     """SIGTERM the tool's process group, then SIGKILL whatever of it is left after a grace period."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(proc.pid, sig)   # start_new_session: the group id is the child's pid
-        except ProcessLookupError:
-            break
-        try:
-            proc.wait(timeout=KILL_GRACE_S)
-        except subprocess.TimeoutExpired:
-            pass
-    proc.wait()
+    oskit.stop_group(proc, KILL_GRACE_S)
 
 
 def probe(cmd: list[str], limit_s: float = 5.0) -> str:

@@ -24,6 +24,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import oskit
+
 log = logging.getLogger(__name__)
 
 PROBE_SRC = Path(__file__).resolve().parents[2] / "probes" / "JvmProbe.java"
@@ -274,12 +276,7 @@ class JvmProbe:
 
     @staticmethod
     def _killpg(proc: subprocess.Popen, sig: int) -> None:
-        if proc.returncode is not None:
-            return                          # reaped: the pgid may belong to someone else now
-        try:
-            os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
+        oskit.signal_unreaped_group(proc, sig)
 
     def _read_stdout(self, raw) -> None:
         try:

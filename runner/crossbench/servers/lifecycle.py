@@ -1,15 +1,11 @@
-"""One lifecycle for either server: check the port, start in its own process group, wait until it answers,
-stop the whole tree. Tomcat and Tornado differ only in the command line (ServerSpec)."""
+"""One lifecycle for every server: check the port, start in its own process group, wait until it answers,
+stop the whole tree. Servers differ only in what their plug-in puts in the ServerSpec."""
 from __future__ import annotations
 
 import errno
 import os
-import shutil
-import signal
 import socket
 import subprocess
-import sys
-import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -18,11 +14,9 @@ from pathlib import Path
 
 import psutil
 
-from . import paths
-from .tomcat import TomcatConfig, command as tomcat_command, prepare_base
+from .. import oskit
 
 HOST = "127.0.0.1"
-SERVERS = ("tomcat", "tornado")
 HEALTH_PATH = "/hello"
 
 
@@ -32,13 +26,6 @@ class PortInUse(RuntimeError):
 
 class ServerFailed(RuntimeError):
     """The server exited or never answered; the message carries the end of its log."""
-
-
-@dataclass(frozen=True)
-class TornadoConfig:
-    port: int
-    processes: int = 1
-    backlog: int = 128
 
 
 @dataclass
@@ -51,6 +38,7 @@ class ServerSpec:
     describe: dict = field(default_factory=dict)
     cpus: tuple[int, ...] = ()
     ready_timeout_s: float = 60.0
+    env: dict = field(default_factory=dict)     # added to the runner's environment
 
 
 def check_port_free(port: int) -> None:
@@ -72,26 +60,6 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def tomcat_spec(config: TomcatConfig, work_dir: Path, cpus: tuple[int, ...] = ()) -> ServerSpec:
-    home = paths.tomcat_home()
-    jdk = config.resolve_jdk()
-    base = prepare_base(config, Path(tempfile.mkdtemp(prefix="catalina-base-", dir=work_dir)), home)
-    describe = {"tomcat": paths.tomcat_version(home), "jdk": jdk.version, "jdk_home": str(jdk.home),
-                "max_threads": config.max_threads if config.executor == "platform" else None,
-                "executor": config.executor, "accept_count": config.accept_count,
-                "max_connections": config.max_connections, "catalina_base": str(base)}
-    return ServerSpec("tomcat", config.port, tomcat_command(config, jdk, home, base),
-                      base / "logs" / "console.log", describe, cpus)
-
-
-def tornado_spec(config: TornadoConfig, work_dir: Path, cpus: tuple[int, ...] = ()) -> ServerSpec:
-    argv = [sys.executable, str(paths.TORNADO_APP), "--port", str(config.port),
-            "--processes", str(config.processes), "--backlog", str(config.backlog)]
-    describe = {"processes": config.processes, "backlog": config.backlog}
-    return ServerSpec("tornado", config.port, argv, work_dir / f"tornado-{config.port}.log", describe, cpus,
-                      ready_timeout_s=20.0)
-
-
 class RunningServer:
     """A started server. Use as a context manager so it is always stopped, whatever happens."""
 
@@ -109,16 +77,11 @@ class RunningServer:
 
     def start(self) -> "RunningServer":
         check_port_free(self.spec.port)
-        argv = self.spec.argv
-        if self.spec.cpus:
-            argv = ["taskset", "-c", ",".join(map(str, self.spec.cpus)), *argv]
-        if shutil.which("setpriv"):
-            # Even if the runner itself is killed outright, the server gets SIGTERM: no orphan.
-            argv = ["setpriv", "--pdeathsig", "TERM", "--", *argv]
+        argv = [*oskit.pdeathsig_prefix(), *oskit.taskset_prefix(self.spec.cpus), *self.spec.argv]
         self.spec.log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.spec.log_path, "ab") as log:
             self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                            start_new_session=True)
+                                            start_new_session=True, env={**os.environ, **self.spec.env})
         return self
 
     def wait_ready(self) -> None:
@@ -144,29 +107,13 @@ class RunningServer:
         return self.process is not None and self.process.poll() is None
 
     def tree(self) -> list[psutil.Process]:
-        try:
-            root = psutil.Process(self.pid)
-            return [root, *root.children(recursive=True)]
-        except psutil.NoSuchProcess:
-            return []
+        return oskit.descendants(self.pid)
 
     def stop(self, grace_s: float = 15.0) -> int | None:
         """SIGTERM to the process group, SIGKILL to whatever is left after the grace period."""
         if self.process is None:
             return None
-        leftovers = self.tree()
-        signal_group(self.pid, signal.SIGTERM)
-        try:
-            self.process.wait(timeout=grace_s)
-        except subprocess.TimeoutExpired:
-            signal_group(self.pid, signal.SIGKILL)
-            self.process.wait(timeout=5)
-        for proc in leftovers:  # a worker that left the group still dies
-            try:
-                proc.kill()
-            except psutil.NoSuchProcess:
-                pass
-        return self.process.returncode
+        return oskit.stop_group(self.process, grace_s)
 
     def log_tail(self, lines: int = 25) -> str:
         try:
@@ -185,10 +132,3 @@ class RunningServer:
 
     def __exit__(self, *exc) -> None:
         self.stop()
-
-
-def signal_group(pid: int, sig: int) -> None:
-    try:
-        os.killpg(pid, sig)
-    except ProcessLookupError:
-        pass

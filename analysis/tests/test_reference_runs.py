@@ -1,0 +1,32 @@
+"""Analysis on run directories captured from REAL runs (fixtures/runs/): every chart the run calls for is drawn
+and the report lists every cell, with the records exactly as the runner wrote them."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from analysis_markers import needs_gnuplot
+
+from crossbench_analysis import analyze
+
+RUNS = Path(__file__).parent / "fixtures" / "runs"
+
+
+@needs_gnuplot
+@pytest.mark.parametrize("name, charts", [
+    ("quick", {"static_rps", "efficiency", "threads_peak", "threads_timeline", "latency", "resources_static",
+               "resources_d250"}),
+])
+def test_a_real_run_is_drawn_whole(tmp_path, name, charts):
+    run = tmp_path / name
+    shutil.copytree(RUNS / name, run)
+    analyze(run)
+    drawn = {p.stem for p in (run / "charts").glob("*.png")}
+    assert charts <= drawn, f"missing: {sorted(charts - drawn)}"
+    for chart in charts:
+        assert (run / "charts" / f"{chart}.svg").stat().st_size > 1000
+    report = (run / "report.html").read_text()
+    ids = [json.loads(line)["cell_id"] for line in (run / "cells.jsonl").read_text().splitlines()]
+    assert ids and all(cell_id in report for cell_id in ids)

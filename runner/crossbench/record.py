@@ -1,0 +1,79 @@
+"""The record contract: what one line of cells.jsonl holds, who writes each field, and how the format changed.
+
+A record is built in two parts. The cell lifecycle (cell.py) writes the SHARED fields, the same for every cell
+kind: the plan, the server's settings, the load generator's counts and latency, the sampled resources, status
+and flags. A driver adds only its own figures (each driver module declares them in its FIELDS) and its own
+flags; a driver that returns a shared key is a programming error (DriverKeyClash), so no figure is silently
+replaced. Analysis reads only fields declared here or in a driver's FIELDS (checked by test_record.py).
+"""
+from __future__ import annotations
+
+SCHEMA_VERSION = 2
+
+# What changed, newest last (as pyperf keeps its format history): a reader can tell what it is holding.
+SCHEMA_HISTORY = {
+    1: "first round: Tomcat and Tornado; server knobs as plan fields (max_threads, executor, processes, ...); "
+       "drivers' extras merged over the record, last writer winning",
+    2: "server plug-ins: every server's knobs at the top level (only its own), `processes` for every server; "
+       "drivers may not overwrite shared fields; efficiency_ratio_steady dropped (it equals latency_ratio); "
+       "rps_steady null when the load generator was saturated; failed cells say whether the server died "
+       "(server_died is decided from the server process, not from the error text)",
+}
+
+LATENCY_KEYS = ("mean", "p50", "p90", "p99", "max")
+
+# Written by the cell lifecycle for every cell kind.
+SHARED = {
+    "schema_version": "SCHEMA_VERSION of the runner that wrote the record",
+    "index": "1-based position of the cell in the run's plan (the order cells run in)",
+    "cell_id": "unique within the run: group, server variant, endpoint, concurrency, delay, repetition",
+    "experiment": "the experiment's name", "group": "the experiment group the cell belongs to",
+    "server": "the server plug-in's name", "endpoint": "the endpoint measured (/static/* is the static mix)",
+    "concurrency": "connections (closed loop) or probes in flight", "delay_ms": "the delay asked of /delay/*, 0 else",
+    "duration_s": "the planned measured window", "warmup_s": "the planned unrecorded warm-up",
+    "repetition": "1-based repetition of the same cell", "loadgen": "the load generator that measured the cell",
+    "keepalive": "false: one connection per request", "pipeline": "requests in flight per connection",
+    "server_cpus": "cores the server was pinned to", "loadgen_cpus": "cores the load generator was pinned to",
+    "loadgen_threads": "load generator threads", "kind": "the driver (crossbench.drivers)",
+    "options": "the group's driver options", "started_at": "ISO time the cell started", "ended_at": "ISO time it ended",
+    "series": "the cell's sampled time series (CSV), relative to the run directory",
+    "processes": "server processes serving requests (Tomcat 1, Tornado processes, gunicorn/uvicorn workers, ...)",
+    "setting": "the server variant in words, e.g. 'tomcat maxThreads=200'",
+    "parallel_limit": "requests of this endpoint the server runs at once when each holds a worker for the whole "
+                      "delay (Tomcat's maxThreads on /delay/sync); null when waiting holds nothing",
+    "server_settings": "what the server reported of itself at start (versions, resolved settings)",
+    "status": "ok or failed", "valid": "no flag raised", "flags": "why the cell is not to be trusted (README)",
+    "error": "failed cells: what went wrong", "requests": "answers counted in the window, any status",
+    "errors": "errors by kind: connect, read, write, timeout, non_2xx, other", "error_total": "sum of errors",
+    "rps": "requests / measured window (the seed's definition)", "bytes_per_s": "response bytes per second",
+    "measured_s": "the window as the load generator measured it", "latency_ms": f"{', '.join(LATENCY_KEYS)} in ms",
+    "latency_source": "where the latency figures come from, in words", "loadgen_version": "the tool's own version",
+    "loadgen_command": "the exact argv run", "threads_peak": "most threads of the server's process tree",
+    "threads_mean": "mean threads over the window", "rss_peak_mb": "peak RSS of the server's process tree",
+    "cpu_percent": "server tree CPU, percent of one core", "cpu_per_core": "each core's busy percent",
+    "loadgen_cpu_percent": "the load generator's CPU, percent of one core",
+    "pool_current_peak": "Tomcat: connector pool threads (JMX)", "pool_busy_peak": "Tomcat: busy pool threads",
+    "samples": "samples taken in the window",
+    "jvm": "Tomcat: the JVM as its probe saw it (collector, processors)",
+    "tomcat_connection_count_peak": "Tomcat: most connections held at once in the window (connector count)",
+}
+
+# Written by the drivers that measure them; None in the others' records.
+DRIVER_DEFAULTS = {
+    "efficiency_ratio": "(concurrency / rps) / delay: the seed's figure; 1.0 is perfect",
+    "latency_ratio": "mean latency / delay: the same idea measured directly (Little's law makes them equal "
+                     "when the window is long enough)",
+    "rps_steady": "concurrency / mean latency (Little's law); null when the load generator was saturated",
+    "rps_method": "how rps was counted", "rps_steady_method": "how rps_steady was computed",
+}
+
+
+class DriverKeyClash(RuntimeError):
+    """A driver tried to write a field the cell lifecycle owns."""
+
+
+def merge(shared: dict, driver_fields: dict, driver_name: str) -> dict:
+    clash = sorted(set(shared) & set(driver_fields))
+    if clash:
+        raise DriverKeyClash(f"driver {driver_name} writes shared fields {clash}: give them names of its own")
+    return {**{k: None for k in DRIVER_DEFAULTS}, **shared, **driver_fields}

@@ -1,0 +1,30 @@
+"""Server plug-ins, registered by name. Adding a server is one module here (a ServerPlugin, see base.py), one
+app folder beside tornado-app/, and one section of that name in an experiment file: nothing else names it."""
+from __future__ import annotations
+
+from . import tomcat, tornado
+from .base import ENDPOINTS, STATIC_ENDPOINT, Knob, ServerPlugin, SettingsError, Tool, ToolMissing
+from .lifecycle import HOST, PortInUse, RunningServer, ServerFailed, ServerSpec, check_port_free, free_port
+
+PLUGINS: dict[str, ServerPlugin] = {plugin.name: plugin for plugin in (tomcat.PLUGIN, tornado.PLUGIN)}
+
+# Seed 001's fastest servers, tried on the project's Python and refused with what happened (README: Servers).
+UNAVAILABLE: dict[str, str] = {}
+
+
+class UnknownServer(ValueError):
+    pass
+
+
+def get(name: str) -> ServerPlugin:
+    if name in UNAVAILABLE:
+        raise UnknownServer(f"{name} is not available: {UNAVAILABLE[name]}")
+    try:
+        return PLUGINS[name]
+    except KeyError:
+        raise UnknownServer(f"unknown server {name!r}; known: {', '.join(PLUGINS)}") from None
+
+
+__all__ = ["ENDPOINTS", "HOST", "PLUGINS", "STATIC_ENDPOINT", "UNAVAILABLE", "Knob", "PortInUse", "RunningServer",
+           "ServerFailed", "ServerPlugin", "ServerSpec", "SettingsError", "Tool", "ToolMissing", "UnknownServer",
+           "check_port_free", "free_port", "get"]

@@ -1,0 +1,166 @@
+"""What a server plug-in declares. One module per server kind under crossbench/servers/ subclasses ServerPlugin;
+the runner, serve.sh, the experiment files and the tests know servers only through this interface.
+
+A plug-in says: its knobs (config keys with defaults and validation, read from the experiment's section of the
+plug-in's name and from the command line), which endpoints it serves, the tools it needs, how to build its
+command line, how many requests of a blocking endpoint it serves at once, and (optionally) a probe that looks
+inside it while a cell runs (Tomcat's JVM probe).
+"""
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import itertools
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from .lifecycle import ServerSpec
+
+STATIC_ENDPOINT = "/static/*"
+ENDPOINTS = (STATIC_ENDPOINT, "/delay/sync", "/delay/async", "/hello", "/now")
+
+
+class SettingsError(ValueError):
+    """A knob's value is refused (the message names the knob and what it accepts)."""
+
+
+class ToolMissing(RuntimeError):
+    """A tool the server needs is not installed (the message names the package)."""
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One setting of a server. `kind`: "int" (positive integer), "choice" (one of `choices`), "text", "bool",
+    "list" (list of strings). A `sweep` knob may be a list in an experiment file: one cell per value."""
+    name: str
+    default: object
+    help: str
+    kind: str = "int"
+    choices: tuple[str, ...] = ()
+    sweep: bool = False
+    in_record: bool = True      # copied to the top level of each cell's record
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    def check(self, value, server: str):
+        def refuse(accepts: str):
+            raise SettingsError(f"{server}: {self.name} must be {accepts}, not {value!r}")
+        if value is None:
+            return None
+        if self.kind == "int" and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+            refuse("a positive integer")
+        if self.kind == "choice" and value not in self.choices:
+            refuse("one of " + ", ".join(self.choices))
+        if self.kind == "text" and not isinstance(value, str):
+            refuse("a string")
+        if self.kind == "bool" and not isinstance(value, bool):
+            refuse("true or false")
+        if self.kind == "list" and not (isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)):
+            refuse("a list of strings")
+        return tuple(value) if self.kind == "list" else value
+
+
+@dataclass(frozen=True)
+class Tool:
+    """Something the server needs on this machine: an executable on PATH or an importable Python module."""
+    what: str                   # executable name, or "python:<module>"
+    install: str                # the package that brings it, e.g. "apt-get install nginx-light"
+
+    def present(self) -> bool:
+        if self.what.startswith("python:"):
+            return importlib.util.find_spec(self.what.removeprefix("python:")) is not None
+        return shutil.which(self.what) is not None
+
+
+class ServerPlugin:
+    name: str = ""
+    summary: str = ""
+    endpoints: frozenset[str] = frozenset()
+    knobs: tuple[Knob, ...] = ()
+    tools: tuple[Tool, ...] = ()
+    default_port: int = 8000
+    ready_timeout_s: float = 20.0
+    distributions: tuple[str, ...] = ()     # Python packages whose versions the run's metadata records
+
+    # --- settings --------------------------------------------------------------------------------------
+    def knob(self, name: str) -> Knob:
+        return next(k for k in self.knobs if k.name == name)
+
+    def defaults(self) -> dict:
+        return {k.name: k.default for k in self.knobs}
+
+    def unknown_keys(self, section: dict) -> set[str]:
+        return set(section) - {k.name for k in self.knobs}
+
+    def validate_section(self, section: dict) -> None:
+        """An experiment's section: known keys, each value (or each value of a sweep list) acceptable."""
+        unknown = self.unknown_keys(section)
+        if unknown:
+            raise SettingsError(f"unknown [{self.name}] keys {sorted(unknown)}; "
+                                f"allowed: {sorted(k.name for k in self.knobs)}")
+        for key, value in section.items():
+            knob = self.knob(key)
+            for one in (value if knob.sweep and isinstance(value, list) else [value]):
+                knob.check(one, self.name)
+
+    def settings(self, section: dict) -> dict:
+        """One cell's full settings: defaults under the given values, each checked."""
+        self.validate_section(section)
+        merged = {**self.defaults(), **section}
+        return {k.name: k.check(merged[k.name], self.name) for k in self.knobs}
+
+    def variants(self, section: dict) -> list[dict]:
+        """The cells' settings a section asks for: the cross product of its sweep lists."""
+        sweeps = [k.name for k in self.knobs if k.sweep and isinstance(section.get(k.name), list)]
+        values = [section[name] for name in sweeps]
+        return [self.settings({**section, **dict(zip(sweeps, combo))}) for combo in itertools.product(*values)]
+
+    def variant_label(self, settings: dict) -> str:
+        """The part of a cell id that tells this server's variants apart: sweep knobs off their default."""
+        return "".join(f"-{k.name.replace('_', '')}{settings[k.name]}" for k in self.knobs
+                       if k.sweep and settings[k.name] != k.default)
+
+    def describe(self, settings: dict) -> str:
+        return self.name + self.variant_label(settings).replace("-", " ")
+
+    def record_fields(self, settings: dict) -> dict:
+        return {k.name: (list(settings[k.name]) if k.kind == "list" else settings[k.name])
+                for k in self.knobs if k.in_record}
+
+    # --- what it does ----------------------------------------------------------------------------------
+    def process_count(self, settings: dict) -> int:
+        """Server processes that serve requests (the record's `processes`)."""
+        return 1
+
+    def parallel_limit(self, settings: dict, endpoint: str) -> int | None:
+        """How many requests of `endpoint` it serves at once when each holds a worker for its whole delay;
+        None when waiting holds nothing (an event loop's timer, virtual threads, a non-blocking endpoint)."""
+        return None
+
+    def preflight(self, settings: dict) -> None:
+        """Refuses, before anything runs, what cannot run here (ToolMissing, SettingsError)."""
+        missing = [t for t in self.tools if not t.present()]
+        if missing:
+            raise ToolMissing(f"{self.name} needs " + "; ".join(f"{t.what.removeprefix('python:')} "
+                                                                 f"({t.install})" for t in missing))
+
+    def spec(self, settings: dict, port: int, work_dir: Path, cpus: tuple[int, ...] = (),
+             cell_dir: Path | None = None) -> ServerSpec:
+        """The command line and log of one start. `cell_dir` is where per-cell artefacts go (a JFR file)."""
+        raise NotImplementedError
+
+    def versions(self) -> dict:
+        found = {}
+        for name in self.distributions:
+            try:
+                found[name] = importlib.metadata.version(name)
+            except importlib.metadata.PackageNotFoundError:
+                found[name] = None
+        return found
+
+    def probe(self, pid: int, cell_dir: Path):
+        """An optional in-process probe while the cell runs (see servers/tomcat.py); None for most servers."""
+        return None

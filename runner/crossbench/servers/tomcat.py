@@ -1,0 +1,215 @@
+"""The Tomcat plug-in: the WAR on the pinned Tomcat 9, a fresh CATALINA_BASE per start rendered from
+runner/tomcat/*.template, the JVM command line, and the JVM probe (connector pool, connections) while a cell runs."""
+from __future__ import annotations
+
+import shutil
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from string import Template
+
+from .. import paths
+from ..jdk import Jdk, select_jdk
+from ..sampling.jvm_probe import JvmProbe, JvmProbeError, connection_counts
+from .base import ENDPOINTS, Knob, ServerPlugin, Tool
+from .lifecycle import ServerSpec
+
+# Tomcat 9's own defaults for the NIO connector; the runner changes them only when asked.
+DEFAULT_MAX_THREADS = 200
+DEFAULT_ACCEPT_COUNT = 100
+DEFAULT_MAX_CONNECTIONS = 8192
+EXECUTORS = ("platform", "virtual")
+
+# What catalina.sh passes on JDK 9+, so Tomcat's leak prevention works without warnings.
+ADD_OPENS = (
+    "--add-opens=java.base/java.lang=ALL-UNNAMED",
+    "--add-opens=java.base/java.io=ALL-UNNAMED",
+    "--add-opens=java.base/java.util=ALL-UNNAMED",
+    "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+    "--add-opens=java.rmi/sun.rmi.transport=ALL-UNNAMED",
+)
+
+VIRTUAL_EXECUTOR = (
+    '    <Executor name="virtualThreads" namePrefix="http-vt-"\n'
+    '              className="org.apache.catalina.core.StandardVirtualThreadExecutor" />')
+
+
+@dataclass(frozen=True)
+class TomcatConfig:
+    port: int
+    max_threads: int = DEFAULT_MAX_THREADS
+    accept_count: int = DEFAULT_ACCEPT_COUNT
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
+    executor: str = "platform"
+    jdk: str | None = None            # JDK home or feature version; None = default (newest with VTs for virtual)
+    heap: str | None = None           # -Xmx value such as "1g"; None = the JVM's default
+    jfr_file: Path | None = None      # a JFR recording of the whole run, dumped on exit
+    jvm_options: tuple[str, ...] = field(default_factory=tuple)
+
+    def __post_init__(self):
+        if self.executor not in EXECUTORS:
+            raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, not {self.executor!r}")
+        for name in ("max_threads", "accept_count", "max_connections"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name.replace('_', '-')} must be at least 1")
+
+    def resolve_jdk(self) -> Jdk:
+        return select_jdk(self.jdk, need_virtual_threads=self.executor == "virtual")
+
+
+def render_server_xml(config: TomcatConfig) -> str:
+    if config.executor == "virtual":
+        executor_element, pool = VIRTUAL_EXECUTOR, 'executor="virtualThreads"'
+    else:
+        executor_element, pool = "", f'maxThreads="{config.max_threads}"'
+    template = Template((paths.TOMCAT_TEMPLATES / "server.xml.template").read_text())
+    return template.substitute(
+        executor_element=executor_element, pool_attributes=pool, port=config.port,
+        accept_count=config.accept_count, max_connections=config.max_connections)
+
+
+def prepare_base(config: TomcatConfig, base: Path, home: Path) -> Path:
+    """Writes a CATALINA_BASE under `base` (which must not exist yet) and returns it."""
+    for sub in ("conf/Catalina/localhost", "logs", "temp", "work", "webapps"):
+        (base / sub).mkdir(parents=True, exist_ok=True)
+    for name in ("web.xml", "catalina.properties", "logging.properties"):
+        shutil.copy2(home / "conf" / name, base / "conf" / name)
+    (base / "conf" / "server.xml").write_text(render_server_xml(config))
+    root_xml = Template((paths.TOMCAT_TEMPLATES / "ROOT.xml.template").read_text())
+    (base / "conf" / "Catalina" / "localhost" / "ROOT.xml").write_text(
+        root_xml.substitute(doc_base=paths.WEBAPP_DIR))
+    return base
+
+
+def command(config: TomcatConfig, jdk: Jdk, home: Path, base: Path) -> list[str]:
+    """The JVM command line catalina.sh would run, without the shell in between (the pid is the JVM's)."""
+    options = [
+        f"-Dcatalina.home={home}",
+        f"-Dcatalina.base={base}",
+        f"-Djava.io.tmpdir={base / 'temp'}",
+        f"-Djava.util.logging.config.file={base / 'conf' / 'logging.properties'}",
+        "-Djava.util.logging.manager=org.apache.juli.ClassLoaderLogManager",
+        "-Djdk.tls.ephemeralDHKeySize=2048",
+        "-Dorg.apache.catalina.security.SecurityListener.UMASK=0027",
+        *ADD_OPENS,
+    ]
+    if config.heap:
+        options += [f"-Xms{config.heap}", f"-Xmx{config.heap}"]
+    if config.jfr_file:
+        options.append(f"-XX:StartFlightRecording=filename={config.jfr_file},dumponexit=true,settings=default")
+    options += list(config.jvm_options)
+    classpath = f"{home / 'bin' / 'bootstrap.jar'}:{home / 'bin' / 'tomcat-juli.jar'}"
+    return [str(jdk.java), *options, "-classpath", classpath, "org.apache.catalina.startup.Bootstrap", "start"]
+
+
+class TomcatPlugin(ServerPlugin):
+    name = "tomcat"
+    summary = "the servlet WAR on the pinned Apache Tomcat 9 (thread per request; virtual threads on JDK 21+)"
+    endpoints = frozenset(ENDPOINTS)
+    default_port = 8080
+    ready_timeout_s = 60.0
+    tools = (Tool("taskset", "apt-get install util-linux"),)
+    knobs = (
+        Knob("executor", "platform", "platform thread pool or virtual threads (JDK 21+)", kind="choice",
+             choices=EXECUTORS, sweep=True),
+        Knob("max_threads", DEFAULT_MAX_THREADS, "connector pool size (platform executor)", sweep=True),
+        Knob("accept_count", DEFAULT_ACCEPT_COUNT, "the kernel's accept queue (listen backlog)"),
+        Knob("max_connections", DEFAULT_MAX_CONNECTIONS, "connections Tomcat holds at once"),
+        Knob("jdk", None, "JDK home, feature version (17, 25) or 'newest'; default: java on PATH, or the "
+                          "newest JDK 21+ for virtual threads", kind="text", in_record=False),
+        Knob("heap", None, "heap size, e.g. 1g (default: the JVM's)", kind="text", in_record=False),
+        Knob("jvm_options", (), "extra JVM options", kind="list", in_record=False),
+        Knob("jfr", True, "a JFR recording per cell (VisualVM opens it)", kind="bool", in_record=False),
+    )
+
+    def variants(self, section: dict) -> list[dict]:
+        found = []
+        for settings in super().variants(section):
+            if settings["executor"] == "virtual":       # maxThreads does not apply: one virtual variant
+                settings = {**settings, "max_threads": None}
+            if settings not in found:
+                found.append(settings)
+        return found
+
+    def variant_label(self, settings: dict) -> str:
+        return "-virtual" if settings["executor"] == "virtual" else f"-mt{settings['max_threads']}"
+
+    def describe(self, settings: dict) -> str:
+        return "tomcat " + ("virtual" if settings["executor"] == "virtual" else f"maxThreads={settings['max_threads']}")
+
+    def parallel_limit(self, settings: dict, endpoint: str) -> int | None:
+        blocking = endpoint == "/delay/sync" and settings["executor"] == "platform"
+        return settings["max_threads"] if blocking else None
+
+    def preflight(self, settings: dict) -> None:
+        super().preflight(settings)
+        paths.tomcat_home()
+        select_jdk(settings["jdk"], need_virtual_threads=settings["executor"] == "virtual")
+
+    def config(self, settings: dict, port: int, jfr_file: Path | None = None) -> TomcatConfig:
+        return TomcatConfig(port=port, max_threads=settings["max_threads"] or DEFAULT_MAX_THREADS,
+                            executor=settings["executor"], accept_count=settings["accept_count"],
+                            max_connections=settings["max_connections"], jdk=settings["jdk"],
+                            heap=settings["heap"], jvm_options=tuple(settings["jvm_options"]), jfr_file=jfr_file)
+
+    def spec(self, settings, port, work_dir, cpus=(), cell_dir=None) -> ServerSpec:
+        jfr_file = (cell_dir / "tomcat.jfr").resolve() if cell_dir and settings["jfr"] else None
+        config = self.config(settings, port, jfr_file)
+        home = paths.tomcat_home()
+        jdk = config.resolve_jdk()
+        base = prepare_base(config, Path(tempfile.mkdtemp(prefix="catalina-base-", dir=work_dir)), home)
+        describe = {"tomcat": paths.tomcat_version(home), "jdk": jdk.version, "jdk_home": str(jdk.home),
+                    "max_threads": config.max_threads if config.executor == "platform" else None,
+                    "executor": config.executor, "accept_count": config.accept_count,
+                    "max_connections": config.max_connections, "heap": config.heap,
+                    "jvm_options": list(config.jvm_options), "catalina_base": str(base)}
+        return ServerSpec(self.name, port, command(config, jdk, home, base), base / "logs" / "console.log",
+                          describe, cpus, self.ready_timeout_s)
+
+    def versions(self) -> dict:
+        try:
+            return {"tomcat": paths.tomcat_version(paths.tomcat_home())}
+        except paths.BuildMissing:
+            return {"tomcat": None}
+
+    def probe(self, pid: int, cell_dir: Path) -> "BackgroundJvmProbe":
+        return BackgroundJvmProbe(pid, cell_dir)
+
+
+class BackgroundJvmProbe:
+    """The JVM probe (connector pool, collector, processor count), attached in the background: attaching
+    takes a second or two, which the warm-up need not wait for. Until it answers, pool figures are empty."""
+
+    def __init__(self, pid: int, cell_dir: Path, interval_s: float = 0.25):
+        self.cell_dir = cell_dir
+        self.probe = JvmProbe(pid, interval_s=interval_s, raw_out=cell_dir / "jvm-probe.jsonl")
+        self.thread = threading.Thread(target=self._start, name="jvm-probe-start", daemon=True)
+        self.thread.start()
+
+    def _start(self) -> None:
+        try:
+            self.probe.start()
+        except (JvmProbeError, OSError) as e:
+            (self.cell_dir / "jvm-probe.error").write_text(str(e))
+
+    def latest(self):
+        return self.probe.latest()
+
+    def stop(self) -> None:
+        self.thread.join(timeout=self.probe.start_timeout_s + 5)
+        self.probe.stop()
+
+    def figures(self, t0: float, t1: float) -> dict:
+        return {"jvm": self.probe.jvm_info,
+                "tomcat_connection_count_peak": connections_peak(self.cell_dir / "jvm-probe.jsonl", t0, t1)}
+
+
+def connections_peak(probe_lines: Path, t0: float, t1: float) -> int | None:
+    """The most connections Tomcat held at once in the window (the connector's connectionCount). Beyond
+    maxConnections the others wait outside Tomcat (acceptCount + 1 in the kernel's accept queue, the rest
+    half-open) and the client counts no error for them: this is the only place a record shows them."""
+    return max((n for t, n in connection_counts(probe_lines) if t0 <= t <= t1), default=None)
+
+
+PLUGIN = TomcatPlugin()

@@ -1,0 +1,40 @@
+"""The Tornado plug-in: tornado-app/server.py, one event loop per process (prefork workers when processes > 1)."""
+from __future__ import annotations
+
+import sys
+
+from .. import paths
+from .base import ENDPOINTS, Knob, ServerPlugin, Tool
+from .lifecycle import ServerSpec
+
+
+class TornadoPlugin(ServerPlugin):
+    name = "tornado"
+    summary = "the Tornado app: one event loop per process (1 = the seeds' single core)"
+    endpoints = frozenset(ENDPOINTS)
+    default_port = 8888
+    tools = (Tool("python:tornado", "the project's venv: runner/python-env.sh"),)
+    distributions = ("tornado",)
+    knobs = (
+        Knob("processes", 1, "worker processes (forked; 1 = one event loop)", sweep=True),
+        Knob("backlog", 128, "listen backlog (Tornado's own default is 128)"),
+    )
+
+    def variant_label(self, settings: dict) -> str:
+        return f"-p{settings['processes']}" if settings["processes"] != 1 else ""
+
+    def process_count(self, settings: dict) -> int:
+        return settings["processes"]
+
+    def parallel_limit(self, settings: dict, endpoint: str) -> int | None:
+        # /delay/sync blocks the whole event loop: each process serves one such request at a time.
+        return settings["processes"] if endpoint == "/delay/sync" else None
+
+    def spec(self, settings, port, work_dir, cpus=(), cell_dir=None) -> ServerSpec:
+        argv = [sys.executable, str(paths.TORNADO_APP), "--port", str(port),
+                "--processes", str(settings["processes"]), "--backlog", str(settings["backlog"])]
+        return ServerSpec(self.name, port, argv, work_dir / f"tornado-{port}.log", dict(settings), cpus,
+                          self.ready_timeout_s)
+
+
+PLUGIN = TornadoPlugin()
