@@ -18,11 +18,15 @@ from .runinfo import SERVER_ORDER, Run, get, is_failed, is_valid, num
 
 MANIFEST = "manifest.json"
 
-# Colours: Tomcat's series in warm shades, Tornado's in cool ones, so a server looks the same in every chart.
+# Colours: one family of shades per server, so a server looks the same in every chart and five stay apart:
+# Tomcat warm oranges and reds, Tornado blues, gunicorn greens, uvicorn purples, nginx greys.
 PALETTES = {
     "tomcat": ["#d95f02", "#a50f15", "#e6ab02", "#8c510a", "#e7298a", "#fb6a4a", "#bf812d", "#67000d"],
-    "tornado": ["#1f78b4", "#1b9e77", "#6a3d9a", "#01665e", "#4292c6", "#66a61e", "#08306b", "#35978f"],
-    None: ["#444444", "#984ea3", "#999999", "#4d9221"],
+    "tornado": ["#1f78b4", "#4292c6", "#08306b", "#6baed6", "#2171b5", "#9ecae1", "#084594", "#35978f"],
+    "gunicorn": ["#1b9e77", "#66a61e", "#00441b", "#41ab5d", "#238b45", "#a1d99b", "#006d2c", "#74c476"],
+    "uvicorn": ["#6a3d9a", "#984ea3", "#3f007d", "#9e9ac8", "#54278f", "#bcbddc", "#756bb1", "#dadaeb"],
+    "nginx": ["#444444", "#737373", "#000000", "#969696", "#252525", "#bdbdbd", "#525252", "#d9d9d9"],
+    None: ["#984ea3", "#999999", "#4d9221", "#444444"],
 }
 
 
@@ -283,8 +287,8 @@ class Exporter:
 
     @staticmethod
     def max_threads_of(cells) -> dict:
-        values = sorted({int(num(c.get("max_threads"))) for c in cells if c.get("server") == "tomcat"
-                         and c.get("executor") != "virtual" and num(c.get("max_threads"))})
+        values = sorted({int(num(c.get("max_threads"))) for c in cells
+                         if c.get("executor") == "platform" and num(c.get("max_threads"))})
         return {"maxthreads": " ".join(str(v) for v in values)}
 
     # charts ---------------------------------------------------------------------------------------------

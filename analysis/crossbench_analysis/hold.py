@@ -35,7 +35,7 @@ def interpolate(rows: list[dict], t: float, column: str) -> float | None:
 
 def label(cell: dict) -> str:
     text = str(cell.get("server"))
-    if cell.get("server") == "tomcat":
+    if cell.get("max_connections"):             # a server with a connection limit: say which
         text += f" maxConnections={cell.get('max_connections')}"
     if not is_valid(cell):
         text += " (flagged)"
@@ -118,7 +118,7 @@ class HoldExporter:
                   "intercepts": " ".join(fmt(num(c.get("rss_fit_intercept_mb"))) for c in self.cells),
                   "targets": " ".join(fmt(num(c.get("connections_target"))) for c in self.cells),
                   "limits": " ".join(str(c.get("max_connections")) for c in self.cells
-                                     if c.get("server") == "tomcat" and c.get("max_connections"))}
+                                     if c.get("max_connections"))}
         server = self.write("hold_server", "seed 003: server samples against connections held",
                             ["t_s", "connections_held", "rss_mb", "cpu_percent", "threads", "cell_id"],
                             self.server_rows)

@@ -22,7 +22,8 @@ def setting_sort(cell: dict) -> tuple:
 
 
 def tomcat_ok(cells: list[dict]) -> list[dict]:
-    return [c for c in cells if c.get("server") == "tomcat" and c.get("status") == "ok"]
+    """The cells with a connector pool setting (Tomcat's executor): what this experiment sweeps."""
+    return [c for c in cells if c.get("executor") and c.get("status") == "ok"]
 
 
 def beyond_queues(cell: dict) -> bool:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 SUPPORTED_SCHEMA = 2
-SERVER_ORDER = {"tomcat": 0, "tornado": 1}
+SERVER_ORDER = {"tomcat": 0, "tornado": 1, "gunicorn": 2, "uvicorn": 3, "nginx": 4}   # legends and tables
 
 
 class AnalysisError(RuntimeError):

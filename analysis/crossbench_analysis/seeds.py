@@ -24,9 +24,9 @@ def _ordered(cells: list[dict], kind: str) -> list[dict]:
 
 
 def _name(cell: dict) -> str:
-    server = "Tornado" if cell.get("server") == "tornado" else "Tomcat"
-    if cell.get("server") == "tornado" and (num(cell.get("processes")) or 1) > 1:
-        server += f" x{cell['processes']}"
+    server = str(cell.get("server") or "?").capitalize()
+    if (num(cell.get("processes")) or 1) > 1:
+        server += f" x{int(num(cell['processes']))}"
     return server
 
 

@@ -18,6 +18,13 @@ def _latency(mean_ms: float) -> dict:
             "max": mean_ms * 2.2}
 
 
+# How each synthetic server behaves: a thread pool that grows with load (Tomcat) or one event loop (Tornado).
+MODEL = {"tomcat": {"static_ceiling": 4200, "pooled": True, "rss_base": 180, "cpu_per_c": 40},
+         "tornado": {"static_ceiling": 1300, "pooled": False, "rss_base": 32, "cpu_per_c": 30}}
+FLAGGED_CELL = ("tornado", "static")      # (server, group) of the cell drawn flagged, at the top concurrency
+FAILED_CELL = ("tomcat", "delay")         # (server, group) of the cell drawn failed, at C=100, the last delay
+
+
 def _plans(concurrency, delays, groups):
     """(group, server, endpoint, C, delay_ms) in run order."""
     plans = []
@@ -36,21 +43,21 @@ def _plans(concurrency, delays, groups):
 def _figures(server, endpoint, c, delay_ms, rng, scale, noise_amplitude):
     noise = 1 + rng.uniform(-noise_amplitude, noise_amplitude)
     if delay_ms == 0:
-        ceiling = 4200 if server == "tomcat" else 1300
-        rps = ceiling * (1 - math.exp(-c / 4)) * scale * noise
+        rps = MODEL[server]["static_ceiling"] * (1 - math.exp(-c / 4)) * scale * noise
         mean_ms = c / rps * 1000
-        threads = (JVM_BASE_THREADS + min(c, MAX_THREADS) // 4 + 10) if server == "tomcat" else 3
-        cpu = min(c * 40, 100) if server == "tomcat" else min(c * 30, 100)
+        threads = (JVM_BASE_THREADS + min(c, MAX_THREADS) // 4 + 10) if MODEL[server]["pooled"] else 3
+        cpu = min(c * MODEL[server]["cpu_per_c"], 100)
         per_core = {"0": min(20 + c * 5, 60), "1": min(c * 40, 100)}
     else:
         delay_s = delay_ms / 1000
         in_flight = min(c, MAX_THREADS) if endpoint == "/delay/sync" else c
         rps = in_flight / delay_s * 0.995 * scale * noise
         mean_ms = c / rps * 1000 if endpoint == "/delay/sync" else delay_ms * 1.002
-        threads = (JVM_BASE_THREADS + (min(c, MAX_THREADS) if endpoint == "/delay/sync" else 8)) if server == "tomcat" else 3
+        threads = (JVM_BASE_THREADS + (min(c, MAX_THREADS) if endpoint == "/delay/sync" else 8)) \
+            if MODEL[server]["pooled"] else 3
         cpu = 2 + c * 0.01
         per_core = {"0": 3 + c * 0.01, "1": 2 + c * 0.01}
-    rss = (180 + threads * 0.5) if server == "tomcat" else (32 + c * 0.02)
+    rss = MODEL[server]["rss_base"] + (threads * 0.5 if MODEL[server]["pooled"] else c * 0.02)
     return rps, mean_ms, threads, cpu, per_core, rss
 
 
@@ -63,7 +70,7 @@ def _samples(path: Path, t_start: float, threads_final: int, server: str, warmup
         elapsed = t - t_start
         phase = "warmup" if elapsed < warmup_s else ("measure" if elapsed < warmup_s + measure_s else "cooldown")
         ramp = min(1.0, elapsed / 1.5)
-        if server == "tomcat":
+        if MODEL[server]["pooled"]:
             threads = int(JVM_BASE_THREADS + (threads_final - JVM_BASE_THREADS) * ramp)
             pool = threads - JVM_BASE_THREADS
             pool_current, pool_busy = str(pool), str(max(0, pool - 2))
@@ -114,6 +121,7 @@ def make_run(path: Path, *, experiment: str = "seed002", run_id: str | None = No
                                                                   noise)
             window = duration_s
             requests = int(rps * window)
+            pooled = MODEL[server]["pooled"]
             record = {
                 "schema_version": 1, "cell_id": cell_id, "index": index, "experiment": experiment, "group": group,
                 "server": server, "endpoint": endpoint, "concurrency": c, "delay_ms": delay_ms,
@@ -128,22 +136,21 @@ def make_run(path: Path, *, experiment: str = "seed002", run_id: str | None = No
                 "threads_peak": threads, "threads_mean": threads - 1, "rss_peak_mb": rss, "cpu_percent": cpu,
                 "cpu_per_core": per_core, "loadgen_cpu_percent": 5 + min(c, 100) * 0.3,
                 "server_cpus": [1], "loadgen_cpus": [0],
-                "max_threads": MAX_THREADS if server == "tomcat" else None,
-                "executor": "platform" if server == "tomcat" else None, "accept_count": 1024,
-                "max_connections": 8192 if server == "tomcat" else None,
-                "processes": 1 if server == "tornado" else None,
-                "pool_busy_peak": min(c, MAX_THREADS) if server == "tomcat" else None,
-                "pool_current_peak": min(c, MAX_THREADS) if server == "tomcat" else None,
+                "max_threads": MAX_THREADS if pooled else None,
+                "executor": "platform" if pooled else None, "accept_count": 1024,
+                "max_connections": 8192 if pooled else None, "processes": 1,
+                "pool_busy_peak": min(c, MAX_THREADS) if pooled else None,
+                "pool_current_peak": min(c, MAX_THREADS) if pooled else None,
                 "status": "ok", "valid": True, "flags": [],
                 "started_at": "2026-11-22T01:31:00+00:00", "ended_at": "2026-11-22T01:31:09+00:00",
                 "series": f"cells/{cell_id}/samples.csv",
             }
             last_delay = max(delays) if delays else None
-            if flagged and server == "tornado" and group == "static" and c == max(concurrency):
+            if flagged and (server, group) == FLAGGED_CELL and c == max(concurrency):
                 record["errors"]["timeout"] = 37
                 record["error_total"] = 37
                 record["valid"], record["flags"] = False, ["errors", "timeouts"]
-            if failed and server == "tomcat" and group == "delay" and c == 100 and delay_ms == last_delay:
+            if failed and (server, group) == FAILED_CELL and c == 100 and delay_ms == last_delay:
                 for key in ("requests", "errors", "error_total", "rps", "rps_steady", "bytes_per_s",
                             "efficiency_ratio", "latency_ratio", "threads_peak",
                             "threads_mean", "rss_peak_mb", "cpu_percent", "cpu_per_core",

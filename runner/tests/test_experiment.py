@@ -1,6 +1,7 @@
 import pytest
 
 from crossbench import experiment
+from crossbench.servers import PLUGINS
 from crossbench.experiment import ExperimentError
 
 
@@ -92,13 +93,12 @@ def test_group_sections_override_the_experiment_and_the_command_line_overrides_b
                     'tomcat = { max_threads = [5], accept_count = 3, max_connections = 10 }\n'
                     'tornado = { processes = [1, 2], backlog = 16 }\n')
     cells = experiment.expand(experiment.apply_overrides(experiment.load(str(path)), {}))
-    tomcat = [c for c in cells if c.server == "tomcat"]
-    assert [(c.settings["max_threads"], c.settings["accept_count"], c.settings["max_connections"]) for c in tomcat] == [(5, 3, 10)]
-    tornado = [c for c in cells if c.server == "tornado"]
-    assert [(c.settings["processes"], c.settings["backlog"]) for c in tornado] == [(1, 16), (2, 16)]
-    assert tornado[1].cell_id == "queue-tornado-p2-delay_sync-c50-d100-r1"
+    assert [(c.server, c.settings) for c in cells] == [
+        ("tomcat", {**PLUGINS["tomcat"].defaults(), "max_threads": 5, "accept_count": 3, "max_connections": 10}),
+        ("tornado", {"processes": 1, "backlog": 16}), ("tornado", {"processes": 2, "backlog": 16})]
+    assert cells[2].cell_id == "queue-tornado-p2-delay_sync-c50-d100-r1"
     cli = experiment.expand(experiment.apply_overrides(experiment.load(str(path)), {"max_threads": [7]}))
-    assert [c.settings["max_threads"] for c in cli if c.server == "tomcat"] == [7]
+    assert [c.settings.get("max_threads") for c in cli] == [7, None, None]
 
 
 def test_jdk_selection():
