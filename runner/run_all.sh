@@ -7,39 +7,12 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
-# command -> Debian package that provides it
-declare -A package_of=(
-  [wrk]=wrk [ab]=apache2-utils [gnuplot]=gnuplot-nox [taskset]=util-linux [java]=openjdk-17-jdk-headless
-  [python3]=python3 [ss]=iproute2
-)
-
-missing_packages() {
-  local tool
-  for tool in "${!package_of[@]}"; do
-    command -v "$tool" >/dev/null 2>&1 || echo "${package_of[$tool]}"
-  done
-  python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || echo python3-venv
-  [[ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ]] || echo fonts-dejavu-core
-}
-
-install_missing() {
-  local -a missing
-  mapfile -t missing < <(missing_packages | sort -u)
-  ((${#missing[@]})) || return 0
-  if [[ $EUID -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
-    echo "run_all: installing ${missing[*]}" >&2
-    apt-get update -q >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
-  else
-    echo "run_all: missing tools; install them with:" >&2
-    echo "  sudo apt-get install -y ${missing[*]}" >&2
-    exit 2
-  fi
-}
+# shellcheck source=runner/prerequisites.sh
+source "$here/prerequisites.sh"
 
 case " $* " in
   *" --help "* | *" -h "*) ;;
-  *) install_missing ;;
+  *) crossbench_install_missing run_all ;;
 esac
 
 # shellcheck source=runner/python-env.sh

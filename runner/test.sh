@@ -1,12 +1,31 @@
 #!/usr/bin/env bash
-# The one test command: builds the WAR and the pinned Tomcat (JUnit 5 through Surefire), then runs every
-# Python test (conformance against the real servers, runner, load generators, analysis).
-# Extra arguments go to pytest, e.g. ./runner/test.sh -k conformance -x
+# The one test command: installs what the tests need (Debian packages when root, the Python environment),
+# builds the WAR and the pinned Tomcat (JUnit 5 through Surefire), then runs every Python test (conformance
+# against the real servers, runner, load generators, analysis).
+#   ./runner/test.sh            everything (about 8 minutes here)
+#   ./runner/test.sh --fast     only what needs no live server and no build (under a minute)
+# Further arguments go to pytest, e.g. ./runner/test.sh -k conformance -x
 set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+fast=false
+if [[ "${1:-}" == "--fast" ]]; then
+  fast=true
+  shift
+fi
+
+# shellcheck source=runner/prerequisites.sh
+source "$here/prerequisites.sh"
+crossbench_install_missing test mvn=maven chromium=chromium
 # shellcheck source=runner/python-env.sh
-source "$(dirname "${BASH_SOURCE[0]}")/python-env.sh"
+source "$here/python-env.sh"
 cd "$CROSSBENCH_ROOT"
 
-mvn -B --no-transfer-progress package
-"$PYTHON" -m pytest -c runner/pyproject.toml --rootdir "$CROSSBENCH_ROOT" \
+markers=()
+if $fast; then
+  markers=(-m "not live")
+else
+  mvn -B --no-transfer-progress package
+fi
+"$PYTHON" -m pytest -c runner/pyproject.toml --rootdir "$CROSSBENCH_ROOT" "${markers[@]}" \
   runner/tests tornado-app/tests analysis/tests "$@"

@@ -1,8 +1,8 @@
 """Compare two runs cell by cell: ratio B/A of rps and of p99 latency, and whether each difference is beyond
 noise.
 
-Cells match on (group, server, endpoint, concurrency, delay_ms, executor, max_threads, loadgen, keepalive);
-the repetitions of a key are averaged. Refuses (CompareRefused) when the experiments differ or the two runs do
+Cells match on KEY_FIELDS (below: what the cell measured and with which server setting); the repetitions of a
+key are averaged. Refuses (CompareRefused) when the experiments differ or the two runs do
 not hold the same cell keys, unless force=True, which compares the keys both hold and says what was left out.
 
 Noise, per key and figure: when both runs have two or more repetitions with a value, the difference must exceed
@@ -19,8 +19,9 @@ from . import plot, report
 from .export import ChartJob, fmt as dat_fmt
 from .runinfo import AnalysisError, Run, get, is_valid, load_run, num
 
-KEY_FIELDS = ("group", "server", "endpoint", "concurrency", "delay_ms", "executor", "max_threads", "loadgen",
-              "keepalive", "accept_count", "max_connections", "processes", "pipeline", "kind")
+KEY_FIELDS = ("group", "server", "setting", "endpoint", "concurrency", "delay_ms", "executor", "max_threads",
+              "loadgen", "keepalive", "accept_count", "max_connections", "processes", "backlog", "pipeline", "kind",
+              "rate")
 FIGURES = {"rps": "rps", "p99": "latency_ms.p99"}
 FIXED_THRESHOLD = {"rps": 0.05, "p99": 0.10}
 SPREAD_FACTOR = 2.0

@@ -18,6 +18,10 @@ RUNS = Path(__file__).parent / "fixtures" / "runs"
 @pytest.mark.parametrize("name, charts", [
     ("quick", {"static_rps", "efficiency", "threads_peak", "threads_timeline", "latency", "resources_static",
                "resources_d250"}),
+    ("seed000-quick", {"seed000_ab", "seed000_hol", "efficiency", "resources_d300"}),
+    ("seed001-quick", {"seed001_pipelined", "resources_hello"}),
+    ("seed003-quick", {"hold_client", "hold_limit", "hold_server", "resources_hold"}),
+    ("maxthreads-quick", {"maxthreads_knees", "maxthreads_threads", "maxthreads_cost", "efficiency"}),
 ])
 def test_a_real_run_is_drawn_whole(tmp_path, name, charts):
     run = tmp_path / name

@@ -72,14 +72,23 @@ def tree():
         t.kill()
 
 
+SAMPLES_DEADLINE_S = 30.0     # a sampler that stopped sampling fails the test instead of hanging it
+
+
+def wait_until(condition, what: str, timeout_s: float = SAMPLES_DEADLINE_S) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {timeout_s:.0f} s")
+        time.sleep(0.02)
+
+
 def wait_samples(sampler: ProcessTreeSampler, n: int = 3) -> tuple[float, float]:
     """Let n fresh samples be taken; returns the (t0, t1) window that holds exactly them."""
     start = time.time()
-    while True:
-        fresh = [s for s in sampler.samples() if s.t_epoch > start]
-        if len(fresh) >= n:
-            return fresh[0].t_epoch, fresh[n - 1].t_epoch
-        time.sleep(INTERVAL / 4)
+    fresh = lambda: [s for s in sampler.samples() if s.t_epoch > start]   # noqa: E731
+    wait_until(lambda: len(fresh()) >= n, f"{n} fresh samples")
+    return fresh()[0].t_epoch, fresh()[n - 1].t_epoch
 
 
 def wait_for_state(pid: int, status: str, timeout: float = 5.0) -> None:
@@ -223,9 +232,8 @@ def test_csv_round_trip_keeps_empty_values_and_skips_a_cut_row(tmp_path):
     sampler = ProcessTreeSampler(os.getpid(), interval_s=0.05, out_csv=path)
     with sampler:
         sampler.set_phase("warmup")
-        wait = time.time() + 0.3
-        while time.time() < wait or len(sampler.samples()) < 3:
-            time.sleep(0.02)
+        time.sleep(0.3)
+        wait_until(lambda: len(sampler.samples()) >= 3, "3 samples")
     live = sampler.samples()
     with open(path, "a") as f:
         f.write("1700000000.000,measure,1,2")   # a row cut by a crash
@@ -237,8 +245,7 @@ def test_csv_round_trip_keeps_empty_values_and_skips_a_cut_row(tmp_path):
     assert len(back[0].cpu_cores) == psutil.cpu_count()
     # appending to an existing file does not repeat the header
     with ProcessTreeSampler(os.getpid(), interval_s=0.05, out_csv=path) as again:
-        while len(again.samples()) < 2:
-            time.sleep(0.02)
+        wait_until(lambda: len(again.samples()) >= 2, "2 samples")
     lines = path.read_text().splitlines()
     assert sum(1 for line in lines if line.startswith("t_epoch")) == 1
 

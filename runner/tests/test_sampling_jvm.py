@@ -16,6 +16,8 @@ from crossbench.sampling import SERIAL_GC_NAMES, JvmProbe, JvmProbeError, Proces
 from crossbench.sampling.jvm_probe import pick_pool
 from crossbench import oskit
 
+pytestmark = pytest.mark.live     # starts real JVMs and attaches to them
+
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).resolve().parents[2]
 JDK17 = "/usr/lib/jvm/java-17-openjdk-amd64/bin/java"
