@@ -1,6 +1,7 @@
 """Where things are in the repository and in Maven's build output."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -12,6 +13,9 @@ TOMCAT_TEMPLATES = RUNNER / "tomcat"
 TORNADO_APP = REPO / "tornado-app" / "server.py"
 EXPERIMENTS = RUNNER / "experiments"
 RESULTS = REPO / "results"
+# Built once, reused by every run: class-data-sharing archives, the open-loop generators' binaries, the
+# database cluster. Outside the repository; safe to delete (rebuilt on next use).
+CACHE = Path(os.environ.get("CROSSBENCH_CACHE", Path.home() / ".cache" / "crossbench"))
 
 
 class BuildMissing(RuntimeError):

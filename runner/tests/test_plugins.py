@@ -60,3 +60,15 @@ def test_unavailable_servers_are_refused_with_the_reason(monkeypatch):
     monkeypatch.setitem(servers.UNAVAILABLE, "japronto", "does not build on Python 3.11 (test reason)")
     with pytest.raises(servers.UnknownServer, match="japronto is not available: does not build"):
         servers.get("japronto")
+
+
+def test_tomcat_makes_its_class_data_archive_once_then_maps_it(tmp_path, monkeypatch):
+    from crossbench.servers.tomcat import CdsArchive
+    archive = CdsArchive(tmp_path / "cds" / "tomcat.jsa")
+    assert archive.option() == f"-XX:ArchiveClassesAtExit={archive.making}"
+    archive.keep()                                  # the JVM made nothing (killed): nothing to keep
+    assert not archive.path.exists()
+    archive.making.write_bytes(b"archive")          # what the JVM writes at exit
+    archive.keep()
+    assert archive.path.read_bytes() == b"archive" and not archive.making.exists()
+    assert archive.option() == f"-XX:SharedArchiveFile={archive.path}"

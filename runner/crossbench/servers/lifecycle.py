@@ -11,6 +11,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import psutil
 
@@ -39,6 +40,7 @@ class ServerSpec:
     cpus: tuple[int, ...] = ()
     ready_timeout_s: float = 60.0
     env: dict = field(default_factory=dict)     # added to the runner's environment
+    after_stop: Callable[[], None] | None = None    # called once the server has exited (e.g. keep an archive)
 
 
 def check_port_free(port: int) -> None:
@@ -113,7 +115,11 @@ class RunningServer:
         """SIGTERM to the process group, SIGKILL to whatever is left after the grace period."""
         if self.process is None:
             return None
-        return oskit.stop_group(self.process, grace_s)
+        returncode = oskit.stop_group(self.process, grace_s)
+        if self.spec.after_stop:
+            after, self.spec.after_stop = self.spec.after_stop, None
+            after()
+        return returncode
 
     def log_tail(self, lines: int = 25) -> str:
         try:
