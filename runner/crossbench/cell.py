@@ -10,7 +10,7 @@ from pathlib import Path
 
 import psutil
 
-from . import loadgen, metrics, record as contract
+from . import loadgen, metrics, oskit, record as contract
 from .drivers import DRIVERS, Measurement
 from .experiment import CellPlan
 from .loadgen.base import LoadResult
@@ -110,12 +110,13 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
         death = died(plan, server)
         if death:
             raise death
+    drained_s = 0.0 if plan.keepalive else oskit.wait_for_ephemeral_ports()
     window = summarize(sampler.samples(), measurement.t0, measurement.t1)
     shared = shared_record(plan, measurement.result, window, server, started)
     if probe:
         shared.update(probe.figures(measurement.t0, measurement.t1))
     flags = [*measurement.flags, *cell_flags(plan, window)]
-    shared.update(flags=flags, valid=not flags)
+    shared.update(flags=flags, valid=not flags, time_wait_drain_s=round(drained_s, 1))
     cell_record = contract.merge(shared, measurement.extra, plan.kind)
     if "loadgen_saturated" in flags and cell_record["rps_steady"] is not None:
         # Little's law counts only time inside a request; a saturated client also spends time between them.

@@ -7,6 +7,7 @@ import resource
 import shutil
 import signal
 import subprocess
+import time
 
 import psutil
 
@@ -76,3 +77,29 @@ def raise_open_files(connections: int) -> int:
                           f"{hard}: raise it (ulimit -Hn, /etc/security/limits.conf) or use fewer connections")
     resource.setrlimit(resource.RLIMIT_NOFILE, (need, hard))
     return need
+
+
+def ephemeral_port_count() -> int:
+    low, high = (int(v) for v in open("/proc/sys/net/ipv4/ip_local_port_range").read().split())
+    return high - low + 1
+
+
+def time_wait_count() -> int:
+    """TCP sockets in TIME_WAIT on this machine (every port), from the kernel's own counter."""
+    for line in open("/proc/net/sockstat"):
+        if line.startswith("TCP:"):
+            fields = line.split()
+            return int(fields[fields.index("tw") + 1])
+    return 0
+
+
+def wait_for_ephemeral_ports(share: float = 0.5, limit_s: float = 60.0) -> float:
+    """After cells that open a connection per request: wait (bounded) while TIME_WAIT sockets hold more than
+    `share` of the ephemeral port range. Loopback reuses TIME_WAIT ports (tcp_tw_reuse = 2), so nothing fails
+    without the wait (measured: three Tomcat Connection: close cells back to back, 39.7k connections, 28,252
+    sockets left in TIME_WAIT, 0 connect errors); the wait only spares the next cell's client from searching a
+    full port range. Returns the seconds waited."""
+    start = time.monotonic()
+    while time_wait_count() > share * ephemeral_port_count() and time.monotonic() - start < limit_s:
+        time.sleep(1)
+    return time.monotonic() - start

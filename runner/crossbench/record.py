@@ -54,6 +54,8 @@ SHARED = {
     "loadgen_cpu_percent": "the load generator's CPU, percent of one core",
     "pool_current_peak": "Tomcat: connector pool threads (JMX)", "pool_busy_peak": "Tomcat: busy pool threads",
     "samples": "samples taken in the window",
+    "time_wait_drain_s": "seconds waited after the cell for TIME_WAIT sockets to free half the ephemeral ports "
+                         "(connection-per-request cells only; usually 0)",
     "jvm": "Tomcat: the JVM as its probe saw it (collector, processors)",
     "tomcat_connection_count_peak": "Tomcat: most connections held at once in the window (connector count)",
 }
