@@ -76,6 +76,8 @@ def parse_args(argv):
             knob_argument(group, knob, sweep=False)
     parser.add_argument("--port", type=positive, help="default: the server's own (tomcat 8080, tornado 8888, ...)")
     parser.add_argument("--cpus", type=cpu_list, default=(), help="pin the server to these cores (taskset)")
+    parser.add_argument("--db-url", help="serve the database endpoints from this PostgreSQL "
+                                         "(postgresql://USER@HOST:PORT/DB, holding the tables world and kv)")
     args = parser.parse_args(argv)
     try:
         plugin = servers.get(args.server)
@@ -123,7 +125,8 @@ def main(argv=None) -> int:
     work_dir = Path(tempfile.mkdtemp(prefix=f"crossbench-{args.server}-"))
     try:
         args.plugin.preflight(args.settings)
-        server = RunningServer(args.plugin.spec(args.settings, args.port, work_dir, args.cpus, args.artefacts_dir))
+        server = RunningServer(args.plugin.spec(args.settings, args.port, work_dir, args.cpus, args.artefacts_dir,
+                                                   args.db_url))
         server.start()
     except (paths.BuildMissing, PortInUse, JdkError, servers.ToolMissing, servers.SettingsError) as e:
         print(f"serve: {e}", file=sys.stderr)

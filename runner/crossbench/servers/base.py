@@ -148,8 +148,9 @@ class ServerPlugin:
                                                                  f"({t.install})" for t in missing))
 
     def spec(self, settings: dict, port: int, work_dir: Path, cpus: tuple[int, ...] = (),
-             cell_dir: Path | None = None) -> ServerSpec:
-        """The command line and log of one start. `cell_dir` is where per-cell artefacts go (a JFR file)."""
+             cell_dir: Path | None = None, db_url: str | None = None) -> ServerSpec:
+        """The command line and log of one start. `cell_dir` is where per-cell artefacts go (a JFR file);
+        `db_url` (postgresql://user@host:port/db) is the database the database endpoints query, if any."""
         raise NotImplementedError
 
     def versions(self) -> dict:

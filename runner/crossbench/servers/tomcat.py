@@ -9,6 +9,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from string import Template
+from urllib.parse import urlencode, urlsplit
 
 from .. import paths
 from ..jdk import Jdk, select_jdk
@@ -107,6 +108,21 @@ def command(config: TomcatConfig, jdk: Jdk, home: Path, base: Path) -> list[str]
     return [str(jdk.java), *options, "-classpath", classpath, "org.apache.catalina.startup.Bootstrap", "start"]
 
 
+def database_options(db_url: str, settings: dict) -> list[str]:
+    """The WAR's pool (org.crossbench.servlet.db.Database) is configured by system properties."""
+    return [f"-Dcrossbench.db.url={jdbc_url(db_url)}", f"-Dcrossbench.db.pool={settings['db_pool']}",
+            f"-Dcrossbench.db.wait_ms={settings['db_wait_ms']}"]
+
+
+def jdbc_url(db_url: str) -> str:
+    """postgresql://user[:password]@host:port/db -> the PostgreSQL JDBC driver's form."""
+    parts = urlsplit(db_url)
+    query = {"user": parts.username or "postgres"}
+    if parts.password:
+        query["password"] = parts.password
+    return f"jdbc:postgresql://{parts.hostname}:{parts.port or 5432}{parts.path}?{urlencode(query)}"
+
+
 @dataclass(frozen=True)
 class CdsArchive:
     """An AppCDS archive of the classes a Tomcat start loads (JDK 13+ dynamic archive): the first start makes it
@@ -152,6 +168,8 @@ class TomcatPlugin(ServerPlugin):
         Knob("heap", None, "heap size, e.g. 1g (default: the JVM's)", kind="text", in_record=False),
         Knob("jvm_options", (), "extra JVM options", kind="list", in_record=False),
         Knob("jfr", True, "a JFR recording per cell (VisualVM opens it)", kind="bool", in_record=False),
+        Knob("db_pool", 10, "database connections in the pool (HikariCP's default 10; fixed size)"),
+        Knob("db_wait_ms", 5000, "how long a request waits for a pooled connection before its 503"),
         Knob("class_data_sharing", True, "map an AppCDS archive of Tomcat's classes (made by the first start): "
              "about 0.45 s less per start", kind="bool", in_record=False),
     )
@@ -188,8 +206,10 @@ class TomcatPlugin(ServerPlugin):
                             heap=settings["heap"], jvm_options=tuple(settings["jvm_options"]), jfr_file=jfr_file,
                             cds=cds)
 
-    def spec(self, settings, port, work_dir, cpus=(), cell_dir=None) -> ServerSpec:
+    def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None) -> ServerSpec:
         jfr_file = (cell_dir / "tomcat.jfr").resolve() if cell_dir and settings["jfr"] else None
+        if db_url:
+            settings = {**settings, "jvm_options": (*settings["jvm_options"], *database_options(db_url, settings))}
         home = paths.tomcat_home()
         jdk = select_jdk(settings["jdk"], need_virtual_threads=settings["executor"] == "virtual")
         cds = CdsArchive.for_start(paths.tomcat_version(home), jdk) if settings["class_data_sharing"] else None
