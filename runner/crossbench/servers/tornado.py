@@ -30,7 +30,7 @@ class TornadoPlugin(ServerPlugin):
         # /delay/sync blocks the whole event loop: each process serves one such request at a time.
         return settings["processes"] if endpoint == "/delay/sync" else None
 
-    def spec(self, settings, port, work_dir, cpus=(), cell_dir=None) -> ServerSpec:
+    def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None) -> ServerSpec:
         argv = [sys.executable, str(paths.TORNADO_APP), "--port", str(port),
                 "--processes", str(settings["processes"]), "--backlog", str(settings["backlog"])]
         return ServerSpec(self.name, port, argv, work_dir / f"tornado-{port}.log", dict(settings), cpus,
