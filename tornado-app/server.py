@@ -9,7 +9,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from crossbench_tornado import app, prefork  # noqa: E402
+from crossbench_tornado import app, db, prefork  # noqa: E402
 
 STATIC_DIR = HERE.parent / "static-fixtures"
 DEFAULT_BACKLOG = 128  # Tornado's own default (tornado.netutil._DEFAULT_BACKLOG)
@@ -30,13 +30,23 @@ def parse_args(argv):
     parser.add_argument("--backlog", type=positive, default=DEFAULT_BACKLOG,
                         help="listen backlog (Tomcat's acceptCount counterpart; default %(default)s)")
     parser.add_argument("--static-dir", type=Path, default=STATIC_DIR)
+    parser.add_argument("--db-url", help="PostgreSQL for the database endpoints (postgresql://USER@HOST:PORT/DB)")
+    parser.add_argument("--db-pool", type=positive, default=10, help="asyncpg pool size per process")
+    parser.add_argument("--db-wait-ms", type=positive, default=5000,
+                        help="how long a request waits for a pooled connection before its 503")
     return parser.parse_args(argv)
+
+
+def database(args) -> db.Database:
+    """Made in each worker process after the fork: a pool is per process."""
+    return db.Database(args.db_url, args.db_pool, args.db_wait_ms / 1000)
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
     try:
-        return prefork.run(lambda: app.make_app(args.static_dir), args.port, args.backlog, args.processes)
+        return prefork.run(lambda: app.make_app(args.static_dir, database(args)), args.port, args.backlog,
+                           args.processes)
     except OSError as e:
         print(f"tornado: cannot listen on 127.0.0.1:{args.port}: {e.strerror}", file=sys.stderr)
         return 2

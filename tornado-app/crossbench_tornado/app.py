@@ -5,7 +5,7 @@ from pathlib import Path
 
 from tornado import web
 
-from . import handlers, uri
+from . import db, handlers, uri
 
 
 class CrossbenchApplication(web.Application):
@@ -19,7 +19,7 @@ class CrossbenchApplication(web.Application):
         return super().find_handler(request, **kwargs)
 
 
-def make_app(static_dir: Path) -> web.Application:
+def make_app(static_dir: Path, database: db.Database | None = None) -> web.Application:
     static = {"path": str(static_dir), "served": handlers.served_files(static_dir)}
     routes = [
         (r"/hello", handlers.HelloHandler),
@@ -27,6 +27,7 @@ def make_app(static_dir: Path) -> web.Application:
         (r"/delay/sync", handlers.SyncDelayHandler),
         (r"/delay/async", handlers.AsyncDelayHandler),
         (r"/static/(.*)", handlers.StaticHandler, static),
+        *db.routes(database or db.Database(None, 1, 1.0)),
     ]
     # debug off (it disables caches), access log off (it would be measured too).
     return CrossbenchApplication(

@@ -14,10 +14,12 @@ class TornadoPlugin(ServerPlugin):
     endpoints = frozenset(ENDPOINTS)
     default_port = 8888
     tools = (Tool("python:tornado", "the project's venv: runner/python-env.sh"),)
-    distributions = ("tornado",)
+    distributions = ("tornado", "asyncpg")
     knobs = (
         Knob("processes", 1, "worker processes (forked; 1 = one event loop)", sweep=True),
         Knob("backlog", 128, "listen backlog (Tornado's own default is 128)"),
+        Knob("db_pool", 10, "asyncpg pool size per process (asyncpg's default max_size 10; fixed size)"),
+        Knob("db_wait_ms", 5000, "how long a request waits for a pooled connection before its 503"),
     )
 
     def variant_label(self, settings: dict) -> str:
@@ -33,6 +35,9 @@ class TornadoPlugin(ServerPlugin):
     def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None) -> ServerSpec:
         argv = [sys.executable, str(paths.TORNADO_APP), "--port", str(port),
                 "--processes", str(settings["processes"]), "--backlog", str(settings["backlog"])]
+        if db_url:
+            argv += ["--db-url", db_url, "--db-pool", str(settings["db_pool"]),
+                     "--db-wait-ms", str(settings["db_wait_ms"])]
         return ServerSpec(self.name, port, argv, work_dir / f"tornado-{port}.log", dict(settings), cpus,
                           self.ready_timeout_s)
 
