@@ -95,7 +95,8 @@ def test_group_sections_override_the_experiment_and_the_command_line_overrides_b
     cells = experiment.expand(experiment.apply_overrides(experiment.load(str(path)), {}))
     assert [(c.server, c.settings) for c in cells] == [
         ("tomcat", {**PLUGINS["tomcat"].defaults(), "max_threads": 5, "accept_count": 3, "max_connections": 10}),
-        ("tornado", {"processes": 1, "backlog": 16}), ("tornado", {"processes": 2, "backlog": 16})]
+        ("tornado", {**PLUGINS["tornado"].defaults(), "processes": 1, "backlog": 16}),
+        ("tornado", {**PLUGINS["tornado"].defaults(), "processes": 2, "backlog": 16})]
     assert cells[2].cell_id == "queue-tornado-p2-delay_sync-c50-d100-r1"
     cli = experiment.expand(experiment.apply_overrides(experiment.load(str(path)), {"max_threads": [7]}))
     assert [c.settings.get("max_threads") for c in cli] == [7, None, None]
