@@ -15,9 +15,9 @@ from crossbench.drivers import DRIVERS
 from crossbench.drivers.hold import HoldOptionsError, hold_config
 from crossbench.sampling.jvm_probe import connection_counts
 from crossbench.experiment import apply_overrides, expand, load
-from crossbench.holder import FAILURE_KINDS, Non2xx, classify, percentiles, status_of
+from crossbench.clients.holder import FAILURE_KINDS, Non2xx, classify, percentiles, status_of
 from crossbench.sampling.process_tree import Sample
-from crossbench.socket_census import tcp_ext, tcp_mem_pages
+from crossbench.sampling.socket_census import tcp_ext, tcp_mem_pages
 
 
 def sample(t: float, rss_mb: float) -> Sample:
@@ -153,7 +153,7 @@ def with_hard_limit(limit: int):
 
 
 def test_holder_refuses_clearly_when_the_hard_limit_is_too_low():
-    done = subprocess.run([sys.executable, "-m", "crossbench.holder", "--port", "9", "--connections", "5000"],
+    done = subprocess.run([sys.executable, "-m", "crossbench.clients.holder", "--port", "9", "--connections", "5000"],
                           capture_output=True, text=True, timeout=30, preexec_fn=with_hard_limit(1024))
     assert done.returncode == 2 and "hard limit is 1024" in done.stderr, done.stderr
 

@@ -11,8 +11,8 @@ import time
 import pytest
 
 from crossbench import paths
-from crossbench.holder import HoldConfig, hold
-from crossbench.socket_census import census
+from crossbench.clients.holder import HoldConfig, hold
+from crossbench.sampling.socket_census import census
 from live_servers import build_missing_reason, running
 
 pytestmark = [pytest.mark.live,
@@ -68,7 +68,7 @@ def test_holder_stops_on_a_signal_and_closes_everything(tmp_path, sig):
     with running("tornado", backlog=1024) as server:
         port = server.spec.port
         out = tmp_path / "holder.json"
-        proc = subprocess.Popen([sys.executable, "-m", "crossbench.holder", "--port", str(port), "--connections",
+        proc = subprocess.Popen([sys.executable, "-m", "crossbench.clients.holder", "--port", str(port), "--connections",
                                  "300", "--hold", "60", "--json", str(out), "--csv", str(tmp_path / "h.csv")],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:

@@ -10,8 +10,8 @@ from crossbench.drivers import ab_startup
 from crossbench.drivers.pipelined import pipeline_figures
 from crossbench.loadgen import ab
 from crossbench.loadgen.base import LoadResult, empty_errors
-from crossbench.pipeline_check import pipelined_requests, split_responses
-from crossbench.probe import latency_stats
+from crossbench.clients.pipeline_check import pipelined_requests, split_responses
+from crossbench.clients.probe import latency_stats
 from crossbench.stats import nearest_rank
 
 FIXTURES = Path(__file__).parent / "fixtures" / "loadgen" / "ab"

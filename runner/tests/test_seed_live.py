@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from crossbench import paths, pipeline_check
+from crossbench import paths
+from crossbench.clients import pipeline_check
 from live_servers import build_missing_reason, running
 
 pytestmark = [pytest.mark.live,

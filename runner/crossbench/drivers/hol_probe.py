@@ -1,6 +1,6 @@
 """Seed 000's A/B/C experiment as a cell: how long does an instant request (/now) wait while background load
 keeps a delay endpoint busy? Background: wrk, C connections on the cell's endpoint, for the whole cell.
-Foreground: the sequential probe (crossbench.probe) for the window, starting `lead_s` after the background.
+Foreground: the sequential probe (crossbench.clients.probe) for the window, starting `lead_s` after the background.
 
 The record's main figures are the probe's (latency_ms is the /now latency, requests the probes answered);
 the background's own figures go under `background`. Options (all optional):
@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from .. import loadgen, metrics
 from ..loadgen.base import LoadResult, LoadSpec, empty_errors
-from ..probe import LATENCY_SOURCE, Probe, latency_stats
+from ..clients.probe import LATENCY_SOURCE, Probe, latency_stats
 from .base import Driver, DriverRefused, Measurement
 from .closed_loop import WARMUP_DELAY_MS, load_spec
 

@@ -1,5 +1,5 @@
 """Seed 003's cell (kind "hold_connections"): hold `concurrency` keep-alive connections to the server with
-the holder (crossbench.holder), and measure what holding them costs the server and the client.
+the holder (crossbench.clients.holder), and measure what holding them costs the server and the client.
 
 The group's `concurrency` is the number of connections (so the run's open-file check, the cell id and
 --concurrency all see it). Options: rate_per_10ms (10), head_interval_s (10), hold_s (30), timeout_s (5),
@@ -18,12 +18,12 @@ import time
 from pathlib import Path
 
 from .. import hold_fit
-from ..holder import FAILURE_KINDS, HoldConfig
+from ..clients.holder import FAILURE_KINDS, HoldConfig
 from ..loadgen.base import LoadResult, empty_errors
 from ..loadgen.process import run_bounded
 from ..oskit import taskset_prefix
 from ..sampling.process_tree import summarize
-from ..socket_census import SocketCensus
+from ..sampling.socket_census import SocketCensus
 from .base import Driver, DriverRefused, Measurement
 
 DEFAULTS = {"rate_per_10ms": 10, "head_interval_s": 10.0, "hold_s": 30.0, "timeout_s": 5.0, "retry_s": 1.0}
@@ -67,7 +67,7 @@ def hold_flags(errors: dict[str, int]) -> list[str]:
 
 
 def command(config: HoldConfig, cell_dir: Path, cpus: tuple[int, ...]) -> list[str]:
-    return [*taskset_prefix(cpus), sys.executable, "-m", "crossbench.holder", "--host", config.host,
+    return [*taskset_prefix(cpus), sys.executable, "-m", "crossbench.clients.holder", "--host", config.host,
             "--port", str(config.port), "--path", config.path, "--connections", str(config.connections),
             "--rate-per-10ms", str(config.rate_per_10ms), "--head-interval", str(config.head_interval_s),
             "--hold", str(config.hold_s), "--timeout", str(config.timeout_s), "--retry", str(config.retry_s),

@@ -1,5 +1,5 @@
 """Seed 001's hello world: wrk with C connections x N pipelined requests (the run's `pipeline`), after
-checking on one raw socket that the server answers all N of a pipelined batch (crossbench.pipeline_check).
+checking on one raw socket that the server answers all N of a pipelined batch (crossbench.clients.pipeline_check).
 A server that drops pipelined requests fails the cell with the counts: its throughput would be a lie.
 
 wrk 4.1.0's pipelined latency figures are wrong (loadgen/README.md), only its max is kept. Beside it, the
@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 import psutil
 
-from .. import pipeline_check
+from ..clients import pipeline_check
 from .base import Measurement
 from .closed_loop import ClosedLoop
 

@@ -9,7 +9,7 @@ client would. Every `sample_s` one row of the timeline goes to a CSV.
 
 asyncio with uvloop when it is installed (the record says which loop ran).
 
-    python -m crossbench.holder --port 8080 --connections 10000 --hold 30 --csv holder.csv --json holder.json
+    python -m crossbench.clients.holder --port 8080 --connections 10000 --hold 30 --csv holder.csv --json holder.json
 """
 from __future__ import annotations
 
@@ -339,7 +339,7 @@ def hold(config: HoldConfig, csv_path: Path | None = None) -> HoldResult:
 
 def parse_args(argv):
     d = HoldConfig()
-    p = argparse.ArgumentParser(prog="python -m crossbench.holder", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m crossbench.clients.holder", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--host", default=d.host)
     p.add_argument("--port", type=int, required=True)

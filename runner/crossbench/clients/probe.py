@@ -15,7 +15,7 @@ import time
 from dataclasses import astuple, dataclass, fields
 from pathlib import Path
 
-from .stats import latency_summary
+from ..stats import latency_summary
 
 LATENCY_SOURCE = (
     "crossbench's probe: sequential GETs, one new connection each (Connection: close), from connect() to "
