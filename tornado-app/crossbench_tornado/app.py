@@ -5,22 +5,25 @@ from pathlib import Path
 
 from tornado import web
 
-from . import db, handlers, uri
+from crossbench_contract import paths
+from crossbench_contract.static import served_files
+
+from . import db, handlers
 
 
 class CrossbenchApplication(web.Application):
-    """Normalises every path the way Tomcat's connector does before routing (see uri.py)."""
+    """Normalises every path the way Tomcat's connector does before routing (crossbench_contract/paths.py)."""
 
     def find_handler(self, request, **kwargs):
         try:
-            request.path = uri.reencode(uri.normalize(request.path))
-        except uri.InvalidPath:
+            request.path = paths.reencode(paths.normalize(request.path))
+        except paths.InvalidPath:
             return self.get_handler_delegate(request, handlers.BadRequestHandler)
         return super().find_handler(request, **kwargs)
 
 
 def make_app(static_dir: Path, database: db.Database | None = None) -> web.Application:
-    static = {"path": str(static_dir), "served": handlers.served_files(static_dir)}
+    static = {"path": str(static_dir), "served": served_files(static_dir)}
     routes = [
         (r"/hello", handlers.HelloHandler),
         (r"/now", handlers.NowHandler),

@@ -8,32 +8,19 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
 
 import asyncpg
 
+from crossbench_contract import JSON_TYPE
+from crossbench_contract.db import (NO_DATABASE, POOL_TIMEOUT, kv, query_count, random_kv_key, random_world_id,
+                                    unavailable, world)
+
 from .handlers import TextHandler
 
-WORLD_ROWS = 10_000
-KV_KEYS = 999_999             # a random a in 1..999999, as the article's app
-MAX_QUERIES = 500
 WORLD = "SELECT id, randomnumber FROM world WHERE id = $1"
 KV = "SELECT a, b FROM kv WHERE a = $1"
 # One statement that holds its connection for the delay inside the database, then reads the row.
 SLOW = "SELECT w.id, w.randomnumber FROM world w, pg_sleep($1 / 1000.0) WHERE w.id = $2"
-JSON_TYPE = "application/json"
-
-
-def query_count(values: list[str]) -> int:
-    """queries=N clamped to 1..500; missing or not an integer is 1 (TechEmpower's rule)."""
-    try:
-        return max(1, min(MAX_QUERIES, int(values[0].strip())))
-    except (IndexError, ValueError):
-        return 1
-
-
-def world(row) -> dict:
-    return {"id": row[0], "randomNumber": row[1]}
 
 
 class Database:
@@ -61,15 +48,15 @@ class DbHandler(TextHandler):
 
     async def answer_from_database(self) -> None:
         if not self.database.url:
-            return self.unavailable("no database configured: start the server with --db-url")
+            return self.unavailable(NO_DATABASE)
         try:
             pool = await self.database.get_pool()
             async with pool.acquire(timeout=self.database.wait_s) as connection:
                 body = await self.work(connection)
         except asyncio.TimeoutError:
-            return self.unavailable("no database connection within the pool's wait limit")
+            return self.unavailable(POOL_TIMEOUT)
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as e:
-            return self.unavailable(f"database unavailable: {str(e).splitlines()[0] if str(e) else type(e).__name__}")
+            return self.unavailable(unavailable(e))
         self.set_header("Content-Type", JSON_TYPE)
         self.finish(json.dumps(body, separators=(",", ":")).encode())
 
@@ -80,7 +67,7 @@ class DbHandler(TextHandler):
 
 class SingleQueryHandler(DbHandler):
     async def work(self, connection):
-        return world(await connection.fetchrow(WORLD, random.randint(1, WORLD_ROWS)))
+        return world(await connection.fetchrow(WORLD, random_world_id()))
 
     async def get(self):
         await self.answer_from_database()
@@ -90,7 +77,7 @@ class MultipleQueriesHandler(DbHandler):
     async def work(self, connection):
         count = query_count(self.get_query_arguments("queries"))
         statement = await connection.prepare(WORLD)
-        return [world(await statement.fetchrow(random.randint(1, WORLD_ROWS))) for _ in range(count)]
+        return [world(await statement.fetchrow(random_world_id())) for _ in range(count)]
 
     async def get(self):
         await self.answer_from_database()
@@ -98,8 +85,7 @@ class MultipleQueriesHandler(DbHandler):
 
 class KeyValueHandler(DbHandler):
     async def work(self, connection):
-        a, b = await connection.fetchrow(KV, random.randint(1, KV_KEYS))
-        return {"a": f"{a:010d}", "b": b}
+        return kv(await connection.fetchrow(KV, random_kv_key()))
 
     async def get(self):
         await self.answer_from_database()
@@ -107,7 +93,7 @@ class KeyValueHandler(DbHandler):
 
 class SlowQueryHandler(DbHandler):
     async def work(self, connection):
-        return world(await connection.fetchrow(SLOW, self.ms, random.randint(1, WORLD_ROWS)))
+        return world(await connection.fetchrow(SLOW, self.ms, random_world_id()))
 
     async def get(self):
         self.ms = self.delay_ms()

@@ -4,29 +4,12 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from pathlib import Path
 
 from tornado import web
 
-TEXT_TYPE = "text/plain; charset=UTF-8"
-MAX_DELAY_MS = 60_000
-DELAY_RULE = f"ms must be one integer from 0 to {MAX_DELAY_MS}"
-OK = b"OK"
-HELLO = b"Hello, world"
+from crossbench_contract import HELLO, OK, TEXT_TYPE
+from crossbench_contract.delay import parse_delay
 
-
-def parse_delay(values: list[str]) -> int:
-    """The shared rule: exactly one value, plain ASCII digits, 0 to the cap."""
-    if not values:
-        raise ValueError(f"missing ms; {DELAY_RULE}")
-    if len(values) > 1:
-        raise ValueError(f"ms given {len(values)} times; {DELAY_RULE}")
-    value = values[0]
-    if not (1 <= len(value) <= 6 and value.isascii() and value.isdigit()):
-        raise ValueError(f"ms is not a non-negative integer; {DELAY_RULE}")
-    if int(value) > MAX_DELAY_MS:
-        raise ValueError(f"ms above the cap; {DELAY_RULE}")
-    return int(value)
 
 
 class TextHandler(web.RequestHandler):
@@ -99,13 +82,6 @@ class NotFoundHandler(TextHandler):
 class BadRequestHandler(TextHandler):
     def prepare(self):
         raise web.HTTPError(400)
-
-
-def served_files(static_dir: Path) -> frozenset[str]:
-    """The files named in the fixtures' checksum manifest: the only ones served, as in the WAR."""
-    manifest = static_dir / "SHA256SUMS"
-    names = (line.split()[-1].lstrip("*") for line in manifest.read_text().splitlines() if line.strip())
-    return frozenset(names)
 
 
 class StaticHandler(web.StaticFileHandler):

@@ -1,6 +1,6 @@
 import pytest
 
-from crossbench_tornado.handlers import parse_delay
+from crossbench_contract.delay import parse_delay
 
 
 @pytest.mark.parametrize("values, ms", [(["0"], 0), (["300"], 300), (["60000"], 60000), (["000300"], 300)])

@@ -1,6 +1,6 @@
 import pytest
 
-from crossbench_tornado.uri import InvalidPath, normalize, reencode
+from crossbench_contract.paths import InvalidPath, normalize, reencode
 
 
 @pytest.mark.parametrize("raw, expected", [

@@ -1,0 +1,19 @@
+"""The `ms` rule of /delay/* and /db/slow: exactly one value, plain ASCII digits, 0 to the cap."""
+from __future__ import annotations
+
+MAX_DELAY_MS = 60_000
+DELAY_RULE = f"ms must be one integer from 0 to {MAX_DELAY_MS}"
+
+
+def parse_delay(values: list[str]) -> int:
+    """The delay in ms, or ValueError whose message is the 400 body."""
+    if not values:
+        raise ValueError(f"missing ms; {DELAY_RULE}")
+    if len(values) > 1:
+        raise ValueError(f"ms given {len(values)} times; {DELAY_RULE}")
+    value = values[0]
+    if not (1 <= len(value) <= 6 and value.isascii() and value.isdigit()):
+        raise ValueError(f"ms is not a non-negative integer; {DELAY_RULE}")
+    if int(value) > MAX_DELAY_MS:
+        raise ValueError(f"ms above the cap; {DELAY_RULE}")
+    return int(value)
