@@ -28,4 +28,4 @@ else
   mvn -B --no-transfer-progress package
 fi
 "$PYTHON" -m pytest -c runner/pyproject.toml --rootdir "$CROSSBENCH_ROOT" "${markers[@]}" \
-  runner/tests tornado-app/tests analysis/tests "$@"
+  runner/tests tornado-app/tests gunicorn-app/tests uvicorn-app/tests analysis/tests "$@"

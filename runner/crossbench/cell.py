@@ -115,7 +115,7 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
     shared = shared_record(plan, measurement.result, window, server, started)
     if probe:
         shared.update(probe.figures(measurement.t0, measurement.t1))
-    flags = [*measurement.flags, *cell_flags(plan, window)]
+    flags = list(dict.fromkeys([*measurement.flags, *cell_flags(plan, window)]))
     shared.update(flags=flags, valid=not flags, time_wait_drain_s=round(drained_s, 1))
     cell_record = contract.merge(shared, measurement.extra, plan.kind)
     if "loadgen_saturated" in flags and cell_record["rps_steady"] is not None:

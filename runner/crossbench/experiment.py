@@ -10,15 +10,17 @@ from pathlib import Path
 
 from . import paths, servers
 from .loadgen import ADAPTERS
-from .servers import ENDPOINTS, STATIC_ENDPOINT, SettingsError
+from .servers import DB_ENDPOINTS, ENDPOINTS, STATIC_ENDPOINT, SettingsError
+
+ALL_ENDPOINTS = (*ENDPOINTS, *DB_ENDPOINTS)
 
 STATIC_FILES = ("index.html", "big.jpg", "small.png")
 MAX_CONCURRENCY = 20_000
 
 RUN_KEYS = {"duration_s", "warmup_s", "repetitions", "shuffle", "shuffle_seed", "loadgen", "keepalive", "servers",
-            "server_cpus", "loadgen_cpus", "loadgen_threads", "pipeline"}
+            "server_cpus", "loadgen_cpus", "loadgen_threads", "pipeline", "rates"}
 ANALYSIS_KEYS = {"knees"}         # post-processing steps on the finished records (run.py)
-GROUP_KEYS = {"name", "kind", "endpoint", "concurrency", "delays_ms", "options", *servers.PLUGINS}
+GROUP_KEYS = {"name", "kind", "endpoint", "concurrency", "delays_ms", "rates", "options", *servers.PLUGINS}
 RUN_DEFAULTS = {"repetitions": 1, "shuffle": False, "shuffle_seed": 0, "keepalive": True, "loadgen": "wrk",
                 "server_cpus": [], "loadgen_cpus": [], "loadgen_threads": 1,
                 "pipeline": 1, "servers": ["tomcat", "tornado"]}
@@ -49,6 +51,7 @@ class CellPlan:
     settings: dict = field(default_factory=dict)   # the server's knobs for this cell (its plug-in's keys)
     kind: str = "closed_loop"            # the driver that measures the cell (crossbench.drivers)
     index: int = 0                       # 1-based position in the run's plan (run order)
+    rate: float | None = None            # open loop: requests offered per second (None: closed loop)
     options: dict = field(default_factory=dict)   # the group's driver options, as in the experiment file
 
     @property
@@ -64,8 +67,10 @@ class CellPlan:
     def paths(self) -> list[str]:
         if self.endpoint == STATIC_ENDPOINT:
             return [f"/static/{name}" for name in STATIC_FILES]
-        if self.endpoint.startswith("/delay/"):
+        if self.endpoint.startswith("/delay/") or self.endpoint == "/db/slow":
             return [f"{self.endpoint}?ms={self.delay_ms}"]
+        if self.endpoint == "/queries":
+            return [f"/queries?queries={self.options.get('queries', 20)}"]
         return [self.endpoint]
 
     def describe(self) -> str:
@@ -117,6 +122,8 @@ def apply_overrides(config: dict, overrides: dict) -> dict:
     if run["loadgen"] == "http_load":
         run["keepalive"] = False  # http_load always opens one connection per fetch
     for group in config.get("group", []):
+        if overrides.get("rates") is not None:
+            group["rates"] = overrides["rates"]
         if overrides.get("concurrency") is not None:
             group["concurrency"] = overrides["concurrency"]
         if overrides.get("delays_ms") is not None and "delays_ms" in group:
@@ -134,6 +141,10 @@ def validate(config: dict) -> None:
     def fail(message):
         raise ExperimentError(f"experiment {config.get('name')}: {message}")
 
+    unknown = set(config) - {"name", "description", "run", "group", "analysis", *servers.PLUGINS}
+    if unknown:
+        fail(f"unknown sections {sorted(unknown)}; known: run, group, analysis and one per server "
+             f"({', '.join(servers.PLUGINS)})")
     for section, allowed in (("run", RUN_KEYS), ("analysis", ANALYSIS_KEYS)):
         unknown = set(config.get(section, {})) - allowed
         if unknown:
@@ -182,9 +193,9 @@ def validate_group(group: dict, fail) -> None:
     if group.get("kind", "closed_loop") not in DRIVERS:
         fail(f"group {group.get('name')}: kind {group['kind']!r} unknown; known: {', '.join(DRIVERS)}")
     for server, endpoint in group.get("endpoint", {}).items():
-        if server not in servers.PLUGINS or endpoint not in ENDPOINTS:
+        if server not in servers.PLUGINS or endpoint not in ALL_ENDPOINTS:
             fail(f"group {group.get('name')}: endpoint {server} = {endpoint!r}; servers are "
-                 f"{', '.join(servers.PLUGINS)}, endpoints {', '.join(ENDPOINTS)}")
+                 f"{', '.join(servers.PLUGINS)}, endpoints {', '.join(ALL_ENDPOINTS)}")
         if endpoint not in servers.PLUGINS[server].endpoints:
             fail(f"group {group.get('name')}: {server} does not serve {endpoint} (it serves "
                  f"{', '.join(sorted(servers.PLUGINS[server].endpoints))})")
@@ -193,8 +204,11 @@ def validate_group(group: dict, fail) -> None:
             fail(f"group {group['name']}: concurrency must be integers from 1 to {MAX_CONCURRENCY}, not {c!r}")
     if not group.get("concurrency"):
         fail(f"group {group['name']}: no concurrency levels")
+    for rate in group.get("rates") or []:
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or rate <= 0:
+            fail(f"group {group['name']}: rates must be positive requests per second, not {rate!r}")
     delays = group.get("delays_ms")
-    is_delay = any(e.startswith("/delay/") for e in group.get("endpoint", {}).values())
+    is_delay = any(e.startswith("/delay/") or e == "/db/slow" for e in group.get("endpoint", {}).values())
     if is_delay and not delays:
         fail(f"group {group['name']}: delay endpoints need delays_ms")
     for d in delays or []:
@@ -219,21 +233,39 @@ def expand(config: dict) -> list[CellPlan]:
             for settings in servers.get(server).variants(server_section(config, group, server)):
                 for delay_ms in group.get("delays_ms") or [0]:
                     for concurrency in group["concurrency"]:
-                        for repetition in range(1, run["repetitions"] + 1):
-                            cells.append(plan_cell(config, group, server, endpoint, settings,
-                                                   delay_ms, concurrency, repetition))
+                        for rate in group_rates(config, group):
+                            for repetition in range(1, run["repetitions"] + 1):
+                                cells.append(plan_cell(config, group, server, endpoint, settings,
+                                                       delay_ms, concurrency, repetition, rate))
     if run["shuffle"]:
         random.Random(run.get("shuffle_seed", 0)).shuffle(cells)
     return [replace(cell, index=position) for position, cell in enumerate(cells, 1)]
 
 
-def plan_cell(config, group, server, endpoint, settings, delay_ms, concurrency, repetition) -> CellPlan:
+def is_open_loop(config: dict, group: dict) -> bool:
+    """An open-loop group, or a closed-loop one run with an open-loop generator (--loadgen oha --rates ...)."""
+    kind = group.get("kind", "closed_loop")
+    tool = ADAPTERS.get(config["run"]["loadgen"])
+    return kind == "open_loop" or (kind == "closed_loop" and getattr(tool, "OPEN_LOOP", False))
+
+
+def group_rates(config: dict, group: dict) -> list[float | None]:
+    if not is_open_loop(config, group):
+        return [None]
+    rates = group.get("rates") or config["run"].get("rates")
+    if not rates:
+        raise ExperimentError(f"group {group['name']}: open-loop cells need rates (rates = [...] or --rates)")
+    return list(rates)
+
+
+def plan_cell(config, group, server, endpoint, settings, delay_ms, concurrency, repetition, rate=None) -> CellPlan:
     from .drivers import DRIVERS
     run = config["run"]
-    kind = group.get("kind", "closed_loop")
+    kind = "open_loop" if rate is not None else group.get("kind", "closed_loop")
     variant = servers.get(server).variant_label(settings)
     slug = endpoint.strip("/").replace("/", "_").replace("*", "mix")
-    cell_id = f"{group['name']}-{server}{variant}-{slug}-c{concurrency}-d{delay_ms}-r{repetition}"
+    offered = f"-q{rate:g}" if rate is not None else ""
+    cell_id = f"{group['name']}-{server}{variant}-{slug}-c{concurrency}-d{delay_ms}{offered}-r{repetition}"
     return CellPlan(
         cell_id=cell_id, experiment=config["name"], group=group["name"], server=server, endpoint=endpoint,
         concurrency=concurrency, delay_ms=delay_ms, duration_s=run["duration_s"], warmup_s=run["warmup_s"],
@@ -241,7 +273,7 @@ def plan_cell(config, group, server, endpoint, settings, delay_ms, concurrency, 
         pipeline=run["pipeline"],
         server_cpus=tuple(run["server_cpus"]), loadgen_cpus=tuple(run["loadgen_cpus"]),
         loadgen_threads=run["loadgen_threads"], settings=dict(settings),
-        kind=kind, options=dict(group.get("options", {})))
+        kind=kind, options=dict(group.get("options", {})), rate=rate)
 
 
 def plan_from_dict(data: dict) -> CellPlan:

@@ -27,7 +27,13 @@ TEXT = {"/hello": b"Hello, world", "/now": b"OK", "/delay/sync?ms=0": b"OK", "/d
 
 
 # (server, path) -> (status it answers, why it differs from the contract's)
-KNOWN_DEVIATIONS: dict[tuple[str, str], tuple[int, str]] = {}
+NGINX_SEGMENTS = "nginx has no path parameters and takes a backslash as a plain character: the segment is a " \
+                 "name, not '..', so the path stays under the root and matches no file"
+KNOWN_DEVIATIONS: dict[tuple[str, str], tuple[int, str]] = {
+    ("nginx", "/static/..;/..;/etc/passwd"): (404, NGINX_SEGMENTS),
+    ("nginx", "/static/..\\..\\etc/passwd"): (404, NGINX_SEGMENTS),
+    ("nginx", "/static/small.png;jsessionid=x"): (404, NGINX_SEGMENTS),
+}
 
 
 @pytest.fixture(scope="module")
@@ -187,6 +193,9 @@ def test_path_normalisation_still_serves_files(servers):
     for path in ["/static//small.png", "/static/./small.png", "/static/sub/../small.png", "/static/%73mall.png",
                  "/static/small.png;jsessionid=x"]:
         for name, (status, _, body) in served(servers, "GET", path).items():
+            if (name, path) in KNOWN_DEVIATIONS:
+                assert status == expected(name, path, 200), (name, path)
+                continue
             assert (status, len(body)) == (200, STATIC["small.png"][1]), (name, path)
 
 

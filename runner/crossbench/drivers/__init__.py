@@ -5,7 +5,7 @@ Each module exposes DRIVER, an instance of a base.Driver subclass; a group in an
 """
 from __future__ import annotations
 
-from . import closed_loop, fixed_count, hol_probe, hold, pipelined
+from . import closed_loop, fixed_count, hol_probe, hold, open_loop, pipelined
 from .base import Driver, DriverRefused, Measurement
 
 DRIVERS: dict[str, Driver] = {
@@ -14,6 +14,7 @@ DRIVERS: dict[str, Driver] = {
     "fixed_count": fixed_count.DRIVER,
     "hol_probe": hol_probe.DRIVER,
     "hold_connections": hold.DRIVER,
+    "open_loop": open_loop.DRIVER,
 }
 
 __all__ = ["DRIVERS", "Driver", "DriverRefused", "Measurement"]

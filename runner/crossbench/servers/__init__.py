@@ -2,14 +2,21 @@
 app folder beside tornado-app/, and one section of that name in an experiment file: nothing else names it."""
 from __future__ import annotations
 
-from . import tomcat, tornado
-from .base import ENDPOINTS, STATIC_ENDPOINT, Knob, ServerPlugin, SettingsError, Tool, ToolMissing
+from . import gunicorn, nginx, tomcat, tornado, uvicorn
+from .base import DB_ENDPOINTS, ENDPOINTS, STATIC_ENDPOINT, Knob, ServerPlugin, SettingsError, Tool, ToolMissing
 from .lifecycle import HOST, PortInUse, RunningServer, ServerFailed, ServerSpec, check_port_free, free_port
 
-PLUGINS: dict[str, ServerPlugin] = {plugin.name: plugin for plugin in (tomcat.PLUGIN, tornado.PLUGIN)}
+PLUGINS: dict[str, ServerPlugin] = {plugin.name: plugin for plugin in (
+    tomcat.PLUGIN, tornado.PLUGIN, gunicorn.PLUGIN, uvicorn.PLUGIN, nginx.PLUGIN)}
 
 # Seed 001's fastest servers, tried on the project's Python and refused with what happened (README: Servers).
-UNAVAILABLE: dict[str, str] = {}
+UNAVAILABLE: dict[str, str] = {
+    "japronto": "tried on Python 3.11.7 on 2026-11-22: `pip install japronto` finds no distribution on PyPI "
+                "(\"No matching distribution found for japronto\"); the project has published nothing installable "
+                "for current Pythons",
+    "meinheld": "tried meinheld 1.0.2 on Python 3.11.7 on 2026-11-22: it pins greenlet<0.5, and greenlet 0.4.17 does "
+                "not compile against Python 3.11 (greenlet.c: '_PyErr_StackItem' has no member named 'exc_type')",
+}
 
 
 class UnknownServer(ValueError):
@@ -25,6 +32,6 @@ def get(name: str) -> ServerPlugin:
         raise UnknownServer(f"unknown server {name!r}; known: {', '.join(PLUGINS)}") from None
 
 
-__all__ = ["ENDPOINTS", "HOST", "PLUGINS", "STATIC_ENDPOINT", "UNAVAILABLE", "Knob", "PortInUse", "RunningServer",
+__all__ = ["DB_ENDPOINTS", "ENDPOINTS", "HOST", "PLUGINS", "STATIC_ENDPOINT", "UNAVAILABLE", "Knob", "PortInUse", "RunningServer",
            "ServerFailed", "ServerPlugin", "ServerSpec", "SettingsError", "Tool", "ToolMissing", "UnknownServer",
            "check_port_free", "free_port", "get"]

@@ -19,6 +19,15 @@ from .lifecycle import ServerSpec
 
 STATIC_ENDPOINT = "/static/*"
 ENDPOINTS = (STATIC_ENDPOINT, "/delay/sync", "/delay/async", "/hello", "/now")
+DB_ENDPOINTS = ("/db", "/queries", "/db/kv", "/db/slow")     # need a database (--db-url, or the run's own)
+
+
+def database_env(db_url: str | None, settings: dict) -> dict:
+    """How the Python apps learn their database (they read these at start, in each worker)."""
+    if not db_url:
+        return {}
+    return {"CROSSBENCH_DB_URL": db_url, "CROSSBENCH_DB_POOL": str(settings["db_pool"]),
+            "CROSSBENCH_DB_WAIT_MS": str(settings["db_wait_ms"])}
 
 
 class SettingsError(ValueError):

@@ -14,7 +14,7 @@ from urllib.parse import urlencode, urlsplit
 from .. import paths
 from ..jdk import Jdk, select_jdk
 from ..sampling.jvm_probe import JvmProbe, JvmProbeError, connection_counts
-from .base import ENDPOINTS, Knob, ServerPlugin, Tool
+from .base import DB_ENDPOINTS, ENDPOINTS, Knob, ServerPlugin, Tool
 from .lifecycle import ServerSpec
 
 # Tomcat 9's own defaults for the NIO connector; the runner changes them only when asked.
@@ -153,7 +153,7 @@ class CdsArchive:
 class TomcatPlugin(ServerPlugin):
     name = "tomcat"
     summary = "the servlet WAR on the pinned Apache Tomcat 9 (thread per request; virtual threads on JDK 21+)"
-    endpoints = frozenset(ENDPOINTS)
+    endpoints = frozenset({*ENDPOINTS, *DB_ENDPOINTS})
     default_port = 8080
     ready_timeout_s = 60.0
     tools = (Tool("taskset", "apt-get install util-linux"),)

@@ -4,14 +4,14 @@ from __future__ import annotations
 import sys
 
 from .. import paths
-from .base import ENDPOINTS, Knob, ServerPlugin, Tool
+from .base import DB_ENDPOINTS, ENDPOINTS, Knob, ServerPlugin, Tool
 from .lifecycle import ServerSpec
 
 
 class TornadoPlugin(ServerPlugin):
     name = "tornado"
     summary = "the Tornado app: one event loop per process (1 = the seeds' single core)"
-    endpoints = frozenset(ENDPOINTS)
+    endpoints = frozenset({*ENDPOINTS, *DB_ENDPOINTS})
     default_port = 8888
     tools = (Tool("python:tornado", "the project's venv: runner/python-env.sh"),)
     distributions = ("tornado", "asyncpg")

@@ -1,0 +1,74 @@
+"""The database endpoints on psycopg 3 with a psycopg_pool.ConnectionPool per worker process: a request waits for
+a connection up to the wait limit, then gets 503 (psycopg2's pool raised at once instead: seed 004's critics'
+point). The pool is made in the worker, after gunicorn's fork, on first use."""
+from __future__ import annotations
+
+import json
+import os
+
+import psycopg
+from flask import Response, request
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from crossbench_contract import JSON_TYPE
+from crossbench_contract.db import (NO_DATABASE, POOL_TIMEOUT, kv, query_count, random_kv_key, random_world_id,
+                                    unavailable, world)
+
+WORLD = "SELECT id, randomnumber FROM world WHERE id = %s"
+KV = "SELECT a, b FROM kv WHERE a = %s"
+SLOW = "SELECT w.id, w.randomnumber FROM world w, pg_sleep(%s / 1000.0) WHERE w.id = %s"
+
+URL = os.environ.get("CROSSBENCH_DB_URL")
+POOL_SIZE = int(os.environ.get("CROSSBENCH_DB_POOL", "4"))
+WAIT_S = int(os.environ.get("CROSSBENCH_DB_WAIT_MS", "5000")) / 1000
+_pool: tuple[int, ConnectionPool] | None = None
+
+
+def pool() -> ConnectionPool:
+    global _pool
+    if _pool is None or _pool[0] != os.getpid():
+        _pool = (os.getpid(), ConnectionPool(URL, min_size=POOL_SIZE, max_size=POOL_SIZE, timeout=WAIT_S,
+                                             open=True, kwargs={"prepare_threshold": 0}))
+    return _pool[1]
+
+
+def fetch(query: str, *params):
+    with pool().connection() as connection:
+        return connection.execute(query, params).fetchone()
+
+
+def from_database(work, text) -> Response:
+    if not URL:
+        return text(f"{NO_DATABASE}\n".encode(), 503)
+    try:
+        body = work()
+    except PoolTimeout:
+        return text(f"{POOL_TIMEOUT}\n".encode(), 503)
+    except psycopg.Error as e:
+        return text(f"{unavailable(e)}\n".encode(), 503)
+    return Response(json.dumps(body, separators=(",", ":")), content_type=JSON_TYPE)
+
+
+def many_worlds(count: int) -> list[dict]:
+    with pool().connection() as connection:
+        return [world(connection.execute(WORLD, (random_world_id(),)).fetchone()) for _ in range(count)]
+
+
+def register(app, delay_ms, text) -> None:
+    @app.get("/db")
+    def single() -> Response:
+        return from_database(lambda: world(fetch(WORLD, random_world_id())), text)
+
+    @app.get("/queries")
+    def queries() -> Response:
+        count = query_count(request.args.getlist("queries"))
+        return from_database(lambda: many_worlds(count), text)
+
+    @app.get("/db/kv")
+    def key_value() -> Response:
+        return from_database(lambda: kv(fetch(KV, random_kv_key())), text)
+
+    @app.get("/db/slow")
+    def slow() -> Response:
+        ms = delay_ms()
+        return from_database(lambda: world(fetch(SLOW, ms, random_world_id())), text)

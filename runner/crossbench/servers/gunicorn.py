@@ -1,0 +1,74 @@
+"""The gunicorn plug-in: gunicorn-app/ (a Flask WSGI app) under gunicorn's pre-forked workers, seed 004's sync
+stack. A sync worker serves one request at a time, so /delay/sync bends at C = workers, as Tomcat's at maxThreads;
+gthread workers serve `threads` each."""
+from __future__ import annotations
+
+import os
+import sys
+
+from .. import paths
+from .base import DB_ENDPOINTS, STATIC_ENDPOINT, Knob, ServerPlugin, Tool, database_env
+from .lifecycle import ServerSpec
+
+APP_DIR = paths.REPO / "gunicorn-app"
+
+
+def documented_default_workers() -> int:
+    """gunicorn's documented starting point: 2 x cores + 1 (cores this process may run on)."""
+    return 2 * len(os.sched_getaffinity(0)) + 1
+
+
+class GunicornPlugin(ServerPlugin):
+    name = "gunicorn"
+    summary = "a Flask app under gunicorn's pre-forked sync (or gthread) workers: seed 004's sync stack"
+    endpoints = frozenset({STATIC_ENDPOINT, "/delay/sync", "/now", "/hello", *DB_ENDPOINTS})
+    default_port = 8000
+    tools = (Tool("python:gunicorn", "the project's venv: runner/python-env.sh (gunicorn-app/requirements.txt)"),
+             Tool("python:flask", "the project's venv: runner/python-env.sh (gunicorn-app/requirements.txt)"))
+    distributions = ("gunicorn", "flask", "psycopg", "psycopg-pool")
+    knobs = (
+        Knob("workers", documented_default_workers(), "worker processes (default: gunicorn's 2 x cores + 1)",
+             sweep=True),
+        Knob("worker_class", "sync", "sync: one request per worker; gthread: `threads` per worker",
+             kind="choice", choices=("sync", "gthread"), sweep=True),
+        Knob("threads", 1, "threads per gthread worker (sync workers have one)", sweep=True),
+        Knob("backlog", 2048, "listen backlog (gunicorn's own default is 2048)"),
+        Knob("db_pool", 4, "psycopg_pool connections per worker (seed 004's article: 4 per sync worker)"),
+        Knob("db_wait_ms", 5000, "how long a request waits for a pooled connection before its 503"),
+    )
+
+    def variant_label(self, settings: dict) -> str:
+        label = f"-w{settings['workers']}"
+        if settings["worker_class"] == "gthread":
+            label += f"-gthread{settings['threads']}"
+        return label
+
+    def describe(self, settings: dict) -> str:
+        threads = f" x {settings['threads']} threads" if settings["worker_class"] == "gthread" else ""
+        return f"gunicorn {settings['workers']} {settings['worker_class']} workers{threads}"
+
+    def process_count(self, settings: dict) -> int:
+        return settings["workers"]
+
+    def parallel_limit(self, settings: dict, endpoint: str) -> int | None:
+        if endpoint != "/delay/sync":
+            return None
+        threads = settings["threads"] if settings["worker_class"] == "gthread" else 1
+        return settings["workers"] * threads
+
+    def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None) -> ServerSpec:
+        argv = [sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{port}",
+                "--workers", str(settings["workers"]), "--worker-class", settings["worker_class"],
+                "--threads", str(settings["threads"]), "--backlog", str(settings["backlog"]),
+                # the app and the contract rules it shares with Tornado's (tornado-app/crossbench_contract)
+                "--pythonpath", f"{APP_DIR},{paths.REPO / 'tornado-app'}",
+                "--error-logfile", "-",      # no access log (gunicorn keeps none unless asked): it would be measured
+                "--no-control-socket",       # gunicorn 27's control socket would live in $HOME, outside the cell
+                # the worker watchdog must outlast the longest delay (60 s cap): a sync worker blocks through it
+                "--timeout", "90", "crossbench_flask.app:app"]
+        env = {"CROSSBENCH_STATIC_DIR": str(paths.STATIC_DIR), **database_env(db_url, settings)}
+        return ServerSpec(self.name, port, argv, work_dir / f"gunicorn-{port}.log", dict(settings), cpus,
+                          self.ready_timeout_s, env=env)
+
+
+PLUGIN = GunicornPlugin()

@@ -1,0 +1,77 @@
+"""The nginx plug-in: Debian's nginx with a config rendered from runner/nginx/*.template into the cell's own
+directory, master in the foreground. As an origin it serves the contract's static files (sendfile), /hello and
+/now: seed 003's reference for holding connections and the physical reference for static files. As a reverse
+proxy (`proxy_spec`) it stands in front of any other server, as seed 004's stack has it."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from string import Template
+
+from .. import paths
+from .base import STATIC_ENDPOINT, Knob, ServerPlugin, Tool
+from .lifecycle import ServerSpec
+
+TEMPLATES = paths.RUNNER / "nginx"
+TEMP_DIRS = ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+UPSTREAM_KEEPALIVE = 64        # idle connections each worker keeps to the server behind
+
+
+class NginxPlugin(ServerPlugin):
+    name = "nginx"
+    summary = "Debian's nginx: static files with sendfile, /hello and /now by return; or a reverse proxy"
+    endpoints = frozenset({STATIC_ENDPOINT, "/hello", "/now"})
+    default_port = 8081
+    tools = (Tool("nginx", "apt-get install nginx-light"),)
+    knobs = (
+        # 1, not auto: the server gets one pinned core, as every other server does.
+        Knob("worker_processes", 1, "worker processes (one event loop each)", sweep=True),
+        Knob("worker_connections", 10240, "connections per worker (seed 003 holds 10,000)"),
+        Knob("keepalive_requests", 1000, "requests per keep-alive connection (nginx 1.22's default)"),
+        Knob("backlog", 511, "listen backlog (nginx's default on Linux)"),
+        Knob("upstream_keepalive", True, "proxy mode: keep connections to the server behind open",
+             kind="bool"),
+    )
+
+    def variant_label(self, settings: dict) -> str:
+        return f"-w{settings['worker_processes']}" if settings["worker_processes"] != 1 else ""
+
+    def process_count(self, settings: dict) -> int:
+        return settings["worker_processes"]
+
+    def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None) -> ServerSpec:
+        locations = render("origin.locations.template", static_dir=paths.STATIC_DIR)
+        return self._spec(settings, port, work_dir, cpus, locations, upstream="")
+
+    def proxy_spec(self, settings: dict, port: int, upstream_port: int, work_dir: Path,
+                   cpus: tuple[int, ...] = ()) -> ServerSpec:
+        """nginx in front of the server listening on upstream_port: same paths, same answers."""
+        keep = settings["upstream_keepalive"]
+        upstream = (f"    upstream crossbench_upstream {{\n        server 127.0.0.1:{upstream_port};\n"
+                    + (f"        keepalive {UPSTREAM_KEEPALIVE};\n" if keep else "") + "    }")
+        headers = ('            proxy_http_version 1.1;\n            proxy_set_header Connection "";' if keep else
+                   "            # a new connection to the server behind for every request")
+        locations = render("proxy.locations.template", upstream_headers=headers)
+        return self._spec(settings, port, work_dir, cpus, locations, upstream, role="nginx-proxy")
+
+    def _spec(self, settings, port, work_dir, cpus, locations, upstream, role="nginx") -> ServerSpec:
+        prefix = Path(work_dir) / f"{role}-{port}"
+        for name in TEMP_DIRS:
+            (prefix / "temp" / name).mkdir(parents=True, exist_ok=True)
+            # workers run as nobody when the master is root: they must write request bodies and proxied answers
+            os.chmod(prefix / "temp" / name, 0o777)
+        conf = prefix / "nginx.conf"
+        conf.write_text(render("nginx.conf.template", prefix=prefix, port=port, upstream=upstream,
+                               locations=locations, rlimit_nofile=2 * settings["worker_connections"] + 64,
+                               **{k: settings[k] for k in ("worker_processes", "worker_connections",
+                                                           "keepalive_requests", "backlog")}))
+        argv = ["nginx", "-p", str(prefix), "-c", str(conf), "-e", str(prefix / "error.log")]
+        describe = {**settings, "config": str(conf)}
+        return ServerSpec(role, port, argv, prefix / "console.log", describe, cpus, self.ready_timeout_s)
+
+
+def render(template: str, **values) -> str:
+    return Template((TEMPLATES / template).read_text()).substitute(**values)
+
+
+PLUGIN = NginxPlugin()

@@ -1,0 +1,51 @@
+"""The uvicorn plug-in: uvicorn-app/ (a Starlette ASGI app) on uvicorn with uvloop and httptools, seed 004's async
+stack. One event loop per worker process: /delay/sync blocks its loop, as Tornado's does."""
+from __future__ import annotations
+
+import sys
+
+from .. import paths
+from .base import DB_ENDPOINTS, ENDPOINTS, Knob, ServerPlugin, Tool, database_env
+from .lifecycle import ServerSpec
+
+APP_DIR = paths.REPO / "uvicorn-app"
+VENV_HINT = "the project's venv: runner/python-env.sh (uvicorn-app/requirements.txt)"
+
+
+class UvicornPlugin(ServerPlugin):
+    name = "uvicorn"
+    summary = "a Starlette app on uvicorn (uvloop, httptools): one event loop per worker, seed 004's async stack"
+    endpoints = frozenset({*ENDPOINTS, *DB_ENDPOINTS})
+    default_port = 8001
+    tools = (Tool("python:uvicorn", VENV_HINT), Tool("python:starlette", VENV_HINT), Tool("python:uvloop", VENV_HINT),
+             Tool("python:httptools", VENV_HINT))
+    distributions = ("uvicorn", "starlette", "uvloop", "httptools", "asyncpg")
+    knobs = (
+        Knob("workers", 1, "worker processes, one event loop each", sweep=True),
+        Knob("backlog", 2048, "listen backlog (uvicorn's own default is 2048)"),
+        Knob("db_pool", 10, "asyncpg pool size per worker (asyncpg's default max_size 10; fixed size)"),
+        Knob("db_wait_ms", 5000, "how long a request waits for a pooled connection before its 503"),
+    )
+
+    def variant_label(self, settings: dict) -> str:
+        return f"-w{settings['workers']}" if settings["workers"] != 1 else ""
+
+    def process_count(self, settings: dict) -> int:
+        return settings["workers"]
+
+    def parallel_limit(self, settings: dict, endpoint: str) -> int | None:
+        return settings["workers"] if endpoint == "/delay/sync" else None
+
+    def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None) -> ServerSpec:
+        argv = [sys.executable, "-m", "uvicorn", "crossbench_starlette.app:app", "--app-dir", str(APP_DIR),
+                "--host", "127.0.0.1", "--port", str(port), "--workers", str(settings["workers"]),
+                "--backlog", str(settings["backlog"]), "--loop", "uvloop", "--http", "httptools",
+                "--no-access-log", "--log-level", "warning"]
+        # the contract rules the app shares with Tornado's live in tornado-app/crossbench_contract
+        env = {"CROSSBENCH_STATIC_DIR": str(paths.STATIC_DIR), "PYTHONPATH": str(paths.REPO / "tornado-app"),
+               **database_env(db_url, settings)}
+        return ServerSpec(self.name, port, argv, work_dir / f"uvicorn-{port}.log", dict(settings), cpus,
+                          self.ready_timeout_s, env=env)
+
+
+PLUGIN = UvicornPlugin()

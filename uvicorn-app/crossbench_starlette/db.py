@@ -1,0 +1,73 @@
+"""The database endpoints on an asyncpg pool per worker process (made on first use, in the worker's loop)."""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+
+import asyncpg
+from starlette.requests import Request
+from starlette.responses import Response
+
+from crossbench_contract import JSON_TYPE
+from crossbench_contract.db import (NO_DATABASE, POOL_TIMEOUT, kv, query_count, random_kv_key, random_world_id,
+                                    unavailable, world)
+
+WORLD = "SELECT id, randomnumber FROM world WHERE id = $1"
+KV = "SELECT a, b FROM kv WHERE a = $1"
+SLOW = "SELECT w.id, w.randomnumber FROM world w, pg_sleep($1 / 1000.0) WHERE w.id = $2"
+
+URL = os.environ.get("CROSSBENCH_DB_URL")
+POOL_SIZE = int(os.environ.get("CROSSBENCH_DB_POOL", "10"))
+WAIT_S = int(os.environ.get("CROSSBENCH_DB_WAIT_MS", "5000")) / 1000
+_pool: asyncpg.Pool | None = None
+_lock = asyncio.Lock()
+
+
+async def pool() -> asyncpg.Pool:
+    global _pool
+    async with _lock:
+        if _pool is None:
+            _pool = await asyncpg.create_pool(URL, min_size=POOL_SIZE, max_size=POOL_SIZE, timeout=WAIT_S)
+    return _pool
+
+
+async def from_database(work, text) -> Response:
+    if not URL:
+        return text(f"{NO_DATABASE}\n".encode(), 503)
+    try:
+        async with (await pool()).acquire(timeout=WAIT_S) as connection:
+            body = await work(connection)
+    except asyncio.TimeoutError:
+        return text(f"{POOL_TIMEOUT}\n".encode(), 503)
+    except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as e:
+        return text(f"{unavailable(e)}\n".encode(), 503)
+    return Response(json.dumps(body, separators=(",", ":")), media_type=JSON_TYPE)
+
+
+def routes(delay_ms, text) -> list[tuple]:
+    async def single(request: Request) -> Response:
+        return await from_database(lambda c: _world(c, WORLD, random_world_id()), text)
+
+    async def queries(request: Request) -> Response:
+        count = query_count(request.query_params.getlist("queries"))
+
+        async def many(connection):
+            statement = await connection.prepare(WORLD)
+            return [world(await statement.fetchrow(random_world_id())) for _ in range(count)]
+        return await from_database(many, text)
+
+    async def key_value(request: Request) -> Response:
+        async def one(connection):
+            return kv(await connection.fetchrow(KV, random_kv_key()))
+        return await from_database(one, text)
+
+    async def slow(request: Request) -> Response:
+        ms = delay_ms(request)
+        return await from_database(lambda c: _world(c, SLOW, ms, random_world_id()), text)
+
+    return [("/db", single), ("/queries", queries), ("/db/kv", key_value), ("/db/slow", slow)]
+
+
+async def _world(connection, query: str, *params) -> dict:
+    return world(await connection.fetchrow(query, *params))
