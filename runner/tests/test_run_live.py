@@ -77,6 +77,28 @@ def test_quick_profile_end_to_end(tmp_path, report_figure):
     assert our_processes(str(out)) == []
 
 
+def test_every_server_is_measured_once(tmp_path, report_figure):
+    """servers-quick: each plug-in starts, is verified, measured, sampled and stopped, and the plug-in's own
+    prediction holds: 4 gunicorn sync workers answer 40 req/s of a 100 ms delay, so 10 clients wait C / 4 = 2.5
+    delays per answer (Little's law), as Tomcat's clients do past maxThreads."""
+    out = tmp_path / "servers"
+    done = subprocess.run([RUN_ALL, "--experiment", "servers-quick", "--out", str(out), "--no-analysis"],
+                          capture_output=True, text=True, timeout=300, env=marked_env(str(out)))
+    assert done.returncode == 0, done.stderr[-3000:]
+    cells = records(out)
+    assert {r["server"] for r in cells} == {"tomcat", "tornado", "gunicorn", "uvicorn", "nginx"}
+    assert all(r["status"] == "ok" and r["requests"] > 0 and r["error_total"] == 0 for r in cells), cells
+    by_id = {r["cell_id"]: r for r in cells}
+    gunicorn = by_id["delay-gunicorn-w4-delay_sync-c10-d100-r1"]
+    assert gunicorn["parallel_limit"] == 4 and gunicorn["processes"] == 4
+    assert 2.3 < gunicorn["latency_ratio"] < 2.9, gunicorn
+    assert by_id["delay-uvicorn-delay_async-c10-d100-r1"]["latency_ratio"] < 1.3
+    assert by_id["static-nginx-static_mix-c10-d0-r1"]["processes"] == 1
+    report_figure("servers-quick static C=10 req/s: " + ", ".join(
+        f"{r['server']} {r['rps']:.0f}" for r in cells if r["group"] == "static"))
+    assert our_processes(str(out)) == []
+
+
 def small_run(out: Path, *extra: str) -> list[str]:
     return [RUN_ALL, "--experiment", "quick", "--out", str(out), "--groups", "delay", "--servers", "tomcat",
             "--concurrency", "2,3,4", "--delays", "200", "--duration", "2", "--warmup", "0", "--no-analysis",
