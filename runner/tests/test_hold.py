@@ -123,10 +123,10 @@ def test_hold_preflight_refuses_impossible_options(options, message):
         DRIVERS["hold_connections"].preflight(plan)
 
 
-def test_seed003_plans_10k_on_both_servers_and_both_tomcat_limits():
+def test_seed003_plans_10k_on_every_server_and_both_tomcat_limits():
     cells = expand(apply_overrides(load("seed003"), {}))
     assert {(c.server, c.settings.get("max_connections")) for c in cells} == {
-        ("tomcat", 8192), ("tomcat", 12000), ("tornado", None)}
+        ("tomcat", 8192), ("tomcat", 12000), ("tornado", None), ("nginx", None)}
     assert all(c.kind == "hold_connections" and c.concurrency == 10_000 for c in cells)
 
 

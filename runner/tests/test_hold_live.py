@@ -95,10 +95,11 @@ def test_seed003_quick_end_to_end(tmp_path, report_figure):
                           capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr[-3000:]
     cells = {r["cell_id"]: r for r in map(json.loads, (out / "cells.jsonl").read_text().splitlines())}
-    assert len(cells) == 3 and all(r["status"] == "ok" for r in cells.values())
+    assert len(cells) == 4 and all(r["status"] == "ok" for r in cells.values())
     tomcat, tornado = cells["hold-tomcat-mt200-hello-c500-d0-r1"], cells["hold-tornado-hello-c500-d0-r1"]
+    nginx = cells["hold-nginx-hello-c500-d0-r1"]
     limited = cells["hold-maxconn300-tomcat-mt200-hello-c500-d0-r1"]
-    for r in (tomcat, tornado):
+    for r in (tomcat, tornado, nginx):
         assert r["connections_held_peak"] == r["connections_held_at_end"] == 500 and r["failure_total"] == 0
         assert r["rss_per_connection_kb"] is not None and r["rss_fit_points"] >= 5
         assert r["server_established_peak"] == 500 and r["client_rss_mb_peak"] > 0

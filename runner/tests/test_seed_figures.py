@@ -142,7 +142,7 @@ def test_seed_experiments_expand_into_the_planned_cells():
     assert ab_tornado_sync.options["reference"]["tornado"]["rps"] == 1.00
     seed001 = experiment.expand(experiment.apply_overrides(experiment.load("seed001"), {}))
     assert sorted((c.server, c.settings.get("processes"), c.pipeline, c.concurrency) for c in seed001) == \
-        [("tomcat", None, 24, 100), ("tornado", 1, 24, 100), ("tornado", 2, 24, 100)]
+        [("tomcat", None, 24, 100), ("tornado", 1, 24, 100), ("tornado", 2, 24, 100), ("uvicorn", None, 24, 100)]
 
 
 def test_fixed_count_refuses_what_ab_cannot_do():

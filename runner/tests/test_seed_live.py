@@ -118,7 +118,7 @@ def test_seed001_quick_end_to_end(tmp_path, report_figure):
     out = tmp_path / "seed001-quick"
     cells = run_experiment("seed001-quick", out)
     assert sorted((r["server"], r["processes"]) for r in cells.values()) == \
-        [("tomcat", None), ("tornado", 1), ("tornado", 2)]
+        [("tomcat", 1), ("tornado", 1), ("tornado", 2), ("uvicorn", 1)]
     for r in cells.values():
         assert r["pipeline"] == 24 and r["concurrency"] == 100
         assert r["pipeline_verified"] is True and r["pipeline_check"]["answered"] == 24
