@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The one test command: installs what the tests need (Debian packages when root, the Python environment),
-# builds the WAR and the pinned Tomcat (JUnit 5 through Surefire), then runs every Python test (conformance
+# builds the WAR and the pinned Tomcat (JUnit 5 through Surefire) and the open-loop generators, then runs every Python test (conformance
 # against the real servers, runner, load generators, analysis).
 #   ./runner/test.sh            everything (about 8 minutes here)
 #   ./runner/test.sh --fast     only what needs no live server and no build (under a minute)
@@ -26,6 +26,7 @@ if $fast; then
   markers=(-m "not live")
 else
   mvn -B --no-transfer-progress package
+  "$here/install-openloop.sh"      # oha and k6, pinned, built once into the tools cache (needs cargo and go)
 fi
 "$PYTHON" -m pytest -c runner/pyproject.toml --rootdir "$CROSSBENCH_ROOT" "${markers[@]}" \
   runner/tests tornado-app/tests gunicorn-app/tests uvicorn-app/tests analysis/tests "$@"

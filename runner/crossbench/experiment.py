@@ -20,7 +20,13 @@ MAX_CONCURRENCY = 20_000
 RUN_KEYS = {"duration_s", "warmup_s", "repetitions", "shuffle", "shuffle_seed", "loadgen", "keepalive", "servers",
             "server_cpus", "loadgen_cpus", "loadgen_threads", "pipeline", "rates"}
 ANALYSIS_KEYS = {"knees"}         # post-processing steps on the finished records (run.py)
-GROUP_KEYS = {"name", "kind", "endpoint", "concurrency", "delays_ms", "rates", "options", *servers.PLUGINS}
+GROUP_KEYS = {"name", "kind", "endpoint", "concurrency", "delays_ms", "rates", "rate_shares", "peak_loadgen", "options",
+              *servers.PLUGINS}
+# rates = "auto": a closed-loop cell measures the peak first (same server, setting, endpoint, delay, concurrency),
+# then the open-loop cells offer these shares of it (10% .. 120%: below, at and past the peak).
+AUTO_RATES = "auto"
+AUTO_SHARES = (0.1, 0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.2)
+PEAK_LOADGEN = "wrk"
 RUN_DEFAULTS = {"repetitions": 1, "shuffle": False, "shuffle_seed": 0, "keepalive": True, "loadgen": "wrk",
                 "server_cpus": [], "loadgen_cpus": [], "loadgen_threads": 1,
                 "pipeline": 1, "servers": ["tomcat", "tornado"]}
@@ -52,6 +58,8 @@ class CellPlan:
     kind: str = "closed_loop"            # the driver that measures the cell (crossbench.drivers)
     index: int = 0                       # 1-based position in the run's plan (run order)
     rate: float | None = None            # open loop: requests offered per second (None: closed loop)
+    rate_share: float | None = None      # rates = "auto": the share of the peak to offer (rate set at run time)
+    peak_cell: str | None = None         # rates = "auto": the closed-loop cell that measures that peak
     options: dict = field(default_factory=dict)   # the group's driver options, as in the experiment file
 
     @property
@@ -75,7 +83,10 @@ class CellPlan:
 
     def describe(self) -> str:
         delay = f" delay={self.delay_ms}ms" if self.delay_ms else ""
-        return f"{self.plugin.describe(self.settings)} {self.endpoint} C={self.concurrency}{delay} rep {self.repetition}"
+        offered = (f" at {self.rate:g} req/s" if self.rate is not None else
+                   f" at {100 * self.rate_share:g}% of the peak" if self.rate_share is not None else "")
+        return (f"{self.plugin.describe(self.settings)} {self.endpoint} C={self.concurrency}{delay}{offered} "
+                f"rep {self.repetition}")
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -204,9 +215,16 @@ def validate_group(group: dict, fail) -> None:
             fail(f"group {group['name']}: concurrency must be integers from 1 to {MAX_CONCURRENCY}, not {c!r}")
     if not group.get("concurrency"):
         fail(f"group {group['name']}: no concurrency levels")
-    for rate in group.get("rates") or []:
+    rates = group.get("rates")
+    for rate in [] if rates in (None, AUTO_RATES) else rates if isinstance(rates, list) else [rates]:
         if isinstance(rate, bool) or not isinstance(rate, (int, float)) or rate <= 0:
-            fail(f"group {group['name']}: rates must be positive requests per second, not {rate!r}")
+            fail(f"group {group['name']}: rates must be positive requests per second or \"auto\", not {rate!r}")
+    for share in group.get("rate_shares", []):
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 5:
+            fail(f"group {group['name']}: rate_shares are shares of the peak, above 0 and at most 5, not {share!r}")
+    if group.get("peak_loadgen", PEAK_LOADGEN) not in ADAPTERS or \
+            getattr(ADAPTERS[group.get("peak_loadgen", PEAK_LOADGEN)], "OPEN_LOOP", False):
+        fail(f"group {group['name']}: peak_loadgen must be a closed-loop generator, not {group['peak_loadgen']!r}")
     delays = group.get("delays_ms")
     is_delay = any(e.startswith("/delay/") or e == "/db/slow" for e in group.get("endpoint", {}).values())
     if is_delay and not delays:
@@ -233,13 +251,23 @@ def expand(config: dict) -> list[CellPlan]:
             for settings in servers.get(server).variants(server_section(config, group, server)):
                 for delay_ms in group.get("delays_ms") or [0]:
                     for concurrency in group["concurrency"]:
-                        for rate in group_rates(config, group):
-                            for repetition in range(1, run["repetitions"] + 1):
-                                cells.append(plan_cell(config, group, server, endpoint, settings,
-                                                       delay_ms, concurrency, repetition, rate))
+                        cells += group_cells(config, group, server, endpoint, settings, delay_ms, concurrency)
     if run["shuffle"]:
         random.Random(run.get("shuffle_seed", 0)).shuffle(cells)
+        # a peak must be measured before the cells that offer shares of it
+        cells.sort(key=lambda cell: cell.peak_cell is not None)
     return [replace(cell, index=position) for position, cell in enumerate(cells, 1)]
+
+
+def group_cells(config, group, server, endpoint, settings, delay_ms, concurrency) -> list[CellPlan]:
+    """One point of a group's matrix: its repetitions at each rate (or the closed-loop cell when it has none)."""
+    repetitions = range(1, config["run"]["repetitions"] + 1)
+    point = (config, group, server, endpoint, settings, delay_ms, concurrency)
+    if is_open_loop(config, group) and rates_of(config, group) == AUTO_RATES:
+        peak = plan_cell(*point, 1, peak=True)
+        return [peak] + [replace(plan_cell(*point, repetition, share=share), peak_cell=peak.cell_id)
+                         for share in group.get("rate_shares", AUTO_SHARES) for repetition in repetitions]
+    return [plan_cell(*point, repetition, rate) for rate in group_rates(config, group) for repetition in repetitions]
 
 
 def is_open_loop(config: dict, group: dict) -> bool:
@@ -249,31 +277,54 @@ def is_open_loop(config: dict, group: dict) -> bool:
     return kind == "open_loop" or (kind == "closed_loop" and getattr(tool, "OPEN_LOOP", False))
 
 
-def group_rates(config: dict, group: dict) -> list[float | None]:
-    if not is_open_loop(config, group):
-        return [None]
+def rates_of(config: dict, group: dict):
     rates = group.get("rates") or config["run"].get("rates")
     if not rates:
-        raise ExperimentError(f"group {group['name']}: open-loop cells need rates (rates = [...] or --rates)")
-    return list(rates)
+        raise ExperimentError(f"group {group['name']}: open-loop cells need rates (rates = [...], \"auto\" or --rates)")
+    return rates
 
 
-def plan_cell(config, group, server, endpoint, settings, delay_ms, concurrency, repetition, rate=None) -> CellPlan:
+def group_rates(config: dict, group: dict) -> list[float | None]:
+    return list(rates_of(config, group)) if is_open_loop(config, group) else [None]
+
+
+def plan_cell(config, group, server, endpoint, settings, delay_ms, concurrency, repetition, rate=None, *,
+              share: float | None = None, peak: bool = False) -> CellPlan:
+    """One cell. An open-loop cell offers `rate`, or (rates = "auto") `share` of its peak cell's throughput;
+    `peak` plans that closed-loop cell."""
     from .drivers import DRIVERS
     run = config["run"]
-    kind = "open_loop" if rate is not None else group.get("kind", "closed_loop")
+    open_loop = rate is not None or share is not None
+    kind = "open_loop" if open_loop else "closed_loop" if peak else group.get("kind", "closed_loop")
+    loadgen = group.get("peak_loadgen", PEAK_LOADGEN) if peak else DRIVERS[kind].loadgen or run["loadgen"]
     variant = servers.get(server).variant_label(settings)
     slug = endpoint.strip("/").replace("/", "_").replace("*", "mix")
-    offered = f"-q{rate:g}" if rate is not None else ""
-    cell_id = f"{group['name']}-{server}{variant}-{slug}-c{concurrency}-d{delay_ms}{offered}-r{repetition}"
+    offered = f"-q{rate:g}" if rate is not None else f"-q{100 * share:g}pct" if share is not None else ""
+    name = f"{group['name']}-peak" if peak else group["name"]
+    cell_id = f"{name}-{server}{variant}-{slug}-c{concurrency}-d{delay_ms}{offered}-r{repetition}"
     return CellPlan(
         cell_id=cell_id, experiment=config["name"], group=group["name"], server=server, endpoint=endpoint,
         concurrency=concurrency, delay_ms=delay_ms, duration_s=run["duration_s"], warmup_s=run["warmup_s"],
-        repetition=repetition, loadgen=DRIVERS[kind].loadgen or run["loadgen"], keepalive=run["keepalive"],
+        repetition=repetition, loadgen=loadgen, keepalive=run["keepalive"],
         pipeline=run["pipeline"],
         server_cpus=tuple(run["server_cpus"]), loadgen_cpus=tuple(run["loadgen_cpus"]),
         loadgen_threads=run["loadgen_threads"], settings=dict(settings),
-        kind=kind, options=dict(group.get("options", {})), rate=rate)
+        kind=kind, options=dict(group.get("options", {})), rate=rate, rate_share=share)
+
+
+class PeakMissing(RuntimeError):
+    """An open-loop cell's peak cell has no usable throughput: the cell cannot know its rate."""
+
+
+def with_rate_from_peak(plan: CellPlan, records: dict[str, dict]) -> CellPlan:
+    """A rates = "auto" cell with its rate set: its share of the peak cell's measured throughput."""
+    if plan.peak_cell is None:
+        return plan
+    peak = records.get(plan.peak_cell)
+    if peak is None or peak.get("status") != "ok" or not peak.get("rps"):
+        why = "was not measured" if peak is None else f"has no throughput ({peak.get('error') or peak.get('flags')})"
+        raise PeakMissing(f"its peak cell {plan.peak_cell} {why}")
+    return replace(plan, rate=round(plan.rate_share * peak["rps"], 1))
 
 
 def plan_from_dict(data: dict) -> CellPlan:

@@ -17,7 +17,8 @@ SCHEMA_HISTORY = {
     2: "server plug-ins: every server's knobs at the top level (only its own), `processes` for every server; "
        "drivers may not overwrite shared fields; efficiency_ratio_steady dropped (it equals latency_ratio); "
        "rps_steady null when the load generator was saturated; failed cells say whether the server died "
-       "(server_died is decided from the server process, not from the error text)",
+       "(server_died is decided from the server process, not from the error text); open-loop cells: rate, "
+       "rate_share and peak_cell (rates = \"auto\"), the open_loop driver's figures",
 }
 
 LATENCY_KEYS = ("mean", "p50", "p90", "p99", "max")
@@ -36,7 +37,10 @@ SHARED = {
     "server_cpus": "cores the server was pinned to", "loadgen_cpus": "cores the load generator was pinned to",
     "loadgen_threads": "load generator threads", "kind": "the driver (crossbench.drivers)",
     "options": "the group's driver options",
-    "rate": "open-loop cells: requests offered per second (null for closed-loop cells)", "started_at": "ISO time the cell started", "ended_at": "ISO time it ended",
+    "rate": "open-loop cells: requests offered per second (null for closed-loop cells)",
+    "rate_share": "rates = \"auto\": the share of the peak cell's throughput offered (null otherwise)",
+    "peak_cell": "rates = \"auto\": the closed-loop cell whose req/s set the rate (null otherwise)",
+    "started_at": "ISO time the cell started", "ended_at": "ISO time it ended",
     "series": "the cell's sampled time series (CSV), relative to the run directory",
     "processes": "server processes serving requests (Tomcat 1, Tornado processes, gunicorn/uvicorn workers, ...)",
     "setting": "the server variant in words, e.g. 'tomcat maxThreads=200'",

@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 
 from . import experiment, knees, loadgen, metadata, oskit, paths, servers
-from .cell import CellContext, run_cell
+from .cell import CellContext, failed_record, run_cell
 from .drivers import DRIVERS, DriverRefused
 from .experiment import CellPlan, ExperimentError
 from .jdk import JdkError
@@ -39,6 +39,11 @@ def int_list(text: str) -> list[int]:
     return values
 
 
+def rate_list(text: str) -> list[int] | str:
+    """--rates 50,100,200, or --rates auto (shares of each cell's closed-loop peak, measured first)."""
+    return experiment.AUTO_RATES if text.strip() == experiment.AUTO_RATES else int_list(text)
+
+
 def name_list(text: str) -> list[str]:
     return [v.strip() for v in text.split(",") if v.strip()]
 
@@ -56,7 +61,8 @@ def parse_args(argv):
     m.add_argument("--servers", type=name_list)
     m.add_argument("--groups", type=name_list, help="only these groups of the experiment (e.g. static,delay)")
     m.add_argument("--concurrency", type=int_list, help="closed loop: connections; open loop: most in flight")
-    m.add_argument("--rates", type=int_list, help="open loop (--loadgen oha or k6): offered requests per second")
+    m.add_argument("--rates", type=rate_list, help="open loop (--loadgen oha or k6): offered requests per second, "
+                   "or 'auto' (10%% to 120%% of the closed-loop peak, measured first)")
     m.add_argument("--delays", type=int_list, dest="delays_ms", help="delays in ms, e.g. 1000,3000")
     m.add_argument("--duration", type=float, dest="duration_s", help="measured window per cell, seconds")
     m.add_argument("--warmup", type=float, dest="warmup_s", help="unrecorded warm-up per cell, seconds")
@@ -175,11 +181,17 @@ def execute(run_dir: RunDir, todo: list[CellPlan], progress: Progress) -> None:
         length = {"warmup": plan.warmup_s, "measure": plan.duration_s}
         ctx = CellContext(cell_dir=run_dir.cell_dir(plan.cell_id),
                           on_progress=lambda phase, sampler: progress.phase(phase, sampler, length[phase]))
-        record = run_cell(plan, ctx)
+        try:
+            record = run_cell(experiment.with_rate_from_peak(plan, measured(run_dir)), ctx)
+        except experiment.PeakMissing as e:
+            record = failed_record(plan, metadata.now_iso(), e)
         run_dir.append(record)
         progress.end_cell(cell_summary(record))
 
 
+def measured(run_dir: RunDir) -> dict[str, dict]:
+    """The run's records so far by cell id (the last one of a cell that was run again)."""
+    return {record["cell_id"]: record for record in run_dir.records()}
 
 
 def postprocess(run_dir: RunDir, config: dict) -> None:

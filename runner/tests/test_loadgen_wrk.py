@@ -78,11 +78,12 @@ def test_refused_specs(bad):
 
 
 def test_registry():
-    assert set(loadgen.ADAPTERS) == {"wrk", "ab", "http_load"}
+    assert set(loadgen.ADAPTERS) == {"wrk", "ab", "http_load", "oha", "k6"}
     for tool, adapter in loadgen.ADAPTERS.items():
         assert adapter.name == tool and loadgen.get(tool) is adapter
         for attr in ("available", "version", "build_command", "run", "parse"):
             assert callable(getattr(adapter, attr))
+        assert getattr(adapter, "OPEN_LOOP", False) == (tool in ("oha", "k6"))
     with pytest.raises(LoadgenError):
         loadgen.get("siege")
 

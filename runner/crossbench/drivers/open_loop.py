@@ -8,6 +8,8 @@ latency rising through the window) and `loadgen_saturated` (the generator fell b
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .. import loadgen, metrics
 from ..loadgen.base import LoadSpec
 from .base import Driver, DriverRefused, Measurement
@@ -69,6 +71,8 @@ class OpenLoop(Driver):
                                 f"not {plan.loadgen}")
         if not adapter.available():
             raise DriverRefused(f"{adapter.name} is not built: run ./runner/install-openloop.sh (needs cargo / go)")
+        if plan.rate_share is not None:     # rates = "auto": the rate comes from the peak cell, at run time
+            plan = replace(plan, rate=1.0)
         if not plan.rate or plan.rate <= 0:
             raise DriverRefused(f"{plan.cell_id}: open-loop cells need a positive rate (rates = [...] or --rates)")
         adapter.build_command(load_spec(plan, "http://127.0.0.1:1"), None)

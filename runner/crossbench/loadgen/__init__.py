@@ -3,7 +3,8 @@
 Each adapter is a module exposing the same small surface:
 
     name                          the tool's name, as in --loadgen
-    available() -> bool           the tool is on PATH
+    OPEN_LOOP (optional)          True for a generator that sends on a schedule (LoadSpec.rate)
+    available() -> bool           the tool is on PATH (oha, k6: or built in the tools cache)
     version() -> str              the tool's own version string
     build_command(spec, out_dir)  the exact argv run() will execute (raises LoadgenError if refused)
     run(spec, out_dir)            run it bounded in time, keep its raw output in out_dir, parse it
@@ -15,13 +16,15 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from crossbench.loadgen import ab, http_load, wrk
+from crossbench.loadgen import ab, http_load, k6, oha, wrk
 from crossbench.loadgen.base import LoadgenError
 
 ADAPTERS: dict[str, ModuleType] = {
     "wrk": wrk,
     "ab": ab,
     "http_load": http_load,
+    "oha": oha,        # open loop (LoadSpec.rate): runner/install-openloop.sh builds it
+    "k6": k6,          # open loop, the cross-check
 }
 
 

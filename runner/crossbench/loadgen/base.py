@@ -26,6 +26,9 @@ class LoadSpec:
     pipeline: int = 1              # requests in flight per connection (seed 001)
     threads: int = 1               # load generator threads (wrk -t); never above concurrency
     cpus: tuple[int, ...] = ()     # cores the tool is pinned to (taskset); empty = not pinned
+    rate: float | None = None      # open loop: requests offered per second, sent on schedule whatever the
+                                   # server does (concurrency is then the most requests in flight: oha -c,
+                                   # k6 maxVUs); None = closed loop. Only oha and k6 read it
 
 
 @dataclass(frozen=True)
@@ -36,7 +39,7 @@ class LoadResult:
     duration_s: float              # the window as the tool measured it
     bytes: int
     errors: dict[str, int]         # every kind in ERROR_KINDS, 0 when none
-    latency_ms: dict[str, float | None]   # mean, p50, p90, p99, max; None where the tool cannot say
+    latency_ms: dict[str, float | None]   # mean, p50, p90, p99, max (open loop: also p999); None where unknown
     latency_source: str            # where the latency figures come from, in words
     raw_files: tuple[str, ...] = ()       # the tool's own output, kept beside the record
     extra: dict = field(default_factory=dict)

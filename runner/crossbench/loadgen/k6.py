@@ -1,0 +1,248 @@
+"""k6 adapter: open-loop load with k6's constant-arrival-rate executor, the cross-check for oha.
+
+k6 starts iteration i at start + i / rate on a free VU; when all maxVUs (= LoadSpec.concurrency) are
+busy it DROPS the iteration (dropped_iterations) instead of queueing it. Its http_req_duration
+(sending + waiting + receiving) leaves out the schedule lag and the connect time, so the script
+written here (k6.js) measures latency from the schedule itself and records one sample per request,
+`crossbench_latency` = (iteration start - scheduled) + blocked + connecting + TLS + http_req_duration,
+in ms. The lag's clock is JavaScript's Date.now() against exec.scenario.startTime, both whole ms: each
+latency is exact to about +-1 ms (fine for delays, too coarse for sub-ms /hello latencies).
+Files: k6.js, k6.csv (--out csv, unix_micro, one row per sample), k6.summary.json (--summary-export),
+stdout, stderr.
+"""
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import re
+import shutil
+from collections import Counter
+from pathlib import Path
+
+from crossbench.loadgen import openloop, process
+from crossbench.loadgen.base import LoadgenError, LoadResult, LoadSpec, empty_errors, raw_path
+
+name = "k6"
+VERSION = "1.8.1"                  # runner/install-openloop.sh builds this one
+OPEN_LOOP = True                   # sends on a schedule (LoadSpec.rate): open-loop cells use it
+MARGIN_S = 20.0
+LATENCY_METRIC = "crossbench_latency"
+LAG_METRIC = "crossbench_lag"
+
+LATENCY_SOURCE = (
+    "k6 1.8.1 constant-arrival-rate, one crossbench_latency sample per request (k6.csv) written by the "
+    "adapter's script: (iteration start - scheduled start, Date.now() in whole ms, so +-1 ms) + blocked "
+    "+ connecting + TLS + http_req_duration. k6's own http_req_duration leaves out the schedule lag and "
+    "connect time. Iterations k6 could not start (all maxVUs busy) are dropped, not queued: they have no "
+    "latency (extra never_sent) and shift later schedule slots, so lags are then upper bounds. "
+    "Percentiles: nearest rank over every row.")
+
+SCRIPT = """\
+import http from 'k6/http';
+import exec from 'k6/execution';
+import { Trend } from 'k6/metrics';
+
+const urls = %(urls)s;
+const periodMs = %(period_ms)s;
+const latency = new Trend('%(latency)s', true);
+const lag = new Trend('%(lag)s', true);
+
+export const options = {
+  discardResponseBodies: true,
+  summaryTrendStats: ['avg', 'min', 'med', 'max', 'p(90)', 'p(99)', 'p(99.9)'],
+  noConnectionReuse: %(no_reuse)s,
+  scenarios: {
+    open: {
+      executor: 'constant-arrival-rate', rate: %(rate)d, timeUnit: '%(time_unit)s',
+      duration: '%(duration)s', preAllocatedVUs: %(vus)d, maxVUs: %(vus)d, gracefulStop: '%(grace)s',
+    },
+  },
+};
+
+export default function () {
+  const i = exec.scenario.iterationInTest;
+  const late = Date.now() - (exec.scenario.startTime + i * periodMs);
+  exec.vu.metrics.metadata.i = String(i);
+  const res = http.get(urls[Math.floor(Math.random() * urls.length)], { timeout: '%(timeout)s' });
+  const t = res.timings;
+  const tags = { code: String(res.status), err: String(res.error_code) };
+  latency.add(late + t.blocked + t.connecting + t.tls_handshaking + t.duration, tags);
+  lag.add(late);
+}
+"""
+
+
+def binary() -> str | None:
+    cached = openloop.cached_binary(name, VERSION)
+    return str(cached) if cached.exists() else shutil.which(name)
+
+
+def available() -> bool:
+    return binary() is not None
+
+
+def version() -> str:
+    """k6 version prints 'k6 v1.8.1 (commit/..., go1.26.8, linux/amd64)'."""
+    match = re.search(r"^k6 v(\S+)", process.probe([binary() or name, "version"]), re.MULTILINE)
+    return match.group(1) if match else "unknown"
+
+
+def _rate(rate: float) -> tuple[int, str]:
+    """k6 takes a whole number of iterations per timeUnit: (rate, '1s'), or per 1000 s for fractions."""
+    return (int(rate), "1s") if rate == int(rate) else (round(rate * 1000), "1000s")
+
+
+def script(spec: LoadSpec) -> str:
+    rate, unit = _rate(spec.rate)
+    return SCRIPT % {
+        "urls": json.dumps(list(spec.urls)), "period_ms": repr(1000.0 / spec.rate), "rate": rate,
+        "time_unit": unit, "duration": f"{round(spec.duration_s * 1000)}ms", "vus": spec.concurrency,
+        "grace": f"{round(spec.timeout_s * 1000) + 1000}ms", "timeout": f"{round(spec.timeout_s * 1000)}ms",
+        "no_reuse": "false" if spec.keepalive else "true", "latency": LATENCY_METRIC, "lag": LAG_METRIC}
+
+
+def build_command(spec: LoadSpec, out_dir: Path | None = None) -> list[str]:
+    """The k6 command line; run() writes the script (k6.js) it names."""
+    if spec.rate is None or spec.rate <= 0:
+        raise LoadgenError("k6 runs open loop here: set LoadSpec.rate (requests per second)")
+    if spec.pipeline != 1:
+        raise LoadgenError("k6 cannot pipeline requests")
+    if not spec.urls or spec.concurrency < 1 or spec.duration_s <= 0:
+        raise LoadgenError("k6 needs a URL, concurrency >= 1 (its maxVUs) and a duration")
+    out_dir = Path(out_dir or ".")
+    return process.taskset_prefix(spec.cpus) + [
+        binary() or name, "run", "--quiet", "--no-usage-report",
+        "--out", f"csv={raw_path(out_dir, name, 'csv')}",
+        "--summary-export", str(raw_path(out_dir, name, "summary.json")), str(raw_path(out_dir, name, "js"))]
+
+
+def run(spec: LoadSpec, out_dir: Path) -> LoadResult:
+    if not available():
+        raise LoadgenError(f"k6 {VERSION} not built: run runner/install-openloop.sh k6")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    cmd = build_command(spec, out_dir)
+    raw_path(out_dir, name, "js").write_text(script(spec))
+    for suffix in ("csv", "summary.json"):
+        raw_path(out_dir, name, suffix).unlink(missing_ok=True)
+    env = {"K6_CSV_TIME_FORMAT": "unix_micro", "K6_NO_COLOR": "true", "GOMAXPROCS": str(max(1, spec.threads))}
+    limit = process.whole_seconds(spec.duration_s) + 2 * process.whole_seconds(spec.timeout_s) + MARGIN_S
+    done = process.run_bounded(cmd, out_dir, name, limit, env=env)
+    if done.returncode != 0:
+        raise LoadgenError(f"k6 exited {done.returncode}: {process.tail(done.stderr) or process.tail(done.stdout)}")
+    result = parse(out_dir, tool_version=version())
+    return dataclasses.replace(result, extra={**result.extra, "command": cmd, "env": env})
+
+
+def _script_value(text: str, pattern: str) -> str:
+    match = re.search(pattern, text)
+    if not match:
+        raise LoadgenError(f"k6: k6.js does not say {pattern!r}")
+    return match.group(1)
+
+
+def _samples(out_dir: Path, metric: str) -> list[dict]:
+    """The rows of one metric in k6.csv."""
+    with open(raw_path(out_dir, name, "csv"), newline="") as handle:
+        return [row for row in csv.DictReader(handle) if row["metric_name"] == metric]
+
+
+def _rate_of(out_dir: Path) -> float:
+    """The offered rate, from the script's period (k6.js)."""
+    text = raw_path(out_dir, name, "js").read_text()
+    return 1000.0 / float(_script_value(text, r"const periodMs = ([\d.e+-]+);"))
+
+
+def _tags(row: dict) -> dict[str, str]:
+    return dict(part.split("=", 1) for part in row.get("extra_tags", "").split("&") if "=" in part)
+
+
+def _metadata(row: dict) -> dict[str, str]:
+    return dict(part.split("=", 1) for part in row.get("metadata", "").split("&") if "=" in part)
+
+
+def requests(out_dir: Path | str) -> list[openloop.Request]:
+    """Every request that got an answer (any status), in schedule order, from k6.csv.
+
+    Times are from the scenario's start: slot i is scheduled at i / rate; start_s adds the lag.
+    """
+    rate = _rate_of(Path(out_dir))
+    result = []
+    for row in _samples(Path(out_dir), LATENCY_METRIC):
+        tags = _tags(row)
+        if tags.get("err", "0") != "0":
+            continue
+        slot = int(_metadata(row)["i"])
+        latency_ms = float(row["metric_value"])
+        result.append(openloop.Request(scheduled_s=slot / rate, start_s=slot / rate, end_s=slot / rate +
+                                       latency_ms / 1000, latency_ms=latency_ms,
+                                       status=int(tags.get("code", "0")), bytes=0))
+    return sorted(result, key=lambda r: r.scheduled_s)
+
+
+def error_kind(code: int) -> str:
+    """ERROR_KINDS for a k6 error_code (lib/netext/httpext/error_codes.go)."""
+    if code in (1050, 1211):
+        return "timeout"
+    if code in (1210, 1212, 1213) or 1100 <= code < 1200:
+        return "connect"
+    if code == 1201:
+        return "write"
+    if code == 1220:
+        return "read"
+    return "other"
+
+
+def _summary_value(summary: dict, metric: str, field: str, default=0):
+    return summary.get("metrics", {}).get(metric, {}).get(field, default)
+
+
+def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
+    """A LoadResult from a run directory (k6.js, k6.csv, k6.summary.json)."""
+    out_dir = Path(source)
+    try:
+        summary = json.loads(raw_path(out_dir, name, "summary.json").read_text())
+        text = raw_path(out_dir, name, "js").read_text()
+        window = int(_script_value(text, r"duration: '(\d+)ms'")) / 1000
+        all_rows, rate = _samples(out_dir, LATENCY_METRIC), _rate_of(out_dir)
+    except (OSError, ValueError, KeyError) as exc:
+        raise LoadgenError(f"k6: unreadable output in {out_dir} ({exc})") from exc
+    rows = requests(out_dir)
+    codes = Counter(int(_tags(r).get("err", "0")) for r in all_rows)
+    errors = empty_errors()
+    for code, count in codes.items():
+        if code:
+            errors[error_kind(code)] += count
+    errors["non_2xx"] = sum(1 for r in rows if not 200 <= r.status < 300)
+    lags = [float(r["metric_value"]) for r in _samples(out_dir, LAG_METRIC)]
+    dropped = int(_summary_value(summary, "dropped_iterations", "count"))
+    extra = {
+        "rate": rate,
+        "rate_achieved": len(rows) / window,
+        "rate_sent": len(all_rows) / window,
+        "schedule_lag_ms": openloop.spread(lags),
+        "schedule_lag_exact": dropped == 0,
+        "never_sent": dropped,
+        "latency_slope_ms_per_s": openloop.slope_ms_per_s(rows),
+        "status_counts": {str(k): v for k, v in sorted(Counter(r.status for r in rows).items())},
+        "error_codes": {str(k): v for k, v in sorted(codes.items()) if k},
+        "tool_percentiles_ms": {k: v for k, v in summary.get("metrics", {}).get(LATENCY_METRIC, {}).items()},
+        "http_req_duration_ms": summary.get("metrics", {}).get("http_req_duration"),
+    }
+    saturated = openloop.behind_schedule(extra)
+    if saturated:
+        extra["behind_schedule"] = saturated
+    return LoadResult(
+        tool=name,
+        tool_version=tool_version,
+        requests=len(rows),
+        duration_s=window,
+        bytes=int(_summary_value(summary, "data_received", "count")),
+        errors=errors,
+        latency_ms=openloop.latency(rows),
+        latency_source=LATENCY_SOURCE,
+        raw_files=process.existing(out_dir, name, ("js", "csv", "summary.json", "stdout", "stderr")),
+        extra=extra,
+    )
+

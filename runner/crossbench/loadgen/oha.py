@@ -1,0 +1,190 @@
+"""oha adapter: open-loop load at a fixed rate (oha -q RATE --latency-correction), every request kept.
+
+oha's ticker fires request i at start + i / rate into a FIFO; each of the -c connections takes the next
+tick when it is free, so a slow server makes ticks wait (the queueing a real user would see) and with
+--latency-correction each latency runs from its tick, not from the moment a connection was free.
+Files: oha.json (its summary, --output-format json), oha.sqlite (--db-url: one row per answered request,
+any status), oha.spec.json (what run() asked for: rate, window), oha.urls (several URLs), stdout, stderr.
+Errors (refused, timeout, reset) are not rows: oha counts them only by message in the summary.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import re
+import shutil
+import sqlite3
+from collections import Counter
+from pathlib import Path
+
+from crossbench.loadgen import openloop, process
+from crossbench.loadgen.base import LoadgenError, LoadResult, LoadSpec, empty_errors, raw_path
+
+name = "oha"
+VERSION = "1.16.0"                 # runner/install-openloop.sh builds this one
+OPEN_LOOP = True                   # sends on a schedule (LoadSpec.rate): open-loop cells use it
+MARGIN_S = 15.0
+
+LATENCY_SOURCE = (
+    "oha 1.16.0 -q RATE --latency-correction, one row per answered request in oha.sqlite: from the "
+    "moment oha's ticker fired the request (start + i / rate, plus the ticker's own lateness, reported "
+    "as schedule_lag_ms) to the last byte of the response; includes the wait for a free connection "
+    "(at most -c in flight), connect time and the server's queueing. Percentiles: nearest rank over "
+    "every row. Requests that failed (refused, timeout, reset) are not in them (counted in errors); "
+    "ticks still waiting for a connection when the window ended were never sent (extra never_sent).")
+
+
+def binary() -> str | None:
+    """The pinned build in the tools cache, else an oha on PATH, else None."""
+    cached = openloop.cached_binary(name, VERSION)
+    return str(cached) if cached.exists() else shutil.which(name)
+
+
+def available() -> bool:
+    return binary() is not None
+
+
+def version() -> str:
+    """oha --version prints 'oha 1.16.0'."""
+    match = re.search(r"^oha (\S+)", process.probe([binary() or name, "--version"]), re.MULTILINE)
+    return match.group(1) if match else "unknown"
+
+
+def _ms(seconds: float) -> str:
+    return f"{max(1, round(seconds * 1000))}ms"
+
+
+def build_command(spec: LoadSpec, out_dir: Path | None = None) -> list[str]:
+    """The oha command line; out_dir names its output files (the URL list too, written by run())."""
+    if spec.rate is None or spec.rate <= 0:
+        raise LoadgenError("oha runs open loop here: set LoadSpec.rate (requests per second)")
+    if spec.pipeline != 1:
+        raise LoadgenError("oha cannot pipeline HTTP/1.1 requests")
+    if not spec.urls or spec.concurrency < 1 or spec.duration_s <= 0:
+        raise LoadgenError("oha needs a URL, concurrency >= 1 and a duration")
+    out_dir = Path(out_dir or ".")
+    cmd = process.taskset_prefix(spec.cpus) + [
+        binary() or name, "--no-tui", "--output-format", "json", "-o", str(raw_path(out_dir, name, "json")),
+        "--db-url", str(raw_path(out_dir, name, "sqlite")),
+        "-z", _ms(spec.duration_s), "-q", f"{spec.rate:g}", "--latency-correction",
+        "-w",                                  # answers in flight at the end are waited for (up to -t)
+        "-c", str(spec.concurrency), "-t", _ms(spec.timeout_s),
+        "--worker-threads", str(max(1, spec.threads))]
+    if not spec.keepalive:
+        cmd.append("--disable-keepalive")
+    if len(spec.urls) > 1:
+        return cmd + ["--urls-from-file", str(raw_path(out_dir, name, "urls"))]
+    return cmd + [spec.urls[0]]
+
+
+def run(spec: LoadSpec, out_dir: Path) -> LoadResult:
+    if not available():
+        raise LoadgenError(f"oha {VERSION} not built: run runner/install-openloop.sh oha")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for suffix in ("json", "sqlite"):
+        raw_path(out_dir, name, suffix).unlink(missing_ok=True)   # --db-url appends to an existing file
+    if len(spec.urls) > 1:
+        raw_path(out_dir, name, "urls").write_text("".join(f"{u}\n" for u in spec.urls))
+    cmd = build_command(spec, out_dir)
+    raw_path(out_dir, name, "spec.json").write_text(json.dumps(
+        {"rate": spec.rate, "window_s": spec.duration_s, "concurrency": spec.concurrency,
+         "timeout_s": spec.timeout_s, "command": cmd}, indent=1) + "\n")
+    limit = process.whole_seconds(spec.duration_s) + process.whole_seconds(spec.timeout_s) + MARGIN_S
+    done = process.run_bounded(cmd, out_dir, name, limit)
+    if done.returncode != 0:
+        raise LoadgenError(f"oha exited {done.returncode}: {process.tail(done.stderr) or process.tail(done.stdout)}")
+    result = parse(out_dir, tool_version=version())
+    return dataclasses.replace(result, extra={**result.extra, "command": cmd})
+
+
+def requests(out_dir: Path | str) -> list[openloop.Request]:
+    """Every answered request of a run, from oha.sqlite, in the order the ticker fired them."""
+    path = raw_path(Path(out_dir), name, "sqlite")
+    if not path.exists():
+        raise LoadgenError(f"oha: no per-request database {path}")
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+        rows = db.execute("SELECT start_latency_correction, start, end, duration, status, len_bytes, url "
+                          "FROM oha ORDER BY COALESCE(start_latency_correction, start)").fetchall()
+    return [openloop.Request(scheduled_s=fired if fired is not None else start, start_s=start, end_s=end,
+                             latency_ms=duration * 1000, status=status, bytes=size, url=url)
+            for fired, start, end, duration, status, size, url in rows]
+
+
+def error_kind(message: str) -> str | None:
+    """ERROR_KINDS for one of oha's error messages; None for the window's end (not the server's fault)."""
+    text = message.lower()
+    if "aborted due to deadline" in text:
+        return None
+    if "timeout" in text or "timed out" in text:
+        return "timeout"
+    if "connect" in text and ("refused" in text or "error trying to connect" in text or "connection error" in text):
+        return "connect"
+    if "broken pipe" in text or "write" in text:
+        return "write"
+    if "reset" in text or "closed" in text or "incomplete" in text or "eof" in text:
+        return "read"
+    return "other"
+
+
+def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
+    """A LoadResult from a run directory (oha.json, oha.sqlite, oha.spec.json)."""
+    out_dir = Path(source)
+    try:
+        summary = json.loads(raw_path(out_dir, name, "json").read_text())
+        spec = json.loads(raw_path(out_dir, name, "spec.json").read_text())
+        rate, window = float(spec["rate"]), float(spec["window_s"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise LoadgenError(f"oha: unreadable output in {out_dir} ({exc})") from exc
+    rows = requests(out_dir)
+
+    errors, messages, deadline = empty_errors(), summary.get("errorDistribution", {}), 0
+    for message, count in messages.items():
+        kind = error_kind(message)
+        if kind is None:
+            deadline += count
+        else:
+            errors[kind] += count
+    errors["non_2xx"] = sum(1 for r in rows if not 200 <= r.status < 300)
+
+    sent = len(rows) + sum(messages.values())           # every tick a connection took, answered or not
+    scheduled = math.ceil(window * rate - 1e-9)          # ticks i = 0.. with i / rate before the deadline
+    failed = sum(messages.values()) - deadline
+    # The ticker's own lateness: the k-th fired tick against k / rate. Exact when every tick became a
+    # row; with failures mid-run a row's k is too small, so the figures are an upper bound.
+    lag = openloop.spread([(r.scheduled_s - k / rate) * 1000 for k, r in enumerate(rows)])
+    extra = {
+        "rate": rate,
+        "rate_achieved": len(rows) / window,
+        "rate_sent": sent / window,
+        "schedule_lag_ms": lag,
+        "schedule_lag_exact": failed == 0,
+        "queue_wait_ms": openloop.spread([(r.start_s - r.scheduled_s) * 1000 for r in rows]),
+        "scheduled": scheduled,
+        "never_sent": max(0, scheduled - sent),
+        "aborted_at_deadline": deadline,
+        "latency_slope_ms_per_s": openloop.slope_ms_per_s(rows),
+        "status_counts": {str(k): v for k, v in sorted(Counter(r.status for r in rows).items())},
+        "error_messages": messages,
+        "concurrency": spec.get("concurrency"),
+        "tool_percentiles_ms": {k: v * 1000 for k, v in summary.get("latencyPercentiles", {}).items()
+                                if v is not None},
+        "tool_total_s": summary["summary"]["total"],
+    }
+    saturated = openloop.behind_schedule(extra)
+    if saturated:
+        extra["behind_schedule"] = saturated
+    return LoadResult(
+        tool=name,
+        tool_version=tool_version,
+        requests=len(rows),
+        duration_s=window,
+        bytes=sum(r.bytes for r in rows),
+        errors=errors,
+        latency_ms=openloop.latency(rows),
+        latency_source=LATENCY_SOURCE,
+        raw_files=process.existing(out_dir, name, ("json", "sqlite", "spec.json", "urls", "stdout", "stderr")),
+        extra=extra,
+    )
+

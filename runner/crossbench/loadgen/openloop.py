@@ -1,0 +1,94 @@
+"""What the open-loop adapters (oha, k6) share: one row per request, exact figures from those rows.
+
+Rows, not histograms or the tool's own percentiles: every request's result is kept, so the percentiles
+are exact and runs of several generators (or load hosts) merge exactly, by concatenating their rows
+(`merge`), never by averaging percentiles.
+
+Percentiles are nearest-rank: the p-th percentile of n sorted values is the ceil(p / 100 * n)-th one
+(1-based), always a measured value. oha's own summary takes the floor(p / 100 * n)-th (0-based), which
+is the same value unless p / 100 * n is a whole number, where oha's is the next one up.
+"""
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+
+PERCENTILES = {"p50": "50", "p90": "90", "p99": "99", "p999": "99.9"}
+LAG_LIMIT_MS = 5.0          # generator behind its own schedule: p99 lag above this
+
+
+@dataclass(frozen=True)
+class Request:
+    """One request of an open-loop run; times in seconds from the run's own start."""
+    scheduled_s: float      # when the generator's schedule fired it (the latency's origin)
+    start_s: float          # when a connection really took it (after waiting for a free one)
+    end_s: float            # last byte of the response
+    latency_ms: float       # end - scheduled, as the tool computed it
+    status: int
+    bytes: int
+    url: str = ""
+
+
+def tools_dir() -> Path:
+    """Where runner/install-openloop.sh builds the pinned tools: <dir>/<tool>-<version>/bin/<tool>."""
+    return Path(os.environ.get("CROSSBENCH_TOOLS") or Path.home() / ".cache" / "crossbench" / "tools")
+
+
+def cached_binary(tool: str, version: str) -> Path:
+    return tools_dir() / f"{tool}-{version}" / "bin" / tool
+
+
+def percentile(sorted_values: list[float], p: str | float) -> float | None:
+    """Nearest rank on already sorted values; p as a string ("99.9") keeps the rank exact."""
+    if not sorted_values:
+        return None
+    rank = math.ceil(Fraction(str(p)) * len(sorted_values) / 100)
+    return sorted_values[max(rank, 1) - 1]
+
+
+def summarize(values_ms: list[float]) -> dict[str, float | None]:
+    """mean, p50, p90, p99, p999, max of latencies in ms (None for every figure when there are none)."""
+    values = sorted(values_ms)
+    figures = {name: percentile(values, p) for name, p in PERCENTILES.items()}
+    return {"mean": sum(values) / len(values) if values else None, **figures,
+            "max": values[-1] if values else None}
+
+
+def latency(rows: list[Request]) -> dict[str, float | None]:
+    return summarize([r.latency_ms for r in rows])
+
+
+def merge(*runs: list[Request]) -> list[Request]:
+    """Rows of several runs (generators, hosts) as one population; compute figures with latency()."""
+    return [row for rows in runs for row in rows]
+
+
+def slope_ms_per_s(rows: list[Request]) -> float | None:
+    """Least-squares slope of latency against scheduled time: > 0 when a queue grows through the window."""
+    if len(rows) < 2:
+        return None
+    n = len(rows)
+    mean_x = sum(r.scheduled_s for r in rows) / n
+    mean_y = sum(r.latency_ms for r in rows) / n
+    sxx = sum((r.scheduled_s - mean_x) ** 2 for r in rows)
+    if sxx == 0:
+        return None
+    return sum((r.scheduled_s - mean_x) * (r.latency_ms - mean_y) for r in rows) / sxx
+
+
+def spread(values_ms: list[float]) -> dict[str, float | None]:
+    """p50, p99, max of a list of ms values (lags, waits)."""
+    values = sorted(values_ms)
+    return {"p50": percentile(values, "50"), "p99": percentile(values, "99"),
+            "max": values[-1] if values else None}
+
+
+def behind_schedule(extra: dict) -> str | None:
+    """Why the generator itself could not keep its schedule (the runner's loadgen_saturated), or None."""
+    lag = (extra.get("schedule_lag_ms") or {}).get("p99")
+    if lag is not None and lag > LAG_LIMIT_MS:
+        return f"the generator's p99 lag behind its own schedule was {lag:.1f} ms (limit {LAG_LIMIT_MS} ms)"
+    return None

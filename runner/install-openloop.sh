@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Builds the pinned open-loop load generators once, into the cache the runner reuses:
+#   ${CROSSBENCH_TOOLS:-$HOME/.cache/crossbench/tools}/<tool>-<version>/bin/<tool>
+# Usage: runner/install-openloop.sh [oha] [k6]        (no argument: both)
+#   oha 1.16.0 from crates.io (needs cargo, Rust 1.88+; ~5 min on 2 cores)
+#   k6  v1.8.1 from the Go module proxy (needs go; ~2 min)
+# A tool whose binary is already there and reports the pinned version is not rebuilt.
+set -euo pipefail
+
+OHA_VERSION=1.16.0
+K6_VERSION=1.8.1
+TOOLS_DIR="${CROSSBENCH_TOOLS:-$HOME/.cache/crossbench/tools}"
+
+say() { echo "install-openloop: $*" >&2; }
+
+# reports_version BINARY VERSION: the binary runs and names exactly that version
+reports_version() {
+  local out
+  [[ -x "$1" ]] || return 1
+  case "$(basename "$1")" in
+    oha) out="$("$1" --version 2>/dev/null)" || return 1 ;;    # "oha 1.16.0"
+    k6) out="$("$1" version 2>/dev/null)" || return 1 ;;       # "k6 v1.8.1 (commit/..., go1.26.8, linux/amd64)"
+  esac
+  [[ " $out " == *" $2 "* || " $out " == *" v$2 "* ]]
+}
+
+# rustup and the Go tarball install outside the default PATH; a non-login shell (CI) may not have them
+PATH="$PATH:$HOME/.cargo/bin:/usr/local/go/bin"
+
+need() {
+  command -v "$1" >/dev/null 2>&1 && return 0
+  say "$1 not found: $2"
+  exit 2
+}
+
+build() {
+  local tool="$1" version="$2" dir bin started
+  dir="$TOOLS_DIR/$tool-$version"
+  bin="$dir/bin/$tool"
+  if reports_version "$bin" "$version"; then
+    say "$tool $version already built: $bin"
+    return 0
+  fi
+  case "$tool" in
+    oha) need cargo "install Rust 1.88+ (https://rustup.rs: curl -sSf https://sh.rustup.rs | sh -s -- -y), then re-run" ;;
+    k6) need go "install Go 1.24+ (https://go.dev/dl/, or apt-get install golang-go where it is recent enough), then re-run" ;;
+  esac
+  mkdir -p "$dir/bin"
+  started=$SECONDS
+  say "building $tool $version into $dir (log: $dir/build.log)"
+  case "$tool" in
+    oha)
+      # --locked: without it a newer dependency wants a newer rustc than 1.88
+      cargo install oha --version "$OHA_VERSION" --locked --root "$dir" >"$dir/build.log" 2>&1 \
+        || { tail -n 20 "$dir/build.log" >&2; say "building oha failed"; exit 1; } ;;
+    k6)
+      GOBIN="$dir/bin" go install "go.k6.io/k6@v$K6_VERSION" >"$dir/build.log" 2>&1 \
+        || { tail -n 20 "$dir/build.log" >&2; say "building k6 failed"; exit 1; } ;;
+  esac
+  if ! reports_version "$bin" "$version"; then
+    say "$bin was built but does not report version $version"
+    exit 1
+  fi
+  say "built $tool $version in $((SECONDS - started)) s: $bin"
+}
+
+main() {
+  local tool
+  (($#)) || set -- oha k6
+  mkdir -p "$TOOLS_DIR"
+  exec 9>"$TOOLS_DIR/.install.lock"    # two runners starting at once build each tool only once
+  flock 9
+  for tool in "$@"; do
+    case "$tool" in
+      oha) build oha "$OHA_VERSION" ;;
+      k6) build k6 "$K6_VERSION" ;;
+      *) say "unknown tool $tool (known: oha, k6)"; exit 2 ;;
+    esac
+  done
+}
+
+main "$@"

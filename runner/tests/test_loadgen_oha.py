@@ -1,0 +1,166 @@
+"""oha adapter (open loop): command line, parser on captured runs, exact percentiles, and a live run."""
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from crossbench import loadgen
+from crossbench.loadgen import oha, openloop
+from crossbench.loadgen.base import ERROR_KINDS, LoadgenError, LoadSpec
+
+FIXTURES = Path(__file__).parent / "fixtures" / "loadgen" / "oha"
+CASES = ("normal", "not_found", "closed_port", "queueing")
+
+
+def spec(**changes) -> LoadSpec:
+    base = dict(urls=("http://127.0.0.1:8080/hello",), concurrency=10, duration_s=2, timeout_s=5, rate=200.0)
+    return LoadSpec(**{**base, **changes})
+
+
+def durations_ms(case: str) -> list[float]:
+    """The duration column of the fixture's database, read directly (not through the adapter)."""
+    with sqlite3.connect(FIXTURES / case / "oha.sqlite") as db:
+        return sorted(row[0] * 1000 for row in db.execute("SELECT duration FROM oha"))
+
+
+# --- command line -------------------------------------------------------------------------------
+
+def test_command_is_open_loop_with_latency_correction():
+    cmd = oha.build_command(spec(cpus=(0,), threads=2), Path("/cell"))
+    assert cmd[:3] == ["taskset", "-c", "0"]
+    joined = " ".join(cmd)
+    for part in ("-q 200 --latency-correction", "-z 2000ms", "-c 10", "-t 5000ms", "-w", "--worker-threads 2",
+                 "--db-url /cell/oha.sqlite", "--output-format json -o /cell/oha.json"):
+        assert part in joined
+    assert cmd[-1] == "http://127.0.0.1:8080/hello" and "--disable-keepalive" not in cmd
+
+
+def test_several_urls_go_through_a_file_and_close_is_honoured():
+    cmd = oha.build_command(spec(urls=("http://h/a", "http://h/b"), keepalive=False), Path("/cell"))
+    assert cmd[-2:] == ["--urls-from-file", "/cell/oha.urls"] and "--disable-keepalive" in cmd
+
+
+@pytest.mark.parametrize("bad", [dict(rate=None), dict(rate=0), dict(pipeline=2), dict(urls=()), dict(concurrency=0)])
+def test_refused_specs(bad):
+    with pytest.raises(LoadgenError):
+        oha.build_command(spec(**bad))
+
+
+def test_registered_and_found_in_the_tools_cache(tmp_path, monkeypatch):
+    assert loadgen.get("oha") is oha
+    monkeypatch.setenv("CROSSBENCH_TOOLS", str(tmp_path))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert not oha.available()
+    binary = tmp_path / "oha-1.16.0" / "bin" / "oha"
+    binary.parent.mkdir(parents=True)
+    binary.write_text("#!/bin/sh\necho oha 1.16.0\n")
+    binary.chmod(0o755)
+    assert oha.available() and oha.binary() == str(binary) and oha.version() == "1.16.0"
+
+
+# --- percentiles and merging ----------------------------------------------------------------------
+
+def test_nearest_rank():
+    values = list(range(1, 1001))
+    assert [openloop.percentile(values, p) for p in ("50", "90", "99", "99.9")] == [500, 900, 990, 999]
+    assert openloop.percentile([7.0], "99.9") == 7.0 and openloop.percentile([], "50") is None
+    assert openloop.percentile([1, 2, 3], "50") == 2 and openloop.percentile([1, 2, 3, 4], "50") == 2
+
+
+def test_merge_is_the_union_of_rows():
+    a, b = oha.requests(FIXTURES / "normal"), oha.requests(FIXTURES / "not_found")
+    merged = openloop.latency(openloop.merge(a, b))
+    assert merged == openloop.summarize(durations_ms("normal") + durations_ms("not_found"))
+    assert merged["max"] == pytest.approx(6.622149)      # not_found's slowest
+
+
+# --- parser on real oha runs (see fixtures/loadgen/oha/README.md) --------------------------------
+
+@pytest.mark.parametrize("case", CASES)
+def test_percentiles_are_exact_and_agree_with_oha(case):
+    result = oha.parse(FIXTURES / case)
+    values = durations_ms(case)
+    assert set(result.errors) == set(ERROR_KINDS)
+    if not values:
+        assert set(result.latency_ms.values()) == {None}
+        return
+    n = len(values)
+    tool = json.loads((FIXTURES / case / "oha.json").read_text())
+    assert result.latency_ms["max"] == pytest.approx(tool["summary"]["slowest"] * 1000)
+    assert result.latency_ms["mean"] == pytest.approx(tool["summary"]["average"] * 1000)
+    for key, p in openloop.PERCENTILES.items():
+        ours = result.latency_ms[key]
+        assert ours == values[math.ceil(float(p) * n / 100 - 1e-9) - 1]            # nearest rank
+        theirs = tool["latencyPercentiles"][f"p{p}"] * 1000                         # oha: floor(p n / 100), 0-based
+        assert theirs == pytest.approx(values[min(int(float(p) / 100 * n), n - 1)])
+        assert theirs == pytest.approx(ours) or (float(p) * n / 100).is_integer()
+
+
+def test_normal():
+    result = oha.parse(FIXTURES / "normal")
+    assert result.requests == 400 and result.error_count == 0 and result.bytes == 2740
+    assert result.duration_s == 2 and result.rps == 200
+    assert result.latency_ms["p99"] == pytest.approx(5.092771) and result.latency_ms["max"] == pytest.approx(6.455407)
+    x = result.extra
+    assert (x["rate"], x["rate_achieved"], x["rate_sent"], x["never_sent"]) == (200, 200, 200, 0)
+    assert x["schedule_lag_exact"] and x["schedule_lag_ms"]["max"] == pytest.approx(2.838068)
+    assert x["status_counts"] == {"200": 400} and "behind_schedule" not in x
+    assert {r.url for r in oha.requests(FIXTURES / "normal")} == {"/hello", "/now"}   # oha stores the path
+
+
+def test_not_found_counts_non_2xx_and_keeps_their_latency():
+    result = oha.parse(FIXTURES / "not_found")
+    assert result.requests == 200 and result.errors["non_2xx"] == 200 and result.error_count == 200
+    assert result.extra["status_counts"] == {"404": 200}
+    assert result.latency_ms["p50"] == pytest.approx(1.171768)
+    # the machine was busy (k6 compiling) during this capture: the ticker ran late and it shows
+    assert result.extra["schedule_lag_ms"]["p99"] == pytest.approx(5.189157)
+    assert "behind_schedule" in result.extra
+
+
+def test_closed_port_is_connect_errors_only():
+    result = oha.parse(FIXTURES / "closed_port")
+    assert result.requests == 0 and result.errors["connect"] == 100 and result.error_count == 100
+    assert result.extra["error_messages"] == {"Connection refused (os error 111)": 100}
+    assert result.extra["rate_achieved"] == 0 and result.extra["never_sent"] == 0
+    assert result.extra["schedule_lag_ms"]["p99"] is None and not result.extra["schedule_lag_exact"]
+
+
+def test_queueing_server_shows_growing_latency_and_unsent_ticks():
+    # /delay/sync?ms=20 on one Tornado loop serves 50 req/s; 100 req/s offered with 4 connections
+    result = oha.parse(FIXTURES / "queueing")
+    x = result.extra
+    assert result.requests == 93 and result.error_count == 0
+    assert x["rate_achieved"] == 46.5 and x["scheduled"] == 200 and x["never_sent"] == 107
+    assert result.latency_ms["max"] == pytest.approx(1168.013665) and result.latency_ms["p50"] == pytest.approx(576.680727)
+    assert x["latency_slope_ms_per_s"] > 1000            # each second of the window adds a second of queue
+    assert x["queue_wait_ms"]["max"] == pytest.approx(1068.36556)
+    assert "behind_schedule" not in x                    # the server fell behind, not oha's ticker
+
+
+@pytest.mark.parametrize("message, kind", [
+    ("Connection refused (os error 111)", "connect"), ("timeout", "timeout"),
+    ("connection closed before message completed", "read"), ("Connection reset by peer (os error 104)", "read"),
+    ("Broken pipe (os error 32)", "write"), ("aborted due to deadline", None), ("something new", "other")])
+def test_error_kinds(message, kind):
+    assert oha.error_kind(message) == kind
+
+
+# --- live --------------------------------------------------------------------------------------
+
+@pytest.mark.live
+def test_live_rate_is_kept_against_tornado(tmp_path):
+    if not oha.available():
+        pytest.skip(f"oha {oha.VERSION} is not built: run runner/install-openloop.sh oha")
+    from live_servers import running
+    with running("tornado") as server:
+        result = oha.run(LoadSpec(urls=(server.url + "/hello",), concurrency=10, duration_s=2, timeout_s=5,
+                                  rate=100), tmp_path)
+    assert result.tool_version == oha.VERSION
+    assert result.requests == 200 and result.error_count == 0 and result.extra["never_sent"] == 0
+    assert result.latency_ms["p50"] < 50
+    assert {Path(p).name for p in result.raw_files} >= {"oha.json", "oha.sqlite", "oha.spec.json", "oha.stderr"}

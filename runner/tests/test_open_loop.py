@@ -1,0 +1,111 @@
+"""Open-loop cells: planning (rates, --loadgen oha, rates = "auto"), the driver's flags on captured oha runs."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from crossbench.drivers import DRIVERS, DriverRefused
+from crossbench.drivers.open_loop import open_loop_figures, unsustainable
+from crossbench.experiment import (AUTO_SHARES, ExperimentError, PeakMissing, apply_overrides, expand, load,
+                                   with_rate_from_peak)
+from crossbench.loadgen import oha
+
+OHA_RUNS = Path(__file__).parent / "fixtures" / "loadgen" / "oha"
+
+
+def cells_of(name: str, **overrides):
+    return expand(apply_overrides(load(name), overrides))
+
+
+def auto_config(**group_changes) -> dict:
+    config = load("openloop-quick")
+    config["group"] = [{**config["group"][0], "rates": "auto", **group_changes}]
+    return config
+
+
+def test_openloop_quick_plans_each_rate_on_each_server():
+    cells = cells_of("openloop-quick")
+    assert sorted((c.server, c.rate) for c in cells) == [("tomcat", 50), ("tomcat", 150),
+                                                         ("tornado", 50), ("tornado", 150)]
+    assert {(c.kind, c.loadgen) for c in cells} == {("open_loop", "oha")}
+    assert "delay-tomcat-mt20-delay_sync-c1000-d200-q150-r1" in {c.cell_id for c in cells}
+
+
+def test_an_open_loop_generator_turns_closed_loop_groups_open():
+    cells = cells_of("quick", loadgen="oha", rates=[100, 200], groups=["delay"])
+    assert {c.kind for c in cells} == {"open_loop"} and {c.rate for c in cells} == {100, 200}
+    with pytest.raises(ExperimentError, match="need rates"):
+        cells_of("quick", loadgen="oha", groups=["delay"])
+
+
+@pytest.mark.parametrize("group, message", [({"rates": [50, 0]}, "positive"), ({"rates": "fast"}, "positive"),
+                                            ({"rate_shares": [0]}, "shares of the peak"),
+                                            ({"peak_loadgen": "oha"}, "closed-loop generator")])
+def test_bad_rates_are_refused(group, message):
+    config = load("openloop-quick")
+    config["group"] = [{**config["group"][0], **group}]
+    with pytest.raises(ExperimentError, match=message):
+        expand(apply_overrides(config, {}))
+
+
+def test_auto_rates_measure_the_peak_first_then_offer_shares_of_it():
+    cells = expand(apply_overrides(auto_config(), {"shuffle": True, "repetitions": 2}))
+    peaks = [c for c in cells if c.peak_cell is None]
+    assert len(peaks) == 2 and {(c.kind, c.loadgen, c.rate) for c in peaks} == {("closed_loop", "wrk", None)}
+    assert [c.index for c in peaks] == [1, 2]          # shuffled, yet every peak runs before its shares
+    offered = [c for c in cells if c.peak_cell is not None]
+    assert len(offered) == 2 * 2 * len(AUTO_SHARES)
+    assert {c.peak_cell for c in offered} == {c.cell_id for c in peaks}
+    assert all(c.kind == "open_loop" and c.rate is None for c in offered)
+    assert "delay-tornado-delay_async-c1000-d200-q110pct-r2" in {c.cell_id for c in offered}
+
+
+def test_the_rate_comes_from_the_peak_cells_throughput():
+    cells = expand(apply_overrides(auto_config(rate_shares=[0.5, 1.2]), {"servers": ["tornado"]}))
+    peak, half, over = cells
+    assert with_rate_from_peak(half, {peak.cell_id: {"status": "ok", "rps": 481.3}}).rate == 240.7
+    assert with_rate_from_peak(over, {peak.cell_id: {"status": "ok", "rps": 481.3}}).rate == 577.6
+    assert with_rate_from_peak(peak, {}) is peak
+    with pytest.raises(PeakMissing, match="was not measured"):
+        with_rate_from_peak(half, {})
+    with pytest.raises(PeakMissing, match="no throughput"):
+        with_rate_from_peak(half, {peak.cell_id: {"status": "failed", "rps": None, "error": "verify failed"}})
+
+
+def test_open_loop_cells_refuse_a_closed_loop_generator_and_accept_auto_rates():
+    cell = cells_of("openloop-quick")[0]
+    DRIVERS["open_loop"].preflight(cell)
+    with pytest.raises(DriverRefused, match="open-loop generator"):
+        DRIVERS["open_loop"].preflight(type(cell)(**{**cell.to_dict(), "loadgen": "wrk"}))
+    shares = [c for c in expand(apply_overrides(auto_config(), {})) if c.rate_share is not None]
+    DRIVERS["open_loop"].preflight(shares[0])
+
+
+@pytest.mark.parametrize("rate, achieved, rise, p50, flagged", [
+    (100, 96, 2.0, 200, False),        # kept up, flat
+    (100, 94, 2.0, 200, True),         # fell short of 95%
+    (100, 100, 101, 200, True),        # a queue growing by more than half the median
+    (100, 100, 9.0, 5, False),         # tiny latencies: under the 10 ms floor is noise
+    (100, 100, None, None, False),     # too few answers to fit a slope
+])
+def test_unsustainable_rule(rate, achieved, rise, p50, flagged):
+    assert (unsustainable(rate, achieved, rise, p50) is not None) == flagged
+
+
+def plan_at(rate: float, duration_s: float = 2.0, delay_ms: int = 0):
+    cell = cells_of("openloop-quick")[0]
+    return type(cell)(**{**cell.to_dict(), "rate": rate, "duration_s": duration_s, "delay_ms": delay_ms})
+
+
+def test_a_run_that_kept_its_rate_is_not_flagged():
+    figures, flags = open_loop_figures(plan_at(200), oha.parse(OHA_RUNS / "normal"))
+    assert flags == [] and figures["unsustainable_reason"] is None
+    assert figures["rate_achieved"] == 200 and figures["never_sent"] == 0
+
+
+def test_a_queueing_server_is_flagged_unsustainable_with_its_unsent_requests():
+    figures, flags = open_loop_figures(plan_at(100, delay_ms=20), oha.parse(OHA_RUNS / "queueing"))
+    assert "unsustainable" in flags and "of 100 req/s offered" in figures["unsustainable_reason"]
+    assert figures["never_sent"] == 107 and figures["latency_rise_ms"] > 500
+    assert figures["latency_ratio"] > 10        # mean latency / 20 ms delay: the queue, not the delay
