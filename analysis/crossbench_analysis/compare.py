@@ -16,7 +16,7 @@ from html import escape
 from pathlib import Path
 
 from . import plot, report
-from .export import ChartJob, fmt as dat_fmt
+from .kit import ChartJob, fmt as dat_fmt
 from .runinfo import AnalysisError, Run, get, is_valid, load_run, num
 
 KEY_FIELDS = ("group", "server", "setting", "endpoint", "concurrency", "delay_ms", "executor", "max_threads",

@@ -6,7 +6,7 @@ import bisect
 import csv
 from pathlib import Path
 
-from .export import PALETTES, ChartJob, fmt, write_blocks
+from .kit import PALETTES, ChartJob, fmt, write_blocks
 from .runinfo import Run, is_valid, num
 
 KIND = "hold_connections"
@@ -151,5 +151,8 @@ class HoldExporter:
         ]
 
 
-def hold_jobs(run: Run, data_dir: Path) -> list[ChartJob]:
-    return HoldExporter(run, data_dir).jobs()
+def jobs(run: Run, data_dir: Path) -> list[ChartJob]:
+    found = HoldExporter(run, data_dir).jobs()
+    for job in found:
+        job.heading = HEADINGS[job.name]
+    return found

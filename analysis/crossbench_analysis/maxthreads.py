@@ -1,15 +1,16 @@
-"""The maxthreads experiment's charts: where each Tomcat setting's ratio bends (from the runner's knees.jsonl),
+"""The maxthreads experiment's charts: where each setting's ratio bends (knees.py, kept as knees.jsonl),
 peak threads vs maxThreads, what the threads cost (RSS, CPU), the static mix per setting, and what a client sees
 beyond the connector's queues. Each function returns a ChartJob, or None when the run has nothing for it."""
 from __future__ import annotations
 
-import json
 from collections import defaultdict
+from dataclasses import asdict
+from pathlib import Path
 
-from .export import PALETTES, ChartJob, write_blocks
-from .runinfo import get, is_valid, num
+from . import knees as knee_finder
+from .kit import PALETTES, ChartJob, flagged, how, missing_note, write_blocks
+from .runinfo import Run, get, is_valid, num
 
-KNEES_FILE = "knees.jsonl"
 ERROR_KINDS = ("connect", "read", "write", "timeout", "non_2xx")
 
 
@@ -65,23 +66,18 @@ def peak_cells(cells: list[dict]) -> list[tuple[str, dict]]:
             for name, mine in by_setting(cells)]
 
 
-def read_knees(exporter) -> list[dict]:
-    path = exporter.run.path / KNEES_FILE
-    if not path.is_file():
-        return []
-    knees = []
-    for line in path.read_text().splitlines():
-        try:
-            knees.append(json.loads(line))
-        except ValueError:
-            exporter.run.warnings.append(f"{KNEES_FILE}: a line is not JSON; left out")
-    return knees
+def write_knees(run: Run, data_dir: Path) -> list[dict]:
+    """Finds every setting's knee in the run's cells (so re-analysing an old run recomputes them) and keeps them
+    beside the chart data as knees.jsonl."""
+    found = [asdict(k) for k in knee_finder.settings_knees(run.cells)]
+    knee_finder.write_jsonl(found, data_dir / knee_finder.KNEES_FILE)
+    return found
 
 
-def knees_chart(exporter, cells) -> ChartJob | None:
+def knees_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
     """Ratio vs concurrency, a curve per setting, its knee marked; one panel per group and delay."""
     queues = queue_groups(cells)
-    knees = [k for k in read_knees(exporter) if k.get("group") not in queues]
+    knees = [k for k in write_knees(run, data_dir) if k.get("group") not in queues]
     if not knees:
         return None
     panels: dict[tuple, list[dict]] = defaultdict(list)
@@ -92,14 +88,14 @@ def knees_chart(exporter, cells) -> ChartJob | None:
     files = []
     for p, ((group, delay), mine) in enumerate(sorted(panels.items(), key=lambda kv: (kv[0][1], kv[0][0])), 1):
         name, marks = f"maxthreads_knees_{group}_d{delay}.dat", f"maxthreads_knees_{group}_d{delay}_marks.dat"
-        write_blocks(exporter.data_dir / name, f"maxthreads knees, group {group}, delay {delay} ms (run "
-                     f"{exporter.run.run_id}); ratio = {mine[0]['ratio_used']}, efficiency_ratio = the seed's",
+        write_blocks(data_dir / name, f"maxthreads knees, group {group}, delay {delay} ms (run "
+                     f"{run.run_id}); ratio = {mine[0]['ratio_used']}, efficiency_ratio = the seed's",
                      ["concurrency", "ratio", "threads_peak", "efficiency_ratio", "valid"],
                      [(k["setting"], [[pt["concurrency"], pt["ratio"], pt.get("threads_peak"),
                                        pt.get("efficiency_ratio"), pt.get("valid", True)] for pt in k["points"]])
                       for k in mine])
-        write_blocks(exporter.data_dir / marks, "knees: where the ratio stays above the threshold (NaN: not "
-                     "crossed in the measured range); predicted = maxThreads",
+        write_blocks(data_dir / marks, "knees: where the ratio stays above the threshold (NaN: not "
+                     "crossed in the measured range); predicted = the parallel limit (maxThreads, workers)",
                      ["knee_concurrency", "threshold", "predicted", "text"],
                      [(k["setting"], [[k["knee_concurrency"], k["threshold"], k["predicted"], k["text"]]])
                       for k in mine])
@@ -111,16 +107,16 @@ def knees_chart(exporter, cells) -> ChartJob | None:
                        f"predicted_{p}": " ".join(str(k["predicted"] or "NaN") for k in mine)})
     summary = "; ".join(f"{k['setting']}: {k['text']}" for k in knees)
     return ChartJob("maxthreads_knees", "maxthreads_knees.gp",
-                    "Where the ratio bends: efficiency ratio vs concurrent clients per Tomcat setting, knee marked",
-                    "One curve per setting (maxThreads, or virtual threads), log scales. The knee (diamond) is where "
+                    "Where the ratio bends: efficiency ratio vs concurrent clients per server setting, knee marked",
+                    "One curve per setting (Tomcat's maxThreads or virtual threads, gunicorn's workers, ...), log scales. The knee (diamond) is where "
                     "the ratio crosses the threshold for good, interpolated in log concurrency between the last "
                     "point at or under it and the next; the dotted vertical line of the same colour is the "
-                    "prediction, maxThreads. Thin dashed: the seed's ratio from the window's count, which past the "
+                    "prediction, the parallel limit (maxThreads, workers). Thin dashed: the seed's ratio from the window's count, which past the "
                     "knee shows the queue the answered requests' latency hides when the window is short. From "
-                    f"knees.jsonl: {summary}.", params, files)
+                    f"charts/data/knees.jsonl: {summary}.", params, files)
 
 
-def threads_chart(exporter, cells) -> ChartJob | None:
+def threads_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
     """Peak threads vs maxThreads (the plateau seed 002 saw near 220), virtual threads as their own point."""
     settings = by_setting(sweep_cells(cells))
     if len(settings) < 2:
@@ -134,10 +130,10 @@ def threads_chart(exporter, cells) -> ChartJob | None:
             virtual.append([peak, top])
         else:
             platform.append([int(num(mine[0]["max_threads"])), peak, top])
-    write_blocks(exporter.data_dir / "maxthreads_threads.dat", f"peak threads per setting over its sweep "
-                 f"(run {exporter.run.run_id})", ["max_threads", "threads_peak", "max_concurrency"],
+    write_blocks(data_dir / "maxthreads_threads.dat", f"peak threads per setting over its sweep "
+                 f"(run {run.run_id})", ["max_threads", "threads_peak", "max_concurrency"],
                  [("platform threads", platform)])
-    write_blocks(exporter.data_dir / "maxthreads_threads_virtual.dat", "virtual threads: peak JVM threads",
+    write_blocks(data_dir / "maxthreads_threads_virtual.dat", "virtual threads: peak JVM threads",
                  ["threads_peak", "max_concurrency"], [("virtual threads", virtual)])
     xmax = max([row[0] for row in platform] or [100])
     return ChartJob("maxthreads_threads", "maxthreads_threads.gp",
@@ -152,7 +148,7 @@ def threads_chart(exporter, cells) -> ChartJob | None:
                     ["maxthreads_threads.dat", "maxthreads_threads_virtual.dat"])
 
 
-def cost_chart(exporter, cells) -> ChartJob | None:
+def cost_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
     """What the threads cost: RSS vs peak threads, and CPU vs throughput, at each setting's highest C."""
     peaks = peak_cells(sweep_cells(cells))
     if len(peaks) < 2:
@@ -160,8 +156,8 @@ def cost_chart(exporter, cells) -> ChartJob | None:
     rows = [(name, [[num(c.get("threads_peak")), num(c.get("rss_peak_mb")), num(c.get("rps")),
                      num(c.get("cpu_percent")), c.get("concurrency"), is_valid(c), c["cell_id"]]])
             for name, c in peaks]
-    write_blocks(exporter.data_dir / "maxthreads_cost.dat", f"per setting, its highest-concurrency cell "
-                 f"(run {exporter.run.run_id})", ["threads_peak", "rss_peak_mb", "rps", "cpu_percent",
+    write_blocks(data_dir / "maxthreads_cost.dat", f"per setting, its highest-concurrency cell "
+                 f"(run {run.run_id})", ["threads_peak", "rss_peak_mb", "rps", "cpu_percent",
                                                   "concurrency", "valid", "cell_id"], rows)
     heaps = {str(get(c, "server_settings.heap") or "the JVM's default") for _, c in peaks}
     return ChartJob("maxthreads_cost", "maxthreads_cost.gp",
@@ -173,11 +169,11 @@ def cost_chart(exporter, cells) -> ChartJob | None:
                     "the heap more than the "
                     "threads.",
                     {"file_1": "maxthreads_cost.dat", "nseries_1": len(rows), "colors_1": colors(len(rows)),
-                     "nflagged": exporter.flagged([c for _, c in peaks], "rss_peak_mb")},
-                    ["maxthreads_cost.dat"], exporter.missing_note([c for _, c in peaks], "rss_peak_mb"))
+                     "nflagged": flagged([c for _, c in peaks], "rss_peak_mb")},
+                    ["maxthreads_cost.dat"], missing_note([c for _, c in peaks], "rss_peak_mb"))
 
 
-def static_chart(exporter, cells) -> ChartJob | None:
+def static_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
     """The static mix's throughput per setting, a series per concurrency (mean, min and max of repetitions)."""
     static = [c for c in tomcat_ok(cells) if str(c.get("endpoint") or "").startswith("/static")]
     settings = by_setting(static)
@@ -190,10 +186,10 @@ def static_chart(exporter, cells) -> ChartJob | None:
             if rps:
                 by_c[c].append([x, name, sum(rps) / len(rps), min(rps), max(rps), len(rps)])
     blocks = [(f"C={c}", rows) for c, rows in sorted(by_c.items())]
-    write_blocks(exporter.data_dir / "maxthreads_static.dat", f"static mix per setting (run "
-                 f"{exporter.run.run_id})", ["x", "setting", "rps_mean", "rps_min", "rps_max", "cells"], blocks)
+    write_blocks(data_dir / "maxthreads_static.dat", f"static mix per setting (run "
+                 f"{run.run_id})", ["x", "setting", "rps_mean", "rps_min", "rps_max", "cells"], blocks)
     return ChartJob("maxthreads_static", "maxthreads_static.gp",
-                    f"Static mix: responses per second per Tomcat setting ({exporter.how(static)})",
+                    f"Static mix: responses per second per Tomcat setting ({how(static)})",
                     "Seed 002's second conclusion put to the test: do more threads help short requests? One "
                     "series per number of clients; the point is the mean of the repetitions, the bar their range "
                     "(a range wider than the differences between settings means the machine, not the setting, "
@@ -202,7 +198,7 @@ def static_chart(exporter, cells) -> ChartJob | None:
                      "colors_1": colors(len(blocks))}, ["maxthreads_static.dat"])
 
 
-def queues_chart(exporter, cells) -> ChartJob | None:
+def queues_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
     """Beyond maxThreads + acceptCount and maxConnections: requests served, connections Tomcat held, errors;
     a block per setting and delay of the queue-limit groups, the limits drawn from the first."""
     groups = sorted(g for g in queue_groups(cells) if g)
@@ -217,7 +213,7 @@ def queues_chart(exporter, cells) -> ChartJob | None:
                         *[num(get(c, f"errors.{k}")) for k in ERROR_KINDS], num(c.get("efficiency_ratio")),
                         num(c.get("latency_ratio")), is_valid(c), c["cell_id"]] for c in mine])
               for label, mine in series.items()]
-    write_blocks(exporter.data_dir / "maxthreads_queues.dat", f"queue limits (run {exporter.run.run_id})",
+    write_blocks(data_dir / "maxthreads_queues.dat", f"queue limits (run {run.run_id})",
                  ["concurrency", "rps", "connections_held", *ERROR_KINDS, "efficiency_ratio", "latency_ratio",
                   "valid", "cell_id"], blocks)
     first = next(iter(series.values()))[0]
@@ -231,19 +227,20 @@ def queues_chart(exporter, cells) -> ChartJob | None:
                     "counts no error for them (runner/crossbench/loadgen/README.md): only the flat throughput and "
                     "the held-connection ceiling show them.",
                     {"file_1": "maxthreads_queues.dat", "nseries_1": len(blocks), "colors_1": colors(len(blocks)),
-                     "nflagged": exporter.flagged(here, "rps"),
+                     "nflagged": flagged(here, "rps"),
                      "limit_queue": limit_queue, "limit_connections": num(first.get("max_connections")) or 0,
                      "pool_rps": (num(first.get("max_threads")) or 0) / (num(first["delay_ms"]) / 1000)},
                     ["maxthreads_queues.dat"], note)
 
 
-HEADINGS = {"maxthreads_knees": "maxThreads: where the ratio bends", "maxthreads_threads": "maxThreads: peak threads",
+HEADINGS = {"maxthreads_knees": "Knees: where the ratio bends", "maxthreads_threads": "maxThreads: peak threads",
             "maxthreads_cost": "maxThreads: what the threads cost", "maxthreads_static": "maxThreads: static mix",
             "maxthreads_queues": "maxThreads: beyond the connector's queues"}
 
 
-def jobs(exporter) -> list[ChartJob]:
-    cells = exporter.run.cells
-    found = [knees_chart(exporter, cells), threads_chart(exporter, cells), cost_chart(exporter, cells),
-             static_chart(exporter, cells), queues_chart(exporter, cells)]
+def jobs(run: Run, data_dir: Path) -> list[ChartJob]:
+    found = [chart(run, data_dir, run.cells) for chart in (knees_chart, threads_chart, cost_chart, static_chart,
+                                                           queues_chart)]
+    for job in (j for j in found if j is not None):
+        job.heading = HEADINGS[job.name]
     return [j for j in found if j is not None]

@@ -11,7 +11,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .export import ChartJob
+from .kit import ChartJob
 from .runinfo import AnalysisError
 
 GNUPLOT_DIR = Path(__file__).resolve().parent.parent / "gnuplot"

@@ -8,7 +8,7 @@ import json
 from html import escape
 from pathlib import Path
 
-from .export import ChartJob
+from .kit import ChartJob
 from .plot import PlotResult
 from .runinfo import Run, get, is_failed, is_valid, num
 

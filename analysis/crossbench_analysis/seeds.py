@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .export import ChartJob, write_blocks     # seeds is imported by export.Exporter.all(), after export
+from .kit import ChartJob, write_blocks
 from .runinfo import SERVER_ORDER, Run, get, is_valid, num
 
 ENDPOINT_ORDER = {"/delay/sync": 0, "/delay/async": 1, "/hello": 2}
@@ -115,7 +115,9 @@ def pipelined_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob 
         params("seed001_pipelined.dat", rows, here, "rps"), ["seed001_pipelined.dat"])
 
 
-def seed_jobs(run: Run, data_dir: Path) -> list[ChartJob]:
+def jobs(run: Run, data_dir: Path) -> list[ChartJob]:
     """The charts of whichever of these cells the run holds (none for a run without them)."""
     found = [chart(run.cells, data_dir, run.run_id) for chart in (ab_chart, hol_chart, pipelined_chart)]
+    for job in (j for j in found if j is not None):
+        job.heading = HEADINGS[job.name]
     return [j for j in found if j is not None]

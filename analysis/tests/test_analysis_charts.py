@@ -18,7 +18,7 @@ from synthetic_run import SYNTHETIC_CPU, make_run
 from crossbench_analysis import AnalysisError, analyze, export, plot
 from crossbench_analysis.runinfo import load_run
 
-EXPECTED_CHARTS = {"static_rps", "efficiency", "threads_peak", "threads_timeline", "latency",
+EXPECTED_CHARTS = {"static_rps", "efficiency", "threads_peak", "threads_timeline", "latency", "maxthreads_knees",
                    "resources_static", "resources_d1000", "resources_d3000"}
 FAILED_ID = "0019-tomcat-delay_sync-c100-d3000-r1"
 FLAGGED_ID = "0008-tornado-static_all-c1000-d0-r1"

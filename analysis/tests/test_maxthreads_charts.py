@@ -1,6 +1,6 @@
 """The maxthreads charts, on a SYNTHETIC maxthreads run (a toy model, not a measurement: a pool of maxThreads
-threads serves C clients a 1 s delay at ratio max(1, C / maxThreads); virtual threads at 1). knees.jsonl is
-written by the runner's own code, so the file format the charts read is the one the runner writes."""
+threads serves C clients a 1 s delay at ratio max(1, C / maxThreads); virtual threads at 1). The knees are
+found by the analysis itself, from the cells, every time it runs."""
 from __future__ import annotations
 
 import json
@@ -14,8 +14,6 @@ from synthetic_run import SYNTHETIC_CPU, make_run
 
 from crossbench_analysis import export, plot
 from crossbench_analysis.runinfo import load_run
-
-knees = pytest.importorskip("crossbench.knees", reason="the runner package (runner/) is not installed")
 
 MAXTHREADS_CHARTS = {"maxthreads_knees", "maxthreads_threads", "maxthreads_cost", "maxthreads_static",
                      "maxthreads_queues"}
@@ -54,7 +52,6 @@ def synthetic_maxthreads_run(path: Path) -> Path:
     (path / "metadata.json").write_text(json.dumps({
         "schema_version": 1, "run_id": path.name, "experiment": "maxthreads", "synthetic": True,
         "started_at": "2026-11-22T01:30:00+00:00", "machine": {"cpu_model": SYNTHETIC_CPU, "cores": 2}}))
-    knees.write_knees(path)
     return path
 
 
@@ -83,15 +80,15 @@ def exported(tmp_path):
 def test_a_maxthreads_run_gets_the_five_charts(exported):
     _, jobs = exported
     assert MAXTHREADS_CHARTS <= set(jobs)
-    assert all(jobs[name].heading.startswith("maxThreads") for name in MAXTHREADS_CHARTS)
+    assert all(jobs[name].heading.startswith("maxThreads") for name in MAXTHREADS_CHARTS - {"maxthreads_knees"})
 
 
-def test_knee_marks_are_the_runner_knees_and_the_queue_group_is_left_out(exported):
+def test_knee_marks_are_the_knees_found_and_the_queue_group_is_left_out(exported):
     run_dir, jobs = exported
     job = jobs["maxthreads_knees"]
     assert job.params["panels"] == 1 and job.params["predicted_1"] == "50 200 NaN"
     marks = read_blocks(run_dir / "charts" / "data" / job.params["marks_1"])
-    written = {k["setting"]: k for k in map(json.loads, (run_dir / "knees.jsonl").read_text().splitlines())}
+    written = {k["setting"]: k for k in map(json.loads, (run_dir / "charts" / "data" / "knees.jsonl").read_text().splitlines())}
     assert set(marks) == {"maxThreads=50", "maxThreads=200", "virtual"}     # not the queues group's
     for name, rows in marks.items():
         expected = written[name]["knee_concurrency"]
@@ -121,13 +118,13 @@ def test_threads_cost_static_and_queues_data(exported):
     assert [r["valid"] for r in queues] == ["1", "0", "0", "0"]
 
 
-def test_no_knees_file_no_knee_chart_and_a_seed002_run_gets_none(tmp_path, exported):
+def test_knees_are_found_again_on_reanalysis_and_a_seed002_run_gets_only_its_knees(tmp_path, exported):
     run_dir, _ = exported
-    (run_dir / "knees.jsonl").unlink()
+    (run_dir / "charts" / "data" / "knees.jsonl").unlink()
     names = {j.name for j in export.export(load_run(run_dir), run_dir / "charts")}
-    assert "maxthreads_knees" not in names and "maxthreads_threads" in names
+    assert "maxthreads_knees" in names and (run_dir / "charts" / "data" / "knees.jsonl").is_file()
     seed002 = make_run(tmp_path / "20261122-0130-seed002-synthetic")
-    assert not {j.name for j in export.export(load_run(seed002), seed002 / "charts")} & MAXTHREADS_CHARTS
+    assert {j.name for j in export.export(load_run(seed002), seed002 / "charts")} & MAXTHREADS_CHARTS == {"maxthreads_knees"}
 
 
 @needs_gnuplot

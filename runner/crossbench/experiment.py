@@ -19,7 +19,7 @@ MAX_CONCURRENCY = 20_000
 
 RUN_KEYS = {"duration_s", "warmup_s", "repetitions", "shuffle", "shuffle_seed", "loadgen", "keepalive", "servers",
             "server_cpus", "loadgen_cpus", "loadgen_threads", "pipeline", "rates"}
-ANALYSIS_KEYS = {"knees"}         # post-processing steps on the finished records (run.py)
+ANALYSIS_KEYS = {"knees"}         # knees = true: print the knees analysis found at the end of the run
 GROUP_KEYS = {"name", "kind", "endpoint", "concurrency", "delays_ms", "rates", "rate_shares", "peak_loadgen", "options",
               *servers.PLUGINS}
 # rates = "auto": a closed-loop cell measures the peak first (same server, setting, endpoint, delay, concurrency),

@@ -12,7 +12,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from . import experiment, knees, loadgen, metadata, oskit, paths, servers
+from . import experiment, loadgen, metadata, oskit, paths, servers
 from .cell import CellContext, failed_record, run_cell
 from .drivers import DRIVERS, DriverRefused
 from .experiment import CellPlan, ExperimentError
@@ -194,16 +194,11 @@ def measured(run_dir: RunDir) -> dict[str, dict]:
     return {record["cell_id"]: record for record in run_dir.records()}
 
 
-def postprocess(run_dir: RunDir, config: dict) -> None:
-    """Steps on the finished records that an experiment asks for in its [analysis] table."""
-    if config.get("analysis", {}).get("knees"):
-        print(knees.summary(knees.write_knees(run_dir.path)), file=sys.stderr)
-
-
-def analyse(run_dir: RunDir) -> None:
+def analyse(run_dir: RunDir, config: dict) -> None:
     sys.path.insert(0, str(paths.REPO / "analysis"))
     try:
         import crossbench_analysis
+        from crossbench_analysis import knees
     except ImportError as e:
         print(f"run_all: no charts drawn ({e})", file=sys.stderr)
         return
@@ -211,6 +206,8 @@ def analyse(run_dir: RunDir) -> None:
         crossbench_analysis.analyze(run_dir.path)
     except crossbench_analysis.AnalysisError as e:   # the measurements are safe; only drawing failed
         print(f"run_all: charts incomplete: {e}\nredraw with ./analysis/analyze.sh {run_dir.path}", file=sys.stderr)
+    if config.get("analysis", {}).get("knees"):     # the experiment asks to hear its knees at the end
+        print(knees.summary(knees.read_jsonl(run_dir.path / "charts" / "data" / knees.KNEES_FILE)), file=sys.stderr)
     print(f"charts and report: {run_dir.path / 'report.html'}", file=sys.stderr)
 
 
@@ -261,9 +258,8 @@ def main(argv=None) -> int:
                             overhead_percent=round(100 * (wall / (len(todo) * cell_s) - 1), 2) if todo else None)
     print(f"run_all: {len(todo)} cells in {fmt_duration(wall)} "
           f"(windows and warm-ups {fmt_duration(len(todo) * cell_s)}); results in {run_dir.path}", file=sys.stderr)
-    postprocess(run_dir, config)
     if not args.no_analysis:
-        analyse(run_dir)
+        analyse(run_dir, config)
     return 0
 
 

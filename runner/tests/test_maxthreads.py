@@ -1,5 +1,5 @@
 """The maxthreads experiment: its matrix, the command-line overrides on it, virtual cells skipped without
-JDK 21+, and one live run of maxthreads-quick end to end (knees.jsonl from real Tomcat cells)."""
+JDK 21+, and one live run of maxthreads-quick end to end (the knees analysis finds in real Tomcat cells)."""
 from __future__ import annotations
 
 import json
@@ -106,12 +106,12 @@ def test_maxthreads_quick_end_to_end(tmp_path, report_figure):
     message and the platform knees are still checked."""
     virtual_threads = any(j.has_virtual_threads for j in installed_jdks())
     out = tmp_path / "mtq"
-    done = subprocess.run([RUN_ALL, "--experiment", "maxthreads-quick", "--out", str(out), "--no-analysis"],
+    done = subprocess.run([RUN_ALL, "--experiment", "maxthreads-quick", "--out", str(out)],
                           capture_output=True, text=True, timeout=400)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "knees (knees.jsonl)" in done.stderr
     assert ("skipping 4 cells: the virtual-thread executor needs JDK 21+" in done.stderr) != virtual_threads
-    knees = {k["setting"]: k for k in map(json.loads, (out / "knees.jsonl").read_text().splitlines())}
+    knees = {k["setting"]: k for k in map(json.loads, (out / "charts" / "data" / "knees.jsonl").read_text().splitlines())}
     assert set(knees) == {"maxThreads=20", "maxThreads=50"} | ({"virtual"} if virtual_threads else set())
     mt20, mt50 = knees["maxThreads=20"], knees["maxThreads=50"]
     cells = [json.loads(line) for line in (out / "cells.jsonl").read_text().splitlines()]

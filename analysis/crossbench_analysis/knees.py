@@ -1,12 +1,14 @@
 """Where the efficiency ratio bends: per server setting, the lowest concurrency at which the ratio exceeds 1.1,
-next to what the server's parallel limit predicts (Tomcat's maxThreads on a blocking endpoint). `find_knee` is the pure rule; `settings_knees` groups a run's cell records
-by setting; `write_knees` writes them as `knees.jsonl` into the run directory."""
+next to what the server's parallel limit predicts (Tomcat's maxThreads, gunicorn's workers on a blocking
+endpoint). `find_knee` is the pure rule; `settings_knees` groups a run's cell records by setting. Analysis
+computes them from the records every time it runs (maxthreads.py keeps them as charts/data/knees.jsonl), so an
+old run re-analysed gets today's rule."""
 from __future__ import annotations
 
 import json
 import math
 from collections import defaultdict
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 THRESHOLD = 1.1
@@ -172,20 +174,16 @@ def settings_knees(records: list[dict], threshold: float = THRESHOLD) -> list[Se
     return [setting_knee(key, grouped[key], threshold) for key in order]
 
 
-def read_cells(run_dir: Path) -> list[dict]:
-    from .rundir import RunDir
-    return RunDir(Path(run_dir)).records()
+def write_jsonl(knees: list[dict], path: Path) -> None:
+    path.write_text("".join(json.dumps(k) + "\n" for k in knees))
 
 
-def write_knees(run_dir: Path, threshold: float = THRESHOLD) -> list[SettingKnee]:
-    """Writes (replaces) knees.jsonl in the run directory from its cells.jsonl; returns what it wrote."""
-    knees = settings_knees(read_cells(run_dir), threshold)
-    text = "".join(json.dumps(asdict(k)) + "\n" for k in knees)
-    (Path(run_dir) / KNEES_FILE).write_text(text)
-    return knees
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.is_file() else []
 
 
-def summary(knees: list[SettingKnee]) -> str:
-    lines = [f"  {k.group} {k.setting} delay {k.delay_ms} ms: {k.text} [{k.ratio_used}]"
-             + (f"\n    note: {k.disagreement}" if k.disagreement else "") for k in knees]
+def summary(knees: list[dict]) -> str:
+    """The knees in words, one line per setting (knees.jsonl's records)."""
+    lines = [f"  {k['group']} {k['setting']} delay {k['delay_ms']} ms: {k['text']} [{k['ratio_used']}]"
+             + (f"\n    note: {k['disagreement']}" if k["disagreement"] else "") for k in knees]
     return "knees (" + KNEES_FILE + "):\n" + "\n".join(lines) if lines else "knees: no delay cells to judge"

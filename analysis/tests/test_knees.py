@@ -1,12 +1,13 @@
-"""Knee detection on synthetic ratio tables, and knees.jsonl from a small synthetic cells list."""
+"""Knee detection (analysis) on synthetic ratio tables, and the knee records of a small synthetic cells list."""
 from __future__ import annotations
 
-import json
 import math
 
 import pytest
 
-from crossbench.knees import KNEES_FILE, find_knee, settings_knees, write_knees
+from dataclasses import asdict
+
+from crossbench_analysis.knees import find_knee, read_jsonl, settings_knees, summary, write_jsonl
 
 
 def test_knee_between_points_is_interpolated_in_log_concurrency():
@@ -77,10 +78,10 @@ def synthetic_cells():
 
 
 def test_knees_jsonl_has_one_record_per_setting(tmp_path):
-    (tmp_path / "cells.jsonl").write_text("".join(json.dumps(r) + "\n" for r in synthetic_cells()))
-    written = write_knees(tmp_path)
-    lines = [json.loads(line) for line in (tmp_path / KNEES_FILE).read_text().splitlines()]
-    assert len(lines) == len(written) == 4
+    written = [asdict(k) for k in settings_knees(synthetic_cells())]
+    write_jsonl(written, tmp_path / "knees.jsonl")
+    lines = read_jsonl(tmp_path / "knees.jsonl")
+    assert len(lines) == len(written) == 4 and lines == written
     by = {(k["group"], k["setting"]): k for k in lines}
     assert set(by) == {("delay", "maxThreads=20"), ("delay", "maxThreads=50"), ("delay", "virtual"),
                        ("queues", "maxThreads=10")}
@@ -127,7 +128,11 @@ def test_repetitions_are_averaged_per_concurrency():
     assert math.isclose(knees[0].knee_concurrency, round(20 * 2 ** (0.05 / 1.0), 1))
 
 
-def test_empty_run_writes_an_empty_file(tmp_path):
-    assert write_knees(tmp_path) == []
-    assert (tmp_path / KNEES_FILE).read_text() == ""
+def test_empty_run_has_no_knees_and_says_so(tmp_path):
+    assert settings_knees([]) == []
+    write_jsonl([], tmp_path / "knees.jsonl")
+    assert (tmp_path / "knees.jsonl").read_text() == "" and read_jsonl(tmp_path / "knees.jsonl") == []
+    assert summary([]) == "knees: no delay cells to judge"
+    assert "delay maxThreads=20 delay 200 ms: ratio > 1.1 from C=21 (predicted 20)" in summary(
+        [asdict(k) for k in settings_knees(synthetic_cells())])
 

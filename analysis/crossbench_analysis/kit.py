@@ -1,0 +1,275 @@
+"""The chart kit every chart family uses: ChartJob (one chart: script, data files, parameters), the palettes,
+the data-file writer, and the series, panel and note helpers.
+
+Every .dat file opens with comment lines naming its columns. It holds one block per series (gnuplot's
+`index N`), blocks separated by two blank lines; each block's first line is the quoted series label followed by
+the column names (so `title columnheader(1)` names the line and `column('rps')` finds the column). Every chart
+file has the same series blocks in the same order in every panel, so a series keeps its colour across panels; a
+series a panel lacks is a block with one row of NaN. NaN marks a value that is not there (a failed cell, a null
+figure). The last columns of a cell row are always `valid repetition cell_id`."""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .runinfo import SERVER_ORDER, Run, get, is_failed, is_valid, num
+
+# Colours: one family of shades per server, so a server looks the same in every chart and five stay apart:
+# Tomcat warm oranges and reds, Tornado blues, gunicorn greens, uvicorn purples, nginx greys.
+PALETTES = {
+    "tomcat": ["#d95f02", "#a50f15", "#e6ab02", "#8c510a", "#e7298a", "#fb6a4a", "#bf812d", "#67000d"],
+    "tornado": ["#1f78b4", "#4292c6", "#08306b", "#6baed6", "#2171b5", "#9ecae1", "#084594", "#35978f"],
+    "gunicorn": ["#1b9e77", "#66a61e", "#00441b", "#41ab5d", "#238b45", "#a1d99b", "#006d2c", "#74c476"],
+    "uvicorn": ["#6a3d9a", "#984ea3", "#3f007d", "#9e9ac8", "#54278f", "#bcbddc", "#756bb1", "#dadaeb"],
+    "nginx": ["#444444", "#737373", "#000000", "#969696", "#252525", "#bdbdbd", "#525252", "#d9d9d9"],
+    None: ["#984ea3", "#999999", "#4d9221", "#444444"],
+}
+
+
+@dataclass
+class ChartJob:
+    """One chart: gnuplot/<script> draws charts/<name>.png and .svg from data files in charts/data/."""
+    name: str
+    script: str
+    title: str
+    caption: str
+    params: dict = field(default_factory=dict)
+    data_files: list[str] = field(default_factory=list)
+    note: str = ""
+    heading: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "ChartJob":
+        return cls(**{k: d[k] for k in ("name", "script", "title", "caption", "params", "data_files", "note", "heading")
+                      if k in d})
+
+
+# ---------------------------------------------------------------------------------------------- formatting
+
+def fmt(value) -> str:
+    if value is None:
+        return "NaN"
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return "NaN" if value != value else f"{value:.6g}"
+    text = re.sub(r"\s+", "_", str(value))
+    return text or "-"
+
+
+def write_blocks(path: Path, description: str, columns: list[str], blocks: list[tuple[str, list[list]]]) -> int:
+    """Writes one gnuplot data file; returns the number of data rows written (NaN placeholders excluded)."""
+    lines = [f"# crossbench analysis export: {description}",
+             f"# columns: {' '.join(columns)}",
+             "# one block per series (gnuplot `index N`), blocks separated by two blank lines; a block's first",
+             "# line is the series label then the column names. NaN = no value (failed cell or null figure)."]
+    written = 0
+    for i, (label, rows) in enumerate(blocks):
+        if i:
+            lines += ["", ""]
+        lines.append('"' + label.replace('"', "'") + '"\t' + "\t".join(columns[1:]))
+        if not rows:
+            rows = [[None] * (len(columns) - 1) + ["-"]]
+        else:
+            written += len(rows)
+        lines += ["\t".join(fmt(v) for v in row) for row in rows]
+    path.write_text("\n".join(lines) + "\n")
+    return written
+
+
+# ---------------------------------------------------------------------------------------------- series, panels
+
+def _setting(cell: dict, name: str):
+    value = cell.get(name)
+    if name == "max_threads" and cell.get("executor") == "virtual":
+        return None  # a virtual-thread executor has no pool size worth telling apart
+    return value
+
+
+LABEL_FIELDS = [  # (field, how it reads in a label)
+    ("endpoint", lambda v: str(v)),
+    ("executor", lambda v: f"{v} threads"),
+    ("max_threads", lambda v: f"maxThreads={v}"),
+    ("accept_count", lambda v: f"acceptCount={v}"),
+    ("max_connections", lambda v: f"maxConnections={v}"),
+    ("processes", lambda v: f"{v} proc"),
+    ("loadgen", lambda v: str(v)),
+    ("keepalive", lambda v: "keep-alive" if v else "Connection: close"),
+]
+
+
+@dataclass
+class Series:
+    label: str
+    server: str
+    sort: tuple
+    color: str = "#444444"
+    dash: int = 1
+
+
+def series_of(cells: list[dict], panel_of) -> tuple[list[Series], dict[str, Series]]:
+    """Labels the cells' series: the server, plus each setting that varies among that server's cells within a
+    panel (endpoint, executor, maxThreads, ...; the endpoint then for every server), plus the group when
+    nothing else tells two cells apart. Series are ordered by server, then by the run order of their first
+    cell (so the experiment's main pairing comes first); panel_style colours them."""
+    varying: dict = {server: [] for server in {c.get("server") for c in cells}}
+    for f, show in LABEL_FIELDS:
+        for server in varying:
+            values: dict = {}
+            for c in cells:
+                if c.get("server") == server:
+                    values.setdefault(panel_of(c), set()).add(json.dumps(_setting(c, f), sort_keys=True))
+            if any(len(v) > 1 for v in values.values()):
+                varying[server].append((f, show))
+    if any(f == "endpoint" for fields in varying.values() for f, _ in fields):
+        for server, fields in varying.items():
+            if not any(f == "endpoint" for f, _ in fields):
+                fields.insert(0, LABEL_FIELDS[0])
+
+    def label(cell, with_group):
+        parts = [str(cell.get("server") or "?")]
+        parts += [show(_setting(cell, f)) for f, show in varying[cell.get("server")] if _setting(cell, f) is not None]
+        if with_group:
+            parts.append(f"[{cell.get('group')}]")
+        return " ".join(parts)
+
+    seen: dict[tuple, set] = {}
+    for c in cells:
+        key = (label(c, False), panel_of(c), c.get("concurrency"), c.get("repetition"))
+        seen.setdefault(key, set()).add(c.get("group"))
+    with_group = any(len(groups) > 1 for groups in seen.values())
+
+    by_label: dict[str, Series] = {}
+    of_cell: dict[str, Series] = {}
+    for position, c in enumerate(sorted(cells, key=lambda c: (num(c.get("index")) or 0))):
+        text = label(c, with_group)
+        if text not in by_label:
+            by_label[text] = Series(text, c.get("server"), (SERVER_ORDER.get(c.get("server"), 9),
+                                                            str(c.get("server")), position))
+        of_cell[c["cell_id"]] = by_label[text]
+    return sorted(by_label.values(), key=lambda s: s.sort), of_cell
+
+
+def panel_style(p: int, present: list[Series], keyed: dict) -> dict:
+    """Per-panel gnuplot parameters: how many series blocks, their colours and dashes, and whether the panel
+    shows a key. Colours go by rank within the panel: a server's first series takes its palette's first shade
+    (Tomcat orange, Tornado blue), its k-th series the k-th shade. A panel shows a key when it is the first,
+    or has a series no earlier key showed, or one whose colour differs from an earlier key's."""
+    counters: dict = {}
+    for s in present:
+        palette_key = s.server if s.server in PALETTES else None
+        k = counters.get(palette_key, 0)
+        counters[palette_key] = k + 1
+        palette = PALETTES[palette_key]
+        s.color, s.dash = palette[k % len(palette)], 1 + k // len(palette)
+    show_key = p == 1 or any(keyed.get(s.label) != s.color for s in present)
+    if show_key:
+        keyed.update({s.label: s.color for s in present})
+    return {f"nseries_{p}": len(present), f"colors_{p}": " ".join(s.color for s in present) or "#000000",
+            f"dashes_{p}": " ".join(str(s.dash) for s in present) or "1", f"key_{p}": int(show_key)}
+
+
+def is_delay(cell: dict) -> bool:
+    return (num(cell.get("delay_ms")) or 0) > 0
+
+
+def panel_key(cell: dict) -> str:
+    if is_delay(cell):
+        return f"d{int(num(cell.get('delay_ms')))}"
+    return re.sub(r"[^A-Za-z0-9_-]+", "_", str(cell.get("group") or "cells"))
+
+
+def panel_order(cells: list[dict]) -> list[tuple[str, str]]:
+    """[(key, title)]: groups without a delay first, then the delays in ascending order."""
+    panels = {}
+    for c in cells:
+        key = panel_key(c)
+        if key in panels:
+            continue
+        if is_delay(c):
+            panels[key] = ((1, num(c.get("delay_ms")), ""), f"delay {num(c.get('delay_ms')) / 1000:g} s")
+        else:
+            endpoints = sorted({str(x.get("endpoint")) for x in cells if panel_key(x) == key})
+            title = str(c.get("group") or key)
+            if len(endpoints) == 1:
+                title += f" ({endpoints[0]})"
+            panels[key] = ((0, 0, title), title)
+    return [(k, t) for k, (_, t) in sorted(panels.items(), key=lambda kv: kv[1][0])]
+
+
+def count(cells: list[dict], *figures: str) -> int:
+    """How many cells have a concurrency and a value for any of the figures: drawable points. A panel with
+    none gets a notice instead of a plot."""
+    return sum(1 for c in cells if num(c.get("concurrency")) is not None
+               and any(num(get(c, f)) is not None for f in figures))
+
+
+def tail(cell: dict) -> list:
+    return [is_valid(cell), cell.get("repetition"), cell["cell_id"]]
+
+
+def by_c(cells):
+    return sorted(cells, key=lambda c: (num(c.get("concurrency")) or 0, num(c.get("repetition")) or 0))
+
+
+
+def how(cells: list[dict]) -> str:
+    """'wrk, keep-alive, 60 s per cell' from whatever the cells agree on."""
+    parts = []
+    loadgens = {c.get("loadgen") for c in cells if c.get("loadgen")}
+    if len(loadgens) == 1:
+        parts.append(str(loadgens.pop()))
+    keepalive = {c.get("keepalive") for c in cells if c.get("keepalive") is not None}
+    if len(keepalive) == 1:
+        parts.append("keep-alive" if keepalive.pop() else "Connection: close")
+    durations = {num(c.get("duration_s")) for c in cells if num(c.get("duration_s"))}
+    if len(durations) == 1:
+        parts.append(f"{durations.pop():g} s per cell")
+    return ", ".join(parts)
+
+def missing_note(cells: list[dict], *figures: str) -> str:
+    """Which cells a chart cannot draw (no value for any of its figures), so none goes missing silently."""
+    lost = [c for c in cells if num(c.get("concurrency")) is None or all(num(get(c, f)) is None for f in figures)]
+    if not lost:
+        return ""
+    failed = sum(1 for c in lost if is_failed(c))
+    ids = ", ".join(c["cell_id"] for c in lost[:3]) + (", ..." if len(lost) > 3 else "")
+    kind = f"{failed} failed, " if failed else ""
+    return f"not drawable (no value): {len(lost)} cell(s) ({kind}see report table): {ids}"
+
+def panel_files(run: Run, data_dir: Path, chart: str, cells: list[dict], columns: list[str], row_of,
+                figures: tuple, extra=None) -> tuple[dict, list[str]]:
+    """One data file per panel (group or delay) holding the blocks of the series present there."""
+    series, of_cell = series_of(cells, panel_key)
+    panels = panel_order(cells)
+    params: dict = {"panels": len(panels)}
+    files, keyed = [], {}
+    for p, (key, title) in enumerate(panels, 1):
+        here = [c for c in cells if panel_key(c) == key]
+        present = [s for s in series if any(of_cell[c["cell_id"]] is s for c in here)]
+        name = f"{chart}_{key}.dat" if len(panels) > 1 else f"{chart}.dat"
+        blocks = [(s.label, [row_of(c) + tail(c) for c in by_c(here) if of_cell[c["cell_id"]] is s])
+                  for s in present]
+        write_blocks(data_dir / name, f"{chart}, panel '{title}' (run {run.run_id})", columns, blocks)
+        files.append(name)
+        params.update({f"file_{p}": name, f"title_{p}": title, **panel_style(p, present, keyed),
+                       f"values_{p}": count(here, *figures)})
+        if extra:
+            params.update({f"{k}_{p}": v for k, v in extra(here).items()})
+    return params, files
+
+def flagged(cells, *figures) -> int:
+    """Flagged cells the chart can draw (a failed cell without figures is in the note instead)."""
+    return sum(1 for c in cells if not is_valid(c) and any(num(get(c, f)) is not None for f in figures))
+
+def max_threads_of(cells) -> dict:
+    values = sorted({int(num(c.get("max_threads"))) for c in cells
+                     if c.get("executor") == "platform" and num(c.get("max_threads"))})
+    return {"maxthreads": " ".join(str(v) for v in values)}

@@ -1,0 +1,67 @@
+"""Resources per group or delay: the server's CPU (and the load generator's), the CPU of each core, peak
+memory and threads against concurrency. Drawn last: one chart per panel of the run."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .kit import (ChartJob, by_c, count, flagged, missing_note, panel_key, panel_order, panel_style, series_of, tail,
+                  write_blocks)
+from .runinfo import Run, num
+
+HEADINGS: dict[str, str] = {}     # one chart per panel, each with its own heading ("Resources: <panel>")
+
+
+def jobs(run: Run, data_dir: Path) -> list[ChartJob]:
+    return resources(run, data_dir, run.cells)
+
+
+def resources(run: Run, data_dir: Path, cells: list[dict]) -> list[ChartJob]:
+    jobs = []
+    for key, title in panel_order(cells):
+        here = [c for c in cells if panel_key(c) == key]
+        series, of_cell = series_of(here, panel_key)
+        name = f"resources_{key}"
+        write_blocks(data_dir / f"{name}.dat", f"resources, '{title}' (run {run.run_id})",
+                     ["concurrency", "cpu_percent", "loadgen_cpu_percent", "rss_peak_mb", "threads_peak",
+                      "valid", "repetition", "cell_id"],
+                     [(s.label, [[c.get("concurrency"), num(c.get("cpu_percent")),
+                                  num(c.get("loadgen_cpu_percent")), num(c.get("rss_peak_mb")),
+                                  num(c.get("threads_peak"))] + tail(c)
+                                 for c in by_c(here) if of_cell[c["cell_id"]] is s]) for s in series])
+        files = [f"{name}.dat"]
+        params: dict = {"panels": 1, "file_1": f"{name}.dat", "title_1": title,
+                        **panel_style(1, series, {}), "ncoreblocks": 0,
+                        "nflagged": flagged(here, "cpu_percent", "rss_peak_mb"),
+                        "values_cpu": count(here, "cpu_percent", "loadgen_cpu_percent"),
+                        "values_rss": count(here, "rss_peak_mb"), "values_threads": count(here, "threads_peak"),
+                        "values_cores": sum(1 for c in here for v in (c.get("cpu_per_core") or {}).values()
+                                            if num(v) is not None and num(c.get("concurrency")) is not None)}
+        cores = sorted({str(k) for c in here for k in (c.get("cpu_per_core") or {})},
+                       key=lambda k: (num(k) is None, num(k) or 0, k))
+        if cores:
+            blocks, colors, dashes = [], [], []
+            for s in series:
+                mine = [c for c in by_c(here) if of_cell[c["cell_id"]] is s]
+                for i, core in enumerate(cores):
+                    roles = sorted({role for c in mine for role, cpus in (("server", "server_cpus"),
+                                                                           ("load generator", "loadgen_cpus"))
+                                    if num(core) in [num(x) for x in c.get(cpus) or []]})
+                    blocks.append((f"{s.label}: core {core}" + (f" ({', '.join(roles)})" if roles else ""),
+                                   [[c.get("concurrency"), num((c.get("cpu_per_core") or {}).get(core))]
+                                    + tail(c) for c in mine]))
+                    colors.append(s.color)
+                    dashes.append(str(1 + i % 5))
+            write_blocks(data_dir / f"{name}_cores.dat", f"resources per core, '{title}' "
+                         f"(run {run.run_id}); system-wide CPU of each core, 100 = the whole core",
+                         ["concurrency", "core_cpu_percent", "valid", "repetition", "cell_id"], blocks)
+            files.append(f"{name}_cores.dat")
+            params.update({"corefile": f"{name}_cores.dat", "ncoreblocks": len(blocks),
+                           "corecolors": " ".join(colors), "coredashes": " ".join(dashes)})
+        jobs.append(ChartJob(
+            name, "resources.gp",
+            f"Resources, {title}: server CPU, CPU per core, memory and threads vs concurrent clients",
+            f"{title}: mean CPU of the server's process tree over the window (100 = one core; dashed: the "
+            "load generator's), the system-wide CPU of each core (solid and dashed lines: the cores, named "
+            "with their role), the server's peak resident memory and its peak thread count.",
+            params, files, missing_note(here, "cpu_percent", "rss_peak_mb"), f"Resources: {title}"))
+    return jobs
