@@ -1,0 +1,30 @@
+"""What the runner asks of a database: is it loaded, and how many queries ran (pg_stat_statements), for the
+TechEmpower-style check that N requests ran exactly N queries (N x queries for /queries)."""
+from __future__ import annotations
+
+from .cluster import psql
+from .datagen import DATAGEN_VERSION, KV_ROWS, WORLD_ROWS, load_command, loaded
+
+# The statements each endpoint runs, as pg_stat_statements normalises them (parameters become $1, $2).
+STATEMENTS = {"world": "FROM world WHERE id", "kv": "FROM kv WHERE a", "slow": "pg_sleep"}
+
+
+def tables_missing(url: str) -> str | None:
+    """Why the database at url cannot serve the endpoints (with the command that fixes it), or None."""
+    found = loaded(url)
+    if found == (DATAGEN_VERSION, WORLD_ROWS, KV_ROWS):
+        return None
+    what = "no crossbench tables" if found is None else f"tables of datagen {found[0]} ({found[1]}, {found[2]} rows)"
+    return f"{url} has {what}; load them with: {load_command(url)}"
+
+
+def reset_statements(url: str) -> None:
+    psql(url, "SELECT pg_stat_statements_reset()")
+
+
+def statement_calls(url: str, statement: str) -> int:
+    """Times statements containing `statement` ran since the last reset (all databases, all roles)."""
+    done = psql(url, "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements "
+                     f"WHERE query LIKE '%{statement.replace(chr(39), chr(39) * 2)}%' "
+                     "AND query NOT LIKE '%pg_stat_statements%'")
+    return int(done.stdout.strip() or 0)
