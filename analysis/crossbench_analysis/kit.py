@@ -176,6 +176,11 @@ def panel_style(p: int, present: list[Series], keyed: dict) -> dict:
             f"dashes_{p}": " ".join(str(s.dash) for s in present) or "1", f"key_{p}": int(show_key)}
 
 
+def against_concurrency(cells: list[dict]) -> list[dict]:
+    """Cells whose x axis is concurrency: all but open-loop cells (offered rate is theirs; openloop.py draws them)."""
+    return [c for c in cells if c.get("kind") != "open_loop"]
+
+
 def is_delay(cell: dict) -> bool:
     return (num(cell.get("delay_ms")) or 0) > 0
 

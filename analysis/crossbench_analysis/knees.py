@@ -94,7 +94,7 @@ def predicted_knee(record: dict) -> int | None:
 
 
 def usable(record: dict) -> bool:
-    return (record.get("status") == "ok" and bool(record.get("delay_ms"))
+    return (record.get("status") == "ok" and bool(record.get("delay_ms")) and record.get("kind") != "open_loop"
             and any(record.get(f) is not None for f in RATIO_FIELDS))
 
 

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .kit import (ChartJob, by_c, count, flagged, missing_note, panel_key, panel_order, panel_style, series_of, tail,
-                  write_blocks)
+from .kit import (ChartJob, against_concurrency, by_c, count, flagged, missing_note, panel_key, panel_order,
+                  panel_style, series_of, tail, write_blocks)
 from .runinfo import Run, num
 
 HEADINGS: dict[str, str] = {}     # one chart per panel, each with its own heading ("Resources: <panel>")
 
 
 def jobs(run: Run, data_dir: Path) -> list[ChartJob]:
-    return resources(run, data_dir, run.cells)
+    return resources(run, data_dir, against_concurrency(run.cells))
 
 
 def resources(run: Run, data_dir: Path, cells: list[dict]) -> list[ChartJob]:

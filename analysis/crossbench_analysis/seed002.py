@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .kit import (ChartJob, flagged, how, max_threads_of, missing_note, panel_files, panel_key,
+from .kit import (ChartJob, against_concurrency, flagged, how, max_threads_of, missing_note, panel_files, panel_key,
                   panel_order, panel_style, series_of, is_delay, write_blocks)
 from .runinfo import Run, get, is_valid, num
 
@@ -14,7 +14,8 @@ HEADINGS = {"static_rps": "Static files: responses per second", "efficiency": "E
 
 
 def jobs(run: Run, data_dir: Path) -> list[ChartJob]:
-    found = [chart(run, data_dir, run.cells) for chart in (static_rps, efficiency, threads_peak, threads_timeline,
+    cells = against_concurrency(run.cells)
+    found = [chart(run, data_dir, cells) for chart in (static_rps, efficiency, threads_peak, threads_timeline,
                                                            latency)]
     for job in (j for j in found if j is not None):
         job.heading = HEADINGS[job.name]

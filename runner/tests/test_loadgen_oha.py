@@ -155,7 +155,7 @@ def test_error_kinds(message, kind):
 @pytest.mark.live
 def test_live_rate_is_kept_against_tornado(tmp_path):
     if not oha.available():
-        pytest.skip(f"oha {oha.VERSION} is not built: run runner/install-openloop.sh oha")
+        pytest.fail(f"oha {oha.VERSION} is not built: run runner/install-openloop.sh (runner/test.sh does)")
     from live_servers import running
     with running("tornado") as server:
         result = oha.run(LoadSpec(urls=(server.url + "/hello",), concurrency=10, duration_s=2, timeout_s=5,

@@ -1,0 +1,170 @@
+"""Open-loop charts (cells of kind "open_loop"): latency percentiles against the offered rate per server (the
+hockey stick), with each server's predicted capacity; achieved against offered rate; and, where a closed-loop
+peak cell set the rate (rates = "auto"), closed-loop and open-loop latency distributions side by side."""
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from pathlib import Path
+
+from .kit import ChartJob, flagged, missing_note, panel_style, series_of, tail, write_blocks
+from .runinfo import Run, is_valid, num
+
+KIND = "open_loop"
+HEADINGS = {"openloop_latency": "Open loop: latency against offered rate",
+            "openloop_achieved": "Open loop: achieved against offered rate",
+            "openloop_distribution": "Open loop against closed loop at the same throughput"}
+# Percentiles drawn for a full distribution (open loop keeps every request): dense where the tail bends.
+CURVE_PERCENTILES = (*range(1, 90), *(90 + i / 2 for i in range(19)), 99.5, 99.7, 99.8, 99.9, 99.95, 99.99)
+WRK_PERCENTILES = ("50", "75", "90", "99", "99.9")
+
+
+def open_cells(run: Run) -> list[dict]:
+    return [c for c in run.cells if c.get("kind") == KIND]
+
+
+def panel_of(cell: dict) -> str:
+    delay = num(cell.get("delay_ms")) or 0
+    return f"{cell.get('group')}" + (f"_d{int(delay)}" if delay else "")
+
+
+def panels(cells: list[dict]) -> list[tuple[str, str]]:
+    """[(key, title)] in run order: one panel per group and delay."""
+    found: dict[str, str] = {}
+    for c in sorted(cells, key=lambda c: num(c.get("index")) or 0):
+        delay = num(c.get("delay_ms")) or 0
+        found.setdefault(panel_of(c), f"{c.get('group')}: {c.get('endpoint')}" +
+                         (f", delay {delay / 1000:g} s" if delay else ""))
+    return list(found.items())
+
+
+def capacity(cell: dict) -> float | None:
+    """What the server's parallel limit predicts it answers per second: limit / delay (Tomcat sync: maxThreads /
+    delay, gunicorn: workers / delay); None where waiting holds nothing or there is no delay."""
+    limit, delay = num(cell.get("parallel_limit")), num(cell.get("delay_ms"))
+    return limit * 1000 / delay if limit and delay else None
+
+
+def by_rate(cells: list[dict]) -> list[dict]:
+    return sorted(cells, key=lambda c: (num(c.get("rate")) or 0, num(c.get("repetition")) or 0))
+
+
+def per_panel(run: Run, data_dir: Path, chart: str, cells: list[dict], columns: list[str], row_of) -> tuple[dict, list]:
+    """One data file per panel, a block per series (server setting), rows in offered-rate order."""
+    series, of_cell = series_of(cells, panel_of)
+    params: dict = {}
+    files, keyed = [], {}
+    for p, (key, title) in enumerate(panels(cells), 1):
+        here = [c for c in cells if panel_of(c) == key]
+        present = [s for s in series if any(of_cell[c["cell_id"]] is s for c in here)]
+        name = f"{chart}_{key}.dat"
+        write_blocks(data_dir / name, f"{chart}, panel '{title}' (run {run.run_id})", columns,
+                     [(s.label, [row_of(c) + tail(c) for c in by_rate(here) if of_cell[c["cell_id"]] is s])
+                      for s in present])
+        files.append(name)
+        capacities = [next((capacity(c) for c in here if of_cell[c["cell_id"]] is s), None) for s in present]
+        params.update({f"file_{p}": name, f"title_{p}": title, **panel_style(p, present, keyed),
+                       f"capacity_{p}": " ".join(f"{v:g}" if v else "NaN" for v in capacities),
+                       f"values_{p}": sum(1 for c in here if num(c.get("rate_achieved")) is not None)})
+    params["panels"] = len(files)
+    return params, files
+
+
+def latency_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob:
+    params, files = per_panel(
+        run, data_dir, "openloop_latency", cells,
+        ["rate", "p50_ms", "p99_ms", "p999_ms", "rate_achieved", "valid", "repetition", "cell_id"],
+        lambda c: [num(c.get("rate")), num(c["latency_ms"].get("p50")), num(c["latency_ms"].get("p99")),
+                   num(c["latency_ms"].get("p999")), num(c.get("rate_achieved"))])
+    params["nflagged"] = flagged(cells, "latency_ms.p99")
+    return ChartJob("openloop_latency", "openloop_latency.gp",
+                    "Open loop: latency p50, p99, p99.9 against the offered rate (latency from each request's "
+                    "scheduled send time)",
+                    "Requests sent on a fixed schedule whatever the server does (oha -q RATE --latency-correction), "
+                    "latency counted from each request's scheduled time, so a server that stalls shows its whole "
+                    "queue (no coordinated omission). Solid: p50; dashed: p99; dotted: p99.9; log scale. Dotted "
+                    "vertical line in a series' colour: the capacity its parallel limit predicts (Tomcat's "
+                    "maxThreads / delay, gunicorn's workers / delay); event loops and virtual threads have none. "
+                    "Hollow points: flagged cells (unsustainable: the server did not keep up, or the generator "
+                    "fell behind its schedule).", params, files, missing_note(cells, "latency_ms.p99"))
+
+
+def achieved_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob:
+    params, files = per_panel(run, data_dir, "openloop_achieved", cells,
+                              ["rate", "rate_achieved", "valid", "repetition", "cell_id"],
+                              lambda c: [num(c.get("rate")), num(c.get("rate_achieved"))])
+    params["nflagged"] = flagged(cells, "rate_achieved")
+    return ChartJob("openloop_achieved", "openloop_achieved.gp",
+                    "Open loop: answers per second against requests offered per second",
+                    "Answered requests per second over the window against the offered rate. On the dashed "
+                    "diagonal the server kept up; below it, the rest waited in a queue or were never sent. The "
+                    "dotted vertical lines are the predicted capacities, as in the latency chart.",
+                    params, files, missing_note(cells, "rate_achieved"))
+
+
+def open_curve(run: Run, cell: dict) -> list[tuple[float, float]]:
+    """(percentile, latency ms) over every answered request of an oha cell; the record's own percentiles when
+    the per-request rows are not there (k6, or a run directory copied without them)."""
+    path = run.path / "cells" / cell["cell_id"] / "oha.sqlite"
+    if path.is_file():
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+            values = sorted(row[0] * 1000 for row in db.execute("SELECT duration FROM oha"))
+        if values:
+            return [(p, values[max(math.ceil(p / 100 * len(values)), 1) - 1]) for p in CURVE_PERCENTILES]
+    names = {"p50": 50, "p90": 90, "p99": 99, "p999": 99.9}
+    return [(p, num(cell["latency_ms"].get(name))) for name, p in names.items()
+            if num(cell["latency_ms"].get(name)) is not None]
+
+
+def closed_curve(run: Run, cell: dict) -> list[tuple[float, float]]:
+    """(percentile, latency ms) of a closed-loop cell: wrk's own percentiles (wrk.json), else the record's."""
+    path = run.path / "cells" / cell["cell_id"] / "wrk.json"
+    if path.is_file():
+        percentiles = json.loads(path.read_text()).get("latency_us", {}).get("percentiles", {})
+        return [(float(p), percentiles[p] / 1000) for p in WRK_PERCENTILES if p in percentiles]
+    names = {"p50": 50, "p90": 90, "p99": 99}
+    return [(p, num(cell["latency_ms"].get(name))) for name, p in names.items()
+            if num(cell["latency_ms"].get(name)) is not None]
+
+
+def distribution_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
+    """Each open-loop cell whose rate came from a closed-loop peak cell, beside that cell."""
+    peaks = {c["cell_id"]: c for c in run.cells if c.get("status") == "ok"}
+    pairs = [(peaks[c["peak_cell"]], c) for c in cells if c.get("peak_cell") in peaks and c.get("status") == "ok"]
+    if not pairs:
+        return None
+    blocks, colors = [], []
+    for closed, offered in pairs:
+        palette = ("#444444", "#d95f02", "#1b9e77", "#7570b3")
+        color = palette[len(blocks) // 2 % len(palette)]
+        for label, curve in ((f"closed loop: {closed['loadgen']}, {closed['concurrency']} connections, "
+                              f"{num(closed['rps']):.1f} req/s", closed_curve(run, closed)),
+                             (f"open loop: {offered['loadgen']} at {num(offered['rate']):g} req/s "
+                              f"({100 * num(offered['rate_share']):g}% of it)", open_curve(run, offered))):
+            blocks.append((f"{offered.get('setting')}, {label}",
+                           [[p, 100 / (100 - p), latency, is_valid(offered), offered["cell_id"]] for p, latency in curve]))
+            colors.append(color)
+    name = "openloop_distribution.dat"
+    write_blocks(data_dir / name, f"latency distributions, closed and open loop at the same throughput (run "
+                 f"{run.run_id}); x = 100 / (100 - percentile)", ["percentile", "x", "latency_ms", "valid", "cell_id"],
+                 blocks)
+    return ChartJob("openloop_distribution", "openloop_distribution.gp",
+                    "Latency distribution: closed loop against open loop at the same throughput",
+                    "For each open-loop cell whose rate was a share of a closed-loop peak (rates = \"auto\"): the "
+                    "closed-loop cell's latency percentiles (wrk's own, solid, points) and the open-loop cell's, "
+                    "from every request it sent (dashed). The closed-loop client stops asking while the server "
+                    "stalls, so its tail leaves that stall out; the open-loop one keeps sending and counts it.",
+                    {"panels": 1, "file_1": name, "nseries_1": len(blocks), "colors_1": " ".join(colors),
+                     "title_1": "percentile (log of 1 / (1 - p))", "key_1": 1}, [name])
+
+
+def jobs(run: Run, data_dir: Path) -> list[ChartJob]:
+    cells = open_cells(run)
+    if not cells:
+        return []
+    found = [latency_chart(run, data_dir, cells), achieved_chart(run, data_dir, cells),
+             distribution_chart(run, data_dir, cells)]
+    for job in (j for j in found if j is not None):
+        job.heading = HEADINGS[job.name]
+    return [j for j in found if j is not None]
