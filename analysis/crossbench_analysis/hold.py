@@ -6,7 +6,7 @@ import bisect
 import csv
 from pathlib import Path
 
-from .kit import PALETTES, ChartJob, fmt, write_blocks
+from .kit import PALETTES, ChartJob, fmt, with_headings, write_blocks
 from .runinfo import Run, is_valid, num
 
 KIND = "hold_connections"
@@ -53,7 +53,7 @@ def colors(cells: list[dict]) -> str:
     return " ".join(out)
 
 
-class HoldExporter:
+class HoldCharts:
     def __init__(self, run: Run, data_dir: Path):
         self.run, self.data_dir = run, data_dir
         self.cells = [c for c in run.cells if c.get("kind") == KIND and c.get("status") == "ok"]
@@ -152,7 +152,4 @@ class HoldExporter:
 
 
 def jobs(run: Run, data_dir: Path) -> list[ChartJob]:
-    found = HoldExporter(run, data_dir).jobs()
-    for job in found:
-        job.heading = HEADINGS[job.name]
-    return found
+    return with_headings(HoldCharts(run, data_dir).jobs(), HEADINGS)

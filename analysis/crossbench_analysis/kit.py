@@ -1,5 +1,5 @@
 """The chart kit every chart family uses: ChartJob (one chart: script, data files, parameters), the palettes,
-the data-file writer, and the series, panel and note helpers.
+the data-file writer, and the series, panel, note and heading helpers.
 
 Every .dat file opens with comment lines naming its columns. It holds one block per series (gnuplot's
 `index N`), blocks separated by two blank lines; each block's first line is the quoted series label followed by
@@ -224,6 +224,14 @@ def by_c(cells):
     return sorted(cells, key=lambda c: (num(c.get("concurrency")) or 0, num(c.get("repetition")) or 0))
 
 
+def with_headings(found: list[ChartJob | None], headings: dict[str, str]) -> list[ChartJob]:
+    """A family's charts that were drawn (a chart function returns None when the run has nothing for it),
+    each with its report heading."""
+    drawn = [job for job in found if job is not None]
+    for job in drawn:
+        job.heading = headings[job.name]
+    return drawn
+
 
 def how(cells: list[dict]) -> str:
     """'wrk, keep-alive, 60 s per cell' from whatever the cells agree on."""
@@ -239,6 +247,7 @@ def how(cells: list[dict]) -> str:
         parts.append(f"{durations.pop():g} s per cell")
     return ", ".join(parts)
 
+
 def missing_note(cells: list[dict], *figures: str) -> str:
     """Which cells a chart cannot draw (no value for any of its figures), so none goes missing silently."""
     lost = [c for c in cells if num(c.get("concurrency")) is None or all(num(get(c, f)) is None for f in figures)]
@@ -248,6 +257,7 @@ def missing_note(cells: list[dict], *figures: str) -> str:
     ids = ", ".join(c["cell_id"] for c in lost[:3]) + (", ..." if len(lost) > 3 else "")
     kind = f"{failed} failed, " if failed else ""
     return f"not drawable (no value): {len(lost)} cell(s) ({kind}see report table): {ids}"
+
 
 def panel_files(run: Run, data_dir: Path, chart: str, cells: list[dict], columns: list[str], row_of,
                 figures: tuple, extra=None) -> tuple[dict, list[str]]:
@@ -270,9 +280,11 @@ def panel_files(run: Run, data_dir: Path, chart: str, cells: list[dict], columns
             params.update({f"{k}_{p}": v for k, v in extra(here).items()})
     return params, files
 
+
 def flagged(cells, *figures) -> int:
     """Flagged cells the chart can draw (a failed cell without figures is in the note instead)."""
     return sum(1 for c in cells if not is_valid(c) and any(num(get(c, f)) is not None for f in figures))
+
 
 def max_threads_of(cells) -> dict:
     values = sorted({int(num(c.get("max_threads"))) for c in cells

@@ -8,7 +8,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from . import knees as knee_finder
-from .kit import PALETTES, ChartJob, flagged, how, missing_note, write_blocks
+from .kit import PALETTES, ChartJob, flagged, how, missing_note, with_headings, write_blocks
 from .runinfo import Run, get, is_valid, num
 
 ERROR_KINDS = ("connect", "read", "write", "timeout", "non_2xx")
@@ -108,11 +108,12 @@ def knees_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
     summary = "; ".join(f"{k['setting']}: {k['text']}" for k in knees)
     return ChartJob("maxthreads_knees", "maxthreads_knees.gp",
                     "Where the ratio bends: efficiency ratio vs concurrent clients per server setting, knee marked",
-                    "One curve per setting (Tomcat's maxThreads or virtual threads, gunicorn's workers, ...), log scales. The knee (diamond) is where "
-                    "the ratio crosses the threshold for good, interpolated in log concurrency between the last "
-                    "point at or under it and the next; the dotted vertical line of the same colour is the "
-                    "prediction, the parallel limit (maxThreads, workers). Thin dashed: the seed's ratio from the window's count, which past the "
-                    "knee shows the queue the answered requests' latency hides when the window is short. From "
+                    "One curve per setting (Tomcat's maxThreads or virtual threads, gunicorn's workers, ...), log "
+                    "scales. The knee (diamond) is where the ratio crosses the threshold for good, interpolated in "
+                    "log concurrency between the last point at or under it and the next; the dotted vertical line "
+                    "of the same colour is the prediction, the parallel limit (maxThreads, workers). Thin dashed: "
+                    "the seed's ratio from the window's count, which past the knee shows the queue the answered "
+                    "requests' latency hides when the window is short. From "
                     f"charts/data/knees.jsonl: {summary}.", params, files)
 
 
@@ -239,8 +240,5 @@ HEADINGS = {"maxthreads_knees": "Knees: where the ratio bends", "maxthreads_thre
 
 
 def jobs(run: Run, data_dir: Path) -> list[ChartJob]:
-    found = [chart(run, data_dir, run.cells) for chart in (knees_chart, threads_chart, cost_chart, static_chart,
-                                                           queues_chart)]
-    for job in (j for j in found if j is not None):
-        job.heading = HEADINGS[job.name]
-    return [j for j in found if j is not None]
+    charts = (knees_chart, threads_chart, cost_chart, static_chart, queues_chart)
+    return with_headings([chart(run, data_dir, run.cells) for chart in charts], HEADINGS)

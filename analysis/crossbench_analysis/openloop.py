@@ -8,7 +8,7 @@ import math
 import sqlite3
 from pathlib import Path
 
-from .kit import ChartJob, flagged, missing_note, panel_style, series_of, tail, write_blocks
+from .kit import ChartJob, flagged, missing_note, panel_style, series_of, tail, with_headings, write_blocks
 from .runinfo import Run, is_valid, num
 
 KIND = "open_loop"
@@ -163,8 +163,5 @@ def jobs(run: Run, data_dir: Path) -> list[ChartJob]:
     cells = open_cells(run)
     if not cells:
         return []
-    found = [latency_chart(run, data_dir, cells), achieved_chart(run, data_dir, cells),
-             distribution_chart(run, data_dir, cells)]
-    for job in (j for j in found if j is not None):
-        job.heading = HEADINGS[job.name]
-    return [j for j in found if j is not None]
+    charts = (latency_chart, achieved_chart, distribution_chart)
+    return with_headings([chart(run, data_dir, cells) for chart in charts], HEADINGS)

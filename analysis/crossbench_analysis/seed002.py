@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .kit import (ChartJob, against_concurrency, flagged, how, max_threads_of, missing_note, panel_files, panel_key,
-                  panel_order, panel_style, series_of, is_delay, write_blocks)
+from .kit import (ChartJob, against_concurrency, flagged, how, is_delay, max_threads_of, missing_note, panel_files,
+                  panel_key, panel_order, panel_style, series_of, with_headings, write_blocks)
 from .runinfo import Run, get, is_valid, num
 
 HEADINGS = {"static_rps": "Static files: responses per second", "efficiency": "Efficiency ratio (seed 002)",
@@ -15,11 +15,8 @@ HEADINGS = {"static_rps": "Static files: responses per second", "efficiency": "E
 
 def jobs(run: Run, data_dir: Path) -> list[ChartJob]:
     cells = against_concurrency(run.cells)
-    found = [chart(run, data_dir, cells) for chart in (static_rps, efficiency, threads_peak, threads_timeline,
-                                                           latency)]
-    for job in (j for j in found if j is not None):
-        job.heading = HEADINGS[job.name]
-    return [j for j in found if j is not None]
+    charts = (static_rps, efficiency, threads_peak, threads_timeline, latency)
+    return with_headings([chart(run, data_dir, cells) for chart in charts], HEADINGS)
 
 
 def static_rps(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
@@ -27,7 +24,8 @@ def static_rps(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
     if not cells:
         return None
     params, files = panel_files(
-        run, data_dir, "static_rps", cells, ["concurrency", "rps", "rps_steady", "bytes_per_s", "valid", "repetition", "cell_id"],
+        run, data_dir, "static_rps", cells,
+        ["concurrency", "rps", "rps_steady", "bytes_per_s", "valid", "repetition", "cell_id"],
         lambda c: [c.get("concurrency"), num(c.get("rps")), num(c.get("rps_steady")), num(c.get("bytes_per_s"))],
         ("rps",))
     params["nflagged"] = flagged(cells, "rps")
@@ -38,13 +36,14 @@ def static_rps(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
                     "number of concurrent clients. Seed 002's first figure.",
                     params, files, missing_note(cells, "rps"))
 
+
 def efficiency(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
     cells = [c for c in cells if is_delay(c)]
     if not cells:
         return None
     params, files = panel_files(
-        run, data_dir, "efficiency", cells, ["concurrency", "efficiency_ratio", "latency_ratio", "valid", "repetition",
-                              "cell_id"],
+        run, data_dir, "efficiency", cells,
+        ["concurrency", "efficiency_ratio", "latency_ratio", "valid", "repetition", "cell_id"],
         lambda c: [c.get("concurrency"), num(c.get("efficiency_ratio")), num(c.get("latency_ratio"))],
         ("efficiency_ratio", "latency_ratio"))
     params["nflagged"] = flagged(cells, "efficiency_ratio")
@@ -57,11 +56,13 @@ def efficiency(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
                     "delay.",
                     params, files, missing_note(cells, "efficiency_ratio", "latency_ratio"))
 
+
 def latency(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
     if not cells:
         return None
     params, files = panel_files(
-        run, data_dir, "latency", cells, ["concurrency", "p50_ms", "p99_ms", "mean_ms", "max_ms", "valid", "repetition", "cell_id"],
+        run, data_dir, "latency", cells,
+        ["concurrency", "p50_ms", "p99_ms", "mean_ms", "max_ms", "valid", "repetition", "cell_id"],
         lambda c: [c.get("concurrency"), num(get(c, "latency_ms.p50")), num(get(c, "latency_ms.p99")),
                    num(get(c, "latency_ms.mean")), num(get(c, "latency_ms.max"))],
         ("latency_ms.p50", "latency_ms.p99"))
@@ -72,13 +73,14 @@ def latency(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
                     "99th percentile (p99, dashed, squares), log scale, one panel per group or delay.",
                     params, files, missing_note(cells, "latency_ms.p50", "latency_ms.p99"))
 
+
 def threads_peak(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
     cells = [c for c in cells if is_delay(c)]
     if not cells:
         return None
     params, files = panel_files(
-        run, data_dir, "threads_peak", cells, ["concurrency", "threads_peak", "threads_mean", "pool_busy_peak", "valid",
-                                "repetition", "cell_id"],
+        run, data_dir, "threads_peak", cells,
+        ["concurrency", "threads_peak", "threads_mean", "pool_busy_peak", "valid", "repetition", "cell_id"],
         lambda c: [c.get("concurrency"), num(c.get("threads_peak")), num(c.get("threads_mean")),
                    num(c.get("pool_busy_peak"))],
         ("threads_peak",), extra=max_threads_of)
@@ -90,6 +92,7 @@ def threads_peak(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None
                     "thread-per-request server stops just above it (seed 002 saw about 220 for 200), an "
                     "event loop stays flat.",
                     params, files, missing_note(cells, "threads_peak"))
+
 
 def threads_timeline(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
     cells = [c for c in cells if is_delay(c)]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .kit import ChartJob, write_blocks
+from .kit import ChartJob, tail, with_headings, write_blocks
 from .runinfo import SERVER_ORDER, Run, get, is_valid, num
 
 ENDPOINT_ORDER = {"/delay/sync": 0, "/delay/async": 1, "/hello": 2}
@@ -43,10 +43,6 @@ def params(file: str, rows: list[list], here: list[dict], *figures: str) -> dict
             "values_1": sum(1 for c in here if any(num(get(c, f)) is not None for f in figures))}
 
 
-def _tail(cell: dict) -> list:
-    return [is_valid(cell), cell.get("repetition"), cell.get("cell_id")]
-
-
 def ab_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob | None:
     here = _ordered(cells, "fixed_count")
     if not here:
@@ -57,7 +53,7 @@ def ab_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob | None:
         rows.append([x, f"{_name(c)} {_short(c)}", num(ref.get("rps")), num(get(c, "ab.reported.rps")),
                      num(c.get("rps_startup_free")), num(ref.get("mean_ms")),
                      num(get(c, "ab.reported.time_per_request_ms")),
-                     num(get(c, "ab.startup_free.time_per_request_ms"))] + _tail(c))
+                     num(get(c, "ab.startup_free.time_per_request_ms"))] + tail(c))
     columns = ["x", "label", "article_rps", "ab_rps", "startup_free_rps", "article_tpr_ms", "ab_tpr_ms",
                "startup_free_tpr_ms", "valid", "repetition", "cell_id"]
     c0 = here[0]
@@ -79,7 +75,7 @@ def hol_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob | None
     if not here:
         return None
     rows = [[x, f"{_name(c)}, {_short(c)} busy", num(get(c, "latency_ms.p50")),
-             num(get(c, "latency_ms.p99")), num(get(c, "latency_ms.max")), c.get("probes_sent")] + _tail(c)
+             num(get(c, "latency_ms.p99")), num(get(c, "latency_ms.max")), c.get("probes_sent")] + tail(c)
             for x, c in enumerate(here, 1)]
     write_blocks(data_dir / "seed000_hol.dat", f"seed 000, /now probe per cell (run {run_id})",
                  ["x", "label", "p50_ms", "p99_ms", "max_ms", "probes", "valid", "repetition", "cell_id"],
@@ -101,7 +97,7 @@ def pipelined_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob 
     if not here:
         return None
     rows = [[x, _name(c), num(c.get("rps")), num(c.get("batch_latency_mean_ms")), num(get(c, "latency_ms.max")),
-             num(c.get("cpu_percent"))] + _tail(c) for x, c in enumerate(here, 1)]
+             num(c.get("cpu_percent"))] + tail(c) for x, c in enumerate(here, 1)]
     write_blocks(data_dir / "seed001_pipelined.dat", f"seed 001, pipelined hello world per cell (run {run_id})",
                  ["x", "label", "rps", "batch_latency_mean_ms", "wrk_max_ms", "cpu_percent", "valid", "repetition",
                   "cell_id"], [("pipelined /hello", rows)])
@@ -117,7 +113,5 @@ def pipelined_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob 
 
 def jobs(run: Run, data_dir: Path) -> list[ChartJob]:
     """The charts of whichever of these cells the run holds (none for a run without them)."""
-    found = [chart(run.cells, data_dir, run.run_id) for chart in (ab_chart, hol_chart, pipelined_chart)]
-    for job in (j for j in found if j is not None):
-        job.heading = HEADINGS[job.name]
-    return [j for j in found if j is not None]
+    charts = (ab_chart, hol_chart, pipelined_chart)
+    return with_headings([chart(run.cells, data_dir, run.run_id) for chart in charts], HEADINGS)

@@ -5,18 +5,35 @@ import ast
 import inspect
 from pathlib import Path
 
+import pytest
+
 from crossbench_analysis import export
 
+PACKAGE = "crossbench_analysis"
 FAMILY_NAMES = {family.__name__.rsplit(".", 1)[1] for family in export.FAMILIES}
 
 
-def imported_modules(module) -> set[str]:
-    """Sibling modules a module imports (`from . import x`, `from .x import y`)."""
+def imported_modules(source: str) -> set[str]:
+    """The package's modules a source imports, relatively (`from . import x`, `from .x import y`) or by the
+    package's name (`from crossbench_analysis import x`, `import crossbench_analysis.x`)."""
     found = set()
-    for node in ast.walk(ast.parse(Path(module.__file__).read_text())):
-        if isinstance(node, ast.ImportFrom) and node.level == 1:
-            found |= {node.module} if node.module else {alias.name for alias in node.names}
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[1] for alias in node.names if alias.name.startswith(PACKAGE + ".")}
+        elif isinstance(node, ast.ImportFrom):
+            parent = (PACKAGE + "." if node.level else "") + (node.module or "")
+            if parent.rstrip(".") == PACKAGE:
+                found |= {alias.name for alias in node.names}
+            elif parent.startswith(PACKAGE + "."):
+                found.add(parent.split(".")[1])
     return found
+
+
+@pytest.mark.parametrize("spelling", ["from . import export", "from .export import read_manifest",
+                                      "import crossbench_analysis.export", "from crossbench_analysis import export",
+                                      "from crossbench_analysis.export import FAMILIES"])
+def test_the_import_check_sees_every_spelling(spelling):
+    assert imported_modules(spelling) == {"export"}
 
 
 def test_every_family_has_headings_and_jobs_of_run_and_data_dir():
@@ -27,6 +44,6 @@ def test_every_family_has_headings_and_jobs_of_run_and_data_dir():
 
 def test_families_import_neither_export_nor_each_other():
     for family in export.FAMILIES:
-        siblings = imported_modules(family)
+        siblings = imported_modules(Path(family.__file__).read_text())
         assert "export" not in siblings, family.__name__
         assert not siblings & (FAMILY_NAMES - {family.__name__.rsplit(".", 1)[1]}), (family.__name__, siblings)
