@@ -10,7 +10,10 @@ from pathlib import Path
 
 import psutil
 
-from . import loadgen, metrics, oskit, record as contract
+from contextlib import ExitStack
+
+from . import loadgen, metrics, oskit, record as contract, stack
+from .database.verify import VerifyFailed, verify_database_cell
 from .drivers import DRIVERS, Measurement
 from .experiment import CellPlan
 from .loadgen.base import LoadResult
@@ -35,16 +38,35 @@ class CellContext:
     """What a cell needs from the run beyond its plan."""
     cell_dir: Path
     on_progress: callable = None   # called with (phase, sampler) while the cell runs
+    database: stack.RunDatabase | None = None     # the run's database, for database cells
 
     def report(self, phase: str, sampler) -> None:
         if self.on_progress:
             self.on_progress(phase, sampler)
 
 
-def server_spec(plan: CellPlan, ctx: CellContext, port: int) -> ServerSpec:
+def server_spec(plan: CellPlan, ctx: CellContext, port: int, db_url: str | None = None) -> ServerSpec:
     work = ctx.cell_dir / "server"
     work.mkdir(parents=True, exist_ok=True)
-    return plan.plugin.spec(plan.settings, port, work, plan.server_cpus, ctx.cell_dir)
+    return plan.plugin.spec(plan.settings, port, work, plan.server_cpus, ctx.cell_dir, db_url=db_url)
+
+
+def database_url(plan: CellPlan, ctx: CellContext) -> str | None:
+    if not stack.needs_database(plan):
+        return None
+    if ctx.database is None:
+        raise CellFailed(f"{plan.endpoint} needs a database and the run has none")
+    return ctx.database.url()
+
+
+def side_sampler(pid: int | None, path: Path) -> ProcessTreeSampler | None:
+    """A sampler for a process beside the server (database, proxy): its own CSV, no load generator."""
+    return ProcessTreeSampler(pid, interval_s=SAMPLE_INTERVAL_S, out_csv=path) if pid else None
+
+
+def side_figures(prefix: str, sampler: ProcessTreeSampler | None, t0: float, t1: float) -> dict:
+    window = summarize(sampler.samples(), t0, t1) if sampler else {}
+    return {f"{prefix}_cpu_percent": window.get("cpu_percent"), f"{prefix}_rss_peak_mb": window.get("rss_peak_mb")}
 
 
 def verify(server: RunningServer, plan: CellPlan) -> None:
@@ -58,6 +80,15 @@ def verify(server: RunningServer, plan: CellPlan) -> None:
                     raise CellFailed(f"verify: {path} answered {response.status} with {len(body)} bytes")
         except OSError as e:
             raise CellFailed(f"verify: {path} failed: {e}") from e
+
+
+def verify_database(plan: CellPlan, front: RunningServer, db_url: str) -> dict:
+    """The database endpoints answer from the real tables, one query per row (counted by the database)."""
+    try:
+        count = verify_database_cell(front.url, plan.paths(), db_url)
+    except (VerifyFailed, OSError, ValueError) as e:
+        raise CellFailed(f"verify: {e}") from e
+    return stack.database_figures(plan, count)
 
 
 def loadgen_pid(tools=frozenset(loadgen.ADAPTERS)):
@@ -90,18 +121,27 @@ def run_cell(plan: CellPlan, ctx: CellContext) -> dict:
 
 
 def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
-    server = RunningServer(server_spec(plan, ctx, free_port()))
+    db_url = database_url(plan, ctx)
+    server = RunningServer(server_spec(plan, ctx, free_port(), db_url))
     probe = None
-    with server:
-        verify(server, plan)
+    with ExitStack() as running:
+        running.enter_context(server)
+        front = running.enter_context(stack.proxy(plan, server, ctx.cell_dir)) if plan.proxy else server
+        verify(front, plan)
+        figures = verify_database(plan, front, db_url) if db_url else {}
         probe = plan.plugin.probe(server.pid, ctx.cell_dir)
         sampler = ProcessTreeSampler(server.pid, loadgen_pid_fn=loadgen_pid(),
                                      interval_s=SAMPLE_INTERVAL_S, out_csv=ctx.cell_dir / "samples.csv",
                                      pool_source=probe, phase="warmup")
+        sides = {"db": side_sampler(ctx.database.pid if db_url else None, ctx.cell_dir / "db-samples.csv"),
+                 "proxy": side_sampler(front.pid if plan.proxy else None, ctx.cell_dir / "proxy-samples.csv")}
         try:
+            for side in sides.values():
+                if side:
+                    running.enter_context(side)
             with sampler:
                 try:
-                    measurement = run_phases(DRIVERS[plan.kind], plan, ctx, server, sampler)
+                    measurement = run_phases(DRIVERS[plan.kind], plan, ctx, front, sampler)
                 except Exception as e:
                     raise (died(plan, server) or e) from e
         finally:
@@ -115,6 +155,9 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
     shared = shared_record(plan, measurement.result, window, server, started)
     if probe:
         shared.update(probe.figures(measurement.t0, measurement.t1))
+    for prefix, side in sides.items():
+        shared.update(side_figures(prefix, side, measurement.t0, measurement.t1))
+    shared.update(figures)
     flags = list(dict.fromkeys([*measurement.flags, *cell_flags(plan, window)]))
     shared.update(flags=flags, valid=not flags, time_wait_drain_s=round(drained_s, 1))
     cell_record = contract.merge(shared, measurement.extra, plan.kind)

@@ -18,10 +18,11 @@ STATIC_FILES = ("index.html", "big.jpg", "small.png")
 MAX_CONCURRENCY = 20_000
 
 RUN_KEYS = {"duration_s", "warmup_s", "repetitions", "shuffle", "shuffle_seed", "loadgen", "keepalive", "servers",
-            "server_cpus", "loadgen_cpus", "loadgen_threads", "pipeline", "rates"}
+            "server_cpus", "loadgen_cpus", "loadgen_threads", "pipeline", "rates", "db_url"}
 ANALYSIS_KEYS = {"knees"}         # knees = true: print the knees analysis found at the end of the run
 GROUP_KEYS = {"name", "kind", "endpoint", "concurrency", "delays_ms", "rates", "rate_shares", "peak_loadgen", "options",
-              *servers.PLUGINS}
+              "proxy", "db_pool_total", *servers.PLUGINS}
+PROXIES = ("nginx",)              # group key proxy = "nginx": nginx in front of the server (its [nginx] settings)
 # rates = "auto": a closed-loop cell measures the peak first (same server, setting, endpoint, delay, concurrency),
 # then the open-loop cells offer these shares of it (10% .. 120%: below, at and past the peak).
 AUTO_RATES = "auto"
@@ -60,6 +61,7 @@ class CellPlan:
     rate: float | None = None            # open loop: requests offered per second (None: closed loop)
     rate_share: float | None = None      # rates = "auto": the share of the peak to offer (rate set at run time)
     peak_cell: str | None = None         # rates = "auto": the closed-loop cell that measures that peak
+    proxy: dict | None = None            # nginx's settings when nginx runs in front of the server (group proxy)
     options: dict = field(default_factory=dict)   # the group's driver options, as in the experiment file
 
     @property
@@ -85,7 +87,8 @@ class CellPlan:
         delay = f" delay={self.delay_ms}ms" if self.delay_ms else ""
         offered = (f" at {self.rate:g} req/s" if self.rate is not None else
                    f" at {100 * self.rate_share:g}% of the peak" if self.rate_share is not None else "")
-        return (f"{self.plugin.describe(self.settings)} {self.endpoint} C={self.concurrency}{delay}{offered} "
+        via = " behind nginx" if self.proxy else ""
+        return (f"{self.plugin.describe(self.settings)}{via} {self.endpoint} C={self.concurrency}{delay}{offered} "
                 f"rep {self.repetition}")
 
     def to_dict(self) -> dict:
@@ -222,6 +225,11 @@ def validate_group(group: dict, fail) -> None:
     for share in group.get("rate_shares", []):
         if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 5:
             fail(f"group {group['name']}: rate_shares are shares of the peak, above 0 and at most 5, not {share!r}")
+    for total in group.get("db_pool_total", []):
+        if total != "concurrency" and (isinstance(total, bool) or not isinstance(total, int) or total < 1):
+            fail(f"group {group['name']}: db_pool_total takes connection counts or \"concurrency\", not {total!r}")
+    if group.get("proxy") is not None and group["proxy"] not in PROXIES:
+        fail(f"group {group['name']}: proxy must be one of {', '.join(PROXIES)}, not {group['proxy']!r}")
     if group.get("peak_loadgen", PEAK_LOADGEN) not in ADAPTERS or \
             getattr(ADAPTERS[group.get("peak_loadgen", PEAK_LOADGEN)], "OPEN_LOOP", False):
         fail(f"group {group['name']}: peak_loadgen must be a closed-loop generator, not {group['peak_loadgen']!r}")
@@ -259,8 +267,25 @@ def expand(config: dict) -> list[CellPlan]:
     return [replace(cell, index=position) for position, cell in enumerate(cells, 1)]
 
 
+def pool_variants(group: dict, server: str, settings: dict, concurrency: int) -> list[dict]:
+    """db_pool_total = [2, 4, "concurrency"]: the same total of database connections on every server, split over
+    its processes (db_pool = total / processes, at least 1), so pools are compared at equal totals."""
+    totals = group.get("db_pool_total")
+    if not totals:
+        return [settings]
+    processes = servers.get(server).process_count(settings)
+    return [{**settings, "db_pool": max(1, (concurrency if total == "concurrency" else total) // processes)}
+            for total in totals]
+
+
 def group_cells(config, group, server, endpoint, settings, delay_ms, concurrency) -> list[CellPlan]:
-    """One point of a group's matrix: its repetitions at each rate (or the closed-loop cell when it has none)."""
+    """One point of a group's matrix: its repetitions at each rate (or the closed-loop cell when it has none),
+    for each database pool total the group sweeps."""
+    return [cell for pooled in pool_variants(group, server, settings, concurrency)
+            for cell in point_cells(config, group, server, endpoint, pooled, delay_ms, concurrency)]
+
+
+def point_cells(config, group, server, endpoint, settings, delay_ms, concurrency) -> list[CellPlan]:
     repetitions = range(1, config["run"]["repetitions"] + 1)
     point = (config, group, server, endpoint, settings, delay_ms, concurrency)
     if is_open_loop(config, group) and rates_of(config, group) == AUTO_RATES:
@@ -301,7 +326,12 @@ def plan_cell(config, group, server, endpoint, settings, delay_ms, concurrency, 
     slug = endpoint.strip("/").replace("/", "_").replace("*", "mix")
     offered = f"-q{rate:g}" if rate is not None else f"-q{100 * share:g}pct" if share is not None else ""
     name = f"{group['name']}-peak" if peak else group["name"]
-    cell_id = f"{name}-{server}{variant}-{slug}-c{concurrency}-d{delay_ms}{offered}-r{repetition}"
+    proxy = servers.get(group["proxy"]).variants(server_section(config, group, group["proxy"]))[0] \
+        if group.get("proxy") else None
+    via = f"-via-{group['proxy']}" if proxy else ""
+    pool = f"-pool{settings['db_pool'] * servers.get(server).process_count(settings)}" \
+        if group.get("db_pool_total") else ""
+    cell_id = f"{name}-{server}{variant}{via}{pool}-{slug}-c{concurrency}-d{delay_ms}{offered}-r{repetition}"
     return CellPlan(
         cell_id=cell_id, experiment=config["name"], group=group["name"], server=server, endpoint=endpoint,
         concurrency=concurrency, delay_ms=delay_ms, duration_s=run["duration_s"], warmup_s=run["warmup_s"],
@@ -309,7 +339,7 @@ def plan_cell(config, group, server, endpoint, settings, delay_ms, concurrency, 
         pipeline=run["pipeline"],
         server_cpus=tuple(run["server_cpus"]), loadgen_cpus=tuple(run["loadgen_cpus"]),
         loadgen_threads=run["loadgen_threads"], settings=dict(settings),
-        kind=kind, options=dict(group.get("options", {})), rate=rate, rate_share=share)
+        kind=kind, options=dict(group.get("options", {})), rate=rate, rate_share=share, proxy=proxy)
 
 
 class PeakMissing(RuntimeError):

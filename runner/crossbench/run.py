@@ -14,6 +14,8 @@ from pathlib import Path
 
 from . import experiment, loadgen, metadata, oskit, paths, servers
 from .cell import CellContext, failed_record, run_cell
+from .database import DatabaseError
+from .stack import RunDatabase, needs_database
 from .drivers import DRIVERS, DriverRefused
 from .experiment import CellPlan, ExperimentError
 from .jdk import JdkError
@@ -64,6 +66,8 @@ def parse_args(argv):
     m.add_argument("--rates", type=rate_list, help="open loop (--loadgen oha or k6): offered requests per second, "
                    "or 'auto' (10%% to 120%% of the closed-loop peak, measured first)")
     m.add_argument("--delays", type=int_list, dest="delays_ms", help="delays in ms, e.g. 1000,3000")
+    m.add_argument("--db-url", help="database cells: use this PostgreSQL (holding the tables, ./runner/db.sh load) "
+                   "instead of the run's own cluster")
     m.add_argument("--duration", type=float, dest="duration_s", help="measured window per cell, seconds")
     m.add_argument("--warmup", type=float, dest="warmup_s", help="unrecorded warm-up per cell, seconds")
     m.add_argument("--repetitions", type=int)
@@ -174,12 +178,24 @@ def cell_summary(record: dict) -> str:
     return text + (f"  flags: {','.join(record['flags'])}" if record["flags"] else "")
 
 
-def execute(run_dir: RunDir, todo: list[CellPlan], progress: Progress) -> None:
+def run_database(config: dict, cells: list[CellPlan], run_dir: RunDir) -> RunDatabase | None:
+    """The database for the run's database cells: --db-url's (checked now), else a cluster of its own."""
+    wanted = [c for c in cells if needs_database(c)]
+    if not wanted:
+        return None
+    pools = max((c.settings.get("db_pool") or 0) * c.plugin.process_count(c.settings) for c in wanted)
+    database = RunDatabase(run_dir.path, existing_url=config["run"].get("db_url"),
+                           cpus=tuple(config["run"]["server_cpus"]), max_connections=pools)
+    database.check_existing()
+    return database
+
+
+def execute(run_dir: RunDir, todo: list[CellPlan], progress: Progress, database: RunDatabase | None) -> None:
     first_index = progress.total - len(todo) + 1
     for offset, plan in enumerate(todo):
         progress.start_cell(first_index + offset, plan.describe())
         length = {"warmup": plan.warmup_s, "measure": plan.duration_s}
-        ctx = CellContext(cell_dir=run_dir.cell_dir(plan.cell_id),
+        ctx = CellContext(cell_dir=run_dir.cell_dir(plan.cell_id), database=database,
                           on_progress=lambda phase, sampler: progress.phase(phase, sampler, length[phase]))
         try:
             record = run_cell(experiment.with_rate_from_peak(plan, measured(run_dir)), ctx)
@@ -225,6 +241,7 @@ def main(argv=None) -> int:
             cells = without_unrunnable(experiment.expand(config))
             run_dir = new_run_dir(args, config)
         preflight(config, cells)
+        database = run_database(config, cells, run_dir)
         finished = run_dir.finished_ids()
         todo = [c for c in cells if c.cell_id not in finished]
         cell_s = config["run"]["warmup_s"] + config["run"]["duration_s"]
@@ -239,18 +256,21 @@ def main(argv=None) -> int:
             run_dir.create(metadata.collect(run_dir.path.name, config, sys.argv), [c.to_dict() for c in cells])
         print(f"run directory: {run_dir.path}", file=sys.stderr)
     except (ExperimentError, Refused, RunDirError, JdkError, paths.BuildMissing, loadgen.LoadgenError,
-            DriverRefused, servers.ToolMissing, servers.SettingsError, oskit.LimitTooLow) as e:
+            DriverRefused, servers.ToolMissing, servers.SettingsError, oskit.LimitTooLow, DatabaseError) as e:
         print(f"run_all: {e}", file=sys.stderr)
         return 2
     pin_runner(config["run"])
     started = time.monotonic()
     try:
-        execute(run_dir, todo, progress)
+        execute(run_dir, todo, progress, database)
     except KeyboardInterrupt:
         progress.close()
         print(f"\nrun_all: interrupted; {len(run_dir.finished_ids())} cells kept in {run_dir.path}; "
               f"finish with: ./runner/run_all.sh --resume {run_dir.path}", file=sys.stderr)
         return 130
+    finally:
+        if database:
+            database.stop()
     progress.close()
     wall = time.monotonic() - started
     run_dir.update_metadata(ended_at=metadata.now_iso(), wall_s=round(wall, 1),

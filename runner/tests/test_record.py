@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from crossbench import cell, experiment, paths, record, servers
+from crossbench.drivers import DRIVERS
 from crossbench.loadgen.base import LoadgenError
 from crossbench.metadata import now_iso
 from crossbench.servers import RunningServer, ServerSpec, free_port
@@ -58,6 +59,7 @@ def written_keys() -> set[str]:
     """What the contract declares: shared and default fields, plan fields, every plug-in's knobs, and the
     fields of knees.jsonl (the other file of records analysis reads, which analysis writes itself)."""
     keys = set(record.SHARED) | set(record.DRIVER_DEFAULTS) | set(experiment.CellPlan.__dataclass_fields__)
+    keys |= {name for driver in DRIVERS.values() for name in driver.FIELDS}
     keys |= set(SettingKnee.__dataclass_fields__) | {"concurrency", "ratio", "efficiency_ratio", "cell_ids"}
     return keys | {k.name for p in servers.PLUGINS.values() for k in p.knobs}
 

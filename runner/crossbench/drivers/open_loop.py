@@ -64,6 +64,15 @@ def open_loop_figures(plan, result) -> tuple[dict, list[str]]:
 
 
 class OpenLoop(Driver):
+    FIELDS = {
+        "rate_achieved": "answers per second over the window at the offered rate",
+        "latency_rise_ms": "the latency's rise through the window (least-squares slope x window)",
+        "unsustainable_reason": "why the server did not keep up (flag unsustainable), else null",
+        "schedule_lag_ms": "p50, p99, max of the generator's lag behind its own schedule",
+        "loadgen_behind_schedule": "why the generator could not keep its schedule (flag loadgen_saturated)",
+        "never_sent": "scheduled requests still waiting for a connection when the window ended",
+    }
+
     def preflight(self, plan) -> None:
         adapter = loadgen.get(plan.loadgen)
         if not getattr(adapter, "OPEN_LOOP", False):

@@ -1,0 +1,92 @@
+"""Verified before measured (database cells): every database endpoint answers well-formed JSON from the real
+tables, and N requests run exactly N queries (N x queries for /queries), counted by pg_stat_statements, as
+TechEmpower's verification counts them. A cell that fails either is not measured."""
+from __future__ import annotations
+
+import json
+import re
+import urllib.request
+from dataclasses import dataclass
+
+from .checks import STATEMENTS, reset_statements, statement_calls
+from .cluster import psql
+
+COUNT_REQUESTS = 20
+WORLD_ROWS = 10_000
+KV_KEY = re.compile(r"^\d{10}$")
+KV_VALUE = re.compile(r"^[A-Za-z]{20}$")
+
+
+class VerifyFailed(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class QueryCount:
+    expected: int
+    counted: int
+
+
+def get_json(url: str):
+    with urllib.request.urlopen(url, timeout=10) as response:
+        if response.status != 200 or "application/json" not in response.headers.get("Content-Type", ""):
+            raise VerifyFailed(f"{url}: {response.status} {response.headers.get('Content-Type')}")
+        return json.loads(response.read())
+
+
+def check_world(row, where: str) -> None:
+    if not (isinstance(row, dict) and set(row) == {"id", "randomNumber"} and 1 <= row["id"] <= WORLD_ROWS
+            and 1 <= row["randomNumber"] <= WORLD_ROWS):
+        raise VerifyFailed(f"{where}: not a world row: {row!r}")
+
+
+def check_answer(base_url: str, path: str, db_url: str) -> None:
+    """One answer of the endpoint, checked against the contract and, for /db/kv, against the table itself."""
+    answer = get_json(base_url + path)
+    if path.startswith("/queries"):
+        wanted = int(re.search(r"queries=(\d+)", path).group(1)) if "queries=" in path else 1
+        if not isinstance(answer, list) or len(answer) != min(max(wanted, 1), 500):
+            raise VerifyFailed(f"{path}: expected a list of {wanted} rows, got {str(answer)[:200]}")
+        for row in answer:
+            check_world(row, path)
+    elif path.startswith("/db/kv"):
+        if not (isinstance(answer, dict) and KV_KEY.match(str(answer.get("a"))) and KV_VALUE.match(str(answer.get("b")))):
+            raise VerifyFailed(f"{path}: not a kv row: {answer!r}")
+        stored = psql(db_url, f"SELECT b FROM kv WHERE a = {int(answer['a'])}").stdout.strip()
+        if stored != answer["b"]:
+            raise VerifyFailed(f"{path}: a={answer['a']} answered b={answer['b']!r}, the table holds {stored!r}")
+    else:
+        check_world(answer, path)
+
+
+def statement_of(path: str) -> str:
+    if path.startswith("/db/kv"):
+        return STATEMENTS["kv"]
+    return STATEMENTS["slow"] if path.startswith("/db/slow") else STATEMENTS["world"]
+
+
+def queries_per_request(path: str) -> int:
+    match = re.search(r"queries=(\d+)", path)
+    return min(max(int(match.group(1)), 1), 500) if path.startswith("/queries") and match else 1
+
+
+def count_queries(base_url: str, path: str, db_url: str, requests: int = COUNT_REQUESTS) -> QueryCount:
+    """Resets pg_stat_statements, sends `requests` requests, reads how many of the endpoint's queries ran."""
+    reset_statements(db_url)
+    for _ in range(requests):
+        with urllib.request.urlopen(base_url + path, timeout=10) as response:
+            response.read()
+    count = QueryCount(requests * queries_per_request(path), statement_calls(db_url, statement_of(path)))
+    if count.counted != count.expected:
+        raise VerifyFailed(f"{path}: {requests} requests ran {count.counted} queries, expected {count.expected} "
+                           "(a cache, or queries the endpoint should not make)")
+    return count
+
+
+def verify_database_cell(base_url: str, paths: list[str], db_url: str) -> QueryCount:
+    """Checks every path's answers, then counts one path's queries (delays cut to 1 ms for /db/slow)."""
+    paths = [re.sub(r"ms=\d+", "ms=1", p) for p in paths]
+    for path in paths:
+        for _ in range(3):
+            check_answer(base_url, path, db_url)
+    return count_queries(base_url, paths[0], db_url)
