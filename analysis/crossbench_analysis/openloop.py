@@ -8,7 +8,7 @@ import math
 import sqlite3
 from pathlib import Path
 
-from .kit import ChartJob, flagged, missing_note, panel_style, series_of, tail, with_headings, write_blocks
+from .kit import PALETTES, ChartJob, flagged, missing_note, panel_style, series_of, tail, with_headings, write_blocks
 from .runinfo import Run, is_valid, num
 
 KIND = "open_loop"
@@ -134,16 +134,18 @@ def distribution_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob 
     pairs = [(peaks[c["peak_cell"]], c) for c in cells if c.get("peak_cell") in peaks and c.get("status") == "ok"]
     if not pairs:
         return None
-    blocks, colors = [], []
+    blocks, colors, used = [], [], {}
     for closed, offered in pairs:
-        palette = ("#444444", "#d95f02", "#1b9e77", "#7570b3")
-        color = palette[len(blocks) // 2 % len(palette)]
-        for label, curve in ((f"closed loop: {closed['loadgen']}, {closed['concurrency']} connections, "
-                              f"{num(closed['rps']):.1f} req/s", closed_curve(run, closed)),
-                             (f"open loop: {offered['loadgen']} at {num(offered['rate']):g} req/s "
-                              f"({100 * num(offered['rate_share']):g}% of it)", open_curve(run, offered))):
+        server = offered.get("server")
+        palette = PALETTES.get(server, PALETTES[None])
+        color = palette[used.setdefault(server, 0) % len(palette)]       # a pair shares its server's colour
+        used[server] += 1
+        for cell, label, curve in ((closed, f"closed loop: {closed['loadgen']}, {closed['concurrency']} "
+                                    f"connections, {num(closed['rps']):.1f} req/s", closed_curve(run, closed)),
+                                   (offered, f"open loop: {offered['loadgen']} at {num(offered['rate']):g} req/s "
+                                    f"({100 * num(offered['rate_share']):g}% of it)", open_curve(run, offered))):
             blocks.append((f"{offered.get('setting')}, {label}",
-                           [[p, 100 / (100 - p), latency, is_valid(offered), offered["cell_id"]] for p, latency in curve]))
+                           [[p, 100 / (100 - p), latency, is_valid(cell), cell["cell_id"]] for p, latency in curve]))
             colors.append(color)
     name = "openloop_distribution.dat"
     write_blocks(data_dir / name, f"latency distributions, closed and open loop at the same throughput (run "

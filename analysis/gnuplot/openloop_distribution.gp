@@ -13,4 +13,4 @@ set ylabel 'latency (ms, log scale)'
 set title title font ',14'
 f = pfile(1)
 plot for [i=1:pn(1)] f index i-1 using 'x':'latency_ms' with linespoints \
-         lw (i % 2 ? 2.5 : 2) dt (i % 2 ? 1 : 2) pt (i % 2 ? 7 : -1) ps 1.2 lc rgb pcolor(1,i) title columnheader(1)
+         lw (i % 2 ? 2.5 : 2) dt 2 - i % 2 pt (i % 2 ? 7 : -1) ps 1.2 lc rgb pcolor(1,i) title columnheader(1)

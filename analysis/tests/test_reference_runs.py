@@ -22,6 +22,7 @@ RUNS = Path(__file__).parent / "fixtures" / "runs"
     ("seed001-quick", {"seed001_pipelined", "resources_hello"}),
     ("seed003-quick", {"hold_client", "hold_limit", "hold_server", "resources_hold"}),
     ("maxthreads-quick", {"maxthreads_knees", "maxthreads_threads", "maxthreads_cost", "efficiency"}),
+    ("openloop-quick", {"openloop_latency", "openloop_achieved", "openloop_distribution", "efficiency"}),
 ])
 def test_a_real_run_is_drawn_whole(tmp_path, name, charts):
     run = tmp_path / name
@@ -34,3 +35,17 @@ def test_a_real_run_is_drawn_whole(tmp_path, name, charts):
     report = (run / "report.html").read_text()
     ids = [json.loads(line)["cell_id"] for line in (run / "cells.jsonl").read_text().splitlines()]
     assert ids and all(cell_id in report for cell_id in ids)
+
+
+@needs_gnuplot
+def test_open_loop_distribution_uses_every_request_and_the_closed_cells_own_validity(tmp_path):
+    run = tmp_path / "openloop-quick"
+    shutil.copytree(RUNS / "openloop-quick", run)
+    analyze(run)
+    blocks = (run / "charts" / "data" / "openloop_distribution.dat").read_text().split("\n\n\n")
+    closed, offered = ([line.split("\t") for line in block.splitlines() if line[:1].isdigit()] for block in blocks)
+    assert {row[-1] for row in closed} == {"same-throughput-peak-tomcat-mt20-delay_sync-c40-d200-r1"}
+    assert {row[-1] for row in offered} == {"same-throughput-tomcat-mt20-delay_sync-c40-d200-q90pct-r1"}
+    assert len(offered) > 100 and len(closed) == 5           # every request's percentiles; wrk's own five
+    p99 = {float(row[0]): float(row[2]) for row in offered}[99.0]
+    assert p99 < float(dict((row[0], row[2]) for row in closed)["99"]) / 2   # the closed loop's own queue

@@ -106,7 +106,9 @@ def test_normal():
     assert result.duration_s == 2 and result.rps == 200
     assert result.latency_ms["p99"] == pytest.approx(5.092771) and result.latency_ms["max"] == pytest.approx(6.455407)
     x = result.extra
-    assert (x["rate"], x["rate_achieved"], x["rate_sent"], x["never_sent"]) == (200, 200, 200, 0)
+    assert (x["rate"], x["rate_answered"], x["rate_sent"], x["never_sent"]) == (200, 200, 200, 0)
+    # 400 answers between the first (at 3.3 ms) and the window's end: 400 / 1.9967 s
+    assert x["rate_achieved"] == pytest.approx(400 / (2 - 0.00328446))
     assert x["schedule_lag_exact"] and x["schedule_lag_ms"]["max"] == pytest.approx(2.838068)
     assert x["status_counts"] == {"200": 400} and "behind_schedule" not in x
     assert {r.url for r in oha.requests(FIXTURES / "normal")} == {"/hello", "/now"}   # oha stores the path
@@ -135,7 +137,8 @@ def test_queueing_server_shows_growing_latency_and_unsent_ticks():
     result = oha.parse(FIXTURES / "queueing")
     x = result.extra
     assert result.requests == 93 and result.error_count == 0
-    assert x["rate_achieved"] == 46.5 and x["scheduled"] == 200 and x["never_sent"] == 107
+    assert x["rate_answered"] == 46.5 and x["scheduled"] == 200 and x["never_sent"] == 107
+    assert x["rate_achieved"] == pytest.approx(45.06, abs=0.01)     # 3 answers came after the window's end
     assert result.latency_ms["max"] == pytest.approx(1168.013665) and result.latency_ms["p50"] == pytest.approx(576.680727)
     assert x["latency_slope_ms_per_s"] > 1000            # each second of the window adds a second of queue
     assert x["queue_wait_ms"]["max"] == pytest.approx(1068.36556)

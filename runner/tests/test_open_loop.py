@@ -101,7 +101,7 @@ def plan_at(rate: float, duration_s: float = 2.0, delay_ms: int = 0):
 def test_a_run_that_kept_its_rate_is_not_flagged():
     figures, flags = open_loop_figures(plan_at(200), oha.parse(OHA_RUNS / "normal"))
     assert flags == [] and figures["unsustainable_reason"] is None
-    assert figures["rate_achieved"] == 200 and figures["never_sent"] == 0
+    assert figures["rate_achieved"] == pytest.approx(200, rel=0.01) and figures["never_sent"] == 0
 
 
 def test_a_queueing_server_is_flagged_unsustainable_with_its_unsent_requests():
@@ -109,3 +109,13 @@ def test_a_queueing_server_is_flagged_unsustainable_with_its_unsent_requests():
     assert "unsustainable" in flags and "of 100 req/s offered" in figures["unsustainable_reason"]
     assert figures["never_sent"] == 107 and figures["latency_rise_ms"] > 500
     assert figures["latency_ratio"] > 10        # mean latency / 20 ms delay: the queue, not the delay
+
+
+def test_the_achieved_rate_counts_only_answers_inside_the_window():
+    from crossbench.loadgen.openloop import Request, completion_rate
+    # offered 150/s for 10 s to a server that answers 100/s: the generator waits for the rest after the window
+    rows = [Request(scheduled_s=i / 150, start_s=i / 150, end_s=0.2 + i / 100, latency_ms=0, status=200, bytes=0)
+            for i in range(1500)]
+    assert completion_rate(rows, 10.0) == pytest.approx(100, rel=0.01)
+    assert completion_rate(rows[:100], 10.0) == pytest.approx(100 / 9.8)     # it stopped answering after 1 s
+    assert completion_rate([], 10.0) == 0.0

@@ -65,7 +65,8 @@ def open_loop_figures(plan, result) -> tuple[dict, list[str]]:
 
 class OpenLoop(Driver):
     FIELDS = {
-        "rate_achieved": "answers per second over the window at the offered rate",
+        "rate_achieved": "answers per second the server gave inside the window (from its first answer to the "
+                         "window's end), at the offered rate",
         "latency_rise_ms": "the latency's rise through the window (least-squares slope x window)",
         "unsustainable_reason": "why the server did not keep up (flag unsustainable), else null",
         "schedule_lag_ms": "p50, p99, max of the generator's lag behind its own schedule",

@@ -29,6 +29,7 @@ OPEN_LOOP = True                   # sends on a schedule (LoadSpec.rate): open-l
 MARGIN_S = 20.0
 LATENCY_METRIC = "crossbench_latency"
 LAG_METRIC = "crossbench_lag"
+HTTP_STATUS_CODES = (1400, 1599)   # k6's error_code for an answer with status 4xx/5xx: 1000 + status
 
 LATENCY_SOURCE = (
     "k6 1.8.1 constant-arrival-rate, one crossbench_latency sample per request (k6.csv) written by the "
@@ -171,7 +172,7 @@ def requests(out_dir: Path | str) -> list[openloop.Request]:
     result = []
     for row in _samples(Path(out_dir), LATENCY_METRIC):
         tags = _tags(row)
-        if tags.get("err", "0") != "0":
+        if not answered(int(tags.get("err", "0"))):
             continue
         slot = int(_metadata(row)["i"])
         latency_ms = float(row["metric_value"])
@@ -179,6 +180,11 @@ def requests(out_dir: Path | str) -> list[openloop.Request]:
                                        latency_ms / 1000, latency_ms=latency_ms,
                                        status=int(tags.get("code", "0")), bytes=0))
     return sorted(result, key=lambda r: r.scheduled_s)
+
+
+def answered(code: int) -> bool:
+    """k6 gives an HTTP 4xx/5xx answer an error_code too (1000 + status, 1400..1599): it is still an answer."""
+    return code == 0 or HTTP_STATUS_CODES[0] <= code <= HTTP_STATUS_CODES[1]
 
 
 def error_kind(code: int) -> str:
@@ -212,14 +218,15 @@ def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
     codes = Counter(int(_tags(r).get("err", "0")) for r in all_rows)
     errors = empty_errors()
     for code, count in codes.items():
-        if code:
+        if not answered(code):
             errors[error_kind(code)] += count
     errors["non_2xx"] = sum(1 for r in rows if not 200 <= r.status < 300)
     lags = [float(r["metric_value"]) for r in _samples(out_dir, LAG_METRIC)]
     dropped = int(_summary_value(summary, "dropped_iterations", "count"))
     extra = {
         "rate": rate,
-        "rate_achieved": len(rows) / window,
+        "rate_achieved": openloop.completion_rate(rows, window),
+        "rate_answered": len(rows) / window,         # answered at any time, the window's late answers too
         "rate_sent": len(all_rows) / window,
         "schedule_lag_ms": openloop.spread(lags),
         "schedule_lag_exact": dropped == 0,
