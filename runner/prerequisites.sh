@@ -5,7 +5,7 @@
 
 declare -A CROSSBENCH_PACKAGE_OF=(
   [wrk]=wrk [ab]=apache2-utils [gnuplot]=gnuplot-nox [taskset]=util-linux [setpriv]=util-linux
-  [java]=openjdk-17-jdk-headless [python3]=python3 [ss]=iproute2 [nginx]=nginx-light
+  [java]=openjdk-17-jdk-headless [python3]=python3 [ss]=iproute2 [nginx]=nginx-light [psql]=postgresql-client
 )
 
 crossbench_missing_packages() {
@@ -18,6 +18,9 @@ crossbench_missing_packages() {
   done
   python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || echo python3-venv
   [[ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ]] || echo fonts-dejavu-core
+  # the run's own PostgreSQL (database cells): Debian keeps the server out of PATH, in /usr/lib/postgresql/N/bin
+  compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || echo postgresql
+  compgen -G '/usr/share/postgresql/*/extension/pg_stat_statements.control' >/dev/null || echo postgresql-contrib
 }
 
 crossbench_install_missing() {

@@ -34,12 +34,14 @@ def parse_args(argv):
     parser.add_argument("--db-pool", type=positive, default=10, help="asyncpg pool size per process")
     parser.add_argument("--db-wait-ms", type=positive, default=5000,
                         help="how long a request waits for a pooled connection before its 503")
+    parser.add_argument("--db-prepared", action=argparse.BooleanOptionalAction, default=True,
+                        help="named prepared statements (--no-db-prepared behind PgBouncer in transaction mode)")
     return parser.parse_args(argv)
 
 
 def database(args) -> db.Database:
     """Made in each worker process after the fork: a pool is per process."""
-    return db.Database(args.db_url, args.db_pool, args.db_wait_ms / 1000)
+    return db.Database(args.db_url, args.db_pool, args.db_wait_ms / 1000, args.db_prepared)
 
 
 def main(argv=None) -> int:

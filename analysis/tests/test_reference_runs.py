@@ -23,6 +23,8 @@ RUNS = Path(__file__).parent / "fixtures" / "runs"
     ("seed003-quick", {"hold_client", "hold_limit", "hold_server", "resources_hold"}),
     ("maxthreads-quick", {"maxthreads_knees", "maxthreads_threads", "maxthreads_cost", "efficiency"}),
     ("openloop-quick", {"openloop_latency", "openloop_achieved", "openloop_distribution", "efficiency"}),
+    ("seed004-quick", {"seed004_table_db", "seed004_table_db-behind-nginx", "seed004_table_db-pgbouncer",
+                       "seed004_table_pools", "seed004_workers", "latency", "resources_db"}),
 ])
 def test_a_real_run_is_drawn_whole(tmp_path, name, charts):
     run = tmp_path / name
@@ -49,3 +51,18 @@ def test_open_loop_distribution_uses_every_request_and_the_closed_cells_own_vali
     assert len(offered) > 100 and len(closed) == 5           # every request's percentiles; wrk's own five
     p99 = {float(row[0]): float(row[2]) for row in offered}[99.0]
     assert p99 < float(dict((row[0], row[2]) for row in closed)["99"]) / 2   # the closed loop's own queue
+
+
+@needs_gnuplot
+def test_seed004_table_keeps_each_sweeps_best_step_sorted_by_p99(tmp_path):
+    run = tmp_path / "seed004-quick"
+    shutil.copytree(RUNS / "seed004-quick", run)
+    analyze(run)
+    rows = [line.split("\t") for line in (run / "charts" / "data" / "seed004_table_db.dat").read_text().splitlines()
+            if line[:1].isdigit()]
+    cells = {json.loads(line)["cell_id"]: json.loads(line) for line in (run / "cells.jsonl").read_text().splitlines()}
+    p99s = [float(row[3]) for row in rows]
+    assert p99s == sorted(p99s) and len(rows) == 4                     # tomcat + the best of three sweeps
+    for row in (r for r in rows if cells[r[-1]]["sweep"]):
+        sweep = [c for c in cells.values() if c["sweep"] == cells[row[-1]]["sweep"]]
+        assert cells[row[-1]]["rps"] == max(c["rps"] for c in sweep) and "best_of_3" in row[1]     # spaces are underscores in .dat files

@@ -21,6 +21,9 @@ SLOW = "SELECT w.id, w.randomnumber FROM world w, pg_sleep(%s / 1000.0) WHERE w.
 URL = os.environ.get("CROSSBENCH_DB_URL")
 POOL_SIZE = int(os.environ.get("CROSSBENCH_DB_POOL", "4"))
 WAIT_S = int(os.environ.get("CROSSBENCH_DB_WAIT_MS", "5000")) / 1000
+# psycopg prepares a statement on its first run (threshold 0), or never: PgBouncer 1.18 in transaction mode
+# cannot keep prepared statements (the next transaction may meet another backend).
+PREPARE_THRESHOLD = 0 if os.environ.get("CROSSBENCH_DB_PREPARED", "1") == "1" else None
 _pool: tuple[int, ConnectionPool] | None = None
 
 
@@ -28,7 +31,7 @@ def pool() -> ConnectionPool:
     global _pool
     if _pool is None or _pool[0] != os.getpid():
         _pool = (os.getpid(), ConnectionPool(URL, min_size=POOL_SIZE, max_size=POOL_SIZE, timeout=WAIT_S,
-                                             open=True, kwargs={"prepare_threshold": 0}))
+                                             open=True, kwargs={"prepare_threshold": PREPARE_THRESHOLD}))
     return _pool[1]
 
 

@@ -122,9 +122,10 @@ def run_cell(plan: CellPlan, ctx: CellContext) -> dict:
 
 def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
     db_url = database_url(plan, ctx)
-    server = RunningServer(server_spec(plan, ctx, free_port(), db_url))
     probe = None
     with ExitStack() as running:
+        bouncer = running.enter_context(stack.pooler(plan, db_url, ctx.cell_dir)) if plan.pooler else None
+        server = RunningServer(server_spec(plan, ctx, free_port(), bouncer.url if bouncer else db_url))
         running.enter_context(server)
         front = running.enter_context(stack.proxy(plan, server, ctx.cell_dir)) if plan.proxy else server
         verify(front, plan)
@@ -134,7 +135,8 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
                                      interval_s=SAMPLE_INTERVAL_S, out_csv=ctx.cell_dir / "samples.csv",
                                      pool_source=probe, phase="warmup")
         sides = {"db": side_sampler(ctx.database.pid if db_url else None, ctx.cell_dir / "db-samples.csv"),
-                 "proxy": side_sampler(front.pid if plan.proxy else None, ctx.cell_dir / "proxy-samples.csv")}
+                 "proxy": side_sampler(front.pid if plan.proxy else None, ctx.cell_dir / "proxy-samples.csv"),
+                 "pooler": side_sampler(bouncer.pid if bouncer else None, ctx.cell_dir / "pooler-samples.csv")}
         try:
             for side in sides.values():
                 if side:
@@ -158,7 +160,7 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
     for prefix, side in sides.items():
         shared.update(side_figures(prefix, side, measurement.t0, measurement.t1))
     shared.update(figures)
-    flags = list(dict.fromkeys([*measurement.flags, *cell_flags(plan, window)]))
+    flags = list(dict.fromkeys([*measurement.flags, *cell_flags(plan, window), *database_flags(ctx, db_url)]))
     shared.update(flags=flags, valid=not flags, time_wait_drain_s=round(drained_s, 1))
     cell_record = contract.merge(shared, measurement.extra, plan.kind)
     if "loadgen_saturated" in flags and cell_record["rps_steady"] is not None:
@@ -172,6 +174,12 @@ def cell_flags(plan: CellPlan, window: dict) -> list[str]:
     """Flags every kind of cell can raise: the load generator at the end of its cores."""
     cores = min(plan.loadgen_threads, len(plan.loadgen_cpus) or psutil.cpu_count())
     return ["loadgen_saturated"] if metrics.loadgen_saturated(window.get("loadgen_cpu_percent"), cores) else []
+
+
+def database_flags(ctx: CellContext, db_url: str | None) -> list[str]:
+    """A database cell whose database went away during the cell: its errors (503s) are the outage, not the
+    server; the run starts the database again before the next cell."""
+    return ["database_died"] if db_url and ctx.database and not ctx.database.alive() else []
 
 
 def run_phases(driver, plan: CellPlan, ctx: CellContext, server: RunningServer, sampler) -> Measurement:

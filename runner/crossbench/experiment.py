@@ -3,6 +3,7 @@ into the list of cells to measure. The resolved configuration is what a run reco
 from __future__ import annotations
 
 import copy
+import os
 import random
 import tomllib
 from dataclasses import asdict, dataclass, field, replace
@@ -21,8 +22,11 @@ RUN_KEYS = {"duration_s", "warmup_s", "repetitions", "shuffle", "shuffle_seed", 
             "server_cpus", "loadgen_cpus", "loadgen_threads", "pipeline", "rates", "db_url"}
 ANALYSIS_KEYS = {"knees"}         # knees = true: print the knees analysis found at the end of the run
 GROUP_KEYS = {"name", "kind", "endpoint", "concurrency", "delays_ms", "rates", "rate_shares", "peak_loadgen", "options",
-              "proxy", "db_pool_total", *servers.PLUGINS}
+              "proxy", "db_pool_total", "pooler", "pooler_pool", "worker_sweep", *servers.PLUGINS}
 PROXIES = ("nginx",)              # group key proxy = "nginx": nginx in front of the server (its [nginx] settings)
+# group key pooler = "pgbouncer": PgBouncer (transaction mode) between the server and the database, holding
+# pooler_pool server connections (default: as many as the server's own pools); servers then prepare nothing.
+POOLERS = ("pgbouncer",)
 # rates = "auto": a closed-loop cell measures the peak first (same server, setting, endpoint, delay, concurrency),
 # then the open-loop cells offer these shares of it (10% .. 120%: below, at and past the peak).
 AUTO_RATES = "auto"
@@ -62,6 +66,9 @@ class CellPlan:
     rate_share: float | None = None      # rates = "auto": the share of the peak to offer (rate set at run time)
     peak_cell: str | None = None         # rates = "auto": the closed-loop cell that measures that peak
     proxy: dict | None = None            # nginx's settings when nginx runs in front of the server (group proxy)
+    pooler: dict | None = None           # {"name": "pgbouncer", "pool_size": N or None} (group pooler)
+    sweep: str | None = None             # worker_sweep groups: the series this cell is a step of
+    sweep_step: int | None = None        # ... and its process count (1, 2, 3, ... up to 2 x cores + 1)
     options: dict = field(default_factory=dict)   # the group's driver options, as in the experiment file
 
     @property
@@ -87,7 +94,7 @@ class CellPlan:
         delay = f" delay={self.delay_ms}ms" if self.delay_ms else ""
         offered = (f" at {self.rate:g} req/s" if self.rate is not None else
                    f" at {100 * self.rate_share:g}% of the peak" if self.rate_share is not None else "")
-        via = " behind nginx" if self.proxy else ""
+        via = (" behind nginx" if self.proxy else "") + (f" through {self.pooler['name']}" if self.pooler else "")
         return (f"{self.plugin.describe(self.settings)}{via} {self.endpoint} C={self.concurrency}{delay}{offered} "
                 f"rep {self.repetition}")
 
@@ -230,6 +237,9 @@ def validate_group(group: dict, fail) -> None:
             fail(f"group {group['name']}: db_pool_total takes connection counts or \"concurrency\", not {total!r}")
     if group.get("proxy") is not None and group["proxy"] not in PROXIES:
         fail(f"group {group['name']}: proxy must be one of {', '.join(PROXIES)}, not {group['proxy']!r}")
+    validate_pooler(group, fail)
+    if not isinstance(group.get("worker_sweep", False), bool):
+        fail(f"group {group['name']}: worker_sweep is true or false, not {group['worker_sweep']!r}")
     if group.get("peak_loadgen", PEAK_LOADGEN) not in ADAPTERS or \
             getattr(ADAPTERS[group.get("peak_loadgen", PEAK_LOADGEN)], "OPEN_LOOP", False):
         fail(f"group {group['name']}: peak_loadgen must be a closed-loop generator, not {group['peak_loadgen']!r}")
@@ -240,6 +250,21 @@ def validate_group(group: dict, fail) -> None:
     for d in delays or []:
         if not isinstance(d, int) or not 1 <= d <= 60_000:
             fail(f"group {group['name']}: delays_ms must be integers from 1 to 60000, not {d!r}")
+
+
+def validate_pooler(group: dict, fail) -> None:
+    if group.get("pooler") is None:
+        if "pooler_pool" in group:
+            fail(f"group {group['name']}: pooler_pool without a pooler (pooler = \"pgbouncer\")")
+        return
+    if group["pooler"] not in POOLERS:
+        fail(f"group {group['name']}: pooler must be one of {', '.join(POOLERS)}, not {group['pooler']!r}")
+    if any(e not in DB_ENDPOINTS for e in group.get("endpoint", {}).values()):
+        fail(f"group {group['name']}: a pooler stands before the database: only database endpoints "
+             f"({', '.join(DB_ENDPOINTS)})")
+    size = group.get("pooler_pool")
+    if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
+        fail(f"group {group['name']}: pooler_pool is a number of server connections, not {size!r}")
 
 
 def server_section(config: dict, group: dict, server: str) -> dict:
@@ -256,15 +281,34 @@ def expand(config: dict) -> list[CellPlan]:
             endpoint = group["endpoint"].get(server)
             if endpoint is None:
                 continue
-            for settings in servers.get(server).variants(server_section(config, group, server)):
+            for settings in sweep_variants(config, group, server):
                 for delay_ms in group.get("delays_ms") or [0]:
                     for concurrency in group["concurrency"]:
                         cells += group_cells(config, group, server, endpoint, settings, delay_ms, concurrency)
+    if run["shuffle"] and any(g.get("worker_sweep") for g in config["group"]):
+        raise ExperimentError("worker_sweep steps run in order (each decides whether the next runs): "
+                              "set shuffle = false")
     if run["shuffle"]:
         random.Random(run.get("shuffle_seed", 0)).shuffle(cells)
         # a peak must be measured before the cells that offer shares of it
         cells.sort(key=lambda cell: cell.peak_cell is not None)
     return [replace(cell, index=position) for position, cell in enumerate(cells, 1)]
+
+
+def sweep_cores(run: dict) -> int:
+    return len(run["server_cpus"]) or os.cpu_count() or 1
+
+
+def sweep_variants(config: dict, group: dict, server: str) -> list[dict]:
+    """The server's settings for a group; worker_sweep = true sets its process knob to 1, 2, 3, ... up to
+    2 x cores + 1 (seed 004's rule; the run stops a series after two drops in a row, sweep_stopped). A server
+    with no processes to count (Tomcat: one JVM) is measured once."""
+    plugin = servers.get(server)
+    section = server_section(config, group, server)
+    if not group.get("worker_sweep") or not plugin.process_knob:
+        return plugin.variants(section)
+    steps = range(1, 2 * sweep_cores(config["run"]) + 2)
+    return [settings for step in steps for settings in plugin.variants({**section, plugin.process_knob: step})]
 
 
 def pool_variants(group: dict, server: str, settings: dict, concurrency: int) -> list[dict]:
@@ -331,7 +375,12 @@ def plan_cell(config, group, server, endpoint, settings, delay_ms, concurrency, 
     via = f"-via-{group['proxy']}" if proxy else ""
     pool = f"-pool{settings['db_pool'] * servers.get(server).process_count(settings)}" \
         if group.get("db_pool_total") else ""
+    pooler = {"name": group["pooler"], "pool_size": group.get("pooler_pool")} if group.get("pooler") else None
+    if pooler:
+        settings = {**settings, "db_prepared": False}      # PgBouncer 1.18 in transaction mode keeps none
+        pool += f"-{pooler['name']}" + (f"{pooler['pool_size']}" if pooler["pool_size"] else "")
     cell_id = f"{name}-{server}{variant}{via}{pool}-{slug}-c{concurrency}-d{delay_ms}{offered}-r{repetition}"
+    sweep, step = sweep_of(group, server, settings, f"{via}{pool}-{slug}-c{concurrency}-d{delay_ms}{offered}")
     return CellPlan(
         cell_id=cell_id, experiment=config["name"], group=group["name"], server=server, endpoint=endpoint,
         concurrency=concurrency, delay_ms=delay_ms, duration_s=run["duration_s"], warmup_s=run["warmup_s"],
@@ -339,7 +388,33 @@ def plan_cell(config, group, server, endpoint, settings, delay_ms, concurrency, 
         pipeline=run["pipeline"],
         server_cpus=tuple(run["server_cpus"]), loadgen_cpus=tuple(run["loadgen_cpus"]),
         loadgen_threads=run["loadgen_threads"], settings=dict(settings),
-        kind=kind, options=dict(group.get("options", {})), rate=rate, rate_share=share, proxy=proxy)
+        kind=kind, options=dict(group.get("options", {})), rate=rate, rate_share=share, proxy=proxy,
+        pooler=pooler, sweep=sweep, sweep_step=step)
+
+
+def sweep_of(group: dict, server: str, settings: dict, rest: str) -> tuple[str | None, int | None]:
+    """(series id, step) of a worker-sweep cell: the id is the cell's with N for the process count."""
+    knob = servers.get(server).process_knob
+    if not group.get("worker_sweep") or not knob:
+        return None, None
+    label = servers.get(server).variant_label({**settings, knob: "N"})
+    return f"{group['name']}-{server}{label}{rest}", settings[knob]
+
+
+def sweep_stopped(plan: CellPlan, records: dict[str, dict]) -> str | None:
+    """Why a worker-sweep cell is not run (seed 004's rule: stop once throughput dropped two steps in a row),
+    from the series' steps measured so far; None to run it."""
+    if plan.sweep is None:
+        return None
+    by_step: dict[int, list[float]] = {}
+    for record in records.values():
+        if record.get("sweep") == plan.sweep and record.get("status") == "ok" and record["sweep_step"] < plan.sweep_step:
+            by_step.setdefault(record["sweep_step"], []).append(record["rps"] or 0.0)
+    rps = [sum(values) / len(values) for _, values in sorted(by_step.items())]
+    drops = [later < earlier for earlier, later in zip(rps, rps[1:])]
+    if len(drops) >= 2 and drops[-1] and drops[-2]:
+        return f"throughput dropped two steps in a row ({', '.join(f'{r:.0f}' for r in rps[-3:])} req/s)"
+    return None
 
 
 class PeakMissing(RuntimeError):

@@ -12,7 +12,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from . import experiment, loadgen, metadata, oskit, paths, servers
+from . import experiment, loadgen, metadata, oskit, paths, servers, stack
 from .cell import CellContext, failed_record, run_cell
 from .database import DatabaseError
 from .stack import RunDatabase, needs_database
@@ -130,6 +130,7 @@ def preflight(config: dict, cells: list[CellPlan]) -> None:
     # RLIMIT_NOFILE is per process: the client and the server are separate processes and each holds one end
     # of a connection; both inherit the runner's limit.
     oskit.raise_open_files(max(c.concurrency for c in cells))
+    stack.preflight(cells, run.get("db_url"))
 
 
 def without_unrunnable(cells: list[CellPlan]) -> list[CellPlan]:
@@ -193,6 +194,10 @@ def run_database(config: dict, cells: list[CellPlan], run_dir: RunDir) -> RunDat
 def execute(run_dir: RunDir, todo: list[CellPlan], progress: Progress, database: RunDatabase | None) -> None:
     first_index = progress.total - len(todo) + 1
     for offset, plan in enumerate(todo):
+        stopped = experiment.sweep_stopped(plan, measured(run_dir))
+        if stopped:
+            print(f"run_all: not running {plan.cell_id}: its worker sweep stopped: {stopped}", file=sys.stderr)
+            continue
         progress.start_cell(first_index + offset, plan.describe())
         length = {"warmup": plan.warmup_s, "measure": plan.duration_s}
         ctx = CellContext(cell_dir=run_dir.cell_dir(plan.cell_id), database=database,

@@ -1,12 +1,15 @@
 """What stands around the server in a cell: the database its database endpoints read (one per run, started on
-first need and started again before a cell if it died), and nginx in front when the cell's group asks for a
-proxy. The cell samples both beside the server."""
+first need and started again before a cell if it died), PgBouncer between them when the cell's group asks for a
+pooler, and nginx in front when it asks for a proxy. The cell samples each beside the server."""
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from . import servers
-from .database import Cluster, DatabaseError, ensure_tables, tables_missing
+from .database import Cluster, DatabaseError, ensure_tables, psql, tables_missing
+from .database.cluster import bin_dir
+from .database.pgbouncer import INSTALL_HINT as PGBOUNCER_HINT, PgBouncer
 from .servers import DB_ENDPOINTS, RunningServer, free_port
 
 DB_CONNECTION_MARGIN = 20     # postgres connections beyond the largest pool total: psql, checks, a spare
@@ -14,6 +17,15 @@ DB_CONNECTION_MARGIN = 20     # postgres connections beyond the largest pool tot
 
 def needs_database(plan) -> bool:
     return plan.endpoint in DB_ENDPOINTS
+
+
+def preflight(cells, existing_url: str | None) -> None:
+    """Database cells need PostgreSQL's binaries (unless --db-url names a server), pooled cells PgBouncer: said
+    before the first cell, with the package to install."""
+    if not existing_url and any(needs_database(c) for c in cells):
+        bin_dir()
+    if any(c.pooler for c in cells) and not shutil.which("pgbouncer"):
+        raise DatabaseError(f"pgbouncer not found: {PGBOUNCER_HINT}")
 
 
 class RunDatabase:
@@ -47,6 +59,12 @@ class RunDatabase:
             ensure_tables(self.cluster.url)
         return self.cluster.url
 
+    def alive(self) -> bool:
+        """The database still answers (the run's own cluster: its postmaster is running)."""
+        if self.existing_url:
+            return psql(self.existing_url, "SELECT 1", check=False, timeout_s=10).returncode == 0
+        return self.cluster is not None and self.cluster.alive()
+
     @property
     def pid(self) -> int | None:
         """The postmaster, whose tree the cell samples (None for a database the run does not own)."""
@@ -66,11 +84,28 @@ def proxy(plan, server: RunningServer, cell_dir: Path) -> RunningServer:
     return RunningServer(nginx.proxy_spec(plan.proxy, free_port(), server.spec.port, work, plan.server_cpus))
 
 
+POOLER_CLIENT_MARGIN = 10     # pooler client slots beyond the server's pools: verify's and a spare
+
+
+def app_connections(plan) -> int | None:
+    """The database connections the server's own pools may hold, over all its processes."""
+    pool = plan.settings.get("db_pool")
+    return pool * plan.plugin.process_count(plan.settings) if pool else None
+
+
+def pooler(plan, db_url: str, cell_dir: Path) -> PgBouncer:
+    """PgBouncer between the cell's server and the database, its config kept in the cell's `pgbouncer/`; its pool
+    holds the group's pooler_pool server connections, or as many as the server's pools."""
+    clients = app_connections(plan) or 1
+    return PgBouncer(db_url, cell_dir / "pgbouncer", pool_size=plan.pooler.get("pool_size") or clients,
+                     max_clients=clients + POOLER_CLIENT_MARGIN, cpus=plan.server_cpus)
+
+
 def database_figures(plan, count) -> dict:
     """The record's database fields for a database cell (count: verify's query count)."""
-    pool = plan.settings.get("db_pool")
-    return {"db_connections_total": pool * plan.plugin.process_count(plan.settings) if pool else None,
+    return {"db_connections_total": app_connections(plan),
+            "pooler_connections": (plan.pooler.get("pool_size") or app_connections(plan)) if plan.pooler else None,
             "queries_expected": count.expected, "queries_counted": count.counted}
 
 
-__all__ = ["RunDatabase", "database_figures", "needs_database", "proxy"]
+__all__ = ["RunDatabase", "app_connections", "database_figures", "needs_database", "pooler", "proxy"]

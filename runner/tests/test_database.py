@@ -63,11 +63,15 @@ def test_a_cluster_starts_loads_counts_queries_and_stops(tmp_path):
 
 @pytest.mark.live
 def test_an_empty_database_is_refused_with_the_load_command(tmp_path):
-    with Cluster(tmp_path) as db:
+    with Cluster(tmp_path) as db:          # the cluster's files are cached between runs: the database may be left over
+        psql(db.url, "DROP DATABASE IF EXISTS empty")
         psql(db.url, "CREATE DATABASE empty")
-        empty = db.url.rsplit("/", 1)[0] + "/empty"
-        reason = tables_missing(empty)
-        assert reason and "no crossbench tables" in reason and f"./runner/db.sh load {empty}" in reason
+        try:
+            empty = db.url.rsplit("/", 1)[0] + "/empty"
+            reason = tables_missing(empty)
+            assert reason and "no crossbench tables" in reason and f"./runner/db.sh load {empty}" in reason
+        finally:
+            psql(db.url, "DROP DATABASE empty")
 
 
 @pytest.mark.live

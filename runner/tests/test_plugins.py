@@ -73,3 +73,13 @@ def test_tomcat_makes_its_class_data_archive_once_then_maps_it(tmp_path, monkeyp
     archive.keep()
     assert archive.path.read_bytes() == b"archive" and not archive.making.exists()
     assert archive.option() == f"-XX:SharedArchiveFile={archive.path}"
+
+
+@pytest.mark.live
+def test_tomcat_accepts_every_setting_its_rendered_config_gives():
+    """Tomcat only warns about an attribute it does not know (the setting is then silently not applied)."""
+    from live_servers import running
+    with running("tomcat") as server:
+        logs = "".join(p.read_text() for p in server.spec.log_path.parent.glob("*.log"))
+    assert "Server startup in" in logs
+    assert "failed to set property" not in logs, [line for line in logs.splitlines() if "failed to set" in line]

@@ -3,7 +3,10 @@ the database and nginx sampled beside the server, nothing left running afterward
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
+import time
 
 import psutil
 import pytest
@@ -18,16 +21,19 @@ def running(name: str) -> set[int]:
 
 
 def test_seed004_quick_end_to_end(tmp_path, report_figure):
-    before = {name: running(name) for name in ("postgres", "nginx")}
+    before = {name: running(name) for name in ("postgres", "nginx", "pgbouncer")}
     out = tmp_path / "seed004-quick"
-    done = subprocess.run([str(paths.RUNNER / "run_all.sh"), "--experiment", "seed004-quick", "--out", str(out)],
-                          capture_output=True, text=True, timeout=300)
+    # 2 s windows without warm-up (the quick file's 1 + 4 s are for users): what is checked here is that every
+    # stack answers from the database, through nginx and PgBouncer, counted, sampled, swept and drawn
+    done = subprocess.run([str(paths.RUNNER / "run_all.sh"), "--experiment", "seed004-quick", "--out", str(out),
+                           "--duration", "2", "--warmup", "0"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     cells = {r["cell_id"]: r for r in map(json.loads, (out / "cells.jsonl").read_text().splitlines())}
-    assert len(cells) == 14 and all(r["status"] == "ok" for r in cells.values()), \
+    assert len(cells) == 24 and all(r["status"] == "ok" for r in cells.values()), \
         [r.get("error") for r in cells.values() if r["status"] != "ok"]
     for r in cells.values():
-        assert r["queries_expected"] == r["queries_counted"] == 20, r["cell_id"]
+        per_request = 20 if r["endpoint"] == "/queries" else 1
+        assert r["queries_expected"] == r["queries_counted"] == 20 * per_request, r["cell_id"]
         assert r["requests"] > 0 and r["error_total"] == 0, (r["cell_id"], r["errors"])
         assert r["db_cpu_percent"] is not None and r["db_rss_peak_mb"] > 0, r["cell_id"]
         assert (out / "cells" / r["cell_id"] / "db-samples.csv").is_file()
@@ -35,12 +41,116 @@ def test_seed004_quick_end_to_end(tmp_path, report_figure):
     assert {r["server"] for r in proxied} == {"gunicorn", "uvicorn"}
     assert all(r["proxy_cpu_percent"] is not None and r["proxy_rss_peak_mb"] > 0 for r in proxied)
     assert cells["db-gunicorn-w2-db-c16-d0-r1"]["db_connections_total"] == 4
+    pooled = [r for r in cells.values() if r["pooler"]]
+    assert {r["server"] for r in pooled} == {"tomcat", "tornado", "gunicorn", "uvicorn"}
+    for r in pooled:
+        assert r["db_prepared"] is False and r["pooler_connections"] == r["db_connections_total"], r["cell_id"]
+        assert r["pooler_cpu_percent"] is not None and r["pooler_rss_peak_mb"] > 0, r["cell_id"]
+        assert (out / "cells" / r["cell_id"] / "pgbouncer" / "pgbouncer.ini").is_file()
     for r in (c for c in cells.values() if c["endpoint"] == "/db/slow"):
         assert r["latency_ms"]["p50"] >= 5, (r["cell_id"], r["latency_ms"])
         assert r["db_connections_total"] in (2, 16), r["cell_id"]      # equal totals, split over processes
+    sweeps: dict[str, list[int]] = {}
+    for r in cells.values():
+        if r["sweep"]:
+            sweeps.setdefault(r["sweep"], []).append(r["sweep_step"])
+    assert sweeps == {"db-tornado-pN-db-c16-d0": [1, 2, 3], "db-gunicorn-wN-db-c16-d0": [1, 2, 3],
+                      "db-uvicorn-wN-db-c16-d0": [1, 2, 3]}
+    charts = {p.stem for p in (out / "charts").glob("*.png")}
+    assert {"seed004_workers", "seed004_table_db", "seed004_table_db-pgbouncer", "seed004_table_pools"} <= charts
     assert (out / "database" / "postgresql.conf").is_file()
     for name, pids in before.items():
         assert not (running(name) - pids), f"{name} left running after the run"
     report_figure("seed004-quick (/db, C=16, req/s): " + ", ".join(
         f"{r['setting']}{' via nginx' if r['proxy'] else ''} {r['rps']:.0f} (db cpu {r['db_cpu_percent']:.0f}%)"
-        for r in cells.values() if r["endpoint"] == "/db"))
+        for r in cells.values() if r["endpoint"] == "/db" and r["sweep_step"] in (None, 2)) + "; /queries?queries=20 through PgBouncer: " + ", ".join(
+        f"{r['setting']} {r['rps']:.0f}" for r in pooled))
+
+
+# --- faults: the database stopped in mid-cell, Ctrl-C --------------------------------------------------------
+
+def db_run(out, *extra: str) -> list[str]:
+    return [str(paths.RUNNER / "run_all.sh"), "--experiment", "seed004-quick", "--out", str(out), "--no-analysis",
+            *extra]
+
+
+def records(out) -> list[dict]:
+    path = out / "cells.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def wait_for_measuring(cell_dir, deadline_s: float = 120) -> None:
+    """Until the cell's sampler writes a row of its measured window."""
+    samples = cell_dir / "samples.csv"
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        if samples.exists() and ",measure," in samples.read_text():
+            return
+        time.sleep(0.2)
+    pytest.fail(f"{cell_dir.name} never reached its measured window")
+
+
+def postmasters_of(pid: int) -> list[psutil.Process]:
+    """The postgres processes a runner started whose parent is not postgres (the postmaster)."""
+    return [p for p in psutil.Process(pid).children(recursive=True)
+            if p.name() == "postgres" and p.parent() and p.parent().name() != "postgres"]
+
+
+def test_a_database_stopped_mid_cell_gives_counted_503s_and_the_next_cell_a_database(tmp_path):
+    out = tmp_path / "outage"
+    proc = subprocess.Popen(db_run(out, "--groups", "db-behind-nginx", "--duration", "6", "--warmup", "0"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_measuring(out / "cells" / "db-behind-nginx-gunicorn-w2-via-nginx-db-c16-d0-r1")
+        time.sleep(1.5)
+        (postmaster,) = postmasters_of(proc.pid)
+        postmaster.send_signal(signal.SIGQUIT)                       # immediate shutdown, as a crash would
+        _, stderr = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, stderr[-3000:]
+    first, second = records(out)
+    assert first["status"] == "ok" and "database_died" in first["flags"] and not first["valid"]
+    assert first["errors"]["non_2xx"] > 0 and first["requests"] > first["errors"]["non_2xx"]   # 503s, counted
+    assert second["status"] == "ok" and second["valid"], second.get("flags")
+    assert second["queries_counted"] == 20 and second["error_total"] == 0
+
+
+WHOLE_STACK = """
+name = "whole-stack"
+description = "nginx, uvicorn, PgBouncer and PostgreSQL in one cell"
+[run]
+duration_s = 30
+warmup_s = 0
+servers = ["uvicorn"]
+[[group]]
+name = "stack"
+endpoint = { uvicorn = "/db" }
+proxy = "nginx"
+pooler = "pgbouncer"
+concurrency = [4]
+"""
+
+
+def test_ctrl_c_in_a_whole_stack_cell_leaves_nothing_running(tmp_path):
+    stack_names = ("postgres", "nginx", "pgbouncer")
+    before = {name: running(name) for name in stack_names}
+    (tmp_path / "whole-stack.toml").write_text(WHOLE_STACK)
+    out = tmp_path / "interrupted"
+    proc = subprocess.Popen([str(paths.RUNNER / "run_all.sh"), "--experiment", str(tmp_path / "whole-stack.toml"),
+                             "--out", str(out), "--no-analysis"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        wait_for_measuring(out / "cells" / "stack-uvicorn-via-nginx-pgbouncer-db-c4-d0-r1")
+        started = {p.name() for p in psutil.Process(proc.pid).children(recursive=True)}
+        assert set(stack_names) <= started, started
+        os.killpg(proc.pid, signal.SIGINT)              # as a terminal's Ctrl-C: the whole foreground group
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr[-3000:]
+    for name, pids in before.items():
+        assert not (running(name) - pids), f"{name} left running after Ctrl-C"
+    assert not records(out), "an interrupted cell is not recorded"

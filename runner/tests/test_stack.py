@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from crossbench.database import DatabaseError
 from crossbench.experiment import ExperimentError, apply_overrides, expand, load
 from crossbench.stack import database_figures, needs_database
 from crossbench.database.verify import QueryCount, queries_per_request, statement_of
@@ -13,6 +14,14 @@ def seed004_cells(**group_changes):
     if group_changes:
         config["group"] = [{**g, **group_changes} for g in config["group"]]
     return expand(apply_overrides(config, {}))
+
+
+def of_server(cells) -> dict[str, list]:
+    """The cells by server, in plan order."""
+    found: dict[str, list] = {}
+    for c in cells:
+        found.setdefault(c.server, []).append(c)
+    return found
 
 
 def test_pool_totals_are_equal_across_stacks_whatever_their_processes():
@@ -31,9 +40,33 @@ def test_a_proxied_group_puts_nginx_in_front_with_its_settings():
     assert all(needs_database(c) for c in seed004_cells())
 
 
+def test_a_pooled_group_puts_pgbouncer_before_the_database_and_prepares_nothing():
+    pooled = [c for c in seed004_cells() if c.pooler]
+    assert {c.server for c in pooled} == {"tomcat", "tornado", "gunicorn", "uvicorn"}
+    assert all("-pgbouncer-" in c.cell_id and c.settings["db_prepared"] is False for c in pooled)
+    assert all(c.settings["db_prepared"] for c in seed004_cells() if not c.pooler)
+    cell = of_server(pooled)["gunicorn"][0]
+    assert database_figures(cell, QueryCount(20, 20))["pooler_connections"] == 4        # 2 workers x 2
+    sized = of_server(seed004_cells(pooler="pgbouncer", pooler_pool=3))["tomcat"][0]
+    assert sized.pooler == {"name": "pgbouncer", "pool_size": 3} and "-pgbouncer3-" in sized.cell_id
+
+
+def test_pgbouncer_config_is_transaction_mode_on_loopback(tmp_path):
+    from crossbench.database.pgbouncer import render_ini, settings
+    values = settings(6432, "postgresql://crossbench@127.0.0.1:5555/crossbench", 4, 30, tmp_path / "users")
+    assert values["databases"]["crossbench"] == "host=127.0.0.1 port=5555 dbname=crossbench user=crossbench"
+    ini = render_ini(values)
+    for line in ("pool_mode = transaction", "listen_addr = 127.0.0.1", "listen_port = 6432",
+                 "default_pool_size = 4", "max_client_conn = 30", "unix_socket_dir = \n"):
+        assert line in ini, line
+
+
 @pytest.mark.parametrize("change, message", [({"proxy": "haproxy"}, "proxy must be one of nginx"),
                                              ({"db_pool_total": [0]}, "db_pool_total takes"),
-                                             ({"db_pool_total": ["all"]}, "db_pool_total takes")])
+                                             ({"db_pool_total": ["all"]}, "db_pool_total takes"),
+                                             ({"pooler": "pgpool"}, "pooler must be one of pgbouncer"),
+                                             ({"pooler": "pgbouncer", "pooler_pool": 0}, "pooler_pool is a number"),
+                                             ({"pooler_pool": 4}, "pooler_pool without a pooler")])
 def test_bad_stack_keys_are_refused(change, message):
     with pytest.raises(ExperimentError, match=message):
         seed004_cells(**change)
@@ -43,3 +76,63 @@ def test_each_endpoint_counts_its_own_statement():
     assert queries_per_request("/queries?queries=20") == 20 and queries_per_request("/queries?queries=900") == 500
     assert queries_per_request("/db") == 1 and statement_of("/db/kv") == "FROM kv WHERE a"
     assert statement_of("/db/slow?ms=5") == "pg_sleep" and statement_of("/queries?queries=3") == "FROM world WHERE id"
+
+
+def test_a_pooled_run_without_pgbouncer_is_refused_before_anything_runs(monkeypatch):
+    from crossbench import stack
+    monkeypatch.setattr(stack.shutil, "which", lambda name: None)
+    with pytest.raises(DatabaseError, match="apt-get install pgbouncer"):
+        stack.preflight(seed004_cells(), None)
+    stack.preflight([c for c in seed004_cells() if not c.pooler], None)      # the rest needs no pgbouncer
+
+
+def sweep_cells(**run):
+    config = load("seed004-quick")
+    config["group"] = [{**next(g for g in config["group"] if g["name"] == "db"), "worker_sweep": True}]
+    config["run"].update(run)
+    return expand(apply_overrides(config, {}))
+
+
+def test_a_worker_sweep_steps_each_process_knob_up_to_twice_the_cores_plus_one():
+    cells = sweep_cells(server_cpus=[1])
+    steps = {}
+    for c in cells:
+        steps.setdefault((c.server, c.sweep), []).append(c.sweep_step)
+    assert steps[("gunicorn", "db-gunicorn-wN-db-c16-d0")] == [1, 2, 3]            # 2 x 1 core + 1
+    assert steps[("tornado", "db-tornado-pN-db-c16-d0")] == [1, 2, 3]
+    assert steps[("uvicorn", "db-uvicorn-wN-db-c16-d0")] == [1, 2, 3]
+    assert steps[("tomcat", None)] == [None]                                       # one JVM: measured once
+    assert [c.settings["workers"] for c in of_server(cells)["gunicorn"]] == [1, 2, 3]
+    assert len({c.cell_id for c in cells}) == len(cells)
+    assert max(c.sweep_step for c in sweep_cells(server_cpus=[0, 1], loadgen_cpus=[]) if c.sweep) == 5
+
+
+def test_a_sweep_stops_after_two_drops_in_a_row_and_only_then():
+    cells = of_server(sweep_cells(server_cpus=[0, 1], loadgen_cpus=[]))["uvicorn"]
+
+    def records(*rps):
+        return {c.cell_id: {"sweep": c.sweep, "sweep_step": c.sweep_step, "status": "ok", "rps": r}
+                for c, r in zip(cells, rps)}
+    from crossbench.experiment import sweep_stopped
+    assert sweep_stopped(cells[3], records(100, 90, 95)) is None                   # a drop, then a rise
+    assert "two steps in a row" in sweep_stopped(cells[3], records(100, 90, 80))
+    assert sweep_stopped(cells[4], records(100, 120, 110, 130)) is None
+    assert sweep_stopped(cells[2], records(100, 90)) is None                       # one drop so far
+
+
+def test_a_shuffled_sweep_is_refused():
+    with pytest.raises(ExperimentError, match="worker_sweep steps run in order"):
+        sweep_cells(shuffle=True)
+
+
+def test_seed004_runs_the_articles_protocol_with_swept_workers_and_techempowers_range():
+    cells = expand(apply_overrides(load("seed004"), {}))
+    article = [c for c in cells if c.group == "article"]
+    assert all(c.kind == "fixed_count" and c.options["requests"] == 100_000 and c.concurrency == 100 and
+               not c.options["keepalive"] and c.proxy and c.endpoint == "/db/kv" for c in article)
+    assert sorted(c.sweep_step for c in of_server(article)["gunicorn"]) == [1, 2, 3]    # server on one core
+    assert [c.concurrency for c in of_server(cells)["uvicorn"] if c.group == "techempower"] == \
+        [1, 16, 32, 64, 128, 256, 512, 1000]
+    totals = {c.cell_id.split("-pool")[1].split("-")[0] for c in cells if c.group == "pools"}
+    assert totals == {"2", "4", "8", "64"}
+    assert {c.server for c in cells if c.pooler} == {"tomcat", "tornado", "gunicorn", "uvicorn"}

@@ -2,7 +2,9 @@
 
 The pool is made in the process that serves (after the prefork fork), on the first request, so a server started
 before its database still comes up; while the database is down, or no connection frees up within the wait
-limit, the answer is 503 with a plain reason. asyncpg prepares and caches every statement it runs.
+limit, the answer is 503 with a plain reason. asyncpg prepares and caches every statement it runs, unless
+`prepared` is off (PgBouncer in transaction mode): then it keeps no statement cache and /queries prepares nothing,
+so each statement travels unnamed and any backend can run it.
 """
 from __future__ import annotations
 
@@ -12,22 +14,19 @@ import json
 import asyncpg
 
 from crossbench_contract import JSON_TYPE
+from crossbench_contract.asyncpg_queries import KV, SLOW, WORLD, many_worlds, statement_cache
 from crossbench_contract.db import (NO_DATABASE, POOL_TIMEOUT, kv, query_count, random_kv_key, random_world_id,
                                     unavailable, world)
 
 from .handlers import TextHandler
 
-WORLD = "SELECT id, randomnumber FROM world WHERE id = $1"
-KV = "SELECT a, b FROM kv WHERE a = $1"
-# One statement that holds its connection for the delay inside the database, then reads the row.
-SLOW = "SELECT w.id, w.randomnumber FROM world w, pg_sleep($1 / 1000.0) WHERE w.id = $2"
 
 
 class Database:
     """One asyncpg pool per server process, made on first use."""
 
-    def __init__(self, url: str | None, size: int, wait_s: float):
-        self.url, self.size, self.wait_s = url, size, wait_s
+    def __init__(self, url: str | None, size: int, wait_s: float, prepared: bool = True):
+        self.url, self.size, self.wait_s, self.prepared = url, size, wait_s, prepared
         self.pool: asyncpg.Pool | None = None
         self.lock = asyncio.Lock()
 
@@ -35,7 +34,7 @@ class Database:
         async with self.lock:
             if self.pool is None:
                 self.pool = await asyncpg.create_pool(self.url, min_size=self.size, max_size=self.size,
-                                                      timeout=self.wait_s)
+                                                      timeout=self.wait_s, **statement_cache(self.prepared))
         return self.pool
 
 
@@ -75,9 +74,7 @@ class SingleQueryHandler(DbHandler):
 
 class MultipleQueriesHandler(DbHandler):
     async def work(self, connection):
-        count = query_count(self.get_query_arguments("queries"))
-        statement = await connection.prepare(WORLD)
-        return [world(await statement.fetchrow(random_world_id())) for _ in range(count)]
+        return await many_worlds(connection, query_count(self.get_query_arguments("queries")), self.database.prepared)
 
     async def get(self):
         await self.answer_from_database()

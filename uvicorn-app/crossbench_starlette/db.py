@@ -10,16 +10,15 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from crossbench_contract import JSON_TYPE
+from crossbench_contract.asyncpg_queries import KV, SLOW, WORLD, many_worlds, statement_cache
 from crossbench_contract.db import (NO_DATABASE, POOL_TIMEOUT, kv, query_count, random_kv_key, random_world_id,
                                     unavailable, world)
 
-WORLD = "SELECT id, randomnumber FROM world WHERE id = $1"
-KV = "SELECT a, b FROM kv WHERE a = $1"
-SLOW = "SELECT w.id, w.randomnumber FROM world w, pg_sleep($1 / 1000.0) WHERE w.id = $2"
 
 URL = os.environ.get("CROSSBENCH_DB_URL")
 POOL_SIZE = int(os.environ.get("CROSSBENCH_DB_POOL", "10"))
 WAIT_S = int(os.environ.get("CROSSBENCH_DB_WAIT_MS", "5000")) / 1000
+PREPARED = os.environ.get("CROSSBENCH_DB_PREPARED", "1") == "1"     # "0" behind PgBouncer in transaction mode
 _pool: asyncpg.Pool | None = None
 _lock = asyncio.Lock()
 
@@ -28,7 +27,8 @@ async def pool() -> asyncpg.Pool:
     global _pool
     async with _lock:
         if _pool is None:
-            _pool = await asyncpg.create_pool(URL, min_size=POOL_SIZE, max_size=POOL_SIZE, timeout=WAIT_S)
+            _pool = await asyncpg.create_pool(URL, min_size=POOL_SIZE, max_size=POOL_SIZE, timeout=WAIT_S,
+                                              **statement_cache(PREPARED))
     return _pool
 
 
@@ -52,10 +52,7 @@ def routes(delay_ms, text) -> list[tuple]:
     async def queries(request: Request) -> Response:
         count = query_count(request.query_params.getlist("queries"))
 
-        async def many(connection):
-            statement = await connection.prepare(WORLD)
-            return [world(await statement.fetchrow(random_world_id())) for _ in range(count)]
-        return await from_database(many, text)
+        return await from_database(lambda c: many_worlds(c, count, PREPARED), text)
 
     async def key_value(request: Request) -> Response:
         async def one(connection):

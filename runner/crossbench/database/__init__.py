@@ -1,5 +1,5 @@
 """The database the database endpoints read: a throwaway PostgreSQL cluster the run owns (cluster.py), the
-project's seeded tables (datagen.py), optionally PgBouncer in front (pgbouncer.py), and the checks the runner
+project's seeded tables (datagen.py), optionally PgBouncer before it (pgbouncer.py), and the checks the runner
 makes (checks.py). See README.md in this folder."""
 from __future__ import annotations
 

@@ -27,7 +27,8 @@ def database_env(db_url: str | None, settings: dict) -> dict:
     if not db_url:
         return {}
     return {"CROSSBENCH_DB_URL": db_url, "CROSSBENCH_DB_POOL": str(settings["db_pool"]),
-            "CROSSBENCH_DB_WAIT_MS": str(settings["db_wait_ms"])}
+            "CROSSBENCH_DB_WAIT_MS": str(settings["db_wait_ms"]),
+            "CROSSBENCH_DB_PREPARED": "1" if settings["db_prepared"] else "0"}
 
 
 class SettingsError(ValueError):
@@ -93,6 +94,7 @@ class ServerPlugin:
     default_port: int = 8000
     ready_timeout_s: float = 20.0
     distributions: tuple[str, ...] = ()     # Python packages whose versions the run's metadata records
+    process_knob: str | None = None         # the knob that sets how many processes serve (worker sweeps)
 
     # --- settings --------------------------------------------------------------------------------------
     def knob(self, name: str) -> Knob:

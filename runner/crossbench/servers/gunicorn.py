@@ -26,6 +26,7 @@ class GunicornPlugin(ServerPlugin):
     tools = (Tool("python:gunicorn", "the project's venv: runner/python-env.sh (gunicorn-app/requirements.txt)"),
              Tool("python:flask", "the project's venv: runner/python-env.sh (gunicorn-app/requirements.txt)"))
     distributions = ("gunicorn", "flask", "psycopg", "psycopg-pool")
+    process_knob = "workers"
     knobs = (
         Knob("workers", documented_default_workers(), "worker processes (default: gunicorn's 2 x cores + 1)",
              sweep=True),
@@ -35,6 +36,8 @@ class GunicornPlugin(ServerPlugin):
         Knob("backlog", 2048, "listen backlog (gunicorn's own default is 2048)"),
         Knob("db_pool", 4, "psycopg_pool connections per worker (seed 004's article: 4 per sync worker)"),
         Knob("db_wait_ms", 5000, "how long a request waits for a pooled connection before its 503"),
+        Knob("db_prepared", True, "server-side prepared statements (off: PgBouncer 1.18 in transaction mode "
+                                  "cannot keep them)", kind="bool"),
     )
 
     def variant_label(self, settings: dict) -> str:

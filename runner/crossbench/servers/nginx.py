@@ -23,6 +23,7 @@ class NginxPlugin(ServerPlugin):
     endpoints = frozenset({STATIC_ENDPOINT, "/hello", "/now"})
     default_port = 8081
     tools = (Tool("nginx", "apt-get install nginx-light"),)
+    process_knob = "worker_processes"
     knobs = (
         # 1, not auto: the server gets one pinned core, as every other server does.
         Knob("worker_processes", 1, "worker processes (one event loop each)", sweep=True),

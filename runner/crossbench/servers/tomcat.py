@@ -111,7 +111,8 @@ def command(config: TomcatConfig, jdk: Jdk, home: Path, base: Path) -> list[str]
 def database_options(db_url: str, settings: dict) -> list[str]:
     """The WAR's pool (org.crossbench.servlet.db.Database) is configured by system properties."""
     return [f"-Dcrossbench.db.url={jdbc_url(db_url)}", f"-Dcrossbench.db.pool={settings['db_pool']}",
-            f"-Dcrossbench.db.wait_ms={settings['db_wait_ms']}"]
+            f"-Dcrossbench.db.wait_ms={settings['db_wait_ms']}",
+            f"-Dcrossbench.db.prepared={str(settings['db_prepared']).lower()}"]
 
 
 def jdbc_url(db_url: str) -> str:
@@ -170,6 +171,8 @@ class TomcatPlugin(ServerPlugin):
         Knob("jfr", True, "a JFR recording per cell (VisualVM opens it)", kind="bool", in_record=False),
         Knob("db_pool", 10, "database connections in the pool (HikariCP's default 10; fixed size)"),
         Knob("db_wait_ms", 5000, "how long a request waits for a pooled connection before its 503"),
+        Knob("db_prepared", True, "server-side prepared statements (off: PgBouncer 1.18 in transaction mode "
+                                  "cannot keep them)", kind="bool"),
         Knob("class_data_sharing", True, "map an AppCDS archive of Tomcat's classes (made by the first start): "
              "about 0.45 s less per start", kind="bool", in_record=False),
     )

@@ -15,11 +15,14 @@ class TornadoPlugin(ServerPlugin):
     default_port = 8888
     tools = (Tool("python:tornado", "the project's venv: runner/python-env.sh"),)
     distributions = ("tornado", "asyncpg")
+    process_knob = "processes"
     knobs = (
         Knob("processes", 1, "worker processes (forked; 1 = one event loop)", sweep=True),
         Knob("backlog", 128, "listen backlog (Tornado's own default is 128)"),
         Knob("db_pool", 10, "asyncpg pool size per process (asyncpg's default max_size 10; fixed size)"),
         Knob("db_wait_ms", 5000, "how long a request waits for a pooled connection before its 503"),
+        Knob("db_prepared", True, "server-side prepared statements (off: PgBouncer 1.18 in transaction mode "
+                                  "cannot keep them)", kind="bool"),
     )
 
     def variant_label(self, settings: dict) -> str:
@@ -37,7 +40,8 @@ class TornadoPlugin(ServerPlugin):
                 "--processes", str(settings["processes"]), "--backlog", str(settings["backlog"])]
         if db_url:
             argv += ["--db-url", db_url, "--db-pool", str(settings["db_pool"]),
-                     "--db-wait-ms", str(settings["db_wait_ms"])]
+                     "--db-wait-ms", str(settings["db_wait_ms"]),
+                     "--db-prepared" if settings["db_prepared"] else "--no-db-prepared"]
         return ServerSpec(self.name, port, argv, work_dir / f"tornado-{port}.log", dict(settings), cpus,
                           self.ready_timeout_s)
 

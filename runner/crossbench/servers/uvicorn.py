@@ -20,11 +20,14 @@ class UvicornPlugin(ServerPlugin):
     tools = (Tool("python:uvicorn", VENV_HINT), Tool("python:starlette", VENV_HINT), Tool("python:uvloop", VENV_HINT),
              Tool("python:httptools", VENV_HINT))
     distributions = ("uvicorn", "starlette", "uvloop", "httptools", "asyncpg")
+    process_knob = "workers"
     knobs = (
         Knob("workers", 1, "worker processes, one event loop each", sweep=True),
         Knob("backlog", 2048, "listen backlog (uvicorn's own default is 2048)"),
         Knob("db_pool", 10, "asyncpg pool size per worker (asyncpg's default max_size 10; fixed size)"),
         Knob("db_wait_ms", 5000, "how long a request waits for a pooled connection before its 503"),
+        Knob("db_prepared", True, "server-side prepared statements (off: PgBouncer 1.18 in transaction mode "
+                                  "cannot keep them)", kind="bool"),
     )
 
     def variant_label(self, settings: dict) -> str:

@@ -54,8 +54,10 @@ public class Database implements ServletContextListener {
         config.setInitializationFailTimeout(-1);     // start without a database; requests then get 503
         config.setRegisterMbeans(true);
         config.setAutoCommit(true);
-        // Server-side prepared statements from the first execution (the driver's default waits for five).
-        config.addDataSourceProperty("prepareThreshold", "1");
+        // Server-side prepared statements from the first execution (the driver's default waits for five), or
+        // none at all behind PgBouncer in transaction mode, where the next statement may meet another backend.
+        boolean prepared = Boolean.parseBoolean(System.getProperty("crossbench.db.prepared", "true"));
+        config.addDataSourceProperty("prepareThreshold", prepared ? "1" : "0");
         return config;
     }
 
