@@ -77,6 +77,8 @@ SHARED = {
                          "(connection-per-request cells only; usually 0)",
     "jvm": "Tomcat: the JVM as its probe saw it (collector, processors)",
     "tomcat_connection_count_peak": "Tomcat: most connections held at once in the window (connector count)",
+    "db_pool_active_peak": "Tomcat database cells: most pooled connections in use at once (HikariCP, JMX)",
+    "db_pool_waiting_peak": "Tomcat database cells: most requests waiting for a pooled connection at once",
 }
 
 # Written by the drivers that measure them; None in the others' records.

@@ -51,6 +51,9 @@ public class JvmProbe {
 
     static final String[] POOL_ATTRS = {"currentThreadCount", "currentThreadsBusy", "maxThreads", "connectionCount"};
     static final String[] EXECUTOR_ATTRS = {"poolSize", "activeCount", "maxThreads", "queueSize"};
+    // HikariCP's pool MBean (registerMbeans): com.zaxxer.hikari:type=Pool (<poolName>)
+    static final String[] DB_POOL_ATTRS = {"ActiveConnections", "IdleConnections", "TotalConnections",
+                                           "ThreadsAwaitingConnection"};
     static final String[] THREADING_ATTRS = {"ThreadCount", "PeakThreadCount", "DaemonThreadCount"};
     static final String[] GC_ATTRS = {"CollectionCount", "CollectionTime"};
 
@@ -126,7 +129,7 @@ public class JvmProbe {
             emit(jvmLine(m, gcNames, targetPid, address));
             long next = System.nanoTime();
             long namesAt = Long.MIN_VALUE, gcAt = Long.MIN_VALUE;
-            List<ObjectName> pools = List.of(), executors = List.of();
+            List<ObjectName> pools = List.of(), executors = List.of(), dbPools = List.of();
             while (stopReason == null) {
                 if (!ProcessHandle.of(targetPid).map(ProcessHandle::isAlive).orElse(false)) {
                     stopReason = "target_gone";
@@ -138,11 +141,12 @@ public class JvmProbe {
                     if (now - namesAt >= NAMES_EVERY_NS || namesAt == Long.MIN_VALUE) {
                         pools = sorted(m.queryNames(new ObjectName("*:type=ThreadPool,name=*"), null));
                         executors = sorted(m.queryNames(new ObjectName("*:type=Executor,name=*"), null));
+                        dbPools = sorted(m.queryNames(new ObjectName("com.zaxxer.hikari:type=Pool *"), null));
                         namesAt = now;
                     }
                     boolean withGc = now - gcAt >= GC_EVERY_NS || gcAt == Long.MIN_VALUE;
                     if (withGc) gcAt = now;
-                    line = poolLine(m, pools, executors, withGc ? gcNames : null);
+                    line = poolLine(m, pools, executors, dbPools, withGc ? gcNames : null);
                 } catch (IOException e) {
                     if (stopReason != null) break;      // interrupted RMI call while stopping
                     stopReason = "target_gone";         // JMX connection lost: the target went away
@@ -223,9 +227,9 @@ public class JvmProbe {
         return b.append('}').toString();
     }
 
-    /** pools/executors: MBean names (re-queried every 2 s); gcNames null: no GC totals this time. */
+    /** pools/executors/dbPools: MBean names (re-queried every 2 s); gcNames null: no GC totals this time. */
     static String poolLine(MBeanServerConnection m, List<ObjectName> pools, List<ObjectName> executors,
-                           List<ObjectName> gcNames) throws Exception {
+                           List<ObjectName> dbPools, List<ObjectName> gcNames) throws Exception {
         String t = epoch();
         StringBuilder b = new StringBuilder("{\"type\":\"pool\",\"t_epoch\":").append(t);
         Map<String, Object> th = attrs(m, new ObjectName("java.lang:type=Threading"), THREADING_ATTRS);
@@ -257,6 +261,19 @@ public class JvmProbe {
              .append(",\"max\":").append(num(a.get("maxThreads")))
              .append(",\"connections\":null")
              .append(",\"queue\":").append(num(a.get("queueSize")))
+             .append('}');
+        }
+        b.append("],\"db_pools\":[");
+        first = true;
+        for (ObjectName n : dbPools) {
+            Map<String, Object> a = attrs(m, n, DB_POOL_ATTRS);
+            if (!first) b.append(',');
+            first = false;
+            b.append("{\"name\":").append(str(n.getKeyProperty("type")))
+             .append(",\"active\":").append(num(a.get("ActiveConnections")))
+             .append(",\"idle\":").append(num(a.get("IdleConnections")))
+             .append(",\"total\":").append(num(a.get("TotalConnections")))
+             .append(",\"waiting\":").append(num(a.get("ThreadsAwaitingConnection")))
              .append('}');
         }
         b.append(']');

@@ -50,6 +50,10 @@ def test_seed004_quick_end_to_end(tmp_path, report_figure):
     for r in (c for c in cells.values() if c["endpoint"] == "/db/slow"):
         assert r["latency_ms"]["p50"] >= 5, (r["cell_id"], r["latency_ms"])
         assert r["db_connections_total"] in (2, 16), r["cell_id"]      # equal totals, split over processes
+    starved = cells["pools-tomcat-mt200-pool2-db_slow-c16-d5-r1"]           # 16 clients, 2 connections
+    assert starved["db_pool_active_peak"] == 2 and starved["db_pool_waiting_peak"] >= 8, starved
+    roomy = cells["pools-tomcat-mt200-pool16-db_slow-c16-d5-r1"]
+    assert roomy["db_pool_waiting_peak"] < starved["db_pool_waiting_peak"], roomy
     sweeps: dict[str, list[int]] = {}
     for r in cells.values():
         if r["sweep"]:

@@ -136,3 +136,19 @@ def test_seed004_runs_the_articles_protocol_with_swept_workers_and_techempowers_
     totals = {c.cell_id.split("-pool")[1].split("-")[0] for c in cells if c.group == "pools"}
     assert totals == {"2", "4", "8", "64"}
     assert {c.server for c in cells if c.pooler} == {"tomcat", "tornado", "gunicorn", "uvicorn"}
+
+
+def test_tomcats_pool_peaks_read_the_hikari_mbean_inside_the_window(tmp_path):
+    import json as _json
+    from crossbench.servers.tomcat import db_pool_peaks
+
+    def line(t, active, waiting):
+        return _json.dumps({"type": "pool", "t_epoch": t, "pools": [], "db_pools": [
+            {"name": "Pool (crossbench)", "active": active, "idle": 0, "total": 2, "waiting": waiting}]})
+    lines = [_json.dumps({"type": "jvm"}), line(9.0, 2, 30), line(10.0, 1, 0), line(11.0, 2, 14), "not json",
+             line(12.0, -1, -1), line(14.0, 2, 40), _json.dumps({"type": "pool", "t_epoch": 10.5, "pools": []})]
+    (tmp_path / "probe.jsonl").write_text("\n".join(lines) + "\n")
+    assert db_pool_peaks(tmp_path / "probe.jsonl", 10.0, 13.0) == {"db_pool_active_peak": 2,
+                                                                   "db_pool_waiting_peak": 14}
+    assert db_pool_peaks(tmp_path / "missing.jsonl", 0, 1) == {"db_pool_active_peak": None,
+                                                               "db_pool_waiting_peak": None}

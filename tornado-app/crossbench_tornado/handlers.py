@@ -1,14 +1,13 @@
 """One handler per endpoint of the contract (see SPEC.md: Endpoints)."""
 from __future__ import annotations
 
-import asyncio
 import os
 import time
 
 from tornado import web
 
 from crossbench_contract import HELLO, OK, TEXT_TYPE
-from crossbench_contract.delay import parse_delay
+from crossbench_contract.delay import parse_delay, sleep_at_least
 
 
 
@@ -68,7 +67,7 @@ class AsyncDelayHandler(TextHandler):
     async def get(self):
         ms = self.delay_ms()
         if ms is not None:
-            await asyncio.sleep(ms / 1000)
+            await sleep_at_least(ms / 1000)
             self.answer(OK)
 
     head = get

@@ -1,3 +1,5 @@
+import time
+
 import pytest
 
 from crossbench_contract.delay import parse_delay
@@ -13,3 +15,17 @@ def test_accepts(values, ms):
 def test_rejects(values):
     with pytest.raises(ValueError, match="ms must be one integer from 0 to 60000"):
         parse_delay(values)
+
+
+def test_the_async_wait_sleeps_again_when_the_timer_fires_early(monkeypatch):
+    import asyncio
+    from crossbench_contract import delay
+    real_sleep, calls = asyncio.sleep, []
+
+    async def early_once(seconds):          # a timer that fires 2 ms early the first time, as uvloop's can
+        calls.append(seconds)
+        await real_sleep(seconds - 0.002 if len(calls) == 1 else seconds)
+    monkeypatch.setattr(delay.asyncio, "sleep", early_once)
+    started = time.monotonic()
+    asyncio.run(delay.sleep_at_least(0.05))
+    assert time.monotonic() - started >= 0.05 and len(calls) >= 2 and calls[1] <= 0.003

@@ -5,7 +5,6 @@ tornado-app/). /delay/sync blocks the event loop with time.sleep, as Tornado's d
 """
 from __future__ import annotations
 
-import asyncio
 import os
 import time
 
@@ -17,7 +16,7 @@ from starlette.routing import Route
 from starlette.staticfiles import NotModifiedResponse, StaticFiles
 
 from crossbench_contract import HELLO, OK, TEXT_TYPE, paths
-from crossbench_contract.delay import parse_delay
+from crossbench_contract.delay import parse_delay, sleep_at_least
 from crossbench_contract.static import STATIC_DIR, served_files
 
 from . import db
@@ -52,7 +51,7 @@ async def delay_sync(request: Request) -> Response:
 
 
 async def delay_async(request: Request) -> Response:
-    await asyncio.sleep(delay_ms(request) / 1000)
+    await sleep_at_least(delay_ms(request) / 1000)
     return text(OK)
 
 

@@ -90,6 +90,26 @@ def connection_counts(probe_jsonl: Path) -> list[tuple[float, int]]:
     return counts
 
 
+def db_pool_counts(probe_jsonl: Path) -> list[tuple[float, int | None, int | None]]:
+    """(t_epoch, active, waiting) of the webapp's HikariCP pool (its MBean) from a probe's raw lines: connections
+    in use and requests waiting for one; [] when the JVM has no such pool (no database)."""
+    try:
+        lines = Path(probe_jsonl).read_text().splitlines()
+    except OSError:
+        return []
+    counts = []
+    for line in lines:
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if obj.get("type") != "pool":
+            continue
+        for pool in obj.get("db_pools") or []:
+            counts.append((float(obj["t_epoch"]), _known(pool.get("active")), _known(pool.get("waiting"))))
+    return counts
+
+
 def java_of(pid: int) -> str:
     """The java binary a running process executes (/proc/<pid>/exe)."""
     try:
