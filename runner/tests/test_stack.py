@@ -152,3 +152,10 @@ def test_tomcats_pool_peaks_read_the_hikari_mbean_inside_the_window(tmp_path):
                                                                    "db_pool_waiting_peak": 14}
     assert db_pool_peaks(tmp_path / "missing.jsonl", 0, 1) == {"db_pool_active_peak": None,
                                                                "db_pool_waiting_peak": None}
+
+
+def test_the_articles_ab_run_has_time_for_its_count_and_a_bounded_warm_up():
+    from crossbench.drivers.fixed_count import WARMUP_MAX_REQUESTS, ab_options
+    article = next(c for c in expand(apply_overrides(load("seed004"), {})) if c.group == "article")
+    assert ab_options(article, 0).wall_limit_s >= 100_000 * 0.005           # 200 answers a second, one by one
+    assert ab_options(article, 0, WARMUP_MAX_REQUESTS).requests == 10_000
