@@ -23,6 +23,7 @@ import psutil
 
 from .. import oskit
 from ..servers import PortInUse, check_port_free, free_port
+from .owned import OwnedProcess
 
 DATABASE = ROLE = "crossbench"
 READY_TIMEOUT_S = 60.0
@@ -103,7 +104,7 @@ HBA = ("# written by crossbench: the run's own role, from this machine only\n"
        "host all all 127.0.0.1/32 trust\n")
 
 
-class Cluster:
+class Cluster(OwnedProcess):
     """`with Cluster(run_dir) as db:` starts postgres on a free loopback port; `db.url` is what servers get."""
 
     def __init__(self, run_dir: Path, *, max_connections: int = 200, port: int | None = None,
@@ -120,10 +121,6 @@ class Cluster:
     @property
     def url(self) -> str:
         return f"postgresql://{ROLE}@127.0.0.1:{self.port}/{DATABASE}"
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
 
     def initialised(self) -> bool:
         return (self.data_dir / "PG_VERSION").is_file()
@@ -194,9 +191,6 @@ class Cluster:
         return psql(f"postgresql://{ROLE}@127.0.0.1:{self.port}/{database}", sql, check=check, stdin=stdin,
                     timeout_s=timeout_s)
 
-    def alive(self) -> bool:
-        return self.process is not None and self.process.poll() is None
-
     def stop(self) -> int | None:
         """Fast shutdown (SIGINT: roll back, disconnect, checkpoint), then the group is killed if it lingers."""
         if self.process is None:
@@ -204,22 +198,6 @@ class Cluster:
         code = oskit.stop_group(self.process, STOP_GRACE_S, first_signal=signal.SIGINT)
         shutil.rmtree(self.socket_dir, ignore_errors=True)
         return code
-
-    def log_tail(self, lines: int = 20) -> str:
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return "(no log)"
-
-    def __enter__(self) -> "Cluster":
-        try:
-            return self.start()
-        except BaseException:
-            self.stop()
-            raise
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
 
 
 def psql(url: str, sql: str, *, check: bool = True, stdin: str | None = None,

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 from .. import oskit
 from ..servers import check_port_free, free_port
 from .cluster import DATABASE, ROLE, DatabaseError, as_owner, cache_root, owner_ids, owned_dir, psql
+from .owned import OwnedProcess
 
 READY_TIMEOUT_S = 20.0
 STOP_GRACE_S = 10.0
@@ -53,7 +54,7 @@ def render_ini(values: dict[str, dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-class PgBouncer:
+class PgBouncer(OwnedProcess):
     """`with PgBouncer(db_url, work_dir, pool_size=N, max_clients=M) as bouncer:` servers get `bouncer.url`."""
 
     def __init__(self, db_url: str, work_dir: Path, *, pool_size: int, max_clients: int,
@@ -68,13 +69,6 @@ class PgBouncer:
     @property
     def url(self) -> str:
         return f"postgresql://{ROLE}@127.0.0.1:{self.port}/{DATABASE}"
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    def alive(self) -> bool:
-        return self.process is not None and self.process.poll() is None
 
     def start(self) -> "PgBouncer":
         binary = shutil.which("pgbouncer")
@@ -99,8 +93,8 @@ class PgBouncer:
         config = self.config_dir / "pgbouncer.ini"
         config.write_text(render_ini(settings(self.port, self.db_url, self.pool_size, self.max_clients, userlist)))
         ids = owner_ids()
-        for path in (userlist, config):
-            if ids:
+        if ids:
+            for path in (userlist, config):
                 shutil.chown(path, *ids)
         self.work_dir.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(config, self.work_dir / "pgbouncer.ini")       # what this cell used, kept with it
@@ -126,22 +120,6 @@ class PgBouncer:
         if self.config_dir:
             shutil.rmtree(self.config_dir, ignore_errors=True)
         return code
-
-    def log_tail(self, lines: int = 20) -> str:
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return "(no log)"
-
-    def __enter__(self) -> "PgBouncer":
-        try:
-            return self.start()
-        except BaseException:
-            self.stop()
-            raise
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
 
 
 __all__ = ["PgBouncer", "render_ini", "settings"]

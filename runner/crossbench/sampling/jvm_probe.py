@@ -72,17 +72,29 @@ def pick_pool(line: dict, match: str = "http") -> PoolReading | None:
                        jvm_threads_peak=_known(line.get("jvm_threads_peak")), raw=p)
 
 
-def connection_counts(probe_jsonl: Path) -> list[tuple[float, int]]:
-    """(t_epoch, the http connector's connectionCount) from a probe's raw lines; [] when there are none."""
+def pool_lines(probe_jsonl: Path) -> list[dict]:
+    """The {"type": "pool"} lines of a probe's raw output; lines cut short or not JSON are skipped."""
     try:
         lines = Path(probe_jsonl).read_text().splitlines()
     except OSError:
         return []
-    counts = []
+    found = []
     for line in lines:
         try:
             obj = json.loads(line)
-            reading = pick_pool(obj) if obj.get("type") == "pool" else None
+        except ValueError:
+            continue
+        if isinstance(obj, dict) and obj.get("type") == "pool":
+            found.append(obj)
+    return found
+
+
+def connection_counts(probe_jsonl: Path) -> list[tuple[float, int]]:
+    """(t_epoch, the http connector's connectionCount) from a probe's raw lines; [] when there are none."""
+    counts = []
+    for obj in pool_lines(probe_jsonl):
+        try:
+            reading = pick_pool(obj)
         except (ValueError, KeyError, AttributeError):
             continue
         if reading and reading.connections is not None:
@@ -93,21 +105,8 @@ def connection_counts(probe_jsonl: Path) -> list[tuple[float, int]]:
 def db_pool_counts(probe_jsonl: Path) -> list[tuple[float, int | None, int | None]]:
     """(t_epoch, active, waiting) of the webapp's HikariCP pool (its MBean) from a probe's raw lines: connections
     in use and requests waiting for one; [] when the JVM has no such pool (no database)."""
-    try:
-        lines = Path(probe_jsonl).read_text().splitlines()
-    except OSError:
-        return []
-    counts = []
-    for line in lines:
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            continue
-        if obj.get("type") != "pool":
-            continue
-        for pool in obj.get("db_pools") or []:
-            counts.append((float(obj["t_epoch"]), _known(pool.get("active")), _known(pool.get("waiting"))))
-    return counts
+    return [(float(obj["t_epoch"]), _known(pool.get("active")), _known(pool.get("waiting")))
+            for obj in pool_lines(probe_jsonl) for pool in obj.get("db_pools") or []]
 
 
 def java_of(pid: int) -> str:
