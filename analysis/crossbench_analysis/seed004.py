@@ -48,7 +48,7 @@ def table_chart(run: Run, data_dir: Path, group: str, cells: list[dict], best: d
         label = stack_label(c)
         if c.get("sweep"):
             steps = sorted(num(o.get("sweep_step")) for o in run.cells if o.get("sweep") == c["sweep"])
-            label += f" (best of {len(steps)} worker counts)"
+            label += f" (best of {len(steps)})"
         rows.append([x, label, num(get(c, "latency_ms.p50")), num(get(c, "latency_ms.p99")), num(c.get("rps"))]
                     + tail(c))
         colors.append(PALETTES.get(c.get("server"), PALETTES[None])[0])

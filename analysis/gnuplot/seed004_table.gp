@@ -3,7 +3,7 @@
 # Data (file_1): one block, a row per stack: x label p50_ms p99_ms rps valid repetition cell_id.
 # Parameters: common.gp, and nstacks, label_1..label_N, colors_1 (one word per row).
 load 'common.gp'
-set multiplot layout 1,2 title title font ',14' margins 0.07,0.98,0.30,0.90 spacing 0.08,0.12
+set multiplot layout 1,2 title title font ',14' margins 0.17,0.98,0.30,0.90 spacing 0.16,0.12
 f = file_1
 w = 0.36
 set style fill solid 0.9 border lc rgb '#333333'
