@@ -73,6 +73,11 @@ class Knob:
         return tuple(value) if self.kind == "list" else value
 
 
+# Every server with database endpoints has it: PgBouncer's cells (group pooler) turn it off.
+DB_PREPARED = Knob("db_prepared", True, "server-side prepared statements (off: PgBouncer 1.18 in transaction "
+                                        "mode cannot keep them)", kind="bool")
+
+
 @dataclass(frozen=True)
 class Tool:
     """Something the server needs on this machine: an executable on PATH or an importable Python module."""

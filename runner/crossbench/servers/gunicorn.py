@@ -7,7 +7,7 @@ import os
 import sys
 
 from .. import paths
-from .base import DB_ENDPOINTS, STATIC_ENDPOINT, Knob, ServerPlugin, Tool, database_env
+from .base import DB_ENDPOINTS, DB_PREPARED, STATIC_ENDPOINT, Knob, ServerPlugin, Tool, database_env
 from .lifecycle import ServerSpec
 
 APP_DIR = paths.REPO / "gunicorn-app"
@@ -36,8 +36,7 @@ class GunicornPlugin(ServerPlugin):
         Knob("backlog", 2048, "listen backlog (gunicorn's own default is 2048)"),
         Knob("db_pool", 4, "psycopg_pool connections per worker (seed 004's article: 4 per sync worker)"),
         Knob("db_wait_ms", 5000, "how long a request waits for a pooled connection before its 503"),
-        Knob("db_prepared", True, "server-side prepared statements (off: PgBouncer 1.18 in transaction mode "
-                                  "cannot keep them)", kind="bool"),
+        DB_PREPARED,
     )
 
     def variant_label(self, settings: dict) -> str:

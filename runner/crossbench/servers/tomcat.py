@@ -14,7 +14,7 @@ from urllib.parse import urlencode, urlsplit
 from .. import paths
 from ..jdk import Jdk, select_jdk
 from ..sampling.jvm_probe import JvmProbe, JvmProbeError, connection_counts, db_pool_counts
-from .base import DB_ENDPOINTS, ENDPOINTS, Knob, ServerPlugin, Tool
+from .base import DB_ENDPOINTS, DB_PREPARED, ENDPOINTS, Knob, ServerPlugin, Tool
 from .lifecycle import ServerSpec
 
 # Tomcat 9's own defaults for the NIO connector; the runner changes them only when asked.
@@ -171,8 +171,7 @@ class TomcatPlugin(ServerPlugin):
         Knob("jfr", True, "a JFR recording per cell (VisualVM opens it)", kind="bool", in_record=False),
         Knob("db_pool", 10, "database connections in the pool (HikariCP's default 10; fixed size)"),
         Knob("db_wait_ms", 5000, "how long a request waits for a pooled connection before its 503"),
-        Knob("db_prepared", True, "server-side prepared statements (off: PgBouncer 1.18 in transaction mode "
-                                  "cannot keep them)", kind="bool"),
+        DB_PREPARED,
         Knob("class_data_sharing", True, "map an AppCDS archive of Tomcat's classes (made by the first start): "
              "about 0.45 s less per start", kind="bool", in_record=False),
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 
 from .. import paths
-from .base import DB_ENDPOINTS, ENDPOINTS, Knob, ServerPlugin, Tool
+from .base import DB_ENDPOINTS, DB_PREPARED, ENDPOINTS, Knob, ServerPlugin, Tool
 from .lifecycle import ServerSpec
 
 
@@ -21,8 +21,7 @@ class TornadoPlugin(ServerPlugin):
         Knob("backlog", 128, "listen backlog (Tornado's own default is 128)"),
         Knob("db_pool", 10, "asyncpg pool size per process (asyncpg's default max_size 10; fixed size)"),
         Knob("db_wait_ms", 5000, "how long a request waits for a pooled connection before its 503"),
-        Knob("db_prepared", True, "server-side prepared statements (off: PgBouncer 1.18 in transaction mode "
-                                  "cannot keep them)", kind="bool"),
+        DB_PREPARED,
     )
 
     def variant_label(self, settings: dict) -> str:

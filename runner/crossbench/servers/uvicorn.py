@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from .. import paths
-from .base import DB_ENDPOINTS, ENDPOINTS, Knob, ServerPlugin, Tool, database_env
+from .base import DB_ENDPOINTS, DB_PREPARED, ENDPOINTS, Knob, ServerPlugin, Tool, database_env
 from .lifecycle import ServerSpec
 
 APP_DIR = paths.REPO / "uvicorn-app"
@@ -26,8 +26,7 @@ class UvicornPlugin(ServerPlugin):
         Knob("backlog", 2048, "listen backlog (uvicorn's own default is 2048)"),
         Knob("db_pool", 10, "asyncpg pool size per worker (asyncpg's default max_size 10; fixed size)"),
         Knob("db_wait_ms", 5000, "how long a request waits for a pooled connection before its 503"),
-        Knob("db_prepared", True, "server-side prepared statements (off: PgBouncer 1.18 in transaction mode "
-                                  "cannot keep them)", kind="bool"),
+        DB_PREPARED,
     )
 
     def variant_label(self, settings: dict) -> str:
