@@ -157,6 +157,16 @@ def series_of(cells: list[dict], panel_of) -> tuple[list[Series], dict[str, Seri
     return sorted(by_label.values(), key=lambda s: s.sort), of_cell
 
 
+def shade(server, counters: dict) -> tuple[str, int]:
+    """The next shade of a server's palette and its dash: a server's k-th series gets the k-th shade (dashed once
+    the palette wraps); `counters` counts the series handed out per server."""
+    palette_key = server if server in PALETTES else None
+    k = counters.get(palette_key, 0)
+    counters[palette_key] = k + 1
+    palette = PALETTES[palette_key]
+    return palette[k % len(palette)], 1 + k // len(palette)
+
+
 def panel_style(p: int, present: list[Series], keyed: dict) -> dict:
     """Per-panel gnuplot parameters: how many series blocks, their colours and dashes, and whether the panel
     shows a key. Colours go by rank within the panel: a server's first series takes its palette's first shade
@@ -164,11 +174,7 @@ def panel_style(p: int, present: list[Series], keyed: dict) -> dict:
     or has a series no earlier key showed, or one whose colour differs from an earlier key's."""
     counters: dict = {}
     for s in present:
-        palette_key = s.server if s.server in PALETTES else None
-        k = counters.get(palette_key, 0)
-        counters[palette_key] = k + 1
-        palette = PALETTES[palette_key]
-        s.color, s.dash = palette[k % len(palette)], 1 + k // len(palette)
+        s.color, s.dash = shade(s.server, counters)
     show_key = p == 1 or any(keyed.get(s.label) != s.color for s in present)
     if show_key:
         keyed.update({s.label: s.color for s in present})

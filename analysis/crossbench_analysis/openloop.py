@@ -8,7 +8,7 @@ import math
 import sqlite3
 from pathlib import Path
 
-from .kit import PALETTES, ChartJob, flagged, missing_note, panel_style, series_of, tail, with_headings, write_blocks
+from .kit import ChartJob, flagged, missing_note, panel_style, series_of, shade, tail, with_headings, write_blocks
 from .runinfo import Run, is_valid, num
 
 KIND = "open_loop"
@@ -134,12 +134,9 @@ def distribution_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob 
     pairs = [(peaks[c["peak_cell"]], c) for c in cells if c.get("peak_cell") in peaks and c.get("status") == "ok"]
     if not pairs:
         return None
-    blocks, colors, used = [], [], {}
+    blocks, colors, counters = [], [], {}
     for closed, offered in pairs:
-        server = offered.get("server")
-        palette = PALETTES.get(server, PALETTES[None])
-        color = palette[used.setdefault(server, 0) % len(palette)]       # a pair shares its server's colour
-        used[server] += 1
+        color, _ = shade(offered.get("server"), counters)                # a pair shares its server's colour
         for cell, label, curve in ((closed, f"closed loop: {closed['loadgen']}, {closed['concurrency']} "
                                     f"connections, {num(closed['rps']):.1f} req/s", closed_curve(run, closed)),
                                    (offered, f"open loop: {offered['loadgen']} at {num(offered['rate']):g} req/s "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .kit import PALETTES, ChartJob, tail, with_headings, write_blocks
+from .kit import PALETTES, ChartJob, shade, tail, with_headings, write_blocks
 from .runinfo import SERVER_ORDER, Run, get, is_valid, num
 
 DB_ENDPOINTS = ("/db", "/queries", "/db/kv", "/db/slow")
@@ -47,8 +47,7 @@ def table_chart(run: Run, data_dir: Path, group: str, cells: list[dict], best: d
     for x, c in enumerate(rows_of, 1):
         label = stack_label(c)
         if c.get("sweep"):
-            steps = sorted(num(o.get("sweep_step")) for o in run.cells if o.get("sweep") == c["sweep"])
-            label += f" (best of {len(steps)})"
+            label += f" (best of {sum(1 for o in run.cells if o.get('sweep') == c['sweep'])})"
         rows.append([x, label, num(get(c, "latency_ms.p50")), num(get(c, "latency_ms.p99")), num(c.get("rps"))]
                     + tail(c))
         colors.append(PALETTES.get(c.get("server"), PALETTES[None])[0])
@@ -75,17 +74,13 @@ def workers_chart(run: Run, data_dir: Path, cells: list[dict], best: dict[str, d
                     key=lambda s: (SERVER_ORDER.get(best[s].get("server"), 9), s))
     if not sweeps:
         return None
-    blocks, colors, used = [], [], {}
+    blocks, colors, counters = [], [], {}
     for sweep in sweeps:
-        server = best[sweep].get("server")
-        shade = used.setdefault(server, 0)
-        used[server] += 1
         steps = sorted((c for c in cells if c.get("sweep") == sweep), key=lambda c: num(c.get("sweep_step")) or 0)
         blocks.append((f"{sweep} (best: {best[sweep].get('sweep_step')})",
                        [[num(c.get("sweep_step")), num(c.get("rps")), 1 if c is best[sweep] else 0] + tail(c)
                         for c in steps]))
-        palette = PALETTES.get(server, PALETTES[None])
-        colors.append(palette[shade % len(palette)])
+        colors.append(shade(best[sweep].get("server"), counters)[0])
     name = "seed004_workers"
     write_blocks(data_dir / f"{name}.dat", f"seed 004 worker sweeps (run {run.run_id}): req/s per process count",
                  ["processes", "rps", "best", "valid", "repetition", "cell_id"], blocks)

@@ -93,18 +93,22 @@ def app_connections(plan) -> int | None:
     return pool * plan.plugin.process_count(plan.settings) if pool else None
 
 
+def pooler_connections(plan) -> int | None:
+    """The server connections PgBouncer holds: the group's pooler_pool, or as many as the server's pools."""
+    return (plan.pooler.get("pool_size") or app_connections(plan) or 1) if plan.pooler else None
+
+
 def pooler(plan, db_url: str, cell_dir: Path) -> PgBouncer:
-    """PgBouncer between the cell's server and the database, its config kept in the cell's `pgbouncer/`; its pool
-    holds the group's pooler_pool server connections, or as many as the server's pools."""
+    """PgBouncer between the cell's server and the database, its config kept in the cell's `pgbouncer/`."""
     clients = app_connections(plan) or 1
-    return PgBouncer(db_url, cell_dir / "pgbouncer", pool_size=plan.pooler.get("pool_size") or clients,
+    return PgBouncer(db_url, cell_dir / "pgbouncer", pool_size=pooler_connections(plan),
                      max_clients=clients + POOLER_CLIENT_MARGIN, cpus=plan.server_cpus)
 
 
 def database_figures(plan, count) -> dict:
     """The record's database fields for a database cell (count: verify's query count)."""
     return {"db_connections_total": app_connections(plan),
-            "pooler_connections": (plan.pooler.get("pool_size") or app_connections(plan)) if plan.pooler else None,
+            "pooler_connections": pooler_connections(plan),
             "queries_expected": count.expected, "queries_counted": count.counted}
 
 
