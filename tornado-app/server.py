@@ -36,12 +36,14 @@ def parse_args(argv):
                         help="how long a request waits for a pooled connection before its 503")
     parser.add_argument("--db-prepared", action=argparse.BooleanOptionalAction, default=True,
                         help="named prepared statements (--no-db-prepared behind PgBouncer in transaction mode)")
+    parser.add_argument("--db-pool-log", metavar="DIR",
+                        help="each process appends its pool's lent and waiting counts to DIR/<pid>.csv")
     return parser.parse_args(argv)
 
 
 def database(args) -> db.Database:
     """Made in each worker process after the fork: a pool is per process."""
-    return db.Database(args.db_url, args.db_pool, args.db_wait_ms / 1000, args.db_prepared)
+    return db.Database(args.db_url, args.db_pool, args.db_wait_ms / 1000, args.db_prepared, args.db_pool_log)
 
 
 def main(argv=None) -> int:

@@ -107,7 +107,15 @@ class Run:
 
     def samples(self, cell: dict) -> list[dict]:
         """The cell's samples.csv rows with numbers parsed (empty -> None); [] when there is none."""
-        relative = cell.get("series") or f"cells/{cell.get('cell_id')}/samples.csv"
+        return self.table(cell.get("series") or f"cells/{cell.get('cell_id')}/samples.csv")
+
+    def cell_table(self, cell: dict, name: str) -> list[dict]:
+        """A CSV file of the cell's directory (db-pool.csv, db-samples.csv...) as rows, [] when there is none."""
+        return self.table(f"cells/{cell.get('cell_id')}/{name}")
+
+    def table(self, relative: str) -> list[dict]:
+        """A sampler's CSV under the run directory: numbers parsed (empty -> None, `phase` kept as text), rows
+        without a t_epoch skipped; [] when the file is missing, with a warning when it is unreadable."""
         path = self.path / relative
         if not path.is_file():
             return []

@@ -1,5 +1,6 @@
 """Seed 004's charts (database cells: /db, /queries, /db/kv, /db/slow): the article's table as a chart, per
 group (p50 and p99 per stack, sorted by p99, with req/s beside), where a worker sweep counts only its best step;
+the same stacks' CPU split between server, proxy, pooler and database; their pools' waiting requests over time;
 and req/s against the process count of each worker sweep, the best step marked."""
 from __future__ import annotations
 
@@ -9,9 +10,17 @@ from .kit import PALETTES, ChartJob, shade, tail, with_headings, write_blocks
 from .runinfo import SERVER_ORDER, Run, get, is_valid, num
 
 DB_ENDPOINTS = ("/db", "/queries", "/db/kv", "/db/slow")
-HEADINGS = {"seed004_workers": "Seed 004: throughput against worker processes"}
+HEADINGS = {"seed004_workers": "Seed 004: throughput against worker processes",
+            "seed004_pool_waiting": "Seed 004: requests waiting for a database connection"}
 TABLE_HEADING = "Seed 004: p50, p99 and req/s per stack"
+CPU_HEADING = "Seed 004: where the CPU goes"
 TABLE_MAX_LEVELS = 2          # groups with more concurrency levels than this get no table
+# the parts of a stack's CPU, stacked bottom up: (record field, data column, legend, colour); the server's colour
+# is its palette's
+CPU_PARTS = (("cpu_percent", "server", "server", None), ("proxy_cpu_percent", "proxy", "nginx", "#969696"),
+             ("pooler_cpu_percent", "pooler", "PgBouncer", "#e7d4a0"),
+             ("db_cpu_percent", "db", "PostgreSQL", "#5b7fa6"))
+POOL_MAX_PANELS = 6
 
 
 def db_cells(run: Run) -> list[dict]:
@@ -41,8 +50,7 @@ def best_of_sweeps(cells: list[dict]) -> tuple[list[dict], dict[str, dict]]:
 
 
 def table_chart(run: Run, data_dir: Path, group: str, cells: list[dict], best: dict[str, dict]) -> ChartJob:
-    rows_of = sorted(cells, key=lambda c: (num(get(c, "latency_ms.p99")) is None,
-                                           num(get(c, "latency_ms.p99")) or 0))
+    rows_of = by_p99(cells)
     rows, colors = [], []
     for x, c in enumerate(rows_of, 1):
         label = stack_label(c)
@@ -95,19 +103,110 @@ def workers_chart(run: Run, data_dir: Path, cells: list[dict], best: dict[str, d
         [f"{name}.dat"])
 
 
-def jobs(run: Run, data_dir: Path) -> list[ChartJob]:
-    cells = db_cells(run)
-    if not cells:
-        return []
-    reduced, best = best_of_sweeps(cells)
+def cpu_chart(run: Run, data_dir: Path, key: str, cells: list[dict]) -> ChartJob:
+    """Stacked per stack: the server's CPU, then nginx's, PgBouncer's and PostgreSQL's (each sampled beside it),
+    as percent of one core and as CPU milliseconds per request."""
+    rows_of = by_p99(cells)
+    rows, colors = [], []
+    for x, c in enumerate(rows_of, 1):
+        parts = [num(c.get(field)) for field, *_ in CPU_PARTS]
+        parts = [parts[0]] + [p or 0.0 for p in parts[1:]]          # no proxy or pooler in the cell: none of it
+        stacked = [sum(parts[:i + 1]) if parts[0] is not None else None for i in range(len(parts))]
+        rps = num(c.get("rps"))
+        per_request = [v * 10 / rps if v is not None and rps else None for v in stacked]   # % of a core -> ms
+        rows.append([x, stack_label(c), *parts, *stacked, *per_request, rps] + tail(c))
+        colors.append(PALETTES.get(c.get("server"), PALETTES[None])[0])
+    names = [column for _, column, _, _ in CPU_PARTS]
+    name = f"seed004_cpu_{key}"
+    write_blocks(data_dir / f"{name}.dat", f"seed 004 CPU split, {key} (run {run.run_id}): percent of one core "
+                 "per part, stacked sums, and the sums as CPU ms per request", [
+                     "x", "label", *names, *(f"upto_{n}" for n in names), *(f"ms_upto_{n}" for n in names),
+                     "rps", "valid", "repetition", "cell_id"], [("stacks", rows)])
+    return ChartJob(
+        name, "seed004_cpu.gp", f"Seed 004, {key}: CPU per stack, server / nginx / PgBouncer / PostgreSQL",
+        "The same stacks as the table beside it, in its order. Left: the mean CPU of each part's process tree "
+        "over the measured window, stacked (100 = one core; the server's in its own colour, then nginx, PgBouncer "
+        "and PostgreSQL where the cell had them). Right: the same sums per request (CPU ms a request costs the "
+        "whole stack). The load generator's CPU is not included.",
+        {"panels": 1, "file_1": f"{name}.dat", "nstacks": len(rows), "colors_1": " ".join(colors),
+         "part_colors": " ".join(color for *_, color in CPU_PARTS[1:]),
+         "part_titles": " ".join(title for _, _, title, _ in CPU_PARTS[1:]),
+         **{f"label_{row[0]}": row[1] for row in rows}, "nflagged": sum(1 for c in cells if not is_valid(c)),
+         "values_1": sum(1 for c in cells if num(c.get("cpu_percent")) is not None)},
+        [f"{name}.dat"], heading=f"{CPU_HEADING}: {key}")
+
+
+def pool_waiting_chart(run: Run, data_dir: Path, tables: list[tuple[str, list[dict]]]) -> ChartJob | None:
+    """Requests waiting for a pooled connection over the measured window (db-pool.csv), a panel per table,
+    a line per stack; thin lines: connections lent out."""
+    panels = []
+    for key, cells in tables:
+        series = [(c, run.cell_table(c, "db-pool.csv"), window_of(run, c)) for c in by_p99(cells)]
+        series = [(c, rows, window) for c, rows, window in series if rows and window]
+        if series:
+            panels.append((key, series))
+    if not panels:
+        return None
+    panels = panels[:POOL_MAX_PANELS]
+    columns = ["t_s", "waiting", "active", "size", "valid", "repetition", "cell_id"]
+    params: dict = {"panels": len(panels), "nflagged": 0}
+    files = []
+    for p, (key, series) in enumerate(panels, 1):
+        blocks, colors, counters = [], [], {}
+        for c, rows, (t0, t1) in series:
+            inside = [r for r in rows if t0 - 0.5 <= r["t_epoch"] <= t1 + 0.5]
+            blocks.append((stack_label(c), [[r["t_epoch"] - t0, r.get("waiting"), r.get("active"), r.get("size")]
+                                            + tail(c) for r in inside]))
+            colors.append(shade(c.get("server"), counters)[0])
+        name = f"seed004_pool_waiting_{key}.dat"
+        write_blocks(data_dir / name, f"seed 004 pool over time, {key} (run {run.run_id}): t_s from the start of "
+                     "the measured window; counts summed over the server's processes", columns, blocks)
+        files.append(name)
+        params.update({f"file_{p}": name, f"title_{p}": key, f"nseries_{p}": len(blocks),
+                       f"colors_{p}": " ".join(colors), f"key_{p}": 1,
+                       f"values_{p}": sum(1 for _, rows in blocks for r in rows if r[1] is not None)})
+        params["nflagged"] += sum(1 for c, _, _ in series if not is_valid(c))
+    return ChartJob(
+        "seed004_pool_waiting", "seed004_pool_waiting.gp",
+        "Seed 004: requests waiting for a database connection over the measured window",
+        "Each stack of the tables above (one panel per table): thick, requests waiting for a pooled connection; "
+        "thin, connections lent out (db-pool.csv, summed over the server's processes, 4 a second: Tomcat's from "
+        "HikariCP's MBean, the Python servers' own count). A gunicorn sync worker never waits in its pool: its "
+        "requests queue in the listening socket instead, where no pool sees them.",
+        params, files)
+
+
+def window_of(run: Run, cell: dict) -> tuple[float, float] | None:
+    """The measured window's first and last sample (samples.csv's measure phase)."""
+    measure = [r["t_epoch"] for r in run.samples(cell) if r.get("phase") == "measure"]
+    return (measure[0], measure[-1]) if measure else None
+
+
+def by_p99(cells: list[dict]) -> list[dict]:
+    return sorted(cells, key=lambda c: (num(get(c, "latency_ms.p99")) is None, num(get(c, "latency_ms.p99")) or 0))
+
+
+def table_groups(cells: list[dict]) -> list[tuple[str, list[dict]]]:
+    """(key, cells) per table: each group with at most TABLE_MAX_LEVELS concurrency levels, one per level."""
     tables = []
     for group in dict.fromkeys(c.get("group") for c in cells):
-        here = [c for c in reduced if c.get("group") == group]
+        here = [c for c in cells if c.get("group") == group]
         levels = sorted({num(c.get("concurrency")) or 0 for c in here})
         if len(levels) > TABLE_MAX_LEVELS:
             continue          # a concurrency sweep: the charts against concurrency show it
         for level in levels:
             key = group if len(levels) == 1 else f"{group}_c{int(level)}"
-            tables.append(table_chart(run, data_dir, key, [c for c in here if num(c.get("concurrency")) == level],
-                                      best))
-    return tables + with_headings([workers_chart(run, data_dir, cells, best)], HEADINGS)
+            tables.append((key, [c for c in here if num(c.get("concurrency")) == level]))
+    return tables
+
+
+def jobs(run: Run, data_dir: Path) -> list[ChartJob]:
+    cells = db_cells(run)
+    if not cells:
+        return []
+    reduced, best = best_of_sweeps(cells)
+    tables = table_groups(reduced)
+    per_table = [job for key, here in tables
+                 for job in (table_chart(run, data_dir, key, here, best), cpu_chart(run, data_dir, key, here))]
+    return per_table + with_headings([pool_waiting_chart(run, data_dir, tables),
+                                      workers_chart(run, data_dir, cells, best)], HEADINGS)

@@ -24,7 +24,9 @@ RUNS = Path(__file__).parent / "fixtures" / "runs"
     ("maxthreads-quick", {"maxthreads_knees", "maxthreads_threads", "maxthreads_cost", "efficiency"}),
     ("openloop-quick", {"openloop_latency", "openloop_achieved", "openloop_distribution", "efficiency"}),
     ("seed004-quick", {"seed004_table_db", "seed004_table_db-behind-nginx", "seed004_table_db-pgbouncer",
-                       "seed004_table_pools", "seed004_workers", "latency", "resources_db"}),
+                       "seed004_table_pools", "seed004_workers", "seed004_cpu_db", "seed004_cpu_db-behind-nginx",
+                       "seed004_cpu_db-pgbouncer", "seed004_cpu_pools", "seed004_pool_waiting", "latency",
+                       "resources_db"}),
 ])
 def test_a_real_run_is_drawn_whole(tmp_path, name, charts):
     run = tmp_path / name
@@ -66,3 +68,37 @@ def test_seed004_table_keeps_each_sweeps_best_step_sorted_by_p99(tmp_path):
     for row in (r for r in rows if cells[r[-1]]["sweep"]):
         sweep = [c for c in cells.values() if c["sweep"] == cells[row[-1]]["sweep"]]
         assert cells[row[-1]]["rps"] == max(c["rps"] for c in sweep) and "best_of_3" in row[1]     # spaces are underscores in .dat files
+
+
+def data_rows(path) -> list[dict]:
+    """A one-block-per-series .dat file as dicts (the header line names the columns after the series label)."""
+    rows, names = [], None
+    for line in path.read_text().splitlines():
+        if line.startswith('"'):
+            names = line.split("\t")
+        elif line[:1].isdigit() or line[:1] == "-":
+            rows.append(dict(zip(names, line.split("\t"))))
+    return rows
+
+
+@needs_gnuplot
+def test_seed004_cpu_split_stacks_every_part_and_the_pool_chart_shows_who_waits(tmp_path):
+    run = tmp_path / "seed004-quick"
+    shutil.copytree(RUNS / "seed004-quick", run)
+    analyze(run)
+    cells = {json.loads(line)["cell_id"]: json.loads(line) for line in (run / "cells.jsonl").read_text().splitlines()}
+    for row in data_rows(run / "charts" / "data" / "seed004_cpu_db-behind-nginx.dat"):
+        cell = cells[row["cell_id"]]
+        total = cell["cpu_percent"] + cell["proxy_cpu_percent"] + cell["db_cpu_percent"]
+        assert float(row["upto_db"]) == pytest.approx(total, rel=1e-4) and float(row["proxy"]) > 0
+        assert float(row["ms_upto_db"]) == pytest.approx(total * 10 / cell["rps"], rel=1e-4)
+    waiting: dict[str, float] = {}
+    for row in data_rows(run / "charts" / "data" / "seed004_pool_waiting_pools.dat"):
+        waiting[row["cell_id"]] = max(waiting.get(row["cell_id"], 0), float(row["waiting"]))
+    assert len(waiting) == 8                                    # four stacks at two pool totals
+    for cell_id, most in waiting.items():
+        assert most >= cells[cell_id]["db_pool_waiting_peak"]    # the chart shows the window and half a second around
+        if "gunicorn" in cell_id or "pool16" in cell_id:
+            assert most <= 1, cell_id                           # sync workers, or room for every client
+        else:
+            assert most >= 8, cell_id                           # 16 clients on 2 connections

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import contextmanager
 
 import psycopg
 from flask import Response, request
@@ -13,6 +14,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from crossbench_contract import JSON_TYPE
 from crossbench_contract.db import (NO_DATABASE, POOL_TIMEOUT, kv, query_count, random_kv_key, random_world_id,
                                     unavailable, world)
+from crossbench_contract.pool_gauge import from_environment
 
 WORLD = "SELECT id, randomnumber FROM world WHERE id = %s"
 KV = "SELECT a, b FROM kv WHERE a = %s"
@@ -25,6 +27,7 @@ WAIT_S = int(os.environ.get("CROSSBENCH_DB_WAIT_MS", "5000")) / 1000
 # cannot keep prepared statements (the next transaction may meet another backend).
 PREPARE_THRESHOLD = 0 if os.environ.get("CROSSBENCH_DB_PREPARED", "1") == "1" else None
 _pool: tuple[int, ConnectionPool] | None = None
+_gauge = from_environment(POOL_SIZE)
 
 
 def pool() -> ConnectionPool:
@@ -35,8 +38,23 @@ def pool() -> ConnectionPool:
     return _pool[1]
 
 
+@contextmanager
+def lend():
+    """A connection as pool().connection() lends it (PoolTimeout after WAIT_S), counted by the gauge while waited
+    for and while lent."""
+    _gauge.start_log()
+    lender = pool()
+    with _gauge.waiting():
+        connection = lender.getconn()
+    try:
+        with _gauge.lent(), connection:     # commits or rolls back; a pool's connection stays open
+            yield connection
+    finally:
+        lender.putconn(connection)
+
+
 def fetch(query: str, *params):
-    with pool().connection() as connection:
+    with lend() as connection:
         return connection.execute(query, params).fetchone()
 
 
@@ -53,7 +71,7 @@ def from_database(work, text) -> Response:
 
 
 def many_worlds(count: int) -> list[dict]:
-    with pool().connection() as connection:
+    with lend() as connection:
         return [world(connection.execute(WORLD, (random_world_id(),)).fetchone()) for _ in range(count)]
 
 

@@ -77,8 +77,10 @@ SHARED = {
                          "(connection-per-request cells only; usually 0)",
     "jvm": "Tomcat: the JVM as its probe saw it (collector, processors)",
     "tomcat_connection_count_peak": "Tomcat: most connections held at once in the window (connector count)",
-    "db_pool_active_peak": "Tomcat database cells: most pooled connections in use at once (HikariCP, JMX)",
-    "db_pool_waiting_peak": "Tomcat database cells: most requests waiting for a pooled connection at once",
+    "db_pool_active_peak": "database cells: most pooled connections lent out at once over the server's processes "
+                           "(Tomcat: HikariCP's MBean; Python servers: their own count; series in db-pool.csv)",
+    "db_pool_waiting_peak": "database cells: most requests waiting for a pooled connection at once (a sync worker "
+                            "never waits: its one request holds the worker, the rest queue in the socket)",
 }
 
 # Written by the drivers that measure them; None in the others' records.

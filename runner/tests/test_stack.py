@@ -140,7 +140,11 @@ def test_seed004_runs_the_articles_protocol_with_swept_workers_and_techempowers_
 
 def test_tomcats_pool_peaks_read_the_hikari_mbean_inside_the_window(tmp_path):
     import json as _json
-    from crossbench.servers.tomcat import db_pool_peaks
+    from crossbench.sampling import db_pool
+    from crossbench.sampling.jvm_probe import db_pool_counts
+
+    def db_pool_peaks(path, t0, t1):
+        return db_pool.peaks(db_pool_counts(path), t0, t1)
 
     def line(t, active, waiting):
         return _json.dumps({"type": "pool", "t_epoch": t, "pools": [], "db_pools": [

@@ -1,7 +1,10 @@
 """The database endpoints' statements as the asyncpg stacks (Tornado, uvicorn) run them."""
 from __future__ import annotations
 
+from contextlib import asynccontextmanager
+
 from .db import random_world_id, world
+from .pool_gauge import PoolGauge
 
 WORLD = "SELECT id, randomnumber FROM world WHERE id = $1"
 KV = "SELECT a, b FROM kv WHERE a = $1"
@@ -21,3 +24,17 @@ async def many_worlds(connection, count: int, prepared: bool) -> list[dict]:
         return [world(await connection.fetchrow(WORLD, random_world_id())) for _ in range(count)]
     statement = await connection.prepare(WORLD)
     return [world(await statement.fetchrow(random_world_id())) for _ in range(count)]
+
+
+@asynccontextmanager
+async def lend(pool, gauge: PoolGauge, wait_s: float):
+    """A connection from the pool (asyncio.TimeoutError after wait_s), counted by the gauge while waited for
+    and while lent."""
+    gauge.start_log()
+    with gauge.waiting():
+        connection = await pool.acquire(timeout=wait_s)
+    try:
+        with gauge.lent():
+            yield connection
+    finally:
+        await pool.release(connection)

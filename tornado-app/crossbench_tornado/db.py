@@ -14,9 +14,10 @@ import json
 import asyncpg
 
 from crossbench_contract import JSON_TYPE
-from crossbench_contract.asyncpg_queries import KV, SLOW, WORLD, many_worlds, statement_cache
+from crossbench_contract.asyncpg_queries import KV, SLOW, WORLD, lend, many_worlds, statement_cache
 from crossbench_contract.db import (NO_DATABASE, POOL_TIMEOUT, kv, query_count, random_kv_key, random_world_id,
                                     unavailable, world)
+from crossbench_contract.pool_gauge import PoolGauge
 
 from .handlers import TextHandler
 
@@ -25,8 +26,10 @@ from .handlers import TextHandler
 class Database:
     """One asyncpg pool per server process, made on first use."""
 
-    def __init__(self, url: str | None, size: int, wait_s: float, prepared: bool = True):
+    def __init__(self, url: str | None, size: int, wait_s: float, prepared: bool = True,
+                 pool_log: str | None = None):
         self.url, self.size, self.wait_s, self.prepared = url, size, wait_s, prepared
+        self.gauge = PoolGauge(size, pool_log)
         self.pool: asyncpg.Pool | None = None
         self.lock = asyncio.Lock()
 
@@ -50,7 +53,7 @@ class DbHandler(TextHandler):
             return self.unavailable(NO_DATABASE)
         try:
             pool = await self.database.get_pool()
-            async with pool.acquire(timeout=self.database.wait_s) as connection:
+            async with lend(pool, self.database.gauge, self.database.wait_s) as connection:
                 body = await self.work(connection)
         except asyncio.TimeoutError:
             return self.unavailable(POOL_TIMEOUT)

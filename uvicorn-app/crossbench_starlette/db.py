@@ -10,9 +10,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from crossbench_contract import JSON_TYPE
-from crossbench_contract.asyncpg_queries import KV, SLOW, WORLD, many_worlds, statement_cache
+from crossbench_contract.asyncpg_queries import KV, SLOW, WORLD, lend, many_worlds, statement_cache
 from crossbench_contract.db import (NO_DATABASE, POOL_TIMEOUT, kv, query_count, random_kv_key, random_world_id,
                                     unavailable, world)
+from crossbench_contract.pool_gauge import from_environment
 
 
 URL = os.environ.get("CROSSBENCH_DB_URL")
@@ -20,6 +21,7 @@ POOL_SIZE = int(os.environ.get("CROSSBENCH_DB_POOL", "10"))
 WAIT_S = int(os.environ.get("CROSSBENCH_DB_WAIT_MS", "5000")) / 1000
 PREPARED = os.environ.get("CROSSBENCH_DB_PREPARED", "1") == "1"     # "0" behind PgBouncer in transaction mode
 _pool: asyncpg.Pool | None = None
+_gauge = from_environment(POOL_SIZE)
 _lock = asyncio.Lock()
 
 
@@ -36,7 +38,7 @@ async def from_database(work, text) -> Response:
     if not URL:
         return text(f"{NO_DATABASE}\n".encode(), 503)
     try:
-        async with (await pool()).acquire(timeout=WAIT_S) as connection:
+        async with lend(await pool(), _gauge, WAIT_S) as connection:
             body = await work(connection)
     except asyncio.TimeoutError:
         return text(f"{POOL_TIMEOUT}\n".encode(), 503)

@@ -102,10 +102,11 @@ def connection_counts(probe_jsonl: Path) -> list[tuple[float, int]]:
     return counts
 
 
-def db_pool_counts(probe_jsonl: Path) -> list[tuple[float, int | None, int | None]]:
-    """(t_epoch, active, waiting) of the webapp's HikariCP pool (its MBean) from a probe's raw lines: connections
-    in use and requests waiting for one; [] when the JVM has no such pool (no database)."""
-    return [(float(obj["t_epoch"]), _known(pool.get("active")), _known(pool.get("waiting")))
+def db_pool_counts(probe_jsonl: Path) -> list[tuple[float, int | None, int | None, int | None]]:
+    """(t_epoch, active, waiting, total) of the webapp's HikariCP pool (its MBean) from a probe's raw lines:
+    connections in use, requests waiting for one, connections open; [] when the JVM has no such pool."""
+    return [(float(obj["t_epoch"]), _known(pool.get("active")), _known(pool.get("waiting")),
+             _known(pool.get("total")))
             for obj in pool_lines(probe_jsonl) for pool in obj.get("db_pools") or []]
 
 

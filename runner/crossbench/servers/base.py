@@ -15,6 +15,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..sampling import db_pool
 from .lifecycle import ServerSpec
 
 STATIC_ENDPOINT = "/static/*"
@@ -22,13 +23,20 @@ ENDPOINTS = (STATIC_ENDPOINT, "/delay/sync", "/delay/async", "/hello", "/now")
 DB_ENDPOINTS = ("/db", "/queries", "/db/kv", "/db/slow")     # need a database (--db-url, or the run's own)
 
 
-def database_env(db_url: str | None, settings: dict) -> dict:
-    """How the Python apps learn their database (they read these at start, in each worker)."""
+def database_env(db_url: str | None, settings: dict, cell_dir: Path | None = None) -> dict:
+    """How the Python apps learn their database (they read these at start, in each worker), and where each
+    process logs its pool's counts in a cell (sampling/db_pool.py reads them)."""
     if not db_url:
         return {}
+    log_dir = pool_log_dir(cell_dir)
     return {"CROSSBENCH_DB_URL": db_url, "CROSSBENCH_DB_POOL": str(settings["db_pool"]),
             "CROSSBENCH_DB_WAIT_MS": str(settings["db_wait_ms"]),
-            "CROSSBENCH_DB_PREPARED": "1" if settings["db_prepared"] else "0"}
+            "CROSSBENCH_DB_PREPARED": "1" if settings["db_prepared"] else "0",
+            **({"CROSSBENCH_DB_POOL_LOG": str(log_dir)} if log_dir else {})}
+
+
+def pool_log_dir(cell_dir: Path | None) -> Path | None:
+    return cell_dir / db_pool.LOG_DIR if cell_dir else None
 
 
 class SettingsError(ValueError):
@@ -179,5 +187,7 @@ class ServerPlugin:
         return found
 
     def probe(self, pid: int, cell_dir: Path):
-        """An optional in-process probe while the cell runs (see servers/tomcat.py); None for most servers."""
-        return None
+        """What looks inside the server while the cell runs: by default the pool files its processes write in
+        database cells (nothing else); Tomcat's JVM probe in servers/tomcat.py. None: no probe."""
+        return db_pool.ProcessLogProbe(pool_log_dir(cell_dir), cell_dir) if DB_ENDPOINTS[0] in self.endpoints \
+            else None

@@ -68,7 +68,7 @@ class GunicornPlugin(ServerPlugin):
                 "--no-control-socket",       # gunicorn 27's control socket would live in $HOME, outside the cell
                 # the worker watchdog must outlast the longest delay (60 s cap): a sync worker blocks through it
                 "--timeout", "90", "crossbench_flask.app:app"]
-        env = {"CROSSBENCH_STATIC_DIR": str(paths.STATIC_DIR), **database_env(db_url, settings)}
+        env = {"CROSSBENCH_STATIC_DIR": str(paths.STATIC_DIR), **database_env(db_url, settings, cell_dir)}
         return ServerSpec(self.name, port, argv, work_dir / f"gunicorn-{port}.log", dict(settings), cpus,
                           self.ready_timeout_s, env=env)
 

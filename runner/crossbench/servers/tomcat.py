@@ -13,6 +13,7 @@ from urllib.parse import urlencode, urlsplit
 
 from .. import paths
 from ..jdk import Jdk, select_jdk
+from ..sampling import db_pool
 from ..sampling.jvm_probe import JvmProbe, JvmProbeError, connection_counts, db_pool_counts
 from .base import DB_ENDPOINTS, DB_PREPARED, ENDPOINTS, Knob, ServerPlugin, Tool
 from .lifecycle import ServerSpec
@@ -258,11 +259,14 @@ class BackgroundJvmProbe:
     def stop(self) -> None:
         self.thread.join(timeout=self.probe.start_timeout_s + 5)
         self.probe.stop()
+        rows = db_pool_counts(self.cell_dir / "jvm-probe.jsonl")
+        if rows:
+            db_pool.write_series(self.cell_dir / db_pool.SERIES_FILE, rows)
 
     def figures(self, t0: float, t1: float) -> dict:
         probe_lines = self.cell_dir / "jvm-probe.jsonl"
         return {"jvm": self.probe.jvm_info, "tomcat_connection_count_peak": connections_peak(probe_lines, t0, t1),
-                **db_pool_peaks(probe_lines, t0, t1)}
+                **db_pool.peaks(db_pool_counts(probe_lines), t0, t1)}
 
 
 def connections_peak(probe_lines: Path, t0: float, t1: float) -> int | None:
@@ -270,14 +274,6 @@ def connections_peak(probe_lines: Path, t0: float, t1: float) -> int | None:
     maxConnections the others wait outside Tomcat (acceptCount + 1 in the kernel's accept queue, the rest
     half-open) and the client counts no error for them: this is the only place a record shows them."""
     return max((n for t, n in connection_counts(probe_lines) if t0 <= t <= t1), default=None)
-
-
-def db_pool_peaks(probe_lines: Path, t0: float, t1: float) -> dict:
-    """The HikariCP pool in the window: most connections in use, most requests waiting for one (null without a
-    database). Waiting requests are the pool, not the CPU or the threads, being the limit."""
-    window = [(active, waiting) for t, active, waiting in db_pool_counts(probe_lines) if t0 <= t <= t1]
-    return {"db_pool_active_peak": max((a for a, _ in window if a is not None), default=None),
-            "db_pool_waiting_peak": max((w for _, w in window if w is not None), default=None)}
 
 
 PLUGIN = TomcatPlugin()

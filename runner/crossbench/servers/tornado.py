@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 
 from .. import paths
-from .base import DB_ENDPOINTS, DB_PREPARED, ENDPOINTS, Knob, ServerPlugin, Tool
+from .base import DB_ENDPOINTS, DB_PREPARED, ENDPOINTS, Knob, ServerPlugin, Tool, pool_log_dir
 from .lifecycle import ServerSpec
 
 
@@ -41,6 +41,8 @@ class TornadoPlugin(ServerPlugin):
             argv += ["--db-url", db_url, "--db-pool", str(settings["db_pool"]),
                      "--db-wait-ms", str(settings["db_wait_ms"]),
                      "--db-prepared" if settings["db_prepared"] else "--no-db-prepared"]
+            if cell_dir:
+                argv += ["--db-pool-log", str(pool_log_dir(cell_dir))]
         return ServerSpec(self.name, port, argv, work_dir / f"tornado-{port}.log", dict(settings), cpus,
                           self.ready_timeout_s)
 

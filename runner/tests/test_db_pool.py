@@ -1,0 +1,40 @@
+"""The database pool series: the Python servers' per-process files summed into one, and its peaks."""
+from __future__ import annotations
+
+import csv
+
+from crossbench.sampling import db_pool
+
+
+def write(path, rows):
+    path.write_text("t_epoch,active,waiting,size\n" + "".join(f"{t},{a},{w},{s}\n" for t, a, w, s in rows))
+
+
+def test_processes_are_summed_at_each_line_and_a_silent_process_stops_counting():
+    first = [(10.0, 2, 5, 2), (10.25, 2, 7, 2), (12.0, 1, 0, 2)]
+    second = [(10.1, 1, 0, 2), (10.35, 2, 3, 2)]          # then gone (killed)
+    series = db_pool.summed([first, second])
+    assert series == [(10.0, 2, 5, 2), (10.1, 3, 5, 4), (10.25, 3, 7, 4), (10.35, 4, 10, 4),
+                      (12.0, 1, 0, 2)]                     # at 12.0 the second's last line is 1.65 s old
+    assert db_pool.peaks(series, 10.2, 11.0) == {"db_pool_active_peak": 4, "db_pool_waiting_peak": 10}
+    assert db_pool.peaks(series, 20.0, 21.0) == {"db_pool_active_peak": None, "db_pool_waiting_peak": None}
+
+
+def test_the_probe_writes_the_cells_series_and_skips_cut_lines(tmp_path):
+    logs = tmp_path / "db-pool"
+    logs.mkdir()
+    write(logs / "101.csv", [(1.0, 1, 0, 4), (1.25, 4, 9, 4)])
+    (logs / "102.csv").write_text("t_epoch,active,waiting,size\n1.1,2,1,4\n1.3,")      # killed mid-line
+    probe = db_pool.ProcessLogProbe(logs, tmp_path)
+    assert probe.latest() is None
+    probe.stop()
+    rows = list(csv.DictReader((tmp_path / db_pool.SERIES_FILE).open()))
+    assert [(r["t_epoch"], r["active"], r["waiting"], r["size"]) for r in rows] == [
+        ("1.000", "1", "0", "4"), ("1.100", "3", "1", "8"), ("1.250", "6", "10", "8")]
+    assert probe.figures(0, 2) == {"db_pool_active_peak": 6, "db_pool_waiting_peak": 10}
+
+
+def test_a_cell_without_pool_files_has_no_series_and_no_figures(tmp_path):
+    probe = db_pool.ProcessLogProbe(tmp_path / "db-pool", tmp_path)
+    probe.stop()
+    assert probe.figures(0, 1) == {} and not (tmp_path / db_pool.SERIES_FILE).exists()

@@ -1,0 +1,75 @@
+import asyncio
+import csv
+import os
+import time
+
+import pytest
+
+from crossbench_contract.asyncpg_queries import lend
+from crossbench_contract.pool_gauge import INTERVAL_S, PoolGauge
+
+
+class OnePool:
+    """asyncpg.Pool's acquire/release with one connection (the real pool is exercised by the live seed004 tests)."""
+
+    def __init__(self):
+        self.free = asyncio.Semaphore(1)
+
+    async def acquire(self, timeout):
+        await asyncio.wait_for(self.free.acquire(), timeout)
+        return "connection"
+
+    async def release(self, connection):
+        self.free.release()
+
+
+def test_lend_counts_waiting_then_lent_and_gives_back_on_errors():
+    gauge = PoolGauge(1)
+    seen = []
+
+    async def request(pool, fail=False):
+        async with lend(pool, gauge, wait_s=1) as connection:
+            seen.append((gauge.active, gauge.waiting_now))
+            await asyncio.sleep(0.01)
+            if fail:
+                raise RuntimeError("query failed")
+        return connection
+
+    async def three():
+        pool = OnePool()
+        return await asyncio.gather(request(pool), request(pool, fail=True), request(pool), return_exceptions=True)
+    results = asyncio.run(three())
+    assert results[0] == results[2] == "connection" and isinstance(results[1], RuntimeError)
+    assert seen == [(1, 2), (1, 1), (1, 0)]            # the first lent while two wait, then one by one
+    assert (gauge.active, gauge.waiting_now) == (0, 0)
+
+
+def test_a_wait_that_times_out_stops_counting():
+    gauge = PoolGauge(1)
+
+    async def starved():
+        pool = OnePool()
+        await pool.acquire(1)
+        async with lend(pool, gauge, wait_s=0.05):
+            pass
+    with pytest.raises(asyncio.TimeoutError):
+        asyncio.run(starved())
+    assert (gauge.active, gauge.waiting_now) == (0, 0)
+
+
+def test_each_process_writes_its_own_file(tmp_path):
+    gauge = PoolGauge(4, str(tmp_path))
+    with gauge.lent():
+        gauge.start_log()
+        child = os.fork()
+        if child == 0:           # a forked worker: its own writer, its own file
+            gauge.start_log()
+            time.sleep(2 * INTERVAL_S)
+            os._exit(0)
+        time.sleep(2 * INTERVAL_S)
+        os.waitpid(child, 0)
+    files = {p.stem: list(csv.DictReader(p.open())) for p in tmp_path.glob("*.csv")}
+    assert set(files) == {str(os.getpid()), str(child)}
+    mine = files[str(os.getpid())]
+    assert len(mine) >= 2 and mine[0]["active"] == "1" and mine[0]["size"] == "4" and mine[0]["waiting"] == "0"
+    assert float(mine[-1]["t_epoch"]) - float(mine[0]["t_epoch"]) >= INTERVAL_S * 0.9
