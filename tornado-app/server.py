@@ -24,6 +24,7 @@ def positive(text: str) -> int:
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--address", default="127.0.0.1", help="where to listen (default: loopback only)")
     parser.add_argument("--port", type=positive, default=8888)
     parser.add_argument("--processes", type=positive, default=1,
                         help="forked workers sharing one listening socket (default 1: one event loop)")
@@ -50,9 +51,9 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     try:
         return prefork.run(lambda: app.make_app(args.static_dir, database(args)), args.port, args.backlog,
-                           args.processes)
+                           args.processes, args.address)
     except OSError as e:
-        print(f"tornado: cannot listen on 127.0.0.1:{args.port}: {e.strerror}", file=sys.stderr)
+        print(f"tornado: cannot listen on {args.address}:{args.port}: {e.strerror}", file=sys.stderr)
         return 2
 
 

@@ -77,8 +77,21 @@ local function stats(s, with_percentiles)
    return object(keys, values)
 end
 
+-- Every non-empty bucket of a histogram as [[value, count], ...]: latency(i) is the i-th one (wrk's Lua API),
+-- so several wrk runs (load hosts) merge exactly.
+local function histogram(s)
+   local pairs_ = {}
+   for i = 1, #s do
+      local value, count = s(i)
+      pairs_[#pairs_ + 1] = "[" .. num(value) .. ", " .. num(count) .. "]"
+   end
+   return "[" .. table.concat(pairs_, ", ") .. "]"
+end
+
 function done(summary, latency, requests)
    local e = summary.errors
+   local latency_us = stats(latency, true)
+   latency_us = latency_us:sub(1, -2) .. ', "histogram": ' .. histogram(latency) .. "}"
    local json = object(
       { "duration_us", "requests", "bytes", "errors", "latency_us", "thread_rps" },
       {
@@ -86,7 +99,7 @@ function done(summary, latency, requests)
          requests    = summary.requests,
          bytes       = summary.bytes,
          errors      = object({ "connect", "read", "write", "status", "timeout" }, e),
-         latency_us  = stats(latency, true),
+         latency_us  = latency_us,
          thread_rps  = stats(requests, false),
       })
    local path = os.getenv("CROSSBENCH_WRK_JSON")

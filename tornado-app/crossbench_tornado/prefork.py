@@ -29,8 +29,8 @@ def serve_forever(app, sockets) -> None:
     loop.start()
 
 
-def run(make_app, port: int, backlog: int, processes: int) -> int:
-    sockets = netutil.bind_sockets(port, address="127.0.0.1", backlog=backlog)
+def run(make_app, port: int, backlog: int, processes: int, address: str = "127.0.0.1") -> int:
+    sockets = netutil.bind_sockets(port, address=address, backlog=backlog)
     if processes == 1:
         serve_forever(make_app(), sockets)
         return 0

@@ -29,6 +29,8 @@ class LoadSpec:
     rate: float | None = None      # open loop: requests offered per second, sent on schedule whatever the
                                    # server does (concurrency is then the most requests in flight: oha -c,
                                    # k6 maxVUs); None = closed loop. Only oha and k6 read it
+    host: object = None            # a load host of its own (loadgen/remote.py LoadHost); None = this machine
+    start_at: float | None = None  # with a host: this machine's epoch at which the tool starts (several hosts)
 
 
 @dataclass(frozen=True)

@@ -92,7 +92,7 @@ def run(spec: LoadSpec, out_dir: Path) -> LoadResult:
         {"rate": spec.rate, "window_s": spec.duration_s, "concurrency": spec.concurrency,
          "timeout_s": spec.timeout_s, "command": cmd}, indent=1) + "\n")
     limit = process.whole_seconds(spec.duration_s) + process.whole_seconds(spec.timeout_s) + MARGIN_S
-    done = process.run_bounded(cmd, out_dir, name, limit)
+    done = process.run_bounded(cmd, out_dir, name, limit, host=spec.host, start_at=spec.start_at)
     if done.returncode != 0:
         raise LoadgenError(f"oha exited {done.returncode}: {process.tail(done.stderr) or process.tail(done.stdout)}")
     result = parse(out_dir, tool_version=version())

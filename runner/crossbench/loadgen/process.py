@@ -67,8 +67,11 @@ def tail(path: Path, lines: int = 15) -> str:
 
 
 def run_bounded(cmd: list[str], out_dir: Path, tool: str, limit_s: float,
-                env: dict[str, str] | None = None) -> Finished:
-    """Run cmd to completion within limit_s seconds; kill its whole process group otherwise."""
+                env: dict[str, str] | None = None, host=None, start_at: float | None = None) -> Finished:
+    """Run cmd to completion within limit_s seconds; kill its whole process group otherwise. With a load host
+    (loadgen/remote.py), it runs there instead, its files brought back into out_dir."""
+    if host is not None:
+        return host.run_bounded(cmd, out_dir, tool, limit_s, env, start_at=start_at)
     out_dir.mkdir(parents=True, exist_ok=True)
     stdout, stderr = raw_path(out_dir, tool, "stdout"), raw_path(out_dir, tool, "stderr")
     started = time.monotonic()

@@ -90,7 +90,8 @@ def run(spec: LoadSpec, out_dir: Path) -> LoadResult:
     json_path.unlink(missing_ok=True)
     cmd = build_command(spec, out_dir)
     limit = process.whole_seconds(spec.duration_s) + process.whole_seconds(spec.timeout_s) + MARGIN_S
-    done = process.run_bounded(cmd, out_dir, name, limit, env={JSON_ENV: str(json_path)})
+    done = process.run_bounded(cmd, out_dir, name, limit, env={JSON_ENV: str(json_path)}, host=spec.host,
+                               start_at=spec.start_at)
     if done.returncode != 0:
         raise LoadgenError(f"wrk exited {done.returncode}: {process.tail(done.stderr) or process.tail(done.stdout)}")
     if not json_path.exists() or not json_path.read_text().strip():

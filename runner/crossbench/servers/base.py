@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..sampling import db_pool
-from .lifecycle import ServerSpec
+from .lifecycle import HOST, ServerSpec
 
 STATIC_ENDPOINT = "/static/*"
 ENDPOINTS = (STATIC_ENDPOINT, "/delay/sync", "/delay/async", "/hello", "/now")
@@ -172,9 +172,10 @@ class ServerPlugin:
                                                                  f"({t.install})" for t in missing))
 
     def spec(self, settings: dict, port: int, work_dir: Path, cpus: tuple[int, ...] = (),
-             cell_dir: Path | None = None, db_url: str | None = None) -> ServerSpec:
+             cell_dir: Path | None = None, db_url: str | None = None, address: str = HOST) -> ServerSpec:
         """The command line and log of one start. `cell_dir` is where per-cell artefacts go (a JFR file);
-        `db_url` (postgresql://user@host:port/db) is the database the database endpoints query, if any."""
+        `db_url` (postgresql://user@host:port/db) is the database the database endpoints query, if any;
+        `address` where it listens (loopback unless load comes from other hosts)."""
         raise NotImplementedError
 
     def versions(self) -> dict:

@@ -8,7 +8,7 @@ import sys
 
 from .. import paths
 from .base import DB_ENDPOINTS, DB_PREPARED, STATIC_ENDPOINT, Knob, ServerPlugin, Tool, database_env
-from .lifecycle import ServerSpec
+from .lifecycle import HOST, ServerSpec
 
 APP_DIR = paths.REPO / "gunicorn-app"
 
@@ -58,8 +58,8 @@ class GunicornPlugin(ServerPlugin):
         threads = settings["threads"] if settings["worker_class"] == "gthread" else 1
         return settings["workers"] * threads
 
-    def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None) -> ServerSpec:
-        argv = [sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{port}",
+    def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None, address=HOST) -> ServerSpec:
+        argv = [sys.executable, "-m", "gunicorn", "--bind", f"{address}:{port}",
                 "--workers", str(settings["workers"]), "--worker-class", settings["worker_class"],
                 "--threads", str(settings["threads"]), "--backlog", str(settings["backlog"]),
                 # the app and the contract rules it shares with Tornado's (tornado-app/crossbench_contract)
@@ -70,7 +70,7 @@ class GunicornPlugin(ServerPlugin):
                 "--timeout", "90", "crossbench_flask.app:app"]
         env = {"CROSSBENCH_STATIC_DIR": str(paths.STATIC_DIR), **database_env(db_url, settings, cell_dir)}
         return ServerSpec(self.name, port, argv, work_dir / f"gunicorn-{port}.log", dict(settings), cpus,
-                          self.ready_timeout_s, env=env)
+                          self.ready_timeout_s, env=env, address=address)
 
 
 PLUGIN = GunicornPlugin()

@@ -40,18 +40,19 @@ class ServerSpec:
     cpus: tuple[int, ...] = ()
     ready_timeout_s: float = 60.0
     env: dict = field(default_factory=dict)     # added to the runner's environment
+    address: str = HOST                         # where it listens: loopback, or an address other hosts reach
     after_stop: Callable[[], None] | None = None    # called once the server has exited (e.g. keep an archive)
 
 
-def check_port_free(port: int) -> None:
+def check_port_free(port: int, address: str = HOST) -> None:
     """Binds like a server would (SO_REUSEADDR, so TIME_WAIT leftovers do not count)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            sock.bind((HOST, port))
+            sock.bind((address, port))
         except OSError as e:
             if e.errno == errno.EADDRINUSE:
-                raise PortInUse(f"port {port} on {HOST} is already in use: stop what listens there "
+                raise PortInUse(f"port {port} on {address} is already in use: stop what listens there "
                                 f"(`ss -ltnp 'sport = :{port}'`) or pick another with --port") from e
             raise
 
@@ -71,14 +72,14 @@ class RunningServer:
 
     @property
     def url(self) -> str:
-        return f"http://{HOST}:{self.spec.port}"
+        return f"http://{self.spec.address}:{self.spec.port}"
 
     @property
     def pid(self) -> int:
         return self.process.pid
 
     def start(self) -> "RunningServer":
-        check_port_free(self.spec.port)
+        check_port_free(self.spec.port, self.spec.address)
         argv = [*oskit.pdeathsig_prefix(), *oskit.taskset_prefix(self.spec.cpus), *self.spec.argv]
         self.spec.log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.spec.log_path, "ab") as log:

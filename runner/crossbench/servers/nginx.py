@@ -10,7 +10,7 @@ from string import Template
 
 from .. import paths
 from .base import STATIC_ENDPOINT, Knob, ServerPlugin, Tool
-from .lifecycle import ServerSpec
+from .lifecycle import HOST, ServerSpec
 
 TEMPLATES = paths.RUNNER / "nginx"
 TEMP_DIRS = ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
@@ -40,12 +40,12 @@ class NginxPlugin(ServerPlugin):
     def process_count(self, settings: dict) -> int:
         return settings["worker_processes"]
 
-    def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None) -> ServerSpec:
+    def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None, address=HOST) -> ServerSpec:
         locations = render("origin.locations.template", static_dir=paths.STATIC_DIR)
-        return self._spec(settings, port, work_dir, cpus, locations, upstream="")
+        return self._spec(settings, port, work_dir, cpus, locations, upstream="", address=address)
 
     def proxy_spec(self, settings: dict, port: int, upstream_port: int, work_dir: Path,
-                   cpus: tuple[int, ...] = ()) -> ServerSpec:
+                   cpus: tuple[int, ...] = (), address: str = HOST) -> ServerSpec:
         """nginx in front of the server listening on upstream_port: same paths, same answers."""
         keep = settings["upstream_keepalive"]
         upstream = (f"    upstream crossbench_upstream {{\n        server 127.0.0.1:{upstream_port};\n"
@@ -53,22 +53,23 @@ class NginxPlugin(ServerPlugin):
         headers = ('            proxy_http_version 1.1;\n            proxy_set_header Connection "";' if keep else
                    "            # a new connection to the server behind for every request")
         locations = render("proxy.locations.template", upstream_headers=headers)
-        return self._spec(settings, port, work_dir, cpus, locations, upstream, role="nginx-proxy")
+        return self._spec(settings, port, work_dir, cpus, locations, upstream, role="nginx-proxy", address=address)
 
-    def _spec(self, settings, port, work_dir, cpus, locations, upstream, role="nginx") -> ServerSpec:
+    def _spec(self, settings, port, work_dir, cpus, locations, upstream, role="nginx", address=HOST) -> ServerSpec:
         prefix = Path(work_dir) / f"{role}-{port}"
         for name in TEMP_DIRS:
             (prefix / "temp" / name).mkdir(parents=True, exist_ok=True)
             # workers run as nobody when the master is root: they must write request bodies and proxied answers
             os.chmod(prefix / "temp" / name, 0o777)
         conf = prefix / "nginx.conf"
-        conf.write_text(render("nginx.conf.template", prefix=prefix, port=port, upstream=upstream,
+        conf.write_text(render("nginx.conf.template", prefix=prefix, address=address, port=port, upstream=upstream,
                                locations=locations, rlimit_nofile=2 * settings["worker_connections"] + 64,
                                **{k: settings[k] for k in ("worker_processes", "worker_connections",
                                                            "keepalive_requests", "backlog")}))
         argv = ["nginx", "-p", str(prefix), "-c", str(conf), "-e", str(prefix / "error.log")]
         describe = {**settings, "config": str(conf)}
-        return ServerSpec(role, port, argv, prefix / "console.log", describe, cpus, self.ready_timeout_s)
+        return ServerSpec(role, port, argv, prefix / "console.log", describe, cpus, self.ready_timeout_s,
+                          address=address)
 
 
 def render(template: str, **values) -> str:

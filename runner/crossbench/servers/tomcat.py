@@ -16,7 +16,7 @@ from ..jdk import Jdk, select_jdk
 from ..sampling import db_pool
 from ..sampling.jvm_probe import JvmProbe, JvmProbeError, connection_counts, db_pool_counts
 from .base import DB_ENDPOINTS, DB_PREPARED, ENDPOINTS, Knob, ServerPlugin, Tool
-from .lifecycle import ServerSpec
+from .lifecycle import HOST, ServerSpec
 
 # Tomcat 9's own defaults for the NIO connector; the runner changes them only when asked.
 DEFAULT_MAX_THREADS = 200
@@ -41,6 +41,7 @@ VIRTUAL_EXECUTOR = (
 @dataclass(frozen=True)
 class TomcatConfig:
     port: int
+    address: str = HOST                # the connector's: loopback unless load comes from other hosts
     max_threads: int = DEFAULT_MAX_THREADS
     accept_count: int = DEFAULT_ACCEPT_COUNT
     max_connections: int = DEFAULT_MAX_CONNECTIONS
@@ -69,7 +70,7 @@ def render_server_xml(config: TomcatConfig) -> str:
         executor_element, pool = "", f'maxThreads="{config.max_threads}"'
     template = Template((paths.TOMCAT_TEMPLATES / "server.xml.template").read_text())
     return template.substitute(
-        executor_element=executor_element, pool_attributes=pool, port=config.port,
+        executor_element=executor_element, pool_attributes=pool, address=config.address, port=config.port,
         accept_count=config.accept_count, max_connections=config.max_connections)
 
 
@@ -202,21 +203,21 @@ class TomcatPlugin(ServerPlugin):
         select_jdk(settings["jdk"], need_virtual_threads=settings["executor"] == "virtual")
 
     def config(self, settings: dict, port: int, jfr_file: Path | None = None,
-               cds: CdsArchive | None = None) -> TomcatConfig:
-        return TomcatConfig(port=port, max_threads=settings["max_threads"] or DEFAULT_MAX_THREADS,
+               cds: CdsArchive | None = None, address: str = HOST) -> TomcatConfig:
+        return TomcatConfig(port=port, address=address, max_threads=settings["max_threads"] or DEFAULT_MAX_THREADS,
                             executor=settings["executor"], accept_count=settings["accept_count"],
                             max_connections=settings["max_connections"], jdk=settings["jdk"],
                             heap=settings["heap"], jvm_options=tuple(settings["jvm_options"]), jfr_file=jfr_file,
                             cds=cds)
 
-    def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None) -> ServerSpec:
+    def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None, address=HOST) -> ServerSpec:
         jfr_file = (cell_dir / "tomcat.jfr").resolve() if cell_dir and settings["jfr"] else None
         if db_url:
             settings = {**settings, "jvm_options": (*settings["jvm_options"], *database_options(db_url, settings))}
         home = paths.tomcat_home()
         jdk = select_jdk(settings["jdk"], need_virtual_threads=settings["executor"] == "virtual")
         cds = CdsArchive.for_start(paths.tomcat_version(home), jdk) if settings["class_data_sharing"] else None
-        config = self.config(settings, port, jfr_file, cds)
+        config = self.config(settings, port, jfr_file, cds, address)
         base = prepare_base(config, Path(tempfile.mkdtemp(prefix="catalina-base-", dir=work_dir)), home)
         describe = {"tomcat": paths.tomcat_version(home), "jdk": jdk.version, "jdk_home": str(jdk.home),
                     "max_threads": config.max_threads if config.executor == "platform" else None,
@@ -225,7 +226,8 @@ class TomcatPlugin(ServerPlugin):
                     "jvm_options": list(config.jvm_options), "catalina_base": str(base)}
         describe["class_data_sharing"] = config.cds.option() if config.cds else None
         return ServerSpec(self.name, port, command(config, jdk, home, base), base / "logs" / "console.log",
-                          describe, cpus, self.ready_timeout_s, after_stop=cds.keep if cds else None)
+                          describe, cpus, self.ready_timeout_s, after_stop=cds.keep if cds else None,
+                          address=address)
 
     def versions(self) -> dict:
         try:

@@ -5,7 +5,7 @@ import sys
 
 from .. import paths
 from .base import DB_ENDPOINTS, DB_PREPARED, ENDPOINTS, Knob, ServerPlugin, Tool, pool_log_dir
-from .lifecycle import ServerSpec
+from .lifecycle import HOST, ServerSpec
 
 
 class TornadoPlugin(ServerPlugin):
@@ -34,8 +34,8 @@ class TornadoPlugin(ServerPlugin):
         # /delay/sync blocks the whole event loop: each process serves one such request at a time.
         return settings["processes"] if endpoint == "/delay/sync" else None
 
-    def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None) -> ServerSpec:
-        argv = [sys.executable, str(paths.TORNADO_APP), "--port", str(port),
+    def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None, address=HOST) -> ServerSpec:
+        argv = [sys.executable, str(paths.TORNADO_APP), "--address", address, "--port", str(port),
                 "--processes", str(settings["processes"]), "--backlog", str(settings["backlog"])]
         if db_url:
             argv += ["--db-url", db_url, "--db-pool", str(settings["db_pool"]),
@@ -44,7 +44,7 @@ class TornadoPlugin(ServerPlugin):
             if cell_dir:
                 argv += ["--db-pool-log", str(pool_log_dir(cell_dir))]
         return ServerSpec(self.name, port, argv, work_dir / f"tornado-{port}.log", dict(settings), cpus,
-                          self.ready_timeout_s)
+                          self.ready_timeout_s, address=address)
 
 
 PLUGIN = TornadoPlugin()

@@ -6,7 +6,7 @@ import sys
 
 from .. import paths
 from .base import DB_ENDPOINTS, DB_PREPARED, ENDPOINTS, Knob, ServerPlugin, Tool, database_env
-from .lifecycle import ServerSpec
+from .lifecycle import HOST, ServerSpec
 
 APP_DIR = paths.REPO / "uvicorn-app"
 VENV_HINT = "the project's venv: runner/python-env.sh (uvicorn-app/requirements.txt)"
@@ -38,16 +38,16 @@ class UvicornPlugin(ServerPlugin):
     def parallel_limit(self, settings: dict, endpoint: str) -> int | None:
         return settings["workers"] if endpoint == "/delay/sync" else None
 
-    def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None) -> ServerSpec:
+    def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None, address=HOST) -> ServerSpec:
         argv = [sys.executable, "-m", "uvicorn", "crossbench_starlette.app:app", "--app-dir", str(APP_DIR),
-                "--host", "127.0.0.1", "--port", str(port), "--workers", str(settings["workers"]),
+                "--host", address, "--port", str(port), "--workers", str(settings["workers"]),
                 "--backlog", str(settings["backlog"]), "--loop", "uvloop", "--http", "httptools",
                 "--no-access-log", "--log-level", "warning"]
         # the contract rules the app shares with Tornado's live in tornado-app/crossbench_contract
         env = {"CROSSBENCH_STATIC_DIR": str(paths.STATIC_DIR), "PYTHONPATH": str(paths.REPO / "tornado-app"),
                **database_env(db_url, settings, cell_dir)}
         return ServerSpec(self.name, port, argv, work_dir / f"uvicorn-{port}.log", dict(settings), cpus,
-                          self.ready_timeout_s, env=env)
+                          self.ready_timeout_s, env=env, address=address)
 
 
 PLUGIN = UvicornPlugin()

@@ -1,0 +1,73 @@
+"""Several load generators' results as one cell, merged exactly: counts summed, latency from the union of their
+samples (wrk: their full histograms added bucket by bucket; open-loop tools: their per-request rows
+concatenated), never from averaged percentiles. Each generator's own figures stay in `extra["per_host"]`."""
+from __future__ import annotations
+
+import dataclasses
+
+from .base import LoadgenError, LoadResult
+
+WRK_PERCENTILES = {"p50": 50.0, "p90": 90.0, "p99": 99.0}
+
+
+def wrk_percentile(histogram: list[tuple[int, int]], p: float) -> int | None:
+    """wrk's own rule (stats_percentile in stats.c): the first value whose running count reaches
+    round(p / 100 * n + 0.5); histogram = sorted (value_us, count) pairs."""
+    total = sum(count for _, count in histogram)
+    if not total:
+        return None
+    rank = round(p / 100 * total + 0.5)
+    seen = 0
+    for value, count in histogram:
+        seen += count
+        if seen >= rank:
+            return value
+    return histogram[-1][0]
+
+
+def added(histograms: list[list[tuple[int, int]]]) -> list[tuple[int, int]]:
+    """Several wrk histograms (1 us buckets) as one."""
+    counts: dict[int, int] = {}
+    for histogram in histograms:
+        for value, count in histogram:
+            counts[value] = counts.get(value, 0) + count
+    return sorted(counts.items())
+
+
+def wrk_latency_ms(histogram: list[tuple[int, int]]) -> dict[str, float | None]:
+    total = sum(count for _, count in histogram)
+    if not total:
+        return {"mean": None, **{k: None for k in WRK_PERCENTILES}, "max": None}
+    figures = {k: wrk_percentile(histogram, p) / 1000 for k, p in WRK_PERCENTILES.items()}
+    return {"mean": sum(v * c for v, c in histogram) / total / 1000, **figures, "max": histogram[-1][0] / 1000}
+
+
+def histogram_of(result: LoadResult) -> list[tuple[int, int]]:
+    histogram = (result.extra.get("latency_us") or {}).get("histogram")
+    if histogram is None:
+        raise LoadgenError("wrk: its JSON has no histogram (runner/lua/report.lua older than the merge)")
+    return [(int(v), int(c)) for v, c in histogram]
+
+
+def host_figures(host: str, result: LoadResult, cpu_percent: float | None) -> dict:
+    return {"host": host, "requests": result.requests, "rps": result.rps, "duration_s": result.duration_s,
+            "errors": result.error_count, "latency_ms": result.latency_ms, "cpu_percent": cpu_percent,
+            "command": result.extra.get("command")}
+
+
+def merged(parts: list[tuple[str, LoadResult, float | None]], latency_ms: dict) -> LoadResult:
+    """One result from (host, result, its CPU percent) per generator and the latency computed from their union.
+    The window is the longest of theirs (they start together), so req/s is never overstated."""
+    first = parts[0][1]
+    errors = {kind: sum(r.errors.get(kind, 0) for _, r, _ in parts) for kind in first.errors}
+    return dataclasses.replace(
+        first, requests=sum(r.requests for _, r, _ in parts), duration_s=max(r.duration_s for _, r, _ in parts),
+        bytes=sum(r.bytes for _, r, _ in parts), errors=errors, latency_ms=latency_ms,
+        latency_source=first.latency_source + f" Merged from {len(parts)} load hosts' exact samples.",
+        raw_files=tuple(f for _, r, _ in parts for f in r.raw_files),
+        extra={"per_host": [host_figures(h, r, cpu) for h, r, cpu in parts], "hosts": len(parts),
+               "command": [r.extra.get("command") for _, r, _ in parts]})
+
+
+def merge_wrk(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult:
+    return merged(parts, wrk_latency_ms(added([histogram_of(r) for _, r, _ in parts])))

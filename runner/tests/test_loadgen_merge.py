@@ -1,0 +1,53 @@
+"""Several load generators' results merged exactly: wrk histograms added bucket by bucket and read with wrk's own
+percentile rule (checked against a live wrk run, whose own percentiles one histogram must reproduce)."""
+from __future__ import annotations
+
+import pytest
+
+from crossbench.loadgen import merge, wrk
+from crossbench.loadgen.base import LoadResult, LoadSpec, empty_errors
+from test_loadgen_support import counting_server, need  # noqa: F401  (pytest fixture)
+
+
+def result(histogram, requests, duration_s=10.0, **errors) -> LoadResult:
+    return LoadResult("wrk", "x", requests, duration_s, 100 * requests, {**empty_errors(), **errors},
+                      {}, "wrk's histogram.", (f"/cells/{requests}/wrk.json",),
+                      {"latency_us": {"histogram": histogram}, "command": ["wrk", str(requests)]})
+
+
+def test_wrks_rank_rule_on_a_small_histogram():
+    histogram = [(100, 1), (200, 2), (300, 1)]                  # n = 4: ranks round(p/100*4 + 0.5)
+    assert [merge.wrk_percentile(histogram, p) for p in (0, 25, 50, 75, 99, 100)] == [100, 200, 200, 300, 300, 300]
+    assert merge.wrk_percentile([], 50) is None
+
+
+def test_two_hosts_merge_into_the_union_of_their_samples():
+    fast = result([(1000, 90), (2000, 10)], 100, connect=1)
+    slow = result([(2000, 50), (9000, 50)], 100, duration_s=10.2, timeout=3)
+    one = merge.merge_wrk([("a", fast, 40.0), ("b", slow, 97.5)])
+    assert one.requests == 200 and one.duration_s == 10.2 and one.bytes == 20000
+    assert one.errors["connect"] == 1 and one.errors["timeout"] == 3
+    # the union: 90 x 1 ms, 60 x 2 ms, 50 x 9 ms; averaging the hosts' p50s (1 and 2 ms) would say 1.5
+    assert one.latency_ms == {"mean": pytest.approx((90 * 1 + 60 * 2 + 50 * 9) / 200), "p50": 2.0, "p90": 9.0,
+                              "p99": 9.0, "max": 9.0}
+    assert [h["host"] for h in one.extra["per_host"]] == ["a", "b"] and one.extra["hosts"] == 2
+    assert one.extra["per_host"][1]["cpu_percent"] == 97.5 and one.extra["per_host"][0]["requests"] == 100
+    assert len(one.raw_files) == 2 and "2 load hosts" in one.latency_source
+
+
+def test_a_json_without_histogram_is_refused():
+    with pytest.raises(Exception, match="no histogram"):
+        merge.histogram_of(LoadResult("wrk", "x", 1, 1.0, 1, empty_errors(), {}, "", (), {"latency_us": {}}))
+
+
+@pytest.mark.live
+def test_one_runs_histogram_gives_wrks_own_figures(counting_server, tmp_path):
+    need("wrk")
+    run = wrk.run(LoadSpec(urls=(counting_server.url("/hello"),), concurrency=8, duration_s=1, timeout_s=2),
+                  tmp_path)
+    histogram = merge.histogram_of(run)
+    # wrk's coordinated-omission correction adds synthetic samples to the histogram: never fewer than requests
+    assert sum(count for _, count in histogram) >= run.requests > 100
+    assert merge.wrk_latency_ms(histogram) == pytest.approx(run.latency_ms)
+    own = run.extra["latency_us"]["percentiles"]
+    assert [merge.wrk_percentile(histogram, float(p)) for p in own] == list(own.values())
