@@ -6,6 +6,7 @@
 declare -A CROSSBENCH_PACKAGE_OF=(
   [wrk]=wrk [ab]=apache2-utils [gnuplot]=gnuplot-nox [taskset]=util-linux [setpriv]=util-linux
   [java]=openjdk-17-jdk-headless [python3]=python3 [ss]=iproute2 [nginx]=nginx-light [psql]=postgresql-client [pgbouncer]=pgbouncer
+  [ssh]=openssh-client
 )
 
 crossbench_missing_packages() {

@@ -16,7 +16,8 @@ fi
 
 # shellcheck source=runner/prerequisites.sh
 source "$here/prerequisites.sh"
-crossbench_install_missing test mvn=maven chromium=chromium
+# sshd: the multi-host tests run one in each network namespace they make (never the system service)
+crossbench_install_missing test mvn=maven chromium=chromium /usr/sbin/sshd=openssh-server
 # shellcheck source=runner/python-env.sh
 source "$here/python-env.sh"
 cd "$CROSSBENCH_ROOT"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 import traceback
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
@@ -19,6 +19,7 @@ from .experiment import CellPlan
 from .loadgen.base import LoadResult
 from .metadata import now_iso
 from .sampling.process_tree import ProcessTreeSampler, summarize
+from . import servers
 from .servers import RunningServer, ServerSpec, free_port
 
 SAMPLE_INTERVAL_S = 0.25
@@ -39,6 +40,8 @@ class CellContext:
     cell_dir: Path
     on_progress: callable = None   # called with (phase, sampler) while the cell runs
     database: stack.RunDatabase | None = None     # the run's database, for database cells
+    load_hosts: list = field(default_factory=list)   # load generators on hosts of their own (--hosts)
+    server_address: str = servers.HOST            # where the server listens: an address the load hosts reach
 
     def report(self, phase: str, sampler) -> None:
         if self.on_progress:
@@ -48,7 +51,8 @@ class CellContext:
 def server_spec(plan: CellPlan, ctx: CellContext, port: int, db_url: str | None = None) -> ServerSpec:
     work = ctx.cell_dir / "server"
     work.mkdir(parents=True, exist_ok=True)
-    return plan.plugin.spec(plan.settings, port, work, plan.server_cpus, ctx.cell_dir, db_url=db_url)
+    return plan.plugin.spec(plan.settings, port, work, plan.server_cpus, ctx.cell_dir, db_url=db_url,
+                            address=ctx.server_address)
 
 
 def database_url(plan: CellPlan, ctx: CellContext) -> str | None:
@@ -125,7 +129,8 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
     probe = None
     with ExitStack() as running:
         bouncer = running.enter_context(stack.pooler(plan, db_url, ctx.cell_dir)) if plan.pooler else None
-        server = RunningServer(server_spec(plan, ctx, free_port(), bouncer.url if bouncer else db_url))
+        server = RunningServer(server_spec(plan, ctx, free_port(ctx.server_address),
+                                           bouncer.url if bouncer else db_url))
         running.enter_context(server)
         front = running.enter_context(stack.proxy(plan, server, ctx.cell_dir)) if plan.proxy else server
         verify(front, plan)

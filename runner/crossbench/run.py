@@ -9,6 +9,7 @@ import argparse
 import os
 import sys
 import time
+from contextlib import ExitStack
 from datetime import datetime
 from pathlib import Path
 
@@ -17,6 +18,8 @@ from .cell import CellContext, failed_record, run_cell
 from .database import DatabaseError
 from .stack import RunDatabase, needs_database
 from .drivers import DRIVERS, DriverRefused
+from .hosts import HostsError
+from .placement import Placement, open_placement
 from .experiment import CellPlan, ExperimentError
 from .jdk import JdkError
 from .progress import Progress, fmt_duration
@@ -59,6 +62,8 @@ def parse_args(argv):
     p.add_argument("--resume", type=Path, metavar="DIR", help="finish an interrupted run: only missing cells")
     p.add_argument("--dry-run", action="store_true", help="print the plan and stop")
     p.add_argument("--no-analysis", action="store_true", help="do not draw charts at the end")
+    p.add_argument("--hosts", type=Path, metavar="FILE", help="roles on other machines over SSH (TOML: README, "
+                   "\"Running on several machines\"); without it every role runs here")
     m = p.add_argument_group("matrix overrides (replace the experiment file's values)")
     m.add_argument("--servers", type=name_list)
     m.add_argument("--groups", type=name_list, help="only these groups of the experiment (e.g. static,delay)")
@@ -191,7 +196,8 @@ def run_database(config: dict, cells: list[CellPlan], run_dir: RunDir) -> RunDat
     return database
 
 
-def execute(run_dir: RunDir, todo: list[CellPlan], progress: Progress, database: RunDatabase | None) -> None:
+def execute(run_dir: RunDir, todo: list[CellPlan], progress: Progress, database: RunDatabase | None,
+            placement: Placement) -> None:
     first_index = progress.total - len(todo) + 1
     for offset, plan in enumerate(todo):
         stopped = experiment.sweep_stopped(plan, measured(run_dir))
@@ -201,7 +207,8 @@ def execute(run_dir: RunDir, todo: list[CellPlan], progress: Progress, database:
         progress.start_cell(first_index + offset, plan.describe())
         length = {"warmup": plan.warmup_s, "measure": plan.duration_s}
         ctx = CellContext(cell_dir=run_dir.cell_dir(plan.cell_id), database=database,
-                          on_progress=lambda phase, sampler: progress.phase(phase, sampler, length[phase]))
+                          on_progress=lambda phase, sampler: progress.phase(phase, sampler, length[phase]),
+                          load_hosts=placement.load_hosts, server_address=placement.server_address)
         try:
             record = run_cell(experiment.with_rate_from_peak(plan, measured(run_dir)), ctx)
         except experiment.PeakMissing as e:
@@ -235,6 +242,11 @@ def analyse(run_dir: RunDir, config: dict) -> None:
 def main(argv=None) -> int:
     args = parse_args(argv)
     interrupt_on_signals()
+    with ExitStack() as remote:      # the hosts' SSH masters: closed last, whatever happens
+        return run(args, remote)
+
+
+def run(args, remote: ExitStack) -> int:
     try:
         if args.resume:
             run_dir = RunDir(args.resume)
@@ -246,6 +258,7 @@ def main(argv=None) -> int:
             cells = without_unrunnable(experiment.expand(config))
             run_dir = new_run_dir(args, config)
         preflight(config, cells)
+        placement = open_placement(args.hosts, cells, min(c.duration_s for c in cells), remote)
         database = run_database(config, cells, run_dir)
         finished = run_dir.finished_ids()
         todo = [c for c in cells if c.cell_id not in finished]
@@ -259,15 +272,18 @@ def main(argv=None) -> int:
             return 0
         if not args.resume:
             run_dir.create(metadata.collect(run_dir.path.name, config, sys.argv), [c.to_dict() for c in cells])
+        if placement.checks:
+            run_dir.update_metadata(hosts=placement.checks)
         print(f"run directory: {run_dir.path}", file=sys.stderr)
     except (ExperimentError, Refused, RunDirError, JdkError, paths.BuildMissing, loadgen.LoadgenError,
-            DriverRefused, servers.ToolMissing, servers.SettingsError, oskit.LimitTooLow, DatabaseError) as e:
+            DriverRefused, servers.ToolMissing, servers.SettingsError, oskit.LimitTooLow, DatabaseError,
+            HostsError) as e:
         print(f"run_all: {e}", file=sys.stderr)
         return 2
     pin_runner(config["run"])
     started = time.monotonic()
     try:
-        execute(run_dir, todo, progress, database)
+        execute(run_dir, todo, progress, database, placement)
     except KeyboardInterrupt:
         progress.close()
         print(f"\nrun_all: interrupted; {len(run_dir.finished_ids())} cells kept in {run_dir.path}; "

@@ -6,6 +6,7 @@ figures (the seed's efficiency ratio, its latency twin, Little's-law throughput)
 from __future__ import annotations
 
 from .. import loadgen, metrics
+from ..loadgen.spread import run_spread
 from ..loadgen.base import LoadResult, LoadSpec
 from .base import Driver, DriverRefused, Measurement
 
@@ -48,12 +49,14 @@ class ClosedLoop(Driver):
         adapter.build_command(load_spec(plan, "http://127.0.0.1:1"), None)
 
     def warmup(self, plan, ctx, server) -> None:
-        loadgen.get(plan.loadgen).run(load_spec(plan, server.url, warmup=True), ctx.cell_dir / "warmup")
+        run_spread(plan.loadgen, load_spec(plan, server.url, warmup=True), ctx.cell_dir / "warmup", ctx.load_hosts)
 
     def measure(self, plan, ctx, server, sampler) -> Measurement:
-        result = loadgen.get(plan.loadgen).run(load_spec(plan, server.url), ctx.cell_dir)
+        result, host_flags = run_spread(plan.loadgen, load_spec(plan, server.url), ctx.cell_dir, ctx.load_hosts)
         figures, flags = closed_loop_figures(plan, result)
-        return Measurement(result, extra=figures, flags=flags)
+        if ctx.load_hosts:
+            figures["loadgen_hosts"] = result.extra["per_host"]
+        return Measurement(result, extra=figures, flags=flags + host_flags)
 
 
 DRIVER = ClosedLoop()

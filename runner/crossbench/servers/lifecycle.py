@@ -57,9 +57,9 @@ def check_port_free(port: int, address: str = HOST) -> None:
             raise
 
 
-def free_port() -> int:
+def free_port(address: str = HOST) -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((HOST, 0))
+        sock.bind((address, 0))
         return sock.getsockname()[1]
 
 

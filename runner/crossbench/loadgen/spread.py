@@ -1,0 +1,64 @@
+"""One cell's load spread over the run's load hosts (--hosts): the connections split between them, every host's
+tool started at one moment (each host's clock offset applied), its files brought back into `loadgen-<n>/`, and
+the results merged exactly (loadgen/merge.py). Without load hosts the tool runs here, as always."""
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from pathlib import Path
+
+from .. import metrics
+from . import get, merge
+from .base import LoadgenError, LoadResult, LoadSpec
+
+START_MARGIN_S = 0.5          # time for every host's session to open before the common start (~0.1 s here)
+MERGERS = {"wrk": merge.merge_wrk}
+
+
+def shares(total: int, parts: int) -> list[int]:
+    """`total` connections over `parts` hosts as evenly as whole numbers allow (the first ones get the rest)."""
+    return [total // parts + (1 if n < total % parts else 0) for n in range(parts)]
+
+
+def run_spread(tool: str, spec: LoadSpec, out_dir: Path, hosts: list) -> tuple[LoadResult, list[str]]:
+    """The load of `spec` from `hosts` together (or from here when there are none), and the flags it raised."""
+    adapter = get(tool)
+    if not hosts:
+        return adapter.run(spec, out_dir), []
+    if tool not in MERGERS:
+        raise LoadgenError(f"{tool} cannot run on load hosts yet (only {', '.join(MERGERS)} results merge)")
+    hosts = hosts[:spec.concurrency]          # one connection needs one host: C=1 runs from the first
+    start_at = time.time() + START_MARGIN_S if len(hosts) > 1 else None
+    specs = [dataclasses.replace(spec, concurrency=c, host=h, start_at=start_at)
+             for c, h in zip(shares(spec.concurrency, len(hosts)), hosts)]
+    dirs = [Path(out_dir) / f"loadgen-{n}" for n in range(1, len(hosts) + 1)]
+    results = run_together(adapter, specs, dirs)
+    parts = [(h.label, r, h.cpu_percent()) for h, r in zip(hosts, results)]
+    flags = ["loadgen_saturated"] if any(metrics.loadgen_saturated(cpu, s.threads) for (_, _, cpu), s
+                                         in zip(parts, specs)) else []
+    merged = MERGERS[tool](parts)
+    for figures, host in zip(merged.extra["per_host"], hosts):
+        late = host.last_start_s - start_at if host.last_start_s is not None and start_at else None
+        figures["start_late_ms"] = round(late * 1000, 2) if late is not None else None
+    return merged, flags
+
+
+def run_together(adapter, specs: list[LoadSpec], dirs: list[Path]) -> list[LoadResult]:
+    """Each spec in a thread of its own; any host's failure fails the cell (with every host's reason)."""
+    results: list = [None] * len(specs)
+
+    def one(n: int) -> None:
+        try:
+            results[n] = adapter.run(specs[n], dirs[n])
+        except Exception as e:  # noqa: BLE001 - reported below with the host's name
+            results[n] = e
+    threads = [threading.Thread(target=one, args=(n,), name=f"load host {n + 1}") for n in range(len(specs))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    failures = [f"{s.host.label}: {r}" for s, r in zip(specs, results) if isinstance(r, Exception)]
+    if failures:
+        raise LoadgenError("load hosts failed: " + "; ".join(failures))
+    return results

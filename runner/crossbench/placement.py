@@ -1,0 +1,64 @@
+"""Where a run's roles run (`--hosts FILE`): every role on this machine without it; with it, the hosts file's
+roles on hosts of their own, reached over one SSH master each (crossbench.hosts), checked before the first cell
+(reachable, tools there, clock offset, RTT) and recorded in the run's metadata.
+
+Built so far: load generators (closed-loop cells with wrk, on one or several load hosts, merged exactly); the
+server then listens on this machine's address that faces them. The server, database and proxy roles on hosts
+of their own are refused until their lifecycle runs over SSH."""
+from __future__ import annotations
+
+import socket
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import servers
+from .hosts import HostsError, check_hosts, load_hosts, open_masters
+from .loadgen.remote import LoadHost
+from .loadgen.spread import MERGERS
+
+REMOTE_KINDS = ("closed_loop",)
+
+
+@dataclass
+class Placement:
+    load_hosts: list[LoadHost] = field(default_factory=list)
+    server_address: str = servers.HOST
+    checks: dict | None = None          # the preflight's findings, for the run's metadata
+
+
+def refuse_unbuilt(hosts, cells) -> None:
+    """What --hosts cannot place yet, said before anything starts."""
+    remote_roles = [role for role in ("server", "db", "proxy") if getattr(hosts, role)]
+    if remote_roles:
+        raise HostsError(f"--hosts: the {', '.join(remote_roles)} role(s) cannot run on a host of their own yet "
+                         "(load generators can); leave them out of [roles] to run them here")
+    if not hosts.loadgen:
+        return
+    for cell in cells:
+        if cell.kind not in REMOTE_KINDS or cell.loadgen not in MERGERS:
+            raise HostsError(f"--hosts: {cell.cell_id} is a {cell.kind} cell measured with {cell.loadgen}; load "
+                             f"hosts run {', '.join(REMOTE_KINDS)} cells with {', '.join(MERGERS)} so far")
+
+
+def facing_address(address: str, port: int) -> str:
+    """This machine's own address on the route to a host (no packet is sent: a UDP socket only picks a route)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.connect((address, port))
+        return probe.getsockname()[0]
+
+
+def open_placement(hosts_file: Path | None, cells, window_s: float, stack: ExitStack) -> Placement:
+    """The run's placement; the SSH masters it opens are closed by `stack` (in the run's finally)."""
+    if hosts_file is None:
+        return Placement()
+    hosts = load_hosts(hosts_file)
+    refuse_unbuilt(hosts, cells)
+    connections = open_masters(hosts, stack)
+    tools = {"loadgen": sorted({c.loadgen for c in cells}), "server": []}
+    checks = check_hosts(hosts, tools, window_s, connections)
+    load_hosts_ = [LoadHost(connections[h], checks["hosts"][h.label]["clock_offset_s"]) for h in hosts.loadgen]
+    address = servers.HOST
+    if load_hosts_:
+        address = facing_address(*connections[hosts.loadgen[0]].resolved_address())
+    return Placement(load_hosts_, address, checks)

@@ -1,0 +1,97 @@
+"""run_all.sh --hosts with load generators on hosts of their own: network namespaces running sshd
+(tests/netns_hosts.py), the server here on the bridge's address. The cells must read as a single-host run's do,
+two load hosts must merge into one cell, and a lost SSH connection must fail the cell and leave nothing behind."""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+
+import psutil
+import pytest
+
+from crossbench import paths
+from netns_hosts import lab_or_skip
+
+pytestmark = pytest.mark.live
+
+CELL = ["--experiment", "quick", "--groups", "delay", "--servers", "tornado", "--concurrency", "40",
+        "--delays", "250", "--warmup", "1", "--no-analysis"]
+
+
+def run_all(out, *extra: str, timeout_s: float = 180) -> subprocess.CompletedProcess:
+    return subprocess.run([str(paths.RUNNER / "run_all.sh"), *CELL, "--out", str(out), *extra],
+                          capture_output=True, text=True, timeout=timeout_s)
+
+
+def records(out) -> list[dict]:
+    return [json.loads(line) for line in (out / "cells.jsonl").read_text().splitlines()]
+
+
+def running_wrk() -> list[psutil.Process]:
+    return [p for p in psutil.process_iter(["name"]) if p.info["name"] == "wrk"]
+
+
+@pytest.fixture(scope="module")
+def lab():
+    with lab_or_skip(["load1", "load2"]) as made:
+        yield made
+
+
+def test_two_load_hosts_make_one_merged_cell_that_reads_as_a_single_host_run(lab, tmp_path, report_figure):
+    here, away = tmp_path / "here", tmp_path / "away"
+    done = run_all(here, "--duration", "5")
+    assert done.returncode == 0, done.stderr[-2000:]
+    done = run_all(away, "--duration", "5", "--hosts", str(lab.hosts_file({"loadgen": ["load1", "load2"]})))
+    assert done.returncode == 0, done.stderr[-2000:]
+    (local,), (merged,) = records(here), records(away)
+    assert merged["status"] == "ok" and merged["error_total"] == 0, merged.get("error")
+    per_host = merged["loadgen_hosts"]
+    assert [h["host"] for h in per_host] == [lab.hosts["load1"].destination, lab.hosts["load2"].destination]
+    assert merged["requests"] == sum(h["requests"] for h in per_host)
+    assert all(h["requests"] > 0 and h["cpu_percent"] is not None for h in per_host)
+    assert all(-5 < h["start_late_ms"] < 200 for h in per_host), per_host       # started together
+    cell = away / "cells" / merged["cell_id"]
+    assert all((cell / f"loadgen-{n}" / "wrk.json").is_file() for n in (1, 2))
+    assert merged["efficiency_ratio"] == pytest.approx(local["efficiency_ratio"], rel=0.03)
+    assert merged["latency_ratio"] == pytest.approx(local["latency_ratio"], rel=0.03)
+    hosts = json.loads((away / "metadata.json").read_text())["hosts"]
+    assert set(hosts["hosts"]) == {h["host"] for h in per_host}
+    assert all(abs(h["clock_offset_s"]) < 0.05 and h["facts"]["tools"]["wrk"] for h in hosts["hosts"].values())
+    assert len(hosts["network"]) == 2 and all(link["rtt_ms"] is not None for link in hosts["network"])
+    report_figure(f"load hosts: /delay/async 250 ms C=40 on Tornado, ratio {local['efficiency_ratio']:.3f} from "
+                  f"here, {merged['efficiency_ratio']:.3f} from two namespaces ({per_host[0]['requests']} + "
+                  f"{per_host[1]['requests']} requests); RTT " +
+                  ", ".join(f"{link['rtt_ms']:.3f} ms" for link in hosts["network"]))
+
+
+def test_a_lost_ssh_connection_fails_the_cell_and_leaves_nothing_behind(lab, tmp_path):
+    before = {p.pid for p in running_wrk()}
+    out = tmp_path / "lost"
+    proc = subprocess.Popen([str(paths.RUNNER / "run_all.sh"), *CELL, "--out", str(out), "--duration", "30",
+                             "--hosts", str(lab.hosts_file({"loadgen": ["load1"]}))],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not ({p.pid for p in running_wrk()} - before):
+            time.sleep(0.2)
+        assert {p.pid for p in running_wrk()} - before, "wrk never started on the load host"
+        time.sleep(2)          # into the measured window
+        masters = [p for p in psutil.Process(proc.pid).children(recursive=True)
+                   if "-M" in p.cmdline() and lab.hosts["load1"].destination in p.cmdline()]
+        assert len(masters) == 1, [p.cmdline() for p in masters]
+        masters[0].send_signal(signal.SIGKILL)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    (record,) = records(out)
+    assert record["status"] == "failed" and lab.hosts["load1"].address in record["error"], record
+    assert "SSH connection was lost" in record["error"], record["error"]
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and {p.pid for p in running_wrk()} - before:
+        time.sleep(0.2)
+    assert not ({p.pid for p in running_wrk()} - before), "wrk left running on the load host"
+    assert not [p for p in psutil.process_iter(["cmdline"]) if "tether.py" in " ".join(p.info["cmdline"] or [])]
