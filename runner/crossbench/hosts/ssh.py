@@ -124,13 +124,14 @@ class SshHost:
 
     def start_tethered(self, argv: list[str], grace_s: float = tether.DEFAULT_GRACE_S,
                        heartbeat_s: float = tether.DEFAULT_HEARTBEAT_S, start_at: float | None = None,
-                       report: str | None = None, **popen_kwargs) -> subprocess.Popen:
+                       report: str | None = None, pid_file: str | None = None, **popen_kwargs) -> subprocess.Popen:
         """`argv` on the host under the tether, its stdin a pipe we hold: closing it (`stop_tethered`) stops the
         command gracefully; killing the local ssh, or losing the connection, stops it too (after `heartbeat_s` of
         silence: a thread writes a byte every second; 0 = no heartbeat). `start_at` (the host's epoch) delays
-        the command's start; `report` names a file on the host for its status, CPU seconds and run time."""
+        the command's start; `report` names a file on the host for its status, CPU seconds and run time;
+        `pid_file` one for the command's process id."""
         remote = tether.tether_argv(self.host.project_dir, argv, grace_s, heartbeat_s, start_at=start_at,
-                                    report=report)
+                                    report=report, pid_file=pid_file)
         proc = self.popen(remote, stdin=subprocess.PIPE, **popen_kwargs)
         if heartbeat_s:
             threading.Thread(target=beat, args=(proc,), name=f"heartbeat {self.host.label}", daemon=True).start()

@@ -38,13 +38,14 @@ STDIN = 0
 
 def tether_argv(project_dir: Path, argv: list[str], grace_s: float = DEFAULT_GRACE_S,
                 heartbeat_s: float = 0.0, python: str = "python3", start_at: float | None = None,
-                report: str | None = None) -> list[str]:
+                report: str | None = None, pid_file: str | None = None) -> list[str]:
     """The remote command line that runs `argv` under the tether of the checkout at `project_dir`."""
     script = Path(project_dir) / "runner" / "crossbench" / "hosts" / "tether.py"
     heartbeat = ["--heartbeat-s", f"{heartbeat_s:g}"] if heartbeat_s else []
     start = ["--start-at", f"{start_at:.6f}"] if start_at else []
     reporting = ["--report", report] if report else []
-    return [python, str(script), "--grace-s", f"{grace_s:g}", *heartbeat, *start, *reporting, "--", *argv]
+    pid = ["--pid-file", pid_file] if pid_file else []
+    return [python, str(script), "--grace-s", f"{grace_s:g}", *heartbeat, *start, *reporting, *pid, "--", *argv]
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -55,6 +56,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
                         help="end the session when stdin is silent this long (default: only at EOF)")
     parser.add_argument("--start-at", type=float, help="start the command at this epoch (this host's clock)")
     parser.add_argument("--report", help="write {status, cpu_s, wall_s} of the command here as JSON when it ends")
+    parser.add_argument("--pid-file", help="write the command's process id here once it runs")
     if "--" not in argv:
         parser.error("the command goes after --")
     split = argv.index("--")
@@ -152,6 +154,8 @@ def main(argv: list[str]) -> int:
         print(f"tether: cannot start {options.command[0]}: {e}", file=sys.stderr)
         return 127
     child_fd = os.pidfd_open(child.pid)
+    if options.pid_file:
+        Path(options.pid_file).write_text(f"{child.pid}\n")
     wait_for_end(child_fd, signal_fd, options.heartbeat_s)
     status = exit_status(stop(child, child_fd, options.grace_s))
     if options.report:

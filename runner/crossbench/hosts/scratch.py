@@ -1,0 +1,82 @@
+"""A role's working directory on its host: a scratch directory there standing for a directory here. Commands are
+rewritten to it (and this checkout to the host's), files go there before a run and come back after it, by tar
+through the host's SSH master."""
+from __future__ import annotations
+
+import subprocess
+import uuid
+from pathlib import Path
+
+from .. import paths
+from .ssh import SshError, SshHost
+
+COPY_LIMIT_S = 120.0
+CALL_LIMIT_S = 15.0
+
+
+class Scratch:
+    def __init__(self, ssh: SshHost, local_dir: Path, kind: str):
+        self.ssh = ssh
+        self.local_dir = Path(local_dir)
+        self.remote = f"/tmp/crossbench-{kind}-{uuid.uuid4().hex[:12]}"
+
+    def translated(self, words: list[str]) -> list[str]:
+        """Words of a command or an environment with this machine's paths as the host sees them."""
+        repo, project = str(paths.REPO), str(self.ssh.host.project_dir)
+        return [w.replace(str(self.local_dir), self.remote).replace(repo, project) for w in words]
+
+    def create(self, upload: bool = False) -> None:
+        """The directory on the host; with `upload`, holding a copy of the local directory's files."""
+        if not upload:
+            self.call(["mkdir", "-p", self.remote])
+            return
+        pack = subprocess.Popen(["tar", "-C", str(self.local_dir), "-cf", "-", "."], stdout=subprocess.PIPE)
+        unpack = self.ssh.popen(["sh", "-c", 'mkdir -p "$1" && tar -C "$1" -xf -', "sh", self.remote],
+                                stdin=pack.stdout, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        pack.stdout.close()
+        try:
+            unpack.wait(timeout=COPY_LIMIT_S)
+            pack.wait(timeout=COPY_LIMIT_S)
+        except subprocess.TimeoutExpired:
+            for proc in (pack, unpack):
+                proc.kill()
+                proc.wait()
+            raise SshError(f"{self.ssh.host.label}: copying {self.local_dir} there took over {COPY_LIMIT_S:.0f} s") \
+                from None
+        if unpack.returncode or pack.returncode:
+            raise SshError(f"{self.ssh.host.label}: copying {self.local_dir} there failed: "
+                           f"{unpack.stderr.read().decode(errors='replace').strip()}")
+
+    def copy_back(self, remove: bool = True) -> None:
+        """Every file in the directory on the host, into the local directory; then (`remove`) gone from the host."""
+        script = 'tar -C "$1" -cf - .' + (' && rm -rf "$1"' if remove else "")
+        pack = self.ssh.popen(["sh", "-c", script, "sh", self.remote], stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            unpack = subprocess.run(["tar", "-C", str(self.local_dir), "-xf", "-"], stdin=pack.stdout,
+                                    capture_output=True, timeout=COPY_LIMIT_S)
+            pack.stdout.close()
+            pack.wait(timeout=COPY_LIMIT_S)
+        except subprocess.TimeoutExpired:
+            pack.kill()
+            pack.wait()
+            raise SshError(f"{self.ssh.host.label}: copying {self.remote} back took over {COPY_LIMIT_S:.0f} s") \
+                from None
+        if pack.returncode or unpack.returncode:
+            raise SshError(f"{self.ssh.host.label}: copying {self.remote} back failed: "
+                           f"{pack.stderr.read().decode(errors='replace')}{unpack.stderr.decode(errors='replace')}")
+
+    def remove(self) -> None:
+        """Best effort: a lost connection leaves the directory on the host (in /tmp)."""
+        if self.ssh.master_answers():
+            self.call(["rm", "-rf", self.remote], check=False)
+
+    def read(self, name: str) -> str:
+        done = self.call(["cat", f"{self.remote}/{name}"])
+        return done.stdout
+
+    def call(self, argv: list[str], check: bool = True) -> subprocess.CompletedProcess:
+        done = self.ssh.run(argv, timeout_s=CALL_LIMIT_S)
+        if check and done.returncode != 0:
+            raise SshError(f"{self.ssh.host.label}: `{' '.join(argv)}` failed: {done.stderr.strip()}")
+        return done

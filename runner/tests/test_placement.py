@@ -1,0 +1,39 @@
+"""What --hosts places and what it refuses before anything starts (no network needed)."""
+from __future__ import annotations
+
+import pytest
+
+from crossbench import placement
+from crossbench.experiment import apply_overrides, expand, load
+from crossbench.hosts import HostsError, load_hosts
+from crossbench.loadgen.spread import shares
+
+
+def hosts(tmp_path, roles: str):
+    path = tmp_path / "hosts.toml"
+    path.write_text("[roles]\n" + roles)
+    return load_hosts(path)
+
+
+def quick(**overrides):
+    return expand(apply_overrides(load("quick"), overrides))
+
+
+def test_load_hosts_run_closed_loop_wrk_cells(tmp_path):
+    placement.refuse_unbuilt(hosts(tmp_path, 'loadgen = ["root@10.0.0.2", "root@10.0.0.3"]\n'), quick())
+
+
+@pytest.mark.parametrize("role", ["server", "db", "proxy"])
+def test_roles_not_built_yet_are_refused_with_what_to_do(tmp_path, role):
+    with pytest.raises(HostsError, match=f"the {role} role.*leave them out of \\[roles\\]"):
+        placement.refuse_unbuilt(hosts(tmp_path, f'{role} = "root@10.0.0.2"\n'), quick())
+
+
+def test_a_load_generator_whose_results_do_not_merge_is_refused(tmp_path):
+    with pytest.raises(HostsError, match="measured with ab; load hosts run closed_loop cells with wrk"):
+        placement.refuse_unbuilt(hosts(tmp_path, 'loadgen = ["root@10.0.0.2"]\n'), quick(loadgen="ab"))
+
+
+def test_connections_split_as_evenly_as_whole_numbers_allow():
+    assert shares(100, 2) == [50, 50] and shares(7, 3) == [3, 2, 2] and shares(1, 1) == [1]
+    assert sum(shares(1001, 4)) == 1001
