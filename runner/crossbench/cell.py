@@ -42,6 +42,7 @@ class CellContext:
     database: stack.RunDatabase | None = None     # the run's database, for database cells
     load_hosts: list = field(default_factory=list)   # load generators on hosts of their own (--hosts)
     server_address: str = servers.HOST            # where the server listens: an address the load hosts reach
+    server_host: object = None                    # the server's own host (servers/remote.py ServerHost), if any
 
     def report(self, phase: str, sampler) -> None:
         if self.on_progress:
@@ -71,6 +72,24 @@ def side_sampler(pid: int | None, path: Path) -> ProcessTreeSampler | None:
 def side_figures(prefix: str, sampler: ProcessTreeSampler | None, t0: float, t1: float) -> dict:
     window = summarize(sampler.samples(), t0, t1) if sampler else {}
     return {f"{prefix}_cpu_percent": window.get("cpu_percent"), f"{prefix}_rss_peak_mb": window.get("rss_peak_mb")}
+
+
+def start_server(plan: CellPlan, ctx: CellContext, db_url: str | None) -> RunningServer:
+    """A fresh server for the cell, here or on the server's own host; not yet started (a with-block starts it)."""
+    if ctx.server_host:
+        spec = server_spec(plan, ctx, ctx.server_host.free_port(), db_url)
+        return ctx.server_host.server(spec, ctx.cell_dir)
+    return RunningServer(server_spec(plan, ctx, free_port(ctx.server_address), db_url))
+
+
+def server_sampler(server: RunningServer, ctx: CellContext, probe):
+    """The server's process tree every SAMPLE_INTERVAL_S into samples.csv: sampled here, or beside it on its host
+    (no load generator there to sample, no probe)."""
+    out_csv = ctx.cell_dir / "samples.csv"
+    if ctx.server_host:
+        return server.sampler(out_csv, SAMPLE_INTERVAL_S, "warmup")
+    return ProcessTreeSampler(server.pid, loadgen_pid_fn=loadgen_pid(), interval_s=SAMPLE_INTERVAL_S,
+                              out_csv=out_csv, pool_source=probe, phase="warmup")
 
 
 def verify(server: RunningServer, plan: CellPlan) -> None:
@@ -129,16 +148,12 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
     probe = None
     with ExitStack() as running:
         bouncer = running.enter_context(stack.pooler(plan, db_url, ctx.cell_dir)) if plan.pooler else None
-        server = RunningServer(server_spec(plan, ctx, free_port(ctx.server_address),
-                                           bouncer.url if bouncer else db_url))
-        running.enter_context(server)
+        server = running.enter_context(start_server(plan, ctx, bouncer.url if bouncer else db_url))
         front = running.enter_context(stack.proxy(plan, server, ctx.cell_dir)) if plan.proxy else server
         verify(front, plan)
         figures = verify_database(plan, front, db_url) if db_url else {}
-        probe = plan.plugin.probe(server.pid, ctx.cell_dir)
-        sampler = ProcessTreeSampler(server.pid, loadgen_pid_fn=loadgen_pid(),
-                                     interval_s=SAMPLE_INTERVAL_S, out_csv=ctx.cell_dir / "samples.csv",
-                                     pool_source=probe, phase="warmup")
+        probe = None if ctx.server_host else plan.plugin.probe(server.pid, ctx.cell_dir)
+        sampler = server_sampler(server, ctx, probe)
         sides = {"db": side_sampler(ctx.database.pid if db_url else None, ctx.cell_dir / "db-samples.csv"),
                  "proxy": side_sampler(front.pid if plan.proxy else None, ctx.cell_dir / "proxy-samples.csv"),
                  "pooler": side_sampler(bouncer.pid if bouncer else None, ctx.cell_dir / "pooler-samples.csv")}

@@ -2,9 +2,10 @@
 roles on hosts of their own, reached over one SSH master each (crossbench.hosts), checked before the first cell
 (reachable, tools there, clock offset, RTT) and recorded in the run's metadata.
 
-Built so far: load generators (closed-loop cells with wrk, on one or several load hosts, merged exactly); the
-server then listens on this machine's address that faces them. The server, database and proxy roles on hosts
-of their own are refused until their lifecycle runs over SSH."""
+Built so far: load generators (closed-loop cells with wrk, on one or several load hosts, merged exactly), and
+the server (closed-loop cells without a database or proxy) on a host of its own, sampled beside it; a server
+here listens on this machine's address that faces the load hosts. The database and proxy roles on hosts of
+their own are refused until their lifecycle runs over SSH."""
 from __future__ import annotations
 
 import socket
@@ -13,9 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import servers
+from .stack import needs_database
 from .hosts import HostsError, check_hosts, load_hosts, open_masters
 from .loadgen.remote import LoadHost
 from .loadgen.spread import MERGERS
+from .servers.remote import ServerHost
 
 REMOTE_KINDS = ("closed_loop",)
 
@@ -24,21 +27,24 @@ REMOTE_KINDS = ("closed_loop",)
 class Placement:
     load_hosts: list[LoadHost] = field(default_factory=list)
     server_address: str = servers.HOST
+    server_host: ServerHost | None = None
     checks: dict | None = None          # the preflight's findings, for the run's metadata
 
 
 def refuse_unbuilt(hosts, cells) -> None:
     """What --hosts cannot place yet, said before anything starts."""
-    remote_roles = [role for role in ("server", "db", "proxy") if getattr(hosts, role)]
+    remote_roles = [role for role in ("db", "proxy") if getattr(hosts, role)]
     if remote_roles:
         raise HostsError(f"--hosts: the {', '.join(remote_roles)} role(s) cannot run on a host of their own yet "
-                         "(load generators can); leave them out of [roles] to run them here")
-    if not hosts.loadgen:
-        return
+                         "(load generators and the server can); leave them out of [roles] to run them here")
     for cell in cells:
-        if cell.kind not in REMOTE_KINDS or cell.loadgen not in MERGERS:
+        if hosts.loadgen and (cell.kind not in REMOTE_KINDS or cell.loadgen not in MERGERS):
             raise HostsError(f"--hosts: {cell.cell_id} is a {cell.kind} cell measured with {cell.loadgen}; load "
                              f"hosts run {', '.join(REMOTE_KINDS)} cells with {', '.join(MERGERS)} so far")
+        if hosts.server and (cell.kind not in REMOTE_KINDS or needs_database(cell) or cell.proxy
+                             or cell.pooler):
+            raise HostsError(f"--hosts: {cell.cell_id}: a server on its own host runs {', '.join(REMOTE_KINDS)} "
+                             "cells without a database, proxy or pooler so far")
 
 
 def facing_address(address: str, port: int) -> str:
@@ -55,10 +61,15 @@ def open_placement(hosts_file: Path | None, cells, window_s: float, stack: ExitS
     hosts = load_hosts(hosts_file)
     refuse_unbuilt(hosts, cells)
     connections = open_masters(hosts, stack)
-    tools = {"loadgen": sorted({c.loadgen for c in cells}), "server": []}
+    tools = {"loadgen": sorted({c.loadgen for c in cells}), "server": [str(hosts.server.python)] if hosts.server else []}
     checks = check_hosts(hosts, tools, window_s, connections)
-    load_hosts_ = [LoadHost(connections[h], checks["hosts"][h.label]["clock_offset_s"]) for h in hosts.loadgen]
+    offset = {h.label: checks["hosts"][h.label]["clock_offset_s"] for h in hosts.all()}
+    load_hosts_ = [LoadHost(connections[h], offset[h.label]) for h in hosts.loadgen]
+    if hosts.server:
+        ssh = connections[hosts.server]
+        server_host = ServerHost(ssh, offset[hosts.server.label], ssh.resolved_address()[0])
+        return Placement(load_hosts_, server_host.address, server_host, checks)
     address = servers.HOST
     if load_hosts_:
         address = facing_address(*connections[hosts.loadgen[0]].resolved_address())
-    return Placement(load_hosts_, address, checks)
+    return Placement(load_hosts_, address, None, checks)

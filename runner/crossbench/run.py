@@ -208,7 +208,8 @@ def execute(run_dir: RunDir, todo: list[CellPlan], progress: Progress, database:
         length = {"warmup": plan.warmup_s, "measure": plan.duration_s}
         ctx = CellContext(cell_dir=run_dir.cell_dir(plan.cell_id), database=database,
                           on_progress=lambda phase, sampler: progress.phase(phase, sampler, length[phase]),
-                          load_hosts=placement.load_hosts, server_address=placement.server_address)
+                          load_hosts=placement.load_hosts, server_address=placement.server_address,
+                          server_host=placement.server_host)
         try:
             record = run_cell(experiment.with_rate_from_peak(plan, measured(run_dir)), ctx)
         except experiment.PeakMissing as e:

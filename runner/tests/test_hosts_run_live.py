@@ -95,3 +95,69 @@ def test_a_lost_ssh_connection_fails_the_cell_and_leaves_nothing_behind(lab, tmp
         time.sleep(0.2)
     assert not ({p.pid for p in running_wrk()} - before), "wrk left running on the load host"
     assert not [p for p in psutil.process_iter(["cmdline"]) if "tether.py" in " ".join(p.info["cmdline"] or [])]
+
+
+def test_the_quick_delay_cells_with_server_and_load_on_hosts_of_their_own_read_as_here(tmp_path, report_figure):
+    with lab_or_skip(["server", "load1", "load2"]) as lab:
+        hosts = lab.hosts_file({"server": "server", "loadgen": ["load1", "load2"]})
+        cells = ["--experiment", "quick", "--groups", "delay", "--servers", "tomcat,tornado", "--concurrency", "40",
+                 "--duration", "5", "--warmup", "1", "--no-analysis"]
+        runs = {}
+        for name, extra in (("here", []), ("away", ["--hosts", str(hosts)])):
+            out = tmp_path / name
+            done = subprocess.run([str(paths.RUNNER / "run_all.sh"), *cells, "--out", str(out), *extra],
+                                  capture_output=True, text=True, timeout=240)
+            assert done.returncode == 0, done.stderr[-2000:]
+            runs[name] = {r["cell_id"]: r for r in records(out)}
+        left = subprocess.run(["ip", "netns", "pids", lab.hosts["server"].namespace], capture_output=True,
+                              text=True).stdout.split()
+        assert {psutil.Process(int(pid)).name() for pid in left} <= {"sshd"}, "left running on the server host"
+    assert runs["here"].keys() == runs["away"].keys() and len(runs["away"]) == 2
+    for cell_id, away in runs["away"].items():
+        here = runs["here"][cell_id]
+        assert away["status"] == "ok" and away["error_total"] == 0, away.get("error")
+        assert away["efficiency_ratio"] == pytest.approx(here["efficiency_ratio"], rel=0.03), cell_id
+        assert away["samples"] >= 15 and away["threads_peak"] >= 1 and away["rss_peak_mb"] > 10, away
+        assert away["server_settings"] and lab.hosts["server"].address in away["loadgen_command"][0][-4], away
+        report_figure(f"server on its own host: {cell_id} ratio {here['efficiency_ratio']:.3f} here, "
+                      f"{away['efficiency_ratio']:.3f} away; threads peak {here['threads_peak']} / "
+                      f"{away['threads_peak']}")
+    tomcat = next(r for r in runs["away"].values() if r["server"] == "tomcat")
+    assert (tmp_path / "away" / "cells" / tomcat["cell_id"] / "tomcat.jfr").is_file()    # came back
+
+
+def test_ctrl_c_leaves_nothing_on_the_server_and_load_hosts(tmp_path):
+    with lab_or_skip(["server", "load1"]) as lab:
+        hosts = lab.hosts_file({"server": "server", "loadgen": ["load1"]})
+        proc = subprocess.Popen([str(paths.RUNNER / "run_all.sh"), *CELL, "--out", str(tmp_path / "stopped"),
+                                 "--duration", "30", "--hosts", str(hosts)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            namespaces = [lab.hosts[name].namespace for name in ("server", "load1")]
+            deadline = time.monotonic() + 40
+            while time.monotonic() < deadline and not all(busy(ns) for ns in namespaces):
+                time.sleep(0.2)
+            assert all(busy(ns) for ns in namespaces), "the server or wrk never started on its host"
+            proc.send_signal(signal.SIGINT)
+            _, stderr = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        assert proc.returncode == 130, stderr[-2000:]
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(busy(ns) for ns in namespaces):
+            time.sleep(0.2)
+        assert not any(busy(ns) for ns in namespaces), {ns: busy(ns) for ns in namespaces}
+
+
+def busy(namespace: str) -> list[str]:
+    """What runs in a namespace besides its sshd (and the sessions sshd keeps for our masters)."""
+    pids = subprocess.run(["ip", "netns", "pids", namespace], capture_output=True, text=True).stdout.split()
+    names = []
+    for pid in pids:
+        try:
+            names.append(psutil.Process(int(pid)).name())
+        except psutil.NoSuchProcess:
+            continue
+    return [name for name in names if name != "sshd"]

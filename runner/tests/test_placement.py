@@ -23,7 +23,7 @@ def test_load_hosts_run_closed_loop_wrk_cells(tmp_path):
     placement.refuse_unbuilt(hosts(tmp_path, 'loadgen = ["root@10.0.0.2", "root@10.0.0.3"]\n'), quick())
 
 
-@pytest.mark.parametrize("role", ["server", "db", "proxy"])
+@pytest.mark.parametrize("role", ["db", "proxy"])
 def test_roles_not_built_yet_are_refused_with_what_to_do(tmp_path, role):
     with pytest.raises(HostsError, match=f"the {role} role.*leave them out of \\[roles\\]"):
         placement.refuse_unbuilt(hosts(tmp_path, f'{role} = "root@10.0.0.2"\n'), quick())
@@ -37,3 +37,11 @@ def test_a_load_generator_whose_results_do_not_merge_is_refused(tmp_path):
 def test_connections_split_as_evenly_as_whole_numbers_allow():
     assert shares(100, 2) == [50, 50] and shares(7, 3) == [3, 2, 2] and shares(1, 1) == [1]
     assert sum(shares(1001, 4)) == 1001
+
+
+def test_a_server_on_its_own_host_refuses_cells_it_cannot_run_yet(tmp_path):
+    server = hosts(tmp_path, 'server = "root@10.0.0.2"\n')
+    placement.refuse_unbuilt(server, quick())
+    db_cells = expand(apply_overrides(load("seed004-quick"), {}))
+    with pytest.raises(HostsError, match="without a database, proxy or pooler"):
+        placement.refuse_unbuilt(server, db_cells)

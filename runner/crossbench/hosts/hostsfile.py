@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import re
+import sys
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -41,6 +42,13 @@ class Host:
     def destination(self) -> str:
         """What ssh takes as its destination (the port goes separately, as -p)."""
         return f"{self.user}@{self.address}" if self.user else self.address
+
+    @property
+    def python(self) -> Path:
+        """The project's Python environment on the host: the same place in its checkout as here."""
+        here = Path(sys.executable)
+        inside = here.is_relative_to(paths.REPO)
+        return self.project_dir / here.relative_to(paths.REPO) if inside else self.project_dir / ".venv/bin/python"
 
     @property
     def label(self) -> str:

@@ -47,13 +47,15 @@ class Scratch:
             raise SshError(f"{self.ssh.host.label}: copying {self.local_dir} there failed: "
                            f"{unpack.stderr.read().decode(errors='replace').strip()}")
 
-    def copy_back(self, remove: bool = True) -> None:
-        """Every file in the directory on the host, into the local directory; then (`remove`) gone from the host."""
+    def copy_back(self, remove: bool = True, keep_newer: bool = False) -> None:
+        """Every file in the directory on the host, into the local directory; then (`remove`) gone from the host.
+        `keep_newer`: a local file changed since the upload (a log streamed here) is not replaced."""
         script = 'tar -C "$1" -cf - .' + (' && rm -rf "$1"' if remove else "")
         pack = self.ssh.popen(["sh", "-c", script, "sh", self.remote], stdin=subprocess.DEVNULL,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
-            unpack = subprocess.run(["tar", "-C", str(self.local_dir), "-xf", "-"], stdin=pack.stdout,
+            keep = ["--keep-newer-files"] if keep_newer else []
+            unpack = subprocess.run(["tar", "-C", str(self.local_dir), *keep, "-xf", "-"], stdin=pack.stdout,
                                     capture_output=True, timeout=COPY_LIMIT_S)
             pack.stdout.close()
             pack.wait(timeout=COPY_LIMIT_S)

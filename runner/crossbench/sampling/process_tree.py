@@ -90,32 +90,37 @@ def _opt_int(text: str) -> int | None:
 
 def read_samples_csv(path: Path) -> list[Sample]:
     """Read a sampler CSV back into Sample objects (empty cells become None)."""
-    samples: list[Sample] = []
     with open(path, newline="") as f:
-        reader = csv.reader(f)
-        header = next(reader, None)
-        if header is None:
-            return samples
-        core_cols = [i for i, name in enumerate(header) if name.startswith("cpu_core")]
-        idx = {name: i for i, name in enumerate(header)}
-        for row in reader:
-            if not row:
-                continue
-            if len(row) != len(header):      # a row cut by a crash mid-write
-                log.warning("%s: skipping malformed row %r", path, row)
-                continue
-            samples.append(Sample(
-                t_epoch=float(row[idx["t_epoch"]]),
-                phase=row[idx["phase"]],
-                procs=int(row[idx["procs"]]),
-                threads=int(row[idx["threads"]]),
-                rss_mb=float(row[idx["rss_mb"]]),
-                cpu_percent=_opt_float(row[idx["cpu_percent"]]),
-                cpu_cores=tuple(_opt_float(row[i]) for i in core_cols),
-                loadgen_cpu_percent=_opt_float(row[idx["loadgen_cpu_percent"]]),
-                pool_current=_opt_int(row[idx["pool_current"]]),
-                pool_busy=_opt_int(row[idx["pool_busy"]]),
-            ))
+        return read_samples(f, str(path))
+
+
+def read_samples(lines, source: str = "samples") -> list[Sample]:
+    """Sample objects from a sampler CSV's lines (a file, or a header and rows that came over a stream)."""
+    samples: list[Sample] = []
+    reader = csv.reader(lines)
+    header = next(reader, None)
+    if header is None:
+        return samples
+    core_cols = [i for i, name in enumerate(header) if name.startswith("cpu_core")]
+    idx = {name: i for i, name in enumerate(header)}
+    for row in reader:
+        if not row:
+            continue
+        if len(row) != len(header):      # a row cut by a crash mid-write
+            log.warning("%s: skipping malformed row %r", source, row)
+            continue
+        samples.append(Sample(
+            t_epoch=float(row[idx["t_epoch"]]),
+            phase=row[idx["phase"]],
+            procs=int(row[idx["procs"]]),
+            threads=int(row[idx["threads"]]),
+            rss_mb=float(row[idx["rss_mb"]]),
+            cpu_percent=_opt_float(row[idx["cpu_percent"]]),
+            cpu_cores=tuple(_opt_float(row[i]) for i in core_cols),
+            loadgen_cpu_percent=_opt_float(row[idx["loadgen_cpu_percent"]]),
+            pool_current=_opt_int(row[idx["pool_current"]]),
+            pool_busy=_opt_int(row[idx["pool_busy"]]),
+        ))
     return samples
 
 

@@ -1,0 +1,98 @@
+"""The process-tree sampler beside a server on another host: `python -m crossbench.sampling.stream --pid PID`
+samples the tree rooted at PID as ProcessTreeSampler does here and writes its CSV rows (header first) to stdout,
+flushed one by one, until the process is gone or it is stopped (it runs under the tether); RemoteTreeSampler
+reads them back here, moves their times onto this machine's clock and labels them with the cell's phase as they
+arrive."""
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psutil
+
+from .process_tree import ProcessTreeSampler, Sample, read_samples, sample_to_row
+
+GONE_CHECK_S = 1.0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="crossbench.sampling.stream")
+    parser.add_argument("--pid", type=int, required=True)
+    parser.add_argument("--interval-s", type=float, default=0.25)
+    args = parser.parse_args(argv)
+    with ProcessTreeSampler(args.pid, interval_s=args.interval_s, out_csv=Path("/dev/stdout")):
+        while psutil.pid_exists(args.pid):
+            time.sleep(GONE_CHECK_S)
+    return 0
+
+
+class RemoteTreeSampler:
+    """ProcessTreeSampler's interface (start/stop, set_phase, samples) over the lines of a remote stream."""
+
+    def __init__(self, lines, clock_offset_s: float, out_csv: Path, phase: str = "idle"):
+        self.lines = lines                   # the remote stream's stdout, text lines
+        self.clock_offset_s = clock_offset_s
+        self.out_csv = Path(out_csv)
+        self._phase = phase
+        self._samples: list[Sample] = []
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def set_phase(self, phase: str) -> None:
+        with self._lock:
+            self._phase = phase
+
+    def samples(self) -> list[Sample]:
+        with self._lock:
+            return list(self._samples)
+
+    def start(self) -> "RemoteTreeSampler":
+        self._thread = threading.Thread(target=self._read, name="remote-sampler", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        if self._thread:
+            self._thread.join(timeout=timeout_s)
+
+    def __enter__(self) -> "RemoteTreeSampler":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def _read(self) -> None:
+        header = None
+        with open(self.out_csv, "a", newline="") as out:
+            writer = csv.writer(out)
+            for line in self.lines:
+                if header is None:
+                    header = line
+                    out.write(line)
+                    continue
+                sample = self.parsed(header, line)
+                if sample is None:
+                    continue
+                with self._lock:
+                    self._samples.append(sample)
+                writer.writerow(sample_to_row(sample))
+                out.flush()
+
+    def parsed(self, header: str, line: str) -> Sample | None:
+        """One remote row on this machine's clock, with the phase the cell is in now."""
+        rows = read_samples(io.StringIO(header + line), "the remote sampler")
+        if not rows:
+            return None
+        remote = rows[0]
+        with self._lock:
+            phase = self._phase
+        return Sample(**{**remote.__dict__, "t_epoch": remote.t_epoch - self.clock_offset_s, "phase": phase})
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,106 @@
+"""A server on a host of its own (--hosts, role server): the plug-in's command line as for this machine, run on the
+host under the tether in a scratch directory holding a copy of the cell's directory as it is at the start (Tomcat's
+rendered CATALINA_BASE), its console streamed back into the local log; answers are checked from here, its process
+tree is sampled beside it (crossbench.sampling.stream) and what it wrote there (Tomcat's logs, a JFR recording)
+comes back when it stops."""
+from __future__ import annotations
+
+import io
+import subprocess
+import time
+from pathlib import Path
+
+from .. import oskit
+from ..hosts.scratch import Scratch
+from ..hosts.ssh import SshError, SshHost, stop_tethered
+from ..sampling.stream import RemoteTreeSampler
+from .lifecycle import RunningServer, ServerFailed, ServerSpec
+
+PID_FILE = ".server.pid"
+PID_WAIT_S = 10.0
+FREE_PORT = "import socket,sys; s=socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])"
+
+
+class ServerHost:
+    """The server role's host: its SSH master, its clock offset and the address the load reaches it at."""
+
+    def __init__(self, ssh: SshHost, clock_offset_s: float, address: str):
+        self.ssh, self.clock_offset_s, self.address = ssh, clock_offset_s, address
+
+    def free_port(self) -> int:
+        done = self.ssh.run(["python3", "-c", FREE_PORT, self.address], timeout_s=15)
+        if done.returncode != 0:
+            raise SshError(f"{self.ssh.host.label}: no free port on {self.address}: {done.stderr.strip()}")
+        return int(done.stdout.strip())
+
+    def server(self, spec: ServerSpec, cell_dir: Path) -> "RemoteServer":
+        return RemoteServer(spec, self, cell_dir)
+
+
+class RemoteServer(RunningServer):
+    """RunningServer's interface; `process` is the local ssh client of the tethered server (alive while it is)."""
+
+    def __init__(self, spec: ServerSpec, host: ServerHost, cell_dir: Path):
+        super().__init__(spec)
+        self.host = host
+        self.scratch = Scratch(host.ssh, cell_dir, "server")
+        self.remote_pid: int | None = None
+        self.log = None
+
+    @property
+    def pid(self) -> int:
+        """The server's process id on its host (not on this machine)."""
+        return self.remote_pid
+
+    def start(self) -> "RemoteServer":
+        self.scratch.create(upload=True)
+        env = [f"{k}={v}" for k, v in self.spec.env.items()]
+        argv = ["env", *self.scratch.translated(env), *oskit.taskset_prefix(self.spec.cpus),
+                *self.scratch.translated(self.spec.argv)]
+        self.spec.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self.log = open(self.spec.log_path, "ab")
+        self.process = self.host.ssh.start_tethered(argv, pid_file=f"{self.scratch.remote}/{PID_FILE}",
+                                                    stdout=self.log, stderr=subprocess.STDOUT)
+        self.remote_pid = self.wait_for_pid()
+        return self
+
+    def wait_for_pid(self) -> int:
+        deadline = time.monotonic() + PID_WAIT_S
+        while time.monotonic() < deadline and self.process.poll() is None:
+            done = self.scratch.call(["cat", f"{self.scratch.remote}/{PID_FILE}"], check=False)
+            if done.returncode == 0 and done.stdout.strip():
+                return int(done.stdout)
+            time.sleep(0.1)
+        raise ServerFailed(f"{self.spec.name} on {self.host.ssh.host.label} did not start:\n{self.log_tail()}")
+
+    def sampler(self, out_csv: Path, interval_s: float, phase: str) -> "TetheredSampler":
+        return TetheredSampler(self.host, self.remote_pid, out_csv, interval_s, phase)
+
+    def tree(self) -> list:
+        return []            # on another host: its sampler says what the tree holds
+
+    def stop(self, grace_s: float = 15.0) -> int | None:
+        if self.process is None:
+            return None
+        returncode = stop_tethered(self.process, grace_s)
+        if self.log:
+            self.log.close()
+        try:
+            self.scratch.copy_back(keep_newer=True)
+        except SshError as e:
+            self.spec.log_path.with_suffix(".copy-back.error").write_text(str(e))
+        return returncode
+
+
+class TetheredSampler(RemoteTreeSampler):
+    """The stream sampler started beside the server on its host, read back here for the cell's samples.csv."""
+
+    def __init__(self, host: ServerHost, pid: int, out_csv: Path, interval_s: float, phase: str):
+        argv = ["env", f"PYTHONPATH={host.ssh.host.project_dir / 'runner'}", str(host.ssh.host.python), "-m",
+                "crossbench.sampling.stream", "--pid", str(pid), "--interval-s", f"{interval_s:g}"]
+        self.proc = host.ssh.start_tethered(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        super().__init__(io.TextIOWrapper(self.proc.stdout, encoding="utf-8"), host.clock_offset_s, out_csv, phase)
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        stop_tethered(self.proc)
+        super().stop(timeout_s)
