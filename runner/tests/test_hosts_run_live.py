@@ -122,8 +122,8 @@ def test_the_quick_delay_cells_with_server_and_load_on_hosts_of_their_own_read_a
         report_figure(f"server on its own host: {cell_id} ratio {here['efficiency_ratio']:.3f} here, "
                       f"{away['efficiency_ratio']:.3f} away; threads peak {here['threads_peak']} / "
                       f"{away['threads_peak']}")
-    tomcat = next(r for r in runs["away"].values() if r["server"] == "tomcat")
-    assert (tmp_path / "away" / "cells" / tomcat["cell_id"] / "tomcat.jfr").is_file()    # came back
+    jfr = [cell_id for cell_id in runs["away"] if (tmp_path / "away" / "cells" / cell_id / "tomcat.jfr").is_file()]
+    assert len(jfr) == 1 and "tomcat" in jfr[0]             # Tomcat's recording came back from its host
 
 
 def test_ctrl_c_leaves_nothing_on_the_server_and_load_hosts(tmp_path):
