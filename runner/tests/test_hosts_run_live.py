@@ -161,3 +161,22 @@ def busy(namespace: str) -> list[str]:
         except psutil.NoSuchProcess:
             continue
     return [name for name in names if name != "sshd"]
+
+
+def test_setup_copies_the_checkout_and_the_run_uses_the_hosts_own_copy(tmp_path):
+    with lab_or_skip(["load1"]) as lab:
+        project = tmp_path / "elsewhere"          # the host's project_dir: not this checkout
+        hosts = lab.hosts_file({"loadgen": ["load1"]}, {"load1": str(project)})
+        done = subprocess.run([str(paths.RUNNER / "hosts.sh"), "setup", "--hosts", str(hosts), "--no-python-env"],
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert "loadgen ready in" in done.stdout
+        assert (project / "runner" / "lua" / "report.lua").read_bytes() == \
+            (paths.RUNNER / "lua" / "report.lua").read_bytes()
+        assert not (project / ".git").exists() and not (project / ".venv").exists()
+        out = tmp_path / "run"
+        done = run_all(out, "--duration", "2", "--hosts", str(hosts))
+        assert done.returncode == 0, done.stderr[-2000:]
+    (record,) = records(out)
+    assert record["status"] == "ok", record.get("error")
+    assert str(project / "runner" / "lua" / "report.lua") in record["loadgen_hosts"][0]["command"]

@@ -30,6 +30,7 @@ class LoadHost:
         self.last_cpu_s: float | None = None
         self.last_wall_s: float | None = None
         self.last_start_s: float | None = None      # when the tool started, this machine's clock
+        self.last_argv: list[str] | None = None     # the command as the host ran it (its paths)
 
     @property
     def label(self) -> str:
@@ -63,6 +64,7 @@ class LoadHost:
 
     def _run(self, cmd, out_dir, tool, limit_s, env, scratch: Scratch, start_at) -> Finished:
         argv = ["env", *scratch.translated([f"{k}={v}" for k, v in env.items()]), *scratch.translated(cmd)]
+        self.last_argv = argv
         remote_start = start_at + self.clock_offset_s if start_at else None
         stdout, stderr = raw_path(out_dir, tool, "stdout"), raw_path(out_dir, tool, "stderr")
         started = time.monotonic()

@@ -41,6 +41,7 @@ def run_spread(tool: str, spec: LoadSpec, out_dir: Path, hosts: list) -> tuple[L
     for figures, host in zip(merged.extra["per_host"], hosts):
         late = host.last_start_s - start_at if host.last_start_s is not None and start_at else None
         figures["start_late_ms"] = round(late * 1000, 2) if late is not None else None
+        figures["command"] = host.last_argv or figures["command"]
     return merged, flags
 
 
