@@ -152,9 +152,10 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
         front = running.enter_context(stack.proxy(plan, server, ctx.cell_dir)) if plan.proxy else server
         verify(front, plan)
         figures = verify_database(plan, front, db_url) if db_url else {}
-        probe = None if ctx.server_host else plan.plugin.probe(server.pid, ctx.cell_dir)
+        probe = plan.plugin.probe(server.pid, ctx.cell_dir,
+                                  ctx.server_host.clock_offset_s if ctx.server_host else None)
         sampler = server_sampler(server, ctx, probe)
-        sides = {"db": side_sampler(ctx.database.pid if db_url else None, ctx.cell_dir / "db-samples.csv"),
+        sides = {"db": ctx.database.sampler(ctx.cell_dir / "db-samples.csv", SAMPLE_INTERVAL_S) if db_url else None,
                  "proxy": side_sampler(front.pid if plan.proxy else None, ctx.cell_dir / "proxy-samples.csv"),
                  "pooler": side_sampler(bouncer.pid if bouncer else None, ctx.cell_dir / "pooler-samples.csv")}
         try:

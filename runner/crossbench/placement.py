@@ -2,10 +2,10 @@
 roles on hosts of their own, reached over one SSH master each (crossbench.hosts), checked before the first cell
 (reachable, tools there, clock offset, RTT) and recorded in the run's metadata.
 
-Built so far: load generators (closed-loop cells with wrk, on one or several load hosts, merged exactly), and
-the server (closed-loop cells without a database or proxy) on a host of its own, sampled beside it; a server
-here listens on this machine's address that faces the load hosts. The database and proxy roles on hosts of
-their own are refused until their lifecycle runs over SSH."""
+Built so far: load generators (closed-loop cells with wrk, on one or several load hosts, merged exactly), the
+server (closed-loop cells, without proxy or pooler) and the database on hosts of their own, each sampled beside
+itself; a server here listens on this machine's address that faces the load hosts. The proxy role on a host of
+its own is refused until its lifecycle runs over SSH."""
 from __future__ import annotations
 
 import socket
@@ -18,6 +18,7 @@ from .stack import needs_database
 from .hosts import HostsError, check_hosts, load_hosts, open_masters
 from .loadgen.remote import LoadHost
 from .loadgen.spread import MERGERS
+from .hosts.ssh import RoleHost
 from .servers.remote import ServerHost
 
 REMOTE_KINDS = ("closed_loop",)
@@ -28,23 +29,26 @@ class Placement:
     load_hosts: list[LoadHost] = field(default_factory=list)
     server_address: str = servers.HOST
     server_host: ServerHost | None = None
+    db_host: RoleHost | None = None
+    db_clients: tuple[str, ...] = ()    # the addresses the database on its host lets in (this machine, the server)
     checks: dict | None = None          # the preflight's findings, for the run's metadata
 
 
 def refuse_unbuilt(hosts, cells) -> None:
     """What --hosts cannot place yet, said before anything starts."""
-    remote_roles = [role for role in ("db", "proxy") if getattr(hosts, role)]
-    if remote_roles:
-        raise HostsError(f"--hosts: the {', '.join(remote_roles)} role(s) cannot run on a host of their own yet "
-                         "(load generators and the server can); leave them out of [roles] to run them here")
+    if hosts.proxy:
+        raise HostsError("--hosts: the proxy role cannot run on a host of its own yet (load generators, the server "
+                         "and the database can); leave it out of [roles] to run it here")
     for cell in cells:
         if hosts.loadgen and (cell.kind not in REMOTE_KINDS or cell.loadgen not in MERGERS):
             raise HostsError(f"--hosts: {cell.cell_id} is a {cell.kind} cell measured with {cell.loadgen}; load "
                              f"hosts run {', '.join(REMOTE_KINDS)} cells with {', '.join(MERGERS)} so far")
-        if hosts.server and (cell.kind not in REMOTE_KINDS or needs_database(cell) or cell.proxy
-                             or cell.pooler):
+        if hosts.server and (cell.kind not in REMOTE_KINDS or cell.proxy or cell.pooler):
             raise HostsError(f"--hosts: {cell.cell_id}: a server on its own host runs {', '.join(REMOTE_KINDS)} "
-                             "cells without a database, proxy or pooler so far")
+                             "cells without a proxy or pooler so far")
+        if hosts.server and needs_database(cell) and not hosts.db:
+            raise HostsError(f"--hosts: {cell.cell_id}: a server on its own host cannot reach a database on this "
+                             "machine's loopback: give the db role a host too")
 
 
 def facing_address(address: str, port: int) -> str:
@@ -61,15 +65,21 @@ def open_placement(hosts_file: Path | None, cells, window_s: float, stack: ExitS
     hosts = load_hosts(hosts_file)
     refuse_unbuilt(hosts, cells)
     connections = open_masters(hosts, stack)
-    tools = {"loadgen": sorted({c.loadgen for c in cells}), "server": [str(hosts.server.python)] if hosts.server else []}
+    tools = {"loadgen": sorted({c.loadgen for c in cells}), "server": [str(hosts.server.python)] if hosts.server else [],
+             **({"db": [str(hosts.db.python)]} if hosts.db else {})}
     checks = check_hosts(hosts, tools, window_s, connections)
     offset = {h.label: checks["hosts"][h.label]["clock_offset_s"] for h in hosts.all()}
     load_hosts_ = [LoadHost(connections[h], offset[h.label]) for h in hosts.loadgen]
+    server_host = db_host = None
     if hosts.server:
         ssh = connections[hosts.server]
         server_host = ServerHost(ssh, offset[hosts.server.label], ssh.resolved_address()[0])
-        return Placement(load_hosts_, server_host.address, server_host, checks)
-    address = servers.HOST
-    if load_hosts_:
+    if hosts.db:
+        ssh = connections[hosts.db]
+        db_host = RoleHost(ssh, offset[hosts.db.label], ssh.resolved_address()[0])
+    address = server_host.address if server_host else servers.HOST
+    if load_hosts_ and not server_host:
         address = facing_address(*connections[hosts.loadgen[0]].resolved_address())
-    return Placement(load_hosts_, address, None, checks)
+    clients = (facing_address(*db_host.ssh.resolved_address()), *((server_host.address,) if server_host else ())) \
+        if db_host else ()
+    return Placement(load_hosts_, address, server_host, db_host, clients, checks)

@@ -16,6 +16,7 @@ from pathlib import Path
 from . import experiment, loadgen, metadata, oskit, paths, servers, stack
 from .cell import CellContext, failed_record, run_cell
 from .database import DatabaseError
+from .database.remote import RemoteDatabase
 from .stack import RunDatabase, needs_database
 from .drivers import DRIVERS, DriverRefused
 from .hosts import HostsError
@@ -184,12 +185,15 @@ def cell_summary(record: dict) -> str:
     return text + (f"  flags: {','.join(record['flags'])}" if record["flags"] else "")
 
 
-def run_database(config: dict, cells: list[CellPlan], run_dir: RunDir) -> RunDatabase | None:
-    """The database for the run's database cells: --db-url's (checked now), else a cluster of its own."""
+def run_database(config: dict, cells: list[CellPlan], run_dir: RunDir, placement: Placement):
+    """The database for the run's database cells: --db-url's (checked now), the db host's, else a cluster of
+    its own here."""
     wanted = [c for c in cells if needs_database(c)]
     if not wanted:
         return None
     pools = max((c.settings.get("db_pool") or 0) * c.plugin.process_count(c.settings) for c in wanted)
+    if placement.db_host:
+        return RemoteDatabase(placement.db_host, placement.db_clients, pools + stack.DB_CONNECTION_MARGIN)
     database = RunDatabase(run_dir.path, existing_url=config["run"].get("db_url"),
                            cpus=tuple(config["run"]["server_cpus"]), max_connections=pools)
     database.check_existing()
@@ -260,7 +264,7 @@ def run(args, remote: ExitStack) -> int:
             run_dir = new_run_dir(args, config)
         preflight(config, cells)
         placement = open_placement(args.hosts, cells, min(c.duration_s for c in cells), remote)
-        database = run_database(config, cells, run_dir)
+        database = run_database(config, cells, run_dir, placement)
         finished = run_dir.finished_ids()
         todo = [c for c in cells if c.cell_id not in finished]
         cell_s = config["run"]["warmup_s"] + config["run"]["duration_s"]

@@ -10,6 +10,7 @@ from . import servers
 from .database import Cluster, DatabaseError, ensure_tables, psql, tables_missing
 from .database.cluster import bin_dir
 from .database.pgbouncer import INSTALL_HINT as PGBOUNCER_HINT, PgBouncer
+from .sampling.process_tree import ProcessTreeSampler
 from .servers import DB_ENDPOINTS, RunningServer, free_port
 
 DB_CONNECTION_MARGIN = 20     # postgres connections beyond the largest pool total: psql, checks, a spare
@@ -69,6 +70,10 @@ class RunDatabase:
     def pid(self) -> int | None:
         """The postmaster, whose tree the cell samples (None for a database the run does not own)."""
         return self.cluster.pid if self.cluster and self.cluster.alive() else None
+
+    def sampler(self, out_csv: Path, interval_s: float) -> ProcessTreeSampler | None:
+        """The database's process tree beside the server's (its own CSV); None for a database not the run's."""
+        return ProcessTreeSampler(self.pid, interval_s=interval_s, out_csv=out_csv) if self.pid else None
 
     def stop(self) -> None:
         if self.cluster is not None:

@@ -14,7 +14,7 @@ import pytest
 from crossbench import paths
 from crossbench.database import (Cluster, DatabaseError, ensure_tables, psql, reset_statements, statement_calls,
                                  tables_missing)
-from crossbench.database.cluster import HBA, render_conf, settings
+from crossbench.database.cluster import HBA, hba, render_conf, settings
 from crossbench.database.datagen import copy_script
 
 
@@ -27,6 +27,14 @@ def test_settings_are_the_runs_own():
     assert int(values["shared_buffers"].removesuffix("MB")) <= 2048
     assert "port = 54321\n" in render_conf(values)
     assert "127.0.0.1/32 trust" in HBA and "0.0.0.0" not in HBA
+
+
+def test_a_database_for_other_hosts_listens_on_their_side_and_lets_in_only_the_runs_hosts():
+    values = settings(54321, paths.REPO / "sock", paths.REPO, 300, listen="10.9.0.3")
+    assert values["listen_addresses"] == "'127.0.0.1,10.9.0.3'"
+    rules = hba(("10.9.0.1", "10.9.0.2"))
+    assert rules.startswith(HBA) and rules.endswith("host all all 10.9.0.1/32 trust\nhost all all 10.9.0.2/32 trust\n")
+    assert "0.0.0.0" not in rules
 
 
 def test_the_generator_is_seeded_and_sized():

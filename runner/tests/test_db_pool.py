@@ -28,10 +28,18 @@ def test_the_probe_writes_the_cells_series_and_skips_cut_lines(tmp_path):
     probe = db_pool.ProcessLogProbe(logs, tmp_path)
     assert probe.latest() is None
     probe.stop()
+    assert probe.figures(0, 2) == {"db_pool_active_peak": 6, "db_pool_waiting_peak": 10}
     rows = list(csv.DictReader((tmp_path / db_pool.SERIES_FILE).open()))
     assert [(r["t_epoch"], r["active"], r["waiting"], r["size"]) for r in rows] == [
         ("1.000", "1", "0", "4"), ("1.100", "3", "1", "8"), ("1.250", "6", "10", "8")]
-    assert probe.figures(0, 2) == {"db_pool_active_peak": 6, "db_pool_waiting_peak": 10}
+
+
+def test_a_server_on_another_host_has_its_times_moved_onto_this_machines_clock(tmp_path):
+    logs = tmp_path / "db-pool"
+    logs.mkdir()
+    write(logs / "7.csv", [(101.0, 2, 3, 2)])                # that host's clock runs 100 s ahead
+    probe = db_pool.ProcessLogProbe(logs, tmp_path, clock_offset_s=100.0)
+    assert probe.figures(0.5, 1.5) == {"db_pool_active_peak": 2, "db_pool_waiting_peak": 3}
 
 
 def test_a_cell_without_pool_files_has_no_series_and_no_figures(tmp_path):

@@ -23,10 +23,9 @@ def test_load_hosts_run_closed_loop_wrk_cells(tmp_path):
     placement.refuse_unbuilt(hosts(tmp_path, 'loadgen = ["root@10.0.0.2", "root@10.0.0.3"]\n'), quick())
 
 
-@pytest.mark.parametrize("role", ["db", "proxy"])
-def test_roles_not_built_yet_are_refused_with_what_to_do(tmp_path, role):
-    with pytest.raises(HostsError, match=f"the {role} role.*leave them out of \\[roles\\]"):
-        placement.refuse_unbuilt(hosts(tmp_path, f'{role} = "root@10.0.0.2"\n'), quick())
+def test_a_proxy_on_its_own_host_is_refused_with_what_to_do(tmp_path):
+    with pytest.raises(HostsError, match="the proxy role.*leave it out of \\[roles\\]"):
+        placement.refuse_unbuilt(hosts(tmp_path, 'proxy = "root@10.0.0.2"\n'), quick())
 
 
 def test_a_load_generator_whose_results_do_not_merge_is_refused(tmp_path):
@@ -42,6 +41,11 @@ def test_connections_split_as_evenly_as_whole_numbers_allow():
 def test_a_server_on_its_own_host_refuses_cells_it_cannot_run_yet(tmp_path):
     server = hosts(tmp_path, 'server = "root@10.0.0.2"\n')
     placement.refuse_unbuilt(server, quick())
-    db_cells = expand(apply_overrides(load("seed004-quick"), {}))
-    with pytest.raises(HostsError, match="without a database, proxy or pooler"):
-        placement.refuse_unbuilt(server, db_cells)
+    seed004 = expand(apply_overrides(load("seed004-quick"), {}))
+    plain = [c for c in seed004 if c.group in ("db", "pools")]
+    with pytest.raises(HostsError, match="cannot reach a database on this machine's loopback"):
+        placement.refuse_unbuilt(server, plain)
+    both = hosts(tmp_path, 'server = "root@10.0.0.2"\ndb = "root@10.0.0.3"\n')
+    placement.refuse_unbuilt(both, plain)
+    with pytest.raises(HostsError, match="without a proxy or pooler"):
+        placement.refuse_unbuilt(both, seed004)

@@ -76,12 +76,17 @@ def owned_dir(path: Path) -> Path:
     return path
 
 
-def settings(port: int, socket_dir: Path, log_dir: Path, max_connections: int) -> dict[str, str]:
+LOOPBACK = "127.0.0.1"
+
+
+def settings(port: int, socket_dir: Path, log_dir: Path, max_connections: int,
+             listen: str = LOOPBACK) -> dict[str, str]:
     """postgresql.conf for one start. TechEmpower's config sets shared_buffers to a fixed large value for its
     big machines; here it is sized to this one (an eighth of memory, at most 2 GB)."""
     shared_mb = min(2048, psutil.virtual_memory().total // (8 * 1024 * 1024))
+    addresses = LOOPBACK if listen == LOOPBACK else f"{LOOPBACK},{listen}"
     return {
-        "listen_addresses": "'127.0.0.1'", "port": str(port),
+        "listen_addresses": f"'{addresses}'", "port": str(port),
         "unix_socket_directories": f"'{socket_dir}'",
         "max_connections": str(max_connections),
         "shared_buffers": f"{shared_mb}MB",
@@ -99,16 +104,22 @@ def render_conf(values: dict[str, str]) -> str:
         "".join(f"{key} = {value}\n" for key, value in values.items())
 
 
-HBA = ("# written by crossbench: the run's own role, from this machine only\n"
+HBA = ("# written by crossbench: the run's own role, from this machine (and the run's other hosts, listed below)\n"
        "local all all trust\n"
        "host all all 127.0.0.1/32 trust\n")
+
+
+def hba(allowed: tuple[str, ...]) -> str:
+    """pg_hba.conf: this machine, and each address of the run's other hosts (a database on a host of its own)."""
+    return HBA + "".join(f"host all all {address}/32 trust\n" for address in allowed)
 
 
 class Cluster(OwnedProcess):
     """`with Cluster(run_dir) as db:` starts postgres on a free loopback port; `db.url` is what servers get."""
 
     def __init__(self, run_dir: Path, *, max_connections: int = 200, port: int | None = None,
-                 cpus: tuple[int, ...] = ()):
+                 cpus: tuple[int, ...] = (), listen: str = LOOPBACK, allowed: tuple[str, ...] = ()):
+        self.listen, self.allowed = listen, tuple(allowed)    # another address to listen on, who may connect there
         self.run_dir = Path(run_dir)
         self.max_connections = max_connections
         self.port = port
@@ -120,7 +131,12 @@ class Cluster(OwnedProcess):
 
     @property
     def url(self) -> str:
-        return f"postgresql://{ROLE}@127.0.0.1:{self.port}/{DATABASE}"
+        return f"postgresql://{ROLE}@{self.listen}:{self.port}/{DATABASE}"
+
+    @property
+    def local_url(self) -> str:
+        """The same database over loopback, for what runs beside it (loading the tables)."""
+        return f"postgresql://{ROLE}@{LOOPBACK}:{self.port}/{DATABASE}"
 
     def initialised(self) -> bool:
         return (self.data_dir / "PG_VERSION").is_file()
@@ -140,8 +156,9 @@ class Cluster(OwnedProcess):
     def start(self) -> "Cluster":
         if not self.initialised():
             self.initdb()
-        self.port = self.port or free_port()
-        check_port_free(self.port)
+        self.port = self.port or free_port(self.listen)
+        for address in {LOOPBACK, self.listen}:
+            check_port_free(self.port, address)
         owned_dir(self.socket_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.write_config()
@@ -157,12 +174,13 @@ class Cluster(OwnedProcess):
 
     def write_config(self) -> None:
         conf = self.data_dir / "crossbench.conf"
-        conf.write_text(render_conf(settings(self.port, self.socket_dir, self.run_dir, self.max_connections)))
+        conf.write_text(render_conf(settings(self.port, self.socket_dir, self.run_dir, self.max_connections,
+                                             self.listen)))
         main = self.data_dir / "postgresql.conf"
         if "include = 'crossbench.conf'" not in main.read_text():
             with open(main, "a") as out:
                 out.write("\ninclude = 'crossbench.conf'\n")
-        (self.data_dir / "pg_hba.conf").write_text(HBA)
+        (self.data_dir / "pg_hba.conf").write_text(hba(self.allowed))
         (self.run_dir / "postgresql.conf").write_text(conf.read_text())     # what this run used, kept with it
         ids = owner_ids()
         if ids:

@@ -62,21 +62,28 @@ def peaks(rows: list[Row], t0: float, t1: float) -> dict:
 
 
 class ProcessLogProbe:
-    """The Python servers' pool files, read once the cell is over: no live reading (the sampler's pool columns
-    are Tomcat's connector threads), the cell's series written on stop, its peaks as the record's figures."""
+    """The Python servers' pool files, read once the server has stopped (a server on another host: once its files
+    are back; their times then move onto this machine's clock): no live reading (the sampler's pool columns are
+    Tomcat's connector threads); the cell's series is written, its peaks are the record's figures."""
 
-    def __init__(self, log_dir: Path, cell_dir: Path):
-        self.log_dir, self.cell_dir = log_dir, cell_dir
-        self.rows: list[Row] = []
+    def __init__(self, log_dir: Path, cell_dir: Path, clock_offset_s: float = 0.0):
+        self.log_dir, self.cell_dir, self.clock_offset_s = log_dir, cell_dir, clock_offset_s
+        self.rows: list[Row] | None = None
 
     def latest(self):
         return None
 
     def stop(self) -> None:
+        """Nothing to stop: the server's processes write the files."""
+
+    def collect(self) -> list[Row]:
         files = sorted(self.log_dir.glob("*.csv")) if self.log_dir.is_dir() else []
-        self.rows = summed([read_rows(f) for f in files])
+        shifted = [[(t - self.clock_offset_s, *rest) for t, *rest in read_rows(f)] for f in files]
+        self.rows = summed(shifted)
         if files:
             write_series(self.cell_dir / SERIES_FILE, self.rows)
+        return self.rows
 
     def figures(self, t0: float, t1: float) -> dict:
-        return peaks(self.rows, t0, t1) if self.rows else {}
+        rows = self.rows if self.rows is not None else self.collect()
+        return peaks(rows, t0, t1) if rows else {}

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import subprocess
 import sys
 import threading
 import time
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import psutil
 
+from ..hosts.ssh import stop_tethered
 from .process_tree import ProcessTreeSampler, Sample, read_samples, sample_to_row
 
 GONE_CHECK_S = 1.0
@@ -92,6 +94,20 @@ class RemoteTreeSampler:
         with self._lock:
             phase = self._phase
         return Sample(**{**remote.__dict__, "t_epoch": remote.t_epoch - self.clock_offset_s, "phase": phase})
+
+
+class TetheredSampler(RemoteTreeSampler):
+    """The stream sampler started beside a process on its host (`host`: ssh, clock_offset_s), read back here."""
+
+    def __init__(self, host, pid: int, out_csv: Path, interval_s: float, phase: str):
+        argv = ["env", f"PYTHONPATH={host.ssh.host.project_dir / 'runner'}", str(host.ssh.host.python), "-m",
+                "crossbench.sampling.stream", "--pid", str(pid), "--interval-s", f"{interval_s:g}"]
+        self.proc = host.ssh.start_tethered(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        super().__init__(io.TextIOWrapper(self.proc.stdout, encoding="utf-8"), host.clock_offset_s, out_csv, phase)
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        stop_tethered(self.proc)
+        super().stop(timeout_s)
 
 
 if __name__ == "__main__":

@@ -187,8 +187,9 @@ class ServerPlugin:
                 found[name] = None
         return found
 
-    def probe(self, pid: int, cell_dir: Path):
+    def probe(self, pid: int, cell_dir: Path, clock_offset_s: float | None = None):
         """What looks inside the server while the cell runs: by default the pool files its processes write in
-        database cells (nothing else); Tomcat's JVM probe in servers/tomcat.py. None: no probe."""
-        return db_pool.ProcessLogProbe(pool_log_dir(cell_dir), cell_dir) if DB_ENDPOINTS[0] in self.endpoints \
-            else None
+        database cells (nothing else); Tomcat's JVM probe in servers/tomcat.py. None: no probe.
+        `clock_offset_s` is given for a server on another host (its clock minus ours; its pid is its host's)."""
+        return db_pool.ProcessLogProbe(pool_log_dir(cell_dir), cell_dir, clock_offset_s or 0.0) \
+            if DB_ENDPOINTS[0] in self.endpoints else None

@@ -5,15 +5,14 @@ tree is sampled beside it (crossbench.sampling.stream) and what it wrote there (
 comes back when it stops."""
 from __future__ import annotations
 
-import io
 import subprocess
 import time
 from pathlib import Path
 
 from .. import oskit
 from ..hosts.scratch import Scratch
-from ..hosts.ssh import SshError, SshHost, stop_tethered
-from ..sampling.stream import RemoteTreeSampler
+from ..hosts.ssh import RoleHost, SshError, stop_tethered
+from ..sampling.stream import TetheredSampler
 from .lifecycle import RunningServer, ServerFailed, ServerSpec
 
 PID_FILE = ".server.pid"
@@ -21,11 +20,8 @@ PID_WAIT_S = 10.0
 FREE_PORT = "import socket,sys; s=socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])"
 
 
-class ServerHost:
+class ServerHost(RoleHost):
     """The server role's host: its SSH master, its clock offset and the address the load reaches it at."""
-
-    def __init__(self, ssh: SshHost, clock_offset_s: float, address: str):
-        self.ssh, self.clock_offset_s, self.address = ssh, clock_offset_s, address
 
     def free_port(self) -> int:
         done = self.ssh.run(["python3", "-c", FREE_PORT, self.address], timeout_s=15)
@@ -90,17 +86,3 @@ class RemoteServer(RunningServer):
         except SshError as e:
             self.spec.log_path.with_suffix(".copy-back.error").write_text(str(e))
         return returncode
-
-
-class TetheredSampler(RemoteTreeSampler):
-    """The stream sampler started beside the server on its host, read back here for the cell's samples.csv."""
-
-    def __init__(self, host: ServerHost, pid: int, out_csv: Path, interval_s: float, phase: str):
-        argv = ["env", f"PYTHONPATH={host.ssh.host.project_dir / 'runner'}", str(host.ssh.host.python), "-m",
-                "crossbench.sampling.stream", "--pid", str(pid), "--interval-s", f"{interval_s:g}"]
-        self.proc = host.ssh.start_tethered(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        super().__init__(io.TextIOWrapper(self.proc.stdout, encoding="utf-8"), host.clock_offset_s, out_csv, phase)
-
-    def stop(self, timeout_s: float = 5.0) -> None:
-        stop_tethered(self.proc)
-        super().stop(timeout_s)

@@ -235,8 +235,9 @@ class TomcatPlugin(ServerPlugin):
         except paths.BuildMissing:
             return {"tomcat": None}
 
-    def probe(self, pid: int, cell_dir: Path) -> "BackgroundJvmProbe":
-        return BackgroundJvmProbe(pid, cell_dir)
+    def probe(self, pid: int, cell_dir: Path, clock_offset_s: float | None = None) -> "BackgroundJvmProbe | None":
+        """The JVM probe attaches to a JVM on this machine only: none for a Tomcat on another host."""
+        return BackgroundJvmProbe(pid, cell_dir) if clock_offset_s is None else None
 
 
 class BackgroundJvmProbe:
