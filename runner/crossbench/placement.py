@@ -16,12 +16,13 @@ from pathlib import Path
 from . import servers
 from .stack import needs_database
 from .hosts import HostsError, check_hosts, load_hosts, open_masters
+from .loadgen import get as get_adapter
 from .loadgen.remote import LoadHost
 from .loadgen.spread import MERGERS
 from .hosts.ssh import RoleHost
 from .servers.remote import ServerHost
 
-REMOTE_KINDS = ("closed_loop",)
+REMOTE_KINDS = ("closed_loop", "open_loop")
 
 
 @dataclass
@@ -51,6 +52,13 @@ def refuse_unbuilt(hosts, cells) -> None:
                              "machine's loopback: give the db role a host too")
 
 
+def loadgen_binary(tool: str) -> str:
+    """What a load host must have for `tool`: the pinned build's path where the adapter has one (oha), its name
+    on PATH otherwise; the same path on every host (hosts.sh setup gives them this checkout's layout)."""
+    binary = getattr(get_adapter(tool), "binary", None)
+    return (binary() if binary else None) or tool
+
+
 def facing_address(address: str, port: int) -> str:
     """This machine's own address on the route to a host (no packet is sent: a UDP socket only picks a route)."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
@@ -65,7 +73,8 @@ def open_placement(hosts_file: Path | None, cells, window_s: float, stack: ExitS
     hosts = load_hosts(hosts_file)
     refuse_unbuilt(hosts, cells)
     connections = open_masters(hosts, stack)
-    tools = {"loadgen": sorted({c.loadgen for c in cells}), "server": [str(hosts.server.python)] if hosts.server else [],
+    tools = {"loadgen": sorted({loadgen_binary(c.loadgen) for c in cells}),
+             "server": [str(hosts.server.python)] if hosts.server else [],
              **({"db": [str(hosts.db.python)]} if hosts.db else {})}
     checks = check_hosts(hosts, tools, window_s, connections)
     offset = {h.label: checks["hosts"][h.label]["clock_offset_s"] for h in hosts.all()}

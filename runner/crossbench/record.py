@@ -90,7 +90,7 @@ DRIVER_DEFAULTS = {
                      "when the window is long enough)",
     "rps_steady": "concurrency / mean latency (Little's law); null when the load generator was saturated",
     "rps_method": "how rps was counted", "rps_steady_method": "how rps_steady was computed",
-    "loadgen_hosts": "closed-loop cells driven from load hosts (--hosts): each host's own figures (host, requests, "
+    "loadgen_hosts": "cells driven from load hosts (--hosts): each host's own figures (host, requests, "
                      "rps, latency_ms, errors, cpu_percent and start_late_ms, from the tether: its tool's CPU and "
                      "how long after the common start it began); the record's own figures are their exact merge",
 }

@@ -208,3 +208,17 @@ def test_database_server_and_load_each_on_a_host_of_their_own(tmp_path, report_f
     assert all(link["rtt_ms"] is not None for link in network.values())
     report_figure("database on its own host: /db/slow 5 ms C=16, req/s " + ", ".join(
         f"{r['setting']} pool {r['db_connections_total']} {r['rps']:.0f}" for r in cells.values()))
+
+
+def test_an_open_loop_cell_from_two_load_hosts_offers_the_whole_rate_and_merges_every_request(lab, tmp_path):
+    out = tmp_path / "open"
+    done = run_all(out, "--duration", "4", "--loadgen", "oha", "--rates", "100",
+                   "--hosts", str(lab.hosts_file({"loadgen": ["load1", "load2"]})))
+    assert done.returncode == 0, done.stderr[-2000:]
+    (cell,) = records(out)
+    assert cell["status"] == "ok" and cell["rate"] == 100, cell.get("error")
+    per_host = cell["loadgen_hosts"]
+    assert len(per_host) == 2 and cell["requests"] == sum(h["requests"] for h in per_host)
+    assert all(190 <= h["requests"] <= 210 for h in per_host), per_host          # 50 req/s each for 4 s
+    assert cell["rate_achieved"] == pytest.approx(100, rel=0.05) and "unsustainable" not in cell["flags"]
+    assert 250 <= cell["latency_ms"]["p50"] <= 250 * 1.1 and cell["latency_ms"]["p99"] <= 250 * 1.2, cell

@@ -51,3 +51,17 @@ def test_one_runs_histogram_gives_wrks_own_figures(counting_server, tmp_path):
     assert merge.wrk_latency_ms(histogram) == pytest.approx(run.latency_ms)
     own = run.extra["latency_us"]["percentiles"]
     assert [merge.wrk_percentile(histogram, float(p)) for p in own] == list(own.values())
+
+
+def test_two_open_loop_runs_merge_into_one_population_of_requests():
+    from pathlib import Path
+    from crossbench.loadgen import oha, openloop
+    normal = Path(__file__).parent / "fixtures" / "loadgen" / "oha" / "normal"
+    run = oha.parse(normal)
+    both = merge.merge_oha([("a", run, 10.0), ("b", run, 12.0)])
+    rows = oha.requests(normal)
+    assert both.requests == 2 * run.requests == 2 * len(rows)
+    assert both.latency_ms == openloop.latency(rows + rows)          # the union, not an average of figures
+    assert both.extra["rate"] == 2 * run.extra["rate"] and both.extra["never_sent"] == 2 * run.extra["never_sent"]
+    assert both.extra["rate_achieved"] == pytest.approx(2 * run.extra["rate_achieved"])
+    assert [h["host"] for h in both.extra["per_host"]] == ["a", "b"]

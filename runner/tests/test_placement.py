@@ -29,7 +29,7 @@ def test_a_proxy_on_its_own_host_is_refused_with_what_to_do(tmp_path):
 
 
 def test_a_load_generator_whose_results_do_not_merge_is_refused(tmp_path):
-    with pytest.raises(HostsError, match="measured with ab; load hosts run closed_loop cells with wrk"):
+    with pytest.raises(HostsError, match="measured with ab; load hosts run closed_loop, open_loop cells with wrk, oha"):
         placement.refuse_unbuilt(hosts(tmp_path, 'loadgen = ["root@10.0.0.2"]\n'), quick(loadgen="ab"))
 
 

@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from .. import loadgen, metrics
 from ..loadgen.base import LoadSpec
+from ..loadgen.spread import run_spread
 from .base import Driver, DriverRefused, Measurement
 from .closed_loop import WARMUP_DELAY_MS
 
@@ -88,12 +89,14 @@ class OpenLoop(Driver):
         adapter.build_command(load_spec(plan, "http://127.0.0.1:1"), None)
 
     def warmup(self, plan, ctx, server) -> None:
-        loadgen.get(plan.loadgen).run(load_spec(plan, server.url, warmup=True), ctx.cell_dir / "warmup")
+        run_spread(plan.loadgen, load_spec(plan, server.url, warmup=True), ctx.cell_dir / "warmup", ctx.load_hosts)
 
     def measure(self, plan, ctx, server, sampler) -> Measurement:
-        result = loadgen.get(plan.loadgen).run(load_spec(plan, server.url), ctx.cell_dir)
+        result, host_flags = run_spread(plan.loadgen, load_spec(plan, server.url), ctx.cell_dir, ctx.load_hosts)
         figures, flags = open_loop_figures(plan, result)
-        return Measurement(result, extra=figures, flags=flags)
+        if ctx.load_hosts:
+            figures["loadgen_hosts"] = result.extra["per_host"]
+        return Measurement(result, extra=figures, flags=list(dict.fromkeys(flags + host_flags)))
 
 
 DRIVER = OpenLoop()

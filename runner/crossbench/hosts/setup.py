@@ -52,24 +52,27 @@ def same_directory(ssh: SshHost) -> bool:
         marker.unlink(missing_ok=True)
 
 
-def install(ssh: SshHost, python_env: bool) -> None:
-    """The host's Debian packages (prerequisites.sh) and, unless skipped, its Python environment."""
+def install(ssh: SshHost, python_env: bool, open_loop: bool) -> None:
+    """The host's Debian packages (prerequisites.sh), unless skipped its Python environment, and when asked
+    (load hosts for open-loop cells) the pinned oha built into its tools cache."""
     runner = ssh.host.project_dir / "runner"
     script = f'source "{runner}/prerequisites.sh" && crossbench_install_missing setup'
     if python_env:
         script += f' && source "{runner}/python-env.sh"'
+    if open_loop:
+        script += f' && "{runner}/install-openloop.sh" oha'
     done = ssh.run(["bash", "-c", script], timeout_s=INSTALL_LIMIT_S)
     if done.returncode != 0:
         raise SshError(f"{ssh.host.label}: setup failed:\n{(done.stderr or done.stdout).strip()[-2000:]}")
 
 
-def setup(hosts_file, python_env: bool = True) -> list[str]:
+def setup(hosts_file, python_env: bool = True, open_loop: bool = False) -> list[str]:
     hosts = load_hosts(hosts_file)
     done = []
     with contextlib.ExitStack() as stack:
         for host, ssh in open_masters(hosts, stack).items():
             copy_checkout(ssh)
-            install(ssh, python_env)
+            install(ssh, python_env, open_loop and "loadgen" in hosts.roles_of(host))
             done.append(f"{host.label}: {', '.join(hosts.roles_of(host))} ready in {ssh.host.project_dir}")
     return done
 
@@ -87,11 +90,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hosts", required=True, help="the hosts file (TOML)")
     parser.add_argument("--no-python-env", dest="python_env", action="store_false",
                         help="setup: leave the hosts' Python environment as it is")
+    parser.add_argument("--open-loop", action="store_true",
+                        help="setup: also build the pinned oha on the load hosts (open-loop cells; needs cargo)")
     parser.add_argument("--window", type=float, default=15.0, help="check: the window the clocks must bear (s)")
     args = parser.parse_args(argv)
     try:
         if args.action == "setup":
-            print("\n".join(setup(args.hosts, args.python_env)))
+            print("\n".join(setup(args.hosts, args.python_env, args.open_loop)))
         else:
             print(json.dumps(check(args.hosts, args.window), indent=1))
     except (HostsError, subprocess.TimeoutExpired) as e:

@@ -4,7 +4,10 @@ concatenated), never from averaged percentiles. Each generator's own figures sta
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
+from pathlib import Path
 
+from . import openloop
 from .base import LoadgenError, LoadResult
 
 WRK_PERCENTILES = {"p50": 50.0, "p90": 90.0, "p99": 99.0}
@@ -71,3 +74,33 @@ def merged(parts: list[tuple[str, LoadResult, float | None]], latency_ms: dict) 
 
 def merge_wrk(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult:
     return merged(parts, wrk_latency_ms(added([histogram_of(r) for _, r, _ in parts])))
+
+
+def rows_dir(result: LoadResult) -> Path:
+    """Where an oha run's per-request rows are (its oha.sqlite, among its raw files)."""
+    found = [Path(f) for f in result.raw_files if f.endswith("oha.sqlite")]
+    if not found:
+        raise LoadgenError("oha: no per-request rows (oha.sqlite) to merge")
+    return found[0].parent
+
+
+def merge_oha(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult:
+    """Open-loop runs started together, each at its share of the rate: their rows as one population (times are
+    each run's own, from its common start), rates and counts summed, the worst schedule lag kept."""
+    from . import oha
+    rows = openloop.merge(*(oha.requests(rows_dir(r)) for _, r, _ in parts))
+    one = merged(parts, openloop.latency(rows))
+    extras = [r.extra for _, r, _ in parts]
+    window = max(r.duration_s for _, r, _ in parts)
+    lags = [e.get("schedule_lag_ms") or {} for e in extras]
+    worst = max(lags, key=lambda lag: lag.get("p99") or 0)
+    summed = {key: sum(e.get(key) or 0 for e in extras) for key in
+              ("rate", "rate_sent", "scheduled", "never_sent", "aborted_at_deadline", "concurrency")}
+    status = sum((Counter(e.get("status_counts") or {}) for e in extras), Counter())
+    behind = [f"{h}: {e['behind_schedule']}" for (h, _, _), e in zip(parts, extras) if e.get("behind_schedule")]
+    return dataclasses.replace(one, extra={
+        **one.extra, **summed, "rate_achieved": openloop.completion_rate(rows, window),
+        "rate_answered": len(rows) / window, "schedule_lag_ms": worst,
+        "schedule_lag_exact": all(e.get("schedule_lag_exact", True) for e in extras),
+        "latency_slope_ms_per_s": openloop.slope_ms_per_s(rows), "status_counts": dict(sorted(status.items())),
+        **({"behind_schedule": "; ".join(behind)} if behind else {})})

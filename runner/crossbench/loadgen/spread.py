@@ -13,7 +13,7 @@ from . import get, merge
 from .base import LoadgenError, LoadResult, LoadSpec
 
 START_MARGIN_S = 0.5          # time for every host's session to open before the common start (~0.1 s here)
-MERGERS = {"wrk": merge.merge_wrk}
+MERGERS = {"wrk": merge.merge_wrk, "oha": merge.merge_oha}
 
 
 def shares(total: int, parts: int) -> list[int]:
@@ -22,7 +22,8 @@ def shares(total: int, parts: int) -> list[int]:
 
 
 def run_spread(tool: str, spec: LoadSpec, out_dir: Path, hosts: list) -> tuple[LoadResult, list[str]]:
-    """The load of `spec` from `hosts` together (or from here when there are none), and the flags it raised."""
+    """The load of `spec` from `hosts` together (or from here when there are none), and the flags it raised.
+    Each host takes its share of the connections and, open loop, an equal share of the rate."""
     adapter = get(tool)
     if not hosts:
         return adapter.run(spec, out_dir), []
@@ -30,7 +31,8 @@ def run_spread(tool: str, spec: LoadSpec, out_dir: Path, hosts: list) -> tuple[L
         raise LoadgenError(f"{tool} cannot run on load hosts yet (only {', '.join(MERGERS)} results merge)")
     hosts = hosts[:spec.concurrency]          # one connection needs one host: C=1 runs from the first
     start_at = time.time() + START_MARGIN_S if len(hosts) > 1 else None
-    specs = [dataclasses.replace(spec, concurrency=c, host=h, start_at=start_at)
+    rate = spec.rate / len(hosts) if spec.rate else None
+    specs = [dataclasses.replace(spec, concurrency=c, host=h, start_at=start_at, rate=rate)
              for c, h in zip(shares(spec.concurrency, len(hosts)), hosts)]
     dirs = [Path(out_dir) / f"loadgen-{n}" for n in range(1, len(hosts) + 1)]
     results = run_together(adapter, specs, dirs)
