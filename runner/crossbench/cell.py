@@ -43,6 +43,8 @@ class CellContext:
     load_hosts: list = field(default_factory=list)   # load generators on hosts of their own (--hosts)
     server_address: str = servers.HOST            # where the server listens: an address the load hosts reach
     server_host: object = None                    # the server's own host (servers/remote.py ServerHost), if any
+    proxy_host: object = None                     # nginx's own host, if any (same kind)
+    proxy_address: str = servers.HOST             # where nginx listens when it runs here
 
     def report(self, phase: str, sampler) -> None:
         if self.on_progress:
@@ -90,6 +92,12 @@ def server_sampler(server: RunningServer, ctx: CellContext, probe):
         return server.sampler(out_csv, SAMPLE_INTERVAL_S, "warmup")
     return ProcessTreeSampler(server.pid, loadgen_pid_fn=loadgen_pid(), interval_s=SAMPLE_INTERVAL_S,
                               out_csv=out_csv, pool_source=probe, phase="warmup")
+
+
+def proxy_sampler(front: RunningServer, ctx: CellContext):
+    """nginx's process tree beside the server's, here or on its own host."""
+    out_csv = ctx.cell_dir / "proxy-samples.csv"
+    return front.sampler(out_csv, SAMPLE_INTERVAL_S, "warmup") if ctx.proxy_host else side_sampler(front.pid, out_csv)
 
 
 def verify(server: RunningServer, plan: CellPlan) -> None:
@@ -149,14 +157,15 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
     with ExitStack() as running:
         bouncer = running.enter_context(stack.pooler(plan, db_url, ctx.cell_dir)) if plan.pooler else None
         server = running.enter_context(start_server(plan, ctx, bouncer.url if bouncer else db_url))
-        front = running.enter_context(stack.proxy(plan, server, ctx.cell_dir)) if plan.proxy else server
+        front = running.enter_context(stack.proxy(plan, server, ctx.cell_dir, ctx.proxy_address, ctx.proxy_host)) \
+            if plan.proxy else server
         verify(front, plan)
         figures = verify_database(plan, front, db_url) if db_url else {}
         probe = plan.plugin.probe(server.pid, ctx.cell_dir,
                                   ctx.server_host.clock_offset_s if ctx.server_host else None)
         sampler = server_sampler(server, ctx, probe)
         sides = {"db": ctx.database.sampler(ctx.cell_dir / "db-samples.csv", SAMPLE_INTERVAL_S) if db_url else None,
-                 "proxy": side_sampler(front.pid if plan.proxy else None, ctx.cell_dir / "proxy-samples.csv"),
+                 "proxy": proxy_sampler(front, ctx) if plan.proxy else None,
                  "pooler": side_sampler(bouncer.pid if bouncer else None, ctx.cell_dir / "pooler-samples.csv")}
         try:
             for side in sides.values():

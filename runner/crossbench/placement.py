@@ -2,10 +2,11 @@
 roles on hosts of their own, reached over one SSH master each (crossbench.hosts), checked before the first cell
 (reachable, tools there, clock offset, RTT) and recorded in the run's metadata.
 
-Built so far: load generators (closed-loop cells with wrk, on one or several load hosts, merged exactly), the
-server (closed-loop cells, without proxy or pooler) and the database on hosts of their own, each sampled beside
-itself; a server here listens on this machine's address that faces the load hosts. The proxy role on a host of
-its own is refused until its lifecycle runs over SSH."""
+Every role can have a host of its own: load generators (wrk closed loop, oha open loop, on one or several load
+hosts, merged exactly), the server, nginx in front of it, and the database, each sampled beside itself. What
+runs here listens on this machine's address that faces the hosts that must reach it. Not placed yet (refused
+before the run starts): PgBouncer cells with a remote server (PgBouncer runs here, on loopback), and the cell
+kinds whose load is not wrk or oha."""
 from __future__ import annotations
 
 import socket
@@ -30,6 +31,8 @@ class Placement:
     load_hosts: list[LoadHost] = field(default_factory=list)
     server_address: str = servers.HOST
     server_host: ServerHost | None = None
+    proxy_host: ServerHost | None = None
+    proxy_address: str = servers.HOST   # where nginx listens when it runs here
     db_host: RoleHost | None = None
     db_clients: tuple[str, ...] = ()    # the addresses the database on its host lets in (this machine, the server)
     checks: dict | None = None          # the preflight's findings, for the run's metadata
@@ -37,16 +40,13 @@ class Placement:
 
 def refuse_unbuilt(hosts, cells) -> None:
     """What --hosts cannot place yet, said before anything starts."""
-    if hosts.proxy:
-        raise HostsError("--hosts: the proxy role cannot run on a host of its own yet (load generators, the server "
-                         "and the database can); leave it out of [roles] to run it here")
     for cell in cells:
         if hosts.loadgen and (cell.kind not in REMOTE_KINDS or cell.loadgen not in MERGERS):
             raise HostsError(f"--hosts: {cell.cell_id} is a {cell.kind} cell measured with {cell.loadgen}; load "
                              f"hosts run {', '.join(REMOTE_KINDS)} cells with {', '.join(MERGERS)} so far")
-        if hosts.server and (cell.kind not in REMOTE_KINDS or cell.proxy or cell.pooler):
+        if hosts.server and (cell.kind not in REMOTE_KINDS or cell.pooler):
             raise HostsError(f"--hosts: {cell.cell_id}: a server on its own host runs {', '.join(REMOTE_KINDS)} "
-                             "cells without a proxy or pooler so far")
+                             "cells without PgBouncer so far (it runs on this machine's loopback)")
         if hosts.server and needs_database(cell) and not hosts.db:
             raise HostsError(f"--hosts: {cell.cell_id}: a server on its own host cannot reach a database on this "
                              "machine's loopback: give the db role a host too")
@@ -75,20 +75,20 @@ def open_placement(hosts_file: Path | None, cells, window_s: float, stack: ExitS
     connections = open_masters(hosts, stack)
     tools = {"loadgen": sorted({loadgen_binary(c.loadgen) for c in cells}),
              "server": [str(hosts.server.python)] if hosts.server else [],
-             **({"db": [str(hosts.db.python)]} if hosts.db else {})}
+             **({"db": [str(hosts.db.python)]} if hosts.db else {}),
+             **({"proxy": ["nginx"]} if hosts.proxy or any(c.proxy for c in cells) else {})}
     checks = check_hosts(hosts, tools, window_s, connections)
     offset = {h.label: checks["hosts"][h.label]["clock_offset_s"] for h in hosts.all()}
     load_hosts_ = [LoadHost(connections[h], offset[h.label]) for h in hosts.loadgen]
-    server_host = db_host = None
-    if hosts.server:
-        ssh = connections[hosts.server]
-        server_host = ServerHost(ssh, offset[hosts.server.label], ssh.resolved_address()[0])
-    if hosts.db:
-        ssh = connections[hosts.db]
-        db_host = RoleHost(ssh, offset[hosts.db.label], ssh.resolved_address()[0])
-    address = server_host.address if server_host else servers.HOST
-    if load_hosts_ and not server_host:
-        address = facing_address(*connections[hosts.loadgen[0]].resolved_address())
+    def role_host(host, kind):
+        return kind(connections[host], offset[host.label], connections[host].resolved_address()[0]) if host else None
+    server_host, proxy_host = role_host(hosts.server, ServerHost), role_host(hosts.proxy, ServerHost)
+    db_host = role_host(hosts.db, RoleHost)
+    # what runs here listens where the hosts that reach it can: nginx's clients are the load hosts, the server's
+    # are nginx's host (proxied cells) or the load hosts
+    load_side = facing_address(*connections[hosts.loadgen[0]].resolved_address()) if load_hosts_ else servers.HOST
+    proxy_side = facing_address(*proxy_host.ssh.resolved_address()) if proxy_host else load_side
+    server_address = server_host.address if server_host else proxy_side
     clients = (facing_address(*db_host.ssh.resolved_address()), *((server_host.address,) if server_host else ())) \
         if db_host else ()
-    return Placement(load_hosts_, address, server_host, db_host, clients, checks)
+    return Placement(load_hosts_, server_address, server_host, proxy_host, load_side, db_host, clients, checks)

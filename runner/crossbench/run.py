@@ -213,7 +213,8 @@ def execute(run_dir: RunDir, todo: list[CellPlan], progress: Progress, database:
         ctx = CellContext(cell_dir=run_dir.cell_dir(plan.cell_id), database=database,
                           on_progress=lambda phase, sampler: progress.phase(phase, sampler, length[phase]),
                           load_hosts=placement.load_hosts, server_address=placement.server_address,
-                          server_host=placement.server_host)
+                          server_host=placement.server_host, proxy_host=placement.proxy_host,
+                          proxy_address=placement.proxy_address)
         try:
             record = run_cell(experiment.with_rate_from_peak(plan, measured(run_dir)), ctx)
         except experiment.PeakMissing as e:

@@ -81,12 +81,18 @@ class RunDatabase:
             self.cluster = None
 
 
-def proxy(plan, server: RunningServer, cell_dir: Path) -> RunningServer:
-    """nginx in front of the cell's server, with the plan's proxy settings, config rendered in the cell."""
+def proxy(plan, server: RunningServer, cell_dir: Path, address: str = servers.HOST,
+          host=None) -> RunningServer:
+    """nginx in front of the cell's server, with the plan's proxy settings, config rendered in the cell; here
+    listening on `address`, or on a host of its own (`host`: servers/remote.py ServerHost)."""
     nginx = servers.get("nginx")
     work = cell_dir / "proxy"
     work.mkdir(parents=True, exist_ok=True)
-    return RunningServer(nginx.proxy_spec(plan.proxy, free_port(), server.spec.port, work, plan.server_cpus))
+    listen = host.address if host else address
+    port = host.free_port() if host else free_port(address)
+    spec = nginx.proxy_spec(plan.proxy, port, server.spec.port, work, plan.server_cpus, address=listen,
+                            upstream_address=server.spec.address)
+    return host.server(spec, cell_dir) if host else RunningServer(spec)
 
 
 POOLER_CLIENT_MARGIN = 10     # pooler client slots beyond the server's pools: verify's and a spare

@@ -182,32 +182,40 @@ def test_setup_copies_the_checkout_and_the_run_uses_the_hosts_own_copy(tmp_path)
     assert str(project / "runner" / "lua" / "report.lua") in record["loadgen_hosts"][0]["command"]
 
 
-def test_database_server_and_load_each_on_a_host_of_their_own(tmp_path, report_figure):
-    with lab_or_skip(["server", "db", "load1"]) as lab:
-        hosts = lab.hosts_file({"server": "server", "db": "db", "loadgen": ["load1"]})
+def test_database_server_proxy_and_load_each_on_a_host_of_their_own(tmp_path, report_figure):
+    roles = ("server", "db", "proxy", "load1")
+    with lab_or_skip(list(roles)) as lab:
+        hosts = lab.hosts_file({"server": "server", "db": "db", "proxy": "proxy", "loadgen": ["load1"]})
         out = tmp_path / "db"
         done = subprocess.run([str(paths.RUNNER / "run_all.sh"), "--experiment", "seed004-quick", "--groups",
-                               "pools", "--servers", "tornado,gunicorn", "--duration", "2", "--warmup", "0",
-                               "--no-analysis", "--out", str(out), "--hosts", str(hosts)],
+                               "pools,db-behind-nginx", "--servers", "tornado,gunicorn,uvicorn", "--duration", "2",
+                               "--warmup", "0", "--no-analysis", "--out", str(out), "--hosts", str(hosts)],
                               capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr[-2000:]
-        for name in ("server", "db", "load1"):
+        for name in roles:
             assert not busy(lab.hosts[name].namespace), f"left running on {name}"
+        proxy_address = lab.hosts["proxy"].address
     cells = {r["cell_id"]: r for r in records(out)}
-    assert len(cells) == 4
+    assert len(cells) == 8
     for r in cells.values():
         assert r["status"] == "ok" and r["error_total"] == 0, r.get("error")
         assert r["queries_expected"] == r["queries_counted"] == 20, r["cell_id"]     # counted on the db host
         assert r["db_cpu_percent"] is not None and r["db_rss_peak_mb"] > 10, r["cell_id"]
         assert (out / "cells" / r["cell_id"] / "db-samples.csv").is_file()
+    proxied = [r for r in cells.values() if r["proxy"]]
+    assert len(proxied) == 2
+    for r in proxied:                       # the load went to nginx on its host, sampled there
+        assert f"http://{proxy_address}:" in r["loadgen_hosts"][0]["command"][-4], r["loadgen_hosts"]
+        assert r["proxy_cpu_percent"] is not None and r["proxy_rss_peak_mb"] > 1, r["cell_id"]
     starved = cells["pools-tornado-pool2-db_slow-c16-d5-r1"]
     assert starved["db_pool_active_peak"] == 2 and starved["db_pool_waiting_peak"] >= 8, starved
     network = {(link["from"].split()[0], link["to"].split()[0]): link for link in
                json.loads((out / "metadata.json").read_text())["hosts"]["network"]}
-    assert set(network) == {("loadgen", "server"), ("server", "db")}
+    assert set(network) == {("loadgen", "proxy"), ("proxy", "server"), ("server", "db")}
     assert all(link["rtt_ms"] is not None for link in network.values())
-    report_figure("database on its own host: /db/slow 5 ms C=16, req/s " + ", ".join(
-        f"{r['setting']} pool {r['db_connections_total']} {r['rps']:.0f}" for r in cells.values()))
+    report_figure("every role on its own host: " + ", ".join(
+        f"{r['setting']}{' via nginx' if r['proxy'] else ''} {r['endpoint']} pool {r['db_connections_total']} "
+        f"{r['rps']:.0f} req/s" for r in cells.values()))
 
 
 def test_an_open_loop_cell_from_two_load_hosts_offers_the_whole_rate_and_merges_every_request(lab, tmp_path):

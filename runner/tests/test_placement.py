@@ -23,9 +23,10 @@ def test_load_hosts_run_closed_loop_wrk_cells(tmp_path):
     placement.refuse_unbuilt(hosts(tmp_path, 'loadgen = ["root@10.0.0.2", "root@10.0.0.3"]\n'), quick())
 
 
-def test_a_proxy_on_its_own_host_is_refused_with_what_to_do(tmp_path):
-    with pytest.raises(HostsError, match="the proxy role.*leave it out of \\[roles\\]"):
-        placement.refuse_unbuilt(hosts(tmp_path, 'proxy = "root@10.0.0.2"\n'), quick())
+def test_every_role_may_have_a_host_of_its_own(tmp_path):
+    every = hosts(tmp_path, 'server = "root@10.0.0.2"\ndb = "root@10.0.0.3"\nproxy = "root@10.0.0.4"\n'
+                            'loadgen = ["root@10.0.0.5"]\n')
+    placement.refuse_unbuilt(every, [c for c in expand(apply_overrides(load("seed004-quick"), {})) if not c.pooler])
 
 
 def test_a_load_generator_whose_results_do_not_merge_is_refused(tmp_path):
@@ -47,5 +48,5 @@ def test_a_server_on_its_own_host_refuses_cells_it_cannot_run_yet(tmp_path):
         placement.refuse_unbuilt(server, plain)
     both = hosts(tmp_path, 'server = "root@10.0.0.2"\ndb = "root@10.0.0.3"\n')
     placement.refuse_unbuilt(both, plain)
-    with pytest.raises(HostsError, match="without a proxy or pooler"):
+    with pytest.raises(HostsError, match="without PgBouncer so far"):
         placement.refuse_unbuilt(both, seed004)

@@ -45,10 +45,10 @@ class NginxPlugin(ServerPlugin):
         return self._spec(settings, port, work_dir, cpus, locations, upstream="", address=address)
 
     def proxy_spec(self, settings: dict, port: int, upstream_port: int, work_dir: Path,
-                   cpus: tuple[int, ...] = (), address: str = HOST) -> ServerSpec:
-        """nginx in front of the server listening on upstream_port: same paths, same answers."""
+                   cpus: tuple[int, ...] = (), address: str = HOST, upstream_address: str = HOST) -> ServerSpec:
+        """nginx in front of the server listening on upstream_address:upstream_port: same paths, same answers."""
         keep = settings["upstream_keepalive"]
-        upstream = (f"    upstream crossbench_upstream {{\n        server 127.0.0.1:{upstream_port};\n"
+        upstream = (f"    upstream crossbench_upstream {{\n        server {upstream_address}:{upstream_port};\n"
                     + (f"        keepalive {UPSTREAM_KEEPALIVE};\n" if keep else "") + "    }")
         headers = ('            proxy_http_version 1.1;\n            proxy_set_header Connection "";' if keep else
                    "            # a new connection to the server behind for every request")
