@@ -23,7 +23,7 @@ from .loadgen.spread import MERGERS
 from .hosts.ssh import RoleHost
 from .servers.remote import ServerHost
 
-REMOTE_KINDS = ("closed_loop", "open_loop")
+REMOTE_KINDS = ("closed_loop", "open_loop", "fixed_count")
 
 
 @dataclass

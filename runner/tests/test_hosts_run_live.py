@@ -230,3 +230,17 @@ def test_an_open_loop_cell_from_two_load_hosts_offers_the_whole_rate_and_merges_
     assert all(190 <= h["requests"] <= 210 for h in per_host), per_host          # 50 req/s each for 4 s
     assert cell["rate_achieved"] == pytest.approx(100, rel=0.05) and "unsustainable" not in cell["flags"]
     assert 250 <= cell["latency_ms"]["p50"] <= 250 * 1.1 and cell["latency_ms"]["p99"] <= 250 * 1.2, cell
+
+
+def test_an_ab_count_split_over_two_load_hosts_is_one_cell_of_the_whole_count(lab, tmp_path):
+    out = tmp_path / "ab"
+    done = subprocess.run([str(paths.RUNNER / "run_all.sh"), "--experiment", "seed000-quick", "--groups", "ab_async",
+                           "--servers", "tornado", "--out", str(out), "--no-analysis",
+                           "--hosts", str(lab.hosts_file({"loadgen": ["load1", "load2"]}))],
+                          capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (cell,) = records(out)
+    assert cell["status"] == "ok" and cell["requests"] == 40, cell.get("error")
+    assert [h["requests"] for h in cell["loadgen_hosts"]] == [20, 20]
+    assert all(abs(h["start_late_ms"]) < 50 for h in cell["loadgen_hosts"]), cell["loadgen_hosts"]
+    assert 300 <= cell["latency_ms"]["p50"] <= 330 and cell["ab"]["startup_free"]["requests"] == 39, cell

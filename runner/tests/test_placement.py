@@ -30,8 +30,12 @@ def test_every_role_may_have_a_host_of_its_own(tmp_path):
 
 
 def test_a_load_generator_whose_results_do_not_merge_is_refused(tmp_path):
-    with pytest.raises(HostsError, match="measured with ab; load hosts run closed_loop, open_loop cells with wrk, oha"):
-        placement.refuse_unbuilt(hosts(tmp_path, 'loadgen = ["root@10.0.0.2"]\n'), quick(loadgen="ab"))
+    with pytest.raises(HostsError, match="measured with http_load; load hosts run closed_loop, open_loop, "
+                                         "fixed_count cells with wrk, oha, ab"):
+        placement.refuse_unbuilt(hosts(tmp_path, 'loadgen = ["root@10.0.0.2"]\n'), quick(loadgen="http_load"))
+    seed003 = expand(apply_overrides(load("seed003-quick"), {}))
+    with pytest.raises(HostsError, match="is a hold_connections cell"):
+        placement.refuse_unbuilt(hosts(tmp_path, 'loadgen = ["root@10.0.0.2"]\n'), seed003)
 
 
 def test_connections_split_as_evenly_as_whole_numbers_allow():

@@ -8,9 +8,12 @@ Options: requests = 200 (required), keepalive = false,
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 from .. import metrics
 from ..loadgen import ab
 from ..loadgen.base import LoadgenError, LoadSpec
+from ..loadgen.spread import run_spread, shares
 from . import ab_startup
 from .base import Driver, DriverRefused, Measurement
 from .closed_loop import WARMUP_DELAY_MS, closed_loop_figures
@@ -37,9 +40,24 @@ def ab_options(plan, delay_ms: int, requests: int | None = None) -> ab.AbOptions
                         wall_limit_s=SERIAL_MARGIN * requests * max(delay_ms, MIN_REQUEST_MS) / 1000 + BOUND_EXTRA_S)
 
 
-def ab_figures(plan, result, out_dir) -> dict:
-    reported = ab_startup.ab_reported((out_dir / "ab.stdout").read_text(errors="replace"))
-    rows = ab.per_request(out_dir)
+def ab_run(plan, delay_ms: int, requests: int):
+    """How one load host's share runs: its share of the connections (the spec) and of the request count."""
+    return lambda spec, out_dir, share, hosts: ab.run(spec, out_dir,
+                                                      ab_options(plan, delay_ms, shares(requests, hosts)[share]))
+
+
+def ab_rows(result) -> list[tuple[float, float]]:
+    """Every request's (start second, total ms) from ab.tsv: one run's, or the union of the load hosts' runs."""
+    dirs = sorted({Path(f).parent for f in result.raw_files if f.endswith("ab.tsv")})
+    return sorted((row for d in dirs for row in ab.per_request(d)), key=lambda row: row[0])
+
+
+def ab_figures(plan, result) -> dict:
+    """ab's own report (one run; several load hosts' reports stay in their loadgen-N/), and the figures from
+    every request's times."""
+    reports = [Path(f) for f in result.raw_files if f.endswith("ab.stdout")]
+    reported = ab_startup.ab_reported(reports[0].read_text(errors="replace")) if len(reports) == 1 else None
+    rows = ab_rows(result)
     free = ab_startup.startup_free(rows, result.duration_s, plan.concurrency)
     blocking_workers = plan.parallel_limit
     return {"reported": reported, "startup_free": free, "starts_per_second": ab_startup.starts_per_second(rows),
@@ -70,22 +88,25 @@ class FixedCount(Driver):
     def warmup(self, plan, ctx, server) -> None:
         warm = min(plan.delay_ms, WARMUP_DELAY_MS)
         requests = min(int(plan.options["requests"]), WARMUP_MAX_REQUESTS)
-        ab.run(ab_spec(plan, server.url, warm), ctx.cell_dir / "warmup", ab_options(plan, warm, requests))
+        run_spread("ab", ab_spec(plan, server.url, warm), ctx.cell_dir / "warmup", ctx.load_hosts,
+                   ab_run(plan, warm, requests))
 
     def measure(self, plan, ctx, server, sampler) -> Measurement:
-        result = ab.run(ab_spec(plan, server.url, plan.delay_ms), ctx.cell_dir, ab_options(plan, plan.delay_ms))
-        figures = ab_figures(plan, result, ctx.cell_dir)
+        result, host_flags = run_spread("ab", ab_spec(plan, server.url, plan.delay_ms), ctx.cell_dir,
+                                        ctx.load_hosts, ab_run(plan, plan.delay_ms, int(plan.options["requests"])))
+        figures = ab_figures(plan, result)
         free = figures["startup_free"] or {}
         ratios, flags = closed_loop_figures(plan, result)
         # Over a fixed count, ramp and drain make the mean latency and C / rps differ by design, not because
         # a window was too short: no ratio_disagreement here.
-        flags = [f for f in flags if f != "ratio_disagreement"]
+        flags = [f for f in flags if f != "ratio_disagreement"] + host_flags
         extra = {**ratios, "requests_planned": int(plan.options["requests"]), "ab": figures,
                  "rps_startup_free": free.get("rps"),
                  "efficiency_ratio_startup_free": ((plan.concurrency / free["rps"]) / (plan.delay_ms / 1000)
                                                    if free.get("rps") and plan.delay_ms else None),
                  "ratio_check": "not applied: a fixed-count run ramps up and drains, so mean latency and C / rps "
-                                "differ by design"}
+                                "differ by design",
+                 **({"loadgen_hosts": result.extra["per_host"]} if ctx.load_hosts else {})}
         return Measurement(result, extra=extra, flags=flags)
 
 

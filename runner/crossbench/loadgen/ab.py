@@ -85,7 +85,8 @@ def run(spec: LoadSpec, out_dir: Path, options: AbOptions | None = None) -> Load
         raw_path(out_dir, name, suffix).unlink(missing_ok=True)
     cmd = build_command(spec, out_dir, options)
     window = process.whole_seconds(spec.duration_s) if spec.duration_s > 0 else options.wall_limit_s
-    done = process.run_bounded(cmd, out_dir, name, window + process.whole_seconds(spec.timeout_s) + MARGIN_S)
+    done = process.run_bounded(cmd, out_dir, name, window + process.whole_seconds(spec.timeout_s) + MARGIN_S,
+                               host=spec.host, start_at=spec.start_at)
     if done.returncode != 0:
         raise LoadgenError(f"ab exited {done.returncode}: {process.tail(done.stderr) or process.tail(done.stdout)}")
     result = parse(out_dir, tool_version=version())

@@ -104,3 +104,25 @@ def merge_oha(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult:
         "schedule_lag_exact": all(e.get("schedule_lag_exact", True) for e in extras),
         "latency_slope_ms_per_s": openloop.slope_ms_per_s(rows), "status_counts": dict(sorted(status.items())),
         **({"behind_schedule": "; ".join(behind)} if behind else {})})
+
+
+def merge_ab(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult:
+    """ab runs started together, each with its share of the count: the mean weighted by each run's requests (the
+    union's own mean), percentiles from the union of their per-request times (ab.tsv: whole ms, ab's finest
+    per-request figure), counts summed."""
+    from . import ab
+    totals = sorted(ms for _, r, _ in parts for _, ms in ab.per_request(ab_dir(r)))
+    done = sum(r.requests for _, r, _ in parts)
+    mean = sum((r.latency_ms.get("mean") or 0) * r.requests for _, r, _ in parts) / done if done else None
+    figures = {k: openloop.percentile(totals, p) for k, p in (("p50", "50"), ("p90", "90"), ("p99", "99"))}
+    one = merged(parts, {"mean": mean, **figures, "max": totals[-1] if totals else None})
+    summed = {key: sum(r.extra.get(key) or 0 for _, r, _ in parts) for key in ("complete_requests", "failed_requests")}
+    return dataclasses.replace(one, latency_source=one.latency_source + " Percentiles from the hosts' ab.tsv rows "
+                               "(whole ms).", extra={**one.extra, **summed})
+
+
+def ab_dir(result: LoadResult) -> Path:
+    found = [Path(f) for f in result.raw_files if f.endswith("ab.tsv")]
+    if not found:
+        raise LoadgenError("ab: no per-request file (ab.tsv) to merge")
+    return found[0].parent

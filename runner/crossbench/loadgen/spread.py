@@ -12,8 +12,8 @@ from .. import metrics
 from . import get, merge
 from .base import LoadgenError, LoadResult, LoadSpec
 
-START_MARGIN_S = 0.5          # time for every host's session to open before the common start (~0.1 s here)
-MERGERS = {"wrk": merge.merge_wrk, "oha": merge.merge_oha}
+START_MARGIN_S = 1.0          # for every host to open its session and scratch directory (0.2-0.7 s here)
+MERGERS = {"wrk": merge.merge_wrk, "oha": merge.merge_oha, "ab": merge.merge_ab}
 
 
 def shares(total: int, parts: int) -> list[int]:
@@ -21,12 +21,14 @@ def shares(total: int, parts: int) -> list[int]:
     return [total // parts + (1 if n < total % parts else 0) for n in range(parts)]
 
 
-def run_spread(tool: str, spec: LoadSpec, out_dir: Path, hosts: list) -> tuple[LoadResult, list[str]]:
+def run_spread(tool: str, spec: LoadSpec, out_dir: Path, hosts: list, run=None) -> tuple[LoadResult, list[str]]:
     """The load of `spec` from `hosts` together (or from here when there are none), and the flags it raised.
-    Each host takes its share of the connections and, open loop, an equal share of the rate."""
+    Each host takes its share of the connections and, open loop, an equal share of the rate. `run(spec, out_dir,
+    share, shares)` runs one host's share (default: the adapter's run; ab also splits its request count)."""
     adapter = get(tool)
+    run = run or (lambda spec_, dir_, share, shares_: adapter.run(spec_, dir_))
     if not hosts:
-        return adapter.run(spec, out_dir), []
+        return run(spec, out_dir, 0, 1), []
     if tool not in MERGERS:
         raise LoadgenError(f"{tool} cannot run on load hosts yet (only {', '.join(MERGERS)} results merge)")
     hosts = hosts[:spec.concurrency]          # one connection needs one host: C=1 runs from the first
@@ -35,7 +37,7 @@ def run_spread(tool: str, spec: LoadSpec, out_dir: Path, hosts: list) -> tuple[L
     specs = [dataclasses.replace(spec, concurrency=c, host=h, start_at=start_at, rate=rate)
              for c, h in zip(shares(spec.concurrency, len(hosts)), hosts)]
     dirs = [Path(out_dir) / f"loadgen-{n}" for n in range(1, len(hosts) + 1)]
-    results = run_together(adapter, specs, dirs)
+    results = run_together(run, specs, dirs)
     parts = [(h.label, r, h.cpu_percent()) for h, r in zip(hosts, results)]
     flags = ["loadgen_saturated"] if any(metrics.loadgen_saturated(cpu, s.threads) for (_, _, cpu), s
                                          in zip(parts, specs)) else []
@@ -47,13 +49,13 @@ def run_spread(tool: str, spec: LoadSpec, out_dir: Path, hosts: list) -> tuple[L
     return merged, flags
 
 
-def run_together(adapter, specs: list[LoadSpec], dirs: list[Path]) -> list[LoadResult]:
+def run_together(run, specs: list[LoadSpec], dirs: list[Path]) -> list[LoadResult]:
     """Each spec in a thread of its own; any host's failure fails the cell (with every host's reason)."""
     results: list = [None] * len(specs)
 
     def one(n: int) -> None:
         try:
-            results[n] = adapter.run(specs[n], dirs[n])
+            results[n] = run(specs[n], dirs[n], n, len(specs))
         except Exception as e:  # noqa: BLE001 - reported below with the host's name
             results[n] = e
     threads = [threading.Thread(target=one, args=(n,), name=f"load host {n + 1}") for n in range(len(specs))]
