@@ -16,6 +16,7 @@ from pathlib import Path
 
 from . import servers
 from .stack import needs_database
+from .drivers import DRIVERS
 from .hosts import HostsError, check_hosts, load_hosts, open_masters
 from .loadgen import get as get_adapter
 from .loadgen.remote import LoadHost
@@ -23,7 +24,7 @@ from .loadgen.spread import MERGERS
 from .hosts.ssh import RoleHost
 from .servers.remote import ServerHost
 
-REMOTE_KINDS = ("closed_loop", "open_loop", "fixed_count")
+REMOTE_KINDS = ("closed_loop", "open_loop", "fixed_count", "pipelined", "hol_probe")
 
 
 @dataclass
@@ -41,8 +42,8 @@ class Placement:
 def refuse_unbuilt(hosts, cells) -> None:
     """What --hosts cannot place yet, said before anything starts."""
     for cell in cells:
-        if hosts.loadgen and (cell.kind not in REMOTE_KINDS or cell.loadgen not in MERGERS):
-            raise HostsError(f"--hosts: {cell.cell_id} is a {cell.kind} cell measured with {cell.loadgen}; load "
+        if hosts.loadgen and (cell.kind not in REMOTE_KINDS or load_tool(cell) not in MERGERS):
+            raise HostsError(f"--hosts: {cell.cell_id} is a {cell.kind} cell measured with {load_tool(cell)}; load "
                              f"hosts run {', '.join(REMOTE_KINDS)} cells with {', '.join(MERGERS)} so far")
         if hosts.server and (cell.kind not in REMOTE_KINDS or cell.pooler):
             raise HostsError(f"--hosts: {cell.cell_id}: a server on its own host runs {', '.join(REMOTE_KINDS)} "
@@ -50,6 +51,11 @@ def refuse_unbuilt(hosts, cells) -> None:
         if hosts.server and needs_database(cell) and not hosts.db:
             raise HostsError(f"--hosts: {cell.cell_id}: a server on its own host cannot reach a database on this "
                              "machine's loopback: give the db role a host too")
+
+
+def load_tool(cell) -> str:
+    """The tool a cell's load hosts run: its driver's background tool (seed 000's probe cells: wrk) or its loadgen."""
+    return DRIVERS[cell.kind].load_tool or cell.loadgen
 
 
 def loadgen_binary(tool: str) -> str:
@@ -73,7 +79,7 @@ def open_placement(hosts_file: Path | None, cells, window_s: float, stack: ExitS
     hosts = load_hosts(hosts_file)
     refuse_unbuilt(hosts, cells)
     connections = open_masters(hosts, stack)
-    tools = {"loadgen": sorted({loadgen_binary(c.loadgen) for c in cells}),
+    tools = {"loadgen": sorted({loadgen_binary(load_tool(c)) for c in cells}),
              "server": [str(hosts.server.python)] if hosts.server else [],
              **({"db": [str(hosts.db.python)]} if hosts.db else {}),
              **({"proxy": ["nginx"]} if hosts.proxy or any(c.proxy for c in cells) else {})}

@@ -244,3 +244,16 @@ def test_an_ab_count_split_over_two_load_hosts_is_one_cell_of_the_whole_count(la
     assert [h["requests"] for h in cell["loadgen_hosts"]] == [20, 20]
     assert all(abs(h["start_late_ms"]) < 50 for h in cell["loadgen_hosts"]), cell["loadgen_hosts"]
     assert 300 <= cell["latency_ms"]["p50"] <= 330 and cell["ab"]["startup_free"]["requests"] == 39, cell
+
+
+def test_seed000s_probe_from_here_meets_the_background_from_two_load_hosts(lab, tmp_path):
+    out = tmp_path / "hol"
+    done = subprocess.run([str(paths.RUNNER / "run_all.sh"), "--experiment", "seed000-quick", "--groups",
+                           "hol_sync,hol_async", "--servers", "tornado", "--out", str(out), "--no-analysis",
+                           "--hosts", str(lab.hosts_file({"loadgen": ["load1", "load2"]}))],
+                          capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-2000:]
+    cells = {r["endpoint"]: r for r in records(out)}
+    blocked, free = cells["/delay/sync"], cells["/delay/async"]
+    assert all(len(r["loadgen_hosts"]) == 2 and r["background"]["rps"] > 2 for r in (blocked, free))
+    assert free["latency_ms"]["p99"] < 50 < blocked["latency_ms"]["p50"], (free["latency_ms"], blocked["latency_ms"])

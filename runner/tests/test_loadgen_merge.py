@@ -65,3 +65,13 @@ def test_two_open_loop_runs_merge_into_one_population_of_requests():
     assert both.extra["rate"] == 2 * run.extra["rate"] and both.extra["never_sent"] == 2 * run.extra["never_sent"]
     assert both.extra["rate_achieved"] == pytest.approx(2 * run.extra["rate_achieved"])
     assert [h["host"] for h in both.extra["per_host"]] == ["a", "b"]
+
+
+def test_a_broken_pipelined_histogram_leaves_only_the_largest_max():
+    broken = result([(100, 5)], 50)
+    broken = LoadResult(**{**broken.__dict__, "latency_ms": {"max": 7.5},
+                           "extra": {**broken.extra, "latency_invalid": "synthetic samples below min"}})
+    fine = result([(2000, 50)], 50)
+    one = merge.merge_wrk([("a", broken, None), ("b", fine, None)])
+    assert one.latency_ms == {"mean": None, "p50": None, "p90": None, "p99": None, "max": 7.5}
+    assert one.extra["latency_invalid"] == "synthetic samples below min" and one.requests == 100

@@ -31,6 +31,7 @@ class Driver:
     loadgen: str | None = None          # the tool this kind always uses; None: the run's --loadgen
     tools: tuple[tuple[str, str], ...] = ()   # (executable, what installs it) beyond the loadgen adapter's
     FIELDS: dict[str, str] = {}         # the record fields this driver adds, each with its line of documentation
+    load_tool: str | None = None        # what its load hosts run (--hosts), when not the cell's loadgen
 
     def preflight(self, plan) -> None:
         """Refuses, before the run starts, what this driver could not do with the cell (DriverRefused)."""

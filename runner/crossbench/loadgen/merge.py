@@ -73,6 +73,13 @@ def merged(parts: list[tuple[str, LoadResult, float | None]], latency_ms: dict) 
 
 
 def merge_wrk(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult:
+    """The hosts' histograms added; when any host's histogram is broken (wrk's pipelined correction: wrk.py), only
+    the largest max survives, as in a single run."""
+    broken = [r.extra["latency_invalid"] for _, r, _ in parts if r.extra.get("latency_invalid")]
+    if broken:
+        worst = max((r.latency_ms.get("max") or 0 for _, r, _ in parts), default=None)
+        one = merged(parts, {"mean": None, "p50": None, "p90": None, "p99": None, "max": worst})
+        return dataclasses.replace(one, extra={**one.extra, "latency_invalid": broken[0]})
     return merged(parts, wrk_latency_ms(added([histogram_of(r) for _, r, _ in parts])))
 
 

@@ -21,10 +21,13 @@ def shares(total: int, parts: int) -> list[int]:
     return [total // parts + (1 if n < total % parts else 0) for n in range(parts)]
 
 
-def run_spread(tool: str, spec: LoadSpec, out_dir: Path, hosts: list, run=None) -> tuple[LoadResult, list[str]]:
+def run_spread(tool: str, spec: LoadSpec, out_dir: Path, hosts: list, run=None,
+               start_at: float | None = None) -> tuple[LoadResult, list[str]]:
     """The load of `spec` from `hosts` together (or from here when there are none), and the flags it raised.
     Each host takes its share of the connections and, open loop, an equal share of the rate. `run(spec, out_dir,
-    share, shares)` runs one host's share (default: the adapter's run; ab also splits its request count)."""
+    share, shares)` runs one host's share (default: the adapter's run; ab also splits its request count).
+    `start_at` (this machine's epoch, at least START_MARGIN_S ahead) when something here must keep time with the
+    load (seed 000's probe); by default several hosts start START_MARGIN_S from now, one host at once."""
     adapter = get(tool)
     run = run or (lambda spec_, dir_, share, shares_: adapter.run(spec_, dir_))
     if not hosts:
@@ -32,7 +35,7 @@ def run_spread(tool: str, spec: LoadSpec, out_dir: Path, hosts: list, run=None) 
     if tool not in MERGERS:
         raise LoadgenError(f"{tool} cannot run on load hosts yet (only {', '.join(MERGERS)} results merge)")
     hosts = hosts[:spec.concurrency]          # one connection needs one host: C=1 runs from the first
-    start_at = time.time() + START_MARGIN_S if len(hosts) > 1 else None
+    start_at = start_at or (time.time() + START_MARGIN_S if len(hosts) > 1 else None)
     rate = spec.rate / len(hosts) if spec.rate else None
     specs = [dataclasses.replace(spec, concurrency=c, host=h, start_at=start_at, rate=rate)
              for c, h in zip(shares(spec.concurrency, len(hosts)), hosts)]
