@@ -1,6 +1,7 @@
-"""run_all.sh --hosts with load generators on hosts of their own: network namespaces running sshd
-(tests/netns_hosts.py), the server here on the bridge's address. The cells must read as a single-host run's do,
-two load hosts must merge into one cell, and a lost SSH connection must fail the cell and leave nothing behind."""
+"""run_all.sh --hosts with roles on hosts of their own: network namespaces running sshd (tests/netns_hosts.py).
+The cells must read as a single-host run's do, several load hosts must merge into one cell (wrk, oha, ab, seed
+000's background), every role may have its own host, the setup must copy the checkout there, and a lost SSH
+connection or Ctrl-C must leave nothing running on any host."""
 from __future__ import annotations
 
 import json
