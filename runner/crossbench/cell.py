@@ -94,6 +94,12 @@ def server_sampler(server: RunningServer, ctx: CellContext, probe):
                               out_csv=out_csv, pool_source=probe, phase="warmup")
 
 
+def pooler_sampler(bouncer, ctx: CellContext):
+    """PgBouncer's process tree beside the server's, here or on the server's host."""
+    out_csv = ctx.cell_dir / "pooler-samples.csv"
+    return bouncer.sampler(out_csv, SAMPLE_INTERVAL_S) if ctx.server_host else side_sampler(bouncer.pid, out_csv)
+
+
 def proxy_sampler(front: RunningServer, ctx: CellContext):
     """nginx's process tree beside the server's, here or on its own host."""
     out_csv = ctx.cell_dir / "proxy-samples.csv"
@@ -155,7 +161,8 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
     db_url = database_url(plan, ctx)
     probe = None
     with ExitStack() as running:
-        bouncer = running.enter_context(stack.pooler(plan, db_url, ctx.cell_dir)) if plan.pooler else None
+        bouncer = running.enter_context(stack.pooler(plan, db_url, ctx.cell_dir, ctx.server_host)) \
+            if plan.pooler else None
         server = running.enter_context(start_server(plan, ctx, bouncer.url if bouncer else db_url))
         front = running.enter_context(stack.proxy(plan, server, ctx.cell_dir, ctx.proxy_address, ctx.proxy_host)) \
             if plan.proxy else server
@@ -166,7 +173,7 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
         sampler = server_sampler(server, ctx, probe)
         sides = {"db": ctx.database.sampler(ctx.cell_dir / "db-samples.csv", SAMPLE_INTERVAL_S) if db_url else None,
                  "proxy": proxy_sampler(front, ctx) if plan.proxy else None,
-                 "pooler": side_sampler(bouncer.pid if bouncer else None, ctx.cell_dir / "pooler-samples.csv")}
+                 "pooler": pooler_sampler(bouncer, ctx) if bouncer else None}
         try:
             for side in sides.values():
                 if side:

@@ -2,11 +2,10 @@
 roles on hosts of their own, reached over one SSH master each (crossbench.hosts), checked before the first cell
 (reachable, tools there, clock offset, RTT) and recorded in the run's metadata.
 
-Every role can have a host of its own: load generators (wrk closed loop, oha open loop, on one or several load
-hosts, merged exactly), the server, nginx in front of it, and the database, each sampled beside itself. What
-runs here listens on this machine's address that faces the hosts that must reach it. Not placed yet (refused
-before the run starts): PgBouncer cells with a remote server (PgBouncer runs here, on loopback), and the cell
-kinds whose load is not wrk or oha."""
+Every role can have a host of its own: load generators (wrk, oha and ab, on one or several load hosts, merged
+exactly), the server (with PgBouncer beside it on its host), nginx in front of it, and the database, each sampled
+beside itself. What runs here listens on this machine's address that faces the hosts that must reach it. Not
+placed yet (refused before the run starts): seed 003's held connections with load hosts or a remote server."""
 from __future__ import annotations
 
 import socket
@@ -45,12 +44,19 @@ def refuse_unbuilt(hosts, cells) -> None:
         if hosts.loadgen and (cell.kind not in REMOTE_KINDS or load_tool(cell) not in MERGERS):
             raise HostsError(f"--hosts: {cell.cell_id} is a {cell.kind} cell measured with {load_tool(cell)}; load "
                              f"hosts run {', '.join(REMOTE_KINDS)} cells with {', '.join(MERGERS)} so far")
-        if hosts.server and (cell.kind not in REMOTE_KINDS or cell.pooler):
+        if hosts.server and cell.kind not in REMOTE_KINDS:
             raise HostsError(f"--hosts: {cell.cell_id}: a server on its own host runs {', '.join(REMOTE_KINDS)} "
-                             "cells without PgBouncer so far (it runs on this machine's loopback)")
+                             "cells so far")
         if hosts.server and needs_database(cell) and not hosts.db:
             raise HostsError(f"--hosts: {cell.cell_id}: a server on its own host cannot reach a database on this "
                              "machine's loopback: give the db role a host too")
+
+
+def server_tools(hosts, cells) -> list[str]:
+    """The server's host needs the project's Python; with PgBouncer cells, pgbouncer and psql beside it."""
+    if not hosts.server:
+        return []
+    return [str(hosts.server.python), *(("pgbouncer", "psql") if any(c.pooler for c in cells) else ())]
 
 
 def load_tool(cell) -> str:
@@ -80,7 +86,7 @@ def open_placement(hosts_file: Path | None, cells, window_s: float, stack: ExitS
     refuse_unbuilt(hosts, cells)
     connections = open_masters(hosts, stack)
     tools = {"loadgen": sorted({loadgen_binary(load_tool(c)) for c in cells}),
-             "server": [str(hosts.server.python)] if hosts.server else [],
+             "server": server_tools(hosts, cells),
              **({"db": [str(hosts.db.python)]} if hosts.db else {}),
              **({"proxy": ["nginx"]} if hosts.proxy or any(c.proxy for c in cells) else {})}
     checks = check_hosts(hosts, tools, window_s, connections)

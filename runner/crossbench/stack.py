@@ -10,6 +10,7 @@ from . import servers
 from .database import Cluster, DatabaseError, ensure_tables, psql, tables_missing
 from .database.cluster import bin_dir
 from .database.pgbouncer import INSTALL_HINT as PGBOUNCER_HINT, PgBouncer
+from .database.remote import remote_pgbouncer
 from .sampling.process_tree import ProcessTreeSampler
 from .servers import DB_ENDPOINTS, RunningServer, free_port
 
@@ -109,9 +110,12 @@ def pooler_connections(plan) -> int | None:
     return (plan.pooler.get("pool_size") or app_connections(plan) or 1) if plan.pooler else None
 
 
-def pooler(plan, db_url: str, cell_dir: Path) -> PgBouncer:
-    """PgBouncer between the cell's server and the database, its config kept in the cell's `pgbouncer/`."""
+def pooler(plan, db_url: str, cell_dir: Path, host=None):
+    """PgBouncer between the cell's server and the database, its config kept in the cell's `pgbouncer/`; on the
+    server's host when that is not this machine (`host`), beside the server."""
     clients = app_connections(plan) or 1
+    if host:
+        return remote_pgbouncer(host, db_url, pooler_connections(plan), clients + POOLER_CLIENT_MARGIN)
     return PgBouncer(db_url, cell_dir / "pgbouncer", pool_size=pooler_connections(plan),
                      max_clients=clients + POOLER_CLIENT_MARGIN, cpus=plan.server_cpus)
 

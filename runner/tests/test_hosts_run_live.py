@@ -171,7 +171,8 @@ def test_database_server_proxy_and_load_each_on_a_host_of_their_own(tmp_path, re
         hosts = lab.hosts_file({"server": "server", "db": "db", "proxy": "proxy", "loadgen": ["load1"]})
         out = tmp_path / "db"
         done = subprocess.run([str(paths.RUNNER / "run_all.sh"), "--experiment", "seed004-quick", "--groups",
-                               "pools,db-behind-nginx", "--servers", "tornado,gunicorn,uvicorn", "--duration", "2",
+                               "pools,db-behind-nginx,db-pgbouncer", "--servers", "tornado,gunicorn,uvicorn",
+                               "--duration", "2",
                                "--warmup", "0", "--no-analysis", "--out", str(out), "--hosts", str(hosts)],
                               capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr[-2000:]
@@ -179,10 +180,11 @@ def test_database_server_proxy_and_load_each_on_a_host_of_their_own(tmp_path, re
             assert not busy(lab.hosts[name].namespace), f"left running on {name}"
         proxy_address = lab.hosts["proxy"].address
     cells = {r["cell_id"]: r for r in records(out)}
-    assert len(cells) == 8
+    assert len(cells) == 11
     for r in cells.values():
         assert r["status"] == "ok" and r["error_total"] == 0, r.get("error")
-        assert r["queries_expected"] == r["queries_counted"] == 20, r["cell_id"]     # counted on the db host
+        per_request = 20 if r["endpoint"] == "/queries" else 1
+        assert r["queries_expected"] == r["queries_counted"] == 20 * per_request, r["cell_id"]   # on the db host
         assert r["db_cpu_percent"] is not None and r["db_rss_peak_mb"] > 10, r["cell_id"]
         assert (out / "cells" / r["cell_id"] / "db-samples.csv").is_file()
     proxied = [r for r in cells.values() if r["proxy"]]
@@ -190,6 +192,8 @@ def test_database_server_proxy_and_load_each_on_a_host_of_their_own(tmp_path, re
     for r in proxied:                       # the load went to nginx on its host, sampled there
         assert f"http://{proxy_address}:" in r["loadgen_hosts"][0]["command"][-4], r["loadgen_hosts"]
         assert r["proxy_cpu_percent"] is not None and r["proxy_rss_peak_mb"] > 1, r["cell_id"]
+    pooled = [r for r in cells.values() if r["pooler"]]          # PgBouncer beside the server, on its host
+    assert len(pooled) == 3 and all(r["pooler_cpu_percent"] is not None for r in pooled), pooled
     starved = cells["pools-tornado-pool2-db_slow-c16-d5-r1"]
     assert starved["db_pool_active_peak"] == 2 and starved["db_pool_waiting_peak"] >= 8, starved
     network = {(link["from"].split()[0], link["to"].split()[0]): link for link in

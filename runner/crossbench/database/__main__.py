@@ -1,5 +1,7 @@
 """`./runner/db.sh start [--port P]`: a cluster with the tables, in the foreground until Ctrl-C (for serve.sh
---db-url, curl, psql). `./runner/db.sh load URL`: the tables into an existing database."""
+--db-url, curl, psql). `./runner/db.sh load URL`: the tables into an existing database.
+`./runner/db.sh pgbouncer URL --pool-size N --max-clients M`: PgBouncer in front of URL, in the foreground until
+Ctrl-C (the runner starts it this way on a server's own host)."""
 from __future__ import annotations
 
 import argparse
@@ -10,6 +12,7 @@ import threading
 from pathlib import Path
 
 from . import Cluster, DatabaseError, ensure_tables
+from .pgbouncer import PgBouncer
 from ..servers import PortInUse
 
 
@@ -24,7 +27,21 @@ def parse_args(argv):
                        help="a client address allowed in over --listen (repeat it; default: this machine only)")
     load = sub.add_parser("load", help="load (or reload) the tables into an existing database")
     load.add_argument("url", help="postgresql://USER@HOST:PORT/DB")
+    bouncer = sub.add_parser("pgbouncer", help="PgBouncer in transaction mode in front of URL, until Ctrl-C")
+    bouncer.add_argument("url", help="postgresql://USER@HOST:PORT/DB")
+    bouncer.add_argument("--pool-size", type=int, required=True)
+    bouncer.add_argument("--max-clients", type=int, required=True)
+    bouncer.add_argument("--work-dir", type=Path, help="where its log and config copy go (default: a temp dir)")
     return p.parse_args(argv)
+
+
+def until_stopped(running) -> None:
+    """Blocks until Ctrl-C or SIGTERM, or until `running` dies."""
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    while not stop.wait(0.5) and running.alive():
+        pass
 
 
 def main(argv=None) -> int:
@@ -33,15 +50,17 @@ def main(argv=None) -> int:
         if args.command == "load":
             print(f"loaded in {ensure_tables(args.url):.1f} s (0: already there)")
             return 0
-        stop = threading.Event()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, lambda *_: stop.set())
+        if args.command == "pgbouncer":
+            work = args.work_dir or Path(tempfile.mkdtemp(prefix="crossbench-pgbouncer-"))
+            with PgBouncer(args.url, work, pool_size=args.pool_size, max_clients=args.max_clients) as bouncer:
+                print(f"{bouncer.url}  (log: {bouncer.log_path}; Ctrl-C stops it)", flush=True)
+                until_stopped(bouncer)
+            return 0
         with Cluster(Path(tempfile.mkdtemp(prefix="crossbench-db-")), port=args.port,
                      max_connections=args.max_connections, listen=args.listen, allowed=tuple(args.allow)) as db:
             print(f"tables loaded in {ensure_tables(db.local_url):.1f} s (0: already there)", file=sys.stderr)
             print(f"{db.url}  (log: {db.log_path}; Ctrl-C stops it)", flush=True)
-            while not stop.wait(0.5) and db.alive():
-                pass
+            until_stopped(db)
         return 0
     except (DatabaseError, PortInUse) as e:
         print(f"db.sh: {e}", file=sys.stderr)
