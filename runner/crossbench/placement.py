@@ -5,7 +5,8 @@ roles on hosts of their own, reached over one SSH master each (crossbench.hosts)
 Every role can have a host of its own: load generators (wrk, oha and ab, on one or several load hosts, merged
 exactly), the server (with PgBouncer beside it on its host), nginx in front of it, and the database, each sampled
 beside itself. What runs here listens on this machine's address that faces the hosts that must reach it. Not
-placed yet (refused before the run starts): seed 003's held connections with load hosts or a remote server."""
+placed yet (refused before the run starts): seed 003's held connections with a remote server (the census of
+its sockets runs here) or from several load hosts (one client holds them)."""
 from __future__ import annotations
 
 import socket
@@ -24,6 +25,7 @@ from .hosts.ssh import RoleHost
 from .servers.remote import ServerHost
 
 REMOTE_KINDS = ("closed_loop", "open_loop", "fixed_count", "pipelined", "hol_probe")
+ONE_LOAD_HOST_KINDS = ("hold_connections",)      # its client, not a merged tool, runs there
 
 
 @dataclass
@@ -41,7 +43,11 @@ class Placement:
 def refuse_unbuilt(hosts, cells) -> None:
     """What --hosts cannot place yet, said before anything starts."""
     for cell in cells:
-        if hosts.loadgen and (cell.kind not in REMOTE_KINDS or load_tool(cell) not in MERGERS):
+        if hosts.loadgen and cell.kind in ONE_LOAD_HOST_KINDS:
+            if len(hosts.loadgen) > 1:
+                raise HostsError(f"--hosts: {cell.cell_id}: a {cell.kind} cell runs from one load host (its "
+                                 "connections are held by one client process): give it one")
+        elif hosts.loadgen and (cell.kind not in REMOTE_KINDS or load_tool(cell) not in MERGERS):
             raise HostsError(f"--hosts: {cell.cell_id} is a {cell.kind} cell measured with {load_tool(cell)}; load "
                              f"hosts run {', '.join(REMOTE_KINDS)} cells with {', '.join(MERGERS)} so far")
         if hosts.server and cell.kind not in REMOTE_KINDS:
@@ -85,7 +91,7 @@ def open_placement(hosts_file: Path | None, cells, window_s: float, stack: ExitS
     hosts = load_hosts(hosts_file)
     refuse_unbuilt(hosts, cells)
     connections = open_masters(hosts, stack)
-    tools = {"loadgen": sorted({loadgen_binary(load_tool(c)) for c in cells}),
+    tools = {"loadgen": sorted({loadgen_binary(load_tool(c)) for c in cells if c.kind not in ONE_LOAD_HOST_KINDS}),
              "server": server_tools(hosts, cells),
              **({"db": [str(hosts.db.python)]} if hosts.db else {}),
              **({"proxy": ["nginx"]} if hosts.proxy or any(c.proxy for c in cells) else {})}

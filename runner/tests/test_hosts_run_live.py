@@ -244,3 +244,17 @@ def test_seed000s_probe_from_here_meets_the_background_from_two_load_hosts(lab, 
     blocked, free = cells["/delay/sync"], cells["/delay/async"]
     assert all(len(r["loadgen_hosts"]) == 2 and r["background"]["rps"] > 2 for r in (blocked, free))
     assert free["latency_ms"]["p99"] < 50 < blocked["latency_ms"]["p50"], (free["latency_ms"], blocked["latency_ms"])
+
+
+def test_seed003s_connections_held_from_a_load_host(lab, tmp_path):
+    out = tmp_path / "hold"
+    done = subprocess.run([str(paths.RUNNER / "run_all.sh"), "--experiment", "seed003-quick", "--groups", "hold",
+                           "--servers", "tornado", "--out", str(out), "--no-analysis",
+                           "--hosts", str(lab.hosts_file({"loadgen": ["load1"]}))],
+                          capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (cell,) = records(out)
+    assert cell["status"] == "ok" and cell["connections_held_peak"] == 500, cell.get("error")
+    assert cell["server_established_peak"] == 500                  # counted here, at the server's port
+    assert cell["rss_per_connection_kb"] and cell["rss_per_connection_kb"] > 1, cell
+    assert (out / "cells" / cell["cell_id"] / "holder.csv").is_file()     # came back from the load host

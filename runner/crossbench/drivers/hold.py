@@ -16,6 +16,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from .. import hold_fit
 from ..clients.holder import FAILURE_KINDS, HoldConfig
@@ -39,7 +40,7 @@ class HoldOptionsError(DriverRefused):
     pass
 
 
-def hold_config(plan, port: int) -> HoldConfig:
+def hold_config(plan, port: int, host: str = "127.0.0.1") -> HoldConfig:
     options = dict(plan.options)
     if "connections" in options:
         raise HoldOptionsError("hold_connections: the number of connections is the group's `concurrency`, "
@@ -56,7 +57,7 @@ def hold_config(plan, port: int) -> HoldConfig:
     if o["rate_per_10ms"] != int(o["rate_per_10ms"]) or o["rate_per_10ms"] < 1:
         raise HoldOptionsError(f"hold_connections: rate_per_10ms must be a whole number >= 1, not "
                                f"{o['rate_per_10ms']!r}")
-    return HoldConfig(port=port, path=plan.paths()[0], connections=plan.concurrency,
+    return HoldConfig(host=host, port=port, path=plan.paths()[0], connections=plan.concurrency,
                       rate_per_10ms=int(o["rate_per_10ms"]), head_interval_s=float(o["head_interval_s"]),
                       hold_s=float(o["hold_s"]), timeout_s=float(o["timeout_s"]), retry_s=float(o["retry_s"]))
 
@@ -164,20 +165,32 @@ class HoldConnections(Driver):
         time.sleep(plan.warmup_s)       # idle: the server's baseline, and the JVM probe attaches
 
     def measure(self, plan, ctx, server, sampler) -> Measurement:
-        config = hold_config(plan, server.spec.port)
+        """The holder here, or on the run's (first) load host: its files come back into the cell, its times are
+        moved onto this machine's clock to meet the server's samples."""
+        host = ctx.load_hosts[0] if ctx.load_hosts else None
+        config = hold_config(plan, server.spec.port, urlsplit(server.url).hostname)
         with SocketCensus(server.spec.port, ctx.cell_dir / "sockets.csv") as census:
             argv = command(config, ctx.cell_dir, plan.loadgen_cpus)
-            finished = run_bounded(argv, ctx.cell_dir, "holder", config.bound_s() + 30)
+            finished = run_bounded(argv, ctx.cell_dir, "holder", config.bound_s() + 30, host=host)
             time.sleep(TAIL_SAMPLES_S)
-        return figures(plan, ctx.cell_dir, sampler, census, finished, config, argv)
+        return figures(plan, ctx.cell_dir, sampler, census, finished, config, argv,
+                       host.clock_offset_s if host else 0.0)
 
 
-def figures(plan, cell_dir, sampler, census, finished, config, argv) -> Measurement:
+def on_our_clock(held: dict, timeline: list[dict], offset_s: float) -> tuple[dict, list[dict]]:
+    """The holder's times (its host's clock) as this machine's: minus the host's offset."""
+    if not offset_s:
+        return held, timeline
+    held = {k: (v - offset_s if k.endswith("_epoch") and v else v) for k, v in held.items()}
+    return held, [{**row, "t_epoch": row["t_epoch"] - offset_s} for row in timeline]
+
+
+def figures(plan, cell_dir, sampler, census, finished, config, argv, clock_offset_s: float = 0.0) -> Measurement:
     if finished.returncode != 0 or not (cell_dir / "holder.json").is_file():
         raise RuntimeError(f"holder exited with status {finished.returncode}: "
                            f"{finished.stderr.read_text(errors='replace')[-2000:]}")
-    held = json.loads((cell_dir / "holder.json").read_text())
-    timeline = hold_fit.read_timeline(cell_dir / "holder.csv")
+    held, timeline = on_our_clock(json.loads((cell_dir / "holder.json").read_text()),
+                                  hold_fit.read_timeline(cell_dir / "holder.csv"), clock_offset_s)
     extra = {
         "connections_target": config.connections, "connections_held_peak": held["connections_held_peak"],
         "connections_held_at_end": held["connections_held_at_end"],
