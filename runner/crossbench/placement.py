@@ -5,8 +5,8 @@ roles on hosts of their own, reached over one SSH master each (crossbench.hosts)
 Every role can have a host of its own: load generators (wrk, oha and ab, on one or several load hosts, merged
 exactly), the server (with PgBouncer beside it on its host), nginx in front of it, and the database, each sampled
 beside itself. What runs here listens on this machine's address that faces the hosts that must reach it. Not
-placed yet (refused before the run starts): seed 003's held connections with a remote server (the census of
-its sockets runs here) or from several load hosts (one client holds them)."""
+placed yet (refused before the run starts): seed 003's held connections from several load hosts (one client
+holds them)."""
 from __future__ import annotations
 
 import socket
@@ -24,7 +24,7 @@ from .loadgen.spread import MERGERS
 from .hosts.ssh import RoleHost
 from .servers.remote import ServerHost
 
-REMOTE_KINDS = ("closed_loop", "open_loop", "fixed_count", "pipelined", "hol_probe")
+REMOTE_KINDS = ("closed_loop", "open_loop", "fixed_count", "pipelined", "hol_probe", "hold_connections")
 ONE_LOAD_HOST_KINDS = ("hold_connections",)      # its client, not a merged tool, runs there
 
 

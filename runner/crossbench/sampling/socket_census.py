@@ -97,3 +97,64 @@ class SocketCensus:
     def __exit__(self, *exc) -> None:
         self.stopping.set()
         self.thread.join(timeout=SS_TIMEOUT_S * 3 + 1)
+
+
+class RemoteSocketCensus(SocketCensus):
+    """The same census taken beside a server on another host (`python -m crossbench.sampling.socket_census`
+    there, under the tether), its rows streamed back into out_csv with their times on this machine's clock."""
+
+    def __init__(self, host, port: int, out_csv: Path, interval_s: float = 1.0):
+        super().__init__(port, out_csv, interval_s)
+        self.host = host
+        self.proc = None
+
+    def _run(self) -> None:
+        from ..hosts.ssh import stop_tethered
+        ssh = self.host.ssh
+        argv = ["env", f"PYTHONPATH={ssh.host.project_dir / 'runner'}", str(ssh.host.python), "-m",
+                "crossbench.sampling.socket_census", "--port", str(self.port), "--interval-s", f"{self.interval_s:g}"]
+        self.proc = ssh.start_tethered(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        stopper = threading.Thread(target=lambda: (self.stopping.wait(), stop_tethered(self.proc)), daemon=True)
+        stopper.start()
+        with open(self.out_csv, "w", newline="", buffering=1) as f:
+            table = csv.writer(f)
+            table.writerow(COLUMNS)
+            for line in self.proc.stdout:
+                row = parsed(line.decode(errors="replace"), self.host.clock_offset_s)
+                if row:
+                    self.rows.append(row)
+                    table.writerow(row)
+
+
+def parsed(line: str, clock_offset_s: float) -> list | None:
+    """One streamed census row, its time moved onto this machine's clock; None for the header or a cut line."""
+    fields = line.strip().split(",")
+    if len(fields) != len(COLUMNS) or fields[0] == COLUMNS[0]:
+        return None
+    try:
+        return [f"{float(fields[0]) - clock_offset_s:.3f}", *(int(v) if v else None for v in fields[1:])]
+    except ValueError:
+        return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The census of one port as CSV on stdout (header first), every interval, until stopped."""
+    import argparse
+    import sys
+    parser = argparse.ArgumentParser(prog="crossbench.sampling.socket_census")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--interval-s", type=float, default=1.0)
+    args = parser.parse_args(argv)
+    table = csv.writer(sys.stdout)
+    table.writerow(COLUMNS)
+    while True:
+        try:
+            table.writerow(census(args.port))
+        except (OSError, subprocess.SubprocessError, ValueError):
+            pass
+        sys.stdout.flush()
+        time.sleep(args.interval_s)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
