@@ -86,10 +86,10 @@ def start_server(plan: CellPlan, ctx: CellContext, db_url: str | None) -> Runnin
 
 def server_sampler(server: RunningServer, ctx: CellContext, probe):
     """The server's process tree every SAMPLE_INTERVAL_S into samples.csv: sampled here, or beside it on its host
-    (no load generator there to sample, no probe)."""
+    (no load generator there to sample); the probe's connector pool in either case."""
     out_csv = ctx.cell_dir / "samples.csv"
     if ctx.server_host:
-        return server.sampler(out_csv, SAMPLE_INTERVAL_S, "warmup")
+        return server.sampler(out_csv, SAMPLE_INTERVAL_S, "warmup", pool_source=probe)
     return ProcessTreeSampler(server.pid, loadgen_pid_fn=loadgen_pid(), interval_s=SAMPLE_INTERVAL_S,
                               out_csv=out_csv, pool_source=probe, phase="warmup")
 
@@ -168,8 +168,7 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
             if plan.proxy else server
         verify(front, plan)
         figures = verify_database(plan, front, db_url) if db_url else {}
-        probe = plan.plugin.probe(server.pid, ctx.cell_dir,
-                                  ctx.server_host.clock_offset_s if ctx.server_host else None)
+        probe = plan.plugin.probe(server.pid, ctx.cell_dir, ctx.server_host)
         sampler = server_sampler(server, ctx, probe)
         sides = {"db": ctx.database.sampler(ctx.cell_dir / "db-samples.csv", SAMPLE_INTERVAL_S) if db_url else None,
                  "proxy": proxy_sampler(front, ctx) if plan.proxy else None,

@@ -103,6 +103,8 @@ def test_the_quick_experiment_with_server_and_load_on_hosts_of_their_own_reads_a
             f"; threads peak {here['threads_peak']} / {away['threads_peak']}")
     jfr = [cell_id for cell_id in runs["away"] if (tmp_path / "away" / "cells" / cell_id / "tomcat.jfr").is_file()]
     assert len(jfr) == 2 and all("tomcat" in cell_id for cell_id in jfr)   # Tomcat's recordings came back
+    blocking = runs["away"][next(cell_id for cell_id in jfr if "delay" in cell_id)]    # the JVM probe, on its host
+    assert blocking["tomcat_connection_count_peak"] >= 40 and blocking["pool_busy_peak"] >= 30, blocking
     found = json.loads((tmp_path / "away" / "metadata.json").read_text())["hosts"]
     assert set(found["hosts"]) == {lab.hosts[name].destination for name in ("server", "load1", "load2")}
     assert all(abs(h["clock_offset_s"]) < 0.05 and h["facts"]["cores"] for h in found["hosts"].values())

@@ -14,6 +14,7 @@ source launcher, in its own process group, with a small footprint
 from __future__ import annotations
 
 import collections
+import io
 import json
 import logging
 import os
@@ -24,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import oskit
+from .. import oskit, paths
 
 log = logging.getLogger(__name__)
 
@@ -208,18 +209,21 @@ class JvmProbe:
         with self._lock:
             return self._latest_line
 
-    def start(self) -> "JvmProbe":
-        if self._proc is not None:
-            raise RuntimeError("probe already started")
+    def launch(self) -> subprocess.Popen:
+        """The probe process, its stdin a pipe (closing it stops the probe), stdout and stderr text lines."""
         java = self.java or java_of(self.pid)
         check_attachable(self.pid)
         interval_ms = max(1, int(round(self.interval_s * 1000)))
         cmd = [java, *PROBE_JVM_OPTS, str(PROBE_SRC), str(self.pid), str(interval_ms)]
+        return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True, text=True, bufsize=1, close_fds=True)
+
+    def start(self) -> "JvmProbe":
+        if self._proc is not None:
+            raise RuntimeError("probe already started")
         raw = open(self.raw_out, "w") if self.raw_out is not None else None
         try:
-            self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                          stderr=subprocess.PIPE, start_new_session=True,
-                                          text=True, bufsize=1, close_fds=True)
+            self._proc = self.launch()
         except BaseException:
             if raw:
                 raw.close()
@@ -330,3 +334,57 @@ class JvmProbe:
     def _read_stderr(self) -> None:
         for line in self._proc.stderr:
             self._stderr.append(line)
+
+
+class RemoteJvmProbe(JvmProbe):
+    """The same probe run beside a JVM on another host (`host`: ssh, clock_offset_s), under the tether: the java
+    that runs the target (read there), the host's copy of JvmProbe.java; its lines come back with their times
+    moved onto this machine's clock."""
+
+    def __init__(self, host, pid: int, **kwargs):
+        super().__init__(pid, **kwargs)
+        self.host = host
+
+    def launch(self) -> subprocess.Popen:
+        ssh = self.host.ssh
+        done = ssh.run(["readlink", f"/proc/{self.pid}/exe"], timeout_s=15)
+        if done.returncode != 0 or not done.stdout.strip().endswith("/java"):
+            raise JvmProbeError(f"process {self.pid} on {ssh.host.label} is not a java launcher: "
+                                f"{(done.stdout + done.stderr).strip()}")
+        source = ssh.host.project_dir / PROBE_SRC.relative_to(paths.REPO)
+        interval_ms = max(1, int(round(self.interval_s * 1000)))
+        # the tether gives its command /dev/null for stdin: the probe must not stop at its end; closing our
+        # pipe (stop) ends the session, and the tether stops the probe
+        proc = ssh.start_tethered([done.stdout.strip(), *PROBE_JVM_OPTS, str(source), str(self.pid),
+                                   str(interval_ms), "--ignore-stdin"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc.stdout = ShiftedLines(io.TextIOWrapper(proc.stdout, encoding="utf-8"), self.host.clock_offset_s)
+        proc.stderr = io.TextIOWrapper(proc.stderr, encoding="utf-8", errors="replace")
+        return proc
+
+
+class ShiftedLines:
+    """The probe's JSON lines with t_epoch moved by -offset (a line that is not JSON passes unchanged)."""
+
+    def __init__(self, lines, offset_s: float):
+        self.lines, self.offset_s = lines, offset_s
+
+    def __iter__(self):
+        for line in self.lines:
+            yield shifted(line, self.offset_s)
+
+    def close(self) -> None:
+        self.lines.close()
+
+
+def shifted(line: str, offset_s: float) -> str:
+    if not offset_s:
+        return line
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return line
+    if isinstance(obj, dict) and isinstance(obj.get("t_epoch"), (int, float)):
+        obj["t_epoch"] -= offset_s
+        return json.dumps(obj) + "\n"
+    return line

@@ -20,6 +20,7 @@ from ..hosts.ssh import stop_tethered
 from .process_tree import ProcessTreeSampler, Sample, read_samples, sample_to_row
 
 GONE_CHECK_S = 1.0
+POOL_MAX_AGE_S = 3.0          # as the local sampler: an older pool reading is not this sample's
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,9 +37,10 @@ def main(argv: list[str] | None = None) -> int:
 class RemoteTreeSampler:
     """ProcessTreeSampler's interface (start/stop, set_phase, samples) over the lines of a remote stream."""
 
-    def __init__(self, lines, clock_offset_s: float, out_csv: Path, phase: str = "idle"):
+    def __init__(self, lines, clock_offset_s: float, out_csv: Path, phase: str = "idle", pool_source=None):
         self.lines = lines                   # the remote stream's stdout, text lines
         self.clock_offset_s = clock_offset_s
+        self.pool_source = pool_source       # the JVM probe beside the server: its connector pool, as here
         self.out_csv = Path(out_csv)
         self._phase = phase
         self._samples: list[Sample] = []
@@ -93,17 +95,23 @@ class RemoteTreeSampler:
         remote = rows[0]
         with self._lock:
             phase = self._phase
-        return Sample(**{**remote.__dict__, "t_epoch": remote.t_epoch - self.clock_offset_s, "phase": phase})
+        reading = self.pool_source.latest() if self.pool_source else None
+        t_epoch = remote.t_epoch - self.clock_offset_s
+        fresh = reading is not None and abs(t_epoch - reading.t_epoch) <= POOL_MAX_AGE_S
+        return Sample(**{**remote.__dict__, "t_epoch": t_epoch, "phase": phase,
+                         "pool_current": reading.current if fresh else None,
+                         "pool_busy": reading.busy if fresh else None})
 
 
 class TetheredSampler(RemoteTreeSampler):
     """The stream sampler started beside a process on its host (`host`: ssh, clock_offset_s), read back here."""
 
-    def __init__(self, host, pid: int, out_csv: Path, interval_s: float, phase: str):
+    def __init__(self, host, pid: int, out_csv: Path, interval_s: float, phase: str, pool_source=None):
         argv = ["env", f"PYTHONPATH={host.ssh.host.project_dir / 'runner'}", str(host.ssh.host.python), "-m",
                 "crossbench.sampling.stream", "--pid", str(pid), "--interval-s", f"{interval_s:g}"]
         self.proc = host.ssh.start_tethered(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        super().__init__(io.TextIOWrapper(self.proc.stdout, encoding="utf-8"), host.clock_offset_s, out_csv, phase)
+        super().__init__(io.TextIOWrapper(self.proc.stdout, encoding="utf-8"), host.clock_offset_s, out_csv, phase,
+                         pool_source)
 
     def stop(self, timeout_s: float = 5.0) -> None:
         stop_tethered(self.proc)

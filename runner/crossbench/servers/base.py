@@ -187,9 +187,9 @@ class ServerPlugin:
                 found[name] = None
         return found
 
-    def probe(self, pid: int, cell_dir: Path, clock_offset_s: float | None = None):
+    def probe(self, pid: int, cell_dir: Path, host=None):
         """What looks inside the server while the cell runs: by default the pool files its processes write in
         database cells (nothing else); Tomcat's JVM probe in servers/tomcat.py. None: no probe.
-        `clock_offset_s` is given for a server on another host (its clock minus ours; its pid is its host's)."""
-        return db_pool.ProcessLogProbe(pool_log_dir(cell_dir), cell_dir, clock_offset_s or 0.0) \
+        `host` (ssh, clock_offset_s) for a server on another host: `pid` is that host's."""
+        return db_pool.ProcessLogProbe(pool_log_dir(cell_dir), cell_dir, host.clock_offset_s if host else 0.0) \
             if DB_ENDPOINTS[0] in self.endpoints else None

@@ -69,8 +69,8 @@ class RemoteServer(RunningServer):
             time.sleep(0.1)
         raise ServerFailed(f"{self.spec.name} on {self.host.ssh.host.label} did not start:\n{self.log_tail()}")
 
-    def sampler(self, out_csv: Path, interval_s: float, phase: str) -> "TetheredSampler":
-        return TetheredSampler(self.host, self.remote_pid, out_csv, interval_s, phase)
+    def sampler(self, out_csv: Path, interval_s: float, phase: str, pool_source=None) -> "TetheredSampler":
+        return TetheredSampler(self.host, self.remote_pid, out_csv, interval_s, phase, pool_source)
 
     def tree(self) -> list:
         return []            # on another host: its sampler says what the tree holds

@@ -14,7 +14,7 @@ from urllib.parse import urlencode, urlsplit
 from .. import paths
 from ..jdk import Jdk, select_jdk
 from ..sampling import db_pool
-from ..sampling.jvm_probe import JvmProbe, JvmProbeError, connection_counts, db_pool_counts
+from ..sampling.jvm_probe import JvmProbe, JvmProbeError, RemoteJvmProbe, connection_counts, db_pool_counts
 from .base import DB_ENDPOINTS, DB_PREPARED, ENDPOINTS, Knob, ServerPlugin, Tool
 from .lifecycle import HOST, ServerSpec
 
@@ -235,33 +235,45 @@ class TomcatPlugin(ServerPlugin):
         except paths.BuildMissing:
             return {"tomcat": None}
 
-    def probe(self, pid: int, cell_dir: Path, clock_offset_s: float | None = None) -> "BackgroundJvmProbe | None":
-        """The JVM probe attaches to a JVM on this machine only: none for a Tomcat on another host."""
-        return BackgroundJvmProbe(pid, cell_dir) if clock_offset_s is None else None
+    def probe(self, pid: int, cell_dir: Path, host=None) -> "BackgroundJvmProbe":
+        """The JVM probe, here or beside a Tomcat on another host."""
+        return BackgroundJvmProbe(pid, cell_dir, host=host)
 
 
 class BackgroundJvmProbe:
     """The JVM probe (connector pool, collector, processor count), attached in the background: attaching
     takes a second or two, which the warm-up need not wait for. Until it answers, pool figures are empty."""
 
-    def __init__(self, pid: int, cell_dir: Path, interval_s: float = 0.25):
+    def __init__(self, pid: int, cell_dir: Path, interval_s: float = 0.25, host=None):
         self.cell_dir = cell_dir
-        self.probe = JvmProbe(pid, interval_s=interval_s, raw_out=cell_dir / "jvm-probe.jsonl")
-        self.thread = threading.Thread(target=self._start, name="jvm-probe-start", daemon=True)
+        raw_out = cell_dir / "jvm-probe.jsonl"
+        self.probe = RemoteJvmProbe(host, pid, interval_s=interval_s, raw_out=raw_out) if host else \
+            JvmProbe(pid, interval_s=interval_s, raw_out=raw_out)
+        self.started, self.stopping = threading.Event(), threading.Event()
+        self.thread = threading.Thread(target=self._run, name="jvm-probe", daemon=True)
         self.thread.start()
 
-    def _start(self) -> None:
+    def _run(self) -> None:
+        """Starts the probe, then stays until it is stopped: a remote probe's ssh client carries a parent-death
+        signal, which follows the thread that started it."""
         try:
             self.probe.start()
         except (JvmProbeError, OSError) as e:
             (self.cell_dir / "jvm-probe.error").write_text(str(e))
+        finally:
+            self.started.set()
+        self.stopping.wait()
 
     def latest(self):
         return self.probe.latest()
 
     def stop(self) -> None:
-        self.thread.join(timeout=self.probe.start_timeout_s + 5)
+        self.started.wait(timeout=self.probe.start_timeout_s + 5)
         self.probe.stop()
+        self.stopping.set()
+        self.thread.join(timeout=5)
+        if self.probe.stderr_tail.strip():     # what the probe said about itself (attach, JMX), kept with the cell
+            (self.cell_dir / "jvm-probe.stderr").write_text(self.probe.stderr_tail)
         rows = db_pool_counts(self.cell_dir / "jvm-probe.jsonl")
         if rows:
             db_pool.write_series(self.cell_dir / db_pool.SERIES_FILE, rows)
