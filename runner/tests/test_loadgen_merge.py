@@ -75,3 +75,14 @@ def test_a_broken_pipelined_histogram_leaves_only_the_largest_max():
     one = merge.merge_wrk([("a", broken, None), ("b", fine, None)])
     assert one.latency_ms == {"mean": None, "p50": None, "p90": None, "p99": None, "max": 7.5}
     assert one.extra["latency_invalid"] == "synthetic samples below min" and one.requests == 100
+
+
+def test_two_k6_runs_merge_like_oha_runs():
+    from pathlib import Path
+    from crossbench.loadgen import k6, openloop
+    fixtures = Path(__file__).parent / "fixtures" / "loadgen" / "k6"
+    run_dir = next(d for d in sorted(fixtures.iterdir()) if (d / "k6.csv").is_file())
+    run = k6.parse(run_dir)
+    both = merge.merge_k6([("a", run, None), ("b", run, None)])
+    rows = k6.requests(run_dir)
+    assert both.requests == 2 * run.requests and both.latency_ms == openloop.latency(rows + rows)

@@ -129,7 +129,7 @@ def run(spec: LoadSpec, out_dir: Path) -> LoadResult:
         raw_path(out_dir, name, suffix).unlink(missing_ok=True)
     env = {"K6_CSV_TIME_FORMAT": "unix_micro", "K6_NO_COLOR": "true", "GOMAXPROCS": str(max(1, spec.threads))}
     limit = process.whole_seconds(spec.duration_s) + 2 * process.whole_seconds(spec.timeout_s) + MARGIN_S
-    done = process.run_bounded(cmd, out_dir, name, limit, env=env)
+    done = process.run_bounded(cmd, out_dir, name, limit, env=env, host=spec.host, start_at=spec.start_at)
     if done.returncode != 0:
         raise LoadgenError(f"k6 exited {done.returncode}: {process.tail(done.stderr) or process.tail(done.stdout)}")
     result = parse(out_dir, tool_version=version())

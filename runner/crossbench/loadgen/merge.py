@@ -83,19 +83,28 @@ def merge_wrk(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult:
     return merged(parts, wrk_latency_ms(added([histogram_of(r) for _, r, _ in parts])))
 
 
-def rows_dir(result: LoadResult) -> Path:
-    """Where an oha run's per-request rows are (its oha.sqlite, among its raw files)."""
-    found = [Path(f) for f in result.raw_files if f.endswith("oha.sqlite")]
+def rows_dir(result: LoadResult, rows_file: str) -> Path:
+    """Where an open-loop run's per-request rows are (oha.sqlite, k6.csv: among its raw files)."""
+    found = [Path(f) for f in result.raw_files if f.endswith(rows_file)]
     if not found:
-        raise LoadgenError("oha: no per-request rows (oha.sqlite) to merge")
+        raise LoadgenError(f"{result.tool}: no per-request rows ({rows_file}) to merge")
     return found[0].parent
 
 
 def merge_oha(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult:
+    from . import oha
+    return merge_open_loop(parts, lambda r: oha.requests(rows_dir(r, "oha.sqlite")))
+
+
+def merge_k6(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult:
+    from . import k6
+    return merge_open_loop(parts, lambda r: k6.requests(rows_dir(r, "k6.csv")))
+
+
+def merge_open_loop(parts: list[tuple[str, LoadResult, float | None]], requests_of) -> LoadResult:
     """Open-loop runs started together, each at its share of the rate: their rows as one population (times are
     each run's own, from its common start), rates and counts summed, the worst schedule lag kept."""
-    from . import oha
-    rows = openloop.merge(*(oha.requests(rows_dir(r)) for _, r, _ in parts))
+    rows = openloop.merge(*(requests_of(r) for _, r, _ in parts))
     one = merged(parts, openloop.latency(rows))
     extras = [r.extra for _, r, _ in parts]
     window = max(r.duration_s for _, r, _ in parts)

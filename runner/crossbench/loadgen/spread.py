@@ -13,7 +13,8 @@ from . import get, merge
 from .base import LoadgenError, LoadResult, LoadSpec
 
 START_MARGIN_S = 1.0          # for every host to open its session and scratch directory (0.2-0.7 s here)
-MERGERS = {"wrk": merge.merge_wrk, "oha": merge.merge_oha, "ab": merge.merge_ab}
+MERGERS = {"wrk": merge.merge_wrk, "oha": merge.merge_oha, "k6": merge.merge_k6, "ab": merge.merge_ab}
+# http_load reports neither per-request times nor a histogram: several of its runs cannot be merged exactly
 
 
 def shares(total: int, parts: int) -> list[int]:
