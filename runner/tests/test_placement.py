@@ -1,6 +1,8 @@
 """What --hosts places and what it refuses before anything starts (no network needed)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from crossbench import placement
@@ -56,3 +58,31 @@ def test_a_server_on_its_own_host_needs_its_database_on_a_host_too(tmp_path):
     both = hosts(tmp_path, 'server = "root@10.0.0.2"\ndb = "root@10.0.0.3"\n')
     placement.refuse_unbuilt(both, seed004)            # PgBouncer's cells too: it runs beside the server
     placement.refuse_unbuilt(server, expand(apply_overrides(load("seed003-quick"), {})))
+
+
+class FakeLoadHost:
+    """What run_spread reads of a load host after its run (the real one is tested in test_hosts_run_live.py)."""
+
+    def __init__(self, label: str, cpu: float):
+        self.label, self.cpu, self.last_start_s, self.last_argv = label, cpu, None, ["wrk", label]
+
+    def cpu_percent(self) -> float:
+        return self.cpu
+
+
+def test_a_load_host_at_the_end_of_its_core_flags_the_cell():
+    from crossbench.loadgen.base import LoadResult, LoadSpec, empty_errors
+    from crossbench.loadgen.spread import run_spread
+
+    def run(spec, out_dir, share, shares_):
+        return LoadResult("wrk", "x", 100, 10.0, 1000, empty_errors(), {}, "wrk.", (),
+                          {"latency_us": {"histogram": [[1000, 100]]}, "command": ["wrk"]})
+    spec = LoadSpec(urls=("http://10.0.0.1:80/hello",), concurrency=10, duration_s=10, timeout_s=5, threads=1)
+    merged, flags = run_spread("wrk", spec, Path("/nonexistent"), [FakeLoadHost("a", 40.0), FakeLoadHost("b", 95.0)],
+                               run=run)
+    assert flags == ["loadgen_saturated"] and merged.requests == 200
+    assert [h["cpu_percent"] for h in merged.extra["per_host"]] == [40.0, 95.0]
+    assert [h["command"] for h in merged.extra["per_host"]] == [["wrk", "a"], ["wrk", "b"]]
+    _, calm = run_spread("wrk", spec, Path("/nonexistent"), [FakeLoadHost("a", 40.0), FakeLoadHost("b", 50.0)],
+                         run=run)
+    assert calm == []
