@@ -17,21 +17,12 @@ import psutil
 from . import paths, servers
 from .record import SCHEMA_VERSION
 from .jdk import JdkError, default_jdk, installed_jdks
+from .hosts.facts import cpu_model
 from .loadgen import ADAPTERS
 
 
 def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def read_sysctl(name: str) -> str | None:

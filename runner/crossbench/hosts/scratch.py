@@ -27,25 +27,10 @@ class Scratch:
 
     def create(self, upload: bool = False) -> None:
         """The directory on the host; with `upload`, holding a copy of the local directory's files."""
-        if not upload:
+        if upload:
+            send_tree(self.ssh, self.local_dir, self.remote)
+        else:
             self.call(["mkdir", "-p", self.remote])
-            return
-        pack = subprocess.Popen(["tar", "-C", str(self.local_dir), "-cf", "-", "."], stdout=subprocess.PIPE)
-        unpack = self.ssh.popen(["sh", "-c", 'mkdir -p "$1" && tar -C "$1" -xf -', "sh", self.remote],
-                                stdin=pack.stdout, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        pack.stdout.close()
-        try:
-            unpack.wait(timeout=COPY_LIMIT_S)
-            pack.wait(timeout=COPY_LIMIT_S)
-        except subprocess.TimeoutExpired:
-            for proc in (pack, unpack):
-                proc.kill()
-                proc.wait()
-            raise SshError(f"{self.ssh.host.label}: copying {self.local_dir} there took over {COPY_LIMIT_S:.0f} s") \
-                from None
-        if unpack.returncode or pack.returncode:
-            raise SshError(f"{self.ssh.host.label}: copying {self.local_dir} there failed: "
-                           f"{unpack.stderr.read().decode(errors='replace').strip()}")
 
     def copy_back(self, remove: bool = True, keep_newer: bool = False) -> None:
         """Every file in the directory on the host, into the local directory; then (`remove`) gone from the host.
@@ -82,3 +67,24 @@ class Scratch:
         if check and done.returncode != 0:
             raise SshError(f"{self.ssh.host.label}: `{' '.join(argv)}` failed: {done.stderr.strip()}")
         return done
+
+
+def send_tree(ssh: SshHost, local_dir: Path, remote_dir: str, excludes: tuple[str, ...] = (),
+              limit_s: float = COPY_LIMIT_S) -> None:
+    """The files of local_dir into remote_dir on the host (made if missing), by tar through the host's master."""
+    pack = subprocess.Popen(["tar", "-C", str(local_dir), *(f"--exclude={e}" for e in excludes), "-cf", "-", "."],
+                            stdout=subprocess.PIPE)
+    unpack = ssh.popen(["sh", "-c", 'mkdir -p "$1" && tar -C "$1" -xf -', "sh", remote_dir], stdin=pack.stdout,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    pack.stdout.close()
+    try:
+        unpack.wait(timeout=limit_s)
+        pack.wait(timeout=limit_s)
+    except subprocess.TimeoutExpired:
+        for proc in (pack, unpack):
+            proc.kill()
+            proc.wait()
+        raise SshError(f"{ssh.host.label}: copying {local_dir} to {remote_dir} took over {limit_s:.0f} s") from None
+    if unpack.returncode or pack.returncode:
+        raise SshError(f"{ssh.host.label}: copying {local_dir} to {remote_dir} failed: "
+                       f"{unpack.stderr.read().decode(errors='replace').strip()}")

@@ -15,6 +15,7 @@ import sys
 from .. import paths
 from .hostsfile import HostsError, load_hosts
 from .preflight import check_hosts
+from .scratch import send_tree
 from .ssh import SshError, SshHost, open_masters
 
 # what never goes to a host: Git's history, the local Python environment (made there), results, caches
@@ -29,16 +30,7 @@ def copy_checkout(ssh: SshHost) -> None:
     target = str(ssh.host.project_dir)
     if ssh.host.project_dir == paths.REPO and same_directory(ssh):
         return                   # the host sees this very directory (a test namespace on this machine)
-    excludes = [f"--exclude={pattern}" for pattern in EXCLUDED]
-    pack = subprocess.Popen(["tar", "-C", str(paths.REPO), *excludes, "-cf", "-", "."], stdout=subprocess.PIPE)
-    unpack = ssh.popen(["sh", "-c", 'mkdir -p "$1" && tar -C "$1" -xf -', "sh", target], stdin=pack.stdout,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    pack.stdout.close()
-    unpack.wait(timeout=COPY_LIMIT_S)
-    pack.wait(timeout=COPY_LIMIT_S)
-    if unpack.returncode or pack.returncode:
-        raise SshError(f"{ssh.host.label}: copying the checkout to {target} failed: "
-                       f"{unpack.stderr.read().decode(errors='replace').strip()}")
+    send_tree(ssh, paths.REPO, target, EXCLUDED, COPY_LIMIT_S)
 
 
 def same_directory(ssh: SshHost) -> bool:
