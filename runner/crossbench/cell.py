@@ -24,6 +24,8 @@ from .servers import RunningServer, ServerSpec, free_port
 
 SAMPLE_INTERVAL_S = 0.25
 TAIL_SAMPLES_S = 0.3          # let the sampler take the window's last samples
+POOL_SETTLE_LIMIT_S = 5.0     # after the warm-up, at most this long for the database pool's queue to drain
+POOL_SETTLE_POLL_S = 0.05
 
 
 class CellFailed(RuntimeError):
@@ -179,7 +181,7 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
                     running.enter_context(side)
             with sampler:
                 try:
-                    measurement = run_phases(DRIVERS[plan.kind], plan, ctx, front, sampler)
+                    measurement = run_phases(DRIVERS[plan.kind], plan, ctx, front, sampler, probe)
                 except Exception as e:
                     raise (died(plan, server) or e) from e
         finally:
@@ -218,11 +220,13 @@ def database_flags(ctx: CellContext, db_url: str | None) -> list[str]:
     return ["database_died"] if db_url and ctx.database and not ctx.database.alive() else []
 
 
-def run_phases(driver, plan: CellPlan, ctx: CellContext, server: RunningServer, sampler) -> Measurement:
+def run_phases(driver, plan: CellPlan, ctx: CellContext, server: RunningServer, sampler,
+               probe=None) -> Measurement:
     """Warm-up (unrecorded), the measured window, then a short tail so the sampler sees the window's end."""
     if plan.warmup_s > 0:
         ctx.report("warmup", sampler)
         driver.warmup(plan, ctx, server)
+        settle_pool(probe)
     sampler.set_phase("measure")
     ctx.report("measure", sampler)
     t0 = time.time()
@@ -233,6 +237,18 @@ def run_phases(driver, plan: CellPlan, ctx: CellContext, server: RunningServer, 
     measurement.t0 = measurement.t0 or t0
     measurement.t1 = measurement.t1 or t1
     return measurement
+
+
+def settle_pool(probe, limit_s: float = POOL_SETTLE_LIMIT_S) -> None:
+    """The warm-up's client leaves with requests in flight; a server still serves them, and those waiting for a
+    pooled connection would open the window with a queue the window's own clients did not make (a pool of 2 at
+    C=64 showed 117 waiting). The window opens once the pool's count of waiting requests is 0, or after limit_s."""
+    waiting = getattr(probe, "waiting_now", None)
+    if waiting is None:
+        return
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline and (waiting() or 0) > 0:
+        time.sleep(POOL_SETTLE_POLL_S)
 
 
 def died(plan: CellPlan, server: RunningServer) -> ServerDied | None:

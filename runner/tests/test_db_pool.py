@@ -46,3 +46,32 @@ def test_a_cell_without_pool_files_has_no_series_and_no_figures(tmp_path):
     probe = db_pool.ProcessLogProbe(tmp_path / "db-pool", tmp_path)
     probe.stop()
     assert probe.figures(0, 1) == {} and not (tmp_path / db_pool.SERIES_FILE).exists()
+
+
+def test_the_waiting_count_now_sums_the_processes_last_lines_and_ignores_the_gone(tmp_path):
+    import time
+    logs = tmp_path / "db-pool"
+    logs.mkdir()
+    now = time.time()
+    write(logs / "1.csv", [(now - 0.5, 2, 9, 2), (now - 0.2, 2, 3, 2)])
+    write(logs / "2.csv", [(now - 0.3, 1, 4, 2)])
+    write(logs / "3.csv", [(now - 30, 2, 50, 2)])                 # a process gone long ago
+    probe = db_pool.ProcessLogProbe(logs, tmp_path)
+    assert probe.waiting_now() == 7
+    assert db_pool.ProcessLogProbe(tmp_path / "none", tmp_path).waiting_now() is None
+
+
+def test_the_window_opens_once_the_pool_has_drained(monkeypatch):
+    from crossbench import cell
+
+    class Draining:
+        def __init__(self):
+            self.counts = [60, 12, 0, 0]
+
+        def waiting_now(self):
+            return self.counts.pop(0)
+    probe = Draining()
+    monkeypatch.setattr(cell, "POOL_SETTLE_POLL_S", 0.001)
+    cell.settle_pool(probe)
+    assert probe.counts == [0]                              # stopped at the first 0
+    cell.settle_pool(None)                                  # no pool to wait for

@@ -5,6 +5,7 @@ The record's db_pool_active_peak and db_pool_waiting_peak are this series' peaks
 from __future__ import annotations
 
 import csv
+import time
 from pathlib import Path
 
 SERIES_FILE = "db-pool.csv"
@@ -75,6 +76,15 @@ class ProcessLogProbe:
 
     def stop(self) -> None:
         """Nothing to stop: the server's processes write the files."""
+
+    def waiting_now(self) -> int | None:
+        """Requests waiting for a connection now, over the processes that wrote in the last STALE_S (their last
+        lines); None without any file (not a database cell, or a server on another host)."""
+        files = sorted(self.log_dir.glob("*.csv")) if self.log_dir.is_dir() else []
+        lasts = [rows[-1] for rows in map(read_rows, files) if rows]
+        now = time.time() + self.clock_offset_s
+        fresh = [row for row in lasts if now - row[0] <= STALE_S]
+        return sum(row[2] or 0 for row in fresh) if lasts else None
 
     def collect(self) -> list[Row]:
         files = sorted(self.log_dir.glob("*.csv")) if self.log_dir.is_dir() else []

@@ -267,6 +267,12 @@ class BackgroundJvmProbe:
     def latest(self):
         return self.probe.latest()
 
+    def waiting_now(self) -> int | None:
+        """Requests waiting for one of HikariCP's connections at the probe's last reading; None without a pool."""
+        pools = (self.probe.latest_line() or {}).get("db_pools") or []
+        counts = [pool.get("waiting") for pool in pools if isinstance(pool.get("waiting"), int)]
+        return sum(max(0, c) for c in counts) if counts else None
+
     def stop(self) -> None:
         self.started.wait(timeout=self.probe.start_timeout_s + 5)
         self.probe.stop()
