@@ -2,7 +2,7 @@
 roles on hosts of their own, reached over one SSH master each (crossbench.hosts), checked before the first cell
 (reachable, tools there, clock offset, RTT) and recorded in the run's metadata.
 
-Every role can have a host of its own: load generators (wrk, oha and ab, on one or several load hosts, merged
+Every role can have a host of its own: load generators (wrk, oha, k6 and ab, on one or several load hosts, merged
 exactly), the server (with PgBouncer beside it on its host), nginx in front of it, and the database, each sampled
 beside itself. What runs here listens on this machine's address that faces the hosts that must reach it. Not
 placed yet (refused before the run starts): seed 003's held connections from several load hosts (one client

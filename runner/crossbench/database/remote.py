@@ -31,9 +31,8 @@ class RemoteCommand:
     def start(self) -> "RemoteCommand":
         ssh = self.host.ssh
         pid_file = f"/tmp/crossbench-{uuid.uuid4().hex[:12]}.pid"
-        argv = ["env", f"PYTHONPATH={ssh.host.project_dir / 'runner'}", str(ssh.host.python), "-m",
-                "crossbench.database", *self.argv]
-        self.process = ssh.start_tethered(argv, pid_file=pid_file, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.process = ssh.start_tethered(ssh.host.module_argv("crossbench.database", *self.argv),
+                                          pid_file=pid_file, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.url = self.read_url()
         self.remote_pid = int(ssh.run(["sh", "-c", 'cat "$1" && rm -f "$1"', "sh", pid_file], timeout_s=15).stdout)
         return self

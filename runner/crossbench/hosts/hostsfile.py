@@ -50,6 +50,10 @@ class Host:
         inside = here.is_relative_to(paths.REPO)
         return self.project_dir / here.relative_to(paths.REPO) if inside else self.project_dir / ".venv/bin/python"
 
+    def module_argv(self, module: str, *args: str) -> list[str]:
+        """The command line that runs one of the runner's modules on the host, with its checkout's Python."""
+        return ["env", f"PYTHONPATH={self.project_dir / 'runner'}", str(self.python), "-m", module, *args]
+
     @property
     def label(self) -> str:
         """How messages and metadata name the host: the destination as the hosts file writes it."""

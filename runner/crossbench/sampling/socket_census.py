@@ -111,8 +111,8 @@ class RemoteSocketCensus(SocketCensus):
     def _run(self) -> None:
         from ..hosts.ssh import stop_tethered
         ssh = self.host.ssh
-        argv = ["env", f"PYTHONPATH={ssh.host.project_dir / 'runner'}", str(ssh.host.python), "-m",
-                "crossbench.sampling.socket_census", "--port", str(self.port), "--interval-s", f"{self.interval_s:g}"]
+        argv = ssh.host.module_argv("crossbench.sampling.socket_census", "--port", str(self.port),
+                                    "--interval-s", f"{self.interval_s:g}")
         self.proc = ssh.start_tethered(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         stopper = threading.Thread(target=lambda: (self.stopping.wait(), stop_tethered(self.proc)), daemon=True)
         stopper.start()

@@ -107,8 +107,8 @@ class TetheredSampler(RemoteTreeSampler):
     """The stream sampler started beside a process on its host (`host`: ssh, clock_offset_s), read back here."""
 
     def __init__(self, host, pid: int, out_csv: Path, interval_s: float, phase: str, pool_source=None):
-        argv = ["env", f"PYTHONPATH={host.ssh.host.project_dir / 'runner'}", str(host.ssh.host.python), "-m",
-                "crossbench.sampling.stream", "--pid", str(pid), "--interval-s", f"{interval_s:g}"]
+        argv = host.ssh.host.module_argv("crossbench.sampling.stream", "--pid", str(pid),
+                                         "--interval-s", f"{interval_s:g}")
         self.proc = host.ssh.start_tethered(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         super().__init__(io.TextIOWrapper(self.proc.stdout, encoding="utf-8"), host.clock_offset_s, out_csv, phase,
                          pool_source)
