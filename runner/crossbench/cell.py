@@ -68,11 +68,6 @@ def database_url(plan: CellPlan, ctx: CellContext) -> str | None:
     return ctx.database.url()
 
 
-def side_sampler(pid: int | None, path: Path) -> ProcessTreeSampler | None:
-    """A sampler for a process beside the server (database, proxy): its own CSV, no load generator."""
-    return ProcessTreeSampler(pid, interval_s=SAMPLE_INTERVAL_S, out_csv=path) if pid else None
-
-
 def side_figures(prefix: str, sampler: ProcessTreeSampler | None, t0: float, t1: float) -> dict:
     window = summarize(sampler.samples(), t0, t1) if sampler else {}
     return {f"{prefix}_cpu_percent": window.get("cpu_percent"), f"{prefix}_rss_peak_mb": window.get("rss_peak_mb")}
@@ -84,28 +79,6 @@ def start_server(plan: CellPlan, ctx: CellContext, db_url: str | None) -> Runnin
         spec = server_spec(plan, ctx, ctx.server_host.free_port(), db_url)
         return ctx.server_host.server(spec, ctx.cell_dir)
     return RunningServer(server_spec(plan, ctx, free_port(ctx.server_address), db_url))
-
-
-def server_sampler(server: RunningServer, ctx: CellContext, probe):
-    """The server's process tree every SAMPLE_INTERVAL_S into samples.csv: sampled here, or beside it on its host
-    (no load generator there to sample); the probe's connector pool in either case."""
-    out_csv = ctx.cell_dir / "samples.csv"
-    if ctx.server_host:
-        return server.sampler(out_csv, SAMPLE_INTERVAL_S, "warmup", pool_source=probe)
-    return ProcessTreeSampler(server.pid, loadgen_pid_fn=loadgen_pid(), interval_s=SAMPLE_INTERVAL_S,
-                              out_csv=out_csv, pool_source=probe, phase="warmup")
-
-
-def pooler_sampler(bouncer, ctx: CellContext):
-    """PgBouncer's process tree beside the server's, here or on the server's host."""
-    out_csv = ctx.cell_dir / "pooler-samples.csv"
-    return bouncer.sampler(out_csv, SAMPLE_INTERVAL_S) if ctx.server_host else side_sampler(bouncer.pid, out_csv)
-
-
-def proxy_sampler(front: RunningServer, ctx: CellContext):
-    """nginx's process tree beside the server's, here or on its own host."""
-    out_csv = ctx.cell_dir / "proxy-samples.csv"
-    return front.sampler(out_csv, SAMPLE_INTERVAL_S, "warmup") if ctx.proxy_host else side_sampler(front.pid, out_csv)
 
 
 def verify(server: RunningServer, plan: CellPlan) -> None:
@@ -171,10 +144,12 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
         verify(front, plan)
         figures = verify_database(plan, front, db_url) if db_url else {}
         probe = plan.plugin.probe(server.pid, ctx.cell_dir, ctx.server_host)
-        sampler = server_sampler(server, ctx, probe)
+        # the server's tree with the load generator's and the probe's pool; beside it, the other processes'
+        sampler = server.sampler(ctx.cell_dir / "samples.csv", SAMPLE_INTERVAL_S, "warmup", pool_source=probe,
+                                 loadgen_pid_fn=loadgen_pid())
         sides = {"db": ctx.database.sampler(ctx.cell_dir / "db-samples.csv", SAMPLE_INTERVAL_S) if db_url else None,
-                 "proxy": proxy_sampler(front, ctx) if plan.proxy else None,
-                 "pooler": pooler_sampler(bouncer, ctx) if bouncer else None}
+                 "proxy": front.sampler(ctx.cell_dir / "proxy-samples.csv", SAMPLE_INTERVAL_S) if plan.proxy else None,
+                 "pooler": bouncer.sampler(ctx.cell_dir / "pooler-samples.csv", SAMPLE_INTERVAL_S) if bouncer else None}
         try:
             for side in sides.values():
                 if side:

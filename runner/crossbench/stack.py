@@ -74,7 +74,7 @@ class RunDatabase:
 
     def sampler(self, out_csv: Path, interval_s: float) -> ProcessTreeSampler | None:
         """The database's process tree beside the server's (its own CSV); None for a database not the run's."""
-        return ProcessTreeSampler(self.pid, interval_s=interval_s, out_csv=out_csv) if self.pid else None
+        return self.cluster.sampler(out_csv, interval_s) if self.cluster else None
 
     def stop(self) -> None:
         if self.cluster is not None:

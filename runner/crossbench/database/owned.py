@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from ..sampling.process_tree import ProcessTreeSampler
+
 
 class OwnedProcess:
     """Subclasses set `process` and `log_path`, and give start() (returning self) and stop()."""
@@ -17,6 +19,10 @@ class OwnedProcess:
 
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
+
+    def sampler(self, out_csv: Path, interval_s: float) -> ProcessTreeSampler | None:
+        """Its process tree sampled into out_csv beside the server's; None once it has stopped."""
+        return ProcessTreeSampler(self.pid, interval_s=interval_s, out_csv=out_csv) if self.alive() else None
 
     def log_tail(self, lines: int = 20) -> str:
         try:

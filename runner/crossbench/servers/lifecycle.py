@@ -16,6 +16,7 @@ from typing import Callable
 import psutil
 
 from .. import oskit
+from ..sampling.process_tree import ProcessTreeSampler
 
 HOST = "127.0.0.1"
 HEALTH_PATH = "/hello"
@@ -108,6 +109,12 @@ class RunningServer:
 
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
+
+    def sampler(self, out_csv: Path, interval_s: float, phase: str = "idle", pool_source=None,
+                loadgen_pid_fn=None) -> ProcessTreeSampler:
+        """Its process tree sampled into out_csv (not started: a with-block runs it)."""
+        return ProcessTreeSampler(self.pid, loadgen_pid_fn=loadgen_pid_fn, interval_s=interval_s, out_csv=out_csv,
+                                  pool_source=pool_source, phase=phase)
 
     def tree(self) -> list[psutil.Process]:
         return oskit.descendants(self.pid)

@@ -69,7 +69,9 @@ class RemoteServer(RunningServer):
             time.sleep(0.1)
         raise ServerFailed(f"{self.spec.name} on {self.host.ssh.host.label} did not start:\n{self.log_tail()}")
 
-    def sampler(self, out_csv: Path, interval_s: float, phase: str, pool_source=None) -> "TetheredSampler":
+    def sampler(self, out_csv: Path, interval_s: float, phase: str = "idle", pool_source=None,
+                loadgen_pid_fn=None) -> TetheredSampler:
+        """Its process tree sampled beside it on its host (no load generator runs there to sample)."""
         return TetheredSampler(self.host, self.remote_pid, out_csv, interval_s, phase, pool_source)
 
     def tree(self) -> list:
