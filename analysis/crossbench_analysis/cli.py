@@ -1,17 +1,19 @@
 """Command line: python -m crossbench_analysis analyze RUN_DIR | compare RUN_A RUN_B [--out DIR] [--force]
-| export RUN_DIR | plot RUN_DIR | report RUN_DIR.
+| export RUN_DIR | plot RUN_DIR | report RUN_DIR | advise RUN_DIR --rate R --hold-ms H [--p99-ms T].
 
-Exit status: 0 done, 1 an error (not a run directory, gnuplot missing or failing), 2 compare refused."""
+Exit status: 0 done, 1 an error (not a run directory, gnuplot missing or failing), 2 compare refused, advice
+refused (a workload that makes no sense, a run without a maxThreads sweep)."""
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
 
-from . import export, plot, report
+from . import advice, export, plot, report
 from .compare import CompareRefused, compare
 from .pipeline import analyze
 from .runinfo import AnalysisError, load_run
+from .workload import WorkloadRefused, checked
 
 
 def parse_args(argv):
@@ -28,6 +30,11 @@ def parse_args(argv):
     c.add_argument("run_b", type=Path, help="the run compared with it (B)")
     c.add_argument("--out", type=Path, help="where compare.html etc. go (default RUN_B/compare-<run id of A>)")
     c.add_argument("--force", action="store_true", help="compare the common cells even when the sets differ")
+    v = sub.add_parser("advise", help="maxThreads advice for a workload from a maxthreads run")
+    v.add_argument("run_dir", type=Path)
+    v.add_argument("--rate", type=float, required=True, help="arrivals, requests per second")
+    v.add_argument("--hold-ms", type=float, required=True, help="how long one request holds a thread, ms")
+    v.add_argument("--p99-ms", type=float, help="the latency 99 %% of requests must stay under, ms")
     return p.parse_args(argv)
 
 
@@ -60,8 +67,15 @@ def main(argv=None) -> int:
             _, html, text = compare(args.run_a, args.run_b, out=args.out, force=args.force)
             sys.stdout.write(text)
             print(f"\ncompare report: {html}")
+        elif args.command == "advise":
+            workload = checked(args.rate, args.hold_ms, args.p99_ms)
+            print(advice.write(advice.advise(args.run_dir, workload), args.run_dir), end="")
+            print(f"advice: {args.run_dir / 'advice.md'}, {args.run_dir / 'advice.json'}")
     except CompareRefused as e:
         print(f"compare refused: {e}", file=sys.stderr)
+        return 2
+    except (WorkloadRefused, advice.AdviceRefused) as e:
+        print(f"advise: {e}", file=sys.stderr)
         return 2
     except (AnalysisError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# maxThreads advice for your workload from a maxthreads run on this machine: the pool size and why, what it
+# costs here (RSS, CPU), acceptCount and maxConnections, whether virtual threads remove the knee; printed and
+# written to RUN_DIR/advice.md and advice.json.
+# Usage: analysis/advise.sh RUN_DIR --rate REQ_PER_S --hold-ms MS [--p99-ms MS]
+#   e.g. ./analysis/advise.sh results/20261124-0500-maxthreads --rate 400 --hold-ms 50 --p99-ms 200
+# Exit status 2: refused (a workload that makes no sense, or a run without the maxThreads sweep).
+set -euo pipefail
+
+if (($# < 1)); then
+  echo "usage: $0 RUN_DIR --rate REQ_PER_S --hold-ms MS [--p99-ms MS]" >&2
+  exit 2
+fi
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=runner/python-env.sh
+source "$here/../runner/python-env.sh"
+
+PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}" exec "$PYTHON" -m crossbench_analysis advise "$@"

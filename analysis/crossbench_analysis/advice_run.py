@@ -1,0 +1,278 @@
+"""What a maxthreads run measured that maxThreads advice rests on: per setting its knee (and whether it sits at
+maxThreads), the JVM's own threads, RSS per busy platform thread and CPU per request (least squares over the
+run's points), the p99 a request pays with no queue, what queueing past maxThreads and past the connector's
+limits looked like, and the virtual-thread cells. Works on points (crossbench.points: a figure's value and 95 %
+interval over launches); flagged points feed nothing and are listed instead. Each figure names its points."""
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from pathlib import Path
+
+from . import knees as knee_finder
+from .maxthreads import beyond_queues, queue_groups, sweep_cells, tomcat_ok
+from .runinfo import Run, get, num
+
+FOLLOWS = (0.8, 1.3)      # a knee within -20 % .. +30 % of maxThreads counts as "at maxThreads"
+BUSY_FLAGS = ("loadgen_saturated", "noisy_host", "imprecise")   # the machine or the repetitions, not the server
+RUN_IT = "./runner/run_all.sh --experiment maxthreads"
+
+
+class AdviceRefused(RuntimeError):
+    """The run lacks the cells advice needs; the message says which experiment to run."""
+
+
+def load_points(run: Run) -> list[dict]:
+    """The run's points, each with `cell`: its first record (executor, maxThreads, connector limits)."""
+    try:
+        from crossbench import points as points_module
+        found = points_module.load(run.path)
+    except ImportError:                      # a runner without points.py: one point per cell id stem
+        found = fallback_points(run.cells)
+    by_id = {c["cell_id"]: c for c in run.cells}
+    for p in found:
+        p["cell"] = next((by_id[i] for i in p.get("cells") or [] if i in by_id), None) or next(
+            (c for c in run.cells if point_id(c) == p["point_id"]), {})
+    return found
+
+
+def point_id(cell: dict) -> str:
+    return cell.get("point_id") or re.sub(r"-r\d+$", "", str(cell.get("cell_id")))
+
+
+FIGURES = ("rps", "latency_ms.p50", "latency_ms.p99", "efficiency_ratio", "latency_ratio", "threads_peak",
+           "cpu_percent", "rss_peak_mb")
+
+
+def fallback_points(cells: list[dict]) -> list[dict]:
+    """points.jsonl's shape from cells, means only (no interval)."""
+    grouped: dict[str, list[dict]] = defaultdict(list)
+    for c in cells:
+        grouped[point_id(c)].append(c)
+    found = []
+    for pid, mine in grouped.items():
+        counted = [c for c in mine if c.get("status") == "ok"]
+        flags = sorted({f for c in counted for f in c.get("flags") or []})
+        figures = {}
+        for name in FIGURES:
+            values = [num(get(c, name)) for c in counted if num(get(c, name)) is not None]
+            if values:
+                figures[name] = {"value": sum(values) / len(values), "ci95_low": None, "ci95_high": None,
+                                 "n": len(values), "method": "mean of launches, no interval"}
+        found.append({"point_id": pid, "cells": [c["cell_id"] for c in counted], "n": len(counted),
+                      "failed": len(mine) - len(counted), "flags": flags, "figures": figures,
+                      "valid": bool(counted) and not flags and all(c.get("valid", True) for c in counted)})
+    return found
+
+
+def value(point: dict, name: str) -> float | None:
+    return num((point.get("figures") or {}).get(name, {}).get("value"))
+
+
+def figure(point: dict, name: str) -> dict | None:
+    return (point.get("figures") or {}).get(name)
+
+
+def setting_of(point: dict) -> str:
+    cell = point["cell"]
+    return "virtual" if cell.get("executor") == "virtual" else f"maxThreads={cell.get('max_threads')}"
+
+
+def sweep_points(run: Run, points: list[dict]) -> list[dict]:
+    """Points of Tomcat's blocking delay sweep (maxthreads.sweep_cells), refused when there are none."""
+    ids = {point_id(c) for c in sweep_cells(run.cells)}
+    found = [p for p in points if p["point_id"] in ids]
+    settings = sorted({p["cell"].get("max_threads") for p in found if p["cell"].get("executor") == "platform"})
+    if len(settings) < 2:
+        had = f"only maxThreads={settings[0]}" if settings else "no maxThreads sweep"
+        raise AdviceRefused(f"run {run.run_id} has {had} (Tomcat platform threads on /delay/sync); advice compares "
+                            f"two settings or more: run {RUN_IT} (about 45 min; --quick: about 2 min)")
+    return sorted(found, key=lambda p: (p["cell"].get("executor") == "virtual", num(p["cell"].get("max_threads"))
+                                        or 0, num(p["cell"].get("delay_ms")) or 0, num(p["cell"]["concurrency"])))
+
+
+def left_out(points: list[dict]) -> list[dict]:
+    return [{"point": p["point_id"], "flags": p.get("flags") or ["not valid"]} for p in points if not p.get("valid")]
+
+
+def bracket(pairs: list[tuple[float, float]]) -> tuple[float, float] | None:
+    """The two measured concurrencies the knee lies between: the last at or under 1.1 and the next one."""
+    pairs = sorted(pairs)
+    under = [i for i, (_, r) in enumerate(pairs) if r <= knee_finder.THRESHOLD]
+    if not under or under[-1] == len(pairs) - 1:
+        return None
+    return pairs[under[-1]][0], pairs[under[-1] + 1][0]
+
+
+def follows(between: tuple[float, float] | None, max_threads: float | None) -> bool | None:
+    """A pool alone bends the ratio at 1.1 x maxThreads (it grows as C / maxThreads past it): the knee follows
+    maxThreads when the measured bracket can hold that, give or take FOLLOWS."""
+    if not between or not max_threads:
+        return None
+    predicted = knee_finder.THRESHOLD * max_threads
+    return between[0] <= predicted * FOLLOWS[1] and between[1] >= predicted * FOLLOWS[0]
+
+
+def knees(points: list[dict]) -> list[dict]:
+    """Per setting and delay: where the ratio stays above 1.1 (knees.find_knee on valid points) and between
+    which measured concurrencies; with intervals, the knees the ratios' upper bounds (earliest) and lower
+    bounds (latest) give."""
+    by_setting: dict[tuple, list[dict]] = defaultdict(list)
+    for p in points:
+        by_setting[(setting_of(p), num(p["cell"].get("delay_ms")))].append(p)
+    found = []
+    for (name, delay), mine in by_setting.items():
+        valid = [p for p in mine if p.get("valid")]
+        used = "latency_ratio" if valid and all(value(p, "latency_ratio") is not None for p in valid) \
+            else "efficiency_ratio"
+        valid = [p for p in valid if value(p, used) is not None]
+        pairs = [(p["cell"]["concurrency"], value(p, used)) for p in valid]
+        knee = knee_finder.find_knee(pairs)
+        bounds = [knee_finder.find_knee([(p["cell"]["concurrency"], figure(p, used)[bound]) for p in valid])
+                  for bound in ("ci95_high", "ci95_low")] if valid and all(
+            figure(p, used).get("ci95_low") is not None for p in valid) else []
+        limit = num(mine[0]["cell"].get("max_threads")) if name != "virtual" else None
+        between = bracket(pairs)
+        found.append({
+            "setting": name, "max_threads": int(limit) if limit else None, "delay_ms": delay,
+            "knee_concurrency": round(knee.concurrency, 1) if knee.concurrency else None, "status": knee.status,
+            "knee_between": list(between) if between else None,
+            "knee_range": [round(b.concurrency, 1) if b.concurrency else None for b in bounds] or None,
+            "follows_max_threads": follows(between, limit),
+            "ratio": used, "ratios": {p["point_id"]: round(value(p, used), 3) for p in valid},
+            "max_concurrency": max((c for c, _ in pairs), default=None),
+            "points": [p["point_id"] for p in valid], "left_out": left_out(mine)})
+    return found
+
+
+def platform(points: list[dict]) -> list[dict]:
+    return [p for p in points if p["cell"].get("executor") == "platform" and p.get("valid")]
+
+
+def jvm_own_threads(points: list[dict]) -> dict | None:
+    """Threads beyond the pool where the pool was full (C >= maxThreads): the JVM's and Tomcat's own; median."""
+    own = {p["point_id"]: value(p, "threads_peak") - p["cell"]["max_threads"] for p in platform(points)
+           if value(p, "threads_peak") is not None and p["cell"]["concurrency"] >= p["cell"]["max_threads"]}
+    if not own:
+        return None
+    ordered = sorted(own.values())
+    mid = len(ordered) // 2
+    median = ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+    return {"value": median, "method": "median of threads_peak - maxThreads where C >= maxThreads",
+            "points": own}
+
+
+def line_fit(xs: list[float], ys: list[float]) -> dict | None:
+    """Least squares y = slope x + intercept with the slope's 95 % interval (Student t, n - 2 degrees of
+    freedom; none from two points). None with fewer than two points or no spread in x."""
+    n = len(xs)
+    if n < 2:
+        return None
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    if sxx == 0:
+        return None
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
+    intercept = my - slope * mx
+    fit = {"slope": slope, "intercept": intercept, "n": n, "slope_ci95": None,
+           "method": "least squares through two points: no interval"}
+    if n > 2 and not t95(n - 2):
+        fit["method"] = f"least squares over {n} points (no interval: scipy is not installed)"
+    elif n > 2:
+        residual = sum((y - intercept - slope * x) ** 2 for x, y in zip(xs, ys))
+        half = t95(n - 2) * math.sqrt(residual / (n - 2) / sxx)
+        fit.update(slope_ci95=[slope - half, slope + half],
+                   method=f"least squares over {n} points, slope +- t({n - 2}) x its standard error")
+    return fit
+
+
+def t95(df: int) -> float | None:
+    """Student's t quantile for a two-sided 95 % interval; None where scipy is missing (no interval then)."""
+    try:
+        from scipy.stats import t     # as crossbench.stats does: imported only when a fit needs it
+    except ImportError:
+        return None
+    return float(t.ppf(0.975, df))
+
+
+def cost_fit(points: list[dict], x: str, y: str, *, settings_needed: int = 2) -> dict:
+    """y against x over the valid points of at least `settings_needed` settings, or the reason there is none."""
+    used = [p for p in points if p.get("valid") and value(p, x) is not None and value(p, y) is not None]
+    settings = {setting_of(p) for p in used}
+    if len(settings) < settings_needed or len(used) < 2:
+        return {"fit": None, "points": [p["point_id"] for p in used],
+                "why_not": f"{len(used)} valid points from {len(settings)} setting(s): too few to fit "
+                           f"(needs {settings_needed} settings)"}
+    fit = line_fit([value(p, x) for p in used], [value(p, y) for p in used])
+    return {"fit": fit, "points": [p["point_id"] for p in used],
+            "why_not": None if fit else f"no spread in {x} across the points"}
+
+
+def p99_overhead(points: list[dict]) -> dict | None:
+    """What a request pays beyond its holding time with no queue: p99 - delay at the valid platform points whose
+    ratio stayed at or under 1.1 (the largest: the safe side)."""
+    quiet = [p for p in platform(points) if value(p, "latency_ms.p99") is not None and (
+        value(p, "latency_ratio") or value(p, "efficiency_ratio") or 9) <= knee_finder.THRESHOLD]
+    if not quiet:
+        return None
+    worst = max(quiet, key=lambda p: value(p, "latency_ms.p99") - p["cell"]["delay_ms"])
+    return {"value_ms": round(value(worst, "latency_ms.p99") - worst["cell"]["delay_ms"], 1),
+            "point": worst["point_id"], "p99": figure(worst, "latency_ms.p99"),
+            "of": [p["point_id"] for p in quiet]}
+
+
+def queueing(points: list[dict]) -> list[dict]:
+    """Valid platform points with more clients than threads: the ratio against C / maxThreads (each request
+    waits its turn in Tomcat's queue), p50 and p99, threads busy and connections Tomcat held."""
+    return [{"point": p["point_id"], "concurrency": p["cell"]["concurrency"], "max_threads": p["cell"]["max_threads"],
+             "ratio": round(value(p, "latency_ratio") or value(p, "efficiency_ratio") or math.nan, 3),
+             "predicted": round(p["cell"]["concurrency"] / p["cell"]["max_threads"], 3),
+             "p50_ms": value(p, "latency_ms.p50"), "p99_ms": value(p, "latency_ms.p99"),
+             "pool_busy_peak": p["cell"].get("pool_busy_peak"),
+             "connections_held": p["cell"].get("tomcat_connection_count_peak")}
+            for p in platform(points) if p["cell"]["concurrency"] > p["cell"]["max_threads"]]
+
+
+def queue_limits(run: Run) -> list[dict]:
+    """Cells past maxConnections or maxThreads + acceptCount (the full experiment's group `queues`)."""
+    groups = queue_groups(run.cells)
+    return [{"cell": c["cell_id"], "concurrency": c["concurrency"], "max_threads": c.get("max_threads"),
+             "accept_count": c.get("accept_count"), "max_connections": c.get("max_connections"),
+             "connections_held": c.get("tomcat_connection_count_peak"), "rps": num(c.get("rps")),
+             "errors": c.get("error_total"), "ratio": num(c.get("efficiency_ratio")), "flags": c.get("flags")}
+            for c in tomcat_ok(run.cells) if c.get("group") in groups and beyond_queues(c)]
+
+
+def busy_machine(run: Run) -> dict[str, list[str]]:
+    """Cells with a flag that speaks of the machine (or of too few launches), by flag."""
+    found: dict[str, list[str]] = defaultdict(list)
+    for c in run.cells:
+        for flag in c.get("flags") or []:
+            if flag in BUSY_FLAGS:
+                found[flag].append(c["cell_id"])
+    return dict(found)
+
+
+def measure(run_dir: Path | Run) -> dict:
+    """Everything the advice takes from the run (AdviceRefused when it has no maxThreads sweep)."""
+    from .runinfo import load_run
+    run = run_dir if isinstance(run_dir, Run) else load_run(Path(run_dir))
+    points = sweep_points(run, load_points(run))
+    plat = [p for p in points if p["cell"].get("executor") == "platform"]
+    virt = [p for p in points if p["cell"].get("executor") == "virtual"]
+    return {
+        "run_id": run.run_id, "run_dir": str(run.path), "experiment": run.experiment, "machine": run.machine_line(),
+        "server_cores": len(plat[0]["cell"].get("server_cpus") or [1]),
+        "jdk": get(plat[0]["cell"], "jvm.vm_version"), "somaxconn": num(run.machine.get("somaxconn")),
+        "heap": sorted({str(get(p["cell"], "server_settings.heap")) for p in plat}), "delays_ms": sorted({p["cell"]["delay_ms"] for p in points}),
+        "max_threads_measured": sorted({p["cell"]["max_threads"] for p in plat}),
+        "max_concurrency": max(p["cell"]["concurrency"] for p in points),
+        "launches": sorted({p.get("n") or 0 for p in points}),
+        "knees": knees(points), "jvm_own_threads": jvm_own_threads(points),
+        "rss_per_thread": cost_fit(plat, "threads_peak", "rss_peak_mb"),
+        "cpu_per_request": cost_fit(plat, "rps", "cpu_percent"),
+        "cpu_per_request_virtual": cost_fit(virt, "rps", "cpu_percent", settings_needed=1) if virt else None,
+        "p99_overhead": p99_overhead(points), "queueing": queueing(points), "queue_limits": queue_limits(run),
+        "virtual_points": [p["point_id"] for p in virt], "left_out": left_out(points),
+        "busy_machine": busy_machine(run)}

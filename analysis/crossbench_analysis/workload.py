@@ -1,0 +1,108 @@
+"""The workload a user asks maxThreads advice for (arrival rate, the time a request holds a thread, optionally a
+p99 target), checked, and the queueing arithmetic that sizes a pool for it. Pure functions, no run needed.
+
+- Little's law: requests holding a thread at once, on average = arrival rate x holding time.
+- Headroom: with arrivals at random (Poisson) and threads never short, the number of requests holding a thread
+  at a moment is Poisson distributed with that mean, whatever the holding times' distribution (M/G/infinity).
+  The pool is sized so that it is full (an arrival would wait) at most FULL_SHARE of the time.
+- A p99 target: Erlang C (M/M/N) gives the share of requests that wait for a thread and how long; exponential
+  holding times wait longer than fixed ones, so the pool it asks for is on the safe side."""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+FULL_SHARE = 0.001        # the pool may be full 0.1 % of the time
+P99_SHARE = 0.01          # a p99 target: at most 1 % of requests may wait past the budget
+
+
+class WorkloadRefused(ValueError):
+    """A workload that makes no sense; the message is the one-line reason."""
+
+
+@dataclass(frozen=True)
+class Workload:
+    rate: float                  # arrivals per second
+    hold_ms: float               # how long one request holds a thread
+    p99_ms: float | None = None  # the latency 99 % of requests must stay under
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @property
+    def busy(self) -> float:
+        """Little's law: threads busy at once on average (rate x holding time)."""
+        return self.rate * self.hold_ms / 1000
+
+
+def checked(rate, hold_ms, p99_ms=None, *, names=("--rate", "--hold-ms", "--p99-ms")) -> Workload:
+    """The workload, or WorkloadRefused with the reason. `names` are the options as the user typed them."""
+    rate_name, hold_name, p99_name = names
+    for name, value in ((rate_name, rate), (hold_name, hold_ms), (p99_name, p99_ms)):
+        if value is not None and not math.isfinite(value):
+            raise WorkloadRefused(f"{name} must be a finite number, not {value}")
+    if rate is None or hold_ms is None:
+        missing = rate_name if rate is None else hold_name
+        raise WorkloadRefused(f"advice needs both {rate_name} and {hold_name}; {missing} is missing")
+    if rate <= 0:
+        raise WorkloadRefused(f"{rate_name} {rate:g}: an arrival rate must be above 0 requests per second")
+    if hold_ms <= 0:
+        raise WorkloadRefused(f"{hold_name} {hold_ms:g}: a request holds its thread for some time; it must be "
+                              f"above 0 ms")
+    if p99_ms is not None and p99_ms < hold_ms:
+        raise WorkloadRefused(f"{p99_name} {p99_ms:g} is below {hold_name} {hold_ms:g}: no request can be "
+                              f"answered faster than it holds its thread")
+    return Workload(float(rate), float(hold_ms), None if p99_ms is None else float(p99_ms))
+
+
+def poisson_tail(mean: float, n: int) -> float:
+    """P(X >= n) for X Poisson with this mean."""
+    if n <= 0:
+        return 1.0
+    term, below = math.exp(-mean), 0.0
+    for k in range(n):
+        below += term
+        term *= mean / (k + 1)
+    return max(0.0, 1.0 - below)
+
+
+def pool_for_headroom(busy: float, full_share: float = FULL_SHARE) -> int:
+    """The smallest pool N with P(Poisson(busy) >= N) <= full_share: full at most that share of the time."""
+    n = max(1, math.floor(busy))
+    while poisson_tail(busy, n) > full_share:
+        n += 1
+    return n
+
+
+def erlang_c(n: int, load: float) -> float:
+    """The share of arrivals that wait for one of n threads (M/M/n, offered load in threads); 1 when n <= load."""
+    if n <= load:
+        return 1.0
+    blocked = 1.0                                  # Erlang B, by the recurrence B(k) = A B(k-1) / (k + A B(k-1))
+    for k in range(1, n + 1):
+        blocked = load * blocked / (k + load * blocked)
+    return n * blocked / (n - load * (1 - blocked))
+
+
+def wait_beyond(n: int, load: float, hold_ms: float, budget_ms: float) -> float:
+    """P(a request waits longer than budget_ms for a thread) in M/M/n: C(n, A) exp(-(n - A) t / hold)."""
+    if n <= load:
+        return 1.0
+    return erlang_c(n, load) * math.exp(-(n - load) * budget_ms / hold_ms)
+
+
+def pool_for_p99(busy: float, hold_ms: float, budget_ms: float, share: float = P99_SHARE) -> int | None:
+    """The smallest pool with at most `share` of requests waiting past budget_ms; None when the budget is
+    negative (the target is missed before any wait)."""
+    if budget_ms < 0:
+        return None
+    n = max(1, math.floor(busy) + 1)
+    while wait_beyond(n, busy, hold_ms, budget_ms) > share:
+        n += 1
+    return n
+
+
+def queue_within_target(pool: int, hold_ms: float, budget_ms: float) -> int:
+    """Requests that can wait in Tomcat's queue and still be answered within the budget: the pool hands out
+    `pool` threads every holding time, so a queue of pool x budget / hold drains in time."""
+    return max(0, math.floor(pool * budget_ms / hold_ms))
