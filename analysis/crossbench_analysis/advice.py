@@ -139,3 +139,12 @@ def write(advice: dict, run_dir: Path) -> str:
     (Path(run_dir) / "advice.json").write_text(json.dumps(advice, indent=2, default=str) + "\n")
     (Path(run_dir) / "advice.md").write_text(text)
     return text
+
+
+def at_end(run_dir: Path, workload: Workload | None) -> str:
+    """What run_all prints after a run that asks for advice: the advice, or why there is none."""
+    try:
+        text = write(advise(run_dir, workload), run_dir)
+    except AdviceRefused as e:
+        return f"no maxThreads advice: {e}"
+    return text + f"advice: {Path(run_dir) / 'advice.md'}"

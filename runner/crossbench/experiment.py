@@ -20,7 +20,8 @@ MAX_CONCURRENCY = 20_000
 
 RUN_KEYS = {"duration_s", "warmup_s", "repetitions", "shuffle", "shuffle_seed", "loadgen", "keepalive", "servers",
             "server_cpus", "loadgen_cpus", "loadgen_threads", "pipeline", "rates", "db_url"}
-ANALYSIS_KEYS = {"knees"}         # knees = true: print the knees analysis found at the end of the run
+ANALYSIS_KEYS = {"knees", "advise"}   # knees = true: print the knees analysis found at the end of the run;
+# advise = true: maxThreads advice at the end (crossbench_analysis.advice; the workload from --advise-*)
 GROUP_KEYS = {"name", "kind", "endpoint", "concurrency", "delays_ms", "rates", "rate_shares", "peak_loadgen", "options",
               "proxy", "db_pool_total", "pooler", "pooler_pool", "worker_sweep", *servers.PLUGINS}
 PROXIES = ("nginx",)              # group key proxy = "nginx": nginx in front of the server (its [nginx] settings)

@@ -86,12 +86,30 @@ def parse_args(argv):
     m.add_argument("--server-cpus", type=int_list)
     m.add_argument("--loadgen-cpus", type=int_list)
     m.add_argument("--loadgen-threads", type=int)
+    a = p.add_argument_group("maxThreads advice at the end (the maxthreads experiments; also ./analysis/advise.sh)")
+    a.add_argument("--advise-rate", type=float, metavar="REQ_PER_S", help="your arrival rate, requests per second")
+    a.add_argument("--advise-hold-ms", type=float, metavar="MS", help="how long one request holds a thread, ms")
+    a.add_argument("--advise-p99-ms", type=float, metavar="MS", help="optional: your p99 latency target, ms")
     args = p.parse_args(argv)
+    try:
+        args.workload = advice_workload(args)
+    except ValueError as e:          # the analysis' WorkloadRefused: refused before anything runs
+        p.exit(2, f"run_all: {e}\n")
     if args.quick:
         args.experiment = quick_variant(p, args.experiment)
     if args.resume and args.out:
         p.error("--resume DIR continues that directory; --out does not go with it")
     return args
+
+
+def advice_workload(args):
+    """The --advise-* workload checked by the analysis (crossbench_analysis.workload), or None when not given."""
+    given = (args.advise_rate, args.advise_hold_ms, args.advise_p99_ms)
+    if all(v is None for v in given):
+        return None
+    sys.path.insert(0, str(paths.REPO / "analysis"))
+    from crossbench_analysis.workload import checked
+    return checked(*given, names=("--advise-rate", "--advise-hold-ms", "--advise-p99-ms"))
 
 
 def server_knobs() -> dict:
@@ -228,7 +246,7 @@ def measured(run_dir: RunDir) -> dict[str, dict]:
     return {record["cell_id"]: record for record in run_dir.records()}
 
 
-def analyse(run_dir: RunDir, config: dict) -> None:
+def analyse(run_dir: RunDir, config: dict, workload=None) -> None:
     sys.path.insert(0, str(paths.REPO / "analysis"))
     try:
         import crossbench_analysis
@@ -242,6 +260,9 @@ def analyse(run_dir: RunDir, config: dict) -> None:
         print(f"run_all: charts incomplete: {e}\nredraw with ./analysis/analyze.sh {run_dir.path}", file=sys.stderr)
     if config.get("analysis", {}).get("knees"):     # the experiment asks to hear its knees at the end
         print(knees.summary(knees.read_jsonl(run_dir.path / "charts" / "data" / knees.KNEES_FILE)), file=sys.stderr)
+    if config.get("analysis", {}).get("advise") or workload:    # maxThreads advice (advice.md, advice.json)
+        from crossbench_analysis import advice
+        print(advice.at_end(run_dir.path, workload), file=sys.stderr)
     print(f"charts and report: {run_dir.path / 'report.html'}", file=sys.stderr)
 
 
@@ -306,7 +327,7 @@ def run(args, remote: ExitStack) -> int:
     print(f"run_all: {len(todo)} cells in {fmt_duration(wall)} "
           f"(windows and warm-ups {fmt_duration(len(todo) * cell_s)}); results in {run_dir.path}", file=sys.stderr)
     if not args.no_analysis:
-        analyse(run_dir, config)
+        analyse(run_dir, config, args.workload)
     return 0
 
 
