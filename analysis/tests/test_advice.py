@@ -1,0 +1,235 @@
+"""maxThreads advice: the queueing arithmetic (answers worked out by hand below), the advice on the recorded
+maxthreads-quick run (analysis/tests/fixtures/runs/; its figures read off cells.jsonl in the comments), on a
+SYNTHETIC run for what the fixture lacks (a machine that bends before the pool, flagged cells, the queue group,
+no virtual threads), the refusals, and advise.sh end to end."""
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from crossbench_analysis import advice
+from crossbench_analysis.advice_run import AdviceRefused
+from crossbench_analysis.workload import (WorkloadRefused, checked, erlang_c, poisson_tail, pool_for_headroom,
+                                          pool_for_p99, queue_within_target)
+
+ANALYSIS = Path(__file__).resolve().parents[1]
+FIXTURE = ANALYSIS / "tests" / "fixtures" / "runs" / "maxthreads-quick"
+MT20, MT50 = "delay-tomcat-mt20-delay_sync-c{}-d200", "delay-tomcat-mt50-delay_sync-c{}-d200"
+
+
+# ------------------------------------------------------------------------------------ the arithmetic alone
+
+def test_headroom_pool_is_the_poisson_tail_by_hand():
+    # mean 1: P(X <= k) = e^-1 (1 + 1 + 1/2 + 1/6 + 1/24 + 1/120) = 0.36788 x 2.71667 = 0.99941 up to k = 5, so
+    # P(X >= 6) = 0.00059 <= 0.001; up to k = 4: 0.99634, P(X >= 5) = 0.0037 > 0.001. Pool: 6.
+    assert poisson_tail(1, 5) == pytest.approx(0.00366, abs=1e-5)
+    assert pool_for_headroom(1) == 6
+    # mean 2: e^-2 = 0.135335; P(X <= 7) = 0.135335 (1 + 2 + 2 + 4/3 + 2/3 + 4/15 + 4/45 + 8/315) = 0.998904,
+    # P(X >= 8) = 0.0011 > 0.001; P(X = 8) = 0.135335 x 256 / 40320 = 0.000859, P(X >= 9) = 0.00024. Pool: 9.
+    assert poisson_tail(2, 8) == pytest.approx(0.001096, abs=1e-6)
+    assert pool_for_headroom(2) == 9
+
+
+def test_erlang_c_by_the_recurrence_by_hand():
+    # A = 2, n = 3: B1 = 2/3, B2 = (4/3)/(2 + 4/3) = 0.4, B3 = 0.8/3.8 = 0.210526;
+    # C = 3 B3 / (3 - 2 (1 - B3)) = 0.631579 / 1.421053 = 4/9
+    assert erlang_c(3, 2) == pytest.approx(4 / 9)
+    assert erlang_c(2, 2) == 1.0                   # no more threads than load: everyone waits
+    # budget 1.3 ms on 20 ms holds, A = 2: n = 6 leaves C(6) e^(-4 x 0.065) = 0.018018 x 0.771 = 0.0139 > 1 %,
+    # n = 7: C(7) = 0.004810, x e^(-0.325) = 0.00348 <= 1 %
+    assert pool_for_p99(2, 20, 1.3) == 7
+    assert pool_for_p99(2, 20, -0.1) is None       # the target is missed before any wait
+
+
+def test_queue_within_target_drains_a_pool_per_holding_time():
+    # 9 threads, 20 ms holds: 9 requests leave the queue every 20 ms; 200.3 ms of budget drains 90.1 -> 90
+    assert queue_within_target(9, 20, 200.3) == 90
+
+
+@pytest.mark.parametrize("rate, hold, p99, reason", [
+    (0, 50, None, "--rate 0: an arrival rate must be above 0"),
+    (-5, 50, None, "--rate -5: an arrival rate must be above 0"),
+    (10, 0, None, "--hold-ms 0: a request holds its thread for some time"),
+    (10, -1, None, "--hold-ms -1"),
+    (10, 50, 40, "--p99-ms 40 is below --hold-ms 50"),
+    (math.inf, 50, None, "--rate must be a finite number"),
+    (None, 50, None, "advice needs both --rate and --hold-ms; --rate is missing"),
+])
+def test_workloads_that_make_no_sense_are_refused_with_the_reason(rate, hold, p99, reason):
+    with pytest.raises(WorkloadRefused, match="^" + reason.replace("+", r"\+")):
+        checked(rate, hold, p99)
+
+
+def test_a_p99_target_equal_to_the_holding_time_is_accepted():
+    assert checked(10, 50, 50).p99_ms == 50
+
+
+# ------------------------------------------------------------------------------------ the recorded run
+
+@pytest.fixture
+def fixture_run(tmp_path) -> Path:
+    return Path(shutil.copytree(FIXTURE, tmp_path / "maxthreads-quick"))
+
+
+def test_fixture_advice_by_hand(fixture_run):
+    a = advice.advise(fixture_run, checked(100, 20, 300))
+    pool = a["max_threads"]
+    # Little: 100 /s x 0.020 s = 2 busy; Poisson(2) headroom (above): 9 threads, 7 above the mean (350 %)
+    assert (pool["busy"], pool["for_headroom"], pool["value"]) == (2, 9, 9)
+    assert (pool["headroom_threads"], pool["headroom_percent"]) == (7, 350)
+    # p99 overhead: p99 - 200 ms at the valid platform points with latency ratio <= 1.1: mt20 c10 215.155 ->
+    # 15.2, mt50 c10 209.173 -> 9.2, mt50 c20 279.686 -> 79.7 (mt20 c20's 1.104 is over); the largest, 79.7.
+    # Budget 300 - 20 - 79.7 = 200.3 ms; n = 3: C(3, 2) e^(-200.3/20) = 4/9 x 4.5e-5 <= 1 %: 3 threads.
+    assert pool["from"] == MT50.format(20) and pool["p99_overhead_ms"] == 79.7
+    assert pool["wait_budget_ms"] == pytest.approx(200.3) and pool["for_p99"] == 3
+    # the knee: mt20 goes over 1.1 between C=10 (1.015) and C=20 (1.104): 1.1 x 20 = 22 fits; mt50's C=50
+    # point is flagged (ratio_disagreement) so its bracket is C=20 (1.029) .. C=100 (2.016), 55 inside it
+    k = a["knee_check"]
+    assert k["follows"] is True
+    assert [x["knee_between"] for x in k["knees"]] == [[10, 20], [20, 100]]
+    assert k["knees"][1]["left_out"] == [{"point": MT50.format(50), "flags": ["ratio_disagreement"]}]
+    # RSS per thread over the 5 valid platform points (threads, MB): (35, 145.05) (44, 145.62) (36, 143.49)
+    # (45, 162.18) (74, 166.18): mean x 46.8, Sxx 1006.8, Sxy 559.156: 0.55538 MB = 568.7 KB a thread;
+    # 9 threads 5.0 MB
+    rss = a["cost"]["rss"]
+    assert rss["kb_per_thread"] == pytest.approx(568.7, abs=0.05) and rss["pool_mb"] == pytest.approx(5.0)
+    # the JVM's own threads where the pool was full: 44 - 20 (mt20 c20) and 74 - 50 (mt50 c100): 24
+    assert a["measurements"]["jvm_own_threads"]["value"] == 24
+    # CPU: cpu_percent on rps over the same points: mean rps 101.06, Sxx 23425.7, Sxy 5036.96: slope
+    # 0.21502 % of a core per req/s = 2.150 ms a request, intercept 12.71 %; at 100 /s: 12.71 + 21.50 = 34.2 %
+    cpu = a["cost"]["cpu"]
+    assert cpu["ms_per_request"] == pytest.approx(2.150, abs=0.001)
+    assert cpu["at_rate_percent"] == pytest.approx(34.2, abs=0.05) and cpu["share_of_cores"] == pytest.approx(0.342)
+    # connections: the queue the target absorbs, 9 x 200.3 / 20 = 90; 9 + 90 < 8192 keeps the default;
+    # acceptCount: one second of 100 /s = 100, Tomcat's default, under somaxconn 4096
+    c = a["connections"]
+    assert (c["queue_within_target"], c["max_connections"], c["accept_count"]) == (90, 8192, 100)
+    # queueing past maxThreads: mt50 at C=100, ratio 2.016 against 100 / 50 = 2, 50 threads busy, 101 held
+    assert [(q["point"], q["ratio"], q["predicted"], q["pool_busy_peak"]) for q in c["queueing"]] == [
+        (MT50.format(100), 2.016, 2.0, 50)]
+    # virtual threads: ratios 1.012, 1.015, 1.017, 1.033 up to C=100: no knee, and 2 busy is inside C=100
+    v = a["virtual_threads"]
+    assert (v["removes_knee"], v["covers_workload"], v["max_ratio"]) == (True, True, 1.033)
+
+
+def test_fixture_says_what_it_could_not_tell(fixture_run):
+    said = " ".join(advice.advise(fixture_run, checked(100, 20))["could_not_tell"])
+    for expected in (MT20.format(100) + "` (few_completions, ratio_disagreement)", "one launch",
+                     "heap was not fixed", "--groups queues", "`--delays 20`"):
+        assert expected in said
+
+
+def test_a_run_without_a_maxthreads_sweep_names_the_experiment(tmp_path):
+    quick = shutil.copytree(FIXTURE.parent / "quick", tmp_path / "quick")
+    with pytest.raises(AdviceRefused, match=r"only maxThreads=200 .*run_all.sh --experiment maxthreads"):
+        advice.advise(quick, checked(10, 100))
+
+
+# ------------------------------------------------------------------------------------ a SYNTHETIC run
+
+def synthetic_cell(group, mt, c, *, ratio=None, flags=(), threads=None, limit=15, **extra) -> dict:
+    """A SYNTHETIC record of a 100 ms /delay/sync cell on a machine that serves at most `limit` requests at
+    once whatever the pool: ratio = C / min(maxThreads, limit) past that; RSS 100 MB + 0.25 MB a thread,
+    CPU 5 % + 0.1 % per req/s (exactly linear, so the fits are known)."""
+    ratio = ratio or max(1.0, c / min(mt, limit))
+    rps = c / (0.1 * ratio)
+    threads = threads or 20 + min(c, mt)
+    return {"cell_id": f"{group}-tomcat-mt{mt}-c{c}-d100-r1", "group": group, "server": "tomcat",
+            "endpoint": "/delay/sync", "executor": "platform", "max_threads": mt, "concurrency": c, "delay_ms": 100,
+            "kind": "closed_loop", "status": "ok", "flags": list(flags), "valid": not flags, "latency_ratio": ratio,
+            "efficiency_ratio": ratio, "rps": rps, "cpu_percent": 5 + 0.1 * rps, "threads_peak": threads,
+            "rss_peak_mb": 100 + 0.25 * threads, "latency_ms": {"p50": 100 * ratio, "p99": 100 * ratio + 4},
+            "accept_count": 1024, "max_connections": 8192, "server_cpus": [1], "error_total": 0, **extra}
+
+
+@pytest.fixture
+def busy_run(tmp_path) -> Path:
+    cells = [synthetic_cell("delay", mt, c) for mt in (10, 40) for c in (5, 10, 20, 40, 80)]
+    cells[2]["flags"], cells[2]["valid"] = ["noisy_host"], False           # mt10 C=20
+    cells.append(synthetic_cell("queues", 10, 100, accept_count=5, max_connections=20,
+                                tomcat_connection_count_peak=20, ratio=10.7))
+    run = tmp_path / "SYNTHETIC-busy"
+    run.mkdir()
+    (run / "cells.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cells))
+    (run / "metadata.json").write_text(json.dumps({"run_id": "SYNTHETIC-busy", "experiment": "maxthreads",
+                                                   "machine": {"cpu_model": "SYNTHETIC", "somaxconn": "128"}}))
+    return run
+
+
+def test_synthetic_machine_that_bends_before_the_pool(busy_run):
+    a = advice.advise(busy_run, checked(300, 100))
+    # mt10: C=10 ratio 1, C=20 flagged, C=40 ratio 4: bracket 10..40, 1.1 x 10 = 11 inside: at maxThreads.
+    # mt40: the machine's 15: C=10 1.0, C=20 20/15 = 1.33: bracket 10..20 and 1.1 x 40 = 44: 20 < 0.8 x 44
+    k = a["knee_check"]
+    assert [(x["setting"], x["knee_between"], x["follows_max_threads"]) for x in k["knees"]] == [
+        ("maxThreads=10", [10, 40], True), ("maxThreads=40", [10, 20], False)]
+    assert k["follows"] is False and k["machine_limit_concurrency"] == 20
+    # exact lines: 0.25 MB = 256 KB a thread; 0.1 % of a core per req/s = 1 ms a request, 5 % idle
+    assert a["cost"]["rss"]["kb_per_thread"] == pytest.approx(256)
+    assert a["cost"]["cpu"]["ms_per_request"] == pytest.approx(1) and a["cost"]["cpu"]["idle_percent"] == 5
+    # 300 /s x 0.1 s = 30 busy; acceptCount one second = 300, cut to somaxconn 128
+    assert a["max_threads"]["busy"] == 30
+    assert (a["connections"]["accept_count_wanted"], a["connections"]["accept_count"]) == (300, 128)
+    q = a["connections"]["queue_limits"]
+    assert [(x["concurrency"], x["connections_held"], x["errors"]) for x in q] == [(100, 20, 0)]
+    said = " ".join(a["could_not_tell"])
+    assert "noisy_host" in said and "No virtual-thread cells" in said
+    assert f"maxThreads {a['max_threads']['value']} is above C=20, where this machine bent" in said
+    assert a["virtual_threads"] == {"measured": False, "removes_knee": None}
+    text = advice.advice_text.render(a)
+    assert "NOT at maxThreads" in text and "--executor platform,virtual" in text
+
+
+def test_advice_without_a_workload_still_reports_the_machine(busy_run):
+    a = advice.advise(busy_run, None)
+    assert a["max_threads"] is None and a["cost"]["rss"]["kb_per_thread"] == pytest.approx(256)
+    assert "No workload stated" in advice.at_end(busy_run, None)
+    assert (busy_run / "advice.md").is_file() and json.loads((busy_run / "advice.json").read_text())["workload"] is None
+
+
+# ------------------------------------------------------------------------------------ the commands
+
+def advise_sh(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([str(ANALYSIS / "advise.sh"), *map(str, args)], capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_advise_sh_end_to_end_on_the_fixture(fixture_run):
+    done = advise_sh(fixture_run, "--rate", 100, "--hold-ms", 20, "--p99-ms", 300)
+    assert done.returncode == 0, done.stderr
+    assert "## maxThreads = 9" in done.stdout and f"advice: {fixture_run / 'advice.md'}" in done.stdout
+    assert (fixture_run / "advice.md").read_text() in done.stdout
+    assert json.loads((fixture_run / "advice.json").read_text())["max_threads"]["value"] == 9
+
+
+@pytest.mark.parametrize("args, reason", [
+    (("--rate", 0, "--hold-ms", 20), "advise: --rate 0: an arrival rate must be above 0 requests per second"),
+    (("--rate", 10, "--hold-ms", 0), "advise: --hold-ms 0: a request holds its thread"),
+    (("--rate", 10, "--hold-ms", 50, "--p99-ms", 30), "advise: --p99-ms 30 is below --hold-ms 50"),
+])
+def test_advise_sh_refuses_in_one_line(fixture_run, args, reason):
+    done = advise_sh(fixture_run, *args)
+    assert done.returncode == 2 and done.stderr.startswith(reason) and done.stderr.count("\n") == 1
+    assert not (fixture_run / "advice.md").exists()
+
+
+def test_advise_sh_on_a_run_without_the_sweep(tmp_path):
+    quick = shutil.copytree(FIXTURE.parent / "quick", tmp_path / "quick")
+    done = advise_sh(quick, "--rate", 10, "--hold-ms", 100)
+    assert done.returncode == 2 and "./runner/run_all.sh --experiment maxthreads" in done.stderr
+
+
+def test_run_all_refuses_a_bad_workload_before_anything_runs(capsys):
+    from crossbench import run
+    with pytest.raises(SystemExit) as stop:
+        run.parse_args(["--experiment", "maxthreads-quick", "--advise-rate", "5", "--advise-hold-ms", "0"])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err == ("run_all: --advise-hold-ms 0: a request holds its thread for some time; "
+                                       "it must be above 0 ms\n")
+    args = run.parse_args(["--experiment", "maxthreads-quick", "--advise-rate", "5", "--advise-hold-ms", "40"])
+    assert args.workload.busy == pytest.approx(0.2)
