@@ -22,25 +22,25 @@ __all__ = ["AdviceRefused", "advise", "write"]
 
 def advise(run_dir: Path, workload: Workload | None) -> dict:
     """The advice as a dict (advice.json); without a workload, only what the run says about this machine."""
-    m = advice_run.measure(run_dir)
-    pool = size_pool(workload, m) if workload else None
-    advice = {"run": {k: m[k] for k in ("run_id", "run_dir", "experiment", "machine", "jdk", "server_cores",
+    meas = advice_run.measure(run_dir)
+    pool = size_pool(workload, meas) if workload else None
+    advice = {"run": {key: meas[key] for key in ("run_id", "run_dir", "experiment", "machine", "jdk", "server_cores",
                                         "delays_ms", "max_threads_measured", "max_concurrency", "launches")},
               "workload": workload.to_dict() if workload else None, "max_threads": pool,
-              "knee_check": knee_check(m), "cost": cost(m, pool["value"] if pool else None, workload),
-              "connections": connections(m, pool, workload), "virtual_threads": virtual(m, workload),
-              "measurements": m}
-    advice["could_not_tell"] = could_not_tell(m, advice, workload)
+              "knee_check": knee_check(meas), "cost": cost(meas, pool["value"] if pool else None, workload),
+              "connections": connections(meas, pool, workload), "virtual_threads": virtual(meas, workload),
+              "measurements": meas}
+    advice["could_not_tell"] = could_not_tell(meas, advice, workload)
     return advice
 
 
-def size_pool(w: Workload, m: dict) -> dict:
+def size_pool(w: Workload, meas: dict) -> dict:
     """Little's law for the busy threads, then headroom: the pool full at most FULL_SHARE of the time, and with a
     p99 target, at most P99_SHARE of requests waiting past what the target leaves after the holding time and
     the run's own p99 overhead."""
     busy = w.busy
     head = pool_for_headroom(busy)
-    overhead = (m["p99_overhead"] or {}).get("value_ms") or 0.0
+    overhead = (meas["p99_overhead"] or {}).get("value_ms") or 0.0
     budget = w.p99_ms - w.hold_ms - overhead if w.p99_ms is not None else None
     for_p99 = pool_for_p99(busy, w.hold_ms, budget) if budget is not None else None
     value = max(head, for_p99 or 0)
@@ -50,32 +50,32 @@ def size_pool(w: Workload, m: dict) -> dict:
             "full_share": FULL_SHARE, "p99_share": P99_SHARE, "p99_overhead_ms": overhead,
             "wait_budget_ms": None if budget is None else round(budget, 3),
             "p99_reachable": None if budget is None else budget >= 0,
-            "from": (m["p99_overhead"] or {}).get("point")}
+            "from": (meas["p99_overhead"] or {}).get("point")}
 
 
-def knee_check(m: dict) -> dict:
+def knee_check(meas: dict) -> dict:
     """Does the knee follow maxThreads on this machine? Per platform setting: the bracket it lies in."""
-    mine = [k for k in m["knees"] if k["max_threads"]]
-    judged = [k for k in mine if k["follows_max_threads"] is not None]
-    not_following = [k for k in judged if not k["follows_max_threads"]]
+    mine = [bend for bend in meas["knees"] if bend["max_threads"]]
+    judged = [bend for bend in mine if bend["follows_max_threads"] is not None]
+    not_following = [bend for bend in judged if not bend["follows_max_threads"]]
     verdict = None if not judged else not not_following
-    limit = min((k["knee_between"][1] for k in not_following), default=None)
-    return {"follows": verdict, "settings_judged": [k["setting"] for k in judged],
-            "settings_not_following": [k["setting"] for k in not_following], "machine_limit_concurrency": limit,
+    limit = min((bend["knee_between"][1] for bend in not_following), default=None)
+    return {"follows": verdict, "settings_judged": [bend["setting"] for bend in judged],
+            "settings_not_following": [bend["setting"] for bend in not_following], "machine_limit_concurrency": limit,
             "knees": mine}
 
 
-def cost(m: dict, pool: int | None, w: Workload | None) -> dict:
+def cost(meas: dict, pool: int | None, w: Workload | None) -> dict:
     """RSS of `pool` busy platform threads (slope x threads, its interval from the slope's) and the server CPU
     the stated rate takes (intercept + slope x rate, in % of one core)."""
-    rss, cpu = m["rss_per_thread"], m["cpu_per_request"]
+    rss, cpu = meas["rss_per_thread"], meas["cpu_per_request"]
     out: dict = {"rss": dict(rss), "cpu": dict(cpu)}
     fit = rss["fit"]
     if fit:
         out["rss"]["kb_per_thread"] = round(fit["slope"] * 1024, 1)
         out["rss"]["kb_per_thread_ci95"] = scaled(fit["slope_ci95"], 1024)
         if pool:
-            own = (m["jvm_own_threads"] or {}).get("value") or 0
+            own = (meas["jvm_own_threads"] or {}).get("value") or 0
             out["rss"]["pool_mb"] = round(fit["slope"] * pool, 1)
             out["rss"]["pool_mb_ci95"] = scaled(fit["slope_ci95"], pool)
             out["rss"]["total_mb"] = round(fit["intercept"] + fit["slope"] * (pool + own), 1)
@@ -89,8 +89,8 @@ def cost(m: dict, pool: int | None, w: Workload | None) -> dict:
             out["cpu"]["at_rate_percent"] = round(at_rate, 1)
             out["cpu"]["at_rate_percent_ci95"] = None if not fit["slope_ci95"] else [
                 round(fit["intercept"] + s * w.rate, 1) for s in fit["slope_ci95"]]
-            out["cpu"]["server_cores"] = m["server_cores"]
-            out["cpu"]["share_of_cores"] = round(at_rate / (100 * m["server_cores"]), 3)
+            out["cpu"]["server_cores"] = meas["server_cores"]
+            out["cpu"]["share_of_cores"] = round(at_rate / (100 * meas["server_cores"]), 3)
     return out
 
 
@@ -98,11 +98,11 @@ def scaled(interval: list[float] | None, factor: float) -> list[float] | None:
     return [round(v * factor, 1) for v in interval] if interval else None
 
 
-def connections(m: dict, pool: dict | None, w: Workload | None) -> dict:
+def connections(meas: dict, pool: dict | None, w: Workload | None) -> dict:
     """maxConnections: the pool plus the queue the p99 target can absorb, never below Tomcat's default;
     acceptCount: BURST_S of arrivals as new connections, at least Tomcat's default, at most the kernel's
     somaxconn (the kernel cuts the backlog to it)."""
-    out: dict = {"queueing": m["queueing"], "queue_limits": m["queue_limits"], "somaxconn": m["somaxconn"]}
+    out: dict = {"queueing": meas["queueing"], "queue_limits": meas["queue_limits"], "somaxconn": meas["somaxconn"]}
     if not (pool and w):
         return out
     queue = None
@@ -112,25 +112,25 @@ def connections(m: dict, pool: dict | None, w: Workload | None) -> dict:
     out["max_connections"] = max(TOMCAT_MAX_CONNECTIONS, pool["value"] + (queue or 0))
     accept = max(TOMCAT_ACCEPT_COUNT, math.ceil(w.rate * BURST_S))
     out["accept_count_wanted"] = accept
-    out["accept_count"] = min(accept, int(m["somaxconn"])) if m["somaxconn"] else accept
+    out["accept_count"] = min(accept, int(meas["somaxconn"])) if meas["somaxconn"] else accept
     return out
 
 
-def virtual(m: dict, w: Workload | None) -> dict:
+def virtual(meas: dict, w: Workload | None) -> dict:
     """The virtual-thread cells' knee (none found up to their highest C means no knee there)."""
-    knees = [k for k in m["knees"] if k["setting"] == "virtual"]
+    knees = [bend for bend in meas["knees"] if bend["setting"] == "virtual"]
     if not knees:
         return {"measured": False, "removes_knee": None}
-    top = max(knees, key=lambda k: k["max_concurrency"] or 0)
+    top = max(knees, key=lambda bend: bend["max_concurrency"] or 0)
     removes = None if not top["points"] else top["status"] == "not_reached"
     covers = None if not w or top["max_concurrency"] is None else w.busy <= top["max_concurrency"]
     return {"measured": True, "removes_knee": removes, "covers_workload": covers, "knees": knees,
-            "max_ratio": max(top["ratios"].values(), default=None), "cpu": m["cpu_per_request_virtual"]}
+            "max_ratio": max(top["ratios"].values(), default=None), "cpu": meas["cpu_per_request_virtual"]}
 
 
-def could_not_tell(m: dict, advice: dict, w: Workload | None) -> list[str]:
+def could_not_tell(meas: dict, advice: dict, w: Workload | None) -> list[str]:
     """What the run could not say, in words (advice_text renders the rest)."""
-    return advice_text.limits(m, advice, w.to_dict() if w else None)
+    return advice_text.limits(meas, advice, w.to_dict() if w else None)
 
 
 def write(advice: dict, run_dir: Path) -> str:

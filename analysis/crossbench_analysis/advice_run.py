@@ -31,14 +31,15 @@ def load_points(run: Run) -> list[dict]:
     except ImportError:                      # a runner without points.py: one point per cell id stem
         found = fallback_points(run.cells)
     by_id = {c["cell_id"]: c for c in run.cells}
-    for p in found:
-        p["cell"] = next((by_id[i] for i in p.get("cells") or [] if i in by_id), None) or next(
-            (c for c in run.cells if point_id(c) == p["point_id"]), {})
+    for point in found:
+        point["cell"] = next((by_id[i] for i in point.get("cells") or [] if i in by_id), None) or next(
+            (c for c in run.cells if point_id(c) == point["point_id"]), {})
     return found
 
 
-def point_id(cell: dict) -> str:
-    return cell.get("point_id") or re.sub(r"-r\d+$", "", str(cell.get("cell_id")))
+def point_id(launch: dict) -> str:
+    """A record's point: its point_id (schema 3), else its cell id without the repetition's -rN."""
+    return launch.get("point_id") or re.sub(r"-r\d+$", "", str(launch.get("cell_id")))
 
 
 FIGURES = ("rps", "latency_ms.p50", "latency_ms.p99", "efficiency_ratio", "latency_ratio", "threads_peak",
@@ -82,18 +83,21 @@ def setting_of(point: dict) -> str:
 def sweep_points(run: Run, points: list[dict]) -> list[dict]:
     """Points of Tomcat's blocking delay sweep (maxthreads.sweep_cells), refused when there are none."""
     ids = {point_id(c) for c in sweep_cells(run.cells)}
-    found = [p for p in points if p["point_id"] in ids]
-    settings = sorted({p["cell"].get("max_threads") for p in found if p["cell"].get("executor") == "platform"})
+    found = [point for point in points if point["point_id"] in ids]
+    settings = sorted({point["cell"].get("max_threads") for point in found
+                       if point["cell"].get("executor") == "platform"})
     if len(settings) < 2:
         had = f"only maxThreads={settings[0]}" if settings else "no maxThreads sweep"
         raise AdviceRefused(f"run {run.run_id} has {had} (Tomcat platform threads on /delay/sync); advice compares "
                             f"two settings or more: run {RUN_IT} (about 45 min; --quick: about 2 min)")
-    return sorted(found, key=lambda p: (p["cell"].get("executor") == "virtual", num(p["cell"].get("max_threads"))
-                                        or 0, num(p["cell"].get("delay_ms")) or 0, num(p["cell"]["concurrency"])))
+    return sorted(found, key=lambda point: (point["cell"].get("executor") == "virtual",
+                                            num(point["cell"].get("max_threads")) or 0,
+                                            num(point["cell"].get("delay_ms")) or 0, num(point["cell"]["concurrency"])))
 
 
 def left_out(points: list[dict]) -> list[dict]:
-    return [{"point": p["point_id"], "flags": p.get("flags") or ["not valid"]} for p in points if not p.get("valid")]
+    return [{"point": point["point_id"], "flags": point.get("flags") or ["not valid"]} for point in points
+            if not point.get("valid")]
 
 
 def bracket(pairs: list[tuple[float, float]]) -> tuple[float, float] | None:
@@ -119,19 +123,19 @@ def knees(points: list[dict]) -> list[dict]:
     which measured concurrencies; with intervals, the knees the ratios' upper bounds (earliest) and lower
     bounds (latest) give."""
     by_setting: dict[tuple, list[dict]] = defaultdict(list)
-    for p in points:
-        by_setting[(setting_of(p), num(p["cell"].get("delay_ms")))].append(p)
+    for point in points:
+        by_setting[(setting_of(point), num(point["cell"].get("delay_ms")))].append(point)
     found = []
     for (name, delay), mine in by_setting.items():
-        valid = [p for p in mine if p.get("valid")]
-        used = "latency_ratio" if valid and all(value(p, "latency_ratio") is not None for p in valid) \
+        valid = [point for point in mine if point.get("valid")]
+        used = "latency_ratio" if valid and all(value(point, "latency_ratio") is not None for point in valid) \
             else "efficiency_ratio"
-        valid = [p for p in valid if value(p, used) is not None]
-        pairs = [(p["cell"]["concurrency"], value(p, used)) for p in valid]
+        valid = [point for point in valid if value(point, used) is not None]
+        pairs = [(point["cell"]["concurrency"], value(point, used)) for point in valid]
         knee = knee_finder.find_knee(pairs)
-        bounds = [knee_finder.find_knee([(p["cell"]["concurrency"], figure(p, used)[bound]) for p in valid])
+        bounds = [knee_finder.find_knee([(point["cell"]["concurrency"], figure(point, used)[bound]) for point in valid])
                   for bound in ("ci95_high", "ci95_low")] if valid and all(
-            figure(p, used).get("ci95_low") is not None for p in valid) else []
+            figure(point, used).get("ci95_low") is not None for point in valid) else []
         limit = num(mine[0]["cell"].get("max_threads")) if name != "virtual" else None
         between = bracket(pairs)
         found.append({
@@ -140,20 +144,20 @@ def knees(points: list[dict]) -> list[dict]:
             "knee_between": list(between) if between else None,
             "knee_range": [round(b.concurrency, 1) if b.concurrency else None for b in bounds] or None,
             "follows_max_threads": follows(between, limit),
-            "ratio": used, "ratios": {p["point_id"]: round(value(p, used), 3) for p in valid},
+            "ratio": used, "ratios": {point["point_id"]: round(value(point, used), 3) for point in valid},
             "max_concurrency": max((c for c, _ in pairs), default=None),
-            "points": [p["point_id"] for p in valid], "left_out": left_out(mine)})
+            "points": [point["point_id"] for point in valid], "left_out": left_out(mine)})
     return found
 
 
 def platform(points: list[dict]) -> list[dict]:
-    return [p for p in points if p["cell"].get("executor") == "platform" and p.get("valid")]
+    return [point for point in points if point["cell"].get("executor") == "platform" and point.get("valid")]
 
 
 def jvm_own_threads(points: list[dict]) -> dict | None:
     """Threads beyond the pool where the pool was full (C >= maxThreads): the JVM's and Tomcat's own; median."""
-    own = {p["point_id"]: value(p, "threads_peak") - p["cell"]["max_threads"] for p in platform(points)
-           if value(p, "threads_peak") is not None and p["cell"]["concurrency"] >= p["cell"]["max_threads"]}
+    own = {point["point_id"]: value(point, "threads_peak") - point["cell"]["max_threads"] for point in platform(points)
+           if value(point, "threads_peak") is not None and point["cell"]["concurrency"] >= point["cell"]["max_threads"]}
     if not own:
         return None
     ordered = sorted(own.values())
@@ -198,40 +202,42 @@ def t95(df: int) -> float | None:
 
 def cost_fit(points: list[dict], x: str, y: str, *, settings_needed: int = 2) -> dict:
     """y against x over the valid points of at least `settings_needed` settings, or the reason there is none."""
-    used = [p for p in points if p.get("valid") and value(p, x) is not None and value(p, y) is not None]
-    settings = {setting_of(p) for p in used}
+    used = [point for point in points
+            if point.get("valid") and value(point, x) is not None and value(point, y) is not None]
+    settings = {setting_of(point) for point in used}
     if len(settings) < settings_needed or len(used) < 2:
-        return {"fit": None, "points": [p["point_id"] for p in used],
+        return {"fit": None, "points": [point["point_id"] for point in used],
                 "why_not": f"{len(used)} valid points from {len(settings)} setting(s): too few to fit "
                            f"(needs {settings_needed} settings)"}
-    fit = line_fit([value(p, x) for p in used], [value(p, y) for p in used])
-    return {"fit": fit, "points": [p["point_id"] for p in used],
+    fit = line_fit([value(point, x) for point in used], [value(point, y) for point in used])
+    return {"fit": fit, "points": [point["point_id"] for point in used],
             "why_not": None if fit else f"no spread in {x} across the points"}
 
 
 def p99_overhead(points: list[dict]) -> dict | None:
     """What a request pays beyond its holding time with no queue: p99 - delay at the valid platform points whose
     ratio stayed at or under 1.1 (the largest: the safe side)."""
-    quiet = [p for p in platform(points) if value(p, "latency_ms.p99") is not None and (
-        value(p, "latency_ratio") or value(p, "efficiency_ratio") or 9) <= knee_finder.THRESHOLD]
+    quiet = [point for point in platform(points) if value(point, "latency_ms.p99") is not None and (
+        value(point, "latency_ratio") or value(point, "efficiency_ratio") or 9) <= knee_finder.THRESHOLD]
     if not quiet:
         return None
-    worst = max(quiet, key=lambda p: value(p, "latency_ms.p99") - p["cell"]["delay_ms"])
+    worst = max(quiet, key=lambda point: value(point, "latency_ms.p99") - point["cell"]["delay_ms"])
     return {"value_ms": round(value(worst, "latency_ms.p99") - worst["cell"]["delay_ms"], 1),
             "point": worst["point_id"], "p99": figure(worst, "latency_ms.p99"),
-            "of": [p["point_id"] for p in quiet]}
+            "of": [point["point_id"] for point in quiet]}
 
 
 def queueing(points: list[dict]) -> list[dict]:
     """Valid platform points with more clients than threads: the ratio against C / maxThreads (each request
     waits its turn in Tomcat's queue), p50 and p99, threads busy and connections Tomcat held."""
-    return [{"point": p["point_id"], "concurrency": p["cell"]["concurrency"], "max_threads": p["cell"]["max_threads"],
-             "ratio": round(value(p, "latency_ratio") or value(p, "efficiency_ratio") or math.nan, 3),
-             "predicted": round(p["cell"]["concurrency"] / p["cell"]["max_threads"], 3),
-             "p50_ms": value(p, "latency_ms.p50"), "p99_ms": value(p, "latency_ms.p99"),
-             "pool_busy_peak": p["cell"].get("pool_busy_peak"),
-             "connections_held": p["cell"].get("tomcat_connection_count_peak")}
-            for p in platform(points) if p["cell"]["concurrency"] > p["cell"]["max_threads"]]
+    return [{"point": point["point_id"], "concurrency": point["cell"]["concurrency"],
+             "max_threads": point["cell"]["max_threads"],
+             "ratio": round(value(point, "latency_ratio") or value(point, "efficiency_ratio") or math.nan, 3),
+             "predicted": round(point["cell"]["concurrency"] / point["cell"]["max_threads"], 3),
+             "p50_ms": value(point, "latency_ms.p50"), "p99_ms": value(point, "latency_ms.p99"),
+             "pool_busy_peak": point["cell"].get("pool_busy_peak"),
+             "connections_held": point["cell"].get("tomcat_connection_count_peak")}
+            for point in platform(points) if point["cell"]["concurrency"] > point["cell"]["max_threads"]]
 
 
 def queue_limits(run: Run) -> list[dict]:
@@ -259,20 +265,21 @@ def measure(run_dir: Path | Run) -> dict:
     from .runinfo import load_run
     run = run_dir if isinstance(run_dir, Run) else load_run(Path(run_dir))
     points = sweep_points(run, load_points(run))
-    plat = [p for p in points if p["cell"].get("executor") == "platform"]
-    virt = [p for p in points if p["cell"].get("executor") == "virtual"]
+    plat = [point for point in points if point["cell"].get("executor") == "platform"]
+    virt = [point for point in points if point["cell"].get("executor") == "virtual"]
     return {
         "run_id": run.run_id, "run_dir": str(run.path), "experiment": run.experiment, "machine": run.machine_line(),
         "server_cores": len(plat[0]["cell"].get("server_cpus") or [1]),
         "jdk": get(plat[0]["cell"], "jvm.vm_version"), "somaxconn": num(run.machine.get("somaxconn")),
-        "heap": sorted({str(get(p["cell"], "server_settings.heap")) for p in plat}), "delays_ms": sorted({p["cell"]["delay_ms"] for p in points}),
-        "max_threads_measured": sorted({p["cell"]["max_threads"] for p in plat}),
-        "max_concurrency": max(p["cell"]["concurrency"] for p in points),
-        "launches": sorted({p.get("n") or 0 for p in points}),
+        "heap": sorted({str(get(point["cell"], "server_settings.heap")) for point in plat}),
+        "delays_ms": sorted({point["cell"]["delay_ms"] for point in points}),
+        "max_threads_measured": sorted({point["cell"]["max_threads"] for point in plat}),
+        "max_concurrency": max(point["cell"]["concurrency"] for point in points),
+        "launches": sorted({point.get("n") or 0 for point in points}),
         "knees": knees(points), "jvm_own_threads": jvm_own_threads(points),
         "rss_per_thread": cost_fit(plat, "threads_peak", "rss_peak_mb"),
         "cpu_per_request": cost_fit(plat, "rps", "cpu_percent"),
         "cpu_per_request_virtual": cost_fit(virt, "rps", "cpu_percent", settings_needed=1) if virt else None,
         "p99_overhead": p99_overhead(points), "queueing": queueing(points), "queue_limits": queue_limits(run),
-        "virtual_points": [p["point_id"] for p in virt], "left_out": left_out(points),
+        "virtual_points": [point["point_id"] for point in virt], "left_out": left_out(points),
         "busy_machine": busy_machine(run)}

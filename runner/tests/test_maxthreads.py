@@ -36,7 +36,7 @@ def test_maxthreads_matrix():
         (10, "platform", 5, 20)}
     assert [c.concurrency for c in queues] == [10, 20, 30, 50, 100]
     assert len(cells) == len(delay) + len(static) + len(queues)       # no cell outside the three groups
-    assert resolve()["tomcat"]["jdk"] == "newest" and resolve()["analysis"] == {"knees": True}
+    assert resolve()["tomcat"]["jdk"] == "newest" and resolve()["analysis"] == {"knees": True, "advise": True}
 
 
 def test_quick_variant_is_small_and_has_the_same_shape():
