@@ -25,11 +25,13 @@ def parse_args(argv):
                        ("plot", "draw the charts from charts/data/ (after export)"),
                        ("report", "write report.html from what charts/ holds")):
         sub.add_parser(name, help=text).add_argument("run_dir", type=Path)
-    c = sub.add_parser("compare", help="compare two runs cell by cell")
+    c = sub.add_parser("compare", help="compare two runs point by point, with intervals")
     c.add_argument("run_a", type=Path, help="the baseline run directory (A)")
     c.add_argument("run_b", type=Path, help="the run compared with it (B)")
     c.add_argument("--out", type=Path, help="where compare.html etc. go (default RUN_B/compare-<run id of A>)")
-    c.add_argument("--force", action="store_true", help="compare the common cells even when the sets differ")
+    c.add_argument("--force", action="store_true", help="compare the common points even when the sets differ")
+    c.add_argument("--noise-floor", type=float, dest="noise_floor", metavar="SHARE",
+                   help="a change below this share is no difference (default: noise_floor.toml, measured here)")
     v = sub.add_parser("advise", help="maxThreads advice for a workload from a maxthreads run")
     v.add_argument("run_dir", type=Path)
     v.add_argument("--rate", type=float, required=True, help="arrivals, requests per second")
@@ -64,7 +66,8 @@ def main(argv=None) -> int:
                        .is_file() else plot.PlotResult(j.name, error="not drawn") for j in jobs]
             print(report.write_report(run, jobs, results))
         elif args.command == "compare":
-            _, html, text = compare(args.run_a, args.run_b, out=args.out, force=args.force)
+            _, html, text = compare(args.run_a, args.run_b, out=args.out, force=args.force,
+                                     noise_floor=args.noise_floor)
             sys.stdout.write(text)
             print(f"\ncompare report: {html}")
         elif args.command == "advise":
