@@ -6,14 +6,18 @@ interval over launches); flagged points feed nothing and are listed instead. Eac
 from __future__ import annotations
 
 import math
-import re
 from collections import defaultdict
 from pathlib import Path
+
+from crossbench.points import load as load_run_points, point_id
 
 from . import knees as knee_finder
 from .maxthreads import beyond_queues, queue_groups, sweep_cells, tomcat_ok
 from .runinfo import Run, get, num
 
+# A point flagged only ratio_disagreement whose two ratios are both above 1.1 is past the knee by either: the flag
+# says how far past is uncertain, not whether, so it may close a knee's bracket (it feeds no other figure).
+PAST_EITHER_WAY = {"ratio_disagreement"}
 FOLLOWS = (0.8, 1.3)      # a knee within -20 % .. +30 % of maxThreads counts as "at maxThreads"
 BUSY_FLAGS = ("loadgen_saturated", "noisy_host", "imprecise")   # the machine or the repetitions, not the server
 RUN_IT = "./runner/run_all.sh --experiment maxthreads"
@@ -24,46 +28,13 @@ class AdviceRefused(RuntimeError):
 
 
 def load_points(run: Run) -> list[dict]:
-    """The run's points, each with `cell`: its first record (executor, maxThreads, connector limits)."""
-    try:
-        from crossbench import points as points_module
-        found = points_module.load(run.path)
-    except ImportError:                      # a runner without points.py: one point per cell id stem
-        found = fallback_points(run.cells)
+    """The run's points (points.jsonl, or computed from cells.jsonl for older runs), each with `cell`: its first
+    record (connector limits, peaks the point does not aggregate)."""
     by_id = {c["cell_id"]: c for c in run.cells}
+    found = load_run_points(run.path)
     for point in found:
         point["cell"] = next((by_id[i] for i in point.get("cells") or [] if i in by_id), None) or next(
             (c for c in run.cells if point_id(c) == point["point_id"]), {})
-    return found
-
-
-def point_id(launch: dict) -> str:
-    """A record's point: its point_id (schema 3), else its cell id without the repetition's -rN."""
-    return launch.get("point_id") or re.sub(r"-r\d+$", "", str(launch.get("cell_id")))
-
-
-FIGURES = ("rps", "latency_ms.p50", "latency_ms.p99", "efficiency_ratio", "latency_ratio", "threads_peak",
-           "cpu_percent", "rss_peak_mb")
-
-
-def fallback_points(cells: list[dict]) -> list[dict]:
-    """points.jsonl's shape from cells, means only (no interval)."""
-    grouped: dict[str, list[dict]] = defaultdict(list)
-    for c in cells:
-        grouped[point_id(c)].append(c)
-    found = []
-    for pid, mine in grouped.items():
-        counted = [c for c in mine if c.get("status") == "ok"]
-        flags = sorted({f for c in counted for f in c.get("flags") or []})
-        figures = {}
-        for name in FIGURES:
-            values = [num(get(c, name)) for c in counted if num(get(c, name)) is not None]
-            if values:
-                figures[name] = {"value": sum(values) / len(values), "ci95_low": None, "ci95_high": None,
-                                 "n": len(values), "method": "mean of launches, no interval"}
-        found.append({"point_id": pid, "cells": [c["cell_id"] for c in counted], "n": len(counted),
-                      "failed": len(mine) - len(counted), "flags": flags, "figures": figures,
-                      "valid": bool(counted) and not flags and all(c.get("valid", True) for c in counted)})
     return found
 
 
@@ -80,10 +51,10 @@ def setting_of(point: dict) -> str:
     return "virtual" if cell.get("executor") == "virtual" else f"maxThreads={cell.get('max_threads')}"
 
 
-def sweep_points(run: Run, points: list[dict]) -> list[dict]:
+def sweep_points(run: Run, all_points: list[dict]) -> list[dict]:
     """Points of Tomcat's blocking delay sweep (maxthreads.sweep_cells), refused when there are none."""
     ids = {point_id(c) for c in sweep_cells(run.cells)}
-    found = [point for point in points if point["point_id"] in ids]
+    found = [point for point in all_points if point["point_id"] in ids]
     settings = sorted({point["cell"].get("max_threads") for point in found
                        if point["cell"].get("executor") == "platform"})
     if len(settings) < 2:
@@ -118,6 +89,12 @@ def follows(between: tuple[float, float] | None, max_threads: float | None) -> b
     return between[0] <= predicted * FOLLOWS[1] and between[1] >= predicted * FOLLOWS[0]
 
 
+def past_either_way(point: dict) -> bool:
+    flags = set(point.get("flags") or [])
+    return bool(flags) and flags <= PAST_EITHER_WAY and all(
+        (value(point, ratio) or 0) > knee_finder.THRESHOLD for ratio in ("latency_ratio", "efficiency_ratio"))
+
+
 def knees(points: list[dict]) -> list[dict]:
     """Per setting and delay: where the ratio stays above 1.1 (knees.find_knee on valid points) and between
     which measured concurrencies; with intervals, the knees the ratios' upper bounds (earliest) and lower
@@ -127,10 +104,12 @@ def knees(points: list[dict]) -> list[dict]:
         by_setting[(setting_of(point), num(point["cell"].get("delay_ms")))].append(point)
     found = []
     for (name, delay), mine in by_setting.items():
-        valid = [point for point in mine if point.get("valid")]
+        past = [point for point in mine if past_either_way(point)]
+        valid = [point for point in mine if point.get("valid")] + past
         used = "latency_ratio" if valid and all(value(point, "latency_ratio") is not None for point in valid) \
             else "efficiency_ratio"
-        valid = [point for point in valid if value(point, used) is not None]
+        valid = sorted((point for point in valid if value(point, used) is not None),
+                       key=lambda point: point["cell"]["concurrency"])
         pairs = [(point["cell"]["concurrency"], value(point, used)) for point in valid]
         knee = knee_finder.find_knee(pairs)
         bounds = [knee_finder.find_knee([(point["cell"]["concurrency"], figure(point, used)[bound]) for point in valid])
@@ -146,7 +125,9 @@ def knees(points: list[dict]) -> list[dict]:
             "follows_max_threads": follows(between, limit),
             "ratio": used, "ratios": {point["point_id"]: round(value(point, used), 3) for point in valid},
             "max_concurrency": max((c for c, _ in pairs), default=None),
-            "points": [point["point_id"] for point in valid], "left_out": left_out(mine)})
+            "points": [point["point_id"] for point in valid],
+            "flagged_but_past": [point["point_id"] for point in past],
+            "left_out": [x for x in left_out(mine) if x["point"] not in {p["point_id"] for p in past}]})
     return found
 
 
@@ -181,9 +162,7 @@ def line_fit(xs: list[float], ys: list[float]) -> dict | None:
     intercept = my - slope * mx
     fit = {"slope": slope, "intercept": intercept, "n": n, "slope_ci95": None,
            "method": "least squares through two points: no interval"}
-    if n > 2 and not t95(n - 2):
-        fit["method"] = f"least squares over {n} points (no interval: scipy is not installed)"
-    elif n > 2:
+    if n > 2:
         residual = sum((y - intercept - slope * x) ** 2 for x, y in zip(xs, ys))
         half = t95(n - 2) * math.sqrt(residual / (n - 2) / sxx)
         fit.update(slope_ci95=[slope - half, slope + half],
@@ -191,12 +170,9 @@ def line_fit(xs: list[float], ys: list[float]) -> dict | None:
     return fit
 
 
-def t95(df: int) -> float | None:
-    """Student's t quantile for a two-sided 95 % interval; None where scipy is missing (no interval then)."""
-    try:
-        from scipy.stats import t     # as crossbench.stats does: imported only when a fit needs it
-    except ImportError:
-        return None
+def t95(df: int) -> float:
+    """Student's t quantile of a two-sided 95 % interval."""
+    from scipy.stats import t     # as crossbench.stats does: imported only when a fit needs it
     return float(t.ppf(0.975, df))
 
 

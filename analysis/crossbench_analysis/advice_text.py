@@ -92,7 +92,8 @@ def knee_lines(bends: dict) -> list[str]:
         lines.append(f"- {bend['setting']}, {n(bend['delay_ms'])} ms: {bend['ratio']} {where} "
                      f"({verdict}; a pool alone bends at 1.1 x {bend['max_threads']}); points "
                      f"{ratios(bend['ratios'])}" + (f"; left out (flagged): {flagged(bend['left_out'])}"
-                                                    if bend["left_out"] else "") + ".")
+                                                    if bend["left_out"] else "") + past_note(bend)
+                     + knee_range(bend) + ".")
     if bends["follows"] is True:
         lines.append("- So here the pool is what bends the ratio: up to maxThreads requests are served at once, "
                      "past it each waits its turn (ratio about C / maxThreads).")
@@ -104,6 +105,22 @@ def knee_lines(bends: dict) -> list[str]:
     else:
         lines.append("- No valid points past any maxThreads: the run cannot tell where the knee sits.")
     return lines + [""]
+
+
+def knee_range(bend: dict) -> str:
+    """The knees the ratios' interval bounds give (points of 2 launches or more)."""
+    if not bend["knee_range"]:
+        return ""
+    early, late = (f"C={c:g}" if c else "not crossed" for c in bend["knee_range"])
+    return (f"; interpolated at C={n(bend['knee_concurrency'])}, between {early} (every ratio at its interval's "
+            f"top) and {late} (at its bottom)")
+
+
+def past_note(bend: dict) -> str:
+    if not bend["flagged_but_past"]:
+        return ""
+    return (f"; {ids(bend['flagged_but_past'])} counted though flagged ratio_disagreement: both ratios are above "
+            f"1.1 there, past the knee either way")
 
 
 def ratios(by_point: dict) -> str:
@@ -210,6 +227,9 @@ def limits(meas: dict, a: dict, w) -> list[str]:
             out.append(f"No {name}: {fit['why_not']}.")
         elif fit["fit"]["slope"] <= 0:
             out.append(f"The {name} fit has a slope of {n(fit['fit']['slope'])}: it did not grow in this run.")
+        elif fit["fit"]["slope_ci95"] and fit["fit"]["slope_ci95"][0] <= 0:
+            out.append(f"The {name}'s 95 % interval reaches 0 or below: this run cannot tell it from nothing "
+                       f"(more settings, a fixed heap or more launches narrow it).")
     if "None" in meas["heap"]:
         out.append("The heap was not fixed (the experiment's `heap`): RSS follows the heap the JVM grows as "
                    "much as the threads; the full maxthreads experiment pre-touches a 512 MB heap.")

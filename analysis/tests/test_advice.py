@@ -87,23 +87,33 @@ def test_fixture_advice_by_hand(fixture_run):
     # Budget 300 - 20 - 79.7 = 200.3 ms; n = 3: C(3, 2) e^(-200.3/20) = 4/9 x 4.5e-5 <= 1 %: 3 threads.
     assert pool["from"] == MT50.format(20) and pool["p99_overhead_ms"] == 79.7
     assert pool["wait_budget_ms"] == pytest.approx(200.3) and pool["for_p99"] == 3
-    # the knee: mt20 goes over 1.1 between C=10 (1.015) and C=20 (1.104): 1.1 x 20 = 22 fits; mt50's C=50
-    # point is flagged (ratio_disagreement) so its bracket is C=20 (1.029) .. C=100 (2.016), 55 inside it
+    # the knee: mt20 goes over 1.1 between C=10 (1.015) and C=20 (1.104): 1.1 x 20 = 22 fits. mt50: C=20
+    # 1.029, C=50 1.625 though flagged ratio_disagreement (its seed ratio 1.475 is above 1.1 too, so the point is
+    # past the knee either way); 55 lies in 20..50. mt20's C=100 (few_completions too) stays out.
     k = a["knee_check"]
     assert k["follows"] is True
-    assert [x["knee_between"] for x in k["knees"]] == [[10, 20], [20, 100]]
-    assert k["knees"][1]["left_out"] == [{"point": MT50.format(50), "flags": ["ratio_disagreement"]}]
+    assert [x["knee_between"] for x in k["knees"]] == [[10, 20], [20, 50]]
+    assert k["knees"][1]["flagged_but_past"] == [MT50.format(50)] and k["knees"][1]["left_out"] == []
+    assert k["knees"][0]["left_out"] == [{"point": MT20.format(100), "flags": ["few_completions",
+                                                                              "ratio_disagreement"]}]
     # RSS per thread over the 5 valid platform points (threads, MB): (35, 145.05) (44, 145.62) (36, 143.49)
     # (45, 162.18) (74, 166.18): mean x 46.8, Sxx 1006.8, Sxy 559.156: 0.55538 MB = 568.7 KB a thread;
-    # 9 threads 5.0 MB
+    # 9 threads 5.0 MB. Residuals -0.90 -5.33 -3.01 10.68 -1.43, squares 154.3; standard error
+    # sqrt(154.3 / 3 / 1006.8) = 0.2260; t(3) = 3.182: +-0.7192 MB, -0.164 .. 1.275 MB = -168 .. 1305 KB
     rss = a["cost"]["rss"]
     assert rss["kb_per_thread"] == pytest.approx(568.7, abs=0.05) and rss["pool_mb"] == pytest.approx(5.0)
+    assert rss["kb_per_thread_ci95"] == pytest.approx([-167.8, 1305.3], abs=0.2)
     # the JVM's own threads where the pool was full: 44 - 20 (mt20 c20) and 74 - 50 (mt50 c100): 24
     assert a["measurements"]["jvm_own_threads"]["value"] == 24
     # CPU: cpu_percent on rps over the same points: mean rps 101.06, Sxx 23425.7, Sxy 5036.96: slope
     # 0.21502 % of a core per req/s = 2.150 ms a request, intercept 12.71 %; at 100 /s: 12.71 + 21.50 = 34.2 %
+    # residuals 0.63 -3.70 0.27 2.66 0.14, squares 21.25; standard error sqrt(21.25 / 3 / 23425.7) = 0.01739;
+    # x 3.182 = 0.0553: 0.1597 .. 0.2704 % per req/s = 1.597 .. 2.704 ms; at 100 /s 12.71 + 15.97 .. 27.04:
+    # 28.7 .. 39.75 (39.7 as rounded)
     cpu = a["cost"]["cpu"]
     assert cpu["ms_per_request"] == pytest.approx(2.150, abs=0.001)
+    assert cpu["ms_per_request_ci95"] == pytest.approx([1.6, 2.7], abs=0.05)
+    assert cpu["at_rate_percent_ci95"] == pytest.approx([28.7, 39.75], abs=0.06)
     assert cpu["at_rate_percent"] == pytest.approx(34.2, abs=0.05) and cpu["share_of_cores"] == pytest.approx(0.342)
     # connections: the queue the target absorbs, 9 x 200.3 / 20 = 90; 9 + 90 < 8192 keeps the default;
     # acceptCount: one second of 100 /s = 100, Tomcat's default, under somaxconn 4096
@@ -120,6 +130,7 @@ def test_fixture_advice_by_hand(fixture_run):
 def test_fixture_says_what_it_could_not_tell(fixture_run):
     said = " ".join(advice.advise(fixture_run, checked(100, 20))["could_not_tell"])
     for expected in (MT20.format(100) + "` (few_completions, ratio_disagreement)", "one launch",
+                     "memory per thread's 95 % interval reaches 0 or below",
                      "heap was not fixed", "--groups queues", "`--delays 20`"):
         assert expected in said
 
@@ -183,6 +194,27 @@ def test_synthetic_machine_that_bends_before_the_pool(busy_run):
     assert a["virtual_threads"] == {"measured": False, "removes_knee": None}
     text = advice.advice_text.render(a)
     assert "NOT at maxThreads" in text and "--executor platform,virtual" in text
+
+
+def test_synthetic_launches_give_the_knee_its_interval(tmp_path):
+    # 2 launches a point; mt10's C=10 launches read 1.04 and 1.08: mean 1.06, sd 0.02828, standard error 0.02,
+    # t(1) = 12.706: 0.806 .. 1.314. C=5 reads 1.0 twice and C=20 2.0 twice (no spread: interval of width 0).
+    # Knee on the means: 1.06 -> 2.0 between C=10 and 20: 10 x 2^((1.1 - 1.06) / 0.94) = 10.30.
+    # Tops: C=10 already 1.314, so 5 .. 10: 5 x 2^((1.1 - 1) / 0.314) = 6.23.
+    # Bottoms: 0.806 -> 2.0 between 10 and 20: 10 x 2^((1.1 - 0.806) / 1.194) = 11.86.
+    cells = []
+    for launch, mid in ((1, 1.04), (2, 1.08)):
+        for mt, c, ratio in ((10, 5, 1.0), (10, 10, mid), (10, 20, 2.0), (40, 5, 1.0), (40, 10, 1.0), (40, 20, 1.0)):
+            cell = synthetic_cell("delay", mt, c, ratio=ratio)
+            cell["cell_id"] = cell["cell_id"].replace("-r1", f"-r{launch}")
+            cells.append(cell)
+    run = tmp_path / "SYNTHETIC-launches"
+    run.mkdir()
+    (run / "cells.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cells))
+    knee = advice.advise(run, None)["knee_check"]["knees"][0]
+    assert knee["setting"] == "maxThreads=10" and knee["knee_concurrency"] == pytest.approx(10.3, abs=0.05)
+    assert knee["knee_range"] == pytest.approx([6.2, 11.9], abs=0.05)
+    assert advice.advise(run, None)["run"]["launches"] == [2]
 
 
 def test_advice_without_a_workload_still_reports_the_machine(busy_run):
