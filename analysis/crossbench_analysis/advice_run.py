@@ -19,7 +19,7 @@ from .runinfo import Run, get, num
 # says how far past is uncertain, not whether, so it may close a knee's bracket (it feeds no other figure).
 PAST_EITHER_WAY = {"ratio_disagreement"}
 FOLLOWS = (0.8, 1.3)      # a knee within -20 % .. +30 % of maxThreads counts as "at maxThreads"
-BUSY_FLAGS = ("loadgen_saturated", "noisy_host", "imprecise")   # the machine or the repetitions, not the server
+BUSY_FLAGS = ("loadgen_saturated", "noisy_host")   # cells the machine, not the server, may have decided
 RUN_IT = "./runner/run_all.sh --experiment maxthreads"
 
 
