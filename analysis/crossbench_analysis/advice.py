@@ -50,7 +50,7 @@ def size_pool(w: Workload, meas: dict) -> dict:
             "full_share": FULL_SHARE, "p99_share": P99_SHARE, "p99_overhead_ms": overhead,
             "wait_budget_ms": None if budget is None else round(budget, 3),
             "p99_reachable": None if budget is None else budget >= 0,
-            "from": (meas["p99_overhead"] or {}).get("point")}
+            "from": (meas["p99_overhead"] or {}).get("point"), "p99_figure": (meas["p99_overhead"] or {}).get("p99")}
 
 
 def knee_check(meas: dict) -> dict:

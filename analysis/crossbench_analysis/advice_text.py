@@ -2,6 +2,8 @@
 and the list of what the run could not tell."""
 from __future__ import annotations
 
+from crossbench.points import fmt_interval
+
 from .advice_run import RUN_IT
 
 ASK = "./analysis/advise.sh {run} --rate R --hold-ms H [--p99-ms T]"
@@ -67,7 +69,8 @@ def pool_lines(a: dict, w: dict) -> list[str]:
             lines.append(f"- The p99 target leaves {n(pool['wait_budget_ms'])} ms of waiting for a thread "
                          f"({n(w['p99_ms'])}"
                          f" - {n(w['hold_ms'])} held - {n(pool['p99_overhead_ms'])} ms the run's requests paid beyond "
-                         f"their holding time at p99 with no queue, point `{pool['from']}`). Erlang C (M/M/N, on the "
+                         f"their holding time at p99 with no queue, point `{pool['from']}`: p99 "
+                         f"{fmt_interval(pool['p99_figure'], 'ms')}). Erlang C (M/M/N, on the "
                          f"safe side for fixed holding times): {pool['for_p99']} threads keep at most "
                          f"{n(100 * pool['p99_share'])} % of requests waiting longer"
                          + (": the headroom asks more and decides." if pool["for_headroom"] >= pool["for_p99"]
