@@ -50,6 +50,7 @@ def size_pool(w: Workload, meas: dict) -> dict:
             "full_share": FULL_SHARE, "p99_share": P99_SHARE, "p99_overhead_ms": overhead,
             "wait_budget_ms": None if budget is None else round(budget, 3),
             "p99_reachable": None if budget is None else budget >= 0,
+            "checked": any(bend["points"] for bend in meas["knees"] if bend["max_threads"]),
             "from": (meas["p99_overhead"] or {}).get("point"), "p99_figure": (meas["p99_overhead"] or {}).get("p99")}
 
 

@@ -64,13 +64,18 @@ def pool_lines(a: dict, w: dict) -> list[str]:
              f"time. "
              f"maxThreads {pool['value']} is {n(pool['headroom_threads'])} threads above the mean"
              f" ({n(pool['headroom_percent'])} %)."]
+    if not pool["checked"]:
+        lines.append("- Not checked against this machine: the run has no valid platform-thread point (all flagged, "
+                     "see the end). The value comes from your workload alone; measure again on a quiet machine.")
     if w["p99_ms"] is not None:
         if pool["p99_reachable"]:
             lines.append(f"- The p99 target leaves {n(pool['wait_budget_ms'])} ms of waiting for a thread "
                          f"({n(w['p99_ms'])}"
                          f" - {n(w['hold_ms'])} held - {n(pool['p99_overhead_ms'])} ms the run's requests paid beyond "
-                         f"their holding time at p99 with no queue, point `{pool['from']}`: p99 "
-                         f"{fmt_interval(pool['p99_figure'], 'ms')}). Erlang C (M/M/N, on the "
+                         + (f"their holding time at p99 with no queue, point `{pool['from']}`: p99 "
+                            f"{fmt_interval(pool['p99_figure'], 'ms')}" if pool["from"] else
+                            "their holding time: no valid unqueued point measured it, so taken as 0")
+                         + "). Erlang C (M/M/N, on the "
                          f"safe side for fixed holding times): {pool['for_p99']} threads keep at most "
                          f"{n(100 * pool['p99_share'])} % of requests waiting longer"
                          + (": the headroom asks more and decides." if pool["for_headroom"] >= pool["for_p99"]
@@ -89,7 +94,8 @@ def knee_lines(bends: dict) -> list[str]:
         between = bend["knee_between"]
         where = (f"goes above 1.1 for good between C={between[0]} and C={between[1]}"
                  + (" (points far apart: placed no closer)" if between[1] / between[0] > FAR_APART else "")
-                 if between else f"stays at or under 1.1 up to C={bend['max_concurrency']}"
+                 if between else "has no valid point to judge" if not bend["points"]
+                 else f"stays at or under 1.1 up to C={bend['max_concurrency']}"
                  if bend["status"] == "not_reached" else "is above 1.1 from its lowest C")
         verdict = {True: "at maxThreads", False: "NOT at maxThreads", None: "cannot tell"}[bend["follows_max_threads"]]
         lines.append(f"- {bend['setting']}, {n(bend['delay_ms'])} ms: {bend['ratio']} {where} "
@@ -200,7 +206,8 @@ def virtual_lines(v: dict, w: dict | None) -> list[str]:
         return lines + [f"- The run has no virtual-thread cells: add them with `--executor platform,virtual` "
                         f"(JDK 21+), or run `{RUN_IT}`, which has them.", ""]
     for one in v["knees"]:
-        state = ("no knee up to C=" + str(one["max_concurrency"]) if one["status"] == "not_reached" else
+        state = ("no valid point: cannot tell" if not one["points"] else
+                 "no knee up to C=" + str(one["max_concurrency"]) if one["status"] == "not_reached" else
                  f"the ratio bent between C={one['knee_between'][0]} and C={one['knee_between'][1]}"
                  if one["knee_between"] else "above 1.1 from the lowest C")
         lines.append(f"- {n(one['delay_ms'])} ms: {state} (points {ratios(one['ratios'])}).")
@@ -210,6 +217,8 @@ def virtual_lines(v: dict, w: dict | None) -> list[str]:
                         + f" what it measured ({n(w['rate'] * w['hold_ms'] / 1000)} busy requests).")
                      + " What limits them instead: the cores and maxConnections; a handler that pins its carrier "
                        "(synchronized blocking before JDK 24, native calls) brings a knee back.")
+    elif v["removes_knee"] is None:
+        lines.append("- The run cannot tell: its virtual-thread points are all flagged.")
     elif v["removes_knee"] is False:
         lines.append("- No: virtual threads bent too here, so not the pool but the core(s) (or the machine) limit.")
     return lines + [""]
@@ -220,8 +229,9 @@ def limits(meas: dict, a: dict, w) -> list[str]:
     if meas["left_out"]:
         out.append(f"Flagged points were left out of every figure: {flagged(meas['left_out'])}.")
     for flag, cells in sorted(meas["busy_machine"].items()):
+        more = f" and {len(cells) - 6} more" if len(cells) > 6 else ""
         out.append(f"{len(cells)} cell(s) flagged {flag} (the machine, not the server, may have decided): "
-                   f"{ids(cells)}.")
+                   f"{ids(cells[:6])}{more}.")
     if meas["launches"] == [1]:
         out.append("Every point is one launch: no figure has a confidence interval over launches (the fits' "
                    "intervals are over points); `--repetitions 3` gives them.")

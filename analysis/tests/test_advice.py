@@ -217,6 +217,20 @@ def test_synthetic_launches_give_the_knee_its_interval(tmp_path):
     assert advice.advise(run, None)["run"]["launches"] == [2]
 
 
+def test_synthetic_run_with_every_point_flagged_says_nothing_was_checked(tmp_path):
+    cells = [synthetic_cell("delay", mt, c, flags=["noisy_host"]) for mt in (10, 40) for c in (5, 10, 20)]
+    run = tmp_path / "SYNTHETIC-noisy"
+    run.mkdir()
+    (run / "cells.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cells))
+    a = advice.advise(run, checked(50, 100, 400))
+    # Little 50 x 0.1 = 5 busy; no unqueued valid point, so no p99 overhead: budget 400 - 100 - 0 = 300 ms
+    assert a["max_threads"]["checked"] is False and a["max_threads"]["wait_budget_ms"] == 300
+    assert a["knee_check"]["follows"] is None and a["cost"]["rss"]["fit"] is None
+    text = advice.advice_text.render(a)
+    assert "Not checked against this machine" in text and "no valid point to judge" in text
+    assert "6 cell(s) flagged noisy_host" in text and "no valid unqueued point measured it" in text
+
+
 def test_advice_without_a_workload_still_reports_the_machine(busy_run):
     a = advice.advise(busy_run, None)
     assert a["max_threads"] is None and a["cost"]["rss"]["kb_per_thread"] == pytest.approx(256)
