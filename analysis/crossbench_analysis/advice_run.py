@@ -258,4 +258,6 @@ def measure(run_dir: Path | Run) -> dict:
         "cpu_per_request_virtual": cost_fit(virt, "rps", "cpu_percent", settings_needed=1) if virt else None,
         "p99_overhead": p99_overhead(points), "queueing": queueing(points), "queue_limits": queue_limits(run),
         "virtual_points": [point["point_id"] for point in virt], "left_out": left_out(points),
-        "busy_machine": busy_machine(run)}
+        "busy_machine": busy_machine(run),
+        "foreign_cpu_max": max((num(c.get("foreign_cpu_percent")) for c in run.cells
+                                if num(c.get("foreign_cpu_percent")) is not None), default=None)}

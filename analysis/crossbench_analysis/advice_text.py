@@ -230,8 +230,10 @@ def limits(meas: dict, a: dict, w) -> list[str]:
         out.append(f"Flagged points were left out of every figure: {flagged(meas['left_out'])}.")
     for flag, cells in sorted(meas["busy_machine"].items()):
         more = f" and {len(cells) - 6} more" if len(cells) > 6 else ""
+        foreign = (f"; other processes took up to {n(meas['foreign_cpu_max'])} % of a core on the run's cores"
+                   if flag == "noisy_host" and meas["foreign_cpu_max"] is not None else "")
         out.append(f"{len(cells)} cell(s) flagged {flag} (the machine, not the server, may have decided): "
-                   f"{ids(cells[:6])}{more}.")
+                   f"{ids(cells[:6])}{more}{foreign}.")
     if meas["launches"] == [1]:
         out.append("Every point is one launch: no figure has a confidence interval over launches (the fits' "
                    "intervals are over points); `--repetitions 3` gives them.")

@@ -218,7 +218,8 @@ def test_synthetic_launches_give_the_knee_its_interval(tmp_path):
 
 
 def test_synthetic_run_with_every_point_flagged_says_nothing_was_checked(tmp_path):
-    cells = [synthetic_cell("delay", mt, c, flags=["noisy_host"]) for mt in (10, 40) for c in (5, 10, 20)]
+    cells = [synthetic_cell("delay", mt, c, flags=["noisy_host"], foreign_cpu_percent=c + mt)
+             for mt in (10, 40) for c in (5, 10, 20)]                 # foreign CPU largest at 20 + 40 = 60 %
     run = tmp_path / "SYNTHETIC-noisy"
     run.mkdir()
     (run / "cells.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cells))
@@ -229,6 +230,7 @@ def test_synthetic_run_with_every_point_flagged_says_nothing_was_checked(tmp_pat
     text = advice.advice_text.render(a)
     assert "Not checked against this machine" in text and "no valid point to judge" in text
     assert "6 cell(s) flagged noisy_host" in text and "no valid unqueued point measured it" in text
+    assert "other processes took up to 60 % of a core" in text
 
 
 def test_advice_without_a_workload_still_reports_the_machine(busy_run):
