@@ -47,13 +47,26 @@ def our_processes(marker: str) -> list[psutil.Process]:
 
 def test_quick_profile_end_to_end(tmp_path, report_figure):
     out = tmp_path / "quick"
-    done = subprocess.run([RUN_ALL, "--quick", "--out", str(out)], capture_output=True, text=True, timeout=420,
+    done = subprocess.run([RUN_ALL, "--quick", "--out", str(out)], capture_output=True, text=True, timeout=600,
                           env=marked_env(str(out)))
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "10 cells, 10 to run" in done.stderr
-    cells = {r["cell_id"]: r for r in records(out)}
-    assert len(cells) == 10 and all(r["status"] == "ok" for r in cells.values())
     meta = json.loads((out / "metadata.json").read_text())
+    assert "20 cells (10 points x 2 rounds), 20 to run" in done.stderr
+    cells = {r["cell_id"]: r for r in records(out)}
+    assert len(cells) == 20 and all(r["status"] == "ok" for r in cells.values())
+    order = [r["point_id"] for r in records(out)]
+    assert set(order[:10]) == set(order[10:]) and len(set(order)) == 10      # every point once, then again
+    points = {p["point_id"]: p for p in map(json.loads, (out / "points.jsonl").read_text().splitlines())}
+    assert len(points) == 10 and all(p["n"] == 2 and p["failed"] == 0 for p in points.values())
+    for point in points.values():
+        rps = point["figures"]["rps"]
+        assert rps["ci95_low"] <= rps["mean"] <= rps["ci95_high"] and rps["method"] == "student-t over launches"
+        p99 = point["figures"]["latency_ms.p99"]
+        assert p99["value_method"] == "wrk histograms of all launches added"
+        assert min(cells[c]["latency_ms"]["p99"] for c in point["cells"]) <= p99["value"] <= \
+            max(cells[c]["latency_ms"]["p99"] for c in point["cells"])
+    assert all(r["steal_percent"] is not None and r["tcp_passive_opens"] is not None for r in cells.values())
+    assert meta["config"]["run"]["shuffle_seed"] and meta["noise_floor"]["cores"] >= 1
     assert meta["machine"]["cores"] and meta["versions"]["wrk"] and meta["versions"]["tomcat"]
     assert meta["config"]["name"] == "quick" and meta["wall_s"] > 0
 
