@@ -50,15 +50,16 @@ def request(port: int, method: str, path: str, headers: dict | None = None, time
 @dataclass(frozen=True)
 class Timed:
     """One request's times, read on the thread that sent it (perf_counter: one clock for every thread)."""
-    sent: float          # just before its bytes went out on a connection opened beforehand
+    sent: float          # just before its bytes went out (sent apart: before its connection was opened)
     answered: float      # after the whole answer was read
     status: int
 
 
 def timed_requests(port: int, path: str, count: int, apart_s: float = 0.0) -> list[Timed]:
-    """`count` GETs, each on its own connection opened beforehand. Together (apart_s=0: released at once), or
-    each sent `apart_s` after the one before it was sent. The clock starts on the sending thread as the request
-    goes out: a thread the machine schedules late cannot shorten what is measured."""
+    """`count` GETs, each on its own connection. Together (apart_s=0: connections opened beforehand, the requests
+    released at once), or each sent `apart_s` after the one before it was sent, on a connection opened then (which
+    process of a prefork server accepts it is part of what such a test measures). The clock starts on the sending
+    thread as the request goes out: a thread the machine schedules late cannot shorten what is measured."""
     ready = Barrier(count, timeout=60)
     sent_events = [Event() for _ in range(count)]
     sent_at = [0.0] * count
@@ -66,9 +67,10 @@ def timed_requests(port: int, path: str, count: int, apart_s: float = 0.0) -> li
     def one(i: int) -> Timed:
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         try:
-            conn.connect()
-            ready.wait()
-            if apart_s and i:
+            if not apart_s:
+                conn.connect()
+                ready.wait()
+            elif i:
                 sent_events[i - 1].wait()
                 time.sleep(max(0.0, sent_at[i - 1] + apart_s - time.perf_counter()))
             sent_at[i] = time.perf_counter()
@@ -88,12 +90,6 @@ def timed_requests(port: int, path: str, count: int, apart_s: float = 0.0) -> li
 def span_s(timed: list[Timed]) -> float:
     """From the first request sent to the last answer read."""
     return max(t.answered for t in timed) - min(t.sent for t in timed)
-
-
-def send_spread_s(timed: list[Timed]) -> float:
-    """How far apart the requests that were meant to go together went out (the client's lateness, not the
-    server's: printed beside a failed bound)."""
-    return max(t.sent for t in timed) - min(t.sent for t in timed)
 
 
 def timed_parallel(port: int, path: str, parallel: int) -> tuple[float, list[int]]:
