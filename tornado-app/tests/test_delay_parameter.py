@@ -18,14 +18,18 @@ def test_rejects(values):
 
 
 def test_the_async_wait_sleeps_again_when_the_timer_fires_early(monkeypatch):
+    """On a clock of the test's own, which only the timer moves: a busy machine cannot make the first timer late
+    enough to hide its being early (binary fractions: the sums are exact)."""
     import asyncio
     from crossbench_contract import delay
-    real_sleep, calls = asyncio.sleep, []
+    real_sleep, calls, clock = asyncio.sleep, [], [1024.0]
 
     async def early_once(seconds):          # a timer that fires 2 ms early the first time, as uvloop's can
         calls.append(seconds)
-        await real_sleep(seconds - 0.002 if len(calls) == 1 else seconds)
+        clock[0] += seconds - 2 ** -9 if len(calls) == 1 else seconds
+        await real_sleep(0)
     monkeypatch.setattr(delay.asyncio, "sleep", early_once)
+    monkeypatch.setattr(delay.time, "monotonic", lambda: clock[0])
     started = time.monotonic()
-    asyncio.run(delay.sleep_at_least(0.05))
-    assert time.monotonic() - started >= 0.05 and len(calls) >= 2 and calls[1] <= 0.003
+    asyncio.run(delay.sleep_at_least(2 ** -4))
+    assert time.monotonic() - started >= 2 ** -4 and len(calls) >= 2 and calls[1] <= 0.003
