@@ -165,11 +165,12 @@ def resolved(knee: Knee, points: list[dict], threshold: float) -> bool | None:
     else:
         last = max(i for i, p in enumerate(points) if p["ratio"] <= threshold)
         judged = points[last:]
-    if any(p["ratio_low"] is None for p in judged):
+    if any(point["ratio_low"] is None for point in judged):
         return None
-    under = [p for p in judged if p["ratio"] <= threshold]
-    over = [p for p in judged if p["ratio"] > threshold]
-    return all(p["ratio_high"] <= threshold for p in under) and all(p["ratio_low"] > threshold for p in over)
+    under = [point for point in judged if point["ratio"] <= threshold]
+    over = [point for point in judged if point["ratio"] > threshold]
+    return all(point["ratio_high"] <= threshold for point in under) and \
+        all(point["ratio_low"] > threshold for point in over)
 
 
 def disagreement(knee: Knee, seed: Knee, used: str) -> str | None:

@@ -14,7 +14,7 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
-from . import experiment, loadgen, metadata, oskit, paths, points, precision, servers, stack
+from . import experiment, faults, loadgen, metadata, oskit, paths, points, precision, servers, stack
 from .cell import CellContext, failed_record, run_cell
 from .database import DatabaseError
 from .database.remote import RemoteDatabase
@@ -280,6 +280,15 @@ def write_points(run_dir: RunDir, config: dict) -> list[dict]:
         return []
 
 
+def stopped_by_environment(error: Exception, run_dir: RunDir, total: int) -> int:
+    """A full or read-only results disk, a tool gone: one line, the finished records kept (faults.py)."""
+    message = faults.stop_message(error, run_dir.path, len(run_dir.finished_ids()), total)
+    if message is None:
+        raise error
+    print(f"\n{message}", file=sys.stderr)
+    return faults.EXIT_CODE
+
+
 def measured(run_dir: RunDir) -> dict[str, dict]:
     """The run's records so far by cell id (the last one of a cell that was run again)."""
     return {record["cell_id"]: record for record in run_dir.records()}
@@ -306,7 +315,14 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     interrupt_on_signals()
     with ExitStack() as remote:      # the hosts' SSH masters: closed last, whatever happens
-        return run(args, remote)
+        try:
+            return run(args, remote)
+        except OSError as e:          # the run directory unwritable outside a cell (faults.py)
+            line = faults.write_error_line(e)
+            if line is None:
+                raise
+            print(line, file=sys.stderr)
+            return faults.EXIT_CODE
 
 
 def run(args, remote: ExitStack) -> int:
@@ -355,6 +371,9 @@ def run(args, remote: ExitStack) -> int:
         print(f"\nrun_all: interrupted; {len(run_dir.finished_ids())} cells kept in {run_dir.path}; "
               f"finish with: ./runner/run_all.sh --resume {run_dir.path}", file=sys.stderr)
         return 130
+    except (faults.EnvironmentFault, OSError) as e:
+        progress.close()
+        return stopped_by_environment(e, run_dir, len(cells))
     finally:
         if database:
             database.stop()

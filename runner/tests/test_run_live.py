@@ -6,7 +6,6 @@ import json
 import os
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import psutil
@@ -14,15 +13,12 @@ import pytest
 
 from crossbench import paths
 from live_servers import build_missing_reason
+from testkit import records, wait_until
 
 pytestmark = [pytest.mark.live,
               pytest.mark.skipif(build_missing_reason() is not None, reason=str(build_missing_reason()))]
 
 RUN_ALL = str(paths.RUNNER / "run_all.sh")
-
-
-def records(run_dir: Path) -> list[dict]:
-    return [json.loads(line) for line in (run_dir / "cells.jsonl").read_text().splitlines()]
 
 
 MARKER = "CROSSBENCH_TEST_RUN"
@@ -112,6 +108,27 @@ def test_every_server_is_measured_once(tmp_path, report_figure):
     assert our_processes(str(out)) == []
 
 
+def measuring_wrk(marker: str) -> list[psutil.Process]:
+    """The run's wrk (small_run has no warm-up: a wrk is a measured window)."""
+    found = []
+    for proc in our_processes(marker):
+        try:
+            if proc.name() == "wrk":
+                found.append(proc)
+        except (psutil.NoSuchProcess, psutil.ZombieProcess):
+            continue
+    return found
+
+
+def server_under_wrk(run: subprocess.Popen, out: Path) -> psutil.Process | None:
+    """The run's Tomcat while its wrk runs; None before."""
+    if not any(c.name() == "wrk" for c in psutil.Process(run.pid).children(recursive=True)):
+        return None
+    return next((p for p in psutil.process_iter(["cmdline"])
+                 if str(out) in " ".join(p.info["cmdline"] or []) and "Bootstrap" in " ".join(p.info["cmdline"] or [])),
+                None)
+
+
 def small_run(out: Path, *extra: str) -> list[str]:
     return [RUN_ALL, "--experiment", "quick", "--out", str(out), "--groups", "delay", "--servers", "tomcat",
             "--concurrency", "2,3,4", "--delays", "200", "--duration", "2", "--warmup", "0", "--no-analysis",
@@ -123,11 +140,9 @@ def test_sigterm_keeps_finished_cells_and_resume_runs_only_the_rest(tmp_path):
     proc = subprocess.Popen(small_run(out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=marked_env(str(out)))
     try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline and not ((out / "cells.jsonl").exists() and records(out)):
-            time.sleep(0.2)
-        assert records(out), "the first cell never finished"
-        time.sleep(1.5)              # into the second cell: a server and wrk are running
+        wait_until(lambda: records(out), 90, "the first cell to finish")
+        # into the second cell: a server and wrk are running
+        wait_until(lambda: measuring_wrk(str(out)), 60, "wrk measuring the second cell")
         proc.send_signal(signal.SIGTERM)
         _, stderr = proc.communicate(timeout=60)
     finally:
@@ -152,17 +167,8 @@ def test_a_server_that_dies_fails_its_cell_and_the_run_goes_on(tmp_path):
     proc = subprocess.Popen(small_run(out, "--duration", "4"), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
-        victim = None
-        deadline = time.monotonic() + 60
-        while victim is None and time.monotonic() < deadline:
-            for candidate in psutil.Process(proc.pid).children(recursive=True):
-                if candidate.name() == "wrk":   # measuring: now kill the server under it
-                    victim = next(p for p in psutil.process_iter(["cmdline"])
-                                  if str(out) in " ".join(p.info["cmdline"] or []) and "Bootstrap" in
-                                  " ".join(p.info["cmdline"] or []))
-                    break
-            time.sleep(0.1)
-        assert victim is not None
+        # measuring: now kill the server under it
+        victim = wait_until(lambda: server_under_wrk(proc, out), 60, "wrk measuring the first cell")
         os.kill(victim.pid, signal.SIGKILL)
         _, stderr = proc.communicate(timeout=120)
     finally:
