@@ -11,6 +11,8 @@ is the same value unless p / 100 * n is a whole number, where oha's is the next 
 from __future__ import annotations
 
 import os
+import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +37,30 @@ class Request:
 def tools_dir() -> Path:
     """Where runner/install-openloop.sh builds the pinned tools: <dir>/<tool>-<version>/bin/<tool>."""
     return Path(os.environ.get("CROSSBENCH_TOOLS") or Path.home() / ".cache" / "crossbench" / "tools")
+
+
+@dataclass(frozen=True)
+class PinnedTool:
+    """A generator built pinned into the tools cache by install-openloop.sh (oha, k6): where its binary is, and
+    what version it reports (`version_argv` prints it, `version_pattern`'s group reads it)."""
+    name: str
+    version: str
+    version_argv: tuple[str, ...]
+    version_pattern: str
+
+    def binary(self) -> str | None:
+        """The pinned build in the tools cache, else one on PATH, else None."""
+        cached = cached_binary(self.name, self.version)
+        return str(cached) if cached.exists() else shutil.which(self.name)
+
+    def available(self) -> bool:
+        return self.binary() is not None
+
+    def installed_version(self) -> str:
+        from . import process
+        found = re.search(self.version_pattern, process.probe([self.binary() or self.name, *self.version_argv]),
+                          re.MULTILINE)
+        return found.group(1) if found else "unknown"
 
 
 def cached_binary(tool: str, version: str) -> Path:
