@@ -196,10 +196,9 @@ def noise_figures(plan: CellPlan, ctx: CellContext, measurement, shared: dict) -
         return {k: None for k in ("steal_percent", "foreign_cpu_percent", "harness_cpu_percent",
                                   "tcp_passive_opens", "requests_per_connection")}
     before, after = measurement.noise
-    ours = sum(shared.get(k) or 0 for k in ("cpu_percent", "loadgen_cpu_percent", "db_cpu_percent",
-                                             "proxy_cpu_percent", "pooler_cpu_percent"))
     cores = tuple(sorted({*plan.server_cpus, *plan.loadgen_cpus})) if plan.server_cpus and plan.loadgen_cpus else ()
-    return {**noise.window(before, after, cores, ours), **noise.connections(before, after, shared.get("requests"))}
+    return {**noise.window(before, after, cores, shared.get("loadgen_cpu_percent") or 0.0),
+            **noise.connections(before, after, shared.get("requests"))}
 
 
 def cell_flags(plan: CellPlan, window: dict) -> list[str]:

@@ -140,3 +140,23 @@ def test_an_interrupted_adaptive_run_resumes_its_planned_launches_and_runs_none_
     again = precision.next_round(resumed, run_dir.records(), run)
     assert {c.repetition for c in again} == {4}                     # still imprecise: a fourth, the maximum
     assert not set(c.cell_id for c in again) & run_dir.finished_ids()
+
+
+def test_noise_foreign_cpu_is_the_cores_user_and_system_time_less_ours_and_steal_is_apart():
+    from crossbench.sampling.noise import Snapshot, connections, flags, window
+    import os
+    me = (os.getpid(), 1.0)
+    # one second; core 0: 0.5 s user+system, core 1: 1.0 s, of which the runner's tree 0.7 s and wrk 0.3 s
+    before = Snapshot(10.0, [(100.0, 40.0, 1.0), (100.0, 50.0, 0.0)], 1000, {me: 5.0, (4242, 2.0): 20.0})
+    after = Snapshot(11.0, [(101.0, 40.5, 1.0), (101.0, 50.94, 0.06)], 1010, {me: 5.1, (4242, 2.0): 20.6,
+                                                                              (777, 10.5): 3.0})
+    figures = window(before, after, (0, 1), loadgen_percent=30.0)
+    assert figures["steal_percent"] == pytest.approx(3.0)          # 0.06 of 2 s of the two cores
+    assert figures["foreign_cpu_percent"] == pytest.approx(144 - 70 - 30, abs=0.1)   # the new pid is not ours
+    assert figures["harness_cpu_percent"] == pytest.approx(10.0)
+    assert flags(figures, keepalive=True, concurrency=10) == ["noisy_host"]
+    wire = connections(before, after, requests=4000)
+    assert wire == {"tcp_passive_opens": 10, "requests_per_connection": 400.0}
+    closing = {"tcp_passive_opens": 3900, "requests_per_connection": 1.03, "foreign_cpu_percent": 1.0}
+    assert flags(closing, keepalive=True, concurrency=10) == ["server_closed_connections"]
+    assert flags(closing, keepalive=False, concurrency=10) == []
