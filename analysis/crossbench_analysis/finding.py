@@ -1,0 +1,199 @@
+"""One finding: a sentence computed from a run's points, with its figure, the figure's interval, the chart and
+the cells it rests on, and the cells that were left out and why. The helpers the finding families share: which
+points count (valid ones; flagged and failed ones are left out with their reasons), a figure of a point, and
+numbers in words.
+
+Points come from `crossbench.points` (points.jsonl, or computed from cells.jsonl for older runs) when the runner
+has it; until then `local_points` below builds the same shape from the cells (value = mean over the counted
+launches, no interval with one launch)."""
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+
+from .runinfo import Run, get, num
+
+THRESHOLD = 1.1            # the bend: the efficiency ratio above this for good
+REPETITION = re.compile(r"-r\d+$")
+POINT_FIGURES = ("rps", "latency_ms.p50", "latency_ms.p99", "latency_ms.p999", "efficiency_ratio",
+                 "latency_ratio", "threads_peak", "cpu_percent", "rss_peak_mb")
+IDENTITY = ("experiment", "group", "server", "endpoint", "concurrency", "delay_ms", "rate", "setting",
+            "parallel_limit", "kind", "loadgen")
+
+
+@dataclass
+class Finding:
+    family: str                 # the section it belongs to (the experiment family)
+    sentence: str
+    label: str = ""                    # what the figure is ("efficiency ratio at C=400")
+    figure: float | None = None
+    unit: str = ""
+    interval: list | None = None       # [low, high], 95 %, over launches; None with one launch
+    n: int | None = None               # launches behind the figure
+    method: str = ""
+    basis: str = ""                    # what the figure rests on when it is not launches of one point
+    digits: int = 3                    # significant figures of a figure without an interval
+    chart: str | None = None           # a chart name (charts/<chart>.png)
+    cells: list[str] = field(default_factory=list)
+    left_out: list[dict] = field(default_factory=list)    # [{"cell": id, "reason": "flags"}]
+
+    @property
+    def figure_text(self) -> str:
+        if self.figure is None:
+            return ""
+        unit = f" {self.unit}" if self.unit else ""
+        label = f"{self.label}: " if self.label else ""
+        if self.interval and None not in self.interval:
+            half = (self.interval[1] - self.interval[0]) / 2
+            digits = decimals_for(half, 2)
+            return f"{label}{self.figure:,.{digits}f} \u00b1 {half:,.{digits}f}{unit} (95 %, {self.n} launches)"
+        launches = self.basis or (f"{self.n} launch" + ("es" if self.n != 1 else "") if self.n else "launches unknown")
+        return f"{label}{sig(self.figure, self.digits)}{unit} ({launches})"
+
+    def to_dict(self, charts: set[str]) -> dict:
+        """findings.json's record; the chart as its file, or None when the run has no such chart."""
+        out = asdict(self)
+        out["chart"] = f"charts/{self.chart}.png" if self.chart in charts else None
+        out["chart_name"] = self.chart if self.chart in charts else None
+        out["figure_text"] = self.figure_text
+        return out
+
+
+def decimals_for(value: float, figures: int) -> int:
+    if not value:
+        return 0
+    return max(0, figures - 1 - math.floor(math.log10(abs(value))))
+
+
+def sig(value: float | None, figures: int = 3) -> str:
+    """A number with `figures` significant figures, never in exponent form: 1.5 -> '1.5', 2710.4 -> '2,710'."""
+    if value is None:
+        return "?"
+    if value == 0:
+        return "0"
+    return f"{value:,.{decimals_for(value, figures)}f}"
+
+
+# ---------------------------------------------------------------------------------------------- points
+
+T975 = [12.71, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131]
+
+
+def aggregate(values: list[float]) -> dict | None:
+    """A figure over launches: the mean, and a Student-t 95 % interval with two or more."""
+    values = [v for v in values if v is not None]
+    if not values:
+        return None
+    n = len(values)
+    mean = sum(values) / n
+    if n == 1:
+        return {"value": mean, "mean": mean, "ci95_low": None, "ci95_high": None, "n": 1,
+                "method": "one launch: no interval"}
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    half = (T975[n - 2] if n - 2 < len(T975) else 1.96) * sd / math.sqrt(n)
+    return {"value": mean, "mean": mean, "ci95_low": mean - half, "ci95_high": mean + half, "n": n,
+            "method": "student-t over launches"}
+
+
+def point_id(cell: dict) -> str:
+    return cell.get("point_id") or REPETITION.sub("", str(cell.get("cell_id")))
+
+
+def local_points(cells: list[dict]) -> list[dict]:
+    """points.jsonl's shape from cell records (see points-schema: cells, n, failed, flags, valid, figures)."""
+    grouped: dict[str, list[dict]] = defaultdict(list)
+    for c in cells:
+        grouped[point_id(c)].append(c)
+    out = []
+    for pid, launches in grouped.items():
+        counted = [c for c in launches if c.get("status") == "ok"]
+        flags = sorted({str(f) for c in counted for f in c.get("flags") or []})
+        figures = {name: agg for name in POINT_FIGURES
+                   if (agg := aggregate([num(get(c, name)) for c in counted])) is not None}
+        out.append({"point_id": pid, **{k: launches[0].get(k) for k in IDENTITY},
+                    "cells": [c["cell_id"] for c in counted], "n": len(counted),
+                    "failed": len(launches) - len(counted), "flags": flags, "valid": bool(counted) and not flags,
+                    "figures": figures, "records": launches})
+    return out
+
+
+def load_points(run: Run) -> list[dict]:
+    """Each point of the run, with its launches' records under "records" (the cells findings also read)."""
+    return local_points(run.cells)
+
+
+def figure(point: dict, name: str) -> dict | None:
+    """A point's figure: from points' figures, else the mean of its counted launches' field `name`."""
+    found = point["figures"].get(name)
+    if found is not None:
+        return found
+    return aggregate([num(get(c, name)) for c in point["records"] if c.get("status") == "ok"])
+
+
+def value(point: dict, name: str) -> float | None:
+    found = figure(point, name)
+    return found["value"] if found else None
+
+
+def split(points: list[dict]) -> tuple[list[dict], list[dict]]:
+    """(valid points, left-out records [{cell, reason}]): flagged points and failed launches are left out."""
+    good = [p for p in points if p["valid"]]
+    left = []
+    for p in points:
+        for c in p["records"]:
+            if c.get("status") != "ok":
+                left.append({"cell": c["cell_id"], "reason": f"failed: {c.get('error') or c.get('status')}"})
+            elif not p["valid"]:
+                left.append({"cell": c["cell_id"], "reason": ", ".join(str(f) for f in c.get("flags") or [])
+                             or ", ".join(p["flags"])})
+    return good, left
+
+
+def cells_of(points: list[dict]) -> list[str]:
+    return [cid for p in points for cid in p["cells"]]
+
+
+def with_figure(finding: Finding, point: dict, name: str, unit: str = "", label: str = "", digits: int = 3) -> Finding:
+    """Sets the finding's figure from a point's figure `name`: its value, interval, launches and method."""
+    found = figure(point, name)
+    finding.label, finding.digits = label, digits
+    if found:
+        finding.figure, finding.n, finding.method, finding.unit = found["value"], found.get("n"), \
+            found.get("method", ""), unit
+        low, high = found.get("ci95_low"), found.get("ci95_high")
+        finding.interval = [low, high] if low is not None and high is not None else None
+    return finding
+
+
+def left_note(left: list[dict]) -> str:
+    """'; 2 cells left out (flagged: timeouts)' or ''."""
+    if not left:
+        return ""
+    return f" ({len(left)} cell{'s' if len(left) != 1 else ''} left out, {reasons(left)})"
+
+
+def reasons(left: list[dict]) -> str:
+    """'flagged few_completions (1), ratio_disagreement (2)': each flag once, with how many cells had it."""
+    counts: dict[str, int] = {}
+    for entry in left:
+        for reason in entry["reason"].split(", "):
+            counts[reason] = counts.get(reason, 0) + 1
+    return "flagged " + ", ".join(f"{r} ({n})" if len(left) > 1 else r for r, n in sorted(counts.items()))
+
+
+def all_flagged(family: str, what: str, left: list[dict], chart: str | None) -> Finding:
+    """The finding a topic gets when every one of its cells was left out: it says so instead of vanishing."""
+    return Finding(family, f"{what}: no figure, every cell of it was left out ({len(left)}, {reasons(left)}).",
+                   chart=chart, left_out=left)
+
+
+def who(point: dict) -> str:
+    """The server's setting in words, e.g. 'tomcat maxThreads=200' or 'tornado'."""
+    return str(point.get("setting") or point.get("server") or "?")
+
+
+def delay_text(point: dict) -> str:
+    delay = num(point.get("delay_ms")) or 0
+    return f"{delay / 1000:g} s" if delay >= 1000 else f"{delay:g} ms"
