@@ -11,7 +11,7 @@ do for [p=1:panels] {
     f = pfile(p)
     set title ptitle(p) font ',12'
     if (pkey(p)) { set key on } else { set key off }
-    if (first_column(p)) { set ylabel 'efficiency ratio (1 = no added wait)' } else { unset ylabel }
+    if (first_column(p)) { set ylabel 'efficiency ratio (C / rps / delay; no unit, 1 = no added wait)' } else { unset ylabel }
     if (pvalues(p) == 0) { @NO_VALUES }
     plot 1 with lines dt 2 lw 1.5 lc rgb 'black' title 'ideal 1.0', \
          for [i=1:pn(p)] f index i-1 using 1:'efficiency_ratio' smooth unique with lines lw 2.5 \

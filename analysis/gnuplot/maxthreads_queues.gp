@@ -8,8 +8,8 @@ load 'common.gp'
 set multiplot layout 1,1 title title font ',14' margins 0.07,0.92,0.14,0.90
 set logscale x 10
 set xlabel 'concurrent clients (log scale)'
-set ylabel 'responses per second / connections'
-set y2label 'errors counted by the load generator'
+set ylabel 'responses per second (req/s) / connections held (count)'
+set y2label 'errors counted by the load generator (count)'
 f = file_1
 stats f using (column('connect') + column('read') + column('write') + column('timeout') + \
     column('non_2xx')) nooutput

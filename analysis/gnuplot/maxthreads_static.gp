@@ -5,7 +5,7 @@
 load 'common.gp'
 set multiplot layout 1,1 title title font ',14' @MARGINS
 set xlabel 'Tomcat setting'
-set ylabel 'responses per second (requests / measured window)'
+set ylabel 'responses per second (req/s: requests / measured window)'
 set xrange [-0.6:nsettings - 0.4]
 set yrange [0:*]
 p = 1
