@@ -190,8 +190,18 @@ def all_flagged(family: str, what: str, left: list[dict], chart: str | None) -> 
 
 
 def who(point: dict) -> str:
-    """The server's setting in words, e.g. 'tomcat maxThreads=200' or 'tornado'."""
-    return str(point.get("setting") or point.get("server") or "?")
+    """The server's setting in words, e.g. 'tomcat maxThreads=200' or 'tornado' (built from the record's
+    executor, maxThreads or processes where an older record has no `setting`)."""
+    if point.get("setting"):
+        return str(point["setting"])
+    record = point["records"][0]
+    server = str(record.get("server") or "?")
+    if record.get("executor") == "virtual":
+        return f"{server} virtual"
+    if record.get("executor"):
+        return f"{server} maxThreads={record.get('max_threads')}"
+    processes = num(record.get("processes")) or 1
+    return server + (f" x{processes:g}" if processes > 1 else "")
 
 
 def delay_text(point: dict) -> str:

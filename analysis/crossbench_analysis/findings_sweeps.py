@@ -8,6 +8,7 @@ from collections import defaultdict
 
 from .finding import (THRESHOLD, Finding, all_flagged, cells_of, delay_text, left_note, sig, split, value, who,
                       with_figure)
+from .knees import predicted_knee
 from .runinfo import num
 
 DB_ENDPOINTS = ("/db", "/queries", "/db/kv", "/db/slow")
@@ -65,7 +66,7 @@ def bends(family: str, points: list[dict], chart: str = "efficiency") -> list[Fi
 
 
 def why_ratio(point: dict) -> str:
-    c, limit = num(point.get("concurrency")) or 0, num(point.get("parallel_limit"))
+    c, limit = num(point.get("concurrency")) or 0, num(predicted_knee(point["records"][0]))
     cpu = value(point, "cpu_percent")
     busy = f"; the server's CPU was {sig(cpu, 2)} % of one core" if cpu is not None else ""
     if limit and c > limit:
@@ -206,7 +207,7 @@ def open_loop(family: str, points: list[dict], chart: str = "openloop_latency") 
                 break
             sustained.append(p)
         where = f"{name} ({endpoint}, {delay_text(pts[0])} delay, group {group})"
-        limit, d = num(pts[0].get("parallel_limit")), num(delay) or 0
+        limit, d = num(predicted_knee(pts[0]["records"][0])), num(delay) or 0
         predicted = f"; its parallel limit predicts {sig(limit * 1000 / d, 2)} req/s" if limit and d else ""
         if not sustained:
             out.append(all_flagged(family, f"The highest rate {where} sustained", left, chart))

@@ -154,3 +154,8 @@ def test_analysis_writes_findings_json_md_and_puts_them_first_in_the_report(tmp_
     html = (run / "report.html").read_text()
     assert html.index('id="findings"') < html.index('id="charts"')
     assert findings.text(run).splitlines()[1].strip().startswith(records[0]["sentence"])
+
+
+def test_the_efficiency_chart_draws_the_findings_threshold():
+    from crossbench_analysis import finding, seed002
+    assert seed002.BEND == finding.THRESHOLD
