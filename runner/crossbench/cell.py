@@ -18,6 +18,7 @@ from .drivers import DRIVERS, Measurement
 from .experiment import CellPlan
 from .loadgen.base import LoadResult
 from .metadata import now_iso
+from .sampling import noise
 from .sampling.process_tree import ProcessTreeSampler, summarize
 from . import servers
 from .servers import RunningServer, ServerSpec, free_port
@@ -173,7 +174,9 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
     for prefix, side in sides.items():
         shared.update(side_figures(prefix, side, measurement.t0, measurement.t1))
     shared.update(figures)
-    flags = list(dict.fromkeys([*measurement.flags, *cell_flags(plan, window), *database_flags(ctx, db_url)]))
+    shared.update(noise_figures(plan, ctx, measurement, shared))
+    flags = list(dict.fromkeys([*measurement.flags, *cell_flags(plan, window), *database_flags(ctx, db_url),
+                                *noise.flags(shared, plan.keepalive, plan.concurrency)]))
     shared.update(flags=flags, valid=not flags, time_wait_drain_s=round(drained_s, 1))
     cell_record = contract.merge(shared, measurement.extra, plan.kind)
     if "loadgen_saturated" in flags and cell_record["rps_steady"] is not None:
@@ -181,6 +184,19 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
         cell_record.update(rps_steady=None, rps_steady_method="null: the load generator was saturated, so time "
                                                               "between its requests is missing from the latency")
     return cell_record
+
+
+def noise_figures(plan: CellPlan, ctx: CellContext, measurement, shared: dict) -> dict:
+    """Steal and foreign CPU on the cell's cores, and connections accepted, in the window: this machine's
+    counters, so only for what runs here (null for a server or load on hosts of their own)."""
+    if ctx.server_host or ctx.load_hosts or not measurement.noise:
+        return {k: None for k in ("steal_percent", "foreign_cpu_percent", "harness_cpu_percent",
+                                  "tcp_passive_opens", "requests_per_connection")}
+    before, after = measurement.noise
+    ours = sum(shared.get(k) or 0 for k in ("cpu_percent", "loadgen_cpu_percent", "db_cpu_percent",
+                                             "proxy_cpu_percent", "pooler_cpu_percent"))
+    cores = tuple(sorted({*plan.server_cpus, *plan.loadgen_cpus})) if plan.server_cpus and plan.loadgen_cpus else ()
+    return {**noise.window(before, after, cores, ours), **noise.connections(before, after, shared.get("requests"))}
 
 
 def cell_flags(plan: CellPlan, window: dict) -> list[str]:
@@ -205,7 +221,9 @@ def run_phases(driver, plan: CellPlan, ctx: CellContext, server: RunningServer, 
     sampler.set_phase("measure")
     ctx.report("measure", sampler)
     t0 = time.time()
+    before = noise.Snapshot.take()
     measurement = driver.measure(plan, ctx, server, sampler)
+    measurement.noise = (before, noise.Snapshot.take())
     t1 = time.time()
     sampler.set_phase("cooldown")
     time.sleep(TAIL_SAMPLES_S)

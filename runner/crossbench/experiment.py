@@ -19,7 +19,8 @@ STATIC_FILES = ("index.html", "big.jpg", "small.png")
 MAX_CONCURRENCY = 20_000
 
 RUN_KEYS = {"duration_s", "warmup_s", "repetitions", "shuffle", "shuffle_seed", "loadgen", "keepalive", "servers",
-            "server_cpus", "loadgen_cpus", "loadgen_threads", "pipeline", "rates", "db_url"}
+            "server_cpus", "loadgen_cpus", "loadgen_threads", "pipeline", "rates", "db_url",
+            "precision", "min_launches", "max_launches"}
 ANALYSIS_KEYS = {"knees"}         # knees = true: print the knees analysis found at the end of the run
 GROUP_KEYS = {"name", "kind", "endpoint", "concurrency", "delays_ms", "rates", "rate_shares", "peak_loadgen", "options",
               "proxy", "db_pool_total", "pooler", "pooler_pool", "worker_sweep", *servers.PLUGINS}
@@ -32,7 +33,10 @@ POOLERS = ("pgbouncer",)
 AUTO_RATES = "auto"
 AUTO_SHARES = (0.1, 0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.2)
 PEAK_LOADGEN = "wrk"
-RUN_DEFAULTS = {"repetitions": 1, "shuffle": False, "shuffle_seed": 0, "keepalive": True, "loadgen": "wrk",
+# precision = P: launch each point until its headline figure's 95 % interval is within P of its mean, between
+# min_launches and max_launches launches (crossbench.precision); repetitions then only sets the first rounds.
+RUN_DEFAULTS = {"repetitions": 1, "shuffle": True, "shuffle_seed": None, "keepalive": True, "loadgen": "wrk",
+                "precision": None, "min_launches": 2, "max_launches": 6,
                 "server_cpus": [], "loadgen_cpus": [], "loadgen_threads": 1,
                 "pipeline": 1, "servers": ["tomcat", "tornado"]}
 
@@ -70,6 +74,15 @@ class CellPlan:
     sweep: str | None = None             # worker_sweep groups: the series this cell is a step of
     sweep_step: int | None = None        # ... and its process count (1, 2, 3, ... up to 2 x cores + 1)
     options: dict = field(default_factory=dict)   # the group's driver options, as in the experiment file
+    point_id: str = ""                   # what is measured with which settings: the cell_id but its repetition
+
+    def __post_init__(self):
+        if not self.point_id:            # plans written before points had ids (plan.json of schema 2 runs)
+            object.__setattr__(self, "point_id", point_of(self.cell_id))
+
+    def launch(self, repetition: int) -> "CellPlan":
+        """The same point launched once more (a later round)."""
+        return replace(self, repetition=repetition, cell_id=cell_id_of(self.point_id, repetition), index=0)
 
     @property
     def plugin(self) -> servers.ServerPlugin:
@@ -155,6 +168,8 @@ def apply_overrides(config: dict, overrides: dict) -> dict:
             raise ExperimentError(f"--groups: no group {', '.join(sorted(unknown))} in {config['name']}")
         config["group"] = [g for g in config["group"] if g["name"] in overrides["groups"]]
     validate(config)
+    if run.get("shuffle_seed") is None:      # drawn once, then recorded with the configuration (and reused by --resume)
+        run["shuffle_seed"] = random.SystemRandom().randrange(1, 1_000_000)
     return config
 
 
@@ -185,6 +200,7 @@ def validate(config: dict) -> None:
             fail(str(e))
     if not isinstance(run["repetitions"], int) or run["repetitions"] < 1:
         fail("repetitions must be a positive integer")
+    validate_precision(run, fail)
     if set(run["server_cpus"]) & set(run["loadgen_cpus"]):
         fail(f"server_cpus {run['server_cpus']} and loadgen_cpus {run['loadgen_cpus']} overlap; "
              "give them disjoint cores (or leave one empty to let the kernel place it)")
@@ -197,6 +213,20 @@ def validate(config: dict) -> None:
         validate_group(group, fail)
         for name, plugin in servers.PLUGINS.items():
             check_settings(plugin, server_section(config, group, name), f"group {group['name']}: [{name}]", fail)
+
+
+def validate_precision(run: dict, fail) -> None:
+    precision = run.get("precision")
+    if precision is not None and (isinstance(precision, bool) or not isinstance(precision, (int, float))
+                                  or not 0 < precision < 1):
+        fail(f"precision is a share of the mean between 0 and 1 (0.03 = within 3 %), not {precision!r}")
+    for key in ("min_launches", "max_launches"):
+        if isinstance(run[key], bool) or not isinstance(run[key], int) or run[key] < 1:
+            fail(f"{key} must be a positive integer, not {run[key]!r}")
+    if run["min_launches"] < 2 and precision is not None:
+        fail("min_launches must be at least 2 with a precision target (one launch has no interval)")
+    if run["min_launches"] > run["max_launches"]:
+        fail(f"min_launches {run['min_launches']} is above max_launches {run['max_launches']}")
 
 
 def check_settings(plugin: servers.ServerPlugin, section: dict, where: str, fail) -> None:
@@ -285,14 +315,31 @@ def expand(config: dict) -> list[CellPlan]:
                 for delay_ms in group.get("delays_ms") or [0]:
                     for concurrency in group["concurrency"]:
                         cells += group_cells(config, group, server, endpoint, settings, delay_ms, concurrency)
-    if run["shuffle"] and any(g.get("worker_sweep") for g in config["group"]):
-        raise ExperimentError("worker_sweep steps run in order (each decides whether the next runs): "
-                              "set shuffle = false")
-    if run["shuffle"]:
-        random.Random(run.get("shuffle_seed", 0)).shuffle(cells)
-        # a peak must be measured before the cells that offer shares of it
-        cells.sort(key=lambda cell: cell.peak_cell is not None)
-    return [replace(cell, index=position) for position, cell in enumerate(cells, 1)]
+    return [replace(cell, index=position) for position, cell in enumerate(in_rounds(cells, run), 1)]
+
+
+def in_rounds(cells: list[CellPlan], run: dict) -> list[CellPlan]:
+    """Run order: every point once (round 1), then every point again (round 2, ...), so drift on the machine
+    spreads over all configurations instead of landing on one. With shuffle, each round's order is drawn with
+    its own seed from the run's recorded shuffle_seed. A worker sweep's steps stay together and in order (each
+    decides whether the next runs); a peak cell (round 1) runs just before the round-1 cells offering shares of
+    it, so before all of them."""
+    rounds: dict[int, list[list[CellPlan]]] = {}
+    for cell in cells:
+        units = rounds.setdefault(cell.repetition, [])
+        home = next((u for u in units if (cell.sweep and u[0].sweep == cell.sweep) or
+                     (cell.peak_cell and u[0].cell_id == cell.peak_cell)), None)
+        home.append(cell) if home else units.append([cell])
+    ordered = []
+    for number, units in sorted(rounds.items()):
+        if run["shuffle"]:
+            random.Random(round_seed(run, number)).shuffle(units)
+        ordered += [cell for unit in units for cell in unit]
+    return ordered
+
+
+def round_seed(run: dict, number: int) -> int:
+    return (run.get("shuffle_seed") or 0) * 1000 + number
 
 
 def sweep_cores(run: dict) -> int:
@@ -330,13 +377,19 @@ def group_cells(config, group, server, endpoint, settings, delay_ms, concurrency
 
 
 def point_cells(config, group, server, endpoint, settings, delay_ms, concurrency) -> list[CellPlan]:
-    repetitions = range(1, config["run"]["repetitions"] + 1)
+    repetitions = range(1, first_rounds(config["run"]) + 1)
     point = (config, group, server, endpoint, settings, delay_ms, concurrency)
     if is_open_loop(config, group) and rates_of(config, group) == AUTO_RATES:
         peak = plan_cell(*point, 1, peak=True)
         return [peak] + [replace(plan_cell(*point, repetition, share=share), peak_cell=peak.cell_id)
                          for share in group.get("rate_shares", AUTO_SHARES) for repetition in repetitions]
     return [plan_cell(*point, repetition, rate) for rate in group_rates(config, group) for repetition in repetitions]
+
+
+def first_rounds(run: dict) -> int:
+    """Rounds planned before anything is measured: the repetitions asked, at least min_launches with a precision
+    target (further launches are decided from the figures: crossbench.precision)."""
+    return max(run["repetitions"], run["min_launches"]) if run.get("precision") else run["repetitions"]
 
 
 def is_open_loop(config: dict, group: dict) -> bool:
@@ -379,10 +432,10 @@ def plan_cell(config, group, server, endpoint, settings, delay_ms, concurrency, 
     if pooler:
         settings = {**settings, "db_prepared": False}      # PgBouncer 1.18 in transaction mode keeps none
         pool += f"-{pooler['name']}" + (f"{pooler['pool_size']}" if pooler["pool_size"] else "")
-    cell_id = f"{name}-{server}{variant}{via}{pool}-{slug}-c{concurrency}-d{delay_ms}{offered}-r{repetition}"
+    point_id = f"{name}-{server}{variant}{via}{pool}-{slug}-c{concurrency}-d{delay_ms}{offered}"
     sweep, step = sweep_of(group, server, settings, f"{via}{pool}-{slug}-c{concurrency}-d{delay_ms}{offered}")
     return CellPlan(
-        cell_id=cell_id, experiment=config["name"], group=group["name"], server=server, endpoint=endpoint,
+        cell_id=cell_id_of(point_id, repetition), point_id=point_id, experiment=config["name"], group=group["name"], server=server, endpoint=endpoint,
         concurrency=concurrency, delay_ms=delay_ms, duration_s=run["duration_s"], warmup_s=run["warmup_s"],
         repetition=repetition, loadgen=loadgen, keepalive=run["keepalive"],
         pipeline=run["pipeline"],
@@ -390,6 +443,16 @@ def plan_cell(config, group, server, endpoint, settings, delay_ms, concurrency, 
         loadgen_threads=run["loadgen_threads"], settings=dict(settings),
         kind=kind, options=dict(group.get("options", {})), rate=rate, rate_share=share, proxy=proxy,
         pooler=pooler, sweep=sweep, sweep_step=step)
+
+
+def cell_id_of(point_id: str, repetition: int) -> str:
+    return f"{point_id}-r{repetition}"
+
+
+def point_of(cell_id: str) -> str:
+    """The point a cell id measures: everything but its repetition suffix (-rN)."""
+    head, _, tail = cell_id.rpartition("-r")
+    return head if head and tail.isdigit() else cell_id
 
 
 def sweep_of(group: dict, server: str, settings: dict, rest: str) -> tuple[str | None, int | None]:

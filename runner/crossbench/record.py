@@ -8,7 +8,7 @@ replaced. Analysis reads only fields declared here or in a driver's FIELDS (chec
 """
 from __future__ import annotations
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # What changed, newest last (as pyperf keeps its format history): a reader can tell what it is holding.
 SCHEMA_HISTORY = {
@@ -19,6 +19,10 @@ SCHEMA_HISTORY = {
        "rps_steady null when the load generator was saturated; failed cells say whether the server died "
        "(server_died is decided from the server process, not from the error text); open-loop cells: rate, "
        "rate_share and peak_cell (rates = \"auto\"), the open_loop driver's figures",
+    3: "points and launches: point_id (the cell_id without its repetition; a record's repetition is its launch), "
+       "rounds in a shuffled order (metadata: run.shuffle_seed), points.jsonl beside cells.jsonl; noise in the "
+       "window: steal_percent, foreign_cpu_percent, harness_cpu_percent, tcp_passive_opens, "
+       "requests_per_connection; flags noisy_host, server_closed_connections, and imprecise on points",
 }
 
 LATENCY_KEYS = ("mean", "p50", "p90", "p99", "max")
@@ -27,12 +31,14 @@ LATENCY_KEYS = ("mean", "p50", "p90", "p99", "max")
 SHARED = {
     "schema_version": "SCHEMA_VERSION of the runner that wrote the record",
     "index": "1-based position of the cell in the run's plan (the order cells run in)",
-    "cell_id": "unique within the run: group, server variant, endpoint, concurrency, delay, repetition",
+    "cell_id": "unique within the run: the point_id and the repetition (-rN)",
+    "point_id": "what was measured with which settings, everything but the repetition: analysis and compare "
+                "group launches by it (points.jsonl)",
     "experiment": "the experiment's name", "group": "the experiment group the cell belongs to",
     "server": "the server plug-in's name", "endpoint": "the endpoint measured (/static/* is the static mix)",
     "concurrency": "connections (closed loop) or probes in flight", "delay_ms": "the delay asked of /delay/*, 0 else",
     "duration_s": "the planned measured window", "warmup_s": "the planned unrecorded warm-up",
-    "repetition": "1-based repetition of the same cell", "loadgen": "the load generator that measured the cell",
+    "repetition": "1-based launch of the point (round N of the run; a fresh stack each time)", "loadgen": "the load generator that measured the cell",
     "keepalive": "false: one connection per request", "pipeline": "requests in flight per connection",
     "server_cpus": "cores the server was pinned to", "loadgen_cpus": "cores the load generator was pinned to",
     "loadgen_threads": "load generator threads", "kind": "the driver (crossbench.drivers)",
@@ -73,6 +79,14 @@ SHARED = {
     "loadgen_cpu_percent": "the load generator's CPU, percent of one core",
     "pool_current_peak": "Tomcat: connector pool threads (JMX)", "pool_busy_peak": "Tomcat: busy pool threads",
     "samples": "samples taken in the window",
+    "steal_percent": "CPU steal on the cell's cores in the window, percent of their time (hypervisor); null when "
+                     "the server or load ran on another host",
+    "foreign_cpu_percent": "busy CPU on the cell's cores in the window that was not the stack's, the load "
+                           "generator's or the runner's (percent of one core; flag noisy_host above 10)",
+    "harness_cpu_percent": "the runner's own CPU in the window (sampler, probe; percent of one core)",
+    "tcp_passive_opens": "TCP connections this machine accepted in the window (server, and nginx in front)",
+    "requests_per_connection": "requests / tcp_passive_opens (keep-alive: high; connection-per-request: ~1; "
+                               "flag server_closed_connections on a keep-alive cell below 2)",
     "time_wait_drain_s": "seconds waited after the cell for TIME_WAIT sockets to free half the ephemeral ports "
                          "(connection-per-request cells only; usually 0)",
     "jvm": "Tomcat: the JVM as its probe saw it (collector, processors)",

@@ -10,10 +10,11 @@ import os
 import sys
 import time
 from contextlib import ExitStack
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
-from . import experiment, loadgen, metadata, oskit, paths, servers, stack
+from . import experiment, loadgen, metadata, oskit, paths, points, precision, servers, stack
 from .cell import CellContext, failed_record, run_cell
 from .database import DatabaseError
 from .database.remote import RemoteDatabase
@@ -26,6 +27,7 @@ from .jdk import JdkError
 from .progress import Progress, fmt_duration
 from .serve import interrupt_on_signals, knob_argument
 from .rundir import RunDir, RunDirError
+from .sampling import noise
 
 
 DEFAULT_EXPERIMENT = "seed002"
@@ -48,6 +50,16 @@ def int_list(text: str) -> list[int]:
 def rate_list(text: str) -> list[int] | str:
     """--rates 50,100,200, or --rates auto (shares of each cell's closed-loop peak, measured first)."""
     return experiment.AUTO_RATES if text.strip() == experiment.AUTO_RATES else int_list(text)
+
+
+def share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, not {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"expected a share between 0 and 1 (0.03 = within 3 %), not {text}")
+    return value
 
 
 def name_list(text: str) -> list[str]:
@@ -76,8 +88,13 @@ def parse_args(argv):
                    "instead of the run's own cluster")
     m.add_argument("--duration", type=float, dest="duration_s", help="measured window per cell, seconds")
     m.add_argument("--warmup", type=float, dest="warmup_s", help="unrecorded warm-up per cell, seconds")
-    m.add_argument("--repetitions", type=int)
-    m.add_argument("--shuffle", action="store_true", default=None, help="run the cells in a shuffled order")
+    m.add_argument("--repetitions", type=int, help="launches of every point, in rounds (every point once, then again)")
+    m.add_argument("--precision", type=share, help="launch each point until its headline figure's 95%% interval "
+                   "is within this share of its mean (e.g. 0.03), between --min-launches and --max-launches")
+    m.add_argument("--min-launches", type=int, dest="min_launches", help="with --precision: first rounds (default 2)")
+    m.add_argument("--max-launches", type=int, dest="max_launches", help="with --precision: at most (default 6)")
+    m.add_argument("--shuffle", action="store_true", default=None, help="shuffle each round's order (the default)")
+    m.add_argument("--no-shuffle", dest="shuffle", action="store_false", help="run each round in plan order")
     m.add_argument("--loadgen", choices=sorted(loadgen.ADAPTERS))
     m.add_argument("--connection-close", dest="keepalive", action="store_false", default=None,
                    help="one connection per request (as http_load) instead of keep-alive")
@@ -201,13 +218,16 @@ def run_database(config: dict, cells: list[CellPlan], run_dir: RunDir, placement
 
 
 def execute(run_dir: RunDir, todo: list[CellPlan], progress: Progress, database: RunDatabase | None,
-            placement: Placement) -> None:
+            placement: Placement) -> int:
+    """Runs the cells in order, each record appended as it ends; returns how many were run."""
     first_index = progress.total - len(todo) + 1
+    launched = 0
     for offset, plan in enumerate(todo):
         stopped = experiment.sweep_stopped(plan, measured(run_dir))
         if stopped:
             print(f"run_all: not running {plan.cell_id}: its worker sweep stopped: {stopped}", file=sys.stderr)
             continue
+        launched += 1
         progress.start_cell(first_index + offset, plan.describe())
         length = {"warmup": plan.warmup_s, "measure": plan.duration_s}
         ctx = CellContext(cell_dir=run_dir.cell_dir(plan.cell_id), database=database,
@@ -221,6 +241,33 @@ def execute(run_dir: RunDir, todo: list[CellPlan], progress: Progress, database:
             record = failed_record(plan, metadata.now_iso(), e)
         run_dir.append(record)
         progress.end_cell(cell_summary(record))
+    return launched
+
+
+def execute_precision(run_dir: RunDir, cells: list[CellPlan], run: dict, progress: Progress,
+                      database: RunDatabase | None, placement: Placement) -> int:
+    """With a precision target: more rounds of the points not yet precise enough (crossbench.precision); each
+    round's launches join plan.json before they run. Returns the launches run."""
+    launched = 0
+    while more := precision.next_round(cells, run_dir.records(), run):
+        more = [replace(cell, index=len(cells) + position) for position, cell in enumerate(more, 1)]
+        run_dir.extend_plan([cell.to_dict() for cell in more])
+        cells += more
+        progress.total += len(more)
+        print(f"run_all: {len(more)} points not yet within {run['precision']:g}: launching them again",
+              file=sys.stderr)
+        launched += execute(run_dir, more, progress, database, placement)
+    return launched
+
+
+def write_points(run_dir: RunDir, config: dict) -> list[dict]:
+    """points.jsonl: every point's figures with their intervals (the records stay the raw data, so a failure
+    here loses nothing: ./analysis/analyze.sh computes them again)."""
+    try:
+        return points.write(run_dir.path, run_dir.records(), config["run"].get("precision"))
+    except OSError as e:
+        print(f"run_all: points.jsonl not written ({e}); the records are intact", file=sys.stderr)
+        return []
 
 
 def measured(run_dir: RunDir) -> dict[str, dict]:
@@ -281,6 +328,7 @@ def run(args, remote: ExitStack) -> int:
             return 0
         if not args.resume:
             run_dir.create(metadata.collect(run_dir.path.name, config, sys.argv), [c.to_dict() for c in cells])
+            run_dir.update_metadata(noise_floor=noise.floor())     # the machine's own noise, before any load
         if placement.checks:
             run_dir.update_metadata(hosts=placement.checks)
         print(f"run directory: {run_dir.path}", file=sys.stderr)
@@ -292,9 +340,11 @@ def run(args, remote: ExitStack) -> int:
     pin_runner(config["run"])
     started = time.monotonic()
     try:
-        execute(run_dir, todo, progress, database, placement)
+        launched = execute(run_dir, todo, progress, database, placement)
+        launched += execute_precision(run_dir, cells, config["run"], progress, database, placement)
     except KeyboardInterrupt:
         progress.close()
+        write_points(run_dir, config)
         print(f"\nrun_all: interrupted; {len(run_dir.finished_ids())} cells kept in {run_dir.path}; "
               f"finish with: ./runner/run_all.sh --resume {run_dir.path}", file=sys.stderr)
         return 130
@@ -304,10 +354,13 @@ def run(args, remote: ExitStack) -> int:
     progress.close()
     wall = time.monotonic() - started
     run_dir.update_metadata(ended_at=metadata.now_iso(), wall_s=round(wall, 1),
-                            planned_s=round(len(todo) * cell_s, 1),
-                            overhead_percent=round(100 * (wall / (len(todo) * cell_s) - 1), 2) if todo else None)
-    print(f"run_all: {len(todo)} cells in {fmt_duration(wall)} "
-          f"(windows and warm-ups {fmt_duration(len(todo) * cell_s)}); results in {run_dir.path}", file=sys.stderr)
+                            planned_s=round(launched * cell_s, 1),
+                            overhead_percent=round(100 * (wall / (launched * cell_s) - 1), 2) if launched else None)
+    print(f"run_all: {launched} cells in {fmt_duration(wall)} "
+          f"(windows and warm-ups {fmt_duration(launched * cell_s)}); results in {run_dir.path}", file=sys.stderr)
+    point_records = write_points(run_dir, config)
+    if config["run"].get("precision"):
+        print(f"run_all: {precision.summary(point_records, config['run']['precision'])}", file=sys.stderr)
     if not args.no_analysis:
         analyse(run_dir, config)
     return 0

@@ -43,6 +43,11 @@ class RunDir:
             raise RunDirError(f"{self.path} is not a crossbench run directory (no metadata.json / plan.json)")
         return json.loads(self.metadata_file.read_text()), json.loads(self.plan_file.read_text())
 
+    def extend_plan(self, cells: list[dict]) -> None:
+        """More launches decided during the run (a precision target): written before they run, so --resume
+        knows them."""
+        write_json(self.plan_file, json.loads(self.plan_file.read_text()) + cells)
+
     def update_metadata(self, **fields) -> None:
         metadata = json.loads(self.metadata_file.read_text())
         metadata.update(fields)

@@ -1,8 +1,10 @@
-"""The one definition of a percentile in the suite (nearest rank), used wherever the runner computes latency
-figures from individual samples itself (the probe, the holder, the open-loop generators' per-request rows)."""
+"""The suite's statistics, in one place with known-answer tests: the one percentile definition (nearest rank),
+used wherever the runner computes latency figures from individual samples itself (the probe, the holder, the
+open-loop generators' per-request rows), and the error of a figure over launches (intervals, ratio tests)."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 LATENCY_PERCENTILES = {"p50": 50, "p90": 90, "p99": 99}
 
@@ -24,3 +26,84 @@ def latency_summary(latencies_ms, extra_percentiles: dict[str, float] | None = N
         return {"mean": None, **{k: None for k in wanted}, "max": None}
     return {"mean": sum(values) / len(values), **{k: nearest_rank(values, p) for k, p in wanted.items()},
             "max": values[-1]}
+
+
+# --- error of a figure over launches (issue 18). A launch is the unit of repetition (Georges et al., OOPSLA
+# 2007): the whole stack started afresh. Intervals are over launch values, never over samples within one.
+
+CONFIDENCE = 0.95
+T_METHOD = "student-t over launches"
+ONE_LAUNCH = "one launch: no interval"
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A mean over launches and its two-sided confidence interval (None, None with one launch)."""
+    mean: float
+    low: float | None
+    high: float | None
+    n: int
+    method: str
+
+    @property
+    def half_width_rel(self) -> float | None:
+        """Half the interval's width over the mean's magnitude: 0.03 is "within 3 %"."""
+        if self.low is None or self.high is None or not self.mean:
+            return None
+        return (self.high - self.low) / 2 / abs(self.mean)
+
+
+def t_interval(values: list[float], confidence: float = CONFIDENCE) -> Interval:
+    """Student's t interval of the mean of independent launch values: mean +- t(n-1) * s / sqrt(n)."""
+    if not values:
+        raise ValueError("t_interval of no values")
+    n = len(values)
+    mean = sum(values) / n
+    if n < 2:
+        return Interval(mean, None, None, n, ONE_LAUNCH)
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    half = _t_quantile(confidence, n - 1) * sd / math.sqrt(n)
+    return Interval(mean, mean - half, mean + half, n, T_METHOD)
+
+
+def _t_quantile(confidence: float, df: float) -> float:
+    from scipy.stats import t      # imported here: scipy takes ~0.3 s to import and most callers never need it
+    return float(t.ppf(0.5 + confidence / 2, df))
+
+
+@dataclass(frozen=True)
+class RatioTest:
+    """B over A from two sets of launch values: the ratio of their geometric means, its interval, and the p
+    value of Welch's t test on the log values (throughput and latency are ratio-scaled: a change is a factor)."""
+    ratio: float
+    low: float | None
+    high: float | None
+    p_value: float | None
+    n_a: int
+    n_b: int
+    method: str
+
+
+WELCH_METHOD = "Welch's t on log values (ratio of geometric means)"
+
+
+def log_ratio(a: list[float], b: list[float], confidence: float = CONFIDENCE) -> RatioTest:
+    """Welch's t on log(b) - log(a): unequal variances and sizes allowed; needs 2+ positive values a side
+    for an interval (with fewer: the ratio alone, p None)."""
+    if any(v <= 0 for v in (*a, *b)):
+        raise ValueError("log_ratio takes positive values (a throughput, a latency)")
+    la, lb = [math.log(v) for v in a], [math.log(v) for v in b]
+    ma, mb = sum(la) / len(la), sum(lb) / len(lb)
+    ratio = math.exp(mb - ma)
+    if len(a) < 2 or len(b) < 2:
+        return RatioTest(ratio, None, None, None, len(a), len(b), ONE_LAUNCH)
+    va = sum((v - ma) ** 2 for v in la) / (len(la) - 1) / len(la)
+    vb = sum((v - mb) ** 2 for v in lb) / (len(lb) - 1) / len(lb)
+    se = math.sqrt(va + vb)
+    if se == 0:
+        return RatioTest(ratio, ratio, ratio, 0.0 if ratio != 1 else 1.0, len(a), len(b), WELCH_METHOD)
+    df = (va + vb) ** 2 / (va ** 2 / (len(la) - 1) + vb ** 2 / (len(lb) - 1))
+    half = _t_quantile(confidence, df) * se
+    from scipy.stats import t
+    p = float(2 * t.sf(abs(mb - ma) / se, df))
+    return RatioTest(ratio, math.exp(mb - ma - half), math.exp(mb - ma + half), p, len(a), len(b), WELCH_METHOD)

@@ -6,7 +6,8 @@ from crossbench.experiment import ExperimentError
 
 
 def resolve(name="seed002", **overrides):
-    return experiment.apply_overrides(experiment.load(name), overrides)
+    """The experiment in plan order (shuffle=False) unless a test asks for its shuffled rounds."""
+    return experiment.apply_overrides(experiment.load(name), {"shuffle": False, **overrides})
 
 
 def test_seed002_is_the_seed_matrix():
@@ -35,13 +36,43 @@ def test_overrides():
     assert [c.parallel_limit for c in cells] == [20, 50, None]     # virtual threads wait without a pool thread
 
 
-def test_shuffle_is_reproducible_and_complete():
-    a = experiment.expand(resolve(shuffle=True))
-    b = experiment.expand(resolve(shuffle=True))
-    plain = experiment.expand(resolve())
+def test_shuffle_is_reproducible_from_its_recorded_seed_and_complete():
+    a = experiment.expand(resolve(shuffle=True, shuffle_seed=7))
+    b = experiment.expand(resolve(shuffle=True, shuffle_seed=7))
+    other = experiment.expand(resolve(shuffle=True, shuffle_seed=8))
+    plain = experiment.expand(resolve(shuffle=False))
     assert [c.cell_id for c in a] == [c.cell_id for c in b]
     assert [c.cell_id for c in a] != [c.cell_id for c in plain]
+    assert [c.cell_id for c in a] != [c.cell_id for c in other]
     assert sorted(c.cell_id for c in a) == sorted(c.cell_id for c in plain)
+
+
+def test_a_run_draws_and_records_its_seed_when_none_is_given():
+    config = experiment.apply_overrides(experiment.load("seed002"), {})
+    assert isinstance(config["run"]["shuffle_seed"], int) and config["run"]["shuffle"] is True
+
+
+def test_runs_go_in_rounds_every_point_once_then_again_each_round_in_its_own_order():
+    cells = experiment.expand(resolve("quick", repetitions=3, shuffle=True, shuffle_seed=3))
+    points = {c.point_id for c in cells}
+    rounds = [cells[i * len(points):(i + 1) * len(points)] for i in range(3)]
+    for number, round_cells in enumerate(rounds, 1):
+        assert {c.point_id for c in round_cells} == points and {c.repetition for c in round_cells} == {number}
+    assert [c.point_id for c in rounds[0]] != [c.point_id for c in rounds[1]]
+    assert all(c.cell_id == f"{c.point_id}-r{c.repetition}" for c in cells)
+
+
+def test_the_point_id_is_everything_but_the_repetition():
+    cells = experiment.expand(resolve("quick", repetitions=2))
+    assert len({c.point_id for c in cells}) == len(cells) // 2
+    assert experiment.point_of("static-tomcat-mt200-static_mix-c100-d0-r12") == "static-tomcat-mt200-static_mix-c100-d0"
+    old = {**cells[0].to_dict(), "point_id": ""}      # a plan.json written before points had ids
+    assert experiment.plan_from_dict(old).point_id == cells[0].point_id
+
+
+def test_a_precision_target_plans_two_rounds_first():
+    cells = experiment.expand(resolve("quick", precision=0.05))
+    assert {c.repetition for c in cells} == {1, 2}
 
 
 @pytest.mark.parametrize("overrides, message", [
@@ -53,6 +84,10 @@ def test_shuffle_is_reproducible_and_complete():
     ({"executor": ["green"]}, "executor must be one of platform, virtual, not 'green'"),
     ({"max_threads": [0]}, "max_threads must be a positive integer, not 0"),
     ({"groups": ["nothing"]}, "no group nothing"),
+    ({"precision": 1.5}, "precision is a share of the mean between 0 and 1"),
+    ({"precision": 0}, "precision is a share of the mean between 0 and 1"),
+    ({"precision": 0.05, "min_launches": 5, "max_launches": 3}, "min_launches 5 is above max_launches 3"),
+    ({"precision": 0.05, "min_launches": 1}, "min_launches must be at least 2"),
 ])
 def test_bad_overrides_are_refused_clearly(overrides, message):
     with pytest.raises(ExperimentError, match=message):
@@ -87,7 +122,7 @@ def test_cell_paths():
 
 def test_group_sections_override_the_experiment_and_the_command_line_overrides_both(tmp_path):
     path = tmp_path / "groups.toml"
-    path.write_text('name = "groups"\n[run]\nduration_s = 1\nwarmup_s = 0\n[tomcat]\nmax_threads = [200]\n'
+    path.write_text('name = "groups"\n[run]\nduration_s = 1\nwarmup_s = 0\nshuffle = false\n[tomcat]\nmax_threads = [200]\n'
                     '[[group]]\nname = "queue"\nendpoint = { tomcat = "/delay/sync", tornado = "/delay/sync" }\n'
                     'concurrency = [50]\ndelays_ms = [100]\n'
                     'tomcat = { max_threads = [5], accept_count = 3, max_connections = 10 }\n'

@@ -17,7 +17,7 @@ RUN_ALL = str(paths.RUNNER / "run_all.sh")
 
 
 def resolve(name="maxthreads", **overrides):
-    return experiment.apply_overrides(experiment.load(name), overrides)
+    return experiment.apply_overrides(experiment.load(name), {"shuffle": False, **overrides})
 
 
 def test_maxthreads_matrix():

@@ -150,7 +150,8 @@ def test_fixed_count_refuses_what_ab_cannot_do():
 
     from crossbench import experiment
     from crossbench.drivers import DRIVERS, DriverRefused
-    plan = experiment.expand(experiment.apply_overrides(experiment.load("seed000-quick"), {}))[0]
+    plan = next(c for c in experiment.expand(experiment.apply_overrides(experiment.load("seed000-quick"), {}))
+                if c.kind == "fixed_count")
     preflight = DRIVERS["fixed_count"].preflight
     preflight(plan)
     for options in ({}, {"requests": "40"}, {"requests": 4}):   # missing, not an int, below C = 8

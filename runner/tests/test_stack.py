@@ -120,13 +120,16 @@ def test_a_sweep_stops_after_two_drops_in_a_row_and_only_then():
     assert sweep_stopped(cells[2], records(100, 90)) is None                       # one drop so far
 
 
-def test_a_shuffled_sweep_is_refused():
-    with pytest.raises(ExperimentError, match="worker_sweep steps run in order"):
-        sweep_cells(shuffle=True)
+def test_a_shuffled_sweep_keeps_each_series_together_and_in_step_order():
+    cells = sweep_cells(shuffle=True, shuffle_seed=5)
+    for series in {c.sweep for c in cells if c.sweep}:
+        positions = [i for i, c in enumerate(cells) if c.sweep == series]
+        assert positions == list(range(positions[0], positions[0] + len(positions)))
+        assert [cells[i].sweep_step for i in positions] == sorted(cells[i].sweep_step for i in positions)
 
 
 def test_seed004_runs_the_articles_protocol_with_swept_workers_and_techempowers_range():
-    cells = expand(apply_overrides(load("seed004"), {}))
+    cells = expand(apply_overrides(load("seed004"), {"shuffle": False}))
     article = [c for c in cells if c.group == "article"]
     assert all(c.kind == "fixed_count" and c.options["requests"] == 100_000 and c.concurrency == 100 and
                not c.options["keepalive"] and c.proxy and c.endpoint == "/db/kv" for c in article)

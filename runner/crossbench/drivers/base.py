@@ -25,6 +25,7 @@ class Measurement:
     t1: float | None = None
     extra: dict = field(default_factory=dict)   # the driver's own record fields (never a shared one: record.py)
     flags: list[str] = field(default_factory=list)   # the driver's own flags (the cell adds loadgen_saturated)
+    noise: tuple = ()             # the cell's (before, after) kernel snapshots around the window (sampling/noise.py)
 
 
 class Driver:
@@ -32,6 +33,11 @@ class Driver:
     tools: tuple[tuple[str, str], ...] = ()   # (executable, what installs it) beyond the loadgen adapter's
     FIELDS: dict[str, str] = {}         # the record fields this driver adds, each with its line of documentation
     load_tool: str | None = None        # what its load hosts run (--hosts), when not the cell's loadgen
+
+    def headline(self, record: dict) -> str:
+        """The figure a point of this kind is judged by (its precision target, compare's first column): the
+        efficiency ratio for delayed cells, throughput otherwise. A dotted name reads inside an object."""
+        return "efficiency_ratio" if record.get("delay_ms") else "rps"
 
     def preflight(self, plan) -> None:
         """Refuses, before the run starts, what this driver could not do with the cell (DriverRefused)."""

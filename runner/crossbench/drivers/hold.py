@@ -158,6 +158,9 @@ def kernel_figures(census: SocketCensus) -> dict:
 class HoldConnections(Driver):
     loadgen = "crossbench-holder"
 
+    def headline(self, record: dict) -> str:
+        return "rss_per_connection_kb"   # seed 003's question: what a held connection costs
+
     def preflight(self, plan) -> None:
         hold_config(plan, 1)   # refuses unknown or impossible options
 

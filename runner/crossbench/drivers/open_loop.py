@@ -75,6 +75,9 @@ class OpenLoop(Driver):
         "never_sent": "scheduled requests still waiting for a connection when the window ended",
     }
 
+    def headline(self, record: dict) -> str:
+        return "latency_ms.p99"        # what an open-loop point is judged by: its tail at the offered rate
+
     def preflight(self, plan) -> None:
         adapter = loadgen.get(plan.loadgen)
         if not getattr(adapter, "OPEN_LOOP", False):

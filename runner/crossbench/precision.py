@@ -1,0 +1,51 @@
+"""The precision target (`--precision P`): after the first rounds, launch again every point whose headline
+figure's 95 % interval is wider than P of its mean, a round at a time, until each is precise enough or has had
+max_launches launches (then it keeps its interval and the flag `imprecise`).
+
+Decided from the records alone, so an interrupted run resumes where it stopped: a launch is a cell id
+(point_id-rN), never run twice, never lost.
+"""
+from __future__ import annotations
+
+import random
+
+from . import experiment, points
+from .experiment import CellPlan
+
+
+def next_round(cells: list[CellPlan], records: list[dict], run: dict) -> list[CellPlan]:
+    """The launches still wanted: one more of each imprecise point (shuffled like a round), none when every
+    point is precise, out of launches, or has no launch that counted."""
+    precision = run.get("precision")
+    if not precision:
+        return []
+    planned: dict[str, CellPlan] = {}
+    launched: dict[str, int] = {}
+    for cell in cells:
+        planned.setdefault(cell.point_id, cell)
+        launched[cell.point_id] = max(launched.get(cell.point_id, 0), cell.repetition)
+    wanted = []
+    for point in points.aggregate(records):
+        pid = point["point_id"]
+        if pid not in planned or point["n"] == 0 or launched[pid] >= run["max_launches"]:
+            continue
+        if planned[pid].peak_cell is None and is_peak(planned[pid], cells):
+            continue        # a peak only sets the rates of its open-loop cells; its shares are the points
+        if not points.precise(point["figures"].get(point["headline"]), precision):
+            wanted.append(planned[pid].launch(launched[pid] + 1))
+    if run["shuffle"] and wanted:
+        random.Random(experiment.round_seed(run, max(c.repetition for c in wanted))).shuffle(wanted)
+    return wanted
+
+
+def is_peak(cell: CellPlan, cells: list[CellPlan]) -> bool:
+    return any(other.peak_cell == cell.cell_id for other in cells)
+
+
+def summary(point_records: list[dict], precision: float) -> str:
+    """One line for the end of a run: how many points reached the target."""
+    measured = [p for p in point_records if p["n"]]
+    reached = [p for p in measured if "imprecise" not in p["flags"]]
+    launches = sum(p["n"] + p["failed"] for p in point_records)
+    return (f"precision {precision:g}: {len(reached)} of {len(measured)} points within it, "
+            f"{launches} launches in all")

@@ -1,0 +1,98 @@
+"""How quiet the machine was during a cell's window, and what happened on the wire: two snapshots of the kernel's
+counters (per-core CPU times with steal from /proc/stat through psutil, TCP passive opens from /proc/net/snmp,
+the runner's own CPU), one as the window opens and one as it closes.
+
+- steal: time the hypervisor gave this VM's cores to someone else; the figures of a cell with much of it are
+  another tenant's as much as the server's.
+- foreign CPU: the busy time of the cell's cores minus what the stack (server, database, proxy, pooler), the
+  load generator and this runner used there: another process of this machine competing with the measurement.
+- passive opens: TCP connections this machine accepted in the window (the server's, and nginx's when it stands
+  in front), hence requests per connection: a keep-alive cell whose server closes every connection is really
+  connection-per-request (gunicorn's sync workers answer each request with Connection: close).
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+
+import psutil
+
+STEAL_LIMIT_PERCENT = 2.0      # of the cell's cores' time: above it the cell is flagged noisy_host
+FOREIGN_LIMIT_PERCENT = 10.0   # of one core, summed over the cell's cores: above it, noisy_host too
+FLOOR_SECONDS = 2.0
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    t: float
+    cores: list[tuple[float, float, float]]     # per core: (total, busy, steal) seconds
+    passive_opens: int | None
+    harness_cpu_s: float
+
+    @classmethod
+    def take(cls) -> "Snapshot":
+        cores = []
+        for times in psutil.cpu_times(percpu=True):
+            total = sum(times) - getattr(times, "guest", 0.0) - getattr(times, "guest_nice", 0.0)
+            idle = times.idle + getattr(times, "iowait", 0.0)
+            cores.append((total, total - idle, getattr(times, "steal", 0.0)))
+        own = os.times()
+        return cls(time.monotonic(), cores, passive_opens(), own.user + own.system)
+
+
+def passive_opens() -> int | None:
+    """TCP connections accepted by this machine since boot (Tcp: PassiveOpens), None where unreadable."""
+    try:
+        lines = [line.split() for line in open("/proc/net/snmp").read().splitlines() if line.startswith("Tcp:")]
+        return int(lines[1][lines[0].index("PassiveOpens")])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def window(before: Snapshot, after: Snapshot, cores: tuple[int, ...], ours_percent: float) -> dict:
+    """steal_percent (of the cores' time), foreign_cpu_percent (percent of one core, summed over the cores),
+    harness_cpu_percent, over the cores the cell pinned (all cores when it pinned none)."""
+    wanted = cores or tuple(range(len(after.cores)))
+    wall = after.t - before.t
+    deltas = [tuple(b - a for a, b in zip(before.cores[c], after.cores[c])) for c in wanted if c < len(after.cores)]
+    total = sum(d[0] for d in deltas)
+    if wall <= 0 or total <= 0:
+        return {"steal_percent": None, "foreign_cpu_percent": None, "harness_cpu_percent": None}
+    busy_percent = sum(d[1] - d[2] for d in deltas) / wall * 100
+    harness = (after.harness_cpu_s - before.harness_cpu_s) / wall * 100
+    return {"steal_percent": round(sum(d[2] for d in deltas) / total * 100, 2),
+            "foreign_cpu_percent": round(max(0.0, busy_percent - ours_percent - harness), 1),
+            "harness_cpu_percent": round(harness, 1)}
+
+
+def connections(before: Snapshot, after: Snapshot, requests: int | None) -> dict:
+    if before.passive_opens is None or after.passive_opens is None:
+        return {"tcp_passive_opens": None, "requests_per_connection": None}
+    opened = after.passive_opens - before.passive_opens
+    return {"tcp_passive_opens": opened,
+            "requests_per_connection": round(requests / opened, 2) if requests and opened else None}
+
+
+def flags(figures: dict, keepalive: bool, concurrency: int) -> list[str]:
+    found = []
+    if (figures.get("steal_percent") or 0) > STEAL_LIMIT_PERCENT or \
+            (figures.get("foreign_cpu_percent") or 0) > FOREIGN_LIMIT_PERCENT:
+        found.append("noisy_host")
+    per_connection = figures.get("requests_per_connection")
+    if keepalive and per_connection is not None and per_connection < 2 and \
+            (figures.get("tcp_passive_opens") or 0) > 2 * concurrency:
+        found.append("server_closed_connections")
+    return found
+
+
+def floor(seconds: float = FLOOR_SECONDS) -> dict:
+    """The machine's own noise before the run: busy and steal percent of all cores with nothing of ours
+    running (recorded in metadata.json as noise_floor)."""
+    before = Snapshot.take()
+    time.sleep(seconds)
+    after = Snapshot.take()
+    figures = window(before, after, (), 0.0)
+    return {"seconds": seconds, "cores": len(after.cores), "steal_percent": figures["steal_percent"],
+            "busy_cpu_percent": figures["foreign_cpu_percent"],
+            "limits": {"steal_percent": STEAL_LIMIT_PERCENT, "foreign_cpu_percent": FOREIGN_LIMIT_PERCENT}}
