@@ -3,24 +3,18 @@ the cells it rests on, and the cells that were left out and why. The helpers the
 points count (valid ones; flagged and failed ones are left out with their reasons), a figure of a point, and
 numbers in words.
 
-Points come from `crossbench.points` (points.jsonl, or computed from cells.jsonl for older runs) when the runner
-has it; until then `local_points` below builds the same shape from the cells (value = mean over the counted
-launches, no interval with one launch)."""
+Points come from `crossbench.points` (points.jsonl, or computed from cells.jsonl for older runs): a figure is
+its `value` with the 95 % interval over launches, or "(1 launch)"."""
 from __future__ import annotations
 
 import math
-import re
-from collections import defaultdict
 from dataclasses import asdict, dataclass, field
+
+from crossbench import points, stats
 
 from .runinfo import Run, get, num
 
 THRESHOLD = 1.1            # the bend: the efficiency ratio above this for good
-REPETITION = re.compile(r"-r\d+$")
-POINT_FIGURES = ("rps", "latency_ms.p50", "latency_ms.p99", "latency_ms.p999", "efficiency_ratio",
-                 "latency_ratio", "threads_peak", "cpu_percent", "rss_peak_mb")
-IDENTITY = ("experiment", "group", "server", "endpoint", "concurrency", "delay_ms", "rate", "setting",
-            "parallel_limit", "kind", "loadgen")
 
 
 @dataclass
@@ -46,9 +40,9 @@ class Finding:
         unit = f" {self.unit}" if self.unit else ""
         label = f"{self.label}: " if self.label else ""
         if self.interval and None not in self.interval:
-            half = (self.interval[1] - self.interval[0]) / 2
-            digits = decimals_for(half, 2)
-            return f"{label}{self.figure:,.{digits}f} \u00b1 {half:,.{digits}f}{unit} (95 %, {self.n} launches)"
+            shown = points.fmt_interval({"value": self.figure, "ci95_low": self.interval[0],
+                                         "ci95_high": self.interval[1]}, self.unit)
+            return f"{label}{shown} (95 %, {self.n} launches)"
         launches = self.basis or (f"{self.n} launch" + ("es" if self.n != 1 else "") if self.n else "launches unknown")
         return f"{label}{sig(self.figure, self.digits)}{unit} ({launches})"
 
@@ -78,50 +72,27 @@ def sig(value: float | None, figures: int = 3) -> str:
 
 # ---------------------------------------------------------------------------------------------- points
 
-T975 = [12.71, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131]
-
-
 def aggregate(values: list[float]) -> dict | None:
-    """A figure over launches: the mean, and a Student-t 95 % interval with two or more."""
+    """A figure points.jsonl does not state (loadgen CPU, probes, held connections...) over the counted launches,
+    in the same shape: the mean and the Student-t 95 % interval (crossbench.stats), none with one launch."""
     values = [v for v in values if v is not None]
     if not values:
         return None
-    n = len(values)
-    mean = sum(values) / n
-    if n == 1:
-        return {"value": mean, "mean": mean, "ci95_low": None, "ci95_high": None, "n": 1,
-                "method": "one launch: no interval"}
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    half = (T975[n - 2] if n - 2 < len(T975) else 1.96) * sd / math.sqrt(n)
-    return {"value": mean, "mean": mean, "ci95_low": mean - half, "ci95_high": mean + half, "n": n,
-            "method": "student-t over launches"}
-
-
-def point_id(cell: dict) -> str:
-    return cell.get("point_id") or REPETITION.sub("", str(cell.get("cell_id")))
-
-
-def local_points(cells: list[dict]) -> list[dict]:
-    """points.jsonl's shape from cell records (see points-schema: cells, n, failed, flags, valid, figures)."""
-    grouped: dict[str, list[dict]] = defaultdict(list)
-    for c in cells:
-        grouped[point_id(c)].append(c)
-    out = []
-    for pid, launches in grouped.items():
-        counted = [c for c in launches if c.get("status") == "ok"]
-        flags = sorted({str(f) for c in counted for f in c.get("flags") or []})
-        figures = {name: agg for name in POINT_FIGURES
-                   if (agg := aggregate([num(get(c, name)) for c in counted])) is not None}
-        out.append({"point_id": pid, **{k: launches[0].get(k) for k in IDENTITY},
-                    "cells": [c["cell_id"] for c in counted], "n": len(counted),
-                    "failed": len(launches) - len(counted), "flags": flags, "valid": bool(counted) and not flags,
-                    "figures": figures, "records": launches})
-    return out
+    interval = stats.t_interval(values)
+    return {"value": interval.mean, "mean": interval.mean, "ci95_low": interval.low, "ci95_high": interval.high,
+            "n": interval.n, "method": interval.method}
 
 
 def load_points(run: Run) -> list[dict]:
-    """Each point of the run, with its launches' records under "records" (the cells findings also read)."""
-    return local_points(run.cells)
+    """The run's points (crossbench.points: points.jsonl, or computed from cells.jsonl for older runs), each
+    with its launches' records under "records" (counted and failed), the cells findings also read."""
+    by_id = {c["cell_id"]: c for c in run.cells}
+    stored = (run.path / points.POINTS_FILE).is_file()
+    out = []      # without points.jsonl, from the cells analysis read (a torn last line of cells.jsonl left out)
+    for point in (points.load(run.path) if stored else points.aggregate(run.cells, run.path)):
+        ids = [*point.get("cells", []), *point.get("failed_cells", [])]
+        out.append({**point, "records": [by_id[i] for i in ids if i in by_id]})
+    return [p for p in out if p["records"]]
 
 
 def figure(point: dict, name: str) -> dict | None:

@@ -159,3 +159,25 @@ def test_analysis_writes_findings_json_md_and_puts_them_first_in_the_report(tmp_
 def test_the_efficiency_chart_draws_the_findings_threshold():
     from crossbench_analysis import finding, seed002
     assert seed002.BEND == finding.THRESHOLD
+
+
+def test_a_figure_of_several_launches_carries_its_interval(tmp_path):
+    """Two launches of each static point (the second 10 % slower): the finding states the mean and the Student-t
+    95 % half-width over them, t(0.975, 1) = 12.706 times s / sqrt(2), worked out here by hand."""
+    run = copy(tmp_path, "quick")
+    records = [json.loads(line) for line in (run / "cells.jsonl").read_text().splitlines()]
+    extra = []
+    for r in records:
+        if r["group"] == "static":
+            again = dict(r, cell_id=r["cell_id"].replace("-r1", "-r2"), repetition=2, rps=r["rps"] * 0.9)
+            extra.append(again)
+    (run / "cells.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records + extra))
+    rps = cells("quick")["static-tomcat-mt200-static_mix-c100-d0-r1"]["rps"]
+    values = [rps, rps * 0.9]
+    mean = sum(values) / 2
+    half = 12.706 * (abs(values[0] - values[1]) / 2 ** 0.5) / 2 ** 0.5
+    tomcat = one(found(run), "for tomcat maxThreads=200")
+    assert tomcat.figure == pytest.approx(mean) and tomcat.n == 2
+    assert tomcat.interval == pytest.approx([mean - half, mean + half], rel=1e-3)
+    assert "(95 %, 2 launches)" in tomcat.figure_text and "\u00b1" in tomcat.figure_text
+    assert tomcat.cells == ["static-tomcat-mt200-static_mix-c100-d0-r1", "static-tomcat-mt200-static_mix-c100-d0-r2"]
