@@ -69,7 +69,7 @@ def pipelined(family: str, points: list[dict], chart: str = "seed001_pipelined")
     if not good:
         return [all_flagged(family, "Pipelined hello world", left, chart)]
     ranked = sorted(good, key=lambda p: -(value(p, "rps") or 0))
-    rest = ", ".join(f"{who(p)} {sig(value(p, 'rps'))}" for p in ranked[1:])
+    rest = "; ".join(f"{who(p)}: {sig(value(p, 'rps'))}" for p in ranked[1:])
     depth = ranked[0]["records"][0].get("pipeline")
     text = (f"Pipelined /hello (C={ranked[0].get('concurrency')}, {depth} deep): {who(ranked[0])} answered the "
             f"most" + (f"; then (req/s) {rest}" if rest else "") + "." + left_note(left))
@@ -120,7 +120,7 @@ def table_ranking(family: str, points: list[dict]) -> list[Finding]:
             out.append(all_flagged(family, f"Table {key}", left, f"seed004_table_{key}"))
             continue
         ranked = sorted(good, key=lambda p: value(p, "latency_ms.p99"))
-        order = "; ".join(f"{stack(p)} {sig(value(p, 'latency_ms.p99'), 2)}" for p in ranked)
+        order = "; ".join(f"{stack(p)}: {sig(value(p, 'latency_ms.p99'), 2)}" for p in ranked)
         text = (f"By p99, {key} ({ranked[0].get('endpoint')}, C={ranked[0].get('concurrency')}), best first "
                 f"(ms): {order}." + left_note(left))
         out.append(with_figure(Finding(family, text, chart=f"seed004_table_{key}", cells=cells_of(ranked),
@@ -160,7 +160,7 @@ def pgbouncer(family: str, points: list[dict], chart: str = "seed004_table_db-pg
     if not good:
         return [all_flagged(family, "Through PgBouncer", left, chart)]
     ranked = sorted(good, key=lambda p: -(value(p, "rps") or 0))
-    order = "; ".join(f"{stack(p)} {sig(value(p, 'rps'))}" for p in ranked)
+    order = "; ".join(f"{stack(p)}: {sig(value(p, 'rps'))}" for p in ranked)
     text = (f"Through PgBouncer ({ranked[0].get('endpoint')}, C={ranked[0].get('concurrency')}), by req/s: "
             f"{order}." + left_note(left))
     return [with_figure(Finding(family, text, chart=chart, cells=cells_of(ranked), left_out=left), ranked[0],
