@@ -146,12 +146,19 @@ def left_note(left: list[dict]) -> str:
 
 
 def reasons(left: list[dict]) -> str:
-    """'flagged few_completions (1), ratio_disagreement (2)': each flag once, with how many cells had it."""
+    """'flagged few_completions (1), ratio_disagreement (2); failed (1)': each flag once, with how many cells
+    had it (counts only when more than one cell was left out)."""
     counts: dict[str, int] = {}
+    failed = [entry for entry in left if entry["reason"].startswith("failed")]
     for entry in left:
-        for reason in entry["reason"].split(", "):
-            counts[reason] = counts.get(reason, 0) + 1
-    return "flagged " + ", ".join(f"{r} ({n})" if len(left) > 1 else r for r, n in sorted(counts.items()))
+        if entry not in failed:
+            for reason in entry["reason"].split(", "):
+                counts[reason] = counts.get(reason, 0) + 1
+    parts = ["flagged " + ", ".join(f"{r} ({n})" if len(left) > 1 else r for r, n in sorted(counts.items()))
+             ] if counts else []
+    if failed:
+        parts.append(f"failed ({len(failed)})" if len(left) > 1 else failed[0]["reason"])
+    return "; ".join(parts)
 
 
 def all_flagged(family: str, what: str, left: list[dict], chart: str | None) -> Finding:

@@ -185,6 +185,9 @@ def static_throughput(family: str, points: list[dict], chart: str = "static_rps"
             family, f"{who(a)} answered the most on the static mix at C={top_c:g}, {sig(value(a, 'rps') / value(b, 'rps'), 3)} "
                     f"times {who(b)}'s {sig(value(b, 'rps'))} req/s." + left_note(left),
             chart=chart, cells=cells_of(ranked), left_out=left), a, "rps", "req/s", f"{who(a)}"))
+    elif left and good:
+        out.append(Finding(family, f"No ranking of the servers on the static mix at C={top_c:g}: only {who(good[0])} "
+                                   "counted." + left_note(left), chart=chart, cells=cells_of(good), left_out=left))
     elif left:
         out.append(all_flagged(family, f"Static mix at C={top_c:g}", left, chart))
     return out

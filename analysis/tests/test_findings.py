@@ -181,3 +181,17 @@ def test_a_figure_of_several_launches_carries_its_interval(tmp_path):
     assert tomcat.interval == pytest.approx([mean - half, mean + half], rel=1e-3)
     assert "(95 %, 2 launches)" in tomcat.figure_text and "\u00b1" in tomcat.figure_text
     assert tomcat.cells == ["static-tomcat-mt200-static_mix-c100-d0-r1", "static-tomcat-mt200-static_mix-c100-d0-r2"]
+
+
+def test_family_by_experiment_name_and_failed_launches_said_so(tmp_path):
+    """On a SYNTHETIC servers run (a toy model, not a measurement): the servers family applies to servers-quick,
+    a failed launch is left out as failed (not as flagged), and one server's flagged static cell leaves no
+    ranking, which the finding says."""
+    from synthetic_run import make_run
+    assert findings.family_of("servers-quick") == "servers" and findings.family_of("seed002") == "seed002"
+    assert findings.family_of("quick") == "quick" and findings.family_of("my-own") is None
+    items = found(make_run(tmp_path / "run", experiment="servers-quick"))
+    assert {f.family for f in items} == {"servers"}
+    failed = one(items, "tomcat maxThreads=200 (/delay/sync, 3 s delay")
+    assert "(1 cell left out, failed: CellFailed" in failed.sentence
+    assert one(items, "No ranking of the servers").left_out[0]["reason"] == "errors, timeouts"
