@@ -61,7 +61,8 @@ def bends(family: str, points: list[dict], chart: str = "efficiency") -> list[Fi
                 text += f"; {why_ratio(top)}"
         text += "."
         finding = Finding(family, text + left_note(left), chart=chart, cells=cells_of(good), left_out=left)
-        out.append(with_figure(finding, point, "efficiency_ratio", label=f"efficiency ratio at C={point['concurrency']}", digits=4))
+        out.append(with_figure(finding, point, "efficiency_ratio", digits=4,
+                               label=f"efficiency ratio at C={point['concurrency']}"))
     return out
 
 
@@ -89,7 +90,8 @@ def ratio_at_top(family: str, points: list[dict], chart: str = "efficiency") -> 
         finding = Finding(family, f"At C={top['concurrency']}, the highest counted, {name} has an efficiency ratio "
                                   f"above {THRESHOLD:g}: {why_ratio(top)}." + left_note(left),
                           chart=chart, cells=top["cells"], left_out=left)
-        out.append(with_figure(finding, top, "efficiency_ratio", label=f"efficiency ratio at C={top['concurrency']}", digits=4))
+        out.append(with_figure(finding, top, "efficiency_ratio", digits=4,
+                               label=f"efficiency ratio at C={top['concurrency']}"))
     return out
 
 
@@ -176,13 +178,15 @@ def static_throughput(family: str, points: list[dict], chart: str = "static_rps"
     good, left = split(here)
     out = []
     for p in sorted(good, key=lambda p: -(value(p, "rps") or 0)):
-        finding = Finding(family, f"On the static mix at C={top_c:g}, {loadgen_words(p)} for {who(p)}.", chart=chart, cells=p["cells"])
+        finding = Finding(family, f"On the static mix at C={top_c:g}, {loadgen_words(p)} for {who(p)}.",
+                          chart=chart, cells=p["cells"])
         out.append(with_figure(finding, p, "rps", "req/s", f"{who(p)}, static mix, C={top_c:g}"))
     if len(good) >= 2:
         ranked = sorted(good, key=lambda p: -(value(p, "rps") or 0))
         a, b = ranked[0], ranked[1]
         out.append(with_figure(Finding(
-            family, f"{who(a)} answered the most on the static mix at C={top_c:g}, {sig(value(a, 'rps') / value(b, 'rps'), 3)} "
+            family, f"{who(a)} answered the most on the static mix at C={top_c:g}, "
+                    f"{sig(value(a, 'rps') / value(b, 'rps'), 3)} "
                     f"times {who(b)}'s {sig(value(b, 'rps'))} req/s." + left_note(left),
             chart=chart, cells=cells_of(ranked), left_out=left), a, "rps", "req/s", f"{who(a)}"))
     elif left and good:

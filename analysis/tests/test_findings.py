@@ -105,7 +105,8 @@ def test_seed003_seed001_seed004_openloop_figures():
     table = one(items, "By p99, db (/db")
     assert table.figure == pytest.approx(c["db-uvicorn-w3-db-c16-d0-r1"]["latency_ms"]["p99"])
     pool = one(items, "tomcat maxThreads=200 on /db/slow")
-    gain = c["pools-tomcat-mt200-pool16-db_slow-c16-d5-r1"]["rps"] / c["pools-tomcat-mt200-pool2-db_slow-c16-d5-r1"]["rps"]
+    gain = (c["pools-tomcat-mt200-pool16-db_slow-c16-d5-r1"]["rps"]
+            / c["pools-tomcat-mt200-pool2-db_slow-c16-d5-r1"]["rps"])
     assert f"answered {gain:.1f} times" in pool.sentence and "the pool was its limit" in pool.sentence
     assert "workers, or the CPU" in one(items, "gunicorn 2 sync workers on /db/slow").sentence
     c = cells("openloop-quick")
