@@ -178,7 +178,7 @@ def static_throughput(family: str, points: list[dict], chart: str = "static_rps"
     good, left = split(here)
     out = []
     for p in sorted(good, key=lambda p: -(value(p, "rps") or 0)):
-        finding = Finding(family, f"On the static mix at C={top_c:g}, {loadgen_words(p)} for {who(p)}.",
+        finding = Finding(family, f"{who(p)} on the static mix at C={top_c:g}: {loadgen_words(p)}.",
                           chart=chart, cells=p["cells"])
         out.append(with_figure(finding, p, "rps", "req/s", f"{who(p)}, static mix, C={top_c:g}"))
     if len(good) >= 2:

@@ -177,7 +177,7 @@ def test_a_figure_of_several_launches_carries_its_interval(tmp_path):
     values = [rps, rps * 0.9]
     mean = sum(values) / 2
     half = 12.706 * (abs(values[0] - values[1]) / 2 ** 0.5) / 2 ** 0.5
-    tomcat = one(found(run), "for tomcat maxThreads=200")
+    tomcat = one(found(run), "tomcat maxThreads=200 on the static mix")
     assert tomcat.figure == pytest.approx(mean) and tomcat.n == 2
     assert tomcat.interval == pytest.approx([mean - half, mean + half], rel=1e-3)
     assert "(95 %, 2 launches)" in tomcat.figure_text and "\u00b1" in tomcat.figure_text
