@@ -57,7 +57,7 @@ def main(argv=None) -> int:
             _, jobs = export.read_manifest(charts_dir / "data")
             results = [plot.PlotResult(j.name, [charts_dir / f"{j.name}.png"]) if (charts_dir / f"{j.name}.png")
                        .is_file() else plot.PlotResult(j.name, error="not drawn") for j in jobs]
-            found = findings.write(run, {j.name for j in jobs})
+            found = findings.write(run, {r.name for r in results if r.ok})
             print(report.write_report(run, jobs, results, findings.sections(found)))
         elif args.command == "compare":
             _, html, text = compare(args.run_a, args.run_b, out=args.out, force=args.force)

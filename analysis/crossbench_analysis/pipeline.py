@@ -44,7 +44,7 @@ def analyze(run_dir: Path, *, charts: bool = True) -> AnalysisResult:
             results = [plot.PlotResult(j.name, error="not drawn: gnuplot missing") for j in jobs]
     else:
         results = [plot.PlotResult(j.name, error="not drawn (charts=False)") for j in jobs]
-    found = findings.write(run, {j.name for j in jobs})
+    found = findings.write(run, {r.name for r in results if r.ok})     # a chart not drawn is no chart to cite
     path = report.write_report(run, jobs, results, findings.sections(found))
     result = AnalysisResult(run_dir, path, results, list(run.warnings))
     if problem:
