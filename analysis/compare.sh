@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Compares two runs cell by cell (rps and p99, B over A; beyond noise or not): a text table on stdout,
-# compare.html and a chart in --out DIR (default RUN_B/compare-<run id of A>).
-# Usage: analysis/compare.sh RUN_A RUN_B [--out DIR] [--force]
-# Exit status 2: refused (different experiments or cell sets; --force compares the common cells).
+# Compares two runs point by point: B/A of each point's headline figure, rps and p99 with their 95 % intervals
+# over launches and a verdict (faster, slower, no difference, cannot tell): a text table on stdout, compare.html
+# and a chart in --out DIR (default RUN_B/compare-<run id of A>).
+# Usage: analysis/compare.sh RUN_A RUN_B [--out DIR] [--force] [--noise-floor SHARE]
+# Exit status 2: refused (different experiments or point sets; --force compares the common points).
 set -euo pipefail
 
 if (($# < 2)); then
-  echo "usage: $0 RUN_A RUN_B [--out DIR] [--force]" >&2
+  echo "usage: $0 RUN_A RUN_B [--out DIR] [--force] [--noise-floor SHARE]" >&2
   exit 2
 fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

@@ -1,14 +1,15 @@
 """Command line: python -m crossbench_analysis analyze RUN_DIR | compare RUN_A RUN_B [--out DIR] [--force]
-| export RUN_DIR | plot RUN_DIR | report RUN_DIR.
+| export RUN_DIR | plot RUN_DIR | report RUN_DIR | aa RUN RUN [RUN ...] [--plant 0.10].
 
 Exit status: 0 done, 1 an error (not a run directory, gnuplot missing or failing), 2 compare refused."""
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
-from . import export, findings, plot, report
+from . import aa, export, findings, plot, report
 from .compare import CompareRefused, compare
 from .pipeline import analyze
 from .runinfo import AnalysisError, load_run
@@ -23,11 +24,19 @@ def parse_args(argv):
                        ("plot", "draw the charts from charts/data/ (after export)"),
                        ("report", "write report.html from what charts/ holds")):
         sub.add_parser(name, help=text).add_argument("run_dir", type=Path)
-    c = sub.add_parser("compare", help="compare two runs cell by cell")
+    c = sub.add_parser("compare", help="compare two runs point by point, with intervals")
     c.add_argument("run_a", type=Path, help="the baseline run directory (A)")
     c.add_argument("run_b", type=Path, help="the run compared with it (B)")
     c.add_argument("--out", type=Path, help="where compare.html etc. go (default RUN_B/compare-<run id of A>)")
-    c.add_argument("--force", action="store_true", help="compare the common cells even when the sets differ")
+    c.add_argument("--force", action="store_true", help="compare the common points even when the sets differ")
+    c.add_argument("--noise-floor", type=float, dest="noise_floor", metavar="SHARE",
+                   help="a change below this share is no difference (default: noise_floor.toml, measured here)")
+    t = sub.add_parser("aa", help="compare's false-alarm rate (runs of one configuration, pairwise) and power "
+                       "(the same pairs with a planted change)")
+    t.add_argument("runs", type=Path, nargs="+", help="two or more runs of the same experiment and settings")
+    t.add_argument("--plant", type=float, default=0.10, help="the planted slowdown of B (default 0.10)")
+    t.add_argument("--noise-floor", type=float, dest="noise_floor", metavar="SHARE")
+    t.add_argument("--json", type=Path, help="also write the result here")
     return p.parse_args(argv)
 
 
@@ -60,9 +69,15 @@ def main(argv=None) -> int:
             found = findings.write(run, {r.name for r in results if r.ok})
             print(report.write_report(run, jobs, results, findings.sections(found)))
         elif args.command == "compare":
-            _, html, text = compare(args.run_a, args.run_b, out=args.out, force=args.force)
+            _, html, text = compare(args.run_a, args.run_b, out=args.out, force=args.force,
+                                     noise_floor=args.noise_floor)
             sys.stdout.write(text)
             print(f"\ncompare report: {html}")
+        elif args.command == "aa":
+            result = aa.study(args.runs, args.plant, args.noise_floor)
+            print(aa.text(result))
+            if args.json:
+                args.json.write_text(json.dumps(result, indent=2) + "\n")
     except CompareRefused as e:
         print(f"compare refused: {e}", file=sys.stderr)
         return 2

@@ -64,6 +64,18 @@ def fmt(value) -> str:
     return text or "-"
 
 
+def write_table(path: Path, description: str, columns: list[str], rows: list[list]) -> int:
+    """Writes one gnuplot data file of a single table whose first line names the columns (gnuplot:
+    `set datafile columnheaders`, then column('name')); text cells are quoted. Returns the rows written."""
+    def cell(value):
+        return '"' + value.replace('"', "'") + '"' if isinstance(value, str) else fmt(value)
+    lines = [f"# crossbench analysis export: {description}", f"# columns: {' '.join(columns)}",
+             "# NaN = no value", " ".join(columns)]
+    lines += [" ".join(cell(v) for v in row) for row in rows]
+    path.write_text("\n".join(lines) + "\n")
+    return len(rows)
+
+
 def write_blocks(path: Path, description: str, columns: list[str], blocks: list[tuple[str, list[list]]]) -> int:
     """Writes one gnuplot data file; returns the number of data rows written (NaN placeholders excluded)."""
     lines = [f"# crossbench analysis export: {description}",

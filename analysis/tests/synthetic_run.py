@@ -123,7 +123,8 @@ def make_run(path: Path, *, experiment: str = "seed002", run_id: str | None = No
             requests = int(rps * window)
             pooled = MODEL[server]["pooled"]
             record = {
-                "schema_version": 1, "cell_id": cell_id, "index": index, "experiment": experiment, "group": group,
+                "schema_version": 1, "cell_id": cell_id, "point_id": f"{group}-{server}-{kind}-c{c}-d{delay_ms}",
+                "index": index, "experiment": experiment, "group": group,
                 "server": server, "endpoint": endpoint, "concurrency": c, "delay_ms": delay_ms,
                 "duration_s": duration_s, "warmup_s": warmup_s, "repetition": rep, "loadgen": "wrk",
                 "keepalive": True, "requests": requests,

@@ -12,7 +12,7 @@ import psutil
 
 from contextlib import ExitStack
 
-from . import loadgen, metrics, oskit, record as contract, stack
+from . import faults, loadgen, metrics, oskit, record as contract, stack
 from .database.verify import VerifyFailed, verify_database_cell
 from .drivers import DRIVERS, Measurement
 from .experiment import CellPlan
@@ -129,6 +129,9 @@ def run_cell(plan: CellPlan, ctx: CellContext) -> dict:
     except KeyboardInterrupt:
         raise
     except Exception as e:  # noqa: BLE001 - any failure is recorded and the run goes on
+        fault = faults.cell_fault(plan, e, ctx.cell_dir)     # the disk or a tool: the run stops, nothing recorded
+        if fault:
+            raise fault from e
         (ctx.cell_dir / "failure.txt").write_text(traceback.format_exc())
         return failed_record(plan, started, e)
 

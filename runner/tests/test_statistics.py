@@ -116,3 +116,27 @@ def test_precision_launches_again_only_the_imprecise_points_up_to_the_maximum():
     assert [c.cell_id for c in more] == [f"{b.point_id}-r3"]
     records.append({**record(more[0].cell_id, 120, 10), "kind": "closed_loop"})
     assert precision.next_round(first_two + more, records, run) == []      # out of launches: 3
+
+
+def test_an_interrupted_adaptive_run_resumes_its_planned_launches_and_runs_none_twice(tmp_path):
+    from crossbench.experiment import plan_from_dict
+    from crossbench.rundir import RunDir
+    run = {"precision": 0.05, "max_launches": 4, "shuffle": True, "shuffle_seed": 11}
+    cells = [c for c in quick_cells(precision=0.05, max_launches=4) if c.group == "static"]
+    run_dir = RunDir(tmp_path / "run")
+    run_dir.create({"config": {"run": run}}, [c.to_dict() for c in cells])
+    for c in cells:      # every static point imprecise after its two launches
+        run_dir.append({**record(c.cell_id, 100 if c.repetition == 1 else 150, 10), "kind": c.kind})
+    more = precision.next_round(cells, run_dir.records(), run)
+    assert {c.repetition for c in more} == {3} and len(more) == len({c.point_id for c in cells})
+    run_dir.extend_plan([c.to_dict() for c in more])
+    run_dir.append({**record(more[0].cell_id, 125, 10), "kind": "closed_loop"})      # then Ctrl-C
+    _, planned = run_dir.load()                       # --resume: the plan as written, the records so far
+    resumed = [plan_from_dict(d) for d in planned]
+    todo = [c for c in resumed if c.cell_id not in run_dir.finished_ids()]
+    assert [c.cell_id for c in todo] == [c.cell_id for c in more[1:]]
+    for c in todo:
+        run_dir.append({**record(c.cell_id, 125, 10), "kind": "closed_loop"})
+    again = precision.next_round(resumed, run_dir.records(), run)
+    assert {c.repetition for c in again} == {4}                     # still imprecise: a fourth, the maximum
+    assert not set(c.cell_id for c in again) & run_dir.finished_ids()

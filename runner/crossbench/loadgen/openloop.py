@@ -10,11 +10,11 @@ is the same value unless p / 100 * n is a whole number, where oha's is the next 
 """
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import dataclass
-from fractions import Fraction
 from pathlib import Path
+
+from .. import stats
 
 PERCENTILES = {"p50": "50", "p90": "90", "p99": "99", "p999": "99.9"}
 LAG_LIMIT_MS = 5.0          # generator behind its own schedule: p99 lag above this
@@ -42,11 +42,8 @@ def cached_binary(tool: str, version: str) -> Path:
 
 
 def percentile(sorted_values: list[float], p: str | float) -> float | None:
-    """Nearest rank on already sorted values; p as a string ("99.9") keeps the rank exact."""
-    if not sorted_values:
-        return None
-    rank = math.ceil(Fraction(str(p)) * len(sorted_values) / 100)
-    return sorted_values[max(rank, 1) - 1]
+    """Nearest rank on already sorted values: the suite's one definition (crossbench.stats)."""
+    return stats.nearest_rank(sorted_values, p)
 
 
 def summarize(values_ms: list[float]) -> dict[str, float | None]:

@@ -1,0 +1,126 @@
+"""compare's output: the text table (stdout and compare.txt), the chart's data (through the kit) and
+compare.html. Every ratio is printed with its interval and the verdict's word; nothing is judged here."""
+from __future__ import annotations
+
+from html import escape
+from pathlib import Path
+
+from . import plot, report
+from .compare import Comparison, Row
+from .compare_stats import CANNOT_TELL, FASTER, NO_VALUE, SAME, SLOWER, Verdict
+from .kit import ChartJob, write_table
+from .runinfo import AnalysisError
+
+VERDICT_CODE = {SAME: 0, FASTER: 1, SLOWER: 2, CANNOT_TELL: 3, NO_VALUE: 4}
+PANELS = ("rps", "latency_ms.p99")
+
+
+def ratio_text(verdict: Verdict) -> str:
+    test = verdict.test
+    if test is None:
+        return "n/a"
+    if test.low is None:
+        return f"{test.ratio:.3f}"
+    return f"{test.ratio:.3f} [{test.low:.3f}, {test.high:.3f}]"
+
+
+def value(v) -> str:
+    return "-" if v is None else f"{v:.4g}"
+
+
+def summary(cmp: Comparison) -> str:
+    counts = cmp.counts()
+    words = ", ".join(f"{counts[w]} {w}" for w in (SAME, FASTER, SLOWER, CANNOT_TELL, NO_VALUE) if counts.get(w))
+    return f"{len(cmp.rows)} point(s) compared by their headline figure: {words}."
+
+
+def text_table(cmp: Comparison) -> str:
+    lines = [f"A: {cmp.run_a.run_id} ({cmp.run_a.machine_line()}, {cmp.run_a.date})",
+             f"B: {cmp.run_b.run_id} ({cmp.run_b.machine_line()}, {cmp.run_b.date})",
+             f"method: {cmp.method()}"]
+    lines += [f"note: {n}" for n in cmp.notes]
+    width = max([len(r.label) for r in cmp.rows] + [5])
+    header = f"{'point':<{width}} {'n A/B':>6}  {'figure':<17} {'A':>9} {'B':>9}  {'B/A [95% interval]':<26} verdict"
+    lines += ["", header, "-" * len(header)]
+    for row in cmp.rows:
+        for i, (figure, verdict) in enumerate(row.verdicts.items()):
+            head = f"{row.label:<{width}} {f'{row.launches[0]}/{row.launches[1]}':>6}" if i == 0 else " " * (width + 7)
+            mark = " *" if figure == row.headline else ""
+            flag = "  (flagged)" if i == 0 and row.flagged else ""
+            lines.append(f"{head}  {figure:<17} {value(verdict.a):>9} {value(verdict.b):>9}  "
+                         f"{ratio_text(verdict):<26} {verdict.word}{mark}{flag}")
+    lines += ["", "* the headline figure: the point's verdict.", summary(cmp)]
+    return "\n".join(lines) + "\n"
+
+
+def export(cmp: Comparison, charts_dir: Path) -> ChartJob:
+    data_dir = charts_dir / "data"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    columns = ["ordinal", "label", "flagged"] + [f"{p}_{c}" for p in ("rps", "p99")
+                                                 for c in ("ratio", "low", "high", "verdict", "floor")]
+    rows = []
+    for i, row in enumerate(cmp.rows, 1):
+        cells: list = [i, row.label, row.flagged]
+        for figure in PANELS:
+            verdict = row.verdicts[figure]
+            test = verdict.test
+            cells += [test.ratio if test else None, test.low if test else None, test.high if test else None,
+                      VERDICT_CODE[verdict.word], verdict.floor]
+        rows.append(cells)
+    write_table(data_dir / "compare.dat", f"compare B = {cmp.run_b.run_id} over A = {cmp.run_a.run_id}: per "
+                "point, B/A with its 95 % interval (low, high); verdict 0 no difference, 1 faster, 2 slower, "
+                "3 cannot tell, 4 no value; floor = the noise floor used", columns, rows)
+    return ChartJob("compare", "compare.gp",
+                    f"{cmp.run_b.run_id} (B) over {cmp.run_a.run_id} (A): B/A per point with its 95 % interval",
+                    "Per point, B/A of responses per second (top) and of p99 latency (bottom), log scale, with "
+                    "its 95 % interval (error bars). Grey band: the noise floor (1 +/- floor); red: a change "
+                    "(interval clear of 1 and beyond the floor), grey: no difference, hollow triangle: cannot "
+                    f"tell (one launch on a side). {cmp.method()}.",
+                    {"file_1": "compare.dat", "npoints": len(cmp.rows)}, ["compare.dat"],
+                    "; ".join(cmp.notes)[:300], "B / A per matching point")
+
+
+def row_html(row: Row) -> str:
+    cells = [f"<td>{escape(row.label)}</td>", f'<td class="n">{row.launches[0]} / {row.launches[1]}</td>']
+    for figure in PANELS:
+        verdict = row.verdicts[figure]
+        mark = ' style="background:#fde2e1;font-weight:bold"' if verdict.changed else ""
+        cells += [f'<td class="n">{escape(value(verdict.a))}</td>', f'<td class="n">{escape(value(verdict.b))}</td>',
+                  f'<td class="n"{mark}>{escape(ratio_text(verdict))}</td>', f"<td{mark}>{escape(verdict.word)}</td>"]
+    cells.append(f"<td>{escape(row.headline)}: <b>{escape(row.verdict.word)}</b>"
+                 f"{' (flagged)' if row.flagged else ''}</td>")
+    return f'<tr class="{"flagged" if row.flagged else ""}">' + "".join(cells) + "</tr>"
+
+
+def html(cmp: Comparison, job: ChartJob, result: plot.PlotResult) -> str:
+    head = ("<tr><th>point</th><th>launches A / B</th><th>rps A</th><th>rps B</th><th>B/A [95 %]</th><th>rps</th>"
+            "<th>p99 A ms</th><th>p99 B ms</th><th>B/A [95 %]</th><th>p99</th><th>verdict (headline)</th></tr>")
+    facts = []
+    for name, run in (("A", cmp.run_a), ("B", cmp.run_b)):
+        facts += [(f"{name}: run", f"{run.run_id} ({run.path})"), (f"{name}: machine", run.machine_line()),
+                  (f"{name}: date", run.date), (f"{name}: git", run.metadata.get("git_revision"))]
+    body = [f"<h1>crossbench compare: {escape(cmp.run_b.run_id)} (B) vs {escape(cmp.run_a.run_id)} (A)</h1>",
+            report.facts_html(facts), f"<p><b>{escape(summary(cmp))}</b></p>",
+            f"<p><b>Method</b>: {escape(cmp.method())}.</p>"]
+    body += [f'<p class="banner">{escape(n)}</p>' for n in cmp.notes]
+    body.append(report.charts_html([job], [result]))
+    body.append(f'<table class="cells"><thead>{head}</thead><tbody>{"".join(map(row_html, cmp.rows))}</tbody></table>')
+    return report.page(f"crossbench compare {cmp.run_b.run_id} vs {cmp.run_a.run_id}", "\n".join(body))
+
+
+def write(cmp: Comparison, out: Path, charts: bool) -> tuple[Path, str]:
+    charts_dir = out / "charts"
+    job = export(cmp, charts_dir)
+    if charts:
+        footer = f"A: run {cmp.run_a.run_id}, {cmp.run_a.machine_line()}, {cmp.run_a.date} | B: run " \
+                 f"{cmp.run_b.run_id}, {cmp.run_b.machine_line()}, {cmp.run_b.date}"
+        result = plot.plot_chart(job, charts_dir, footer)
+    else:
+        result = plot.PlotResult(job.name, error="not drawn (charts=False)")
+    text = text_table(cmp)
+    (out / "compare.txt").write_text(text)
+    html_path = out / "compare.html"
+    html_path.write_text(html(cmp, job, result))
+    if charts and not result.ok:
+        raise AnalysisError(f"compare chart not drawn: {result.error}")
+    return html_path, text

@@ -1,0 +1,74 @@
+"""compare's statistics: per matched point and figure, B/A from the launches of each run, its 95 % interval, the
+test that gave it, and a verdict a statistician would sign.
+
+- A figure with fewer than two launches on a side: "cannot tell" (one launch has no error to weigh a change
+  against), never a fixed threshold posing as a test.
+- Otherwise Welch's t on the log values (crossbench.stats.log_ratio: a change in throughput or latency is a
+  factor): when the 95 % interval of B/A leaves 1 and the change is larger than the noise floor, B is "faster"
+  or "slower"; else "no difference".
+- The noise floor: two runs differ by more than the launches within each vary (the machine drifts between
+  runs), so a change below the run-to-run floor measured on this machine is "no difference" even when its
+  interval leaves 1, as criterion's noise threshold does. The floors are data (noise_floor.toml, with how they
+  were measured); --noise-floor overrides them.
+"""
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from crossbench import stats
+
+FLOOR_FILE = Path(__file__).with_name("noise_floor.toml")
+# Figures where less is better; every other figure is better higher (throughput).
+LOWER_IS_BETTER_PREFIXES = ("latency_ms.", "efficiency_ratio", "latency_ratio", "rss", "cpu", "threads")
+FASTER, SLOWER, SAME, CANNOT_TELL, NO_VALUE = "faster", "slower", "no difference", "cannot tell", "no value"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    figure: str
+    a: float | None            # the point's value in each run
+    b: float | None
+    test: stats.RatioTest | None
+    floor: float
+    word: str
+
+    @property
+    def ratio(self) -> float | None:
+        return self.test.ratio if self.test else None
+
+    @property
+    def changed(self) -> bool:
+        return self.word in (FASTER, SLOWER)
+
+
+def floors(override: float | None = None) -> dict:
+    """{"default": f, figure: f, ..., "source": "..."}: the noise floors in force."""
+    if override is not None:
+        return {"default": override, "source": f"--noise-floor {override:g}"}
+    data = tomllib.loads(FLOOR_FILE.read_text())
+    return {"default": data["default"], **data.get("figures", {}), "source": data["source"]}
+
+
+def floor_of(figure: str, floor_table: dict) -> float:
+    return float(floor_table.get(figure, floor_table["default"]))
+
+
+def lower_is_better(figure: str) -> bool:
+    return figure.startswith(LOWER_IS_BETTER_PREFIXES)
+
+
+def judge(figure: str, a_values: list[float], b_values: list[float], a_value, b_value, floor: float) -> Verdict:
+    a_values = [v for v in a_values if v and v > 0]
+    b_values = [v for v in b_values if v and v > 0]
+    if not a_values or not b_values:
+        return Verdict(figure, a_value, b_value, None, floor, NO_VALUE)
+    test = stats.log_ratio(a_values, b_values)
+    if test.low is None:
+        return Verdict(figure, a_value, b_value, test, floor, CANNOT_TELL)
+    beyond_noise = (test.low > 1 or test.high < 1) and abs(test.ratio - 1) > floor
+    if not beyond_noise:
+        return Verdict(figure, a_value, b_value, test, floor, SAME)
+    better = (test.ratio < 1) if lower_is_better(figure) else (test.ratio > 1)
+    return Verdict(figure, a_value, b_value, test, floor, FASTER if better else SLOWER)
