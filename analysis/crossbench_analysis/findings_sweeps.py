@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from .finding import (THRESHOLD, Finding, all_flagged, cells_of, delay_text, left_note, sig, split, value, who,
-                      with_figure)
+from .finding import (THRESHOLD, Finding, all_flagged, cells_of, delay_text, figure, left_note, sig, split, value,
+                      who, with_figure)
 from .knees import predicted_knee
 from .runinfo import num
 
@@ -59,11 +59,24 @@ def bends(family: str, points: list[dict], chart: str = "efficiency") -> list[Fi
                     f"{THRESHOLD:g} ({before})")
             if point is top:
                 text += f"; {why_ratio(top)}"
-        text += "."
+        text += resolution(good, last) + "."
         finding = Finding(family, text + left_note(left), chart=chart, cells=cells_of(good), left_out=left)
         out.append(with_figure(finding, point, "efficiency_ratio", digits=4,
                                label=f"efficiency ratio at C={point['concurrency']}"))
     return out
+
+
+def resolution(good: list[dict], last: int) -> str:
+    """Whether the bend stands beyond the error (points of two or more launches): the point before it under 1.1
+    with its whole 95 % interval, and every point from it on above with theirs; '' with one launch a point."""
+    ci = [figure(p, "efficiency_ratio") for p in good]
+    if any(f is None or f.get("ci95_low") is None for f in ci):
+        return ""
+    under = all(f["ci95_high"] <= THRESHOLD for f in ci[:last + 1][-1:])
+    above = all(f["ci95_low"] > THRESHOLD for f in ci[last + 1:])
+    if under and above:
+        return "; beyond the error: the 95 % intervals around it do not reach across 1.1"
+    return "; not resolved: a 95 % interval around it reaches across 1.1"
 
 
 def why_ratio(point: dict) -> str:

@@ -199,3 +199,17 @@ def test_family_by_experiment_name_and_failed_launches_said_so(tmp_path):
     failed = one(items, "tomcat maxThreads=200 (/delay/sync, 3 s delay")
     assert "(1 cell left out, failed: CellFailed" in failed.sentence
     assert one(items, "No ranking of the servers").left_out[0]["reason"] == "errors, timeouts"
+
+
+def test_a_bend_says_whether_it_stands_beyond_the_error(tmp_path):
+    """Two launches of each delay point, the second 1 % higher: Tomcat's C=100 point reads 1.104 and 1.115, whose
+    95 % interval (mean 1.110, half-width 12.706 x 0.0078 / sqrt 2 = 0.070) reaches across 1.1: not resolved."""
+    run = copy(tmp_path, "quick")
+    records = [json.loads(line) for line in (run / "cells.jsonl").read_text().splitlines()]
+    extra = [dict(r, cell_id=r["cell_id"].replace("-r1", "-r2"), repetition=2,
+                  efficiency_ratio=r["efficiency_ratio"] * 1.01) for r in records if r["group"] == "delay"]
+    (run / "cells.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records + extra))
+    tomcat = one(found(run), "tomcat maxThreads=200", "bends at C=100")
+    assert "not resolved: a 95 % interval around it reaches across 1.1" in tomcat.sentence
+    assert tomcat.interval[0] < 1.1 < tomcat.interval[1]
+    assert "(1 launch)" not in tomcat.figure_text and "2 launches" in tomcat.figure_text
