@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from . import aa, export, plot, report
+from . import aa, export, findings, plot, report
 from .compare import CompareRefused, compare
 from .pipeline import analyze
 from .runinfo import AnalysisError, load_run
@@ -47,6 +47,8 @@ def main(argv=None) -> int:
             result = analyze(args.run_dir)
             for warning in result.warnings:
                 print(f"warning: {warning}", file=sys.stderr)
+            if findings.text(args.run_dir):
+                print(findings.text(args.run_dir))
             print(f"{len(result.charts)} charts in {args.run_dir / 'charts'}; report: {result.report}")
         elif args.command == "export":
             jobs = export.export(load_run(args.run_dir), args.run_dir / "charts")
@@ -64,7 +66,8 @@ def main(argv=None) -> int:
             _, jobs = export.read_manifest(charts_dir / "data")
             results = [plot.PlotResult(j.name, [charts_dir / f"{j.name}.png"]) if (charts_dir / f"{j.name}.png")
                        .is_file() else plot.PlotResult(j.name, error="not drawn") for j in jobs]
-            print(report.write_report(run, jobs, results))
+            found = findings.write(run, {r.name for r in results if r.ok})
+            print(report.write_report(run, jobs, results, findings.sections(found)))
         elif args.command == "compare":
             _, html, text = compare(args.run_a, args.run_b, out=args.out, force=args.force,
                                      noise_floor=args.noise_floor)

@@ -120,6 +120,14 @@ def table_chart(run: Run, data_dir: Path, group: str, cells: list[dict], best: d
         [f"{name}.dat"], heading=f"{TABLE_HEADING}: {group}")
 
 
+def sweep_label(best: dict) -> str:
+    """A worker sweep in words: 'tornado processes, /db (group db); best: 3' (not its sweep id)."""
+    unit = "workers" if best.get("server") in ("gunicorn", "uvicorn") else "processes"
+    via = "".join(f", via {v}" for v in (best.get("proxy"), best.get("pooler")) if v)
+    return (f"{best.get('server')} {unit}, {best.get('endpoint')}{via} (group {best.get('group')}); "
+            f"best: {best.get('sweep_step')}")
+
+
 def workers_chart(run: Run, data_dir: Path, cells: list[dict], best: dict[str, dict]) -> ChartJob | None:
     sweeps = sorted({c["sweep"] for c in cells if c.get("sweep")},
                     key=lambda s: (SERVER_ORDER.get(best[s].get("server"), 9), s))
@@ -128,7 +136,7 @@ def workers_chart(run: Run, data_dir: Path, cells: list[dict], best: dict[str, d
     blocks, colors, counters = [], [], {}
     for sweep in sweeps:
         steps = sorted((c for c in cells if c.get("sweep") == sweep), key=lambda c: num(c.get("sweep_step")) or 0)
-        blocks.append((f"{sweep} (best: {best[sweep].get('sweep_step')})",
+        blocks.append((sweep_label(best[sweep]),
                        [[num(c.get("sweep_step")), num(c.get("rps")), 1 if c is best[sweep] else 0] + tail(c)
                         for c in steps]))
         colors.append(shade(best[sweep].get("server"), counters)[0])

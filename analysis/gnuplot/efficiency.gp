@@ -7,13 +7,15 @@ set multiplot layout nrows,ncols title title font ',14' @MARGINS
 set logscale x 10
 set xlabel 'concurrent clients (log scale)'
 set yrange [0:*]
+if (!exists("bend")) bend = 1.1      # the findings' bend threshold (finding.THRESHOLD)
 do for [p=1:panels] {
     f = pfile(p)
     set title ptitle(p) font ',12'
     if (pkey(p)) { set key on } else { set key off }
-    if (first_column(p)) { set ylabel 'efficiency ratio (1 = no added wait)' } else { unset ylabel }
+    if (first_column(p)) { set ylabel 'efficiency ratio (C / rps / delay; no unit, 1 = no added wait)' } else { unset ylabel }
     if (pvalues(p) == 0) { @NO_VALUES }
     plot 1 with lines dt 2 lw 1.5 lc rgb 'black' title 'ideal 1.0', \
+         bend with lines dt 3 lw 1.2 lc rgb '#777777' title sprintf('bend: above %g for good (the findings)', bend), \
          for [i=1:pn(p)] f index i-1 using 1:'efficiency_ratio' smooth unique with lines lw 2.5 \
              lc rgb pcolor(p,i) dt pdash(p,i) title columnheader(1), \
          for [i=1:pn(p)] f index i-1 using 1:'latency_ratio' smooth unique with lines lw 1.2 dt 2 \

@@ -6,7 +6,7 @@ load 'common.gp'
 set multiplot layout 1,1 title title font ',14' @MARGINS
 set logscale x 10
 set xlabel 'concurrent clients (log scale)'
-set ylabel 'responses per second (requests / measured window)'
+set ylabel 'responses per second (req/s: requests / measured window)'
 set yrange [0:*]
 p = 1
 f = pfile(p)

@@ -298,7 +298,7 @@ def analyse(run_dir: RunDir, config: dict) -> None:
     sys.path.insert(0, str(paths.REPO / "analysis"))
     try:
         import crossbench_analysis
-        from crossbench_analysis import knees
+        from crossbench_analysis import findings, knees
     except ImportError as e:
         print(f"run_all: no charts drawn ({e})", file=sys.stderr)
         return
@@ -308,6 +308,9 @@ def analyse(run_dir: RunDir, config: dict) -> None:
         print(f"run_all: charts incomplete: {e}\nredraw with ./analysis/analyze.sh {run_dir.path}", file=sys.stderr)
     if config.get("analysis", {}).get("knees"):     # the experiment asks to hear its knees at the end
         print(knees.summary(knees.read_jsonl(run_dir.path / "charts" / "data" / knees.KNEES_FILE)), file=sys.stderr)
+    found = findings.text(run_dir.path)     # the run's findings (findings.md), last before the report's path
+    if found:
+        print(found, file=sys.stderr)
     print(f"charts and report: {run_dir.path / 'report.html'}", file=sys.stderr)
 
 
