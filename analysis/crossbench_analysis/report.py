@@ -133,12 +133,31 @@ def write_report(run: Run, jobs: list[ChartJob], results: list[PlotResult], find
         counts={"cells": len(run.cells), "valid": len(run.cells) - failed - flagged, "flagged": flagged,
                 "failed": failed},
         columns=[{"name": h, "tip": tip} for h, tip, _ in COLUMNS], rows=[row(run, c) for c in run.cells],
+        points=point_rows(run),
         machine_facts=machine_facts(run),
         config_json=json.dumps(meta.get("config", {}), indent=2, sort_keys=True),
         other_json=json.dumps(other, indent=2, sort_keys=True, default=str) if other else "")
     path = run.path / "report.html"
     path.write_text(html)
     return path
+
+
+POINT_FIGURES = (("rps", "req/s"), ("latency_ms.p99", "ms"), ("efficiency_ratio", ""))
+
+
+def point_rows(run: Run) -> list[dict]:
+    """The run's points, each figure as value ± half-width of its 95 % interval (crossbench.points)."""
+    from crossbench import points
+    from .compare import label_of
+    rows = []
+    for point in points.load(run.path):
+        figures = point.get("figures") or {}
+        rows.append({"label": label_of(point), "point_id": point["point_id"], "n": point.get("n"),
+                     "failed": point.get("failed"), "flags": ", ".join(point.get("flags") or []),
+                     "headline": point.get("headline"), "cells": point.get("cells") or [],
+                     "figures": [points.fmt_interval(figures.get(name), unit) if figures.get(name) else "-"
+                                 for name, unit in POINT_FIGURES]})
+    return rows
 
 
 # ---------------------------------------------------------------- for compare.py until it has its own template
