@@ -1,15 +1,17 @@
 """Command line: python -m crossbench_analysis analyze RUN_DIR | compare RUN_A RUN_B [--out DIR] [--force]
-| export RUN_DIR | plot RUN_DIR | report RUN_DIR | advise RUN_DIR --rate R --hold-ms H [--p99-ms T].
+| export RUN_DIR | plot RUN_DIR | report RUN_DIR | aa RUN RUN [RUN ...] [--plant 0.10]
+| advise RUN_DIR --rate R --hold-ms H [--p99-ms T].
 
 Exit status: 0 done, 1 an error (not a run directory, gnuplot missing or failing), 2 compare refused, advice
 refused (a workload that makes no sense, a run without a maxThreads sweep)."""
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
-from . import advice, export, plot, report
+from . import aa, advice, export, findings, plot, report
 from .compare import CompareRefused, compare
 from .pipeline import analyze
 from .runinfo import AnalysisError, load_run
@@ -37,6 +39,12 @@ def parse_args(argv):
     v.add_argument("--rate", type=float, required=True, help="arrivals, requests per second")
     v.add_argument("--hold-ms", type=float, required=True, help="how long one request holds a thread, ms")
     v.add_argument("--p99-ms", type=float, help="the latency 99 %% of requests must stay under, ms")
+    t = sub.add_parser("aa", help="compare's false-alarm rate (runs of one configuration, pairwise) and power "
+                       "(the same pairs with a planted change)")
+    t.add_argument("runs", type=Path, nargs="+", help="two or more runs of the same experiment and settings")
+    t.add_argument("--plant", type=float, default=0.10, help="the planted slowdown of B (default 0.10)")
+    t.add_argument("--noise-floor", type=float, dest="noise_floor", metavar="SHARE")
+    t.add_argument("--json", type=Path, help="also write the result here")
     return p.parse_args(argv)
 
 
@@ -47,6 +55,8 @@ def main(argv=None) -> int:
             result = analyze(args.run_dir)
             for warning in result.warnings:
                 print(f"warning: {warning}", file=sys.stderr)
+            if findings.text(args.run_dir):
+                print(findings.text(args.run_dir))
             print(f"{len(result.charts)} charts in {args.run_dir / 'charts'}; report: {result.report}")
         elif args.command == "export":
             jobs = export.export(load_run(args.run_dir), args.run_dir / "charts")
@@ -64,7 +74,8 @@ def main(argv=None) -> int:
             _, jobs = export.read_manifest(charts_dir / "data")
             results = [plot.PlotResult(j.name, [charts_dir / f"{j.name}.png"]) if (charts_dir / f"{j.name}.png")
                        .is_file() else plot.PlotResult(j.name, error="not drawn") for j in jobs]
-            print(report.write_report(run, jobs, results))
+            found = findings.write(run, {r.name for r in results if r.ok})
+            print(report.write_report(run, jobs, results, findings.sections(found)))
         elif args.command == "compare":
             _, html, text = compare(args.run_a, args.run_b, out=args.out, force=args.force,
                                      noise_floor=args.noise_floor)
@@ -74,6 +85,11 @@ def main(argv=None) -> int:
             workload = checked(args.rate, args.hold_ms, args.p99_ms)
             print(advice.write(advice.advise(args.run_dir, workload), args.run_dir), end="")
             print(f"advice: {args.run_dir / 'advice.md'}, {args.run_dir / 'advice.json'}")
+        elif args.command == "aa":
+            result = aa.study(args.runs, args.plant, args.noise_floor)
+            print(aa.text(result))
+            if args.json:
+                args.json.write_text(json.dumps(result, indent=2) + "\n")
     except CompareRefused as e:
         print(f"compare refused: {e}", file=sys.stderr)
         return 2

@@ -277,6 +277,39 @@ def missing_note(cells: list[dict], *figures: str) -> str:
     return f"not drawable (no value): {len(lost)} cell(s) ({kind}see report table): {ids}"
 
 
+def interval_columns(columns: list[str], row_of) -> list[str]:
+    """For each figure column of a chart (every column row_of gives but the first, the x), the names of its
+    point's mean and 95 % interval, appended after the tail so the existing columns keep their places."""
+    figures = columns[1:len(columns) - len(TAIL_COLUMNS)]
+    return [f"{name}_{part}" for name in figures for part in ("mean", "lo", "hi")]
+
+
+TAIL_COLUMNS = ("valid", "repetition", "cell_id")
+
+
+def with_intervals(cells: list[dict], row_of) -> list[list]:
+    """Each launch's row, followed by its point's mean and 95 % interval (Student's t over the point's launches,
+    crossbench.stats) for every figure column: the chart draws the launches as points and the interval as a bar."""
+    from crossbench import stats
+    from crossbench.points import point_id
+    launches: dict[str, list[list]] = {}
+    for c in cells:
+        launches.setdefault(point_id(c), []).append(row_of(c))
+    rows = []
+    for c in cells:
+        own = launches[point_id(c)]
+        extra = []
+        for i in range(1, len(own[0])):
+            values = [v for row in own if isinstance(v := num(row[i]), float | int) and v == v]
+            if not values:
+                extra += [None, None, None]
+                continue
+            interval = stats.t_interval([float(v) for v in values])
+            extra += [interval.mean, interval.low, interval.high]
+        rows.append(row_of(c) + tail(c) + extra)
+    return rows
+
+
 def panel_files(run: Run, data_dir: Path, chart: str, cells: list[dict], columns: list[str], row_of,
                 figures: tuple, extra=None) -> tuple[dict, list[str]]:
     """One data file per panel (group or delay) holding the blocks of the series present there."""
@@ -288,9 +321,11 @@ def panel_files(run: Run, data_dir: Path, chart: str, cells: list[dict], columns
         here = [c for c in cells if panel_key(c) == key]
         present = [s for s in series if any(of_cell[c["cell_id"]] is s for c in here)]
         name = f"{chart}_{key}.dat" if len(panels) > 1 else f"{chart}.dat"
-        blocks = [(s.label, [row_of(c) + tail(c) for c in by_c(here) if of_cell[c["cell_id"]] is s])
+        blocks = [(s.label, with_intervals([c for c in by_c(here) if of_cell[c["cell_id"]] is s], row_of))
                   for s in present]
-        write_blocks(data_dir / name, f"{chart}, panel '{title}' (run {run.run_id})", columns, blocks)
+        write_blocks(data_dir / name, f"{chart}, panel '{title}' (run {run.run_id}); <figure>_mean, _lo, _hi: "
+                     "the point's mean over its launches and its 95 % interval (NaN with one launch)",
+                     columns + interval_columns(columns, row_of), blocks)
         files.append(name)
         params.update({f"file_{p}": name, f"title_{p}": title, **panel_style(p, present, keyed),
                        f"values_{p}": count(here, *figures)})

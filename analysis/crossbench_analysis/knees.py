@@ -73,6 +73,7 @@ class SettingKnee:
     seed_ratio_knee: float | None = None   # the knee on the seed's efficiency_ratio
     seed_ratio_status: str | None = None
     disagreement: str | None = None    # why the two ratios' knees differ, when they do
+    resolved: bool | None = None       # the crossing stands beyond the intervals; None: one launch a point
     points: list[dict] = field(default_factory=list)
 
 
@@ -120,8 +121,8 @@ def setting_knee(key: tuple, records: list[dict], threshold: float = THRESHOLD) 
     for r in records:
         if r.get(used) is not None:
             by_c[r["concurrency"]].append(r)
-    points = [{"concurrency": c, "ratio": mean(r[used] for r in rs), "efficiency_ratio": mean(
-                   r.get("efficiency_ratio") for r in rs), "cell_ids": [r["cell_id"] for r in rs],
+    points = [{"concurrency": c, "ratio": mean(r[used] for r in rs), **ratio_interval([r[used] for r in rs]),
+               "efficiency_ratio": mean(r.get("efficiency_ratio") for r in rs), "cell_ids": [r["cell_id"] for r in rs],
                "threads_peak": max_or_none(r.get("threads_peak") for r in rs),
                "valid": all(r.get("valid", True) for r in rs)}
               for c, rs in sorted(by_c.items())]
@@ -129,16 +130,47 @@ def setting_knee(key: tuple, records: list[dict], threshold: float = THRESHOLD) 
     seed = find_knee([(p["concurrency"], p["efficiency_ratio"]) for p in points
                       if p["efficiency_ratio"] is not None], threshold)
     predicted = predicted_knee(records[0])
+    resolution = resolved(knee, points, threshold)
     return SettingKnee(
         group=group, endpoint=endpoint, delay_ms=delay_ms, server=server, executor=records[0].get("executor"),
         max_threads=records[0].get("max_threads"), setting=label, predicted=predicted,
         knee_concurrency=round(knee.concurrency, 1) if knee.concurrency is not None else None,
-        status=knee.status, text=knee_text(knee, predicted, points, threshold), ratio_used=used,
+        status=knee.status, text=knee_text(knee, predicted, points, threshold) + RESOLUTION_TEXT[resolution],
+        ratio_used=used, resolved=resolution,
         threshold=threshold, max_concurrency=points[-1]["concurrency"],
         knee_vs_predicted=round(knee.concurrency / predicted, 3) if knee.concurrency and predicted else None,
         excursions=list(knee.excursions), threads_peak_max=max_or_none(p["threads_peak"] for p in points),
         seed_ratio_knee=round(seed.concurrency, 1) if seed.concurrency is not None else None,
         seed_ratio_status=seed.status, disagreement=disagreement(knee, seed, used), points=points)
+
+
+RESOLUTION_TEXT = {None: "", True: ", beyond the 95 % intervals",
+                   False: ", not resolved: the intervals of the points around it reach across the threshold"}
+
+
+def ratio_interval(values: list[float]) -> dict:
+    """The 95 % interval of a concurrency's ratio over its launches (None, None with one launch)."""
+    from crossbench import stats
+    interval = stats.t_interval(values)
+    return {"ratio_low": interval.low, "ratio_high": interval.high, "launches": interval.n}
+
+
+def resolved(knee: Knee, points: list[dict], threshold: float) -> bool | None:
+    """Whether the knee is chosen beyond the error: the point before it is under the threshold with its whole
+    interval, and every point from the crossing on is above it with its whole interval. None with one launch."""
+    if knee.status == "not_reached":
+        judged = points[-1:]
+    elif knee.status == "below_range":
+        judged = points[:1]
+    else:
+        last = max(i for i, p in enumerate(points) if p["ratio"] <= threshold)
+        judged = points[last:]
+    if any(point["ratio_low"] is None for point in judged):
+        return None
+    under = [point for point in judged if point["ratio"] <= threshold]
+    over = [point for point in judged if point["ratio"] > threshold]
+    return all(point["ratio_high"] <= threshold for point in under) and \
+        all(point["ratio_low"] > threshold for point in over)
 
 
 def disagreement(knee: Knee, seed: Knee, used: str) -> str | None:

@@ -186,7 +186,7 @@ def static_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None
             rps = [num(m.get("rps")) for m in mine if m["concurrency"] == c and num(m.get("rps")) is not None]
             if rps:
                 by_c[c].append([x, name, sum(rps) / len(rps), min(rps), max(rps), len(rps)])
-    blocks = [(f"C={c}", rows) for c, rows in sorted(by_c.items())]
+    blocks = [(f"{c} concurrent clients (C={c})", rows) for c, rows in sorted(by_c.items())]
     write_blocks(data_dir / "maxthreads_static.dat", f"static mix per setting (run "
                  f"{run.run_id})", ["x", "setting", "rps_mean", "rps_min", "rps_max", "cells"], blocks)
     return ChartJob("maxthreads_static", "maxthreads_static.gp",

@@ -1,10 +1,10 @@
-"""analyze(run_dir): export, plot, report, in that order."""
+"""analyze(run_dir): export, plot, findings, report, in that order."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import export, plot, report
+from . import export, findings, plot, report
 from .runinfo import AnalysisError, load_run
 
 
@@ -21,7 +21,8 @@ class AnalysisResult:
 
 
 def analyze(run_dir: Path, *, charts: bool = True) -> AnalysisResult:
-    """Draws every chart of the run into run_dir/charts/ and writes run_dir/report.html.
+    """Draws every chart of the run into run_dir/charts/, writes findings.json and findings.md, and
+    run_dir/report.html (findings first).
 
     The report is written even when drawing fails (gnuplot missing, one chart's script failing), so the table
     is never lost; then AnalysisError says what went wrong. charts=False skips gnuplot entirely."""
@@ -43,7 +44,8 @@ def analyze(run_dir: Path, *, charts: bool = True) -> AnalysisResult:
             results = [plot.PlotResult(j.name, error="not drawn: gnuplot missing") for j in jobs]
     else:
         results = [plot.PlotResult(j.name, error="not drawn (charts=False)") for j in jobs]
-    path = report.write_report(run, jobs, results)
+    found = findings.write(run, {r.name for r in results if r.ok})     # a chart not drawn is no chart to cite
+    path = report.write_report(run, jobs, results, findings.sections(found))
     result = AnalysisResult(run_dir, path, results, list(run.warnings))
     if problem:
         raise AnalysisError(f"{problem}; {path} has the table without charts")

@@ -1,80 +1,65 @@
 """report.html: one self-contained page (inline CSS, no scripts, fonts or anything fetched) beside charts/.
 
 The charts are <img src="charts/NAME.png"> with a link to the SVG; the table lists every cell, flagged and
-failed ones marked; the run's metadata (machine, versions, git revision, configuration) closes the page."""
+failed ones marked; the run's metadata (machine, versions, git revision, configuration) closes the page. The
+HTML is in templates/ (report.html on base.html); this module only prepares the data it shows."""
 from __future__ import annotations
 
 import json
 from html import escape
 from pathlib import Path
 
+from markupsafe import Markup
+
+from . import pages
 from .kit import ChartJob
 from .plot import PlotResult
 from .runinfo import Run, get, is_failed, is_valid, num
 
-CSS = """
-body { font-family: 'DejaVu Sans', Verdana, Arial, sans-serif; margin: 1.5em auto; max-width: 1400px;
-       color: #222; line-height: 1.4; padding: 0 1em; }
-h1 { font-size: 1.5em; margin-bottom: 0.2em; } h2 { font-size: 1.25em; margin-top: 2em;
-     border-bottom: 1px solid #ccc; } h3 { font-size: 1.05em; margin-bottom: 0.3em; }
-.sub { color: #555; margin-top: 0; }
-.banner { background: #fff3cd; border: 1px solid #e0c36c; padding: 0.5em 0.8em; margin: 1em 0; }
-.problem { background: #fde2e1; border: 1px solid #d9534f; padding: 0.5em 0.8em; margin: 0.5em 0; }
-nav a { margin-right: 1em; }
-figure { margin: 1.5em 0; } figure img { max-width: 100%; height: auto; border: 1px solid #ddd; display: block; }
-figcaption { color: #444; font-size: 0.92em; max-width: 1200px; }
-.facts { border-collapse: collapse; } .facts th { text-align: left; padding: 2px 1em 2px 0; color: #555;
-         font-weight: normal; vertical-align: top; } .facts td { padding: 2px 0; }
-table.cells { border-collapse: collapse; font-size: 0.8em; width: 100%; }
-.wide { overflow-x: auto; }
-table.cells th, table.cells td { border: 1px solid #d4d4d4; padding: 3px 5px; }
-table.cells th { background: #f0f0f0; position: sticky; top: 0; }
-table.cells td { white-space: nowrap; } table.cells td.flags { white-space: normal; min-width: 12em; }
-table.cells td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-table.cells tr.flagged td { background: #fff3cd; }
-table.cells tr.failed td { background: #fde2e1; }
-table.cells td.flags { color: #8a4b00; } tr.failed td.flags { color: #a00; font-weight: bold; }
-.legend span { display: inline-block; padding: 1px 8px; margin-right: 0.6em; border: 1px solid #ccc; }
-.legend .flagged { background: #fff3cd; } .legend .failed { background: #fde2e1; }
-pre { background: #f7f7f7; border: 1px solid #e1e1e1; padding: 0.7em; overflow-x: auto; font-size: 0.85em; }
-"""
+DASH = "\u2013"
+
+
+def text(value, digits: int = 0, unit: str = "") -> str:
+    """A number for the table: thousands separated, `digits` decimals (one fewer from 100 up); a dash for none."""
+    n = num(value)
+    if n is None:
+        return DASH
+    if digits == 0 and abs(n) >= 1000:
+        out = f"{n:,.0f}"
+    elif abs(n) >= 100 and digits > 0:
+        out = f"{n:,.{max(0, digits - 1)}f}"
+    else:
+        out = f"{n:,.{digits}f}"
+    return out + unit
 
 
 def fmt(value, digits: int = 0, unit: str = "") -> str:
-    n = num(value)
-    if n is None:
-        return "&ndash;"
-    if digits == 0 and abs(n) >= 1000:
-        text = f"{n:,.0f}"
-    elif abs(n) >= 100 and digits > 0:
-        text = f"{n:,.{max(0, digits - 1)}f}"
-    else:
-        text = f"{n:,.{digits}f}"
-    return escape(text + unit)
+    """text() as escaped HTML (compare.py's table until it has its own template)."""
+    return "&ndash;" if num(value) is None else escape(text(value, digits, unit))
 
 
-# (header, tooltip, how to render a cell's value)
+# (header, tooltip, how to render a cell's value as text)
 COLUMNS = [
     ("#", "cell index; hover for the cell id, click for its samples.csv", None),
-    ("group", "", lambda c: escape(str(c.get("group") or ""))),
-    ("server", "", lambda c: escape(str(c.get("server") or ""))),
-    ("endpoint", "", lambda c: escape(str(c.get("endpoint") or ""))),
+    ("group", "", lambda c: str(c.get("group") or "")),
+    ("server", "", lambda c: str(c.get("server") or "")),
+    ("endpoint", "", lambda c: str(c.get("endpoint") or "")),
     ("settings", "Tomcat executor / maxThreads, Tornado processes", None),
-    ("C", "concurrent clients", lambda c: fmt(c.get("concurrency"))),
-    ("delay s", "delay of the delay endpoints, seconds", lambda c: fmt((num(c.get("delay_ms")) or 0) / 1000, 1)
-     if num(c.get("delay_ms")) else "&ndash;"),
-    ("rep", "repetition", lambda c: fmt(c.get("repetition"))),
-    ("rps", "responses per second: requests / measured window", lambda c: fmt(c.get("rps"), 1)),
-    ("rps steady", "edge-bias-free estimate", lambda c: fmt(c.get("rps_steady"), 1)),
-    ("eff. ratio", "(C / rps) / delay; 1 is ideal", lambda c: fmt(c.get("efficiency_ratio"), 3)),
-    ("lat. ratio", "mean latency / delay", lambda c: fmt(c.get("latency_ratio"), 3)),
-    ("p50 ms", "", lambda c: fmt(get(c, "latency_ms.p50"), 1)),
-    ("p99 ms", "", lambda c: fmt(get(c, "latency_ms.p99"), 1)),
-    ("errors", "error_total (connect, read, write, timeout, non-2xx, other)", lambda c: fmt(c.get("error_total"))),
-    ("threads peak", "", lambda c: fmt(c.get("threads_peak"))),
-    ("RSS MB", "peak resident memory of the server", lambda c: fmt(c.get("rss_peak_mb"), 1)),
-    ("CPU %", "server process tree, 100 = one core", lambda c: fmt(c.get("cpu_percent"), 1)),
-    ("loadgen CPU %", "load generator, 100 = one core", lambda c: fmt(c.get("loadgen_cpu_percent"), 1)),
+    ("C", "concurrent clients", lambda c: text(c.get("concurrency"))),
+    ("delay s", "delay of the delay endpoints, seconds", lambda c: text((num(c.get("delay_ms")) or 0) / 1000, 1)
+     if num(c.get("delay_ms")) else DASH),
+    ("rep", "repetition", lambda c: text(c.get("repetition"))),
+    ("rps", "responses per second: requests / measured window", lambda c: text(c.get("rps"), 1)),
+    ("rps steady", "edge-bias-free estimate", lambda c: text(c.get("rps_steady"), 1)),
+    ("eff. ratio", "(C / rps) / delay; 1 is ideal", lambda c: text(c.get("efficiency_ratio"), 3)),
+    ("lat. ratio", "mean latency / delay", lambda c: text(c.get("latency_ratio"), 3)),
+    ("p50 ms", "", lambda c: text(get(c, "latency_ms.p50"), 1)),
+    ("p99 ms", "", lambda c: text(get(c, "latency_ms.p99"), 1)),
+    ("errors", "error_total (connect, read, write, timeout, non-2xx, other)", lambda c: text(c.get("error_total"))),
+    ("threads peak", "", lambda c: text(c.get("threads_peak"))),
+    ("RSS MB", "peak resident memory of the server", lambda c: text(c.get("rss_peak_mb"), 1)),
+    ("CPU %", "server process tree, 100 = one core", lambda c: text(c.get("cpu_percent"), 1)),
+    ("loadgen CPU %", "load generator, 100 = one core", lambda c: text(c.get("loadgen_cpu_percent"), 1)),
     ("valid", "", None),
     ("flags", "", None),
 ]
@@ -94,119 +79,98 @@ def settings_of(cell: dict) -> str:
         parts.append("close")
     if cell.get("loadgen") and cell.get("loadgen") != "wrk":
         parts.append(str(cell["loadgen"]))
-    return escape(", ".join(parts))
+    return ", ".join(parts)
 
 
-def row_html(run: Run, cell: dict) -> str:
+def row(run: Run, cell: dict) -> dict:
+    """One table row for the template: its class, and per column the text (and the link of #)."""
     failed, valid = is_failed(cell), is_valid(cell)
-    css = "failed" if failed else ("" if valid else "flagged")
-    cells = []
+    tds = []
     for header, _, render in COLUMNS:
+        td = {"klass": "n" if header in NUMERIC else ("flags" if header == "flags" else ""), "text": "",
+              "href": None, "title": None, "bold": False}
         if header == "#":
             series = cell.get("series") or f"cells/{cell['cell_id']}/samples.csv"
             index = cell.get("index")
-            text = escape(f"{index:04d}" if isinstance(index, int) else str(cell["cell_id"]))
-            title = escape(cell["cell_id"])
-            html = (f'<a href="{escape(series)}" title="{title}">{text}</a>' if (run.path / series).is_file()
-                    else f'<span title="{title}">{text}</span>')
+            td["text"] = f"{index:04d}" if isinstance(index, int) else str(cell["cell_id"])
+            td["href" if (run.path / series).is_file() else "title"] = series
         elif header == "settings":
-            html = settings_of(cell)
+            td["text"] = settings_of(cell)
         elif header == "valid":
-            html = "yes" if valid else ("<b>FAILED</b>" if failed else "<b>no</b>")
+            td.update(text="yes" if valid else ("FAILED" if failed else "no"), bold=not valid)
         elif header == "flags":
-            flags = [str(f) for f in cell.get("flags") or []]
-            if cell.get("error"):
-                flags.append(str(cell["error"]))
-            html = escape(", ".join(flags))
+            flags = [str(f) for f in cell.get("flags") or []] + ([str(cell["error"])] if cell.get("error") else [])
+            td["text"] = ", ".join(flags)
         else:
-            html = render(cell)
-        klass = ' class="n"' if header in NUMERIC else (' class="flags"' if header == "flags" else "")
-        cells.append(f"<td{klass}>{html}</td>")
-    return f'<tr class="{css}" data-cell="{escape(cell["cell_id"])}">' + "".join(cells) + "</tr>"
+            td["text"] = render(cell)
+        tds.append(td)
+    return {"css": "failed" if failed else ("" if valid else "flagged"), "cell_id": cell["cell_id"], "tds": tds}
 
 
-def table_html(run: Run) -> str:
-    head = "".join(f'<th title="{escape(tip)}">{escape(h)}</th>' if tip else f"<th>{escape(h)}</th>"
-                   for h, tip, _ in COLUMNS)
-    rows = "\n".join(row_html(run, c) for c in run.cells)
-    return (f'<div class="wide"><table class="cells" id="cell-table"><thead><tr>{head}</tr></thead>\n<tbody>\n'
-            f"{rows}\n</tbody></table></div>")
+def machine_facts(run: Run) -> list[tuple]:
+    meta = run.metadata
+    versions = meta.get("versions") if isinstance(meta.get("versions"), dict) else {}
+    return ([("run id", run.run_id), ("experiment", run.experiment), ("started", meta.get("started_at")),
+             ("ended", meta.get("ended_at")), ("git revision", meta.get("git_revision")),
+             ("schema version", meta.get("schema_version"))]
+            + [(f"machine: {k}", v) for k, v in run.machine.items()]
+            + [(f"version: {k}", v) for k, v in versions.items()])
 
+
+OWN_KEYS = ("config", "machine", "versions", "run_id", "experiment", "started_at", "ended_at", "git_revision",
+            "schema_version")
+
+
+def write_report(run: Run, jobs: list[ChartJob], results: list[PlotResult], findings: list[dict] = ()) -> Path:
+    """findings: findings.json's sections, [{"title": ..., "items": [finding, ...]}]."""
+    meta = run.metadata
+    failed = sum(1 for c in run.cells if is_failed(c))
+    flagged = sum(1 for c in run.cells if not is_valid(c) and not is_failed(c))
+    other = {k: v for k, v in meta.items() if k not in OWN_KEYS}
+    html = pages.render(
+        "report.html", run=run, meta=meta, jobs=jobs, results={r.name: r for r in results},
+        findings=list(findings),
+        counts={"cells": len(run.cells), "valid": len(run.cells) - failed - flagged, "flagged": flagged,
+                "failed": failed},
+        columns=[{"name": h, "tip": tip} for h, tip, _ in COLUMNS], rows=[row(run, c) for c in run.cells],
+        points=point_rows(run),
+        machine_facts=machine_facts(run),
+        config_json=json.dumps(meta.get("config", {}), indent=2, sort_keys=True),
+        other_json=json.dumps(other, indent=2, sort_keys=True, default=str) if other else "")
+    path = run.path / "report.html"
+    path.write_text(html)
+    return path
+
+
+POINT_FIGURES = (("rps", "req/s"), ("latency_ms.p99", "ms"), ("efficiency_ratio", ""))
+
+
+def point_rows(run: Run) -> list[dict]:
+    """The run's points, each figure as value ± half-width of its 95 % interval (crossbench.points)."""
+    from crossbench import points
+    from .compare import label_of
+    rows = []
+    for point in points.load(run.path):
+        figures = point.get("figures") or {}
+        rows.append({"label": label_of(point), "point_id": point["point_id"], "n": point.get("n"),
+                     "failed": point.get("failed"), "flags": ", ".join(point.get("flags") or []),
+                     "headline": point.get("headline"), "cells": point.get("cells") or [],
+                     "figures": [points.fmt_interval(figures.get(name), unit) if figures.get(name) else "-"
+                                 for name, unit in POINT_FIGURES]})
+    return rows
+
+
+# ---------------------------------------------------------------- for compare.py until it has its own template
 
 def facts_html(pairs) -> str:
-    rows = "".join(f"<tr><th>{escape(str(k))}</th><td>{escape(str(v))}</td></tr>" for k, v in pairs
-                   if v not in (None, ""))
-    return f'<table class="facts">{rows}</table>'
+    return pages.environment().get_template("macros.html").module.facts(list(pairs))
 
 
 def charts_html(jobs: list[ChartJob], results: list[PlotResult], prefix: str = "charts/") -> str:
+    chart = pages.environment().get_template("macros.html").module.chart
     by_name = {r.name: r for r in results}
-    parts = []
-    for job in jobs:
-        result = by_name.get(job.name)
-        anchor = f"chart-{escape(job.name)}"
-        parts.append(f'<figure id="{anchor}"><h3>{escape(job.heading or job.name)}</h3>')
-        if result and result.ok:
-            parts.append(f'<a href="{prefix}{escape(job.name)}.svg"><img src="{prefix}{escape(job.name)}.png" '
-                         f'width="1200" height="750" alt="{escape(job.title)}"></a>')
-        else:
-            reason = result.error if result else "not drawn"
-            parts.append(f'<p class="problem">Chart not drawn: {escape(reason)}</p>')
-        data = ", ".join(f'<a href="{prefix}data/{escape(f)}">{escape(f)}</a>' for f in job.data_files)
-        note = f" <b>{escape(job.note)}.</b>" if job.note else ""
-        parts.append(f"<figcaption>{escape(job.caption)}{note} <a href=\"{prefix}{escape(job.name)}.svg\">SVG"
-                     f"</a> &middot; data: {data}</figcaption></figure>")
-    return "\n".join(parts)
+    return "\n".join(chart(job, by_name.get(job.name), prefix) for job in jobs)
 
 
 def page(title: str, body: str) -> str:
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>{escape(title)}</title><style>{CSS}</style></head>\n<body>\n{body}\n</body></html>\n")
-
-
-def write_report(run: Run, jobs: list[ChartJob], results: list[PlotResult]) -> Path:
-    meta = run.metadata
-    cells = run.cells
-    failed = [c for c in cells if is_failed(c)]
-    flagged = [c for c in cells if not is_valid(c) and not is_failed(c)]
-    body = [f"<h1>crossbench: {escape(run.run_id)}</h1>",
-            f'<p class="sub">experiment <b>{escape(str(run.experiment or "?"))}</b> &middot; '
-            f'{escape(str(meta.get("started_at") or "?"))} to {escape(str(meta.get("ended_at") or "?"))} &middot; '
-            f"{escape(run.machine_line())}</p>"]
-    if meta.get("synthetic"):
-        body.append('<p class="banner"><b>SYNTHETIC data</b>: this run directory was generated for testing the '
-                    "charts; nothing in it was measured.</p>")
-    body.append(f"<p><b>{len(cells)}</b> cells: {len(cells) - len(failed) - len(flagged)} valid, "
-                f"<b>{len(flagged)}</b> flagged, <b>{len(failed)}</b> failed. "
-                '<span class="legend"><span class="flagged">flagged row</span>'
-                '<span class="failed">failed row</span></span></p>')
-    for warning in run.warnings:
-        body.append(f'<p class="problem">{escape(warning)}</p>')
-    body.append('<nav><a href="#charts">charts</a><a href="#cells">cells</a><a href="#run">machine and '
-                'versions</a><a href="#config">configuration</a></nav>')
-    body.append('<h2 id="charts">Charts</h2>')
-    body.append(charts_html(jobs, results) if jobs else "<p>No chart applies to these cells.</p>")
-    body.append('<h2 id="cells">Cells</h2>')
-    body.append("<p>Every cell of the run, by group, delay, server and concurrency. rps is the seed's "
-                "definition (requests / measured window); the efficiency ratio is (C / rps) / delay, 1.0 ideal; "
-                "a cell with errors or another problem is flagged, never averaged away. Hover a header for "
-                "its definition; # links to the cell's samples.csv (hover it for the cell id).</p>")
-    body.append(table_html(run))
-    machine = run.machine
-    versions = meta.get("versions") if isinstance(meta.get("versions"), dict) else {}
-    body.append('<h2 id="run">Machine and versions</h2>')
-    body.append(facts_html([("run id", run.run_id), ("experiment", run.experiment),
-                            ("started", meta.get("started_at")), ("ended", meta.get("ended_at")),
-                            ("git revision", meta.get("git_revision")), ("schema version", meta.get("schema_version"))]
-                           + [(f"machine: {k}", v) for k, v in machine.items()]
-                           + [(f"version: {k}", v) for k, v in versions.items()]))
-    body.append('<h2 id="config">Configuration</h2>')
-    body.append(f"<pre>{escape(json.dumps(meta.get('config', {}), indent=2, sort_keys=True))}</pre>")
-    other = {k: v for k, v in meta.items() if k not in ("config", "machine", "versions", "run_id", "experiment",
-                                                       "started_at", "ended_at", "git_revision", "schema_version")}
-    if other:
-        body.append("<h3>Other metadata</h3>")
-        body.append(f"<pre>{escape(json.dumps(other, indent=2, sort_keys=True, default=str))}</pre>")
-    path = run.path / "report.html"
-    path.write_text(page(f"crossbench {run.run_id}", "\n".join(body)))
-    return path
+    return pages.render("page.html", title=title, body=Markup(body))

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SUPPORTED_SCHEMA = 2
+SUPPORTED_SCHEMA = 3           # schema 3 (point_id, launch, noise fields) adds fields analysis reads when present
 SERVER_ORDER = {"tomcat": 0, "tornado": 1, "gunicorn": 2, "uvicorn": 3, "nginx": 4}   # legends and tables
 
 

@@ -8,6 +8,7 @@ from .kit import (ChartJob, against_concurrency, flagged, how, is_delay, max_thr
                   panel_key, panel_order, panel_style, series_of, with_headings, write_blocks)
 from .runinfo import Run, get, is_valid, num
 
+BEND = 1.1          # the findings' bend threshold (finding.THRESHOLD; families import only kit and runinfo)
 HEADINGS = {"static_rps": "Static files: responses per second", "efficiency": "Efficiency ratio (seed 002)",
             "threads_peak": "Peak thread count", "threads_timeline": "Threads over time (VisualVM view)",
             "latency": "Latency p50 and p99"}
@@ -47,11 +48,13 @@ def efficiency(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
         lambda c: [c.get("concurrency"), num(c.get("efficiency_ratio")), num(c.get("latency_ratio"))],
         ("efficiency_ratio", "latency_ratio"))
     params["nflagged"] = flagged(cells, "efficiency_ratio")
+    params["bend"] = BEND
     return ChartJob("efficiency", "efficiency.gp",
                     f"Efficiency ratio (C / rps) / delay vs concurrent clients ({how(cells)})",
                     "Seed 002's efficiency ratio, (concurrency / responses per second) / delay: 1.0 (dashed "
                     "black) means every client waited only the delay; above 1 the server added waiting of its "
-                    "own. Solid: the ratio from rps; thin dashed: mean latency / delay, the same idea measured "
+                    f"own; dotted grey, {BEND:g}: where the findings say a server bends (its ratio stays above "
+                    "it). Solid: the ratio from rps; thin dashed: mean latency / delay, the same idea measured "
                     "directly (the two disagree when the window is short against the delay). One panel per "
                     "delay.",
                     params, files, missing_note(cells, "efficiency_ratio", "latency_ratio"))

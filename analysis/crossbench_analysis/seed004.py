@@ -41,12 +41,53 @@ def stack_label(cell: dict) -> str:
 
 
 def best_of_sweeps(cells: list[dict]) -> tuple[list[dict], dict[str, dict]]:
-    """The cells with each worker sweep reduced to its best step (most req/s), and {sweep: best cell}."""
+    """The cells with each worker sweep reduced to its best step, and {sweep: the cell standing for it}: the step
+    with the most req/s on the mean of its launches (never the best single launch), represented by its launch
+    nearest that mean. tied_steps(...) says which steps cannot be told apart from it."""
     best: dict[str, dict] = {}
-    for c in cells:
-        if c.get("sweep") and (num(c.get("rps")) or 0) > (num(best.get(c["sweep"], {}).get("rps")) or -1):
-            best[c["sweep"]] = c
+    for sweep, steps in sweep_steps(cells).items():
+        step = max(steps, key=lambda s: step_mean(steps[s]))
+        mean = step_mean(steps[step])
+        best[sweep] = min(steps[step], key=lambda c: abs((num(c.get("rps")) or 0) - mean))
     return [c for c in cells if not c.get("sweep") or best[c["sweep"]] is c], best
+
+
+def sweep_steps(cells: list[dict]) -> dict[str, dict[int, list[dict]]]:
+    found: dict[str, dict[int, list[dict]]] = {}
+    for c in cells:
+        if c.get("sweep"):
+            found.setdefault(c["sweep"], {}).setdefault(c.get("sweep_step"), []).append(c)
+    return found
+
+
+def step_mean(launches: list[dict]) -> float:
+    values = [num(c.get("rps")) or 0.0 for c in launches]
+    return sum(values) / len(values)
+
+
+TIE_FLOOR = 0.05      # one launch a step: steps within 5 % of the best cannot be told apart (compare's rps floor)
+
+
+def tied_steps(cells: list[dict], sweep: str) -> list[int]:
+    """The other steps of a sweep that the best cannot be told from: their 95 % intervals over launches overlap
+    the best's, or (one launch on a side, no interval) their throughput is within TIE_FLOOR of it."""
+    from crossbench import stats
+    steps = sweep_steps(cells).get(sweep, {})
+    if not steps:
+        return []
+    best = max(steps, key=lambda s: step_mean(steps[s]))
+    top = stats.t_interval([num(c.get("rps")) or 0.0 for c in steps[best]])
+    tied = []
+    for step, launches in steps.items():
+        if step == best:
+            continue
+        other = stats.t_interval([num(c.get("rps")) or 0.0 for c in launches])
+        if top.low is None or other.low is None:
+            if other.mean >= top.mean * (1 - TIE_FLOOR):
+                tied.append(step)
+        elif other.high >= top.low:
+            tied.append(step)
+    return sorted(tied)
 
 
 def table_chart(run: Run, data_dir: Path, group: str, cells: list[dict], best: dict[str, dict]) -> ChartJob:
@@ -55,7 +96,9 @@ def table_chart(run: Run, data_dir: Path, group: str, cells: list[dict], best: d
     for x, c in enumerate(rows_of, 1):
         label = stack_label(c)
         if c.get("sweep"):
-            label += f" (best of {sum(1 for o in run.cells if o.get('sweep') == c['sweep'])})"
+            steps = len({o.get("sweep_step") for o in run.cells if o.get("sweep") == c["sweep"]})
+            tied = tied_steps(run.cells, c["sweep"])
+            label += f" (best of {steps}" + (f"; a tie with {', '.join(map(str, tied))} processes)" if tied else ")")
         rows.append([x, label, num(get(c, "latency_ms.p50")), num(get(c, "latency_ms.p99")), num(c.get("rps"))]
                     + tail(c))
         colors.append(PALETTES.get(c.get("server"), PALETTES[None])[0])
@@ -77,6 +120,14 @@ def table_chart(run: Run, data_dir: Path, group: str, cells: list[dict], best: d
         [f"{name}.dat"], heading=f"{TABLE_HEADING}: {group}")
 
 
+def sweep_label(best: dict) -> str:
+    """A worker sweep in words: 'tornado processes, /db (group db); best: 3' (not its sweep id)."""
+    unit = "workers" if best.get("server") in ("gunicorn", "uvicorn") else "processes"
+    via = "".join(f", via {v}" for v in (best.get("proxy"), best.get("pooler")) if v)
+    return (f"{best.get('server')} {unit}, {best.get('endpoint')}{via} (group {best.get('group')}); "
+            f"best: {best.get('sweep_step')}")
+
+
 def workers_chart(run: Run, data_dir: Path, cells: list[dict], best: dict[str, dict]) -> ChartJob | None:
     sweeps = sorted({c["sweep"] for c in cells if c.get("sweep")},
                     key=lambda s: (SERVER_ORDER.get(best[s].get("server"), 9), s))
@@ -85,7 +136,7 @@ def workers_chart(run: Run, data_dir: Path, cells: list[dict], best: dict[str, d
     blocks, colors, counters = [], [], {}
     for sweep in sweeps:
         steps = sorted((c for c in cells if c.get("sweep") == sweep), key=lambda c: num(c.get("sweep_step")) or 0)
-        blocks.append((f"{sweep} (best: {best[sweep].get('sweep_step')})",
+        blocks.append((sweep_label(best[sweep]),
                        [[num(c.get("sweep_step")), num(c.get("rps")), 1 if c is best[sweep] else 0] + tail(c)
                         for c in steps]))
         colors.append(shade(best[sweep].get("server"), counters)[0])

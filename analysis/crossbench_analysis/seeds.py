@@ -5,6 +5,7 @@ artifact; seed000_hol: /now latency while a delay endpoint is busy; seed001_pipe
 throughput and latency. One row per cell, in a fixed reading order (x = 1, 2, ...)."""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from .kit import ChartJob, tail, with_headings, write_blocks
@@ -44,6 +45,15 @@ def params(file: str, rows: list[list], here: list[dict], *figures: str) -> dict
             "values_1": sum(1 for c in here if any(num(get(c, f)) is not None for f in figures))}
 
 
+def log_range(name: str, values: list) -> dict:
+    """A log axis that follows the data: from a power of ten under the smallest value to room above the
+    largest for its label ({name}_lo, {name}_hi; 1..10 when there is no value)."""
+    values = [v for v in values if v is not None and v > 0]
+    if not values:
+        return {f"{name}_lo": 1.0, f"{name}_hi": 10.0}
+    return {f"{name}_lo": float(10 ** math.floor(math.log10(min(values)))), f"{name}_hi": max(values) * 4.0}
+
+
 def ab_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob | None:
     here = _ordered(cells, "fixed_count")
     if not here:
@@ -58,6 +68,8 @@ def ab_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob | None:
     columns = ["x", "label", "article_rps", "ab_rps", "startup_free_rps", "article_tpr_ms", "ab_tpr_ms",
                "startup_free_tpr_ms", "valid", "repetition", "cell_id"]
     c0 = here[0]
+    scales = {**log_range("rps", [v for row in rows for v in row[2:5]]),
+              **log_range("tpr", [v for row in rows for v in row[5:8]])}
     write_blocks(data_dir / "seed000_ab.dat", f"seed 000, ab per cell (run {run_id})", columns,
                  [(f"ab -n {get(c0, 'requests_planned')} -c {c0.get('concurrency')}", rows)])
     return ChartJob(
@@ -68,7 +80,7 @@ def ab_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob | None:
         "Grey: the article's figures (Tornado 4.2.1, one process). Coloured: ab here. Hatched: the same run "
         "without ab's lone first request (Debian's ab sends it alone and opens the other C-1 connections only "
         "when it is answered: one extra round of the delay wherever the server answers C at once).",
-        params("seed000_ab.dat", rows, here, "rps"), ["seed000_ab.dat"])
+        {**params("seed000_ab.dat", rows, here, "rps"), **scales}, ["seed000_ab.dat"])
 
 
 def hol_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob | None:
@@ -109,7 +121,8 @@ def pipelined_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob 
         "Left: responses per second. Right: mean latency of a pipelined batch by Little's law (C x depth / rps; "
         "wrk 4.1.0's own pipelined percentiles are wrong) and wrk's max. The servers are pinned to "
         f"cores {c0.get('server_cpus')}: N Tornado processes share them.",
-        params("seed001_pipelined.dat", rows, here, "rps"), ["seed001_pipelined.dat"])
+        {**params("seed001_pipelined.dat", rows, here, "rps"), **log_range("lat", [v for r in rows for v in r[3:5]])},
+        ["seed001_pipelined.dat"])
 
 
 def jobs(run: Run, data_dir: Path) -> list[ChartJob]:

@@ -56,6 +56,12 @@ pvalues(p) = exists(sprintf('values_%d', p)) ? value(sprintf('values_%d', p)) : 
 pparam(name, p) = exists(sprintf('%s_%d', name, p)) ? value(sprintf('%s_%d', name, p)) : ''
 nth(list, k) = k <= words(list) ? real(word(list, k)) : NaN
 
+# A value label a reader can quote: at least two significant figures, never exponent form (1.5 stays '1.5', not
+# '1'; 0.042 '0.042'; 1234 '1234'); '' for NaN. sig2u(v, unit) appends a unit.
+sig2(v) = v != v ? '' : (abs(v) >= 10 ? sprintf('%.0f', v) : (abs(v) >= 1 ? sprintf('%.1f', v) : \
+    (abs(v) >= 0.1 ? sprintf('%.2f', v) : (abs(v) >= 0.01 ? sprintf('%.3f', v) : sprintf('%.2g', v)))))
+sig2u(v, unit) = v != v ? '' : sig2(v).unit
+
 # Valid cells as filled points, flagged ones (valid = 0) as large hollow points.
 valid_y(col) = column('valid') > 0 ? column(col) : NaN
 flagged_y(col) = column('valid') > 0 ? NaN : column(col)

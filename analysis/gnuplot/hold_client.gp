@@ -10,13 +10,13 @@ set key top left
 
 set title 'client CPU over time (100 = one core)' font ',12'
 set xlabel 'time from the first connection (s)'
-set ylabel 'client CPU %'
+set ylabel 'client CPU (% of one core)'
 plot for [i=1:n] f index i-1 using 1:'client_cpu_percent' with lines lw 1.5 lc rgb pcolor(1,i) \
          title columnheader(1)
 unset label 1001; unset label 1002
 
 set title 'client RSS against its open connections' font ',12'
-set xlabel 'connections open'
+set xlabel 'connections open (count)'
 set ylabel 'client RSS (MiB)'
 plot for [i=1:n] f index i-1 using 'connections_open':'client_rss_mb' with points pt 7 ps 0.5 lc rgb pcolor(1,i) \
          title columnheader(1)

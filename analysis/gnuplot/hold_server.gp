@@ -9,7 +9,7 @@ if (!exists("intercepts")) intercepts = ''
 f = pfile(1)
 n = pn(1)
 set multiplot layout 1,3 title title font ',14' margins 0.06,0.98,0.16,0.86 spacing 0.07,0.1
-set xlabel 'connections held'
+set xlabel 'connections held (count)'
 set yrange [0:*]
 set offsets 0, 0, graph 0.35, 0
 set key top left
@@ -25,12 +25,12 @@ plot for [i=1:n] f index i-1 using 'connections_held':'rss_mb' with points pt 7 
 unset label 1001; unset label 1002
 
 set title 'CPU (100 = one core)' font ',12'
-set ylabel 'server CPU %'
+set ylabel 'server CPU (% of one core)'
 plot for [i=1:n] f index i-1 using 'connections_held':'cpu_percent' with points pt 7 ps 0.5 lc rgb pcolor(1,i) \
          title columnheader(1)
 
 set title 'threads' font ',12'
-set ylabel 'server threads'
+set ylabel 'server threads (count)'
 plot for [i=1:n] f index i-1 using 'connections_held':'threads' with points pt 7 ps 0.5 lc rgb pcolor(1,i) \
          title columnheader(1)
 unset multiplot

@@ -1,6 +1,7 @@
 # latency.gp: latency p50 (solid) and p99 (dashed) vs concurrent clients, a line per server, log y, one panel
 # per group or delay. Data (file_N): a block per series with columns concurrency p50_ms p99_ms mean_ms max_ms
-# valid repetition cell_id. Parameters: see common.gp.
+# valid repetition cell_id, then each figure's point mean and 95 % interval (<figure>_mean _lo _hi).
+# Parameters: see common.gp.
 load 'common.gp'
 set multiplot layout nrows,ncols title title font ',14' @MARGINS
 set logscale x 10
@@ -24,6 +25,10 @@ do for [p=1:panels] {
              title columnheader(1), \
          for [i=1:pn(p)] f index i-1 using 1:'p99_ms' smooth unique with lines lw 2 dt 2 lc rgb pcolor(p,i) \
              notitle, \
+         for [i=1:pn(p)] f index i-1 using 1:'p50_ms_mean':'p50_ms_lo':'p50_ms_hi' with yerrorbars ps 0 lw 1.5 \
+             lc rgb pcolor(p,i) notitle, \
+         for [i=1:pn(p)] f index i-1 using 1:'p99_ms_mean':'p99_ms_lo':'p99_ms_hi' with yerrorbars ps 0 lw 1 \
+             lc rgb pcolor(p,i) notitle, \
          for [i=1:pn(p)] f index i-1 using 1:(valid_y('p50_ms')) with points pt 7 ps 1.1 lc rgb pcolor(p,i) \
              notitle, \
          for [i=1:pn(p)] f index i-1 using 1:(valid_y('p99_ms')) with points pt 5 ps 1.0 lc rgb pcolor(p,i) \
@@ -34,6 +39,7 @@ do for [p=1:panels] {
              lc rgb pcolor(p,i) notitle, \
          keyentry with linespoints pt 7 lw 2 lc rgb '#555555' title 'solid, circles: p50', \
          keyentry with linespoints pt 5 lw 2 dt 2 lc rgb '#555555' title 'dashed, squares: p99', \
+         keyentry with yerrorbars ps 0 lw 1.5 lc rgb '#555555' title 'bar: 95% interval over launches', \
          keyentry with points pt 6 ps 2 lw 2 lc rgb 'black' title flagged_title
     unset label 1001; unset label 1002
     @VALUES_RESET

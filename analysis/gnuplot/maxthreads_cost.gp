@@ -10,7 +10,7 @@ set xrange [0:*]
 set yrange [0:*]
 p = 1
 f = pfile(p)
-set xlabel 'threads (peak)'
+set xlabel 'threads, peak (count)'
 set ylabel 'resident memory, peak (MB)'
 set title 'memory vs threads' font ',12'
 set key bottom right
@@ -18,14 +18,14 @@ plot for [i=1:pn(p)] f index i-1 using 1:2 with points pt 7 ps 2.2 lc rgb pcolor
      for [i=1:pn(p)] f index i-1 using 1:(flagged_y('rss_peak_mb')) with points pt 6 ps 3.6 lw 2 lc rgb pcolor(p,i) \
          notitle, \
      keyentry with points pt 6 ps 2 lw 2 lc rgb 'black' title flagged_title, \
-     for [i=1:pn(p)] f index i-1 using 1:2:(sprintf('%.0f MB', $2)) with labels offset 0,1.3 font ',9' notitle
+     for [i=1:pn(p)] f index i-1 using 1:2:(sig2u($2, ' MB')) with labels offset 0,1.3 font ',9' notitle
 unset label 1001; unset label 1002
 set key off
-set xlabel 'responses per second'
+set xlabel 'responses per second (req/s)'
 set ylabel 'server CPU (% of one core)'
 set title 'CPU vs throughput' font ',12'
 plot for [i=1:pn(p)] f index i-1 using 3:4 with points pt 7 ps 2.2 lc rgb pcolor(p,i) notitle, \
      for [i=1:pn(p)] f index i-1 using 3:(flagged_y('cpu_percent')) with points pt 6 ps 3.6 lw 2 lc rgb pcolor(p,i) \
          notitle, \
-     for [i=1:pn(p)] f index i-1 using 3:4:(sprintf('%.0f%%', $4)) with labels offset 0,1.3 font ',9' notitle
+     for [i=1:pn(p)] f index i-1 using 3:4:(sig2u($4, '%')) with labels offset 0,1.3 font ',9' notitle
 unset multiplot

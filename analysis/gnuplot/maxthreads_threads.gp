@@ -7,7 +7,7 @@ load 'common.gp'
 set multiplot layout 1,1 title title font ',14' @MARGINS
 set logscale x 2
 set xlabel 'Tomcat maxThreads (log scale)'
-set ylabel 'threads (peak over the setting''s cells)'
+set ylabel 'threads, peak over the setting''s cells (count)'
 set yrange [0:*]
 set offsets 0, 0, graph 0.12, 0
 xlow = words(maxthreads) > 0 ? real(word(maxthreads, 1)) / 1.6 : 1

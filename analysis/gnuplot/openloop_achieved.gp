@@ -4,14 +4,14 @@
 # Parameters: see common.gp, plus capacity_N (one number or NaN per series).
 load 'common.gp'
 set multiplot layout nrows,ncols title title font ',14' @MARGINS
-set xlabel 'offered rate (requests per second)'
+set xlabel 'offered rate (req/s)'
 set xrange [0:*]
 set yrange [0:*]
 do for [p=1:panels] {
     f = pfile(p)
     set title ptitle(p) font ',12'
     if (pkey(p)) { set key on } else { set key off }
-    if (first_column(p)) { set ylabel 'answered per second' } else { unset ylabel }
+    if (first_column(p)) { set ylabel 'answered (req/s)' } else { unset ylabel }
     if (pvalues(p) == 0) { @NO_VALUES }
     do for [i=1:pn(p)] {
         c = nth(pparam('capacity', p), i)

@@ -8,7 +8,7 @@ set logscale y 10
 set format y '%g'
 set offsets 0, 0, 0, 0
 set xtics ('50%%' 2, '90%%' 10, '99%%' 100, '99.9%%' 1000, '99.99%%' 10000)
-set xlabel 'percentile'
+set xlabel 'percentile (%, log of 1 / (1 - p))'
 set ylabel 'latency (ms, log scale)'
 set title title font ',14'
 f = pfile(1)

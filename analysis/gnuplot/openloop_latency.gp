@@ -7,7 +7,7 @@ set multiplot layout nrows,ncols title title font ',14' @MARGINS
 set logscale y 10
 set format y '%g'
 set offsets 0, 0, 0, 0
-set xlabel 'offered rate (requests per second)'
+set xlabel 'offered rate (req/s)'
 set xrange [0:*]
 do for [p=1:panels] {
     f = pfile(p)

@@ -18,7 +18,7 @@ p = 1
 f = pfile(p)
 
 set title 'CPU of the server process tree (mean over the window)' font ',12'
-set ylabel 'CPU % (100 = one core)'
+set ylabel 'CPU (% of one core)'
 set yrange [0:*]
 set offsets 0, 0, graph 0.5, 0
 if (values_cpu == 0) { @NO_VALUES }
@@ -36,7 +36,7 @@ unset label 1001; unset label 1002
 @VALUES_RESET
 
 set title 'CPU per core, system-wide (mean over the window)' font ',12'
-set ylabel 'core busy %'
+set ylabel 'core busy (% of that core)'
 set yrange [0:150]
 set ytics 0, 20, 100
 if (ncoreblocks > 0 && values_cores > 0) {
@@ -58,7 +58,7 @@ set key off
 set offsets 0, 0, graph 0.1, 0
 
 set title 'Memory: peak resident set of the server' font ',12'
-set ylabel 'RSS (MB, peak)'
+set ylabel 'resident memory, peak (MB)'
 set yrange [0:*]
 if (values_rss == 0) { @NO_VALUES }
 plot for [i=1:pn(p)] f index i-1 using 1:'rss_peak_mb' smooth unique with lines lw 2.5 lc rgb pcolor(p,i) \
@@ -69,7 +69,7 @@ plot for [i=1:pn(p)] f index i-1 using 1:'rss_peak_mb' smooth unique with lines 
          lc rgb pcolor(p,i) notitle
 
 set title 'Threads: peak in the window' font ',12'
-set ylabel 'threads'
+set ylabel 'threads, peak (count)'
 @VALUES_RESET
 set yrange [0:*]
 if (values_threads == 0) { @NO_VALUES }

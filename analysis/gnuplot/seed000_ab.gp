@@ -3,7 +3,8 @@
 # Left: requests per second; right: ab's "Time per request (mean)" = C x time taken / n. Log scales.
 # Data (file_1): one block, a row per cell: x label article_rps ab_rps startup_free_rps article_tpr_ms
 # ab_tpr_ms startup_free_tpr_ms valid repetition cell_id. Parameters: common.gp, and ncells, label_1..label_N.
-# A flagged cell (valid = 0) gets a large hollow circle on its ab bar.
+# rps_lo, rps_hi, tpr_lo, tpr_hi: the two log axes' ranges (from the data). A flagged cell (valid = 0) gets a
+# large hollow circle on its ab bar.
 load 'common.gp'
 set multiplot layout 1,2 title title font ',14' @MARGINS
 f = file_1
@@ -19,31 +20,31 @@ ART = '#9e9e9e'; AB = '#1f78b4'; FREE = '#d95f02'
 
 set ylabel 'requests per second (log scale)'
 if (pvalues(1) == 0) { @NO_VALUES }
-set yrange [0.5:100]
-plot f index 0 using ($1-w):(column('article_rps')):($1-1.5*w):($1-0.5*w):(0.5):(column('article_rps')) \
+set yrange [rps_lo:rps_hi]
+plot f index 0 using ($1-w):(column('article_rps')):($1-1.5*w):($1-0.5*w):(rps_lo):(column('article_rps')) \
          with boxxyerror fs solid 0.85 lc rgb ART title 'the article (ab 2.3, Tornado 4.2.1)', \
-     '' index 0 using ($1):(column('ab_rps')):($1-0.5*w):($1+0.5*w):(0.5):(column('ab_rps')) \
+     '' index 0 using ($1):(column('ab_rps')):($1-0.5*w):($1+0.5*w):(rps_lo):(column('ab_rps')) \
          with boxxyerror fs solid 0.85 lc rgb AB title 'ab here', \
-     '' index 0 using ($1+w):(column('startup_free_rps')):($1+0.5*w):($1+1.5*w):(0.5):(column('startup_free_rps')) \
+     '' index 0 using ($1+w):(column('startup_free_rps')):($1+0.5*w):($1+1.5*w):(rps_lo):(column('startup_free_rps')) \
          with boxxyerror fs pattern 4 lc rgb FREE title 'ab here, without its lone first request', \
      '' index 0 using ($1):(flagged_y('ab_rps')) with points pt 6 ps 3 lw 2 lc rgb 'black' notitle, \
      keyentry with points pt 6 ps 2 lw 2 lc rgb 'black' title flagged_title, \
-     '' index 0 using ($1-w):(column('article_rps')*1.12):(sprintf('%.2f', column('article_rps'))) with labels font ',9' notitle, \
-     '' index 0 using ($1):(column('ab_rps')*1.12):(sprintf('%.2f', column('ab_rps'))) with labels font ',9' notitle, \
-     '' index 0 using ($1+w):(column('startup_free_rps')*1.12):(sprintf('%.2f', column('startup_free_rps'))) with labels font ',9' notitle
+     '' index 0 using ($1-w):(column('article_rps')*1.12):(sig2(column('article_rps'))) with labels font ',9' notitle, \
+     '' index 0 using ($1):(column('ab_rps')*1.12):(sig2(column('ab_rps'))) with labels font ',9' notitle, \
+     '' index 0 using ($1+w):(column('startup_free_rps')*1.12):(sig2(column('startup_free_rps'))) with labels font ',9' notitle
 unset label 1001
 unset label 1002
 
 set ylabel "ab's Time per request, mean = C x time taken / n (ms, log scale)"
-set yrange [500:100000]
+set yrange [tpr_lo:tpr_hi]
 unset key
-plot f index 0 using ($1-w):(column('article_tpr_ms')):($1-1.5*w):($1-0.5*w):(500):(column('article_tpr_ms')) \
+plot f index 0 using ($1-w):(column('article_tpr_ms')):($1-1.5*w):($1-0.5*w):(tpr_lo):(column('article_tpr_ms')) \
          with boxxyerror fs solid 0.85 lc rgb ART notitle, \
-     '' index 0 using ($1):(column('ab_tpr_ms')):($1-0.5*w):($1+0.5*w):(500):(column('ab_tpr_ms')) \
+     '' index 0 using ($1):(column('ab_tpr_ms')):($1-0.5*w):($1+0.5*w):(tpr_lo):(column('ab_tpr_ms')) \
          with boxxyerror fs solid 0.85 lc rgb AB notitle, \
-     '' index 0 using ($1+w):(column('startup_free_tpr_ms')):($1+0.5*w):($1+1.5*w):(500):(column('startup_free_tpr_ms')) \
+     '' index 0 using ($1+w):(column('startup_free_tpr_ms')):($1+0.5*w):($1+1.5*w):(tpr_lo):(column('startup_free_tpr_ms')) \
          with boxxyerror fs pattern 4 lc rgb FREE notitle, \
-     '' index 0 using ($1-w):(column('article_tpr_ms')*1.08):(sprintf('%.0f', column('article_tpr_ms'))) with labels rotate by 90 left font ',9' notitle, \
-     '' index 0 using ($1):(column('ab_tpr_ms')*1.08):(sprintf('%.0f', column('ab_tpr_ms'))) with labels rotate by 90 left font ',9' notitle, \
-     '' index 0 using ($1+w):(column('startup_free_tpr_ms')*1.08):(sprintf('%.0f', column('startup_free_tpr_ms'))) with labels rotate by 90 left font ',9' notitle
+     '' index 0 using ($1-w):(column('article_tpr_ms')*1.08):(sig2(column('article_tpr_ms'))) with labels rotate by 90 left font ',9' notitle, \
+     '' index 0 using ($1):(column('ab_tpr_ms')*1.08):(sig2(column('ab_tpr_ms'))) with labels rotate by 90 left font ',9' notitle, \
+     '' index 0 using ($1+w):(column('startup_free_tpr_ms')*1.08):(sig2(column('startup_free_tpr_ms'))) with labels rotate by 90 left font ',9' notitle
 unset multiplot

@@ -11,12 +11,14 @@ set style fill solid 0.85 border lc rgb '#333333'
 set logscale y 10
 set offsets 0, 0, 0, 0
 set xrange [0.4:ncells + 0.6]
-set yrange [0.1:300000]
+stats f index 0 using (column('max_ms')) nooutput
+set yrange [0.1:(STATS_max > 0 ? STATS_max * 40 : 1000)]     # room above the tallest bar for its labels
 set xtics () font ',10'
 do for [i=1:ncells] { set xtics add (value(sprintf('label_%d', i)) i) }
-set ylabel 'probe latency (ms, log scale)'
+set ylabel 'probe latency (ms, log scale)' offset 1,0
+set format y '%g'
 if (pvalues(1) == 0) { @NO_VALUES }
-set key top left
+set key top right
 plot f index 0 using ($1-w):(column('p50_ms')):($1-1.5*w):($1-0.5*w):(0.1):(column('p50_ms')) \
          with boxxyerror lc rgb '#1b9e77' title 'p50', \
      '' index 0 using ($1):(column('p99_ms')):($1-0.5*w):($1+0.5*w):(0.1):(column('p99_ms')) \
@@ -25,7 +27,8 @@ plot f index 0 using ($1-w):(column('p50_ms')):($1-1.5*w):($1-0.5*w):(0.1):(colu
          with boxxyerror lc rgb '#7570b3' title 'max', \
      '' index 0 using ($1-w):(flagged_y('p50_ms')) with points pt 6 ps 3 lw 2 lc rgb 'black' notitle, \
      keyentry with points pt 6 ps 2 lw 2 lc rgb 'black' title flagged_title, \
-     '' index 0 using ($1-w):(column('p50_ms')*1.2):(column('p50_ms') < 100 ? sprintf('%.1f', column('p50_ms')) : sprintf('%.0f', column('p50_ms'))) with labels font ',9' notitle, \
-     '' index 0 using ($1+w):(column('max_ms')*1.2):(sprintf('%.0f', column('max_ms'))) with labels font ',9' notitle, \
+     '' index 0 using ($1-w):(column('p50_ms')*1.2):(sig2(column('p50_ms'))) with labels font ',9' notitle, \
+     '' index 0 using ($1):(column('p99_ms')*1.2):(sig2(column('p99_ms'))) with labels font ',9' notitle, \
+     '' index 0 using ($1+w):(column('max_ms')*1.2):(sig2(column('max_ms'))) with labels font ',9' notitle, \
      '' index 0 using ($1):(column('max_ms')*6):(sprintf('%d probes', column('probes'))) with labels font ',9' tc rgb '#444444' notitle
 unset multiplot

@@ -22,7 +22,7 @@ parts = 'proxy pooler db'
 
 do for [panel=1:2] {
     prefix = panel == 1 ? 'upto_' : 'ms_upto_'
-    set ylabel (panel == 1 ? 'CPU, percent of one core (stacked)' : 'CPU ms per request (stacked)')
+    set ylabel (panel == 1 ? 'CPU (% of one core, stacked)' : 'CPU per request (ms, stacked)')
     if (panel == 1) { set key top left } else { unset key }
     if (pvalues(1) == 0) { @NO_VALUES }
     # the tallest sum first, each smaller one drawn over it, the server's own part last
@@ -30,7 +30,7 @@ do for [panel=1:2] {
              lc rgb part_color(k) title word(part_titles, k), \
          for [i=1:nstacks] f index 0 using 1:(at_row(i)*column(prefix.'server')):(w) with boxes \
              lc rgb rowcolor(i) notitle, \
-         f index 0 using 1:(column(prefix.'db')):(sprintf(panel == 1 ? '%.0f' : '%.2f', column(prefix.'db'))) \
+         f index 0 using 1:(column(prefix.'db')):(sig2(column(prefix.'db'))) \
              with labels offset 0,0.7 font ',9' notitle, \
          f index 0 using 1:(flagged_y(prefix.'db')) with points pt 6 ps 3 lw 2 lc rgb 'black' notitle, \
          keyentry with boxes lc rgb '#dddddd' title 'server: its own colour', \

@@ -9,7 +9,7 @@ do for [p=1:panels] {
     f = pfile(p)
     set title ptitle(p) font ',12'
     if (pkey(p)) { set key on } else { set key off }
-    if (first_column(p)) { set ylabel 'requests waiting / connections lent' } else { unset ylabel }
+    if (first_column(p)) { set ylabel 'requests waiting / connections lent (count)' } else { unset ylabel }
     if (pvalues(p) == 0) { @NO_VALUES }
     plot for [i=1:pn(p)] f index i-1 using 1:'waiting' with lines lw 2.5 lc rgb pcolor(p,i) title columnheader(1), \
          for [i=1:pn(p)] f index i-1 using 1:'active' with lines lw 1 lc rgb pcolor(p,i) notitle, \

@@ -17,22 +17,23 @@ at_row(i) = ($1 == i ? 1 : NaN)
 set ylabel 'latency (ms, log scale): p50 light, p99 full'
 if (nflagged == 0) { unset key }
 set logscale y 10
+set format y '%g'
 if (pvalues(1) == 0) { @NO_VALUES }
 plot for [i=1:nstacks] f index 0 using ($1-w/2):(at_row(i)*column('p50_ms')):(w*0.95) with boxes \
          fs transparent solid 0.35 lc rgb rowcolor(i) notitle, \
      for [i=1:nstacks] f index 0 using ($1+w/2):(at_row(i)*column('p99_ms')):(w*0.95) with boxes \
          lc rgb rowcolor(i) notitle, \
-     f index 0 using ($1+w/2):(column('p99_ms')*1.15):(sprintf('%.1f', column('p99_ms'))) with labels \
+     f index 0 using ($1+w/2):(column('p99_ms')*1.15):(sig2(column('p99_ms'))) with labels \
          font ',9' notitle, \
      f index 0 using ($1+w/2):(flagged_y('p99_ms')) with points pt 6 ps 3 lw 2 lc rgb 'black' notitle, \
      keyentry with points pt 6 ps 2 lw 2 lc rgb 'black' title flagged_title
 unset label 1001; unset label 1002
 @VALUES_RESET
 
-set ylabel 'requests per second'
+set ylabel 'requests per second (req/s)'
 unset logscale y
 set yrange [0:*]
 unset key
 plot for [i=1:nstacks] f index 0 using 1:(at_row(i)*column('rps')):(w*1.6) with boxes lc rgb rowcolor(i) notitle, \
-     f index 0 using 1:(column('rps')):(sprintf('%.0f', column('rps'))) with labels offset 0,0.7 font ',9' notitle
+     f index 0 using 1:(column('rps')):(sig2(column('rps'))) with labels offset 0,0.7 font ',9' notitle
 unset multiplot

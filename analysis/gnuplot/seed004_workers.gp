@@ -4,9 +4,10 @@
 load 'common.gp'
 f = file_1
 set title title font ',14'
-set xlabel 'worker processes'
-set ylabel 'requests per second'
+set xlabel 'worker processes (count)'
+set ylabel 'requests per second (req/s)'
 set xtics 1
+set autoscale xfix                   # the x axis spans the steps run (plus the offsets), not the next tics
 set yrange [0:*]
 set offsets 0.3, 0.3, graph 0.28, 0
 best_y(col) = column('best') > 0 ? column(col) : NaN

@@ -12,7 +12,7 @@ do for [p=1:panels] {
     mt = pparam('maxthreads', p)
     set title ptitle(p) font ',12'
     if (pkey(p)) { set key on } else { set key off }
-    if (first_column(p)) { set ylabel 'threads' } else { unset ylabel }
+    if (first_column(p)) { set ylabel 'threads (count)' } else { unset ylabel }
     if (pvalues(p) == 0) { @NO_VALUES }
     plot for [i=1:pn(p)] f index i-1 using 1:'threads' with lines lw 2.5 lc rgb pcolor(p,i) dt pdash(p,i) \
              title columnheader(1), \

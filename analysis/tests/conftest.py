@@ -10,7 +10,8 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 ANALYSIS = HERE.parent
-for path in (str(ANALYSIS), str(HERE)):
+TESTKIT = ANALYSIS.parent / "runner" / "tests"        # testkit: the helpers every test folder shares
+for path in (str(TESTKIT), str(ANALYSIS), str(HERE)):
     if path not in sys.path:
         sys.path.insert(0, path)
 

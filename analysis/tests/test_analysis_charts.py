@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from analysis_markers import ANALYSIS, needs_gnuplot
 from synthetic_run import SYNTHETIC_CPU, make_run
+from testkit import records_by_id
 
 from crossbench_analysis import AnalysisError, analyze, export, plot
 from crossbench_analysis.runinfo import load_run
@@ -22,10 +23,6 @@ EXPECTED_CHARTS = {"static_rps", "efficiency", "threads_peak", "threads_timeline
                    "resources_static", "resources_d1000", "resources_d3000"}
 FAILED_ID = "0019-tomcat-delay_sync-c100-d3000-r1"
 FLAGGED_ID = "0008-tornado-static_all-c1000-d0-r1"
-
-
-def cells_of(run_dir: Path) -> dict[str, dict]:
-    return {c["cell_id"]: c for c in map(json.loads, (run_dir / "cells.jsonl").read_text().splitlines())}
 
 
 def read_dat(path: Path) -> tuple[list[str], list[tuple[str, list[dict]]]]:
@@ -104,7 +101,7 @@ def test_chart_text_has_titles_axes_and_flag_legend(analyzed_run):
 def test_static_export_rows_match_cells(synthetic_run, tmp_path):
     run = load_run(synthetic_run)
     export.export(run, tmp_path / "charts")
-    cells = cells_of(synthetic_run)
+    cells = records_by_id(synthetic_run)
     columns, blocks = read_dat(tmp_path / "charts" / "data" / "static_rps.dat")
     assert columns[0] == "concurrency" and columns[-3:] == ["valid", "repetition", "cell_id"]
     assert [label for label, _ in blocks] == ["tomcat", "tornado"]
@@ -124,7 +121,7 @@ def test_static_export_rows_match_cells(synthetic_run, tmp_path):
 def test_per_delay_exports_hold_every_delay_cell_and_the_failed_one(synthetic_run, tmp_path):
     run = load_run(synthetic_run)
     jobs = {j.name: j for j in export.export(run, tmp_path / "charts")}
-    cells = cells_of(synthetic_run)
+    cells = records_by_id(synthetic_run)
     data = tmp_path / "charts" / "data"
     for delay in (1000, 3000):
         expected = {i for i, c in cells.items() if c["delay_ms"] == delay}
@@ -148,7 +145,7 @@ def test_per_delay_exports_hold_every_delay_cell_and_the_failed_one(synthetic_ru
 def test_latency_and_resources_exports_cover_every_cell(synthetic_run, tmp_path):
     run = load_run(synthetic_run)
     export.export(run, tmp_path / "charts")
-    cells = cells_of(synthetic_run)
+    cells = records_by_id(synthetic_run)
     data = tmp_path / "charts" / "data"
     seen_latency, seen_resources = {}, {}
     for path in data.glob("latency_*.dat"):
@@ -196,7 +193,7 @@ def test_gnuplot_values_are_quoted_not_code():
 @needs_gnuplot
 def test_all_failed_run_with_odd_metadata_still_draws(tmp_path):
     run_dir = make_run(tmp_path / "allfail", samples=False)
-    cells = list(cells_of(run_dir).values())
+    cells = list(records_by_id(run_dir).values())
     for cell in cells:
         for key in ("rps", "rps_steady", "efficiency_ratio", "latency_ratio", "threads_peak", "rss_peak_mb",
                     "cpu_percent", "cpu_per_core", "loadgen_cpu_percent"):
@@ -237,7 +234,7 @@ def test_gnuplot_missing_is_a_clear_error_and_the_report_is_still_written(tmp_pa
     with pytest.raises(AnalysisError, match="gnuplot-nox"):
         analyze(run_dir)
     html = (run_dir / "report.html").read_text()
-    assert "Chart not drawn" in html and html.count("<tr class=") == len(cells_of(run_dir))
+    assert "Chart not drawn" in html and html.count("<tr class=") == len(records_by_id(run_dir))
 
 
 class ReportParser(HTMLParser):
@@ -271,7 +268,7 @@ def test_report_lists_every_cell_and_embeds_every_chart(analyzed_run):
     run_dir, result = analyzed_run
     parser = ReportParser()
     parser.feed((run_dir / "report.html").read_text())
-    cells = cells_of(run_dir)
+    cells = records_by_id(run_dir)
     assert sorted(cell_id for cell_id, _ in parser.rows) == sorted(cells)
     classes = dict(parser.rows)
     assert classes[FLAGGED_ID] == "flagged" and classes[FAILED_ID] == "failed"

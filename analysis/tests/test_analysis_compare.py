@@ -138,3 +138,18 @@ def test_compare_sh_exit_status_outputs_and_chart(tmp_path):
     html = (out / "compare.html").read_text()
     assert 'src="charts/compare.png"' in html and "Method" in html and "cannot tell" in html
     assert (out / "compare.txt").read_text() == ok.stdout.split("\ncompare report:")[0]
+
+
+def test_aa_study_counts_false_alarms_and_finds_a_planted_change(tmp_path):
+    from crossbench_analysis import aa
+    runs = [make_run(tmp_path / name, run_id=name, repetitions=3, noise=0.02, seed=seed, **SMALL)
+            for name, seed in (("A", 1), ("B", 2), ("C", 3))]
+    result = aa.study(runs, plant=0.30, noise_floor=0.05)
+    assert result["pairs"] == 3 and result["aa"]["points"] == 3 * 12
+    assert result["aa"]["false_alarm_rate"] <= 0.1
+    assert result["planted"]["power"] == 1.0           # 30 % slower against 2 % noise: every point
+    planted = aa.planted_copy(runs[0], tmp_path / "p", 0.5)
+    first = json.loads((planted / "cells.jsonl").read_text().splitlines()[0])
+    original = json.loads((runs[0] / "cells.jsonl").read_text().splitlines()[0])
+    assert first["rps"] == pytest.approx(original["rps"] * 0.5)
+    assert first["latency_ms"]["p99"] == pytest.approx(original["latency_ms"]["p99"] * 2)

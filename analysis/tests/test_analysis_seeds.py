@@ -2,7 +2,6 @@
 the records' figures, every chart is a real PNG and SVG, and a run without such cells gets none of them."""
 from __future__ import annotations
 
-import json
 import math
 import shutil
 import xml.etree.ElementTree as ET
@@ -11,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from analysis_markers import needs_gnuplot
+from testkit import records_by_id
 from crossbench_analysis import analyze, export
 from crossbench_analysis.runinfo import load_run
 
@@ -22,10 +22,6 @@ def run_copy(name: str, tmp_path: Path) -> Path:
     run_dir = tmp_path / name
     shutil.copytree(FIXTURES / name, run_dir, ignore=shutil.ignore_patterns("README.md"))
     return run_dir
-
-
-def records(run_dir: Path) -> dict[str, dict]:
-    return {c["cell_id"]: c for c in map(json.loads, (run_dir / "cells.jsonl").read_text().splitlines())}
 
 
 def dat_rows(path: Path) -> list[dict]:
@@ -52,7 +48,7 @@ def exported(run_dir: Path) -> dict[str, export.ChartJob]:
 
 def test_ab_rows_are_the_records_figures(tmp_path):
     run_dir = run_copy("seed000", tmp_path)
-    cells = records(run_dir)
+    cells = records_by_id(run_dir)
     job = exported(run_dir)["seed000_ab"]
     rows = dat_rows(run_dir / "charts" / "data" / "seed000_ab.dat")
     ab_cells = {k: c for k, c in cells.items() if c["kind"] == "fixed_count"}
@@ -72,7 +68,7 @@ def test_ab_rows_are_the_records_figures(tmp_path):
 
 def test_probe_rows_are_the_records_figures(tmp_path):
     run_dir = run_copy("seed000", tmp_path)
-    cells = records(run_dir)
+    cells = records_by_id(run_dir)
     exported(run_dir)
     rows = dat_rows(run_dir / "charts" / "data" / "seed000_hol.dat")
     probes = {k: c for k, c in cells.items() if c["kind"] == "hol_probe"}
@@ -86,7 +82,7 @@ def test_probe_rows_are_the_records_figures(tmp_path):
 
 def test_pipelined_rows_are_the_records_figures(tmp_path):
     run_dir = run_copy("seed001", tmp_path)
-    cells = records(run_dir)
+    cells = records_by_id(run_dir)
     job = exported(run_dir)["seed001_pipelined"]
     rows = dat_rows(run_dir / "charts" / "data" / "seed001_pipelined.dat")
     assert {r["cell_id"] for r in rows} == set(cells)

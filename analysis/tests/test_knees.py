@@ -136,3 +136,20 @@ def test_empty_run_has_no_knees_and_says_so(tmp_path):
     assert "delay maxThreads=20 delay 200 ms: ratio > 1.1 from C=21 (predicted 20)" in summary(
         [asdict(k) for k in settings_knees(synthetic_cells())])
 
+
+
+def knee_records(ratios_by_c: dict[int, list[float]]) -> list[dict]:
+    return [{"cell_id": f"d-c{c}-r{i}", "group": "delay", "endpoint": "/delay/sync", "delay_ms": 1000,
+             "server": "tomcat", "executor": "platform", "max_threads": 200, "parallel_limit": 200,
+             "concurrency": c, "status": "ok", "latency_ratio": ratio, "efficiency_ratio": ratio}
+            for c, ratios in ratios_by_c.items() for i, ratio in enumerate(ratios, 1)]
+
+
+def test_a_knee_is_resolved_only_beyond_the_intervals_and_unjudged_with_one_launch():
+    from crossbench_analysis.knees import settings_knees
+    clear = settings_knees(knee_records({100: [1.0, 1.01, 1.0], 400: [2.0, 2.02, 1.98]}))[0]
+    assert clear.status == "crossed" and clear.resolved is True and "beyond the 95 % intervals" in clear.text
+    blurred = settings_knees(knee_records({100: [1.0, 1.01], 400: [1.05, 1.3]}))[0]
+    assert blurred.status == "crossed" and blurred.resolved is False and "not resolved" in blurred.text
+    single = settings_knees(knee_records({100: [1.0], 400: [2.0]}))[0]
+    assert single.resolved is None and single.text.endswith("(predicted 200)")

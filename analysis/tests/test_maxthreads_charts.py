@@ -109,7 +109,8 @@ def test_threads_cost_static_and_queues_data(exported):
     assert {name: rows[0]["concurrency"] for name, rows in cost.items()} == {
         "maxThreads=50": "1000", "maxThreads=200": "1000", "virtual": "1000"}
     static = read_blocks(data / "maxthreads_static.dat")
-    assert set(static) == {"C=10", "C=1000"} and [r["setting"] for r in static["C=10"]] == [
+    assert set(static) == {"10 concurrent clients (C=10)", "1000 concurrent clients (C=1000)"}
+    assert [r["setting"] for r in static["10 concurrent clients (C=10)"]] == [
         "maxThreads=50", "maxThreads=200", "virtual"]
     assert jobs["maxthreads_queues"].params | {"limit_queue": 15, "limit_connections": 20, "pool_rps": 10} == \
         jobs["maxthreads_queues"].params

@@ -2,12 +2,12 @@
 and the report lists every cell, with the records exactly as the runner wrote them."""
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
 import pytest
 from analysis_markers import needs_gnuplot
+from testkit import records, records_by_id
 
 from crossbench_analysis import analyze
 
@@ -37,7 +37,7 @@ def test_a_real_run_is_drawn_whole(tmp_path, name, charts):
     for chart in charts:
         assert (run / "charts" / f"{chart}.svg").stat().st_size > 1000
     report = (run / "report.html").read_text()
-    ids = [json.loads(line)["cell_id"] for line in (run / "cells.jsonl").read_text().splitlines()]
+    ids = [r["cell_id"] for r in records(run)]
     assert ids and all(cell_id in report for cell_id in ids)
 
 
@@ -62,7 +62,7 @@ def test_seed004_table_keeps_each_sweeps_best_step_sorted_by_p99(tmp_path):
     analyze(run)
     rows = [line.split("\t") for line in (run / "charts" / "data" / "seed004_table_db.dat").read_text().splitlines()
             if line[:1].isdigit()]
-    cells = {json.loads(line)["cell_id"]: json.loads(line) for line in (run / "cells.jsonl").read_text().splitlines()}
+    cells = records_by_id(run)
     p99s = [float(row[3]) for row in rows]
     assert p99s == sorted(p99s) and len(rows) == 4                     # tomcat + the best of three sweeps
     for row in (r for r in rows if cells[r[-1]]["sweep"]):
@@ -86,7 +86,7 @@ def test_seed004_cpu_split_stacks_every_part_and_the_pool_chart_shows_who_waits(
     run = tmp_path / "seed004-quick"
     shutil.copytree(RUNS / "seed004-quick", run)
     analyze(run)
-    cells = {json.loads(line)["cell_id"]: json.loads(line) for line in (run / "cells.jsonl").read_text().splitlines()}
+    cells = records_by_id(run)
     for row in data_rows(run / "charts" / "data" / "seed004_cpu_db-behind-nginx.dat"):
         cell = cells[row["cell_id"]]
         total = cell["cpu_percent"] + cell["proxy_cpu_percent"] + cell["db_cpu_percent"]

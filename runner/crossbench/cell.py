@@ -12,7 +12,7 @@ import psutil
 
 from contextlib import ExitStack
 
-from . import loadgen, metrics, oskit, record as contract, stack
+from . import faults, loadgen, metrics, oskit, record as contract, stack
 from .database.verify import VerifyFailed, verify_database_cell
 from .drivers import DRIVERS, Measurement
 from .experiment import CellPlan
@@ -129,6 +129,9 @@ def run_cell(plan: CellPlan, ctx: CellContext) -> dict:
     except KeyboardInterrupt:
         raise
     except Exception as e:  # noqa: BLE001 - any failure is recorded and the run goes on
+        fault = faults.cell_fault(plan, e, ctx.cell_dir)     # the disk or a tool: the run stops, nothing recorded
+        if fault:
+            raise fault from e
         (ctx.cell_dir / "failure.txt").write_text(traceback.format_exc())
         return failed_record(plan, started, e)
 
@@ -193,10 +196,9 @@ def noise_figures(plan: CellPlan, ctx: CellContext, measurement, shared: dict) -
         return {k: None for k in ("steal_percent", "foreign_cpu_percent", "harness_cpu_percent",
                                   "tcp_passive_opens", "requests_per_connection")}
     before, after = measurement.noise
-    ours = sum(shared.get(k) or 0 for k in ("cpu_percent", "loadgen_cpu_percent", "db_cpu_percent",
-                                             "proxy_cpu_percent", "pooler_cpu_percent"))
     cores = tuple(sorted({*plan.server_cpus, *plan.loadgen_cpus})) if plan.server_cpus and plan.loadgen_cpus else ()
-    return {**noise.window(before, after, cores, ours), **noise.connections(before, after, shared.get("requests"))}
+    return {**noise.window(before, after, cores, shared.get("loadgen_cpu_percent") or 0.0),
+            **noise.connections(before, after, shared.get("requests"))}
 
 
 def cell_flags(plan: CellPlan, window: dict) -> list[str]:

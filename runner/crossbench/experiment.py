@@ -20,7 +20,7 @@ MAX_CONCURRENCY = 20_000
 
 RUN_KEYS = {"duration_s", "warmup_s", "repetitions", "shuffle", "shuffle_seed", "loadgen", "keepalive", "servers",
             "server_cpus", "loadgen_cpus", "loadgen_threads", "pipeline", "rates", "db_url",
-            "precision", "min_launches", "max_launches"}
+            "precision", "min_launches", "max_launches", "min_window_delays"}
 ANALYSIS_KEYS = {"knees", "advise"}   # knees = true: print the knees analysis found at the end of the run;
 # advise = true: maxThreads advice at the end (crossbench_analysis.advice; the workload from --advise-*)
 GROUP_KEYS = {"name", "kind", "endpoint", "concurrency", "delays_ms", "rates", "rate_shares", "peak_loadgen", "options",
@@ -37,7 +37,7 @@ PEAK_LOADGEN = "wrk"
 # precision = P: launch each point until its headline figure's 95 % interval is within P of its mean, between
 # min_launches and max_launches launches (crossbench.precision); repetitions then only sets the first rounds.
 RUN_DEFAULTS = {"repetitions": 1, "shuffle": True, "shuffle_seed": None, "keepalive": True, "loadgen": "wrk",
-                "precision": None, "min_launches": 2, "max_launches": 6,
+                "precision": None, "min_launches": 2, "max_launches": 6, "min_window_delays": 0,
                 "server_cpus": [], "loadgen_cpus": [], "loadgen_threads": 1,
                 "pipeline": 1, "servers": ["tomcat", "tornado"]}
 
@@ -202,6 +202,9 @@ def validate(config: dict) -> None:
     if not isinstance(run["repetitions"], int) or run["repetitions"] < 1:
         fail("repetitions must be a positive integer")
     validate_precision(run, fail)
+    if isinstance(run["min_window_delays"], bool) or not isinstance(run["min_window_delays"], (int, float)) \
+            or run["min_window_delays"] < 0:
+        fail(f"min_window_delays is a number of delays (0: off), not {run['min_window_delays']!r}")
     if set(run["server_cpus"]) & set(run["loadgen_cpus"]):
         fail(f"server_cpus {run['server_cpus']} and loadgen_cpus {run['loadgen_cpus']} overlap; "
              "give them disjoint cores (or leave one empty to let the kernel place it)")
@@ -218,13 +221,13 @@ def validate(config: dict) -> None:
 
 def validate_precision(run: dict, fail) -> None:
     precision = run.get("precision")
-    if precision is not None and (isinstance(precision, bool) or not isinstance(precision, (int, float))
-                                  or not 0 < precision < 1):
+    if precision is not None and precision is not False and (
+            isinstance(precision, bool) or not isinstance(precision, (int, float)) or not 0 < precision < 1):
         fail(f"precision is a share of the mean between 0 and 1 (0.03 = within 3 %), not {precision!r}")
     for key in ("min_launches", "max_launches"):
         if isinstance(run[key], bool) or not isinstance(run[key], int) or run[key] < 1:
             fail(f"{key} must be a positive integer, not {run[key]!r}")
-    if run["min_launches"] < 2 and precision is not None:
+    if run["min_launches"] < 2 and precision:
         fail("min_launches must be at least 2 with a precision target (one launch has no interval)")
     if run["min_launches"] > run["max_launches"]:
         fail(f"min_launches {run['min_launches']} is above max_launches {run['max_launches']}")
@@ -437,13 +440,19 @@ def plan_cell(config, group, server, endpoint, settings, delay_ms, concurrency, 
     sweep, step = sweep_of(group, server, settings, f"{via}{pool}-{slug}-c{concurrency}-d{delay_ms}{offered}")
     return CellPlan(
         cell_id=cell_id_of(point_id, repetition), point_id=point_id, experiment=config["name"], group=group["name"], server=server, endpoint=endpoint,
-        concurrency=concurrency, delay_ms=delay_ms, duration_s=run["duration_s"], warmup_s=run["warmup_s"],
+        concurrency=concurrency, delay_ms=delay_ms, duration_s=window_s(run, delay_ms), warmup_s=run["warmup_s"],
         repetition=repetition, loadgen=loadgen, keepalive=run["keepalive"],
         pipeline=run["pipeline"],
         server_cpus=tuple(run["server_cpus"]), loadgen_cpus=tuple(run["loadgen_cpus"]),
         loadgen_threads=run["loadgen_threads"], settings=dict(settings),
         kind=kind, options=dict(group.get("options", {})), rate=rate, rate_share=share, proxy=proxy,
         pooler=pooler, sweep=sweep, sweep_step=step)
+
+
+def window_s(run: dict, delay_ms: int) -> float:
+    """The measured window: duration_s, or min_window_delays round trips of the delay when that is longer (a
+    short window serves more launches; a 10 s delay still needs a long one to complete enough requests)."""
+    return max(run["duration_s"], run["min_window_delays"] * delay_ms / 1000)
 
 
 def cell_id_of(point_id: str, repetition: int) -> str:

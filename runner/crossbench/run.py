@@ -14,7 +14,7 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
-from . import experiment, loadgen, metadata, oskit, paths, points, precision, servers, stack
+from . import experiment, faults, loadgen, metadata, oskit, paths, points, precision, servers, stack
 from .cell import CellContext, failed_record, run_cell
 from .database import DatabaseError
 from .database.remote import RemoteDatabase
@@ -52,7 +52,10 @@ def rate_list(text: str) -> list[int] | str:
     return experiment.AUTO_RATES if text.strip() == experiment.AUTO_RATES else int_list(text)
 
 
-def share(text: str) -> float:
+def share(text: str) -> float | bool:
+    """--precision 0.03, or --precision off (one launch a point unless --repetitions says more)."""
+    if text.strip() == "off":
+        return False
     try:
         value = float(text)
     except ValueError:
@@ -90,7 +93,8 @@ def parse_args(argv):
     m.add_argument("--warmup", type=float, dest="warmup_s", help="unrecorded warm-up per cell, seconds")
     m.add_argument("--repetitions", type=int, help="launches of every point, in rounds (every point once, then again)")
     m.add_argument("--precision", type=share, help="launch each point until its headline figure's 95%% interval "
-                   "is within this share of its mean (e.g. 0.03), between --min-launches and --max-launches")
+                   "is within this share of its mean (e.g. 0.03), between --min-launches and --max-launches; "
+                   "off: the experiment's repetitions only (the seeds' own protocols)")
     m.add_argument("--min-launches", type=int, dest="min_launches", help="with --precision: first rounds (default 2)")
     m.add_argument("--max-launches", type=int, dest="max_launches", help="with --precision: at most (default 6)")
     m.add_argument("--shuffle", action="store_true", default=None, help="shuffle each round's order (the default)")
@@ -203,8 +207,14 @@ def pin_runner(run: dict) -> None:
 
 def plan_summary(config: dict, cells: list[CellPlan], todo: list[CellPlan], progress: Progress) -> str:
     run = config["run"]
-    return (f"{config['name']}: {len(cells)} cells, {len(todo)} to run, {run['warmup_s']:g} s warm-up + "
-            f"{run['duration_s']:g} s window each; about {fmt_duration(progress.eta_s(len(todo)))}; "
+    windows = sorted({c.duration_s for c in cells})
+    window = f"{windows[0]:g} s" if len(windows) == 1 else f"{windows[0]:g}-{windows[-1]:g} s"
+    rounds = max(c.repetition for c in cells)
+    precision_note = f" (then more launches of points not within {run['precision']:g}, up to " \
+                     f"{run['max_launches']})" if run.get("precision") else ""
+    return (f"{config['name']}: {len(cells)} cells ({len({c.point_id for c in cells})} points x {rounds} "
+            f"rounds{precision_note}), {len(todo)} to run, {run['warmup_s']:g} s warm-up + "
+            f"{window} window each; about {fmt_duration(progress.eta_s(len(todo)))}; "
             f"server on cores {run['server_cpus'] or 'any'}, {run['loadgen']} on cores {run['loadgen_cpus'] or 'any'}")
 
 
@@ -288,6 +298,15 @@ def write_points(run_dir: RunDir, config: dict) -> list[dict]:
         return []
 
 
+def stopped_by_environment(error: Exception, run_dir: RunDir, total: int) -> int:
+    """A full or read-only results disk, a tool gone: one line, the finished records kept (faults.py)."""
+    message = faults.stop_message(error, run_dir.path, len(run_dir.finished_ids()), total)
+    if message is None:
+        raise error
+    print(f"\n{message}", file=sys.stderr)
+    return faults.EXIT_CODE
+
+
 def measured(run_dir: RunDir) -> dict[str, dict]:
     """The run's records so far by cell id (the last one of a cell that was run again)."""
     return {record["cell_id"]: record for record in run_dir.records()}
@@ -297,7 +316,7 @@ def analyse(run_dir: RunDir, config: dict, workload=None) -> None:
     sys.path.insert(0, str(paths.REPO / "analysis"))
     try:
         import crossbench_analysis
-        from crossbench_analysis import knees
+        from crossbench_analysis import findings, knees
     except ImportError as e:
         print(f"run_all: no charts drawn ({e})", file=sys.stderr)
         return
@@ -310,6 +329,9 @@ def analyse(run_dir: RunDir, config: dict, workload=None) -> None:
     if config.get("analysis", {}).get("advise") or workload:    # maxThreads advice (advice.md, advice.json)
         from crossbench_analysis import advice
         print(advice.at_end(run_dir.path, workload), file=sys.stderr)
+    found = findings.text(run_dir.path)     # the run's findings (findings.md), last before the report's path
+    if found:
+        print(found, file=sys.stderr)
     print(f"charts and report: {run_dir.path / 'report.html'}", file=sys.stderr)
 
 
@@ -317,7 +339,14 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     interrupt_on_signals()
     with ExitStack() as remote:      # the hosts' SSH masters: closed last, whatever happens
-        return run(args, remote)
+        try:
+            return run(args, remote)
+        except OSError as e:          # the run directory unwritable outside a cell (faults.py)
+            line = faults.write_error_line(e)
+            if line is None:
+                raise
+            print(line, file=sys.stderr)
+            return faults.EXIT_CODE
 
 
 def run(args, remote: ExitStack) -> int:
@@ -336,7 +365,7 @@ def run(args, remote: ExitStack) -> int:
         database = run_database(config, cells, run_dir, placement)
         finished = run_dir.finished_ids()
         todo = [c for c in cells if c.cell_id not in finished]
-        cell_s = config["run"]["warmup_s"] + config["run"]["duration_s"]
+        cell_s = sum(c.warmup_s + c.duration_s for c in cells) / len(cells)     # windows may grow with the delay
         progress = Progress(len(cells), cell_s)
         progress.done = len(cells) - len(todo)
         print(plan_summary(config, cells, todo, progress), file=sys.stderr)
@@ -366,6 +395,9 @@ def run(args, remote: ExitStack) -> int:
         print(f"\nrun_all: interrupted; {len(run_dir.finished_ids())} cells kept in {run_dir.path}; "
               f"finish with: ./runner/run_all.sh --resume {run_dir.path}", file=sys.stderr)
         return 130
+    except (faults.EnvironmentFault, OSError) as e:
+        progress.close()
+        return stopped_by_environment(e, run_dir, len(cells))
     finally:
         if database:
             database.stop()

@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 LATENCY_PERCENTILES = {"p50": 50, "p90": 90, "p99": 99}
 
 
-def nearest_rank(sorted_values: list[float], percent: float) -> float | None:
+def nearest_rank(sorted_values: list[float], percent: float | str) -> float | None:
     """The smallest value with at least percent% of the values at or below it (no interpolation): on 1..100,
-    p50 is 50 and p99 is 99."""
+    p50 is 50 and p99 is 99. The rank is computed exactly (99.9 % of 1000 is 999, not 999.0000000000001)."""
     if not sorted_values:
         return None
-    rank = max(1, math.ceil(percent / 100 * len(sorted_values)))
+    rank = max(1, math.ceil(Fraction(str(percent)) * len(sorted_values) / 100))
     return sorted_values[rank - 1]
 
 

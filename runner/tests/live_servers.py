@@ -6,8 +6,9 @@ import http.client
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
-from threading import Barrier
+from threading import Barrier, Event
 
 from crossbench import paths
 from crossbench.servers import PLUGINS, RunningServer, free_port
@@ -46,22 +47,53 @@ def request(port: int, method: str, path: str, headers: dict | None = None, time
         conn.close()
 
 
-def timed_parallel(port: int, path: str, parallel: int) -> tuple[float, list[int]]:
-    """Sends `parallel` GETs at once, each on its own connection; returns the wall time until the last answer."""
-    barrier = Barrier(parallel + 1)
+@dataclass(frozen=True)
+class Timed:
+    """One request's times, read on the thread that sent it (perf_counter: one clock for every thread)."""
+    sent: float          # just before its bytes went out (sent apart: before its connection was opened)
+    answered: float      # after the whole answer was read
+    status: int
 
-    def one():
+
+def timed_requests(port: int, path: str, count: int, apart_s: float = 0.0) -> list[Timed]:
+    """`count` GETs, each on its own connection. Together (apart_s=0: connections opened beforehand, the requests
+    released at once), or each sent `apart_s` after the one before it was sent, on a connection opened then (which
+    process of a prefork server accepts it is part of what such a test measures). The clock starts on the sending
+    thread as the request goes out: a thread the machine schedules late cannot shorten what is measured."""
+    ready = Barrier(count, timeout=60)
+    sent_events = [Event() for _ in range(count)]
+    sent_at = [0.0] * count
+
+    def one(i: int) -> Timed:
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-        conn.connect()
-        barrier.wait()
-        conn.request("GET", path)
-        status = conn.getresponse().status
-        conn.close()
-        return status
+        try:
+            if not apart_s:
+                conn.connect()
+                ready.wait()
+            elif i:
+                sent_events[i - 1].wait()
+                time.sleep(max(0.0, sent_at[i - 1] + apart_s - time.perf_counter()))
+            sent_at[i] = time.perf_counter()
+            sent_events[i].set()
+            conn.request("GET", path)
+            response = conn.getresponse()
+            response.read()
+            return Timed(sent_at[i], time.perf_counter(), response.status)
+        finally:
+            sent_events[i].set()          # a failed send must not leave the next request waiting for ever
+            conn.close()
 
-    with ThreadPoolExecutor(max_workers=parallel) as pool:
-        futures = [pool.submit(one) for _ in range(parallel)]
-        barrier.wait()
-        start = time.perf_counter()
-        statuses = [f.result() for f in futures]
-        return time.perf_counter() - start, statuses
+    with ThreadPoolExecutor(max_workers=count) as pool:
+        return [f.result() for f in [pool.submit(one, i) for i in range(count)]]
+
+
+def span_s(timed: list[Timed]) -> float:
+    """From the first request sent to the last answer read."""
+    return max(t.answered for t in timed) - min(t.sent for t in timed)
+
+
+def timed_parallel(port: int, path: str, parallel: int) -> tuple[float, list[int]]:
+    """Sends `parallel` GETs at once, each on its own connection; returns the time from the first request sent
+    to the last answer read, and the statuses."""
+    timed = timed_requests(port, path, parallel)
+    return span_s(timed), [t.status for t in timed]

@@ -19,7 +19,6 @@ import socket
 import string
 import subprocess
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +26,7 @@ import psutil
 import pytest
 
 from crossbench import oskit
+from testkit import wait_until
 
 SSHD = Path("/usr/sbin/sshd")
 PRIVSEP_DIR = Path("/run/sshd")      # sshd refuses to start without it; the service unit normally makes it
@@ -104,14 +104,13 @@ def pick_subnet() -> int:
 
 
 def wait_until_listening(address: str, port: int, sshd: subprocess.Popen, log: Path) -> None:
-    deadline = time.monotonic() + READY_LIMIT_S
-    while time.monotonic() < deadline:
+    def listening() -> bool:
         if sshd.poll() is not None:
             raise RuntimeError(f"sshd on {address} exited ({sshd.returncode}): {log.read_text().strip()}")
         with contextlib.suppress(OSError), socket.create_connection((address, port), timeout=1):
-            return
-        time.sleep(0.05)
-    raise RuntimeError(f"sshd on {address}:{port} did not listen within {READY_LIMIT_S:.0f} s: {log.read_text()}")
+            return True
+        return False
+    wait_until(listening, READY_LIMIT_S, lambda: f"sshd on {address}:{port} to listen: {log.read_text()}")
 
 
 @dataclass
@@ -266,9 +265,8 @@ def kill_everything_in(namespace: str) -> None:
         with contextlib.suppress(psutil.NoSuchProcess):
             processes.append(psutil.Process(int(pid)))
             processes[-1].kill()
-    deadline = time.monotonic() + 3
-    while any(alive(p) for p in processes) and time.monotonic() < deadline:
-        time.sleep(0.02)
+    with contextlib.suppress(AssertionError):       # a clean-up: what is still there is the next test's finding
+        wait_until(lambda: not any(alive(p) for p in processes), 3, f"the processes of {namespace} to end")
 
 
 def alive(proc: psutil.Process) -> bool:
@@ -281,10 +279,8 @@ def alive(proc: psutil.Process) -> bool:
 
 
 def gone_within(proc: psutil.Process, seconds: float = 5.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while alive(proc) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return not alive(proc)
+    """True once the process is gone (a zombie counts); fails the test naming it when it outlives `seconds`."""
+    return wait_until(lambda: not alive(proc), seconds, f"process {proc.pid} to end")
 
 
 def lab_or_skip(names: list[str], without_sshd: tuple[str, ...] | list[str] = ()) -> NetnsLab:

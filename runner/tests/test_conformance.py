@@ -7,15 +7,13 @@ import contextlib
 import email.utils
 import hashlib
 import math
-import time
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from crossbench import paths
 from crossbench.jdk import installed_jdks
 from crossbench.servers import PLUGINS, STATIC_ENDPOINT
-from live_servers import build_missing_reason, request, running, timed_parallel
+from live_servers import build_missing_reason, request, running, span_s, timed_parallel, timed_requests
 
 pytestmark = [pytest.mark.live,
               pytest.mark.skipif(build_missing_reason() is not None, reason=str(build_missing_reason()))]
@@ -248,18 +246,12 @@ def test_tornado_processes_share_the_sync_load(report_figure):
     served at once. (Requests arriving together may all land on one worker: the kernel does not balance.)"""
     with running("tornado", processes=2) as tornado:
         assert len(tornado.tree()) == 3  # the supervisor and its two workers
-        port = tornado.spec.port
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            start = time.perf_counter()
-            first = pool.submit(request, port, "GET", "/delay/sync?ms=300")
-            time.sleep(0.1)
-            second = pool.submit(request, port, "GET", "/delay/sync?ms=300")
-            statuses = [first.result()[0], second.result()[0]]
-            elapsed = time.perf_counter() - start
+        timed = timed_requests(tornado.spec.port, "/delay/sync?ms=300", 2, apart_s=0.1)
+    statuses, elapsed = [t.status for t in timed], span_s(timed)
     report_figure(f"tornado --processes 2, two /delay/sync?ms=300 100 ms apart: {elapsed:.2f} s "
                   "(one process: 0.60 s)")
     assert statuses == [200, 200]
-    assert 0.4 <= elapsed < 0.55
+    assert 0.4 <= elapsed < 0.55, [(t.sent - timed[0].sent, t.answered - t.sent) for t in timed]
 
 
 VIRTUAL_JDK = next((jdk for jdk in reversed(installed_jdks()) if jdk.has_virtual_threads), None)

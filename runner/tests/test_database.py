@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import psutil
 import pytest
@@ -16,6 +15,7 @@ from crossbench.database import (Cluster, DatabaseError, ensure_tables, psql, re
                                  tables_missing)
 from crossbench.database.cluster import HBA, hba, render_conf, settings
 from crossbench.database.datagen import copy_script
+from testkit import wait_until
 
 
 def test_settings_are_the_runs_own():
@@ -108,10 +108,8 @@ def test_postgres_dies_with_a_runner_killed_outright(tmp_path):
         postmaster = psutil.Process(int(runner.stdout.readline()))
         os.kill(runner.pid, signal.SIGKILL)
         runner.wait(10)
-        deadline = time.monotonic() + 30
-        while postmaster.is_running() and postmaster.status() != psutil.STATUS_ZOMBIE and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert not postmaster.is_running() or postmaster.status() == psutil.STATUS_ZOMBIE, "postgres outlived its runner"
+        wait_until(lambda: not postmaster.is_running() or postmaster.status() == psutil.STATUS_ZOMBIE, 30,
+                   "postgres to end with its runner")
     finally:
         if runner.poll() is None:
             runner.kill()

@@ -7,11 +7,18 @@ from crossbench.experiment import ExperimentError
 
 def resolve(name="seed002", **overrides):
     """The experiment in plan order (shuffle=False) unless a test asks for its shuffled rounds."""
-    return experiment.apply_overrides(experiment.load(name), {"shuffle": False, **overrides})
+    return experiment.apply_overrides(experiment.load(name), {"shuffle": False, "precision": False, **overrides})
 
 
-def test_seed002_is_the_seed_matrix():
-    cells = experiment.expand(resolve())
+def test_seed002_is_the_seed_matrix_with_windows_that_grow_with_the_delay_and_two_launches_first():
+    cells = experiment.expand(resolve(precision=0.05))
+    assert len(cells) == 2 * (2 * 4 + 2 * 3 * 4 + 4)
+    assert {c.delay_ms: c.duration_s for c in cells} == {0: 15, 1000: 15, 3000: 18, 10000: 60}
+    assert {c.repetition for c in cells} == {1, 2}
+
+
+def test_seed002_protocol_is_the_seeds_own_matrix():
+    cells = experiment.expand(resolve("seed002-protocol"))
     assert len(cells) == 2 * 4 + 2 * 3 * 4 + 4
     delay = [c for c in cells if c.group == "delay"]
     assert {(c.server, c.endpoint) for c in delay} == {("tomcat", "/delay/sync"), ("tornado", "/delay/async")}
@@ -22,10 +29,10 @@ def test_seed002_is_the_seed_matrix():
     assert len({c.cell_id for c in cells}) == len(cells)
 
 
-def test_quick_is_small():
+def test_quick_is_small_and_launches_every_point_twice():
     cells = experiment.expand(resolve("quick"))
     run_s = sum(c.duration_s + c.warmup_s for c in cells)
-    assert run_s <= 120
+    assert run_s <= 150 and {c.repetition for c in cells} == {1, 2}
 
 
 def test_overrides():
@@ -86,6 +93,7 @@ def test_a_precision_target_plans_two_rounds_first():
     ({"groups": ["nothing"]}, "no group nothing"),
     ({"precision": 1.5}, "precision is a share of the mean between 0 and 1"),
     ({"precision": 0}, "precision is a share of the mean between 0 and 1"),
+    ({"min_window_delays": -1}, "min_window_delays is a number of delays"),
     ({"precision": 0.05, "min_launches": 5, "max_launches": 3}, "min_launches 5 is above max_launches 3"),
     ({"precision": 0.05, "min_launches": 1}, "min_launches must be at least 2"),
 ])

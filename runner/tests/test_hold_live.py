@@ -6,7 +6,6 @@ import json
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -14,6 +13,7 @@ from crossbench import paths
 from crossbench.clients.holder import HoldConfig, hold
 from crossbench.sampling.socket_census import census
 from live_servers import build_missing_reason, running
+from testkit import records_by_id, wait_until
 
 pytestmark = [pytest.mark.live,
               pytest.mark.skipif(build_missing_reason() is not None, reason=str(build_missing_reason()))]
@@ -33,10 +33,7 @@ def test_holder_holds_every_connection_on_tornado_and_closes_them(report_figure)
         # The first HEAD on each, then one a second for the 2 s hold; a few are in flight when it closes.
         assert 400 <= result.requests_answered <= result.requests_sent <= result.requests_answered + 200 <= 1000
         assert result.hold_end_epoch - result.ramp_end_epoch == pytest.approx(2, abs=0.2)
-        deadline = time.monotonic() + 5
-        while established(server.spec.port) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert established(server.spec.port) == 0
+        wait_until(lambda: established(server.spec.port) == 0, 5, "every connection closed")
     report_figure(f"holder 200 conns on tornado: all held after {result.all_held_after_s:.2f} s, "
                   f"HEAD p50 {result.latency_ms['p50']:.1f} ms, client rss {result.client_rss_mb_peak:.0f} MB "
                   f"({result.event_loop})")
@@ -72,9 +69,7 @@ def test_holder_stops_on_a_signal_and_closes_everything(tmp_path, sig):
                                  "300", "--hold", "60", "--json", str(out), "--csv", str(tmp_path / "h.csv")],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
-            deadline = time.monotonic() + 10
-            while established(port) < 300 and time.monotonic() < deadline:
-                time.sleep(0.1)
+            wait_until(lambda: established(port) >= 300, 10, "300 connections established")
             assert established(port) == 300
             proc.send_signal(sig)
             assert proc.wait(timeout=5) == 130, proc.stderr.read()
@@ -83,10 +78,7 @@ def test_holder_stops_on_a_signal_and_closes_everything(tmp_path, sig):
             proc.wait()
         result = json.loads(out.read_text())
         assert result["interrupted"] and result["connections_held_at_end"] == 300
-        deadline = time.monotonic() + 5
-        while established(port) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert established(port) == 0
+        wait_until(lambda: established(port) == 0, 5, "every connection closed")
 
 
 def test_seed003_quick_end_to_end(tmp_path, report_figure):
@@ -94,7 +86,7 @@ def test_seed003_quick_end_to_end(tmp_path, report_figure):
     done = subprocess.run([str(paths.RUNNER / "run_all.sh"), "--experiment", "seed003-quick", "--out", str(out)],
                           capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr[-3000:]
-    cells = {r["cell_id"]: r for r in map(json.loads, (out / "cells.jsonl").read_text().splitlines())}
+    cells = records_by_id(out)
     assert len(cells) == 4 and all(r["status"] == "ok" for r in cells.values())
     tomcat, tornado = cells["hold-tomcat-mt200-hello-c500-d0-r1"], cells["hold-tornado-hello-c500-d0-r1"]
     nginx = cells["hold-nginx-hello-c500-d0-r1"]

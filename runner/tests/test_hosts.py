@@ -20,6 +20,7 @@ from crossbench.hosts import Host, Hosts, HostsError, load_hosts
 from crossbench.hosts.preflight import ClockReading, check_clocks, clock_limit_s, links, probe
 from crossbench.hosts.tether import tether_argv
 from netns_hosts import gone_within
+from testkit import wait_until
 
 HOSTS_PACKAGE = paths.RUNNER / "crossbench" / "hosts"
 TETHER = HOSTS_PACKAGE / "tether.py"
@@ -123,11 +124,8 @@ def start_tether(*command: str, grace_s: float = 1.0, **popen_kwargs) -> subproc
     return subprocess.Popen([sys.executable, str(TETHER), "--grace-s", str(grace_s), "--", *command], **popen_kwargs)
 
 
-def only_child(proc: subprocess.Popen) -> psutil.Process:
-    deadline = time.monotonic() + 5
-    while not psutil.Process(proc.pid).children() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    return psutil.Process(proc.pid).children()[0]
+def only_child(proc: subprocess.Popen | psutil.Process) -> psutil.Process:
+    return wait_until(psutil.Process(proc.pid).children, 5, f"a child of {proc.pid}")[0]
 
 
 def test_the_tether_passes_the_commands_exit_status_on():
@@ -172,8 +170,7 @@ def test_the_tether_stops_its_command_when_stdin_falls_silent():
 def test_the_tether_kills_the_whole_group_when_sigterm_is_ignored():
     tether = start_tether("sh", "-c", 'trap "" TERM; sleep 300 & wait', grace_s=0.5)
     shell = only_child(tether)
-    while not shell.children():
-        time.sleep(0.01)
+    wait_until(shell.children, 5, "the shell's sleep")
     members = [shell, *shell.children()]
     started = time.monotonic()
     tether.stdin.close()
@@ -189,18 +186,11 @@ def test_the_tether_dies_with_its_parent_even_while_its_stdin_stays_open():
                                "time.sleep(300)"], stdin=read_end)
     os.close(read_end)
     tether = only_child(parent)
-    sleeper = psutil.Process(only_child_pid(tether))
+    sleeper = only_child(tether)
     parent.kill()
     parent.wait()
     assert gone_within(tether) and gone_within(sleeper)
     os.close(write_end)
-
-
-def only_child_pid(proc: psutil.Process) -> int:
-    deadline = time.monotonic() + 5
-    while not proc.children() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    return proc.children()[0].pid
 
 
 def test_the_tether_needs_a_command():

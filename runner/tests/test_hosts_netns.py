@@ -18,6 +18,7 @@ from crossbench.hosts import HostsError, SshError, SshHost, check_hosts, load_ho
 from crossbench.hosts.facts import remote_facts
 from crossbench.hosts.preflight import measure_link
 from netns_hosts import gone_within, lab_or_skip, netns_lab  # noqa: F401  (netns_lab is a fixture)
+from testkit import wait_until
 
 pytestmark = pytest.mark.live
 
@@ -34,13 +35,8 @@ def marker() -> str:
 
 
 def find_process(*argv: str, within_s: float = GONE_WITHIN_S) -> psutil.Process:
-    deadline = time.monotonic() + within_s
-    while time.monotonic() < deadline:
-        for proc in psutil.process_iter(["cmdline"]):
-            if proc.info["cmdline"] == list(argv):
-                return proc
-        time.sleep(0.05)
-    raise AssertionError(f"no process {' '.join(argv)} within {within_s} s")
+    return wait_until(lambda: next((p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == list(argv)),
+                                   None), within_s, f"a process {' '.join(argv)}")
 
 
 @pytest.fixture(scope="module")

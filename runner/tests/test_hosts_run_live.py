@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import time
 
 import psutil
 import pytest
 
 from crossbench import paths
 from netns_hosts import lab_or_skip
+from testkit import measure_samples, records, wait_until
 
 pytestmark = pytest.mark.live
 
@@ -24,10 +24,6 @@ CELL = ["--experiment", "quick", "--groups", "delay", "--servers", "tornado", "-
 def run_all(out, *extra: str, timeout_s: float = 180) -> subprocess.CompletedProcess:
     return subprocess.run([str(paths.RUNNER / "run_all.sh"), *CELL, "--out", str(out), *extra],
                           capture_output=True, text=True, timeout=timeout_s)
-
-
-def records(out) -> list[dict]:
-    return [json.loads(line) for line in (out / "cells.jsonl").read_text().splitlines()]
 
 
 def running_wrk() -> list[psutil.Process]:
@@ -47,11 +43,8 @@ def test_a_lost_ssh_connection_fails_the_cell_and_leaves_nothing_behind(lab, tmp
                              "--hosts", str(lab.hosts_file({"loadgen": ["load1"]}))],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not ({p.pid for p in running_wrk()} - before):
-            time.sleep(0.2)
-        assert {p.pid for p in running_wrk()} - before, "wrk never started on the load host"
-        time.sleep(2)          # into the measured window
+        wait_until(lambda: {p.pid for p in running_wrk()} - before, 30, "wrk to start on the load host")
+        wait_until(lambda: measure_samples(out) >= 4, 30, "a second into the measured window")
         masters = [p for p in psutil.Process(proc.pid).children(recursive=True)
                    if "-M" in p.cmdline() and lab.hosts["load1"].destination in p.cmdline()]
         assert len(masters) == 1, [p.cmdline() for p in masters]
@@ -64,10 +57,7 @@ def test_a_lost_ssh_connection_fails_the_cell_and_leaves_nothing_behind(lab, tmp
     (record,) = records(out)
     assert record["status"] == "failed" and lab.hosts["load1"].address in record["error"], record
     assert "SSH connection was lost" in record["error"], record["error"]
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and {p.pid for p in running_wrk()} - before:
-        time.sleep(0.2)
-    assert not ({p.pid for p in running_wrk()} - before), "wrk left running on the load host"
+    wait_until(lambda: not ({p.pid for p in running_wrk()} - before), 10, "wrk to end on the load host")
     assert not [p for p in psutil.process_iter(["cmdline"]) if "tether.py" in " ".join(p.info["cmdline"] or [])]
 
 
@@ -119,10 +109,7 @@ def test_ctrl_c_leaves_nothing_on_the_server_and_load_hosts(tmp_path):
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         try:
             namespaces = [lab.hosts[name].namespace for name in ("server", "load1")]
-            deadline = time.monotonic() + 40
-            while time.monotonic() < deadline and not all(busy(ns) for ns in namespaces):
-                time.sleep(0.2)
-            assert all(busy(ns) for ns in namespaces), "the server or wrk never started on its host"
+            wait_until(lambda: all(busy(ns) for ns in namespaces), 40, "the server and wrk to start on their hosts")
             proc.send_signal(signal.SIGINT)
             _, stderr = proc.communicate(timeout=60)
         finally:
@@ -130,10 +117,8 @@ def test_ctrl_c_leaves_nothing_on_the_server_and_load_hosts(tmp_path):
                 proc.kill()
                 proc.wait()
         assert proc.returncode == 130, stderr[-2000:]
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and any(busy(ns) for ns in namespaces):
-            time.sleep(0.2)
-        assert not any(busy(ns) for ns in namespaces), {ns: busy(ns) for ns in namespaces}
+        wait_until(lambda: not any(busy(ns) for ns in namespaces), 10,
+                   lambda: f"the hosts to be left with nothing running: {({ns: busy(ns) for ns in namespaces})}")
 
 
 def busy(namespace: str) -> list[str]:

@@ -11,14 +11,10 @@ import pytest
 from crossbench import loadgen
 from crossbench.loadgen import k6, openloop
 from crossbench.loadgen.base import ERROR_KINDS, LoadgenError, LoadSpec
+from test_loadgen_support import open_loop_spec as spec
 
 FIXTURES = Path(__file__).parent / "fixtures" / "loadgen" / "k6"
 CASES = ("normal", "not_found", "closed_port", "dropped")
-
-
-def spec(**changes) -> LoadSpec:
-    base = dict(urls=("http://127.0.0.1:8080/hello",), concurrency=10, duration_s=2, timeout_s=5, rate=200.0)
-    return LoadSpec(**{**base, **changes})
 
 
 def latencies_ms(case: str) -> list[float]:

@@ -9,6 +9,7 @@ import pytest
 
 from crossbench.loadgen import process
 from crossbench.loadgen.base import LoadgenError
+from testkit import wait_until
 
 
 def test_output_goes_to_raw_files(tmp_path):
@@ -25,8 +26,7 @@ def test_bound_kills_the_whole_process_group(tmp_path):
         process.run_bounded(["sh", "-c", f"sleep 30 & echo $! > {pid_file}; sleep 30"], tmp_path, "tool", 1)
     assert time.monotonic() - started < 10
     child = int(pid_file.read_text())                    # the background sleep, not just the shell
-    time.sleep(0.2)
-    assert not psutil.pid_exists(child) or psutil.Process(child).status() == psutil.STATUS_ZOMBIE
+    wait_until(lambda: gone(child), 5, f"the tool's child {child} to end")
 
 
 def test_interrupt_kills_the_tool_and_propagates(tmp_path):
@@ -41,9 +41,15 @@ def test_interrupt_kills_the_tool_and_propagates(tmp_path):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
-    time.sleep(0.2)
     child = int(pid_file.read_text())
-    assert not psutil.pid_exists(child) or psutil.Process(child).status() == psutil.STATUS_ZOMBIE
+    wait_until(lambda: gone(child), 5, f"the tool's child {child} to end")
+
+
+def gone(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
 
 
 def test_env_reaches_the_tool(tmp_path):

@@ -18,7 +18,15 @@ from tornado.iostream import StreamClosedError
 from tornado.netutil import bind_sockets
 from tornado.tcpserver import TCPServer
 
+from crossbench.loadgen.base import LoadSpec
+
 BODY = b"Hello, world"
+
+
+def open_loop_spec(**changes) -> LoadSpec:
+    """The open-loop generators' (k6, oha) test spec: 200 req/s of /hello for 2 s, at most 10 in flight."""
+    base = dict(urls=("http://127.0.0.1:8080/hello",), concurrency=10, duration_s=2, timeout_s=5, rate=200.0)
+    return LoadSpec(**{**base, **changes})
 
 
 @dataclass

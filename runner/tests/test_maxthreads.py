@@ -12,12 +12,13 @@ from crossbench.servers.tomcat import connections_peak
 from crossbench.experiment import ExperimentError
 from crossbench.jdk import installed_jdks
 from live_servers import build_missing_reason
+from testkit import records
 
 RUN_ALL = str(paths.RUNNER / "run_all.sh")
 
 
 def resolve(name="maxthreads", **overrides):
-    return experiment.apply_overrides(experiment.load(name), {"shuffle": False, **overrides})
+    return experiment.apply_overrides(experiment.load(name), {"shuffle": False, "precision": False, **overrides})
 
 
 def test_maxthreads_matrix():
@@ -114,7 +115,7 @@ def test_maxthreads_quick_end_to_end(tmp_path, report_figure):
     knees = {k["setting"]: k for k in map(json.loads, (out / "charts" / "data" / "knees.jsonl").read_text().splitlines())}
     assert set(knees) == {"maxThreads=20", "maxThreads=50"} | ({"virtual"} if virtual_threads else set())
     mt20, mt50 = knees["maxThreads=20"], knees["maxThreads=50"]
-    cells = [json.loads(line) for line in (out / "cells.jsonl").read_text().splitlines()]
+    cells = records(out)
     busy = foreign_load(cells)
     assert mt20["status"] == "crossed" and abs(mt20["knee_concurrency"] / 20 - 1) <= 0.25, (mt20, busy)
     assert mt50["status"] == "crossed" and mt50["knee_concurrency"] > mt20["knee_concurrency"], (mt50, busy)

@@ -1,13 +1,13 @@
 """openloop-quick end to end: real servers, real oha, the rates kept or not, the peak measured first, charts."""
 from __future__ import annotations
 
-import json
 import subprocess
 
 import pytest
 
 from crossbench import paths
 from crossbench.loadgen import oha
+from testkit import records_by_id
 
 pytestmark = pytest.mark.live
 
@@ -19,7 +19,7 @@ def test_openloop_quick_end_to_end(tmp_path, report_figure):
     done = subprocess.run([str(paths.RUNNER / "run_all.sh"), "--experiment", "openloop-quick", "--out", str(out)],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
-    cells = {r["cell_id"]: r for r in map(json.loads, (out / "cells.jsonl").read_text().splitlines())}
+    cells = records_by_id(out)
     assert all(r["status"] == "ok" for r in cells.values()), [r.get("error") for r in cells.values()]
 
     # Tomcat's 20 threads at 200 ms answer 100 req/s: 50 offered is kept, 150 is not, and the queue grows

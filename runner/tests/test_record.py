@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from crossbench import cell, experiment, paths, record, servers
+from crossbench import cell, experiment, paths, points, record, servers
 from crossbench.drivers import DRIVERS
 from crossbench.loadgen.base import LoadgenError
 from crossbench.metadata import now_iso
@@ -16,6 +16,7 @@ from crossbench.servers import RunningServer, ServerSpec, free_port
 
 REFERENCE_RUNS = paths.REPO / "analysis" / "tests" / "fixtures" / "runs"
 sys.path.insert(0, str(paths.REPO / "analysis"))
+from crossbench_analysis.finding import Finding  # noqa: E402
 from crossbench_analysis.knees import SettingKnee  # noqa: E402  (the analysis package, beside the runner)
 
 
@@ -56,11 +57,14 @@ def test_death_is_read_from_the_server_process(tmp_path):
 
 
 def written_keys() -> set[str]:
-    """What the contract declares: shared and default fields, plan fields, every plug-in's knobs, and the
-    fields of knees.jsonl (the other file of records analysis reads, which analysis writes itself)."""
+    """What the contract declares: shared and default fields, plan fields, every plug-in's knobs, the fields of
+    points.jsonl, and those of knees.jsonl and findings.json (which analysis writes itself)."""
     keys = set(record.SHARED) | set(record.DRIVER_DEFAULTS) | set(experiment.CellPlan.__dataclass_fields__)
     keys |= {name for driver in DRIVERS.values() for name in driver.FIELDS}
     keys |= set(SettingKnee.__dataclass_fields__) | {"concurrency", "ratio", "efficiency_ratio", "cell_ids"}
+    # findings.json, which analysis writes itself, and a point's launches it attaches to the point ("records")
+    keys |= set(Finding.__dataclass_fields__) | {"figure_text", "chart_name", "records"}
+    keys |= set(points.point_record("p", [{"cell_id": "p-r1", "status": "ok"}], None, None))    # points.jsonl
     return keys | {k.name for p in servers.PLUGINS.values() for k in p.knobs}
 
 

@@ -6,7 +6,6 @@ import json
 import os
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import psutil
@@ -14,15 +13,12 @@ import pytest
 
 from crossbench import paths
 from live_servers import build_missing_reason
+from testkit import records, wait_until
 
 pytestmark = [pytest.mark.live,
               pytest.mark.skipif(build_missing_reason() is not None, reason=str(build_missing_reason()))]
 
 RUN_ALL = str(paths.RUNNER / "run_all.sh")
-
-
-def records(run_dir: Path) -> list[dict]:
-    return [json.loads(line) for line in (run_dir / "cells.jsonl").read_text().splitlines()]
 
 
 MARKER = "CROSSBENCH_TEST_RUN"
@@ -47,13 +43,26 @@ def our_processes(marker: str) -> list[psutil.Process]:
 
 def test_quick_profile_end_to_end(tmp_path, report_figure):
     out = tmp_path / "quick"
-    done = subprocess.run([RUN_ALL, "--quick", "--out", str(out)], capture_output=True, text=True, timeout=420,
+    done = subprocess.run([RUN_ALL, "--quick", "--out", str(out)], capture_output=True, text=True, timeout=600,
                           env=marked_env(str(out)))
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "10 cells, 10 to run" in done.stderr
-    cells = {r["cell_id"]: r for r in records(out)}
-    assert len(cells) == 10 and all(r["status"] == "ok" for r in cells.values())
     meta = json.loads((out / "metadata.json").read_text())
+    assert "20 cells (10 points x 2 rounds), 20 to run" in done.stderr
+    cells = {r["cell_id"]: r for r in records(out)}
+    assert len(cells) == 20 and all(r["status"] == "ok" for r in cells.values())
+    order = [r["point_id"] for r in records(out)]
+    assert set(order[:10]) == set(order[10:]) and len(set(order)) == 10      # every point once, then again
+    points = {p["point_id"]: p for p in map(json.loads, (out / "points.jsonl").read_text().splitlines())}
+    assert len(points) == 10 and all(p["n"] == 2 and p["failed"] == 0 for p in points.values())
+    for point in points.values():
+        rps = point["figures"]["rps"]
+        assert rps["ci95_low"] <= rps["mean"] <= rps["ci95_high"] and rps["method"] == "student-t over launches"
+        p99 = point["figures"]["latency_ms.p99"]
+        assert p99["value_method"] == "wrk histograms of all launches added"
+        assert min(cells[c]["latency_ms"]["p99"] for c in point["cells"]) <= p99["value"] <= \
+            max(cells[c]["latency_ms"]["p99"] for c in point["cells"])
+    assert all(r["steal_percent"] is not None and r["tcp_passive_opens"] is not None for r in cells.values())
+    assert meta["config"]["run"]["shuffle_seed"] and meta["noise_floor"]["cores"] >= 1
     assert meta["machine"]["cores"] and meta["versions"]["wrk"] and meta["versions"]["tomcat"]
     assert meta["config"]["name"] == "quick" and meta["wall_s"] > 0
 
@@ -99,6 +108,27 @@ def test_every_server_is_measured_once(tmp_path, report_figure):
     assert our_processes(str(out)) == []
 
 
+def measuring_wrk(marker: str) -> list[psutil.Process]:
+    """The run's wrk (small_run has no warm-up: a wrk is a measured window)."""
+    found = []
+    for proc in our_processes(marker):
+        try:
+            if proc.name() == "wrk":
+                found.append(proc)
+        except (psutil.NoSuchProcess, psutil.ZombieProcess):
+            continue
+    return found
+
+
+def server_under_wrk(run: subprocess.Popen, out: Path) -> psutil.Process | None:
+    """The run's Tomcat while its wrk runs; None before."""
+    if not any(c.name() == "wrk" for c in psutil.Process(run.pid).children(recursive=True)):
+        return None
+    return next((p for p in psutil.process_iter(["cmdline"])
+                 if str(out) in " ".join(p.info["cmdline"] or []) and "Bootstrap" in " ".join(p.info["cmdline"] or [])),
+                None)
+
+
 def small_run(out: Path, *extra: str) -> list[str]:
     return [RUN_ALL, "--experiment", "quick", "--out", str(out), "--groups", "delay", "--servers", "tomcat",
             "--concurrency", "2,3,4", "--delays", "200", "--duration", "2", "--warmup", "0", "--no-analysis",
@@ -110,11 +140,9 @@ def test_sigterm_keeps_finished_cells_and_resume_runs_only_the_rest(tmp_path):
     proc = subprocess.Popen(small_run(out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=marked_env(str(out)))
     try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline and not ((out / "cells.jsonl").exists() and records(out)):
-            time.sleep(0.2)
-        assert records(out), "the first cell never finished"
-        time.sleep(1.5)              # into the second cell: a server and wrk are running
+        wait_until(lambda: records(out), 90, "the first cell to finish")
+        # into the second cell: a server and wrk are running
+        wait_until(lambda: measuring_wrk(str(out)), 60, "wrk measuring the second cell")
         proc.send_signal(signal.SIGTERM)
         _, stderr = proc.communicate(timeout=60)
     finally:
@@ -139,17 +167,8 @@ def test_a_server_that_dies_fails_its_cell_and_the_run_goes_on(tmp_path):
     proc = subprocess.Popen(small_run(out, "--duration", "4"), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
-        victim = None
-        deadline = time.monotonic() + 60
-        while victim is None and time.monotonic() < deadline:
-            for candidate in psutil.Process(proc.pid).children(recursive=True):
-                if candidate.name() == "wrk":   # measuring: now kill the server under it
-                    victim = next(p for p in psutil.process_iter(["cmdline"])
-                                  if str(out) in " ".join(p.info["cmdline"] or []) and "Bootstrap" in
-                                  " ".join(p.info["cmdline"] or []))
-                    break
-            time.sleep(0.1)
-        assert victim is not None
+        # measuring: now kill the server under it
+        victim = wait_until(lambda: server_under_wrk(proc, out), 60, "wrk measuring the first cell")
         os.kill(victim.pid, signal.SIGKILL)
         _, stderr = proc.communicate(timeout=120)
     finally:

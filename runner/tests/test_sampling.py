@@ -16,7 +16,7 @@ import pytest
 
 from crossbench.sampling import (ProcessTreeSampler, Sample, csv_header, read_samples_csv,
                                  summarize)
-from crossbench import oskit
+from testkit import kill_group, wait_until
 
 FIXTURES = Path(__file__).parent / "fixtures"
 N_THREADS = 5            # idle threads per child
@@ -58,9 +58,7 @@ class Tree:
         self.proc.stdin.flush()
 
     def kill(self) -> None:
-        if self.proc.poll() is None:
-            oskit.signal_unreaped_group(self.proc, signal.SIGKILL)
-        self.proc.wait()
+        kill_group(self.proc)
 
 
 @pytest.fixture
@@ -75,28 +73,16 @@ def tree():
 SAMPLES_DEADLINE_S = 30.0     # a sampler that stopped sampling fails the test instead of hanging it
 
 
-def wait_until(condition, what: str, timeout_s: float = SAMPLES_DEADLINE_S) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {timeout_s:.0f} s")
-        time.sleep(0.02)
-
-
 def wait_samples(sampler: ProcessTreeSampler, n: int = 3) -> tuple[float, float]:
     """Let n fresh samples be taken; returns the (t0, t1) window that holds exactly them."""
     start = time.time()
     fresh = lambda: [s for s in sampler.samples() if s.t_epoch > start]   # noqa: E731
-    wait_until(lambda: len(fresh()) >= n, f"{n} fresh samples")
+    wait_until(lambda: len(fresh()) >= n, SAMPLES_DEADLINE_S, f"{n} fresh samples")
     return fresh()[0].t_epoch, fresh()[n - 1].t_epoch
 
 
 def wait_for_state(pid: int, status: str, timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while psutil.Process(pid).status() != status:
-        if time.monotonic() > deadline:
-            raise AssertionError(f"pid {pid} never became {status}")
-        time.sleep(0.01)
+    wait_until(lambda: psutil.Process(pid).status() == status, timeout, f"pid {pid} to become {status}")
 
 
 def test_sampler_on_a_real_process_tree(tree, tmp_path, report_figure):
@@ -232,8 +218,7 @@ def test_csv_round_trip_keeps_empty_values_and_skips_a_cut_row(tmp_path):
     sampler = ProcessTreeSampler(os.getpid(), interval_s=0.05, out_csv=path)
     with sampler:
         sampler.set_phase("warmup")
-        time.sleep(0.3)
-        wait_until(lambda: len(sampler.samples()) >= 3, "3 samples")
+        wait_until(lambda: len(sampler.samples()) >= 3, SAMPLES_DEADLINE_S, "3 samples")
     live = sampler.samples()
     with open(path, "a") as f:
         f.write("1700000000.000,measure,1,2")   # a row cut by a crash
@@ -245,7 +230,7 @@ def test_csv_round_trip_keeps_empty_values_and_skips_a_cut_row(tmp_path):
     assert len(back[0].cpu_cores) == psutil.cpu_count()
     # appending to an existing file does not repeat the header
     with ProcessTreeSampler(os.getpid(), interval_s=0.05, out_csv=path) as again:
-        wait_until(lambda: len(again.samples()) >= 2, "2 samples")
+        wait_until(lambda: len(again.samples()) >= 2, SAMPLES_DEADLINE_S, "2 samples")
     lines = path.read_text().splitlines()
     assert sum(1 for line in lines if line.startswith("t_epoch")) == 1
 
@@ -258,7 +243,7 @@ def test_sampler_survives_process_churn_and_a_missing_root(tmp_path):
     try:
         sampler = ProcessTreeSampler(churn.pid, interval_s=0.02, out_csv=tmp_path / "c.csv")
         with sampler:
-            time.sleep(1.5)
+            wait_until(lambda: len(sampler.samples()) >= 30, SAMPLES_DEADLINE_S, "30 samples of the churning tree")
         samples = sampler.samples()
         assert sampler.errors == 0, sampler.last_error
         assert len(samples) >= 30
@@ -270,7 +255,7 @@ def test_sampler_survives_process_churn_and_a_missing_root(tmp_path):
 
     # a pid that no longer exists: an empty tree, no error
     with ProcessTreeSampler(churn.pid, interval_s=0.02, out_csv=tmp_path / "m.csv") as gone:
-        time.sleep(0.15)
+        wait_until(gone.samples, SAMPLES_DEADLINE_S, "a sample of the missing root")
     assert gone.errors == 0
     assert gone.samples() and all(s.procs == 0 for s in gone.samples())
 

@@ -14,7 +14,7 @@ import pytest
 
 from crossbench.sampling import SERIAL_GC_NAMES, JvmProbe, JvmProbeError, ProcessTreeSampler
 from crossbench.sampling.jvm_probe import pick_pool
-from crossbench import oskit
+from testkit import kill_group, wait_until
 
 pytestmark = pytest.mark.live     # starts real JVMs and attaches to them
 
@@ -51,9 +51,7 @@ class Holder:
         assert int(line.split()[1]) == self.pid       # taskset execs: same pid
 
     def kill(self) -> None:
-        if self.proc.poll() is None:
-            oskit.signal_unreaped_group(self.proc, signal.SIGKILL)
-        self.proc.wait()
+        kill_group(self.proc)
 
 
 @pytest.fixture
@@ -86,16 +84,6 @@ def probes():
             p.stop()
 
 
-def wait_for(pred, timeout: float, what: str, step: float = 0.05):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = pred()
-        if value:
-            return value
-        time.sleep(step)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-
-
 def assert_gone(pid: int) -> None:
     try:
         p = psutil.Process(pid)
@@ -125,11 +113,11 @@ def test_probe_reports_jvm_info_and_thread_counts(java, holders, probes, tmp_pat
     assert probe_proc.exe() == os.path.realpath(java)
     assert os.getpgid(probe.probe_pid) == probe.probe_pid
 
-    line = wait_for(probe.latest_line, 10, "a pool line")
+    line = wait_until(probe.latest_line, 10, "a pool line")
     assert line["jvm_threads"] >= h.n and line["jvm_threads_peak"] >= line["jvm_threads"]
     assert line["pools"] == []                 # not Tomcat: no connector pool
     assert probe.latest() is None
-    wait_for(lambda: probe.lines >= 5, 5, "4 pool lines")           # lines counts the jvm line
+    wait_until(lambda: probe.lines >= 5, 5, "4 pool lines")           # lines counts the jvm line
     gc_lines = [json.loads(x) for x in raw.read_text().splitlines()[1:] if '"gc"' in x]
     assert gc_lines and {g["name"] for g in gc_lines[0]["gc"]} == set(info["gc"])
 
@@ -194,12 +182,12 @@ def test_probe_exits_when_the_target_dies_or_on_sigterm(holders, probes):
     pb = probes(b.pid, interval_s=0.1)
 
     a.kill()
-    wait_for(lambda: pa._proc.poll() is not None, 10, "the probe to exit on its own")
+    wait_until(lambda: pa._proc.poll() is not None, 10, "the probe to exit on its own")
     assert pa.returncode == 0 and pa.end_info["reason"] == "target_gone"
     assert pa.stop() == 0
 
     os.kill(pb.probe_pid, signal.SIGTERM)
-    wait_for(lambda: pb._proc.poll() is not None, 10, "the probe to exit on SIGTERM")
+    wait_until(lambda: pb._proc.poll() is not None, 10, "the probe to exit on SIGTERM")
     assert pb.returncode == 143 and pb.end_info["reason"] == "signal"
     pid = pb.probe_pid
     pb.stop()
@@ -216,14 +204,15 @@ def test_sampler_cost_on_a_tomcat_sized_jvm_with_probe_plugged_in(holders, probe
     sampler = ProcessTreeSampler(h.pid, interval_s=0.25, out_csv=tmp_path / "s.csv",
                                  pool_source=probe)
     p0, t0_cpu, t0 = cpu(probe_proc), cpu(target), time.monotonic()
-    with sampler:
-        time.sleep(3.0)
+    with sampler:       # 3 s at 4 Hz
+        wait_until(lambda: len(sampler.samples()) >= 12, 30, "12 samples at 4 Hz")
     wall = time.monotonic() - t0
     probe_pct = (cpu(probe_proc) - p0) / wall * 100
     target_pct = (cpu(target) - t0_cpu) / wall * 100
     samples = sampler.samples()
     assert sampler.errors == 0
     assert 10 <= len(samples) <= 14
+    assert len(samples) <= wall / 0.25 + 2, (len(samples), wall)       # never faster than 4 Hz
     assert all(s.procs == 1 and s.threads >= 200 for s in samples)
     # a JVM without Tomcat has no connector pool: the pool columns stay empty
     assert all(s.pool_current is None and s.pool_busy is None for s in samples)
@@ -303,10 +292,10 @@ def test_pool_probe_against_real_tomcat(executor, tmp_path):
                 return requests.get(f"http://127.0.0.1:{port}/", timeout=1) is not None
             except requests.RequestException:
                 return False
-        wait_for(up, 120, "Tomcat to answer", step=0.25)
-        jvm = wait_for(lambda: _java_in_tree(server.pid), 10, "the Tomcat JVM")
+        wait_until(up, 120, "Tomcat to answer", step_s=0.25)
+        jvm = wait_until(lambda: _java_in_tree(server.pid), 10, "the Tomcat JVM")
         probe = JvmProbe(jvm, interval_s=0.1, raw_out=tmp_path / "probe.jsonl").start()
-        idle = wait_for(probe.latest, 10, "the http connector pool")
+        idle = wait_until(probe.latest, 10, "the http connector pool")
         assert "http" in idle.name.lower()
         line = probe.latest_line()
         assert {p["domain"] for p in line["pools"]} == {"Catalina"}
@@ -317,11 +306,11 @@ def test_pool_probe_against_real_tomcat(executor, tmp_path):
                  for _ in range(n)]
         if executor == "platform":
             assert idle.max == 200
-            busy = wait_for(lambda: (r := probe.latest()) and r.busy is not None
+            busy = wait_until(lambda: (r := probe.latest()) and r.busy is not None
                             and r.busy >= n and r, 1.5, f"busy >= {n}", step=0.05)
             assert busy.current >= busy.busy >= n
         else:
-            busy = wait_for(lambda: (r := probe.latest()) and r.connections is not None
+            busy = wait_until(lambda: (r := probe.latest()) and r.connections is not None
                             and r.connections >= n and r, 1.5, f"connections >= {n}", step=0.05)
             assert busy.current is None and busy.busy is None and busy.max is None
             executors = [p for p in probe.latest_line()["pools"] if p["kind"] == "executor"]

@@ -2,16 +2,15 @@
 the database and nginx sampled beside the server, nothing left running afterwards."""
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
-import time
 
 import psutil
 import pytest
 
 from crossbench import paths
+from testkit import measure_samples, records, records_by_id, wait_until
 
 pytestmark = pytest.mark.live
 
@@ -28,7 +27,7 @@ def test_seed004_quick_end_to_end(tmp_path, report_figure):
     done = subprocess.run([str(paths.RUNNER / "run_all.sh"), "--experiment", "seed004-quick", "--out", str(out),
                            "--duration", "2", "--warmup", "0"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
-    cells = {r["cell_id"]: r for r in map(json.loads, (out / "cells.jsonl").read_text().splitlines())}
+    cells = records_by_id(out)
     assert len(cells) == 24 and all(r["status"] == "ok" for r in cells.values()), \
         [r.get("error") for r in cells.values() if r["status"] != "ok"]
     for r in cells.values():
@@ -86,20 +85,9 @@ def db_run(out, *extra: str) -> list[str]:
             *extra]
 
 
-def records(out) -> list[dict]:
-    path = out / "cells.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-
-
-def wait_for_measuring(cell_dir, deadline_s: float = 120) -> None:
-    """Until the cell's sampler writes a row of its measured window."""
-    samples = cell_dir / "samples.csv"
-    deadline = time.monotonic() + deadline_s
-    while time.monotonic() < deadline:
-        if samples.exists() and ",measure," in samples.read_text():
-            return
-        time.sleep(0.2)
-    pytest.fail(f"{cell_dir.name} never reached its measured window")
+def wait_for_measuring(cell_dir, samples: int = 1) -> None:
+    """Until the cell's sampler has written `samples` rows of its measured window."""
+    wait_until(lambda: measure_samples(cell_dir) >= samples, 120, f"{cell_dir.name} to sample its measured window")
 
 
 def postmasters_of(pid: int) -> list[psutil.Process]:
@@ -113,8 +101,8 @@ def test_a_database_stopped_mid_cell_gives_counted_503s_and_the_next_cell_a_data
     proc = subprocess.Popen(db_run(out, "--groups", "db-behind-nginx", "--duration", "6", "--warmup", "0"),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        wait_for_measuring(out / "cells" / "db-behind-nginx-gunicorn-w2-via-nginx-db-c16-d0-r1")
-        time.sleep(1.5)
+        # 1.5 s into the window (the sampler takes 4 a second): answered requests before the outage
+        wait_for_measuring(out / "cells" / "db-behind-nginx-gunicorn-w2-via-nginx-db-c16-d0-r1", samples=6)
         (postmaster,) = postmasters_of(proc.pid)
         postmaster.send_signal(signal.SIGQUIT)                       # immediate shutdown, as a crash would
         _, stderr = proc.communicate(timeout=180)

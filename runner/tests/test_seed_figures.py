@@ -134,13 +134,13 @@ def test_pipeline_figures_little_law():
 
 def test_seed_experiments_expand_into_the_planned_cells():
     from crossbench import experiment
-    seed000 = experiment.expand(experiment.apply_overrides(experiment.load("seed000"), {}))
+    seed000 = experiment.expand(experiment.apply_overrides(experiment.load("seed000"), {"precision": False}))
     kinds = sorted((c.kind, c.server, c.endpoint) for c in seed000)
     assert len(kinds) == 8 and {k for k, _, _ in kinds} == {"fixed_count", "hol_probe"}
     ab_tornado_sync = next(c for c in seed000 if c.cell_id == "ab_sync-tornado-delay_sync-c40-d1000-r1")
     assert ab_tornado_sync.options["requests"] == 200 and ab_tornado_sync.settings["processes"] == 1
     assert ab_tornado_sync.options["reference"]["tornado"]["rps"] == 1.00
-    seed001 = experiment.expand(experiment.apply_overrides(experiment.load("seed001"), {}))
+    seed001 = experiment.expand(experiment.apply_overrides(experiment.load("seed001"), {"precision": False}))
     assert sorted((c.server, c.settings.get("processes"), c.pipeline, c.concurrency) for c in seed001) == \
         [("tomcat", None, 24, 100), ("tornado", 1, 24, 100), ("tornado", 2, 24, 100), ("uvicorn", None, 24, 100)]
 

@@ -2,12 +2,11 @@
 both experiments end to end through run_all.sh (real ab, wrk, Tomcat, Tornado), in about 90 s together."""
 from __future__ import annotations
 
+import contextlib
 import csv
-import json
 import socket
 import subprocess
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ import pytest
 from crossbench import paths
 from crossbench.clients import pipeline_check
 from live_servers import build_missing_reason, running
+from testkit import records_by_id
 
 pytestmark = [pytest.mark.live,
               pytest.mark.skipif(build_missing_reason() is not None, reason=str(build_missing_reason()))]
@@ -22,16 +22,11 @@ pytestmark = [pytest.mark.live,
 RUN_ALL = str(paths.RUNNER / "run_all.sh")
 
 
-def records(run_dir: Path) -> dict[str, dict]:
-    lines = (run_dir / "cells.jsonl").read_text().splitlines()
-    return {r["cell_id"]: r for r in map(json.loads, lines)}
-
-
 def run_experiment(name: str, out: Path) -> dict[str, dict]:
     done = subprocess.run([RUN_ALL, "--experiment", name, "--out", str(out), "--no-analysis"],
                           capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stderr[-3000:]
-    cells = records(out)
+    cells = records_by_id(out)
     assert all(r["status"] == "ok" for r in cells.values()), [r.get("error") for r in cells.values()]
     return cells
 
@@ -61,7 +56,10 @@ class DropsPipelined:
             with conn:
                 conn.recv(65536)
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello, world")
-                time.sleep(2)
+                conn.settimeout(30)
+                with contextlib.suppress(OSError):
+                    while conn.recv(65536):      # the rest is never answered; open until the check hangs up
+                        pass
 
 
 def test_the_check_catches_a_server_that_drops_pipelined_requests():

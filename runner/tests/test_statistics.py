@@ -116,3 +116,47 @@ def test_precision_launches_again_only_the_imprecise_points_up_to_the_maximum():
     assert [c.cell_id for c in more] == [f"{b.point_id}-r3"]
     records.append({**record(more[0].cell_id, 120, 10), "kind": "closed_loop"})
     assert precision.next_round(first_two + more, records, run) == []      # out of launches: 3
+
+
+def test_an_interrupted_adaptive_run_resumes_its_planned_launches_and_runs_none_twice(tmp_path):
+    from crossbench.experiment import plan_from_dict
+    from crossbench.rundir import RunDir
+    run = {"precision": 0.05, "max_launches": 4, "shuffle": True, "shuffle_seed": 11}
+    cells = [c for c in quick_cells(precision=0.05, max_launches=4) if c.group == "static"]
+    run_dir = RunDir(tmp_path / "run")
+    run_dir.create({"config": {"run": run}}, [c.to_dict() for c in cells])
+    for c in cells:      # every static point imprecise after its two launches
+        run_dir.append({**record(c.cell_id, 100 if c.repetition == 1 else 150, 10), "kind": c.kind})
+    more = precision.next_round(cells, run_dir.records(), run)
+    assert {c.repetition for c in more} == {3} and len(more) == len({c.point_id for c in cells})
+    run_dir.extend_plan([c.to_dict() for c in more])
+    run_dir.append({**record(more[0].cell_id, 125, 10), "kind": "closed_loop"})      # then Ctrl-C
+    _, planned = run_dir.load()                       # --resume: the plan as written, the records so far
+    resumed = [plan_from_dict(d) for d in planned]
+    todo = [c for c in resumed if c.cell_id not in run_dir.finished_ids()]
+    assert [c.cell_id for c in todo] == [c.cell_id for c in more[1:]]
+    for c in todo:
+        run_dir.append({**record(c.cell_id, 125, 10), "kind": "closed_loop"})
+    again = precision.next_round(resumed, run_dir.records(), run)
+    assert {c.repetition for c in again} == {4}                     # still imprecise: a fourth, the maximum
+    assert not set(c.cell_id for c in again) & run_dir.finished_ids()
+
+
+def test_noise_foreign_cpu_is_the_cores_user_and_system_time_less_ours_and_steal_is_apart():
+    from crossbench.sampling.noise import Snapshot, connections, flags, window
+    import os
+    me = (os.getpid(), 1.0)
+    # one second; core 0: 0.5 s user+system, core 1: 1.0 s, of which the runner's tree 0.7 s and wrk 0.3 s
+    before = Snapshot(10.0, [(100.0, 40.0, 1.0), (100.0, 50.0, 0.0)], 1000, {me: 5.0, (4242, 2.0): 20.0})
+    after = Snapshot(11.0, [(101.0, 40.5, 1.0), (101.0, 50.94, 0.06)], 1010, {me: 5.1, (4242, 2.0): 20.6,
+                                                                              (777, 10.5): 3.0})
+    figures = window(before, after, (0, 1), loadgen_percent=30.0)
+    assert figures["steal_percent"] == pytest.approx(3.0)          # 0.06 of 2 s of the two cores
+    assert figures["foreign_cpu_percent"] == pytest.approx(144 - 70 - 30, abs=0.1)   # the new pid is not ours
+    assert figures["harness_cpu_percent"] == pytest.approx(10.0)
+    assert flags(figures, keepalive=True, concurrency=10) == ["noisy_host"]
+    wire = connections(before, after, requests=4000)
+    assert wire == {"tcp_passive_opens": 10, "requests_per_connection": 400.0}
+    closing = {"tcp_passive_opens": 3900, "requests_per_connection": 1.03, "foreign_cpu_percent": 1.0}
+    assert flags(closing, keepalive=True, concurrency=10) == ["server_closed_connections"]
+    assert flags(closing, keepalive=False, concurrency=10) == []

@@ -18,15 +18,18 @@ def test_rejects(values):
 
 
 def test_the_async_wait_sleeps_again_when_the_timer_fires_early(monkeypatch):
-    """On a clock of the test's own (a busy machine cannot make the timer late and the test pass by luck)."""
+    """On a clock of the test's own, which only the timer moves: a busy machine cannot make the first timer late
+    enough to hide its being early (binary fractions: the sums are exact)."""
     import asyncio
     from crossbench_contract import delay
-    now, calls = [0.0], []
+    real_sleep, calls, clock = asyncio.sleep, [], [1024.0]
 
-    async def early_once(seconds):          # a timer that fires early the first time, as uvloop's can
-        calls.append(seconds)                # (binary fractions: the clock's sums are exact)
-        now[0] += seconds - 0.125 if len(calls) == 1 else seconds
+    async def early_once(seconds):          # a timer that fires 2 ms early the first time, as uvloop's can
+        calls.append(seconds)
+        clock[0] += seconds - 2 ** -9 if len(calls) == 1 else seconds
+        await real_sleep(0)
     monkeypatch.setattr(delay.asyncio, "sleep", early_once)
-    monkeypatch.setattr(delay.time, "monotonic", lambda: now[0])
-    asyncio.run(delay.sleep_at_least(0.5))
-    assert now[0] == 0.5 and calls == [0.5, 0.125]
+    monkeypatch.setattr(delay.time, "monotonic", lambda: clock[0])
+    started = time.monotonic()
+    asyncio.run(delay.sleep_at_least(2 ** -4))
+    assert time.monotonic() - started >= 2 ** -4 and len(calls) >= 2 and calls[1] <= 0.003

@@ -1,12 +1,12 @@
 import asyncio
 import csv
 import os
-import time
 
 import pytest
 
 from crossbench_contract.asyncpg_queries import lend
 from crossbench_contract.pool_gauge import INTERVAL_S, PoolGauge
+from testkit import wait_until
 
 
 class OnePool:
@@ -59,15 +59,22 @@ def test_a_wait_that_times_out_stops_counting():
 
 def test_each_process_writes_its_own_file(tmp_path):
     gauge = PoolGauge(4, str(tmp_path))
+
+    def rows_of(pid: int) -> int:          # the header and the rows written so far (line-buffered)
+        path = tmp_path / f"{pid}.csv"
+        return len(path.read_text().splitlines()) - 1 if path.exists() else 0
+
     with gauge.lent():
         gauge.start_log()
         child = os.fork()
         if child == 0:           # a forked worker: its own writer, its own file
             gauge.start_log()
-            time.sleep(2 * INTERVAL_S)
-            os._exit(0)
-        time.sleep(2 * INTERVAL_S)
-        os.waitpid(child, 0)
+            try:
+                wait_until(lambda: rows_of(os.getpid()) >= 2, 10, "the worker's two rows")
+            finally:
+                os._exit(0 if rows_of(os.getpid()) >= 2 else 1)
+        wait_until(lambda: rows_of(os.getpid()) >= 2, 10, "two rows")
+        assert os.waitpid(child, 0)[1] == 0, "the worker wrote fewer than two rows"
     files = {p.stem: list(csv.DictReader(p.open())) for p in tmp_path.glob("*.csv")}
     assert set(files) == {str(os.getpid()), str(child)}
     mine = files[str(os.getpid())]

@@ -102,8 +102,8 @@ class FixedCount(Driver):
         flags = [f for f in flags if f != "ratio_disagreement"] + host_flags
         extra = {**ratios, "requests_planned": int(plan.options["requests"]), "ab": figures,
                  "rps_startup_free": free.get("rps"),
-                 "efficiency_ratio_startup_free": ((plan.concurrency / free["rps"]) / (plan.delay_ms / 1000)
-                                                   if free.get("rps") and plan.delay_ms else None),
+                 "efficiency_ratio_startup_free": metrics.ratios(plan.concurrency, plan.delay_ms, free["rps"],
+                                                                 None).efficiency_ratio if free.get("rps") else None,
                  "ratio_check": "not applied: a fixed-count run ramps up and drains, so mean latency and C / rps "
                                 "differ by design",
                  **({"loadgen_hosts": result.extra["per_host"]} if ctx.load_hosts else {})}

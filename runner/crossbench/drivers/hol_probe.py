@@ -87,8 +87,8 @@ def background_figures(plan, result: LoadResult) -> dict:
     return {"endpoint": plan.endpoint, "path": plan.paths()[0], "concurrency": plan.concurrency,
             "delay_ms": plan.delay_ms, "loadgen": "wrk", "loadgen_version": result.tool_version,
             "requests": result.requests, "duration_s": result.duration_s, "rps": result.rps,
-            "rps_steady": (plan.concurrency / (result.latency_ms["mean"] / 1000)
-                           if result.latency_ms.get("mean") else None),
+            "rps_steady": metrics.ratios(plan.concurrency, plan.delay_ms, result.rps,
+                                         result.latency_ms.get("mean")).rps_steady,
             "latency_ms": result.latency_ms, "errors": result.errors, "error_total": result.error_count,
             "command": result.extra.get("command")}
 

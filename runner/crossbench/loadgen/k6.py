@@ -16,7 +16,6 @@ import csv
 import dataclasses
 import json
 import re
-import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -74,19 +73,9 @@ export default function () {
 """
 
 
-def binary() -> str | None:
-    cached = openloop.cached_binary(name, VERSION)
-    return str(cached) if cached.exists() else shutil.which(name)
-
-
-def available() -> bool:
-    return binary() is not None
-
-
-def version() -> str:
-    """k6 version prints 'k6 v1.8.1 (commit/..., go1.26.8, linux/amd64)'."""
-    match = re.search(r"^k6 v(\S+)", process.probe([binary() or name, "version"]), re.MULTILINE)
-    return match.group(1) if match else "unknown"
+# the pinned build in the tools cache, else one on PATH; its version as it prints it ("k6 v1.8.1 (commit/..., go1.26.8, linux/amd64)")
+TOOL = openloop.PinnedTool(name, VERSION, ("version",), r"^k6 v(\S+)")
+binary, available, version = TOOL.binary, TOOL.available, TOOL.installed_version
 
 
 def _rate(rate: float) -> tuple[int, str]:

@@ -12,8 +12,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import re
-import shutil
 import sqlite3
 from collections import Counter
 from pathlib import Path
@@ -35,20 +33,9 @@ LATENCY_SOURCE = (
     "ticks still waiting for a connection when the window ended were never sent (extra never_sent).")
 
 
-def binary() -> str | None:
-    """The pinned build in the tools cache, else an oha on PATH, else None."""
-    cached = openloop.cached_binary(name, VERSION)
-    return str(cached) if cached.exists() else shutil.which(name)
-
-
-def available() -> bool:
-    return binary() is not None
-
-
-def version() -> str:
-    """oha --version prints 'oha 1.16.0'."""
-    match = re.search(r"^oha (\S+)", process.probe([binary() or name, "--version"]), re.MULTILINE)
-    return match.group(1) if match else "unknown"
+# the pinned build in the tools cache, else one on PATH; its version as it prints it ("oha 1.16.0")
+TOOL = openloop.PinnedTool(name, VERSION, ("--version",), r"^oha (\S+)")
+binary, available, version = TOOL.binary, TOOL.available, TOOL.installed_version
 
 
 def _ms(seconds: float) -> str:

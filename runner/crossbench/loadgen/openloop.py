@@ -10,11 +10,13 @@ is the same value unless p / 100 * n is a whole number, where oha's is the next 
 """
 from __future__ import annotations
 
-import math
 import os
+import re
+import shutil
 from dataclasses import dataclass
-from fractions import Fraction
 from pathlib import Path
+
+from .. import stats
 
 PERCENTILES = {"p50": "50", "p90": "90", "p99": "99", "p999": "99.9"}
 LAG_LIMIT_MS = 5.0          # generator behind its own schedule: p99 lag above this
@@ -37,16 +39,37 @@ def tools_dir() -> Path:
     return Path(os.environ.get("CROSSBENCH_TOOLS") or Path.home() / ".cache" / "crossbench" / "tools")
 
 
+@dataclass(frozen=True)
+class PinnedTool:
+    """A generator built pinned into the tools cache by install-openloop.sh (oha, k6): where its binary is, and
+    what version it reports (`version_argv` prints it, `version_pattern`'s group reads it)."""
+    name: str
+    version: str
+    version_argv: tuple[str, ...]
+    version_pattern: str
+
+    def binary(self) -> str | None:
+        """The pinned build in the tools cache, else one on PATH, else None."""
+        cached = cached_binary(self.name, self.version)
+        return str(cached) if cached.exists() else shutil.which(self.name)
+
+    def available(self) -> bool:
+        return self.binary() is not None
+
+    def installed_version(self) -> str:
+        from . import process
+        found = re.search(self.version_pattern, process.probe([self.binary() or self.name, *self.version_argv]),
+                          re.MULTILINE)
+        return found.group(1) if found else "unknown"
+
+
 def cached_binary(tool: str, version: str) -> Path:
     return tools_dir() / f"{tool}-{version}" / "bin" / tool
 
 
 def percentile(sorted_values: list[float], p: str | float) -> float | None:
-    """Nearest rank on already sorted values; p as a string ("99.9") keeps the rank exact."""
-    if not sorted_values:
-        return None
-    rank = math.ceil(Fraction(str(p)) * len(sorted_values) / 100)
-    return sorted_values[max(rank, 1) - 1]
+    """Nearest rank on already sorted values: the suite's one definition (crossbench.stats)."""
+    return stats.nearest_rank(sorted_values, p)
 
 
 def summarize(values_ms: list[float]) -> dict[str, float | None]:

@@ -4,8 +4,9 @@ the runner's own CPU), one as the window opens and one as it closes.
 
 - steal: time the hypervisor gave this VM's cores to someone else; the figures of a cell with much of it are
   another tenant's as much as the server's.
-- foreign CPU: the busy time of the cell's cores minus what the stack (server, database, proxy, pooler), the
-  load generator and this runner used there: another process of this machine competing with the measurement.
+- foreign CPU: the busy time of the cell's cores minus what the runner's own process tree (server, database,
+  proxy, pooler, JVM probe, the runner itself) and the load generator used: another process of this machine
+  competing with the measurement.
 - passive opens: TCP connections this machine accepted in the window (the server's, and nginx's when it stands
   in front), hence requests per connection: a keep-alive cell whose server closes every connection is really
   connection-per-request (gunicorn's sync workers answer each request with Connection: close).
@@ -26,19 +27,31 @@ FLOOR_SECONDS = 2.0
 @dataclass(frozen=True)
 class Snapshot:
     t: float
-    cores: list[tuple[float, float, float]]     # per core: (total, busy, steal) seconds
+    cores: list[tuple[float, float, float]]     # per core: (total, user + nice + system, steal) seconds
     passive_opens: int | None
-    harness_cpu_s: float
+    ours: dict[tuple[int, float], float]        # the runner and every process under it: CPU seconds by identity
 
     @classmethod
     def take(cls) -> "Snapshot":
         cores = []
         for times in psutil.cpu_times(percpu=True):
             total = sum(times) - getattr(times, "guest", 0.0) - getattr(times, "guest_nice", 0.0)
-            idle = times.idle + getattr(times, "iowait", 0.0)
-            cores.append((total, total - idle, getattr(times, "steal", 0.0)))
-        own = os.times()
-        return cls(time.monotonic(), cores, passive_opens(), own.user + own.system)
+            cores.append((total, times.user + times.nice + times.system, getattr(times, "steal", 0.0)))
+        return cls(time.monotonic(), cores, passive_opens(), our_processes())
+
+
+def our_processes() -> dict[tuple[int, float], float]:
+    """CPU seconds of the runner and every process under it (server, database, proxy, probe, ...), keyed by
+    (pid, start time) so a pid reused in the window is not mistaken for the same process."""
+    me = psutil.Process()
+    found = {}
+    for process in [me, *me.children(recursive=True)]:
+        try:
+            times = process.cpu_times()
+            found[(process.pid, process.create_time())] = times.user + times.system
+        except psutil.Error:
+            continue
+    return found
 
 
 def passive_opens() -> int | None:
@@ -50,19 +63,24 @@ def passive_opens() -> int | None:
         return None
 
 
-def window(before: Snapshot, after: Snapshot, cores: tuple[int, ...], ours_percent: float) -> dict:
-    """steal_percent (of the cores' time), foreign_cpu_percent (percent of one core, summed over the cores),
-    harness_cpu_percent, over the cores the cell pinned (all cores when it pinned none)."""
+def window(before: Snapshot, after: Snapshot, cores: tuple[int, ...], loadgen_percent: float) -> dict:
+    """steal_percent (of the cores' time) and foreign_cpu_percent (percent of one core, summed over the cores),
+    over the cores the cell pinned (all cores when it pinned none). Foreign is the cores' user and system time
+    less ours: every process of the runner's tree that lived through the window, and the load generator (from
+    the sampler: it starts and ends inside the window). Interrupt time is left out of both: the kernel's loopback
+    work for our own packets lands there, not in any process's time."""
     wanted = cores or tuple(range(len(after.cores)))
     wall = after.t - before.t
     deltas = [tuple(b - a for a, b in zip(before.cores[c], after.cores[c])) for c in wanted if c < len(after.cores)]
     total = sum(d[0] for d in deltas)
     if wall <= 0 or total <= 0:
         return {"steal_percent": None, "foreign_cpu_percent": None, "harness_cpu_percent": None}
-    busy_percent = sum(d[1] - d[2] for d in deltas) / wall * 100
-    harness = (after.harness_cpu_s - before.harness_cpu_s) / wall * 100
+    busy_percent = sum(d[1] for d in deltas) / wall * 100
+    ours_percent = sum(after.ours[k] - before.ours[k] for k in after.ours.keys() & before.ours.keys()) / wall * 100
+    me = [k for k in after.ours if k[0] == os.getpid()]
+    harness = sum(after.ours[k] - before.ours.get(k, after.ours[k]) for k in me) / wall * 100
     return {"steal_percent": round(sum(d[2] for d in deltas) / total * 100, 2),
-            "foreign_cpu_percent": round(max(0.0, busy_percent - ours_percent - harness), 1),
+            "foreign_cpu_percent": round(max(0.0, busy_percent - ours_percent - (loadgen_percent or 0.0)), 1),
             "harness_cpu_percent": round(harness, 1)}
 
 

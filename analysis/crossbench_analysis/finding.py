@@ -1,0 +1,187 @@
+"""One finding: a sentence computed from a run's points, with its figure, the figure's interval, the chart and
+the cells it rests on, and the cells that were left out and why. The helpers the finding families share: which
+points count (valid ones; flagged and failed ones are left out with their reasons), a figure of a point, and
+numbers in words.
+
+Points come from `crossbench.points` (points.jsonl, or computed from cells.jsonl for older runs): a figure is
+its `value` with the 95 % interval over launches, or "(1 launch)"."""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+from crossbench import points, stats
+
+from .runinfo import Run, get, num
+
+THRESHOLD = 1.1            # the bend: the efficiency ratio above this for good
+
+
+@dataclass
+class Finding:
+    family: str                 # the section it belongs to (the experiment family)
+    sentence: str
+    label: str = ""                    # what the figure is ("efficiency ratio at C=400")
+    figure: float | None = None
+    unit: str = ""
+    interval: list | None = None       # [low, high], 95 %, over launches; None with one launch
+    n: int | None = None               # launches behind the figure
+    method: str = ""
+    basis: str = ""                    # what the figure rests on when it is not launches of one point
+    digits: int = 3                    # significant figures of a figure without an interval
+    chart: str | None = None           # a chart name (charts/<chart>.png)
+    cells: list[str] = field(default_factory=list)
+    left_out: list[dict] = field(default_factory=list)    # [{"cell": id, "reason": "flags"}]
+
+    @property
+    def figure_text(self) -> str:
+        if self.figure is None:
+            return ""
+        unit = f" {self.unit}" if self.unit else ""
+        label = f"{self.label}: " if self.label else ""
+        if self.interval and None not in self.interval:
+            shown = points.fmt_interval({"value": self.figure, "ci95_low": self.interval[0],
+                                         "ci95_high": self.interval[1]}, self.unit)
+            return f"{label}{shown} (95 %, {self.n} launches)"
+        launches = self.basis or (f"{self.n} launch" + ("es" if self.n != 1 else "") if self.n else "launches unknown")
+        return f"{label}{sig(self.figure, self.digits)}{unit} ({launches})"
+
+    def to_dict(self, charts: set[str]) -> dict:
+        """findings.json's record; the chart as its file, or None when the run has no such chart."""
+        out = asdict(self)
+        out["chart"] = f"charts/{self.chart}.png" if self.chart in charts else None
+        out["chart_name"] = self.chart if self.chart in charts else None
+        out["figure_text"] = self.figure_text
+        return out
+
+
+def decimals_for(value: float, figures: int) -> int:
+    if not value:
+        return 0
+    return max(0, figures - 1 - math.floor(math.log10(abs(value))))
+
+
+def sig(value: float | None, figures: int = 3) -> str:
+    """A number with `figures` significant figures, never in exponent form: 1.5 -> '1.5', 2710.4 -> '2,710'."""
+    if value is None:
+        return "?"
+    if value == 0:
+        return "0"
+    return f"{value:,.{decimals_for(value, figures)}f}"
+
+
+# ---------------------------------------------------------------------------------------------- points
+
+def aggregate(values: list[float]) -> dict | None:
+    """A figure points.jsonl does not state (loadgen CPU, probes, held connections...) over the counted launches,
+    in the same shape: the mean and the Student-t 95 % interval (crossbench.stats), none with one launch."""
+    values = [v for v in values if v is not None]
+    if not values:
+        return None
+    interval = stats.t_interval(values)
+    return {"value": interval.mean, "mean": interval.mean, "ci95_low": interval.low, "ci95_high": interval.high,
+            "n": interval.n, "method": interval.method}
+
+
+def load_points(run: Run) -> list[dict]:
+    """The run's points (crossbench.points: points.jsonl, or computed from cells.jsonl for older runs), each
+    with its launches' records under "records" (counted and failed), the cells findings also read."""
+    by_id = {c["cell_id"]: c for c in run.cells}
+    stored = (run.path / points.POINTS_FILE).is_file()
+    out = []      # without points.jsonl, from the cells analysis read (a torn last line of cells.jsonl left out)
+    for point in (points.load(run.path) if stored else points.aggregate(run.cells, run.path)):
+        ids = [*point.get("cells", []), *point.get("failed_cells", [])]
+        out.append({**point, "records": [by_id[i] for i in ids if i in by_id]})
+    return [p for p in out if p["records"]]
+
+
+def figure(point: dict, name: str) -> dict | None:
+    """A point's figure: from points' figures, else the mean of its counted launches' field `name`."""
+    found = point["figures"].get(name)
+    if found is not None:
+        return found
+    return aggregate([num(get(c, name)) for c in point["records"] if c.get("status") == "ok"])
+
+
+def value(point: dict, name: str) -> float | None:
+    found = figure(point, name)
+    return found["value"] if found else None
+
+
+def split(points: list[dict]) -> tuple[list[dict], list[dict]]:
+    """(valid points, left-out records [{cell, reason}]): flagged points and failed launches are left out."""
+    good = [p for p in points if p["valid"]]
+    left = []
+    for p in points:
+        for c in p["records"]:
+            if c.get("status") != "ok":
+                left.append({"cell": c["cell_id"], "reason": f"failed: {c.get('error') or c.get('status')}"})
+            elif not p["valid"]:
+                left.append({"cell": c["cell_id"], "reason": ", ".join(str(f) for f in c.get("flags") or [])
+                             or ", ".join(p["flags"])})
+    return good, left
+
+
+def cells_of(points: list[dict]) -> list[str]:
+    return [cid for p in points for cid in p["cells"]]
+
+
+def with_figure(finding: Finding, point: dict, name: str, unit: str = "", label: str = "", digits: int = 3) -> Finding:
+    """Sets the finding's figure from a point's figure `name`: its value, interval, launches and method."""
+    found = figure(point, name)
+    finding.label, finding.digits = label, digits
+    if found:
+        finding.figure, finding.n, finding.method, finding.unit = found["value"], found.get("n"), \
+            found.get("method", ""), unit
+        low, high = found.get("ci95_low"), found.get("ci95_high")
+        finding.interval = [low, high] if low is not None and high is not None else None
+    return finding
+
+
+def left_note(left: list[dict]) -> str:
+    """'; 2 cells left out (flagged: timeouts)' or ''."""
+    if not left:
+        return ""
+    return f" ({len(left)} cell{'s' if len(left) != 1 else ''} left out, {reasons(left)})"
+
+
+def reasons(left: list[dict]) -> str:
+    """'flagged few_completions (1), ratio_disagreement (2); failed (1)': each flag once, with how many cells
+    had it (counts only when more than one cell was left out)."""
+    counts: dict[str, int] = {}
+    failed = [entry for entry in left if entry["reason"].startswith("failed")]
+    for entry in left:
+        if entry not in failed:
+            for reason in entry["reason"].split(", "):
+                counts[reason] = counts.get(reason, 0) + 1
+    parts = ["flagged " + ", ".join(f"{r} ({n})" if len(left) > 1 else r for r, n in sorted(counts.items()))
+             ] if counts else []
+    if failed:
+        parts.append(f"failed ({len(failed)})" if len(left) > 1 else failed[0]["reason"])
+    return "; ".join(parts)
+
+
+def all_flagged(family: str, what: str, left: list[dict], chart: str | None) -> Finding:
+    """The finding a topic gets when every one of its cells was left out: it says so instead of vanishing."""
+    return Finding(family, f"{what}: no figure, every cell of it was left out ({len(left)}, {reasons(left)}).",
+                   chart=chart, left_out=left)
+
+
+def who(point: dict) -> str:
+    """The server's setting in words, e.g. 'tomcat maxThreads=200' or 'tornado' (built from the record's
+    executor, maxThreads or processes where an older record has no `setting`)."""
+    if point.get("setting"):
+        return str(point["setting"])
+    record = point["records"][0]
+    server = str(record.get("server") or "?")
+    if record.get("executor") == "virtual":
+        return f"{server} virtual"
+    if record.get("executor"):
+        return f"{server} maxThreads={record.get('max_threads')}"
+    processes = num(record.get("processes")) or 1
+    return server + (f" x{processes:g}" if processes > 1 else "")
+
+
+def delay_text(point: dict) -> str:
+    delay = num(point.get("delay_ms")) or 0
+    return f"{delay / 1000:g} s" if delay >= 1000 else f"{delay:g} ms"

@@ -1,0 +1,192 @@
+"""Findings of the seeds that are not concurrency sweeps: seed 000 (sync against async on one loop, the
+head-of-line probe), seed 001 (pipelined hello world), seed 003 (held connections, memory per connection,
+maxConnections) and seed 004 (the article's table by p99, pools, PgBouncer, worker sweeps). Each function takes
+(family, points) and returns findings; none when the run has no such cells."""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from .finding import Finding, all_flagged, cells_of, delay_text, left_note, sig, split, value, who, with_figure
+from .runinfo import num
+
+
+def of_kind(points: list[dict], kind: str) -> list[dict]:
+    return [p for p in points if p.get("kind") == kind]
+
+
+def by_server(points: list[dict]) -> dict[str, list[dict]]:
+    grouped: dict[str, list[dict]] = defaultdict(list)
+    for p in points:
+        grouped[who(p)].append(p)
+    return grouped
+
+
+def sync_async(family: str, points: list[dict], chart: str = "seed000_ab") -> list[Finding]:
+    """ab -n -c on /delay/sync and /delay/async per server: how much the blocking handler costs."""
+    out = []
+    for name, pts in by_server([p for p in of_kind(points, "fixed_count")
+                                if p.get("endpoint") in ("/delay/sync", "/delay/async")]).items():
+        good, left = split(pts)
+        ends = {p["endpoint"]: p for p in good}
+        if len(ends) < 2:
+            if left:
+                out.append(all_flagged(family, f"{name}: /delay/sync against /delay/async", left, chart))
+            continue
+        sync, nosync = ends["/delay/sync"], ends["/delay/async"]
+        ratio = value(nosync, "rps") / value(sync, "rps")
+        c, d = num(sync.get("concurrency")), num(sync.get("delay_ms"))
+        text = (f"Under ab -c {c:g} ({delay_text(sync)} delay), {name}'s /delay/async answered {sig(ratio, 2)} "
+                f"times the requests per second of its /delay/sync ({sig(value(nosync, 'rps'))} against "
+                f"{sig(value(sync, 'rps'))}; all {c:g} at once would be {sig(c * 1000 / d)}, one at a time "
+                f"{sig(1000 / d, 2)}): " + ("a blocking handler holds its one loop." if ratio > 2 else
+                                             "the blocking handler costs it little.") + left_note(left))
+        out.append(with_figure(Finding(family, text, chart=chart, cells=cells_of([sync, nosync]), left_out=left),
+                               sync, "rps", "req/s", f"{name} /delay/sync"))
+    return out
+
+
+def head_of_line(family: str, points: list[dict], chart: str = "seed000_hol") -> list[Finding]:
+    """The /now probe's p99 while a delay endpoint keeps the server busy, per server and endpoint."""
+    out = []
+    for p in of_kind(points, "hol_probe"):
+        good, left = split([p])
+        what = f"/now on {who(p)} while {p.get('concurrency')} clients keep {p.get('endpoint')} busy"
+        if not good:
+            out.append(all_flagged(family, what, left, chart))
+            continue
+        sent, planned = value(p, "probes_sent"), value(p, "probes_planned")
+        text = f"{what}: {sig(sent, 2)} of {sig(planned, 2)} probes were answered."
+        out.append(with_figure(Finding(family, text, chart=chart, cells=p["cells"]), p, "latency_ms.p99", "ms",
+                               "probe p99"))
+    return out
+
+
+def pipelined(family: str, points: list[dict], chart: str = "seed001_pipelined") -> list[Finding]:
+    pts = of_kind(points, "pipelined")
+    if not pts:
+        return []
+    good, left = split(pts)
+    if not good:
+        return [all_flagged(family, "Pipelined hello world", left, chart)]
+    ranked = sorted(good, key=lambda p: -(value(p, "rps") or 0))
+    rest = "; ".join(f"{who(p)}: {sig(value(p, 'rps'))}" for p in ranked[1:])
+    depth = ranked[0]["records"][0].get("pipeline")
+    text = (f"Pipelined /hello (C={ranked[0].get('concurrency')}, {depth} deep): {who(ranked[0])} answered the "
+            f"most" + (f"; then (req/s) {rest}" if rest else "") + "." + left_note(left))
+    return [with_figure(Finding(family, text, chart=chart, cells=cells_of(ranked), left_out=left), ranked[0], "rps",
+                        "req/s", who(ranked[0]))]
+
+
+def held(family: str, points: list[dict]) -> list[Finding]:
+    """Per held-connections cell: how many it held, what each cost, and a connection limit biting."""
+    out = []
+    for p in of_kind(points, "hold_connections"):
+        record = p["records"][0]
+        limit = record.get("max_connections")
+        name = who(p) + (f" with maxConnections={limit}" if limit and limit < (p.get("concurrency") or 0) else "")
+        good, left = split([p])
+        if not good:
+            out.append(all_flagged(family, f"{name}, {p.get('concurrency')} connections held", left, "hold_limit"))
+            continue
+        held_n, target = value(p, "connections_held_peak"), value(p, "connections_target")
+        text = f"{name} held {sig(held_n)} of {sig(target)} keep-alive connections at once"
+        text += "." if held_n >= target else f": past {sig(held_n)} the others got no answer."
+        out.append(with_figure(Finding(family, text, chart="hold_server", cells=p["cells"]), p,
+                               "rss_per_connection_kb", "KB", "server memory per connection"))
+    return out
+
+
+def stack(point: dict) -> str:
+    from .seed004 import stack_label
+    return stack_label(point["records"][0])
+
+
+def table_ranking(family: str, points: list[dict]) -> list[Finding]:
+    """Seed 004's table: per group and concurrency, the stacks by p99 (a worker sweep by its best step)."""
+    from .seed004 import DB_ENDPOINTS, best_of_sweeps, table_groups
+    db = [p for p in points if p.get("endpoint") in DB_ENDPOINTS and p.get("kind") != "open_loop"]
+    if not db:
+        return []
+    records = [r for p in db for r in p["records"] if r.get("status") == "ok"]
+    _, best = best_of_sweeps(records)
+    keep = {r["cell_id"] for r in records if not r.get("sweep") or best[r["sweep"]] is r}
+    out = []
+    for key, cells in table_groups([r for r in records if r["cell_id"] in keep]):
+        ids = {c["cell_id"] for c in cells}
+        pts = [p for p in db if set(p["cells"]) & ids]
+        good, left = split(pts)
+        good = [p for p in good if value(p, "latency_ms.p99") is not None]
+        if not good:
+            out.append(all_flagged(family, f"Table {key}", left, f"seed004_table_{key}"))
+            continue
+        ranked = sorted(good, key=lambda p: value(p, "latency_ms.p99"))
+        order = "; ".join(f"{stack(p)}: {sig(value(p, 'latency_ms.p99'), 2)}" for p in ranked)
+        text = (f"By p99, {key} ({ranked[0].get('endpoint')}, C={ranked[0].get('concurrency')}), best first "
+                f"(ms): {order}." + left_note(left))
+        out.append(with_figure(Finding(family, text, chart=f"seed004_table_{key}", cells=cells_of(ranked),
+                                       left_out=left), ranked[0], "latency_ms.p99", "ms", f"{stack(ranked[0])}, p99"))
+    return out
+
+
+def pools(family: str, points: list[dict], chart: str = "seed004_pool_waiting") -> list[Finding]:
+    """Per server: /db/slow req/s with the pool as large as the clients against a pool of 2."""
+    slow = [p for p in points if p.get("endpoint") == "/db/slow"]
+    out = []
+    for name, pts in by_server(slow).items():
+        good, left = split(pts)
+        sized = sorted((p for p in good if num(p["records"][0].get("db_connections_total"))),
+                       key=lambda p: num(p["records"][0]["db_connections_total"]))
+        if len(sized) < 2:
+            if left:
+                out.append(all_flagged(family, f"{name}: pool sizes on /db/slow", left, chart))
+            continue
+        small, large = sized[0], sized[-1]
+        n_small, n_large = (int(num(p["records"][0]["db_connections_total"])) for p in (small, large))
+        gain = value(large, "rps") / value(small, "rps")
+        why = ("the pool was its limit" if gain > 1.5 else
+               "something else (its workers, or the CPU) limits it before the pool")
+        text = (f"{name} on /db/slow with {n_large} pooled connections answered {sig(gain, 2)} times what it did "
+                f"with {n_small} ({sig(value(small, 'rps'))} req/s): {why}." + left_note(left))
+        out.append(with_figure(Finding(family, text, chart=chart, cells=cells_of([small, large]), left_out=left),
+                               large, "rps", "req/s", f"{name}, pool {n_large}"))
+    return out
+
+
+def pgbouncer(family: str, points: list[dict], chart: str = "seed004_table_db-pgbouncer") -> list[Finding]:
+    pts = [p for p in points if p["records"][0].get("pooler") == "pgbouncer"]
+    if not pts:
+        return []
+    good, left = split(pts)
+    if not good:
+        return [all_flagged(family, "Through PgBouncer", left, chart)]
+    ranked = sorted(good, key=lambda p: -(value(p, "rps") or 0))
+    order = "; ".join(f"{stack(p)}: {sig(value(p, 'rps'))}" for p in ranked)
+    text = (f"Through PgBouncer ({ranked[0].get('endpoint')}, C={ranked[0].get('concurrency')}), by req/s: "
+            f"{order}." + left_note(left))
+    return [with_figure(Finding(family, text, chart=chart, cells=cells_of(ranked), left_out=left), ranked[0],
+                        "rps", "req/s", who(ranked[0]))]
+
+
+def worker_sweeps(family: str, points: list[dict], chart: str = "seed004_workers") -> list[Finding]:
+    sweeps: dict[str, list[dict]] = defaultdict(list)
+    for p in points:
+        if p["records"][0].get("sweep"):
+            sweeps[p["records"][0]["sweep"]].append(p)
+    out = []
+    for sweep, pts in sweeps.items():
+        good, left = split(pts)
+        if not good:
+            out.append(all_flagged(family, f"Worker sweep {sweep}", left, chart))
+            continue
+        best = max(good, key=lambda p: value(p, "rps") or 0)
+        step = best["records"][0].get("sweep_step")
+        steps = sorted(int(num(p["records"][0].get("sweep_step")) or 0) for p in good)
+        from .seed004 import tied_steps
+        ties = tied_steps([r for p in good for r in p["records"] if r.get("status") == "ok"], sweep)
+        tie = (f"; it cannot be told from {', '.join(map(str, ties))} (overlapping intervals, or within 5 % with one "
+               "launch)" if ties else "")
+        text = (f"{best.get('server')}'s best process count on {best.get('endpoint')} was {step} "
+                f"(of {', '.join(map(str, steps))} tried){tie}." + left_note(left))
+        out.append(with_figure(Finding(family, text, chart=chart, cells=cells_of(good), left_out=left), best,
+                               "rps", "req/s", f"{best.get('server')} x{step}"))
+    return out

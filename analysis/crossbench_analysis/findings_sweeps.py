@@ -1,0 +1,243 @@
+"""Findings of the concurrency sweeps and the open loop (seed 002, quick, servers, maxthreads, openloop): where
+each server setting bends, its ratio at the highest concurrency and why, its threads against maxThreads, what a
+thread costs, static throughput and whether the load generator was the limit, the highest sustainable rate.
+Each function takes (family, points) and returns findings; none when the run has no such cells."""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from .finding import (THRESHOLD, Finding, all_flagged, cells_of, delay_text, figure, left_note, sig, split, value,
+                      who, with_figure)
+from .knees import predicted_knee
+from .runinfo import num
+
+DB_ENDPOINTS = ("/db", "/queries", "/db/kv", "/db/slow")
+MIN_COST_SETTINGS = 3
+SATURATED_PCT = 90.0       # the runner's loadgen_saturated threshold (runner/crossbench/metrics.py)
+
+
+def delay_sweeps(points: list[dict]) -> list[tuple[str, list[dict]]]:
+    """Closed-loop delay points per server setting (group, endpoint, delay, setting), by concurrency."""
+    grouped: dict[tuple, list[dict]] = defaultdict(list)
+    for p in points:
+        if p.get("kind") in ("closed_loop", None) and (num(p.get("delay_ms")) or 0) > 0 \
+                and p.get("endpoint") not in DB_ENDPOINTS:
+            grouped[(p.get("group"), p.get("endpoint"), p.get("delay_ms"), who(p))].append(p)
+    return [(f"{key[3]} ({key[1]}, {delay_text(pts[0])} delay, group {key[0]})",
+             sorted(pts, key=lambda p: num(p.get("concurrency")) or 0)) for key, pts in grouped.items()]
+
+
+def counted(pts: list[dict]) -> tuple[list[dict], list[dict], int]:
+    """(valid points with a ratio, left-out records, index of the last point at or under the threshold, -1 when
+    none): the bend is the point after it, when there is one."""
+    good, left = split(pts)
+    good = [p for p in good if value(p, "efficiency_ratio") is not None]
+    under = [i for i, p in enumerate(good) if value(p, "efficiency_ratio") <= THRESHOLD]
+    return good, left, under[-1] if under else -1
+
+
+def bends(family: str, points: list[dict], chart: str = "efficiency") -> list[Finding]:
+    """Per setting: the first concurrency whose efficiency ratio stays above 1.1 for good, or no bend; why,
+    when the bend is at the highest concurrency counted."""
+    out = []
+    for name, pts in delay_sweeps(points):
+        good, left, last = counted(pts)
+        if not good:
+            out.append(all_flagged(family, f"Where {name} bends", left, chart))
+            continue
+        ratios = [value(p, "efficiency_ratio") for p in good]
+        top = good[-1]
+        if last == len(good) - 1:
+            text = (f"{name} does not bend up to C={top['concurrency']}: its efficiency ratio stays at or under "
+                    f"{THRESHOLD:g}")
+            point = top
+        else:
+            point = good[last + 1]
+            before = (f"it was {sig(ratios[last])} at C={good[last]['concurrency']}" if last >= 0
+                      else "already at the lowest concurrency measured")
+            text = (f"{name} bends at C={point['concurrency']}: from there its efficiency ratio stays above "
+                    f"{THRESHOLD:g} ({before})")
+            if point is top:
+                text += f"; {why_ratio(top)}"
+        text += resolution(good, last) + "."
+        finding = Finding(family, text + left_note(left), chart=chart, cells=cells_of(good), left_out=left)
+        out.append(with_figure(finding, point, "efficiency_ratio", digits=4,
+                               label=f"efficiency ratio at C={point['concurrency']}"))
+    return out
+
+
+def resolution(good: list[dict], last: int) -> str:
+    """Whether the bend stands beyond the error (points of two or more launches): the point before it under 1.1
+    with its whole 95 % interval, and every point from it on above with theirs; '' with one launch a point."""
+    ci = [figure(p, "efficiency_ratio") for p in good]
+    if any(f is None or f.get("ci95_low") is None for f in ci):
+        return ""
+    under = all(f["ci95_high"] <= THRESHOLD for f in ci[:last + 1][-1:])
+    above = all(f["ci95_low"] > THRESHOLD for f in ci[last + 1:])
+    if under and above:
+        return "; beyond the error: the 95 % intervals around it do not reach across 1.1"
+    return "; not resolved: a 95 % interval around it reaches across 1.1"
+
+
+def why_ratio(point: dict) -> str:
+    c, limit = num(point.get("concurrency")) or 0, num(predicted_knee(point["records"][0]))
+    cpu = value(point, "cpu_percent")
+    busy = f"; the server's CPU was {sig(cpu, 2)} % of one core" if cpu is not None else ""
+    if limit and c > limit:
+        return (f"C / parallel limit = {c:g} / {limit:g} = {sig(c / limit, 2)}: {limit:g} requests are served at "
+                f"once (maxThreads or workers) and the rest wait for one{busy}")
+    if limit:
+        return f"C={c:g} is within the parallel limit of {limit:g}, so the pool is not what holds it back{busy}"
+    return f"nothing limits how many wait at once here (an event loop or virtual threads){busy}"
+
+
+def ratio_at_top(family: str, points: list[dict], chart: str = "efficiency") -> list[Finding]:
+    """Per setting bent before its highest counted concurrency: the ratio there, and why (C / parallel limit,
+    or CPU)."""
+    out = []
+    for name, pts in delay_sweeps(points):
+        good, left, last = counted(pts)
+        if not good or last >= len(good) - 2:         # no bend, or the bend is the top (bends() says why)
+            continue
+        top = good[-1]
+        finding = Finding(family, f"At C={top['concurrency']}, the highest counted, {name} has an efficiency ratio "
+                                  f"above {THRESHOLD:g}: {why_ratio(top)}." + left_note(left),
+                          chart=chart, cells=top["cells"], left_out=left)
+        out.append(with_figure(finding, top, "efficiency_ratio", digits=4,
+                               label=f"efficiency ratio at C={top['concurrency']}"))
+    return out
+
+
+def thread_plateaus(family: str, points: list[dict], chart: str = "threads_peak") -> list[Finding]:
+    """Per Tomcat setting: its most threads in a counted delay cell, against maxThreads."""
+    out = []
+    for name, pts in delay_sweeps(points):
+        first = pts[0]["records"][0]
+        if not first.get("executor"):
+            continue
+        good, left = split(pts)
+        good = [p for p in good if value(p, "threads_peak") is not None]
+        if not good:
+            out.append(all_flagged(family, f"Threads of {name}", left, chart))
+            continue
+        peak = max(good, key=lambda p: value(p, "threads_peak"))
+        threads, limit = value(peak, "threads_peak"), num(first.get("max_threads"))
+        if first.get("executor") == "virtual":
+            text = (f"{name} peaked at {threads:.0f} JVM threads (C={peak['concurrency']}): virtual threads need "
+                    "no pool, the count is the carriers and the JVM's own")
+        else:
+            busy = value(peak, "pool_busy_peak")
+            text = f"{name} peaked at {threads:.0f} threads at C={peak['concurrency']}"
+            if busy is None or not limit:
+                text += f" (maxThreads {limit:g}; the pool's busy count was not sampled)"
+            elif busy >= limit:
+                text += (f": its pool filled ({busy:.0f} of {limit:g} busy at once), the other {threads - limit:.0f} "
+                         "are the JVM's and Tomcat's own")
+            else:
+                text += f": its pool never filled ({busy:.0f} of {limit:g} busy at once)"
+        out.append(with_figure(Finding(family, text + "." + left_note(left), chart=chart, cells=peak["cells"],
+                                       left_out=left), peak, "threads_peak", "threads",
+                                   f"peak threads at C={peak['concurrency']}", 2))
+    return out
+
+
+def thread_cost(family: str, points: list[dict], chart: str = "maxthreads_cost") -> list[Finding]:
+    """Memory per thread: the least-squares slope of peak RSS against peak threads over the platform settings'
+    highest counted delay cells (at least three settings: a line through two has no error to show)."""
+    tops, left_all = [], []
+    for _, pts in delay_sweeps(points):
+        if pts[0]["records"][0].get("executor") != "platform":
+            continue
+        good, left = split(pts)
+        left_all += left
+        good = [p for p in good if value(p, "threads_peak") is not None and value(p, "rss_peak_mb") is not None]
+        if good:
+            tops.append(good[-1])
+    if len(tops) < MIN_COST_SETTINGS:
+        return []
+    xs, ys = [value(p, "threads_peak") for p in tops], [value(p, "rss_peak_mb") for p in tops]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    if not sxx:
+        return []
+    slope_kb = 1024 * sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
+    return [Finding(family, f"A thread costs about {sig(slope_kb, 2)} KB of resident memory here: the slope of "
+                            f"peak RSS against peak threads over {len(tops)} maxThreads settings' highest counted "
+                            "cells (the heap's growth is in it too)." + left_note(left_all),
+                    label="memory per thread", figure=slope_kb, unit="KB", n=len(tops), method="least squares",
+                    basis=f"least squares over {len(tops)} settings, no interval", chart=chart, cells=cells_of(tops),
+                    left_out=left_all)]
+
+
+def loadgen_words(point: dict) -> str:
+    record = point["records"][0]
+    cores = len(record.get("loadgen_cpus") or []) or num(record.get("loadgen_threads")) or 1
+    cpu = value(point, "loadgen_cpu_percent")
+    if cpu is None:
+        return "the load generator's CPU was not measured"
+    limit = "was" if cpu >= SATURATED_PCT * cores else "was not"
+    return f"the load generator {limit} the limit ({record.get('loadgen')} at {sig(cpu, 2)} % of its {cores:g} core" \
+           + ("s" if cores > 1 else "") + ")"
+
+
+def static_throughput(family: str, points: list[dict], chart: str = "static_rps") -> list[Finding]:
+    """Per server, the static mix at the highest concurrency: responses per second, and whether the load
+    generator was the limit; then which server answered most."""
+    static = [p for p in points if str(p.get("endpoint") or "").startswith("/static") and not num(p.get("delay_ms"))]
+    if not static:
+        return []
+    top_c = max(num(p.get("concurrency")) or 0 for p in static)
+    here = [p for p in static if (num(p.get("concurrency")) or 0) == top_c]
+    good, left = split(here)
+    out = []
+    for p in sorted(good, key=lambda p: -(value(p, "rps") or 0)):
+        finding = Finding(family, f"{who(p)} on the static mix at C={top_c:g}: {loadgen_words(p)}.",
+                          chart=chart, cells=p["cells"])
+        out.append(with_figure(finding, p, "rps", "req/s", f"{who(p)}, static mix, C={top_c:g}"))
+    if len(good) >= 2:
+        ranked = sorted(good, key=lambda p: -(value(p, "rps") or 0))
+        a, b = ranked[0], ranked[1]
+        out.append(with_figure(Finding(
+            family, f"{who(a)} answered the most on the static mix at C={top_c:g}, "
+                    f"{sig(value(a, 'rps') / value(b, 'rps'), 3)} "
+                    f"times {who(b)}'s {sig(value(b, 'rps'))} req/s." + left_note(left),
+            chart=chart, cells=cells_of(ranked), left_out=left), a, "rps", "req/s", f"{who(a)}"))
+    elif left and good:
+        out.append(Finding(family, f"No ranking of the servers on the static mix at C={top_c:g}: only {who(good[0])} "
+                                   "counted." + left_note(left), chart=chart, cells=cells_of(good), left_out=left))
+    elif left:
+        out.append(all_flagged(family, f"Static mix at C={top_c:g}", left, chart))
+    return out
+
+
+def open_loop(family: str, points: list[dict], chart: str = "openloop_latency") -> list[Finding]:
+    """Per setting and delay: the highest offered rate it sustained (valid up to there), against what its
+    parallel limit predicts."""
+    grouped: dict[tuple, list[dict]] = defaultdict(list)
+    for p in points:
+        if p.get("kind") == "open_loop" and num(p.get("rate")):
+            grouped[(p.get("group"), p.get("endpoint"), p.get("delay_ms"), who(p))].append(p)
+    out = []
+    for (group, endpoint, delay, name), pts in grouped.items():
+        pts.sort(key=lambda p: num(p.get("rate")))
+        good, left = split(pts)
+        sustained = []
+        for p in pts:
+            if not p["valid"]:
+                break
+            sustained.append(p)
+        where = f"{name} ({endpoint}, {delay_text(pts[0])} delay, group {group})"
+        limit, d = num(predicted_knee(pts[0]["records"][0])), num(delay) or 0
+        predicted = f"; its parallel limit predicts {sig(limit * 1000 / d, 2)} req/s" if limit and d else ""
+        if not sustained:
+            out.append(all_flagged(family, f"The highest rate {where} sustained", left, chart))
+            continue
+        best = sustained[-1]
+        beyond = pts[len(sustained)] if len(sustained) < len(pts) else None
+        then = (f", not {num(beyond['rate']):g} req/s ({', '.join(beyond['flags']) or 'failed'})" if beyond
+                else f", the highest offered")
+        finding = Finding(family, f"{where} sustained {num(best['rate']):g} req/s offered{then}{predicted}."
+                                  + left_note(left), chart=chart, cells=cells_of(sustained),
+                          left_out=left)
+        out.append(with_figure(finding, best, "latency_ms.p99", "ms", f"p99 at {num(best['rate']):g} req/s"))
+    return out

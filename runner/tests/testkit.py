@@ -1,0 +1,56 @@
+"""Helpers every test folder shares (runner, the apps', analysis): one way to wait for something, one way to read
+a run's records, one way to kill a test's process group. A module of its own, not a conftest.py: `from conftest
+import ...` would pick whichever conftest.py of the test folders was imported first."""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from crossbench import oskit
+
+POLL_S = 0.05
+
+
+def wait_until(predicate, timeout_s: float, what, step_s: float = POLL_S):
+    """Polls `predicate` until it returns something true and returns that; fails the test naming `what` (a text,
+    or a function giving one, called then: the state at the deadline) when `timeout_s` pass first. A wait for
+    something is always this, never a fixed sleep: a busy machine makes a fixed sleep too short."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout_s:g} s waiting for {what() if callable(what) else what}")
+        time.sleep(step_s)
+
+
+def records(run_dir: Path) -> list[dict]:
+    """A run directory's records in the order they were written; none while it has no cells.jsonl yet."""
+    path = Path(run_dir) / "cells.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def records_by_id(run_dir: Path) -> dict[str, dict]:
+    """The records by cell id."""
+    return {r["cell_id"]: r for r in records(run_dir)}
+
+
+def measure_samples(run_or_cell_dir: Path) -> int:
+    """How many samples the run's sampler has taken in measured windows so far (rows of phase `measure` in the
+    samples.csv of the cell directory given, or of every cell of the run directory given): the run's own account
+    of where it is, for a test that must act inside a window."""
+    directory = Path(run_or_cell_dir)
+    files = [directory / "samples.csv"] if (directory / "samples.csv").exists() else \
+        directory.glob("cells/*/samples.csv")
+    return sum(f.read_text().count(",measure,") for f in files)
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL a test's child started with start_new_session=True, its whole group, and reap it."""
+    if proc.poll() is None:
+        oskit.signal_unreaped_group(proc, signal.SIGKILL)
+    proc.wait()
