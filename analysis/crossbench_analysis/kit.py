@@ -88,7 +88,7 @@ def write_blocks(path: Path, description: str, columns: list[str], blocks: list[
             lines += ["", ""]
         lines.append('"' + label.replace('"', "'") + '"\t' + "\t".join(columns[1:]))
         if not rows:
-            rows = [[None] * (len(columns) - 1) + ["-"]]
+            rows = [["-" if name == "cell_id" else None for name in columns]]
         else:
             written += len(rows)
         lines += ["\t".join(fmt(v) for v in row) for row in rows]

@@ -103,7 +103,9 @@ def test_static_export_rows_match_cells(synthetic_run, tmp_path):
     export.export(run, tmp_path / "charts")
     cells = records_by_id(synthetic_run)
     columns, blocks = read_dat(tmp_path / "charts" / "data" / "static_rps.dat")
-    assert columns[0] == "concurrency" and columns[-3:] == ["valid", "repetition", "cell_id"]
+    tail_end = columns.index("cell_id") + 1
+    assert columns[0] == "concurrency" and columns[tail_end - 3:tail_end] == ["valid", "repetition", "cell_id"]
+    assert columns[tail_end:tail_end + 3] == ["rps_mean", "rps_lo", "rps_hi"]    # each point's interval
     assert [label for label, _ in blocks] == ["tomcat", "tornado"]
     rows = {r["cell_id"]: r for _, block in blocks for r in block}
     assert set(rows) == {i for i, c in cells.items() if c["group"] == "static"}

@@ -127,9 +127,19 @@ def load(run_dir: Path) -> list[dict]:
     run_dir = Path(run_dir)
     path = run_dir / POINTS_FILE
     if path.is_file():
-        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    records = [json.loads(line) for line in (run_dir / "cells.jsonl").read_text().splitlines() if line.strip()]
-    return aggregate(records, run_dir)
+        return read_jsonl(path)
+    return aggregate(read_jsonl(run_dir / "cells.jsonl"), run_dir)
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    """The objects of a JSON-lines file; a line cut short by a crash is skipped, as the runner does."""
+    found = []
+    for line in path.read_text().splitlines() if path.is_file() else []:
+        try:
+            found.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return found
 
 
 def fmt_interval(figure: dict | None, unit: str = "") -> str:
