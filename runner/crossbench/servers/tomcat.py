@@ -63,7 +63,7 @@ class TomcatConfig:
         return select_jdk(self.jdk, need_virtual_threads=self.executor == "virtual")
 
 
-def render_server_xml(config: TomcatConfig) -> str:
+def render_server_xml(config: TomcatConfig, tomcat_version: str) -> str:
     if config.executor == "virtual":
         executor_element, pool = VIRTUAL_EXECUTOR, 'executor="virtualThreads"'
     else:
@@ -71,7 +71,7 @@ def render_server_xml(config: TomcatConfig) -> str:
     template = Template((paths.TOMCAT_TEMPLATES / "server.xml.template").read_text())
     return template.substitute(
         executor_element=executor_element, pool_attributes=pool, address=config.address, port=config.port,
-        accept_count=config.accept_count, max_connections=config.max_connections)
+        accept_count=config.accept_count, max_connections=config.max_connections, tomcat_version=tomcat_version)
 
 
 def prepare_base(config: TomcatConfig, base: Path, home: Path) -> Path:
@@ -80,7 +80,7 @@ def prepare_base(config: TomcatConfig, base: Path, home: Path) -> Path:
         (base / sub).mkdir(parents=True, exist_ok=True)
     for name in ("web.xml", "catalina.properties", "logging.properties"):
         shutil.copy2(home / "conf" / name, base / "conf" / name)
-    (base / "conf" / "server.xml").write_text(render_server_xml(config))
+    (base / "conf" / "server.xml").write_text(render_server_xml(config, paths.tomcat_version(home)))
     root_xml = Template((paths.TOMCAT_TEMPLATES / "ROOT.xml.template").read_text())
     (base / "conf" / "Catalina" / "localhost" / "ROOT.xml").write_text(
         root_xml.substitute(doc_base=paths.WEBAPP_DIR))
