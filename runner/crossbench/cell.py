@@ -172,6 +172,8 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
         shared.update(probe.figures(measurement.t0, measurement.t1))
     for prefix, side in sides.items():
         shared.update(side_figures(prefix, side, measurement.t0, measurement.t1))
+    shared.update(plan.plugin.stopped_figures(plan.settings, ctx.cell_dir, server.spec.describe, measurement.t0,
+                                              measurement.t1))
     shared.update(figures)
     flags = list(dict.fromkeys([*measurement.flags, *cell_flags(plan, window), *database_flags(ctx, db_url)]))
     shared.update(flags=flags, valid=not flags, time_wait_drain_s=round(drained_s, 1))

@@ -13,7 +13,7 @@ from urllib.parse import urlencode, urlsplit
 
 from .. import paths
 from ..jdk import Jdk, select_jdk
-from ..sampling import db_pool
+from ..sampling import db_pool, jfr
 from ..sampling.jvm_probe import JvmProbe, JvmProbeError, RemoteJvmProbe, connection_counts, db_pool_counts
 from .base import DB_ENDPOINTS, DB_PREPARED, ENDPOINTS, Knob, ServerPlugin, Tool
 from .lifecycle import HOST, ServerSpec
@@ -170,7 +170,8 @@ class TomcatPlugin(ServerPlugin):
                           "newest JDK 21+ for virtual threads", kind="text", in_record=False),
         Knob("heap", None, "heap size, e.g. 1g (default: the JVM's)", kind="text", in_record=False),
         Knob("jvm_options", (), "extra JVM options", kind="list", in_record=False),
-        Knob("jfr", True, "a JFR recording per cell (VisualVM opens it)", kind="bool", in_record=False),
+        Knob("jfr", True, "a JFR recording per cell (tomcat.jfr: the record's GC, thread and wait figures come from "
+                         "it; open it with `jfr` or JDK Mission Control)", kind="bool", in_record=False),
         Knob("db_pool", 10, "database connections in the pool (HikariCP's default 10; fixed size)"),
         Knob("db_wait_ms", 5000, "how long a request waits for a pooled connection before its 503"),
         DB_PREPARED,
@@ -211,7 +212,7 @@ class TomcatPlugin(ServerPlugin):
                             cds=cds)
 
     def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None, address=HOST) -> ServerSpec:
-        jfr_file = (cell_dir / "tomcat.jfr").resolve() if cell_dir and settings["jfr"] else None
+        jfr_file = (cell_dir / jfr.RECORDING).resolve() if cell_dir and settings["jfr"] else None
         if db_url:
             settings = {**settings, "jvm_options": (*settings["jvm_options"], *database_options(db_url, settings))}
         home = paths.tomcat_home()
@@ -234,6 +235,13 @@ class TomcatPlugin(ServerPlugin):
             return {"tomcat": paths.tomcat_version(paths.tomcat_home())}
         except paths.BuildMissing:
             return {"tomcat": None}
+
+    def stopped_figures(self, settings: dict, cell_dir: Path, describe: dict, t0: float, t1: float) -> dict:
+        """The JFR recording the JVM dumped at exit, read for the window (crossbench.sampling.jfr)."""
+        if not settings["jfr"]:
+            return {**dict.fromkeys(jfr.FIGURES), "tomcat_jfr_unreadable": "no recording: the cell ran with jfr off",
+                    "tomcat_jfr_read_s": None}
+        return jfr.figures(cell_dir / jfr.RECORDING, describe.get("jdk_home"), t0, t1)
 
     def probe(self, pid: int, cell_dir: Path, host=None) -> "BackgroundJvmProbe":
         """The JVM probe, here or beside a Tomcat on another host."""
