@@ -167,7 +167,8 @@ class TomcatPlugin(ServerPlugin):
         Knob("accept_count", DEFAULT_ACCEPT_COUNT, "the kernel's accept queue (listen backlog)"),
         Knob("max_connections", DEFAULT_MAX_CONNECTIONS, "connections Tomcat holds at once"),
         Knob("jdk", None, "JDK home, feature version (17, 25) or 'newest'; default: java on PATH, or the "
-                          "newest JDK 21+ for virtual threads", kind="text", in_record=False),
+                          "newest JDK 21+ for virtual threads; a list runs each cell on each (the version used "
+                          "is in server_settings.jdk)", kind="text", sweep=True, in_record=False),
         Knob("heap", None, "heap size, e.g. 1g (default: the JVM's)", kind="text", in_record=False),
         Knob("jvm_options", (), "extra JVM options", kind="list", in_record=False),
         Knob("jfr", True, "a JFR recording per cell (tomcat.jfr: the record's GC, thread and wait figures come from "
@@ -189,10 +190,12 @@ class TomcatPlugin(ServerPlugin):
         return found
 
     def variant_label(self, settings: dict) -> str:
-        return "-virtual" if settings["executor"] == "virtual" else f"-mt{settings['max_threads']}"
+        pool = "-virtual" if settings["executor"] == "virtual" else f"-mt{settings['max_threads']}"
+        return pool + (f"-jdk{settings['jdk']}" if named_jdk(settings) else "")
 
     def describe(self, settings: dict) -> str:
-        return "tomcat " + ("virtual" if settings["executor"] == "virtual" else f"maxThreads={settings['max_threads']}")
+        pool = "virtual" if settings["executor"] == "virtual" else f"maxThreads={settings['max_threads']}"
+        return f"tomcat {pool}" + (f" JDK {settings['jdk']}" if named_jdk(settings) else "")
 
     def parallel_limit(self, settings: dict, endpoint: str) -> int | None:
         blocking = endpoint == "/delay/sync" and settings["executor"] == "platform"
@@ -246,6 +249,12 @@ class TomcatPlugin(ServerPlugin):
     def probe(self, pid: int, cell_dir: Path, host=None) -> "BackgroundJvmProbe":
         """The JVM probe, here or beside a Tomcat on another host."""
         return BackgroundJvmProbe(pid, cell_dir, host=host)
+
+
+def named_jdk(settings: dict) -> bool:
+    """A JDK asked for by feature version ("17", "25"): part of the cell's name, so a run can set one against
+    another. The default, "newest" and a path are not (the version used is in the record either way)."""
+    return str(settings["jdk"] or "").isdigit()
 
 
 class BackgroundJvmProbe:
