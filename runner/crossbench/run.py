@@ -63,6 +63,8 @@ def parse_args(argv):
     p.add_argument("--resume", type=Path, metavar="DIR", help="finish an interrupted run: only missing cells")
     p.add_argument("--dry-run", action="store_true", help="print the plan and stop")
     p.add_argument("--no-analysis", action="store_true", help="do not draw charts at the end")
+    p.add_argument("--hold-s", type=float, default=0.0, metavar="S", help="keep each cell's server up S seconds "
+                   "after its window, its pid printed (attach VisualVM to the JVM that was measured)")
     p.add_argument("--hosts", type=Path, metavar="FILE", help="roles on other machines over SSH (TOML: README, "
                    "\"Running on several machines\"); without it every role runs here")
     m = p.add_argument_group("matrix overrides (replace the experiment file's values)")
@@ -201,7 +203,7 @@ def run_database(config: dict, cells: list[CellPlan], run_dir: RunDir, placement
 
 
 def execute(run_dir: RunDir, todo: list[CellPlan], progress: Progress, database: RunDatabase | None,
-            placement: Placement) -> None:
+            placement: Placement, hold_s: float = 0.0) -> None:
     first_index = progress.total - len(todo) + 1
     for offset, plan in enumerate(todo):
         stopped = experiment.sweep_stopped(plan, measured(run_dir))
@@ -214,7 +216,7 @@ def execute(run_dir: RunDir, todo: list[CellPlan], progress: Progress, database:
                           on_progress=lambda phase, sampler: progress.phase(phase, sampler, length[phase]),
                           load_hosts=placement.load_hosts, server_address=placement.server_address,
                           server_host=placement.server_host, proxy_host=placement.proxy_host,
-                          proxy_address=placement.proxy_address)
+                          proxy_address=placement.proxy_address, hold_s=hold_s)
         try:
             record = run_cell(experiment.with_rate_from_peak(plan, measured(run_dir)), ctx)
         except experiment.PeakMissing as e:
@@ -289,7 +291,7 @@ def run(args, remote: ExitStack) -> int:
     pin_runner(config["run"])
     started = time.monotonic()
     try:
-        execute(run_dir, todo, progress, database, placement)
+        execute(run_dir, todo, progress, database, placement, args.hold_s)
     except KeyboardInterrupt:
         progress.close()
         print(f"\nrun_all: interrupted; {len(run_dir.finished_ids())} cells kept in {run_dir.path}; "

