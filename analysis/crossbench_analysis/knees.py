@@ -6,6 +6,7 @@ old run re-analysed gets today's rule."""
 from __future__ import annotations
 
 import json
+import re
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -77,15 +78,34 @@ class SettingKnee:
     points: list[dict] = field(default_factory=list)
 
 
-def setting_label(record: dict) -> str:
+def jdk_feature(record: dict) -> str | None:
+    """The feature version of the JDK a Tomcat cell ran on ("25" from server_settings.jdk "25.0.2")."""
+    version = str((record.get("server_settings") or {}).get("jdk") or "")
+    return version.split(".")[0] or None
+
+
+def jdks_vary(records: list[dict]) -> bool:
+    """Tomcat cells on more than one JDK (a run that sets one against another): their labels then say which."""
+    return len({jdk_feature(r) for r in records if r.get("executor")}) > 1
+
+
+def setting_label(record: dict, with_jdk: bool = False) -> str:
     if record.get("executor"):
-        return "virtual" if record["executor"] == "virtual" else f"maxThreads={record.get('max_threads')}"
+        label = "virtual" if record["executor"] == "virtual" else f"maxThreads={record.get('max_threads')}"
+        return f"{label}, JDK {jdk_feature(record)}" if with_jdk else label
     processes = record.get("processes") or 1
     return record["server"] + (f" x{processes}" if processes > 1 else "")
 
 
-def setting_key(record: dict) -> tuple:
-    return (record["group"], record["endpoint"], record["delay_ms"], record["server"], setting_label(record))
+def setting_key(record: dict, with_jdk: bool = False) -> tuple:
+    return (record["group"], record["endpoint"], record["delay_ms"], record["server"],
+            setting_label(record, with_jdk))
+
+
+def label_order(label: str) -> tuple:
+    """maxThreads settings by pool size, then virtual threads, then the rest; the JDK last."""
+    pool = re.match(r"maxThreads=(\d+)", label)
+    return (label.startswith("virtual"), int(pool.group(1)) if pool else 0, label)
 
 
 def predicted_knee(record: dict) -> int | None:
@@ -198,11 +218,11 @@ def max_or_none(values) -> int | None:
 def settings_knees(records: list[dict], threshold: float = THRESHOLD) -> list[SettingKnee]:
     """One knee per Tomcat setting (group, endpoint, delay, executor, maxThreads) that has delay cells."""
     grouped: dict[tuple, list[dict]] = defaultdict(list)
+    with_jdk = jdks_vary([r for r in records if usable(r)])
     for record in records:
         if usable(record):
-            grouped[setting_key(record)].append(record)
-    order = sorted(grouped, key=lambda k: (k[0], k[1], k[2], k[3], k[4] == "virtual",
-                                           int(k[4].split("=")[1]) if k[4].startswith("maxThreads=") else 0, k[4]))
+            grouped[setting_key(record, with_jdk)].append(record)
+    order = sorted(grouped, key=lambda k: (k[0], k[1], k[2], k[3], *label_order(k[4])))
     return [setting_knee(key, grouped[key], threshold) for key in order]
 
 

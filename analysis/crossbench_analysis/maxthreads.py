@@ -14,12 +14,14 @@ from .runinfo import Run, get, is_valid, num
 ERROR_KINDS = ("connect", "read", "write", "timeout", "non_2xx")
 
 
-def setting(cell: dict) -> str:
-    return "virtual" if cell.get("executor") == "virtual" else f"maxThreads={cell.get('max_threads')}"
+def setting(cell: dict, with_jdk: bool = False) -> str:
+    """'maxThreads=50' or 'virtual'; with ', JDK 25' when the run set JDKs against each other."""
+    return knee_finder.setting_label(cell, with_jdk)
 
 
 def setting_sort(cell: dict) -> tuple:
-    return (cell.get("executor") == "virtual", num(cell.get("max_threads")) or 0)
+    return (cell.get("executor") == "virtual", num(cell.get("max_threads")) or 0,
+            int(knee_finder.jdk_feature(cell) or 0))
 
 
 def tomcat_ok(cells: list[dict]) -> list[dict]:
@@ -55,8 +57,9 @@ def colors(n: int) -> str:
 
 def by_setting(cells: list[dict]) -> list[tuple[str, list[dict]]]:
     grouped: dict[str, list[dict]] = defaultdict(list)
+    with_jdk = knee_finder.jdks_vary(cells)
     for c in sorted(cells, key=lambda c: (setting_sort(c), num(c.get("concurrency")) or 0)):
-        grouped[setting(c)].append(c)
+        grouped[setting(c, with_jdk)].append(c)
     return list(grouped.items())
 
 
@@ -122,21 +125,24 @@ def threads_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | Non
     settings = by_setting(sweep_cells(cells))
     if len(settings) < 2:
         return None
-    platform, virtual = [], []
+    platform, virtual = defaultdict(list), []
+    with_jdk = knee_finder.jdks_vary(sweep_cells(cells))
     for name, mine in settings:
         peak = max((num(c.get("threads_peak")) for c in mine if num(c.get("threads_peak")) is not None),
                    default=None)
         top = int(max(num(c.get("concurrency")) or 0 for c in mine))
-        if name == "virtual":
+        if mine[0].get("executor") == "virtual":
             virtual.append([peak, top])
         else:
-            platform.append([int(num(mine[0]["max_threads"])), peak, top])
+            series = f"platform threads, JDK {knee_finder.jdk_feature(mine[0])}" if with_jdk else "platform threads"
+            platform[series].append([int(num(mine[0]["max_threads"])), peak, top])
     write_blocks(data_dir / "maxthreads_threads.dat", f"peak threads per setting over its sweep "
                  f"(run {run.run_id})", ["max_threads", "threads_peak", "max_concurrency"],
-                 [("platform threads", platform)])
+                 list(platform.items()) or [("platform threads", [])])
+    pools = sorted({row[0] for rows in platform.values() for row in rows})
     write_blocks(data_dir / "maxthreads_threads_virtual.dat", "virtual threads: peak JVM threads",
                  ["threads_peak", "max_concurrency"], [("virtual threads", virtual)])
-    xmax = max([row[0] for row in platform] or [100])
+    xmax = max(pools or [100])
     return ChartJob("maxthreads_threads", "maxthreads_threads.gp",
                     "Peak server threads vs Tomcat maxThreads (highest over each setting's concurrency sweep)",
                     "Each point: the most threads the Tomcat JVM had at once in any cell of that setting (JVM "
@@ -145,7 +151,7 @@ def threads_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | Non
                     "housekeeping.",
                     {"file_1": "maxthreads_threads.dat", "virtual_file": "maxthreads_threads_virtual.dat",
                      "nvirtual": len(virtual), "virtual_x": xmax * 2.5,
-                     "maxthreads": " ".join(str(row[0]) for row in platform)},
+                     "maxthreads": " ".join(str(x) for x in pools), "nplatform": max(1, len(platform))},
                     ["maxthreads_threads.dat", "maxthreads_threads_virtual.dat"])
 
 
@@ -207,8 +213,9 @@ def queues_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None
         return None
     here = [c for c in tomcat_ok(cells) if c.get("group") in groups and num(c.get("delay_ms"))]
     series: dict[str, list[dict]] = defaultdict(list)
+    with_jdk = knee_finder.jdks_vary(here)
     for c in sorted(here, key=lambda c: (num(c["delay_ms"]), setting_sort(c), num(c.get("concurrency")) or 0)):
-        series[f"{setting(c)}, acceptCount={c.get('accept_count')}, maxConnections={c.get('max_connections')}, "
+        series[f"{setting(c, with_jdk)}, acceptCount={c.get('accept_count')}, maxConnections={c.get('max_connections')}, "
                f"delay {num(c['delay_ms']) / 1000:g} s"].append(c)
     blocks = [(label, [[c["concurrency"], num(c.get("rps")), num(c.get("tomcat_connection_count_peak")),
                         *[num(get(c, f"errors.{k}")) for k in ERROR_KINDS], num(c.get("efficiency_ratio")),

@@ -1,7 +1,9 @@
 # maxthreads_threads.gp: peak threads of the Tomcat JVM vs maxThreads (log x), one point per setting, the line
 # threads = maxThreads dotted; virtual threads as their own point at the right, labelled 'virtual'.
-# Data: file_1 (max_threads threads_peak max_concurrency), virtual_file (threads_peak max_concurrency).
-# Parameters (beyond common.gp): virtual_file, nvirtual (0 or 1), virtual_x (where the virtual point goes),
+# Data: file_1 (max_threads threads_peak max_concurrency; a block per JDK when the run set JDKs against each
+# other), virtual_file (threads_peak max_concurrency).
+# Parameters (beyond common.gp): nplatform (blocks in file_1), virtual_file, nvirtual (0 or 1), virtual_x (where
+# the virtual point goes),
 # maxthreads (the maxThreads values, space-separated: the x tics).
 load 'common.gp'
 set multiplot layout 1,1 title title font ',14' @MARGINS
@@ -17,8 +19,10 @@ set xtics ()
 do for [k=1:words(maxthreads)] { set xtics add (word(maxthreads, k) real(word(maxthreads, k))) }
 if (nvirtual > 0) { set xtics add ('virtual' virtual_x) }
 plot (x <= xhigh * 1.05 ? x : NaN) with lines dt 3 lw 2 lc rgb '#777777' title 'threads = maxThreads', \
-     file_1 index 0 using 1:2 with linespoints lw 2.5 pt 7 ps 1.4 lc rgb '#d95f02' title columnheader(1), \
-     file_1 index 0 using 1:2:(sprintf('%d', $2)) with labels offset 0,1.2 font ',10' notitle, \
+     for [i=0:nplatform-1] file_1 index i using 1:2 with linespoints lw 2.5 pt 7 ps 1.4 \
+         lc rgb word('#d95f02 #1b9e77 #7570b3 #e7298a', i % 4 + 1) title columnheader(1), \
+     for [i=0:nplatform-1] file_1 index i using 1:2:(sprintf('%d', $2)) with labels offset 0,1.2 font ',10' \
+         notitle, \
      virtual_file index 0 using (virtual_x):1 with points pt 9 ps 2.2 lc rgb '#a50f15' title columnheader(1), \
      virtual_file index 0 using (virtual_x):1:(sprintf('%d (C=%d)', $1, $2)) with labels offset 0,1.2 \
          font ',10' notitle

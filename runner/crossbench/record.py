@@ -91,6 +91,24 @@ SHARED = {
                          "(connection-per-request cells only; usually 0)",
     "jvm": "Tomcat: the JVM as its probe saw it (collector, processors)",
     "tomcat_connection_count_peak": "Tomcat: most connections held at once in the window (connector count)",
+    # Tomcat only: its JFR recording read after the cell for the window (crossbench/sampling/jfr.py says what JFR's
+    # default settings record and what they leave out). All null, with the reason, when it could not be read.
+    "tomcat_jfr_unreadable": "Tomcat: null when tomcat.jfr was read; else why not (missing, torn, jfr off)",
+    "tomcat_jfr_read_s": "Tomcat: seconds spent reading tomcat.jfr after the server stopped (not measured time)",
+    "tomcat_gc_count": "Tomcat: garbage collections overlapping the window (jdk.GarbageCollection)",
+    "tomcat_gc_pause_count": "Tomcat: GC pauses overlapping the window, however short (jdk.GCPhasePause)",
+    "tomcat_gc_pause_total_ms": "Tomcat: their summed duration, ms (whole pauses)",
+    "tomcat_gc_pause_max_ms": "Tomcat: the longest of them, ms",
+    "tomcat_thread_starts": "Tomcat: platform threads started in the window (jdk.ThreadStart; virtual thread "
+                            "starts are not recorded by JFR's default settings)",
+    "tomcat_vthread_pinned_count": "Tomcat: virtual threads pinned to their carrier for 20 ms or more "
+                                   "(jdk.VirtualThreadPinned; shorter pinning is not recorded; JDK 21+)",
+    "tomcat_vthread_pinned_max_ms": "Tomcat: the longest such pinning, ms; null when none",
+    "tomcat_request_sleep_ms": "Tomcat: time request threads (http-nio-*-exec-*, http-vt-*) slept in the window, "
+                               "ms, counting only sleeps of 20 ms or more (jdk.ThreadSleep): /delay/sync's wait",
+    "tomcat_request_park_ms": "Tomcat: the same for parks of 20 ms or more (jdk.ThreadPark); a platform pool's "
+                              "idle threads waiting for work count here too",
+    "tomcat_request_monitor_wait_ms": "Tomcat: the same for Object.wait of 20 ms or more (jdk.JavaMonitorWait)",
     "db_pool_active_peak": "database cells: most pooled connections lent out at once over the server's processes "
                            "(Tomcat: HikariCP's MBean; Python servers: their own count; series in db-pool.csv)",
     "db_pool_waiting_peak": "database cells: most requests waiting for a pooled connection at once (a sync worker "

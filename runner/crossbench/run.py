@@ -78,6 +78,8 @@ def parse_args(argv):
     p.add_argument("--resume", type=Path, metavar="DIR", help="finish an interrupted run: only missing cells")
     p.add_argument("--dry-run", action="store_true", help="print the plan and stop")
     p.add_argument("--no-analysis", action="store_true", help="do not draw charts at the end")
+    p.add_argument("--hold-s", type=float, default=0.0, metavar="S", help="keep each cell's server up S seconds "
+                   "after its window, its pid printed (attach VisualVM to the JVM that was measured)")
     p.add_argument("--hosts", type=Path, metavar="FILE", help="roles on other machines over SSH (TOML: README, "
                    "\"Running on several machines\"); without it every role runs here")
     m = p.add_argument_group("matrix overrides (replace the experiment file's values)")
@@ -246,7 +248,7 @@ def run_database(config: dict, cells: list[CellPlan], run_dir: RunDir, placement
 
 
 def execute(run_dir: RunDir, todo: list[CellPlan], progress: Progress, database: RunDatabase | None,
-            placement: Placement) -> int:
+            placement: Placement, hold_s: float = 0.0) -> int:
     """Runs the cells in order, each record appended as it ends; returns how many were run."""
     first_index = progress.total - len(todo) + 1
     launched = 0
@@ -262,7 +264,7 @@ def execute(run_dir: RunDir, todo: list[CellPlan], progress: Progress, database:
                           on_progress=lambda phase, sampler: progress.phase(phase, sampler, length[phase]),
                           load_hosts=placement.load_hosts, server_address=placement.server_address,
                           server_host=placement.server_host, proxy_host=placement.proxy_host,
-                          proxy_address=placement.proxy_address)
+                          proxy_address=placement.proxy_address, hold_s=hold_s)
         try:
             record = run_cell(experiment.with_rate_from_peak(plan, measured(run_dir)), ctx)
         except experiment.PeakMissing as e:
@@ -273,7 +275,7 @@ def execute(run_dir: RunDir, todo: list[CellPlan], progress: Progress, database:
 
 
 def execute_precision(run_dir: RunDir, cells: list[CellPlan], run: dict, progress: Progress,
-                      database: RunDatabase | None, placement: Placement) -> int:
+                      database: RunDatabase | None, placement: Placement, hold_s: float = 0.0) -> int:
     """With a precision target: more rounds of the points not yet precise enough (crossbench.precision); each
     round's launches join plan.json before they run. Returns the launches run."""
     launched = 0
@@ -284,7 +286,7 @@ def execute_precision(run_dir: RunDir, cells: list[CellPlan], run: dict, progres
         progress.total += len(more)
         print(f"run_all: {len(more)} points not yet within {run['precision']:g}: launching them again",
               file=sys.stderr)
-        launched += execute(run_dir, more, progress, database, placement)
+        launched += execute(run_dir, more, progress, database, placement, hold_s)
     return launched
 
 
@@ -387,8 +389,8 @@ def run(args, remote: ExitStack) -> int:
     pin_runner(config["run"])
     started = time.monotonic()
     try:
-        launched = execute(run_dir, todo, progress, database, placement)
-        launched += execute_precision(run_dir, cells, config["run"], progress, database, placement)
+        launched = execute(run_dir, todo, progress, database, placement, args.hold_s)
+        launched += execute_precision(run_dir, cells, config["run"], progress, database, placement, args.hold_s)
     except KeyboardInterrupt:
         progress.close()
         write_points(run_dir, config)

@@ -49,6 +49,14 @@ def choice_list(choices: tuple[str, ...]):
     return parse
 
 
+def text_list(value: str) -> list[str]:
+    """'17,25' -> ['17', '25'] (a text knob swept from the command line)."""
+    values = [v.strip() for v in value.split(",") if v.strip()]
+    if not values:
+        raise argparse.ArgumentTypeError("expected one value or several separated by commas")
+    return values
+
+
 def knob_argument(parser, knob: Knob, *, sweep: bool, help_prefix: str = "") -> None:
     """One option for a knob; with `sweep`, a sweep knob takes comma-separated values (one cell each)."""
     many = sweep and knob.sweep
@@ -62,6 +70,8 @@ def knob_argument(parser, knob: Knob, *, sweep: bool, help_prefix: str = "") -> 
         kwargs.update({"type": choice_list(knob.choices)} if many else {"choices": knob.choices})
     elif knob.kind == "list":
         kwargs["type"] = shlex.split
+    elif knob.kind == "text" and many:
+        kwargs["type"] = text_list
     parser.add_argument(knob.flag, **kwargs)
 
 

