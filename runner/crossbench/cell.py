@@ -12,7 +12,7 @@ import psutil
 
 from contextlib import ExitStack
 
-from . import loadgen, metrics, oskit, record as contract, stack
+from . import loadgen, metrics, oskit, record as contract, stack, tfb
 from .database.verify import VerifyFailed, verify_database_cell
 from .drivers import DRIVERS, Measurement
 from .experiment import CellPlan
@@ -82,7 +82,8 @@ def start_server(plan: CellPlan, ctx: CellContext, db_url: str | None) -> Runnin
 
 
 def verify(server: RunningServer, plan: CellPlan) -> None:
-    """Every URL of the cell answers 200 before anything is measured (delay endpoints at ms=0)."""
+    """Every URL of the cell answers 200 before anything is measured (delay endpoints at ms=0); /json and
+    /plaintext as TechEmpower's rules say (tfb.py)."""
     for path in plan.paths():
         path = path.replace(f"ms={plan.delay_ms}", "ms=0")
         try:
@@ -90,6 +91,9 @@ def verify(server: RunningServer, plan: CellPlan) -> None:
                 body = response.read()
                 if response.status != 200 or not body:
                     raise CellFailed(f"verify: {path} answered {response.status} with {len(body)} bytes")
+                tfb.check_answer(path, {k.lower(): v for k, v in response.headers.items()}, body)
+        except tfb.RuleBroken as e:
+            raise CellFailed(f"verify: {e}") from e
         except OSError as e:
             raise CellFailed(f"verify: {path} failed: {e}") from e
 
