@@ -13,7 +13,7 @@ import psutil
 from contextlib import ExitStack
 
 from . import loadgen, metrics, oskit, record as contract, stack, tfb
-from .database.verify import VerifyFailed, verify_database_cell
+from .database.verify import VerifyFailed, check_answers, verify_database_cell
 from .drivers import DRIVERS, Measurement
 from .experiment import CellPlan
 from .loadgen.base import LoadResult
@@ -107,6 +107,21 @@ def verify_database(plan: CellPlan, front: RunningServer, db_url: str) -> dict:
     return stack.database_figures(plan, count)
 
 
+def verify_after_load(plan: CellPlan, front: RunningServer, db_url: str | None) -> None:
+    """The answers are still right after the load (an update that stopped storing, a page that lost its escaping
+    under pressure): the cell fails rather than report figures for wrong answers. TechEmpower's types and the
+    database endpoints only; query counts before the load only (requests still queued from the window would
+    run statements of their own)."""
+    if plan.endpoint not in (*servers.TFB_ENDPOINTS, *servers.DB_ENDPOINTS):
+        return
+    verify(front, plan)
+    if db_url:
+        try:
+            check_answers(front.url, plan.paths(), db_url)
+        except (VerifyFailed, OSError, ValueError) as e:
+            raise CellFailed(f"verify after the load: {e}") from e
+
+
 def loadgen_pid(tools=frozenset(loadgen.ADAPTERS)):
     """The load generator is the runner's own child named after its tool (taskset execs into it)."""
     me = psutil.Process()
@@ -169,6 +184,7 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
         death = died(plan, server)
         if death:
             raise death
+        verify_after_load(plan, front, db_url)
     drained_s = 0.0 if plan.keepalive else oskit.wait_for_ephemeral_ports()
     window = summarize(sampler.samples(), measurement.t0, measurement.t1)
     shared = shared_record(plan, measurement.result, window, server, started)
