@@ -2,24 +2,26 @@
 
 Every path is first normalised from the raw request line as Tomcat's connector does (crossbench_contract, from
 python-contract/), so traversal answers the same on every server. Serves /static/*, /delay/sync, /now, /hello and
-the database endpoints; /delay/async is not a sync stack's endpoint and is 404.
+the database endpoints, and TechEmpower's /json, /plaintext, /fortunes (a Jinja2 template, as Flask renders them)
+and /updates; /delay/async is not a sync stack's endpoint and is 404.
 """
 from __future__ import annotations
 
 import time
 from urllib.parse import urlsplit
 
-from flask import Flask, Response, abort, request, send_from_directory
+from flask import Flask, Response, abort, jsonify, request, send_from_directory
 from werkzeug.exceptions import HTTPException
 
-from crossbench_contract import HELLO, OK, TEXT_TYPE, paths
+from crossbench_contract import HELLO, OK, TEXT_TYPE, paths, tfb
 from crossbench_contract.delay import parse_delay
 from crossbench_contract.static import STATIC_DIR, served_files
 
 from . import db
 
 SERVED = served_files(STATIC_DIR)
-app = Flask(__name__, static_folder=None)
+app = Flask(__name__, static_folder=None, template_folder=str(tfb.TEMPLATES))     # .html: autoescape on
+app.json.compact = True
 
 
 def text(body: bytes, status: int = 200) -> Response:
@@ -42,6 +44,16 @@ def hello() -> Response:
 @app.get("/now")
 def now() -> Response:
     return text(OK)
+
+
+@app.get("/json")
+def json_message() -> Response:
+    return jsonify(tfb.message())
+
+
+@app.get("/plaintext")
+def plaintext() -> Response:
+    return text(tfb.PLAINTEXT)
 
 
 def delay_ms() -> int:

@@ -8,16 +8,18 @@ import os
 from contextlib import contextmanager
 
 import psycopg
-from flask import Response, request
+from flask import Response, render_template, request
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from crossbench_contract import JSON_TYPE
+from crossbench_contract import JSON_TYPE, tfb
 from crossbench_contract.db import (NO_DATABASE, POOL_TIMEOUT, kv, query_count, random_kv_key, random_world_id,
                                     unavailable, world)
 from crossbench_contract.pool_gauge import from_environment
 
 WORLD = "SELECT id, randomnumber FROM world WHERE id = %s"
 KV = "SELECT a, b FROM kv WHERE a = %s"
+FORTUNES = "SELECT id, message FROM fortune"
+UPDATE = "UPDATE world SET randomnumber = %s WHERE id = %s"
 SLOW = "SELECT w.id, w.randomnumber FROM world w, pg_sleep(%s / 1000.0) WHERE w.id = %s"
 
 URL = os.environ.get("CROSSBENCH_DB_URL")
@@ -58,7 +60,11 @@ def fetch(query: str, *params):
         return connection.execute(query, params).fetchone()
 
 
-def from_database(work, text) -> Response:
+def as_json(body) -> Response:
+    return Response(json.dumps(body, separators=(",", ":")), content_type=JSON_TYPE)
+
+
+def from_database(work, text, answer=as_json) -> Response:
     if not URL:
         return text(f"{NO_DATABASE}\n".encode(), 503)
     try:
@@ -67,12 +73,25 @@ def from_database(work, text) -> Response:
         return text(f"{POOL_TIMEOUT}\n".encode(), 503)
     except psycopg.Error as e:
         return text(f"{unavailable(e)}\n".encode(), 503)
-    return Response(json.dumps(body, separators=(",", ":")), content_type=JSON_TYPE)
+    return answer(body)
 
 
 def many_worlds(count: int) -> list[dict]:
     with lend() as connection:
         return [world(connection.execute(WORLD, (random_world_id(),)).fetchone()) for _ in range(count)]
+
+
+def update_worlds(count: int) -> list[dict]:
+    """N rows read one query each, then written back in one transaction, one UPDATE per row (executemany)."""
+    with lend() as connection:
+        rows = [world(connection.execute(WORLD, (random_world_id(),)).fetchone()) for _ in range(count)]
+        connection.cursor().executemany(UPDATE, tfb.new_numbers(rows, random_world_id))
+    return rows
+
+
+def fortunes() -> list:
+    with lend() as connection:
+        return connection.execute(FORTUNES).fetchall()
 
 
 def register(app, delay_ms, text) -> None:
@@ -88,6 +107,16 @@ def register(app, delay_ms, text) -> None:
     @app.get("/db/kv")
     def key_value() -> Response:
         return from_database(lambda: kv(fetch(KV, random_kv_key())), text)
+
+    @app.get("/fortunes")
+    def fortunes_page() -> Response:
+        return from_database(fortunes, text, lambda rows: Response(
+            render_template(tfb.FORTUNE_TEMPLATE, fortunes=tfb.with_added(rows)), content_type=tfb.HTML_TYPE))
+
+    @app.get("/updates")
+    def updates() -> Response:
+        count = query_count(request.args.getlist("queries"))
+        return from_database(lambda: update_worlds(count), text)
 
     @app.get("/db/slow")
     def slow() -> Response:

@@ -5,9 +5,12 @@ from contextlib import asynccontextmanager
 
 from .db import random_world_id, world
 from .pool_gauge import PoolGauge
+from .tfb import new_numbers
 
 WORLD = "SELECT id, randomnumber FROM world WHERE id = $1"
 KV = "SELECT a, b FROM kv WHERE a = $1"
+FORTUNES = "SELECT id, message FROM fortune"
+UPDATE = "UPDATE world SET randomnumber = $1 WHERE id = $2"
 # One statement that holds its connection for the delay inside the database, then reads the row.
 SLOW = "SELECT w.id, w.randomnumber FROM world w, pg_sleep($1 / 1000.0) WHERE w.id = $2"
 
@@ -24,6 +27,14 @@ async def many_worlds(connection, count: int, prepared: bool) -> list[dict]:
         return [world(await connection.fetchrow(WORLD, random_world_id())) for _ in range(count)]
     statement = await connection.prepare(WORLD)
     return [world(await statement.fetchrow(random_world_id())) for _ in range(count)]
+
+
+async def update_worlds(connection, count: int, prepared: bool) -> list[dict]:
+    """/updates: N rows read one query each, then written back, one UPDATE per row in one executemany (asyncpg
+    runs it as one transaction)."""
+    rows = await many_worlds(connection, count, prepared)
+    await connection.executemany(UPDATE, new_numbers(rows, random_world_id))
+    return rows
 
 
 @asynccontextmanager

@@ -13,8 +13,8 @@ import psutil
 
 from contextlib import ExitStack
 
-from . import faults, loadgen, metrics, oskit, record as contract, stack
-from .database.verify import VerifyFailed, verify_database_cell
+from . import faults, loadgen, metrics, oskit, record as contract, stack, tfb
+from .database.verify import VerifyFailed, check_answers, verify_database_cell
 from .drivers import DRIVERS, Measurement
 from .experiment import CellPlan
 from .loadgen.base import LoadResult
@@ -85,7 +85,8 @@ def start_server(plan: CellPlan, ctx: CellContext, db_url: str | None) -> Runnin
 
 
 def verify(server: RunningServer, plan: CellPlan) -> None:
-    """Every URL of the cell answers 200 before anything is measured (delay endpoints at ms=0)."""
+    """Every URL of the cell answers 200 before anything is measured (delay endpoints at ms=0); /json and
+    /plaintext as TechEmpower's rules say (tfb.py)."""
     for path in plan.paths():
         path = path.replace(f"ms={plan.delay_ms}", "ms=0")
         try:
@@ -93,6 +94,9 @@ def verify(server: RunningServer, plan: CellPlan) -> None:
                 body = response.read()
                 if response.status != 200 or not body:
                     raise CellFailed(f"verify: {path} answered {response.status} with {len(body)} bytes")
+                tfb.check_answer(path, {k.lower(): v for k, v in response.headers.items()}, body)
+        except tfb.RuleBroken as e:
+            raise CellFailed(f"verify: {e}") from e
         except OSError as e:
             raise CellFailed(f"verify: {path} failed: {e}") from e
 
@@ -104,6 +108,21 @@ def verify_database(plan: CellPlan, front: RunningServer, db_url: str) -> dict:
     except (VerifyFailed, OSError, ValueError) as e:
         raise CellFailed(f"verify: {e}") from e
     return stack.database_figures(plan, count)
+
+
+def verify_after_load(plan: CellPlan, front: RunningServer, db_url: str | None) -> None:
+    """The answers are still right after the load (an update that stopped storing, a page that lost its escaping
+    under pressure): the cell fails rather than report figures for wrong answers. TechEmpower's types and the
+    database endpoints only; query counts before the load only (requests still queued from the window would
+    run statements of their own)."""
+    if plan.endpoint not in (*servers.TFB_ENDPOINTS, *servers.DB_ENDPOINTS):
+        return
+    verify(front, plan)
+    if db_url:
+        try:
+            check_answers(front.url, plan.paths(), db_url)
+        except (VerifyFailed, OSError, ValueError) as e:
+            raise CellFailed(f"verify after the load: {e}") from e
 
 
 def loadgen_pid(tools=frozenset(loadgen.ADAPTERS)):
@@ -172,6 +191,7 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
         death = died(plan, server)
         if death:
             raise death
+        verify_after_load(plan, front, db_url)
     drained_s = 0.0 if plan.keepalive else oskit.wait_for_ephemeral_ports()
     window = summarize(sampler.samples(), measurement.t0, measurement.t1)
     shared = shared_record(plan, measurement.result, window, server, started)

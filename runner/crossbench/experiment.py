@@ -11,9 +11,9 @@ from pathlib import Path
 
 from . import paths, servers
 from .loadgen import ADAPTERS
-from .servers import DB_ENDPOINTS, ENDPOINTS, STATIC_ENDPOINT, SettingsError
+from .servers import DB_ENDPOINTS, ENDPOINTS, STATIC_ENDPOINT, TFB_ENDPOINTS, SettingsError
 
-ALL_ENDPOINTS = (*ENDPOINTS, *DB_ENDPOINTS)
+ALL_ENDPOINTS = (*ENDPOINTS, *TFB_ENDPOINTS, *DB_ENDPOINTS)
 
 STATIC_FILES = ("index.html", "big.jpg", "small.png")
 MAX_CONCURRENCY = 20_000
@@ -24,7 +24,7 @@ RUN_KEYS = {"duration_s", "warmup_s", "repetitions", "shuffle", "shuffle_seed", 
 ANALYSIS_KEYS = {"knees", "advise"}   # knees = true: print the knees analysis found at the end of the run;
 # advise = true: maxThreads advice at the end (crossbench_analysis.advice; the workload from --advise-*)
 GROUP_KEYS = {"name", "kind", "endpoint", "concurrency", "delays_ms", "rates", "rate_shares", "peak_loadgen", "options",
-              "proxy", "db_pool_total", "pooler", "pooler_pool", "worker_sweep", *servers.PLUGINS}
+              "proxy", "db_pool_total", "pooler", "pooler_pool", "worker_sweep", "pipeline", *servers.PLUGINS}
 PROXIES = ("nginx",)              # group key proxy = "nginx": nginx in front of the server (its [nginx] settings)
 # group key pooler = "pgbouncer": PgBouncer (transaction mode) between the server and the database, holding
 # pooler_pool server connections (default: as many as the server's own pools); servers then prepare nothing.
@@ -100,8 +100,8 @@ class CellPlan:
             return [f"/static/{name}" for name in STATIC_FILES]
         if self.endpoint.startswith("/delay/") or self.endpoint == "/db/slow":
             return [f"{self.endpoint}?ms={self.delay_ms}"]
-        if self.endpoint == "/queries":
-            return [f"/queries?queries={self.options.get('queries', 20)}"]
+        if self.endpoint in ("/queries", "/updates"):
+            return [f"{self.endpoint}?queries={self.options.get('queries', 20)}"]
         return [self.endpoint]
 
     def describe(self) -> str:
@@ -272,6 +272,9 @@ def validate_group(group: dict, fail) -> None:
     if group.get("proxy") is not None and group["proxy"] not in PROXIES:
         fail(f"group {group['name']}: proxy must be one of {', '.join(PROXIES)}, not {group['proxy']!r}")
     validate_pooler(group, fail)
+    pipeline = group.get("pipeline", 1)
+    if isinstance(pipeline, bool) or not isinstance(pipeline, int) or pipeline < 1:
+        fail(f"group {group['name']}: pipeline is the requests in flight per connection (1 or more), not {pipeline!r}")
     if not isinstance(group.get("worker_sweep", False), bool):
         fail(f"group {group['name']}: worker_sweep is true or false, not {group['worker_sweep']!r}")
     if group.get("peak_loadgen", PEAK_LOADGEN) not in ADAPTERS or \
@@ -442,7 +445,7 @@ def plan_cell(config, group, server, endpoint, settings, delay_ms, concurrency, 
         cell_id=cell_id_of(point_id, repetition), point_id=point_id, experiment=config["name"], group=group["name"], server=server, endpoint=endpoint,
         concurrency=concurrency, delay_ms=delay_ms, duration_s=window_s(run, delay_ms), warmup_s=run["warmup_s"],
         repetition=repetition, loadgen=loadgen, keepalive=run["keepalive"],
-        pipeline=run["pipeline"],
+        pipeline=group.get("pipeline", run["pipeline"]),     # a group may pipeline alone (tfb's plaintext)
         server_cpus=tuple(run["server_cpus"]), loadgen_cpus=tuple(run["loadgen_cpus"]),
         loadgen_threads=run["loadgen_threads"], settings=dict(settings),
         kind=kind, options=dict(group.get("options", {})), rate=rate, rate_share=share, proxy=proxy,

@@ -15,11 +15,12 @@ from crossbench.servers import PLUGINS, RunningServer, free_port
 
 
 @contextlib.contextmanager
-def running(server: str, **settings):
-    """The server plug-in `server` with these knobs (the rest at their defaults; no per-cell artefacts)."""
+def running(server: str, db_url: str | None = None, **settings):
+    """The server plug-in `server` with these knobs (the rest at their defaults; no per-cell artefacts), its
+    database endpoints on `db_url` if given."""
     plugin = PLUGINS[server]
     with tempfile.TemporaryDirectory(prefix=f"test-{server}-") as work:
-        spec = plugin.spec(plugin.settings(settings), free_port(), Path(work))
+        spec = plugin.spec(plugin.settings(settings), free_port(), Path(work), db_url=db_url)
         with RunningServer(spec) as running_server:
             yield running_server
 

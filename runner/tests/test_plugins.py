@@ -31,7 +31,7 @@ def test_no_code_branches_on_a_server_name():
 def test_each_plugin_declares_what_the_runner_needs(name):
     plugin = PLUGINS[name]
     assert plugin.name == name and "/hello" in plugin.endpoints
-    assert plugin.endpoints <= {*servers.ENDPOINTS, *servers.DB_ENDPOINTS}
+    assert plugin.endpoints <= {*servers.ENDPOINTS, *servers.TFB_ENDPOINTS, *servers.DB_ENDPOINTS}
     defaults = plugin.settings({})
     assert set(defaults) == {k.name for k in plugin.knobs}
     assert plugin.variants({}) == [defaults]

@@ -27,6 +27,8 @@ def make_app(static_dir: Path, database: db.Database | None = None) -> web.Appli
     routes = [
         (r"/hello", handlers.HelloHandler),
         (r"/now", handlers.NowHandler),
+        (r"/json", handlers.JsonHandler),
+        (r"/plaintext", handlers.PlaintextHandler),
         (r"/delay/sync", handlers.SyncDelayHandler),
         (r"/delay/async", handlers.AsyncDelayHandler),
         (r"/static/(.*)", handlers.StaticHandler, static),

@@ -1,4 +1,5 @@
-"""The database endpoints (SPEC "Round 2"): /db, /queries, /db/kv, /db/slow, on an asyncpg pool per process.
+"""The database endpoints (SPEC "Round 2"): /db, /queries, /db/kv, /db/slow, and TechEmpower's /fortunes (a Jinja2
+template, autoescape on) and /updates, on an asyncpg pool per process.
 
 The pool is made in the process that serves (after the prefork fork), on the first request, so a server started
 before its database still comes up; while the database is down, or no connection frees up within the wait
@@ -12,15 +13,18 @@ import asyncio
 import json
 
 import asyncpg
+import jinja2
 
-from crossbench_contract import JSON_TYPE
-from crossbench_contract.asyncpg_queries import KV, SLOW, WORLD, lend, many_worlds, statement_cache
+from crossbench_contract import JSON_TYPE, tfb
+from crossbench_contract.asyncpg_queries import (FORTUNES, KV, SLOW, WORLD, lend, many_worlds, statement_cache,
+                                                 update_worlds)
 from crossbench_contract.db import (NO_DATABASE, POOL_TIMEOUT, kv, query_count, random_kv_key, random_world_id,
                                     unavailable, world)
 from crossbench_contract.pool_gauge import PoolGauge
 
 from .handlers import TextHandler
 
+TEMPLATES = jinja2.Environment(loader=jinja2.FileSystemLoader(tfb.TEMPLATES), autoescape=True)
 
 
 class Database:
@@ -48,7 +52,7 @@ class DbHandler(TextHandler):
     async def work(self, connection):
         raise NotImplementedError
 
-    async def answer_from_database(self) -> None:
+    async def answer_from_database(self, content_type: str = JSON_TYPE) -> None:
         if not self.database.url:
             return self.unavailable(NO_DATABASE)
         try:
@@ -59,8 +63,8 @@ class DbHandler(TextHandler):
             return self.unavailable(POOL_TIMEOUT)
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as e:
             return self.unavailable(unavailable(e))
-        self.set_header("Content-Type", JSON_TYPE)
-        self.finish(json.dumps(body, separators=(",", ":")).encode())
+        self.set_header("Content-Type", content_type)
+        self.finish(body.encode() if isinstance(body, str) else json.dumps(body, separators=(",", ":")).encode())
 
     def unavailable(self, reason: str) -> None:
         self.set_status(503)
@@ -101,7 +105,26 @@ class SlowQueryHandler(DbHandler):
             await self.answer_from_database()
 
 
+class FortunesHandler(DbHandler):
+    async def work(self, connection):
+        rows = await connection.fetch(FORTUNES)
+        return TEMPLATES.get_template(tfb.FORTUNE_TEMPLATE).render(fortunes=tfb.with_added(rows))
+
+    async def get(self):
+        await self.answer_from_database(tfb.HTML_TYPE)
+
+
+class UpdatesHandler(DbHandler):
+    async def work(self, connection):
+        count = query_count(self.get_query_arguments("queries"))
+        return await update_worlds(connection, count, self.database.prepared)
+
+    async def get(self):
+        await self.answer_from_database()
+
+
 def routes(database: Database) -> list[tuple]:
     options = {"database": database}
     return [(r"/db", SingleQueryHandler, options), (r"/queries", MultipleQueriesHandler, options),
-            (r"/db/kv", KeyValueHandler, options), (r"/db/slow", SlowQueryHandler, options)]
+            (r"/db/kv", KeyValueHandler, options), (r"/db/slow", SlowQueryHandler, options),
+            (r"/fortunes", FortunesHandler, options), (r"/updates", UpdatesHandler, options)]

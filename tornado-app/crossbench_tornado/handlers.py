@@ -1,12 +1,13 @@
 """One handler per endpoint of the contract (see SPEC.md: Endpoints)."""
 from __future__ import annotations
 
+import json
 import os
 import time
 
 from tornado import web
 
-from crossbench_contract import HELLO, OK, TEXT_TYPE
+from crossbench_contract import HELLO, JSON_TYPE, OK, TEXT_TYPE, tfb
 from crossbench_contract.delay import parse_delay, sleep_at_least
 
 
@@ -45,6 +46,23 @@ class HelloHandler(TextHandler):
 class NowHandler(TextHandler):
     def get(self):
         self.answer(OK)
+
+    head = get
+
+
+class JsonHandler(TextHandler):
+    """TechEmpower's JSON test: a new object serialised on every request."""
+
+    def get(self):
+        self.set_header("Content-Type", JSON_TYPE)
+        self.finish(json.dumps(tfb.message(), separators=(",", ":")).encode())
+
+    head = get
+
+
+class PlaintextHandler(TextHandler):
+    def get(self):
+        self.answer(tfb.PLAINTEXT)
 
     head = get
 

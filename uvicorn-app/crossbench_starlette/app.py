@@ -2,6 +2,7 @@
 
 Every path is first normalised from the raw request path as Tomcat's connector does (crossbench_contract, from
 python-contract/). /delay/sync blocks the event loop with time.sleep, as Tornado's does; /delay/async awaits.
+TechEmpower's /json and /plaintext here; /fortunes (Jinja2Templates) and /updates with the database endpoints.
 """
 from __future__ import annotations
 
@@ -11,11 +12,11 @@ import time
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import FileResponse, Response
+from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
 from starlette.staticfiles import NotModifiedResponse, StaticFiles
 
-from crossbench_contract import HELLO, OK, TEXT_TYPE, paths
+from crossbench_contract import HELLO, OK, TEXT_TYPE, paths, tfb
 from crossbench_contract.delay import parse_delay, sleep_at_least
 from crossbench_contract.static import STATIC_DIR, served_files
 
@@ -43,6 +44,14 @@ async def hello(request: Request) -> Response:
 
 async def now(request: Request) -> Response:
     return text(OK)
+
+
+async def json_message(request: Request) -> Response:
+    return JSONResponse(tfb.message())
+
+
+async def plaintext(request: Request) -> Response:
+    return text(tfb.PLAINTEXT)
 
 
 async def delay_sync(request: Request) -> Response:
@@ -74,6 +83,7 @@ async def plain_error(request: Request, error: HTTPException) -> Response:
 
 GET = ["GET", "HEAD"]
 routes = [Route("/hello", hello, methods=GET), Route("/now", now, methods=GET),
+          Route("/json", json_message, methods=GET), Route("/plaintext", plaintext, methods=GET),
           Route("/delay/sync", delay_sync, methods=GET), Route("/delay/async", delay_async, methods=GET),
           Route("/static/{name}", static_file, methods=GET),
           *(Route(path, endpoint, methods=GET) for path, endpoint in db.routes(delay_ms, text))]

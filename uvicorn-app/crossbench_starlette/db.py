@@ -1,4 +1,5 @@
-"""The database endpoints on an asyncpg pool per worker process (made on first use, in the worker's loop)."""
+"""The database endpoints on an asyncpg pool per worker process (made on first use, in the worker's loop);
+TechEmpower's /fortunes renders with Starlette's Jinja2Templates (autoescape on for .html)."""
 from __future__ import annotations
 
 import asyncio
@@ -8,9 +9,11 @@ import os
 import asyncpg
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.templating import Jinja2Templates
 
-from crossbench_contract import JSON_TYPE
-from crossbench_contract.asyncpg_queries import KV, SLOW, WORLD, lend, many_worlds, statement_cache
+from crossbench_contract import JSON_TYPE, tfb
+from crossbench_contract.asyncpg_queries import (FORTUNES, KV, SLOW, WORLD, lend, many_worlds, statement_cache,
+                                                 update_worlds)
 from crossbench_contract.db import (NO_DATABASE, POOL_TIMEOUT, kv, query_count, random_kv_key, random_world_id,
                                     unavailable, world)
 from crossbench_contract.pool_gauge import from_environment
@@ -23,6 +26,7 @@ PREPARED = os.environ.get("CROSSBENCH_DB_PREPARED", "1") == "1"     # "0" behind
 _pool: asyncpg.Pool | None = None
 _gauge = from_environment(POOL_SIZE)
 _lock = asyncio.Lock()
+TEMPLATES = Jinja2Templates(directory=tfb.TEMPLATES)
 
 
 async def pool() -> asyncpg.Pool:
@@ -34,7 +38,11 @@ async def pool() -> asyncpg.Pool:
     return _pool
 
 
-async def from_database(work, text) -> Response:
+def as_json(body) -> Response:
+    return Response(json.dumps(body, separators=(",", ":")), media_type=JSON_TYPE)
+
+
+async def from_database(work, text, answer=as_json) -> Response:
     if not URL:
         return text(f"{NO_DATABASE}\n".encode(), 503)
     try:
@@ -44,7 +52,7 @@ async def from_database(work, text) -> Response:
         return text(f"{POOL_TIMEOUT}\n".encode(), 503)
     except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as e:
         return text(f"{unavailable(e)}\n".encode(), 503)
-    return Response(json.dumps(body, separators=(",", ":")), media_type=JSON_TYPE)
+    return answer(body)
 
 
 def routes(delay_ms, text) -> list[tuple]:
@@ -65,7 +73,18 @@ def routes(delay_ms, text) -> list[tuple]:
         ms = delay_ms(request)
         return await from_database(lambda c: _world(c, SLOW, ms, random_world_id()), text)
 
-    return [("/db", single), ("/queries", queries), ("/db/kv", key_value), ("/db/slow", slow)]
+    async def fortunes(request: Request) -> Response:
+        async def rows(connection):
+            return await connection.fetch(FORTUNES)
+        return await from_database(rows, text, lambda found: TEMPLATES.TemplateResponse(
+            request, tfb.FORTUNE_TEMPLATE, {"fortunes": tfb.with_added(found)}, media_type=tfb.HTML_TYPE))
+
+    async def updates(request: Request) -> Response:
+        count = query_count(request.query_params.getlist("queries"))
+        return await from_database(lambda c: update_worlds(c, count, PREPARED), text)
+
+    return [("/db", single), ("/queries", queries), ("/db/kv", key_value), ("/db/slow", slow),
+            ("/fortunes", fortunes), ("/updates", updates)]
 
 
 async def _world(connection, query: str, *params) -> dict:

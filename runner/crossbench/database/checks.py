@@ -6,7 +6,8 @@ from .cluster import psql
 from .datagen import DATAGEN_VERSION, KV_ROWS, WORLD_ROWS, load_command, loaded
 
 # The statements each endpoint runs, as pg_stat_statements normalises them (parameters become $1, $2).
-STATEMENTS = {"world": "FROM world WHERE id", "kv": "FROM kv WHERE a", "slow": "pg_sleep"}
+STATEMENTS = {"world": "FROM world WHERE id", "kv": "FROM kv WHERE a", "slow": "pg_sleep",
+              "fortune": "FROM fortune", "update": "UPDATE world SET randomnumber"}
 
 
 def tables_missing(url: str) -> str | None:

@@ -1,6 +1,8 @@
-"""The project's seeded data generator: the two tables every server's database endpoints read (SPEC, "The
-database endpoints"). Loaded once per cluster with COPY and kept while DATAGEN_VERSION is the same; a change of
-version (or of the table sizes) reloads them."""
+"""The project's seeded data generator: the tables every server's database endpoints read (SPEC, "The database
+endpoints"): world and kv, and TechEmpower's fortune table (its twelve rows, unsafe and non-ASCII ones included,
+for /fortunes). Loaded once per cluster with COPY and kept while DATAGEN_VERSION is the same; a change of
+version (or of the table sizes) reloads them. /updates writes world's randomnumber column, so after a run that
+measured it the column no longer holds the seeded values (the ids and the 1..10000 range stay)."""
 from __future__ import annotations
 
 import io
@@ -10,19 +12,42 @@ import time
 
 from .cluster import DatabaseError, psql
 
-DATAGEN_VERSION = 1
+DATAGEN_VERSION = 2        # 2: the fortune table
 SEED = 20261122
 WORLD_ROWS = 10_000
 KV_ROWS = 1_000_000
 
 SCHEMA = """
-DROP TABLE IF EXISTS world, kv, crossbench_meta;
+DROP TABLE IF EXISTS world, kv, fortune, crossbench_meta;
 CREATE TABLE world (id integer PRIMARY KEY, randomnumber integer NOT NULL);
+CREATE TABLE fortune (id integer PRIMARY KEY, message varchar(2048) NOT NULL);
 CREATE TABLE kv (a integer PRIMARY KEY, b char(20) NOT NULL);
 CREATE TABLE crossbench_meta (datagen_version integer, world_rows integer, kv_rows integer,
                               loaded_at timestamptz DEFAULT now());
 CREATE EXTENSION IF NOT EXISTS pg_stat_statements;
 """
+
+# TechEmpower's fortune rows, as their PostgreSQL setup inserts them: a quote, a markup-injection attempt that must
+# come out escaped, and a Japanese one that must come out as UTF-8.
+FORTUNES = (
+    "fortune: No such file or directory",
+    "A computer scientist is someone who fixes things that aren't broken.",
+    "After enough decimal places, nobody gives a damn.",
+    "A bad random number generator: 1, 1, 1, 1, 1, 4.33e+67, 1, 1, 1",
+    "A computer program does what you tell it to do, not what you want it to do.",
+    "Emacs is a nice operating system, but I prefer UNIX. \u2014 Tom Christaensen",
+    "Any program that runs right is obsolete.",
+    "A list is only as strong as its weakest link. \u2014 Donald Knuth",
+    "Feature: A bug with seniority.",
+    "Computers make very fast, very accurate mistakes.",
+    '<script>alert("This should not be displayed in a browser alert box.");</script>',
+    "\u30d5\u30ec\u30fc\u30e0\u30ef\u30fc\u30af\u306e\u30d9\u30f3\u30c1\u30de\u30fc\u30af",
+)
+
+
+def fortune_rows() -> str:
+    """COPY's text format: no tab, newline or backslash in these messages, so none needs escaping."""
+    return "".join(f"{i}\t{message}\n" for i, message in enumerate(FORTUNES, start=1))
 
 
 def world_rows(rng: random.Random, rows: int) -> str:
@@ -41,8 +66,9 @@ def copy_script(world: int, kv: int) -> str:
     out.write(SCHEMA)
     out.write("COPY world (id, randomnumber) FROM STDIN;\n" + world_rows(rng, world) + "\\.\n")
     out.write("COPY kv (a, b) FROM STDIN;\n" + kv_rows(rng, kv) + "\\.\n")
+    out.write("COPY fortune (id, message) FROM STDIN;\n" + fortune_rows() + "\\.\n")
     out.write(f"INSERT INTO crossbench_meta (datagen_version, world_rows, kv_rows) VALUES "
-              f"({DATAGEN_VERSION}, {world}, {kv});\nANALYZE world;\nANALYZE kv;\n")
+              f"({DATAGEN_VERSION}, {world}, {kv});\nANALYZE world;\nANALYZE kv;\nANALYZE fortune;\n")
     return out.getvalue()
 
 

@@ -1,5 +1,6 @@
 """Verified before measured (database cells): every database endpoint answers well-formed JSON from the real
-tables, and N requests run exactly N queries (N x queries for /queries), counted by pg_stat_statements, as
+tables (/fortunes its HTML page, /updates rows the table then holds), and N requests run exactly N queries (N x
+queries for /queries; N x queries reads and as many UPDATEs for /updates), counted by pg_stat_statements, as
 TechEmpower's verification counts them. A cell that fails either is not measured."""
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import re
 import urllib.request
 from dataclasses import dataclass
 
+from .. import tfb
 from .checks import STATEMENTS, reset_statements, statement_calls
 from .cluster import psql
 
@@ -27,11 +29,42 @@ class QueryCount:
     counted: int
 
 
-def get_json(url: str):
+def fetch(url: str) -> tuple[dict, bytes]:
+    """A 200 answer's headers (lower-case names) and body, its headers held to TechEmpower's rule."""
     with urllib.request.urlopen(url, timeout=10) as response:
-        if response.status != 200 or "application/json" not in response.headers.get("Content-Type", ""):
-            raise VerifyFailed(f"{url}: {response.status} {response.headers.get('Content-Type')}")
-        return json.loads(response.read())
+        headers = {name.lower(): value for name, value in response.headers.items()}
+        body = response.read()
+    if response.status != 200:
+        raise VerifyFailed(f"{url}: {response.status}")
+    try:
+        tfb.check_headers(headers, body, url)
+    except tfb.RuleBroken as e:
+        raise VerifyFailed(str(e)) from e
+    return headers, body
+
+
+def get_json(url: str):
+    headers, body = fetch(url)
+    if "application/json" not in headers.get("content-type", ""):
+        raise VerifyFailed(f"{url}: Content-Type {headers.get('content-type')}")
+    return json.loads(body)
+
+
+def check_fortunes(url: str) -> None:
+    try:
+        tfb.check_fortunes(*fetch(url), url)
+    except tfb.RuleBroken as e:
+        raise VerifyFailed(str(e)) from e
+
+
+def check_stored(rows: list[dict], db_url: str, path: str) -> None:
+    """/updates: the table holds what the answer says was written (a row read twice: its last value)."""
+    written = {row["id"]: row["randomNumber"] for row in rows}
+    found = psql(db_url, "SELECT id, randomnumber FROM world WHERE id IN "
+                         f"({','.join(str(int(i)) for i in written)})").stdout.split()
+    stored = {int(i): int(n) for i, n in (line.split("|") for line in found)}
+    if stored != written:
+        raise VerifyFailed(f"{path}: answered {written}, the table holds {stored}")
 
 
 def check_world(row, where: str) -> None:
@@ -42,13 +75,17 @@ def check_world(row, where: str) -> None:
 
 def check_answer(base_url: str, path: str, db_url: str) -> None:
     """One answer of the endpoint, checked against the contract and, for /db/kv, against the table itself."""
+    if path.startswith("/fortunes"):
+        return check_fortunes(base_url + path)
     answer = get_json(base_url + path)
-    if path.startswith("/queries"):
+    if path.startswith(("/queries", "/updates")):
         wanted = int(re.search(r"queries=(\d+)", path).group(1)) if "queries=" in path else 1
         if not isinstance(answer, list) or len(answer) != min(max(wanted, 1), 500):
             raise VerifyFailed(f"{path}: expected a list of {wanted} rows, got {str(answer)[:200]}")
         for row in answer:
             check_world(row, path)
+        if path.startswith("/updates"):
+            check_stored(answer, db_url, path)
     elif path.startswith("/db/kv"):
         if not (isinstance(answer, dict) and KV_KEY.match(str(answer.get("a"))) and KV_VALUE.match(str(answer.get("b")))):
             raise VerifyFailed(f"{path}: not a kv row: {answer!r}")
@@ -62,12 +99,14 @@ def check_answer(base_url: str, path: str, db_url: str) -> None:
 def statement_of(path: str) -> str:
     if path.startswith("/db/kv"):
         return STATEMENTS["kv"]
+    if path.startswith("/fortunes"):
+        return STATEMENTS["fortune"]
     return STATEMENTS["slow"] if path.startswith("/db/slow") else STATEMENTS["world"]
 
 
 def queries_per_request(path: str) -> int:
     match = re.search(r"queries=(\d+)", path)
-    return min(max(int(match.group(1)), 1), 500) if path.startswith("/queries") and match else 1
+    return min(max(int(match.group(1)), 1), 500) if path.startswith(("/queries", "/updates")) and match else 1
 
 
 def count_queries(base_url: str, path: str, db_url: str, requests: int = COUNT_REQUESTS) -> QueryCount:
@@ -76,17 +115,24 @@ def count_queries(base_url: str, path: str, db_url: str, requests: int = COUNT_R
     for _ in range(requests):
         with urllib.request.urlopen(base_url + path, timeout=10) as response:
             response.read()
-    count = QueryCount(requests * queries_per_request(path), statement_calls(db_url, statement_of(path)))
-    if count.counted != count.expected:
-        raise VerifyFailed(f"{path}: {requests} requests ran {count.counted} queries, expected {count.expected} "
-                           "(a cache, or queries the endpoint should not make)")
-    return count
+    wanted = requests * queries_per_request(path)
+    statements = [statement_of(path), *([STATEMENTS["update"]] if path.startswith("/updates") else [])]
+    counted = {statement: statement_calls(db_url, statement) for statement in statements}
+    for statement, calls in counted.items():
+        if calls != wanted:
+            raise VerifyFailed(f"{path}: {requests} requests ran {calls} statements like '{statement}', expected "
+                               f"{wanted} (a cache, or queries the endpoint should not make)")
+    return QueryCount(wanted * len(statements), sum(counted.values()))
+
+
+def check_answers(base_url: str, paths: list[str], db_url: str) -> None:
+    """Three answers of every path, each checked (delays cut to 1 ms for /db/slow)."""
+    for path in (re.sub(r"ms=\d+", "ms=1", p) for p in paths):
+        for _ in range(3):
+            check_answer(base_url, path, db_url)
 
 
 def verify_database_cell(base_url: str, paths: list[str], db_url: str) -> QueryCount:
     """Checks every path's answers, then counts one path's queries (delays cut to 1 ms for /db/slow)."""
-    paths = [re.sub(r"ms=\d+", "ms=1", p) for p in paths]
-    for path in paths:
-        for _ in range(3):
-            check_answer(base_url, path, db_url)
-    return count_queries(base_url, paths[0], db_url)
+    check_answers(base_url, paths, db_url)
+    return count_queries(base_url, re.sub(r"ms=\d+", "ms=1", paths[0]), db_url)

@@ -3,7 +3,8 @@ app folder beside tornado-app/, and one section of that name in an experiment fi
 from __future__ import annotations
 
 from . import gunicorn, nginx, tomcat, tornado, uvicorn
-from .base import DB_ENDPOINTS, ENDPOINTS, STATIC_ENDPOINT, Knob, ServerPlugin, SettingsError, Tool, ToolMissing
+from .base import (DB_ENDPOINTS, ENDPOINTS, STATIC_ENDPOINT, TFB_ENDPOINTS, Knob, ServerPlugin, SettingsError, Tool,
+                   ToolMissing)
 from .lifecycle import HOST, PortInUse, RunningServer, ServerFailed, ServerSpec, check_port_free, free_port
 
 PLUGINS: dict[str, ServerPlugin] = {plugin.name: plugin for plugin in (
@@ -32,6 +33,7 @@ def get(name: str) -> ServerPlugin:
         raise UnknownServer(f"unknown server {name!r}; known: {', '.join(PLUGINS)}") from None
 
 
-__all__ = ["DB_ENDPOINTS", "ENDPOINTS", "HOST", "PLUGINS", "STATIC_ENDPOINT", "UNAVAILABLE", "Knob", "PortInUse", "RunningServer",
+__all__ = ["DB_ENDPOINTS", "ENDPOINTS", "HOST", "PLUGINS", "STATIC_ENDPOINT", "TFB_ENDPOINTS", "UNAVAILABLE", "Knob",
+           "PortInUse", "RunningServer",
            "ServerFailed", "ServerPlugin", "ServerSpec", "SettingsError", "Tool", "ToolMissing", "UnknownServer",
            "check_port_free", "free_port", "get"]

@@ -20,7 +20,9 @@ from .lifecycle import HOST, ServerSpec
 
 STATIC_ENDPOINT = "/static/*"
 ENDPOINTS = (STATIC_ENDPOINT, "/delay/sync", "/delay/async", "/hello", "/now")
-DB_ENDPOINTS = ("/db", "/queries", "/db/kv", "/db/slow")     # need a database (--db-url, or the run's own)
+TFB_ENDPOINTS = ("/json", "/plaintext")                     # TechEmpower's two types without a database
+# need a database (--db-url, or the run's own); /fortunes and /updates are TechEmpower's, beside /db and /queries
+DB_ENDPOINTS = ("/db", "/queries", "/db/kv", "/db/slow", "/fortunes", "/updates")
 
 
 def database_env(db_url: str | None, settings: dict, cell_dir: Path | None = None) -> dict:

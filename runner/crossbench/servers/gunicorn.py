@@ -7,7 +7,7 @@ import os
 import sys
 
 from .. import paths
-from .base import DB_ENDPOINTS, DB_PREPARED, STATIC_ENDPOINT, Knob, ServerPlugin, Tool, database_env
+from .base import DB_ENDPOINTS, DB_PREPARED, STATIC_ENDPOINT, TFB_ENDPOINTS, Knob, ServerPlugin, Tool, database_env
 from .lifecycle import HOST, ServerSpec
 
 APP_DIR = paths.REPO / "gunicorn-app"
@@ -21,7 +21,7 @@ def documented_default_workers() -> int:
 class GunicornPlugin(ServerPlugin):
     name = "gunicorn"
     summary = "a Flask app under gunicorn's pre-forked sync (or gthread) workers: seed 004's sync stack"
-    endpoints = frozenset({STATIC_ENDPOINT, "/delay/sync", "/now", "/hello", *DB_ENDPOINTS})
+    endpoints = frozenset({STATIC_ENDPOINT, "/delay/sync", "/now", "/hello", *TFB_ENDPOINTS, *DB_ENDPOINTS})
     default_port = 8000
     tools = (Tool("python:gunicorn", "the project's venv: runner/python-env.sh (gunicorn-app/requirements.txt)"),
              Tool("python:flask", "the project's venv: runner/python-env.sh (gunicorn-app/requirements.txt)"))

@@ -15,7 +15,7 @@ from .. import paths
 from ..jdk import Jdk, select_jdk
 from ..sampling import db_pool, jfr
 from ..sampling.jvm_probe import JvmProbe, JvmProbeError, RemoteJvmProbe, connection_counts, db_pool_counts
-from .base import DB_ENDPOINTS, DB_PREPARED, ENDPOINTS, Knob, ServerPlugin, Tool
+from .base import DB_ENDPOINTS, DB_PREPARED, ENDPOINTS, TFB_ENDPOINTS, Knob, ServerPlugin, Tool
 from .lifecycle import HOST, ServerSpec
 
 # Tomcat 9's own defaults for the NIO connector; the runner changes them only when asked.
@@ -156,7 +156,7 @@ class CdsArchive:
 class TomcatPlugin(ServerPlugin):
     name = "tomcat"
     summary = "the servlet WAR on the pinned Apache Tomcat 9 (thread per request; virtual threads on JDK 21+)"
-    endpoints = frozenset({*ENDPOINTS, *DB_ENDPOINTS})
+    endpoints = frozenset({*ENDPOINTS, *TFB_ENDPOINTS, *DB_ENDPOINTS})
     default_port = 8080
     ready_timeout_s = 60.0
     tools = (Tool("taskset", "apt-get install util-linux"),)

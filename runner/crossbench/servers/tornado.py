@@ -4,14 +4,14 @@ from __future__ import annotations
 import sys
 
 from .. import paths
-from .base import DB_ENDPOINTS, DB_PREPARED, ENDPOINTS, Knob, ServerPlugin, Tool, pool_log_dir
+from .base import DB_ENDPOINTS, DB_PREPARED, ENDPOINTS, TFB_ENDPOINTS, Knob, ServerPlugin, Tool, pool_log_dir
 from .lifecycle import HOST, ServerSpec
 
 
 class TornadoPlugin(ServerPlugin):
     name = "tornado"
     summary = "the Tornado app: one event loop per process (1 = the seeds' single core)"
-    endpoints = frozenset({*ENDPOINTS, *DB_ENDPOINTS})
+    endpoints = frozenset({*ENDPOINTS, *TFB_ENDPOINTS, *DB_ENDPOINTS})
     default_port = 8888
     tools = (Tool("python:tornado", "the project's venv: runner/python-env.sh"),)
     distributions = ("tornado", "asyncpg")

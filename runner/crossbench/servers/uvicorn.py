@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from .. import paths
-from .base import DB_ENDPOINTS, DB_PREPARED, ENDPOINTS, Knob, ServerPlugin, Tool, database_env
+from .base import DB_ENDPOINTS, DB_PREPARED, ENDPOINTS, TFB_ENDPOINTS, Knob, ServerPlugin, Tool, database_env
 from .lifecycle import HOST, ServerSpec
 
 APP_DIR = paths.REPO / "uvicorn-app"
@@ -15,7 +15,7 @@ VENV_HINT = "the project's venv: runner/python-env.sh (uvicorn-app/requirements.
 class UvicornPlugin(ServerPlugin):
     name = "uvicorn"
     summary = "a Starlette app on uvicorn (uvloop, httptools): one event loop per worker, seed 004's async stack"
-    endpoints = frozenset({*ENDPOINTS, *DB_ENDPOINTS})
+    endpoints = frozenset({*ENDPOINTS, *TFB_ENDPOINTS, *DB_ENDPOINTS})
     default_port = 8001
     tools = (Tool("python:uvicorn", VENV_HINT), Tool("python:starlette", VENV_HINT), Tool("python:uvloop", VENV_HINT),
              Tool("python:httptools", VENV_HINT))

@@ -11,6 +11,7 @@ import org.crossbench.servlet.TextResponse;
 final class DbResponse {
 
     static final String JSON = "application/json";
+    static final String HTML = "text/html; charset=UTF-8";
 
     private DbResponse() {
     }
@@ -23,9 +24,9 @@ final class DbResponse {
         return "{\"a\":\"" + String.format("%010d", a) + "\",\"b\":\"" + b + "\"}";
     }
 
-    static void json(HttpServletResponse response, String body) throws IOException {
+    static void write(HttpServletResponse response, String contentType, String body) throws IOException {
         byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-        response.setContentType(JSON);
+        response.setContentType(contentType);
         response.setContentLength(bytes.length);
         response.getOutputStream().write(bytes);
     }

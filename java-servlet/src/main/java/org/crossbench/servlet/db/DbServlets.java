@@ -17,7 +17,7 @@ public final class DbServlets {
     private DbServlets() {
     }
 
-    /** One request's work on a pooled connection; returns the JSON body. */
+    /** One request's work on a pooled connection; returns the body (JSON, or the fortunes' HTML). */
     interface Work {
         String on(Connection connection) throws SQLException;
     }
@@ -26,6 +26,10 @@ public final class DbServlets {
         private static final long serialVersionUID = 1L;
 
         void answer(HttpServletResponse response, Work work) throws IOException {
+            answer(response, work, DbResponse.JSON);
+        }
+
+        void answer(HttpServletResponse response, Work work, String contentType) throws IOException {
             Optional<HikariDataSource> pool = Database.pool(getServletContext());
             if (pool.isEmpty()) {
                 DbResponse.notConfigured(response);
@@ -38,7 +42,7 @@ public final class DbServlets {
                 DbResponse.unavailable(response, e);
                 return;
             }
-            DbResponse.json(response, body);
+            DbResponse.write(response, contentType, body);
         }
     }
 
@@ -87,6 +91,30 @@ public final class DbServlets {
             if (ms >= 0) {
                 answer(response, connection -> WorldQueries.slow(connection, ms));
             }
+        }
+    }
+
+    /** {@code /fortunes}: every fortune, one added at request time, sorted by message, as an escaped HTML table. */
+    @WebServlet(urlPatterns = "/fortunes")
+    public static class FortunesPage extends DbServlet {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        protected void doGet(HttpServletRequest request, HttpServletResponse response) throws IOException {
+            answer(response, connection -> Fortunes.html(Fortunes.withAdded(Fortunes.read(connection))),
+                    DbResponse.HTML);
+        }
+    }
+
+    /** {@code /updates?queries=N}: N random rows of world, each read, given a new random number and written back. */
+    @WebServlet(urlPatterns = "/updates")
+    public static class Updates extends DbServlet {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        protected void doGet(HttpServletRequest request, HttpServletResponse response) throws IOException {
+            int count = QueryCount.parse(request.getParameter("queries"));
+            answer(response, connection -> WorldQueries.updates(connection, count));
         }
     }
 }

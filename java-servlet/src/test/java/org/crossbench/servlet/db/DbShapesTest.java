@@ -46,4 +46,15 @@ class DbShapesTest {
             System.clearProperty("crossbench.db.wait_ms");
         }
     }
+
+    @Test
+    void fortunesAreSortedEscapedAndGainTheAddedRow() {
+        var rows = java.util.List.of(new Fortunes.Fortune(11, "<script>alert(\"x\");</script>"),
+                new Fortunes.Fortune(2, "aren't & broken"), new Fortunes.Fortune(12, "\u30d5\u30ec"));
+        String page = Fortunes.html(Fortunes.withAdded(rows));
+        assertTrue(page.startsWith("<!DOCTYPE html><html><head><title>Fortunes</title></head><body><table>"), page);
+        assertTrue(page.contains("<tr><td>11</td><td>&lt;script&gt;alert(&quot;x&quot;);&lt;/script&gt;</td></tr>"
+                + "<tr><td>0</td><td>Additional fortune added at request time.</td></tr>"
+                + "<tr><td>2</td><td>aren&#39;t &amp; broken</td></tr><tr><td>12</td><td>\u30d5\u30ec</td></tr>"), page);
+    }
 }
