@@ -1,7 +1,7 @@
 """The Flask (WSGI) app of the contract, run by gunicorn's pre-forked workers (seed 004's sync stack).
 
 Every path is first normalised from the raw request line as Tomcat's connector does (crossbench_contract, from
-tornado-app/), so traversal answers the same on every server. Serves /static/*, /delay/sync, /now, /hello and
+python-contract/), so traversal answers the same on every server. Serves /static/*, /delay/sync, /now, /hello and
 the database endpoints; /delay/async is not a sync stack's endpoint and is 404.
 """
 from __future__ import annotations

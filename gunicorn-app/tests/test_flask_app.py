@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(ROOT / "gunicorn-app"), str(ROOT / "tornado-app")]
+sys.path[:0] = [str(ROOT / "gunicorn-app")]
 
 from crossbench_flask.app import app  # noqa: E402
 

@@ -1,7 +1,7 @@
 """The Starlette (ASGI) app of the contract, run by uvicorn with uvloop and httptools (seed 004's async stack).
 
 Every path is first normalised from the raw request path as Tomcat's connector does (crossbench_contract, from
-tornado-app/). /delay/sync blocks the event loop with time.sleep, as Tornado's does; /delay/async awaits.
+python-contract/). /delay/sync blocks the event loop with time.sleep, as Tornado's does; /delay/async awaits.
 """
 from __future__ import annotations
 

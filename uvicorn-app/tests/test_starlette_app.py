@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(ROOT / "uvicorn-app"), str(ROOT / "tornado-app")]
+sys.path[:0] = [str(ROOT / "uvicorn-app")]
 
 from crossbench_starlette.app import app  # noqa: E402
 

@@ -62,8 +62,7 @@ class GunicornPlugin(ServerPlugin):
         argv = [sys.executable, "-m", "gunicorn", "--bind", f"{address}:{port}",
                 "--workers", str(settings["workers"]), "--worker-class", settings["worker_class"],
                 "--threads", str(settings["threads"]), "--backlog", str(settings["backlog"]),
-                # the app and the contract rules it shares with Tornado's (tornado-app/crossbench_contract)
-                "--pythonpath", f"{APP_DIR},{paths.REPO / 'tornado-app'}",
+                "--pythonpath", str(APP_DIR),       # the app (its shared rules: the crossbench_contract package)
                 "--error-logfile", "-",      # no access log (gunicorn keeps none unless asked): it would be measured
                 "--no-control-socket",       # gunicorn 27's control socket would live in $HOME, outside the cell
                 # the worker watchdog must outlast the longest delay (60 s cap): a sync worker blocks through it

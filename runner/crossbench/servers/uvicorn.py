@@ -43,9 +43,7 @@ class UvicornPlugin(ServerPlugin):
                 "--host", address, "--port", str(port), "--workers", str(settings["workers"]),
                 "--backlog", str(settings["backlog"]), "--loop", "uvloop", "--http", "httptools",
                 "--no-access-log", "--log-level", "warning"]
-        # the contract rules the app shares with Tornado's live in tornado-app/crossbench_contract
-        env = {"CROSSBENCH_STATIC_DIR": str(paths.STATIC_DIR), "PYTHONPATH": str(paths.REPO / "tornado-app"),
-               **database_env(db_url, settings, cell_dir)}
+        env = {"CROSSBENCH_STATIC_DIR": str(paths.STATIC_DIR), **database_env(db_url, settings, cell_dir)}
         return ServerSpec(self.name, port, argv, work_dir / f"uvicorn-{port}.log", dict(settings), cpus,
                           self.ready_timeout_s, env=env, address=address)
 
