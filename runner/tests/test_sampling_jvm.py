@@ -321,11 +321,11 @@ def test_pool_probe_against_real_tomcat(executor, tmp_path):
         if executor == "platform":
             assert idle.max == 200
             busy = wait_until(lambda: (r := probe.latest()) and r.busy is not None
-                            and r.busy >= n and r, 1.5, f"busy >= {n}", step=0.05)
+                            and r.busy >= n and r, 1.5, f"busy >= {n}")
             assert busy.current >= busy.busy >= n
         else:
             busy = wait_until(lambda: (r := probe.latest()) and r.connections is not None
-                            and r.connections >= n and r, 1.5, f"connections >= {n}", step=0.05)
+                            and r.connections >= n and r, 1.5, f"connections >= {n}")
             assert busy.current is None and busy.busy is None and busy.max is None
             executors = [p for p in probe.latest_line()["pools"] if p["kind"] == "executor"]
             assert [e["name"] for e in executors] == ["virtualThreads"]
