@@ -66,6 +66,20 @@ def study(runs: list[Path], plant: float = 0.10, noise_floor: float | None = Non
             "planted": {**found, "power": found["slower"] / found["points"] if found["points"] else None}}
 
 
+def observed_floor(runs: list[Path], share: float = 95) -> dict:
+    """The run-to-run noise of each figure on this machine: the `share` percentile (nearest rank) of |B/A - 1|
+    over every point of every pair of these runs of one configuration; what noise_floor.toml should hold."""
+    from crossbench.stats import nearest_rank
+    changes: dict[str, list[float]] = {}
+    for a, b in itertools.combinations(runs, 2):
+        for row in compare.compare_runs(load_run(a), load_run(b), noise_floor=0.0).rows:
+            for figure, verdict in row.verdicts.items():
+                if verdict.ratio is not None:
+                    changes.setdefault(figure, []).append(abs(verdict.ratio - 1))
+    return {figure: {"floor": round(nearest_rank(sorted(values), share), 3), "points": len(values),
+                     "largest": round(max(values), 3)} for figure, values in sorted(changes.items())}
+
+
 def text(result: dict) -> str:
     aa, planted = result["aa"], result["planted"]
     return (f"{len(result['runs'])} runs, {result['pairs']} pairs; noise floor: {result['noise_floor']['source']}\n"

@@ -45,6 +45,8 @@ def parse_args(argv):
     t.add_argument("--plant", type=float, default=0.10, help="the planted slowdown of B (default 0.10)")
     t.add_argument("--noise-floor", type=float, dest="noise_floor", metavar="SHARE")
     t.add_argument("--json", type=Path, help="also write the result here")
+    t.add_argument("--observe-floor", action="store_true", help="print each figure's run-to-run change over these "
+                   "runs (95th percentile of |B/A - 1|): the values noise_floor.toml should hold")
     return p.parse_args(argv)
 
 
@@ -85,6 +87,8 @@ def main(argv=None) -> int:
             workload = checked(args.rate, args.hold_ms, args.p99_ms)
             print(advice.write(advice.advise(args.run_dir, workload), args.run_dir), end="")
             print(f"advice: {args.run_dir / 'advice.md'}, {args.run_dir / 'advice.json'}")
+        elif args.command == "aa" and args.observe_floor:
+            print(json.dumps(aa.observed_floor(args.runs), indent=2))
         elif args.command == "aa":
             result = aa.study(args.runs, args.plant, args.noise_floor)
             print(aa.text(result))

@@ -153,3 +153,11 @@ def test_aa_study_counts_false_alarms_and_finds_a_planted_change(tmp_path):
     original = json.loads((runs[0] / "cells.jsonl").read_text().splitlines()[0])
     assert first["rps"] == pytest.approx(original["rps"] * 0.5)
     assert first["latency_ms"]["p99"] == pytest.approx(original["latency_ms"]["p99"] * 2)
+
+
+def test_the_observed_floor_is_the_95th_percentile_of_the_changes_between_runs(tmp_path):
+    from crossbench_analysis import aa
+    runs = [make_run(tmp_path / name, run_id=name, repetitions=2, noise=0.02, seed=seed, **SMALL)
+            for name, seed in (("A", 1), ("B", 2))]
+    observed = aa.observed_floor(runs)
+    assert observed["rps"]["points"] == 12 and 0 < observed["rps"]["floor"] <= observed["rps"]["largest"] < 0.05
