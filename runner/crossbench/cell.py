@@ -199,12 +199,14 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
         shared.update(probe.figures(measurement.t0, measurement.t1))
     for prefix, side in sides.items():
         shared.update(side_figures(prefix, side, measurement.t0, measurement.t1))
-    shared.update(plan.plugin.stopped_figures(plan.settings, ctx.cell_dir, server.spec.describe, measurement.t0,
-                                              measurement.t1))
+    stopped = plan.plugin.stopped_figures(plan.settings, ctx.cell_dir, server.spec.describe, measurement.t0,
+                                          measurement.t1)
+    shared.update(stopped)
     shared.update(figures)
     shared.update(noise_figures(plan, ctx, measurement, shared))
     flags = list(dict.fromkeys([*measurement.flags, *cell_flags(plan, window), *database_flags(ctx, db_url),
-                                *noise.flags(shared, plan.keepalive, plan.concurrency)]))
+                                *noise.flags(shared, plan.keepalive, plan.concurrency),
+                                *plan.plugin.stopped_flags(plan.settings, stopped)]))
     shared.update(flags=flags, valid=not flags, time_wait_drain_s=round(drained_s, 1))
     cell_record = contract.merge(shared, measurement.extra, plan.kind)
     if "loadgen_saturated" in flags and cell_record["rps_steady"] is not None:

@@ -93,7 +93,8 @@ SHARED = {
     "tomcat_connection_count_peak": "Tomcat: most connections held at once in the window (connector count)",
     # Tomcat only: its JFR recording read after the cell for the window (crossbench/sampling/jfr.py says what JFR's
     # default settings record and what they leave out). All null, with the reason, when it could not be read.
-    "tomcat_jfr_unreadable": "Tomcat: null when tomcat.jfr was read; else why not (missing, torn, jfr off)",
+    "tomcat_jfr_unreadable": "Tomcat: null when tomcat.jfr was read; else why not (missing, torn, jfr off); a "
+                             "recording that was on but could not be read also flags the cell jfr_unreadable",
     "tomcat_jfr_read_s": "Tomcat: seconds spent reading tomcat.jfr after the server stopped (not measured time)",
     "tomcat_gc_count": "Tomcat: garbage collections overlapping the window (jdk.GarbageCollection)",
     "tomcat_gc_pause_count": "Tomcat: GC pauses overlapping the window, however short (jdk.GCPhasePause)",

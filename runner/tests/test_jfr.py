@@ -83,6 +83,11 @@ def test_missing_and_torn_recordings_leave_nulls_and_say_why(tmp_path):
     assert "could not read recording" in cut["tomcat_jfr_unreadable"]
     for got in (missing, cut):
         assert all(got[f] is None for f in jfr.FIGURES)
+    from crossbench.servers import PLUGINS
+    tomcat = PLUGINS["tomcat"]
+    assert tomcat.stopped_flags({"jfr": True}, cut) == ["jfr_unreadable"]        # a flag, not a failed cell
+    off = tomcat.stopped_figures({"jfr": False}, tmp_path, {}, *EVERYTHING)
+    assert off["tomcat_jfr_unreadable"] and tomcat.stopped_flags({"jfr": False}, off) == []
 
 
 def test_waits_are_cut_to_the_window_and_only_request_threads_count():

@@ -18,7 +18,7 @@ What the default settings record, and so what these figures can and cannot say:
   is under 20 ms shows none. Request threads are the connector's (`http-nio-<port>-exec-<n>`) and the virtual
   executor's (`http-vt-<n>`); JDK 17 records no sleep of a virtual thread (it has none) and no pinning event.
 A recording that is missing, torn (the JVM killed before its dump) or unreadable leaves every figure null and
-says why in tomcat_jfr_unreadable; the cell itself stands.
+says why in tomcat_jfr_unreadable; the cell itself stands, flagged jfr_unreadable (a recording that was off is no flag).
 """
 from __future__ import annotations
 

@@ -194,6 +194,11 @@ class ServerPlugin:
         (Tomcat: its JFR recording). Costs no measured time. None by default."""
         return {}
 
+    def stopped_flags(self, settings: dict, figures: dict) -> list[str]:
+        """Flags about what stopped_figures could not read (Tomcat: a recording that was on, but missing or
+        torn). None by default."""
+        return []
+
     def probe(self, pid: int, cell_dir: Path, host=None):
         """What looks inside the server while the cell runs: by default the pool files its processes write in
         database cells (nothing else); Tomcat's JVM probe in servers/tomcat.py. None: no probe.

@@ -246,6 +246,10 @@ class TomcatPlugin(ServerPlugin):
                     "tomcat_jfr_read_s": None}
         return jfr.figures(cell_dir / jfr.RECORDING, describe.get("jdk_home"), t0, t1)
 
+    def stopped_flags(self, settings: dict, figures: dict) -> list[str]:
+        """jfr_unreadable: the cell ran with a recording that is missing, torn or unreadable (its figures null)."""
+        return ["jfr_unreadable"] if settings["jfr"] and figures.get("tomcat_jfr_unreadable") else []
+
     def probe(self, pid: int, cell_dir: Path, host=None) -> "BackgroundJvmProbe":
         """The JVM probe, here or beside a Tomcat on another host."""
         return BackgroundJvmProbe(pid, cell_dir, host=host)
