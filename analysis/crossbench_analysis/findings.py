@@ -12,6 +12,7 @@ from pathlib import Path
 
 from . import findings_seeds as seeds
 from . import findings_sweeps as sweeps
+from . import findings_tfb
 from .finding import Finding, load_points
 from .runinfo import Run
 
@@ -42,7 +43,11 @@ def seed003(points):
 def seed004(points):
     f = "seed004"
     return (seeds.table_ranking(f, points) + seeds.pools(f, points) + seeds.pgbouncer(f, points)
-            + seeds.worker_sweeps(f, points))
+            + seeds.worker_sweeps(f, points) + findings_tfb.ranking(f, points))
+
+
+def tfb(points):
+    return findings_tfb.ranking("tfb", points)
 
 
 def maxthreads(points):
@@ -62,7 +67,7 @@ def servers(points):
 
 
 FAMILIES = {"seed000": seed000, "seed001": seed001, "seed002": seed002, "quick": quick, "seed003": seed003,
-            "seed004": seed004, "maxthreads": maxthreads, "openloop": openloop, "servers": servers}
+            "seed004": seed004, "maxthreads": maxthreads, "openloop": openloop, "servers": servers, "tfb": tfb}
 ANY = (seed000, seed001, seed002, seed003, seed004, openloop)      # for an experiment no family knows
 
 

@@ -50,7 +50,7 @@ def test_a_30_percent_change_is_found_with_its_interval_and_a_1_percent_one_is_n
     a = make_run(tmp_path / "a", run_id="A", repetitions=3, noise=0.02, **SMALL)
     b = make_run(tmp_path / "b0", run_id="B", repetitions=3, noise=0.02, seed=9, **SMALL)   # other launches
     b = scaled_copy(b, tmp_path / "b", {CHANGED: 1.30, NUDGED: 1.01}, "B")
-    cmp = compare_runs(load_run(a), load_run(b))
+    cmp = compare_runs(load_run(a), load_run(b), noise_floor=0.05)     # the logic, not this machine's floors
     v = verdicts(cmp)
     changed, nudged = v["tomcat static C100"], v["tornado static C10"]
     assert changed["rps"].word == FASTER and changed["latency_ms.p99"].word == FASTER

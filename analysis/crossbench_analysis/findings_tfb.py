@@ -1,0 +1,42 @@
+"""Findings of TechEmpower's protocol (the tfb experiment; seed 004's techempower group): per test type, each stack
+at its best level, as TechEmpower quotes it, ranked, with the ratio to the leader. A best level is the point with
+the highest mean throughput over its launches; a stack whose best cannot be told from the leader's (their
+intervals overlap) is named as a tie."""
+from __future__ import annotations
+
+from .finding import Finding, all_flagged, cells_of, figure, left_note, sig, split, value, who, with_figure
+from .tfb import is_tfb
+
+
+def ranking(family: str, points: list[dict], chart: str = "tfb_rps") -> list[Finding]:
+    tfb = [p for p in points if p["records"] and is_tfb(p["records"][0]) and p.get("kind") != "open_loop"]
+    out = []
+    for group in dict.fromkeys(p.get("group") for p in tfb):
+        good, left = split([p for p in tfb if p.get("group") == group])
+        good = [p for p in good if value(p, "rps") is not None]
+        if not good:
+            out.append(all_flagged(family, f"TechEmpower {group}", left, chart))
+            continue
+        best: dict[str, dict] = {}
+        for p in good:                   # each server at its best level (and worker count)
+            server = str(p.get("server"))
+            if server not in best or value(p, "rps") > value(best[server], "rps"):
+                best[server] = p
+        ranked = sorted(best.values(), key=lambda p: value(p, "rps"), reverse=True)
+        top = ranked[0]
+        parts = [f"{who(p)} at C={p.get('concurrency')}: {sig(value(p, 'rps'), 3)} req/s"
+                 + ("" if p is top else f" (x{value(p, 'rps') / value(top, 'rps'):.2f}{tie(p, top)})")
+                 for p in ranked]
+        text = (f"TechEmpower {group} ({top.get('endpoint')}), each stack at its best level: " + "; ".join(parts)
+                + "." + left_note(left))
+        out.append(with_figure(Finding(family, text, chart=chart, cells=cells_of(ranked), left_out=left), top,
+                               "rps", "req/s", f"{who(top)}, best level"))
+    return out
+
+
+def tie(point: dict, top: dict) -> str:
+    """', a tie' when the two points' 95 % intervals overlap; nothing with one launch (no interval to judge)."""
+    a, b = figure(point, "rps"), figure(top, "rps")
+    if not a or not b or a.get("ci95_high") is None or b.get("ci95_low") is None:
+        return ""
+    return ", a tie" if a["ci95_high"] >= b["ci95_low"] else ""

@@ -1,0 +1,55 @@
+"""TechEmpower's findings and chart on a SYNTHETIC tfb run (nothing measured): each stack at its best level,
+ranked, with ratios and ties judged by the launches' intervals."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from analysis_markers import needs_gnuplot
+
+from crossbench_analysis import analyze, findings
+from crossbench_analysis.runinfo import load_run
+
+LAUNCHES = {  # (server, setting, processes, C): req/s of its two launches
+    ("tomcat", "tomcat maxThreads=200", 1, 16): (9000, 9200), ("tomcat", "tomcat maxThreads=200", 1, 64): (12000, 12400),
+    ("tornado", "tornado", 1, 16): (3000, 3100), ("tornado", "tornado", 1, 64): (3200, 3300),
+    ("uvicorn", "uvicorn x2", 2, 64): (11900, 12500),
+}
+
+
+def tfb_run(path: Path) -> Path:
+    path.mkdir(parents=True)
+    (path / "metadata.json").write_text(json.dumps({"run_id": "tfb-synthetic", "experiment": "tfb",
+                                                    "synthetic": True, "schema_version": 3}))
+    records = []
+    for (server, setting, processes, c), launches in LAUNCHES.items():
+        point = f"json-{server}-p{processes}-json-c{c}-d0"
+        for launch, rps in enumerate(launches, 1):
+            records.append({"schema_version": 3, "cell_id": f"{point}-r{launch}", "point_id": point,
+                            "repetition": launch, "experiment": "tfb", "group": "json", "server": server,
+                            "setting": setting, "processes": processes, "endpoint": "/json", "concurrency": c,
+                            "delay_ms": 0, "kind": "closed_loop", "loadgen": "wrk", "status": "ok", "valid": True,
+                            "flags": [], "rps": rps, "latency_ms": {"p50": 1.0, "p99": 5.0}, "index": len(records) + 1})
+    (path / "cells.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def test_each_stack_at_its_best_level_ranked_with_ratios_and_ties(tmp_path):
+    run = load_run(tfb_run(tmp_path / "run"))
+    [finding] = findings.compute(run)
+    # tomcat's best level is C=64 (mean 12,200); uvicorn x2 12,200 as well: x1.00, and its interval
+    # (12,200 +- 3,812) overlaps tomcat's (12,200 +- 2,541): a tie; tornado's best 3,250: x0.27, apart
+    assert finding.sentence.startswith("TechEmpower json (/json), each stack at its best level: ")
+    assert "tomcat maxThreads=200 at C=64: 12,200 req/s" in finding.sentence
+    assert "uvicorn x2 at C=64: 12,200 req/s (x1.00, a tie)" in finding.sentence
+    assert "tornado at C=64: 3,250 req/s (x0.27)" in finding.sentence
+    assert finding.figure == 12200 and finding.interval and finding.chart == "tfb_rps"
+    assert set(finding.cells) >= {"json-tomcat-p1-json-c64-d0-r1", "json-tomcat-p1-json-c64-d0-r2"}
+
+
+@needs_gnuplot
+def test_the_tfb_chart_is_drawn_with_the_findings(tmp_path):
+    run_dir = tfb_run(tmp_path / "run")
+    result = analyze(run_dir)
+    assert (run_dir / "charts" / "tfb_rps.png").is_file() and "tfb_rps" in [c.name for c in result.charts]
+    assert "TechEmpower json" in (run_dir / "findings.md").read_text()
