@@ -2,10 +2,9 @@
 compare.html. Every ratio is printed with its interval and the verdict's word; nothing is judged here."""
 from __future__ import annotations
 
-from html import escape
 from pathlib import Path
 
-from . import plot, report
+from . import pages, plot
 from .compare import Comparison, Row
 from .compare_stats import CANNOT_TELL, FASTER, NO_VALUE, SAME, SLOWER, Verdict
 from .kit import ChartJob, write_table
@@ -80,32 +79,21 @@ def export(cmp: Comparison, charts_dir: Path) -> ChartJob:
                     "; ".join(cmp.notes)[:300], "B / A per matching point")
 
 
-def row_html(row: Row) -> str:
-    cells = [f"<td>{escape(row.label)}</td>", f'<td class="n">{row.launches[0]} / {row.launches[1]}</td>']
-    for figure in PANELS:
-        verdict = row.verdicts[figure]
-        mark = ' style="background:#fde2e1;font-weight:bold"' if verdict.changed else ""
-        cells += [f'<td class="n">{escape(value(verdict.a))}</td>', f'<td class="n">{escape(value(verdict.b))}</td>',
-                  f'<td class="n"{mark}>{escape(ratio_text(verdict))}</td>', f"<td{mark}>{escape(verdict.word)}</td>"]
-    cells.append(f"<td>{escape(row.headline)}: <b>{escape(row.verdict.word)}</b>"
-                 f"{' (flagged)' if row.flagged else ''}</td>")
-    return f'<tr class="{"flagged" if row.flagged else ""}">' + "".join(cells) + "</tr>"
+def row_data(row: Row) -> dict:
+    figures = [{"a": value(v.a), "b": value(v.b), "ratio": ratio_text(v), "word": v.word, "changed": v.changed}
+               for v in (row.verdicts[figure] for figure in PANELS)]
+    return {"label": row.label, "launches": row.launches, "figures": figures, "headline": row.headline,
+            "verdict": row.verdict.word, "flagged": row.flagged}
 
 
 def html(cmp: Comparison, job: ChartJob, result: plot.PlotResult) -> str:
-    head = ("<tr><th>point</th><th>launches A / B</th><th>rps A</th><th>rps B</th><th>B/A [95 %]</th><th>rps</th>"
-            "<th>p99 A ms</th><th>p99 B ms</th><th>B/A [95 %]</th><th>p99</th><th>verdict (headline)</th></tr>")
+    """compare.html from its template (templates/compare.html on the report's base, autoescaped)."""
     facts = []
     for name, run in (("A", cmp.run_a), ("B", cmp.run_b)):
         facts += [(f"{name}: run", f"{run.run_id} ({run.path})"), (f"{name}: machine", run.machine_line()),
                   (f"{name}: date", run.date), (f"{name}: git", run.metadata.get("git_revision"))]
-    body = [f"<h1>crossbench compare: {escape(cmp.run_b.run_id)} (B) vs {escape(cmp.run_a.run_id)} (A)</h1>",
-            report.facts_html(facts), f"<p><b>{escape(summary(cmp))}</b></p>",
-            f"<p><b>Method</b>: {escape(cmp.method())}.</p>"]
-    body += [f'<p class="banner">{escape(n)}</p>' for n in cmp.notes]
-    body.append(report.charts_html([job], [result]))
-    body.append(f'<table class="cells"><thead>{head}</thead><tbody>{"".join(map(row_html, cmp.rows))}</tbody></table>')
-    return report.page(f"crossbench compare {cmp.run_b.run_id} vs {cmp.run_a.run_id}", "\n".join(body))
+    return pages.render("compare.html", cmp=cmp, run_facts=facts, summary=summary(cmp), method=cmp.method(),
+                        job=job, result=result, rows=[row_data(row) for row in cmp.rows])
 
 
 def write(cmp: Comparison, out: Path, charts: bool) -> tuple[Path, str]:

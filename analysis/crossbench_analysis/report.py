@@ -6,10 +6,7 @@ HTML is in templates/ (report.html on base.html); this module only prepares the 
 from __future__ import annotations
 
 import json
-from html import escape
 from pathlib import Path
-
-from markupsafe import Markup
 
 from . import pages
 from .kit import ChartJob
@@ -31,11 +28,6 @@ def text(value, digits: int = 0, unit: str = "") -> str:
     else:
         out = f"{n:,.{digits}f}"
     return out + unit
-
-
-def fmt(value, digits: int = 0, unit: str = "") -> str:
-    """text() as escaped HTML (compare.py's table until it has its own template)."""
-    return "&ndash;" if num(value) is None else escape(text(value, digits, unit))
 
 
 # (header, tooltip, how to render a cell's value as text)
@@ -158,19 +150,3 @@ def point_rows(run: Run) -> list[dict]:
                      "figures": [points.fmt_interval(figures.get(name), unit) if figures.get(name) else "-"
                                  for name, unit in POINT_FIGURES]})
     return rows
-
-
-# ---------------------------------------------------------------- for compare.py until it has its own template
-
-def facts_html(pairs) -> str:
-    return pages.environment().get_template("macros.html").module.facts(list(pairs))
-
-
-def charts_html(jobs: list[ChartJob], results: list[PlotResult], prefix: str = "charts/") -> str:
-    chart = pages.environment().get_template("macros.html").module.chart
-    by_name = {r.name: r for r in results}
-    return "\n".join(chart(job, by_name.get(job.name), prefix) for job in jobs)
-
-
-def page(title: str, body: str) -> str:
-    return pages.render("page.html", title=title, body=Markup(body))

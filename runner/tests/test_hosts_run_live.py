@@ -18,7 +18,7 @@ from testkit import measure_samples, records, wait_until
 pytestmark = pytest.mark.live
 
 CELL = ["--experiment", "quick", "--groups", "delay", "--servers", "tornado", "--concurrency", "40",
-        "--delays", "250", "--warmup", "1", "--no-analysis"]
+        "--delays", "250", "--warmup", "1", "--repetitions", "1", "--no-analysis"]
 
 
 def run_all(out, *extra: str, timeout_s: float = 180) -> subprocess.CompletedProcess:
@@ -64,7 +64,8 @@ def test_a_lost_ssh_connection_fails_the_cell_and_leaves_nothing_behind(lab, tmp
 def test_the_quick_experiment_with_server_and_load_on_hosts_of_their_own_reads_as_here(tmp_path, report_figure):
     with lab_or_skip(["server", "load1", "load2"]) as lab:
         hosts = lab.hosts_file({"server": "server", "loadgen": ["load1", "load2"]})
-        cells = ["--experiment", "quick", "--concurrency", "40", "--duration", "5", "--warmup", "1", "--no-analysis"]
+        cells = ["--experiment", "quick", "--concurrency", "40", "--duration", "5", "--warmup", "1", "--repetitions",
+                 "1", "--no-analysis"]
         runs = {}
         for name, extra in (("here", []), ("away", ["--hosts", str(hosts)])):
             out = tmp_path / name

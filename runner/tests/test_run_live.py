@@ -131,8 +131,8 @@ def server_under_wrk(run: subprocess.Popen, out: Path) -> psutil.Process | None:
 
 def small_run(out: Path, *extra: str) -> list[str]:
     return [RUN_ALL, "--experiment", "quick", "--out", str(out), "--groups", "delay", "--servers", "tomcat",
-            "--concurrency", "2,3,4", "--delays", "200", "--duration", "2", "--warmup", "0", "--no-analysis",
-            *extra]
+            "--concurrency", "2,3,4", "--delays", "200", "--duration", "2", "--warmup", "0", "--repetitions", "1",
+            "--no-analysis", *extra]
 
 
 def test_sigterm_keeps_finished_cells_and_resume_runs_only_the_rest(tmp_path):
