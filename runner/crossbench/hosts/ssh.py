@@ -146,8 +146,11 @@ class SshHost:
         return settings.get("hostname", self.host.address), int(settings.get("port", self.host.port))
 
     def require_open(self) -> None:
-        if self.master is None or self.master.poll() is not None:
+        if self.master is None:
             raise SshError(f"{self.host.label}: the SSH master connection is not open")
+        if self.master.poll() is not None:
+            raise SshError(f"{self.host.label}: the SSH connection was lost (its master exited with "
+                           f"{self.master.returncode})")
 
     def close(self) -> None:
         """Asks the master to exit, then makes sure: terminate, kill, reap. Safe to call twice."""
