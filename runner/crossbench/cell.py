@@ -110,13 +110,13 @@ def verify_database(plan: CellPlan, front: RunningServer, db_url: str) -> dict:
     return stack.database_figures(plan, count)
 
 
-def verify_after_load(plan: CellPlan, front: RunningServer, db_url: str | None) -> None:
+def verify_after_load(plan: CellPlan, front: RunningServer, db_url: str | None, ctx: CellContext) -> None:
     """The answers are still right after the load (an update that stopped storing, a page that lost its escaping
     under pressure): the cell fails rather than report figures for wrong answers. TechEmpower's types and the
     database endpoints only; query counts before the load only (requests still queued from the window would
     run statements of their own)."""
-    if plan.endpoint not in (*servers.TFB_ENDPOINTS, *servers.DB_ENDPOINTS):
-        return
+    if plan.endpoint not in (*servers.TFB_ENDPOINTS, *servers.DB_ENDPOINTS) or database_flags(ctx, db_url):
+        return          # a database that died in the window: its 503s are the outage, flagged database_died
     verify(front, plan)
     if db_url:
         try:
@@ -191,7 +191,7 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
         death = died(plan, server)
         if death:
             raise death
-        verify_after_load(plan, front, db_url)
+        verify_after_load(plan, front, db_url, ctx)
     drained_s = 0.0 if plan.keepalive else oskit.wait_for_ephemeral_ports()
     window = summarize(sampler.samples(), measurement.t0, measurement.t1)
     shared = shared_record(plan, measurement.result, window, server, started)

@@ -82,7 +82,7 @@ def test_seed004_quick_end_to_end(tmp_path, report_figure):
 
 def db_run(out, *extra: str) -> list[str]:
     return [str(paths.RUNNER / "run_all.sh"), "--experiment", "seed004-quick", "--out", str(out), "--no-analysis",
-            *extra]
+            "--no-shuffle", *extra]           # the tests act on cells in plan order
 
 
 def wait_for_measuring(cell_dir, samples: int = 1) -> None:
