@@ -246,7 +246,6 @@ def run_phases(driver, plan: CellPlan, ctx: CellContext, server: RunningServer, 
     if plan.warmup_s > 0:
         ctx.report("warmup", sampler)
         driver.warmup(plan, ctx, server)
-    if stack.needs_database(plan):
         settle_pool(probe)
     sampler.set_phase("measure")
     ctx.report("measure", sampler)
@@ -275,14 +274,12 @@ def hold(plan: CellPlan, ctx: CellContext, server: RunningServer) -> None:
 def settle_pool(probe, limit_s: float = POOL_SETTLE_LIMIT_S) -> None:
     """The warm-up's client leaves with requests in flight; a server still serves them, and those waiting for a
     pooled connection would open the window with a queue the window's own clients did not make (a pool of 2 at
-    C=64 showed 117 waiting). The window opens once the pool's count of waiting requests is known and 0, or
-    after limit_s: a count not yet known is a probe still attaching (Tomcat's JVM probe can take 2-4 s), whose
-    window would otherwise have no pool reading at all."""
+    C=64 showed 117 waiting). The window opens once the pool's count of waiting requests is 0, or after limit_s."""
     waiting = getattr(probe, "waiting_now", None)
     if waiting is None:
         return
     deadline = time.monotonic() + limit_s
-    while time.monotonic() < deadline and waiting() != 0:
+    while time.monotonic() < deadline and (waiting() or 0) > 0:
         time.sleep(POOL_SETTLE_POLL_S)
 
 

@@ -66,7 +66,7 @@ def test_the_window_opens_once_the_pool_has_drained(monkeypatch):
 
     class Draining:
         def __init__(self):
-            self.counts = [None, None, 60, 12, 0, 0]     # None: the probe has not read the pool yet
+            self.counts = [60, 12, 0, 0]
 
         def waiting_now(self):
             return self.counts.pop(0)
