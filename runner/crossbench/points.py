@@ -61,9 +61,9 @@ def point_record(pid: str, launches: list[dict], run_dir: Path | None, precision
     knobs = {k.name for plugin in servers.PLUGINS.values() for k in plugin.knobs}
     identity = {k: first.get(k) for k in (*IDENTITY, *sorted(knobs)) if k in first}
     flags = sorted({flag for r in counted for flag in r.get("flags") or []})
-    names = [*FIGURES, *([headline(first)] if headline(first) not in FIGURES else [])]
-    figures = {name: figure for name in names if (figure := point_figure(name, counted, run_dir)) is not None}
     main = headline(first)
+    names = [*FIGURES, *([main] if main not in FIGURES else [])]
+    figures = {name: figure for name in names if (figure := point_figure(name, counted, run_dir)) is not None}
     if precision is not None and not precise(figures.get(main), precision):
         flags.append("imprecise")
     return {**identity, "point_id": pid, "cells": [r["cell_id"] for r in counted],
