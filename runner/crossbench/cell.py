@@ -28,6 +28,7 @@ SAMPLE_INTERVAL_S = 0.25
 TAIL_SAMPLES_S = 0.3          # let the sampler take the window's last samples
 POOL_SETTLE_LIMIT_S = 5.0     # after the warm-up, at most this long for the database pool's queue to drain
 POOL_SETTLE_POLL_S = 0.05
+PROBE_ATTACH_LIMIT_S = 10.0   # at most this long for a server's probe (Tomcat's JVM probe) to attach before the window
 
 
 class CellFailed(RuntimeError):
@@ -246,6 +247,8 @@ def run_phases(driver, plan: CellPlan, ctx: CellContext, server: RunningServer, 
     if plan.warmup_s > 0:
         ctx.report("warmup", sampler)
         driver.warmup(plan, ctx, server)
+    wait_attached(probe)
+    if plan.warmup_s > 0:
         settle_pool(probe)
     sampler.set_phase("measure")
     ctx.report("measure", sampler)
@@ -269,6 +272,14 @@ def hold(plan: CellPlan, ctx: CellContext, server: RunningServer) -> None:
     print(f"run_all: holding {plan.cell_id}'s {plan.server} up for {ctx.hold_s:g} s: pid {server.pid}{where}, "
           f"{server.url}/", file=sys.stderr, flush=True)
     time.sleep(ctx.hold_s)
+
+
+def wait_attached(probe, limit_s: float = PROBE_ATTACH_LIMIT_S) -> None:
+    """A probe that attaches in the background (Tomcat's JVM probe takes a second or more) has read once before
+    the window opens, so the window's pool and connection figures are never empty for want of time."""
+    wait = getattr(probe, "wait_attached", None)
+    if wait is not None:
+        wait(limit_s)
 
 
 def settle_pool(probe, limit_s: float = POOL_SETTLE_LIMIT_S) -> None:

@@ -75,3 +75,37 @@ def test_the_window_opens_once_the_pool_has_drained(monkeypatch):
     cell.settle_pool(probe)
     assert probe.counts == [0]                              # stopped at the first 0
     cell.settle_pool(None)                                  # no pool to wait for
+
+
+def test_the_window_waits_for_the_jvm_probe_to_read_once_but_not_past_its_limit():
+    import threading
+    import time
+    from crossbench.servers.tomcat import BackgroundJvmProbe
+
+    class Attaching:
+        returncode = None
+
+        def __init__(self, empty_reads):
+            self.empty_reads = empty_reads
+
+        def latest_line(self):
+            self.empty_reads -= 1
+            return None if self.empty_reads >= 0 else {"type": "pool"}
+
+    def background(probe, failed=False):
+        b = BackgroundJvmProbe.__new__(BackgroundJvmProbe)
+        b.probe, b.failed, b.started = probe, failed, threading.Event()
+        b.started.set()
+        return b
+
+    reading = background(Attaching(3))
+    reading.wait_attached(5.0)
+    assert reading.probe.empty_reads == -1                  # waited through three empty reads, stopped at the first line
+    never = background(Attaching(10**9))
+    t0 = time.monotonic()
+    never.wait_attached(0.3)
+    assert 0.3 <= time.monotonic() - t0 < 3.0               # a probe that never reads holds the window only so long
+    failed = background(Attaching(10**9), failed=True)
+    t0 = time.monotonic()
+    failed.wait_attached(5.0)
+    assert time.monotonic() - t0 < 1.0                      # a probe that failed to attach holds nothing

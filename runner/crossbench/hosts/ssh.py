@@ -38,6 +38,7 @@ class SshHost:
         if control_dir is not None and len(str(control_dir)) + 41 > SOCKET_PATH_MAX:
             raise SshError(f"control directory {control_dir} is too long for a socket path: use a shorter one")
         self.master: subprocess.Popen | None = None
+        self.closed = False                 # closed on purpose (close()), not lost
         self.master_log = None
         self.open_s: float | None = None      # how long the last open() took: handshake and authentication
 
@@ -66,6 +67,7 @@ class SshHost:
         argv = ["ssh", *self.options(), "-M", "-N", "-o", "ControlPersist=no", "-o", "ServerAliveInterval=2",
                 "-o", "ServerAliveCountMax=3", self.host.destination]
         self.master_log = tempfile.TemporaryFile()
+        self.closed = False
         self.master = subprocess.Popen([*oskit.pdeathsig_prefix(), *argv], stdin=subprocess.DEVNULL,
                                        stdout=subprocess.DEVNULL, stderr=self.master_log, start_new_session=True)
         try:
@@ -146,11 +148,15 @@ class SshHost:
         return settings.get("hostname", self.host.address), int(settings.get("port", self.host.port))
 
     def require_open(self) -> None:
-        if self.master is None or self.master.poll() is not None:
+        if self.master is None or self.closed:
             raise SshError(f"{self.host.label}: the SSH master connection is not open")
+        if self.master.poll() is not None:
+            raise SshError(f"{self.host.label}: the SSH connection was lost (its master exited with "
+                           f"{self.master.returncode})")
 
     def close(self) -> None:
         """Asks the master to exit, then makes sure: terminate, kill, reap. Safe to call twice."""
+        self.closed = True
         if self.master is not None:
             if self.master.poll() is None:
                 self.control("exit")
