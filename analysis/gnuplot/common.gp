@@ -63,6 +63,10 @@ sig2(v) = v != v ? '' : (abs(v) >= 10 ? sprintf('%.0f', v) : (abs(v) >= 1 ? spri
     (abs(v) >= 0.1 ? sprintf('%.2f', v) : (abs(v) >= 0.01 ? sprintf('%.3f', v) : sprintf('%.2g', v)))))
 sig2u(v, unit) = v != v ? '' : sig2(v).unit
 
+# Interval bars pass through their point: gnuplot 5.4 otherwise clears a background-coloured disc at the point
+# (pointintervalbox), which punched a white hole into bars and into points drawn before the bar.
+set pointintervalbox 0.001
+
 # The key entry of the interval bars: ikey says what a bar is, and that a point of one launch has none.
 interval_title = exists("ikey") ? ikey : 'bar: 95% interval over launches'
 
