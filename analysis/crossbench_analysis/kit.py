@@ -6,7 +6,8 @@ Every .dat file opens with comment lines naming its columns. It holds one block 
 the column names (so `title columnheader(1)` names the line and `column('rps')` finds the column). Every chart
 file has the same series blocks in the same order in every panel, so a series keeps its colour across panels; a
 series a panel lacks is a block with one row of NaN. NaN marks a value that is not there (a failed cell, a null
-figure). The last columns of a cell row are always `valid repetition cell_id`."""
+figure). A cell row's figures are followed by its tail, `valid repetition cell_id`, then (charts that draw
+intervals) each figure's point mean and 95 % interval over launches, `<figure>_mean _lo _hi`."""
 from __future__ import annotations
 
 import json
