@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from .finding import Finding, all_flagged, cells_of, delay_text, left_note, sig, split, value, who, with_figure
+from .finding import (Finding, all_flagged, cells_of, delay_text, left_note, quoted, sig, split, value, who,
+                      with_figure)
 from .runinfo import num
 
 
@@ -36,8 +37,8 @@ def sync_async(family: str, points: list[dict], chart: str = "seed000_ab") -> li
         ratio = value(nosync, "rps") / value(sync, "rps")
         c, d = num(sync.get("concurrency")), num(sync.get("delay_ms"))
         text = (f"Under ab -c {c:g} ({delay_text(sync)} delay), {name}'s /delay/async answered {sig(ratio, 2)} "
-                f"times the requests per second of its /delay/sync ({sig(value(nosync, 'rps'))} against "
-                f"{sig(value(sync, 'rps'))}; all {c:g} at once would be {sig(c * 1000 / d)}, one at a time "
+                f"times the requests per second of its /delay/sync ({quoted(nosync, 'rps')} against "
+                f"{quoted(sync, 'rps')}; all {c:g} at once would be {sig(c * 1000 / d)}, one at a time "
                 f"{sig(1000 / d, 2)}): " + ("a blocking handler holds its one loop." if ratio > 2 else
                                              "the blocking handler costs it little.") + left_note(left))
         out.append(with_figure(Finding(family, text, chart=chart, cells=cells_of([sync, nosync]), left_out=left),
@@ -146,7 +147,7 @@ def pools(family: str, points: list[dict], chart: str = "seed004_pool_waiting") 
         why = ("the pool was its limit" if gain > 1.5 else
                "something else (its workers, or the CPU) limits it before the pool")
         text = (f"{name} on /db/slow with {n_large} pooled connections answered {sig(gain, 2)} times what it did "
-                f"with {n_small} ({sig(value(small, 'rps'))} req/s): {why}." + left_note(left))
+                f"with {n_small} ({quoted(small, 'rps', 'req/s')}): {why}." + left_note(left))
         out.append(with_figure(Finding(family, text, chart=chart, cells=cells_of([small, large]), left_out=left),
                                large, "rps", "req/s", f"{name}, pool {n_large}"))
     return out

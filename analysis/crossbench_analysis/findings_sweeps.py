@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from .finding import (THRESHOLD, Finding, all_flagged, cells_of, delay_text, figure, left_note, sig, split, value,
-                      who, with_figure)
+from .finding import (THRESHOLD, Finding, all_flagged, cells_of, delay_text, figure, left_note, quoted, sig, split,
+                      value, who, with_figure)
 from .knees import predicted_knee
 from .runinfo import num
 
@@ -200,7 +200,7 @@ def static_throughput(family: str, points: list[dict], chart: str = "static_rps"
         out.append(with_figure(Finding(
             family, f"{who(a)} answered the most on the static mix at C={top_c:g}, "
                     f"{sig(value(a, 'rps') / value(b, 'rps'), 3)} "
-                    f"times {who(b)}'s {sig(value(b, 'rps'))} req/s." + left_note(left),
+                    f"times {who(b)}'s {quoted(b, 'rps', 'req/s')}." + left_note(left),
             chart=chart, cells=cells_of(ranked), left_out=left), a, "rps", "req/s", f"{who(a)}"))
     elif left and good:
         out.append(Finding(family, f"No ranking of the servers on the static mix at C={top_c:g}: only {who(good[0])} "

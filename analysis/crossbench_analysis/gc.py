@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .kit import (ChartJob, against_concurrency, by_c, count, flagged, panel_key, panel_order, panel_style,
-                  series_of, tail, write_blocks)
+from .kit import (ChartJob, against_concurrency, by_c, count, flagged, interval_columns, interval_key, panel_key,
+                  panel_order, panel_style, series_of, with_intervals, write_blocks)
 from .runinfo import Run, get, num
 
 HEADINGS: dict[str, str] = {}     # one chart per panel, each with its own heading
@@ -18,6 +18,11 @@ def with_both(cells: list[dict]) -> list[dict]:
             and num(c.get("tomcat_gc_pause_count")) is not None]
 
 
+def row_of(c: dict) -> list:
+    return [c.get("concurrency"), num(get(c, "latency_ms.p99")), num(c.get("tomcat_gc_pause_max_ms")),
+            num(c.get("tomcat_gc_pause_total_ms")), num(c.get("tomcat_gc_pause_count"))]
+
+
 def jobs(run: Run, data_dir: Path) -> list[ChartJob]:
     cells = with_both(run.cells)
     found = []
@@ -25,22 +30,23 @@ def jobs(run: Run, data_dir: Path) -> list[ChartJob]:
         here = [c for c in cells if panel_key(c) == key]
         series, of_cell = series_of(here, panel_key)
         name = f"gc_pauses_{key}"
+        columns = ["concurrency", "p99_ms", "gc_pause_max_ms", "gc_pause_total_ms", "gc_pause_count",
+                   "valid", "repetition", "cell_id"]
         write_blocks(data_dir / f"{name}.dat", f"latency p99 and GC pauses in the window, '{title}' (run "
-                     f"{run.run_id}); pauses from each cell's JFR recording",
-                     ["concurrency", "p99_ms", "gc_pause_max_ms", "gc_pause_total_ms", "gc_pause_count",
-                      "valid", "repetition", "cell_id"],
-                     [(s.label, [[c.get("concurrency"), num(get(c, "latency_ms.p99")),
-                                  num(c.get("tomcat_gc_pause_max_ms")), num(c.get("tomcat_gc_pause_total_ms")),
-                                  num(c.get("tomcat_gc_pause_count"))] + tail(c)
-                                 for c in by_c(here) if of_cell[c["cell_id"]] is s]) for s in series])
+                     f"{run.run_id}); pauses from each cell's JFR recording; <figure>_mean, _lo, _hi: the point's "
+                     "mean over its launches and 95 % interval (NaN with one launch)",
+                     columns + interval_columns(columns, row_of),
+                     [(s.label, with_intervals([c for c in by_c(here) if of_cell[c["cell_id"]] is s], row_of))
+                      for s in series])
         pauses = sum(int(num(c.get("tomcat_gc_pause_count")) or 0) for c in here)
         found.append(ChartJob(
             name, "gc_pauses.gp", f"Tomcat, {title}: latency p99 beside the GC pauses in the same window",
             f"{title}: left, each Tomcat cell's 99th-percentile latency; right, from the cell's JFR recording, "
             "its longest GC pause (solid) and all its pauses added up (dashed), for the measured window only "
             f"({pauses} pauses over {len(here)} cells). A pause stops every request thread: a p99 near the "
-            "longest pause points at the collector, one far above it does not.",
-            {"panels": 1, "file_1": f"{name}.dat", "title_1": title, **panel_style(1, series, {}),
+            "longest pause points at the collector, one far above it does not. Bars: each point's 95 % interval "
+            "over its launches (none with one launch).",
+            {**interval_key(here), "panels": 1, "file_1": f"{name}.dat", "title_1": title, **panel_style(1, series, {}),
              "nflagged": flagged(here, *FIGURES), "values_1": count(here, *FIGURES)},
             [f"{name}.dat"], "", f"GC pauses: {title}"))
     return found

@@ -1,5 +1,6 @@
 """Seed 003's charts (cells of kind "hold_connections"): the server's samples.csv joined on time with the
-holder's holder.csv (connections held), and the kernel's sockets.csv. One series per cell."""
+holder's holder.csv (connections held), and the kernel's sockets.csv. One series per cell: every launch its own
+line (a time series has no launches to average; HOW_LAUNCHES says so in each caption)."""
 from __future__ import annotations
 
 import bisect
@@ -10,6 +11,9 @@ from .kit import PALETTES, ChartJob, fmt, with_headings, write_blocks
 from .runinfo import Run, is_valid, num
 
 KIND = "hold_connections"
+HOW_LAUNCHES = (" A line per launch, each labelled with it when a point has more than one: a timeline has no "
+                "launches to average (their clocks do not align), so it has no interval; where a point's launches "
+                "differ, their lines show by how much.")
 HEADINGS = {"hold_server": "Seed 003: cost of holding connections",
             "hold_limit": "Seed 003: what the client sees when the server stops accepting",
             "hold_client": "Seed 003: the client's own cost"}
@@ -33,10 +37,12 @@ def interpolate(rows: list[dict], t: float, column: str) -> float | None:
     return a[column] + (t - a["t_epoch"]) / (b["t_epoch"] - a["t_epoch"]) * (b[column] - a[column])
 
 
-def label(cell: dict) -> str:
+def label(cell: dict, launches: bool = False) -> str:
     text = str(cell.get("server"))
     if cell.get("max_connections"):             # a server with a connection limit: say which
         text += f" maxConnections={cell.get('max_connections')}"
+    if launches:                                # a line per launch: say which
+        text += f", launch {cell.get('repetition')}"
     if not is_valid(cell):
         text += " (flagged)"
     return text
@@ -102,7 +108,8 @@ class HoldCharts:
                 for r in self.series(cell, "sockets.csv") if t0 <= r["t_epoch"] <= t1]
 
     def write(self, name: str, what: str, columns: list[str], rows_of) -> str:
-        blocks = [(label(c), rows_of(c) or [[float("nan")] * (len(columns) - 1) + [c["cell_id"]]])
+        launches = any((num(c.get("repetition")) or 1) > 1 for c in self.cells)
+        blocks = [(label(c, launches), rows_of(c) or [[float("nan")] * (len(columns) - 1) + [c["cell_id"]]])
                   for c in self.cells]
         write_blocks(self.data_dir / f"{name}.dat", f"{what} (run {self.run.run_id})", columns, blocks)
         return f"{name}.dat"
@@ -134,19 +141,19 @@ class HoldCharts:
                      "holder had held at that moment (first HEAD answered). RSS: the slope is the memory per "
                      "connection (rss_per_connection_kb in the record, least squares while the count rises). "
                      "CPU: while connections are being opened (10 every 10 ms) and each sends a HEAD every "
-                     "10 s. Threads: the process tree's threads (an event loop stays at one).",
+                     "10 s. Threads: the process tree's threads (an event loop stays at one)." + HOW_LAUNCHES,
                      {**common, "file_1": server}, [server]),
             ChartJob("hold_limit", "hold_limit.gp",
                      "Seed 003: connections held and failures over time (Tomcat's maxConnections biting)",
                      "Top: connections the client holds (solid: a HEAD answered) and has open (dashed: TCP "
                      "connected, including those waiting unaccepted in the server's accept queue); dotted grey: "
                      "Tomcat's maxConnections. Bottom: the client's failures so far (solid: connect timeouts, "
-                     "dashed: HEADs never answered) and the accept queue as the kernel sees it (thin).",
+                     "dashed: HEADs never answered) and the accept queue as the kernel sees it (thin)." + HOW_LAUNCHES,
                      {**common, "file_1": client, "queuefile": queue}, [client, queue]),
             ChartJob("hold_client", "hold_client.gp",
                      f"Seed 003: the client's own CPU and memory (the holder: {self.loops()}, one core)",
                      "The holder's CPU (percent of one core, from its own cpu_times) over time, and its resident "
-                     "memory against the connections it has open.",
+                     "memory against the connections it has open." + HOW_LAUNCHES,
                      {**common, "file_1": client}, [client]),
         ]
 

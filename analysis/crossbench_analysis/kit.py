@@ -6,7 +6,8 @@ Every .dat file opens with comment lines naming its columns. It holds one block 
 the column names (so `title columnheader(1)` names the line and `column('rps')` finds the column). Every chart
 file has the same series blocks in the same order in every panel, so a series keeps its colour across panels; a
 series a panel lacks is a block with one row of NaN. NaN marks a value that is not there (a failed cell, a null
-figure). The last columns of a cell row are always `valid repetition cell_id`."""
+figure). A cell row's figures are followed by its tail, `valid repetition cell_id`, then (charts that draw
+intervals) each figure's point mean and 95 % interval over launches, `<figure>_mean _lo _hi`."""
 from __future__ import annotations
 
 import json
@@ -277,17 +278,40 @@ def missing_note(cells: list[dict], *figures: str) -> str:
     return f"not drawable (no value): {len(lost)} cell(s) ({kind}see report table): {ids}"
 
 
-def interval_columns(columns: list[str], row_of) -> list[str]:
-    """For each figure column of a chart (every column row_of gives but the first, the x), the names of its
-    point's mean and 95 % interval, appended after the tail so the existing columns keep their places."""
-    figures = columns[1:len(columns) - len(TAIL_COLUMNS)]
+def interval_columns(columns: list[str], row_of, first: int = 1) -> list[str]:
+    """For each figure column of a chart (every column row_of gives from `first` on; before it the x and any
+    label), the names of its point's mean and 95 % interval, appended after the tail so the existing columns keep
+    their places."""
+    figures = columns[first:len(columns) - len(TAIL_COLUMNS)]
     return [f"{name}_{part}" for name in figures for part in ("mean", "lo", "hi")]
 
 
 TAIL_COLUMNS = ("valid", "repetition", "cell_id")
 
 
-def with_intervals(cells: list[dict], row_of) -> list[list]:
+def interval_of(values: list) -> list:
+    """[mean, low, high]: the 95 % interval of the values' mean (Student's t, crossbench.stats; low and high None
+    with one value, all None with none)."""
+    from crossbench import stats
+    values = [float(x) for v in values if isinstance(x := num(v), float | int) and x == x]
+    if not values:
+        return [None, None, None]
+    interval = stats.t_interval(values)
+    return [interval.mean, interval.low, interval.high]
+
+
+def same_point(cells: list[dict], cell: dict) -> list[dict]:
+    """The launches of cell's point among cells."""
+    from crossbench.points import point_id
+    return [c for c in cells if point_id(c) == point_id(cell)]
+
+
+def point_interval(cells: list[dict], cell: dict, value_of) -> list:
+    """[mean, low, high] of value_of over the launches of cell's point among cells (as with_intervals)."""
+    return interval_of([value_of(c) for c in same_point(cells, cell)])
+
+
+def with_intervals(cells: list[dict], row_of, first: int = 1) -> list[list]:
     """Each launch's row, followed by its point's mean and 95 % interval (Student's t over the point's launches,
     crossbench.stats) for every figure column: the chart draws the launches as points and the interval as a bar."""
     from crossbench import stats
@@ -299,7 +323,7 @@ def with_intervals(cells: list[dict], row_of) -> list[list]:
     for c in cells:
         own = launches[point_id(c)]
         extra = []
-        for i in range(1, len(own[0])):
+        for i in range(first, len(own[0])):
             values = [v for row in own if isinstance(v := num(row[i]), float | int) and v == v]
             if not values:
                 extra += [None, None, None]
@@ -310,12 +334,32 @@ def with_intervals(cells: list[dict], row_of) -> list[list]:
     return rows
 
 
+def launches_per_point(cells: list[dict]) -> list[int]:
+    """How many launches with a value each point of the cells has (failed launches do not count)."""
+    from crossbench.points import point_id
+    counted: dict[str, int] = {}
+    for c in cells:
+        counted[point_id(c)] = counted.get(point_id(c), 0) + (c.get("status", "ok") == "ok")
+    return list(counted.values())
+
+
+def interval_key(cells: list[dict]) -> dict:
+    """The chart's key entry for its interval bars (gnuplot `ikey`): what a bar is, and that a point of one launch
+    has none."""
+    counts = launches_per_point(cells)
+    if counts and max(counts) < 2:
+        return {"ikey": "one launch a point: no interval"}
+    if counts and min(counts) < 2:
+        return {"ikey": "bar: 95% interval over launches (none: one launch)"}
+    return {"ikey": "bar: 95% interval over launches"}
+
+
 def panel_files(run: Run, data_dir: Path, chart: str, cells: list[dict], columns: list[str], row_of,
                 figures: tuple, extra=None) -> tuple[dict, list[str]]:
     """One data file per panel (group or delay) holding the blocks of the series present there."""
     series, of_cell = series_of(cells, panel_key)
     panels = panel_order(cells)
-    params: dict = {"panels": len(panels)}
+    params: dict = {"panels": len(panels), **interval_key(cells)}
     files, keyed = [], {}
     for p, (key, title) in enumerate(panels, 1):
         here = [c for c in cells if panel_key(c) == key]

@@ -8,7 +8,8 @@ from dataclasses import asdict
 from pathlib import Path
 
 from . import knees as knee_finder
-from .kit import PALETTES, ChartJob, flagged, how, missing_note, with_headings, write_blocks
+from .kit import (PALETTES, ChartJob, flagged, how, interval_key, interval_of, missing_note, point_interval,
+                  same_point, with_headings, write_blocks)
 from .runinfo import Run, get, is_valid, num
 
 ERROR_KINDS = ("connect", "read", "write", "timeout", "non_2xx")
@@ -63,6 +64,15 @@ def by_setting(cells: list[dict]) -> list[tuple[str, list[dict]]]:
     return list(grouped.items())
 
 
+COST_FIGURES = ("threads_peak", "rss_peak_mb", "rps", "cpu_percent")
+
+
+def peak_point(cells: list[dict]) -> list:
+    """[mean, low, high] of threads_peak at the point (concurrency) of the cells whose mean peak is highest."""
+    found = [point_interval(cells, c, lambda x: x.get("threads_peak")) for c in cells]
+    return max((f for f in found if f[0] is not None), key=lambda f: f[0], default=[None, None, None])
+
+
 def peak_cells(cells: list[dict]) -> list[tuple[str, dict]]:
     """Per setting, its highest-concurrency cell (lowest repetition): where the pool is used the most."""
     return [(name, max(mine, key=lambda c: (num(c.get("concurrency")) or 0, -(num(c.get("repetition")) or 0))))
@@ -87,15 +97,19 @@ def knees_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
     for k in knees:
         panels[(k["group"], k["delay_ms"])].append(k)
     params: dict = {"panels": len(panels), "nflagged": sum(1 for k in knees for pt in k["points"]
-                                                           if not pt.get("valid", True))}
+                                                           if not pt.get("valid", True)),
+                    **interval_key([c for c in cells if c["cell_id"] in
+                                    {i for k in knees for pt in k["points"] for i in pt.get("cell_ids", [])}])}
     files = []
     for p, ((group, delay), mine) in enumerate(sorted(panels.items(), key=lambda kv: (kv[0][1], kv[0][0])), 1):
         name, marks = f"maxthreads_knees_{group}_d{delay}.dat", f"maxthreads_knees_{group}_d{delay}_marks.dat"
         write_blocks(data_dir / name, f"maxthreads knees, group {group}, delay {delay} ms (run "
                      f"{run.run_id}); ratio = {mine[0]['ratio_used']}, efficiency_ratio = the seed's",
-                     ["concurrency", "ratio", "threads_peak", "efficiency_ratio", "valid"],
+                     ["concurrency", "ratio", "threads_peak", "efficiency_ratio", "valid", "ratio_lo", "ratio_hi",
+                      "launches"],
                      [(k["setting"], [[pt["concurrency"], pt["ratio"], pt.get("threads_peak"),
-                                       pt.get("efficiency_ratio"), pt.get("valid", True)] for pt in k["points"]])
+                                       pt.get("efficiency_ratio"), pt.get("valid", True), pt.get("ratio_low"),
+                                       pt.get("ratio_high"), pt.get("launches")] for pt in k["points"]])
                       for k in mine])
         write_blocks(data_dir / marks, "knees: where the ratio stays above the threshold (NaN: not "
                      "crossed in the measured range); predicted = the parallel limit (maxThreads, workers)",
@@ -116,7 +130,8 @@ def knees_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
                     "log concurrency between the last point at or under it and the next; the dotted vertical line "
                     "of the same colour is the prediction, the parallel limit (maxThreads, workers). Thin dashed: "
                     "the seed's ratio from the window's count, which past the knee shows the queue the answered "
-                    "requests' latency hides when the window is short. From "
+                    "requests' latency hides when the window is short. Each point is the mean over its "
+                    "launches, its bar the 95 % interval (none with one launch). From "
                     f"charts/data/knees.jsonl: {summary}.", params, files)
 
 
@@ -131,25 +146,30 @@ def threads_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | Non
         peak = max((num(c.get("threads_peak")) for c in mine if num(c.get("threads_peak")) is not None),
                    default=None)
         top = int(max(num(c.get("concurrency")) or 0 for c in mine))
+        interval = peak_point(mine)
         if mine[0].get("executor") == "virtual":
-            virtual.append([peak, top])
+            virtual.append([peak, top, *interval])
         else:
             series = f"platform threads, JDK {knee_finder.jdk_feature(mine[0])}" if with_jdk else "platform threads"
-            platform[series].append([int(num(mine[0]["max_threads"])), peak, top])
+            platform[series].append([int(num(mine[0]["max_threads"])), peak, top, *interval])
     write_blocks(data_dir / "maxthreads_threads.dat", f"peak threads per setting over its sweep "
-                 f"(run {run.run_id})", ["max_threads", "threads_peak", "max_concurrency"],
+                 f"(run {run.run_id}); threads_peak_mean, _lo, _hi: the point (concurrency) with the highest mean, "
+                 "its 95 % interval over launches", ["max_threads", "threads_peak", "max_concurrency",
+                                                     "threads_peak_mean", "threads_peak_lo", "threads_peak_hi"],
                  list(platform.items()) or [("platform threads", [])])
     pools = sorted({row[0] for rows in platform.values() for row in rows})
     write_blocks(data_dir / "maxthreads_threads_virtual.dat", "virtual threads: peak JVM threads",
-                 ["threads_peak", "max_concurrency"], [("virtual threads", virtual)])
+                 ["threads_peak", "max_concurrency", "threads_peak_mean", "threads_peak_lo", "threads_peak_hi"],
+                 [("virtual threads", virtual)])
     xmax = max(pools or [100])
     return ChartJob("maxthreads_threads", "maxthreads_threads.gp",
                     "Peak server threads vs Tomcat maxThreads (highest over each setting's concurrency sweep)",
                     "Each point: the most threads the Tomcat JVM had at once in any cell of that setting (JVM "
                     "housekeeping included). Dotted: threads = maxThreads; the gap above it is the JVM's and "
                     "Tomcat's own threads. Virtual threads (right) need no pool: their count is the carriers and "
-                    "housekeeping.",
-                    {"file_1": "maxthreads_threads.dat", "virtual_file": "maxthreads_threads_virtual.dat",
+                    "housekeeping. Bar: the 95 % interval over launches of the setting's point with the highest "
+                    "mean peak (none with one launch).",
+                    {**interval_key(sweep_cells(cells)), "file_1": "maxthreads_threads.dat", "virtual_file": "maxthreads_threads_virtual.dat",
                      "nvirtual": len(virtual), "virtual_x": xmax * 2.5,
                      "maxthreads": " ".join(str(x) for x in pools), "nplatform": max(1, len(platform))},
                     ["maxthreads_threads.dat", "maxthreads_threads_virtual.dat"])
@@ -160,22 +180,27 @@ def cost_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
     peaks = peak_cells(sweep_cells(cells))
     if len(peaks) < 2:
         return None
+    swept = sweep_cells(cells)
     rows = [(name, [[num(c.get("threads_peak")), num(c.get("rss_peak_mb")), num(c.get("rps")),
-                     num(c.get("cpu_percent")), c.get("concurrency"), is_valid(c), c["cell_id"]]])
+                     num(c.get("cpu_percent")), c.get("concurrency"), is_valid(c), c["cell_id"],
+                     *[v for f in COST_FIGURES for v in point_interval(swept, c, lambda x, f=f: x.get(f))]]])
             for name, c in peaks]
     write_blocks(data_dir / "maxthreads_cost.dat", f"per setting, its highest-concurrency cell "
-                 f"(run {run.run_id})", ["threads_peak", "rss_peak_mb", "rps", "cpu_percent",
-                                                  "concurrency", "valid", "cell_id"], rows)
+                 f"(run {run.run_id}); <figure>_mean, _lo, _hi: that point's mean over its launches and 95 % "
+                 "interval", ["threads_peak", "rss_peak_mb", "rps", "cpu_percent", "concurrency", "valid", "cell_id",
+                              *[f"{f}_{part}" for f in COST_FIGURES for part in ("mean", "lo", "hi")]], rows)
     heaps = {str(get(c, "server_settings.heap") or "the JVM's default") for _, c in peaks}
     return ChartJob("maxthreads_cost", "maxthreads_cost.gp",
                     "What the threads cost: memory and CPU per Tomcat setting at its highest concurrency",
                     "Left: peak resident memory vs peak threads, one point per setting (the slope is what a "
                     "thread costs in memory). Right: the server's CPU (100 = one core) vs responses per second. "
-                    "Each point is the setting's highest-concurrency cell of the sweep. Heap: "
+                    "Each point is the setting's highest-concurrency cell of the sweep; the cross, its point's 95 % "
+                    "interval over launches in both figures (none with one launch). Heap: "
                     f"{', '.join(sorted(heaps))}; with a heap the JVM sizes from the machine's memory, RSS follows "
                     "the heap more than the "
                     "threads.",
                     {"file_1": "maxthreads_cost.dat", "nseries_1": len(rows), "colors_1": colors(len(rows)),
+                     **interval_key([c for _, peak in peaks for c in same_point(swept, peak)]),
                      "nflagged": flagged([c for _, c in peaks], "rss_peak_mb")},
                     ["maxthreads_cost.dat"], missing_note([c for _, c in peaks], "rss_peak_mb"))
 
@@ -191,17 +216,19 @@ def static_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None
         for c in sorted({m["concurrency"] for m in mine}):
             rps = [num(m.get("rps")) for m in mine if m["concurrency"] == c and num(m.get("rps")) is not None]
             if rps:
-                by_c[c].append([x, name, sum(rps) / len(rps), min(rps), max(rps), len(rps)])
+                mean, low, high = interval_of(rps)
+                by_c[c].append([x, name, mean, min(rps), max(rps), len(rps), low, high])
     blocks = [(f"{c} concurrent clients (C={c})", rows) for c, rows in sorted(by_c.items())]
-    write_blocks(data_dir / "maxthreads_static.dat", f"static mix per setting (run "
-                 f"{run.run_id})", ["x", "setting", "rps_mean", "rps_min", "rps_max", "cells"], blocks)
+    write_blocks(data_dir / "maxthreads_static.dat", f"static mix per setting (run {run.run_id}); rps_lo, rps_hi: "
+                 "the 95 % interval of the mean over launches (NaN with one launch)",
+                 ["x", "setting", "rps_mean", "rps_min", "rps_max", "cells", "rps_lo", "rps_hi"], blocks)
     return ChartJob("maxthreads_static", "maxthreads_static.gp",
                     f"Static mix: responses per second per Tomcat setting ({how(static)})",
                     "Seed 002's second conclusion put to the test: do more threads help short requests? One "
-                    "series per number of clients; the point is the mean of the repetitions, the bar their range "
-                    "(a range wider than the differences between settings means the machine, not the setting, "
-                    "decided).",
-                    {"file_1": "maxthreads_static.dat", "nseries_1": len(blocks), "nsettings": len(settings),
+                    "series per number of clients; the point is the mean of the launches, the bar its 95 % "
+                    "interval (none with one launch; an interval wider than the differences between settings means "
+                    "the machine, not the setting, decided).",
+                    {**interval_key(static), "file_1": "maxthreads_static.dat", "nseries_1": len(blocks), "nsettings": len(settings),
                      "colors_1": colors(len(blocks))}, ["maxthreads_static.dat"])
 
 
@@ -219,11 +246,13 @@ def queues_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None
                f"delay {num(c['delay_ms']) / 1000:g} s"].append(c)
     blocks = [(label, [[c["concurrency"], num(c.get("rps")), num(c.get("tomcat_connection_count_peak")),
                         *[num(get(c, f"errors.{k}")) for k in ERROR_KINDS], num(c.get("efficiency_ratio")),
-                        num(c.get("latency_ratio")), is_valid(c), c["cell_id"]] for c in mine])
+                        num(c.get("latency_ratio")), is_valid(c), c["cell_id"],
+                        *point_interval(here, c, lambda x: x.get("rps"))] for c in mine])
               for label, mine in series.items()]
-    write_blocks(data_dir / "maxthreads_queues.dat", f"queue limits (run {run.run_id})",
+    write_blocks(data_dir / "maxthreads_queues.dat", f"queue limits (run {run.run_id}); rps_mean, _lo, _hi: the "
+                 "point's mean over its launches and 95 % interval (NaN with one launch)",
                  ["concurrency", "rps", "connections_held", *ERROR_KINDS, "efficiency_ratio", "latency_ratio",
-                  "valid", "cell_id"], blocks)
+                  "valid", "cell_id", "rps_mean", "rps_lo", "rps_hi"], blocks)
     first = next(iter(series.values()))[0]
     limit_queue = (num(first.get("max_threads")) or 0) + (num(first.get("accept_count")) or 0)
     note = f"limits drawn for the first of {len(blocks)} series" if len(blocks) > 1 else ""
@@ -233,8 +262,9 @@ def queues_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None
                     "probe) and the load generator's errors by kind, against concurrent clients. Vertical lines: "
                     "maxThreads + acceptCount and maxConnections. Clients beyond them wait outside Tomcat and wrk "
                     "counts no error for them (runner/crossbench/loadgen/README.md): only the flat throughput and "
-                    "the held-connection ceiling show them.",
-                    {"file_1": "maxthreads_queues.dat", "nseries_1": len(blocks), "colors_1": colors(len(blocks)),
+                    "the held-connection ceiling show them. Bars: each point's 95 % interval of responses per "
+                    "second over launches (none with one launch).",
+                    {**interval_key(here), "file_1": "maxthreads_queues.dat", "nseries_1": len(blocks), "colors_1": colors(len(blocks)),
                      "nflagged": flagged(here, "rps"),
                      "limit_queue": limit_queue, "limit_connections": num(first.get("max_connections")) or 0,
                      "pool_rps": (num(first.get("max_threads")) or 0) / (num(first["delay_ms"]) / 1000)},

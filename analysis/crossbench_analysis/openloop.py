@@ -8,7 +8,8 @@ import math
 import sqlite3
 from pathlib import Path
 
-from .kit import ChartJob, flagged, missing_note, panel_style, series_of, shade, tail, with_headings, write_blocks
+from .kit import (ChartJob, flagged, interval_columns, interval_key, missing_note, panel_style, series_of, shade,
+                  with_headings, with_intervals, write_blocks)
 from .runinfo import Run, is_valid, num
 
 KIND = "open_loop"
@@ -53,14 +54,16 @@ def by_rate(cells: list[dict]) -> list[dict]:
 def per_panel(run: Run, data_dir: Path, chart: str, cells: list[dict], columns: list[str], row_of) -> tuple[dict, list]:
     """One data file per panel, a block per series (server setting), rows in offered-rate order."""
     series, of_cell = series_of(cells, panel_of)
-    params: dict = {}
+    params: dict = interval_key(cells)
     files, keyed = [], {}
     for p, (key, title) in enumerate(panels(cells), 1):
         here = [c for c in cells if panel_of(c) == key]
         present = [s for s in series if any(of_cell[c["cell_id"]] is s for c in here)]
         name = f"{chart}_{key}.dat"
-        write_blocks(data_dir / name, f"{chart}, panel '{title}' (run {run.run_id})", columns,
-                     [(s.label, [row_of(c) + tail(c) for c in by_rate(here) if of_cell[c["cell_id"]] is s])
+        write_blocks(data_dir / name, f"{chart}, panel '{title}' (run {run.run_id}); <figure>_mean, _lo, _hi: "
+                     "the point's mean over its launches and its 95 % interval (NaN with one launch)",
+                     columns + interval_columns(columns, row_of),
+                     [(s.label, with_intervals([c for c in by_rate(here) if of_cell[c["cell_id"]] is s], row_of))
                       for s in present])
         files.append(name)
         capacities = [next((capacity(c) for c in here if of_cell[c["cell_id"]] is s), None) for s in present]
@@ -87,7 +90,8 @@ def latency_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob:
                     "vertical line in a series' colour: the capacity its parallel limit predicts (Tomcat's "
                     "maxThreads / delay, gunicorn's workers / delay); event loops and virtual threads have none. "
                     "Hollow points: flagged cells (unsustainable: the server did not keep up, or the generator "
-                    "fell behind its schedule).", params, files, missing_note(cells, "latency_ms.p99"))
+                    "fell behind its schedule). Bars: each point's 95 % interval over its launches (none with one "
+                    "launch).", params, files, missing_note(cells, "latency_ms.p99"))
 
 
 def achieved_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob:
@@ -99,7 +103,8 @@ def achieved_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob:
                     "Open loop: answers per second against requests offered per second",
                     "Answered requests per second over the window against the offered rate. On the dashed "
                     "diagonal the server kept up; below it, the rest waited in a queue or were never sent. The "
-                    "dotted vertical lines are the predicted capacities, as in the latency chart.",
+                    "dotted vertical lines are the predicted capacities, as in the latency chart. Bars: each "
+                    "point's 95 % interval over its launches (none with one launch).",
                     params, files, missing_note(cells, "rate_achieved"))
 
 
@@ -153,7 +158,9 @@ def distribution_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob 
                     "For each open-loop cell whose rate was a share of a closed-loop peak (rates = \"auto\"): the "
                     "closed-loop cell's latency percentiles (wrk's own, solid, points) and the open-loop cell's, "
                     "from every request it sent (dashed). The closed-loop client stops asking while the server "
-                    "stalls, so its tail leaves that stall out; the open-loop one keeps sending and counts it.",
+                    "stalls, so its tail leaves that stall out; the open-loop one keeps sending and counts it. "
+                    "A distribution is one launch's (a curve per cell, no interval): launches' curves are not "
+                    "averaged, since a percentile of merged requests is not the mean of the launches' percentiles.",
                     {"panels": 1, "file_1": name, "nseries_1": len(blocks), "colors_1": " ".join(colors),
                      "title_1": "percentile (log of 1 / (1 - p))", "key_1": 1}, [name])
 

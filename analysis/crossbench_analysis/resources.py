@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .kit import (ChartJob, against_concurrency, by_c, count, flagged, missing_note, panel_key, panel_order,
-                  panel_style, series_of, tail, write_blocks)
+from .kit import (ChartJob, against_concurrency, by_c, count, flagged, interval_columns, interval_key, missing_note,
+                  panel_key, panel_order, panel_style, series_of, with_intervals, write_blocks)
 from .runinfo import Run, num
 
 HEADINGS: dict[str, str] = {}     # one chart per panel, each with its own heading ("Resources: <panel>")
@@ -15,21 +15,26 @@ def jobs(run: Run, data_dir: Path) -> list[ChartJob]:
     return resources(run, data_dir, against_concurrency(run.cells))
 
 
+def figures_of(cell: dict) -> list:
+    return [cell.get("concurrency"), num(cell.get("cpu_percent")), num(cell.get("loadgen_cpu_percent")),
+            num(cell.get("rss_peak_mb")), num(cell.get("threads_peak"))]
+
+
 def resources(run: Run, data_dir: Path, cells: list[dict]) -> list[ChartJob]:
     jobs = []
     for key, title in panel_order(cells):
         here = [c for c in cells if panel_key(c) == key]
         series, of_cell = series_of(here, panel_key)
         name = f"resources_{key}"
-        write_blocks(data_dir / f"{name}.dat", f"resources, '{title}' (run {run.run_id})",
-                     ["concurrency", "cpu_percent", "loadgen_cpu_percent", "rss_peak_mb", "threads_peak",
-                      "valid", "repetition", "cell_id"],
-                     [(s.label, [[c.get("concurrency"), num(c.get("cpu_percent")),
-                                  num(c.get("loadgen_cpu_percent")), num(c.get("rss_peak_mb")),
-                                  num(c.get("threads_peak"))] + tail(c)
-                                 for c in by_c(here) if of_cell[c["cell_id"]] is s]) for s in series])
+        columns = ["concurrency", "cpu_percent", "loadgen_cpu_percent", "rss_peak_mb", "threads_peak",
+                   "valid", "repetition", "cell_id"]
+        write_blocks(data_dir / f"{name}.dat", f"resources, '{title}' (run {run.run_id}); <figure>_mean, _lo, "
+                     "_hi: the point's mean over its launches and its 95 % interval (NaN with one launch)",
+                     columns + interval_columns(columns, figures_of),
+                     [(s.label, with_intervals([c for c in by_c(here) if of_cell[c["cell_id"]] is s], figures_of))
+                      for s in series])
         files = [f"{name}.dat"]
-        params: dict = {"panels": 1, "file_1": f"{name}.dat", "title_1": title,
+        params: dict = {"panels": 1, "file_1": f"{name}.dat", "title_1": title, **interval_key(here),
                         **panel_style(1, series, {}), "ncoreblocks": 0,
                         "nflagged": flagged(here, "cpu_percent", "rss_peak_mb"),
                         "values_cpu": count(here, "cpu_percent", "loadgen_cpu_percent"),
@@ -47,13 +52,14 @@ def resources(run: Run, data_dir: Path, cells: list[dict]) -> list[ChartJob]:
                                                                            ("load generator", "loadgen_cpus"))
                                     if num(core) in [num(x) for x in c.get(cpus) or []]})
                     blocks.append((f"{s.label}: core {core}" + (f" ({', '.join(roles)})" if roles else ""),
-                                   [[c.get("concurrency"), num((c.get("cpu_per_core") or {}).get(core))]
-                                    + tail(c) for c in mine]))
+                                   with_intervals(mine, lambda c, core=core: [
+                                       c.get("concurrency"), num((c.get("cpu_per_core") or {}).get(core))])))
                     colors.append(s.color)
                     dashes.append(str(1 + i % 5))
             write_blocks(data_dir / f"{name}_cores.dat", f"resources per core, '{title}' "
                          f"(run {run.run_id}); system-wide CPU of each core, 100 = the whole core",
-                         ["concurrency", "core_cpu_percent", "valid", "repetition", "cell_id"], blocks)
+                         ["concurrency", "core_cpu_percent", "valid", "repetition", "cell_id",
+                          "core_cpu_percent_mean", "core_cpu_percent_lo", "core_cpu_percent_hi"], blocks)
             files.append(f"{name}_cores.dat")
             params.update({"corefile": f"{name}_cores.dat", "ncoreblocks": len(blocks),
                            "corecolors": " ".join(colors), "coredashes": " ".join(dashes)})
@@ -62,6 +68,9 @@ def resources(run: Run, data_dir: Path, cells: list[dict]) -> list[ChartJob]:
             f"Resources, {title}: server CPU, CPU per core, memory and threads vs concurrent clients",
             f"{title}: mean CPU of the server's process tree over the window (100 = one core; dashed: the "
             "load generator's), the system-wide CPU of each core (solid and dashed lines: the cores, named "
-            "with their role), the server's peak resident memory and its peak thread count.",
+            "with their role), the server's peak resident memory and its peak thread count. Each figure is one "
+            "number per launch (a window's mean or peak), so a point's launches average like any other figure: "
+            "the lines join the points' means, the bars are their 95 % intervals over launches (none with one "
+            "launch).",
             params, files, missing_note(here, "cpu_percent", "rss_peak_mb"), f"Resources: {title}"))
     return jobs

@@ -144,5 +144,7 @@ def threads_timeline(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | 
                     "Server threads over time at each server's highest concurrency (t = 0: measured window starts)",
                     "The server's thread count from samples.csv (4 a second) in each series' highest-"
                     "concurrency cell per delay: the VisualVM picture of seed 002. Thin lines: Tomcat's "
-                    "connector pool busy threads where the JVM probe captured them. Dotted grey: maxThreads.",
+                    "connector pool busy threads where the JVM probe captured them. Dotted grey: maxThreads. "
+                    "Each line is one launch, the point's first: a time series has no launches to average (their "
+                    "clocks do not align), so it has no interval; the peak-threads chart gives the peak's.",
                     params, files, note)

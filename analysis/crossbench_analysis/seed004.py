@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .kit import PALETTES, ChartJob, shade, tail, with_headings, write_blocks
+from .kit import (PALETTES, ChartJob, interval_key, interval_of, point_interval, same_point, shade, tail,
+                  with_headings, write_blocks)
 from .runinfo import SERVER_ORDER, Run, get, is_valid, num
 
 DB_ENDPOINTS = ("/db", "/queries", "/db/kv", "/db/slow")
@@ -21,6 +22,7 @@ CPU_PARTS = (("cpu_percent", "server", "server", None), ("proxy_cpu_percent", "p
              ("pooler_cpu_percent", "pooler", "PgBouncer", "#e7d4a0"),
              ("db_cpu_percent", "db", "PostgreSQL", "#5b7fa6"))
 POOL_MAX_PANELS = 6
+TABLE_FIGURES = ("latency_ms.p50", "latency_ms.p99", "rps")
 
 
 def db_cells(run: Run) -> list[dict]:
@@ -100,11 +102,14 @@ def table_chart(run: Run, data_dir: Path, group: str, cells: list[dict], best: d
             tied = tied_steps(run.cells, c["sweep"])
             label += f" (best of {steps}" + (f"; a tie with {', '.join(map(str, tied))} processes)" if tied else ")")
         rows.append([x, label, num(get(c, "latency_ms.p50")), num(get(c, "latency_ms.p99")), num(c.get("rps"))]
-                    + tail(c))
+                    + tail(c) + [v for f in TABLE_FIGURES
+                                 for v in point_interval(db_cells(run), c, lambda o, f=f: get(o, f))])
         colors.append(PALETTES.get(c.get("server"), PALETTES[None])[0])
     name = f"seed004_table_{group}"
     write_blocks(data_dir / f"{name}.dat", f"seed 004 table, group {group} (run {run.run_id}): one row per stack, "
-                 "sorted by p99", ["x", "label", "p50_ms", "p99_ms", "rps", "valid", "repetition", "cell_id"],
+                 "sorted by p99; <figure>_mean, _lo, _hi: the point's mean over its launches and 95 % interval",
+                 ["x", "label", "p50_ms", "p99_ms", "rps", "valid", "repetition", "cell_id",
+                  *[f"{n}_{part}" for n in ("p50_ms", "p99_ms", "rps") for part in ("mean", "lo", "hi")]],
                  [("stacks", rows)])
     c0 = rows_of[0]
     how = f"{c0.get('loadgen')}, C={c0.get('concurrency')}, {c0.get('endpoint')}"
@@ -112,9 +117,10 @@ def table_chart(run: Run, data_dir: Path, group: str, cells: list[dict], best: d
         name, "seed004_table.gp", f"Seed 004, {group}: p50 and p99 per stack (sorted by p99), and req/s",
         f"Group {group} ({how}): each stack's median and 99th-percentile latency (left, log scale) and its "
         "requests per second (right), one row per stack sorted by p99 as the article's table is. A worker sweep "
-        "counts with its best step (most req/s; the sweeps chart shows every step). Hollow circle: a flagged "
-        "cell.",
+        "counts with its best step (most req/s; the sweeps chart shows every step). A row per launch; black "
+        "bars: the point's 95 % interval over its launches (none with one launch). Hollow circle: a flagged cell.",
         {"panels": 1, "file_1": f"{name}.dat", "nstacks": len(rows), "colors_1": " ".join(colors),
+         **interval_key([o for c in cells for o in same_point(db_cells(run), c)]),
          **{f"label_{row[0]}": row[1] for row in rows}, "nflagged": sum(1 for c in cells if not is_valid(c)),
          "values_1": sum(1 for c in cells if num(get(c, "latency_ms.p99")) is not None)},
         [f"{name}.dat"], heading=f"{TABLE_HEADING}: {group}")
@@ -138,17 +144,20 @@ def workers_chart(run: Run, data_dir: Path, cells: list[dict], best: dict[str, d
         steps = sorted((c for c in cells if c.get("sweep") == sweep), key=lambda c: num(c.get("sweep_step")) or 0)
         blocks.append((sweep_label(best[sweep]),
                        [[num(c.get("sweep_step")), num(c.get("rps")), 1 if c is best[sweep] else 0] + tail(c)
-                        for c in steps]))
+                        + point_interval(steps, c, lambda o: o.get("rps")) for c in steps]))
         colors.append(shade(best[sweep].get("server"), counters)[0])
     name = "seed004_workers"
     write_blocks(data_dir / f"{name}.dat", f"seed 004 worker sweeps (run {run.run_id}): req/s per process count",
-                 ["processes", "rps", "best", "valid", "repetition", "cell_id"], blocks)
+                 ["processes", "rps", "best", "valid", "repetition", "cell_id", "rps_mean", "rps_lo", "rps_hi"],
+                 blocks)
     return ChartJob(
         name, "seed004_workers.gp", "Seed 004: requests per second against worker processes, each sweep",
         "Each worker sweep (worker_sweep = true): 1, 2, 3, ... processes up to 2 x the server's cores + 1, in "
         "order, stopped once throughput dropped two steps in a row (the article's rule; steps not run are not "
-        "drawn). Large circle: the best step, the one the table uses.",
+        "drawn). The line joins the steps' means over launches, the bars are their 95 % intervals (none with one "
+        "launch). Large circle: the best step, the one the table uses.",
         {"panels": 1, "file_1": f"{name}.dat", "nseries_1": len(blocks), "colors_1": " ".join(colors),
+         **interval_key([c for c in cells if c.get("sweep")]),
          "nflagged": sum(1 for c in cells if c.get("sweep") and not is_valid(c)),
          "values_1": sum(1 for c in cells if c.get("sweep") and num(c.get("rps")) is not None)},
         [f"{name}.dat"])
@@ -160,26 +169,27 @@ def cpu_chart(run: Run, data_dir: Path, key: str, cells: list[dict]) -> ChartJob
     rows_of = by_p99(cells)
     rows, colors = [], []
     for x, c in enumerate(rows_of, 1):
-        parts = [num(c.get(field)) for field, *_ in CPU_PARTS]
-        parts = [parts[0]] + [p or 0.0 for p in parts[1:]]          # no proxy or pooler in the cell: none of it
-        stacked = [sum(parts[:i + 1]) if parts[0] is not None else None for i in range(len(parts))]
-        rps = num(c.get("rps"))
-        per_request = [v * 10 / rps if v is not None and rps else None for v in stacked]   # % of a core -> ms
-        rows.append([x, stack_label(c), *parts, *stacked, *per_request, rps] + tail(c))
+        parts, stacked, per_request, rps = cpu_figures(c)
+        totals = [cpu_figures(o) for o in same_point(db_cells(run), c)]
+        rows.append([x, stack_label(c), *parts, *stacked, *per_request, rps] + tail(c)
+                    + interval_of([t[1][-1] for t in totals]) + interval_of([t[2][-1] for t in totals]))
         colors.append(PALETTES.get(c.get("server"), PALETTES[None])[0])
     names = [column for _, column, _, _ in CPU_PARTS]
     name = f"seed004_cpu_{key}"
     write_blocks(data_dir / f"{name}.dat", f"seed 004 CPU split, {key} (run {run.run_id}): percent of one core "
                  "per part, stacked sums, and the sums as CPU ms per request", [
                      "x", "label", *names, *(f"upto_{n}" for n in names), *(f"ms_upto_{n}" for n in names),
-                     "rps", "valid", "repetition", "cell_id"], [("stacks", rows)])
+                     "rps", "valid", "repetition", "cell_id", "upto_db_mean", "upto_db_lo", "upto_db_hi",
+                     "ms_upto_db_mean", "ms_upto_db_lo", "ms_upto_db_hi"], [("stacks", rows)])
     return ChartJob(
         name, "seed004_cpu.gp", f"Seed 004, {key}: CPU per stack, server / nginx / PgBouncer / PostgreSQL",
         "The same stacks as the table beside it, in its order. Left: the mean CPU of each part's process tree "
         "over the measured window, stacked (100 = one core; the server's in its own colour, then nginx, PgBouncer "
         "and PostgreSQL where the cell had them). Right: the same sums per request (CPU ms a request costs the "
-        "whole stack). The load generator's CPU is not included.",
+        "whole stack). The load generator's CPU is not included. A bar per launch; black bars: the 95 % interval "
+        "of the stack's total over its point's launches (none with one launch).",
         {"panels": 1, "file_1": f"{name}.dat", "nstacks": len(rows), "colors_1": " ".join(colors),
+         **interval_key([o for c in cells for o in same_point(db_cells(run), c)]),
          "part_colors": " ".join(color for *_, color in CPU_PARTS[1:]),
          "part_titles": " ".join(title for _, _, title, _ in CPU_PARTS[1:]),
          **{f"label_{row[0]}": row[1] for row in rows}, "nflagged": sum(1 for c in cells if not is_valid(c)),
@@ -187,12 +197,28 @@ def cpu_chart(run: Run, data_dir: Path, key: str, cells: list[dict]) -> ChartJob
         [f"{name}.dat"], heading=f"{CPU_HEADING}: {key}")
 
 
+def cpu_figures(c: dict) -> tuple[list, list, list, float | None]:
+    """A cell's CPU parts (percent of one core), their stacked sums, the sums as CPU ms per request, and rps."""
+    parts = [num(c.get(field)) for field, *_ in CPU_PARTS]
+    parts = [parts[0]] + [p or 0.0 for p in parts[1:]]          # no proxy or pooler in the cell: none of it
+    stacked = [sum(parts[:i + 1]) if parts[0] is not None else None for i in range(len(parts))]
+    rps = num(c.get("rps"))
+    per_request = [v * 10 / rps if v is not None and rps else None for v in stacked]   # % of a core -> ms
+    return parts, stacked, per_request, rps
+
+
+def first_launches(cells: list[dict]) -> list[dict]:
+    """Each point's launch of the lowest repetition: a time series is one launch's (launches' clocks do not align,
+    so their samples are not averaged)."""
+    return [c for c in cells if c is min(same_point(cells, c), key=lambda o: num(o.get("repetition")) or 0)]
+
+
 def pool_waiting_chart(run: Run, data_dir: Path, tables: list[tuple[str, list[dict]]]) -> ChartJob | None:
     """Requests waiting for a pooled connection over the measured window (db-pool.csv), a panel per table,
     a line per stack; thin lines: connections lent out."""
     panels = []
     for key, cells in tables:
-        series = [(c, run.cell_table(c, "db-pool.csv"), window_of(run, c)) for c in by_p99(cells)]
+        series = [(c, run.cell_table(c, "db-pool.csv"), window_of(run, c)) for c in by_p99(first_launches(cells))]
         series = [(c, rows, window) for c, rows, window in series if rows and window]
         if series:
             panels.append((key, series))
@@ -223,7 +249,9 @@ def pool_waiting_chart(run: Run, data_dir: Path, tables: list[tuple[str, list[di
         "Each stack of the tables above (one panel per table): thick, requests waiting for a pooled connection; "
         "thin, connections lent out (db-pool.csv, summed over the server's processes, 4 a second: Tomcat's from "
         "HikariCP's MBean, the Python servers' own count). A gunicorn sync worker never waits in its pool: its "
-        "requests queue in the listening socket instead, where no pool sees them.",
+        "requests queue in the listening socket instead, where no pool sees them. A line is one launch, the "
+        "point's first: a time series has no launches to average (their clocks and bursts do not align), so it "
+        "has no interval.",
         params, files)
 
 

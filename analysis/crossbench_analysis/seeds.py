@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from .kit import ChartJob, tail, with_headings, write_blocks
+from .kit import ChartJob, interval_columns, interval_key, with_headings, with_intervals, write_blocks
 from .runinfo import SERVER_ORDER, Run, get, is_valid, num
 
 ENDPOINT_ORDER = {"/delay/sync": 0, "/delay/async": 1, "/hello": 2}
@@ -41,6 +41,7 @@ def params(file: str, rows: list[list], here: list[dict], *figures: str) -> dict
     """The chart's parameters: its file, the x axis's labels (ncells, label_1 .. label_N, spaces intact),
     how many cells are flagged and how many have a value to draw."""
     return {"panels": 1, "file_1": file, "ncells": len(rows), **{f"label_{row[0]}": row[1] for row in rows},
+            **interval_key(here),
             "nflagged": sum(1 for c in here if not is_valid(c)),
             "values_1": sum(1 for c in here if any(num(get(c, f)) is not None for f in figures))}
 
@@ -58,15 +59,17 @@ def ab_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob | None:
     here = _ordered(cells, "fixed_count")
     if not here:
         return None
-    rows = []
-    for x, c in enumerate(here, 1):
+    x_of = {c["cell_id"]: x for x, c in enumerate(here, 1)}
+
+    def row_of(c):
         ref = get(c, "ab.reference") or {}
-        rows.append([x, f"{_name(c)} {_short(c)}", num(ref.get("rps")), num(get(c, "ab.reported.rps")),
-                     num(c.get("rps_startup_free")), num(ref.get("mean_ms")),
-                     num(get(c, "ab.reported.time_per_request_ms")),
-                     num(get(c, "ab.startup_free.time_per_request_ms"))] + tail(c))
+        return [x_of[c["cell_id"]], f"{_name(c)} {_short(c)}", num(ref.get("rps")), num(get(c, "ab.reported.rps")),
+                num(c.get("rps_startup_free")), num(ref.get("mean_ms")), num(get(c, "ab.reported.time_per_request_ms")),
+                num(get(c, "ab.startup_free.time_per_request_ms"))]
+    rows = with_intervals(here, row_of, first=2)
     columns = ["x", "label", "article_rps", "ab_rps", "startup_free_rps", "article_tpr_ms", "ab_tpr_ms",
                "startup_free_tpr_ms", "valid", "repetition", "cell_id"]
+    columns += interval_columns(columns, row_of, first=2)
     c0 = here[0]
     scales = {**log_range("rps", [v for row in rows for v in row[2:5]]),
               **log_range("tpr", [v for row in rows for v in row[5:8]])}
@@ -79,20 +82,24 @@ def ab_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob | None:
         "Requests per second and ab's 'Time per request (mean)' (C x time taken / n) per server and endpoint. "
         "Grey: the article's figures (Tornado 4.2.1, one process). Coloured: ab here. Hatched: the same run "
         "without ab's lone first request (Debian's ab sends it alone and opens the other C-1 connections only "
-        "when it is answered: one extra round of the delay wherever the server answers C at once).",
-        {**params("seed000_ab.dat", rows, here, "rps"), **scales}, ["seed000_ab.dat"])
+        "when it is answered: one extra round of the delay wherever the server answers C at once). A group per "
+        "launch; the black bar on each of ab's figures is its point's 95 % interval over launches (none with one "
+        "launch).", {**params("seed000_ab.dat", rows, here, "rps"), **scales}, ["seed000_ab.dat"])
 
 
 def hol_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob | None:
     here = _ordered(cells, "hol_probe")
     if not here:
         return None
-    rows = [[x, f"{_name(c)}, {_short(c)} busy", num(get(c, "latency_ms.p50")),
-             num(get(c, "latency_ms.p99")), num(get(c, "latency_ms.max")), c.get("probes_sent")] + tail(c)
-            for x, c in enumerate(here, 1)]
+    x_of = {c["cell_id"]: x for x, c in enumerate(here, 1)}
+
+    def row_of(c):
+        return [x_of[c["cell_id"]], f"{_name(c)}, {_short(c)} busy", num(get(c, "latency_ms.p50")),
+                num(get(c, "latency_ms.p99")), num(get(c, "latency_ms.max")), c.get("probes_sent")]
+    rows = with_intervals(here, row_of, first=2)
+    columns = ["x", "label", "p50_ms", "p99_ms", "max_ms", "probes", "valid", "repetition", "cell_id"]
     write_blocks(data_dir / "seed000_hol.dat", f"seed 000, /now probe per cell (run {run_id})",
-                 ["x", "label", "p50_ms", "p99_ms", "max_ms", "probes", "valid", "repetition", "cell_id"],
-                 [("/now latency", rows)])
+                 columns + interval_columns(columns, row_of, first=2), [("/now latency", rows)])
     c0 = here[0]
     return ChartJob(
         "seed000_hol", "seed000_hol.gp",
@@ -101,7 +108,8 @@ def hol_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob | None
         "Sequential probes (one new connection each, one every "
         f"{num(c0.get('probe_interval_ms')) or 0:g} ms or at once after a late answer): p50, p99 and max of "
         "the probe's latency, log scale; the number above each group is how many probes were answered (a "
-        "blocked event loop lets few through).",
+        "blocked event loop lets few through). A group per launch; black bars: the point's 95 % interval of p50 "
+        "and p99 over launches (none with one launch).",
         params("seed000_hol.dat", rows, here, "latency_ms.p50"), ["seed000_hol.dat"])
 
 
@@ -109,18 +117,24 @@ def pipelined_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob 
     here = _ordered(cells, "pipelined")
     if not here:
         return None
-    rows = [[x, _name(c), num(c.get("rps")), num(c.get("batch_latency_mean_ms")), num(get(c, "latency_ms.max")),
-             num(c.get("cpu_percent"))] + tail(c) for x, c in enumerate(here, 1)]
+    x_of = {c["cell_id"]: x for x, c in enumerate(here, 1)}
+
+    def row_of(c):
+        return [x_of[c["cell_id"]], _name(c), num(c.get("rps")), num(c.get("batch_latency_mean_ms")),
+                num(get(c, "latency_ms.max")), num(c.get("cpu_percent"))]
+    rows = with_intervals(here, row_of, first=2)
+    columns = ["x", "label", "rps", "batch_latency_mean_ms", "wrk_max_ms", "cpu_percent", "valid", "repetition",
+               "cell_id"]
     write_blocks(data_dir / "seed001_pipelined.dat", f"seed 001, pipelined hello world per cell (run {run_id})",
-                 ["x", "label", "rps", "batch_latency_mean_ms", "wrk_max_ms", "cpu_percent", "valid", "repetition",
-                  "cell_id"], [("pipelined /hello", rows)])
+                 columns + interval_columns(columns, row_of, first=2), [("pipelined /hello", rows)])
     c0 = here[0]
     return ChartJob(
         "seed001_pipelined", "seed001_pipelined.gp",
         f"Seed 001: /hello, wrk {c0.get('concurrency')} connections x {c0.get('pipeline')} pipelined",
         "Left: responses per second. Right: mean latency of a pipelined batch by Little's law (C x depth / rps; "
         "wrk 4.1.0's own pipelined percentiles are wrong) and wrk's max. The servers are pinned to "
-        f"cores {c0.get('server_cpus')}: N Tornado processes share them.",
+        f"cores {c0.get('server_cpus')}: N Tornado processes share them. A bar per launch; black bars: the "
+        "point's 95 % interval over launches (none with one launch).",
         {**params("seed001_pipelined.dat", rows, here, "rps"), **log_range("lat", [v for r in rows for v in r[3:5]])},
         ["seed001_pipelined.dat"])
 

@@ -5,6 +5,7 @@
 #   fmt      'png' (pngcairo, 1200x750) or 'svg'            outfile  where the chart goes
 #   title    the chart's title                               footer   run id, machine, date (bottom left)
 #   note     cells that could not be drawn (bottom right)    nflagged number of flagged cells (legend entry)
+#   ikey     the interval bars' key entry ('one launch a point: no interval' when no point has two launches)
 #   panels   how many panels; for each panel N = 1..panels:
 #            file_N (data file), title_N, nseries_N (series blocks in the file), colors_N and dashes_N (one word
 #            per series), key_N (1: this panel shows a key), values_N (cells with a value to draw)
@@ -61,6 +62,13 @@ nth(list, k) = k <= words(list) ? real(word(list, k)) : NaN
 sig2(v) = v != v ? '' : (abs(v) >= 10 ? sprintf('%.0f', v) : (abs(v) >= 1 ? sprintf('%.1f', v) : \
     (abs(v) >= 0.1 ? sprintf('%.2f', v) : (abs(v) >= 0.01 ? sprintf('%.3f', v) : sprintf('%.2g', v)))))
 sig2u(v, unit) = v != v ? '' : sig2(v).unit
+
+# Interval bars pass through their point: gnuplot 5.4 otherwise clears a background-coloured disc at the point
+# (pointintervalbox), which punched a white hole into bars and into points drawn before the bar.
+set pointintervalbox 0.001
+
+# The key entry of the interval bars: ikey says what a bar is, and that a point of one launch has none.
+interval_title = exists("ikey") ? ikey : 'bar: 95% interval over launches'
 
 # Valid cells as filled points, flagged ones (valid = 0) as large hollow points.
 valid_y(col) = column('valid') > 0 ? column(col) : NaN

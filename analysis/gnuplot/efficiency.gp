@@ -28,7 +28,7 @@ do for [p=1:panels] {
          for [i=1:pn(p)] f index i-1 using 1:(flagged_y('efficiency_ratio')) with points pt 6 ps 2.2 lw 2 \
              lc rgb pcolor(p,i) notitle, \
          keyentry with lines dt 2 lw 1.2 lc rgb '#555555' title 'thin dashed: mean latency / delay', \
-         keyentry with yerrorbars ps 0 lw 1.5 lc rgb '#555555' title 'bar: 95% interval over launches', \
+         keyentry with yerrorbars ps 0 lw 1.5 lc rgb '#555555' title interval_title, \
          keyentry with points pt 6 ps 2 lw 2 lc rgb 'black' title flagged_title
     unset label 1001; unset label 1002
     @VALUES_RESET; set yrange [0:*]

@@ -1,7 +1,8 @@
 # gc_pauses.gp: Tomcat's latency p99 (left) beside the GC pauses JFR recorded in the same windows (right),
 # against concurrent clients; a series per setting.
 # Data: file_1 (a block per series: concurrency p99_ms gc_pause_max_ms gc_pause_total_ms gc_pause_count valid
-# repetition cell_id). Parameters: see common.gp.
+# repetition cell_id, then each figure's point mean and 95 % interval over launches, <figure>_mean _lo _hi: the
+# bars). Parameters: see common.gp.
 load 'common.gp'
 set multiplot layout 1,2 title title font ',14' @MARGINS
 set logscale x 10
@@ -14,6 +15,9 @@ set ylabel 'ms'
 set yrange [0:*]
 plot for [i=1:pn(p)] f index i-1 using 1:'p99_ms' smooth unique with lines lw 2.5 lc rgb pcolor(p,i) \
          dt pdash(p,i) title columnheader(1), \
+     for [i=1:pn(p)] f index i-1 using 1:'p99_ms_mean':'p99_ms_lo':'p99_ms_hi' with yerrorbars ps 0 lw 1.5 \
+         lc rgb pcolor(p,i) notitle, \
+     keyentry with yerrorbars ps 0 lw 1.5 lc rgb '#555555' title interval_title, \
      for [i=1:pn(p)] f index i-1 using 1:(valid_y('p99_ms')) with points pt 7 ps 1.1 lc rgb pcolor(p,i) notitle, \
      for [i=1:pn(p)] f index i-1 using 1:(flagged_y('p99_ms')) with points pt 6 ps 2 lw 2 lc rgb pcolor(p,i) \
          notitle
@@ -25,6 +29,8 @@ plot for [i=1:pn(p)] f index i-1 using 1:'gc_pause_max_ms' smooth unique with li
          title columnheader(1), \
      for [i=1:pn(p)] f index i-1 using 1:'gc_pause_total_ms' smooth unique with lines lw 1.5 dt 2 \
          lc rgb pcolor(p,i) notitle, \
+     for [i=1:pn(p)] f index i-1 using 1:'gc_pause_max_ms_mean':'gc_pause_max_ms_lo':'gc_pause_max_ms_hi' \
+         with yerrorbars ps 0 lw 1.5 lc rgb pcolor(p,i) notitle, \
      for [i=1:pn(p)] f index i-1 using 1:(valid_y('gc_pause_max_ms')) with points pt 7 ps 1.1 lc rgb pcolor(p,i) \
          notitle, \
      keyentry with lines lw 2.5 lc rgb '#555555' title 'solid: longest pause', \

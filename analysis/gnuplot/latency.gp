@@ -39,7 +39,7 @@ do for [p=1:panels] {
              lc rgb pcolor(p,i) notitle, \
          keyentry with linespoints pt 7 lw 2 lc rgb '#555555' title 'solid, circles: p50', \
          keyentry with linespoints pt 5 lw 2 dt 2 lc rgb '#555555' title 'dashed, squares: p99', \
-         keyentry with yerrorbars ps 0 lw 1.5 lc rgb '#555555' title 'bar: 95% interval over launches', \
+         keyentry with yerrorbars ps 0 lw 1.5 lc rgb '#555555' title interval_title, \
          keyentry with points pt 6 ps 2 lw 2 lc rgb 'black' title flagged_title
     unset label 1001; unset label 1002
     @VALUES_RESET

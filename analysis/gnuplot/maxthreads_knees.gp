@@ -2,7 +2,8 @@
 # (diamond, labelled with its concurrency) and its prediction (maxThreads) as a dotted vertical line of the
 # same colour; the seed's ratio thin dashed beside each curve; one panel per group and delay; log x and y.
 # Data: file_N, a block per setting (concurrency ratio threads_peak efficiency_ratio valid: 0 when a cell
-# of the point is flagged, drawn hollow); marks_N, the same
+# of the point is flagged, drawn hollow; ratio_lo ratio_hi: the ratio's 95 % interval over launches, the bar,
+# NaN with one launch; launches); marks_N, the same
 # settings' knees (knee_concurrency threshold predicted text; NaN knee = not crossed in the measured range).
 # Parameters (beyond common.gp): marks_N, threshold_N, ratio_N (the record field the knee is found on),
 # predicted_N (one word per setting: its maxThreads, NaN for virtual threads).
@@ -33,6 +34,8 @@ do for [p=1:panels] {
          1 with lines dt 3 lw 1 lc rgb '#777777' title 'ideal 1.0', \
          for [i=1:pn(p)] f index i-1 using 1:2 with lines lw 2.5 lc rgb pcolor(p,i) dt pdash(p,i) \
              title columnheader(1), \
+         for [i=1:pn(p)] f index i-1 using 1:'ratio':'ratio_lo':'ratio_hi' with yerrorbars ps 0 lw 1.5 \
+             lc rgb pcolor(p,i) notitle, \
          for [i=1:pn(p)] f index i-1 using 1:(valid_y('ratio')) with points pt 7 ps 1.1 lc rgb pcolor(p,i) notitle, \
          for [i=1:pn(p)] f index i-1 using 1:(flagged_y('ratio')) with points pt 6 ps 2.2 lw 2 lc rgb pcolor(p,i) \
              notitle, \
@@ -43,6 +46,7 @@ do for [p=1:panels] {
          keyentry with points pt 13 ps 2 lc rgb 'black' title 'knee (ratio stays above the threshold)', \
          keyentry with lines dt 3 lw 1.5 lc rgb 'black' title 'predicted knee: maxThreads', \
          keyentry with lines dt 2 lw 1.2 lc rgb '#555555' title 'thin dashed: the seed''s ratio (C / rps) / delay', \
+         keyentry with yerrorbars ps 0 lw 1.5 lc rgb '#555555' title interval_title, \
          keyentry with points pt 6 ps 2 lw 2 lc rgb 'black' title flagged_title
     unset label 1001; unset label 1002
 }

@@ -1,6 +1,6 @@
 # maxthreads_static.gp: the static mix's responses per second per Tomcat setting, a series per number of
-# clients: the mean of the repetitions as a point, their range as a bar.
-# Data: file_1, a block per concurrency (x setting rps_mean rps_min rps_max cells).
+# clients: the mean of the launches as a point, its 95 % interval as a bar (none with one launch).
+# Data: file_1, a block per concurrency (x setting rps_mean rps_min rps_max cells rps_lo rps_hi).
 # Parameters (beyond common.gp): nsettings.
 load 'common.gp'
 set multiplot layout 1,1 title title font ',14' @MARGINS
@@ -14,6 +14,9 @@ n = pn(p)
 off(i) = (i - (n + 1) / 2.0) * 0.14
 # the settings' names once, under their centre (each series sits a little to one side of it)
 plot f index 0 using 1:(NaN):xtic(2) notitle, \
-     for [i=1:n] f index i-1 using ($1 + off(i)):3:4:5 with yerrorbars pt 7 ps 1.5 lw 2 \
-         lc rgb pcolor(p,i) title columnheader(1)
+     for [i=1:n] f index i-1 using ($1 + off(i)):3 with points pt 7 ps 1.5 lc rgb pcolor(p,i) \
+         title columnheader(1), \
+     for [i=1:n] f index i-1 using ($1 + off(i)):'rps_mean':'rps_lo':'rps_hi' with yerrorbars ps 0 lw 2 \
+         lc rgb pcolor(p,i) notitle, \
+     keyentry with yerrorbars ps 0 lw 2 lc rgb '#555555' title interval_title
 unset multiplot

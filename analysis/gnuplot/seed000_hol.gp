@@ -1,6 +1,7 @@
 # seed000_hol.gp: seed 000's "A then C" measured: the instant endpoint's latency (p50, p99, max) while
 # background connections keep a delay endpoint busy, one group of bars per cell, log scale.
-# Data (file_1): one block, a row per cell: x label p50_ms p99_ms max_ms probes valid repetition cell_id.
+# Data (file_1): one block, a row per cell: x label p50_ms p99_ms max_ms probes valid repetition cell_id, then each
+# figure's point mean and 95 % interval over launches (<figure>_mean _lo _hi): black bars on p50 and p99.
 # Parameters: common.gp, and ncells, label_1..label_N. A flagged cell (valid = 0) gets a large hollow circle
 # on its p50 bar.
 load 'common.gp'
@@ -25,6 +26,10 @@ plot f index 0 using ($1-w):(column('p50_ms')):($1-1.5*w):($1-0.5*w):(0.1):(colu
          with boxxyerror lc rgb '#d95f02' title 'p99', \
      '' index 0 using ($1+w):(column('max_ms')):($1+0.5*w):($1+1.5*w):(0.1):(column('max_ms')) \
          with boxxyerror lc rgb '#7570b3' title 'max', \
+     '' index 0 using ($1-w):'p50_ms_mean':'p50_ms_lo':'p50_ms_hi' with yerrorbars ps 0 lw 1.5 lc rgb 'black' \
+         notitle, \
+     '' index 0 using ($1):'p99_ms_mean':'p99_ms_lo':'p99_ms_hi' with yerrorbars ps 0 lw 1.5 lc rgb 'black' notitle, \
+     keyentry with yerrorbars ps 0 lw 1.5 lc rgb 'black' title interval_title, \
      '' index 0 using ($1-w):(flagged_y('p50_ms')) with points pt 6 ps 3 lw 2 lc rgb 'black' notitle, \
      keyentry with points pt 6 ps 2 lw 2 lc rgb 'black' title flagged_title, \
      '' index 0 using ($1-w):(column('p50_ms')*1.2):(sig2(column('p50_ms'))) with labels font ',9' notitle, \

@@ -3,7 +3,9 @@
 # CPU milliseconds per request.
 # Data (file_1): one block, a row per stack: x label, the parts (server proxy pooler db, percent of one core),
 # upto_<part> (stacked sums), ms_upto_<part> (the sums as ms per request), rps,
-# valid repetition cell_id. Parameters: common.gp, and nstacks, label_1..label_N, colors_1 (one word per row),
+# valid repetition cell_id, then upto_db_mean _lo _hi and ms_upto_db_mean _lo _hi (the stack's total: its point's
+# mean and 95 % interval over launches, black bars). Parameters: common.gp, and nstacks, label_1..label_N,
+# colors_1 (one word per row),
 # part_colors and part_titles (nginx, PgBouncer, PostgreSQL: one word each).
 load 'common.gp'
 set multiplot layout 1,2 title title font ',14' margins 0.09,0.98,0.30,0.90 spacing 0.10,0.12
@@ -32,6 +34,9 @@ do for [panel=1:2] {
              lc rgb rowcolor(i) notitle, \
          f index 0 using 1:(column(prefix.'db')):(sig2(column(prefix.'db'))) \
              with labels offset 0,0.7 font ',9' notitle, \
+         f index 0 using 1:(column(prefix.'db_mean')):(column(prefix.'db_lo')):(column(prefix.'db_hi')) \
+             with yerrorbars ps 0 lw 1.5 lc rgb 'black' notitle, \
+         keyentry with yerrorbars ps 0 lw 1.5 lc rgb 'black' title interval_title, \
          f index 0 using 1:(flagged_y(prefix.'db')) with points pt 6 ps 3 lw 2 lc rgb 'black' notitle, \
          keyentry with boxes lc rgb '#dddddd' title 'server: its own colour', \
          keyentry with points pt 6 ps 2 lw 2 lc rgb 'black' title flagged_title

@@ -18,6 +18,6 @@ plot for [i=1:pn(p)] f index i-1 using 1:'rps' smooth unique with lines lw 2.5 l
          lc rgb pcolor(p,i) notitle, \
      for [i=1:pn(p)] f index i-1 using 1:(valid_y('rps')) with points pt 7 ps 1.3 lc rgb pcolor(p,i) notitle, \
      for [i=1:pn(p)] f index i-1 using 1:(flagged_y('rps')) with points pt 6 ps 2.2 lw 2 lc rgb pcolor(p,i) notitle, \
-     keyentry with yerrorbars ps 0 lw 1.5 lc rgb '#555555' title 'bar: 95% interval over launches', \
+     keyentry with yerrorbars ps 0 lw 1.5 lc rgb '#555555' title interval_title, \
      keyentry with points pt 6 ps 2 lw 2 lc rgb 'black' title flagged_title
 unset multiplot

@@ -25,7 +25,7 @@ do for [p=1:panels] {
              lc rgb pcolor(p,i) notitle, \
          for [k=1:words(mt)] nth(mt, k) with lines dt 3 lw 2 lc rgb '#777777' notitle, \
          keyentry with lines dt 3 lw 2 lc rgb '#777777' title (words(mt) > 0 ? 'Tomcat maxThreads = '.mt : ''), \
-         keyentry with yerrorbars ps 0 lw 1.5 lc rgb '#555555' title 'bar: 95% interval over launches', \
+         keyentry with yerrorbars ps 0 lw 1.5 lc rgb '#555555' title interval_title, \
          keyentry with points pt 6 ps 2 lw 2 lc rgb 'black' title flagged_title
     unset label 1001; unset label 1002
     @VALUES_RESET; set yrange [0:*]

@@ -60,14 +60,15 @@ def test_seed004_table_keeps_each_sweeps_best_step_sorted_by_p99(tmp_path):
     run = tmp_path / "seed004-quick"
     shutil.copytree(RUNS / "seed004-quick", run)
     analyze(run)
-    rows = [line.split("\t") for line in (run / "charts" / "data" / "seed004_table_db.dat").read_text().splitlines()
-            if line[:1].isdigit()]
+    lines = (run / "charts" / "data" / "seed004_table_db.dat").read_text().splitlines()
+    cell_id = next(line for line in lines if line.startswith("# columns: ")).split()[2:].index("cell_id")
+    rows = [line.split("\t") for line in lines if line[:1].isdigit()]
     cells = records_by_id(run)
     p99s = [float(row[3]) for row in rows]
     assert p99s == sorted(p99s) and len(rows) == 4                     # tomcat + the best of three sweeps
-    for row in (r for r in rows if cells[r[-1]]["sweep"]):
-        sweep = [c for c in cells.values() if c["sweep"] == cells[row[-1]]["sweep"]]
-        assert cells[row[-1]]["rps"] == max(c["rps"] for c in sweep) and "best_of_3" in row[1]     # spaces are underscores in .dat files
+    for row in (r for r in rows if cells[r[cell_id]]["sweep"]):
+        sweep = [c for c in cells.values() if c["sweep"] == cells[row[cell_id]]["sweep"]]
+        assert cells[row[cell_id]]["rps"] == max(c["rps"] for c in sweep) and "best_of_3" in row[1]     # spaces are underscores in .dat files
 
 
 def data_rows(path) -> list[dict]:

@@ -17,7 +17,7 @@ from crossbench.servers import RunningServer, ServerSpec, free_port
 REFERENCE_RUNS = paths.REPO / "analysis" / "tests" / "fixtures" / "runs"
 sys.path.insert(0, str(paths.REPO / "analysis"))
 from crossbench_analysis.finding import Finding  # noqa: E402
-from crossbench_analysis.knees import SettingKnee  # noqa: E402  (the analysis package, beside the runner)
+from crossbench_analysis.knees import SettingKnee, ratio_interval  # noqa: E402  (analysis, beside the runner)
 
 
 def quick_plan():
@@ -62,6 +62,7 @@ def written_keys() -> set[str]:
     keys = set(record.SHARED) | set(record.DRIVER_DEFAULTS) | set(experiment.CellPlan.__dataclass_fields__)
     keys |= {name for driver in DRIVERS.values() for name in driver.FIELDS}
     keys |= set(SettingKnee.__dataclass_fields__) | {"concurrency", "ratio", "efficiency_ratio", "cell_ids"}
+    keys |= set(ratio_interval([1.0]))          # a knee point's interval (the knees chart draws it)
     # findings.json, which analysis writes itself, and a point's launches it attaches to the point ("records")
     keys |= set(Finding.__dataclass_fields__) | {"figure_text", "chart_name", "records"}
     keys |= set(points.point_record("p", [{"cell_id": "p-r1", "status": "ok"}], None, None))    # points.jsonl

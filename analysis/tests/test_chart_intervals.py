@@ -1,0 +1,123 @@
+"""Every chart family draws each point's 95 % interval over launches: on each reference run (fixtures/runs, real
+records) given a second, NOT measured launch of every cell (twice.py: the figures times 1.1), every chart's data
+files carry the interval columns (<figure>_lo/_hi, with values, lo <= mean <= hi), its gnuplot script draws them
+and names them in its key, and gnuplot renders it. A timeline (a time series: no launches to average) says so in
+its caption instead. With one launch a point the key says there is no interval."""
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+from analysis_markers import needs_gnuplot
+from twice import FACTOR, run_twice
+
+from crossbench_analysis import export, plot
+from crossbench_analysis.runinfo import load_run
+
+FIXTURES = Path(__file__).parent / "fixtures"
+RUNS = sorted(p for p in (FIXTURES / "runs").iterdir() if p.is_dir())
+GNUPLOT_DIR = plot.GNUPLOT_DIR
+TIMELINES = {"threads_timeline", "hold_server", "hold_limit", "hold_client", "seed004_pool_waiting",
+             "openloop_distribution"}
+T1 = 12.706204736174703           # Student's t, 95 %, one degree of freedom
+
+
+def with_pauses(record: dict) -> None:
+    """JFR figures on the Tomcat cells that lack them, so the GC chart has cells to draw."""
+    if record.get("executor") and record.get("tomcat_gc_pause_count") is None:
+        record.update(tomcat_gc_pause_count=2, tomcat_gc_pause_max_ms=4.0, tomcat_gc_pause_total_ms=6.0)
+
+
+def exported(source: Path, tmp_path: Path) -> tuple[Path, dict[str, export.ChartJob]]:
+    run_dir = run_twice(source, tmp_path / source.name, edit=with_pauses)
+    return run_dir, {j.name: j for j in export.export(load_run(run_dir), run_dir / "charts")}
+
+
+def dat_rows(path: Path) -> list[dict]:
+    """Every data row of a .dat file as {column: value or None}, across its blocks (placeholders dropped)."""
+    lines = path.read_text().splitlines()
+    columns = next(line for line in lines if line.startswith("# columns: "))[len("# columns: "):].split()
+    rows = []
+    for line in lines:
+        if not line.strip() or line.startswith("#") or line.startswith('"'):
+            continue
+        row = dict(zip(columns, line.split("\t")))
+        if row.get("cell_id") != "-":
+            rows.append({k: None if v == "NaN" else v for k, v in row.items()})
+    return rows
+
+
+def intervals_of(rows: list[dict]) -> dict[str, list[tuple[float, float, float | None]]]:
+    """{figure: [(lo, hi, mean or the row's value)]} for every figure with a drawn interval."""
+    found: dict = {}
+    for row in rows:
+        for column in row:
+            if column.endswith("_lo") and row[column] is not None and row.get(column[:-3] + "_hi") is not None:
+                figure = column[:-3]
+                centre = row.get(figure + "_mean") or row.get(figure)
+                found.setdefault(figure, []).append((float(row[column]), float(row[figure + "_hi"]),
+                                                     float(centre) if centre is not None else None))
+    return found
+
+
+@pytest.mark.parametrize("source", RUNS, ids=[p.name for p in RUNS])
+def test_every_chart_carries_and_draws_its_intervals(source, tmp_path):
+    run_dir, jobs = exported(source, tmp_path)
+    data = run_dir / "charts" / "data"
+    for name, job in jobs.items():
+        script = (GNUPLOT_DIR / job.script).read_text()
+        if name in TIMELINES:
+            assert "no interval" in job.caption, f"{name}: a timeline says it has no interval"
+            continue
+        found = {}
+        for file in job.data_files:
+            found.update(intervals_of(dat_rows(data / file)))
+        assert found, f"{name}: no interval with values in {job.data_files}"
+        for figure, bars in found.items():
+            assert all(lo <= hi for lo, hi, _ in bars), f"{name}: {figure} interval upside down"
+            assert all(lo <= c <= hi for lo, hi, c in bars if c is not None), f"{name}: {figure} mean outside"
+        assert "_lo" in script and "_hi" in script, f"{job.script} draws no interval"
+        assert "interval_title" in script, f"{job.script}: the key names the bars"
+        assert job.params.get("ikey") == "bar: 95% interval over launches", name
+
+
+def test_the_interval_is_students_t_over_the_two_launches(tmp_path):
+    """A point of launches v and 1.1 v: mean 1.05 v, half-width t(1) x s / sqrt(2) = t(1) x 0.05 v."""
+    run_dir, jobs = exported(FIXTURES / "runs" / "quick", tmp_path)
+    cells = {c["cell_id"]: c for c in map(json.loads, (run_dir / "cells.jsonl").read_text().splitlines())}
+    rows = [r for file in jobs["resources_static"].data_files if not file.endswith("_cores.dat")
+            for r in dat_rows(run_dir / "charts" / "data" / file)]
+    assert len(rows) == 2 * len({r["cell_id"].rpartition("-r")[0] for r in rows})
+    for row in rows:
+        first = cells[row["cell_id"].rpartition("-r")[0] + "-r1"]["rss_peak_mb"]
+        mean, half = first * (1 + FACTOR) / 2, T1 * first * (FACTOR - 1) / 2
+        assert math.isclose(float(row["rss_peak_mb_mean"]), mean, rel_tol=1e-5)
+        assert math.isclose(float(row["rss_peak_mb_lo"]), mean - half, rel_tol=1e-5)
+        assert math.isclose(float(row["rss_peak_mb_hi"]), mean + half, rel_tol=1e-5)
+
+
+@pytest.mark.parametrize("source", RUNS, ids=[p.name for p in RUNS])
+def test_one_launch_a_point_is_drawn_without_bars_and_the_key_says_so(source, tmp_path):
+    run_dir = tmp_path / source.name
+    shutil.copytree(source, run_dir, ignore=shutil.ignore_patterns("README.md"))
+    jobs = export.export(load_run(run_dir), run_dir / "charts")
+    for job in jobs:
+        if job.name not in TIMELINES:
+            assert job.params.get("ikey") == "one launch a point: no interval", job.name
+        for file in job.data_files:
+            if (source.name, job.name) == ("seed004-quick", "maxthreads_knees"):
+                continue    # known: knees.py groups the pools group's four pool sizes as launches of one point
+            assert not intervals_of(dat_rows(run_dir / "charts" / "data" / file)), f"{job.name}: {file}"
+
+
+@needs_gnuplot
+@pytest.mark.parametrize("source", RUNS, ids=[p.name for p in RUNS])
+def test_every_chart_renders_with_its_intervals(source, tmp_path):
+    run_dir, jobs = exported(source, tmp_path)
+    for job in jobs.values():
+        result = plot.plot_chart(job, run_dir / "charts", "two launches a point (the second NOT measured)")
+        assert result.ok, f"{job.name}: {result.error}"
+        assert (run_dir / "charts" / f"{job.name}.png").stat().st_size > 20_000, job.name
