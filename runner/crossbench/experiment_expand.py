@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 
 from . import servers
 from .cellplan import CellPlan, Point
-from .experiment_schema import AUTO_RATES, Experiment, ExperimentError, Group, RunSettings
+from .experiment_schema import AUTO_RATES, POOLERS, Experiment, ExperimentError, Group, RunSettings
 from .loadgen import ADAPTERS
 
 
@@ -146,8 +146,7 @@ def plan_cell(experiment: Experiment, at: Coordinates, repetition: int, rate=Non
     point = point_of_cell(at, rate=rate, share=share, peak=peak)
     proxy = servers.get(group.proxy).variants(group.sections[group.proxy])[0] if group.proxy else None
     pooler = {"name": group.pooler, "pool_size": group.pooler_pool} if group.pooler else None
-    # PgBouncer 1.18 in transaction mode keeps no prepared statement: the servers behind it prepare none
-    settings = {**at.settings, "db_prepared": False} if pooler else at.settings
+    settings = {**at.settings, **POOLERS[group.pooler].SERVER_SETTINGS} if pooler else at.settings
     sweep, step = sweep_of(point, group, settings)
     return CellPlan(
         cell_id=point.cell_id(repetition), point_id=point.id, experiment=experiment.name, group=group.name,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import endpoints, servers
+from .database import pgbouncer
 from .loadgen import ADAPTERS
 from .servers import DB_ENDPOINTS, SettingsError
 
@@ -21,8 +22,9 @@ GROUP_KEYS = {"name", "kind", "endpoint", "concurrency", "delays_ms", "rates", "
               "proxy", "db_pool_total", "pooler", "pooler_pool", "worker_sweep", "pipeline", *servers.PLUGINS}
 PROXIES = ("nginx",)              # group key proxy = "nginx": nginx in front of the server (its [nginx] settings)
 # group key pooler = "pgbouncer": PgBouncer (transaction mode) between the server and the database, holding
-# pooler_pool server connections (default: as many as the server's own pools); servers then prepare nothing.
-POOLERS = ("pgbouncer",)
+# pooler_pool server connections (default: as many as the server's own pools); servers then run with the
+# pooler's SERVER_SETTINGS (PgBouncer's: prepare nothing).
+POOLERS = {"pgbouncer": pgbouncer}
 # rates = "auto": a closed-loop cell measures the peak first (same server, setting, endpoint, delay, concurrency),
 # then the open-loop cells offer these shares of it (10% .. 120%: below, at and past the peak).
 AUTO_RATES = "auto"
