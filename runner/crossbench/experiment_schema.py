@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from crossbench_contract.delay import MAX_DELAY_MS
+
 from . import endpoints, servers
 from .database import pgbouncer
 from .loadgen import ADAPTERS
@@ -200,8 +202,8 @@ def validate_group(group: dict, fail) -> None:
     if is_delay and not delays:
         fail(f"group {group['name']}: delay endpoints need delays_ms")
     for d in delays or []:
-        if not isinstance(d, int) or not 1 <= d <= 60_000:
-            fail(f"group {group['name']}: delays_ms must be integers from 1 to 60000, not {d!r}")
+        if not isinstance(d, int) or not 1 <= d <= MAX_DELAY_MS:       # the contract's cap on ms
+            fail(f"group {group['name']}: delays_ms must be integers from 1 to {MAX_DELAY_MS}, not {d!r}")
 
 
 def validate_pooler(group: dict, fail) -> None:

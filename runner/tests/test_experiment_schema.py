@@ -82,3 +82,8 @@ def test_the_planned_cells_carry_the_ids_of_their_points(tmp_path):
     assert slow.cell_id == slow.point_id + "-r1"
     assert slow.settings["db_prepared"] is False            # PgBouncer 1.18's transaction mode keeps none
     assert slow.paths() == ["/db/slow?ms=50"] and slow.paths(delay_ms=0) == ["/db/slow?ms=0"]
+
+
+def test_a_delay_above_the_contracts_cap_is_refused(tmp_path):
+    with pytest.raises(ExperimentError, match="group slow: delays_ms must be integers from 1 to 60000, not 60001"):
+        validate(loaded(tmp_path, FILE.replace("delays_ms = [50]", "delays_ms = [60001]")))
