@@ -16,7 +16,7 @@ from contextlib import ExitStack
 from . import faults, loadgen, metrics, oskit, record as contract, stack, tfb
 from .database.verify import VerifyFailed, check_answers, verify_database_cell
 from .drivers import DRIVERS, Measurement
-from .experiment import CellPlan
+from .cellplan import CellPlan
 from .loadgen.base import LoadResult
 from .metadata import now_iso
 from .sampling import noise
@@ -88,8 +88,7 @@ def start_server(plan: CellPlan, ctx: CellContext, db_url: str | None) -> Runnin
 def verify(server: RunningServer, plan: CellPlan) -> None:
     """Every URL of the cell answers 200 before anything is measured (delay endpoints at ms=0); /json and
     /plaintext as TechEmpower's rules say (tfb.py)."""
-    for path in plan.paths():
-        path = path.replace(f"ms={plan.delay_ms}", "ms=0")
+    for path in plan.paths(delay_ms=0):
         try:
             with urllib.request.urlopen(server.url + path, timeout=10) as response:
                 body = response.read()
@@ -105,7 +104,7 @@ def verify(server: RunningServer, plan: CellPlan) -> None:
 def verify_database(plan: CellPlan, front: RunningServer, db_url: str) -> dict:
     """The database endpoints answer from the real tables, one query per row (counted by the database)."""
     try:
-        count = verify_database_cell(front.url, plan.paths(), db_url)
+        count = verify_database_cell(front.url, plan.requests(), db_url)
     except (VerifyFailed, OSError, ValueError) as e:
         raise CellFailed(f"verify: {e}") from e
     return stack.database_figures(plan, count)
@@ -121,7 +120,7 @@ def verify_after_load(plan: CellPlan, front: RunningServer, db_url: str | None, 
     verify(front, plan)
     if db_url:
         try:
-            check_answers(front.url, plan.paths(), db_url)
+            check_answers(front.url, plan.requests(), db_url)
         except (VerifyFailed, OSError, ValueError) as e:
             raise CellFailed(f"verify after the load: {e}") from e
 

@@ -14,7 +14,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from . import servers, stats
-from .experiment import CellPlan, point_of
+from .cellplan import CellPlan, point_of
 
 POINTS_FILE = "points.jsonl"
 # Figures every point states when its launches have them (dotted names read inside an object).

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 
 from . import experiment, points
-from .experiment import CellPlan
+from .cellplan import CellPlan
 
 
 def next_round(cells: list[CellPlan], records: list[dict], run: dict) -> list[CellPlan]:

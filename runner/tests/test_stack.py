@@ -6,7 +6,9 @@ import pytest
 from crossbench.database import DatabaseError
 from crossbench.experiment import ExperimentError, apply_overrides, expand, load
 from crossbench.stack import database_figures, needs_database
-from crossbench.database.verify import QueryCount, queries_per_request, statement_of
+from crossbench.database.checks import STATEMENTS
+from crossbench.database.verify import QueryCount
+from crossbench.endpoints import Request
 
 
 def seed004_cells(**group_changes):
@@ -73,9 +75,13 @@ def test_bad_stack_keys_are_refused(change, message):
 
 
 def test_each_endpoint_counts_its_own_statement():
-    assert queries_per_request("/queries?queries=20") == 20 and queries_per_request("/queries?queries=900") == 500
-    assert queries_per_request("/db") == 1 and statement_of("/db/kv") == "FROM kv WHERE a"
-    assert statement_of("/db/slow?ms=5") == "pg_sleep" and statement_of("/queries?queries=3") == "FROM world WHERE id"
+    def statement_of(request):
+        return STATEMENTS[request.statements[0]]
+    assert Request("/queries", queries=20).queries_per_request == 20
+    assert Request("/queries", queries=900).queries_per_request == 500
+    assert Request("/db").queries_per_request == 1 and statement_of(Request("/db/kv")) == "FROM kv WHERE a"
+    assert statement_of(Request("/db/slow", delay_ms=5)) == "pg_sleep"
+    assert statement_of(Request("/queries", queries=3)) == "FROM world WHERE id"
 
 
 def test_a_pooled_run_without_pgbouncer_is_refused_before_anything_runs(monkeypatch):

@@ -13,6 +13,7 @@ import pytest
 from crossbench import tfb
 from crossbench.database import Cluster, ensure_tables, psql
 from crossbench.database.verify import VerifyFailed, check_answer, count_queries
+from crossbench.endpoints import Request
 from crossbench.servers import DB_ENDPOINTS, PLUGINS, TFB_ENDPOINTS
 from live_servers import build_missing_reason, request, running
 
@@ -128,13 +129,14 @@ def test_updates_change_the_table(servers, database, name):
     assert changed > 400, f"{name}: 500 updates changed {changed} rows"     # ids repeat, a number may too
 
 
-@pytest.mark.parametrize("path", ["/fortunes", "/updates?queries=20", "/updates?queries=1"])
+@pytest.mark.parametrize("request_", [Request("/fortunes"), Request("/updates", queries=20),
+                                      Request("/updates", queries=1)], ids=lambda r: r.path())
 @pytest.mark.parametrize("name", SERVERS)
-def test_cells_verify_answers_and_count_statements(servers, database, name, path):
+def test_cells_verify_answers_and_count_statements(servers, database, name, request_):
     base = f"http://127.0.0.1:{servers[name].spec.port}"
-    check_answer(base, path, database)
-    count = count_queries(base, path, database)
-    per_request = 2 * int(path.split("=")[1]) if path.startswith("/updates") else 1
+    check_answer(base, request_, database)
+    count = count_queries(base, request_, database)
+    per_request = 2 * request_.queries if request_.endpoint == "/updates" else 1
     assert count.expected == count.counted == 20 * per_request
 
 
@@ -142,7 +144,7 @@ def test_a_count_that_is_off_fails_verification(servers, database):
     """Requests that read but never write, counted as /updates?queries=2: the missing UPDATEs fail the cell."""
     reads_only = f"http://127.0.0.1:{servers['tornado'].spec.port}/queries?queries=2&then="
     with pytest.raises(VerifyFailed, match="ran 0 statements like 'UPDATE world"):
-        count_queries(reads_only, "/updates?queries=2", database)
+        count_queries(reads_only, Request("/updates", queries=2), database)
 
 
 @pytest.mark.parametrize("path", ["/json", "/plaintext", "/fortunes", "/updates?queries=2"])

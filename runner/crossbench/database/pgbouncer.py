@@ -21,6 +21,9 @@ from ..servers import check_port_free, free_port
 from .cluster import DATABASE, ROLE, DatabaseError, as_owner, cache_root, owner_ids, owned_dir, psql
 from .owned import OwnedProcess
 
+# What the servers behind it run with: 1.18's transaction mode keeps no named prepared statement. The planner
+# puts it into a pooled cell's settings (experiment_expand.py), so the plan and the record say it.
+SERVER_SETTINGS = {"db_prepared": False}
 READY_TIMEOUT_S = 20.0
 STOP_GRACE_S = 10.0
 INSTALL_HINT = "apt-get install pgbouncer"

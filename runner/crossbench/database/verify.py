@@ -10,10 +10,12 @@ import urllib.request
 from dataclasses import dataclass
 
 from .. import tfb
+from ..endpoints import Request
 from .checks import STATEMENTS, reset_statements, statement_calls
 from .cluster import psql
 
 COUNT_REQUESTS = 20
+VERIFY_DELAY_MS = 1         # /db/slow's delay while verifying: the statement still sleeps, briefly
 WORLD_ROWS = 10_000
 KV_KEY = re.compile(r"^\d{10}$")
 KV_VALUE = re.compile(r"^[A-Za-z]{20}$")
@@ -73,20 +75,21 @@ def check_world(row, where: str) -> None:
         raise VerifyFailed(f"{where}: not a world row: {row!r}")
 
 
-def check_answer(base_url: str, path: str, db_url: str) -> None:
+def check_answer(base_url: str, request: Request, db_url: str) -> None:
     """One answer of the endpoint, checked against the contract and, for /db/kv, against the table itself."""
-    if path.startswith("/fortunes"):
+    path = request.path()
+    if request.endpoint == "/fortunes":
         return check_fortunes(base_url + path)
     answer = get_json(base_url + path)
-    if path.startswith(("/queries", "/updates")):
-        wanted = int(re.search(r"queries=(\d+)", path).group(1)) if "queries=" in path else 1
-        if not isinstance(answer, list) or len(answer) != min(max(wanted, 1), 500):
+    if request.spec.queries:
+        wanted = request.queries_per_request
+        if not isinstance(answer, list) or len(answer) != wanted:
             raise VerifyFailed(f"{path}: expected a list of {wanted} rows, got {str(answer)[:200]}")
         for row in answer:
             check_world(row, path)
-        if path.startswith("/updates"):
+        if "update" in request.statements:
             check_stored(answer, db_url, path)
-    elif path.startswith("/db/kv"):
+    elif request.endpoint == "/db/kv":
         if not (isinstance(answer, dict) and KV_KEY.match(str(answer.get("a"))) and KV_VALUE.match(str(answer.get("b")))):
             raise VerifyFailed(f"{path}: not a kv row: {answer!r}")
         stored = psql(db_url, f"SELECT b FROM kv WHERE a = {int(answer['a'])}").stdout.strip()
@@ -96,43 +99,31 @@ def check_answer(base_url: str, path: str, db_url: str) -> None:
         check_world(answer, path)
 
 
-def statement_of(path: str) -> str:
-    if path.startswith("/db/kv"):
-        return STATEMENTS["kv"]
-    if path.startswith("/fortunes"):
-        return STATEMENTS["fortune"]
-    return STATEMENTS["slow"] if path.startswith("/db/slow") else STATEMENTS["world"]
-
-
-def queries_per_request(path: str) -> int:
-    match = re.search(r"queries=(\d+)", path)
-    return min(max(int(match.group(1)), 1), 500) if path.startswith(("/queries", "/updates")) and match else 1
-
-
-def count_queries(base_url: str, path: str, db_url: str, requests: int = COUNT_REQUESTS) -> QueryCount:
-    """Resets pg_stat_statements, sends `requests` requests, reads how many of the endpoint's queries ran."""
+def count_queries(base_url: str, request: Request, db_url: str, times: int = COUNT_REQUESTS) -> QueryCount:
+    """Resets pg_stat_statements, sends the request `times` times, reads how many of the endpoint's statements
+    ran: each of them once per row (endpoints.py's table says which; the count's clamp is the contract's)."""
+    path = request.path()
     reset_statements(db_url)
-    for _ in range(requests):
+    for _ in range(times):
         with urllib.request.urlopen(base_url + path, timeout=10) as response:
             response.read()
-    wanted = requests * queries_per_request(path)
-    statements = [statement_of(path), *([STATEMENTS["update"]] if path.startswith("/updates") else [])]
-    counted = {statement: statement_calls(db_url, statement) for statement in statements}
+    wanted = times * request.queries_per_request
+    counted = {STATEMENTS[name]: statement_calls(db_url, STATEMENTS[name]) for name in request.statements}
     for statement, calls in counted.items():
         if calls != wanted:
-            raise VerifyFailed(f"{path}: {requests} requests ran {calls} statements like '{statement}', expected "
+            raise VerifyFailed(f"{path}: {times} requests ran {calls} statements like '{statement}', expected "
                                f"{wanted} (a cache, or queries the endpoint should not make)")
-    return QueryCount(wanted * len(statements), sum(counted.values()))
+    return QueryCount(wanted * len(counted), sum(counted.values()))
 
 
-def check_answers(base_url: str, paths: list[str], db_url: str) -> None:
-    """Three answers of every path, each checked (delays cut to 1 ms for /db/slow)."""
-    for path in (re.sub(r"ms=\d+", "ms=1", p) for p in paths):
+def check_answers(base_url: str, requests: list[Request], db_url: str) -> None:
+    """Three answers of every request, each checked (delays cut to 1 ms for /db/slow)."""
+    for request in requests:
         for _ in range(3):
-            check_answer(base_url, path, db_url)
+            check_answer(base_url, request.with_delay(VERIFY_DELAY_MS), db_url)
 
 
-def verify_database_cell(base_url: str, paths: list[str], db_url: str) -> QueryCount:
-    """Checks every path's answers, then counts one path's queries (delays cut to 1 ms for /db/slow)."""
-    check_answers(base_url, paths, db_url)
-    return count_queries(base_url, re.sub(r"ms=\d+", "ms=1", paths[0]), db_url)
+def verify_database_cell(base_url: str, requests: list[Request], db_url: str) -> QueryCount:
+    """Checks every request's answers, then counts the first one's queries (delays cut to 1 ms for /db/slow)."""
+    check_answers(base_url, requests, db_url)
+    return count_queries(base_url, requests[0].with_delay(VERIFY_DELAY_MS), db_url)

@@ -17,12 +17,12 @@ def load_spec(plan, base_url: str, *, warmup: bool = False) -> LoadSpec:
     limit = plan.parallel_limit
     worst = metrics.expected_worst_latency_s(delay_ms=plan.delay_ms, concurrency=plan.concurrency,
                                              blocking=limit is not None, workers=limit)
-    urls = [base_url + path for path in plan.paths()]
+    delay_ms = min(plan.delay_ms, WARMUP_DELAY_MS) if warmup else plan.delay_ms
+    urls = [base_url + path for path in plan.paths(delay_ms)]
     duration = plan.duration_s
     if warmup:
         # The same load with the delay cut short: the JIT warms up and the pool grows to what the cell
         # needs, and the requests still in flight when the warm-up stops are over in milliseconds.
-        urls = [u.replace(f"ms={plan.delay_ms}", f"ms={min(plan.delay_ms, WARMUP_DELAY_MS)}") for u in urls]
         duration = plan.warmup_s
         worst = worst * WARMUP_DELAY_MS / plan.delay_ms if plan.delay_ms else worst
     return LoadSpec(urls=tuple(urls), concurrency=plan.concurrency, duration_s=duration,

@@ -27,7 +27,7 @@ WARMUP_MAX_REQUESTS = 10_000   # the warm-up repeats the count (seed 000's 200),
 
 
 def ab_spec(plan, base_url: str, delay_ms: int) -> LoadSpec:
-    path = plan.paths()[0].replace(f"ms={plan.delay_ms}", f"ms={delay_ms}")
+    path = plan.paths(delay_ms)[0]
     # ab's -s is a poll timeout for the whole run: it must outlast the longest gap between two answers
     return LoadSpec(urls=(base_url + path,), concurrency=plan.concurrency, duration_s=0,
                     timeout_s=metrics.loadgen_timeout_s(delay_ms / 1000),

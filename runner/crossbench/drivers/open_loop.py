@@ -23,7 +23,7 @@ RISE_FLOOR_MS = 10.0          # ... and by more than this: a queue that grows, n
 
 def load_spec(plan, base_url: str, *, warmup: bool = False) -> LoadSpec:
     delay_ms = min(plan.delay_ms, WARMUP_DELAY_MS) if warmup else plan.delay_ms
-    urls = tuple(base_url + p.replace(f"ms={plan.delay_ms}", f"ms={delay_ms}") for p in plan.paths())
+    urls = tuple(base_url + p for p in plan.paths(delay_ms))
     duration = plan.warmup_s if warmup else plan.duration_s
     # A request may wait out the whole window in a queue: that wait is the figure, not a timeout.
     timeout = metrics.loadgen_timeout_s(duration + delay_ms / 1000)

@@ -15,14 +15,14 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..endpoints import STATIC_ENDPOINT, family
 from ..sampling import db_pool
 from .lifecycle import HOST, ServerSpec
 
-STATIC_ENDPOINT = "/static/*"
-ENDPOINTS = (STATIC_ENDPOINT, "/delay/sync", "/delay/async", "/hello", "/now")
-TFB_ENDPOINTS = ("/json", "/plaintext")                     # TechEmpower's two types without a database
+ENDPOINTS = family("core")
+TFB_ENDPOINTS = family("tfb")                     # TechEmpower's two types without a database
 # need a database (--db-url, or the run's own); /fortunes and /updates are TechEmpower's, beside /db and /queries
-DB_ENDPOINTS = ("/db", "/queries", "/db/kv", "/db/slow", "/fortunes", "/updates")
+DB_ENDPOINTS = family("db")
 
 
 def database_env(db_url: str | None, settings: dict, cell_dir: Path | None = None) -> dict:

@@ -1,0 +1,104 @@
+"""Every endpoint a cell can measure, in one table (runner/CONTRACT.md says what each answers): its path, the
+parameters its URL takes (a delay in ms, a query count), the database statements it runs, and the files of the
+static mix. A URL is rendered from a typed Request with the delay the caller wants; no code edits `ms=` or
+`queries=` in a URL string or parses them back. The query-count clamp is the contract's (crossbench_contract)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from crossbench_contract.db import query_count
+
+STATIC_FILES = ("index.html", "big.jpg", "small.png")
+DEFAULT_QUERIES = 20          # /queries and /updates when the group's options give no `queries`
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    path: str
+    family: str                          # "core" (every server's), "tfb" (TechEmpower's without a database), "db"
+    delay: bool = False                  # takes ?ms=N (the contract's delay rule)
+    queries: bool = False                # takes ?queries=N (clamped by the server: 1..500)
+    statements: tuple[str, ...] = ()     # what each request runs in the database (database/checks.STATEMENTS)
+    files: tuple[str, ...] = ()          # a mix: one URL per file, under the path's directory
+
+    @property
+    def database(self) -> bool:
+        return bool(self.statements)
+
+
+TABLE = (
+    Endpoint("/static/*", "core", files=STATIC_FILES),
+    Endpoint("/delay/sync", "core", delay=True),
+    Endpoint("/delay/async", "core", delay=True),
+    Endpoint("/hello", "core"),
+    Endpoint("/now", "core"),
+    Endpoint("/json", "tfb"),
+    Endpoint("/plaintext", "tfb"),
+    Endpoint("/db", "db", statements=("world",)),
+    Endpoint("/queries", "db", queries=True, statements=("world",)),
+    Endpoint("/db/kv", "db", statements=("kv",)),
+    Endpoint("/db/slow", "db", delay=True, statements=("slow",)),
+    Endpoint("/fortunes", "db", statements=("fortune",)),
+    Endpoint("/updates", "db", queries=True, statements=("world", "update")),
+)
+BY_PATH = {e.path: e for e in TABLE}
+STATIC_ENDPOINT = TABLE[0].path
+
+
+def family(name: str) -> tuple[str, ...]:
+    return tuple(e.path for e in TABLE if e.family == name)
+
+
+def endpoint(path: str) -> Endpoint:
+    try:
+        return BY_PATH[path]
+    except KeyError:
+        raise ValueError(f"no endpoint {path!r}; known: {', '.join(BY_PATH)}") from None
+
+
+def takes_delay(path: str) -> bool:
+    return endpoint(path).delay
+
+
+@dataclass(frozen=True)
+class Request:
+    """One URL of a cell: the endpoint, the delay it asks for (ignored by an endpoint without one), the query
+    count as asked (the server clamps it), and for the static mix the file."""
+    endpoint: str
+    delay_ms: int = 0
+    queries: int = DEFAULT_QUERIES
+    file: str | None = None
+
+    @property
+    def spec(self) -> Endpoint:
+        return endpoint(self.endpoint)
+
+    def path(self) -> str:
+        if self.file is not None:
+            return f"{self.endpoint.rsplit('/', 1)[0]}/{self.file}"
+        spec = self.spec
+        if spec.delay:
+            return f"{self.endpoint}?ms={self.delay_ms}"
+        if spec.queries:
+            return f"{self.endpoint}?queries={self.queries}"
+        return self.endpoint
+
+    def with_delay(self, delay_ms: int) -> "Request":
+        return replace(self, delay_ms=delay_ms)
+
+    @property
+    def queries_per_request(self) -> int:
+        """Rows (and queries) one request reads: the contract's clamp of the count asked, 1 without one."""
+        return query_count([str(self.queries)]) if self.spec.queries else 1
+
+    @property
+    def statements(self) -> tuple[str, ...]:
+        return self.spec.statements
+
+
+def requests(path: str, *, delay_ms: int = 0, queries: int = DEFAULT_QUERIES) -> list[Request]:
+    """The requests a cell on this endpoint sends: one per file of a mix, else one."""
+    files = endpoint(path).files
+    if files:
+        return [Request(path, delay_ms, queries, file) for file in files]
+    return [Request(path, delay_ms, queries)]
