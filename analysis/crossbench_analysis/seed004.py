@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .kit import PALETTES, ChartJob, shade, tail, with_headings, write_blocks
-from .runinfo import SERVER_ORDER, Run, get, is_valid, num
+from .kit import ChartJob, palette, shade, tail, with_headings, write_blocks
+from .runinfo import Run, get, is_valid, num, server_rank
 
 DB_ENDPOINTS = ("/db", "/queries", "/db/kv", "/db/slow")
 HEADINGS = {"seed004_workers": "Seed 004: throughput against worker processes",
@@ -101,7 +101,7 @@ def table_chart(run: Run, data_dir: Path, group: str, cells: list[dict], best: d
             label += f" (best of {steps}" + (f"; a tie with {', '.join(map(str, tied))} processes)" if tied else ")")
         rows.append([x, label, num(get(c, "latency_ms.p50")), num(get(c, "latency_ms.p99")), num(c.get("rps"))]
                     + tail(c))
-        colors.append(PALETTES.get(c.get("server"), PALETTES[None])[0])
+        colors.append(palette(c.get("server"))[0])
     name = f"seed004_table_{group}"
     write_blocks(data_dir / f"{name}.dat", f"seed 004 table, group {group} (run {run.run_id}): one row per stack, "
                  "sorted by p99", ["x", "label", "p50_ms", "p99_ms", "rps", "valid", "repetition", "cell_id"],
@@ -130,7 +130,7 @@ def sweep_label(best: dict) -> str:
 
 def workers_chart(run: Run, data_dir: Path, cells: list[dict], best: dict[str, dict]) -> ChartJob | None:
     sweeps = sorted({c["sweep"] for c in cells if c.get("sweep")},
-                    key=lambda s: (SERVER_ORDER.get(best[s].get("server"), 9), s))
+                    key=lambda s: (server_rank(best[s].get("server")), s))
     if not sweeps:
         return None
     blocks, colors, counters = [], [], {}
@@ -166,7 +166,7 @@ def cpu_chart(run: Run, data_dir: Path, key: str, cells: list[dict]) -> ChartJob
         rps = num(c.get("rps"))
         per_request = [v * 10 / rps if v is not None and rps else None for v in stacked]   # % of a core -> ms
         rows.append([x, stack_label(c), *parts, *stacked, *per_request, rps] + tail(c))
-        colors.append(PALETTES.get(c.get("server"), PALETTES[None])[0])
+        colors.append(palette(c.get("server"))[0])
     names = [column for _, column, _, _ in CPU_PARTS]
     name = f"seed004_cpu_{key}"
     write_blocks(data_dir / f"{name}.dat", f"seed 004 CPU split, {key} (run {run.run_id}): percent of one core "

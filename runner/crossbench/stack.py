@@ -84,9 +84,9 @@ class RunDatabase:
 
 def proxy(plan, server: RunningServer, cell_dir: Path, address: str = servers.HOST,
           host=None) -> RunningServer:
-    """nginx in front of the cell's server, with the plan's proxy settings, config rendered in the cell; here
-    listening on `address`, or on a host of its own (`host`: servers/remote.py ServerHost)."""
-    nginx = servers.get("nginx")
+    """The proxy plug-in in front of the cell's server, with the plan's proxy settings, config rendered in the
+    cell; here listening on `address`, or on a host of its own (`host`: servers/remote.py ServerHost)."""
+    nginx = servers.proxy()
     work = cell_dir / "proxy"
     work.mkdir(parents=True, exist_ok=True)
     listen = host.address if host else address
