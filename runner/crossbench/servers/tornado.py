@@ -4,14 +4,14 @@ from __future__ import annotations
 import sys
 
 from .. import paths
-from .base import DB_ENDPOINTS, ENDPOINTS, TFB_ENDPOINTS, Knob, ServerPlugin, Tool, db_knobs, pool_log_dir
+from .base import Knob, Tool, db_knobs, pool_log_dir
+from .event_loop import EventLoopPlugin
 from .lifecycle import HOST, ServerSpec
 
 
-class TornadoPlugin(ServerPlugin):
+class TornadoPlugin(EventLoopPlugin):
     name = "tornado"
     summary = "the Tornado app: one event loop per process (1 = the seeds' single core)"
-    endpoints = frozenset({*ENDPOINTS, *TFB_ENDPOINTS, *DB_ENDPOINTS})
     default_port = 8888
     tools = (Tool("python:tornado", "the project's venv: runner/python-env.sh"),)
     distributions = ("tornado", "asyncpg")
@@ -22,10 +22,6 @@ class TornadoPlugin(ServerPlugin):
         Knob("backlog", 128, "listen backlog (Tornado's own default is 128)"),
         *db_knobs(10, "asyncpg pool size per process (asyncpg's default max_size 10; fixed size)"),
     )
-
-    def parallel_limit(self, settings: dict, endpoint: str) -> int | None:
-        # /delay/sync blocks the whole event loop: each process serves one such request at a time.
-        return settings["processes"] if endpoint == "/delay/sync" else None
 
     def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None, address=HOST) -> ServerSpec:
         argv = [sys.executable, str(paths.TORNADO_APP), "--address", address, "--port", str(port),

@@ -5,17 +5,17 @@ from __future__ import annotations
 import sys
 
 from .. import paths
-from .base import DB_ENDPOINTS, ENDPOINTS, TFB_ENDPOINTS, Knob, ServerPlugin, Tool, database_env, db_knobs
+from .base import Knob, Tool, database_env, db_knobs
+from .event_loop import EventLoopPlugin
 from .lifecycle import HOST, ServerSpec
 
 APP_DIR = paths.REPO / "uvicorn-app"
 VENV_HINT = "the project's venv: runner/python-env.sh (uvicorn-app/requirements.txt)"
 
 
-class UvicornPlugin(ServerPlugin):
+class UvicornPlugin(EventLoopPlugin):
     name = "uvicorn"
     summary = "a Starlette app on uvicorn (uvloop, httptools): one event loop per worker, seed 004's async stack"
-    endpoints = frozenset({*ENDPOINTS, *TFB_ENDPOINTS, *DB_ENDPOINTS})
     default_port = 8001
     tools = (Tool("python:uvicorn", VENV_HINT), Tool("python:starlette", VENV_HINT), Tool("python:uvloop", VENV_HINT),
              Tool("python:httptools", VENV_HINT))
@@ -27,9 +27,6 @@ class UvicornPlugin(ServerPlugin):
         Knob("backlog", 2048, "listen backlog (uvicorn's own default is 2048)"),
         *db_knobs(10, "asyncpg pool size per worker (asyncpg's default max_size 10; fixed size)"),
     )
-
-    def parallel_limit(self, settings: dict, endpoint: str) -> int | None:
-        return settings["workers"] if endpoint == "/delay/sync" else None
 
     def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None, address=HOST) -> ServerSpec:
         argv = [sys.executable, "-m", "uvicorn", "crossbench_starlette.app:app", "--app-dir", str(APP_DIR),
