@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from .finding import Finding, all_flagged, cells_of, delay_text, left_note, sig, split, value, who, with_figure
-from .runinfo import num
+from .runinfo import num, offered_rate
 
 
 def of_kind(points: list[dict], kind: str) -> list[dict]:
@@ -108,7 +108,7 @@ def stack(point: dict) -> str:
 def table_ranking(family: str, points: list[dict]) -> list[Finding]:
     """Seed 004's table: per group and concurrency, the stacks by p99 (a worker sweep by its best step)."""
     from .seed004 import DB_ENDPOINTS, best_of_sweeps, table_groups
-    db = [p for p in points if p.get("endpoint") in DB_ENDPOINTS and p.get("kind") != "open_loop"]
+    db = [p for p in points if p.get("endpoint") in DB_ENDPOINTS and not offered_rate(p)]
     if not db:
         return []
     records = [r for p in db for r in p["records"] if r.get("status") == "ok"]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from crossbench.servers import PLUGINS
 
-from .runinfo import Run, get, is_failed, is_valid, num, server_rank
+from .runinfo import Run, get, is_failed, is_valid, num, offered_rate, server_rank
 
 # Colours: one family of shades per server, so a server looks the same in every chart and five stay apart; each
 # plug-in names its own (ServerPlugin.palette); a server without one gets these.
@@ -193,7 +193,7 @@ def panel_style(p: int, present: list[Series], keyed: dict) -> dict:
 
 def against_concurrency(cells: list[dict]) -> list[dict]:
     """Cells whose x axis is concurrency: all but open-loop cells (offered rate is theirs; openloop.py draws them)."""
-    return [c for c in cells if c.get("kind") != "open_loop"]
+    return [c for c in cells if not offered_rate(c)]
 
 
 def is_delay(cell: dict) -> bool:

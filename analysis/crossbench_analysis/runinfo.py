@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from crossbench.drivers import of_record
 from crossbench.servers import PLUGINS
 
 SUPPORTED_SCHEMA = 3           # schema 3 (point_id, launch, noise fields) adds fields analysis reads when present
@@ -18,6 +19,12 @@ SUPPORTED_SCHEMA = 3           # schema 3 (point_id, launch, noise fields) adds 
 
 class AnalysisError(RuntimeError):
     """Something the analysis cannot work around (not a run directory, gnuplot missing, a chart failed)."""
+
+
+def offered_rate(cell: dict) -> bool:
+    """A cell drawn against the rate it was offered (an open-loop driver's), not against concurrency."""
+    driver = of_record(cell)
+    return driver is not None and driver.axis == "rate"
 
 
 def server_rank(server) -> int:

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from crossbench.servers import PLUGINS
+
 from .kit import ChartJob, palette, shade, tail, with_headings, write_blocks
-from .runinfo import Run, get, is_valid, num, server_rank
+from .runinfo import Run, get, is_valid, num, offered_rate, server_rank
 
 DB_ENDPOINTS = ("/db", "/queries", "/db/kv", "/db/slow")
 HEADINGS = {"seed004_workers": "Seed 004: throughput against worker processes",
@@ -25,7 +27,7 @@ POOL_MAX_PANELS = 6
 
 def db_cells(run: Run) -> list[dict]:
     return [c for c in run.cells if c.get("endpoint") in DB_ENDPOINTS and c.get("status") == "ok"
-            and c.get("kind") != "open_loop"]
+            and not offered_rate(c)]
 
 
 def stack_label(cell: dict) -> str:
@@ -122,7 +124,8 @@ def table_chart(run: Run, data_dir: Path, group: str, cells: list[dict], best: d
 
 def sweep_label(best: dict) -> str:
     """A worker sweep in words: 'tornado processes, /db (group db); best: 3' (not its sweep id)."""
-    unit = "workers" if best.get("server") in ("gunicorn", "uvicorn") else "processes"
+    plugin = PLUGINS.get(best.get("server"))
+    unit = (plugin.process_knob if plugin and plugin.process_knob else "processes").replace("_", " ")
     via = "".join(f", via {v}" for v in (best.get("proxy"), best.get("pooler")) if v)
     return (f"{best.get('server')} {unit}, {best.get('endpoint')}{via} (group {best.get('group')}); "
             f"best: {best.get('sweep_step')}")

@@ -40,8 +40,8 @@ def point_id(record: dict) -> str:
 
 
 def headline(record: dict) -> str:
-    from .drivers import DRIVERS
-    driver = DRIVERS.get(record.get("kind") or "closed_loop")
+    from .drivers import of_record
+    driver = of_record(record)
     return driver.headline(record) if driver else "rps"
 
 

@@ -106,6 +106,14 @@ def test_a_new_server_is_labelled_coloured_and_ordered_by_its_plug_in(widget):
     assert server_rank("widgetd") == list(PLUGINS).index("widgetd") < server_rank("no-such-server")
     assert report.settings_of(records[1], "wrk") == "x3, 3 proc"
     assert report.settings_of({**records[1], "loadgen": "oha"}, "wrk") == "x3, 3 proc, oha"
+    assert kit.against_concurrency(records) == records        # their kind: none given, the default closed loop
+
+
+def test_a_new_driver_says_what_analysis_draws_its_cells_against(monkeypatch):
+    from crossbench_analysis import kit
+    monkeypatch.setitem(DRIVERS, "scheduled", type("Scheduled", (ClosedLoop,), {"axis": "rate"})())
+    cells = [{"cell_id": "a", "kind": "scheduled"}, {"cell_id": "b", "kind": "nowhere"}, {"cell_id": "c"}]
+    assert [c["cell_id"] for c in kit.against_concurrency(cells)] == ["b", "c"]
 
 
 def test_the_proxy_is_the_plug_in_that_says_it_proxies(monkeypatch):

@@ -35,6 +35,7 @@ class Driver:
     load_tool: str | None = None        # what its load hosts run (--hosts), when not the cell's loadgen
     on_hosts: bool = True               # its cells can run with --hosts (load hosts, a server on its own host)
     one_load_host: bool = False         # its own client, not a merged tool, runs on one load host
+    axis: str = "concurrency"           # what analysis draws its cells against: "concurrency" or "rate" (offered)
 
     def headline(self, record: dict) -> str:
         """The figure a point of this kind is judged by (its precision target, compare's first column): the
