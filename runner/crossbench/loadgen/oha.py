@@ -110,6 +110,12 @@ def error_kind(message: str) -> str | None:
     return "other"
 
 
+def launches_percentile(cell_dirs: list[Path], percent: float) -> tuple[float | None, str]:
+    """A latency percentile (ms) over several launches' raw output as one population: their rows merged."""
+    rows = openloop.merge(*(requests(d) for d in cell_dirs))
+    return openloop.percentile(sorted(r.latency_ms for r in rows), percent), "oha rows of all launches merged"
+
+
 def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
     """A LoadResult from a run directory (oha.json, oha.sqlite, oha.spec.json)."""
     out_dir = Path(source)
