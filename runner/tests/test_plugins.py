@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from contextlib import ExitStack
 from dataclasses import replace
-from types import SimpleNamespace
+from types import ModuleType, SimpleNamespace
 
 import pytest
 
-from crossbench import experiment, placement, run, servers
+from crossbench import experiment, loadgen, placement, run, servers
 from crossbench.drivers import DRIVERS
 from crossbench.drivers.closed_loop import ClosedLoop
 from crossbench.hosts import HostsError
+from crossbench.loadgen import LoadgenError
 from crossbench.servers import PLUGINS, Knob, ServerPlugin, SettingsError
 
 class WidgetPlugin(ServerPlugin):
@@ -79,6 +80,29 @@ def test_a_new_server_and_driver_are_planned_and_dry_run_without_edits_elsewhere
     assert {(c.kind, c.settings["widgets"], c.parallel_limit) for c in cells} == {
         ("closed_loop", 2, 2), ("closed_loop", 3, 3), ("nowhere_loop", 2, None), ("nowhere_loop", 3, None)}
     assert not (tmp_path / "run").exists()
+
+
+def test_a_new_load_generator_is_offered_planned_and_refused_by_its_own_rules(widget, tmp_path, monkeypatch, capsys):
+    """A load generator is a module of the adapter surface (crossbench.loadgen): registered, --loadgen offers it,
+    the plan uses it and the closed-loop driver asks it, not a list of names, what it refuses."""
+    pacer = ModuleType("pacer")
+    pacer.name, pacer.available, pacer.version = "pacer", lambda: True, lambda: "1"
+
+    def build_command(spec, out_dir=None):
+        if spec.concurrency > 3:
+            raise LoadgenError(f"pacer keeps at most 3 connections, not {spec.concurrency}")
+        return ["pacer", *spec.urls]
+    pacer.build_command = build_command
+    monkeypatch.setitem(loadgen.ADAPTERS, "pacer", pacer)
+    argv = ["--experiment", str(widget), "--dry-run", "--out", str(tmp_path / "run"), "--loadgen", "pacer"]
+    args = run.parse_args([*argv, "--groups", "nowhere"])
+    assert {c.loadgen for c in experiment.expand(run.resolve_config(args))} == {"pacer"}
+    with ExitStack() as remote:
+        assert run.run(args, remote) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 2
+    with ExitStack() as remote:       # the delay group's 4 clients: refused by pacer itself, before anything runs
+        assert run.run(run.parse_args([*argv, "--groups", "delay"]), remote) == 2
+    assert "pacer keeps at most 3 connections, not 4" in capsys.readouterr().err
 
 
 def test_where_a_driver_kind_may_run_is_the_driver_s_own_say(widget, monkeypatch):
