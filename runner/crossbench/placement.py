@@ -25,7 +25,6 @@ from .hosts.ssh import RoleHost
 from .servers.remote import ServerHost
 
 
-
 @dataclass
 class Placement:
     load_hosts: list[LoadHost] = field(default_factory=list)
