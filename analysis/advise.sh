@@ -7,12 +7,7 @@
 # Exit status 2: refused (a workload that makes no sense, or a run without the maxThreads sweep).
 set -euo pipefail
 
-if (($# < 1)); then
-  echo "usage: $0 RUN_DIR --rate REQ_PER_S --hold-ms MS [--p99-ms MS]" >&2
-  exit 2
-fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-# shellcheck source=runner/python-env.sh
-source "$here/../runner/python-env.sh"
-
-PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}" exec "$PYTHON" -m crossbench_analysis advise "$@"
+# shellcheck source=analysis/analysis-cli.sh
+source "$here/analysis-cli.sh"
+crossbench_analysis advise 1 "" "RUN_DIR --rate REQ_PER_S --hold-ms MS [--p99-ms MS]" "$@"

@@ -6,12 +6,7 @@
 # Exit status 2: refused (different experiments or point sets; --force compares the common points).
 set -euo pipefail
 
-if (($# < 2)); then
-  echo "usage: $0 RUN_A RUN_B [--out DIR] [--force] [--noise-floor SHARE]" >&2
-  exit 2
-fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-# shellcheck source=runner/python-env.sh
-source "$here/../runner/python-env.sh"
-
-PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}" exec "$PYTHON" -m crossbench_analysis compare "$@"
+# shellcheck source=analysis/analysis-cli.sh
+source "$here/analysis-cli.sh"
+crossbench_analysis compare 2 "" "RUN_A RUN_B [--out DIR] [--force] [--noise-floor SHARE]" "$@"

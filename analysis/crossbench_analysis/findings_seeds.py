@@ -8,7 +8,7 @@ from collections import defaultdict
 
 from .finding import (Finding, all_flagged, cells_of, delay_text, left_note, quoted, sig, split, value, who,
                       with_figure)
-from .runinfo import num
+from .runinfo import num, offered_rate
 
 
 def of_kind(points: list[dict], kind: str) -> list[dict]:
@@ -62,14 +62,18 @@ def head_of_line(family: str, points: list[dict], chart: str = "seed000_hol") ->
     return out
 
 
-def pipelined(family: str, points: list[dict], chart: str = "seed001_pipelined") -> list[Finding]:
-    pts = of_kind(points, "pipelined")
-    if not pts:
-        return []
+def by_rps(family: str, pts: list[dict], what: str, chart: str) -> tuple[list[dict], list[dict], list[Finding]]:
+    """The valid points by req/s, highest first; those left out; and what to say instead when there is no valid
+    point (the all-flagged finding, or nothing when there were no points)."""
     good, left = split(pts)
-    if not good:
-        return [all_flagged(family, "Pipelined hello world", left, chart)]
-    ranked = sorted(good, key=lambda p: -(value(p, "rps") or 0))
+    instead = [all_flagged(family, what, left, chart)] if pts and not good else []
+    return sorted(good, key=lambda p: -(value(p, "rps") or 0)), left, instead
+
+
+def pipelined(family: str, points: list[dict], chart: str = "seed001_pipelined") -> list[Finding]:
+    ranked, left, instead = by_rps(family, of_kind(points, "pipelined"), "Pipelined hello world", chart)
+    if not ranked:
+        return instead
     rest = "; ".join(f"{who(p)}: {sig(value(p, 'rps'))}" for p in ranked[1:])
     depth = ranked[0]["records"][0].get("pipeline")
     text = (f"Pipelined /hello (C={ranked[0].get('concurrency')}, {depth} deep): {who(ranked[0])} answered the "
@@ -105,7 +109,7 @@ def stack(point: dict) -> str:
 def table_ranking(family: str, points: list[dict]) -> list[Finding]:
     """Seed 004's table: per group and concurrency, the stacks by p99 (a worker sweep by its best step)."""
     from .seed004 import DB_ENDPOINTS, best_of_sweeps, table_groups
-    db = [p for p in points if p.get("endpoint") in DB_ENDPOINTS and p.get("kind") != "open_loop"]
+    db = [p for p in points if p.get("endpoint") in DB_ENDPOINTS and not offered_rate(p)]
     if not db:
         return []
     records = [r for p in db for r in p["records"] if r.get("status") == "ok"]
@@ -155,12 +159,9 @@ def pools(family: str, points: list[dict], chart: str = "seed004_pool_waiting") 
 
 def pgbouncer(family: str, points: list[dict], chart: str = "seed004_table_db-pgbouncer") -> list[Finding]:
     pts = [p for p in points if p["records"][0].get("pooler") == "pgbouncer"]
-    if not pts:
-        return []
-    good, left = split(pts)
-    if not good:
-        return [all_flagged(family, "Through PgBouncer", left, chart)]
-    ranked = sorted(good, key=lambda p: -(value(p, "rps") or 0))
+    ranked, left, instead = by_rps(family, pts, "Through PgBouncer", chart)
+    if not ranked:
+        return instead
     order = "; ".join(f"{stack(p)}: {sig(value(p, 'rps'))}" for p in ranked)
     text = (f"Through PgBouncer ({ranked[0].get('endpoint')}, C={ranked[0].get('concurrency')}), by req/s: "
             f"{order}." + left_note(left))

@@ -9,7 +9,7 @@ from collections import defaultdict
 from .finding import (THRESHOLD, Finding, all_flagged, cells_of, delay_text, figure, left_note, quoted, sig, split,
                       value, who, with_figure)
 from .knees import predicted_knee
-from .runinfo import num
+from .runinfo import num, offered_rate
 
 DB_ENDPOINTS = ("/db", "/queries", "/db/kv", "/db/slow")
 MIN_COST_SETTINGS = 3
@@ -215,7 +215,7 @@ def open_loop(family: str, points: list[dict], chart: str = "openloop_latency") 
     parallel limit predicts."""
     grouped: dict[tuple, list[dict]] = defaultdict(list)
     for p in points:
-        if p.get("kind") == "open_loop" and num(p.get("rate")):
+        if offered_rate(p) and num(p.get("rate")):
             grouped[(p.get("group"), p.get("endpoint"), p.get("delay_ms"), who(p))].append(p)
     out = []
     for (group, endpoint, delay, name), pts in grouped.items():

@@ -5,11 +5,12 @@ intervals overlap) is named as a tie."""
 from __future__ import annotations
 
 from .finding import Finding, all_flagged, cells_of, figure, left_note, sig, split, value, who, with_figure
+from .runinfo import offered_rate
 from .tfb import is_tfb
 
 
 def ranking(family: str, points: list[dict], chart: str = "tfb_rps") -> list[Finding]:
-    tfb = [p for p in points if p["records"] and is_tfb(p["records"][0]) and p.get("kind") != "open_loop"]
+    tfb = [p for p in points if p["records"] and is_tfb(p["records"][0]) and not offered_rate(p)]
     out = []
     for group in dict.fromkeys(p.get("group") for p in tfb):
         good, left = split([p for p in tfb if p.get("group") == group])

@@ -7,7 +7,7 @@ import bisect
 import csv
 from pathlib import Path
 
-from .kit import PALETTES, ChartJob, fmt, with_headings, write_blocks
+from .kit import ChartJob, fmt, palette, with_headings, write_blocks
 from .runinfo import Run, is_valid, num
 
 KIND = "hold_connections"
@@ -52,10 +52,10 @@ def colors(cells: list[dict]) -> str:
     used: dict = {}
     out = []
     for c in cells:
-        palette = PALETTES.get(c.get("server"), PALETTES[None])
+        shades = palette(c.get("server"))
         n = used.get(c.get("server"), 0)
         used[c.get("server")] = n + 1
-        out.append(palette[n % len(palette)])
+        out.append(shades[n % len(shades)])
     return " ".join(out)
 
 

@@ -15,18 +15,19 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .runinfo import SERVER_ORDER, Run, get, is_failed, is_valid, num
+from crossbench.servers import PLUGINS
 
-# Colours: one family of shades per server, so a server looks the same in every chart and five stay apart:
-# Tomcat warm oranges and reds, Tornado blues, gunicorn greens, uvicorn purples, nginx greys.
-PALETTES = {
-    "tomcat": ["#d95f02", "#a50f15", "#e6ab02", "#8c510a", "#e7298a", "#fb6a4a", "#bf812d", "#67000d"],
-    "tornado": ["#1f78b4", "#4292c6", "#08306b", "#6baed6", "#2171b5", "#9ecae1", "#084594", "#35978f"],
-    "gunicorn": ["#1b9e77", "#66a61e", "#00441b", "#41ab5d", "#238b45", "#a1d99b", "#006d2c", "#74c476"],
-    "uvicorn": ["#6a3d9a", "#984ea3", "#3f007d", "#9e9ac8", "#54278f", "#bcbddc", "#756bb1", "#dadaeb"],
-    "nginx": ["#444444", "#737373", "#000000", "#969696", "#252525", "#bdbdbd", "#525252", "#d9d9d9"],
-    None: ["#984ea3", "#999999", "#4d9221", "#444444"],
-}
+from .runinfo import Run, get, is_failed, is_valid, num, offered_rate, server_rank
+
+# Colours: one family of shades per server, so a server looks the same in every chart and five stay apart; each
+# plug-in names its own (ServerPlugin.palette); a server without one gets these.
+OTHER_PALETTE = ("#984ea3", "#999999", "#4d9221", "#444444")
+
+
+def palette(server) -> tuple[str, ...]:
+    """A server's shades, from its plug-in (Tomcat's warm reds, Tornado's blues, ...)."""
+    plugin = PLUGINS.get(server)
+    return tuple(plugin.palette) if plugin and plugin.palette else OTHER_PALETTE
 
 
 @dataclass
@@ -99,23 +100,20 @@ def write_blocks(path: Path, description: str, columns: list[str], blocks: list[
 
 # ---------------------------------------------------------------------------------------------- series, panels
 
-def _setting(cell: dict, name: str):
-    value = cell.get(name)
-    if name == "max_threads" and cell.get("executor") == "virtual":
-        return None  # a virtual-thread executor has no pool size worth telling apart
-    return value
-
-
-LABEL_FIELDS = [  # (field, how it reads in a label)
+LABEL_FIELDS = [  # (field, how it reads in a label); the server's own knobs come between endpoint and processes
     ("endpoint", lambda v: str(v)),
-    ("executor", lambda v: f"{v} threads"),
-    ("max_threads", lambda v: f"maxThreads={v}"),
-    ("accept_count", lambda v: f"acceptCount={v}"),
-    ("max_connections", lambda v: f"maxConnections={v}"),
     ("processes", lambda v: f"{v} proc"),
     ("loadgen", lambda v: str(v)),
     ("keepalive", lambda v: "keep-alive" if v else "Connection: close"),
 ]
+
+
+def label_fields(server) -> list[tuple]:
+    """The fields a server's series labels may show: its plug-in's knobs that say how they read in a label
+    (Knob.label, e.g. Tomcat's "maxThreads={}"), in the plug-in's order, among the shared ones."""
+    plugin = PLUGINS.get(server)
+    knobs = [(k.name, k.label.format) for k in (plugin.knobs if plugin else ()) if k.label]
+    return [LABEL_FIELDS[0], *knobs, *LABEL_FIELDS[1:]]
 
 
 @dataclass
@@ -133,12 +131,12 @@ def series_of(cells: list[dict], panel_of) -> tuple[list[Series], dict[str, Seri
     nothing else tells two cells apart. Series are ordered by server, then by the run order of their first
     cell (so the experiment's main pairing comes first); panel_style colours them."""
     varying: dict = {server: [] for server in {c.get("server") for c in cells}}
-    for f, show in LABEL_FIELDS:
-        for server in varying:
+    for server in varying:
+        for f, show in label_fields(server):
             values: dict = {}
             for c in cells:
                 if c.get("server") == server:
-                    values.setdefault(panel_of(c), set()).add(json.dumps(_setting(c, f), sort_keys=True))
+                    values.setdefault(panel_of(c), set()).add(json.dumps(c.get(f), sort_keys=True))
             if any(len(v) > 1 for v in values.values()):
                 varying[server].append((f, show))
     if any(f == "endpoint" for fields in varying.values() for f, _ in fields):
@@ -148,7 +146,7 @@ def series_of(cells: list[dict], panel_of) -> tuple[list[Series], dict[str, Seri
 
     def label(cell, with_group):
         parts = [str(cell.get("server") or "?")]
-        parts += [show(_setting(cell, f)) for f, show in varying[cell.get("server")] if _setting(cell, f) is not None]
+        parts += [show(cell.get(f)) for f, show in varying[cell.get("server")] if cell.get(f) is not None]
         if with_group:
             parts.append(f"[{cell.get('group')}]")
         return " ".join(parts)
@@ -164,7 +162,7 @@ def series_of(cells: list[dict], panel_of) -> tuple[list[Series], dict[str, Seri
     for position, c in enumerate(sorted(cells, key=lambda c: (num(c.get("index")) or 0))):
         text = label(c, with_group)
         if text not in by_label:
-            by_label[text] = Series(text, c.get("server"), (SERVER_ORDER.get(c.get("server"), 9),
+            by_label[text] = Series(text, c.get("server"), (server_rank(c.get("server")),
                                                             str(c.get("server")), position))
         of_cell[c["cell_id"]] = by_label[text]
     return sorted(by_label.values(), key=lambda s: s.sort), of_cell
@@ -173,11 +171,10 @@ def series_of(cells: list[dict], panel_of) -> tuple[list[Series], dict[str, Seri
 def shade(server, counters: dict) -> tuple[str, int]:
     """The next shade of a server's palette and its dash: a server's k-th series gets the k-th shade (dashed once
     the palette wraps); `counters` counts the series handed out per server."""
-    palette_key = server if server in PALETTES else None
-    k = counters.get(palette_key, 0)
-    counters[palette_key] = k + 1
-    palette = PALETTES[palette_key]
-    return palette[k % len(palette)], 1 + k // len(palette)
+    shades = palette(server)
+    k = counters.get(shades, 0)
+    counters[shades] = k + 1
+    return shades[k % len(shades)], 1 + k // len(shades)
 
 
 def panel_style(p: int, present: list[Series], keyed: dict) -> dict:
@@ -197,7 +194,7 @@ def panel_style(p: int, present: list[Series], keyed: dict) -> dict:
 
 def against_concurrency(cells: list[dict]) -> list[dict]:
     """Cells whose x axis is concurrency: all but open-loop cells (offered rate is theirs; openloop.py draws them)."""
-    return [c for c in cells if c.get("kind") != "open_loop"]
+    return [c for c in cells if not offered_rate(c)]
 
 
 def is_delay(cell: dict) -> bool:

@@ -12,6 +12,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .runinfo import offered_rate
+
 THRESHOLD = 1.1
 KNEES_FILE = "knees.jsonl"
 # The edge-bias-free ratio first (mean latency / delay); the seed's window count when a record lacks it. The seed's
@@ -115,7 +117,7 @@ def predicted_knee(record: dict) -> int | None:
 
 
 def usable(record: dict) -> bool:
-    return (record.get("status") == "ok" and bool(record.get("delay_ms")) and record.get("kind") != "open_loop"
+    return (record.get("status") == "ok" and bool(record.get("delay_ms")) and not offered_rate(record)
             and any(record.get(f) is not None for f in RATIO_FIELDS))
 
 

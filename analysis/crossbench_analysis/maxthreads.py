@@ -7,12 +7,13 @@ from collections import defaultdict
 from dataclasses import asdict
 from pathlib import Path
 
+from crossbench.loadgen.base import ERROR_KINDS
+
 from . import knees as knee_finder
-from .kit import (PALETTES, ChartJob, flagged, how, interval_key, interval_of, missing_note, point_interval,
+from .kit import (ChartJob, flagged, how, interval_key, interval_of, missing_note, palette, point_interval,
                   same_point, with_headings, write_blocks)
 from .runinfo import Run, get, is_valid, num
 
-ERROR_KINDS = ("connect", "read", "write", "timeout", "non_2xx")
 
 
 def setting(cell: dict, with_jdk: bool = False) -> str:
@@ -51,9 +52,10 @@ def sweep_cells(cells: list[dict]) -> list[dict]:
             and c.get("group") not in queues]
 
 
-def colors(n: int) -> str:
-    palette = PALETTES["tomcat"]
-    return " ".join(palette[i % len(palette)] for i in range(n))
+def colors(n: int, cells: list[dict]) -> str:
+    """n shades of the swept server's palette."""
+    shades = palette(cells[0].get("server") if cells else None)
+    return " ".join(shades[i % len(shades)] for i in range(n))
 
 
 def by_setting(cells: list[dict]) -> list[tuple[str, list[dict]]]:
@@ -118,7 +120,7 @@ def knees_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
                       for k in mine])
         files += [name, marks]
         params.update({f"file_{p}": name, f"marks_{p}": marks, f"nseries_{p}": len(mine), f"key_{p}": 1,
-                       f"title_{p}": f"{group}, delay {delay / 1000:g} s", f"colors_{p}": colors(len(mine)),
+                       f"title_{p}": f"{group}, delay {delay / 1000:g} s", f"colors_{p}": colors(len(mine), cells),
                        f"dashes_{p}": " ".join("1" for _ in mine), f"threshold_{p}": mine[0]["threshold"],
                        f"ratio_{p}": mine[0]["ratio_used"],
                        f"predicted_{p}": " ".join(str(k["predicted"] or "NaN") for k in mine)})
@@ -199,7 +201,7 @@ def cost_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
                     f"{', '.join(sorted(heaps))}; with a heap the JVM sizes from the machine's memory, RSS follows "
                     "the heap more than the "
                     "threads.",
-                    {"file_1": "maxthreads_cost.dat", "nseries_1": len(rows), "colors_1": colors(len(rows)),
+                    {"file_1": "maxthreads_cost.dat", "nseries_1": len(rows), "colors_1": colors(len(rows), cells),
                      **interval_key([c for _, peak in peaks for c in same_point(swept, peak)]),
                      "nflagged": flagged([c for _, c in peaks], "rss_peak_mb")},
                     ["maxthreads_cost.dat"], missing_note([c for _, c in peaks], "rss_peak_mb"))
@@ -229,7 +231,7 @@ def static_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None
                     "interval (none with one launch; an interval wider than the differences between settings means "
                     "the machine, not the setting, decided).",
                     {**interval_key(static), "file_1": "maxthreads_static.dat", "nseries_1": len(blocks), "nsettings": len(settings),
-                     "colors_1": colors(len(blocks))}, ["maxthreads_static.dat"])
+                     "colors_1": colors(len(blocks), cells)}, ["maxthreads_static.dat"])
 
 
 def queues_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
@@ -264,7 +266,7 @@ def queues_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None
                     "counts no error for them (runner/crossbench/loadgen/README.md): only the flat throughput and "
                     "the held-connection ceiling show them. Bars: each point's 95 % interval of responses per "
                     "second over launches (none with one launch).",
-                    {**interval_key(here), "file_1": "maxthreads_queues.dat", "nseries_1": len(blocks), "colors_1": colors(len(blocks)),
+                    {**interval_key(here), "file_1": "maxthreads_queues.dat", "nseries_1": len(blocks), "colors_1": colors(len(blocks), cells),
                      "nflagged": flagged(here, "rps"),
                      "limit_queue": limit_queue, "limit_connections": num(first.get("max_connections")) or 0,
                      "pool_rps": (num(first.get("max_threads")) or 0) / (num(first["delay_ms"]) / 1000)},

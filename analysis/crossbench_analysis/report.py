@@ -6,6 +6,7 @@ HTML is in templates/ (report.html on base.html); this module only prepares the 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 from . import pages
@@ -36,7 +37,8 @@ COLUMNS = [
     ("group", "", lambda c: str(c.get("group") or "")),
     ("server", "", lambda c: str(c.get("server") or "")),
     ("endpoint", "", lambda c: str(c.get("endpoint") or "")),
-    ("settings", "Tomcat executor / maxThreads, Tornado processes", None),
+    ("settings", "the server's setting as its plug-in words it; the load generator where most cells used another",
+     None),
     ("C", "concurrent clients", lambda c: text(c.get("concurrency"))),
     ("delay s", "delay of the delay endpoints, seconds", lambda c: text((num(c.get("delay_ms")) or 0) / 1000, 1)
      if num(c.get("delay_ms")) else DASH),
@@ -59,22 +61,27 @@ NUMERIC = {"C", "delay s", "rep", "rps", "rps steady", "eff. ratio", "lat. ratio
            "threads peak", "RSS MB", "CPU %", "loadgen CPU %"}
 
 
-def settings_of(cell: dict) -> str:
-    parts = []
-    if cell.get("executor"):
-        parts.append(str(cell["executor"]))
-    if cell.get("max_threads") is not None and cell.get("executor") != "virtual":
-        parts.append(f"maxThreads {cell['max_threads']}")
+def settings_of(cell: dict, usual_loadgen: str | None = None) -> str:
+    """The record's `setting` (the plug-in's words) without the server's name, which has its own column."""
+    server = str(cell.get("server") or "")
+    setting = str(cell.get("setting") or "").removeprefix(server).strip()
+    parts = [setting] if setting else []
     if cell.get("processes") is not None:
         parts.append(f"{cell['processes']} proc")
     if cell.get("keepalive") is False:
         parts.append("close")
-    if cell.get("loadgen") and cell.get("loadgen") != "wrk":
+    if cell.get("loadgen") and cell.get("loadgen") != usual_loadgen:
         parts.append(str(cell["loadgen"]))
     return ", ".join(parts)
 
 
-def row(run: Run, cell: dict) -> dict:
+def usual_loadgen(cells: list[dict]) -> str | None:
+    """The load generator most of the run's cells used (the table names only the others)."""
+    counts = Counter(c.get("loadgen") for c in cells if c.get("loadgen"))
+    return counts.most_common(1)[0][0] if counts else None
+
+
+def row(run: Run, cell: dict, usual: str | None = None) -> dict:
     """One table row for the template: its class, and per column the text (and the link of #)."""
     failed, valid = is_failed(cell), is_valid(cell)
     tds = []
@@ -87,7 +94,7 @@ def row(run: Run, cell: dict) -> dict:
             td["text"] = f"{index:04d}" if isinstance(index, int) else str(cell["cell_id"])
             td["href" if (run.path / series).is_file() else "title"] = series
         elif header == "settings":
-            td["text"] = settings_of(cell)
+            td["text"] = settings_of(cell, usual)
         elif header == "valid":
             td.update(text="yes" if valid else ("FAILED" if failed else "no"), bold=not valid)
         elif header == "flags":
@@ -119,12 +126,13 @@ def write_report(run: Run, jobs: list[ChartJob], results: list[PlotResult], find
     failed = sum(1 for c in run.cells if is_failed(c))
     flagged = sum(1 for c in run.cells if not is_valid(c) and not is_failed(c))
     other = {k: v for k, v in meta.items() if k not in OWN_KEYS}
+    usual = usual_loadgen(run.cells)
     html = pages.render(
         "report.html", run=run, meta=meta, jobs=jobs, results={r.name: r for r in results},
         findings=list(findings),
         counts={"cells": len(run.cells), "valid": len(run.cells) - failed - flagged, "flagged": flagged,
                 "failed": failed},
-        columns=[{"name": h, "tip": tip} for h, tip, _ in COLUMNS], rows=[row(run, c) for c in run.cells],
+        columns=[{"name": h, "tip": tip} for h, tip, _ in COLUMNS], rows=[row(run, c, usual) for c in run.cells],
         points=point_rows(run),
         machine_facts=machine_facts(run),
         config_json=json.dumps(meta.get("config", {}), indent=2, sort_keys=True),

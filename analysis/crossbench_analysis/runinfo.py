@@ -11,12 +11,25 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from crossbench.drivers import of_record
+from crossbench.servers import PLUGINS
+
 SUPPORTED_SCHEMA = 3           # schema 3 (point_id, launch, noise fields) adds fields analysis reads when present
-SERVER_ORDER = {"tomcat": 0, "tornado": 1, "gunicorn": 2, "uvicorn": 3, "nginx": 4}   # legends and tables
 
 
 class AnalysisError(RuntimeError):
     """Something the analysis cannot work around (not a run directory, gnuplot missing, a chart failed)."""
+
+
+def offered_rate(cell: dict) -> bool:
+    """A cell drawn against the rate it was offered (an open-loop driver's), not against concurrency."""
+    driver = of_record(cell)
+    return driver is not None and driver.axis == "rate"
+
+
+def server_rank(server) -> int:
+    """Where a server stands in legends and tables: its plug-in's place in the registry, unknown ones last."""
+    return list(PLUGINS).index(server) if server in PLUGINS else len(PLUGINS)
 
 
 def num(value) -> float | None:
@@ -54,7 +67,7 @@ def is_failed(cell: dict) -> bool:
 def sort_key(cell: dict, group_rank: dict | None = None):
     """Reading order: group (in the run's order), delay, server, endpoint, settings, concurrency, repetition."""
     return ((group_rank or {}).get(cell.get("group"), 0), str(cell.get("group") or ""), num(cell.get("delay_ms")) or 0,
-            SERVER_ORDER.get(cell.get("server"), 9), str(cell.get("server") or ""),
+            server_rank(cell.get("server")), str(cell.get("server") or ""),
             str(cell.get("endpoint") or ""), str(cell.get("executor") or ""), num(cell.get("max_threads")) or 0,
             num(cell.get("concurrency")) or 0, num(cell.get("repetition")) or 0, str(cell.get("cell_id") or ""))
 

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .kit import (PALETTES, ChartJob, interval_key, interval_of, point_interval, same_point, shade, tail,
+from crossbench.servers import PLUGINS
+
+from .kit import (ChartJob, interval_key, interval_of, palette, point_interval, same_point, shade, tail,
                   with_headings, write_blocks)
-from .runinfo import SERVER_ORDER, Run, get, is_valid, num
+from .runinfo import Run, get, is_valid, num, offered_rate, server_rank
 
 DB_ENDPOINTS = ("/db", "/queries", "/db/kv", "/db/slow")
 HEADINGS = {"seed004_workers": "Seed 004: throughput against worker processes",
@@ -27,7 +29,7 @@ TABLE_FIGURES = ("latency_ms.p50", "latency_ms.p99", "rps")
 
 def db_cells(run: Run) -> list[dict]:
     return [c for c in run.cells if c.get("endpoint") in DB_ENDPOINTS and c.get("status") == "ok"
-            and c.get("kind") != "open_loop"]
+            and not offered_rate(c)]
 
 
 def stack_label(cell: dict) -> str:
@@ -104,7 +106,7 @@ def table_chart(run: Run, data_dir: Path, group: str, cells: list[dict], best: d
         rows.append([x, label, num(get(c, "latency_ms.p50")), num(get(c, "latency_ms.p99")), num(c.get("rps"))]
                     + tail(c) + [v for f in TABLE_FIGURES
                                  for v in point_interval(db_cells(run), c, lambda o, f=f: get(o, f))])
-        colors.append(PALETTES.get(c.get("server"), PALETTES[None])[0])
+        colors.append(palette(c.get("server"))[0])
     name = f"seed004_table_{group}"
     write_blocks(data_dir / f"{name}.dat", f"seed 004 table, group {group} (run {run.run_id}): one row per stack, "
                  "sorted by p99; <figure>_mean, _lo, _hi: the point's mean over its launches and 95 % interval",
@@ -128,7 +130,8 @@ def table_chart(run: Run, data_dir: Path, group: str, cells: list[dict], best: d
 
 def sweep_label(best: dict) -> str:
     """A worker sweep in words: 'tornado processes, /db (group db); best: 3' (not its sweep id)."""
-    unit = "workers" if best.get("server") in ("gunicorn", "uvicorn") else "processes"
+    plugin = PLUGINS.get(best.get("server"))
+    unit = (plugin.process_knob if plugin and plugin.process_knob else "processes").replace("_", " ")
     via = "".join(f", via {v}" for v in (best.get("proxy"), best.get("pooler")) if v)
     return (f"{best.get('server')} {unit}, {best.get('endpoint')}{via} (group {best.get('group')}); "
             f"best: {best.get('sweep_step')}")
@@ -136,7 +139,7 @@ def sweep_label(best: dict) -> str:
 
 def workers_chart(run: Run, data_dir: Path, cells: list[dict], best: dict[str, dict]) -> ChartJob | None:
     sweeps = sorted({c["sweep"] for c in cells if c.get("sweep")},
-                    key=lambda s: (SERVER_ORDER.get(best[s].get("server"), 9), s))
+                    key=lambda s: (server_rank(best[s].get("server")), s))
     if not sweeps:
         return None
     blocks, colors, counters = [], [], {}
@@ -173,7 +176,7 @@ def cpu_chart(run: Run, data_dir: Path, key: str, cells: list[dict]) -> ChartJob
         totals = [cpu_figures(o) for o in same_point(db_cells(run), c)]
         rows.append([x, stack_label(c), *parts, *stacked, *per_request, rps] + tail(c)
                     + interval_of([t[1][-1] for t in totals]) + interval_of([t[2][-1] for t in totals]))
-        colors.append(PALETTES.get(c.get("server"), PALETTES[None])[0])
+        colors.append(palette(c.get("server"))[0])
     names = [column for _, column, _, _ in CPU_PARTS]
     name = f"seed004_cpu_{key}"
     write_blocks(data_dir / f"{name}.dat", f"seed 004 CPU split, {key} (run {run.run_id}): percent of one core "

@@ -9,7 +9,7 @@ import math
 from pathlib import Path
 
 from .kit import ChartJob, interval_columns, interval_key, with_headings, with_intervals, write_blocks
-from .runinfo import SERVER_ORDER, Run, get, is_valid, num
+from .runinfo import Run, get, is_valid, num, server_rank
 
 ENDPOINT_ORDER = {"/delay/sync": 0, "/delay/async": 1, "/hello": 2}
 HEADINGS = {"seed000_ab": "Seed 000: ab -n -c, beside the article", "seed000_hol": "Seed 000: head-of-line blocking",
@@ -19,8 +19,8 @@ HEADINGS = {"seed000_ab": "Seed 000: ab -n -c, beside the article", "seed000_hol
 def _ordered(cells: list[dict], kind: str) -> list[dict]:
     mine = [c for c in cells if c.get("kind") == kind and c.get("status") == "ok"
             and (kind != "fixed_count" or c.get("endpoint") in ENDPOINT_ORDER)]     # seed 004's ab cells: seed004.py
-    return sorted(mine, key=lambda c: (SERVER_ORDER.get(c.get("server"), 9) if kind == "pipelined" else
-                                       -SERVER_ORDER.get(c.get("server"), 9),
+    return sorted(mine, key=lambda c: (server_rank(c.get("server")) if kind == "pipelined" else
+                                       -server_rank(c.get("server")),
                                        ENDPOINT_ORDER.get(c.get("endpoint"), 9), num(c.get("processes")) or 0,
                                        num(c.get("repetition")) or 0))
 

@@ -94,6 +94,12 @@ def fortunes() -> list:
         return connection.execute(FORTUNES).fetchall()
 
 
+def counted(work, text) -> Response:
+    """/queries and /updates: `work` on the request's query count, clamped as the contract says."""
+    count = query_count(request.args.getlist("queries"))
+    return from_database(lambda: work(count), text)
+
+
 def register(app, delay_ms, text) -> None:
     @app.get("/db")
     def single() -> Response:
@@ -101,8 +107,7 @@ def register(app, delay_ms, text) -> None:
 
     @app.get("/queries")
     def queries() -> Response:
-        count = query_count(request.args.getlist("queries"))
-        return from_database(lambda: many_worlds(count), text)
+        return counted(many_worlds, text)
 
     @app.get("/db/kv")
     def key_value() -> Response:
@@ -115,8 +120,7 @@ def register(app, delay_ms, text) -> None:
 
     @app.get("/updates")
     def updates() -> Response:
-        count = query_count(request.args.getlist("queries"))
-        return from_database(lambda: update_worlds(count), text)
+        return counted(update_worlds, text)
 
     @app.get("/db/slow")
     def slow() -> Response:

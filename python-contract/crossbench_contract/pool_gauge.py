@@ -29,21 +29,21 @@ class PoolGauge:
         self._log_dir = Path(log_dir) if log_dir else None
         self._writer_pid: int | None = None
 
-    @contextmanager
     def waiting(self):
-        self._add(waiting=1)
-        try:
-            yield
-        finally:
-            self._add(waiting=-1)
+        """A request waiting for a connection, while the block runs."""
+        return self._counted(waiting=1)
+
+    def lent(self):
+        """A connection lent out, while the block runs."""
+        return self._counted(active=1)
 
     @contextmanager
-    def lent(self):
-        self._add(active=1)
+    def _counted(self, active: int = 0, waiting: int = 0):
+        self._add(active, waiting)
         try:
             yield
         finally:
-            self._add(active=-1)
+            self._add(-active, -waiting)
 
     def _add(self, active: int = 0, waiting: int = 0) -> None:
         with self._lock:

@@ -24,9 +24,6 @@ from .loadgen.spread import MERGERS
 from .hosts.ssh import RoleHost
 from .servers.remote import ServerHost
 
-REMOTE_KINDS = ("closed_loop", "open_loop", "fixed_count", "pipelined", "hol_probe", "hold_connections")
-ONE_LOAD_HOST_KINDS = ("hold_connections",)      # its client, not a merged tool, runs there
-
 
 @dataclass
 class Placement:
@@ -42,16 +39,17 @@ class Placement:
 
 def refuse_unbuilt(hosts, cells) -> None:
     """What --hosts cannot place yet, said before anything starts."""
+    remote_kinds = [kind for kind, driver in DRIVERS.items() if driver.on_hosts]
     for cell in cells:
-        if hosts.loadgen and cell.kind in ONE_LOAD_HOST_KINDS:
+        if hosts.loadgen and DRIVERS[cell.kind].one_load_host:
             if len(hosts.loadgen) > 1:
                 raise HostsError(f"--hosts: {cell.cell_id}: a {cell.kind} cell runs from one load host (its "
                                  "connections are held by one client process): give it one")
-        elif hosts.loadgen and (cell.kind not in REMOTE_KINDS or load_tool(cell) not in MERGERS):
+        elif hosts.loadgen and (cell.kind not in remote_kinds or load_tool(cell) not in MERGERS):
             raise HostsError(f"--hosts: {cell.cell_id} is a {cell.kind} cell measured with {load_tool(cell)}; load "
-                             f"hosts run {', '.join(REMOTE_KINDS)} cells with {', '.join(MERGERS)} so far")
-        if hosts.server and cell.kind not in REMOTE_KINDS:
-            raise HostsError(f"--hosts: {cell.cell_id}: a server on its own host runs {', '.join(REMOTE_KINDS)} "
+                             f"hosts run {', '.join(remote_kinds)} cells with {', '.join(MERGERS)} so far")
+        if hosts.server and cell.kind not in remote_kinds:
+            raise HostsError(f"--hosts: {cell.cell_id}: a server on its own host runs {', '.join(remote_kinds)} "
                              "cells so far")
         if hosts.server and needs_database(cell) and not hosts.db:
             raise HostsError(f"--hosts: {cell.cell_id}: a server on its own host cannot reach a database on this "
@@ -91,10 +89,11 @@ def open_placement(hosts_file: Path | None, cells, window_s: float, stack: ExitS
     hosts = load_hosts(hosts_file)
     refuse_unbuilt(hosts, cells)
     connections = open_masters(hosts, stack)
-    tools = {"loadgen": sorted({loadgen_binary(load_tool(c)) for c in cells if c.kind not in ONE_LOAD_HOST_KINDS}),
+    tools = {"loadgen": sorted({loadgen_binary(load_tool(c)) for c in cells if not DRIVERS[c.kind].one_load_host}),
              "server": server_tools(hosts, cells),
              **({"db": [str(hosts.db.python)]} if hosts.db else {}),
-             **({"proxy": ["nginx"]} if hosts.proxy or any(c.proxy for c in cells) else {})}
+             **({"proxy": [t.what for t in servers.proxy().tools]}
+                if hosts.proxy or any(c.proxy for c in cells) else {})}
     checks = check_hosts(hosts, tools, window_s, connections)
     offset = {h.label: checks["hosts"][h.label]["clock_offset_s"] for h in hosts.all()}
     load_hosts_ = [LoadHost(connections[h], offset[h.label]) for h in hosts.loadgen]

@@ -40,8 +40,8 @@ def point_id(record: dict) -> str:
 
 
 def headline(record: dict) -> str:
-    from .drivers import DRIVERS
-    driver = DRIVERS.get(record.get("kind") or "closed_loop")
+    from .drivers import of_record
+    driver = of_record(record)
     return driver.headline(record) if driver else "rps"
 
 
@@ -91,20 +91,16 @@ def merged_percentile(name: str, launches: list[dict], run_dir: Path | None) -> 
     launch's raw data is missing (fixture runs keep none) or its tool keeps neither histogram nor rows."""
     if run_dir is None or len(launches) < 2:
         return None, None
-    from .loadgen import merge, oha, openloop, wrk
-    percent = MERGED_PERCENTILES[name]
-    cell_dirs = [Path(run_dir) / "cells" / r["cell_id"] for r in launches]
+    from .loadgen import ADAPTERS
+    tools = {r.get("loadgen") for r in launches}
+    launches_percentile = getattr(ADAPTERS.get(tools.pop()), "launches_percentile", None) if len(tools) == 1 else None
+    if launches_percentile is None:       # the tool keeps neither a histogram nor rows, or the launches mix tools
+        return None, None
     try:
-        if all(r.get("loadgen") == "wrk" for r in launches):
-            histograms = [merge.histogram_of(wrk.parse(d)) for d in cell_dirs]
-            value = merge.wrk_percentile(merge.added(histograms), percent)
-            return (value / 1000 if value is not None else None), "wrk histograms of all launches added"
-        if all(r.get("loadgen") == "oha" for r in launches):
-            rows = openloop.merge(*(oha.requests(d) for d in cell_dirs))
-            return openloop.latency(rows).get(name.split(".")[1]), "oha rows of all launches merged"
+        return launches_percentile([Path(run_dir) / "cells" / r["cell_id"] for r in launches],
+                                   MERGED_PERCENTILES[name])
     except Exception:  # noqa: BLE001 - raw output missing or torn: the mean of the launches' figures stands
         return None, None
-    return None, None
 
 
 def precise(figure: dict | None, precision: float) -> bool:

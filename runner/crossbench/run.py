@@ -23,7 +23,6 @@ from .drivers import DRIVERS, DriverRefused
 from .hosts import HostsError
 from .placement import Placement, open_placement
 from .experiment import CellPlan, ExperimentError
-from .jdk import JdkError
 from .progress import Progress, fmt_duration
 from .serve import interrupt_on_signals, knob_argument
 from .rundir import RunDir, RunDirError
@@ -187,7 +186,7 @@ def without_unrunnable(cells: list[CellPlan]) -> list[CellPlan]:
         try:
             cell.plugin.preflight(cell.settings)
             runnable.append(cell)
-        except JdkError as e:
+        except servers.CannotRunHere as e:
             reasons[str(e)] = reasons.get(str(e), 0) + 1
     if not runnable:
         raise Refused("; ".join(reasons))
@@ -381,7 +380,7 @@ def run(args, remote: ExitStack) -> int:
         if placement.checks:
             run_dir.update_metadata(hosts=placement.checks)
         print(f"run directory: {run_dir.path}", file=sys.stderr)
-    except (ExperimentError, Refused, RunDirError, JdkError, paths.BuildMissing, loadgen.LoadgenError,
+    except (ExperimentError, Refused, RunDirError, servers.CannotRunHere, paths.BuildMissing, loadgen.LoadgenError,
             DriverRefused, servers.ToolMissing, servers.SettingsError, oskit.LimitTooLow, DatabaseError,
             HostsError) as e:
         print(f"run_all: {e}", file=sys.stderr)

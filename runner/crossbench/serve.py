@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 from . import paths, servers
-from .jdk import JdkError
 from .servers import Knob, PortInUse, RunningServer, ServerFailed
 
 
@@ -138,7 +137,7 @@ def main(argv=None) -> int:
         server = RunningServer(args.plugin.spec(args.settings, args.port, work_dir, args.cpus, args.artefacts_dir,
                                                    args.db_url))
         server.start()
-    except (paths.BuildMissing, PortInUse, JdkError, servers.ToolMissing, servers.SettingsError) as e:
+    except (paths.BuildMissing, PortInUse, servers.CannotRunHere, servers.ToolMissing, servers.SettingsError) as e:
         print(f"serve: {e}", file=sys.stderr)
         return 2
     try:

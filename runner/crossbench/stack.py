@@ -84,14 +84,14 @@ class RunDatabase:
 
 def proxy(plan, server: RunningServer, cell_dir: Path, address: str = servers.HOST,
           host=None) -> RunningServer:
-    """nginx in front of the cell's server, with the plan's proxy settings, config rendered in the cell; here
-    listening on `address`, or on a host of its own (`host`: servers/remote.py ServerHost)."""
-    nginx = servers.get("nginx")
+    """The proxy plug-in in front of the cell's server, with the plan's proxy settings, config rendered in the
+    cell; here listening on `address`, or on a host of its own (`host`: servers/remote.py ServerHost)."""
+    plugin = servers.proxy()
     work = cell_dir / "proxy"
     work.mkdir(parents=True, exist_ok=True)
     listen = host.address if host else address
     port = host.free_port() if host else free_port(address)
-    spec = nginx.proxy_spec(plan.proxy, port, server.spec.port, work, plan.server_cpus, address=listen,
+    spec = plugin.proxy_spec(plan.proxy, port, server.spec.port, work, plan.server_cpus, address=listen,
                             upstream_address=server.spec.address)
     return host.server(spec, cell_dir) if host else RunningServer(spec)
 

@@ -10,8 +10,8 @@ import pytest
 
 from crossbench import loadgen
 from crossbench.loadgen import k6, openloop
-from crossbench.loadgen.base import ERROR_KINDS, LoadgenError, LoadSpec
-from test_loadgen_support import open_loop_spec as spec
+from crossbench.loadgen.base import ERROR_KINDS, LoadgenError
+from test_loadgen_support import open_loop_against_tornado, open_loop_spec as spec
 
 FIXTURES = Path(__file__).parent / "fixtures" / "loadgen" / "k6"
 CASES = ("normal", "not_found", "closed_port", "dropped")
@@ -117,12 +117,6 @@ def test_dropped_iterations_are_never_sent_and_do_not_blame_the_generator():
 
 @pytest.mark.live
 def test_live_rate_is_kept_against_tornado(tmp_path):
-    if not k6.available():
-        pytest.fail(f"k6 {k6.VERSION} is not built: run runner/install-openloop.sh (runner/test.sh does)")
-    from live_servers import running
-    with running("tornado") as server:
-        result = k6.run(LoadSpec(urls=(server.url + "/hello",), concurrency=10, duration_s=2, timeout_s=5,
-                                 rate=50), tmp_path)
-    assert result.tool_version == k6.VERSION
+    result = open_loop_against_tornado(k6, 50, tmp_path)
     assert result.error_count == 0 and result.extra["never_sent"] == 0 and 99 <= result.requests <= 101
     assert result.latency_ms["p50"] < 50

@@ -10,8 +10,8 @@ import pytest
 
 from crossbench import loadgen
 from crossbench.loadgen import oha, openloop
-from crossbench.loadgen.base import ERROR_KINDS, LoadgenError, LoadSpec
-from test_loadgen_support import open_loop_spec as spec
+from crossbench.loadgen.base import ERROR_KINDS, LoadgenError
+from test_loadgen_support import open_loop_against_tornado, open_loop_spec as spec
 
 FIXTURES = Path(__file__).parent / "fixtures" / "loadgen" / "oha"
 CASES = ("normal", "not_found", "closed_port", "queueing")
@@ -153,13 +153,7 @@ def test_error_kinds(message, kind):
 
 @pytest.mark.live
 def test_live_rate_is_kept_against_tornado(tmp_path):
-    if not oha.available():
-        pytest.fail(f"oha {oha.VERSION} is not built: run runner/install-openloop.sh (runner/test.sh does)")
-    from live_servers import running
-    with running("tornado") as server:
-        result = oha.run(LoadSpec(urls=(server.url + "/hello",), concurrency=10, duration_s=2, timeout_s=5,
-                                  rate=100), tmp_path)
-    assert result.tool_version == oha.VERSION
+    result = open_loop_against_tornado(oha, 100, tmp_path)
     assert result.requests == 200 and result.error_count == 0 and result.extra["never_sent"] == 0
     assert result.latency_ms["p50"] < 50
     assert {Path(p).name for p in result.raw_files} >= {"oha.json", "oha.sqlite", "oha.spec.json", "oha.stderr"}

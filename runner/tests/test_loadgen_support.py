@@ -29,6 +29,19 @@ def open_loop_spec(**changes) -> LoadSpec:
     return LoadSpec(**{**base, **changes})
 
 
+def open_loop_against_tornado(adapter, rate: float, out_dir):
+    """A live run of an open-loop adapter (k6, oha): `rate` req/s of /hello for 2 s, at most 10 in flight, against
+    a real Tornado; the pinned build must be there and say its pinned version."""
+    if not adapter.available():
+        pytest.fail(f"{adapter.name} {adapter.VERSION} is not built: run runner/install-openloop.sh (runner/test.sh "
+                    "does)")
+    from live_servers import running
+    with running("tornado") as server:
+        result = adapter.run(open_loop_spec(urls=(server.url + "/hello",), rate=rate), out_dir)
+    assert result.tool_version == adapter.VERSION
+    return result
+
+
 @dataclass
 class Seen:
     connections: int = 0

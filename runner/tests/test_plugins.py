@@ -1,30 +1,157 @@
-"""Servers are plug-ins: the runner, analysis and tests know a server only through its plug-in, and each
-plug-in's knobs behave as the experiment files and the command line expect."""
+"""Servers and drivers are plug-ins: the runner, analysis and tests know one only through its registry entry (a
+new one registered here is planned, dry-run, placed and charted without an edit elsewhere), and each plug-in's
+knobs behave as the experiment files and the command line expect."""
 from __future__ import annotations
 
-import re
+from contextlib import ExitStack
+from dataclasses import replace
+from types import ModuleType, SimpleNamespace
 
 import pytest
 
-from crossbench import paths, servers
-from crossbench.servers import PLUGINS, SettingsError
+from crossbench import experiment, loadgen, placement, run, servers
+from crossbench.drivers import DRIVERS
+from crossbench.drivers.closed_loop import ClosedLoop
+from crossbench.hosts import HostsError
+from crossbench.loadgen import LoadgenError
+from crossbench.servers import PLUGINS, Knob, ServerPlugin, SettingsError
 
-SERVER_BRANCH = re.compile(r'(==|!=)\s*"(' + "|".join(PLUGINS) + r')"|\bserver\s*(==|!=)')
-SCANNED = [paths.RUNNER / "crossbench", paths.REPO / "analysis" / "crossbench_analysis", paths.RUNNER / "tests",
-           paths.REPO / "analysis" / "tests"]
+class WidgetPlugin(ServerPlugin):
+    """A server only these tests know: registered at test time, it must be planned, dry-run and charted like the
+    others without a line elsewhere naming it."""
+    name = "widgetd"
+    summary = "a server registered by a test"
+    endpoints = frozenset({"/hello", "/delay/sync"})
+    process_knob, process_flag = "widgets", "-x"
+    palette = ("#123456", "#654321")
+    knobs = (Knob("widgets", 1, "widget processes", sweep=True, label="widgets={}"),
+             Knob("spin", 2, "a knob charts do not show"))
+
+    def parallel_limit(self, settings: dict, endpoint: str) -> int | None:
+        return settings["widgets"] if endpoint == "/delay/sync" else None
 
 
-def test_no_code_branches_on_a_server_name():
-    """Adding a server is one module, one app folder and one TOML section: no branch on a server name elsewhere."""
-    found = []
-    for folder in SCANNED:
-        for source in folder.rglob("*.py"):
-            if source.parent.name == "servers" and source.parent.parent.name == "crossbench":
-                continue      # the plug-ins themselves
-            for number, line in enumerate(source.read_text().splitlines(), 1):
-                if SERVER_BRANCH.search(line):
-                    found.append(f"{source.relative_to(paths.REPO)}:{number}: {line.strip()}")
-    assert not found, "\n".join(found)
+class NowhereLoop(ClosedLoop):
+    """A driver kind registered by a test: closed loop, but never with --hosts."""
+    on_hosts = False
+
+
+EXPERIMENT = """
+name = "widgets"
+[run]
+duration_s = 1
+warmup_s = 0
+servers = ["widgetd"]
+[widgetd]
+widgets = [1, 3]
+[[group]]
+name = "delay"
+endpoint = { widgetd = "/delay/sync" }
+concurrency = [4]
+delays_ms = [100]
+[[group]]
+name = "nowhere"
+kind = "nowhere_loop"
+endpoint = { widgetd = "/hello" }
+concurrency = [2]
+"""
+
+
+@pytest.fixture
+def widget(monkeypatch, tmp_path):
+    monkeypatch.setitem(PLUGINS, WidgetPlugin.name, WidgetPlugin())
+    monkeypatch.setitem(DRIVERS, "nowhere_loop", NowhereLoop())
+    path = tmp_path / "widgets.toml"
+    path.write_text(EXPERIMENT)
+    return path
+
+
+def test_a_new_server_and_driver_are_planned_and_dry_run_without_edits_elsewhere(widget, tmp_path, capsys):
+    """Planning, the command line (its knob becomes a flag) and --dry-run take the plug-ins from the registries."""
+    args = run.parse_args(["--experiment", str(widget), "--dry-run", "--out", str(tmp_path / "run"),
+                           "--widgets", "2,3"])
+    with ExitStack() as remote:
+        assert run.run(args, remote) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert len(printed) == 4, printed
+    assert any("delay-widgetd-x3-" in line and "widgetd x3 /delay/sync C=4 delay=100ms" in line for line in printed)
+    assert any("nowhere-widgetd-x2-" in line and "/hello C=2" in line for line in printed)
+    cells = experiment.expand(run.resolve_config(args))
+    assert {(c.kind, c.settings["widgets"], c.parallel_limit) for c in cells} == {
+        ("closed_loop", 2, 2), ("closed_loop", 3, 3), ("nowhere_loop", 2, None), ("nowhere_loop", 3, None)}
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_new_load_generator_is_offered_planned_and_refused_by_its_own_rules(widget, tmp_path, monkeypatch, capsys):
+    """A load generator is a module of the adapter surface (crossbench.loadgen): registered, --loadgen offers it,
+    the plan uses it and the closed-loop driver asks it, not a list of names, what it refuses."""
+    pacer = ModuleType("pacer")
+    pacer.name, pacer.available, pacer.version = "pacer", lambda: True, lambda: "1"
+
+    def build_command(spec, out_dir=None):
+        if spec.concurrency > 3:
+            raise LoadgenError(f"pacer keeps at most 3 connections, not {spec.concurrency}")
+        return ["pacer", *spec.urls]
+    pacer.build_command = build_command
+    monkeypatch.setitem(loadgen.ADAPTERS, "pacer", pacer)
+    argv = ["--experiment", str(widget), "--dry-run", "--out", str(tmp_path / "run"), "--loadgen", "pacer"]
+    args = run.parse_args([*argv, "--groups", "nowhere"])
+    assert {c.loadgen for c in experiment.expand(run.resolve_config(args))} == {"pacer"}
+    with ExitStack() as remote:
+        assert run.run(args, remote) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 2
+    with ExitStack() as remote:       # the delay group's 4 clients: refused by pacer itself, before anything runs
+        assert run.run(run.parse_args([*argv, "--groups", "delay"]), remote) == 2
+    assert "pacer keeps at most 3 connections, not 4" in capsys.readouterr().err
+
+
+def test_where_a_driver_kind_may_run_is_the_driver_s_own_say(widget, monkeypatch):
+    monkeypatch.setitem(DRIVERS, "anywhere_loop", ClosedLoop())      # a new kind that runs with --hosts
+    cells = experiment.expand(experiment.load(str(widget)))
+    cells += [replace(c, kind="anywhere_loop") for c in cells if c.kind == "closed_loop"]
+    hosts = SimpleNamespace(loadgen=["a-load-host"], server=None, db=None, proxy=None)
+    with pytest.raises(HostsError, match=r"nowhere-widgetd-.* is a nowhere_loop cell") as refused:
+        placement.refuse_unbuilt(hosts, cells)
+    assert "closed_loop" in str(refused.value) and "nowhere_loop, " not in str(refused.value)
+    placement.refuse_unbuilt(hosts, [c for c in cells if c.kind != "nowhere_loop"])     # the others: placed
+
+
+def test_a_new_server_is_labelled_coloured_and_ordered_by_its_plug_in(widget):
+    """Analysis knows a server only through its plug-in: the knob it says to show, its palette, its rank."""
+    from crossbench_analysis import kit, report
+    from crossbench_analysis.runinfo import server_rank
+    records = [{"cell_id": f"w{n}", "index": n, "server": "widgetd", "endpoint": "/hello", "widgets": n,
+                "spin": 2, "processes": n, "loadgen": "wrk", "keepalive": True, "setting": f"widgetd x{n}",
+                "concurrency": 4, "group": "g"} for n in (1, 3)]
+    series, of_cell = kit.series_of(records, lambda c: 1)
+    assert [s.label for s in series] == ["widgetd widgets=1 1 proc", "widgetd widgets=3 3 proc"]
+    style = kit.panel_style(1, series, {})
+    assert style["colors_1"] == "#123456 #654321"
+    assert server_rank("widgetd") == list(PLUGINS).index("widgetd") < server_rank("no-such-server")
+    assert report.settings_of(records[1], "wrk") == "x3, 3 proc"
+    assert report.settings_of({**records[1], "loadgen": "oha"}, "wrk") == "x3, 3 proc, oha"
+    assert kit.against_concurrency(records) == records        # their kind: none given, the default closed loop
+
+
+def test_a_new_driver_says_what_analysis_draws_its_cells_against(monkeypatch):
+    from crossbench_analysis import kit
+    monkeypatch.setitem(DRIVERS, "scheduled", type("Scheduled", (ClosedLoop,), {"axis": "rate"})())
+    cells = [{"cell_id": "a", "kind": "scheduled"}, {"cell_id": "b", "kind": "nowhere"}, {"cell_id": "c"}]
+    assert [c["cell_id"] for c in kit.against_concurrency(cells)] == ["b", "c"]
+
+
+def test_the_proxy_is_the_plug_in_that_says_it_proxies(monkeypatch):
+    monkeypatch.setitem(PLUGINS, WidgetPlugin.name, WidgetPlugin())
+    assert servers.proxies() == tuple(n for n, p in PLUGINS.items() if p.proxies) and "widgetd" not in servers.proxies()
+    assert servers.proxy().proxies and hasattr(servers.proxy(), "proxy_spec")
+
+
+def test_a_setting_this_machine_cannot_run_is_the_plug_in_s_own_error():
+    """The runner skips cells on CannotRunHere, whatever the plug-in's own reason (Tomcat: no JDK 21+)."""
+    from crossbench.servers.tomcat import settings_jdk
+    with pytest.raises(servers.CannotRunHere, match="/no/such/jdk is not a JDK home"):
+        settings_jdk(PLUGINS["tomcat"].settings({"jdk": "/no/such/jdk"}))
+
 
 
 @pytest.mark.parametrize("name", sorted(PLUGINS))

@@ -68,34 +68,30 @@ class Holder:
         kill_group(self.proc)
 
 
-@pytest.fixture
-def holders():
-    started: list[Holder] = []
+def starter(make, stop, then=lambda made: made):
+    """A fixture's body: yields a function that makes one (`make`, then `then` on it) and stops every one it made
+    (`stop`) when the test ends, also those whose `then` failed."""
+    made_all = []
 
-    def start(*args, **kw) -> Holder:
-        h = Holder(*args, **kw)
-        started.append(h)
-        return h
+    def start(*args, **kw):
+        made = make(*args, **kw)
+        made_all.append(made)
+        return then(made)
     try:
         yield start
     finally:
-        for h in started:
-            h.kill()
+        for made in made_all:
+            stop(made)
+
+
+@pytest.fixture
+def holders():
+    yield from starter(Holder, Holder.kill)
 
 
 @pytest.fixture
 def probes():
-    started: list[JvmProbe] = []
-
-    def start(*args, **kw) -> JvmProbe:
-        p = JvmProbe(*args, **kw)
-        started.append(p)
-        return p.start()
-    try:
-        yield start
-    finally:
-        for p in started:
-            p.stop()
+    yield from starter(JvmProbe, JvmProbe.stop, then=JvmProbe.start)
 
 
 def assert_gone(pid: int) -> None:

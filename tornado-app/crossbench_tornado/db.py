@@ -52,6 +52,9 @@ class DbHandler(TextHandler):
     async def work(self, connection):
         raise NotImplementedError
 
+    async def get(self):
+        await self.answer_from_database()
+
     async def answer_from_database(self, content_type: str = JSON_TYPE) -> None:
         if not self.database.url:
             return self.unavailable(NO_DATABASE)
@@ -75,24 +78,15 @@ class SingleQueryHandler(DbHandler):
     async def work(self, connection):
         return world(await connection.fetchrow(WORLD, random_world_id()))
 
-    async def get(self):
-        await self.answer_from_database()
-
 
 class MultipleQueriesHandler(DbHandler):
     async def work(self, connection):
         return await many_worlds(connection, query_count(self.get_query_arguments("queries")), self.database.prepared)
 
-    async def get(self):
-        await self.answer_from_database()
-
 
 class KeyValueHandler(DbHandler):
     async def work(self, connection):
         return kv(await connection.fetchrow(KV, random_kv_key()))
-
-    async def get(self):
-        await self.answer_from_database()
 
 
 class SlowQueryHandler(DbHandler):
@@ -118,9 +112,6 @@ class UpdatesHandler(DbHandler):
     async def work(self, connection):
         count = query_count(self.get_query_arguments("queries"))
         return await update_worlds(connection, count, self.database.prepared)
-
-    async def get(self):
-        await self.answer_from_database()
 
 
 def routes(database: Database) -> list[tuple]:

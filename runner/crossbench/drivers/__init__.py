@@ -17,4 +17,12 @@ DRIVERS: dict[str, Driver] = {
     "open_loop": open_loop.DRIVER,
 }
 
-__all__ = ["DRIVERS", "Driver", "DriverRefused", "Measurement"]
+DEFAULT_KIND = "closed_loop"            # a group without `kind`, and records older than the field
+
+
+def of_record(record: dict) -> Driver | None:
+    """The driver that measured a record (None for a kind this checkout does not have)."""
+    return DRIVERS.get(record.get("kind") or DEFAULT_KIND)
+
+
+__all__ = ["DEFAULT_KIND", "DRIVERS", "Driver", "DriverRefused", "Measurement", "of_record"]

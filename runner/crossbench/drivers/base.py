@@ -33,6 +33,9 @@ class Driver:
     tools: tuple[tuple[str, str], ...] = ()   # (executable, what installs it) beyond the loadgen adapter's
     FIELDS: dict[str, str] = {}         # the record fields this driver adds, each with its line of documentation
     load_tool: str | None = None        # what its load hosts run (--hosts), when not the cell's loadgen
+    on_hosts: bool = True               # its cells can run with --hosts (load hosts, a server on its own host)
+    one_load_host: bool = False         # its own client, not a merged tool, runs on one load host
+    axis: str = "concurrency"           # what analysis draws its cells against: "concurrency" or "rate" (offered)
 
     def headline(self, record: dict) -> str:
         """The figure a point of this kind is judged by (its precision target, compare's first column): the

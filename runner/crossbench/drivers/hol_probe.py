@@ -60,7 +60,7 @@ def run_phase(plan, server, out_dir, *, warmup: bool, load_hosts=()) -> tuple[Pr
     probe.start()
     try:
         # wrk in this thread: Ctrl-C reaches run_bounded, which kills it
-        background, _ = run_spread("wrk", spec, out_dir, list(load_hosts), start_at=start_at)
+        background, _ = run_spread(HolProbe.load_tool, spec, out_dir, list(load_hosts), start_at=start_at)
     except BaseException:
         probe.stop()
         raise
@@ -85,7 +85,7 @@ def probe_result(probe: Probe) -> LoadResult:
 
 def background_figures(plan, result: LoadResult) -> dict:
     return {"endpoint": plan.endpoint, "path": plan.paths()[0], "concurrency": plan.concurrency,
-            "delay_ms": plan.delay_ms, "loadgen": "wrk", "loadgen_version": result.tool_version,
+            "delay_ms": plan.delay_ms, "loadgen": HolProbe.load_tool, "loadgen_version": result.tool_version,
             "requests": result.requests, "duration_s": result.duration_s, "rps": result.rps,
             "rps_steady": metrics.ratios(plan.concurrency, plan.delay_ms, result.rps,
                                          result.latency_ms.get("mean")).rps_steady,
@@ -109,7 +109,7 @@ def cell_flags(probe: LoadResult, background: LoadResult) -> list[str]:
 class HolProbe(Driver):
     loadgen = "crossbench-probe"
     load_tool = "wrk"                             # the background load is always wrk (the probe runs here)
-    tools = (("wrk", "apt-get install wrk"),)
+    tools = ((load_tool, "apt-get install wrk"),)
 
     def preflight(self, plan) -> None:
         super().preflight(plan)

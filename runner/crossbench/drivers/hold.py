@@ -157,6 +157,7 @@ def kernel_figures(census: SocketCensus) -> dict:
 
 class HoldConnections(Driver):
     loadgen = "crossbench-holder"
+    one_load_host = True                # one client process holds the connections
 
     def headline(self, record: dict) -> str:
         return "rss_per_connection_kb"   # seed 003's question: what a held connection costs

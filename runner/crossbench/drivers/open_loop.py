@@ -65,6 +65,7 @@ def open_loop_figures(plan, result) -> tuple[dict, list[str]]:
 
 
 class OpenLoop(Driver):
+    axis = "rate"                       # analysis draws its cells against the offered rate (openloop.py)
     FIELDS = {
         "rate_achieved": "answers per second the server gave inside the window (from its first answer to the "
                          "window's end), at the offered rate",

@@ -94,12 +94,7 @@ def script(spec: LoadSpec) -> str:
 
 def build_command(spec: LoadSpec, out_dir: Path | None = None) -> list[str]:
     """The k6 command line; run() writes the script (k6.js) it names."""
-    if spec.rate is None or spec.rate <= 0:
-        raise LoadgenError("k6 runs open loop here: set LoadSpec.rate (requests per second)")
-    if spec.pipeline != 1:
-        raise LoadgenError("k6 cannot pipeline requests")
-    if not spec.urls or spec.concurrency < 1 or spec.duration_s <= 0:
-        raise LoadgenError("k6 needs a URL, concurrency >= 1 (its maxVUs) and a duration")
+    TOOL.refuse_unfit(spec)
     out_dir = Path(out_dir or ".")
     return process.taskset_prefix(spec.cpus) + [
         binary() or name, "run", "--quiet", "--no-usage-report",
@@ -213,10 +208,7 @@ def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
     lags = [float(r["metric_value"]) for r in _samples(out_dir, LAG_METRIC)]
     dropped = int(_summary_value(summary, "dropped_iterations", "count"))
     extra = {
-        "rate": rate,
-        "rate_achieved": openloop.completion_rate(rows, window),
-        "rate_answered": len(rows) / window,         # answered at any time, the window's late answers too
-        "rate_sent": len(all_rows) / window,
+        **openloop.rates(rows, window, rate, len(all_rows)),
         "schedule_lag_ms": openloop.spread(lags),
         "schedule_lag_exact": dropped == 0,
         "never_sent": dropped,
@@ -226,19 +218,8 @@ def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
         "tool_percentiles_ms": {k: v for k, v in summary.get("metrics", {}).get(LATENCY_METRIC, {}).items()},
         "http_req_duration_ms": summary.get("metrics", {}).get("http_req_duration"),
     }
-    saturated = openloop.behind_schedule(extra)
-    if saturated:
-        extra["behind_schedule"] = saturated
-    return LoadResult(
-        tool=name,
-        tool_version=tool_version,
-        requests=len(rows),
-        duration_s=window,
-        bytes=int(_summary_value(summary, "data_received", "count")),
-        errors=errors,
-        latency_ms=openloop.latency(rows),
-        latency_source=LATENCY_SOURCE,
-        raw_files=process.existing(out_dir, name, ("js", "csv", "summary.json", "stdout", "stderr")),
-        extra=extra,
-    )
+    return openloop.result(
+        name, tool_version, rows, window, bytes=int(_summary_value(summary, "data_received", "count")),
+        errors=errors, latency_source=LATENCY_SOURCE,
+        raw_files=process.existing(out_dir, name, ("js", "csv", "summary.json", "stdout", "stderr")), extra=extra)
 

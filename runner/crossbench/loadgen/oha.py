@@ -44,12 +44,7 @@ def _ms(seconds: float) -> str:
 
 def build_command(spec: LoadSpec, out_dir: Path | None = None) -> list[str]:
     """The oha command line; out_dir names its output files (the URL list too, written by run())."""
-    if spec.rate is None or spec.rate <= 0:
-        raise LoadgenError("oha runs open loop here: set LoadSpec.rate (requests per second)")
-    if spec.pipeline != 1:
-        raise LoadgenError("oha cannot pipeline HTTP/1.1 requests")
-    if not spec.urls or spec.concurrency < 1 or spec.duration_s <= 0:
-        raise LoadgenError("oha needs a URL, concurrency >= 1 and a duration")
+    TOOL.refuse_unfit(spec)
     out_dir = Path(out_dir or ".")
     cmd = process.taskset_prefix(spec.cpus) + [
         binary() or name, "--no-tui", "--output-format", "json", "-o", str(raw_path(out_dir, name, "json")),
@@ -115,6 +110,12 @@ def error_kind(message: str) -> str | None:
     return "other"
 
 
+def launches_percentile(cell_dirs: list[Path], percent: float) -> tuple[float | None, str]:
+    """A latency percentile (ms) over several launches' raw output as one population: their rows merged."""
+    rows = openloop.merge(*(requests(d) for d in cell_dirs))
+    return openloop.percentile(sorted(r.latency_ms for r in rows), percent), "oha rows of all launches merged"
+
+
 def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
     """A LoadResult from a run directory (oha.json, oha.sqlite, oha.spec.json)."""
     out_dir = Path(source)
@@ -142,10 +143,7 @@ def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
     # row; with failures mid-run a row's k is too small, so the figures are an upper bound.
     lag = openloop.spread([(r.scheduled_s - k / rate) * 1000 for k, r in enumerate(rows)])
     extra = {
-        "rate": rate,
-        "rate_achieved": openloop.completion_rate(rows, window),
-        "rate_answered": len(rows) / window,         # answered at any time, the window's late answers too
-        "rate_sent": sent / window,
+        **openloop.rates(rows, window, rate, sent),
         "schedule_lag_ms": lag,
         "schedule_lag_exact": failed == 0,
         "queue_wait_ms": openloop.spread([(r.start_s - r.scheduled_s) * 1000 for r in rows]),
@@ -160,19 +158,8 @@ def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
                                 if v is not None},
         "tool_total_s": summary["summary"]["total"],
     }
-    saturated = openloop.behind_schedule(extra)
-    if saturated:
-        extra["behind_schedule"] = saturated
-    return LoadResult(
-        tool=name,
-        tool_version=tool_version,
-        requests=len(rows),
-        duration_s=window,
-        bytes=sum(r.bytes for r in rows),
-        errors=errors,
-        latency_ms=openloop.latency(rows),
-        latency_source=LATENCY_SOURCE,
-        raw_files=process.existing(out_dir, name, ("json", "sqlite", "spec.json", "urls", "stdout", "stderr")),
-        extra=extra,
-    )
+    return openloop.result(
+        name, tool_version, rows, window, bytes=sum(r.bytes for r in rows), errors=errors,
+        latency_source=LATENCY_SOURCE, extra=extra,
+        raw_files=process.existing(out_dir, name, ("json", "sqlite", "spec.json", "urls", "stdout", "stderr")))
 

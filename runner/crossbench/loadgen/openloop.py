@@ -62,6 +62,17 @@ class PinnedTool:
                           re.MULTILINE)
         return found.group(1) if found else "unknown"
 
+    def refuse_unfit(self, spec) -> None:
+        """What an open-loop generator here cannot run (LoadgenError): no rate, pipelining, nothing to send."""
+        from .base import LoadgenError
+        if spec.rate is None or spec.rate <= 0:
+            raise LoadgenError(f"{self.name} runs open loop here: set LoadSpec.rate (requests per second)")
+        if spec.pipeline != 1:
+            raise LoadgenError(f"{self.name} cannot pipeline HTTP/1.1 requests")
+        if not spec.urls or spec.concurrency < 1 or spec.duration_s <= 0:
+            raise LoadgenError(f"{self.name} needs a URL, concurrency >= 1 (its most requests in flight) and a "
+                               "duration")
+
 
 def cached_binary(tool: str, version: str) -> Path:
     return tools_dir() / f"{tool}-{version}" / "bin" / tool
@@ -120,6 +131,24 @@ def spread(values_ms: list[float]) -> dict[str, float | None]:
     values = sorted(values_ms)
     return {"p50": percentile(values, "50"), "p99": percentile(values, "99"),
             "max": values[-1] if values else None}
+
+
+def rates(rows: list[Request], window: float, rate: float, sent: int) -> dict:
+    """The offered rate beside what became of it: completed in the window, answered at all, sent."""
+    return {"rate": rate, "rate_achieved": completion_rate(rows, window),
+            "rate_answered": len(rows) / window,         # answered at any time, the window's late answers too
+            "rate_sent": sent / window}
+
+
+def result(tool: str, tool_version: str, rows: list[Request], window: float, **fields):
+    """An open-loop run's LoadResult: requests and latency from its rows, and behind_schedule in its extra when
+    the generator fell behind its own schedule. `fields`: bytes, errors, latency_source, raw_files, extra."""
+    from .base import LoadResult
+    saturated = behind_schedule(fields["extra"])
+    if saturated:
+        fields["extra"]["behind_schedule"] = saturated
+    return LoadResult(tool=tool, tool_version=tool_version, requests=len(rows), duration_s=window,
+                      latency_ms=latency(rows), **fields)
 
 
 def behind_schedule(extra: dict) -> str | None:

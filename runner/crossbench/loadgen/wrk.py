@@ -106,6 +106,13 @@ def _ms(us: float | None) -> float | None:
     return None if us is None else us / 1000.0
 
 
+def launches_percentile(cell_dirs: list[Path], percent: float) -> tuple[float | None, str]:
+    """A latency percentile (ms) over several launches' raw output as one population: their histograms added."""
+    from . import merge
+    value = merge.wrk_percentile(merge.added([merge.histogram_of(parse(d)) for d in cell_dirs]), percent)
+    return (value / 1000 if value is not None else None), "wrk histograms of all launches added"
+
+
 def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
     """A LoadResult from wrk.json: a run directory, the JSON file itself, or its text."""
     path = Path(source) if not (isinstance(source, str) and source.lstrip().startswith("{")) else None

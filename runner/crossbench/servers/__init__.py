@@ -3,8 +3,8 @@ app folder beside tornado-app/, and one section of that name in an experiment fi
 from __future__ import annotations
 
 from . import gunicorn, nginx, tomcat, tornado, uvicorn
-from .base import (DB_ENDPOINTS, ENDPOINTS, STATIC_ENDPOINT, TFB_ENDPOINTS, Knob, ServerPlugin, SettingsError, Tool,
-                   ToolMissing)
+from .base import (DB_ENDPOINTS, ENDPOINTS, STATIC_ENDPOINT, TFB_ENDPOINTS, CannotRunHere, Knob, ServerPlugin,
+                   SettingsError, Tool, ToolMissing)
 from .lifecycle import HOST, PortInUse, RunningServer, ServerFailed, ServerSpec, check_port_free, free_port
 
 PLUGINS: dict[str, ServerPlugin] = {plugin.name: plugin for plugin in (
@@ -24,6 +24,16 @@ class UnknownServer(ValueError):
     pass
 
 
+def proxies() -> tuple[str, ...]:
+    """The plug-ins a group may put in front of its server (`proxy = "<name>"`)."""
+    return tuple(name for name, plugin in PLUGINS.items() if plugin.proxies)
+
+
+def proxy() -> ServerPlugin:
+    """The proxy plug-in (a plan carries its settings, not its name: there is one so far)."""
+    return PLUGINS[proxies()[0]]
+
+
 def get(name: str) -> ServerPlugin:
     if name in UNAVAILABLE:
         raise UnknownServer(f"{name} is not available: {UNAVAILABLE[name]}")
@@ -33,7 +43,7 @@ def get(name: str) -> ServerPlugin:
         raise UnknownServer(f"unknown server {name!r}; known: {', '.join(PLUGINS)}") from None
 
 
-__all__ = ["DB_ENDPOINTS", "ENDPOINTS", "HOST", "PLUGINS", "STATIC_ENDPOINT", "TFB_ENDPOINTS", "UNAVAILABLE", "Knob",
+__all__ = ["CannotRunHere", "DB_ENDPOINTS", "ENDPOINTS", "HOST", "PLUGINS", "STATIC_ENDPOINT", "TFB_ENDPOINTS", "UNAVAILABLE", "Knob",
            "PortInUse", "RunningServer",
            "ServerFailed", "ServerPlugin", "ServerSpec", "SettingsError", "Tool", "ToolMissing", "UnknownServer",
-           "check_port_free", "free_port", "get"]
+           "check_port_free", "free_port", "get", "proxies", "proxy"]

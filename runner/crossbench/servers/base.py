@@ -49,6 +49,11 @@ class ToolMissing(RuntimeError):
     """A tool the server needs is not installed (the message names the package)."""
 
 
+class CannotRunHere(RuntimeError):
+    """A setting this machine cannot run (Tomcat's virtual threads without a JDK 21+): the run skips its cells
+    and says why; the plug-in raises it, the runner never needs to know the plug-in's own errors."""
+
+
 @dataclass(frozen=True)
 class Knob:
     """One setting of a server. `kind`: "int" (positive integer), "choice" (one of `choices`), "text", "bool",
@@ -60,6 +65,7 @@ class Knob:
     choices: tuple[str, ...] = ()
     sweep: bool = False
     in_record: bool = True      # copied to the top level of each cell's record
+    label: str = ""             # how a value reads in a chart's series label ("maxThreads={}"); "": not shown
 
     @property
     def flag(self) -> str:
@@ -86,6 +92,12 @@ class Knob:
 # Every server with database endpoints has it: PgBouncer's cells (group pooler) turn it off.
 DB_PREPARED = Knob("db_prepared", True, "server-side prepared statements (off: PgBouncer 1.18 in transaction "
                                         "mode cannot keep them)", kind="bool")
+DB_WAIT_MS = Knob("db_wait_ms", 5000, "how long a request waits for a pooled connection before its 503")
+
+
+def db_knobs(pool: int, pool_help: str) -> tuple[Knob, ...]:
+    """The database knobs every server with database endpoints has: its pool, the wait, prepared statements."""
+    return Knob("db_pool", pool, pool_help), DB_WAIT_MS, DB_PREPARED
 
 
 @dataclass(frozen=True)
@@ -110,6 +122,9 @@ class ServerPlugin:
     ready_timeout_s: float = 20.0
     distributions: tuple[str, ...] = ()     # Python packages whose versions the run's metadata records
     process_knob: str | None = None         # the knob that sets how many processes serve (worker sweeps)
+    process_flag: str = ""                  # variant labels: "-w" gives "-w4" for 4 processes, "" for 1
+    proxies: bool = False                   # it can stand in front of another server (group proxy = "<name>")
+    palette: tuple[str, ...] = ()           # its charts' shades, one family per server (analysis/kit.py)
 
     # --- settings --------------------------------------------------------------------------------------
     def knob(self, name: str) -> Knob:
@@ -145,6 +160,9 @@ class ServerPlugin:
         return [self.settings({**section, **dict(zip(sweeps, combo))}) for combo in itertools.product(*values)]
 
     def variant_label(self, settings: dict) -> str:
+        if self.process_flag:
+            count = self.process_count(settings)
+            return f"{self.process_flag}{count}" if count != 1 else ""
         """The part of a cell id that tells this server's variants apart: sweep knobs off their default."""
         return "".join(f"-{k.name.replace('_', '')}{settings[k.name]}" for k in self.knobs
                        if k.sweep and settings[k.name] != k.default)
@@ -159,7 +177,7 @@ class ServerPlugin:
     # --- what it does ----------------------------------------------------------------------------------
     def process_count(self, settings: dict) -> int:
         """Server processes that serve requests (the record's `processes`)."""
-        return 1
+        return settings[self.process_knob] if self.process_knob else 1
 
     def parallel_limit(self, settings: dict, endpoint: str) -> int | None:
         """How many requests of `endpoint` it serves at once when each holds a worker for its whole delay;

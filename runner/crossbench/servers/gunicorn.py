@@ -7,7 +7,8 @@ import os
 import sys
 
 from .. import paths
-from .base import DB_ENDPOINTS, DB_PREPARED, STATIC_ENDPOINT, TFB_ENDPOINTS, Knob, ServerPlugin, Tool, database_env
+from .base import (DB_ENDPOINTS, STATIC_ENDPOINT, TFB_ENDPOINTS, Knob, ServerPlugin, Tool, database_env,
+                   db_knobs)
 from .lifecycle import HOST, ServerSpec
 
 APP_DIR = paths.REPO / "gunicorn-app"
@@ -27,6 +28,7 @@ class GunicornPlugin(ServerPlugin):
              Tool("python:flask", "the project's venv: runner/python-env.sh (gunicorn-app/requirements.txt)"))
     distributions = ("gunicorn", "flask", "psycopg", "psycopg-pool")
     process_knob = "workers"
+    palette = ("#1b9e77", "#66a61e", "#00441b", "#41ab5d", "#238b45", "#a1d99b", "#006d2c", "#74c476")  # greens
     knobs = (
         Knob("workers", documented_default_workers(), "worker processes (default: gunicorn's 2 x cores + 1)",
              sweep=True),
@@ -34,9 +36,7 @@ class GunicornPlugin(ServerPlugin):
              kind="choice", choices=("sync", "gthread"), sweep=True),
         Knob("threads", 1, "threads per gthread worker (sync workers have one)", sweep=True),
         Knob("backlog", 2048, "listen backlog (gunicorn's own default is 2048)"),
-        Knob("db_pool", 4, "psycopg_pool connections per worker (seed 004's article: 4 per sync worker)"),
-        Knob("db_wait_ms", 5000, "how long a request waits for a pooled connection before its 503"),
-        DB_PREPARED,
+        *db_knobs(4, "psycopg_pool connections per worker (seed 004's article: 4 per sync worker)"),
     )
 
     def variant_label(self, settings: dict) -> str:
@@ -48,9 +48,6 @@ class GunicornPlugin(ServerPlugin):
     def describe(self, settings: dict) -> str:
         threads = f" x {settings['threads']} threads" if settings["worker_class"] == "gthread" else ""
         return f"gunicorn {settings['workers']} {settings['worker_class']} workers{threads}"
-
-    def process_count(self, settings: dict) -> int:
-        return settings["workers"]
 
     def parallel_limit(self, settings: dict, endpoint: str) -> int | None:
         if endpoint != "/delay/sync":

@@ -23,7 +23,9 @@ class NginxPlugin(ServerPlugin):
     endpoints = frozenset({STATIC_ENDPOINT, "/hello", "/now"})
     default_port = 8081
     tools = (Tool("nginx", "apt-get install nginx-light"),)
-    process_knob = "worker_processes"
+    process_knob, process_flag = "worker_processes", "-w"
+    proxies = True                  # group proxy = "nginx": in front of the cell's server (proxy_spec)
+    palette = ("#444444", "#737373", "#000000", "#969696", "#252525", "#bdbdbd", "#525252", "#d9d9d9")  # greys
     knobs = (
         # 1, not auto: the server gets one pinned core, as every other server does.
         Knob("worker_processes", 1, "worker processes (one event loop each)", sweep=True),
@@ -33,12 +35,6 @@ class NginxPlugin(ServerPlugin):
         Knob("upstream_keepalive", True, "proxy mode: keep connections to the server behind open",
              kind="bool"),
     )
-
-    def variant_label(self, settings: dict) -> str:
-        return f"-w{settings['worker_processes']}" if settings["worker_processes"] != 1 else ""
-
-    def process_count(self, settings: dict) -> int:
-        return settings["worker_processes"]
 
     def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None, address=HOST) -> ServerSpec:
         locations = render("origin.locations.template", static_dir=paths.STATIC_DIR)

@@ -13,10 +13,10 @@ from string import Template
 from urllib.parse import urlencode, urlsplit
 
 from .. import paths
-from ..jdk import Jdk, select_jdk
+from ..jdk import Jdk, JdkError, select_jdk
 from ..sampling import db_pool, jfr
 from ..sampling.jvm_probe import JvmProbe, JvmProbeError, RemoteJvmProbe, connection_counts, db_pool_counts
-from .base import DB_ENDPOINTS, DB_PREPARED, ENDPOINTS, TFB_ENDPOINTS, Knob, ServerPlugin, Tool
+from .base import DB_ENDPOINTS, ENDPOINTS, TFB_ENDPOINTS, CannotRunHere, Knob, ServerPlugin, Tool, db_knobs
 from .lifecycle import HOST, ServerSpec
 
 # Tomcat 9's own defaults for the NIO connector; the runner changes them only when asked.
@@ -62,6 +62,14 @@ class TomcatConfig:
 
     def resolve_jdk(self) -> Jdk:
         return select_jdk(self.jdk, need_virtual_threads=self.executor == "virtual")
+
+
+def settings_jdk(settings: dict) -> Jdk:
+    """The JDK a cell's settings ask for; CannotRunHere (the runner skips the cell) when this machine has none."""
+    try:
+        return select_jdk(settings["jdk"], need_virtual_threads=settings["executor"] == "virtual")
+    except JdkError as e:
+        raise CannotRunHere(str(e)) from None
 
 
 def render_server_xml(config: TomcatConfig, tomcat_version: str) -> str:
@@ -161,12 +169,16 @@ class TomcatPlugin(ServerPlugin):
     default_port = 8080
     ready_timeout_s = 60.0
     tools = (Tool("taskset", "apt-get install util-linux"),)
+    palette = ("#d95f02", "#a50f15", "#e6ab02", "#8c510a", "#e7298a", "#fb6a4a", "#bf812d", "#67000d")  # reds
     knobs = (
         Knob("executor", "platform", "platform thread pool or virtual threads (JDK 21+)", kind="choice",
-             choices=EXECUTORS, sweep=True),
-        Knob("max_threads", DEFAULT_MAX_THREADS, "connector pool size (platform executor)", sweep=True),
-        Knob("accept_count", DEFAULT_ACCEPT_COUNT, "the kernel's accept queue (listen backlog)"),
-        Knob("max_connections", DEFAULT_MAX_CONNECTIONS, "connections Tomcat holds at once"),
+             choices=EXECUTORS, sweep=True, label="{} threads"),
+        Knob("max_threads", DEFAULT_MAX_THREADS, "connector pool size (platform executor)", sweep=True,
+             label="maxThreads={}"),
+        Knob("accept_count", DEFAULT_ACCEPT_COUNT, "the kernel's accept queue (listen backlog)",
+             label="acceptCount={}"),
+        Knob("max_connections", DEFAULT_MAX_CONNECTIONS, "connections Tomcat holds at once",
+             label="maxConnections={}"),
         Knob("jdk", None, "JDK home, feature version (17, 25) or 'newest'; default: java on PATH, or the "
                           "newest JDK 21+ for virtual threads; a list runs each cell on each (the version used "
                           "is in server_settings.jdk)", kind="text", sweep=True, in_record=False),
@@ -174,9 +186,7 @@ class TomcatPlugin(ServerPlugin):
         Knob("jvm_options", (), "extra JVM options", kind="list", in_record=False),
         Knob("jfr", True, "a JFR recording per cell (tomcat.jfr: the record's GC, thread and wait figures come from "
                          "it; open it with `jfr` or JDK Mission Control)", kind="bool", in_record=False),
-        Knob("db_pool", 10, "database connections in the pool (HikariCP's default 10; fixed size)"),
-        Knob("db_wait_ms", 5000, "how long a request waits for a pooled connection before its 503"),
-        DB_PREPARED,
+        *db_knobs(10, "database connections in the pool (HikariCP's default 10; fixed size)"),
         Knob("class_data_sharing", True, "map an AppCDS archive of Tomcat's classes (made by the first start): "
              "about 0.45 s less per start", kind="bool", in_record=False),
     )
@@ -205,7 +215,7 @@ class TomcatPlugin(ServerPlugin):
     def preflight(self, settings: dict) -> None:
         super().preflight(settings)
         paths.tomcat_home()
-        select_jdk(settings["jdk"], need_virtual_threads=settings["executor"] == "virtual")
+        settings_jdk(settings)
 
     def config(self, settings: dict, port: int, jfr_file: Path | None = None,
                cds: CdsArchive | None = None, address: str = HOST) -> TomcatConfig:
@@ -220,7 +230,7 @@ class TomcatPlugin(ServerPlugin):
         if db_url:
             settings = {**settings, "jvm_options": (*settings["jvm_options"], *database_options(db_url, settings))}
         home = paths.tomcat_home()
-        jdk = select_jdk(settings["jdk"], need_virtual_threads=settings["executor"] == "virtual")
+        jdk = settings_jdk(settings)
         cds = CdsArchive.for_start(paths.tomcat_version(home), jdk) if settings["class_data_sharing"] else None
         config = self.config(settings, port, jfr_file, cds, address)
         base = prepare_base(config, Path(tempfile.mkdtemp(prefix="catalina-base-", dir=work_dir)), home)

@@ -4,35 +4,24 @@ from __future__ import annotations
 import sys
 
 from .. import paths
-from .base import DB_ENDPOINTS, DB_PREPARED, ENDPOINTS, TFB_ENDPOINTS, Knob, ServerPlugin, Tool, pool_log_dir
+from .base import Knob, Tool, db_knobs, pool_log_dir
+from .event_loop import EventLoopPlugin
 from .lifecycle import HOST, ServerSpec
 
 
-class TornadoPlugin(ServerPlugin):
+class TornadoPlugin(EventLoopPlugin):
     name = "tornado"
     summary = "the Tornado app: one event loop per process (1 = the seeds' single core)"
-    endpoints = frozenset({*ENDPOINTS, *TFB_ENDPOINTS, *DB_ENDPOINTS})
     default_port = 8888
     tools = (Tool("python:tornado", "the project's venv: runner/python-env.sh"),)
     distributions = ("tornado", "asyncpg")
-    process_knob = "processes"
+    process_knob, process_flag = "processes", "-p"
+    palette = ("#1f78b4", "#4292c6", "#08306b", "#6baed6", "#2171b5", "#9ecae1", "#084594", "#35978f")  # blues
     knobs = (
         Knob("processes", 1, "worker processes (forked; 1 = one event loop)", sweep=True),
         Knob("backlog", 128, "listen backlog (Tornado's own default is 128)"),
-        Knob("db_pool", 10, "asyncpg pool size per process (asyncpg's default max_size 10; fixed size)"),
-        Knob("db_wait_ms", 5000, "how long a request waits for a pooled connection before its 503"),
-        DB_PREPARED,
+        *db_knobs(10, "asyncpg pool size per process (asyncpg's default max_size 10; fixed size)"),
     )
-
-    def variant_label(self, settings: dict) -> str:
-        return f"-p{settings['processes']}" if settings["processes"] != 1 else ""
-
-    def process_count(self, settings: dict) -> int:
-        return settings["processes"]
-
-    def parallel_limit(self, settings: dict, endpoint: str) -> int | None:
-        # /delay/sync blocks the whole event loop: each process serves one such request at a time.
-        return settings["processes"] if endpoint == "/delay/sync" else None
 
     def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None, address=HOST) -> ServerSpec:
         argv = [sys.executable, str(paths.TORNADO_APP), "--address", address, "--port", str(port),

@@ -5,38 +5,28 @@ from __future__ import annotations
 import sys
 
 from .. import paths
-from .base import DB_ENDPOINTS, DB_PREPARED, ENDPOINTS, TFB_ENDPOINTS, Knob, ServerPlugin, Tool, database_env
+from .base import Knob, Tool, database_env, db_knobs
+from .event_loop import EventLoopPlugin
 from .lifecycle import HOST, ServerSpec
 
 APP_DIR = paths.REPO / "uvicorn-app"
 VENV_HINT = "the project's venv: runner/python-env.sh (uvicorn-app/requirements.txt)"
 
 
-class UvicornPlugin(ServerPlugin):
+class UvicornPlugin(EventLoopPlugin):
     name = "uvicorn"
     summary = "a Starlette app on uvicorn (uvloop, httptools): one event loop per worker, seed 004's async stack"
-    endpoints = frozenset({*ENDPOINTS, *TFB_ENDPOINTS, *DB_ENDPOINTS})
     default_port = 8001
     tools = (Tool("python:uvicorn", VENV_HINT), Tool("python:starlette", VENV_HINT), Tool("python:uvloop", VENV_HINT),
              Tool("python:httptools", VENV_HINT))
     distributions = ("uvicorn", "starlette", "uvloop", "httptools", "asyncpg")
-    process_knob = "workers"
+    process_knob, process_flag = "workers", "-w"
+    palette = ("#6a3d9a", "#984ea3", "#3f007d", "#9e9ac8", "#54278f", "#bcbddc", "#756bb1", "#dadaeb")  # purples
     knobs = (
         Knob("workers", 1, "worker processes, one event loop each", sweep=True),
         Knob("backlog", 2048, "listen backlog (uvicorn's own default is 2048)"),
-        Knob("db_pool", 10, "asyncpg pool size per worker (asyncpg's default max_size 10; fixed size)"),
-        Knob("db_wait_ms", 5000, "how long a request waits for a pooled connection before its 503"),
-        DB_PREPARED,
+        *db_knobs(10, "asyncpg pool size per worker (asyncpg's default max_size 10; fixed size)"),
     )
-
-    def variant_label(self, settings: dict) -> str:
-        return f"-w{settings['workers']}" if settings["workers"] != 1 else ""
-
-    def process_count(self, settings: dict) -> int:
-        return settings["workers"]
-
-    def parallel_limit(self, settings: dict, endpoint: str) -> int | None:
-        return settings["workers"] if endpoint == "/delay/sync" else None
 
     def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None, address=HOST) -> ServerSpec:
         argv = [sys.executable, "-m", "uvicorn", "crossbench_starlette.app:app", "--app-dir", str(APP_DIR),

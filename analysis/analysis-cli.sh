@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# What analyze.sh, compare.sh and advise.sh share (sourced, not run): the usage check, the project's Python,
+# and the one command of `python -m crossbench_analysis` they stand for.
+
+# crossbench_analysis COMMAND LEAST MOST USAGE ARG...: refuses fewer than LEAST or more than MOST arguments
+# (MOST empty: no limit) with the usage line and exit status 2; else runs the command with the arguments.
+crossbench_analysis() {
+  local command=$1 least=$2 most=$3 usage=$4
+  shift 4
+  if (($# < least)) || { [[ -n "$most" ]] && (($# > most)); }; then
+    echo "usage: $0 $usage" >&2
+    exit 2
+  fi
+  local here
+  here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+  # shellcheck source=runner/python-env.sh
+  source "$here/../runner/python-env.sh"
+  PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}" exec "$PYTHON" -m crossbench_analysis "$command" "$@"
+}
