@@ -11,7 +11,9 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SUPPORTED_SCHEMA = 3           # schema 3 (point_id, launch, noise fields) adds fields analysis reads when present
+from crossbench.record import upgrade
+
+SUPPORTED_SCHEMA = 4           # schema 4 (one declaration per field) reads older records through record.upgrade
 SERVER_ORDER = {"tomcat": 0, "tornado": 1, "gunicorn": 2, "uvicorn": 3, "nginx": 4}   # legends and tables
 
 
@@ -164,7 +166,7 @@ def load_run(path: Path) -> Run:
             warnings.append(f"cell {record.get('cell_id')}: schema_version {version} is newer than this "
                             f"analysis knows ({SUPPORTED_SCHEMA}); read as version {SUPPORTED_SCHEMA}")
         record.setdefault("cell_id", f"line{number}")
-        cells.append(record)
+        cells.append(upgrade(record))
     group_rank: dict = {}
     for c in sorted(cells, key=lambda c: num(c.get("index")) or 0):
         group_rank.setdefault(c.get("group"), len(group_rank))

@@ -110,6 +110,7 @@ class ServerPlugin:
     ready_timeout_s: float = 20.0
     distributions: tuple[str, ...] = ()     # Python packages whose versions the run's metadata records
     process_knob: str | None = None         # the knob that sets how many processes serve (worker sweeps)
+    FIELDS: dict[str, str] = {}             # record fields its records alone carry, beyond its knobs (record.py)
 
     # --- settings --------------------------------------------------------------------------------------
     def knob(self, name: str) -> Knob:

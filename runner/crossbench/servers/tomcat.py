@@ -160,6 +160,10 @@ class TomcatPlugin(ServerPlugin):
     default_port = 8080
     ready_timeout_s = 60.0
     tools = (Tool("taskset", "apt-get install util-linux"),)
+    FIELDS = {   # Tomcat's records alone carry these: the JVM probe's (BackgroundJvmProbe.figures) and the JFR's
+        "jvm": "Tomcat: the JVM as its probe saw it (collector, processors)",
+        "tomcat_connection_count_peak": "Tomcat: most connections held at once in the window (connector count)",
+        **jfr.FIELDS}
     knobs = (
         Knob("executor", "platform", "platform thread pool or virtual threads (JDK 21+)", kind="choice",
              choices=EXECUTORS, sweep=True),
