@@ -122,7 +122,7 @@ FAILED_MEASURED = ("status", "valid", "flags", "requests", "errors", "error_tota
 SHARED = {**PLANNED, **MEASURED}                      # every measured record's lifecycle fields
 LIFECYCLE = {**SHARED, **DATABASE, **FAILURE}         # every field the lifecycle owns: no driver may write one
 
-# Written by the drivers that measure them; None in the others' records.
+# In every record: a driver that writes one declares it in its FIELDS (`common`); the others' records hold null.
 DRIVER_DEFAULTS = {
     "efficiency_ratio": "(concurrency / rps) / delay: the seed's figure; 1.0 is perfect",
     "latency_ratio": "mean latency / delay: the same idea measured directly (Little's law makes them equal "

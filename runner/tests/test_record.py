@@ -171,3 +171,18 @@ def test_the_field_list_prints_every_declared_field(capsys):
     out = capsys.readouterr().out
     for owner, declared in fields.owners().items():
         assert f"{owner}:" in out and all(f"  {name}: " in out for name in declared), owner
+
+
+def test_the_live_tests_record_reader_holds_current_records_to_the_contract(tmp_path):
+    """testkit.records, which every live test reads its run with, fails on a current record that breaks the
+    contract, naming the field and the cell; records of older schemas (the analysis fixtures) it leaves alone."""
+    from testkit import records
+    good = {**schema3_records()[0], "schema_version": record.SCHEMA_VERSION}
+    cells = tmp_path / "cells.jsonl"
+    cells.write_text(json.dumps(good) + "\n")
+    assert records(tmp_path) == [good]
+    broken = {k: v for k, v in good.items() if k != "rps_steady"}
+    cells.write_text(json.dumps(broken) + "\n" + json.dumps({**broken, "schema_version": 3}) + "\n")
+    with pytest.raises(AssertionError, match=rf"{good['cell_id']}.*'rps_steady'.*missing") as failed:
+        records(tmp_path)
+    assert str(failed.value).count("rps_steady") == 1       # the schema 3 copy is not held to schema 4
