@@ -300,7 +300,7 @@ def base_record(plan: CellPlan, started: str) -> dict:
 
 
 def shared_record(plan: CellPlan, result: LoadResult, window: dict, server: RunningServer, started: str) -> dict:
-    """The fields every cell kind has; the driver's figures and flags come in Measurement.extra / .flags."""
+    """The fields every cell kind has; the driver's figures and flags come from its `figures` (drivers/base.py)."""
     return {
         **base_record(plan, started),
         "status": "ok",
