@@ -235,7 +235,7 @@ def open_loop(family: str, points: list[dict], chart: str = "openloop_latency") 
         best = sustained[-1]
         beyond = pts[len(sustained)] if len(sustained) < len(pts) else None
         then = (f", not {num(beyond['rate']):g} req/s ({', '.join(beyond['flags']) or 'failed'})" if beyond
-                else f", the highest offered")
+                else ", the highest offered")
         finding = Finding(family, f"{where} sustained {num(best['rate']):g} req/s offered{then}{predicted}."
                                   + left_note(left), chart=chart, cells=cells_of(sustained),
                           left_out=left)

@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from crossbench.drivers import of_record
+from crossbench.record import upgrade
 from crossbench.servers import PLUGINS
 
-SUPPORTED_SCHEMA = 3           # schema 3 (point_id, launch, noise fields) adds fields analysis reads when present
+SUPPORTED_SCHEMA = 4           # schema 4 (one declaration per field) reads older records through record.upgrade
 
 
 class AnalysisError(RuntimeError):
@@ -177,7 +178,7 @@ def load_run(path: Path) -> Run:
             warnings.append(f"cell {record.get('cell_id')}: schema_version {version} is newer than this "
                             f"analysis knows ({SUPPORTED_SCHEMA}); read as version {SUPPORTED_SCHEMA}")
         record.setdefault("cell_id", f"line{number}")
-        cells.append(record)
+        cells.append(upgrade(record))
     group_rank: dict = {}
     for c in sorted(cells, key=lambda c: num(c.get("index")) or 0):
         group_rank.setdefault(c.get("group"), len(group_rank))

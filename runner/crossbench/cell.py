@@ -19,7 +19,7 @@ from .drivers import DRIVERS, Measurement
 from .cellplan import CellPlan
 from .loadgen.base import LoadResult
 from .metadata import now_iso
-from .sampling import noise
+from .sampling import db_pool, noise
 from .sampling.process_tree import ProcessTreeSampler, summarize
 from . import servers
 from .servers import RunningServer, ServerSpec, free_port
@@ -195,8 +195,7 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
     drained_s = 0.0 if plan.keepalive else oskit.wait_for_ephemeral_ports()
     window = summarize(sampler.samples(), measurement.t0, measurement.t1)
     shared = shared_record(plan, measurement.result, window, server, started)
-    if probe:
-        shared.update(probe.figures(measurement.t0, measurement.t1))
+    shared.update(probe.figures(measurement.t0, measurement.t1) if probe else db_pool.peaks([], 0, 0))
     for prefix, side in sides.items():
         shared.update(side_figures(prefix, side, measurement.t0, measurement.t1))
     stopped = plan.plugin.stopped_figures(plan.settings, ctx.cell_dir, server.spec.describe, measurement.t0,
@@ -204,16 +203,15 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
     shared.update(stopped)
     shared.update(figures)
     shared.update(noise_figures(plan, ctx, measurement, shared))
-    flags = list(dict.fromkeys([*measurement.flags, *cell_flags(plan, window), *database_flags(ctx, db_url),
+    own = cell_flags(plan, window)
+    driver = DRIVERS[plan.kind]
+    saturated = "loadgen_saturated" in own + measurement.flags      # here, or on a load host
+    extra, driver_flags = driver.figures(plan, measurement, loadgen_saturated=saturated)
+    flags = list(dict.fromkeys([*driver_flags, *own, *database_flags(ctx, db_url),
                                 *noise.flags(shared, plan.keepalive, plan.concurrency),
                                 *plan.plugin.stopped_flags(plan.settings, stopped)]))
     shared.update(flags=flags, valid=not flags, time_wait_drain_s=round(drained_s, 1))
-    cell_record = contract.merge(shared, measurement.extra, plan.kind)
-    if "loadgen_saturated" in flags and cell_record["rps_steady"] is not None:
-        # Little's law counts only time inside a request; a saturated client also spends time between them.
-        cell_record.update(rps_steady=None, rps_steady_method="null: the load generator was saturated, so time "
-                                                              "between its requests is missing from the latency")
-    return cell_record
+    return contract.merge(shared, extra, plan.kind, driver.FIELDS)
 
 
 def noise_figures(plan: CellPlan, ctx: CellContext, measurement, shared: dict) -> dict:
@@ -312,7 +310,7 @@ def base_record(plan: CellPlan, started: str) -> dict:
 
 
 def shared_record(plan: CellPlan, result: LoadResult, window: dict, server: RunningServer, started: str) -> dict:
-    """The fields every cell kind has; the driver's figures and flags come in Measurement.extra / .flags."""
+    """The fields every cell kind has; the driver's figures and flags come from its `figures` (drivers/base.py)."""
     return {
         **base_record(plan, started),
         "status": "ok",
@@ -330,9 +328,7 @@ def shared_record(plan: CellPlan, result: LoadResult, window: dict, server: Runn
 
 
 def failed_record(plan: CellPlan, started: str, error: Exception) -> dict:
-    shared = {**base_record(plan, started), "status": "failed", "valid": False,
-              "flags": ["server_died" if isinstance(error, ServerDied) else "failed"],
-              "error": f"{type(error).__name__}: {error}", "requests": None, "errors": None, "error_total": None,
-              "rps": None, "latency_ms": {k: None for k in contract.LATENCY_KEYS}, "threads_peak": None,
-              "rss_peak_mb": None, "cpu_percent": None, "loadgen_cpu_percent": None}
+    shared = {**base_record(plan, started), **dict.fromkeys(contract.FAILED_MEASURED), "status": "failed",
+              "valid": False, "flags": ["server_died" if isinstance(error, ServerDied) else "failed"],
+              "error": f"{type(error).__name__}: {error}", "latency_ms": {k: None for k in contract.LATENCY_KEYS}}
     return contract.merge(shared, {}, plan.kind)

@@ -18,17 +18,26 @@ class Ratios:
                                          # (C / rps_steady) / delay, so no second "steady ratio" is kept
 
 
-def ratios(concurrency: int, delay_ms: int, rps: float, mean_latency_ms: float | None) -> Ratios:
+def ratios(concurrency: int, delay_ms: int, rps: float, mean_latency_ms: float | None,
+           loadgen_saturated: bool = False) -> Ratios:
     """In a closed loop every connection always has one request outstanding, so C = rps x mean latency
     (Little's law). The window's own count (rps) loses the requests still in flight when it ends: with a
-    20 s window and a 1 s delay that is up to 5%; the latency mean does not have that edge."""
+    20 s window and a 1 s delay that is up to 5%; the latency mean does not have that edge. Little's law
+    counts only time inside a request: a saturated load generator also spends time between them, so then
+    there is no rps_steady."""
     delay_s = delay_ms / 1000
-    rps_steady = concurrency / (mean_latency_ms / 1000) if mean_latency_ms else None
+    rps_steady = concurrency / (mean_latency_ms / 1000) if mean_latency_ms and not loadgen_saturated else None
     if delay_s <= 0:
         return Ratios(None, rps_steady, None)
     efficiency = (concurrency / rps) / delay_s if rps > 0 else None
-    latency_ratio = (mean_latency_ms / 1000) / delay_s if mean_latency_ms else None
-    return Ratios(efficiency, rps_steady, latency_ratio)
+    return Ratios(efficiency, rps_steady, latency_ratio(mean_latency_ms, delay_ms) if mean_latency_ms else None)
+
+
+def latency_ratio(mean_latency_ms: float | None, delay_ms: int) -> float | None:
+    """Mean latency / delay: 1.0 when every request waited only its own delay (closed and open loop alike)."""
+    if mean_latency_ms is None or delay_ms <= 0:
+        return None
+    return (mean_latency_ms / 1000) / (delay_ms / 1000)
 
 
 def loadgen_saturated(loadgen_cpu_percent: float | None, loadgen_cores: int) -> bool:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from . import servers, stats
 from .cellplan import CellPlan, point_of
+from .record import upgrade
 
 POINTS_FILE = "points.jsonl"
 # Figures every point states when its launches have them (dotted names read inside an object).
@@ -124,7 +125,7 @@ def load(run_dir: Path) -> list[dict]:
     path = run_dir / POINTS_FILE
     if path.is_file():
         return read_jsonl(path)
-    return aggregate(read_jsonl(run_dir / "cells.jsonl"), run_dir)
+    return aggregate([upgrade(r) for r in read_jsonl(run_dir / "cells.jsonl")], run_dir)
 
 
 def read_jsonl(path: Path) -> list[dict]:

@@ -1,14 +1,19 @@
 """The record contract: what one line of cells.jsonl holds, who writes each field, and how the format changed.
 
-A record is built in two parts. The cell lifecycle (cell.py) writes the SHARED fields, the same for every cell
-kind: the plan, the server's settings, the load generator's counts and latency, the sampled resources, status
-and flags. A driver adds only its own figures (each driver module declares them in its FIELDS) and its own
-flags; a driver that returns a shared key is a programming error (DriverKeyClash), so no figure is silently
-replaced. Analysis reads only fields declared here or in a driver's FIELDS (checked by test_record.py).
+Every field is declared once, with its line of documentation, by what writes it:
+- the cell lifecycle (cell.py), here: PLANNED (every record, failed ones too), MEASURED (every measured record),
+  DATABASE (database cells), FAILURE (failed records), DRIVER_DEFAULTS (every record; null unless its driver
+  writes them);
+- each driver, in its FIELDS (crossbench/drivers/): its own figures, plus the DRIVER_DEFAULTS it writes (`common`);
+- each server plug-in (crossbench/servers/): its knobs (`in_record`) and its FIELDS (Tomcat: jvm, tomcat_*).
+A record carries exactly the fields declared for its kind, server and status, no more, no fewer
+(crossbench/fields.py checks one; `python -m crossbench.fields` lists them all). A driver that returns a
+lifecycle key is a programming error (DriverKeyClash), so no figure is silently replaced. Analysis reads only
+declared fields (test_record.py). Records of an older schema are read through `upgrade`.
 """
 from __future__ import annotations
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # What changed, newest last (as pyperf keeps its format history): a reader can tell what it is holding.
 SCHEMA_HISTORY = {
@@ -23,12 +28,17 @@ SCHEMA_HISTORY = {
        "rounds in a shuffled order (metadata: run.shuffle_seed), points.jsonl beside cells.jsonl; noise in the "
        "window: steal_percent, foreign_cpu_percent, harness_cpu_percent, tcp_passive_opens, "
        "requests_per_connection; flags noisy_host, server_closed_connections, and imprecise on points",
+    4: "one declaration per field: every driver declares its fields (FIELDS), the Tomcat plug-in its own (jvm, "
+       "tomcat_*; only Tomcat records carry them); db_pool_active_peak and db_pool_waiting_peak in every measured "
+       "record (null without pool readings: schema 3 had them only for Tomcat and database cells); rps_steady "
+       "is decided once, by its driver, knowing the cell's loadgen_saturated; a schema 3 record reads as 4 "
+       "through upgrade()",
 }
 
 LATENCY_KEYS = ("mean", "p50", "p90", "p99", "max")
 
-# Written by the cell lifecycle for every cell kind.
-SHARED = {
+# Written by the cell lifecycle for every cell kind, failed cells too: the plan, the server's settings, the times.
+PLANNED = {
     "schema_version": "SCHEMA_VERSION of the runner that wrote the record",
     "index": "1-based position of the cell in the run's plan (the order cells run in)",
     "cell_id": "unique within the run: the point_id and the repetition (-rN)",
@@ -49,26 +59,19 @@ SHARED = {
     "sweep": "worker_sweep groups: the series (server, endpoint, C, ...) this cell is a step of, else null",
     "sweep_step": "worker_sweep groups: the step's process count (1, 2, ... up to 2 x cores + 1), else null",
     "proxy": "nginx's settings when nginx ran in front of the server (group proxy = \"nginx\"), else null",
-    "db_cpu_percent": "database cells: mean CPU of the database's process tree in the window (100 = one core)",
-    "db_rss_peak_mb": "database cells: peak RSS of the database's process tree in the window, MiB",
-    "proxy_cpu_percent": "proxied cells: mean CPU of nginx's process tree in the window (100 = one core)",
-    "proxy_rss_peak_mb": "proxied cells: peak RSS of nginx's process tree in the window, MiB",
-    "db_connections_total": "database cells: db_pool x processes, the connections the server may hold",
     "pooler": "PgBouncer's settings when it stood between server and database (group pooler), else null",
-    "pooler_connections": "pooled cells: the server connections PgBouncer holds to the database",
-    "pooler_cpu_percent": "pooled cells: mean CPU of PgBouncer in the window (100 = one core)",
-    "pooler_rss_peak_mb": "pooled cells: peak RSS of PgBouncer in the window, MiB",
-    "queries_expected": "database cells: queries verify's requests should have run (N, or N x queries)",
-    "queries_counted": "database cells: queries the database counted for them (pg_stat_statements)",
     "started_at": "ISO time the cell started", "ended_at": "ISO time it ended",
     "series": "the cell's sampled time series (CSV), relative to the run directory",
     "processes": "server processes serving requests (Tomcat 1, Tornado processes, gunicorn/uvicorn workers, ...)",
     "setting": "the server variant in words, e.g. 'tomcat maxThreads=200'",
     "parallel_limit": "requests of this endpoint the server runs at once when each holds a worker for the whole "
                       "delay (Tomcat's maxThreads on /delay/sync); null when waiting holds nothing",
-    "server_settings": "what the server reported of itself at start (versions, resolved settings)",
+}
+
+# Written by the cell lifecycle for every cell it measured (a failed cell carries FAILED_MEASURED of them).
+MEASURED = {
     "status": "ok or failed", "valid": "no flag raised", "flags": "why the cell is not to be trusted (README)",
-    "error": "failed cells: what went wrong", "requests": "answers counted in the window, any status",
+    "requests": "answers counted in the window, any status",
     "errors": "errors by kind: connect, read, write, timeout, non_2xx, other", "error_total": "sum of errors",
     "rps": "requests / measured window (the seed's definition)", "bytes_per_s": "response bytes per second",
     "measured_s": "the window as the load generator measured it", "latency_ms": f"{', '.join(LATENCY_KEYS)} in ms",
@@ -79,6 +82,18 @@ SHARED = {
     "loadgen_cpu_percent": "the load generator's CPU, percent of one core",
     "pool_current_peak": "Tomcat: connector pool threads (JMX)", "pool_busy_peak": "Tomcat: busy pool threads",
     "samples": "samples taken in the window",
+    "server_settings": "what the server reported of itself at start (versions, resolved settings)",
+    "db_cpu_percent": "database cells: mean CPU of the database's process tree in the window (100 = one core)",
+    "db_rss_peak_mb": "database cells: peak RSS of the database's process tree in the window, MiB",
+    "proxy_cpu_percent": "proxied cells: mean CPU of nginx's process tree in the window (100 = one core)",
+    "proxy_rss_peak_mb": "proxied cells: peak RSS of nginx's process tree in the window, MiB",
+    "pooler_cpu_percent": "pooled cells: mean CPU of PgBouncer in the window (100 = one core)",
+    "pooler_rss_peak_mb": "pooled cells: peak RSS of PgBouncer in the window, MiB",
+    "db_pool_active_peak": "most pooled database connections lent out at once over the server's processes "
+                           "(Tomcat: HikariCP's MBean; Python servers: their own count; series in db-pool.csv); "
+                           "null without pool readings (not a database cell)",
+    "db_pool_waiting_peak": "most requests waiting for a pooled connection at once (a sync worker never waits: "
+                            "its one request holds the worker, the rest queue in the socket); null likewise",
     "steal_percent": "CPU steal on the cell's cores in the window, percent of their time (hypervisor); null when "
                      "the server or load ran on another host",
     "foreign_cpu_percent": "busy CPU on the cell's cores in the window that was not the stack's, the load "
@@ -89,34 +104,25 @@ SHARED = {
                                "flag server_closed_connections on a keep-alive cell below 2)",
     "time_wait_drain_s": "seconds waited after the cell for TIME_WAIT sockets to free half the ephemeral ports "
                          "(connection-per-request cells only; usually 0)",
-    "jvm": "Tomcat: the JVM as its probe saw it (collector, processors)",
-    "tomcat_connection_count_peak": "Tomcat: most connections held at once in the window (connector count)",
-    # Tomcat only: its JFR recording read after the cell for the window (crossbench/sampling/jfr.py says what JFR's
-    # default settings record and what they leave out). All null, with the reason, when it could not be read.
-    "tomcat_jfr_unreadable": "Tomcat: null when tomcat.jfr was read; else why not (missing, torn, jfr off); a "
-                             "recording that was on but could not be read also flags the cell jfr_unreadable",
-    "tomcat_jfr_read_s": "Tomcat: seconds spent reading tomcat.jfr after the server stopped (not measured time)",
-    "tomcat_gc_count": "Tomcat: garbage collections overlapping the window (jdk.GarbageCollection)",
-    "tomcat_gc_pause_count": "Tomcat: GC pauses overlapping the window, however short (jdk.GCPhasePause)",
-    "tomcat_gc_pause_total_ms": "Tomcat: their summed duration, ms (whole pauses)",
-    "tomcat_gc_pause_max_ms": "Tomcat: the longest of them, ms",
-    "tomcat_thread_starts": "Tomcat: platform threads started in the window (jdk.ThreadStart; virtual thread "
-                            "starts are not recorded by JFR's default settings)",
-    "tomcat_vthread_pinned_count": "Tomcat: virtual threads pinned to their carrier for 20 ms or more "
-                                   "(jdk.VirtualThreadPinned; shorter pinning is not recorded; JDK 21+)",
-    "tomcat_vthread_pinned_max_ms": "Tomcat: the longest such pinning, ms; null when none",
-    "tomcat_request_sleep_ms": "Tomcat: time request threads (http-nio-*-exec-*, http-vt-*) slept in the window, "
-                               "ms, counting only sleeps of 20 ms or more (jdk.ThreadSleep): /delay/sync's wait",
-    "tomcat_request_park_ms": "Tomcat: the same for parks of 20 ms or more (jdk.ThreadPark); a platform pool's "
-                              "idle threads waiting for work count here too",
-    "tomcat_request_monitor_wait_ms": "Tomcat: the same for Object.wait of 20 ms or more (jdk.JavaMonitorWait)",
-    "db_pool_active_peak": "database cells: most pooled connections lent out at once over the server's processes "
-                           "(Tomcat: HikariCP's MBean; Python servers: their own count; series in db-pool.csv)",
-    "db_pool_waiting_peak": "database cells: most requests waiting for a pooled connection at once (a sync worker "
-                            "never waits: its one request holds the worker, the rest queue in the socket)",
 }
 
-# Written by the drivers that measure them; None in the others' records.
+# Written by the cell lifecycle for database cells only (the endpoint needs the database: stack.needs_database).
+DATABASE = {
+    "db_connections_total": "database cells: db_pool x processes, the connections the server may hold",
+    "pooler_connections": "pooled cells: the server connections PgBouncer holds to the database (else null)",
+    "queries_expected": "database cells: queries verify's requests should have run (N, or N x queries)",
+    "queries_counted": "database cells: queries the database counted for them (pg_stat_statements)",
+}
+
+# Written for a cell that could not be measured, beside PLANNED and FAILED_MEASURED (null but status and flags).
+FAILURE = {"error": "failed cells: what went wrong"}
+FAILED_MEASURED = ("status", "valid", "flags", "requests", "errors", "error_total", "rps", "latency_ms",
+                   "threads_peak", "rss_peak_mb", "cpu_percent", "loadgen_cpu_percent")
+
+SHARED = {**PLANNED, **MEASURED}                      # every measured record's lifecycle fields
+LIFECYCLE = {**SHARED, **DATABASE, **FAILURE}         # every field the lifecycle owns: no driver may write one
+
+# In every record: a driver that writes one declares it in its FIELDS (`common`); the others' records hold null.
 DRIVER_DEFAULTS = {
     "efficiency_ratio": "(concurrency / rps) / delay: the seed's figure; 1.0 is perfect",
     "latency_ratio": "mean latency / delay: the same idea measured directly (Little's law makes them equal "
@@ -129,12 +135,35 @@ DRIVER_DEFAULTS = {
 }
 
 
+def common(*names: str) -> dict[str, str]:
+    """The DRIVER_DEFAULTS a driver writes, for its FIELDS: their documentation stays here, in one place."""
+    return {name: DRIVER_DEFAULTS[name] for name in names}
+
+
 class DriverKeyClash(RuntimeError):
     """A driver tried to write a field the cell lifecycle owns."""
 
 
-def merge(shared: dict, driver_fields: dict, driver_name: str) -> dict:
-    clash = sorted(set(shared) & set(driver_fields))
+def merge(shared: dict, driver_fields: dict, driver_name: str, declared=()) -> dict:
+    """The lifecycle's fields and the driver's. DRIVER_DEFAULTS the driver does not declare are null; those it
+    declares (`declared`, its FIELDS) are its own to write, so one it forgot is missing and the contract test
+    (fields.py) names it."""
+    clash = sorted(set(LIFECYCLE) & set(driver_fields))
     if clash:
         raise DriverKeyClash(f"driver {driver_name} writes shared fields {clash}: give them names of its own")
-    return {**{k: None for k in DRIVER_DEFAULTS}, **shared, **driver_fields}
+    return {**{k: None for k in DRIVER_DEFAULTS if k not in declared}, **shared, **driver_fields}
+
+
+def upgrade(record: dict) -> dict:
+    """A record of any schema as the current one has it, oldest change first (as pyperf reads its old files):
+    the loaders (rundir, points, analysis) read every record through this."""
+    version = record.get("schema_version")
+    version = version if isinstance(version, (int, float)) and not isinstance(version, bool) else 1
+    record = dict(record)
+    if version < 3 and not record.get("point_id") and isinstance(record.get("cell_id"), str):
+        from .experiment import point_of        # the cell_id's form is the plan's
+        record["point_id"] = point_of(record["cell_id"])
+    if version < 4 and record.get("status") == "ok":
+        for name in ("db_pool_active_peak", "db_pool_waiting_peak"):
+            record.setdefault(name, None)
+    return record

@@ -6,6 +6,8 @@ import json
 import os
 from pathlib import Path
 
+from .record import upgrade
+
 class RunDirError(RuntimeError):
     pass
 
@@ -68,7 +70,7 @@ class RunDir:
         records = []
         for line in self.cells_file.read_text().splitlines():
             try:
-                records.append(json.loads(line))
+                records.append(upgrade(json.loads(line)))
             except json.JSONDecodeError:
                 continue  # a line cut short by a crash mid-write: that cell is simply run again
         return records

@@ -42,10 +42,12 @@ def test_a_server_on_another_host_has_its_times_moved_onto_this_machines_clock(t
     assert probe.figures(0.5, 1.5) == {"db_pool_active_peak": 2, "db_pool_waiting_peak": 3}
 
 
-def test_a_cell_without_pool_files_has_no_series_and_no_figures(tmp_path):
+def test_a_cell_without_pool_files_has_no_series_and_null_figures(tmp_path):
+    """Schema 4: every measured record carries the pool's peaks, null without readings."""
     probe = db_pool.ProcessLogProbe(tmp_path / "db-pool", tmp_path)
     probe.stop()
-    assert probe.figures(0, 1) == {} and not (tmp_path / db_pool.SERIES_FILE).exists()
+    assert probe.figures(0, 1) == {"db_pool_active_peak": None, "db_pool_waiting_peak": None}
+    assert not (tmp_path / db_pool.SERIES_FILE).exists()
 
 
 def test_the_waiting_count_now_sums_the_processes_last_lines_and_ignores_the_gone(tmp_path):

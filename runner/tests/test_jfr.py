@@ -3,7 +3,6 @@
 events the reader uses (so they stay small); their windows are the capture's own time.time() before and after."""
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 from pathlib import Path
@@ -12,6 +11,7 @@ import pytest
 
 from crossbench.jdk import installed_jdks, select_jdk
 from crossbench.sampling import jfr
+from testkit import records
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RUN_ALL = Path(__file__).resolve().parents[1] / "run_all.sh"
@@ -123,7 +123,7 @@ def test_tomcat_cell_records_carry_their_gc_pauses_and_hold_prints_the_pid(tmp_p
             "--heap", "32m", "--no-analysis", "--hold-s", "1", "--out", str(out)]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
-    cells = {r["group"]: r for r in map(json.loads, (out / "cells.jsonl").read_text().splitlines())}
+    cells = {r["group"]: r for r in records(out)}
     for record in cells.values():
         assert record["status"] == "ok" and record["server_settings"]["jdk"] == "25.0.2", record
         assert re.search(rf"holding {record['cell_id']}'s tomcat up for 1 s: pid \d+", done.stderr)

@@ -30,6 +30,28 @@ def test_no_completions_gives_no_ratio():
     assert r == metrics.Ratios(None, None, None)
 
 
+def test_a_saturated_load_generator_leaves_no_steady_throughput():
+    """Little's law counts only time inside a request; a saturated client also spends time between them."""
+    r = metrics.ratios(concurrency=1000, delay_ms=1000, rps=950.0, mean_latency_ms=1000.0, loadgen_saturated=True)
+    assert r.rps_steady is None and r.latency_ratio == pytest.approx(1.0)
+    assert metrics.latency_ratio(250.0, 100) == pytest.approx(2.5) and metrics.latency_ratio(None, 100) is None
+    assert metrics.latency_ratio(5.0, 0) is None
+
+
+def test_the_closed_loop_driver_decides_rps_steady_once_knowing_the_cells_saturation():
+    """No one overwrites it after the merge: the driver's figures come after the cell's own flags."""
+    from crossbench.drivers import DRIVERS, Measurement
+    from crossbench.loadgen.base import LoadResult, empty_errors
+    plan = type("Plan", (), {"concurrency": 10, "delay_ms": 100})()
+    result = LoadResult("wrk", "4.1.0", 1000, 10.0, 0, empty_errors(), {"mean": 100.0}, "test")
+    for kind in ("closed_loop", "pipelined"):
+        calm, _ = DRIVERS[kind].figures(plan, Measurement(result), loadgen_saturated=False)
+        busy, _ = DRIVERS[kind].figures(plan, Measurement(result), loadgen_saturated=True)
+        assert calm["rps_steady"] == pytest.approx(100.0) and "Little" in calm["rps_steady_method"]
+        assert busy["rps_steady"] is None and busy["rps_steady_method"].startswith("null: the load generator")
+        assert busy["efficiency_ratio"] == calm["efficiency_ratio"] == pytest.approx(1.0)
+
+
 def flags(**overrides):
     args = dict(concurrency=10, requests=600, errors={"connect": 0, "read": 0, "write": 0, "timeout": 0,
                                                      "non_2xx": 0, "other": 0},

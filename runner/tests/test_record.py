@@ -2,13 +2,14 @@
 server death is decided from the server process, and analysis reads only fields the runner writes."""
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
 
 import pytest
 
-from crossbench import cell, experiment, paths, points, record, servers
+from crossbench import cell, experiment, fields, paths, points, record, rundir, servers
 from crossbench.drivers import DRIVERS
 from crossbench.loadgen.base import LoadgenError
 from crossbench.metadata import now_iso
@@ -18,6 +19,7 @@ REFERENCE_RUNS = paths.REPO / "analysis" / "tests" / "fixtures" / "runs"
 sys.path.insert(0, str(paths.REPO / "analysis"))
 from crossbench_analysis.finding import Finding  # noqa: E402
 from crossbench_analysis.knees import SettingKnee, ratio_interval  # noqa: E402  (analysis, beside the runner)
+from crossbench_analysis.runinfo import load_run  # noqa: E402
 
 
 def quick_plan():
@@ -38,8 +40,9 @@ def test_a_failed_load_generator_is_not_a_dead_server():
     assert failed["flags"] == ["failed"] and failed["status"] == "failed"
     died = cell.failed_record(plan, now_iso(), cell.ServerDied("tomcat exited with status -9"))
     assert died["flags"] == ["server_died"]
-    assert set(record.SHARED) >= {k for k in failed if k not in record.DRIVER_DEFAULTS} - set(
+    assert set(record.LIFECYCLE) >= {k for k in failed if k not in record.DRIVER_DEFAULTS} - set(
         plan.plugin.record_fields(plan.settings))
+    assert fields.problems(failed) == [] and fields.problems(died) == []
 
 
 def test_death_is_read_from_the_server_process(tmp_path):
@@ -59,8 +62,9 @@ def test_death_is_read_from_the_server_process(tmp_path):
 def written_keys() -> set[str]:
     """What the contract declares: shared and default fields, plan fields, every plug-in's knobs, the fields of
     points.jsonl, and those of knees.jsonl and findings.json (which analysis writes itself)."""
-    keys = set(record.SHARED) | set(record.DRIVER_DEFAULTS) | set(experiment.CellPlan.__dataclass_fields__)
+    keys = set(record.LIFECYCLE) | set(record.DRIVER_DEFAULTS) | set(experiment.CellPlan.__dataclass_fields__)
     keys |= {name for driver in DRIVERS.values() for name in driver.FIELDS}
+    keys |= {name for plugin in servers.PLUGINS.values() for name in plugin.FIELDS}
     keys |= set(SettingKnee.__dataclass_fields__) | {"concurrency", "ratio", "efficiency_ratio", "cell_ids"}
     keys |= set(ratio_interval([1.0]))          # a knee point's interval (the knees chart draws it)
     # findings.json, which analysis writes itself, and a point's launches it attaches to the point ("records")
@@ -102,3 +106,84 @@ def test_analysis_reads_only_what_the_runner_writes():
 def test_every_shared_field_is_documented_in_the_readme():
     readme = (paths.RUNNER / "README.md").read_text()
     assert "crossbench/record.py" in readme
+
+
+SCHEMA3 = Path(__file__).parent / "fixtures" / "schema3"     # two launches of one point and a failed cell, schema 3
+
+
+def schema3_records() -> list[dict]:
+    return rundir.RunDir(SCHEMA3).records()
+
+
+def test_every_field_is_declared_once():
+    """A driver's FIELDS repeat no lifecycle field, and take a DRIVER_DEFAULTS one only by reference (common);
+    a server plug-in's FIELDS are its own."""
+    lifecycle = set(record.LIFECYCLE)
+    for kind, driver in DRIVERS.items():
+        assert not lifecycle & set(driver.FIELDS), kind
+        for name, doc in driver.FIELDS.items():
+            assert doc and (name not in record.DRIVER_DEFAULTS or doc is record.DRIVER_DEFAULTS[name]), (kind, name)
+    for name, plugin in servers.PLUGINS.items():
+        knobs = {k.name for k in plugin.knobs if k.in_record}
+        assert not (lifecycle | set(record.DRIVER_DEFAULTS) | knobs) & set(plugin.FIELDS), name
+    tomcat_only = {k for k in record.LIFECYCLE if k.startswith(("tomcat_", "jvm"))}
+    assert not tomcat_only, f"Tomcat's fields belong to its plug-in: {sorted(tomcat_only)}"
+
+
+def test_the_checker_names_a_missing_and_an_undeclared_field_and_the_cell():
+    good = schema3_records()[0]
+    assert good["kind"] == "closed_loop" and fields.problems(good) == []
+    bad = {k: v for k, v in good.items() if k != "efficiency_ratio"} | {"surprise_ms": 1.0}
+    found = fields.problems(bad)
+    assert len(found) == 2, found
+    assert "efficiency_ratio" in found[0] and "missing" in found[0] and good["cell_id"] in found[0]
+    assert "surprise_ms" in found[1] and "declared nowhere" in found[1] and good["cell_id"] in found[1]
+    tomcat_key = good | {"tomcat_gc_count": 0}                 # Tomcat's own field in a Tornado record
+    assert any("tomcat_gc_count" in p for p in fields.problems(tomcat_key))
+    assert any("'error'" in p and "missing" in p for p in fields.problems({**good, "status": "failed"}))
+
+
+def test_a_driver_that_forgets_a_declared_field_leaves_it_missing():
+    """merge fills DRIVER_DEFAULTS a driver does not declare; one it declares and forgot stays missing."""
+    declared = DRIVERS["closed_loop"].FIELDS
+    merged = record.merge({"rps": 1.0}, {k: None for k in declared if k != "rps_steady"}, "closed_loop", declared)
+    assert "rps_steady" not in merged and "loadgen_hosts" in merged
+
+
+def test_a_schema_3_run_reads_as_schema_4():
+    """The loaders branch on schema_version (record.upgrade): a schema 3 record gains what schema 4 added and then
+    matches the schema 4 contract; points and analysis read the run as before."""
+    raw = [json.loads(line) for line in (SCHEMA3 / "cells.jsonl").read_text().splitlines()]
+    assert {r["schema_version"] for r in raw} == {3} and all("db_pool_active_peak" not in r for r in raw)
+    upgraded = schema3_records()
+    for r in upgraded:
+        assert fields.problems(r) == [], fields.problems(r)
+    ok = [r for r in upgraded if r["status"] == "ok"]
+    assert ok and all(r["db_pool_active_peak"] is None and r["db_pool_waiting_peak"] is None for r in ok)
+    (point, failed) = points.load(SCHEMA3)
+    assert point["n"] == 2 and point["figures"]["rps"]["mean"] > 0 and failed["failed"] == 1
+    run = load_run(SCHEMA3)
+    assert len(run.cells) == 3 and not [w for w in run.warnings if "schema" in w], run.warnings
+    assert record.upgrade({"schema_version": 2, "cell_id": "a-b-r3"})["point_id"] == "a-b"
+
+
+def test_the_field_list_prints_every_declared_field(capsys):
+    assert fields.main([]) == 0
+    out = capsys.readouterr().out
+    for owner, declared in fields.owners().items():
+        assert f"{owner}:" in out and all(f"  {name}: " in out for name in declared), owner
+
+
+def test_the_live_tests_record_reader_holds_current_records_to_the_contract(tmp_path):
+    """testkit.records, which every live test reads its run with, fails on a current record that breaks the
+    contract, naming the field and the cell; records of older schemas (the analysis fixtures) it leaves alone."""
+    from testkit import records
+    good = {**schema3_records()[0], "schema_version": record.SCHEMA_VERSION}
+    cells = tmp_path / "cells.jsonl"
+    cells.write_text(json.dumps(good) + "\n")
+    assert records(tmp_path) == [good]
+    broken = {k: v for k, v in good.items() if k != "rps_steady"}
+    cells.write_text(json.dumps(broken) + "\n" + json.dumps({**broken, "schema_version": 3}) + "\n")
+    with pytest.raises(AssertionError, match=rf"{good['cell_id']}.*'rps_steady'.*missing") as failed:
+        records(tmp_path)
+    assert str(failed.value).count("rps_steady") == 1       # the schema 3 copy is not held to schema 4

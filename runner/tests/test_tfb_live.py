@@ -3,13 +3,13 @@ after its load (answers, fortunes, stored updates) and its statements counted, p
 Python stacks' workers swept on /json, nothing left running afterwards."""
 from __future__ import annotations
 
-import json
 import subprocess
 
 import psutil
 import pytest
 
 from crossbench import paths
+from testkit import records_by_id
 
 pytestmark = pytest.mark.live
 
@@ -27,7 +27,7 @@ def test_tfb_quick_end_to_end(tmp_path, report_figure):
     done = subprocess.run([str(paths.RUNNER / "run_all.sh"), "--experiment", "tfb", "--quick", "--out", str(out),
                            "--no-analysis"], capture_output=True, text=True, timeout=420)
     assert done.returncode == 0, done.stderr[-3000:]
-    cells = {r["cell_id"]: r for r in map(json.loads, (out / "cells.jsonl").read_text().splitlines())}
+    cells = records_by_id(out)
     assert len(cells) == 30 and all(r["status"] == "ok" for r in cells.values()), \
         [r.get("error") for r in cells.values() if r["status"] != "ok"]
     assert {(r["server"], r["endpoint"]) for r in cells.values()} == {

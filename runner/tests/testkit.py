@@ -9,7 +9,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from crossbench import oskit
+from crossbench import fields, oskit, record
 
 POLL_S = 0.05
 
@@ -29,9 +29,22 @@ def wait_until(predicate, timeout_s: float, what, step_s: float = POLL_S):
 
 
 def records(run_dir: Path) -> list[dict]:
-    """A run directory's records in the order they were written; none while it has no cells.jsonl yet."""
+    """A run directory's records in the order they were written; none while it has no cells.jsonl yet. Records
+    of the current schema are checked against the contract on the way (assert_records_match_contract): every
+    live run a test reads is also a test of the contract."""
     path = Path(run_dir) / "cells.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    found = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    assert_records_match_contract(found)
+    return found
+
+
+def assert_records_match_contract(found: list[dict]) -> None:
+    """Fails naming each field and cell where a record of the current schema lacks a declared field or carries
+    an undeclared one (crossbench.fields; older schemas, as the analysis tests' fixtures, are read through
+    record.upgrade and not held to it)."""
+    wrong = [problem for r in found if r.get("schema_version") == record.SCHEMA_VERSION
+             for problem in fields.problems(r)]
+    assert not wrong, "records break the contract (crossbench/record.py):\n" + "\n".join(wrong)
 
 
 def records_by_id(run_dir: Path) -> dict[str, dict]:

@@ -3,8 +3,9 @@
 The cell (cell.py) owns the phases: it starts and verifies the server and the samplers, calls `warmup` (when
 the run has one), marks the measured window around `measure`, takes the tail samples, stops everything in
 `finally`, and writes the shared part of the record (record.py). A driver supplies only its load and its own
-figures and flags. A group in an experiment file picks its driver with `kind = "..."` and passes it settings
-with `options = { ... }` (plan.options).
+figures and flags (each figure declared in its FIELDS; `figures` hands them over once the cell's own flags are
+known). A group in an experiment file picks its driver with `kind = "..."` and passes it settings with
+`options = { ... }` (plan.options).
 """
 from __future__ import annotations
 
@@ -53,3 +54,9 @@ class Driver:
 
     def measure(self, plan, ctx, server, sampler) -> Measurement:
         raise NotImplementedError
+
+    def figures(self, plan, measurement: Measurement, *, loadgen_saturated: bool) -> tuple[dict, list[str]]:
+        """The driver's record fields (its FIELDS) and flags, once the window is over and the cell knows whether
+        the load generator was saturated (its CPU sampled to the window's end, or a load host's): by default what
+        measure found."""
+        return measurement.extra, measurement.flags

@@ -5,7 +5,7 @@ figures (the seed's efficiency ratio, its latency twin, Little's-law throughput)
 """
 from __future__ import annotations
 
-from .. import loadgen, metrics
+from .. import loadgen, metrics, record
 from ..loadgen.spread import run_spread
 from ..loadgen.base import LoadResult, LoadSpec
 from .base import Driver, DriverRefused, Measurement
@@ -30,16 +30,24 @@ def load_spec(plan, base_url: str, *, warmup: bool = False) -> LoadSpec:
                     threads=plan.loadgen_threads, cpus=plan.loadgen_cpus)
 
 
-def closed_loop_figures(plan, result: LoadResult) -> tuple[dict, list[str]]:
-    r = metrics.ratios(plan.concurrency, plan.delay_ms, result.rps, result.latency_ms.get("mean"))
+FIELDS = record.common("efficiency_ratio", "latency_ratio", "rps_steady", "rps_method", "rps_steady_method")
+SATURATED = ("null: the load generator was saturated, so time between its requests is missing from the "
+             "latency")
+
+
+def closed_loop_figures(plan, result: LoadResult, loadgen_saturated: bool = False) -> tuple[dict, list[str]]:
+    r = metrics.ratios(plan.concurrency, plan.delay_ms, result.rps, result.latency_ms.get("mean"),
+                       loadgen_saturated)
     figures = {"efficiency_ratio": r.efficiency_ratio, "latency_ratio": r.latency_ratio,
                "rps_steady": r.rps_steady, "rps_method": "requests / measured window (the seed's definition)",
-               "rps_steady_method": "concurrency / mean latency (Little's law)"}
+               "rps_steady_method": SATURATED if loadgen_saturated else "concurrency / mean latency (Little's law)"}
     flags = metrics.flags(concurrency=plan.concurrency, requests=result.requests, errors=result.errors, ratios_=r)
     return figures, flags
 
 
 class ClosedLoop(Driver):
+    FIELDS = FIELDS
+
     def preflight(self, plan) -> None:
         """The load generator refuses what it cannot do (http_load above 1000 clients, ab with several URLs)."""
         adapter = loadgen.get(plan.loadgen)
@@ -53,10 +61,15 @@ class ClosedLoop(Driver):
 
     def measure(self, plan, ctx, server, sampler) -> Measurement:
         result, host_flags = run_spread(plan.loadgen, load_spec(plan, server.url), ctx.cell_dir, ctx.load_hosts)
-        figures, flags = closed_loop_figures(plan, result)
+        figures = {}
         if ctx.load_hosts:
             figures["loadgen_hosts"] = result.extra["per_host"]
-        return Measurement(result, extra=figures, flags=flags + host_flags)
+        return Measurement(result, extra=figures, flags=host_flags)
+
+    def figures(self, plan, measurement, *, loadgen_saturated: bool) -> tuple[dict, list[str]]:
+        """The ratios once the cell knows whether the load generator (here, or a load host's) was saturated."""
+        figures, flags = closed_loop_figures(plan, measurement.result, loadgen_saturated)
+        return {**figures, **measurement.extra}, flags + measurement.flags
 
 
 DRIVER = ClosedLoop()

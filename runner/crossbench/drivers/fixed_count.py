@@ -16,7 +16,7 @@ from ..loadgen.base import LoadgenError, LoadSpec
 from ..loadgen.spread import run_spread, shares
 from . import ab_startup
 from .base import Driver, DriverRefused, Measurement
-from .closed_loop import WARMUP_DELAY_MS, closed_loop_figures
+from .closed_loop import FIELDS as CLOSED_LOOP_FIELDS, WARMUP_DELAY_MS, closed_loop_figures
 
 SERIAL_MARGIN = 1.5       # bound: the whole count served one after the other, with room to spare
 BOUND_EXTRA_S = 30.0
@@ -73,6 +73,17 @@ def ab_figures(plan, result) -> dict:
 class FixedCount(Driver):
     loadgen = "ab"
     tools = (("ab", "apt-get install apache2-utils"),)
+    FIELDS = {
+        **CLOSED_LOOP_FIELDS,
+        "requests_planned": "ab's -n: the requests the cell sends (options.requests)",
+        "ab": "ab's own view: its headline lines as printed (reported), the figure without its start-up artifact "
+              "(startup_free), requests started per second (starts_per_second), the rounds of the delay expected "
+              "with and without the lone first request (rounds), its mean latency, the artifact in words, and the "
+              "seed's published figures for this server (reference, from options)",
+        "rps_startup_free": "requests / time without ab's lone first request (drivers/ab_startup.py)",
+        "efficiency_ratio_startup_free": "the efficiency ratio from rps_startup_free",
+        "ratio_check": "why the ratio_disagreement flag is not applied to a fixed count",
+    }
 
     def preflight(self, plan) -> None:
         """Refuses, before anything runs, what ab cannot do with this cell."""
@@ -96,18 +107,21 @@ class FixedCount(Driver):
                                         ctx.load_hosts, ab_run(plan, plan.delay_ms, int(plan.options["requests"])))
         figures = ab_figures(plan, result)
         free = figures["startup_free"] or {}
-        ratios, flags = closed_loop_figures(plan, result)
-        # Over a fixed count, ramp and drain make the mean latency and C / rps differ by design, not because
-        # a window was too short: no ratio_disagreement here.
-        flags = [f for f in flags if f != "ratio_disagreement"] + host_flags
-        extra = {**ratios, "requests_planned": int(plan.options["requests"]), "ab": figures,
+        extra = {"requests_planned": int(plan.options["requests"]), "ab": figures,
                  "rps_startup_free": free.get("rps"),
                  "efficiency_ratio_startup_free": metrics.ratios(plan.concurrency, plan.delay_ms, free["rps"],
                                                                  None).efficiency_ratio if free.get("rps") else None,
                  "ratio_check": "not applied: a fixed-count run ramps up and drains, so mean latency and C / rps "
                                 "differ by design",
                  **({"loadgen_hosts": result.extra["per_host"]} if ctx.load_hosts else {})}
-        return Measurement(result, extra=extra, flags=flags)
+        return Measurement(result, extra=extra, flags=host_flags)
+
+    def figures(self, plan, measurement, *, loadgen_saturated: bool) -> tuple[dict, list[str]]:
+        ratios, flags = closed_loop_figures(plan, measurement.result, loadgen_saturated)
+        # Over a fixed count, ramp and drain make the mean latency and C / rps differ by design, not because
+        # a window was too short: no ratio_disagreement here.
+        flags = [f for f in flags if f != "ratio_disagreement"] + measurement.flags
+        return {**ratios, **measurement.extra}, flags
 
 
 DRIVER = FixedCount()

@@ -12,7 +12,7 @@ import time
 from dataclasses import replace
 from urllib.parse import urlsplit
 
-from .. import metrics
+from .. import metrics, record
 from ..loadgen.spread import START_MARGIN_S, run_spread
 from ..loadgen.base import LoadResult, LoadSpec, empty_errors
 from ..clients.probe import LATENCY_SOURCE, Probe, latency_stats
@@ -110,6 +110,18 @@ class HolProbe(Driver):
     loadgen = "crossbench-probe"
     load_tool = "wrk"                             # the background load is always wrk (the probe runs here)
     tools = ((load_tool, "apt-get install wrk"),)
+    FIELDS = {
+        "probe_path": "the path each probe asks for (options.probe_path, /now by default)",
+        "probe_interval_ms": "the time between two probes' planned sends (options.interval_ms)",
+        "probe_connection": "how each probe connects, in words (a new connection each)",
+        "probes_planned": "ticks of the interval in the probe window (window / interval)",
+        "probes_sent": "probes actually sent (fewer than planned when a stall swallowed ticks)",
+        "probe_raw": "the probes' own latencies, relative to the cell directory (probe.csv)",
+        "probe_timeout_s": "how long a probe waits for its answer",
+        "background": "the background load's own figures (wrk: endpoint, path, C, delay, requests, rps, "
+                      "rps_steady, latency_ms, errors, command)",
+        **record.common("rps_method"),
+    }
 
     def preflight(self, plan) -> None:
         super().preflight(plan)

@@ -158,6 +158,52 @@ def kernel_figures(census: SocketCensus) -> dict:
 class HoldConnections(Driver):
     loadgen = "crossbench-holder"
     one_load_host = True                # one client process holds the connections
+    FIELDS = {
+        # the holder (holder.json; its series holder.csv)
+        "connections_target": "connections the holder was asked to hold (the group's concurrency)",
+        "connections_held_peak": "most connections held at once (answered their first HEAD)",
+        "connections_held_at_end": "connections held when the hold ended",
+        "connections_open_peak": "most connections open at once (held or not yet answered)",
+        "connections_open_at_end": "connections open when the hold ended",
+        "all_held_after_s": "seconds from the start until every connection was held; null: never",
+        "ramp_s": "seconds from the first connection to the end of the ramp",
+        "hold_s": "seconds held after the ramp", "connect_attempts": "connections tried, retries included",
+        "requests_sent": "HEADs sent", "failures": "failures by kind (connect_refused, connect_timeout, reset, "
+                                                  "read_timeout, non_2xx, closed_by_server, no_local_port, "
+                                                  "too_many_open_files, other)",
+        "failure_total": "sum of failures", "first_failure": "per failure kind, the first one's exception text",
+        "hold_options": "the options the holder ran with (rate_per_10ms, head_interval_s, hold_s, timeout_s, "
+                        "retry_s)",
+        "holder_series": "the holder's time series (CSV), relative to the run directory",
+        "sockets_series": "the socket census's time series (CSV), relative to the run directory",
+        # the server while the count rises and while holding (hold_fit.py)
+        "rss_per_connection_kb": "server RSS per held connection, KiB: least squares of RSS on connections held "
+                                 "while that count rises", "rss_per_connection_kb_r2": "that fit's r squared",
+        "rss_fit_points": "samples in that fit", "rss_fit_intercept_mb": "that fit's RSS at no connection, MiB",
+        "fit_window_s": "seconds from the start to the held count's first peak (the fit's window)",
+        "server_rss_mb_idle": "server RSS before the first connection, MiB",
+        "server_threads_idle": "server threads before the first connection",
+        "server_rss_mb_hold_peak": "peak server RSS while holding, MiB",
+        "server_cpu_percent_hold": "server CPU while holding (percent of one core)",
+        "server_cpu_percent_hold_per_1k_connections": "that CPU per 1000 connections held at the end",
+        "server_threads_hold_peak": "most server threads while holding",
+        "server_cpu_percent_ramp": "server CPU during the ramp (percent of one core)",
+        "server_core_foreign_percent": "how busy the server's cores were with other work over the cell (percent "
+                                       "of one core): the server's figures are its own only when this is small",
+        # the client (the holder's own CPU and memory)
+        "client_cpu_s": "the holder's CPU seconds", "client_cpu_percent": "its CPU from start to the hold's end",
+        "client_cpu_percent_ramp": "its CPU during the ramp", "client_cpu_percent_hold": "its CPU while holding",
+        "client_saturated": "its CPU during the ramp reached 90% of its cores",
+        "client_rss_mb_start": "its RSS at the start, MiB", "client_rss_mb_peak": "its peak RSS, MiB",
+        "client_rss_per_connection_kb": "its RSS growth per open connection during the ramp, KiB",
+        "client_event_loop": "asyncio or uvloop", "client_cpus": "cores the holder was pinned to",
+        # the kernel's view of the server's port (sampling/socket_census.py)
+        "server_established_peak": "most established connections on the server's port",
+        "accept_queue_peak": "longest accept queue", "accept_queue_limit": "the accept queue's limit (backlog)",
+        "syn_recv_peak": "most half-open connections on the port",
+        "listen_overflows": "the kernel's ListenOverflows over the cell (a full accept queue; machine-wide counter)",
+        "system_tcp_mem_pages_peak": "the machine's TCP memory, pages (every TCP socket, not only the server's)",
+    }
 
     def headline(self, record: dict) -> str:
         return "rss_per_connection_kb"   # seed 003's question: what a held connection costs

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .. import loadgen, metrics
+from .. import loadgen, metrics, record
 from ..loadgen.base import LoadSpec
 from ..loadgen.spread import run_spread
 from .base import Driver, DriverRefused, Measurement
@@ -52,7 +52,7 @@ def open_loop_figures(plan, result) -> tuple[dict, list[str]]:
         "schedule_lag_ms": extra.get("schedule_lag_ms"), "loadgen_behind_schedule": behind,
         "never_sent": extra.get("never_sent"),
         # the efficiency ratio's open-loop twin: mean latency / delay at the offered rate
-        "latency_ratio": (mean / plan.delay_ms) if mean is not None and plan.delay_ms else None,
+        "latency_ratio": metrics.latency_ratio(mean, plan.delay_ms),
         "rps_method": "answers / window at the offered rate (open loop)",
     }
     flags = ["unsustainable"] if why else []
@@ -74,6 +74,7 @@ class OpenLoop(Driver):
         "schedule_lag_ms": "p50, p99, max of the generator's lag behind its own schedule",
         "loadgen_behind_schedule": "why the generator could not keep its schedule (flag loadgen_saturated)",
         "never_sent": "scheduled requests still waiting for a connection when the window ended",
+        **record.common("latency_ratio", "rps_method"),
     }
 
     def headline(self, record: dict) -> str:

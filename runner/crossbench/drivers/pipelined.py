@@ -65,6 +65,19 @@ def connections_by_process(server) -> dict[str, int]:
 class Pipelined(ClosedLoop):
     """Checked before the warm-up and again right before the window (a few ms each); the connections' split
     between processes counted mid-window."""
+    FIELDS = {
+        **ClosedLoop.FIELDS,
+        "pipeline_verified": "the check before the window got all `pipeline` answers of one batch on one socket",
+        "pipeline_check": "that check's counts (pipeline-check.json): answers, statuses, bodies as expected, "
+                          "whether the server closed",
+        "connections_by_process": "established connections per server process (pid) halfway through the window",
+        "pipeline_batches_per_connection": "requests / (C x pipeline): batches each connection completed",
+        "pipeline_flowing": "at least 2 batches per connection (wrk writes the next batch only after the last)",
+        "batch_latency_mean_ms": "C x pipeline / rps (Little's law: one batch outstanding per connection)",
+        "batch_latency_method": "how batch_latency_mean_ms was computed, in words",
+        "latency_invalid": "why wrk's latency percentiles are null (its histogram corrupted, as pipelining does: "
+                           "only its max is kept), else null",
+    }
 
     def warmup(self, plan, ctx, server) -> None:
         verify(plan, ctx, server)

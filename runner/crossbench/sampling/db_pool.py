@@ -96,4 +96,4 @@ class ProcessLogProbe:
 
     def figures(self, t0: float, t1: float) -> dict:
         rows = self.rows if self.rows is not None else self.collect()
-        return peaks(rows, t0, t1) if rows else {}
+        return peaks(rows, t0, t1)

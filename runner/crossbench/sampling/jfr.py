@@ -35,8 +35,27 @@ EVENTS = ("jdk.GarbageCollection", "jdk.GCPhasePause", "jdk.ThreadStart", "jdk.V
 REQUEST_THREAD = re.compile(r"^http-(?:vt-\d+|nio-.+-exec-\d+)$")
 WAITS = {"jdk.ThreadSleep": "tomcat_request_sleep_ms", "jdk.ThreadPark": "tomcat_request_park_ms",
          "jdk.JavaMonitorWait": "tomcat_request_monitor_wait_ms"}
-FIGURES = ("tomcat_gc_count", "tomcat_gc_pause_count", "tomcat_gc_pause_total_ms", "tomcat_gc_pause_max_ms",
-           "tomcat_thread_starts", "tomcat_vthread_pinned_count", "tomcat_vthread_pinned_max_ms", *WAITS.values())
+# The record fields read from the recording (the Tomcat plug-in declares them as its own: servers/tomcat.py).
+FIELDS = {
+    "tomcat_jfr_unreadable": "Tomcat: null when tomcat.jfr was read; else why not (missing, torn, jfr off); a "
+                             "recording that was on but could not be read also flags the cell jfr_unreadable",
+    "tomcat_jfr_read_s": "Tomcat: seconds spent reading tomcat.jfr after the server stopped (not measured time)",
+    "tomcat_gc_count": "Tomcat: garbage collections overlapping the window (jdk.GarbageCollection)",
+    "tomcat_gc_pause_count": "Tomcat: GC pauses overlapping the window, however short (jdk.GCPhasePause)",
+    "tomcat_gc_pause_total_ms": "Tomcat: their summed duration, ms (whole pauses)",
+    "tomcat_gc_pause_max_ms": "Tomcat: the longest of them, ms",
+    "tomcat_thread_starts": "Tomcat: platform threads started in the window (jdk.ThreadStart; virtual thread "
+                            "starts are not recorded by JFR's default settings)",
+    "tomcat_vthread_pinned_count": "Tomcat: virtual threads pinned to their carrier for 20 ms or more "
+                                   "(jdk.VirtualThreadPinned; shorter pinning is not recorded; JDK 21+)",
+    "tomcat_vthread_pinned_max_ms": "Tomcat: the longest such pinning, ms; null when none",
+    "tomcat_request_sleep_ms": "Tomcat: time request threads (http-nio-*-exec-*, http-vt-*) slept in the window, "
+                               "ms, counting only sleeps of 20 ms or more (jdk.ThreadSleep): /delay/sync's wait",
+    "tomcat_request_park_ms": "Tomcat: the same for parks of 20 ms or more (jdk.ThreadPark); a platform pool's "
+                              "idle threads waiting for work count here too",
+    "tomcat_request_monitor_wait_ms": "Tomcat: the same for Object.wait of 20 ms or more (jdk.JavaMonitorWait)",
+}
+FIGURES = tuple(name for name in FIELDS if name not in ("tomcat_jfr_unreadable", "tomcat_jfr_read_s"))
 READ_TIMEOUT_S = 180.0
 _DURATION = re.compile(r"^PT(?:(-?\d+)H)?(?:(-?\d+)M)?(?:(-?[\d.]+)S)?$")
 

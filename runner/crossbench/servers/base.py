@@ -125,6 +125,7 @@ class ServerPlugin:
     process_flag: str = ""                  # variant labels: "-w" gives "-w4" for 4 processes, "" for 1
     proxies: bool = False                   # it can stand in front of another server (group proxy = "<name>")
     palette: tuple[str, ...] = ()           # its charts' shades, one family per server (analysis/kit.py)
+    FIELDS: dict[str, str] = {}             # record fields its records alone carry, beyond its knobs (record.py)
 
     # --- settings --------------------------------------------------------------------------------------
     def knob(self, name: str) -> Knob:

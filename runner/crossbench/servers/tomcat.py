@@ -170,6 +170,10 @@ class TomcatPlugin(ServerPlugin):
     ready_timeout_s = 60.0
     tools = (Tool("taskset", "apt-get install util-linux"),)
     palette = ("#d95f02", "#a50f15", "#e6ab02", "#8c510a", "#e7298a", "#fb6a4a", "#bf812d", "#67000d")  # reds
+    FIELDS = {   # Tomcat's records alone carry these: the JVM probe's (BackgroundJvmProbe.figures) and the JFR's
+        "jvm": "Tomcat: the JVM as its probe saw it (collector, processors)",
+        "tomcat_connection_count_peak": "Tomcat: most connections held at once in the window (connector count)",
+        **jfr.FIELDS}
     knobs = (
         Knob("executor", "platform", "platform thread pool or virtual threads (JDK 21+)", kind="choice",
              choices=EXECUTORS, sweep=True, label="{} threads"),
