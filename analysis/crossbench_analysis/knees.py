@@ -104,6 +104,28 @@ def setting_key(record: dict, with_jdk: bool = False) -> tuple:
             setting_label(record, with_jdk))
 
 
+def series_of(record: dict) -> str:
+    """What one knee series holds fixed: the point's identity but its concurrency (its point_id without -cN).
+    Seed 004's pools group runs four pool sizes under one setting label: four series, never launches of one."""
+    from crossbench.points import point_id
+    return re.sub(r"-c\d+(?=-|$)", "", point_id(record))
+
+
+def labelled_apart(by_series: dict[tuple, list[dict]]) -> dict[tuple, list[dict]]:
+    """Series that share a setting label get the parts of their ids they differ in added to it ("..., pool16")."""
+    shared: dict[tuple, list[list[str]]] = defaultdict(list)
+    for key, series in by_series:
+        shared[key].append(series.split("-"))
+    grouped = {}
+    for (key, series), cells in by_series.items():
+        others = shared[key]
+        mine = series.split("-")
+        varying = [part for i, part in enumerate(mine)
+                   if len(others) > 1 and any(i >= len(o) or o[i] != part for o in others)]
+        grouped[(*key[:4], key[4] + "".join(f", {part}" for part in varying))] = cells
+    return grouped
+
+
 def label_order(label: str) -> tuple:
     """maxThreads settings by pool size, then virtual threads, then the rest; the JDK last."""
     pool = re.match(r"maxThreads=(\d+)", label)
@@ -219,11 +241,12 @@ def max_or_none(values) -> int | None:
 
 def settings_knees(records: list[dict], threshold: float = THRESHOLD) -> list[SettingKnee]:
     """One knee per Tomcat setting (group, endpoint, delay, executor, maxThreads) that has delay cells."""
-    grouped: dict[tuple, list[dict]] = defaultdict(list)
+    by_series: dict[tuple, list[dict]] = defaultdict(list)
     with_jdk = jdks_vary([r for r in records if usable(r)])
     for record in records:
         if usable(record):
-            grouped[setting_key(record, with_jdk)].append(record)
+            by_series[(setting_key(record, with_jdk), series_of(record))].append(record)
+    grouped = labelled_apart(by_series)
     order = sorted(grouped, key=lambda k: (k[0], k[1], k[2], k[3], *label_order(k[4])))
     return [setting_knee(key, grouped[key], threshold) for key in order]
 

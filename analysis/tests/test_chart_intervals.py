@@ -108,8 +108,6 @@ def test_one_launch_a_point_is_drawn_without_bars_and_the_key_says_so(source, tm
         if job.name not in TIMELINES:
             assert job.params.get("ikey") == "one launch a point: no interval", job.name
         for file in job.data_files:
-            if (source.name, job.name) == ("seed004-quick", "maxthreads_knees"):
-                continue    # known: knees.py groups the pools group's four pool sizes as launches of one point
             assert not intervals_of(dat_rows(run_dir / "charts" / "data" / file)), f"{job.name}: {file}"
 
 

@@ -1,7 +1,9 @@
 """Knee detection (analysis) on synthetic ratio tables, and the knee records of a small synthetic cells list."""
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -153,3 +155,14 @@ def test_a_knee_is_resolved_only_beyond_the_intervals_and_unjudged_with_one_laun
     assert blurred.status == "crossed" and blurred.resolved is False and "not resolved" in blurred.text
     single = settings_knees(knee_records({100: [1.0], 400: [2.0]}))[0]
     assert single.resolved is None and single.text.endswith("(predicted 200)")
+
+
+def test_seed004s_pool_sizes_are_series_of_their_own_never_launches_of_one_point():
+    """The pools group runs each stack at four pool sizes under one setting label: one knee series each, the
+    label saying which pool (the old key averaged the four as if they were launches)."""
+    fixtures = Path(__file__).parent / "fixtures" / "runs"
+    records = [json.loads(line) for line in (fixtures / "seed004-quick" / "cells.jsonl").read_text().splitlines()]
+    pools = [k for k in settings_knees(records) if k.group == "pools"]
+    tomcat = sorted(k.setting for k in pools if k.server == "tomcat")
+    assert tomcat == ["maxThreads=200, pool16", "maxThreads=200, pool2"]
+    assert all(len(k.points) == 1 for k in pools)
