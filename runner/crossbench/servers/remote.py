@@ -1,8 +1,8 @@
-"""A server on a host of its own (--hosts, role server): the plug-in's command line as for this machine, run on the
-host under the tether in a scratch directory holding a copy of the cell's directory as it is at the start (Tomcat's
-rendered CATALINA_BASE), its console streamed back into the local log; answers are checked from here, its process
-tree is sampled beside it (crossbench.sampling.stream) and what it wrote there (Tomcat's logs, a JFR recording)
-comes back when it stops."""
+"""A server on a host of its own (--hosts, role server; hosts/remote.py RemoteHost.server): the plug-in's command
+line as for this machine, run on the host under the tether in a scratch directory holding a copy of the cell's
+directory as it is at the start (Tomcat's rendered CATALINA_BASE), its console streamed back into the local log;
+answers are checked from here, its process tree is sampled beside it (crossbench.sampling.stream) and what it
+wrote there (Tomcat's logs, a JFR recording) comes back when it stops."""
 from __future__ import annotations
 
 import subprocess
@@ -11,32 +11,18 @@ from pathlib import Path
 
 from .. import oskit
 from ..hosts.scratch import Scratch
-from ..hosts.ssh import RoleHost, SshError, stop_tethered
+from ..hosts.ssh import SshError, stop_tethered
 from ..sampling.stream import TetheredSampler
 from .lifecycle import RunningServer, ServerFailed, ServerSpec
 
 PID_FILE = ".server.pid"
 PID_WAIT_S = 10.0
-FREE_PORT = "import socket,sys; s=socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])"
-
-
-class ServerHost(RoleHost):
-    """The server role's host: its SSH master, its clock offset and the address the load reaches it at."""
-
-    def free_port(self) -> int:
-        done = self.ssh.run(["python3", "-c", FREE_PORT, self.address], timeout_s=15)
-        if done.returncode != 0:
-            raise SshError(f"{self.ssh.host.label}: no free port on {self.address}: {done.stderr.strip()}")
-        return int(done.stdout.strip())
-
-    def server(self, spec: ServerSpec, cell_dir: Path) -> "RemoteServer":
-        return RemoteServer(spec, self, cell_dir)
 
 
 class RemoteServer(RunningServer):
     """RunningServer's interface; `process` is the local ssh client of the tethered server (alive while it is)."""
 
-    def __init__(self, spec: ServerSpec, host: ServerHost, cell_dir: Path):
+    def __init__(self, spec: ServerSpec, host, cell_dir: Path):
         super().__init__(spec)
         self.host = host
         self.scratch = Scratch(host.ssh, cell_dir, "server")

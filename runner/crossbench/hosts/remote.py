@@ -1,11 +1,12 @@
-"""A load generator on a load host of its own, over the host's SSH master (crossbench.hosts).
+"""A host of its own (--hosts), with the surface of this machine (hosts/local.py): a free port, a server, a bounded
+command, a sampler, the JVM probe, the socket census and PgBouncer beside its process, over its SSH master.
 
-The adapter builds its command as for this machine; `LoadHost.run_bounded` runs it on the host under the tether
-(it dies with its SSH session: a Ctrl-C here, a lost connection), in a scratch directory there that stands for
-the cell's directory here. Paths into the cell's directory and into this checkout are rewritten to the scratch
-directory and the host's checkout; stdout and stderr stream back into the cell's raw files; the files the tool
-wrote (wrk.json, oha.sqlite...) are copied back when it ends, and the scratch directory is removed. The tether
-reports the tool's own CPU time, from which the host's CPU percent over the run is taken."""
+Every command runs under the tether (it dies with its SSH session: a Ctrl-C here, a lost connection), in a scratch
+directory there that stands for the cell's directory here. A bounded command's paths into the cell's directory and
+into this checkout are rewritten to the scratch directory and the host's checkout; stdout and stderr stream back
+into the cell's raw files; the files the tool wrote (wrk.json, oha.sqlite...) are copied back when it ends, and the
+scratch directory is removed. The tether reports the tool's own CPU time, from which the host's CPU percent over
+the run is taken."""
 from __future__ import annotations
 
 import json
@@ -14,19 +15,27 @@ import subprocess
 import time
 from pathlib import Path
 
-from ..hosts.scratch import COPY_LIMIT_S, Scratch
-from ..hosts.ssh import SshError, SshHost, stop_tethered
-from .base import LoadgenError, raw_path
-from .process import Finished
+from ..database.remote import RemoteDatabase, remote_pgbouncer
+from ..loadgen.base import Finished, LoadgenError, raw_path
+from ..sampling.jvm_probe import RemoteJvmProbe
+from ..sampling.socket_census import RemoteSocketCensus
+from ..servers.lifecycle import ServerSpec
+from ..servers.remote import RemoteServer
+from ..stack import DB_CONNECTION_MARGIN
+from .scratch import COPY_LIMIT_S, Scratch
+from .ssh import SshError, SshHost, stop_tethered
+
+FREE_PORT = "import socket,sys; s=socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])"
 
 
-class LoadHost:
-    """One load host: its SSH master (opened by the run), its clock offset (seconds to add to this machine's
-    clock to read the host's), and the CPU figures of its last run."""
+class RemoteHost:
+    """One role's host: its SSH master (opened by the run), its clock offset (seconds to add to this machine's
+    clock to read the host's), the address the other roles reach it at, and the CPU figures of its last run."""
 
-    def __init__(self, ssh: SshHost, clock_offset_s: float = 0.0):
+    def __init__(self, ssh: SshHost, clock_offset_s: float = 0.0, address: str | None = None):
         self.ssh = ssh
         self.clock_offset_s = clock_offset_s
+        self.address = address or ssh.host.address
         self.last_cpu_s: float | None = None
         self.last_wall_s: float | None = None
         self.last_start_s: float | None = None      # when the tool started, this machine's clock
@@ -36,6 +45,34 @@ class LoadHost:
     def label(self) -> str:
         return self.ssh.host.label
 
+    @property
+    def on(self) -> str:
+        return f" on {self.label}"
+
+    def free_port(self) -> int:
+        done = self.ssh.run(["python3", "-c", FREE_PORT, self.address], timeout_s=15)
+        if done.returncode != 0:
+            raise SshError(f"{self.label}: no free port on {self.address}: {done.stderr.strip()}")
+        return int(done.stdout.strip())
+
+    def server(self, spec: ServerSpec, cell_dir: Path) -> RemoteServer:
+        return RemoteServer(spec, self, cell_dir)
+
+    def jvm_probe(self, pid: int, **kwargs) -> RemoteJvmProbe:
+        return RemoteJvmProbe(self, pid, **kwargs)
+
+    def socket_census(self, port: int, out_csv: Path) -> RemoteSocketCensus:
+        return RemoteSocketCensus(self, port, out_csv)
+
+    def database(self, run_dir: Path, clients: tuple[str, ...], max_connections: int, existing_url: str | None,
+                 cpus: tuple[int, ...]) -> RemoteDatabase:
+        """The run's database on this host, letting in `clients` (the db role's host wins over --db-url)."""
+        return RemoteDatabase(self, clients, max_connections + DB_CONNECTION_MARGIN)
+
+    def pgbouncer(self, db_url: str, work_dir: Path, pool_size: int, max_clients: int, cpus: tuple[int, ...]):
+        """PgBouncer beside the server on this host's loopback (its config stays there, not in work_dir)."""
+        return remote_pgbouncer(self, db_url, pool_size, max_clients)
+
     def cpu_percent(self) -> float | None:
         """The tool's CPU over its last run (100 = one core), from the tether's report."""
         if self.last_cpu_s is None or not self.last_wall_s:
@@ -44,7 +81,7 @@ class LoadHost:
 
     def run_bounded(self, cmd: list[str], out_dir: Path, tool: str, limit_s: float, env: dict | None = None,
                     start_at: float | None = None) -> Finished:
-        """As process.run_bounded, on the host; `start_at` (this machine's epoch) starts the tool then."""
+        """As LocalHost.run_bounded, on the host; `start_at` (this machine's epoch) starts the tool then."""
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
         scratch = Scratch(self.ssh, out_dir, "load")

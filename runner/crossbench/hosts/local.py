@@ -1,0 +1,86 @@
+"""This machine as a host, with the surface a remote host has (hosts/remote.py): a free port, a server started in
+its own process group, a bounded command, a sampler beside a process, the JVM probe, the socket census,
+PgBouncer, a clock offset of 0 and the address the others reach it at. A role the hosts file leaves out runs on
+a LocalHost; the roles themselves never ask where they run."""
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+from .. import oskit
+from ..database.pgbouncer import PgBouncer
+from ..loadgen.base import Finished, LoadgenError, raw_path
+from ..sampling.jvm_probe import JvmProbe
+from ..sampling.socket_census import SocketCensus
+from ..servers.lifecycle import HOST, RunningServer, ServerSpec, free_port
+from ..stack import RunDatabase
+
+KILL_GRACE_S = 3.0
+
+
+class LocalHost:
+    """This machine, listening on `address` (loopback, or the address that faces the hosts that reach it)."""
+    label = "here"
+    clock_offset_s = 0.0        # its clock minus ours
+    on = ""                     # how messages say where a process runs ("" here, " on <host>" elsewhere)
+
+    def __init__(self, address: str = HOST):
+        self.address = address
+        self.last_start_s: float | None = None     # a remote host reports when its tool started; here, the caller
+        self.last_argv: list[str] | None = None
+
+    def free_port(self) -> int:
+        return free_port(self.address)
+
+    def server(self, spec: ServerSpec, cell_dir: Path) -> RunningServer:
+        """A server started here (by the with-block) in its own process group, its log in the cell."""
+        return RunningServer(spec)
+
+    def cpu_percent(self) -> float | None:
+        """A remote load host's tool CPU; here the cell's sampler measures the load generator itself."""
+        return None
+
+    def run_bounded(self, cmd: list[str], out_dir: Path, tool: str, limit_s: float, env: dict | None = None,
+                    start_at: float | None = None) -> Finished:
+        """cmd to completion within limit_s seconds in its own session, stdout and stderr in `<tool>.stdout` /
+        `<tool>.stderr` of out_dir; its whole process group is killed when it outlives its bound or the runner is
+        interrupted. `start_at` (epoch): it starts then."""
+        out_dir.mkdir(parents=True, exist_ok=True)
+        time.sleep(max(0.0, (start_at or 0.0) - time.time()))
+        stdout, stderr = raw_path(out_dir, tool, "stdout"), raw_path(out_dir, tool, "stderr")
+        started = time.monotonic()
+        with open(stdout, "wb") as out, open(stderr, "wb") as err:
+            try:
+                proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                        start_new_session=True, env={**os.environ, **(env or {})})
+            except FileNotFoundError as exc:
+                raise LoadgenError(f"{tool}: cannot start {cmd[0]!r}: {exc}") from exc
+            try:
+                returncode = proc.wait(timeout=limit_s)
+            except subprocess.TimeoutExpired:
+                oskit.stop_group(proc, KILL_GRACE_S)
+                raise LoadgenError(f"{tool} still running after its {limit_s:.0f} s bound; "
+                                   f"its process group was killed (raw output in {out_dir})") from None
+            except BaseException:          # KeyboardInterrupt and friends: never leave the tool behind
+                oskit.stop_group(proc, KILL_GRACE_S)
+                raise
+        return Finished(returncode, stdout, stderr, time.monotonic() - started)
+
+    def jvm_probe(self, pid: int, **kwargs):
+        return JvmProbe(pid, **kwargs)
+
+    def socket_census(self, port: int, out_csv: Path):
+        return SocketCensus(port, out_csv)
+
+    def database(self, run_dir: Path, clients: tuple[str, ...], max_connections: int, existing_url: str | None,
+                 cpus: tuple[int, ...]) -> RunDatabase:
+        """The run's database: --db-url's server, else a cluster of its own in the run directory (on `cpus`)."""
+        return RunDatabase(run_dir, existing_url=existing_url, cpus=cpus, max_connections=max_connections)
+
+    def pgbouncer(self, db_url: str, work_dir: Path, pool_size: int, max_clients: int, cpus: tuple[int, ...]):
+        return PgBouncer(db_url, work_dir, pool_size=pool_size, max_clients=max_clients, cpus=cpus)
+
+
+HERE = LocalHost()
