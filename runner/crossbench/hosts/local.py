@@ -13,6 +13,7 @@ from .. import oskit
 from ..database.pgbouncer import PgBouncer
 from ..loadgen.base import Finished, LoadgenError, raw_path
 from ..sampling.jvm_probe import JvmProbe
+from ..sampling.process_tree import ProcessTreeSampler
 from ..sampling.socket_census import SocketCensus
 from ..servers.lifecycle import HOST, RunningServer, ServerSpec, free_port
 from ..stack import RunDatabase
@@ -67,6 +68,13 @@ class LocalHost:
                 oskit.stop_group(proc, KILL_GRACE_S)
                 raise
         return Finished(returncode, stdout, stderr, time.monotonic() - started)
+
+    def sampler(self, pid: int, out_csv: Path, interval_s: float, phase: str = "idle", pool_source=None,
+                loadgen_pid_fn=None) -> ProcessTreeSampler:
+        """pid's process tree sampled into out_csv (not started: a with-block runs it); with `loadgen_pid_fn`, the
+        load generator's too (it runs here, the runner's child)."""
+        return ProcessTreeSampler(pid, loadgen_pid_fn=loadgen_pid_fn, interval_s=interval_s, out_csv=out_csv,
+                                  pool_source=pool_source, phase=phase)
 
     def jvm_probe(self, pid: int, **kwargs):
         return JvmProbe(pid, **kwargs)

@@ -19,6 +19,7 @@ from ..database.remote import RemoteDatabase, remote_pgbouncer
 from ..loadgen.base import Finished, LoadgenError, raw_path
 from ..sampling.jvm_probe import RemoteJvmProbe
 from ..sampling.socket_census import RemoteSocketCensus
+from ..sampling.stream import TetheredSampler
 from ..servers.lifecycle import ServerSpec
 from ..servers.remote import RemoteServer
 from ..stack import DB_CONNECTION_MARGIN
@@ -57,6 +58,12 @@ class RemoteHost:
 
     def server(self, spec: ServerSpec, cell_dir: Path) -> RemoteServer:
         return RemoteServer(spec, self, cell_dir)
+
+    def sampler(self, pid: int, out_csv: Path, interval_s: float, phase: str = "idle", pool_source=None,
+                loadgen_pid_fn=None) -> TetheredSampler:
+        """pid's process tree sampled beside it on this host, streamed back (no load generator of the cell's runs
+        there to sample)."""
+        return TetheredSampler(self, pid, out_csv, interval_s, phase, pool_source)
 
     def jvm_probe(self, pid: int, **kwargs) -> RemoteJvmProbe:
         return RemoteJvmProbe(self, pid, **kwargs)

@@ -12,7 +12,6 @@ from pathlib import Path
 from .. import oskit
 from ..hosts.scratch import Scratch
 from ..hosts.ssh import SshError, stop_tethered
-from ..sampling.stream import TetheredSampler
 from .lifecycle import RunningServer, ServerFailed, ServerSpec
 
 PID_FILE = ".server.pid"
@@ -56,9 +55,9 @@ class RemoteServer(RunningServer):
         raise ServerFailed(f"{self.spec.name} on {self.host.ssh.host.label} did not start:\n{self.log_tail()}")
 
     def sampler(self, out_csv: Path, interval_s: float, phase: str = "idle", pool_source=None,
-                loadgen_pid_fn=None) -> TetheredSampler:
+                loadgen_pid_fn=None):
         """Its process tree sampled beside it on its host (no load generator runs there to sample)."""
-        return TetheredSampler(self.host, self.remote_pid, out_csv, interval_s, phase, pool_source)
+        return self.host.sampler(self.remote_pid, out_csv, interval_s, phase, pool_source)
 
     def tree(self) -> list:
         return []            # on another host: its sampler says what the tree holds
