@@ -14,8 +14,8 @@ from crossbench.hosts.remote import RemoteHost
 from crossbench.loadgen.base import LoadSpec
 from crossbench.loadgen.spread import Here, Spread
 
-SURFACE = ("label", "on", "address", "clock_offset_s", "free_port", "server", "run_bounded", "cpu_percent", "sampler",
-           "jvm_probe", "socket_census", "pgbouncer", "database")
+SURFACE = ("label", "on", "address", "clock_offset_s", "free_port", "server", "start_server", "stop_server", "tree",
+           "run_bounded", "cpu_percent", "sampler", "jvm_probe", "socket_census", "pgbouncer", "database")
 # where a process runs, asked outside hosts/: a role's host tested for None or truth, a host's class tested
 WHERE_BRANCH = re.compile(r"\bif\s+(not\s+)?[\w.]*(host|hosts|_host|load_hosts)\b(?!\.)|\bhost\s+(is|is not)\s+None"
                           r"|\bhost\s+else\b|isinstance\([^)]*(LocalHost|RemoteHost)")

@@ -15,7 +15,7 @@ from ..loadgen.base import Finished, LoadgenError, raw_path
 from ..sampling.jvm_probe import JvmProbe
 from ..sampling.process_tree import ProcessTreeSampler
 from ..sampling.socket_census import SocketCensus
-from ..servers.lifecycle import HOST, RunningServer, ServerSpec, free_port
+from ..servers.lifecycle import HOST, RunningServer, ServerSpec, check_port_free, free_port
 from ..stack import RunDatabase
 
 KILL_GRACE_S = 3.0
@@ -36,8 +36,25 @@ class LocalHost:
         return free_port(self.address)
 
     def server(self, spec: ServerSpec, cell_dir: Path) -> RunningServer:
-        """A server started here (by the with-block) in its own process group, its log in the cell."""
-        return RunningServer(spec)
+        """A server to run here (a with-block starts it)."""
+        return RunningServer(spec, self, cell_dir)
+
+    def start_server(self, spec: ServerSpec, cell_dir: Path | None) -> subprocess.Popen:
+        """spec's command in the foreground of a session of its own (its port checked first), on its cores, its
+        console in its log, with a parent-death signal (it dies with the runner)."""
+        check_port_free(spec.port, spec.address)
+        argv = [*oskit.pdeathsig_prefix(), *oskit.taskset_prefix(spec.cpus), *spec.argv]
+        spec.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(spec.log_path, "ab") as log:
+            return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                    start_new_session=True, env={**os.environ, **spec.env})
+
+    def stop_server(self, process: subprocess.Popen, grace_s: float) -> int | None:
+        """SIGTERM to its process group, SIGKILL to whatever is left after the grace period."""
+        return oskit.stop_group(process, grace_s)
+
+    def tree(self, pid: int) -> list:
+        return oskit.descendants(pid)
 
     def cpu_percent(self) -> float | None:
         """A remote load host's tool CPU; here the cell's sampler measures the load generator itself."""

@@ -1,6 +1,11 @@
 """A host of its own (--hosts), with the surface of this machine (hosts/local.py): a free port, a server, a bounded
 command, a sampler, the JVM probe, the socket census and PgBouncer beside its process, over its SSH master.
 
+A server runs there in a scratch directory holding a copy of the cell's directory as it is at the start (Tomcat's
+rendered CATALINA_BASE), its console streamed back into the local log; answers are checked from here, its process
+tree is sampled beside it (crossbench.sampling.stream) and what it wrote there (Tomcat's logs, a JFR recording)
+comes back when it stops.
+
 Every command runs under the tether (it dies with its SSH session: a Ctrl-C here, a lost connection), in a scratch
 directory there that stands for the cell's directory here. A bounded command's paths into the cell's directory and
 into this checkout are rewritten to the scratch directory and the host's checkout; stdout and stderr stream back
@@ -20,13 +25,15 @@ from ..loadgen.base import Finished, LoadgenError, raw_path
 from ..sampling.jvm_probe import RemoteJvmProbe
 from ..sampling.socket_census import RemoteSocketCensus
 from ..sampling.stream import TetheredSampler
-from ..servers.lifecycle import ServerSpec
-from ..servers.remote import RemoteServer
+from .. import oskit
+from ..servers.lifecycle import RunningServer, ServerFailed, ServerSpec
 from ..stack import DB_CONNECTION_MARGIN
 from .scratch import COPY_LIMIT_S, Scratch
 from .ssh import SshError, SshHost, stop_tethered
 
 FREE_PORT = "import socket,sys; s=socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])"
+PID_FILE = ".server.pid"
+PID_WAIT_S = 10.0
 
 
 class RemoteHost:
@@ -56,8 +63,18 @@ class RemoteHost:
             raise SshError(f"{self.label}: no free port on {self.address}: {done.stderr.strip()}")
         return int(done.stdout.strip())
 
-    def server(self, spec: ServerSpec, cell_dir: Path) -> RemoteServer:
-        return RemoteServer(spec, self, cell_dir)
+    def server(self, spec: ServerSpec, cell_dir: Path) -> RunningServer:
+        """A server to run on this host (a with-block starts it)."""
+        return RunningServer(spec, self, cell_dir)
+
+    def start_server(self, spec: ServerSpec, cell_dir: Path) -> "TetheredServer":
+        return TetheredServer(self, spec, cell_dir).start()
+
+    def stop_server(self, process: "TetheredServer", grace_s: float) -> int | None:
+        return process.stop(grace_s)
+
+    def tree(self, pid: int) -> list:
+        return []            # on another host: its sampler says what the tree holds
 
     def sampler(self, pid: int, out_csv: Path, interval_s: float, phase: str = "idle", pool_source=None,
                 loadgen_pid_fn=None) -> TetheredSampler:
@@ -149,3 +166,61 @@ class RemoteHost:
             self.last_start_s = float(report["started_epoch"]) - self.clock_offset_s
         except (ValueError, KeyError, TypeError):
             pass
+
+
+class TetheredServer:
+    """A server's process on its host under the tether, its console streamed into the local log: `pid` is the
+    host's, `poll()` and `returncode` those of the local ssh client (alive while the server is)."""
+
+    def __init__(self, host: RemoteHost, spec: ServerSpec, cell_dir: Path):
+        self.host, self.spec = host, spec
+        self.scratch = Scratch(host.ssh, cell_dir, "server")
+        self.client: subprocess.Popen | None = None
+        self.pid: int | None = None
+        self.log = None
+
+    def start(self) -> "TetheredServer":
+        try:
+            self.scratch.create(upload=True)
+            env = [f"{k}={v}" for k, v in self.spec.env.items()]
+            argv = ["env", *self.scratch.translated(env), *oskit.taskset_prefix(self.spec.cpus),
+                    *self.scratch.translated(self.spec.argv)]
+            self.spec.log_path.parent.mkdir(parents=True, exist_ok=True)
+            self.log = open(self.spec.log_path, "ab")
+            self.client = self.host.ssh.start_tethered(argv, pid_file=f"{self.scratch.remote}/{PID_FILE}",
+                                                       stdout=self.log, stderr=subprocess.STDOUT)
+            self.pid = self.wait_for_pid()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def wait_for_pid(self) -> int:
+        deadline = time.monotonic() + PID_WAIT_S
+        while time.monotonic() < deadline and self.client.poll() is None:
+            done = self.scratch.call(["cat", f"{self.scratch.remote}/{PID_FILE}"], check=False)
+            if done.returncode == 0 and done.stdout.strip():
+                return int(done.stdout)
+            time.sleep(0.1)
+        tail = self.spec.log_path.read_text(errors="replace").splitlines()[-25:] if self.spec.log_path.exists() else []
+        raise ServerFailed(f"{self.spec.name} on {self.host.label} did not start:\n" + "\n".join(tail))
+
+    def poll(self) -> int | None:
+        return self.client.poll()
+
+    @property
+    def returncode(self) -> int | None:
+        return self.client.returncode
+
+    def stop(self, grace_s: float = 15.0) -> int | None:
+        """Through the tether (SIGTERM, grace, SIGKILL there), then what it wrote comes back into the cell."""
+        if self.client is None:
+            return None
+        returncode = stop_tethered(self.client, grace_s)
+        if self.log:
+            self.log.close()
+        try:
+            self.scratch.copy_back(keep_newer=True)
+        except SshError as e:
+            self.spec.log_path.with_suffix(".copy-back.error").write_text(str(e))
+        return returncode
