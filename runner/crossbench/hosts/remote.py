@@ -14,16 +14,19 @@ scratch directory is removed. The tether reports the tool's own CPU time, from w
 the run is taken."""
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
+import threading
 import time
 from pathlib import Path
 
 from ..database.remote import RemoteDatabase, remote_pgbouncer
 from ..loadgen.base import Finished, LoadgenError, raw_path
-from ..sampling.jvm_probe import RemoteJvmProbe
-from ..sampling.socket_census import RemoteSocketCensus
+from .. import paths
+from ..sampling.jvm_probe import PROBE_JVM_OPTS, PROBE_SRC, JvmProbe, JvmProbeError, ShiftedLines
+from ..sampling.socket_census import SocketCensus, parsed
 from ..sampling.stream import TetheredSampler
 from .. import oskit
 from ..servers.lifecycle import RunningServer, ServerFailed, ServerSpec
@@ -82,11 +85,41 @@ class RemoteHost:
         there to sample)."""
         return TetheredSampler(self, pid, out_csv, interval_s, phase, pool_source)
 
-    def jvm_probe(self, pid: int, **kwargs) -> RemoteJvmProbe:
-        return RemoteJvmProbe(self, pid, **kwargs)
+    def jvm_probe(self, pid: int, **kwargs) -> JvmProbe:
+        return JvmProbe(pid, launcher=self.launch_jvm_probe, **kwargs)
 
-    def socket_census(self, port: int, out_csv: Path) -> RemoteSocketCensus:
-        return RemoteSocketCensus(self, port, out_csv)
+    def launch_jvm_probe(self, probe: JvmProbe) -> subprocess.Popen:
+        """The probe beside a JVM here, under the tether: the java that runs the target (read there), the host's
+        copy of JvmProbe.java; its lines come back with their times moved onto this machine's clock."""
+        done = self.ssh.run(["readlink", f"/proc/{probe.pid}/exe"], timeout_s=15)
+        if done.returncode != 0 or not done.stdout.strip().endswith("/java"):
+            raise JvmProbeError(f"process {probe.pid} on {self.label} is not a java launcher: "
+                                f"{(done.stdout + done.stderr).strip()}")
+        source = self.ssh.host.project_dir / PROBE_SRC.relative_to(paths.REPO)
+        interval_ms = max(1, int(round(probe.interval_s * 1000)))
+        # the tether gives its command /dev/null for stdin: the probe must not stop at its end; closing our
+        # pipe (stop) ends the session, and the tether stops the probe
+        proc = self.ssh.start_tethered([done.stdout.strip(), *PROBE_JVM_OPTS, str(source), str(probe.pid),
+                                        str(interval_ms), "--ignore-stdin"],
+                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc.stdout = ShiftedLines(io.TextIOWrapper(proc.stdout, encoding="utf-8"), self.clock_offset_s)
+        proc.stderr = io.TextIOWrapper(proc.stderr, encoding="utf-8", errors="replace")
+        return proc
+
+    def socket_census(self, port: int, out_csv: Path) -> SocketCensus:
+        return SocketCensus(port, out_csv, source=self.census_rows)
+
+    def census_rows(self, sampling: SocketCensus):
+        """The census taken beside the server here (`python -m crossbench.sampling.socket_census`, under the
+        tether), its rows streamed back with their times on this machine's clock, until the census stops."""
+        argv = self.ssh.host.module_argv("crossbench.sampling.socket_census", "--port", str(sampling.port),
+                                         "--interval-s", f"{sampling.interval_s:g}")
+        proc = self.ssh.start_tethered(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        threading.Thread(target=lambda: (sampling.stopping.wait(), stop_tethered(proc)), daemon=True).start()
+        for line in proc.stdout:
+            row = parsed(line.decode(errors="replace"), self.clock_offset_s)
+            if row:
+                yield row
 
     def database(self, run_dir: Path, clients: tuple[str, ...], max_connections: int, existing_url: str | None,
                  cpus: tuple[int, ...]) -> RemoteDatabase:
