@@ -29,8 +29,8 @@ class LocalHost:
 
     def __init__(self, address: str = HOST):
         self.address = address
-        self.last_start_s: float | None = None     # a remote host reports when its tool started; here, the caller
-        self.last_argv: list[str] | None = None
+        self.last_start_s: float | None = None     # what a load host reports of its last run: nothing here, where
+        self.last_argv: list[str] | None = None     # the cell sees the tool itself
 
     def free_port(self) -> int:
         return free_port(self.address)
