@@ -17,12 +17,13 @@ from . import faults, loadgen, metrics, oskit, record as contract, stack, tfb
 from .database.verify import VerifyFailed, check_answers, verify_database_cell
 from .drivers import DRIVERS, Measurement
 from .cellplan import CellPlan
+from .hosts.placement import Placement
 from .loadgen.base import LoadResult
 from .metadata import now_iso
 from .sampling import db_pool, noise
 from .sampling.process_tree import ProcessTreeSampler, summarize
 from . import servers
-from .servers import RunningServer, ServerSpec, free_port
+from .servers import RunningServer, ServerSpec
 
 SAMPLE_INTERVAL_S = 0.25
 TAIL_SAMPLES_S = 0.3          # let the sampler take the window's last samples
@@ -45,11 +46,7 @@ class CellContext:
     cell_dir: Path
     on_progress: callable = None   # called with (phase, sampler) while the cell runs
     database: stack.RunDatabase | None = None     # the run's database, for database cells
-    load_hosts: list = field(default_factory=list)   # load generators on hosts of their own (--hosts)
-    server_address: str = servers.HOST            # where the server listens: an address the load hosts reach
-    server_host: object = None                    # the server's own host (servers/remote.py ServerHost), if any
-    proxy_host: object = None                     # nginx's own host, if any (same kind)
-    proxy_address: str = servers.HOST             # where nginx listens when it runs here
+    placement: Placement = field(default_factory=Placement)   # the hosts of its roles (crossbench.hosts)
     hold_s: float = 0.0                           # keep the server up this long after the window (--hold-s)
 
     def report(self, phase: str, sampler) -> None:
@@ -61,7 +58,7 @@ def server_spec(plan: CellPlan, ctx: CellContext, port: int, db_url: str | None 
     work = ctx.cell_dir / "server"
     work.mkdir(parents=True, exist_ok=True)
     return plan.plugin.spec(plan.settings, port, work, plan.server_cpus, ctx.cell_dir, db_url=db_url,
-                            address=ctx.server_address)
+                            address=ctx.placement.server_host.address)
 
 
 def database_url(plan: CellPlan, ctx: CellContext) -> str | None:
@@ -78,11 +75,9 @@ def side_figures(prefix: str, sampler: ProcessTreeSampler | None, t0: float, t1:
 
 
 def start_server(plan: CellPlan, ctx: CellContext, db_url: str | None) -> RunningServer:
-    """A fresh server for the cell, here or on the server's own host; not yet started (a with-block starts it)."""
-    if ctx.server_host:
-        spec = server_spec(plan, ctx, ctx.server_host.free_port(), db_url)
-        return ctx.server_host.server(spec, ctx.cell_dir)
-    return RunningServer(server_spec(plan, ctx, free_port(ctx.server_address), db_url))
+    """A fresh server for the cell on the server's host; not yet started (a with-block starts it)."""
+    host = ctx.placement.server_host
+    return host.server(server_spec(plan, ctx, host.free_port(), db_url), ctx.cell_dir)
 
 
 def verify(server: RunningServer, plan: CellPlan) -> None:
@@ -159,16 +154,16 @@ def run_cell(plan: CellPlan, ctx: CellContext) -> dict:
 
 def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
     db_url = database_url(plan, ctx)
-    probe = None
+    probe, hosts = None, ctx.placement
     with ExitStack() as running:
-        bouncer = running.enter_context(stack.pooler(plan, db_url, ctx.cell_dir, ctx.server_host)) \
+        bouncer = running.enter_context(stack.pooler(plan, db_url, ctx.cell_dir, hosts.server_host)) \
             if plan.pooler else None
         server = running.enter_context(start_server(plan, ctx, bouncer.url if bouncer else db_url))
-        front = running.enter_context(stack.proxy(plan, server, ctx.cell_dir, ctx.proxy_address, ctx.proxy_host)) \
+        front = running.enter_context(stack.proxy(plan, server, ctx.cell_dir, hosts.proxy_host)) \
             if plan.proxy else server
         verify(front, plan)
         figures = verify_database(plan, front, db_url) if db_url else {}
-        probe = plan.plugin.probe(server.pid, ctx.cell_dir, ctx.server_host)
+        probe = plan.plugin.probe(server.pid, ctx.cell_dir, hosts.server_host)
         # the server's tree with the load generator's and the probe's pool; beside it, the other processes'
         sampler = server.sampler(ctx.cell_dir / "samples.csv", SAMPLE_INTERVAL_S, "warmup", pool_source=probe,
                                  loadgen_pid_fn=loadgen_pid())
@@ -217,7 +212,7 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
 def noise_figures(plan: CellPlan, ctx: CellContext, measurement, shared: dict) -> dict:
     """Steal and foreign CPU on the cell's cores, and connections accepted, in the window: this machine's
     counters, so only for what runs here (null for a server or load on hosts of their own)."""
-    if ctx.server_host or ctx.load_hosts or not measurement.noise:
+    if not ctx.placement.counters_here or not measurement.noise:
         return {k: None for k in ("steal_percent", "foreign_cpu_percent", "harness_cpu_percent",
                                   "tcp_passive_opens", "requests_per_connection")}
     before, after = measurement.noise
@@ -265,8 +260,8 @@ def hold(plan: CellPlan, ctx: CellContext, server: RunningServer) -> None:
     """--hold-s: the measured server stays up after its window (nothing more is measured), its pid printed."""
     if ctx.hold_s <= 0:
         return
-    where = f" on {ctx.server_host.ssh.host.label}" if ctx.server_host else ""
-    print(f"run_all: holding {plan.cell_id}'s {plan.server} up for {ctx.hold_s:g} s: pid {server.pid}{where}, "
+    print(f"run_all: holding {plan.cell_id}'s {plan.server} up for {ctx.hold_s:g} s: pid "
+          f"{server.pid}{ctx.placement.server_host.on}, "
           f"{server.url}/", file=sys.stderr, flush=True)
     time.sleep(ctx.hold_s)
 

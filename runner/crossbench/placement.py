@@ -9,32 +9,16 @@ placed yet (refused before the run starts): seed 003's held connections from sev
 holds them)."""
 from __future__ import annotations
 
-import socket
 from contextlib import ExitStack
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import servers
 from .stack import needs_database
+from . import servers
 from .drivers import DRIVERS
 from .hosts import HostsError, check_hosts, load_hosts, open_masters
+from .hosts.placement import Placement, place
 from .loadgen import get as get_adapter
-from .loadgen.remote import LoadHost
 from .loadgen.spread import MERGERS
-from .hosts.ssh import RoleHost
-from .servers.remote import ServerHost
-
-
-@dataclass
-class Placement:
-    load_hosts: list[LoadHost] = field(default_factory=list)
-    server_address: str = servers.HOST
-    server_host: ServerHost | None = None
-    proxy_host: ServerHost | None = None
-    proxy_address: str = servers.HOST   # where nginx listens when it runs here
-    db_host: RoleHost | None = None
-    db_clients: tuple[str, ...] = ()    # the addresses the database on its host lets in (this machine, the server)
-    checks: dict | None = None          # the preflight's findings, for the run's metadata
 
 
 def refuse_unbuilt(hosts, cells) -> None:
@@ -75,13 +59,6 @@ def loadgen_binary(tool: str) -> str:
     return (binary() if binary else None) or tool
 
 
-def facing_address(address: str, port: int) -> str:
-    """This machine's own address on the route to a host (no packet is sent: a UDP socket only picks a route)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        probe.connect((address, port))
-        return probe.getsockname()[0]
-
-
 def open_placement(hosts_file: Path | None, cells, window_s: float, stack: ExitStack) -> Placement:
     """The run's placement; the SSH masters it opens are closed by `stack` (in the run's finally)."""
     if hosts_file is None:
@@ -94,18 +71,4 @@ def open_placement(hosts_file: Path | None, cells, window_s: float, stack: ExitS
              **({"db": [str(hosts.db.python)]} if hosts.db else {}),
              **({"proxy": [t.what for t in servers.proxy().tools]}
                 if hosts.proxy or any(c.proxy for c in cells) else {})}
-    checks = check_hosts(hosts, tools, window_s, connections)
-    offset = {h.label: checks["hosts"][h.label]["clock_offset_s"] for h in hosts.all()}
-    load_hosts_ = [LoadHost(connections[h], offset[h.label]) for h in hosts.loadgen]
-    def role_host(host, kind):
-        return kind(connections[host], offset[host.label], connections[host].resolved_address()[0]) if host else None
-    server_host, proxy_host = role_host(hosts.server, ServerHost), role_host(hosts.proxy, ServerHost)
-    db_host = role_host(hosts.db, RoleHost)
-    # what runs here listens where the hosts that reach it can: nginx's clients are the load hosts, the server's
-    # are nginx's host (proxied cells) or the load hosts
-    load_side = facing_address(*connections[hosts.loadgen[0]].resolved_address()) if load_hosts_ else servers.HOST
-    proxy_side = facing_address(*proxy_host.ssh.resolved_address()) if proxy_host else load_side
-    server_address = server_host.address if server_host else proxy_side
-    clients = (facing_address(*db_host.ssh.resolved_address()), *((server_host.address,) if server_host else ())) \
-        if db_host else ()
-    return Placement(load_hosts_, server_address, server_host, proxy_host, load_side, db_host, clients, checks)
+    return place(hosts, connections, check_hosts(hosts, tools, window_s, connections))

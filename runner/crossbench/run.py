@@ -17,7 +17,6 @@ from pathlib import Path
 from . import experiment, faults, loadgen, metadata, oskit, paths, points, precision, servers, stack
 from .cell import CellContext, failed_record, run_cell
 from .database import DatabaseError
-from .database.remote import RemoteDatabase
 from .stack import RunDatabase, needs_database
 from .drivers import DRIVERS, DriverRefused
 from .hosts import HostsError
@@ -238,10 +237,8 @@ def run_database(config: dict, cells: list[CellPlan], run_dir: RunDir, placement
     if not wanted:
         return None
     pools = max((c.settings.get("db_pool") or 0) * c.plugin.process_count(c.settings) for c in wanted)
-    if placement.db_host:
-        return RemoteDatabase(placement.db_host, placement.db_clients, pools + stack.DB_CONNECTION_MARGIN)
-    database = RunDatabase(run_dir.path, existing_url=config["run"].get("db_url"),
-                           cpus=tuple(config["run"]["server_cpus"]), max_connections=pools)
+    database = placement.db_host.database(run_dir.path, placement.db_clients, pools, config["run"].get("db_url"),
+                                          tuple(config["run"]["server_cpus"]))
     database.check_existing()
     return database
 
@@ -261,9 +258,7 @@ def execute(run_dir: RunDir, todo: list[CellPlan], progress: Progress, database:
         length = {"warmup": plan.warmup_s, "measure": plan.duration_s}
         ctx = CellContext(cell_dir=run_dir.cell_dir(plan.cell_id), database=database,
                           on_progress=lambda phase, sampler: progress.phase(phase, sampler, length[phase]),
-                          load_hosts=placement.load_hosts, server_address=placement.server_address,
-                          server_host=placement.server_host, proxy_host=placement.proxy_host,
-                          proxy_address=placement.proxy_address, hold_s=hold_s)
+                          placement=placement, hold_s=hold_s)
         try:
             record = run_cell(experiment.with_rate_from_peak(plan, measured(run_dir)), ctx)
         except experiment.PeakMissing as e:

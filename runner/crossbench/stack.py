@@ -9,10 +9,9 @@ from pathlib import Path
 from . import servers
 from .database import Cluster, DatabaseError, ensure_tables, psql, tables_missing
 from .database.cluster import bin_dir
-from .database.pgbouncer import INSTALL_HINT as PGBOUNCER_HINT, PgBouncer
-from .database.remote import remote_pgbouncer
+from .database.pgbouncer import INSTALL_HINT as PGBOUNCER_HINT
 from .sampling.process_tree import ProcessTreeSampler
-from .servers import DB_ENDPOINTS, RunningServer, free_port
+from .servers import DB_ENDPOINTS, RunningServer
 
 DB_CONNECTION_MARGIN = 20     # postgres connections beyond the largest pool total: psql, checks, a spare
 
@@ -82,18 +81,15 @@ class RunDatabase:
             self.cluster = None
 
 
-def proxy(plan, server: RunningServer, cell_dir: Path, address: str = servers.HOST,
-          host=None) -> RunningServer:
+def proxy(plan, server: RunningServer, cell_dir: Path, host) -> RunningServer:
     """The proxy plug-in in front of the cell's server, with the plan's proxy settings, config rendered in the
-    cell; here listening on `address`, or on a host of its own (`host`: servers/remote.py ServerHost)."""
+    cell, on its host (crossbench.hosts), listening on the address the load reaches it at."""
     plugin = servers.proxy()
     work = cell_dir / "proxy"
     work.mkdir(parents=True, exist_ok=True)
-    listen = host.address if host else address
-    port = host.free_port() if host else free_port(address)
-    spec = plugin.proxy_spec(plan.proxy, port, server.spec.port, work, plan.server_cpus, address=listen,
-                            upstream_address=server.spec.address)
-    return host.server(spec, cell_dir) if host else RunningServer(spec)
+    spec = plugin.proxy_spec(plan.proxy, host.free_port(), server.spec.port, work, plan.server_cpus,
+                             address=host.address, upstream_address=server.spec.address)
+    return host.server(spec, cell_dir)
 
 
 POOLER_CLIENT_MARGIN = 10     # pooler client slots beyond the server's pools: verify's and a spare
@@ -110,14 +106,12 @@ def pooler_connections(plan) -> int | None:
     return (plan.pooler.get("pool_size") or app_connections(plan) or 1) if plan.pooler else None
 
 
-def pooler(plan, db_url: str, cell_dir: Path, host=None):
-    """PgBouncer between the cell's server and the database, its config kept in the cell's `pgbouncer/`; on the
-    server's host when that is not this machine (`host`), beside the server."""
+def pooler(plan, db_url: str, cell_dir: Path, host):
+    """PgBouncer between the cell's server and the database, beside the server on its host (`host`); here its
+    config is kept in the cell's `pgbouncer/`."""
     clients = app_connections(plan) or 1
-    if host:
-        return remote_pgbouncer(host, db_url, pooler_connections(plan), clients + POOLER_CLIENT_MARGIN)
-    return PgBouncer(db_url, cell_dir / "pgbouncer", pool_size=pooler_connections(plan),
-                     max_clients=clients + POOLER_CLIENT_MARGIN, cpus=plan.server_cpus)
+    return host.pgbouncer(db_url, cell_dir / "pgbouncer", pooler_connections(plan), clients + POOLER_CLIENT_MARGIN,
+                          plan.server_cpus)
 
 
 def database_figures(plan, count) -> dict:

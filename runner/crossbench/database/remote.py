@@ -12,7 +12,6 @@ import time
 import uuid
 
 from ..hosts.ssh import stop_tethered
-from ..sampling.stream import TetheredSampler
 from .cluster import DatabaseError
 
 START_LIMIT_S = 600.0         # a first start makes the cluster and loads a million rows
@@ -59,7 +58,7 @@ class RemoteCommand:
         return self.remote_pid if self.alive() else None
 
     def sampler(self, out_csv, interval_s: float):
-        return TetheredSampler(self.host, self.remote_pid, out_csv, interval_s, "warmup") if self.alive() else None
+        return self.host.sampler(self.remote_pid, out_csv, interval_s, "warmup") if self.alive() else None
 
     def stop(self) -> None:
         if self.process is not None:

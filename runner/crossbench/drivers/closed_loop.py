@@ -6,7 +6,6 @@ figures (the seed's efficiency ratio, its latency twin, Little's-law throughput)
 from __future__ import annotations
 
 from .. import loadgen, metrics, record
-from ..loadgen.spread import run_spread
 from ..loadgen.base import LoadResult, LoadSpec
 from .base import Driver, DriverRefused, Measurement
 
@@ -57,14 +56,12 @@ class ClosedLoop(Driver):
         adapter.build_command(load_spec(plan, "http://127.0.0.1:1"), None)
 
     def warmup(self, plan, ctx, server) -> None:
-        run_spread(plan.loadgen, load_spec(plan, server.url, warmup=True), ctx.cell_dir / "warmup", ctx.load_hosts)
+        ctx.placement.load.run(plan.loadgen, load_spec(plan, server.url, warmup=True), ctx.cell_dir / "warmup")
 
     def measure(self, plan, ctx, server, sampler) -> Measurement:
-        result, host_flags = run_spread(plan.loadgen, load_spec(plan, server.url), ctx.cell_dir, ctx.load_hosts)
-        figures = {}
-        if ctx.load_hosts:
-            figures["loadgen_hosts"] = result.extra["per_host"]
-        return Measurement(result, extra=figures, flags=host_flags)
+        load = ctx.placement.load
+        result, host_flags = load.run(plan.loadgen, load_spec(plan, server.url), ctx.cell_dir)
+        return Measurement(result, extra=load.record_fields(result), flags=host_flags)
 
     def figures(self, plan, measurement, *, loadgen_saturated: bool) -> tuple[dict, list[str]]:
         """The ratios once the cell knows whether the load generator (here, or a load host's) was saturated."""

@@ -13,7 +13,7 @@ from pathlib import Path
 from .. import metrics
 from ..loadgen import ab
 from ..loadgen.base import LoadgenError, LoadSpec
-from ..loadgen.spread import run_spread, shares
+from ..loadgen.spread import shares
 from . import ab_startup
 from .base import Driver, DriverRefused, Measurement
 from .closed_loop import FIELDS as CLOSED_LOOP_FIELDS, WARMUP_DELAY_MS, closed_loop_figures
@@ -99,12 +99,13 @@ class FixedCount(Driver):
     def warmup(self, plan, ctx, server) -> None:
         warm = min(plan.delay_ms, WARMUP_DELAY_MS)
         requests = min(int(plan.options["requests"]), WARMUP_MAX_REQUESTS)
-        run_spread("ab", ab_spec(plan, server.url, warm), ctx.cell_dir / "warmup", ctx.load_hosts,
-                   ab_run(plan, warm, requests))
+        ctx.placement.load.run("ab", ab_spec(plan, server.url, warm), ctx.cell_dir / "warmup",
+                               ab_run(plan, warm, requests))
 
     def measure(self, plan, ctx, server, sampler) -> Measurement:
-        result, host_flags = run_spread("ab", ab_spec(plan, server.url, plan.delay_ms), ctx.cell_dir,
-                                        ctx.load_hosts, ab_run(plan, plan.delay_ms, int(plan.options["requests"])))
+        load = ctx.placement.load
+        result, host_flags = load.run("ab", ab_spec(plan, server.url, plan.delay_ms), ctx.cell_dir,
+                                      ab_run(plan, plan.delay_ms, int(plan.options["requests"])))
         figures = ab_figures(plan, result)
         free = figures["startup_free"] or {}
         extra = {"requests_planned": int(plan.options["requests"]), "ab": figures,
@@ -113,7 +114,7 @@ class FixedCount(Driver):
                                                                  None).efficiency_ratio if free.get("rps") else None,
                  "ratio_check": "not applied: a fixed-count run ramps up and drains, so mean latency and C / rps "
                                 "differ by design",
-                 **({"loadgen_hosts": result.extra["per_host"]} if ctx.load_hosts else {})}
+                 **load.record_fields(result)}
         return Measurement(result, extra=extra, flags=host_flags)
 
     def figures(self, plan, measurement, *, loadgen_saturated: bool) -> tuple[dict, list[str]]:

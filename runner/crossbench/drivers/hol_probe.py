@@ -13,7 +13,6 @@ from dataclasses import replace
 from urllib.parse import urlsplit
 
 from .. import metrics, record
-from ..loadgen.spread import START_MARGIN_S, run_spread
 from ..loadgen.base import LoadResult, LoadSpec, empty_errors
 from ..clients.probe import LATENCY_SOURCE, Probe, latency_stats
 from .base import Driver, DriverRefused, Measurement
@@ -44,14 +43,14 @@ def background_spec(plan, base_url: str, lead_s: float, window_s: float, *, warm
     return replace(spec, duration_s=lead_s + window_s + tail)
 
 
-def run_phase(plan, server, out_dir, *, warmup: bool, load_hosts=()) -> tuple[Probe, LoadResult]:
-    """The background from here or from the load hosts (started at a set moment, which the probe's lead counts
-    from), the probe always from here."""
+def run_phase(plan, server, out_dir, load, *, warmup: bool) -> tuple[Probe, LoadResult]:
+    """The background from where the run's load comes from (`load`: loadgen/spread.py; from load hosts it starts
+    at a set moment, which the probe's lead counts from), the probe always from here."""
     options = plan.options
     lead_s = float(options.get("lead_s", 1.0))
     window_s = plan.warmup_s if warmup else plan.duration_s
     spec = background_spec(plan, server.url, lead_s, window_s, warmup=warmup)
-    start_at = time.time() + START_MARGIN_S if load_hosts else None
+    start_at = load.start_at()
     host_port = urlsplit(server.url)
     probe = Probe(host_port.hostname, host_port.port, options.get("probe_path", "/now"),
                   interval_s=options.get("interval_ms", 50) / 1000,
@@ -60,7 +59,7 @@ def run_phase(plan, server, out_dir, *, warmup: bool, load_hosts=()) -> tuple[Pr
     probe.start()
     try:
         # wrk in this thread: Ctrl-C reaches run_bounded, which kills it
-        background, _ = run_spread(HolProbe.load_tool, spec, out_dir, list(load_hosts), start_at=start_at)
+        background, _ = load.run(HolProbe.load_tool, spec, out_dir, start_at=start_at)
     except BaseException:
         probe.stop()
         raise
@@ -129,10 +128,10 @@ class HolProbe(Driver):
             raise DriverRefused(f"{plan.cell_id}: hol_probe needs interval_ms > 0 and lead_s >= 0")
 
     def warmup(self, plan, ctx, server) -> None:
-        run_phase(plan, server, ctx.cell_dir / "warmup", warmup=True, load_hosts=ctx.load_hosts)
+        run_phase(plan, server, ctx.cell_dir / "warmup", ctx.placement.load, warmup=True)
 
     def measure(self, plan, ctx, server, sampler) -> Measurement:
-        probe, background = run_phase(plan, server, ctx.cell_dir, warmup=False, load_hosts=ctx.load_hosts)
+        probe, background = run_phase(plan, server, ctx.cell_dir, ctx.placement.load, warmup=False)
         probe.write_csv(ctx.cell_dir / "probe.csv")
         result = probe_result(probe)
         extra = {
@@ -142,9 +141,8 @@ class HolProbe(Driver):
             "probe_timeout_s": probe.timeout_s, "background": background_figures(plan, background),
             # no closed-loop ratio for a probe: the figures that would carry one are the background's
             "rps_method": "probes answered / probe window (sequential probes: not a throughput)",
+            **ctx.placement.load.record_fields(background),     # the background's load hosts; the probe ran here
         }
-        if ctx.load_hosts:                  # the background's load hosts; the probe ran here
-            extra["loadgen_hosts"] = background.extra["per_host"]
         return Measurement(result, probe.t0, probe.t1 or time.time(), extra, cell_flags(result, background))
 
 

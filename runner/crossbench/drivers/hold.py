@@ -24,7 +24,7 @@ from ..loadgen.base import LoadResult, empty_errors
 from ..loadgen.process import run_bounded
 from ..oskit import taskset_prefix
 from ..sampling.process_tree import summarize
-from ..sampling.socket_census import RemoteSocketCensus, SocketCensus
+from ..sampling.socket_census import SocketCensus
 from .base import Driver, DriverRefused, Measurement
 
 DEFAULTS = {"rate_per_10ms": 10, "head_interval_s": 10.0, "hold_s": 30.0, "timeout_s": 5.0, "retry_s": 1.0}
@@ -217,17 +217,14 @@ class HoldConnections(Driver):
     def measure(self, plan, ctx, server, sampler) -> Measurement:
         """The holder here, or on the run's (first) load host: its files come back into the cell, its times are
         moved onto this machine's clock to meet the server's samples; the socket census beside the server."""
-        host = ctx.load_hosts[0] if ctx.load_hosts else None
+        host = ctx.placement.load.hosts[0]
         config = hold_config(plan, server.spec.port, urlsplit(server.url).hostname)
         census_csv = ctx.cell_dir / "sockets.csv"
-        census_here = RemoteSocketCensus(ctx.server_host, server.spec.port, census_csv) if ctx.server_host else \
-            SocketCensus(server.spec.port, census_csv)
-        with census_here as census:
+        with ctx.placement.server_host.socket_census(server.spec.port, census_csv) as census:
             argv = command(config, ctx.cell_dir, plan.loadgen_cpus)
             finished = run_bounded(argv, ctx.cell_dir, "holder", config.bound_s() + 30, host=host)
             time.sleep(TAIL_SAMPLES_S)
-        return figures(plan, ctx.cell_dir, sampler, census, finished, config, argv,
-                       host.clock_offset_s if host else 0.0)
+        return figures(plan, ctx.cell_dir, sampler, census, finished, config, argv, host.clock_offset_s)
 
 
 def on_our_clock(held: dict, timeline: list[dict], offset_s: float) -> tuple[dict, list[dict]]:

@@ -12,7 +12,6 @@ from dataclasses import replace
 
 from .. import loadgen, metrics, record
 from ..loadgen.base import LoadSpec
-from ..loadgen.spread import run_spread
 from .base import Driver, DriverRefused, Measurement
 from .closed_loop import WARMUP_DELAY_MS
 
@@ -94,13 +93,13 @@ class OpenLoop(Driver):
         adapter.build_command(load_spec(plan, "http://127.0.0.1:1"), None)
 
     def warmup(self, plan, ctx, server) -> None:
-        run_spread(plan.loadgen, load_spec(plan, server.url, warmup=True), ctx.cell_dir / "warmup", ctx.load_hosts)
+        ctx.placement.load.run(plan.loadgen, load_spec(plan, server.url, warmup=True), ctx.cell_dir / "warmup")
 
     def measure(self, plan, ctx, server, sampler) -> Measurement:
-        result, host_flags = run_spread(plan.loadgen, load_spec(plan, server.url), ctx.cell_dir, ctx.load_hosts)
+        load = ctx.placement.load
+        result, host_flags = load.run(plan.loadgen, load_spec(plan, server.url), ctx.cell_dir)
         figures, flags = open_loop_figures(plan, result)
-        if ctx.load_hosts:
-            figures["loadgen_hosts"] = result.extra["per_host"]
+        figures.update(load.record_fields(result))
         return Measurement(result, extra=figures, flags=list(dict.fromkeys(flags + host_flags)))
 
 

@@ -1,18 +1,16 @@
-"""Roles on other machines over OpenSSH: the hosts file, one master connection per host, the tether that makes
-a remote process die with its session, the preflight checks and each host's facts. A role the hosts file leaves
-out runs on this machine, as without --hosts."""
-import importlib
+"""Where the run's processes run. Two hosts, one surface (a free port, a server, a bounded command, samplers beside
+a process, PgBouncer, the clock offset, the address the others reach it at):
 
-# Imported on first use, so that `python -m crossbench.hosts.tether` (or .facts) does not import itself twice.
-_EXPORTED_FROM = {
-    "Host": "hostsfile", "Hosts": "hostsfile", "HostsError": "hostsfile", "load_hosts": "hostsfile",
-    "SshError": "ssh", "SshHost": "ssh", "open_masters": "ssh", "stop_tethered": "ssh",
-    "check_hosts": "preflight",
-}
-__all__ = sorted(_EXPORTED_FROM)
+    LocalHost    this machine (local.py)
+    RemoteHost   a machine of its own, over its SSH master, every process under the tether (remote.py)
 
+`Placement` (placement.py) says which host plays each role of a run: the hosts file's roles on RemoteHosts,
+every other role on a LocalHost. Beneath them: `Hosts` and `Host`, the hosts file and one entry of it
+(hostsfile.py); `SshHost`, one master connection (ssh.py); the tether (tether.py, run on the host as a script),
+a role's scratch directory (scratch.py), the preflight (preflight.py) and each host's facts (facts.py)."""
+from .hostsfile import Host, Hosts, HostsError, load_hosts
+from .preflight import check_hosts
+from .ssh import SshError, SshHost, open_masters, stop_tethered
 
-def __getattr__(name: str):
-    if name not in _EXPORTED_FROM:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f".{_EXPORTED_FROM[name]}", __name__), name)
+__all__ = ["Host", "Hosts", "HostsError", "SshError", "SshHost", "check_hosts", "load_hosts", "open_masters",
+           "stop_tethered"]

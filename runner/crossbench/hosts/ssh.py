@@ -12,7 +12,6 @@ import subprocess
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from .. import oskit
@@ -220,12 +219,3 @@ def stop_tethered(proc: subprocess.Popen, grace_s: float = tether.DEFAULT_GRACE_
     except subprocess.TimeoutExpired:
         proc.kill()
         return proc.wait()
-
-
-@dataclass
-class RoleHost:
-    """A role's host as a run uses it: its master, its clock offset (its clock minus ours), and the address the
-    other roles reach it at."""
-    ssh: SshHost
-    clock_offset_s: float
-    address: str

@@ -1,7 +1,6 @@
 """The remote side of every role process: runs a command and makes it die with the SSH session that started it.
 
     python3 runner/crossbench/hosts/tether.py [--grace-s 5] [--heartbeat-s 5] -- command args...
-    python3 -m crossbench.hosts.tether [--grace-s 5] [--heartbeat-s 5] -- command args...
     (stdin: a pipe the caller holds open; from /dev/null the command is stopped at once)
 
 The command runs in a process group of its own, stdin from /dev/null, stdout and stderr ours. The tether returns

@@ -29,7 +29,7 @@ class LoadSpec:
     rate: float | None = None      # open loop: requests offered per second, sent on schedule whatever the
                                    # server does (concurrency is then the most requests in flight: oha -c,
                                    # k6 maxVUs); None = closed loop. Only oha and k6 read it
-    host: object = None            # a load host of its own (loadgen/remote.py LoadHost); None = this machine
+    host: object = None            # the host it runs on (crossbench.hosts); None = this machine
     start_at: float | None = None  # with a host: this machine's epoch at which the tool starts (several hosts)
 
 
@@ -53,6 +53,15 @@ class LoadResult:
     @property
     def error_count(self) -> int:
         return sum(self.errors.values())
+
+
+@dataclass(frozen=True)
+class Finished:
+    """A bounded run of a tool that ended (on whichever host ran it): its status, raw files and time taken."""
+    returncode: int
+    stdout: Path
+    stderr: Path
+    elapsed_s: float
 
 
 def empty_errors() -> dict[str, int]:

@@ -1,31 +1,19 @@
 """Run a load generator bounded in wall-clock time, its output kept as raw files.
 
-One helper for every adapter: the tool runs in its own session (process group), writes stdout and
-stderr straight to `<tool>.stdout` / `<tool>.stderr` in the cell's directory, and is killed as a
-group when it outlives its bound or when the runner is interrupted.
+One helper for every adapter: the tool runs on its host (crossbench.hosts: this machine or a load host) in its
+own session (process group), writes stdout and stderr straight to `<tool>.stdout` / `<tool>.stderr` in the
+cell's directory, and is killed as a group when it outlives its bound or when the runner is interrupted.
 """
 from __future__ import annotations
 
 import math
-import os
 import shutil
 import subprocess
-import time
-from dataclasses import dataclass
 from pathlib import Path
 
-from crossbench.loadgen.base import LoadgenError, raw_path
+from crossbench.hosts import local
+from crossbench.loadgen.base import Finished, LoadgenError, raw_path
 from crossbench import oskit
-
-KILL_GRACE_S = 3.0
-
-
-@dataclass(frozen=True)
-class Finished:
-    returncode: int
-    stdout: Path
-    stderr: Path
-    elapsed_s: float
 
 
 def require(tool: str) -> str:
@@ -68,34 +56,9 @@ def tail(path: Path, lines: int = 15) -> str:
 
 def run_bounded(cmd: list[str], out_dir: Path, tool: str, limit_s: float,
                 env: dict[str, str] | None = None, host=None, start_at: float | None = None) -> Finished:
-    """Run cmd to completion within limit_s seconds; kill its whole process group otherwise. With a load host
-    (loadgen/remote.py), it runs there instead, its files brought back into out_dir."""
-    if host is not None:
-        return host.run_bounded(cmd, out_dir, tool, limit_s, env, start_at=start_at)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    stdout, stderr = raw_path(out_dir, tool, "stdout"), raw_path(out_dir, tool, "stderr")
-    started = time.monotonic()
-    with open(stdout, "wb") as out, open(stderr, "wb") as err:
-        try:
-            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                    start_new_session=True, env={**os.environ, **(env or {})})
-        except FileNotFoundError as exc:
-            raise LoadgenError(f"{tool}: cannot start {cmd[0]!r}: {exc}") from exc
-        try:
-            returncode = proc.wait(timeout=limit_s)
-        except subprocess.TimeoutExpired:
-            kill_group(proc)
-            raise LoadgenError(f"{tool} still running after its {limit_s:.0f} s bound; "
-                               f"its process group was killed (raw output in {out_dir})") from None
-        except BaseException:          # KeyboardInterrupt and friends: never leave the tool behind
-            kill_group(proc)
-            raise
-    return Finished(returncode, stdout, stderr, time.monotonic() - started)
-
-
-def kill_group(proc: subprocess.Popen) -> None:
-    """SIGTERM the tool's process group, then SIGKILL whatever of it is left after a grace period."""
-    oskit.stop_group(proc, KILL_GRACE_S)
+    """Run cmd to completion within limit_s seconds on `host` (crossbench.hosts; default this machine), its raw
+    output in out_dir; its whole process group is killed when it outlives its bound."""
+    return (host or local.HERE).run_bounded(cmd, out_dir, tool, limit_s, env, start_at=start_at)
 
 
 def probe(cmd: list[str], limit_s: float = 5.0) -> str:

@@ -1,6 +1,8 @@
-"""One cell's load spread over the run's load hosts (--hosts): the connections split between them, every host's
-tool started at one moment (each host's clock offset applied), its files brought back into `loadgen-<n>/`, and
-the results merged exactly (loadgen/merge.py). Without load hosts the tool runs here, as always."""
+"""Where a cell's load comes from, as the run's placement says: `Here`, one generator on this machine, its files
+in the cell's directory and its result the cell's; or `Spread` over the run's load hosts (--hosts): the
+connections split between them, every host's tool started at one moment (each host's clock offset applied), its
+files brought back into `loadgen-<n>/`, and the results merged exactly (loadgen/merge.py). A driver calls
+`ctx.placement.load.run(...)` and never asks which."""
 from __future__ import annotations
 
 import dataclasses
@@ -22,17 +24,56 @@ def shares(total: int, parts: int) -> list[int]:
     return [total // parts + (1 if n < total % parts else 0) for n in range(parts)]
 
 
+def own_run(tool: str, run=None):
+    """`run(spec, out_dir, share, shares)`: the caller's, or the adapter's own run."""
+    adapter = get(tool)
+    return run or (lambda spec_, dir_, share, shares_: adapter.run(spec_, dir_))
+
+
+class Here:
+    """The load from one generator on `host` (this machine), as without --hosts."""
+
+    def __init__(self, host):
+        self.hosts = [host]
+
+    def start_at(self) -> float | None:
+        """When a process here must keep time with the load (seed 000's probe): it starts at once."""
+        return None
+
+    def run(self, tool: str, spec: LoadSpec, out_dir: Path, run=None,
+            start_at: float | None = None) -> tuple[LoadResult, list[str]]:
+        return own_run(tool, run)(dataclasses.replace(spec, host=self.hosts[0]), out_dir, 0, 1), []
+
+    def record_fields(self, result: LoadResult) -> dict:
+        return {}
+
+
+class Spread:
+    """The load from several load hosts, or one, together (run_spread)."""
+
+    def __init__(self, hosts: list):
+        self.hosts = list(hosts)
+
+    def start_at(self) -> float | None:
+        return time.time() + START_MARGIN_S
+
+    def run(self, tool: str, spec: LoadSpec, out_dir: Path, run=None,
+            start_at: float | None = None) -> tuple[LoadResult, list[str]]:
+        return run_spread(tool, spec, out_dir, self.hosts, run, start_at)
+
+    def record_fields(self, result: LoadResult) -> dict:
+        """Every load host's own figures (the record's loadgen_hosts)."""
+        return {"loadgen_hosts": result.extra["per_host"]}
+
+
 def run_spread(tool: str, spec: LoadSpec, out_dir: Path, hosts: list, run=None,
                start_at: float | None = None) -> tuple[LoadResult, list[str]]:
-    """The load of `spec` from `hosts` together (or from here when there are none), and the flags it raised.
+    """The load of `spec` from `hosts` together, and the flags it raised.
     Each host takes its share of the connections and, open loop, an equal share of the rate. `run(spec, out_dir,
     share, shares)` runs one host's share (default: the adapter's run; ab also splits its request count).
     `start_at` (this machine's epoch, at least START_MARGIN_S ahead) when something here must keep time with the
     load (seed 000's probe); by default several hosts start START_MARGIN_S from now, one host at once."""
-    adapter = get(tool)
-    run = run or (lambda spec_, dir_, share, shares_: adapter.run(spec_, dir_))
-    if not hosts:
-        return run(spec, out_dir, 0, 1), []
+    run = own_run(tool, run)
     if tool not in MERGERS:
         raise LoadgenError(f"{tool} cannot run on load hosts yet (only {', '.join(MERGERS)} results merge)")
     hosts = hosts[:spec.concurrency]          # one connection needs one host: C=1 runs from the first

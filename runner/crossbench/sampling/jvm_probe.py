@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import collections
 import hashlib
-import io
 import json
 import logging
 import os
@@ -192,13 +191,26 @@ def check_attachable(pid: int) -> None:
                             "attaching now would kill it")
 
 
+def launch_here(probe: "JvmProbe") -> subprocess.Popen:
+    """The probe process on this machine, its stdin a pipe (closing it stops the probe), stdout and stderr text
+    lines."""
+    java = probe.java or java_of(probe.pid)
+    check_attachable(probe.pid)
+    interval_ms = max(1, int(round(probe.interval_s * 1000)))
+    cmd = [java, *PROBE_JVM_OPTS, *probe_program(java), str(probe.pid), str(interval_ms)]
+    return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True, text=True, bufsize=1, close_fds=True)
+
+
 class JvmProbe:
-    """Launches JvmProbe.java against `pid`; see the module docstring."""
+    """Launches JvmProbe.java against `pid` (by `launcher`: on this machine, or beside a JVM on a host of its own,
+    hosts/remote.py); see the module docstring."""
 
     def __init__(self, pid: int, interval_s: float = 0.25, raw_out: Path | None = None,
                  java: str | None = None, pool_match: str = "http",
-                 start_timeout_s: float = 30.0):
+                 start_timeout_s: float = 30.0, launcher=launch_here):
         self.pid = pid
+        self.launcher = launcher
         self.interval_s = interval_s
         self.raw_out = Path(raw_out) if raw_out is not None else None
         self.java = java
@@ -240,13 +252,8 @@ class JvmProbe:
             return self._latest_line
 
     def launch(self) -> subprocess.Popen:
-        """The probe process, its stdin a pipe (closing it stops the probe), stdout and stderr text lines."""
-        java = self.java or java_of(self.pid)
-        check_attachable(self.pid)
-        interval_ms = max(1, int(round(self.interval_s * 1000)))
-        cmd = [java, *PROBE_JVM_OPTS, *probe_program(java), str(self.pid), str(interval_ms)]
-        return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True, text=True, bufsize=1, close_fds=True)
+        """The probe process: its stdin a pipe (closing it stops the probe), stdout and stderr text lines."""
+        return self.launcher(self)
 
     def start(self) -> "JvmProbe":
         if self._proc is not None:
@@ -364,33 +371,6 @@ class JvmProbe:
     def _read_stderr(self) -> None:
         for line in self._proc.stderr:
             self._stderr.append(line)
-
-
-class RemoteJvmProbe(JvmProbe):
-    """The same probe run beside a JVM on another host (`host`: ssh, clock_offset_s), under the tether: the java
-    that runs the target (read there), the host's copy of JvmProbe.java; its lines come back with their times
-    moved onto this machine's clock."""
-
-    def __init__(self, host, pid: int, **kwargs):
-        super().__init__(pid, **kwargs)
-        self.host = host
-
-    def launch(self) -> subprocess.Popen:
-        ssh = self.host.ssh
-        done = ssh.run(["readlink", f"/proc/{self.pid}/exe"], timeout_s=15)
-        if done.returncode != 0 or not done.stdout.strip().endswith("/java"):
-            raise JvmProbeError(f"process {self.pid} on {ssh.host.label} is not a java launcher: "
-                                f"{(done.stdout + done.stderr).strip()}")
-        source = ssh.host.project_dir / PROBE_SRC.relative_to(paths.REPO)
-        interval_ms = max(1, int(round(self.interval_s * 1000)))
-        # the tether gives its command /dev/null for stdin: the probe must not stop at its end; closing our
-        # pipe (stop) ends the session, and the tether stops the probe
-        proc = ssh.start_tethered([done.stdout.strip(), *PROBE_JVM_OPTS, str(source), str(self.pid),
-                                   str(interval_ms), "--ignore-stdin"],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        proc.stdout = ShiftedLines(io.TextIOWrapper(proc.stdout, encoding="utf-8"), self.host.clock_offset_s)
-        proc.stderr = io.TextIOWrapper(proc.stderr, encoding="utf-8", errors="replace")
-        return proc
 
 
 class ShiftedLines:

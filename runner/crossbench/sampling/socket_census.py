@@ -57,11 +57,25 @@ def census(port: int) -> list:
             ext.get("ListenDrops"), mem]
 
 
-class SocketCensus:
-    """Samples `census(port)` every interval into out_csv until stopped; use as a context manager."""
+def rows_here(sampling: "SocketCensus"):
+    """`census(port)` on this machine every interval until the census stops."""
+    while not sampling.stopping.is_set():
+        try:
+            row = census(sampling.port)
+        except (OSError, subprocess.SubprocessError, ValueError):
+            row = None
+        if row:
+            yield row
+        sampling.stopping.wait(sampling.interval_s)
 
-    def __init__(self, port: int, out_csv: Path, interval_s: float = 1.0):
-        self.port, self.out_csv, self.interval_s = port, out_csv, interval_s
+
+class SocketCensus:
+    """Samples the port's census every interval into out_csv until stopped; use as a context manager. `source`
+    yields the rows: this machine's (rows_here), or streamed from beside a server on its host (hosts/remote.py),
+    their times on this machine's clock."""
+
+    def __init__(self, port: int, out_csv: Path, interval_s: float = 1.0, source=rows_here):
+        self.port, self.out_csv, self.interval_s, self.source = port, out_csv, interval_s, source
         self.rows: list[list] = []
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self._run, name="socket-census", daemon=True)
@@ -70,15 +84,9 @@ class SocketCensus:
         with open(self.out_csv, "w", newline="", buffering=1) as f:
             table = csv.writer(f)
             table.writerow(COLUMNS)
-            while not self.stopping.is_set():
-                try:
-                    row = census(self.port)
-                except (OSError, subprocess.SubprocessError, ValueError):
-                    row = None
-                if row:
-                    self.rows.append(row)
-                    table.writerow(row)
-                self.stopping.wait(self.interval_s)
+            for row in self.source(self):
+                self.rows.append(row)
+                table.writerow(row)
 
     def peak(self, column: str) -> int | None:
         i = COLUMNS.index(column)
@@ -97,33 +105,6 @@ class SocketCensus:
     def __exit__(self, *exc) -> None:
         self.stopping.set()
         self.thread.join(timeout=SS_TIMEOUT_S * 3 + 1)
-
-
-class RemoteSocketCensus(SocketCensus):
-    """The same census taken beside a server on another host (`python -m crossbench.sampling.socket_census`
-    there, under the tether), its rows streamed back into out_csv with their times on this machine's clock."""
-
-    def __init__(self, host, port: int, out_csv: Path, interval_s: float = 1.0):
-        super().__init__(port, out_csv, interval_s)
-        self.host = host
-        self.proc = None
-
-    def _run(self) -> None:
-        from ..hosts.ssh import stop_tethered
-        ssh = self.host.ssh
-        argv = ssh.host.module_argv("crossbench.sampling.socket_census", "--port", str(self.port),
-                                    "--interval-s", f"{self.interval_s:g}")
-        self.proc = ssh.start_tethered(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        stopper = threading.Thread(target=lambda: (self.stopping.wait(), stop_tethered(self.proc)), daemon=True)
-        stopper.start()
-        with open(self.out_csv, "w", newline="", buffering=1) as f:
-            table = csv.writer(f)
-            table.writerow(COLUMNS)
-            for line in self.proc.stdout:
-                row = parsed(line.decode(errors="replace"), self.host.clock_offset_s)
-                if row:
-                    self.rows.append(row)
-                    table.writerow(row)
 
 
 def parsed(line: str, clock_offset_s: float) -> list | None:

@@ -218,9 +218,9 @@ class ServerPlugin:
         torn). None by default."""
         return []
 
-    def probe(self, pid: int, cell_dir: Path, host=None):
+    def probe(self, pid: int, cell_dir: Path, host):
         """What looks inside the server while the cell runs: by default the pool files its processes write in
         database cells (nothing else); Tomcat's JVM probe in servers/tomcat.py. None: no probe.
-        `host` (ssh, clock_offset_s) for a server on another host: `pid` is that host's."""
-        return db_pool.ProcessLogProbe(pool_log_dir(cell_dir), cell_dir, host.clock_offset_s if host else 0.0) \
+        `host` the server's (crossbench.hosts): `pid` is that host's."""
+        return db_pool.ProcessLogProbe(pool_log_dir(cell_dir), cell_dir, host.clock_offset_s) \
             if DB_ENDPOINTS[0] in self.endpoints else None

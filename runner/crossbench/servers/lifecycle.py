@@ -1,22 +1,16 @@
-"""One lifecycle for every server: check the port, start in its own process group, wait until it answers,
-stop the whole tree. Servers differ only in what their plug-in puts in the ServerSpec."""
+"""One lifecycle for every server, on whichever host runs it (crossbench.hosts): start it there in its own process
+group (its port checked first), wait until it answers, stop the whole tree. Servers differ only in what their
+plug-in puts in the ServerSpec."""
 from __future__ import annotations
 
 import errno
-import os
 import socket
-import subprocess
 import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
-
-import psutil
-
-from .. import oskit
-from ..sampling.process_tree import ProcessTreeSampler
 
 HOST = "127.0.0.1"
 HEALTH_PATH = "/hello"
@@ -64,12 +58,21 @@ def free_port(address: str = HOST) -> int:
         return sock.getsockname()[1]
 
 
-class RunningServer:
-    """A started server. Use as a context manager so it is always stopped, whatever happens."""
+def this_machine():
+    from ..hosts.local import HERE      # the hosts build on this module: imported on use
+    return HERE
 
-    def __init__(self, spec: ServerSpec):
+
+class RunningServer:
+    """A started server on its host (default this machine; `cell_dir` is what a host of its own copies there).
+    `process` is the host's handle: poll(), returncode, pid (the host's). Use as a context manager so it is
+    always stopped, whatever happens."""
+
+    def __init__(self, spec: ServerSpec, host=None, cell_dir: Path | None = None):
         self.spec = spec
-        self.process: subprocess.Popen | None = None
+        self.host = host or this_machine()
+        self.cell_dir = cell_dir
+        self.process = None
 
     @property
     def url(self) -> str:
@@ -80,12 +83,7 @@ class RunningServer:
         return self.process.pid
 
     def start(self) -> "RunningServer":
-        check_port_free(self.spec.port, self.spec.address)
-        argv = [*oskit.pdeathsig_prefix(), *oskit.taskset_prefix(self.spec.cpus), *self.spec.argv]
-        self.spec.log_path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.spec.log_path, "ab") as log:
-            self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                            start_new_session=True, env={**os.environ, **self.spec.env})
+        self.process = self.host.start_server(self.spec, self.cell_dir)
         return self
 
     def wait_ready(self) -> None:
@@ -111,19 +109,19 @@ class RunningServer:
         return self.process is not None and self.process.poll() is None
 
     def sampler(self, out_csv: Path, interval_s: float, phase: str = "idle", pool_source=None,
-                loadgen_pid_fn=None) -> ProcessTreeSampler:
-        """Its process tree sampled into out_csv (not started: a with-block runs it)."""
-        return ProcessTreeSampler(self.pid, loadgen_pid_fn=loadgen_pid_fn, interval_s=interval_s, out_csv=out_csv,
-                                  pool_source=pool_source, phase=phase)
+                loadgen_pid_fn=None):
+        """Its process tree sampled into out_csv beside it (not started: a with-block runs it)."""
+        return self.host.sampler(self.pid, out_csv, interval_s, phase, pool_source, loadgen_pid_fn)
 
-    def tree(self) -> list[psutil.Process]:
-        return oskit.descendants(self.pid)
+    def tree(self) -> list:
+        """Its processes (psutil), where this machine can see them (none on a host of its own)."""
+        return self.host.tree(self.pid)
 
     def stop(self, grace_s: float = 15.0) -> int | None:
-        """SIGTERM to the process group, SIGKILL to whatever is left after the grace period."""
+        """Its host stops its whole process group (SIGTERM, then SIGKILL after the grace period)."""
         if self.process is None:
             return None
-        returncode = oskit.stop_group(self.process, grace_s)
+        returncode = self.host.stop_server(self.process, grace_s)
         if self.spec.after_stop:
             after, self.spec.after_stop = self.spec.after_stop, None
             after()

@@ -15,7 +15,7 @@ from urllib.parse import urlencode, urlsplit
 from .. import paths
 from ..jdk import Jdk, JdkError, select_jdk
 from ..sampling import db_pool, jfr
-from ..sampling.jvm_probe import JvmProbe, JvmProbeError, RemoteJvmProbe, connection_counts, db_pool_counts
+from ..sampling.jvm_probe import JvmProbeError, connection_counts, db_pool_counts
 from .base import DB_ENDPOINTS, ENDPOINTS, TFB_ENDPOINTS, CannotRunHere, Knob, ServerPlugin, Tool, db_knobs
 from .lifecycle import HOST, ServerSpec
 
@@ -265,9 +265,9 @@ class TomcatPlugin(ServerPlugin):
         """jfr_unreadable: the cell ran with a recording that is missing, torn or unreadable (its figures null)."""
         return ["jfr_unreadable"] if settings["jfr"] and figures.get("tomcat_jfr_unreadable") else []
 
-    def probe(self, pid: int, cell_dir: Path, host=None) -> "BackgroundJvmProbe":
-        """The JVM probe, here or beside a Tomcat on another host."""
-        return BackgroundJvmProbe(pid, cell_dir, host=host)
+    def probe(self, pid: int, cell_dir: Path, host) -> "BackgroundJvmProbe":
+        """The JVM probe beside the Tomcat on its host."""
+        return BackgroundJvmProbe(pid, cell_dir, host)
 
 
 def named_jdk(settings: dict) -> bool:
@@ -280,11 +280,10 @@ class BackgroundJvmProbe:
     """The JVM probe (connector pool, collector, processor count), attached in the background: attaching
     takes a second or two, which the warm-up need not wait for. Until it answers, pool figures are empty."""
 
-    def __init__(self, pid: int, cell_dir: Path, interval_s: float = 0.25, host=None):
+    def __init__(self, pid: int, cell_dir: Path, host, interval_s: float = 0.25):
         self.cell_dir = cell_dir
         raw_out = cell_dir / "jvm-probe.jsonl"
-        self.probe = RemoteJvmProbe(host, pid, interval_s=interval_s, raw_out=raw_out) if host else \
-            JvmProbe(pid, interval_s=interval_s, raw_out=raw_out)
+        self.probe = host.jvm_probe(pid, interval_s=interval_s, raw_out=raw_out)
         self.started, self.stopping = threading.Event(), threading.Event()
         self.failed = False
         self.thread = threading.Thread(target=self._run, name="jvm-probe", daemon=True)

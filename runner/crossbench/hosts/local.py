@@ -1,0 +1,111 @@
+"""This machine as a host, with the surface a remote host has (hosts/remote.py): a free port, a server started in
+its own process group, a bounded command, a sampler beside a process, the JVM probe, the socket census,
+PgBouncer, a clock offset of 0 and the address the others reach it at. A role the hosts file leaves out runs on
+a LocalHost; the roles themselves never ask where they run."""
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+from .. import oskit
+from ..database.pgbouncer import PgBouncer
+from ..loadgen.base import Finished, LoadgenError, raw_path
+from ..sampling.jvm_probe import JvmProbe
+from ..sampling.process_tree import ProcessTreeSampler
+from ..sampling.socket_census import SocketCensus
+from ..servers.lifecycle import HOST, RunningServer, ServerSpec, check_port_free, free_port
+from ..stack import RunDatabase
+
+KILL_GRACE_S = 3.0
+
+
+class LocalHost:
+    """This machine, listening on `address` (loopback, or the address that faces the hosts that reach it)."""
+    label = "here"
+    clock_offset_s = 0.0        # its clock minus ours
+    on = ""                     # how messages say where a process runs ("" here, " on <host>" elsewhere)
+
+    def __init__(self, address: str = HOST):
+        self.address = address
+        self.last_start_s: float | None = None     # what a load host reports of its last run: nothing here, where
+        self.last_argv: list[str] | None = None     # the cell sees the tool itself
+
+    def free_port(self) -> int:
+        return free_port(self.address)
+
+    def server(self, spec: ServerSpec, cell_dir: Path) -> RunningServer:
+        """A server to run here (a with-block starts it)."""
+        return RunningServer(spec, self, cell_dir)
+
+    def start_server(self, spec: ServerSpec, cell_dir: Path | None) -> subprocess.Popen:
+        """spec's command in the foreground of a session of its own (its port checked first), on its cores, its
+        console in its log, with a parent-death signal (it dies with the runner)."""
+        check_port_free(spec.port, spec.address)
+        argv = [*oskit.pdeathsig_prefix(), *oskit.taskset_prefix(spec.cpus), *spec.argv]
+        spec.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(spec.log_path, "ab") as log:
+            return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                    start_new_session=True, env={**os.environ, **spec.env})
+
+    def stop_server(self, process: subprocess.Popen, grace_s: float) -> int | None:
+        """SIGTERM to its process group, SIGKILL to whatever is left after the grace period."""
+        return oskit.stop_group(process, grace_s)
+
+    def tree(self, pid: int) -> list:
+        return oskit.descendants(pid)
+
+    def cpu_percent(self) -> float | None:
+        """A remote load host's tool CPU; here the cell's sampler measures the load generator itself."""
+        return None
+
+    def run_bounded(self, cmd: list[str], out_dir: Path, tool: str, limit_s: float, env: dict | None = None,
+                    start_at: float | None = None) -> Finished:
+        """cmd to completion within limit_s seconds in its own session, stdout and stderr in `<tool>.stdout` /
+        `<tool>.stderr` of out_dir; its whole process group is killed when it outlives its bound or the runner is
+        interrupted. `start_at` (epoch): it starts then."""
+        out_dir.mkdir(parents=True, exist_ok=True)
+        time.sleep(max(0.0, (start_at or 0.0) - time.time()))
+        stdout, stderr = raw_path(out_dir, tool, "stdout"), raw_path(out_dir, tool, "stderr")
+        started = time.monotonic()
+        with open(stdout, "wb") as out, open(stderr, "wb") as err:
+            try:
+                proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                        start_new_session=True, env={**os.environ, **(env or {})})
+            except FileNotFoundError as exc:
+                raise LoadgenError(f"{tool}: cannot start {cmd[0]!r}: {exc}") from exc
+            try:
+                returncode = proc.wait(timeout=limit_s)
+            except subprocess.TimeoutExpired:
+                oskit.stop_group(proc, KILL_GRACE_S)
+                raise LoadgenError(f"{tool} still running after its {limit_s:.0f} s bound; "
+                                   f"its process group was killed (raw output in {out_dir})") from None
+            except BaseException:          # KeyboardInterrupt and friends: never leave the tool behind
+                oskit.stop_group(proc, KILL_GRACE_S)
+                raise
+        return Finished(returncode, stdout, stderr, time.monotonic() - started)
+
+    def sampler(self, pid: int, out_csv: Path, interval_s: float, phase: str = "idle", pool_source=None,
+                loadgen_pid_fn=None) -> ProcessTreeSampler:
+        """pid's process tree sampled into out_csv (not started: a with-block runs it); with `loadgen_pid_fn`, the
+        load generator's too (it runs here, the runner's child)."""
+        return ProcessTreeSampler(pid, loadgen_pid_fn=loadgen_pid_fn, interval_s=interval_s, out_csv=out_csv,
+                                  pool_source=pool_source, phase=phase)
+
+    def jvm_probe(self, pid: int, **kwargs):
+        return JvmProbe(pid, **kwargs)
+
+    def socket_census(self, port: int, out_csv: Path):
+        return SocketCensus(port, out_csv)
+
+    def database(self, run_dir: Path, clients: tuple[str, ...], max_connections: int, existing_url: str | None,
+                 cpus: tuple[int, ...]) -> RunDatabase:
+        """The run's database: --db-url's server, else a cluster of its own in the run directory (on `cpus`)."""
+        return RunDatabase(run_dir, existing_url=existing_url, cpus=cpus, max_connections=max_connections)
+
+    def pgbouncer(self, db_url: str, work_dir: Path, pool_size: int, max_clients: int, cpus: tuple[int, ...]):
+        return PgBouncer(db_url, work_dir, pool_size=pool_size, max_clients=max_clients, cpus=cpus)
+
+
+HERE = LocalHost()
