@@ -59,8 +59,10 @@ def test_quick_profile_end_to_end(tmp_path, report_figure):
         assert rps["ci95_low"] <= rps["mean"] <= rps["ci95_high"] and rps["method"] == "student-t over launches"
         p99 = point["figures"]["latency_ms.p99"]
         assert p99["value_method"] == "wrk histograms of all launches added"
-        assert min(cells[c]["latency_ms"]["p99"] for c in point["cells"]) <= p99["value"] <= \
-            max(cells[c]["latency_ms"]["p99"] for c in point["cells"])
+        # within the launches' own p99s, give or take the histogram's resolution (wrk's 3 significant digits: a
+        # merged 747.314 ms read under a launch's 747.377 ms once)
+        assert min(cells[c]["latency_ms"]["p99"] for c in point["cells"]) * (1 - 1e-3) <= p99["value"] <= \
+            max(cells[c]["latency_ms"]["p99"] for c in point["cells"]) * (1 + 1e-3)
     assert all(r["steal_percent"] is not None and r["tcp_passive_opens"] is not None for r in cells.values())
     assert meta["config"]["run"]["shuffle_seed"] and meta["noise_floor"]["cores"] >= 1
     assert meta["machine"]["cores"] and meta["versions"]["wrk"] and meta["versions"]["tomcat"]
