@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .kit import (ChartJob, against_concurrency, by_c, count, flagged, interval_columns, interval_key, panel_key,
-                  panel_order, panel_style, series_of, with_intervals, write_blocks)
+from .kit import ChartJob, against_concurrency, count, flagged, interval_key, panel_style, panels, write_series
 from .runinfo import Run, get, num
 
 HEADINGS: dict[str, str] = {}     # one chart per panel, each with its own heading
@@ -26,18 +25,12 @@ def row_of(c: dict) -> list:
 def jobs(run: Run, data_dir: Path) -> list[ChartJob]:
     cells = with_both(run.cells)
     found = []
-    for key, title in panel_order(cells):
-        here = [c for c in cells if panel_key(c) == key]
-        series, of_cell = series_of(here, panel_key)
+    for key, title, here, series, of_cell in panels(cells):
         name = f"gc_pauses_{key}"
         columns = ["concurrency", "p99_ms", "gc_pause_max_ms", "gc_pause_total_ms", "gc_pause_count",
                    "valid", "repetition", "cell_id"]
-        write_blocks(data_dir / f"{name}.dat", f"latency p99 and GC pauses in the window, '{title}' (run "
-                     f"{run.run_id}); pauses from each cell's JFR recording; <figure>_mean, _lo, _hi: the point's "
-                     "mean over its launches and 95 % interval (NaN with one launch)",
-                     columns + interval_columns(columns, row_of),
-                     [(s.label, with_intervals([c for c in by_c(here) if of_cell[c["cell_id"]] is s], row_of))
-                      for s in series])
+        write_series(data_dir / f"{name}.dat", f"latency p99 and GC pauses in the window, '{title}' (run "
+                     f"{run.run_id}); pauses from each cell's JFR recording", columns, row_of, here, series, of_cell)
         pauses = sum(int(num(c.get("tomcat_gc_pause_count")) or 0) for c in here)
         found.append(ChartJob(
             name, "gc_pauses.gp", f"Tomcat, {title}: latency p99 beside the GC pauses in the same window",

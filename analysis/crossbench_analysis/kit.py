@@ -351,6 +351,21 @@ def interval_key(cells: list[dict]) -> dict:
     return {"ikey": "bar: 95% interval over launches"}
 
 
+def panels(cells: list[dict]):
+    """Each panel (group or delay) in order: its key, title, cells, the series present and each cell's series."""
+    for key, title in panel_order(cells):
+        here = [c for c in cells if panel_key(c) == key]
+        yield (key, title, here, *series_of(here, panel_key))
+
+
+def write_series(path: Path, about: str, columns: list[str], row_of, cells: list[dict], series, of_cell) -> None:
+    """A block per series of the points' launches, each row with its point's mean and 95 % interval columns."""
+    write_blocks(path, f"{about}; <figure>_mean, _lo, _hi: the point's mean over its launches and its 95 % "
+                 "interval (NaN with one launch)", columns + interval_columns(columns, row_of),
+                 [(s.label, with_intervals([c for c in by_c(cells) if of_cell[c["cell_id"]] is s], row_of))
+                  for s in series])
+
+
 def panel_files(run: Run, data_dir: Path, chart: str, cells: list[dict], columns: list[str], row_of,
                 figures: tuple, extra=None) -> tuple[dict, list[str]]:
     """One data file per panel (group or delay) holding the blocks of the series present there."""
@@ -362,11 +377,8 @@ def panel_files(run: Run, data_dir: Path, chart: str, cells: list[dict], columns
         here = [c for c in cells if panel_key(c) == key]
         present = [s for s in series if any(of_cell[c["cell_id"]] is s for c in here)]
         name = f"{chart}_{key}.dat" if len(panels) > 1 else f"{chart}.dat"
-        blocks = [(s.label, with_intervals([c for c in by_c(here) if of_cell[c["cell_id"]] is s], row_of))
-                  for s in present]
-        write_blocks(data_dir / name, f"{chart}, panel '{title}' (run {run.run_id}); <figure>_mean, _lo, _hi: "
-                     "the point's mean over its launches and its 95 % interval (NaN with one launch)",
-                     columns + interval_columns(columns, row_of), blocks)
+        write_series(data_dir / name, f"{chart}, panel '{title}' (run {run.run_id})", columns, row_of, here,
+                     present, of_cell)
         files.append(name)
         params.update({f"file_{p}": name, f"title_{p}": title, **panel_style(p, present, keyed),
                        f"values_{p}": count(here, *figures)})

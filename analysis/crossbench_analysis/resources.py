@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .kit import (ChartJob, against_concurrency, by_c, count, flagged, interval_columns, interval_key, missing_note,
-                  panel_key, panel_order, panel_style, series_of, with_intervals, write_blocks)
+from .kit import (ChartJob, against_concurrency, by_c, count, flagged, interval_key, missing_note, panel_style, panels,
+                  with_intervals, write_blocks, write_series)
 from .runinfo import Run, num
 
 HEADINGS: dict[str, str] = {}     # one chart per panel, each with its own heading ("Resources: <panel>")
@@ -22,17 +22,12 @@ def figures_of(cell: dict) -> list:
 
 def resources(run: Run, data_dir: Path, cells: list[dict]) -> list[ChartJob]:
     jobs = []
-    for key, title in panel_order(cells):
-        here = [c for c in cells if panel_key(c) == key]
-        series, of_cell = series_of(here, panel_key)
+    for key, title, here, series, of_cell in panels(cells):
         name = f"resources_{key}"
         columns = ["concurrency", "cpu_percent", "loadgen_cpu_percent", "rss_peak_mb", "threads_peak",
                    "valid", "repetition", "cell_id"]
-        write_blocks(data_dir / f"{name}.dat", f"resources, '{title}' (run {run.run_id}); <figure>_mean, _lo, "
-                     "_hi: the point's mean over its launches and its 95 % interval (NaN with one launch)",
-                     columns + interval_columns(columns, figures_of),
-                     [(s.label, with_intervals([c for c in by_c(here) if of_cell[c["cell_id"]] is s], figures_of))
-                      for s in series])
+        write_series(data_dir / f"{name}.dat", f"resources, '{title}' (run {run.run_id})", columns, figures_of,
+                     here, series, of_cell)
         files = [f"{name}.dat"]
         params: dict = {"panels": 1, "file_1": f"{name}.dat", "title_1": title, **interval_key(here),
                         **panel_style(1, series, {}), "ncoreblocks": 0,

@@ -60,3 +60,20 @@ class Driver:
         the load generator was saturated (its CPU sampled to the window's end, or a load host's): by default what
         measure found."""
         return measurement.extra, measurement.flags
+
+
+class GeneratorDriver(Driver):
+    """A driver whose warm-up and window are each one run of the plan's load generator on the cell's load
+    placement (here, or spread over load hosts); it supplies the spec (`load_spec`) and its own figures."""
+
+    def load_spec(self, plan, base_url: str, warmup: bool = False):
+        raise NotImplementedError
+
+    def warmup(self, plan, ctx, server) -> None:
+        ctx.placement.load.run(plan.loadgen, self.load_spec(plan, server.url, warmup=True), ctx.cell_dir / "warmup")
+
+    def run_window(self, plan, ctx, server) -> tuple[LoadResult, list[str], dict]:
+        """The window's run: its result, the load hosts' flags, and the load hosts' own record fields."""
+        load = ctx.placement.load
+        result, host_flags = load.run(plan.loadgen, self.load_spec(plan, server.url), ctx.cell_dir)
+        return result, host_flags, load.record_fields(result)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .. import loadgen, metrics, record
 from ..loadgen.base import LoadResult, LoadSpec
-from .base import Driver, DriverRefused, Measurement
+from .base import DriverRefused, GeneratorDriver, Measurement
 
 WARMUP_DELAY_MS = 10
 
@@ -44,7 +44,7 @@ def closed_loop_figures(plan, result: LoadResult, loadgen_saturated: bool = Fals
     return figures, flags
 
 
-class ClosedLoop(Driver):
+class ClosedLoop(GeneratorDriver):
     FIELDS = FIELDS
 
     def preflight(self, plan) -> None:
@@ -55,13 +55,12 @@ class ClosedLoop(Driver):
                                 "on Debian)")
         adapter.build_command(load_spec(plan, "http://127.0.0.1:1"), None)
 
-    def warmup(self, plan, ctx, server) -> None:
-        ctx.placement.load.run(plan.loadgen, load_spec(plan, server.url, warmup=True), ctx.cell_dir / "warmup")
+    def load_spec(self, plan, base_url: str, warmup: bool = False) -> LoadSpec:
+        return load_spec(plan, base_url, warmup=warmup)
 
     def measure(self, plan, ctx, server, sampler) -> Measurement:
-        load = ctx.placement.load
-        result, host_flags = load.run(plan.loadgen, load_spec(plan, server.url), ctx.cell_dir)
-        return Measurement(result, extra=load.record_fields(result), flags=host_flags)
+        result, host_flags, host_fields = self.run_window(plan, ctx, server)
+        return Measurement(result, extra=host_fields, flags=host_flags)
 
     def figures(self, plan, measurement, *, loadgen_saturated: bool) -> tuple[dict, list[str]]:
         """The ratios once the cell knows whether the load generator (here, or a load host's) was saturated."""

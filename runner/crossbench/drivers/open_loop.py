@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from .. import loadgen, metrics, record
 from ..loadgen.base import LoadSpec
-from .base import Driver, DriverRefused, Measurement
+from .base import DriverRefused, GeneratorDriver, Measurement
 from .closed_loop import WARMUP_DELAY_MS
 
 SUSTAINED_SHARE = 0.95        # achieved / offered below this: the server did not keep up
@@ -63,7 +63,7 @@ def open_loop_figures(plan, result) -> tuple[dict, list[str]]:
     return figures, flags
 
 
-class OpenLoop(Driver):
+class OpenLoop(GeneratorDriver):
     axis = "rate"                       # analysis draws its cells against the offered rate (openloop.py)
     FIELDS = {
         "rate_achieved": "answers per second the server gave inside the window (from its first answer to the "
@@ -92,15 +92,13 @@ class OpenLoop(Driver):
             raise DriverRefused(f"{plan.cell_id}: open-loop cells need a positive rate (rates = [...] or --rates)")
         adapter.build_command(load_spec(plan, "http://127.0.0.1:1"), None)
 
-    def warmup(self, plan, ctx, server) -> None:
-        ctx.placement.load.run(plan.loadgen, load_spec(plan, server.url, warmup=True), ctx.cell_dir / "warmup")
+    def load_spec(self, plan, base_url: str, warmup: bool = False) -> LoadSpec:
+        return load_spec(plan, base_url, warmup=warmup)
 
     def measure(self, plan, ctx, server, sampler) -> Measurement:
-        load = ctx.placement.load
-        result, host_flags = load.run(plan.loadgen, load_spec(plan, server.url), ctx.cell_dir)
+        result, host_flags, host_fields = self.run_window(plan, ctx, server)
         figures, flags = open_loop_figures(plan, result)
-        figures.update(load.record_fields(result))
-        return Measurement(result, extra=figures, flags=list(dict.fromkeys(flags + host_flags)))
+        return Measurement(result, extra={**figures, **host_fields}, flags=list(dict.fromkeys(flags + host_flags)))
 
 
 DRIVER = OpenLoop()
