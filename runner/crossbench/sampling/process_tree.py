@@ -20,33 +20,21 @@ from __future__ import annotations
 import csv
 import logging
 import math
-import os
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Protocol
+from typing import Callable, Protocol
 
-import psutil
+from .proc_readers import CoreReader, ProcTable, TreeReader, scan_proc
+from .samples import (Sample, csv_header, read_samples, read_samples_csv, sample_to_row,
+                      summarize)
+
+__all__ = ["ProcessTreeSampler", "PoolReading", "PoolSource", "Sample", "csv_header",
+           "read_samples", "read_samples_csv", "sample_to_row", "scan_proc", "summarize"]
 
 log = logging.getLogger(__name__)
 
 MB = 1024 * 1024
-_SKIP = (psutil.NoSuchProcess, psutil.ZombieProcess, psutil.AccessDenied)
-
-
-@dataclass(frozen=True)
-class Sample:
-    t_epoch: float                      # wall time (time.time()) the sample was taken
-    phase: str                          # label set by the caller (warmup, measure, cooldown...)
-    procs: int                          # processes in the server tree (0 once it is gone)
-    threads: int                        # sum of num_threads over the tree
-    rss_mb: float                       # sum of RSS over the tree, MiB (shared pages counted per process)
-    cpu_percent: float | None           # tree CPU since the previous sample, 100 = one core
-    cpu_cores: tuple[float | None, ...]  # system-wide busy percent per logical core
-    loadgen_cpu_percent: float | None   # load generator tree CPU, None when none runs
-    pool_current: int | None            # connector pool threads (from the pool source)
-    pool_busy: int | None               # connector pool busy threads
 
 
 class PoolReading(Protocol):
@@ -57,294 +45,6 @@ class PoolReading(Protocol):
 
 class PoolSource(Protocol):
     def latest(self) -> PoolReading | None: ...
-
-
-def csv_header(n_cores: int) -> list[str]:
-    return (["t_epoch", "phase", "procs", "threads", "rss_mb", "cpu_percent"]
-            + [f"cpu_core{i}" for i in range(n_cores)]
-            + ["loadgen_cpu_percent", "pool_current", "pool_busy"])
-
-
-def _fmt(value, digits: int = 1) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return f"{value:.{digits}f}"
-    return str(value)
-
-
-def sample_to_row(s: Sample) -> list[str]:
-    return ([_fmt(s.t_epoch, 3), s.phase, str(s.procs), str(s.threads), _fmt(s.rss_mb),
-             _fmt(s.cpu_percent)]
-            + [_fmt(c) for c in s.cpu_cores]
-            + [_fmt(s.loadgen_cpu_percent), _fmt(s.pool_current), _fmt(s.pool_busy)])
-
-
-def _opt_float(text: str) -> float | None:
-    return float(text) if text != "" else None
-
-
-def _opt_int(text: str) -> int | None:
-    return int(text) if text != "" else None
-
-
-def read_samples_csv(path: Path) -> list[Sample]:
-    """Read a sampler CSV back into Sample objects (empty cells become None)."""
-    with open(path, newline="") as f:
-        return read_samples(f, str(path))
-
-
-def read_samples(lines, source: str = "samples") -> list[Sample]:
-    """Sample objects from a sampler CSV's lines (a file, or a header and rows that came over a stream)."""
-    samples: list[Sample] = []
-    reader = csv.reader(lines)
-    header = next(reader, None)
-    if header is None:
-        return samples
-    core_cols = [i for i, name in enumerate(header) if name.startswith("cpu_core")]
-    idx = {name: i for i, name in enumerate(header)}
-    for row in reader:
-        if not row:
-            continue
-        if len(row) != len(header):      # a row cut by a crash mid-write
-            log.warning("%s: skipping malformed row %r", source, row)
-            continue
-        samples.append(Sample(
-            t_epoch=float(row[idx["t_epoch"]]),
-            phase=row[idx["phase"]],
-            procs=int(row[idx["procs"]]),
-            threads=int(row[idx["threads"]]),
-            rss_mb=float(row[idx["rss_mb"]]),
-            cpu_percent=_opt_float(row[idx["cpu_percent"]]),
-            cpu_cores=tuple(_opt_float(row[i]) for i in core_cols),
-            loadgen_cpu_percent=_opt_float(row[idx["loadgen_cpu_percent"]]),
-            pool_current=_opt_int(row[idx["pool_current"]]),
-            pool_busy=_opt_int(row[idx["pool_busy"]]),
-        ))
-    return samples
-
-
-def _mean(values: Iterable[float | None]) -> float | None:
-    vals = [v for v in values if v is not None]
-    return sum(vals) / len(vals) if vals else None
-
-
-def _peak(values: Iterable[float | int | None]):
-    vals = [v for v in values if v is not None]
-    return max(vals) if vals else None
-
-
-def summarize(samples: Iterable[Sample], t0: float, t1: float) -> dict:
-    """Summarize the samples taken within [t0, t1] (epochs, both ends included).
-
-    A sample's CPU figures cover the interval that ends at its t_epoch, so the first
-    sample inside the window also covers up to one interval before t0.
-    Means ignore empty values; a figure with no value at all is None.
-    """
-    win = [s for s in samples if t0 <= s.t_epoch <= t1]
-    n_cores = max((len(s.cpu_cores) for s in win), default=0)
-    return {
-        "samples": len(win),
-        "procs_peak": _peak(s.procs for s in win),
-        "threads_peak": _peak(s.threads for s in win),
-        "threads_mean": _mean(s.threads for s in win),
-        "rss_peak_mb": _peak(s.rss_mb for s in win),
-        "cpu_percent": _mean(s.cpu_percent for s in win),
-        "cpu_per_core": {str(i): _mean(s.cpu_cores[i] if i < len(s.cpu_cores) else None
-                                       for s in win)
-                         for i in range(n_cores)},
-        "loadgen_cpu_percent": _mean(s.loadgen_cpu_percent for s in win),
-        "pool_current_peak": _peak(s.pool_current for s in win),
-        "pool_busy_peak": _peak(s.pool_busy for s in win),
-    }
-
-
-def _read_stat(pid: int) -> tuple[int, int, bytes] | None:
-    """(ppid, starttime in clock ticks, state) from /proc/<pid>/stat; None if it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    # "pid (comm) state ppid ... starttime(22) ..."; comm may hold spaces and ')'
-    fields = data[data.rfind(b")") + 2:].split(b" ", 20)
-    try:
-        return int(fields[1]), int(fields[19]), fields[0]
-    except (IndexError, ValueError):
-        return None
-
-
-def scan_proc() -> dict[int, tuple[int, int, bytes]]:
-    """pid -> (ppid, starttime, state) for every process: a full /proc/*/stat scan."""
-    out = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            st = _read_stat(int(name))
-            if st is not None:
-                out[int(name)] = st
-    return out
-
-
-class _ProcTable:
-    """pid -> (ppid, starttime, state) for every process, refreshed cheaply.
-
-    A full /proc/*/stat scan costs ~1.5 ms per 100 processes at 4 Hz (cold caches), so each
-    refresh lists /proc (one getdents) and reads stat only for pids it has not seen before
-    and for the pids it is told to watch (the members of the sampled trees: that catches
-    their zombies, reparenting and pid reuse). Another process's ppid only changes when it
-    is reparented, which cannot make it a descendant of the trees we sample, except under a
-    child subreaper. Not caught: an unwatched pid reused by a new process between two
-    refreshes (a pid wrap-around within one interval).
-    """
-
-    def __init__(self):
-        self.table: dict[int, tuple[int, int, bytes]] = {}
-
-    def refresh(self, watch: Iterable[int] = ()) -> dict[int, tuple[int, int, bytes]]:
-        old = self.table
-        new: dict[int, tuple[int, int, bytes]] = {}
-        for name in os.listdir("/proc"):
-            if not name.isdigit():
-                continue
-            pid = int(name)
-            st = old.get(pid)
-            if st is None:
-                st = _read_stat(pid)
-                if st is None:
-                    continue
-            new[pid] = st
-        for pid in watch:
-            if pid in new:
-                st = _read_stat(pid)
-                if st is None:
-                    del new[pid]
-                else:
-                    new[pid] = st
-        self.table = new
-        return new
-
-
-class _TreeReader:
-    """Reads one process tree; keeps the previous cpu_times per (pid, starttime).
-
-    The tree is re-discovered at every read from the shared _ProcTable; the per-process
-    figures come from psutil (one oneshot() per process). Zombies are not counted. A pid
-    is identified with its start time, so a reused pid is a new process and the root's pid
-    being reused by another process ends the tree.
-    """
-
-    def __init__(self, root_pid: int):
-        self.root_pid = root_pid
-        self._root_start: int | None = None
-        self._procs: dict[tuple[int, int], psutil.Process] = {}
-        self._prev_cpu: dict[tuple[int, int], float] = {}
-        self._prev_mono: float | None = None
-
-    @property
-    def pids(self) -> list[int]:
-        """Members seen at the last read (to be watched by the next table refresh)."""
-        return [pid for pid, _ in self._procs] or [self.root_pid]
-
-    def _tree(self, table: dict[int, tuple[int, int, bytes]]
-              ) -> list[tuple[tuple[int, int], psutil.Process]]:
-        root = table.get(self.root_pid)
-        if root is None:
-            self._procs = {}
-            return []
-        if self._root_start is None:
-            self._root_start = root[1]
-        elif root[1] != self._root_start:   # the root pid now belongs to another process
-            self._procs = {}
-            return []
-        children: dict[int, list[int]] = {}
-        for pid, (ppid, _, _) in table.items():
-            children.setdefault(ppid, []).append(pid)
-        pids, stack = [], [self.root_pid]
-        while stack:
-            pid = stack.pop()
-            pids.append(pid)
-            stack.extend(children.get(pid, ()))
-        procs = {}
-        for pid in pids:
-            _, start, state = table[pid]
-            if state == b"Z":
-                continue
-            key = (pid, start)
-            proc = self._procs.get(key)
-            if proc is None:
-                try:
-                    proc = psutil.Process(pid)
-                except _SKIP:
-                    continue
-            procs[key] = proc
-        self._procs = procs
-        return list(procs.items())
-
-    def read(self, table: dict[int, tuple[int, int, bytes]] | None = None
-             ) -> tuple[int, int, int, float | None]:
-        """Returns (procs, threads, rss_bytes, cpu_percent or None)."""
-        if table is None:
-            table = scan_proc()
-        now = time.monotonic()
-        n_procs = threads = rss = 0
-        cpu_sum = 0.0
-        cpu: dict[tuple[int, int], float] = {}
-        for key, p in self._tree(table):
-            try:
-                with p.oneshot():
-                    ct = p.cpu_times()
-                    n_threads = p.num_threads()
-                    p_rss = p.memory_info().rss
-            except _SKIP:
-                continue                     # vanished between listing and reading
-            n_procs += 1
-            threads += n_threads
-            rss += p_rss
-            used = ct.user + ct.system
-            cpu[key] = used
-            prev = self._prev_cpu.get(key)
-            if prev is not None:
-                cpu_sum += max(0.0, used - prev)
-        percent = None
-        if self._prev_mono is not None and now > self._prev_mono:
-            percent = cpu_sum / (now - self._prev_mono) * 100.0
-        self._prev_cpu = cpu
-        self._prev_mono = now
-        return n_procs, threads, rss, percent
-
-
-class _CoreReader:
-    """Per-core busy percent from psutil.cpu_times(percpu=True) deltas."""
-
-    def __init__(self):
-        self._prev = self._read()
-
-    @staticmethod
-    def _read() -> list[tuple[float, float]]:
-        out = []
-        for t in psutil.cpu_times(percpu=True):
-            total = sum(t)
-            # on Linux guest time is already counted in user/nice (as psutil does)
-            total -= getattr(t, "guest", 0.0) + getattr(t, "guest_nice", 0.0)
-            idle = t.idle + getattr(t, "iowait", 0.0)
-            out.append((total, total - idle))
-        return out
-
-    @property
-    def n_cores(self) -> int:
-        return len(self._prev)
-
-    def read(self) -> tuple[float | None, ...]:
-        cur = self._read()
-        result = []
-        for (tot0, busy0), (tot1, busy1) in zip(self._prev, cur):
-            d_tot = tot1 - tot0
-            if d_tot <= 0:
-                result.append(None)
-            else:
-                result.append(min(100.0, max(0.0, (busy1 - busy0) / d_tot * 100.0)))
-        self._prev = cur
-        return tuple(result)
 
 
 class ProcessTreeSampler:
@@ -375,10 +75,10 @@ class ProcessTreeSampler:
         self._samples: list[Sample] = []
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._table = _ProcTable()
-        self._tree = _TreeReader(server_pid)
-        self._cores = _CoreReader()
-        self._loadgen: _TreeReader | None = None
+        self._table = ProcTable()
+        self._tree = TreeReader(server_pid)
+        self._cores = CoreReader()
+        self._loadgen: TreeReader | None = None
         self.n_cores = self._cores.n_cores
         self.errors = 0                  # samples that failed (logged; the thread goes on)
         self.last_error: str | None = None
@@ -439,7 +139,7 @@ class ProcessTreeSampler:
         self.stop()
 
     # -- sampling --------------------------------------------------------------------
-    def _loadgen_reader(self) -> _TreeReader | None:
+    def _loadgen_reader(self) -> TreeReader | None:
         if self.loadgen_pid_fn is None:
             return None
         try:
@@ -450,7 +150,7 @@ class ProcessTreeSampler:
         if pid is None:
             self._loadgen = None
         elif self._loadgen is None or self._loadgen.root_pid != pid:
-            self._loadgen = _TreeReader(pid)
+            self._loadgen = TreeReader(pid)
         return self._loadgen
 
     def _pool(self) -> tuple[int | None, int | None]:

@@ -1,0 +1,128 @@
+"""A sampler's record: the Sample, its CSV row (written and read back) and the summary of a window.
+
+Empty CSV cells are None figures (the first sample has no CPU value; no pool source, no pool).
+"""
+from __future__ import annotations
+
+import csv
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Sample:
+    t_epoch: float                      # wall time (time.time()) the sample was taken
+    phase: str                          # label set by the caller (warmup, measure, cooldown...)
+    procs: int                          # processes in the server tree (0 once it is gone)
+    threads: int                        # sum of num_threads over the tree
+    rss_mb: float                       # sum of RSS over the tree, MiB (shared pages counted per process)
+    cpu_percent: float | None           # tree CPU since the previous sample, 100 = one core
+    cpu_cores: tuple[float | None, ...]  # system-wide busy percent per logical core
+    loadgen_cpu_percent: float | None   # load generator tree CPU, None when none runs
+    pool_current: int | None            # connector pool threads (from the pool source)
+    pool_busy: int | None               # connector pool busy threads
+
+
+
+def csv_header(n_cores: int) -> list[str]:
+    return (["t_epoch", "phase", "procs", "threads", "rss_mb", "cpu_percent"]
+            + [f"cpu_core{i}" for i in range(n_cores)]
+            + ["loadgen_cpu_percent", "pool_current", "pool_busy"])
+
+
+def _fmt(value, digits: int = 1) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def sample_to_row(s: Sample) -> list[str]:
+    return ([_fmt(s.t_epoch, 3), s.phase, str(s.procs), str(s.threads), _fmt(s.rss_mb),
+             _fmt(s.cpu_percent)]
+            + [_fmt(c) for c in s.cpu_cores]
+            + [_fmt(s.loadgen_cpu_percent), _fmt(s.pool_current), _fmt(s.pool_busy)])
+
+
+def _opt_float(text: str) -> float | None:
+    return float(text) if text != "" else None
+
+
+def _opt_int(text: str) -> int | None:
+    return int(text) if text != "" else None
+
+
+def read_samples_csv(path: Path) -> list[Sample]:
+    """Read a sampler CSV back into Sample objects (empty cells become None)."""
+    with open(path, newline="") as f:
+        return read_samples(f, str(path))
+
+
+def read_samples(lines, source: str = "samples") -> list[Sample]:
+    """Sample objects from a sampler CSV's lines (a file, or a header and rows that came over a stream)."""
+    samples: list[Sample] = []
+    reader = csv.reader(lines)
+    header = next(reader, None)
+    if header is None:
+        return samples
+    core_cols = [i for i, name in enumerate(header) if name.startswith("cpu_core")]
+    idx = {name: i for i, name in enumerate(header)}
+    for row in reader:
+        if not row:
+            continue
+        if len(row) != len(header):      # a row cut by a crash mid-write
+            log.warning("%s: skipping malformed row %r", source, row)
+            continue
+        samples.append(Sample(
+            t_epoch=float(row[idx["t_epoch"]]),
+            phase=row[idx["phase"]],
+            procs=int(row[idx["procs"]]),
+            threads=int(row[idx["threads"]]),
+            rss_mb=float(row[idx["rss_mb"]]),
+            cpu_percent=_opt_float(row[idx["cpu_percent"]]),
+            cpu_cores=tuple(_opt_float(row[i]) for i in core_cols),
+            loadgen_cpu_percent=_opt_float(row[idx["loadgen_cpu_percent"]]),
+            pool_current=_opt_int(row[idx["pool_current"]]),
+            pool_busy=_opt_int(row[idx["pool_busy"]]),
+        ))
+    return samples
+
+
+def _mean(values: Iterable[float | None]) -> float | None:
+    vals = [v for v in values if v is not None]
+    return sum(vals) / len(vals) if vals else None
+
+
+def _peak(values: Iterable[float | int | None]):
+    vals = [v for v in values if v is not None]
+    return max(vals) if vals else None
+
+
+def summarize(samples: Iterable[Sample], t0: float, t1: float) -> dict:
+    """Summarize the samples taken within [t0, t1] (epochs, both ends included).
+
+    A sample's CPU figures cover the interval that ends at its t_epoch, so the first
+    sample inside the window also covers up to one interval before t0.
+    Means ignore empty values; a figure with no value at all is None.
+    """
+    win = [s for s in samples if t0 <= s.t_epoch <= t1]
+    n_cores = max((len(s.cpu_cores) for s in win), default=0)
+    return {
+        "samples": len(win),
+        "procs_peak": _peak(s.procs for s in win),
+        "threads_peak": _peak(s.threads for s in win),
+        "threads_mean": _mean(s.threads for s in win),
+        "rss_peak_mb": _peak(s.rss_mb for s in win),
+        "cpu_percent": _mean(s.cpu_percent for s in win),
+        "cpu_per_core": {str(i): _mean(s.cpu_cores[i] if i < len(s.cpu_cores) else None
+                                       for s in win)
+                         for i in range(n_cores)},
+        "loadgen_cpu_percent": _mean(s.loadgen_cpu_percent for s in win),
+        "pool_current_peak": _peak(s.pool_current for s in win),
+        "pool_busy_peak": _peak(s.pool_busy for s in win),
+    }
