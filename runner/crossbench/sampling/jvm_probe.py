@@ -16,190 +16,28 @@ runtime has no jdk.compiler, so no source launcher) runs the probe compiled once
 from __future__ import annotations
 
 import collections
-import hashlib
 import json
 import logging
 import os
-import shutil
 import signal
 import subprocess
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import oskit, paths
-from ..jdk import installed_jdks, read_jdk
+from .. import oskit
+from .jvm_launch import (PROBE_JVM_OPTS, PROBE_SRC, JvmProbeError, check_attachable, java_of, launch_here,
+                         probe_program)
+from .jvm_lines import (PoolReading, ShiftedLines, connection_counts, db_pool_counts, pick_pool, pool_lines,
+                        shifted)
+
+__all__ = ["JvmProbe", "JvmProbeError", "PoolReading", "SERIAL_GC_NAMES", "PROBE_JVM_OPTS", "PROBE_SRC",
+           "ShiftedLines", "check_attachable", "connection_counts", "db_pool_counts", "java_of", "launch_here",
+           "pick_pool", "pool_lines", "probe_program", "shifted"]
 
 log = logging.getLogger(__name__)
 
-PROBE_SRC = Path(__file__).resolve().parents[2] / "probes" / "JvmProbe.java"
-PROBE_JVM_OPTS = ("-XX:TieredStopAtLevel=1", "-Xshare:auto", "-XX:+UseSerialGC", "-Xmx32m")
 SERIAL_GC_NAMES = frozenset({"Copy", "MarkSweepCompact"})
-
-
-class JvmProbeError(RuntimeError):
-    """The probe cannot attach to the target JVM or died before reporting."""
-
-
-@dataclass(frozen=True)
-class PoolReading:
-    t_epoch: float
-    name: str | None                 # connector pool name, e.g. "http-nio-8080"
-    current: int | None              # threads in the pool (None when unknown, e.g. virtual threads)
-    busy: int | None                 # threads serving a request
-    max: int | None
-    connections: int | None
-    jvm_threads: int | None          # java.lang:type=Threading ThreadCount (Java-visible threads)
-    jvm_threads_peak: int | None
-    raw: dict = field(default_factory=dict, repr=False, compare=False)
-
-
-def _known(v) -> int | None:
-    """Tomcat reports -1 for what it cannot tell (e.g. a virtual-thread executor)."""
-    if v is None or not isinstance(v, (int, float)) or v < 0:
-        return None
-    return int(v)
-
-
-def pick_pool(line: dict, match: str = "http") -> PoolReading | None:
-    """The connector pool whose name contains `match` (first by name) from a pool line."""
-    pools = [p for p in line.get("pools", [])
-             if p.get("kind", "connector") == "connector"
-             and match.lower() in str(p.get("name", "")).lower()]
-    if not pools:
-        return None
-    p = sorted(pools, key=lambda p: str(p.get("name")))[0]
-    return PoolReading(t_epoch=float(line["t_epoch"]), name=p.get("name"),
-                       current=_known(p.get("current")), busy=_known(p.get("busy")),
-                       max=_known(p.get("max")), connections=_known(p.get("connections")),
-                       jvm_threads=_known(line.get("jvm_threads")),
-                       jvm_threads_peak=_known(line.get("jvm_threads_peak")), raw=p)
-
-
-def pool_lines(probe_jsonl: Path) -> list[dict]:
-    """The {"type": "pool"} lines of a probe's raw output; lines cut short or not JSON are skipped."""
-    try:
-        lines = Path(probe_jsonl).read_text().splitlines()
-    except OSError:
-        return []
-    found = []
-    for line in lines:
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(obj, dict) and obj.get("type") == "pool":
-            found.append(obj)
-    return found
-
-
-def connection_counts(probe_jsonl: Path) -> list[tuple[float, int]]:
-    """(t_epoch, the http connector's connectionCount) from a probe's raw lines; [] when there are none."""
-    counts = []
-    for obj in pool_lines(probe_jsonl):
-        try:
-            reading = pick_pool(obj)
-        except (ValueError, KeyError, AttributeError):
-            continue
-        if reading and reading.connections is not None:
-            counts.append((reading.t_epoch, reading.connections))
-    return counts
-
-
-def db_pool_counts(probe_jsonl: Path) -> list[tuple[float, int | None, int | None, int | None]]:
-    """(t_epoch, active, waiting, total) of the webapp's HikariCP pool (its MBean) from a probe's raw lines:
-    connections in use, requests waiting for one, connections open; [] when the JVM has no such pool."""
-    return [(float(obj["t_epoch"]), _known(pool.get("active")), _known(pool.get("waiting")),
-             _known(pool.get("total")))
-            for obj in pool_lines(probe_jsonl) for pool in obj.get("db_pools") or []]
-
-
-def java_of(pid: int) -> str:
-    """The java binary a running process executes (/proc/<pid>/exe)."""
-    try:
-        exe = os.readlink(f"/proc/{pid}/exe")
-    except FileNotFoundError:
-        raise JvmProbeError(f"process {pid} does not exist") from None
-    except PermissionError:
-        raise JvmProbeError(f"cannot read /proc/{pid}/exe (another user's process?)") from None
-    if exe.endswith(" (deleted)"):
-        raise JvmProbeError(f"the JDK of process {pid} was removed or upgraded ({exe})")
-    if os.path.basename(exe) != "java":
-        raise JvmProbeError(f"process {pid} does not run a java launcher ({exe}); pass java=")
-    return exe
-
-
-def probe_program(java: str) -> list[str]:
-    """What follows the JVM options on the probe's command line: its source file for a JDK with a compiler, else
-    the class compiled into the cache (by any installed JDK's javac, for release 17 so every JDK here runs it)."""
-    jdk = read_jdk(Path(java).resolve().parents[1])
-    if jdk is None or jdk.has_compiler:
-        return [str(PROBE_SRC)]
-    source = PROBE_SRC.read_bytes()
-    classes = paths.CACHE / "jvm-probe" / hashlib.sha256(source).hexdigest()[:16]
-    if not (classes / "JvmProbe.class").is_file():
-        compilers = [j for j in installed_jdks() if j.has_compiler]
-        if not compilers:
-            raise JvmProbeError(f"{jdk.home} has no compiler to run the probe from source, and no JDK here has "
-                                "javac to build it (apt-get install openjdk-17-jdk-headless)")
-        building = classes.with_name(f"{classes.name}.{os.getpid()}.tmp")
-        done = subprocess.run([str(compilers[0].home / "bin" / "javac"), "--release", "17", "-d", str(building),
-                               str(PROBE_SRC)], capture_output=True, text=True, timeout=120)
-        if done.returncode != 0:
-            raise JvmProbeError(f"javac could not build the probe: {done.stderr.strip()[-500:]}")
-        try:
-            os.replace(building, classes)
-        except OSError:                  # another process built it first
-            shutil.rmtree(building, ignore_errors=True)
-    return ["-cp", str(classes), "JvmProbe"]
-
-
-def _status_field(pid: int, name: str) -> str | None:
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith(name + ":"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        return None
-    return None
-
-
-def check_attachable(pid: int) -> None:
-    """Refuse, with a clear message, the cases where attaching fails or hurts the target."""
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            argv = [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
-    except FileNotFoundError:
-        raise JvmProbeError(f"process {pid} does not exist") from None
-    if "-XX:+DisableAttachMechanism" in argv:
-        raise JvmProbeError(f"JVM {pid} runs with -XX:+DisableAttachMechanism: the pool probe "
-                            "cannot attach; start the server without it")
-    uid = _status_field(pid, "Uid")
-    if uid is not None:
-        euid = int(uid.split()[1])
-        if euid != os.geteuid() and os.geteuid() != 0:
-            raise JvmProbeError(f"JVM {pid} runs as uid {euid}, the probe would run as uid "
-                                f"{os.geteuid()}: attach needs the same user")
-    # HotSpot's attach listener is started on demand by SIGQUIT. A JVM that does not catch
-    # SIGQUIT yet (still starting) or at all (-Xrs) would be killed by it instead.
-    socket = Path(f"/proc/{pid}/root/tmp/.java_pid{pid}")
-    sigcgt = _status_field(pid, "SigCgt")
-    if not socket.exists() and sigcgt is not None and not (int(sigcgt, 16) >> (signal.SIGQUIT - 1)) & 1:
-        raise JvmProbeError(f"JVM {pid} does not handle SIGQUIT (still starting, or -Xrs): "
-                            "attaching now would kill it")
-
-
-def launch_here(probe: "JvmProbe") -> subprocess.Popen:
-    """The probe process on this machine, its stdin a pipe (closing it stops the probe), stdout and stderr text
-    lines."""
-    java = probe.java or java_of(probe.pid)
-    check_attachable(probe.pid)
-    interval_ms = max(1, int(round(probe.interval_s * 1000)))
-    cmd = [java, *PROBE_JVM_OPTS, *probe_program(java), str(probe.pid), str(interval_ms)]
-    return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True, text=True, bufsize=1, close_fds=True)
 
 
 class JvmProbe:
@@ -371,30 +209,3 @@ class JvmProbe:
     def _read_stderr(self) -> None:
         for line in self._proc.stderr:
             self._stderr.append(line)
-
-
-class ShiftedLines:
-    """The probe's JSON lines with t_epoch moved by -offset (a line that is not JSON passes unchanged)."""
-
-    def __init__(self, lines, offset_s: float):
-        self.lines, self.offset_s = lines, offset_s
-
-    def __iter__(self):
-        for line in self.lines:
-            yield shifted(line, self.offset_s)
-
-    def close(self) -> None:
-        self.lines.close()
-
-
-def shifted(line: str, offset_s: float) -> str:
-    if not offset_s:
-        return line
-    try:
-        obj = json.loads(line)
-    except ValueError:
-        return line
-    if isinstance(obj, dict) and isinstance(obj.get("t_epoch"), (int, float)):
-        obj["t_epoch"] -= offset_s
-        return json.dumps(obj) + "\n"
-    return line

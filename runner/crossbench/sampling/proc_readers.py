@@ -200,4 +200,3 @@ class CoreReader:
                 result.append(min(100.0, max(0.0, (busy1 - busy0) / d_tot * 100.0)))
         self._prev = cur
         return tuple(result)
-

@@ -1,0 +1,111 @@
+"""The JVM probe's process: the target's java, the probe program (from source, or compiled once into the cache),
+the checks before attaching, and the launch on this machine."""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .. import paths
+from ..jdk import installed_jdks, read_jdk
+
+if TYPE_CHECKING:
+    from .jvm_probe import JvmProbe
+
+PROBE_SRC = Path(__file__).resolve().parents[2] / "probes" / "JvmProbe.java"
+PROBE_JVM_OPTS = ("-XX:TieredStopAtLevel=1", "-Xshare:auto", "-XX:+UseSerialGC", "-Xmx32m")
+
+
+class JvmProbeError(RuntimeError):
+    """The probe cannot attach to the target JVM or died before reporting."""
+
+
+def java_of(pid: int) -> str:
+    """The java binary a running process executes (/proc/<pid>/exe)."""
+    try:
+        exe = os.readlink(f"/proc/{pid}/exe")
+    except FileNotFoundError:
+        raise JvmProbeError(f"process {pid} does not exist") from None
+    except PermissionError:
+        raise JvmProbeError(f"cannot read /proc/{pid}/exe (another user's process?)") from None
+    if exe.endswith(" (deleted)"):
+        raise JvmProbeError(f"the JDK of process {pid} was removed or upgraded ({exe})")
+    if os.path.basename(exe) != "java":
+        raise JvmProbeError(f"process {pid} does not run a java launcher ({exe}); pass java=")
+    return exe
+
+
+def probe_program(java: str) -> list[str]:
+    """What follows the JVM options on the probe's command line: its source file for a JDK with a compiler, else
+    the class compiled into the cache (by any installed JDK's javac, for release 17 so every JDK here runs it)."""
+    jdk = read_jdk(Path(java).resolve().parents[1])
+    if jdk is None or jdk.has_compiler:
+        return [str(PROBE_SRC)]
+    source = PROBE_SRC.read_bytes()
+    classes = paths.CACHE / "jvm-probe" / hashlib.sha256(source).hexdigest()[:16]
+    if not (classes / "JvmProbe.class").is_file():
+        compilers = [j for j in installed_jdks() if j.has_compiler]
+        if not compilers:
+            raise JvmProbeError(f"{jdk.home} has no compiler to run the probe from source, and no JDK here has "
+                                "javac to build it (apt-get install openjdk-17-jdk-headless)")
+        building = classes.with_name(f"{classes.name}.{os.getpid()}.tmp")
+        done = subprocess.run([str(compilers[0].home / "bin" / "javac"), "--release", "17", "-d", str(building),
+                               str(PROBE_SRC)], capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            raise JvmProbeError(f"javac could not build the probe: {done.stderr.strip()[-500:]}")
+        try:
+            os.replace(building, classes)
+        except OSError:                  # another process built it first
+            shutil.rmtree(building, ignore_errors=True)
+    return ["-cp", str(classes), "JvmProbe"]
+
+
+def _status_field(pid: int, name: str) -> str | None:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(name + ":"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        return None
+    return None
+
+
+def check_attachable(pid: int) -> None:
+    """Refuse, with a clear message, the cases where attaching fails or hurts the target."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            argv = [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
+    except FileNotFoundError:
+        raise JvmProbeError(f"process {pid} does not exist") from None
+    if "-XX:+DisableAttachMechanism" in argv:
+        raise JvmProbeError(f"JVM {pid} runs with -XX:+DisableAttachMechanism: the pool probe "
+                            "cannot attach; start the server without it")
+    uid = _status_field(pid, "Uid")
+    if uid is not None:
+        euid = int(uid.split()[1])
+        if euid != os.geteuid() and os.geteuid() != 0:
+            raise JvmProbeError(f"JVM {pid} runs as uid {euid}, the probe would run as uid "
+                                f"{os.geteuid()}: attach needs the same user")
+    # HotSpot's attach listener is started on demand by SIGQUIT. A JVM that does not catch
+    # SIGQUIT yet (still starting) or at all (-Xrs) would be killed by it instead.
+    socket = Path(f"/proc/{pid}/root/tmp/.java_pid{pid}")
+    sigcgt = _status_field(pid, "SigCgt")
+    if not socket.exists() and sigcgt is not None and not (int(sigcgt, 16) >> (signal.SIGQUIT - 1)) & 1:
+        raise JvmProbeError(f"JVM {pid} does not handle SIGQUIT (still starting, or -Xrs): "
+                            "attaching now would kill it")
+
+
+def launch_here(probe: "JvmProbe") -> subprocess.Popen:
+    """The probe process on this machine, its stdin a pipe (closing it stops the probe), stdout and stderr text
+    lines."""
+    java = probe.java or java_of(probe.pid)
+    check_attachable(probe.pid)
+    interval_ms = max(1, int(round(probe.interval_s * 1000)))
+    cmd = [java, *PROBE_JVM_OPTS, *probe_program(java), str(probe.pid), str(interval_ms)]
+    return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True, text=True, bufsize=1, close_fds=True)
