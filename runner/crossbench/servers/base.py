@@ -220,7 +220,7 @@ class ServerPlugin:
 
     def probe(self, pid: int, cell_dir: Path, host):
         """What looks inside the server while the cell runs: by default the pool files its processes write in
-        database cells (nothing else); Tomcat's JVM probe in servers/tomcat.py. None: no probe.
+        database cells (nothing else); Tomcat's JVM probe in servers/tomcat_probe.py. None: no probe.
         `host` the server's (crossbench.hosts): `pid` is that host's."""
         return db_pool.ProcessLogProbe(pool_log_dir(cell_dir), cell_dir, host.clock_offset_s) \
             if DB_ENDPOINTS[0] in self.endpoints else None
