@@ -119,7 +119,7 @@ def connections(meas: dict, pool: dict | None, w: Workload | None) -> dict:
 
 def virtual(meas: dict, w: Workload | None) -> dict:
     """The virtual-thread cells' knee (none found up to their highest C means no knee there)."""
-    knees = [bend for bend in meas["knees"] if bend["setting"] == "virtual"]
+    knees = [bend for bend in meas["knees"] if bend["max_threads"] is None]
     if not knees:
         return {"measured": False, "removes_knee": None}
     top = max(knees, key=lambda bend: bend["max_concurrency"] or 0)

@@ -14,6 +14,7 @@ from crossbench.points import load as load_run_points, point_id
 from . import knees as knee_finder
 from .maxthreads import beyond_queues, queue_groups, sweep_cells, tomcat_ok
 from .runinfo import Run, get, num
+from .setting import pool_size, setting, sweeps_pool
 
 # A point flagged only ratio_disagreement whose two ratios are both above 1.1 is past the knee by either: the flag
 # says how far past is uncertain, not whether, so it may close a knee's bracket (it feeds no other figure).
@@ -47,22 +48,19 @@ def figure(point: dict, name: str) -> dict | None:
 
 
 def setting_of(point: dict) -> str:
-    cell = point["cell"]
-    return "virtual" if cell.get("executor") == "virtual" else f"maxThreads={cell.get('max_threads')}"
+    return setting(point["cell"])
 
 
 def sweep_points(run: Run, all_points: list[dict]) -> list[dict]:
     """Points of Tomcat's blocking delay sweep (maxthreads.sweep_cells), refused when there are none."""
     ids = {point_id(c) for c in sweep_cells(run.cells)}
     found = [point for point in all_points if point["point_id"] in ids]
-    settings = sorted({point["cell"].get("max_threads") for point in found
-                       if point["cell"].get("executor") == "platform"})
+    settings = sorted({pool_size(point["cell"]) for point in found if pool_size(point["cell"]) is not None})
     if len(settings) < 2:
         had = f"only maxThreads={settings[0]}" if settings else "no maxThreads sweep"
         raise AdviceRefused(f"run {run.run_id} has {had} (Tomcat platform threads on /delay/sync); advice compares "
                             f"two settings or more: run {RUN_IT} (about 45 min; --quick: about 2 min)")
-    return sorted(found, key=lambda point: (point["cell"].get("executor") == "virtual",
-                                            num(point["cell"].get("max_threads")) or 0,
+    return sorted(found, key=lambda point: (pool_size(point["cell"]) is None, num(pool_size(point["cell"])) or 0,
                                             num(point["cell"].get("delay_ms")) or 0, num(point["cell"]["concurrency"])))
 
 
@@ -115,7 +113,7 @@ def knees(points: list[dict]) -> list[dict]:
         bounds = [knee_finder.find_knee([(point["cell"]["concurrency"], figure(point, used)[bound]) for point in valid])
                   for bound in ("ci95_high", "ci95_low")] if valid and all(
             figure(point, used).get("ci95_low") is not None for point in valid) else []
-        limit = num(mine[0]["cell"].get("max_threads")) if name != "virtual" else None
+        limit = num(pool_size(mine[0]["cell"]))
         between = bracket(pairs)
         found.append({
             "setting": name, "max_threads": int(limit) if limit else None, "delay_ms": delay,
@@ -132,13 +130,13 @@ def knees(points: list[dict]) -> list[dict]:
 
 
 def platform(points: list[dict]) -> list[dict]:
-    return [point for point in points if point["cell"].get("executor") == "platform" and point.get("valid")]
+    return [point for point in points if pool_size(point["cell"]) is not None and point.get("valid")]
 
 
 def jvm_own_threads(points: list[dict]) -> dict | None:
     """Threads beyond the pool where the pool was full (C >= maxThreads): the JVM's and Tomcat's own; median."""
-    own = {point["point_id"]: value(point, "threads_peak") - point["cell"]["max_threads"] for point in platform(points)
-           if value(point, "threads_peak") is not None and point["cell"]["concurrency"] >= point["cell"]["max_threads"]}
+    own = {point["point_id"]: value(point, "threads_peak") - pool_size(point["cell"]) for point in platform(points)
+           if value(point, "threads_peak") is not None and point["cell"]["concurrency"] >= pool_size(point["cell"])}
     if not own:
         return None
     ordered = sorted(own.values())
@@ -207,13 +205,13 @@ def queueing(points: list[dict]) -> list[dict]:
     """Valid platform points with more clients than threads: the ratio against C / maxThreads (each request
     waits its turn in Tomcat's queue), p50 and p99, threads busy and connections Tomcat held."""
     return [{"point": point["point_id"], "concurrency": point["cell"]["concurrency"],
-             "max_threads": point["cell"]["max_threads"],
+             "max_threads": pool_size(point["cell"]),
              "ratio": round(value(point, "latency_ratio") or value(point, "efficiency_ratio") or math.nan, 3),
-             "predicted": round(point["cell"]["concurrency"] / point["cell"]["max_threads"], 3),
+             "predicted": round(point["cell"]["concurrency"] / pool_size(point["cell"]), 3),
              "p50_ms": value(point, "latency_ms.p50"), "p99_ms": value(point, "latency_ms.p99"),
              "pool_busy_peak": point["cell"].get("pool_busy_peak"),
              "connections_held": point["cell"].get("tomcat_connection_count_peak")}
-            for point in platform(points) if point["cell"]["concurrency"] > point["cell"]["max_threads"]]
+            for point in platform(points) if point["cell"]["concurrency"] > pool_size(point["cell"])]
 
 
 def queue_limits(run: Run) -> list[dict]:
@@ -241,15 +239,15 @@ def measure(run_dir: Path | Run) -> dict:
     from .runinfo import load_run
     run = run_dir if isinstance(run_dir, Run) else load_run(Path(run_dir))
     points = sweep_points(run, load_points(run))
-    plat = [point for point in points if point["cell"].get("executor") == "platform"]
-    virt = [point for point in points if point["cell"].get("executor") == "virtual"]
+    plat = [point for point in points if pool_size(point["cell"]) is not None]
+    virt = [point for point in points if sweeps_pool(point["cell"]) and pool_size(point["cell"]) is None]
     return {
         "run_id": run.run_id, "run_dir": str(run.path), "experiment": run.experiment, "machine": run.machine_line(),
         "server_cores": len(plat[0]["cell"].get("server_cpus") or [1]),
         "jdk": get(plat[0]["cell"], "jvm.vm_version"), "somaxconn": num(run.machine.get("somaxconn")),
         "heap": sorted({str(get(point["cell"], "server_settings.heap")) for point in plat}),
         "delays_ms": sorted({point["cell"]["delay_ms"] for point in points}),
-        "max_threads_measured": sorted({point["cell"]["max_threads"] for point in plat}),
+        "max_threads_measured": sorted({pool_size(point["cell"]) for point in plat}),
         "max_concurrency": max(point["cell"]["concurrency"] for point in points),
         "launches": sorted({point.get("n") or 0 for point in points}),
         "knees": knees(points), "jvm_own_threads": jvm_own_threads(points),

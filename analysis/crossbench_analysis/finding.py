@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from crossbench import points, stats
 
 from .runinfo import Run, get, num
+from .setting import setting
 
 THRESHOLD = 1.1            # the bend: the efficiency ratio above this for good
 
@@ -177,18 +178,9 @@ def all_flagged(family: str, what: str, left: list[dict], chart: str | None) -> 
 
 
 def who(point: dict) -> str:
-    """The server's setting in words, e.g. 'tomcat maxThreads=200' or 'tornado' (built from the record's
-    executor, maxThreads or processes where an older record has no `setting`)."""
-    if point.get("setting"):
-        return str(point["setting"])
-    record = point["records"][0]
-    server = str(record.get("server") or "?")
-    if record.get("executor") == "virtual":
-        return f"{server} virtual"
-    if record.get("executor"):
-        return f"{server} maxThreads={record.get('max_threads')}"
-    processes = num(record.get("processes")) or 1
-    return server + (f" x{processes:g}" if processes > 1 else "")
+    """The server's setting in words, e.g. 'tomcat maxThreads=200' or 'tornado' (setting.py: the record's
+    `setting`, or its plug-in's words for an older record)."""
+    return str(point.get("setting") or setting(point["records"][0]))
 
 
 def delay_text(point: dict) -> str:

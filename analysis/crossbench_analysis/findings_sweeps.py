@@ -9,7 +9,8 @@ from collections import defaultdict
 from .finding import (THRESHOLD, Finding, all_flagged, cells_of, delay_text, figure, left_note, quoted, sig, split,
                       value, who, with_figure)
 from .knees import predicted_knee
-from .runinfo import num, offered_rate
+from .runinfo import by_default_driver, num, offered_rate
+from .setting import pool_size, sweeps_pool
 
 DB_ENDPOINTS = ("/db", "/queries", "/db/kv", "/db/slow")
 MIN_COST_SETTINGS = 3
@@ -20,7 +21,7 @@ def delay_sweeps(points: list[dict]) -> list[tuple[str, list[dict]]]:
     """Closed-loop delay points per server setting (group, endpoint, delay, setting), by concurrency."""
     grouped: dict[tuple, list[dict]] = defaultdict(list)
     for p in points:
-        if p.get("kind") in ("closed_loop", None) and (num(p.get("delay_ms")) or 0) > 0 \
+        if by_default_driver(p) and (num(p.get("delay_ms")) or 0) > 0 \
                 and p.get("endpoint") not in DB_ENDPOINTS:
             grouped[(p.get("group"), p.get("endpoint"), p.get("delay_ms"), who(p))].append(p)
     return [(f"{key[3]} ({key[1]}, {delay_text(pts[0])} delay, group {key[0]})",
@@ -113,7 +114,7 @@ def thread_plateaus(family: str, points: list[dict], chart: str = "threads_peak"
     out = []
     for name, pts in delay_sweeps(points):
         first = pts[0]["records"][0]
-        if not first.get("executor"):
+        if not sweeps_pool(first):
             continue
         good, left = split(pts)
         good = [p for p in good if value(p, "threads_peak") is not None]
@@ -121,8 +122,8 @@ def thread_plateaus(family: str, points: list[dict], chart: str = "threads_peak"
             out.append(all_flagged(family, f"Threads of {name}", left, chart))
             continue
         peak = max(good, key=lambda p: value(p, "threads_peak"))
-        threads, limit = value(peak, "threads_peak"), num(first.get("max_threads"))
-        if first.get("executor") == "virtual":
+        threads, limit = value(peak, "threads_peak"), num(pool_size(first))
+        if limit is None:
             text = (f"{name} peaked at {threads:.0f} JVM threads (C={peak['concurrency']}): virtual threads need "
                     "no pool, the count is the carriers and the JVM's own")
         else:
@@ -146,7 +147,7 @@ def thread_cost(family: str, points: list[dict], chart: str = "maxthreads_cost")
     highest counted delay cells (at least three settings: a line through two has no error to show)."""
     tops, left_all = [], []
     for _, pts in delay_sweeps(points):
-        if pts[0]["records"][0].get("executor") != "platform":
+        if pool_size(pts[0]["records"][0]) is None:
             continue
         good, left = split(pts)
         left_all += left

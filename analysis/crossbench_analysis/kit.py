@@ -22,6 +22,7 @@ from .kit_intervals import (TAIL_COLUMNS, interval_columns, interval_key, interv
 from .kit_labels import (LABEL_FIELDS, OTHER_PALETTE, Series, label_fields, palette, panel_style, series_of,
                          shade)
 from .runinfo import Run, get, is_failed, is_valid, num, offered_rate
+from .setting import pool_size
 
 __all__ = ["ChartJob", "LABEL_FIELDS", "OTHER_PALETTE", "Series", "TAIL_COLUMNS", "against_concurrency", "by_c",
            "count", "flagged", "fmt", "how", "interval_columns", "interval_key", "interval_of", "is_delay",
@@ -172,6 +173,5 @@ def flagged(cells, *figures) -> int:
 
 
 def max_threads_of(cells) -> dict:
-    values = sorted({int(num(c.get("max_threads"))) for c in cells
-                     if c.get("executor") == "platform" and num(c.get("max_threads"))})
+    values = sorted({int(num(pool_size(c))) for c in cells if num(pool_size(c))})
     return {"maxthreads": " ".join(str(v) for v in values)}

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .runinfo import offered_rate
+from .setting import EXECUTOR_KNOB, pool_size, setting, setting_order, sweeps_pool
 
 THRESHOLD = 1.1
 KNEES_FILE = "knees.jsonl"
@@ -62,7 +63,7 @@ class SettingKnee:
     server: str
     executor: str | None
     max_threads: int | None
-    setting: str                       # "maxThreads=200" or "virtual" (Tomcat), else the server and its processes
+    setting: str                       # the record's setting: "tomcat maxThreads=200", "tornado p2", ...
     predicted: int | None              # the parallel limit (pool size); none where waiting holds nothing
     knee_concurrency: float | None
     status: str
@@ -88,15 +89,16 @@ def jdk_feature(record: dict) -> str | None:
 
 def jdks_vary(records: list[dict]) -> bool:
     """Tomcat cells on more than one JDK (a run that sets one against another): their labels then say which."""
-    return len({jdk_feature(r) for r in records if r.get("executor")}) > 1
+    return len({jdk_feature(r) for r in records if sweeps_pool(r)}) > 1
 
 
 def setting_label(record: dict, with_jdk: bool = False) -> str:
-    if record.get("executor"):
-        label = "virtual" if record["executor"] == "virtual" else f"maxThreads={record.get('max_threads')}"
-        return f"{label}, JDK {jdk_feature(record)}" if with_jdk else label
-    processes = record.get("processes") or 1
-    return record["server"] + (f" x{processes}" if processes > 1 else "")
+    """The record's setting ('tomcat maxThreads=200', 'tornado p2'), with ', JDK 25' when the run's JDKs vary
+    and the setting does not name it already."""
+    label = setting(record)
+    if with_jdk and sweeps_pool(record) and f"JDK {jdk_feature(record)}" not in label:
+        return f"{label}, JDK {jdk_feature(record)}"
+    return label
 
 
 def setting_key(record: dict, with_jdk: bool = False) -> tuple:
@@ -126,16 +128,10 @@ def labelled_apart(by_series: dict[tuple, list[dict]]) -> dict[tuple, list[dict]
     return grouped
 
 
-def label_order(label: str) -> tuple:
-    """maxThreads settings by pool size, then virtual threads, then the rest; the JDK last."""
-    pool = re.match(r"maxThreads=(\d+)", label)
-    return (label.startswith("virtual"), int(pool.group(1)) if pool else 0, label)
-
-
 def predicted_knee(record: dict) -> int | None:
     if "parallel_limit" in record:
         return record["parallel_limit"]
-    return record.get("max_threads") if record.get("executor") == "platform" else None   # schema 1
+    return pool_size(record)   # schema 1
 
 
 def usable(record: dict) -> bool:
@@ -176,8 +172,8 @@ def setting_knee(key: tuple, records: list[dict], threshold: float = THRESHOLD) 
     predicted = predicted_knee(records[0])
     resolution = resolved(knee, points, threshold)
     return SettingKnee(
-        group=group, endpoint=endpoint, delay_ms=delay_ms, server=server, executor=records[0].get("executor"),
-        max_threads=records[0].get("max_threads"), setting=label, predicted=predicted,
+        group=group, endpoint=endpoint, delay_ms=delay_ms, server=server, executor=records[0].get(EXECUTOR_KNOB),
+        max_threads=pool_size(records[0]), setting=label, predicted=predicted,
         knee_concurrency=round(knee.concurrency, 1) if knee.concurrency is not None else None,
         status=knee.status, text=knee_text(knee, predicted, points, threshold) + RESOLUTION_TEXT[resolution],
         ratio_used=used, resolved=resolution,
@@ -247,7 +243,7 @@ def settings_knees(records: list[dict], threshold: float = THRESHOLD) -> list[Se
         if usable(record):
             by_series[(setting_key(record, with_jdk), series_of(record))].append(record)
     grouped = labelled_apart(by_series)
-    order = sorted(grouped, key=lambda k: (k[0], k[1], k[2], k[3], *label_order(k[4])))
+    order = sorted(grouped, key=lambda k: (k[0], k[1], k[2], k[3], setting_order(k[4])))
     return [setting_knee(key, grouped[key], threshold) for key in order]
 
 

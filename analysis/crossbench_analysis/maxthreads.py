@@ -13,30 +13,31 @@ from . import knees as knee_finder
 from .kit import (ChartJob, flagged, how, interval_key, interval_of, missing_note, palette, point_interval,
                   same_point, with_headings, write_blocks)
 from .runinfo import Run, get, is_valid, num
+from .setting import fixed_knobs, pool_size, setting_order, sweeps_pool
 
 
 
 def setting(cell: dict, with_jdk: bool = False) -> str:
-    """'maxThreads=50' or 'virtual'; with ', JDK 25' when the run set JDKs against each other."""
+    """'tomcat maxThreads=50' or 'tomcat virtual' (the record's setting); with ', JDK 25' when the run set JDKs
+    against each other."""
     return knee_finder.setting_label(cell, with_jdk)
 
 
-def setting_sort(cell: dict) -> tuple:
-    return (cell.get("executor") == "virtual", num(cell.get("max_threads")) or 0,
-            int(knee_finder.jdk_feature(cell) or 0))
+def setting_sort(cell: dict, with_jdk: bool = False) -> tuple:
+    return setting_order(setting(cell, with_jdk))
 
 
 def tomcat_ok(cells: list[dict]) -> list[dict]:
     """The cells with a connector pool setting (Tomcat's executor): what this experiment sweeps."""
-    return [c for c in cells if c.get("executor") and c.get("status") == "ok"]
+    return [c for c in cells if sweeps_pool(c) and c.get("status") == "ok"]
 
 
 def beyond_queues(cell: dict) -> bool:
     """More clients than the connector takes in: maxConnections, or maxThreads + acceptCount (platform)."""
     c = num(cell.get("concurrency")) or 0
     limits = [num(cell.get("max_connections"))]
-    if cell.get("executor") != "virtual" and num(cell.get("max_threads")) and num(cell.get("accept_count")):
-        limits.append(num(cell["max_threads"]) + num(cell["accept_count"]))
+    if num(pool_size(cell)) and num(cell.get("accept_count")):
+        limits.append(num(pool_size(cell)) + num(cell["accept_count"]))
     return any(limit and c > limit for limit in limits)
 
 
@@ -61,7 +62,7 @@ def colors(n: int, cells: list[dict]) -> str:
 def by_setting(cells: list[dict]) -> list[tuple[str, list[dict]]]:
     grouped: dict[str, list[dict]] = defaultdict(list)
     with_jdk = knee_finder.jdks_vary(cells)
-    for c in sorted(cells, key=lambda c: (setting_sort(c), num(c.get("concurrency")) or 0)):
+    for c in sorted(cells, key=lambda c: (setting_sort(c, with_jdk), num(c.get("concurrency")) or 0)):
         grouped[setting(c, with_jdk)].append(c)
     return list(grouped.items())
 
@@ -149,11 +150,11 @@ def threads_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | Non
                    default=None)
         top = int(max(num(c.get("concurrency")) or 0 for c in mine))
         interval = peak_point(mine)
-        if mine[0].get("executor") == "virtual":
+        if pool_size(mine[0]) is None:
             virtual.append([peak, top, *interval])
         else:
             series = f"platform threads, JDK {knee_finder.jdk_feature(mine[0])}" if with_jdk else "platform threads"
-            platform[series].append([int(num(mine[0]["max_threads"])), peak, top, *interval])
+            platform[series].append([int(num(pool_size(mine[0]))), peak, top, *interval])
     write_blocks(data_dir / "maxthreads_threads.dat", f"peak threads per setting over its sweep "
                  f"(run {run.run_id}); threads_peak_mean, _lo, _hi: the point (concurrency) with the highest mean, "
                  "its 95 % interval over launches", ["max_threads", "threads_peak", "max_concurrency",
@@ -243,9 +244,9 @@ def queues_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None
     here = [c for c in tomcat_ok(cells) if c.get("group") in groups and num(c.get("delay_ms"))]
     series: dict[str, list[dict]] = defaultdict(list)
     with_jdk = knee_finder.jdks_vary(here)
-    for c in sorted(here, key=lambda c: (num(c["delay_ms"]), setting_sort(c), num(c.get("concurrency")) or 0)):
-        series[f"{setting(c, with_jdk)}, acceptCount={c.get('accept_count')}, maxConnections={c.get('max_connections')}, "
-               f"delay {num(c['delay_ms']) / 1000:g} s"].append(c)
+    for c in sorted(here, key=lambda c: (num(c["delay_ms"]), setting_sort(c, with_jdk),
+                                         num(c.get("concurrency")) or 0)):
+        series[", ".join([setting(c, with_jdk), *fixed_knobs(c), f"delay {num(c['delay_ms']) / 1000:g} s"])].append(c)
     blocks = [(label, [[c["concurrency"], num(c.get("rps")), num(c.get("tomcat_connection_count_peak")),
                         *[num(get(c, f"errors.{k}")) for k in ERROR_KINDS], num(c.get("efficiency_ratio")),
                         num(c.get("latency_ratio")), is_valid(c), c["cell_id"],
@@ -256,7 +257,7 @@ def queues_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None
                  ["concurrency", "rps", "connections_held", *ERROR_KINDS, "efficiency_ratio", "latency_ratio",
                   "valid", "cell_id", "rps_mean", "rps_lo", "rps_hi"], blocks)
     first = next(iter(series.values()))[0]
-    limit_queue = (num(first.get("max_threads")) or 0) + (num(first.get("accept_count")) or 0)
+    limit_queue = (num(pool_size(first)) or 0) + (num(first.get("accept_count")) or 0)
     note = f"limits drawn for the first of {len(blocks)} series" if len(blocks) > 1 else ""
     return ChartJob("maxthreads_queues", "maxthreads_queues.gp",
                     f"Beyond the connector's queues (group {', '.join(groups)}): what the client sees",
@@ -269,7 +270,7 @@ def queues_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None
                     {**interval_key(here), "file_1": "maxthreads_queues.dat", "nseries_1": len(blocks), "colors_1": colors(len(blocks), cells),
                      "nflagged": flagged(here, "rps"),
                      "limit_queue": limit_queue, "limit_connections": num(first.get("max_connections")) or 0,
-                     "pool_rps": (num(first.get("max_threads")) or 0) / (num(first["delay_ms"]) / 1000)},
+                     "pool_rps": (num(pool_size(first)) or 0) / (num(first["delay_ms"]) / 1000)},
                     ["maxthreads_queues.dat"], note)
 
 

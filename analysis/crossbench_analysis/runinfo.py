@@ -11,9 +11,11 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from crossbench.drivers import of_record
+from crossbench.drivers import DEFAULT_KIND, DRIVERS, of_record
 from crossbench.record import upgrade
 from crossbench.servers import PLUGINS
+
+from .setting import setting, setting_order
 
 SUPPORTED_SCHEMA = 4           # schema 4 (one declaration per field) reads older records through record.upgrade
 
@@ -26,6 +28,12 @@ def offered_rate(cell: dict) -> bool:
     """A cell drawn against the rate it was offered (an open-loop driver's), not against concurrency."""
     driver = of_record(cell)
     return driver is not None and driver.axis == "rate"
+
+
+def by_default_driver(cell: dict) -> bool:
+    """A cell of the default driver (crossbench.drivers.DEFAULT_KIND: the closed-loop concurrency sweep), records
+    older than `kind` too: what the sweep findings read."""
+    return of_record(cell) is DRIVERS[DEFAULT_KIND]
 
 
 def server_rank(server) -> int:
@@ -69,7 +77,7 @@ def sort_key(cell: dict, group_rank: dict | None = None):
     """Reading order: group (in the run's order), delay, server, endpoint, settings, concurrency, repetition."""
     return ((group_rank or {}).get(cell.get("group"), 0), str(cell.get("group") or ""), num(cell.get("delay_ms")) or 0,
             server_rank(cell.get("server")), str(cell.get("server") or ""),
-            str(cell.get("endpoint") or ""), str(cell.get("executor") or ""), num(cell.get("max_threads")) or 0,
+            str(cell.get("endpoint") or ""), setting_order(setting(cell)),
             num(cell.get("concurrency")) or 0, num(cell.get("repetition")) or 0, str(cell.get("cell_id") or ""))
 
 

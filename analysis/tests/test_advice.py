@@ -178,7 +178,7 @@ def test_synthetic_machine_that_bends_before_the_pool(busy_run):
     # mt40: the machine's 15: C=10 1.0, C=20 20/15 = 1.33: bracket 10..20 and 1.1 x 40 = 44: 20 < 0.8 x 44
     k = a["knee_check"]
     assert [(x["setting"], x["knee_between"], x["follows_max_threads"]) for x in k["knees"]] == [
-        ("maxThreads=10", [10, 40], True), ("maxThreads=40", [10, 20], False)]
+        ("tomcat maxThreads=10", [10, 40], True), ("tomcat maxThreads=40", [10, 20], False)]
     assert k["follows"] is False and k["machine_limit_concurrency"] == 20
     # exact lines: 0.25 MB = 256 KB a thread; 0.1 % of a core per req/s = 1 ms a request, 5 % idle
     assert a["cost"]["rss"]["kb_per_thread"] == pytest.approx(256)
@@ -212,7 +212,7 @@ def test_synthetic_launches_give_the_knee_its_interval(tmp_path):
     run.mkdir()
     (run / "cells.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cells))
     knee = advice.advise(run, None)["knee_check"]["knees"][0]
-    assert knee["setting"] == "maxThreads=10" and knee["knee_concurrency"] == pytest.approx(10.3, abs=0.05)
+    assert knee["setting"] == "tomcat maxThreads=10" and knee["knee_concurrency"] == pytest.approx(10.3, abs=0.05)
     assert knee["knee_range"] == pytest.approx([6.2, 11.9], abs=0.05)
     assert advice.advise(run, None)["run"]["launches"] == [2]
 

@@ -85,10 +85,10 @@ def test_knees_jsonl_has_one_record_per_setting(tmp_path):
     lines = read_jsonl(tmp_path / "knees.jsonl")
     assert len(lines) == len(written) == 4 and lines == written
     by = {(k["group"], k["setting"]): k for k in lines}
-    assert set(by) == {("delay", "maxThreads=20"), ("delay", "maxThreads=50"), ("delay", "virtual"),
-                       ("queues", "maxThreads=10")}
+    assert set(by) == {("delay", "tomcat maxThreads=20"), ("delay", "tomcat maxThreads=50"),
+                       ("delay", "tomcat virtual"), ("queues", "tomcat maxThreads=10")}
 
-    mt20 = by[("delay", "maxThreads=20")]
+    mt20 = by[("delay", "tomcat maxThreads=20")]
     assert mt20["predicted"] == 20 and mt20["status"] == "crossed"
     assert mt20["knee_concurrency"] == pytest.approx(20 * 2 ** (0.08 / 0.98), abs=0.1)
     assert mt20["knee_vs_predicted"] == pytest.approx(mt20["knee_concurrency"] / 20, abs=0.01)
@@ -97,15 +97,15 @@ def test_knees_jsonl_has_one_record_per_setting(tmp_path):
     assert mt20["points"][0]["cell_ids"] == ["delay-platform-20-c10"]
     assert mt20["points"][2]["efficiency_ratio"] == pytest.approx(2.0 * 0.97)     # the seed's, alongside
 
-    mt50 = by[("delay", "maxThreads=50")]
+    mt50 = by[("delay", "tomcat maxThreads=50")]
     assert [p["concurrency"] for p in mt50["points"]] == [10, 40, 80]     # the failed C=40 duplicate is out
     assert mt50["knee_concurrency"] == pytest.approx(40 * 2 ** (0.1 / 0.6), abs=0.1)
 
-    virtual = by[("delay", "virtual")]
+    virtual = by[("delay", "tomcat virtual")]
     assert virtual["predicted"] is None and virtual["knee_concurrency"] is None
     assert virtual["status"] == "not_reached" and virtual["text"] == "not reached up to C=80 (predicted none)"
 
-    queues = by[("queues", "maxThreads=10")]
+    queues = by[("queues", "tomcat maxThreads=10")]
     assert queues["ratio_used"] == "efficiency_ratio"            # a record without the steady ratio
     assert queues["points"][1]["ratio"] == pytest.approx(2.8 * 0.97)
 
@@ -135,7 +135,7 @@ def test_empty_run_has_no_knees_and_says_so(tmp_path):
     write_jsonl([], tmp_path / "knees.jsonl")
     assert (tmp_path / "knees.jsonl").read_text() == "" and read_jsonl(tmp_path / "knees.jsonl") == []
     assert summary([]) == "knees: no delay cells to judge"
-    assert "delay maxThreads=20 delay 200 ms: ratio > 1.1 from C=21 (predicted 20)" in summary(
+    assert "delay tomcat maxThreads=20 delay 200 ms: ratio > 1.1 from C=21 (predicted 20)" in summary(
         [asdict(k) for k in settings_knees(synthetic_cells())])
 
 
@@ -164,5 +164,5 @@ def test_seed004s_pool_sizes_are_series_of_their_own_never_launches_of_one_point
     records = [json.loads(line) for line in (fixtures / "seed004-quick" / "cells.jsonl").read_text().splitlines()]
     pools = [k for k in settings_knees(records) if k.group == "pools"]
     tomcat = sorted(k.setting for k in pools if k.server == "tomcat")
-    assert tomcat == ["maxThreads=200, pool16", "maxThreads=200, pool2"]
+    assert tomcat == ["tomcat maxThreads=200, pool16", "tomcat maxThreads=200, pool2"]
     assert all(len(k.points) == 1 for k in pools)

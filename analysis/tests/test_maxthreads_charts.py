@@ -89,14 +89,14 @@ def test_knee_marks_are_the_knees_found_and_the_queue_group_is_left_out(exported
     assert job.params["panels"] == 1 and job.params["predicted_1"] == "50 200 NaN"
     marks = read_blocks(run_dir / "charts" / "data" / job.params["marks_1"])
     written = {k["setting"]: k for k in map(json.loads, (run_dir / "charts" / "data" / "knees.jsonl").read_text().splitlines())}
-    assert set(marks) == {"maxThreads=50", "maxThreads=200", "virtual"}     # not the queues group's
+    assert set(marks) == {"tomcat maxThreads=50", "tomcat maxThreads=200", "tomcat virtual"}  # not the queues group's
     for name, rows in marks.items():
         expected = written[name]["knee_concurrency"]
         assert (rows[0]["knee_concurrency"] == "NaN") if expected is None else \
             float(rows[0]["knee_concurrency"]) == pytest.approx(expected)
-    assert 50 < float(marks["maxThreads=50"][0]["knee_concurrency"]) < 60
+    assert 50 < float(marks["tomcat maxThreads=50"][0]["knee_concurrency"]) < 60
     curves = read_blocks(run_dir / "charts" / "data" / job.params["file_1"])
-    assert [float(r["concurrency"]) for r in curves["virtual"]] == [25, 50, 100, 200, 400, 1000]
+    assert [float(r["concurrency"]) for r in curves["tomcat virtual"]] == [25, 50, 100, 200, 400, 1000]
 
 
 def test_threads_cost_static_and_queues_data(exported):
@@ -107,11 +107,11 @@ def test_threads_cost_static_and_queues_data(exported):
     assert read_blocks(data / "maxthreads_threads_virtual.dat")["virtual threads"][0]["threads_peak"] == "30"
     cost = read_blocks(data / "maxthreads_cost.dat")
     assert {name: rows[0]["concurrency"] for name, rows in cost.items()} == {
-        "maxThreads=50": "1000", "maxThreads=200": "1000", "virtual": "1000"}
+        "tomcat maxThreads=50": "1000", "tomcat maxThreads=200": "1000", "tomcat virtual": "1000"}
     static = read_blocks(data / "maxthreads_static.dat")
     assert set(static) == {"10 concurrent clients (C=10)", "1000 concurrent clients (C=1000)"}
     assert [r["setting"] for r in static["10 concurrent clients (C=10)"]] == [
-        "maxThreads=50", "maxThreads=200", "virtual"]
+        "tomcat_maxThreads=50", "tomcat_maxThreads=200", "tomcat_virtual"]    # .dat text: spaces as _
     assert jobs["maxthreads_queues"].params | {"limit_queue": 15, "limit_connections": 20, "pool_rps": 10} == \
         jobs["maxthreads_queues"].params
     queues = next(iter(read_blocks(data / "maxthreads_queues.dat").values()))
@@ -135,7 +135,8 @@ def test_a_run_that_sets_jdks_against_each_other_gets_a_series_per_jdk(tmp_path)
     run_dir, jobs = two_jdk_run(tmp_path)
     data = run_dir / "charts" / "data"
     knees = {k["setting"] for k in map(json.loads, (data / "knees.jsonl").read_text().splitlines())}
-    assert {"maxThreads=50, JDK 17", "maxThreads=50, JDK 25", "maxThreads=200, JDK 17", "virtual, JDK 25"} <= knees
+    assert {"tomcat maxThreads=50, JDK 17", "tomcat maxThreads=50, JDK 25", "tomcat maxThreads=200, JDK 17",
+            "tomcat virtual, JDK 25"} <= knees
     assert set(read_blocks(data / "maxthreads_threads.dat")) == {"platform threads, JDK 17", "platform threads, JDK 25"}
     assert jobs["maxthreads_threads"].params["nplatform"] == 2
 

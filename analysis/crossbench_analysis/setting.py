@@ -1,0 +1,50 @@
+"""A record's server setting: the variant in words as its server plug-in wrote it (the record's `setting`, e.g.
+'tomcat maxThreads=200', 'tomcat virtual', 'gunicorn 2 sync workers'), the order settings read in, and the one
+knob the maxthreads family does arithmetic with (the connector pool it sweeps). Labels and series names come
+from here, never from a server's knob fields."""
+from __future__ import annotations
+
+import re
+
+from crossbench.servers import PLUGINS
+
+# The maxthreads family's swept variable: Tomcat's connector pool (platform threads) or virtual threads (none).
+POOL_KNOB, EXECUTOR_KNOB, POOLED = "max_threads", "executor", "platform"
+
+
+def setting(record: dict) -> str:
+    """The record's `setting`; a record older than the field gets the same words from its plug-in
+    (ServerPlugin.describe over the knobs the record carries), an unknown server its name."""
+    if record.get("setting"):
+        return str(record["setting"])
+    server = str(record.get("server") or "?")
+    plugin = PLUGINS.get(server)
+    if plugin is None:
+        return server
+    known = {k.name: record[k.name] for k in plugin.knobs if record.get(k.name) is not None}
+    try:
+        return plugin.describe({**plugin.defaults(), **known})
+    except (KeyError, TypeError, ValueError):
+        return server
+
+
+def setting_order(text: str) -> tuple:
+    """Reading order of settings: numbers by value ('maxThreads=20' before 'maxThreads=200'), the rest by text."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", text))
+
+
+def sweeps_pool(record: dict) -> bool:
+    """A cell of a server whose setting is a connector pool or virtual threads (what maxthreads sweeps)."""
+    return record.get(EXECUTOR_KNOB) is not None
+
+
+def pool_size(record: dict):
+    """The connector pool's size (maxThreads), None without a pool (virtual threads, other servers)."""
+    return record.get(POOL_KNOB) if record.get(EXECUTOR_KNOB) == POOLED else None
+
+
+def fixed_knobs(record: dict) -> list[str]:
+    """The record's knobs its setting leaves out, as its plug-in labels them (Knob.label: Tomcat's
+    'acceptCount=100', 'maxConnections=8192'): what a chart of connector limits adds to a setting."""
+    plugin = PLUGINS.get(record.get("server"))
+    return [k.label.format(record.get(k.name)) for k in (plugin.knobs if plugin else ()) if k.label and not k.sweep]
