@@ -217,7 +217,7 @@ def queueing(points: list[dict]) -> list[dict]:
 def queue_limits(run: Run) -> list[dict]:
     """Cells past maxConnections or maxThreads + acceptCount (the full experiment's group `queues`)."""
     groups = queue_groups(run.cells)
-    return [{"cell": c["cell_id"], "concurrency": c["concurrency"], "max_threads": c.get("max_threads"),
+    return [{"cell": c["cell_id"], "concurrency": c["concurrency"], "max_threads": pool_size(c),
              "accept_count": c.get("accept_count"), "max_connections": c.get("max_connections"),
              "connections_held": c.get("tomcat_connection_count_peak"), "rps": num(c.get("rps")),
              "errors": c.get("error_total"), "ratio": num(c.get("efficiency_ratio")), "flags": c.get("flags")}

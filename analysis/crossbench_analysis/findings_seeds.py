@@ -8,7 +8,9 @@ from collections import defaultdict
 
 from .finding import (Finding, all_flagged, cells_of, delay_text, left_note, quoted, sig, split, value, who,
                       with_figure)
+from .hold import KIND as HOLD_KIND
 from .runinfo import num, offered_rate
+from .seeds import AB_KIND, HOL_KIND, PIPELINED_KIND
 
 
 def of_kind(points: list[dict], kind: str) -> list[dict]:
@@ -25,7 +27,7 @@ def by_server(points: list[dict]) -> dict[str, list[dict]]:
 def sync_async(family: str, points: list[dict], chart: str = "seed000_ab") -> list[Finding]:
     """ab -n -c on /delay/sync and /delay/async per server: how much the blocking handler costs."""
     out = []
-    for name, pts in by_server([p for p in of_kind(points, "fixed_count")
+    for name, pts in by_server([p for p in of_kind(points, AB_KIND)
                                 if p.get("endpoint") in ("/delay/sync", "/delay/async")]).items():
         good, left = split(pts)
         ends = {p["endpoint"]: p for p in good}
@@ -49,7 +51,7 @@ def sync_async(family: str, points: list[dict], chart: str = "seed000_ab") -> li
 def head_of_line(family: str, points: list[dict], chart: str = "seed000_hol") -> list[Finding]:
     """The /now probe's p99 while a delay endpoint keeps the server busy, per server and endpoint."""
     out = []
-    for p in of_kind(points, "hol_probe"):
+    for p in of_kind(points, HOL_KIND):
         good, left = split([p])
         what = f"/now on {who(p)} while {p.get('concurrency')} clients keep {p.get('endpoint')} busy"
         if not good:
@@ -71,7 +73,7 @@ def by_rps(family: str, pts: list[dict], what: str, chart: str) -> tuple[list[di
 
 
 def pipelined(family: str, points: list[dict], chart: str = "seed001_pipelined") -> list[Finding]:
-    ranked, left, instead = by_rps(family, of_kind(points, "pipelined"), "Pipelined hello world", chart)
+    ranked, left, instead = by_rps(family, of_kind(points, PIPELINED_KIND), "Pipelined hello world", chart)
     if not ranked:
         return instead
     rest = "; ".join(f"{who(p)}: {sig(value(p, 'rps'))}" for p in ranked[1:])
@@ -85,7 +87,7 @@ def pipelined(family: str, points: list[dict], chart: str = "seed001_pipelined")
 def held(family: str, points: list[dict]) -> list[Finding]:
     """Per held-connections cell: how many it held, what each cost, and a connection limit biting."""
     out = []
-    for p in of_kind(points, "hold_connections"):
+    for p in of_kind(points, HOLD_KIND):
         record = p["records"][0]
         limit = record.get("max_connections")
         name = who(p) + (f" with maxConnections={limit}" if limit and limit < (p.get("concurrency") or 0) else "")

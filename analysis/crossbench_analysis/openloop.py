@@ -3,10 +3,12 @@ hockey stick), with each server's predicted capacity; achieved against offered r
 peak cell set the rate (rates = "auto"), closed-loop and open-loop latency distributions side by side."""
 from __future__ import annotations
 
-import json
 import math
 import sqlite3
 from pathlib import Path
+
+from crossbench import loadgen
+from crossbench.loadgen.base import LoadgenError
 
 from .kit import (ChartJob, flagged, interval_columns, interval_key, missing_note, panel_style, series_of, shade,
                   with_headings, with_intervals, write_blocks)
@@ -18,7 +20,7 @@ HEADINGS = {"openloop_latency": "Open loop: latency against offered rate",
             "openloop_distribution": "Open loop against closed loop at the same throughput"}
 # Percentiles drawn for a full distribution (open loop keeps every request): dense where the tail bends.
 CURVE_PERCENTILES = (*range(1, 90), *(90 + i / 2 for i in range(19)), 99.5, 99.7, 99.8, 99.9, 99.95, 99.99)
-WRK_PERCENTILES = ("50", "75", "90", "99", "99.9")
+TOOL_PERCENTILES = ("50", "75", "90", "99", "99.9")   # of a closed-loop tool's own histogram
 
 
 def open_cells(run: Run) -> list[dict]:
@@ -108,26 +110,48 @@ def achieved_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob:
                     params, files, missing_note(cells, "rate_achieved"))
 
 
+def adapter(cell: dict):
+    """The load generator adapter that measured a cell (crossbench.loadgen), None for one this checkout lacks."""
+    try:
+        return loadgen.get(str(cell.get("loadgen")))
+    except LoadgenError:
+        return None
+
+
 def open_curve(run: Run, cell: dict) -> list[tuple[float, float]]:
-    """(percentile, latency ms) over every answered request of an oha cell; the record's own percentiles when
-    the per-request rows are not there (k6, or a run directory copied without them)."""
-    path = run.path / "cells" / cell["cell_id"] / "oha.sqlite"
-    if path.is_file():
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
-            values = sorted(row[0] * 1000 for row in db.execute("SELECT duration FROM oha"))
-        if values:
-            return [(p, values[max(math.ceil(p / 100 * len(values)), 1) - 1]) for p in CURVE_PERCENTILES]
+    """(percentile, latency ms) over every answered request of a cell whose load generator keeps one row per
+    request (its adapter's requests()); the record's own percentiles when the rows are not there (a run directory
+    copied without them)."""
+    tool = adapter(cell)
+    values = []
+    if hasattr(tool, "requests"):
+        try:
+            values = sorted(r.latency_ms for r in tool.requests(run.path / "cells" / cell["cell_id"]))
+        except (LoadgenError, OSError, ValueError, KeyError, sqlite3.Error):
+            values = []
+    if values:
+        return [(p, values[max(math.ceil(p / 100 * len(values)), 1) - 1]) for p in CURVE_PERCENTILES]
     names = {"p50": 50, "p90": 90, "p99": 99, "p999": 99.9}
     return [(p, num(cell["latency_ms"].get(name))) for name, p in names.items()
             if num(cell["latency_ms"].get(name)) is not None]
 
 
+def tool_percentiles(run: Run, cell: dict) -> dict:
+    """The load generator's own latency percentiles (µs by percentile), read back from its raw output by its
+    adapter (parse(): the histogram's, `latency_us`); {} when its output has none or is not there."""
+    tool = adapter(cell)
+    try:
+        result = tool.parse(run.path / "cells" / cell["cell_id"]) if tool else None
+    except (LoadgenError, OSError, ValueError, KeyError, TypeError):
+        return {}
+    return ((result.extra.get("latency_us") or {}).get("percentiles") or {}) if result else {}
+
+
 def closed_curve(run: Run, cell: dict) -> list[tuple[float, float]]:
-    """(percentile, latency ms) of a closed-loop cell: wrk's own percentiles (wrk.json), else the record's."""
-    path = run.path / "cells" / cell["cell_id"] / "wrk.json"
-    if path.is_file():
-        percentiles = json.loads(path.read_text()).get("latency_us", {}).get("percentiles", {})
-        return [(float(p), percentiles[p] / 1000) for p in WRK_PERCENTILES if p in percentiles]
+    """(percentile, latency ms) of a closed-loop cell: its load generator's own percentiles, else the record's."""
+    percentiles = tool_percentiles(run, cell)
+    if percentiles:
+        return [(float(p), percentiles[p] / 1000) for p in TOOL_PERCENTILES if p in percentiles]
     names = {"p50": 50, "p90": 90, "p99": 99}
     return [(p, num(cell["latency_ms"].get(name))) for name, p in names.items()
             if num(cell["latency_ms"].get(name)) is not None]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from crossbench.servers import PLUGINS
+from crossbench.servers import PLUGINS, proxy
 
 from .kit import (ChartJob, interval_key, interval_of, palette, point_interval, same_point, shade, tail,
                   with_headings, write_blocks)
@@ -20,7 +20,7 @@ CPU_HEADING = "Seed 004: where the CPU goes"
 TABLE_MAX_LEVELS = 2          # groups with more concurrency levels than this get no table
 # the parts of a stack's CPU, stacked bottom up: (record field, data column, legend, colour); the server's colour
 # is its palette's
-CPU_PARTS = (("cpu_percent", "server", "server", None), ("proxy_cpu_percent", "proxy", "nginx", "#969696"),
+CPU_PARTS = (("cpu_percent", "server", "server", None), ("proxy_cpu_percent", "proxy", proxy().name, "#969696"),
              ("pooler_cpu_percent", "pooler", "PgBouncer", "#e7d4a0"),
              ("db_cpu_percent", "db", "PostgreSQL", "#5b7fa6"))
 POOL_MAX_PANELS = 6

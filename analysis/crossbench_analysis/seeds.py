@@ -16,10 +16,14 @@ HEADINGS = {"seed000_ab": "Seed 000: ab -n -c, beside the article", "seed000_hol
             "seed001_pipelined": "Seed 001: pipelined hello world"}
 
 
+# The drivers whose cells these charts are (crossbench.drivers), one constant each: findings_seeds.py reads them too.
+AB_KIND, HOL_KIND, PIPELINED_KIND = "fixed_count", "hol_probe", "pipelined"
+
+
 def _ordered(cells: list[dict], kind: str) -> list[dict]:
     mine = [c for c in cells if c.get("kind") == kind and c.get("status") == "ok"
-            and (kind != "fixed_count" or c.get("endpoint") in ENDPOINT_ORDER)]     # seed 004's ab cells: seed004.py
-    return sorted(mine, key=lambda c: (server_rank(c.get("server")) if kind == "pipelined" else
+            and (kind != AB_KIND or c.get("endpoint") in ENDPOINT_ORDER)]     # seed 004's ab cells: seed004.py
+    return sorted(mine, key=lambda c: (server_rank(c.get("server")) if kind == PIPELINED_KIND else
                                        -server_rank(c.get("server")),
                                        ENDPOINT_ORDER.get(c.get("endpoint"), 9), num(c.get("processes")) or 0,
                                        num(c.get("repetition")) or 0))
@@ -56,7 +60,7 @@ def log_range(name: str, values: list) -> dict:
 
 
 def ab_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob | None:
-    here = _ordered(cells, "fixed_count")
+    here = _ordered(cells, AB_KIND)
     if not here:
         return None
     x_of = {c["cell_id"]: x for x, c in enumerate(here, 1)}
@@ -88,7 +92,7 @@ def ab_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob | None:
 
 
 def hol_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob | None:
-    here = _ordered(cells, "hol_probe")
+    here = _ordered(cells, HOL_KIND)
     if not here:
         return None
     x_of = {c["cell_id"]: x for x, c in enumerate(here, 1)}
@@ -114,7 +118,7 @@ def hol_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob | None
 
 
 def pipelined_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob | None:
-    here = _ordered(cells, "pipelined")
+    here = _ordered(cells, PIPELINED_KIND)
     if not here:
         return None
     x_of = {c["cell_id"]: x for x, c in enumerate(here, 1)}
