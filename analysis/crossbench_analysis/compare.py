@@ -18,6 +18,7 @@ from .compare_stats import Verdict
 from .runinfo import AnalysisError, Run, load_run
 
 BASE_FIGURES = ("rps", "latency_ms.p99")
+SEED_FIGURES = ("efficiency_ratio",)     # judged beside the headline when a point has it (seed 002's own figure)
 
 
 class CompareRefused(AnalysisError):
@@ -123,7 +124,8 @@ def compare_runs(run_a: Run, run_b: Run, force: bool = False, noise_floor: float
     for a, b in pairs:
         headline = a.get("headline") or "rps"
         verdicts = {}
-        for figure in dict.fromkeys((headline, *BASE_FIGURES)):
+        seed = tuple(f for f in SEED_FIGURES if f in a["figures"] and f in b["figures"])
+        for figure in dict.fromkeys((headline, *seed, *BASE_FIGURES)):
             fa, fb = a["figures"].get(figure) or {}, b["figures"].get(figure) or {}
             verdicts[figure] = compare_stats.judge(
                 figure, launch_values(run_a, a, figure), launch_values(run_b, b, figure), fa.get("value"),

@@ -7,7 +7,7 @@ import random
 from dataclasses import dataclass, replace
 
 from . import servers
-from .cellplan import CellPlan, Point
+from .cellplan import CellPlan, Point, point_of
 from .experiment_schema import AUTO_RATES, POOLERS, Experiment, ExperimentError, Group, RunSettings
 from .loadgen import ADAPTERS
 
@@ -45,11 +45,15 @@ def in_rounds(cells: list[CellPlan], run: RunSettings) -> list[CellPlan]:
     spreads over all configurations instead of landing on one. With shuffle, each round's order is drawn with
     its own seed from the run's recorded shuffle_seed. A worker sweep's steps stay together and in order (each
     decides whether the next runs); a peak cell (round 1) runs just before the round-1 cells offering shares of
-    it, so before all of them."""
+    it, so before all of them. Every launch of a peak point runs in round 1, before those cells: their rate is a
+    share of the peak's mean over its launches."""
+    peak_points = {point_of(cell.peak_cell) for cell in cells if cell.peak_cell}
     rounds: dict[int, list[list[CellPlan]]] = {}
     for cell in cells:
-        units = rounds.setdefault(cell.repetition, [])
+        is_peak = cell.point_id in peak_points
+        units = rounds.setdefault(1 if is_peak else cell.repetition, [])
         home = next((u for u in units if (cell.sweep and u[0].sweep == cell.sweep) or
+                     (is_peak and u[0].point_id == cell.point_id) or
                      (cell.peak_cell and u[0].cell_id == cell.peak_cell)), None)
         home.append(cell) if home else units.append([cell])
     ordered = []
@@ -95,9 +99,9 @@ def point_cells(experiment: Experiment, at: Coordinates) -> list[CellPlan]:
     repetitions = range(1, first_rounds(experiment.run) + 1)
     group = at.group
     if is_open_loop(experiment.run, group) and rates_of(group) == AUTO_RATES:
-        peak = plan_cell(experiment, at, 1, peak=True)
-        return [peak] + [replace(plan_cell(experiment, at, repetition, share=share), peak_cell=peak.cell_id)
-                         for share in group.rate_shares for repetition in repetitions]
+        peaks = [plan_cell(experiment, at, repetition, peak=True) for repetition in repetitions]
+        return peaks + [replace(plan_cell(experiment, at, repetition, share=share), peak_cell=peaks[0].cell_id)
+                        for share in group.rate_shares for repetition in repetitions]
     return [plan_cell(experiment, at, repetition, rate)
             for rate in group_rates(experiment.run, group) for repetition in repetitions]
 

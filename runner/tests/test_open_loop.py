@@ -9,6 +9,7 @@ from crossbench.drivers import DRIVERS, DriverRefused
 from crossbench.drivers.open_loop import open_loop_figures, unsustainable
 from crossbench.experiment import (AUTO_SHARES, ExperimentError, PeakMissing, apply_overrides, expand, load,
                                    with_rate_from_peak)
+from crossbench.cellplan import point_of
 from crossbench.loadgen import oha
 
 OHA_RUNS = Path(__file__).parent / "fixtures" / "loadgen" / "oha"
@@ -53,12 +54,12 @@ def test_bad_rates_are_refused(group, message):
 def test_auto_rates_measure_the_peak_first_then_offer_shares_of_it():
     cells = expand(apply_overrides(auto_config(), {"shuffle": True, "repetitions": 2}))
     peaks = [c for c in cells if c.peak_cell is None]
-    assert len(peaks) == 2 and {(c.kind, c.loadgen, c.rate) for c in peaks} == {("closed_loop", "wrk", None)}
-    for peak in peaks:                                  # shuffled, yet every peak runs before its shares
-        assert peak.index < min(c.index for c in cells if c.peak_cell == peak.cell_id)
+    assert len(peaks) == 2 * 2 and {(c.kind, c.loadgen, c.rate) for c in peaks} == {("closed_loop", "wrk", None)}
+    for peak in peaks:               # shuffled, yet every launch of a peak runs before any cell offering its share
+        assert peak.index < min(c.index for c in cells if c.peak_cell and point_of(c.peak_cell) == peak.point_id)
     offered = [c for c in cells if c.peak_cell is not None]
     assert len(offered) == 2 * 2 * len(AUTO_SHARES)
-    assert {c.peak_cell for c in offered} == {c.cell_id for c in peaks}
+    assert {c.peak_cell for c in offered} == {c.cell_id for c in peaks if c.repetition == 1}
     assert all(c.kind == "open_loop" and c.rate is None for c in offered)
     assert "delay-tornado-delay_async-c1000-d200-q110pct-r2" in {c.cell_id for c in offered}
 
@@ -73,6 +74,17 @@ def test_the_rate_comes_from_the_peak_cells_throughput():
         with_rate_from_peak(half, {})
     with pytest.raises(PeakMissing, match="no throughput"):
         with_rate_from_peak(half, {peak.cell_id: {"status": "failed", "rps": None, "error": "verify failed"}})
+
+
+def test_the_rate_is_a_share_of_the_mean_over_the_peaks_launches_that_counted():
+    cells = expand(apply_overrides(auto_config(rate_shares=[0.5]), {"servers": ["tornado"], "repetitions": 2}))
+    first, second = [c for c in cells if c.peak_cell is None]
+    half = next(c for c in cells if c.peak_cell)
+    launches = {first.cell_id: {"status": "ok", "rps": 480.0}, second.cell_id: {"status": "ok", "rps": 500.0},
+                "other-point-r1": {"status": "ok", "rps": 9000.0}}
+    assert with_rate_from_peak(half, launches).rate == 245.0
+    launches[second.cell_id] = {"status": "failed", "rps": None}
+    assert with_rate_from_peak(half, launches).rate == 240.0
 
 
 def test_open_loop_cells_refuse_a_closed_loop_generator_and_accept_auto_rates():

@@ -113,17 +113,33 @@ def test_a_worker_sweep_steps_each_process_knob_up_to_twice_the_cores_plus_one()
     assert max(c.sweep_step for c in sweep_cells(server_cpus=[0, 1], loadgen_cpus=[]) if c.sweep) == 5
 
 
-def test_a_sweep_stops_after_two_drops_in_a_row_and_only_then():
+def test_a_sweep_measured_once_stops_after_two_drops_in_a_row_and_only_then():
     cells = of_server(sweep_cells(server_cpus=[0, 1], loadgen_cpus=[]))["uvicorn"]
 
     def records(*rps):
         return {c.cell_id: {"sweep": c.sweep, "sweep_step": c.sweep_step, "status": "ok", "rps": r}
                 for c, r in zip(cells, rps)}
     from crossbench.experiment import sweep_stopped
-    assert sweep_stopped(cells[3], records(100, 90, 95)) is None                   # a drop, then a rise
-    assert "two steps in a row" in sweep_stopped(cells[3], records(100, 90, 80))
-    assert sweep_stopped(cells[4], records(100, 120, 110, 130)) is None
-    assert sweep_stopped(cells[2], records(100, 90)) is None                       # one drop so far
+    assert sweep_stopped(cells[3], records(100, 90, 95), single_launch=True) is None   # a drop, then a rise
+    assert "two steps in a row" in sweep_stopped(cells[3], records(100, 90, 80), single_launch=True)
+    assert sweep_stopped(cells[4], records(100, 120, 110, 130), single_launch=True) is None
+    assert sweep_stopped(cells[2], records(100, 90), single_launch=True) is None       # one drop so far
+    assert sweep_stopped(cells[3], records(100, 90, 80)) is None      # launched once: no interval, no drop
+
+
+def test_a_sweep_with_launches_stops_only_on_drops_beyond_the_intervals():
+    cells = of_server(sweep_cells(server_cpus=[0, 1], loadgen_cpus=[]))["uvicorn"]
+
+    def records(*launches):
+        return {f"{c.cell_id}-{i}": {"sweep": c.sweep, "sweep_step": c.sweep_step, "status": "ok", "rps": r}
+                for c, rps in zip(cells, launches) for i, r in enumerate(rps)}
+    from crossbench.experiment import sweep_stopped
+    clear = records((100, 102), (90, 91), (80, 81))          # B/A 0.896 [0.840, 0.956], then 0.889 [0.858, 0.922]
+    assert "beyond their 95 % intervals two steps in a row (101, 90, 80 req/s)" in sweep_stopped(cells[3], clear)
+    overlapping = records((100, 102), (90, 100), (80, 81))   # 0.939 [0.524, 1.684]: the first drop is within the noise
+    assert sweep_stopped(cells[3], overlapping) is None
+    a_tie = records((100, 102), (90, 91), (89, 92))
+    assert sweep_stopped(cells[3], a_tie) is None
 
 
 def test_a_shuffled_sweep_keeps_each_series_together_and_in_step_order():

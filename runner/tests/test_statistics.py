@@ -76,7 +76,7 @@ def test_flags_of_a_launch_mark_the_point_and_precision_marks_imprecise_points()
 
 def test_the_headline_follows_the_kind_of_point():
     assert points.headline({"kind": "closed_loop", "delay_ms": 0}) == "rps"
-    assert points.headline({"kind": "closed_loop", "delay_ms": 1000}) == "efficiency_ratio"
+    assert points.headline({"kind": "closed_loop", "delay_ms": 1000}) == "latency_ratio"
     assert points.headline({"kind": "open_loop", "delay_ms": 0}) == "latency_ms.p99"
     assert points.headline({"kind": "hold_connections", "delay_ms": 0}) == "rss_per_connection_kb"
 
