@@ -22,6 +22,7 @@ from crossbench.loadgen.base import LoadgenError, LoadResult, LoadSpec, empty_er
 name = "oha"
 VERSION = "1.16.0"                 # runner/install-openloop.sh builds this one
 OPEN_LOOP = True                   # sends on a schedule (LoadSpec.rate): open-loop cells use it
+ON_LOAD_HOSTS = "build"            # hosts.sh setup --open-loop builds it on the load hosts (install-openloop.sh)
 MARGIN_S = 15.0
 
 LATENCY_SOURCE = (
