@@ -71,12 +71,12 @@ def ab_figures(plan, result) -> dict:
 
 
 class FixedCount(Driver):
-    loadgen = "ab"
-    tools = (("ab", "apt-get install apache2-utils"),)
+    loadgen = ab.name
+    tools = ((ab.name, "apt-get install apache2-utils"),)
     FIELDS = {
         **CLOSED_LOOP_FIELDS,
         "requests_planned": "ab's -n: the requests the cell sends (options.requests)",
-        "ab": "ab's own view: its headline lines as printed (reported), the figure without its start-up artifact "
+        ab.name: "ab's own view: its headline lines as printed (reported), the figure without its start-up artifact "
               "(startup_free), requests started per second (starts_per_second), the rounds of the delay expected "
               "with and without the lone first request (rounds), its mean latency, the artifact in words, and the "
               "seed's published figures for this server (reference, from options)",
@@ -99,16 +99,16 @@ class FixedCount(Driver):
     def warmup(self, plan, ctx, server) -> None:
         warm = min(plan.delay_ms, WARMUP_DELAY_MS)
         requests = min(int(plan.options["requests"]), WARMUP_MAX_REQUESTS)
-        ctx.placement.load.run("ab", ab_spec(plan, server.url, warm), ctx.cell_dir / "warmup",
+        ctx.placement.load.run(ab.name, ab_spec(plan, server.url, warm), ctx.cell_dir / "warmup",
                                ab_run(plan, warm, requests))
 
     def measure(self, plan, ctx, server, sampler) -> Measurement:
         load = ctx.placement.load
-        result, host_flags = load.run("ab", ab_spec(plan, server.url, plan.delay_ms), ctx.cell_dir,
+        result, host_flags = load.run(ab.name, ab_spec(plan, server.url, plan.delay_ms), ctx.cell_dir,
                                       ab_run(plan, plan.delay_ms, int(plan.options["requests"])))
         figures = ab_figures(plan, result)
         free = figures["startup_free"] or {}
-        extra = {"requests_planned": int(plan.options["requests"]), "ab": figures,
+        extra = {"requests_planned": int(plan.options["requests"]), ab.name: figures,
                  "rps_startup_free": free.get("rps"),
                  "efficiency_ratio_startup_free": metrics.ratios(plan.concurrency, plan.delay_ms, free["rps"],
                                                                  None).efficiency_ratio if free.get("rps") else None,

@@ -7,6 +7,8 @@ Each adapter is a module exposing the same small surface:
     KEEPALIVE (optional)          False for a generator that opens a connection per request (no keep-alive)
     ON_LOAD_HOSTS (optional)      how load hosts get it: "prerequisites" (installed by prerequisites.sh) or
                                   "build" (hosts.sh setup --open-loop runs install-openloop.sh for it)
+    MERGE (optional)              merges several load hosts' results exactly (loadgen/merge.py); without it the
+                                  generator runs from one machine only
     available() -> bool           the tool is on PATH (oha, k6: or built in the tools cache)
     version() -> str              the tool's own version string
     build_command(spec, out_dir)  the exact argv run() will execute (raises LoadgenError if refused)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from crossbench.loadgen import openloop, process
 from crossbench.loadgen.base import LoadgenError, LoadResult, LoadSpec, empty_errors, raw_path
+from crossbench.loadgen.merge import merge_oha as MERGE  # several load hosts' results as one
 
 name = "oha"
 VERSION = "1.16.0"                 # runner/install-openloop.sh builds this one
