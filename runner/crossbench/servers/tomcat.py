@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .. import paths
 from ..jdk import Jdk, JdkError, select_jdk
-from ..sampling import jfr
+from . import tomcat_jfr as jfr
 from .base import DB_ENDPOINTS, ENDPOINTS, TFB_ENDPOINTS, CannotRunHere, Knob, ServerPlugin, Tool, db_knobs
 from .lifecycle import HOST, ServerSpec
 from .tomcat_config import (ADD_OPENS, DEFAULT_ACCEPT_COUNT, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_THREADS,
@@ -124,7 +124,7 @@ class TomcatPlugin(ServerPlugin):
             return {"tomcat": None}
 
     def stopped_figures(self, settings: dict, cell_dir: Path, describe: dict, t0: float, t1: float) -> dict:
-        """The JFR recording the JVM dumped at exit, read for the window (crossbench.sampling.jfr)."""
+        """The JFR recording the JVM dumped at exit, read for the window (tomcat_jfr.py)."""
         if not settings["jfr"]:
             return {**dict.fromkeys(jfr.FIGURES), "tomcat_jfr_unreadable": "no recording: the cell ran with jfr off",
                     "tomcat_jfr_read_s": None}
