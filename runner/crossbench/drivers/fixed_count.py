@@ -48,14 +48,14 @@ def ab_run(plan, delay_ms: int, requests: int):
 
 def ab_rows(result) -> list[tuple[float, float]]:
     """Every request's (start second, total ms) from ab.tsv: one run's, or the union of the load hosts' runs."""
-    dirs = sorted({Path(f).parent for f in result.raw_files if f.endswith("ab.tsv")})
+    dirs = sorted({Path(f).parent for f in result.raw_files if f.endswith(f"{ab.name}.tsv")})
     return sorted((row for d in dirs for row in ab.per_request(d)), key=lambda row: row[0])
 
 
 def ab_figures(plan, result) -> dict:
     """ab's own report (one run; several load hosts' reports stay in their loadgen-N/), and the figures from
     every request's times."""
-    reports = [Path(f) for f in result.raw_files if f.endswith("ab.stdout")]
+    reports = [Path(f) for f in result.raw_files if f.endswith(f"{ab.name}.stdout")]
     reported = ab_startup.ab_reported(reports[0].read_text(errors="replace")) if len(reports) == 1 else None
     rows = ab_rows(result)
     free = ab_startup.startup_free(rows, result.duration_s, plan.concurrency)
