@@ -113,7 +113,8 @@ class CellPlan:
         delay = f" delay={self.delay_ms}ms" if self.delay_ms else ""
         offered = (f" at {self.rate:g} req/s" if self.rate is not None else
                    f" at {100 * self.rate_share:g}% of the peak" if self.rate_share is not None else "")
-        via = (f" behind {servers.proxy().name}" if self.proxy else "") + (f" through {self.pooler['name']}" if self.pooler else "")
+        via = ((f" behind {servers.proxy().name}" if self.proxy else "") +
+               (f" through {self.pooler['name']}" if self.pooler else ""))
         return (f"{self.plugin.describe(self.settings)}{via} {self.endpoint} C={self.concurrency}{delay}{offered} "
                 f"rep {self.repetition}")
 

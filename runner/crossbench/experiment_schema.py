@@ -23,7 +23,7 @@ ANALYSIS_KEYS = {"knees", "advise"}   # knees = true: print the knees analysis f
 # advise = true: maxThreads advice at the end (crossbench_analysis.advice; the workload from --advise-*)
 GROUP_KEYS = {"name", "kind", "endpoint", "concurrency", "delays_ms", "rates", "rate_shares", "peak_loadgen", "options",
               "proxy", "db_pool_total", "pooler", "pooler_pool", "worker_sweep", "pipeline", *servers.PLUGINS}
-PROXIES = servers.proxies()       # group key proxy = "<name>": that plug-in in front of the server (its [<name>] settings)
+PROXIES = servers.proxies()       # group key proxy = "<name>": that plug-in in front of the server (its [<name>])
 # group key pooler = "pgbouncer": PgBouncer (transaction mode) between the server and the database, holding
 # pooler_pool server connections (default: as many as the server's own pools); servers then run with the
 # pooler's SERVER_SETTINGS (PgBouncer's: prepare nothing).

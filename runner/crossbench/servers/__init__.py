@@ -44,7 +44,7 @@ def get(name: str) -> ServerPlugin:
         raise UnknownServer(f"unknown server {name!r}; known: {', '.join(PLUGINS)}") from None
 
 
-__all__ = ["CannotRunHere", "DB_ENDPOINTS", "DEFAULT_PAIR", "ENDPOINTS", "HOST", "PLUGINS", "STATIC_ENDPOINT", "TFB_ENDPOINTS", "UNAVAILABLE", "Knob",
-           "PortInUse", "RunningServer",
+__all__ = ["CannotRunHere", "DB_ENDPOINTS", "ENDPOINTS", "HOST", "PLUGINS", "STATIC_ENDPOINT", "TFB_ENDPOINTS", "UNAVAILABLE", "Knob",
+           "DEFAULT_PAIR", "PortInUse", "RunningServer",
            "ServerFailed", "ServerPlugin", "ServerSpec", "SettingsError", "Tool", "ToolMissing", "UnknownServer",
            "check_port_free", "free_port", "get", "proxies", "proxy"]
