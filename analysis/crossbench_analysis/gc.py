@@ -1,5 +1,5 @@
 """Tomcat's GC pauses beside its latency p99: per panel (group or delay), the p99 of each Tomcat cell and, from
-its JFR recording (runner/crossbench/sampling/jfr.py), the longest GC pause and the pauses' total inside the
+its JFR recording (runner/crossbench/servers/tomcat_jfr.py), the longest GC pause and the pauses' total inside the
 window. Only cells that have both; a run without JFR (jfr = false) gets no chart."""
 from __future__ import annotations
 

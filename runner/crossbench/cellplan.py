@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 
 from . import endpoints, servers
+from .drivers import DEFAULT_KIND
 from .experiment_schema import ExperimentError
 
 
@@ -70,7 +71,7 @@ class CellPlan:
     loadgen_cpus: tuple[int, ...]
     loadgen_threads: int
     settings: dict = field(default_factory=dict)   # the server's knobs for this cell (its plug-in's keys)
-    kind: str = "closed_loop"            # the driver that measures the cell (crossbench.drivers)
+    kind: str = DEFAULT_KIND             # the driver that measures the cell (crossbench.drivers)
     index: int = 0                       # 1-based position in the run's plan (run order)
     rate: float | None = None            # open loop: requests offered per second (None: closed loop)
     rate_share: float | None = None      # rates = "auto": the share of the peak to offer (rate set at run time)
@@ -112,7 +113,8 @@ class CellPlan:
         delay = f" delay={self.delay_ms}ms" if self.delay_ms else ""
         offered = (f" at {self.rate:g} req/s" if self.rate is not None else
                    f" at {100 * self.rate_share:g}% of the peak" if self.rate_share is not None else "")
-        via = (" behind nginx" if self.proxy else "") + (f" through {self.pooler['name']}" if self.pooler else "")
+        via = ((f" behind {servers.proxy().name}" if self.proxy else "") +
+               (f" through {self.pooler['name']}" if self.pooler else ""))
         return (f"{self.plugin.describe(self.settings)}{via} {self.endpoint} C={self.concurrency}{delay}{offered} "
                 f"rep {self.repetition}")
 

@@ -11,7 +11,7 @@ import random
 import tomllib
 from pathlib import Path
 
-from . import experiment_expand, paths, servers
+from . import experiment_expand, loadgen, paths, servers
 from .cell_decisions import PeakMissing, sweep_stopped, with_rate_from_peak
 from .cellplan import CellPlan, Point, cell_id_of, plan_from_dict, point_of
 from .experiment_schema import AUTO_RATES, AUTO_SHARES, RUN_KEYS, ExperimentError, typed, validate
@@ -22,10 +22,10 @@ __all__ = ["AUTO_RATES", "AUTO_SHARES", "CellPlan", "ExperimentError", "PeakMiss
 
 # precision = P: launch each point until its headline figure's 95 % interval is within P of its mean, between
 # min_launches and max_launches launches (crossbench.precision); repetitions then only sets the first rounds.
-RUN_DEFAULTS = {"repetitions": 1, "shuffle": True, "shuffle_seed": None, "keepalive": True, "loadgen": "wrk",
+RUN_DEFAULTS = {"repetitions": 1, "shuffle": True, "shuffle_seed": None, "keepalive": True, "loadgen": loadgen.DEFAULT,
                 "precision": None, "min_launches": 2, "max_launches": 6, "min_window_delays": 0,
                 "server_cpus": [], "loadgen_cpus": [], "loadgen_threads": 1,
-                "pipeline": 1, "servers": ["tomcat", "tornado"]}
+                "pipeline": 1, "servers": list(servers.DEFAULT_PAIR)}
 
 
 def experiment_path(name_or_path: str) -> Path:
@@ -66,8 +66,8 @@ def apply_overrides(config: dict, overrides: dict) -> dict:
             for group in config.get("group", []):
                 if knob.name in group.get(plugin.name, {}):
                     group[plugin.name][knob.name] = overrides[knob.name]
-    if run["loadgen"] == "http_load":
-        run["keepalive"] = False  # http_load always opens one connection per fetch
+    if not getattr(loadgen.ADAPTERS.get(run["loadgen"]), "KEEPALIVE", True):
+        run["keepalive"] = False  # a generator that always opens one connection per request
     for group in config.get("group", []):
         if overrides.get("rates") is not None:
             group["rates"] = overrides["rates"]

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from . import servers
 from .cellplan import CellPlan, Point, point_of
 from .experiment_schema import AUTO_RATES, POOLERS, Experiment, ExperimentError, Group, RunSettings
+from .drivers import DEFAULT_KIND, PEAK_KIND, RATE_KIND
 from .loadgen import ADAPTERS
 
 
@@ -115,7 +116,7 @@ def first_rounds(run: RunSettings) -> int:
 def is_open_loop(run: RunSettings, group: Group) -> bool:
     """An open-loop group, or a closed-loop one run with an open-loop generator (--loadgen oha --rates ...)."""
     tool = ADAPTERS.get(run.loadgen)
-    return group.kind == "open_loop" or (group.kind == "closed_loop" and getattr(tool, "OPEN_LOOP", False))
+    return group.kind == RATE_KIND or (group.kind == DEFAULT_KIND and getattr(tool, "OPEN_LOOP", False))
 
 
 def rates_of(group: Group):
@@ -145,7 +146,7 @@ def plan_cell(experiment: Experiment, at: Coordinates, repetition: int, rate=Non
     from .drivers import DRIVERS
     run, group = experiment.run, at.group
     open_loop = rate is not None or share is not None
-    kind = "open_loop" if open_loop else "closed_loop" if peak else group.kind
+    kind = RATE_KIND if open_loop else PEAK_KIND if peak else group.kind
     loadgen = group.peak_loadgen if peak else DRIVERS[kind].loadgen or run.loadgen
     point = point_of_cell(at, rate=rate, share=share, peak=peak)
     proxy = servers.get(group.proxy).variants(group.sections[group.proxy])[0] if group.proxy else None

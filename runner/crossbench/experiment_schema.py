@@ -9,7 +9,8 @@ from crossbench_contract.delay import MAX_DELAY_MS
 
 from . import endpoints, servers
 from .database import pgbouncer
-from .loadgen import ADAPTERS
+from .drivers import DEFAULT_KIND
+from .loadgen import ADAPTERS, DEFAULT as DEFAULT_LOADGEN
 from .servers import DB_ENDPOINTS, SettingsError
 
 ALL_ENDPOINTS = tuple(e.path for e in endpoints.TABLE)
@@ -22,7 +23,7 @@ ANALYSIS_KEYS = {"knees", "advise"}   # knees = true: print the knees analysis f
 # advise = true: maxThreads advice at the end (crossbench_analysis.advice; the workload from --advise-*)
 GROUP_KEYS = {"name", "kind", "endpoint", "concurrency", "delays_ms", "rates", "rate_shares", "peak_loadgen", "options",
               "proxy", "db_pool_total", "pooler", "pooler_pool", "worker_sweep", "pipeline", *servers.PLUGINS}
-PROXIES = ("nginx",)              # group key proxy = "nginx": nginx in front of the server (its [nginx] settings)
+PROXIES = servers.proxies()       # group key proxy = "<name>": that plug-in in front of the server (its [<name>])
 # group key pooler = "pgbouncer": PgBouncer (transaction mode) between the server and the database, holding
 # pooler_pool server connections (default: as many as the server's own pools); servers then run with the
 # pooler's SERVER_SETTINGS (PgBouncer's: prepare nothing).
@@ -31,7 +32,7 @@ POOLERS = {"pgbouncer": pgbouncer}
 # then the open-loop cells offer these shares of it (10% .. 120%: below, at and past the peak).
 AUTO_RATES = "auto"
 AUTO_SHARES = (0.1, 0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.2)
-PEAK_LOADGEN = "wrk"
+PEAK_LOADGEN = DEFAULT_LOADGEN    # the closed-loop generator a peak cell uses unless the group says peak_loadgen
 
 
 class ExperimentError(ValueError):
@@ -162,7 +163,7 @@ def validate_group(group: dict, fail) -> None:
     unknown = set(group) - GROUP_KEYS
     if unknown:
         fail(f"group {group.get('name')}: unknown keys {sorted(unknown)}")
-    if group.get("kind", "closed_loop") not in DRIVERS:
+    if group.get("kind", DEFAULT_KIND) not in DRIVERS:
         fail(f"group {group.get('name')}: kind {group['kind']!r} unknown; known: {', '.join(DRIVERS)}")
     for server, endpoint in group.get("endpoint", {}).items():
         if server not in servers.PLUGINS or endpoint not in ALL_ENDPOINTS:
@@ -240,7 +241,7 @@ def typed(config: dict) -> Experiment:
 
 def typed_group(config: dict, group: dict) -> Group:
     return Group(
-        name=group["name"], kind=group.get("kind", "closed_loop"), endpoints=dict(group["endpoint"]),
+        name=group["name"], kind=group.get("kind", DEFAULT_KIND), endpoints=dict(group["endpoint"]),
         concurrency=tuple(group["concurrency"]), delays_ms=tuple(group.get("delays_ms") or [0]),
         sections={name: server_section(config, group, name) for name in servers.PLUGINS},
         rates=group.get("rates") or config["run"].get("rates"),

@@ -9,8 +9,6 @@ RUNNER = REPO / "runner"
 SERVLET_TARGET = REPO / "java-servlet" / "target"
 WEBAPP_DIR = SERVLET_TARGET / "crossbench"          # Maven's exploded WAR
 STATIC_DIR = REPO / "static-fixtures"
-TOMCAT_TEMPLATES = RUNNER / "tomcat"
-TORNADO_APP = REPO / "tornado-app" / "server.py"
 EXPERIMENTS = RUNNER / "experiments"
 RESULTS = REPO / "results"
 # Built once, reused by every run: class-data-sharing archives, the open-loop generators' binaries, the
@@ -20,18 +18,3 @@ CACHE = Path(os.environ.get("CROSSBENCH_CACHE", Path.home() / ".cache" / "crossb
 
 class BuildMissing(RuntimeError):
     """`mvn package` has not been run (or did not finish)."""
-
-
-def tomcat_home() -> Path:
-    """The Tomcat distribution `mvn package` unpacked into java-servlet/target/."""
-    homes = sorted(SERVLET_TARGET.glob("apache-tomcat-9.*"))
-    if not homes or not WEBAPP_DIR.is_dir():
-        raise BuildMissing(
-            f"no Tomcat build under {SERVLET_TARGET}: run `mvn package` at {REPO} first")
-    if len(homes) > 1:
-        raise BuildMissing(f"several Tomcat versions under {SERVLET_TARGET}: run `mvn clean package`")
-    return homes[0]
-
-
-def tomcat_version(home: Path) -> str:
-    return home.name.removeprefix("apache-tomcat-")

@@ -83,7 +83,8 @@ def parse_args(argv):
         group = parser.add_argument_group(name)
         for knob in plugin.knobs:
             knob_argument(group, knob, sweep=False)
-    parser.add_argument("--port", type=positive, help="default: the server's own (tomcat 8080, tornado 8888, ...)")
+    own_ports = ", ".join(f"{plugin.name} {plugin.default_port}" for plugin in servers.PLUGINS.values())
+    parser.add_argument("--port", type=positive, help=f"default: the server's own ({own_ports})")
     parser.add_argument("--cpus", type=cpu_list, default=(), help="pin the server to these cores (taskset)")
     parser.add_argument("--db-url", help="serve the database endpoints from this PostgreSQL "
                                          "(postgresql://USER@HOST:PORT/DB, holding the tables world and kv)")

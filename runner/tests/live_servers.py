@@ -11,7 +11,7 @@ from pathlib import Path
 from threading import Barrier, Event
 
 from crossbench import paths
-from crossbench.servers import PLUGINS, RunningServer, free_port
+from crossbench.servers import PLUGINS, RunningServer, free_port, tomcat
 
 
 @contextlib.contextmanager
@@ -27,7 +27,7 @@ def running(server: str, db_url: str | None = None, **settings):
 
 def build_missing_reason() -> str | None:
     try:
-        paths.tomcat_home()
+        tomcat.tomcat_home()
         return None
     except paths.BuildMissing as e:
         return str(e)

@@ -14,6 +14,7 @@ import pytest
 
 from crossbench import paths
 from crossbench.jdk import select_jdk
+from crossbench.servers import tomcat
 from crossbench.servers import PLUGINS, STATIC_ENDPOINT
 from live_servers import build_missing_reason, request, running, span_s, timed_parallel, timed_requests
 
@@ -117,7 +118,7 @@ def test_text_endpoints(servers, path, method):
 def test_every_server_names_itself(servers):
     """Tomcat sends no Server header unless its connector is given one: ours names Tomcat and its version."""
     names = {name: a[1]["server"] for name, a in everyone(servers, "GET", "/hello").items()}
-    assert names["tomcat"] == f"Apache-Tomcat/{paths.tomcat_version(paths.tomcat_home())}"
+    assert names["tomcat"] == f"Apache-Tomcat/{tomcat.tomcat_version(tomcat.tomcat_home())}"
     assert all(names.values()), names
 
 

@@ -1,4 +1,4 @@
-"""crossbench.sampling.jfr on real recordings: two Tomcat cells' JFR files captured here (the project's Tomcat,
+"""crossbench.servers.tomcat_jfr on real recordings: two Tomcat cells' JFR files captured here (the project's Tomcat,
 20 parallel /delay/sync?ms=50 three times, then `jcmd GC.run`), scrubbed with `jfr scrub --include-events` to the
 events the reader uses (so they stay small); their windows are the capture's own time.time() before and after."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from crossbench.jdk import installed_jdks, select_jdk
-from crossbench.sampling import jfr
+from crossbench.servers import tomcat_jfr as jfr
 from testkit import records
 
 FIXTURES = Path(__file__).parent / "fixtures"

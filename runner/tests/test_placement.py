@@ -35,7 +35,7 @@ def test_every_role_may_have_a_host_of_its_own(tmp_path):
 
 
 def test_a_load_generator_whose_results_do_not_merge_is_refused(tmp_path):
-    with pytest.raises(HostsError, match="measured with http_load; load hosts run .* cells with wrk, oha, k6, ab"):
+    with pytest.raises(HostsError, match="measured with http_load; load hosts run .* cells with wrk, ab, oha, k6"):
         placement.refuse_unbuilt(hosts(tmp_path, 'loadgen = ["root@10.0.0.2"]\n'), quick(loadgen="http_load"))
     seed003 = expand(apply_overrides(load("seed003-quick"), {}))
     placement.refuse_unbuilt(hosts(tmp_path, 'loadgen = ["root@10.0.0.2"]\n'), seed003)

@@ -14,7 +14,7 @@ import psutil
 import pytest
 
 from crossbench import paths
-from crossbench.servers import free_port
+from crossbench.servers import free_port, tomcat
 from live_servers import build_missing_reason
 
 pytestmark = pytest.mark.live
@@ -81,7 +81,7 @@ def test_bad_options_are_clear_errors():
 def test_a_missing_build_says_run_mvn_package(tmp_path, monkeypatch):
     monkeypatch.setattr(paths, "SERVLET_TARGET", tmp_path / "target")
     with pytest.raises(paths.BuildMissing, match="run `mvn package`"):
-        paths.tomcat_home()
+        tomcat.tomcat_home()
 
 
 KILLED_PARENT = """

@@ -18,6 +18,8 @@ DRIVERS: dict[str, Driver] = {
 }
 
 DEFAULT_KIND = "closed_loop"            # a group without `kind`, and records older than the field
+PEAK_KIND = DEFAULT_KIND                # the kind that measures a point's peak (rates = "auto")
+RATE_KIND = "open_loop"                 # the kind that offers a fixed rate (rates = [...] or a share of the peak)
 
 
 def of_record(record: dict) -> Driver | None:
@@ -25,4 +27,4 @@ def of_record(record: dict) -> Driver | None:
     return DRIVERS.get(record.get("kind") or DEFAULT_KIND)
 
 
-__all__ = ["DEFAULT_KIND", "DRIVERS", "Driver", "DriverRefused", "Measurement", "of_record"]
+__all__ = ["DEFAULT_KIND", "DRIVERS", "Driver", "DriverRefused", "Measurement", "PEAK_KIND", "RATE_KIND", "of_record"]

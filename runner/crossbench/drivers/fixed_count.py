@@ -48,14 +48,14 @@ def ab_run(plan, delay_ms: int, requests: int):
 
 def ab_rows(result) -> list[tuple[float, float]]:
     """Every request's (start second, total ms) from ab.tsv: one run's, or the union of the load hosts' runs."""
-    dirs = sorted({Path(f).parent for f in result.raw_files if f.endswith("ab.tsv")})
+    dirs = sorted({Path(f).parent for f in result.raw_files if f.endswith(f"{ab.name}.tsv")})
     return sorted((row for d in dirs for row in ab.per_request(d)), key=lambda row: row[0])
 
 
 def ab_figures(plan, result) -> dict:
     """ab's own report (one run; several load hosts' reports stay in their loadgen-N/), and the figures from
     every request's times."""
-    reports = [Path(f) for f in result.raw_files if f.endswith("ab.stdout")]
+    reports = [Path(f) for f in result.raw_files if f.endswith(f"{ab.name}.stdout")]
     reported = ab_startup.ab_reported(reports[0].read_text(errors="replace")) if len(reports) == 1 else None
     rows = ab_rows(result)
     free = ab_startup.startup_free(rows, result.duration_s, plan.concurrency)
@@ -71,12 +71,12 @@ def ab_figures(plan, result) -> dict:
 
 
 class FixedCount(Driver):
-    loadgen = "ab"
-    tools = (("ab", "apt-get install apache2-utils"),)
+    loadgen = ab.name
+    tools = ((ab.name, "apt-get install apache2-utils"),)
     FIELDS = {
         **CLOSED_LOOP_FIELDS,
         "requests_planned": "ab's -n: the requests the cell sends (options.requests)",
-        "ab": "ab's own view: its headline lines as printed (reported), the figure without its start-up artifact "
+        ab.name: "ab's own view: its headline lines as printed (reported), the figure without its start-up artifact "
               "(startup_free), requests started per second (starts_per_second), the rounds of the delay expected "
               "with and without the lone first request (rounds), its mean latency, the artifact in words, and the "
               "seed's published figures for this server (reference, from options)",
@@ -99,16 +99,16 @@ class FixedCount(Driver):
     def warmup(self, plan, ctx, server) -> None:
         warm = min(plan.delay_ms, WARMUP_DELAY_MS)
         requests = min(int(plan.options["requests"]), WARMUP_MAX_REQUESTS)
-        ctx.placement.load.run("ab", ab_spec(plan, server.url, warm), ctx.cell_dir / "warmup",
+        ctx.placement.load.run(ab.name, ab_spec(plan, server.url, warm), ctx.cell_dir / "warmup",
                                ab_run(plan, warm, requests))
 
     def measure(self, plan, ctx, server, sampler) -> Measurement:
         load = ctx.placement.load
-        result, host_flags = load.run("ab", ab_spec(plan, server.url, plan.delay_ms), ctx.cell_dir,
+        result, host_flags = load.run(ab.name, ab_spec(plan, server.url, plan.delay_ms), ctx.cell_dir,
                                       ab_run(plan, plan.delay_ms, int(plan.options["requests"])))
         figures = ab_figures(plan, result)
         free = figures["startup_free"] or {}
-        extra = {"requests_planned": int(plan.options["requests"]), "ab": figures,
+        extra = {"requests_planned": int(plan.options["requests"]), ab.name: figures,
                  "rps_startup_free": free.get("rps"),
                  "efficiency_ratio_startup_free": metrics.ratios(plan.concurrency, plan.delay_ms, free["rps"],
                                                                  None).efficiency_ratio if free.get("rps") else None,

@@ -13,6 +13,7 @@ from dataclasses import replace
 from urllib.parse import urlsplit
 
 from .. import metrics, record
+from ..loadgen import wrk
 from ..loadgen.base import LoadResult, LoadSpec, empty_errors
 from ..clients.probe import LATENCY_SOURCE, Probe, latency_stats
 from .base import Driver, DriverRefused, Measurement
@@ -107,7 +108,7 @@ def cell_flags(probe: LoadResult, background: LoadResult) -> list[str]:
 
 class HolProbe(Driver):
     loadgen = "crossbench-probe"
-    load_tool = "wrk"                             # the background load is always wrk (the probe runs here)
+    load_tool = wrk.name                          # the background load is always wrk (the probe runs here)
     tools = ((load_tool, "apt-get install wrk"),)
     FIELDS = {
         "probe_path": "the path each probe asks for (options.probe_path, /now by default)",

@@ -63,6 +63,11 @@ def open_loop_figures(plan, result) -> tuple[dict, list[str]]:
     return figures, flags
 
 
+
+def open_loop_generators() -> list[str]:
+    """The generators that send on a schedule (their adapter's OPEN_LOOP)."""
+    return [name for name, adapter in loadgen.ADAPTERS.items() if getattr(adapter, "OPEN_LOOP", False)]
+
 class OpenLoop(GeneratorDriver):
     axis = "rate"                       # analysis draws its cells against the offered rate (openloop.py)
     FIELDS = {
@@ -82,8 +87,8 @@ class OpenLoop(GeneratorDriver):
     def preflight(self, plan) -> None:
         adapter = loadgen.get(plan.loadgen)
         if not getattr(adapter, "OPEN_LOOP", False):
-            raise DriverRefused(f"{plan.cell_id}: open-loop cells need an open-loop generator (--loadgen oha or k6), "
-                                f"not {plan.loadgen}")
+            raise DriverRefused(f"{plan.cell_id}: open-loop cells need an open-loop generator (--loadgen "
+                                f"{' or '.join(open_loop_generators())}), not {plan.loadgen}")
         if not adapter.available():
             raise DriverRefused(f"{adapter.name} is not built: run ./runner/install-openloop.sh (needs cargo / go)")
         if plan.rate_share is not None:     # rates = "auto": the rate comes from the peak cell, at run time

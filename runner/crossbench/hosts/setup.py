@@ -12,7 +12,7 @@ import json
 import subprocess
 import sys
 
-from .. import paths
+from .. import loadgen, paths
 from .hostsfile import HostsError, load_hosts
 from .preflight import check_hosts
 from .scratch import send_tree
@@ -22,7 +22,7 @@ from .ssh import SshError, SshHost, open_masters
 EXCLUDED = (".git", ".venv", "results", "__pycache__", ".pytest_cache", "*.egg-info")
 INSTALL_LIMIT_S = 1800.0
 COPY_LIMIT_S = 600.0
-ROLE_TOOLS = {"loadgen": ["wrk"], "server": [], "db": [], "proxy": []}
+ROLE_TOOLS = {"loadgen": loadgen.on_load_hosts("prerequisites"), "server": [], "db": [], "proxy": []}
 
 
 def copy_checkout(ssh: SshHost) -> None:
@@ -46,13 +46,13 @@ def same_directory(ssh: SshHost) -> bool:
 
 def install(ssh: SshHost, python_env: bool, open_loop: bool) -> None:
     """The host's Debian packages (prerequisites.sh), unless skipped its Python environment, and when asked
-    (load hosts for open-loop cells) the pinned oha built into its tools cache."""
+    (load hosts for open-loop cells) the pinned open-loop generators built into its tools cache."""
     runner = ssh.host.project_dir / "runner"
     script = f'source "{runner}/prerequisites.sh" && crossbench_install_missing setup'
     if python_env:
         script += f' && source "{runner}/python-env.sh"'
     if open_loop:
-        script += f' && "{runner}/install-openloop.sh" oha'
+        script += f' && "{runner}/install-openloop.sh" {" ".join(loadgen.on_load_hosts("build"))}'
     done = ssh.run(["bash", "-c", script], timeout_s=INSTALL_LIMIT_S)
     if done.returncode != 0:
         raise SshError(f"{ssh.host.label}: setup failed:\n{(done.stderr or done.stdout).strip()[-2000:]}")
@@ -83,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-python-env", dest="python_env", action="store_false",
                         help="setup: leave the hosts' Python environment as it is")
     parser.add_argument("--open-loop", action="store_true",
-                        help="setup: also build the pinned oha on the load hosts (open-loop cells; needs cargo)")
+                        help=f"setup: also build the pinned {' and '.join(loadgen.on_load_hosts('build'))} on the load "
+                             "hosts (open-loop cells; needs cargo)")
     parser.add_argument("--window", type=float, default=15.0, help="check: the window the clocks must bear (s)")
     args = parser.parse_args(argv)
     try:

@@ -4,6 +4,11 @@ Each adapter is a module exposing the same small surface:
 
     name                          the tool's name, as in --loadgen
     OPEN_LOOP (optional)          True for a generator that sends on a schedule (LoadSpec.rate)
+    KEEPALIVE (optional)          False for a generator that opens a connection per request (no keep-alive)
+    ON_LOAD_HOSTS (optional)      how load hosts get it: "prerequisites" (installed by prerequisites.sh) or
+                                  "build" (hosts.sh setup --open-loop runs install-openloop.sh for it)
+    MERGE (optional)              merges several load hosts' results exactly (loadgen/merge.py); without it the
+                                  generator runs from one machine only
     available() -> bool           the tool is on PATH (oha, k6: or built in the tools cache)
     version() -> str              the tool's own version string
     build_command(spec, out_dir)  the exact argv run() will execute (raises LoadgenError if refused)
@@ -26,6 +31,12 @@ ADAPTERS: dict[str, ModuleType] = {
     "oha": oha,        # open loop (LoadSpec.rate): runner/install-openloop.sh builds it
     "k6": k6,          # open loop, the cross-check
 }
+DEFAULT = "wrk"        # a run's generator unless its experiment or --loadgen names another, and a peak cell's
+
+
+def on_load_hosts(how: str) -> list[str]:
+    """The generators load hosts get that way (ON_LOAD_HOSTS: "prerequisites" or "build")."""
+    return [name for name, adapter in ADAPTERS.items() if getattr(adapter, "ON_LOAD_HOSTS", None) == how]
 
 
 def get(name: str) -> ModuleType:

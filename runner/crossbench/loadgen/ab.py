@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 from crossbench.loadgen import process
 from crossbench.loadgen.base import LoadgenError, LoadResult, LoadSpec, empty_errors, raw_path
+from crossbench.loadgen.merge import merge_ab as MERGE  # several load hosts' results as one
 
 name = "ab"
 MAX_CONCURRENCY = 20000          # ab.c MAX_CONCURRENCY

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from crossbench.loadgen import openloop, process
 from crossbench.loadgen.base import LoadgenError, LoadResult, LoadSpec, empty_errors, raw_path
+from crossbench.loadgen.merge import merge_k6 as MERGE  # several load hosts' results as one
 
 name = "k6"
 VERSION = "1.8.1"                  # runner/install-openloop.sh builds this one

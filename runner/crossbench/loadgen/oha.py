@@ -18,10 +18,12 @@ from pathlib import Path
 
 from crossbench.loadgen import openloop, process
 from crossbench.loadgen.base import LoadgenError, LoadResult, LoadSpec, empty_errors, raw_path
+from crossbench.loadgen.merge import merge_oha as MERGE  # several load hosts' results as one
 
 name = "oha"
 VERSION = "1.16.0"                 # runner/install-openloop.sh builds this one
 OPEN_LOOP = True                   # sends on a schedule (LoadSpec.rate): open-loop cells use it
+ON_LOAD_HOSTS = "build"            # hosts.sh setup --open-loop builds it on the load hosts (install-openloop.sh)
 MARGIN_S = 15.0
 
 LATENCY_SOURCE = (

@@ -11,12 +11,13 @@ import time
 from pathlib import Path
 
 from .. import metrics
-from . import get, merge
+from . import ADAPTERS, get
 from .base import LoadgenError, LoadResult, LoadSpec
 
 START_MARGIN_S = 1.0          # for every host to open its session and scratch directory (0.2-0.7 s here)
-MERGERS = {"wrk": merge.merge_wrk, "oha": merge.merge_oha, "k6": merge.merge_k6, "ab": merge.merge_ab}
+# the generators whose results from several load hosts merge exactly (their adapter's MERGE, loadgen/merge.py);
 # http_load reports neither per-request times nor a histogram: several of its runs cannot be merged exactly
+MERGERS = {name: adapter.MERGE for name, adapter in ADAPTERS.items() if hasattr(adapter, "MERGE")}
 
 
 def shares(total: int, parts: int) -> list[int]:

@@ -15,8 +15,10 @@ from urllib.parse import urlsplit
 
 from crossbench.loadgen import process
 from crossbench.loadgen.base import LoadgenError, LoadResult, LoadSpec, empty_errors, raw_path
+from crossbench.loadgen.merge import merge_wrk as MERGE  # several load hosts' results as one
 
 name = "wrk"
+ON_LOAD_HOSTS = "prerequisites"    # prerequisites.sh installs it on every load host (hosts.sh check asks for it)
 LUA_SCRIPT = Path(__file__).resolve().parents[2] / "lua" / "report.lua"
 JSON_ENV = "CROSSBENCH_WRK_JSON"
 MARGIN_S = 15.0

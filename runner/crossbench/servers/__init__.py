@@ -9,6 +9,7 @@ from .lifecycle import HOST, PortInUse, RunningServer, ServerFailed, ServerSpec,
 
 PLUGINS: dict[str, ServerPlugin] = {plugin.name: plugin for plugin in (
     tomcat.PLUGIN, tornado.PLUGIN, gunicorn.PLUGIN, uvicorn.PLUGIN, nginx.PLUGIN)}
+DEFAULT_PAIR = ("tomcat", "tornado")    # the servers a run compares unless its experiment or --servers names others
 
 # Seed 001's fastest servers, tried on the project's Python and refused with what happened (README: Servers).
 UNAVAILABLE: dict[str, str] = {
@@ -44,6 +45,6 @@ def get(name: str) -> ServerPlugin:
 
 
 __all__ = ["CannotRunHere", "DB_ENDPOINTS", "ENDPOINTS", "HOST", "PLUGINS", "STATIC_ENDPOINT", "TFB_ENDPOINTS", "UNAVAILABLE", "Knob",
-           "PortInUse", "RunningServer",
+           "DEFAULT_PAIR", "PortInUse", "RunningServer",
            "ServerFailed", "ServerPlugin", "ServerSpec", "SettingsError", "Tool", "ToolMissing", "UnknownServer",
            "check_port_free", "free_port", "get", "proxies", "proxy"]

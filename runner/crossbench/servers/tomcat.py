@@ -8,18 +8,19 @@ from pathlib import Path
 
 from .. import paths
 from ..jdk import Jdk, JdkError, select_jdk
-from ..sampling import jfr
+from . import tomcat_jfr as jfr
 from .base import DB_ENDPOINTS, ENDPOINTS, TFB_ENDPOINTS, CannotRunHere, Knob, ServerPlugin, Tool, db_knobs
 from .lifecycle import HOST, ServerSpec
 from .tomcat_config import (ADD_OPENS, DEFAULT_ACCEPT_COUNT, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_THREADS,
                             EXECUTORS, VIRTUAL_EXECUTOR, CdsArchive, TomcatConfig, command, database_options,
-                            jdbc_url, prepare_base, render_server_xml)
+                            jdbc_url, prepare_base, render_server_xml, tomcat_home,
+                            tomcat_version)
 from .tomcat_probe import BackgroundJvmProbe, connections_peak
 
 __all__ = ["ADD_OPENS", "DEFAULT_ACCEPT_COUNT", "DEFAULT_MAX_CONNECTIONS", "DEFAULT_MAX_THREADS", "EXECUTORS",
            "PLUGIN", "VIRTUAL_EXECUTOR", "BackgroundJvmProbe", "CdsArchive", "TomcatConfig", "TomcatPlugin",
            "command", "connections_peak", "database_options", "jdbc_url", "named_jdk", "prepare_base",
-           "render_server_xml", "settings_jdk"]
+           "render_server_xml", "settings_jdk", "tomcat_home", "tomcat_version"]
 
 
 def settings_jdk(settings: dict) -> Jdk:
@@ -86,7 +87,7 @@ class TomcatPlugin(ServerPlugin):
 
     def preflight(self, settings: dict) -> None:
         super().preflight(settings)
-        paths.tomcat_home()
+        tomcat_home()
         settings_jdk(settings)
 
     def config(self, settings: dict, port: int, jfr_file: Path | None = None,
@@ -101,12 +102,12 @@ class TomcatPlugin(ServerPlugin):
         jfr_file = (cell_dir / jfr.RECORDING).resolve() if cell_dir and settings["jfr"] else None
         if db_url:
             settings = {**settings, "jvm_options": (*settings["jvm_options"], *database_options(db_url, settings))}
-        home = paths.tomcat_home()
+        home = tomcat_home()
         jdk = settings_jdk(settings)
-        cds = CdsArchive.for_start(paths.tomcat_version(home), jdk) if settings["class_data_sharing"] else None
+        cds = CdsArchive.for_start(tomcat_version(home), jdk) if settings["class_data_sharing"] else None
         config = self.config(settings, port, jfr_file, cds, address)
         base = prepare_base(config, Path(tempfile.mkdtemp(prefix="catalina-base-", dir=work_dir)), home)
-        describe = {"tomcat": paths.tomcat_version(home), "jdk": jdk.version, "jdk_home": str(jdk.home),
+        describe = {"tomcat": tomcat_version(home), "jdk": jdk.version, "jdk_home": str(jdk.home),
                     "max_threads": config.max_threads if config.executor == "platform" else None,
                     "executor": config.executor, "accept_count": config.accept_count,
                     "max_connections": config.max_connections, "heap": config.heap,
@@ -118,12 +119,12 @@ class TomcatPlugin(ServerPlugin):
 
     def versions(self) -> dict:
         try:
-            return {"tomcat": paths.tomcat_version(paths.tomcat_home())}
+            return {"tomcat": tomcat_version(tomcat_home())}
         except paths.BuildMissing:
             return {"tomcat": None}
 
     def stopped_figures(self, settings: dict, cell_dir: Path, describe: dict, t0: float, t1: float) -> dict:
-        """The JFR recording the JVM dumped at exit, read for the window (crossbench.sampling.jfr)."""
+        """The JFR recording the JVM dumped at exit, read for the window (tomcat_jfr.py)."""
         if not settings["jfr"]:
             return {**dict.fromkeys(jfr.FIGURES), "tomcat_jfr_unreadable": "no recording: the cell ran with jfr off",
                     "tomcat_jfr_read_s": None}

@@ -13,6 +13,7 @@ from .. import paths
 from ..jdk import Jdk, select_jdk
 from .lifecycle import HOST
 
+TEMPLATES = paths.RUNNER / "tomcat"       # server.xml and ROOT.xml templates for each CATALINA_BASE
 # Tomcat 9's own defaults for the NIO connector; the runner changes them only when asked.
 DEFAULT_MAX_THREADS = 200
 DEFAULT_ACCEPT_COUNT = 100
@@ -31,6 +32,21 @@ ADD_OPENS = (
 VIRTUAL_EXECUTOR = (
     '    <Executor name="virtualThreads" namePrefix="http-vt-"\n'
     '              className="org.apache.catalina.core.StandardVirtualThreadExecutor" />')
+
+
+def tomcat_home() -> Path:
+    """The Tomcat distribution `mvn package` unpacked into java-servlet/target/."""
+    homes = sorted(paths.SERVLET_TARGET.glob("apache-tomcat-9.*"))
+    if not homes or not paths.WEBAPP_DIR.is_dir():
+        raise paths.BuildMissing(
+            f"no Tomcat build under {paths.SERVLET_TARGET}: run `mvn package` at {paths.REPO} first")
+    if len(homes) > 1:
+        raise paths.BuildMissing(f"several Tomcat versions under {paths.SERVLET_TARGET}: run `mvn clean package`")
+    return homes[0]
+
+
+def tomcat_version(home: Path) -> str:
+    return home.name.removeprefix("apache-tomcat-")
 
 
 @dataclass(frozen=True)
@@ -63,7 +79,7 @@ def render_server_xml(config: TomcatConfig, tomcat_version: str) -> str:
         executor_element, pool = VIRTUAL_EXECUTOR, 'executor="virtualThreads"'
     else:
         executor_element, pool = "", f'maxThreads="{config.max_threads}"'
-    template = Template((paths.TOMCAT_TEMPLATES / "server.xml.template").read_text())
+    template = Template((TEMPLATES / "server.xml.template").read_text())
     return template.substitute(
         executor_element=executor_element, pool_attributes=pool, address=config.address, port=config.port,
         accept_count=config.accept_count, max_connections=config.max_connections, tomcat_version=tomcat_version)
@@ -75,8 +91,8 @@ def prepare_base(config: TomcatConfig, base: Path, home: Path) -> Path:
         (base / sub).mkdir(parents=True, exist_ok=True)
     for name in ("web.xml", "catalina.properties", "logging.properties"):
         shutil.copy2(home / "conf" / name, base / "conf" / name)
-    (base / "conf" / "server.xml").write_text(render_server_xml(config, paths.tomcat_version(home)))
-    root_xml = Template((paths.TOMCAT_TEMPLATES / "ROOT.xml.template").read_text())
+    (base / "conf" / "server.xml").write_text(render_server_xml(config, tomcat_version(home)))
+    root_xml = Template((TEMPLATES / "ROOT.xml.template").read_text())
     (base / "conf" / "Catalina" / "localhost" / "ROOT.xml").write_text(
         root_xml.substitute(doc_base=paths.WEBAPP_DIR))
     return base

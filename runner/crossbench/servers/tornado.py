@@ -8,6 +8,8 @@ from .base import Knob, Tool, db_knobs, pool_log_dir
 from .event_loop import EventLoopPlugin
 from .lifecycle import HOST, ServerSpec
 
+APP = paths.REPO / "tornado-app" / "server.py"
+
 
 class TornadoPlugin(EventLoopPlugin):
     name = "tornado"
@@ -24,7 +26,7 @@ class TornadoPlugin(EventLoopPlugin):
     )
 
     def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None, address=HOST) -> ServerSpec:
-        argv = [sys.executable, str(paths.TORNADO_APP), "--address", address, "--port", str(port),
+        argv = [sys.executable, str(APP), "--address", address, "--port", str(port),
                 "--processes", str(settings["processes"]), "--backlog", str(settings["backlog"])]
         if db_url:
             argv += ["--db-url", db_url, "--db-pool", str(settings["db_pool"]),
