@@ -160,7 +160,7 @@ def test_database_server_proxy_and_load_each_on_a_host_of_their_own(tmp_path, re
         out = tmp_path / "db"
         done = subprocess.run([str(paths.RUNNER / "run_all.sh"), "--experiment", "seed004-quick", "--groups",
                                "pools,db-behind-nginx,db-pgbouncer", "--servers", "tornado,gunicorn,uvicorn",
-                               "--duration", "2",
+                               "--duration", "1",      # 4 samples at 0.25 s: sampled on every host
                                "--warmup", "0", "--no-analysis", "--out", str(out), "--hosts", str(hosts)],
                               capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr[-2000:]
