@@ -4,6 +4,7 @@ Each adapter is a module exposing the same small surface:
 
     name                          the tool's name, as in --loadgen
     OPEN_LOOP (optional)          True for a generator that sends on a schedule (LoadSpec.rate)
+    KEEPALIVE (optional)          False for a generator that opens one connection per request, always
     available() -> bool           the tool is on PATH (oha, k6: or built in the tools cache)
     version() -> str              the tool's own version string
     build_command(spec, out_dir)  the exact argv run() will execute (raises LoadgenError if refused)

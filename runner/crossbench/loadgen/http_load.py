@@ -16,6 +16,7 @@ from crossbench.loadgen import process
 from crossbench.loadgen.base import LoadgenError, LoadResult, LoadSpec, empty_errors, raw_path
 
 name = "http_load"
+KEEPALIVE = False                  # one new connection per fetch, whatever it is asked
 MAX_PARALLEL = 1000
 MARGIN_S = 15.0
 NUM = r"([-+]?[\d.]+(?:e[-+]?\d+)?)"     # printf %g: 5164.71, 9.20148e+07
