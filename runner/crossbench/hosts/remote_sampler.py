@@ -11,12 +11,13 @@ import threading
 from pathlib import Path
 
 from ..sampling.process_tree import Sample, read_samples, sample_to_row
+from ..sampling.samples import PhasedSampler
 from .ssh import stop_tethered
 
 POOL_MAX_AGE_S = 3.0          # as the local sampler: an older pool reading is not this sample's
 
 
-class RemoteTreeSampler:
+class RemoteTreeSampler(PhasedSampler):
     """ProcessTreeSampler's interface (start/stop, set_phase, samples) over the lines of a remote stream."""
 
     def __init__(self, lines, clock_offset_s: float, out_csv: Path, phase: str = "idle", pool_source=None):
@@ -24,18 +25,8 @@ class RemoteTreeSampler:
         self.clock_offset_s = clock_offset_s
         self.pool_source = pool_source       # the JVM probe beside the server: its connector pool, as here
         self.out_csv = Path(out_csv)
-        self._phase = phase
-        self._samples: list[Sample] = []
-        self._lock = threading.Lock()
+        super().__init__(phase)
         self._thread: threading.Thread | None = None
-
-    def set_phase(self, phase: str) -> None:
-        with self._lock:
-            self._phase = phase
-
-    def samples(self) -> list[Sample]:
-        with self._lock:
-            return list(self._samples)
 
     def start(self) -> "RemoteTreeSampler":
         self._thread = threading.Thread(target=self._read, name="remote-sampler", daemon=True)
@@ -45,12 +36,6 @@ class RemoteTreeSampler:
     def stop(self, timeout_s: float = 5.0) -> None:
         if self._thread:
             self._thread.join(timeout=timeout_s)
-
-    def __enter__(self) -> "RemoteTreeSampler":
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
 
     def _read(self) -> None:
         header = None
@@ -75,8 +60,7 @@ class RemoteTreeSampler:
         if not rows:
             return None
         remote = rows[0]
-        with self._lock:
-            phase = self._phase
+        phase = self.phase
         reading = self.pool_source.latest() if self.pool_source else None
         t_epoch = remote.t_epoch - self.clock_offset_s
         fresh = reading is not None and abs(t_epoch - reading.t_epoch) <= POOL_MAX_AGE_S
