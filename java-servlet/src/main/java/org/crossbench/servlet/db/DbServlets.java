@@ -46,35 +46,75 @@ public final class DbServlets {
         }
     }
 
-    /** Every database endpoint, one servlet, one answer each: which one is the request's path (an exact mapping). */
-    @WebServlet(urlPatterns = {"/db", "/queries", "/db/kv", "/db/slow", "/fortunes", "/updates"})
-    public static class Endpoints extends DbServlet {
+    /** {@code /db}: one random row of world. */
+    @WebServlet(urlPatterns = "/db")
+    public static class Single extends DbServlet {
         private static final long serialVersionUID = 1L;
 
         @Override
         protected void doGet(HttpServletRequest request, HttpServletResponse response) throws IOException {
-            switch (request.getServletPath()) {
-                case "/db" -> answer(response, WorldQueries::world);        // one random row of world
-                case "/queries" -> {                                        // ?queries=N: N random rows, one query each
-                    int count = QueryCount.parse(request.getParameter("queries"));
-                    answer(response, connection -> WorldQueries.worlds(connection, count));
-                }
-                case "/db/kv" -> answer(response, WorldQueries::kv);        // one random row of kv (seed 004's table)
-                case "/db/slow" -> {        // ?ms=N: one world row by a query that waits N ms inside the database
-                    int ms = DelayParameter.fromRequest(request, response);
-                    if (ms >= 0) {
-                        answer(response, connection -> WorldQueries.slow(connection, ms));
-                    }
-                }
-                case "/fortunes" ->         // every fortune, one added now, sorted by message, an escaped HTML table
-                    answer(response, connection -> Fortunes.html(Fortunes.withAdded(Fortunes.read(connection))),
-                            DbResponse.HTML);
-                case "/updates" -> {        // ?queries=N: N random rows of world, each read, changed and written back
-                    int count = QueryCount.parse(request.getParameter("queries"));
-                    answer(response, connection -> WorldQueries.updates(connection, count));
-                }
-                default -> response.sendError(HttpServletResponse.SC_NOT_FOUND);
+            answer(response, WorldQueries::world);
+        }
+    }
+
+    /** {@code /queries?queries=N}: N random rows of world, one query each. */
+    @WebServlet(urlPatterns = "/queries")
+    public static class Multiple extends DbServlet {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        protected void doGet(HttpServletRequest request, HttpServletResponse response) throws IOException {
+            int count = QueryCount.parse(request.getParameter("queries"));
+            answer(response, connection -> WorldQueries.worlds(connection, count));
+        }
+    }
+
+    /** {@code /db/kv}: one random row of kv (the seed-004 article's table). */
+    @WebServlet(urlPatterns = "/db/kv")
+    public static class KeyValue extends DbServlet {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        protected void doGet(HttpServletRequest request, HttpServletResponse response) throws IOException {
+            answer(response, WorldQueries::kv);
+        }
+    }
+
+    /** {@code /db/slow?ms=N}: one world row by a query that waits N ms inside the database, holding its connection. */
+    @WebServlet(urlPatterns = "/db/slow")
+    public static class Slow extends DbServlet {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        protected void doGet(HttpServletRequest request, HttpServletResponse response) throws IOException {
+            int ms = DelayParameter.fromRequest(request, response);
+            if (ms >= 0) {
+                answer(response, connection -> WorldQueries.slow(connection, ms));
             }
+        }
+    }
+
+    /** {@code /fortunes}: every fortune, one added at request time, sorted by message, as an escaped HTML table. */
+    @WebServlet(urlPatterns = "/fortunes")
+    public static class FortunesPage extends DbServlet {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        protected void doGet(HttpServletRequest request, HttpServletResponse response) throws IOException {
+            answer(response, connection -> Fortunes.html(Fortunes.withAdded(Fortunes.read(connection))),
+                    DbResponse.HTML);
+        }
+    }
+
+    /** {@code /updates?queries=N}: N random rows of world, each read, given a new random number and written back. */
+    @WebServlet(urlPatterns = "/updates")
+    public static class Updates extends DbServlet {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        protected void doGet(HttpServletRequest request, HttpServletResponse response) throws IOException {
+            int count = QueryCount.parse(request.getParameter("queries"));
+            answer(response, connection -> WorldQueries.updates(connection, count));
         }
     }
 }
