@@ -20,22 +20,27 @@ def jobs(run: Run, data_dir: Path) -> list[ChartJob]:
     return with_headings([chart(run, data_dir, cells) for chart in charts], HEADINGS)
 
 
-def static_rps(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
-    cells = [c for c in cells if str(c.get("endpoint") or "").startswith("/static") and not is_delay(c)]
+def figure_job(run: Run, data_dir: Path, name: str, cells: list[dict], columns: list[str], row_of, keys: tuple,
+               title: str, text: str, extra=None) -> ChartJob | None:
+    """One chart of these cells' figures `keys`, a panel each: its data files, how many of its cells are flagged,
+    and the note on missing ones; None without cells."""
     if not cells:
         return None
-    params, files = panel_files(
-        run, data_dir, "static_rps", cells,
-        ["concurrency", "rps", "rps_steady", "bytes_per_s", "valid", "repetition", "cell_id"],
-        lambda c: [c.get("concurrency"), num(c.get("rps")), num(c.get("rps_steady")), num(c.get("bytes_per_s"))],
-        ("rps",))
-    params["nflagged"] = flagged(cells, "rps")
-    return ChartJob("static_rps", "static_rps.gp",
-                    f"Static files: responses per second vs concurrent clients ({how(cells)})",
-                    "Responses per second over the measured window (requests / window, the seed's definition) "
-                    "for the random static mix, one line per server (the mean of repetitions), against the "
-                    "number of concurrent clients. Seed 002's first figure.",
-                    params, files, missing_note(cells, "rps"))
+    params, files = panel_files(run, data_dir, name, cells, columns, row_of, keys, extra=extra)
+    params["nflagged"] = flagged(cells, *keys)
+    return ChartJob(name, f"{name}.gp", title, text, params, files, missing_note(cells, *keys))
+
+
+def static_rps(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
+    cells = [c for c in cells if str(c.get("endpoint") or "").startswith("/static") and not is_delay(c)]
+    return figure_job(run, data_dir, "static_rps", cells,
+                      ["concurrency", "rps", "rps_steady", "bytes_per_s", "valid", "repetition", "cell_id"],
+                      lambda c: [c.get("concurrency"), num(c.get("rps")), num(c.get("rps_steady")),
+                                 num(c.get("bytes_per_s"))], ("rps",),
+                      f"Static files: responses per second vs concurrent clients ({how(cells)})",
+                      "Responses per second over the measured window (requests / window, the seed's definition) "
+                      "for the random static mix, one line per server (the mean of repetitions), against the "
+                      "number of concurrent clients. Seed 002's first figure.")
 
 
 def efficiency(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
@@ -61,40 +66,29 @@ def efficiency(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
 
 
 def latency(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
-    if not cells:
-        return None
-    params, files = panel_files(
-        run, data_dir, "latency", cells,
-        ["concurrency", "p50_ms", "p99_ms", "mean_ms", "max_ms", "valid", "repetition", "cell_id"],
-        lambda c: [c.get("concurrency"), num(get(c, "latency_ms.p50")), num(get(c, "latency_ms.p99")),
-                   num(get(c, "latency_ms.mean")), num(get(c, "latency_ms.max"))],
-        ("latency_ms.p50", "latency_ms.p99"))
-    params["nflagged"] = flagged(cells, "latency_ms.p50", "latency_ms.p99")
-    return ChartJob("latency", "latency.gp",
-                    f"Latency p50 and p99 vs concurrent clients ({how(cells)})",
-                    "Per-request latency reported by the load generator: median (p50, solid, circles) and "
-                    "99th percentile (p99, dashed, squares), log scale, one panel per group or delay.",
-                    params, files, missing_note(cells, "latency_ms.p50", "latency_ms.p99"))
+    return figure_job(run, data_dir, "latency", cells,
+                      ["concurrency", "p50_ms", "p99_ms", "mean_ms", "max_ms", "valid", "repetition", "cell_id"],
+                      lambda c: [c.get("concurrency"), num(get(c, "latency_ms.p50")), num(get(c, "latency_ms.p99")),
+                                 num(get(c, "latency_ms.mean")), num(get(c, "latency_ms.max"))],
+                      ("latency_ms.p50", "latency_ms.p99"),
+                      f"Latency p50 and p99 vs concurrent clients ({how(cells)})",
+                      "Per-request latency reported by the load generator: median (p50, solid, circles) and "
+                      "99th percentile (p99, dashed, squares), log scale, one panel per group or delay.")
 
 
 def threads_peak(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
     cells = [c for c in cells if is_delay(c)]
-    if not cells:
-        return None
-    params, files = panel_files(
-        run, data_dir, "threads_peak", cells,
-        ["concurrency", "threads_peak", "threads_mean", "pool_busy_peak", "valid", "repetition", "cell_id"],
-        lambda c: [c.get("concurrency"), num(c.get("threads_peak")), num(c.get("threads_mean")),
-                   num(c.get("pool_busy_peak"))],
-        ("threads_peak",), extra=max_threads_of)
-    params["nflagged"] = flagged(cells, "threads_peak")
-    return ChartJob("threads_peak", "threads_peak.gp",
-                    "Server threads: peak thread count in the measured window vs concurrent clients",
-                    "The most threads the server process tree had at once while measured (all threads, JVM "
-                    "housekeeping included), one panel per delay. Dotted grey: Tomcat's maxThreads; a "
-                    "thread-per-request server stops just above it (seed 002 saw about 220 for 200), an "
-                    "event loop stays flat.",
-                    params, files, missing_note(cells, "threads_peak"))
+    return figure_job(run, data_dir, "threads_peak", cells,
+                      ["concurrency", "threads_peak", "threads_mean", "pool_busy_peak", "valid", "repetition",
+                       "cell_id"],
+                      lambda c: [c.get("concurrency"), num(c.get("threads_peak")), num(c.get("threads_mean")),
+                                 num(c.get("pool_busy_peak"))], ("threads_peak",),
+                      "Server threads: peak thread count in the measured window vs concurrent clients",
+                      "The most threads the server process tree had at once while measured (all threads, JVM "
+                      "housekeeping included), one panel per delay. Dotted grey: Tomcat's maxThreads; a "
+                      "thread-per-request server stops just above it (seed 002 saw about 220 for 200), an "
+                      "event loop stays flat.",
+                      extra=max_threads_of)
 
 
 def threads_timeline(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:

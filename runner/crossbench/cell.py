@@ -1,43 +1,39 @@
 """One lifecycle for a cell, in one place: start a fresh server, wait until ready, verify, warm up,
-measure while sampling, stop in `finally`, and build the record. Nothing here decides what to run."""
+measure while sampling, stop in `finally`, and build the record. Nothing here decides what to run.
+The checks that fail a cell are in cell_checks.py, the record's fields in cell_record.py; both re-exported."""
 from __future__ import annotations
 
 import sys
 import time
 import traceback
-import urllib.request
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
 
-from contextlib import ExitStack
-
-from . import faults, loadgen, metrics, oskit, record as contract, stack, tfb
-from .database.verify import VerifyFailed, check_answers, verify_database_cell
+from . import faults, loadgen, oskit, record as contract, stack
+from .cell_checks import (CellFailed, ServerDied, database_flags, died, verify, verify_after_load,
+                          verify_database)
+from .cell_record import (base_record, cell_flags, failed_record, noise_figures, shared_record,
+                          side_figures)
 from .drivers import DRIVERS, Measurement
 from .cellplan import CellPlan
 from .hosts.placement import Placement
-from .loadgen.base import LoadResult
 from .metadata import now_iso
 from .sampling import db_pool, noise
-from .sampling.process_tree import ProcessTreeSampler, summarize
-from . import servers
+from .sampling.process_tree import summarize
 from .servers import RunningServer, ServerSpec
+
+__all__ = ["CellContext", "CellFailed", "ServerDied", "base_record", "cell_flags", "database_flags", "died",
+           "failed_record", "noise_figures", "run_cell", "shared_record", "side_figures", "verify",
+           "verify_after_load", "verify_database"]
 
 SAMPLE_INTERVAL_S = 0.25
 TAIL_SAMPLES_S = 0.3          # let the sampler take the window's last samples
 POOL_SETTLE_LIMIT_S = 5.0     # after the warm-up, at most this long for the database pool's queue to drain
 POOL_SETTLE_POLL_S = 0.05
 PROBE_ATTACH_LIMIT_S = 10.0   # at most this long for a server's probe (Tomcat's JVM probe) to attach before the window
-
-
-class CellFailed(RuntimeError):
-    """The cell could not be measured; the record says why and the run goes on."""
-
-
-class ServerDied(CellFailed):
-    """The server process exited while the cell ran."""
 
 
 @dataclass
@@ -69,55 +65,10 @@ def database_url(plan: CellPlan, ctx: CellContext) -> str | None:
     return ctx.database.url()
 
 
-def side_figures(prefix: str, sampler: ProcessTreeSampler | None, t0: float, t1: float) -> dict:
-    window = summarize(sampler.samples(), t0, t1) if sampler else {}
-    return {f"{prefix}_cpu_percent": window.get("cpu_percent"), f"{prefix}_rss_peak_mb": window.get("rss_peak_mb")}
-
-
 def start_server(plan: CellPlan, ctx: CellContext, db_url: str | None) -> RunningServer:
     """A fresh server for the cell on the server's host; not yet started (a with-block starts it)."""
     host = ctx.placement.server_host
     return host.server(server_spec(plan, ctx, host.free_port(), db_url), ctx.cell_dir)
-
-
-def verify(server: RunningServer, plan: CellPlan) -> None:
-    """Every URL of the cell answers 200 before anything is measured (delay endpoints at ms=0); /json and
-    /plaintext as TechEmpower's rules say (tfb.py)."""
-    for path in plan.paths(delay_ms=0):
-        try:
-            with urllib.request.urlopen(server.url + path, timeout=10) as response:
-                body = response.read()
-                if response.status != 200 or not body:
-                    raise CellFailed(f"verify: {path} answered {response.status} with {len(body)} bytes")
-                tfb.check_answer(path, {k.lower(): v for k, v in response.headers.items()}, body)
-        except tfb.RuleBroken as e:
-            raise CellFailed(f"verify: {e}") from e
-        except OSError as e:
-            raise CellFailed(f"verify: {path} failed: {e}") from e
-
-
-def verify_database(plan: CellPlan, front: RunningServer, db_url: str) -> dict:
-    """The database endpoints answer from the real tables, one query per row (counted by the database)."""
-    try:
-        count = verify_database_cell(front.url, plan.requests(), db_url)
-    except (VerifyFailed, OSError, ValueError) as e:
-        raise CellFailed(f"verify: {e}") from e
-    return stack.database_figures(plan, count)
-
-
-def verify_after_load(plan: CellPlan, front: RunningServer, db_url: str | None, ctx: CellContext) -> None:
-    """The answers are still right after the load (an update that stopped storing, a page that lost its escaping
-    under pressure): the cell fails rather than report figures for wrong answers. TechEmpower's types and the
-    database endpoints only; query counts before the load only (requests still queued from the window would
-    run statements of their own)."""
-    if plan.endpoint not in (*servers.TFB_ENDPOINTS, *servers.DB_ENDPOINTS) or database_flags(ctx, db_url):
-        return          # a database that died in the window: its 503s are the outage, flagged database_died
-    verify(front, plan)
-    if db_url:
-        try:
-            check_answers(front.url, plan.requests(), db_url)
-        except (VerifyFailed, OSError, ValueError) as e:
-            raise CellFailed(f"verify after the load: {e}") from e
 
 
 def loadgen_pid(tools=frozenset(loadgen.ADAPTERS)):
@@ -209,30 +160,6 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
     return contract.merge(shared, extra, plan.kind, driver.FIELDS)
 
 
-def noise_figures(plan: CellPlan, ctx: CellContext, measurement, shared: dict) -> dict:
-    """Steal and foreign CPU on the cell's cores, and connections accepted, in the window: this machine's
-    counters, so only for what runs here (null for a server or load on hosts of their own)."""
-    if not ctx.placement.counters_here or not measurement.noise:
-        return {k: None for k in ("steal_percent", "foreign_cpu_percent", "harness_cpu_percent",
-                                  "tcp_passive_opens", "requests_per_connection")}
-    before, after = measurement.noise
-    cores = tuple(sorted({*plan.server_cpus, *plan.loadgen_cpus})) if plan.server_cpus and plan.loadgen_cpus else ()
-    return {**noise.window(before, after, cores, shared.get("loadgen_cpu_percent") or 0.0),
-            **noise.connections(before, after, shared.get("requests"))}
-
-
-def cell_flags(plan: CellPlan, window: dict) -> list[str]:
-    """Flags every kind of cell can raise: the load generator at the end of its cores."""
-    cores = min(plan.loadgen_threads, len(plan.loadgen_cpus) or psutil.cpu_count())
-    return ["loadgen_saturated"] if metrics.loadgen_saturated(window.get("loadgen_cpu_percent"), cores) else []
-
-
-def database_flags(ctx: CellContext, db_url: str | None) -> list[str]:
-    """A database cell whose database went away during the cell: its errors (503s) are the outage, not the
-    server; the run starts the database again before the next cell."""
-    return ["database_died"] if db_url and ctx.database and not ctx.database.alive() else []
-
-
 def run_phases(driver, plan: CellPlan, ctx: CellContext, server: RunningServer, sampler,
                probe=None) -> Measurement:
     """Warm-up (unrecorded), the measured window, then a short tail so the sampler sees the window's end."""
@@ -284,46 +211,3 @@ def settle_pool(probe, limit_s: float = POOL_SETTLE_LIMIT_S) -> None:
     deadline = time.monotonic() + limit_s
     while time.monotonic() < deadline and (waiting() or 0) > 0:
         time.sleep(POOL_SETTLE_POLL_S)
-
-
-def died(plan: CellPlan, server: RunningServer) -> ServerDied | None:
-    """Decided from the server process itself: a load generator's own failure is never the server dying."""
-    if server.alive():
-        return None
-    return ServerDied(f"{plan.server} exited with status {server.process.returncode} during the cell:\n"
-                      f"{server.log_tail()}")
-
-
-def base_record(plan: CellPlan, started: str) -> dict:
-    fields = plan.to_dict()
-    settings = fields.pop("settings")
-    fields["server_cpus"], fields["loadgen_cpus"] = list(plan.server_cpus), list(plan.loadgen_cpus)
-    return {"schema_version": contract.SCHEMA_VERSION, **fields,
-            **plan.plugin.record_fields(settings), "processes": plan.plugin.process_count(settings),
-            "setting": plan.plugin.describe(settings), "parallel_limit": plan.parallel_limit,
-            "started_at": started, "ended_at": now_iso(), "series": f"cells/{plan.cell_id}/samples.csv"}
-
-
-def shared_record(plan: CellPlan, result: LoadResult, window: dict, server: RunningServer, started: str) -> dict:
-    """The fields every cell kind has; the driver's figures and flags come from its `figures` (drivers/base.py)."""
-    return {
-        **base_record(plan, started),
-        "status": "ok",
-        "requests": result.requests, "errors": result.errors, "error_total": result.error_count,
-        "rps": result.rps,
-        "bytes_per_s": result.bytes / result.duration_s if result.duration_s else None,
-        "measured_s": result.duration_s, "latency_ms": result.latency_ms, "latency_source": result.latency_source,
-        "threads_peak": window.get("threads_peak"), "threads_mean": window.get("threads_mean"),
-        "rss_peak_mb": window.get("rss_peak_mb"), "cpu_percent": window.get("cpu_percent"),
-        "cpu_per_core": window.get("cpu_per_core"), "loadgen_cpu_percent": window.get("loadgen_cpu_percent"),
-        "pool_current_peak": window.get("pool_current_peak"), "pool_busy_peak": window.get("pool_busy_peak"),
-        "samples": window.get("samples"), "server_settings": server.spec.describe,
-        "loadgen_version": result.tool_version, "loadgen_command": result.extra.get("command"),
-    }
-
-
-def failed_record(plan: CellPlan, started: str, error: Exception) -> dict:
-    shared = {**base_record(plan, started), **dict.fromkeys(contract.FAILED_MEASURED), "status": "failed",
-              "valid": False, "flags": ["server_died" if isinstance(error, ServerDied) else "failed"],
-              "error": f"{type(error).__name__}: {error}", "latency_ms": {k: None for k in contract.LATENCY_KEYS}}
-    return contract.merge(shared, {}, plan.kind)

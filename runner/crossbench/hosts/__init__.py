@@ -2,7 +2,9 @@
 a process, PgBouncer, the clock offset, the address the others reach it at):
 
     LocalHost    this machine (local.py)
-    RemoteHost   a machine of its own, over its SSH master, every process under the tether (remote.py)
+    RemoteHost   a machine of its own, over its SSH master, every process under the tether (remote.py); its
+                 database and PgBouncer (remote_database.py), its process trees sampled there and read back
+                 (remote_sampler.py)
 
 `Placement` (placement.py) says which host plays each role of a run: the hosts file's roles on RemoteHosts,
 every other role on a LocalHost. Beneath them: `Hosts` and `Host`, the hosts file and one entry of it

@@ -3,7 +3,7 @@ command, a sampler, the JVM probe, the socket census and PgBouncer beside its pr
 
 A server runs there in a scratch directory holding a copy of the cell's directory as it is at the start (Tomcat's
 rendered CATALINA_BASE), its console streamed back into the local log; answers are checked from here, its process
-tree is sampled beside it (crossbench.sampling.stream) and what it wrote there (Tomcat's logs, a JFR recording)
+tree is sampled beside it (remote_sampler.py) and what it wrote there (Tomcat's logs, a JFR recording)
 comes back when it stops.
 
 Every command runs under the tether (it dies with its SSH session: a Ctrl-C here, a lost connection), in a scratch
@@ -22,15 +22,15 @@ import threading
 import time
 from pathlib import Path
 
-from ..database.remote import RemoteDatabase, remote_pgbouncer
 from ..loadgen.base import Finished, LoadgenError, raw_path
 from .. import paths
 from ..sampling.jvm_probe import PROBE_JVM_OPTS, PROBE_SRC, JvmProbe, JvmProbeError, ShiftedLines
 from ..sampling.socket_census import SocketCensus, parsed
-from ..sampling.stream import TetheredSampler
 from .. import oskit
 from ..servers.lifecycle import RunningServer, ServerFailed, ServerSpec
 from ..stack import DB_CONNECTION_MARGIN
+from .remote_database import RemoteDatabase, remote_pgbouncer
+from .remote_sampler import TetheredSampler
 from .scratch import COPY_LIMIT_S, Scratch
 from .ssh import SshError, SshHost, stop_tethered
 

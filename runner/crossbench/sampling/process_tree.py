@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Callable, Protocol
 
 from .proc_readers import CoreReader, ProcTable, TreeReader, scan_proc
-from .samples import (Sample, csv_header, read_samples, read_samples_csv, sample_to_row,
+from .samples import (PhasedSampler, Sample, csv_header, read_samples, read_samples_csv, sample_to_row,
                       summarize)
 
 __all__ = ["ProcessTreeSampler", "PoolReading", "PoolSource", "Sample", "csv_header",
@@ -47,7 +47,7 @@ class PoolSource(Protocol):
     def latest(self) -> PoolReading | None: ...
 
 
-class ProcessTreeSampler:
+class ProcessTreeSampler(PhasedSampler):
     """Background sampler of a server process tree; see the module docstring.
 
     Usage:
@@ -70,9 +70,7 @@ class ProcessTreeSampler:
         self.out_csv = Path(out_csv)
         self.pool_max_age_s = pool_max_age_s
         self._pool_source = pool_source
-        self._phase = phase
-        self._lock = threading.Lock()
-        self._samples: list[Sample] = []
+        super().__init__(phase)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._table = ProcTable()
@@ -86,24 +84,9 @@ class ProcessTreeSampler:
         self.sample_time_s = 0.0         # wall seconds spent taking samples
 
     # -- control ---------------------------------------------------------------------
-    def set_phase(self, phase: str) -> None:
-        if not phase or not isinstance(phase, str):
-            raise ValueError("phase must be a non-empty string")
-        with self._lock:
-            self._phase = phase
-
-    @property
-    def phase(self) -> str:
-        with self._lock:
-            return self._phase
-
     def set_pool_source(self, source: PoolSource | None) -> None:
         with self._lock:
             self._pool_source = source
-
-    def samples(self) -> list[Sample]:
-        with self._lock:
-            return list(self._samples)
 
     def start(self) -> "ProcessTreeSampler":
         if self._thread is not None:
@@ -131,12 +114,6 @@ class ProcessTreeSampler:
     @property
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
-
-    def __enter__(self) -> "ProcessTreeSampler":
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
 
     # -- sampling --------------------------------------------------------------------
     def _loadgen_reader(self) -> TreeReader | None:

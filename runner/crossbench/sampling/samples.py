@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import logging
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
@@ -26,6 +27,38 @@ class Sample:
     pool_current: int | None            # connector pool threads (from the pool source)
     pool_busy: int | None               # connector pool busy threads
 
+
+
+class PhasedSampler:
+    """What every process-tree sampler shares, here (process_tree.py) or read back from a host
+    (hosts/remote_sampler.py): the phase its samples are labelled with, the samples so far, and a with-block that
+    starts and stops it (start and stop are its own)."""
+
+    def __init__(self, phase: str = "idle"):
+        self._phase = phase
+        self._samples: list[Sample] = []
+        self._lock = threading.Lock()
+
+    def set_phase(self, phase: str) -> None:
+        if not phase or not isinstance(phase, str):
+            raise ValueError("phase must be a non-empty string")
+        with self._lock:
+            self._phase = phase
+
+    @property
+    def phase(self) -> str:
+        with self._lock:
+            return self._phase
+
+    def samples(self) -> list[Sample]:
+        with self._lock:
+            return list(self._samples)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
 
 
 def csv_header(n_cores: int) -> list[str]:

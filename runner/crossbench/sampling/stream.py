@@ -1,26 +1,19 @@
 """The process-tree sampler beside a server on another host: `python -m crossbench.sampling.stream --pid PID`
 samples the tree rooted at PID as ProcessTreeSampler does here and writes its CSV rows (header first) to stdout,
-flushed one by one, until the process is gone or it is stopped (it runs under the tether); RemoteTreeSampler
-reads them back here, moves their times onto this machine's clock and labels them with the cell's phase as they
-arrive."""
+flushed one by one, until the process is gone or it is stopped (it runs under the tether). The host that starts
+it reads them back (hosts/remote_sampler.py)."""
 from __future__ import annotations
 
 import argparse
-import csv
-import io
-import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import psutil
 
-from ..hosts.ssh import stop_tethered
-from .process_tree import ProcessTreeSampler, Sample, read_samples, sample_to_row
+from .process_tree import ProcessTreeSampler
 
 GONE_CHECK_S = 1.0
-POOL_MAX_AGE_S = 3.0          # as the local sampler: an older pool reading is not this sample's
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,90 +25,6 @@ def main(argv: list[str] | None = None) -> int:
         while psutil.pid_exists(args.pid):
             time.sleep(GONE_CHECK_S)
     return 0
-
-
-class RemoteTreeSampler:
-    """ProcessTreeSampler's interface (start/stop, set_phase, samples) over the lines of a remote stream."""
-
-    def __init__(self, lines, clock_offset_s: float, out_csv: Path, phase: str = "idle", pool_source=None):
-        self.lines = lines                   # the remote stream's stdout, text lines
-        self.clock_offset_s = clock_offset_s
-        self.pool_source = pool_source       # the JVM probe beside the server: its connector pool, as here
-        self.out_csv = Path(out_csv)
-        self._phase = phase
-        self._samples: list[Sample] = []
-        self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
-
-    def set_phase(self, phase: str) -> None:
-        with self._lock:
-            self._phase = phase
-
-    def samples(self) -> list[Sample]:
-        with self._lock:
-            return list(self._samples)
-
-    def start(self) -> "RemoteTreeSampler":
-        self._thread = threading.Thread(target=self._read, name="remote-sampler", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self, timeout_s: float = 5.0) -> None:
-        if self._thread:
-            self._thread.join(timeout=timeout_s)
-
-    def __enter__(self) -> "RemoteTreeSampler":
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
-
-    def _read(self) -> None:
-        header = None
-        with open(self.out_csv, "a", newline="") as out:
-            writer = csv.writer(out)
-            for line in self.lines:
-                if header is None:
-                    header = line
-                    out.write(line)
-                    continue
-                sample = self.parsed(header, line)
-                if sample is None:
-                    continue
-                with self._lock:
-                    self._samples.append(sample)
-                writer.writerow(sample_to_row(sample))
-                out.flush()
-
-    def parsed(self, header: str, line: str) -> Sample | None:
-        """One remote row on this machine's clock, with the phase the cell is in now."""
-        rows = read_samples(io.StringIO(header + line), "the remote sampler")
-        if not rows:
-            return None
-        remote = rows[0]
-        with self._lock:
-            phase = self._phase
-        reading = self.pool_source.latest() if self.pool_source else None
-        t_epoch = remote.t_epoch - self.clock_offset_s
-        fresh = reading is not None and abs(t_epoch - reading.t_epoch) <= POOL_MAX_AGE_S
-        return Sample(**{**remote.__dict__, "t_epoch": t_epoch, "phase": phase,
-                         "pool_current": reading.current if fresh else None,
-                         "pool_busy": reading.busy if fresh else None})
-
-
-class TetheredSampler(RemoteTreeSampler):
-    """The stream sampler started beside a process on its host (`host`: ssh, clock_offset_s), read back here."""
-
-    def __init__(self, host, pid: int, out_csv: Path, interval_s: float, phase: str, pool_source=None):
-        argv = host.ssh.host.module_argv("crossbench.sampling.stream", "--pid", str(pid),
-                                         "--interval-s", f"{interval_s:g}")
-        self.proc = host.ssh.start_tethered(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        super().__init__(io.TextIOWrapper(self.proc.stdout, encoding="utf-8"), host.clock_offset_s, out_csv, phase,
-                         pool_source)
-
-    def stop(self, timeout_s: float = 5.0) -> None:
-        stop_tethered(self.proc)
-        super().stop(timeout_s)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""The run's database, or a cell's PgBouncer, on a host of its own over SSH (crossbench.hosts): `db.sh start` or
+"""The run's database, or a cell's PgBouncer, on a host of its own over SSH (RemoteHost): `db.sh start` or
 `db.sh pgbouncer` run there under the tether, their URL read from what they print, their process tree sampled
 beside them.
 
@@ -11,8 +11,8 @@ import subprocess
 import time
 import uuid
 
-from ..hosts.ssh import stop_tethered
-from .cluster import DatabaseError
+from ..database import DatabaseError
+from .ssh import stop_tethered
 
 START_LIMIT_S = 600.0         # a first start makes the cluster and loads a million rows
 STOP_GRACE_S = 15.0

@@ -1,0 +1,72 @@
+"""Before the first cell: what can be known wrong is refused with one line (Refused), cells this machine cannot
+run are skipped with a message, the runner is pinned to the load generator's cores, and the run's database is
+found or started (--db-url's, the db host's, else a cluster of its own)."""
+from __future__ import annotations
+
+import os
+import sys
+
+from . import oskit, servers, stack
+from .drivers import DRIVERS
+from .experiment import CellPlan
+from .placement import Placement
+from .rundir import RunDir
+from .stack import needs_database
+
+
+class Refused(RuntimeError):
+    """A clear reason not to start, given before anything runs."""
+
+
+def preflight(config: dict, cells: list[CellPlan]) -> None:
+    """Everything that can be known wrong before the first cell."""
+    run = config["run"]
+    for cell in cells:
+        DRIVERS[cell.kind].preflight(cell)
+    for plugin, settings in {(c.server, repr(c.settings)): (c.plugin, c.settings) for c in cells}.values():
+        plugin.preflight(settings)
+    usable = os.sched_getaffinity(0)
+    for key in ("server_cpus", "loadgen_cpus"):
+        missing = set(run[key]) - usable
+        if missing:
+            raise Refused(f"{key} {run[key]}: cores {sorted(missing)} are not available here "
+                          f"(usable: {sorted(usable)})")
+    # RLIMIT_NOFILE is per process: the client and the server are separate processes and each holds one end
+    # of a connection; both inherit the runner's limit.
+    oskit.raise_open_files(max(c.concurrency for c in cells))
+    stack.preflight(cells, run.get("db_url"))
+
+
+def without_unrunnable(cells: list[CellPlan]) -> list[CellPlan]:
+    """Cells a server cannot run on this machine (virtual threads without JDK 21+): say so and run the rest."""
+    runnable, reasons = [], {}
+    for cell in cells:
+        try:
+            cell.plugin.preflight(cell.settings)
+            runnable.append(cell)
+        except servers.CannotRunHere as e:
+            reasons[str(e)] = reasons.get(str(e), 0) + 1
+    if not runnable:
+        raise Refused("; ".join(reasons))
+    for reason, count in reasons.items():
+        print(f"run_all: skipping {count} cells: {reason}", file=sys.stderr)
+    return runnable
+
+
+def pin_runner(run: dict) -> None:
+    """The runner (sampler, progress) shares the load generator's cores, never the server's."""
+    if run["loadgen_cpus"] and run["server_cpus"]:
+        os.sched_setaffinity(0, set(run["loadgen_cpus"]))
+
+
+def run_database(config: dict, cells: list[CellPlan], run_dir: RunDir, placement: Placement):
+    """The database for the run's database cells: --db-url's (checked now), the db host's, else a cluster of
+    its own here."""
+    wanted = [c for c in cells if needs_database(c)]
+    if not wanted:
+        return None
+    pools = max((c.settings.get("db_pool") or 0) * c.plugin.process_count(c.settings) for c in wanted)
+    database = placement.db_host.database(run_dir.path, placement.db_clients, pools, config["run"].get("db_url"),
+                                          tuple(config["run"]["server_cpus"]))
+    database.check_existing()
+    return database
