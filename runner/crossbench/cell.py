@@ -138,7 +138,7 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
         if death:
             raise death
         verify_after_load(plan, front, db_url, ctx)
-    drained_s = 0.0 if plan.keepalive else oskit.wait_for_ephemeral_ports()
+    drained_s = 0.0 if DRIVERS[plan.kind].reuses_connections(plan) else oskit.wait_for_ephemeral_ports()
     window = summarize(sampler.samples(), measurement.t0, measurement.t1)
     shared = shared_record(plan, measurement.result, window, server, started)
     shared.update(probe.figures(measurement.t0, measurement.t1) if probe else db_pool.peaks([], 0, 0))
@@ -154,7 +154,7 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
     saturated = "loadgen_saturated" in own + measurement.flags      # here, or on a load host
     extra, driver_flags = driver.figures(plan, measurement, loadgen_saturated=saturated)
     flags = list(dict.fromkeys([*driver_flags, *own, *database_flags(ctx, db_url),
-                                *noise.flags(shared, plan.keepalive, plan.concurrency),
+                                *noise.flags(shared, driver.reuses_connections(plan), plan.concurrency),
                                 *plan.plugin.stopped_flags(plan.settings, stopped)]))
     shared.update(flags=flags, valid=not flags, time_wait_drain_s=round(drained_s, 1))
     return contract.merge(shared, extra, plan.kind, driver.FIELDS)

@@ -157,7 +157,7 @@ def plan_cell(experiment: Experiment, at: Coordinates, repetition: int, rate=Non
         cell_id=point.cell_id(repetition), point_id=point.id, experiment=experiment.name, group=group.name,
         server=at.server, endpoint=at.endpoint, concurrency=at.concurrency, delay_ms=at.delay_ms,
         duration_s=window_s(run, at.delay_ms), warmup_s=run.warmup_s, repetition=repetition, loadgen=loadgen,
-        keepalive=run.keepalive,     # a group may pipeline alone (tfb's plaintext):
+        keepalive=DRIVERS[kind].keepalive(run.keepalive, group.options),     # a group may pipeline alone (tfb's plaintext):
         pipeline=run.pipeline if group.pipeline is None else group.pipeline,
         server_cpus=run.server_cpus, loadgen_cpus=run.loadgen_cpus, loadgen_threads=run.loadgen_threads,
         settings=dict(settings), kind=kind, options=dict(group.options), rate=rate, rate_share=share, proxy=proxy,

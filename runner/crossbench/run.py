@@ -20,7 +20,7 @@ from .serve import interrupt_on_signals
 from .rundir import RunDir, RunDirError
 from .run_args import DEFAULT_EXPERIMENT, parse_args
 from .run_checks import Refused, pin_runner, preflight, run_database, without_unrunnable
-from .run_loop import execute, execute_precision, stopped_by_environment
+from .run_loop import execute, execute_precision, launched_once, stopped_by_environment
 from .sampling import noise
 
 __all__ = ["DEFAULT_EXPERIMENT", "Refused", "main", "parse_args", "resolve_config", "run"]
@@ -134,7 +134,7 @@ def run(args, remote: ExitStack) -> int:
     pin_runner(config["run"])
     started = time.monotonic()
     try:
-        launched = execute(run_dir, todo, progress, database, placement, args.hold_s)
+        launched = execute(run_dir, todo, progress, database, placement, args.hold_s, launched_once(config["run"]))
         launched += execute_precision(run_dir, cells, config["run"], progress, database, placement, args.hold_s)
     except KeyboardInterrupt:
         progress.close()

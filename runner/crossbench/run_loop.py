@@ -16,12 +16,13 @@ from .stack import RunDatabase
 
 
 def execute(run_dir: RunDir, todo: list[CellPlan], progress: Progress, database: RunDatabase | None,
-            placement: Placement, hold_s: float = 0.0) -> int:
-    """Runs the cells in order, each record appended as it ends; returns how many were run."""
+            placement: Placement, hold_s: float = 0.0, measured_once: bool = False) -> int:
+    """Runs the cells in order, each record appended as it ends; returns how many were run. `measured_once`:
+    the run launches each point once (a worker sweep then stops by the article's plain rule)."""
     first_index = progress.total - len(todo) + 1
     launched = 0
     for offset, plan in enumerate(todo):
-        stopped = experiment.sweep_stopped(plan, measured(run_dir))
+        stopped = experiment.sweep_stopped(plan, measured(run_dir), single_launch=measured_once)
         if stopped:
             print(f"run_all: not running {plan.cell_id}: its worker sweep stopped: {stopped}", file=sys.stderr)
             continue
@@ -38,6 +39,11 @@ def execute(run_dir: RunDir, todo: list[CellPlan], progress: Progress, database:
         run_dir.append(record)
         progress.end_cell(cell_summary(record))
     return launched
+
+
+def launched_once(run: dict) -> bool:
+    """A run without a precision target that launches each point once (the seeds' own protocols)."""
+    return not run.get("precision") and int(run.get("repetitions") or 1) == 1
 
 
 def execute_precision(run_dir: RunDir, cells: list[CellPlan], run: dict, progress: Progress,

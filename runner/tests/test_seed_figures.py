@@ -140,6 +140,14 @@ def test_seed_experiments_expand_into_the_planned_cells():
     ab_tornado_sync = next(c for c in seed000 if c.cell_id == "ab_sync-tornado-delay_sync-c40-d1000-r1")
     assert ab_tornado_sync.options["requests"] == 200 and ab_tornado_sync.settings["processes"] == 1
     assert ab_tornado_sync.options["reference"]["tornado"]["rps"] == 1.00
+    # ab runs without -k (the group's keepalive = false) and its cells say so; the probe's background keeps the
+    # run's keep-alive, but the requests its record counts are probes on a connection each
+    from crossbench.drivers import DRIVERS
+    assert {c.keepalive for c in seed000 if c.kind == "fixed_count"} == {False}
+    probes = [c for c in seed000 if c.kind == "hol_probe"]
+    assert {c.keepalive for c in probes} == {True}
+    assert not any(DRIVERS[c.kind].reuses_connections(c) for c in seed000)
+    assert DRIVERS["hol_probe"].headline({"delay_ms": 1000}) == "latency_ms.p50"
     seed001 = experiment.expand(experiment.apply_overrides(experiment.load("seed001"), {"precision": False}))
     assert sorted((c.server, c.settings.get("processes"), c.pipeline, c.concurrency) for c in seed001) == \
         [("tomcat", None, 24, 100), ("tornado", 1, 24, 100), ("tornado", 2, 24, 100), ("uvicorn", None, 24, 100)]

@@ -188,3 +188,13 @@ def test_the_articles_ab_run_has_time_for_its_count_and_a_bounded_warm_up():
     article = next(c for c in expand(apply_overrides(load("seed004"), {})) if c.group == "article")
     assert ab_options(article, 0).wall_limit_s >= 100_000 * 0.005           # 200 answers a second, one by one
     assert ab_options(article, 0, WARMUP_MAX_REQUESTS).requests == 10_000
+
+
+def test_the_plain_rule_is_kept_for_runs_that_launch_each_point_once():
+    from crossbench import experiment
+    from crossbench.run_loop import launched_once
+    assert launched_once({"repetitions": 1, "precision": None})
+    assert not launched_once({"repetitions": 2, "precision": None})
+    assert not launched_once({"repetitions": 1, "precision": 0.05})
+    assert launched_once(experiment.apply_overrides(experiment.load("tfb"), {})["run"])      # TechEmpower's protocol
+    assert not launched_once(experiment.apply_overrides(experiment.load("seed004"), {})["run"])

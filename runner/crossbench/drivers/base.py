@@ -38,6 +38,15 @@ class Driver:
     one_load_host: bool = False         # its own client, not a merged tool, runs on one load host
     axis: str = "concurrency"           # what analysis draws its cells against: "concurrency" or "rate" (offered)
 
+    def keepalive(self, run_keepalive: bool, options: dict) -> bool:
+        """The cell's keepalive (its plan and record): the run's, unless this kind decides it from its options."""
+        return run_keepalive
+
+    def reuses_connections(self, plan) -> bool:
+        """Whether the requests the record counts reuse their connections: the server_closed_connections check
+        and the wait for closed ports after the window go by it."""
+        return plan.keepalive
+
     def headline(self, record: dict) -> str:
         """The figure a point of this kind is judged by (its precision target, compare's first column): the
         latency ratio for delayed cells, throughput otherwise. Not the efficiency ratio: its count of answers

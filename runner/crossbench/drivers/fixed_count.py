@@ -31,7 +31,7 @@ def ab_spec(plan, base_url: str, delay_ms: int) -> LoadSpec:
     # ab's -s is a poll timeout for the whole run: it must outlast the longest gap between two answers
     return LoadSpec(urls=(base_url + path,), concurrency=plan.concurrency, duration_s=0,
                     timeout_s=metrics.loadgen_timeout_s(delay_ms / 1000),
-                    keepalive=bool(plan.options.get("keepalive", False)), cpus=plan.loadgen_cpus)
+                    keepalive=plan.keepalive, cpus=plan.loadgen_cpus)
 
 
 def ab_options(plan, delay_ms: int, requests: int | None = None) -> ab.AbOptions:
@@ -84,6 +84,9 @@ class FixedCount(Driver):
         "efficiency_ratio_startup_free": "the efficiency ratio from rps_startup_free",
         "ratio_check": "why the ratio_disagreement flag is not applied to a fixed count",
     }
+
+    def keepalive(self, run_keepalive: bool, options: dict) -> bool:
+        return bool(options.get("keepalive", False))       # ab without -k unless the group asks (the seeds' way)
 
     def preflight(self, plan) -> None:
         """Refuses, before anything runs, what ab cannot do with this cell."""
