@@ -28,7 +28,7 @@ def side_figures(prefix: str, sampler: ProcessTreeSampler | None, t0: float, t1:
 def noise_figures(plan: CellPlan, ctx: CellContext, measurement, shared: dict) -> dict:
     """Steal and foreign CPU on the cell's cores, and connections accepted, in the window: this machine's
     counters, so only for what runs here (null for a server or load on hosts of their own)."""
-    if not ctx.placement.counters_here or not measurement.noise:
+    if not measurement.noise:
         return {k: None for k in ("steal_percent", "foreign_cpu_percent", "harness_cpu_percent",
                                   "tcp_passive_opens", "requests_per_connection")}
     before, after = measurement.noise

@@ -38,9 +38,10 @@ def test_without_a_hosts_file_every_role_is_on_this_machine():
     assert isinstance(placement, Placement) and isinstance(placement.load, Here)
     assert all(isinstance(h, LocalHost) for h in (placement.server_host, placement.proxy_host, placement.db_host,
                                                   *placement.load.hosts))
-    assert placement.counters_here
-    assert not Placement(load=Spread([remote()])).counters_here
-    assert not Placement(server_host=remote()).counters_here
+    snapshot = placement.noise_snapshot()          # this machine's counters are the cell's
+    assert snapshot is not None and snapshot.passive_opens is not None
+    assert Placement(load=Spread([remote()])).noise_snapshot() is None
+    assert Placement(server_host=remote()).noise_snapshot() is None
 
 
 def test_a_load_from_here_is_one_run_in_the_cells_own_directory(tmp_path):

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from ..loadgen.spread import Here, Spread
 from ..servers.lifecycle import HOST
+from ..sampling.noise import Snapshot
 from .local import HERE, LocalHost
 from .remote import RemoteHost
 
@@ -21,11 +22,11 @@ class Placement:
     db_clients: tuple[str, ...] = ()    # the addresses the database on its host lets in (this machine, the server)
     checks: dict | None = None          # the preflight's findings, for the run's metadata
 
-    @property
-    def counters_here(self) -> bool:
-        """The server and its load both on this machine: its kernel's counters (steal, foreign CPU, connections
-        accepted) are the cell's."""
-        return all(isinstance(host, LocalHost) for host in (self.server_host, *self.load.hosts))
+    def noise_snapshot(self) -> Snapshot | None:
+        """This machine's kernel counters (steal, CPU per core, connections accepted) when the server and its
+        load both run here, so that they are the cell's; None when either runs on a host of its own."""
+        here = all(isinstance(host, LocalHost) for host in (self.server_host, *self.load.hosts))
+        return Snapshot.take() if here else None
 
 
 def facing_address(address: str, port: int) -> str:
