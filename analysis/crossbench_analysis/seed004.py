@@ -156,8 +156,8 @@ def workers_chart(run: Run, data_dir: Path, cells: list[dict], best: dict[str, d
     return ChartJob(
         name, "seed004_workers.gp", "Seed 004: requests per second against worker processes, each sweep",
         "Each worker sweep (worker_sweep = true): 1, 2, 3, ... processes up to 2 x the server's cores + 1, in "
-        "order, stopped once throughput dropped two steps in a row (the article's rule; steps not run are not "
-        "drawn). The line joins the steps' means over launches, the bars are their 95 % intervals (none with one "
+        "order, stopped once throughput dropped two steps in a row, beyond the steps' intervals when they have "
+        "launches (the article's rule; steps not run are not drawn). The line joins the steps' means over launches, the bars are their 95 % intervals (none with one "
         "launch). Large circle: the best step, the one the table uses.",
         {"panels": 1, "file_1": f"{name}.dat", "nseries_1": len(blocks), "colors_1": " ".join(colors),
          **interval_key([c for c in cells if c.get("sweep")]),

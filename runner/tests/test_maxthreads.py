@@ -112,8 +112,8 @@ def test_maxthreads_quick_end_to_end(tmp_path, report_figure):
     assert "knees (knees.jsonl)" in done.stderr
     assert "skipping" not in done.stderr
     knees = {k["setting"]: k for k in map(json.loads, (out / "charts" / "data" / "knees.jsonl").read_text().splitlines())}
-    assert set(knees) == {"maxThreads=20", "maxThreads=50"} | {"virtual"}
-    mt20, mt50 = knees["maxThreads=20"], knees["maxThreads=50"]
+    assert set(knees) == {"tomcat maxThreads=20", "tomcat maxThreads=50"} | {"tomcat virtual"}   # the records' setting
+    mt20, mt50 = knees["tomcat maxThreads=20"], knees["tomcat maxThreads=50"]
     cells = records(out)
     busy = foreign_load(cells)
     assert mt20["status"] == "crossed" and abs(mt20["knee_concurrency"] / 20 - 1) <= 0.25, (mt20, busy)
@@ -125,7 +125,7 @@ def test_maxthreads_quick_end_to_end(tmp_path, report_figure):
     # Virtual threads do not queue on a pool: no knee where the pools bend (2.5x the small pool; measured
     # 1.02-1.05 up to C=100 on a quiet machine). Other processes on the server's core starve the one
     # carrier thread first: `busy` says how much of that core they took.
-    virtual = knees["virtual"]
+    virtual = knees["tomcat virtual"]
     ratios = ", ".join(f"C={p['concurrency']}: {p['ratio']:.2f}" for p in virtual["points"])
     why = (f"virtual-thread ratios {ratios}; % of the server's core other processes took in those cells: "
            f"{ {k: v for k, v in busy.items() if 'virtual' in k} }")
