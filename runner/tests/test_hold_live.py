@@ -79,10 +79,12 @@ def test_holder_stops_on_a_signal_and_closes_everything(tmp_path, sig):
         port = server.spec.port
         out = tmp_path / "holder.json"
         # -X faulthandler: a holder that does not stop is made to print where each of its threads is
+        # started with SIGINT ignored, as `nohup run_all.sh &` leaves it: the holder must stop all the same
         proc = subprocess.Popen([sys.executable, "-X", "faulthandler", "-m", "crossbench.clients.holder", "--port",
                                  str(port), "--connections", "300", "--hold", "60", "--json", str(out), "--csv",
                                  str(tmp_path / "h.csv")],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
         try:
             wait_until(lambda: established(port) >= 300, 10, "300 connections established")
             assert established(port) == 300

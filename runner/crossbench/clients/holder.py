@@ -55,6 +55,9 @@ def parse_args(argv):
 
 def main(argv=None) -> int:
     # SIGTERM (the runner stopping us) closes everything like Ctrl-C does: asyncio.Runner cancels the main task.
+    # SIGINT is taken back from whatever the parent left: started from `nohup ... &` (no job control) it arrives
+    # ignored, asyncio.Runner then leaves it alone, and neither signal would stop the holder (seen in CI here).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, lambda *_: signal.raise_signal(signal.SIGINT))
     try:
         config, args = parse_args(argv)
