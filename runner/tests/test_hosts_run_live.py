@@ -13,7 +13,7 @@ import pytest
 
 from crossbench import paths
 from netns_hosts import lab_or_skip
-from testkit import measure_samples, records, wait_until
+from testkit import descendants, measure_samples, records, wait_until
 
 pytestmark = pytest.mark.live
 
@@ -45,9 +45,9 @@ def test_a_lost_ssh_connection_fails_the_cell_and_leaves_nothing_behind(lab, tmp
     try:
         wait_until(lambda: {p.pid for p in running_wrk()} - before, 30, "wrk to start on the load host")
         wait_until(lambda: measure_samples(out) >= 4, 30, "a second into the measured window")
-        masters = [p for p in psutil.Process(proc.pid).children(recursive=True)
-                   if "-M" in p.cmdline() and lab.hosts["load1"].destination in p.cmdline()]
-        assert len(masters) == 1, [p.cmdline() for p in masters]
+        masters = [p for p in descendants(proc.pid)
+                   if "-M" in (p.info["cmdline"] or []) and lab.hosts["load1"].destination in p.info["cmdline"]]
+        assert len(masters) == 1, [p.info["cmdline"] for p in masters]
         masters[0].send_signal(signal.SIGKILL)
         _, stderr = proc.communicate(timeout=60)
     finally:

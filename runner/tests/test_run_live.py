@@ -13,7 +13,7 @@ import pytest
 
 from crossbench import paths
 from live_servers import build_missing_reason
-from testkit import records, wait_until
+from testkit import descendants, records, wait_until
 
 pytestmark = [pytest.mark.live,
               pytest.mark.skipif(build_missing_reason() is not None, reason=str(build_missing_reason()))]
@@ -127,7 +127,7 @@ def measuring_wrk(marker: str) -> list[psutil.Process]:
 
 def server_under_wrk(run: subprocess.Popen, out: Path) -> psutil.Process | None:
     """The run's Tomcat while its wrk runs; None before."""
-    if not any(c.name() == "wrk" for c in psutil.Process(run.pid).children(recursive=True)):
+    if not any(c.info["name"] == "wrk" for c in descendants(run.pid)):
         return None
     return next((p for p in psutil.process_iter(["cmdline"])
                  if str(out) in " ".join(p.info["cmdline"] or []) and "Bootstrap" in " ".join(p.info["cmdline"] or [])),

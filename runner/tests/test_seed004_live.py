@@ -10,7 +10,7 @@ import psutil
 import pytest
 
 from crossbench import paths
-from testkit import measure_samples, records, records_by_id, wait_until
+from testkit import descendants, measure_samples, records, records_by_id, wait_until
 
 pytestmark = pytest.mark.live
 
@@ -93,8 +93,9 @@ def wait_for_measuring(cell_dir, samples: int = 1) -> None:
 
 def postmasters_of(pid: int) -> list[psutil.Process]:
     """The postgres processes a runner started whose parent is not postgres (the postmaster)."""
-    return [p for p in psutil.Process(pid).children(recursive=True)
-            if p.name() == "postgres" and p.parent() and p.parent().name() != "postgres"]
+    tree = descendants(pid)
+    names = {p.pid: p.info["name"] for p in tree}
+    return [p for p in tree if p.info["name"] == "postgres" and names.get(p.info["ppid"]) != "postgres"]
 
 
 def test_a_database_stopped_mid_cell_gives_counted_503s_and_the_next_cell_a_database(tmp_path):
@@ -144,7 +145,7 @@ def test_ctrl_c_in_a_whole_stack_cell_leaves_nothing_running(tmp_path):
                             text=True, start_new_session=True)
     try:
         wait_for_measuring(out / "cells" / "stack-uvicorn-via-nginx-pgbouncer-db-c4-d0-r1")
-        started = {p.name() for p in psutil.Process(proc.pid).children(recursive=True)}
+        started = {p.info["name"] for p in descendants(proc.pid)}
         assert set(stack_names) <= started, started
         os.killpg(proc.pid, signal.SIGINT)              # as a terminal's Ctrl-C: the whole foreground group
         _, stderr = proc.communicate(timeout=60)

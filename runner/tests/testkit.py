@@ -1,5 +1,5 @@
 """Helpers every test folder shares (runner, the apps', analysis): one way to wait for something, one way to read
-a run's records, one way to kill a test's process group. A module of its own, not a conftest.py: `from conftest
+a run's records, one way to read a process tree, one way to kill a test's process group. A module of its own, not a conftest.py: `from conftest
 import ...` would pick whichever conftest.py of the test folders was imported first."""
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+
+import psutil
 
 from crossbench import fields, oskit, record
 
@@ -60,6 +62,24 @@ def measure_samples(run_or_cell_dir: Path) -> int:
     files = [directory / "samples.csv"] if (directory / "samples.csv").exists() else \
         directory.glob("cells/*/samples.csv")
     return sum(f.read_text().count(",measure,") for f in files)
+
+
+def descendants(pid: int) -> list[psutil.Process]:
+    """The processes under `pid` now, each with `.info` holding its name, command line and parent's pid. One that
+    ends while it is read is left out: the runner starts short-lived commands all the time, and reading one that
+    just ended raised NoSuchProcess inside a wait (a CI failure here, in the first second of a run)."""
+    try:
+        children = psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+    alive = []
+    for child in children:
+        try:
+            child.info = child.as_dict(["name", "cmdline", "ppid"])
+        except psutil.NoSuchProcess:
+            continue
+        alive.append(child)
+    return alive
 
 
 def kill_group(proc: subprocess.Popen) -> None:

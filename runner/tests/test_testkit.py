@@ -1,0 +1,39 @@
+"""The shared test helpers that a live test leans on while the runner starts and stops processes under it."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import psutil
+
+from testkit import descendants, wait_until
+
+
+def test_descendants_reads_a_live_tree_and_leaves_out_a_child_that_ends_while_read(monkeypatch):
+    parent = subprocess.Popen([sys.executable, "-c", "import subprocess, sys; "
+                               "a = subprocess.Popen(['sleep', '30']); b = subprocess.Popen(['sleep', '31']); "
+                               "sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:
+        def both_sleeping():
+            tree = descendants(parent.pid)
+            return tree if [p.info["name"] for p in tree] == ["sleep", "sleep"] else None
+
+        tree = wait_until(both_sleeping, 10, "both sleeps to start")
+        assert sorted(p.info["cmdline"][-1] for p in tree) == ["30", "31"]
+        assert {p.info["ppid"] for p in tree} == {parent.pid}
+        ended = tree[0].pid
+        real_as_dict = psutil.Process.as_dict
+
+        def as_dict(self, *args, **kwargs):
+            if self.pid == ended:
+                raise psutil.NoSuchProcess(self.pid)
+            return real_as_dict(self, *args, **kwargs)
+
+        monkeypatch.setattr(psutil.Process, "as_dict", as_dict)
+        assert [p.pid for p in descendants(parent.pid)] == [tree[1].pid]
+    finally:
+        for child in psutil.Process(parent.pid).children(recursive=True):
+            child.kill()
+        parent.kill()
+        parent.wait()
+    assert descendants(parent.pid) == []
