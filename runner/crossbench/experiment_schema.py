@@ -158,8 +158,27 @@ def check_settings(plugin: servers.ServerPlugin, section: dict, where: str, fail
         fail(f"{where}: {e}")
 
 
+LIST_KEYS = ("concurrency", "delays_ms", "rate_shares", "db_pool_total")
+
+
+def validate_group_shape(group: dict, fail) -> None:
+    """The group's keys hold the kinds of value the checks below read (a string where a table belongs was a
+    traceback)."""
+    if not isinstance(group, dict):
+        fail(f"each [[group]] is a table of keys, not {group!r}")
+    if not isinstance(group.get("name"), str) or not group["name"]:
+        fail(f"every [[group]] needs a name = \"...\", not {group.get('name')!r}")
+    if not isinstance(group.get("endpoint", {}), dict):
+        fail(f"group {group['name']}: endpoint is a table of server = endpoint, as endpoint = "
+             f"{{ tomcat = \"/hello\", tornado = \"/hello\" }}, not {group['endpoint']!r}")
+    for key in LIST_KEYS:
+        if key in group and not isinstance(group[key], list):
+            fail(f"group {group['name']}: {key} is a list, as {key} = [{group[key]!r}], not {group[key]!r}")
+
+
 def validate_group(group: dict, fail) -> None:
     from .drivers import DRIVERS
+    validate_group_shape(group, fail)
     unknown = set(group) - GROUP_KEYS
     if unknown:
         fail(f"group {group.get('name')}: unknown keys {sorted(unknown)}")

@@ -60,6 +60,19 @@ def test_unknown_keys_are_refused_by_name(tmp_path, text, message):
         validate(loaded(tmp_path, text))
 
 
+@pytest.mark.parametrize("old, new, message", [
+    ('endpoint = { tomcat = "/hello", tornado = "/hello" }', 'endpoint = "/hello"',
+     r"group hello: endpoint is a table of server = endpoint, as endpoint = \{ tomcat"),
+    ("concurrency = [4, 8]", "concurrency = 4", r"group hello: concurrency is a list, as concurrency = \[4\]"),
+    ("delays_ms = [50]", "delays_ms = 50", r"group slow: delays_ms is a list"),
+    ('name = "hello"\n', "", r"every \[\[group\]\] needs a name"),
+], ids=["endpoint", "concurrency", "delays", "name"])
+def test_a_group_value_of_the_wrong_shape_is_refused_in_one_line(tmp_path, old, new, message):
+    assert old in FILE
+    with pytest.raises(ExperimentError, match=message):
+        validate(loaded(tmp_path, FILE.replace(old, new, 1)))
+
+
 def test_a_delay_endpoint_without_delays_is_refused_from_the_endpoint_table(tmp_path):
     with pytest.raises(ExperimentError, match="group slow: delay endpoints need delays_ms"):
         validate(loaded(tmp_path, FILE.replace("delays_ms = [50]\n", "")))
