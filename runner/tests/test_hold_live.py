@@ -112,6 +112,7 @@ def test_seed003_quick_end_to_end(tmp_path, report_figure):
         assert r["connections_held_peak"] == r["connections_held_at_end"] == 500 and r["failure_total"] == 0
         assert r["rss_per_connection_kb"] is not None and r["rss_fit_points"] >= 5
         assert r["server_established_peak"] == 500 and r["client_rss_mb_peak"] > 0
+        assert r["loadgen_cpu_percent"] > 0         # the holder is the cell's load generator, not a foreign process
         assert (out / r["holder_series"]).is_file() and (out / r["sockets_series"]).is_file()
     assert tornado["server_threads_hold_peak"] == 1
     assert tomcat["tomcat_connection_count_peak"] >= 500        # Tomcat's own count (+1 for the probe's check)

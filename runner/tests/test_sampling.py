@@ -268,3 +268,20 @@ def test_sampler_rejects_bad_arguments(tmp_path):
     s = ProcessTreeSampler(os.getpid(), out_csv=tmp_path / "x.csv")
     with pytest.raises(ValueError):
         s.set_phase("")
+
+
+def test_the_load_client_sampled_is_a_tool_or_one_of_the_projects_own_clients():
+    from crossbench.cell import is_load_client, loadgen_pid
+    assert is_load_client("wrk", ["wrk", "-t1", "-c10", "http://127.0.0.1:8080/"])
+    holder = [sys.executable, "-m", "crossbench.clients.holder", "--port", "8080", "--connections", "500"]
+    assert is_load_client("python3", holder)
+    assert not is_load_client("python3", [sys.executable, "-m", "crossbench.run", "--experiment", "seed003"])
+    assert not is_load_client("java", ["java", "org.apache.catalina.startup.Bootstrap", "start"])
+    # a child that looks like the holder to the process table (-c ignores the arguments after it)
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()", "-m", "crossbench.clients.holder"],
+                             stdin=subprocess.PIPE)
+    try:
+        assert wait_until(loadgen_pid(), 10, "the holder-like child to be found") == child.pid
+    finally:
+        child.kill()
+        child.wait()
