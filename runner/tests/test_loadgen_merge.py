@@ -1,10 +1,11 @@
-"""Several load generators' results merged exactly: wrk histograms added bucket by bucket and read with wrk's own
-percentile rule (checked against a live wrk run, whose own percentiles one histogram must reproduce)."""
+"""Several load generators' results merged exactly (each adapter's MERGE over loadgen/merge.py): wrk histograms
+added bucket by bucket and read with wrk's own percentile rule (checked against a live wrk run, whose own
+percentiles one histogram must reproduce)."""
 from __future__ import annotations
 
 import pytest
 
-from crossbench.loadgen import merge, wrk
+from crossbench.loadgen import wrk
 from crossbench.loadgen.base import LoadResult, LoadSpec, empty_errors
 from test_loadgen_support import counting_server, need  # noqa: F401  (pytest fixture)
 
@@ -17,14 +18,14 @@ def result(histogram, requests, duration_s=10.0, **errors) -> LoadResult:
 
 def test_wrks_rank_rule_on_a_small_histogram():
     histogram = [(100, 1), (200, 2), (300, 1)]                  # n = 4: ranks round(p/100*4 + 0.5)
-    assert [merge.wrk_percentile(histogram, p) for p in (0, 25, 50, 75, 99, 100)] == [100, 200, 200, 300, 300, 300]
-    assert merge.wrk_percentile([], 50) is None
+    assert [wrk.percentile(histogram, p) for p in (0, 25, 50, 75, 99, 100)] == [100, 200, 200, 300, 300, 300]
+    assert wrk.percentile([], 50) is None
 
 
 def test_two_hosts_merge_into_the_union_of_their_samples():
     fast = result([(1000, 90), (2000, 10)], 100, connect=1)
     slow = result([(2000, 50), (9000, 50)], 100, duration_s=10.2, timeout=3)
-    one = merge.merge_wrk([("a", fast, 40.0), ("b", slow, 97.5)])
+    one = wrk.MERGE([("a", fast, 40.0), ("b", slow, 97.5)])
     assert one.requests == 200 and one.duration_s == 10.2 and one.bytes == 20000
     assert one.errors["connect"] == 1 and one.errors["timeout"] == 3
     # the union: 90 x 1 ms, 60 x 2 ms, 50 x 9 ms; averaging the hosts' p50s (1 and 2 ms) would say 1.5
@@ -37,7 +38,7 @@ def test_two_hosts_merge_into_the_union_of_their_samples():
 
 def test_a_json_without_histogram_is_refused():
     with pytest.raises(Exception, match="no histogram"):
-        merge.histogram_of(LoadResult("wrk", "x", 1, 1.0, 1, empty_errors(), {}, "", (), {"latency_us": {}}))
+        wrk.histogram_of(LoadResult("wrk", "x", 1, 1.0, 1, empty_errors(), {}, "", (), {"latency_us": {}}))
 
 
 @pytest.mark.live
@@ -45,12 +46,12 @@ def test_one_runs_histogram_gives_wrks_own_figures(counting_server, tmp_path):
     need("wrk")
     run = wrk.run(LoadSpec(urls=(counting_server.url("/hello"),), concurrency=8, duration_s=1, timeout_s=2),
                   tmp_path)
-    histogram = merge.histogram_of(run)
+    histogram = wrk.histogram_of(run)
     # wrk's coordinated-omission correction adds synthetic samples to the histogram: never fewer than requests
     assert sum(count for _, count in histogram) >= run.requests > 100
-    assert merge.wrk_latency_ms(histogram) == pytest.approx(run.latency_ms)
+    assert wrk.latency_ms_of(histogram) == pytest.approx(run.latency_ms)
     own = run.extra["latency_us"]["percentiles"]
-    assert [merge.wrk_percentile(histogram, float(p)) for p in own] == list(own.values())
+    assert [wrk.percentile(histogram, float(p)) for p in own] == list(own.values())
 
 
 def test_two_open_loop_runs_merge_into_one_population_of_requests():
@@ -58,7 +59,7 @@ def test_two_open_loop_runs_merge_into_one_population_of_requests():
     from crossbench.loadgen import oha, openloop
     normal = Path(__file__).parent / "fixtures" / "loadgen" / "oha" / "normal"
     run = oha.parse(normal)
-    both = merge.merge_oha([("a", run, 10.0), ("b", run, 12.0)])
+    both = oha.MERGE([("a", run, 10.0), ("b", run, 12.0)])
     rows = oha.requests(normal)
     assert both.requests == 2 * run.requests == 2 * len(rows)
     assert both.latency_ms == openloop.latency(rows + rows)          # the union, not an average of figures
@@ -72,7 +73,7 @@ def test_a_broken_pipelined_histogram_leaves_only_the_largest_max():
     broken = LoadResult(**{**broken.__dict__, "latency_ms": {"max": 7.5},
                            "extra": {**broken.extra, "latency_invalid": "synthetic samples below min"}})
     fine = result([(2000, 50)], 50)
-    one = merge.merge_wrk([("a", broken, None), ("b", fine, None)])
+    one = wrk.MERGE([("a", broken, None), ("b", fine, None)])
     assert one.latency_ms == {"mean": None, "p50": None, "p90": None, "p99": None, "max": 7.5}
     assert one.extra["latency_invalid"] == "synthetic samples below min" and one.requests == 100
 
@@ -83,6 +84,6 @@ def test_two_k6_runs_merge_like_oha_runs():
     fixtures = Path(__file__).parent / "fixtures" / "loadgen" / "k6"
     run_dir = next(d for d in sorted(fixtures.iterdir()) if (d / "k6.csv").is_file())
     run = k6.parse(run_dir)
-    both = merge.merge_k6([("a", run, None), ("b", run, None)])
+    both = k6.MERGE([("a", run, None), ("b", run, None)])
     rows = k6.requests(run_dir)
     assert both.requests == 2 * run.requests and both.latency_ms == openloop.latency(rows + rows)

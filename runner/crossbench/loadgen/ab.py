@@ -12,9 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from crossbench.loadgen import process
+from crossbench.loadgen import merge, openloop, process
 from crossbench.loadgen.base import LoadgenError, LoadResult, LoadSpec, empty_errors, raw_path
-from crossbench.loadgen.merge import merge_ab as MERGE  # several load hosts' results as one
 
 name = "ab"
 MAX_CONCURRENCY = 20000          # ab.c MAX_CONCURRENCY
@@ -184,3 +183,20 @@ def per_request(source: Path | str) -> list[tuple[float, float]]:
         fields = line.split("\t")      # starttime (ctime text), seconds, ctime, dtime, ttime, wait
         rows.append((float(fields[1]), float(fields[4])))
     return sorted(rows, key=lambda row: row[0])
+
+
+def merge_hosts(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult:
+    """Several load hosts' runs as one (MERGE), each started with its share of the count: the mean weighted by
+    each run's requests (the union's own mean), percentiles from the union of their per-request times (ab.tsv:
+    whole ms, ab's finest per-request figure), counts summed."""
+    totals = sorted(ms for _, r, _ in parts for _, ms in per_request(merge.raw_dir(r, "ab.tsv")))
+    done = sum(r.requests for _, r, _ in parts)
+    mean = sum((r.latency_ms.get("mean") or 0) * r.requests for _, r, _ in parts) / done if done else None
+    figures = {k: openloop.percentile(totals, p) for k, p in (("p50", "50"), ("p90", "90"), ("p99", "99"))}
+    one = merge.merged(parts, {"mean": mean, **figures, "max": totals[-1] if totals else None})
+    summed = {key: sum(r.extra.get(key) or 0 for _, r, _ in parts) for key in ("complete_requests", "failed_requests")}
+    return dataclasses.replace(one, latency_source=one.latency_source + " Percentiles from the hosts' ab.tsv rows "
+                               "(whole ms).", extra={**one.extra, **summed})
+
+
+MERGE = merge_hosts

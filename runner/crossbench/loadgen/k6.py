@@ -19,9 +19,8 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from crossbench.loadgen import openloop, process
+from crossbench.loadgen import merge, openloop, process
 from crossbench.loadgen.base import LoadgenError, LoadResult, LoadSpec, empty_errors, raw_path
-from crossbench.loadgen.merge import merge_k6 as MERGE  # several load hosts' results as one
 
 name = "k6"
 VERSION = "1.8.1"                  # runner/install-openloop.sh builds this one
@@ -165,6 +164,14 @@ def requests(out_dir: Path | str) -> list[openloop.Request]:
                                        latency_ms / 1000, latency_ms=latency_ms,
                                        status=int(tags.get("code", "0")), bytes=0))
     return sorted(result, key=lambda r: r.scheduled_s)
+
+
+def merge_hosts(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult:
+    """Several load hosts' runs as one (MERGE): their per-request rows (k6.csv) as one population."""
+    return merge.merge_open_loop(parts, lambda r: requests(merge.raw_dir(r, "k6.csv")))
+
+
+MERGE = merge_hosts
 
 
 def answered(code: int) -> bool:

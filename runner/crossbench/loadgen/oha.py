@@ -16,9 +16,8 @@ import sqlite3
 from collections import Counter
 from pathlib import Path
 
-from crossbench.loadgen import openloop, process
+from crossbench.loadgen import merge, openloop, process
 from crossbench.loadgen.base import LoadgenError, LoadResult, LoadSpec, empty_errors, raw_path
-from crossbench.loadgen.merge import merge_oha as MERGE  # several load hosts' results as one
 
 name = "oha"
 VERSION = "1.16.0"                 # runner/install-openloop.sh builds this one
@@ -110,6 +109,14 @@ def error_kind(message: str) -> str | None:
     if "reset" in text or "closed" in text or "incomplete" in text or "eof" in text:
         return "read"
     return "other"
+
+
+def merge_hosts(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult:
+    """Several load hosts' runs as one (MERGE): their per-request rows (oha.sqlite) as one population."""
+    return merge.merge_open_loop(parts, lambda r: requests(merge.raw_dir(r, "oha.sqlite")))
+
+
+MERGE = merge_hosts
 
 
 def launches_percentile(cell_dirs: list[Path], percent: float) -> tuple[float | None, str]:

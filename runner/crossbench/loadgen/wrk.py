@@ -13,15 +13,15 @@ import shutil
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from crossbench.loadgen import process
+from crossbench.loadgen import merge, process
 from crossbench.loadgen.base import LoadgenError, LoadResult, LoadSpec, empty_errors, raw_path
-from crossbench.loadgen.merge import merge_wrk as MERGE  # several load hosts' results as one
 
 name = "wrk"
 ON_LOAD_HOSTS = "prerequisites"    # prerequisites.sh installs it on every load host (hosts.sh check asks for it)
 LUA_SCRIPT = Path(__file__).resolve().parents[2] / "lua" / "report.lua"
 JSON_ENV = "CROSSBENCH_WRK_JSON"
 MARGIN_S = 15.0
+PERCENTILES = {"p50": 50.0, "p90": 90.0, "p99": 99.0}
 
 LATENCY_SOURCE = (
     "wrk's latency histogram (1 us buckets): time from writing a request to its last response byte; "
@@ -110,9 +110,62 @@ def _ms(us: float | None) -> float | None:
 
 def launches_percentile(cell_dirs: list[Path], percent: float) -> tuple[float | None, str]:
     """A latency percentile (ms) over several launches' raw output as one population: their histograms added."""
-    from . import merge
-    value = merge.wrk_percentile(merge.added([merge.histogram_of(parse(d)) for d in cell_dirs]), percent)
+    value = percentile(added([histogram_of(parse(d)) for d in cell_dirs]), percent)
     return (value / 1000 if value is not None else None), "wrk histograms of all launches added"
+
+
+def percentile(histogram: list[tuple[int, int]], p: float) -> int | None:
+    """wrk's own rule (stats_percentile in stats.c): the first value whose running count reaches
+    round(p / 100 * n + 0.5); histogram = sorted (value_us, count) pairs."""
+    total = sum(count for _, count in histogram)
+    if not total:
+        return None
+    rank = round(p / 100 * total + 0.5)
+    seen = 0
+    for value, count in histogram:
+        seen += count
+        if seen >= rank:
+            return value
+    return histogram[-1][0]
+
+
+def added(histograms: list[list[tuple[int, int]]]) -> list[tuple[int, int]]:
+    """Several wrk histograms (1 us buckets) as one."""
+    counts: dict[int, int] = {}
+    for histogram in histograms:
+        for value, count in histogram:
+            counts[value] = counts.get(value, 0) + count
+    return sorted(counts.items())
+
+
+def latency_ms_of(histogram: list[tuple[int, int]]) -> dict[str, float | None]:
+    """mean, p50, p90, p99 and max (ms) of a histogram, by wrk's rule."""
+    total = sum(count for _, count in histogram)
+    if not total:
+        return {"mean": None, **{k: None for k in PERCENTILES}, "max": None}
+    figures = {k: percentile(histogram, p) / 1000 for k, p in PERCENTILES.items()}
+    return {"mean": sum(v * c for v, c in histogram) / total / 1000, **figures, "max": histogram[-1][0] / 1000}
+
+
+def histogram_of(result: LoadResult) -> list[tuple[int, int]]:
+    histogram = (result.extra.get("latency_us") or {}).get("histogram")
+    if histogram is None:
+        raise LoadgenError("wrk: its JSON has no histogram (runner/lua/report.lua older than the merge)")
+    return [(int(v), int(c)) for v, c in histogram]
+
+
+def merge_hosts(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult:
+    """Several load hosts' runs as one (MERGE): their histograms added; when any host's histogram is broken (the
+    pipelined correction: parse), only the largest max survives, as in a single run."""
+    broken = [r.extra["latency_invalid"] for _, r, _ in parts if r.extra.get("latency_invalid")]
+    if broken:
+        worst = max((r.latency_ms.get("max") or 0 for _, r, _ in parts), default=None)
+        one = merge.merged(parts, {"mean": None, "p50": None, "p90": None, "p99": None, "max": worst})
+        return dataclasses.replace(one, extra={**one.extra, "latency_invalid": broken[0]})
+    return merge.merged(parts, latency_ms_of(added([histogram_of(r) for _, r, _ in parts])))
+
+
+MERGE = merge_hosts
 
 
 def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
