@@ -10,7 +10,7 @@ from string import Template
 from urllib.parse import urlencode, urlsplit
 
 from .. import paths
-from ..jdk import Jdk, select_jdk
+from ..jdk import Jdk
 from .lifecycle import HOST
 
 TEMPLATES = paths.RUNNER / "tomcat"       # server.xml and ROOT.xml templates for each CATALINA_BASE
@@ -69,9 +69,6 @@ class TomcatConfig:
         for name in ("max_threads", "accept_count", "max_connections"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name.replace('_', '-')} must be at least 1")
-
-    def resolve_jdk(self) -> Jdk:
-        return select_jdk(self.jdk, need_virtual_threads=self.executor == "virtual")
 
 
 def render_server_xml(config: TomcatConfig, tomcat_version: str) -> str:
