@@ -74,11 +74,15 @@ def start_server(plan: CellPlan, ctx: CellContext, db_url: str | None) -> Runnin
 OWN_CLIENTS = "crossbench.clients."      # the project's own load clients run as `python -m crossbench.clients.X`
 
 
-def is_load_client(name: str, cmdline: list[str], tools=frozenset(loadgen.ADAPTERS)) -> bool:
+def is_load_client(process: psutil.Process, tools=frozenset(loadgen.ADAPTERS)) -> bool:
     """A load generator named after its tool (taskset execs into it), or one of the project's own clients (the
     holder): a python process, known by its module. Left out, the holder's CPU counted as another process's, and
-    every seed003 cell of a quiet machine was flagged noisy_host (16-22 % of a core "foreign")."""
-    return name in tools or ("-m" in cmdline and any(arg.startswith(OWN_CLIENTS) for arg in cmdline))
+    every seed003 cell of a quiet machine was flagged noisy_host (16-22 % of a core "foreign"). The command line
+    is read only when the name is not a tool's: this runs for every child at every sample."""
+    if process.name() in tools:
+        return True
+    cmdline = process.cmdline()
+    return "-m" in cmdline and any(arg.startswith(OWN_CLIENTS) for arg in cmdline)
 
 
 def loadgen_pid(tools=frozenset(loadgen.ADAPTERS)):
@@ -88,7 +92,7 @@ def loadgen_pid(tools=frozenset(loadgen.ADAPTERS)):
     def find() -> int | None:
         for child in me.children(recursive=True):
             try:
-                if is_load_client(child.name(), child.cmdline(), tools):
+                if is_load_client(child, tools):
                     return child.pid
             except (psutil.NoSuchProcess, psutil.ZombieProcess):
                 continue

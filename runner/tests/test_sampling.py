@@ -272,11 +272,22 @@ def test_sampler_rejects_bad_arguments(tmp_path):
 
 def test_the_load_client_sampled_is_a_tool_or_one_of_the_projects_own_clients():
     from crossbench.cell import is_load_client, loadgen_pid
-    assert is_load_client("wrk", ["wrk", "-t1", "-c10", "http://127.0.0.1:8080/"])
+
+    class Seen:                   # a process as the sampler reads it: its name, then maybe its command line
+        def __init__(self, name, cmdline):
+            self._name, self._cmdline = name, cmdline
+
+        def name(self):
+            return self._name
+
+        def cmdline(self):
+            return self._cmdline
+
+    assert is_load_client(Seen("wrk", ["wrk", "-t1", "-c10", "http://127.0.0.1:8080/"]))
     holder = [sys.executable, "-m", "crossbench.clients.holder", "--port", "8080", "--connections", "500"]
-    assert is_load_client("python3", holder)
-    assert not is_load_client("python3", [sys.executable, "-m", "crossbench.run", "--experiment", "seed003"])
-    assert not is_load_client("java", ["java", "org.apache.catalina.startup.Bootstrap", "start"])
+    assert is_load_client(Seen("python3", holder))
+    assert not is_load_client(Seen("python3", [sys.executable, "-m", "crossbench.run", "--experiment", "seed003"]))
+    assert not is_load_client(Seen("java", ["java", "org.apache.catalina.startup.Bootstrap", "start"]))
     # a child that looks like the holder to the process table (-c ignores the arguments after it)
     child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()", "-m", "crossbench.clients.holder"],
                              stdin=subprocess.PIPE)
