@@ -226,6 +226,24 @@ def test_live_pipeline_sends_depth_requests_per_round(counting_server, tmp_path)
 
 
 @pytest.mark.live
+def test_live_histogram_of_latencies_spread_over_seconds_is_wrks_own(tmp_path):
+    """Many buckets over a range of seconds (the shape that made done()'s bucket walk quadratic): wrk.json holds
+    every bucket, and wrk's own min, max and percentiles come back from it by wrk's rule, so the one-pass walk
+    over wrk's stats struct reads the right fields."""
+    need("wrk")
+    from live_servers import running
+    with running("tornado") as server:
+        urls = tuple(f"{server.url}/delay/async?ms={ms}" for ms in (1, 300, 700, 1500, 2500))
+        result = wrk.run(LoadSpec(urls=urls, concurrency=200, duration_s=3, timeout_s=5), tmp_path)
+    latency = result.extra["latency_us"]
+    histogram = wrk.histogram_of(result)
+    assert len(histogram) > 200 and histogram[-1][0] - histogram[0][0] > 2_000_000
+    assert (histogram[0][0], histogram[-1][0]) == (latency["min"], latency["max"])
+    for percent, value in latency["percentiles"].items():
+        assert wrk.percentile(histogram, float(percent)) == value, percent
+
+
+@pytest.mark.live
 def test_live_closed_port_raises_with_wrk_message(tmp_path):
     need("wrk")
     from tornado.netutil import bind_sockets

@@ -150,7 +150,9 @@ def latency_ms_of(histogram: list[tuple[int, int]]) -> dict[str, float | None]:
 def histogram_of(result: LoadResult) -> list[tuple[int, int]]:
     histogram = (result.extra.get("latency_us") or {}).get("histogram")
     if histogram is None:
-        raise LoadgenError("wrk: its JSON has no histogram (runner/lua/report.lua older than the merge)")
+        raise LoadgenError("wrk: its JSON has no histogram (written by a runner/lua/report.lua older than the merge, "
+                           "or one that could not read wrk's buckets within its budget): its launches cannot be "
+                           "merged exactly")
     return [(int(v), int(c)) for v, c in histogram]
 
 
