@@ -68,16 +68,25 @@ def study(runs: list[Path], plant: float = 0.10, noise_floor: float | None = Non
 
 def observed_floor(runs: list[Path], share: float = 95) -> dict:
     """The run-to-run noise of each figure on this machine: the `share` percentile (nearest rank) of |B/A - 1|
-    over every point of every pair of these runs of one configuration; what noise_floor.toml should hold."""
+    over every pair of these runs of one configuration; what noise_floor.toml should hold. A figure's floor is
+    taken over the points whose verdict it gives (their headline): rps over the static points, not diluted by
+    the delayed points' steady rps, which the latency ratio judges. A figure that is no point's headline
+    (p99 and the efficiency ratio in closed loop) is taken over every point that has it."""
     from crossbench.stats import nearest_rank
-    changes: dict[str, list[float]] = {}
+    judged: dict[str, list[float]] = {}
+    beside: dict[str, list[float]] = {}
     for a, b in itertools.combinations(runs, 2):
         for row in compare.compare_runs(load_run(a), load_run(b), noise_floor=0.0).rows:
             for figure, verdict in row.verdicts.items():
                 if verdict.ratio is not None:
-                    changes.setdefault(figure, []).append(abs(verdict.ratio - 1))
-    return {figure: {"floor": round(nearest_rank(sorted(values), share), 3), "points": len(values),
-                     "largest": round(max(values), 3)} for figure, values in sorted(changes.items())}
+                    into = judged if figure == row.headline else beside
+                    into.setdefault(figure, []).append(abs(verdict.ratio - 1))
+    floors = {}
+    for figure in sorted({*judged, *beside}):
+        values, over = (judged[figure], "headline") if figure in judged else (beside[figure], "every point")
+        floors[figure] = {"floor": round(nearest_rank(sorted(values), share), 3), "points": len(values),
+                          "over": over, "largest": round(max(values), 3)}
+    return floors
 
 
 def text(result: dict) -> str:
