@@ -110,6 +110,11 @@ def matched(run_a: Run, run_b: Run, force: bool) -> tuple[list[tuple[dict, dict]
     if run_a.machine.get("cpu_model") != run_b.machine.get("cpu_model") or \
             run_a.machine.get("cores") != run_b.machine.get("cores"):
         notes.append(f"the machines differ: A {run_a.machine_line()}; B {run_b.machine_line()}")
+    speeds = [run.core_speed_cv for run in (run_a, run_b)]
+    if any(v is not None for v in speeds):
+        a, b = (f"{v:g} %" if v is not None else "not measured" for v in speeds)
+        notes.append(f"the cores' speed before each run varied by {a} (A) and {b} (B) (a fixed unit of arithmetic "
+                     "timed for 2 s on each core, steal not counted); a CPU-bound figure moves with it between runs")
     pairs = [(points_a[pid], points_b[pid]) for pid in points_a if pid in points_b]
     if not pairs:
         raise CompareRefused("the two runs have no point in common")

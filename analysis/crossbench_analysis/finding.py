@@ -86,13 +86,15 @@ def aggregate(values: list[float]) -> dict | None:
 
 def load_points(run: Run) -> list[dict]:
     """The run's points (crossbench.points: points.jsonl, or computed from cells.jsonl for older runs), each
-    with its launches' records under "records" (counted and failed), the cells findings also read."""
+    with its launches' records under "records" (counted and failed), the cells findings also read, and the
+    launches it left out of its figures as disturbed (noisy_host) under "disturbed_records"."""
     by_id = {c["cell_id"]: c for c in run.cells}
     stored = (run.path / points.POINTS_FILE).is_file()
     out = []      # without points.jsonl, from the cells analysis read (a torn last line of cells.jsonl left out)
     for point in (points.load(run.path) if stored else points.aggregate(run.cells, run.path)):
         ids = [*point.get("cells", []), *point.get("failed_cells", [])]
-        out.append({**point, "records": [by_id[i] for i in ids if i in by_id]})
+        out.append({**point, "records": [by_id[i] for i in ids if i in by_id],
+                    "disturbed_records": [by_id[i] for i in point.get("disturbed_cells", []) if i in by_id]})
     return [p for p in out if p["records"]]
 
 
@@ -119,10 +121,13 @@ def quoted(point: dict, name: str, unit: str = "") -> str:
 
 
 def split(points: list[dict]) -> tuple[list[dict], list[dict]]:
-    """(valid points, left-out records [{cell, reason}]): flagged points and failed launches are left out."""
+    """(valid points, left-out records [{cell, reason}]): flagged points, failed launches and the disturbed
+    launches a point left out of its figures (points.DISTURBED) are left out."""
     good = [p for p in points if p["valid"]]
     left = []
     for p in points:
+        for c in p.get("disturbed_records", []):
+            left.append({"cell": c["cell_id"], "reason": ", ".join(str(f) for f in c.get("flags") or [])})
         for c in p["records"]:
             if c.get("status") != "ok":
                 left.append({"cell": c["cell_id"], "reason": f"failed: {c.get('error') or c.get('status')}"})

@@ -97,7 +97,7 @@ def held(family: str, points: list[dict]) -> list[Finding]:
             continue
         held_n, target = value(p, "connections_held_peak"), value(p, "connections_target")
         text = f"{name} held {sig(held_n)} of {sig(target)} keep-alive connections at once"
-        text += "." if held_n >= target else f": past {sig(held_n)} the others got no answer."
+        text += ("." if held_n >= target else f": past {sig(held_n)} the others got no answer.") + left_note(left)
         out.append(with_figure(Finding(family, text, chart="hold_server", cells=p["cells"]), p,
                                "rss_per_connection_kb", "KB", "server memory per connection"))
     return out

@@ -106,6 +106,13 @@ class Run:
         return machine if isinstance(machine, dict) else {}
 
     @property
+    def core_speed_cv(self) -> float | None:
+        """How much the cores' speed varied before the run (metadata noise_floor.core_speed: the largest
+        coefficient of variation over the cores, percent); None for runs that did not measure it."""
+        speed = (self.metadata.get("noise_floor") or {}).get("core_speed") or {}
+        return num(speed.get("cv_percent")) if isinstance(speed, dict) else None
+
+    @property
     def date(self) -> str:
         started = str(self.metadata.get("started_at") or "")
         return started[:10] if started else "date unknown"

@@ -108,6 +108,16 @@ def test_refuses_different_point_sets_and_force_compares_the_intersection(tmp_pa
     assert any("left out 4 point(s) only in A" in n for n in cmp.notes)
 
 
+def test_compare_states_how_steady_each_runs_cores_were(tmp_path):
+    a = make_run(tmp_path / "a", run_id="A", **SMALL)
+    b = make_run(tmp_path / "b", run_id="B", **SMALL)
+    assert not any("cores' speed" in n for n in compare_runs(load_run(a), load_run(b)).notes)  # older runs
+    meta = json.loads((a / "metadata.json").read_text())
+    (a / "metadata.json").write_text(json.dumps({**meta, "noise_floor": {"core_speed": {"cv_percent": 14.2}}}))
+    (note,) = [n for n in compare_runs(load_run(a), load_run(b)).notes if "cores' speed" in n]
+    assert "varied by 14.2 % (A) and not measured (B)" in note
+
+
 def run_compare_sh(*args) -> subprocess.CompletedProcess:
     return subprocess.run([str(ANALYSIS / "compare.sh"), *map(str, args)], capture_output=True, text=True,
                           timeout=300, env=dict(os.environ))

@@ -24,6 +24,9 @@ FIGURES = ("rps", "latency_ms.p50", "latency_ms.p99", "latency_ms.p999", "effici
 MERGED_PERCENTILES = {"latency_ms.p50": 50.0, "latency_ms.p90": 90.0, "latency_ms.p99": 99.0,
                       "latency_ms.p999": 99.9}
 NOT_IDENTITY = {"cell_id", "repetition", "index", "settings", "peak_cell"}
+# Flags that say what happened around a launch, not what the point is: such a launch is left out of its point's
+# figures while the point has a launch without them (and the precision target then asks for another launch).
+DISTURBED = frozenset({"noisy_host"})
 IDENTITY = tuple(f.name for f in fields(CellPlan) if f.name not in NOT_IDENTITY) + (
     "setting", "parallel_limit", "processes")
 
@@ -57,7 +60,8 @@ def aggregate(records: list[dict], run_dir: Path | None = None, precision: float
 
 
 def point_record(pid: str, launches: list[dict], run_dir: Path | None, precision: float | None) -> dict:
-    counted = [r for r in launches if r.get("status") == "ok"]
+    ok = [r for r in launches if r.get("status") == "ok"]
+    counted = [r for r in ok if not DISTURBED.intersection(r.get("flags") or ())] or ok
     first = (counted or launches)[0]
     knobs = {k.name for plugin in servers.PLUGINS.values() for k in plugin.knobs}
     identity = {k: first.get(k) for k in (*IDENTITY, *sorted(knobs)) if k in first}
@@ -69,6 +73,7 @@ def point_record(pid: str, launches: list[dict], run_dir: Path | None, precision
         flags.append("imprecise")
     return {**identity, "point_id": pid, "cells": [r["cell_id"] for r in counted],
             "failed_cells": [r["cell_id"] for r in launches if r.get("status") != "ok"],
+            "disturbed_cells": [r["cell_id"] for r in ok if r not in counted],
             "n": len(counted), "failed": len(launches) - len(counted), "headline": main,
             "flags": flags, "valid": bool(counted) and not flags, "figures": figures}
 

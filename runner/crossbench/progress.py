@@ -41,7 +41,8 @@ class Progress:
             self._thread = threading.Thread(target=self._loop, name="progress", daemon=True)
             self._thread.start()
 
-    def phase(self, phase: str, sampler, length_s: float) -> None:
+    def phase(self, phase: str, sampler, length_s: float | None) -> None:
+        """length_s None: the phase runs to a request count, not to a time."""
         self._phase, self._sampler = phase, sampler
         self._phase_started, self._phase_length = time.monotonic(), length_s
 
@@ -55,7 +56,9 @@ class Progress:
     def line(self) -> str:
         parts = [self._label]
         if self._phase in ("warmup", "measure"):
-            parts.append(f"{self._phase} {time.monotonic() - self._phase_started:.0f}/{self._phase_length:.0f} s")
+            elapsed = time.monotonic() - self._phase_started
+            parts.append(f"{self._phase} {elapsed:.0f}/{self._phase_length:.0f} s" if self._phase_length is not None
+                         else f"{self._phase} {elapsed:.0f} s, to its request count")
         elif self._phase:
             parts.append(self._phase)
         sample = self._sampler.samples()[-1] if self._sampler and self._sampler.samples() else None

@@ -11,7 +11,7 @@ from datetime import datetime
 
 from . import experiment, faults, loadgen, metadata, oskit, paths, points, precision, servers
 from .database import DatabaseError
-from .drivers import DriverRefused
+from .drivers import DRIVERS, DriverRefused
 from .hosts import HostsError
 from .placement import open_placement
 from .experiment import CellPlan, ExperimentError
@@ -43,9 +43,12 @@ def plan_summary(config: dict, cells: list[CellPlan], todo: list[CellPlan], prog
     rounds = max(c.repetition for c in cells)
     precision_note = f" (then more launches of points not within {run['precision']:g}, up to " \
                      f"{run['max_launches']})" if run.get("precision") else ""
+    counted = sum(not DRIVERS[c.kind].ends_at_window for c in todo)
+    count_note = f" ({counted} of them run to a request count, not a window, and are counted here as " \
+                 "their window: the run takes longer)" if counted else ""
     return (f"{config['name']}: {len(cells)} cells ({len({c.point_id for c in cells})} points x {rounds} "
             f"rounds{precision_note}), {len(todo)} to run, {run['warmup_s']:g} s warm-up + "
-            f"{window} window each; about {fmt_duration(progress.eta_s(len(todo)))}; "
+            f"{window} window each; about {fmt_duration(progress.eta_s(len(todo)))}{count_note}; "
             f"server on cores {run['server_cpus'] or 'any'}, {run['loadgen']} on cores {run['loadgen_cpus'] or 'any'}")
 
 

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from . import experiment, faults, metadata, precision
 from .cell import CellContext, failed_record, run_cell
+from .drivers import DRIVERS
 from .experiment import CellPlan
 from .placement import Placement
 from .progress import Progress
@@ -28,7 +29,7 @@ def execute(run_dir: RunDir, todo: list[CellPlan], progress: Progress, database:
             continue
         launched += 1
         progress.start_cell(first_index + offset, plan.describe())
-        length = {"warmup": plan.warmup_s, "measure": plan.duration_s}
+        length = {"warmup": plan.warmup_s, "measure": plan.duration_s if DRIVERS[plan.kind].ends_at_window else None}
         ctx = CellContext(cell_dir=run_dir.cell_dir(plan.cell_id), database=database,
                           on_progress=lambda phase, sampler: progress.phase(phase, sampler, length[phase]),
                           placement=placement, hold_s=hold_s)

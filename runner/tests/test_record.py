@@ -67,8 +67,9 @@ def written_keys() -> set[str]:
     keys |= {name for plugin in servers.PLUGINS.values() for name in plugin.FIELDS}
     keys |= set(SettingKnee.__dataclass_fields__) | {"concurrency", "ratio", "efficiency_ratio", "cell_ids"}
     keys |= set(ratio_interval([1.0]))          # a knee point's interval (the knees chart draws it)
-    # findings.json, which analysis writes itself, and a point's launches it attaches to the point ("records")
-    keys |= set(Finding.__dataclass_fields__) | {"figure_text", "chart_name", "records"}
+    # findings.json, which analysis writes itself, and a point's launches it attaches to the point ("records",
+    # and the disturbed ones it left out: "disturbed_records")
+    keys |= set(Finding.__dataclass_fields__) | {"figure_text", "chart_name", "records", "disturbed_records"}
     keys |= set(points.point_record("p", [{"cell_id": "p-r1", "status": "ok"}], None, None))    # points.jsonl
     return keys | {k.name for p in servers.PLUGINS.values() for k in p.knobs}
 

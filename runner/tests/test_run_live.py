@@ -67,6 +67,8 @@ def test_quick_profile_end_to_end(tmp_path, report_figure):
             max(cells[c]["latency_ms"]["p99"] for c in point["cells"]) * (1 + 1e-3)
     assert all(r["steal_percent"] is not None and r["tcp_passive_opens"] is not None for r in cells.values())
     assert meta["config"]["run"]["shuffle_seed"] and meta["noise_floor"]["cores"] >= 1
+    speed = meta["noise_floor"]["core_speed"]
+    assert set(speed["per_core"]) == {str(c) for c in os.sched_getaffinity(0)} and speed["cv_percent"] > 0
     assert meta["machine"]["cores"] and meta["versions"]["wrk"] and meta["versions"]["tomcat"]
     assert meta["config"]["name"] == "quick" and meta["wall_s"] > 0
 

@@ -74,6 +74,29 @@ def test_flags_of_a_launch_mark_the_point_and_precision_marks_imprecise_points()
     assert tight["flags"] == [] and tight["valid"]
 
 
+def test_a_noisy_launch_is_left_out_while_the_point_has_a_quiet_one():
+    records = [record("p-r1", 100, 10), record("p-r2", 60, 30, flags=["noisy_host"]), record("p-r3", 102, 10)]
+    [point] = points.aggregate(records, precision=0.05)
+    assert point["cells"] == ["p-r1", "p-r3"] and point["disturbed_cells"] == ["p-r2"] and point["n"] == 2
+    assert point["figures"]["rps"]["mean"] == 101 and point["flags"] == ["imprecise"]   # t(1) on 100, 102
+    # a launch that is noisy and carries a flag of the point's own keeps that flag out with it
+    [alone] = points.aggregate([record("q-r1", 100, 10, flags=["noisy_host"]),
+                                record("q-r2", 90, 10, flags=["noisy_host", "errors"])])
+    assert alone["cells"] == ["q-r1", "q-r2"] and alone["disturbed_cells"] == []      # none quiet: all stay
+    assert alone["flags"] == ["errors", "noisy_host"] and not alone["valid"]
+
+
+def test_a_point_whose_noisy_launch_is_left_out_asks_for_another():
+    config = apply_overrides(load("quick"), {"precision": 0.05, "shuffle": False})
+    cells = expand(config)
+    first = cells[0]
+    records = [{**record(c.cell_id, 100 + c.repetition, 10), "point_id": c.point_id} for c in cells
+               if c.point_id == first.point_id]
+    records[1]["flags"] = ["noisy_host"]                 # two launches, one noisy: one counts, no interval
+    wanted = precision.next_round(cells, records, config["run"])
+    assert [c.cell_id for c in wanted] == [first.launch(3).cell_id]
+
+
 def test_the_headline_follows_the_kind_of_point():
     assert points.headline({"kind": "closed_loop", "delay_ms": 0}) == "rps"
     assert points.headline({"kind": "closed_loop", "delay_ms": 1000}) == "latency_ratio"

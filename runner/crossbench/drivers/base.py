@@ -37,6 +37,7 @@ class Driver:
     on_hosts: bool = True               # its cells can run with --hosts (load hosts, a server on its own host)
     one_load_host: bool = False         # its own client, not a merged tool, runs on one load host
     axis: str = "concurrency"           # what analysis draws its cells against: "concurrency" or "rate" (offered)
+    ends_at_window: bool = True         # its measuring ends with the window; False: it runs to a request count
 
     def keepalive(self, run_keepalive: bool, options: dict) -> bool:
         """The cell's keepalive (its plan and record): the run's, unless this kind decides it from its options."""

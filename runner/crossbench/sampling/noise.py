@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import psutil
 
+from . import core_speed
+
 STEAL_LIMIT_PERCENT = 2.0      # of the cell's cores' time: above it the cell is flagged noisy_host
 FOREIGN_LIMIT_PERCENT = 10.0   # of one core, summed over the cell's cores: above it, noisy_host too
 FLOOR_SECONDS = 2.0
@@ -105,12 +107,13 @@ def flags(figures: dict, keepalive: bool, concurrency: int) -> list[str]:
 
 
 def floor(seconds: float = FLOOR_SECONDS) -> dict:
-    """The machine's own noise before the run: busy and steal percent of all cores with nothing of ours
-    running (recorded in metadata.json as noise_floor)."""
+    """The machine's own noise before the run (recorded in metadata.json as noise_floor): busy and steal
+    percent of all cores with nothing of ours running, then how steady each core's speed is (core_speed.py)."""
     before = Snapshot.take()
     time.sleep(seconds)
     after = Snapshot.take()
     figures = window(before, after, (), 0.0)
     return {"seconds": seconds, "cores": len(after.cores), "steal_percent": figures["steal_percent"],
             "busy_cpu_percent": figures["foreign_cpu_percent"],
-            "limits": {"steal_percent": STEAL_LIMIT_PERCENT, "foreign_cpu_percent": FOREIGN_LIMIT_PERCENT}}
+            "limits": {"steal_percent": STEAL_LIMIT_PERCENT, "foreign_cpu_percent": FOREIGN_LIMIT_PERCENT},
+            "core_speed": core_speed.measure(sorted(os.sched_getaffinity(0)))}
