@@ -160,6 +160,13 @@ def left_note(left: list[dict]) -> str:
     return f" ({len(left)} cell{'s' if len(left) != 1 else ''} left out, {reasons(left)})"
 
 
+def caveat_note(points: list[dict]) -> str:
+    """' (gunicorn 4 sync workers closed every connection: one request per connection)' for counted points
+    whose server answered without keep-alive (points.CAVEATS), or ''."""
+    closing = dict.fromkeys(who(p) for p in points if "server_closed_connections" in p["flags"])
+    return "".join(f" ({name} closed every connection: one request per connection)" for name in closing)
+
+
 def reasons(left: list[dict]) -> str:
     """'flagged few_completions (1), ratio_disagreement (2); failed (1)': each flag once, with how many cells
     had it (counts only when more than one cell was left out)."""

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from .finding import (THRESHOLD, Finding, all_flagged, cells_of, delay_text, figure, left_note, quoted, sig, split,
-                      value, who, with_figure)
+from .finding import (THRESHOLD, Finding, all_flagged, caveat_note, cells_of, delay_text, figure, left_note, quoted,
+                      sig, split, value, who, with_figure)
 from .knees import predicted_knee
 from .runinfo import by_default_driver, num, offered_rate
 from .setting import pool_size, sweeps_pool
@@ -60,7 +60,7 @@ def bends(family: str, points: list[dict], chart: str = "efficiency") -> list[Fi
                     f"{THRESHOLD:g} ({before})")
             if point is top:
                 text += f"; {why_ratio(top)}"
-        text += resolution(good, last) + "."
+        text += resolution(good, last) + caveat_note(good) + "."
         finding = Finding(family, text + left_note(left), chart=chart, cells=cells_of(good), left_out=left)
         out.append(with_figure(finding, point, "efficiency_ratio", digits=4,
                                label=f"efficiency ratio at C={point['concurrency']}"))
@@ -192,7 +192,7 @@ def static_throughput(family: str, points: list[dict], chart: str = "static_rps"
     good, left = split(here)
     out = []
     for p in sorted(good, key=lambda p: -(value(p, "rps") or 0)):
-        finding = Finding(family, f"{who(p)} on the static mix at C={top_c:g}: {loadgen_words(p)}.",
+        finding = Finding(family, f"{who(p)} on the static mix at C={top_c:g}: {loadgen_words(p)}{caveat_note([p])}.",
                           chart=chart, cells=p["cells"])
         out.append(with_figure(finding, p, "rps", "req/s", f"{who(p)}, static mix, C={top_c:g}"))
     if len(good) >= 2:

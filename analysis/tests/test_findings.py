@@ -213,3 +213,14 @@ def test_a_bend_says_whether_it_stands_beyond_the_error(tmp_path):
     assert "not resolved: a 95 % interval around it reaches across 1.1" in tomcat.sentence
     assert tomcat.interval[0] < 1.1 < tomcat.interval[1]
     assert "(1 launch)" not in tomcat.figure_text and "2 launches" in tomcat.figure_text
+
+
+def test_a_server_that_closes_its_connections_keeps_its_figures_and_the_finding_says_it(tmp_path):
+    """server_closed_connections is how the server answers (gunicorn's sync workers), not a spoiled
+    measurement: the bend stays found, with the words beside it, where a flag that spoils a cell drops it."""
+    run = copy(tmp_path, "quick")
+    closing = ["server_closed_connections"]
+    rewrite(run, lambda r: r.update(flags=closing, valid=False) if "-tornado-" in r["cell_id"] else None)
+    tornado = one(found(run), "tornado (/delay/async", "bends at C=400")
+    assert "(tornado closed every connection: one request per connection)" in tornado.sentence
+    assert tornado.figure is not None and not tornado.left_out

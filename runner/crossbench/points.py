@@ -27,6 +27,12 @@ NOT_IDENTITY = {"cell_id", "repetition", "index", "settings", "peak_cell"}
 # Flags that say what happened around a launch, not what the point is: such a launch is left out of its point's
 # figures while the point has a launch without them (and the precision target then asks for another launch).
 DISTURBED = frozenset({"noisy_host"})
+IMPRECISE = "imprecise"
+# Flags that say how sure a point is or how its server behaves, not that its measurement went wrong: the point
+# stays valid (findings, advice and knees read it). imprecise: its interval is wider than the target, and says
+# so; server_closed_connections: the server answers one request per connection (gunicorn's sync workers), which
+# is what it does, and findings say it beside its figures.
+CAVEATS = frozenset({IMPRECISE, "server_closed_connections"})
 IDENTITY = tuple(f.name for f in fields(CellPlan) if f.name not in NOT_IDENTITY) + (
     "setting", "parallel_limit", "processes")
 
@@ -70,12 +76,12 @@ def point_record(pid: str, launches: list[dict], run_dir: Path | None, precision
     names = [*FIGURES, *([main] if main not in FIGURES else [])]
     figures = {name: figure for name in names if (figure := point_figure(name, counted, run_dir)) is not None}
     if precision is not None and not precise(figures.get(main), precision):
-        flags.append("imprecise")
+        flags.append(IMPRECISE)
     return {**identity, "point_id": pid, "cells": [r["cell_id"] for r in counted],
             "failed_cells": [r["cell_id"] for r in launches if r.get("status") != "ok"],
             "disturbed_cells": [r["cell_id"] for r in ok if r not in counted],
             "n": len(counted), "failed": len(launches) - len(counted), "headline": main,
-            "flags": flags, "valid": bool(counted) and not flags, "figures": figures}
+            "flags": flags, "valid": bool(counted) and not set(flags) - CAVEATS, "figures": figures}
 
 
 def point_figure(name: str, launches: list[dict], run_dir: Path | None) -> dict | None:

@@ -74,6 +74,13 @@ def test_flags_of_a_launch_mark_the_point_and_precision_marks_imprecise_points()
     assert tight["flags"] == [] and tight["valid"]
 
 
+def test_an_imprecise_point_keeps_its_figures_and_stays_valid():
+    """imprecise says how wide the interval is, not that the point measured wrong: findings, advice and knees
+    read it with its interval (seed000's blocked /now probe, 13 s +- 100 %, was 'no figure')."""
+    [wide] = points.aggregate([record("p-r1", 100, 10), record("p-r2", 140, 10)], precision=0.05)
+    assert wide["flags"] == ["imprecise"] and wide["valid"] and wide["figures"]["rps"]["mean"] == 120
+
+
 def test_a_noisy_launch_is_left_out_while_the_point_has_a_quiet_one():
     records = [record("p-r1", 100, 10), record("p-r2", 60, 30, flags=["noisy_host"]), record("p-r3", 102, 10)]
     [point] = points.aggregate(records, precision=0.05)
