@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 
-import pytest
+import psutil
 
 from crossbench.sampling import core_speed
 
@@ -37,8 +37,6 @@ def test_a_core_that_cannot_be_had_is_an_error_not_a_crash():
     assert "error" in only and "Invalid argument" in only["error"] and result["cv_percent"] is None
 
 
-@pytest.mark.parametrize("seconds", [0.2])
-def test_no_child_outlives_the_probe(seconds):
-    import psutil
-    core_speed.measure(sorted(os.sched_getaffinity(0)), seconds=seconds)
+def test_no_child_outlives_the_probe():
+    core_speed.measure(sorted(os.sched_getaffinity(0)), seconds=0.2)
     assert psutil.Process().children() == []

@@ -86,7 +86,7 @@ def test_a_noisy_launch_is_left_out_while_the_point_has_a_quiet_one():
     [point] = points.aggregate(records, precision=0.05)
     assert point["cells"] == ["p-r1", "p-r3"] and point["disturbed_cells"] == ["p-r2"] and point["n"] == 2
     assert point["figures"]["rps"]["mean"] == 101 and point["flags"] == ["imprecise"]   # t(1) on 100, 102
-    # a launch that is noisy and carries a flag of the point's own keeps that flag out with it
+    # every launch noisy: none is left out, and the point keeps their flags
     [alone] = points.aggregate([record("q-r1", 100, 10, flags=["noisy_host"]),
                                 record("q-r2", 90, 10, flags=["noisy_host", "errors"])])
     assert alone["cells"] == ["q-r1", "q-r2"] and alone["disturbed_cells"] == []      # none quiet: all stay
