@@ -44,16 +44,20 @@ def test_tomcat_max_connections_50_holds_50_and_the_client_sees_the_rest_fail(ac
                                                                              report_figure):
     """Tomcat stops accepting at maxConnections; the kernel still completes handshakes into the accept
     queue (acceptCount, plus one: Linux admits backlog + 1), so those clients connect, send their HEAD and
-    time out waiting; the rest find the queue full, their SYNs are dropped, and connecting times out."""
+    time out waiting; the rest find the queue full, their SYNs are dropped, and connecting times out. That queue is
+    a floor, not an exact count: a SYN the kernel admitted while the queue had room completes on the client's side
+    even when the queue is full by the time its ACK arrives (tcp_abort_on_overflow 0 keeps it half-open), so a
+    slow accept lets more clients read as connected (seen once in CI: all 100 open, 50 held); those time out
+    reading too. What Tomcat decides stays exact: 50 held, every other client failed."""
     with running("tomcat", max_connections=50, accept_count=accept_count) as server:
         config = HoldConfig(port=server.spec.port, connections=connections, head_interval_s=1, hold_s=2.5,
                             timeout_s=1.5, retry_s=0)
         result = hold(config)
     queued = min(connections - 50, accept_count + 1)
     assert result.connections_held_peak == 50 and result.connections_held_at_end == 50
-    assert result.connections_open_peak == 50 + queued
-    assert result.failures["read_timeout"] == queued
-    assert result.failures["connect_timeout"] == connections - 50 - queued
+    assert 50 + queued <= result.connections_open_peak <= connections
+    assert result.failures["read_timeout"] == result.connections_open_peak - 50      # open, never served
+    assert result.failures["connect_timeout"] == connections - result.connections_open_peak
     assert result.failure_total == connections - 50
     report_figure(f"tomcat maxConnections=50 acceptCount={accept_count}, {connections} conns: held "
                   f"{result.connections_held_peak}, read timeouts {result.failures['read_timeout']}, "
