@@ -77,10 +77,10 @@ def point_record(pid: str, launches: list[dict], run_dir: Path | None, precision
     figures = {name: figure for name in names if (figure := point_figure(name, counted, run_dir)) is not None}
     if precision is not None and not precise(figures.get(main), precision):
         flags.append(IMPRECISE)
-    return {**identity, "point_id": pid, "cells": [r["cell_id"] for r in counted],
-            "failed_cells": [r["cell_id"] for r in launches if r.get("status") != "ok"],
+    failed = [r["cell_id"] for r in launches if r.get("status") != "ok"]
+    return {**identity, "point_id": pid, "cells": [r["cell_id"] for r in counted], "failed_cells": failed,
             "disturbed_cells": [r["cell_id"] for r in ok if r not in counted],
-            "n": len(counted), "failed": len(launches) - len(counted), "headline": main,
+            "n": len(counted), "failed": len(failed), "headline": main,
             "flags": flags, "valid": bool(counted) and not set(flags) - CAVEATS, "figures": figures}
 
 

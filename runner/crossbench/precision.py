@@ -46,6 +46,6 @@ def summary(point_records: list[dict], precision: float) -> str:
     """One line for the end of a run: how many points reached the target."""
     measured = [p for p in point_records if p["n"]]
     reached = [p for p in measured if points.IMPRECISE not in p["flags"]]
-    launches = sum(p["n"] + p["failed"] for p in point_records)
+    launches = sum(p["n"] + p["failed"] + len(p.get("disturbed_cells", [])) for p in point_records)
     return (f"precision {precision:g}: {len(reached)} of {len(measured)} points within it, "
             f"{launches} launches in all")

@@ -22,6 +22,13 @@ def test_wrks_rank_rule_on_a_small_histogram():
     assert wrk.percentile([], 50) is None
 
 
+def test_a_rank_that_falls_on_a_half_rounds_up_as_c_does():
+    """n = 4, p = 50: round(2.5) is 3 in C (wrk), 2 in Python's round; wrk reports the third value (a CI run
+    once read p50 700901 us from the histogram against wrk's own 700994)."""
+    histogram = [(1, 1), (2, 1), (3, 1), (4, 1)]
+    assert [wrk.percentile(histogram, p) for p in (50, 75, 100)] == [3, 4, 4]
+
+
 def test_two_hosts_merge_into_the_union_of_their_samples():
     fast = result([(1000, 90), (2000, 10)], 100, connect=1)
     slow = result([(2000, 50), (9000, 50)], 100, duration_s=10.2, timeout=3)

@@ -85,6 +85,7 @@ def test_a_noisy_launch_is_left_out_while_the_point_has_a_quiet_one():
     records = [record("p-r1", 100, 10), record("p-r2", 60, 30, flags=["noisy_host"]), record("p-r3", 102, 10)]
     [point] = points.aggregate(records, precision=0.05)
     assert point["cells"] == ["p-r1", "p-r3"] and point["disturbed_cells"] == ["p-r2"] and point["n"] == 2
+    assert point["failed"] == 0 and precision.summary([point], 0.05).endswith("3 launches in all")  # not failed
     assert point["figures"]["rps"]["mean"] == 101 and point["flags"] == ["imprecise"]   # t(1) on 100, 102
     # every launch noisy: none is left out, and the point keeps their flags
     [alone] = points.aggregate([record("q-r1", 100, 10, flags=["noisy_host"]),

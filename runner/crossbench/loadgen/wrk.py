@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import re
 import shutil
 from pathlib import Path
@@ -116,11 +117,12 @@ def launches_percentile(cell_dirs: list[Path], percent: float) -> tuple[float | 
 
 def percentile(histogram: list[tuple[int, int]], p: float) -> int | None:
     """wrk's own rule (stats_percentile in stats.c): the first value whose running count reaches
-    round(p / 100 * n + 0.5); histogram = sorted (value_us, count) pairs."""
+    round(p / 100 * n + 0.5); histogram = sorted (value_us, count) pairs. C's round() takes a half away from
+    zero and Python's to the even neighbour, so the rank is floor(p / 100 * n + 1), which is C's round there."""
     total = sum(count for _, count in histogram)
     if not total:
         return None
-    rank = round(p / 100 * total + 0.5)
+    rank = math.floor(p / 100 * total + 1)
     seen = 0
     for value, count in histogram:
         seen += count
