@@ -55,10 +55,18 @@ def test_quick_profile_end_to_end(tmp_path, report_figure):
     order = [r["point_id"] for r in records(out)]
     assert set(order[:10]) == set(order[10:]) and len(set(order)) == 10      # every point once, then again
     points = {p["point_id"]: p for p in map(json.loads, (out / "points.jsonl").read_text().splitlines())}
-    assert len(points) == 10 and all(p["n"] == 2 and p["failed"] == 0 for p in points.values())
+    # A launch the host disturbed (noisy_host: another process took the cores) is kept but left out of its
+    # point, so a point counts one or two launches; CI met one such launch on a quiet machine.
+    tally = {pid: (p["n"], p["disturbed_cells"], p["failed"]) for pid, p in points.items()}
+    assert len(points) == 10 and all(n >= 1 and n + len(disturbed) == 2 and failed == 0
+                                     for n, disturbed, failed in tally.values()), tally
     for point in points.values():
         rps = point["figures"]["rps"]
-        assert rps["ci95_low"] <= rps["mean"] <= rps["ci95_high"] and rps["method"] == "student-t over launches"
+        if point["n"] == 2:
+            assert rps["ci95_low"] <= rps["mean"] <= rps["ci95_high"]
+            assert rps["method"] == "student-t over launches"
+        else:
+            assert rps["ci95_low"] is None and rps["method"] == "one launch: no interval"
         p99 = point["figures"]["latency_ms.p99"]
         assert p99["value_method"] == "wrk histograms of all launches added"
         # within the launches' own p99s, give or take the histogram's resolution (wrk's 3 significant digits: a
