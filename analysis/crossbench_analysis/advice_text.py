@@ -2,7 +2,7 @@
 and the list of what the run could not tell."""
 from __future__ import annotations
 
-from crossbench.points import fmt_interval
+from crossbench.points import NOISY_HOST, fmt_interval
 
 from .advice_run import RUN_IT
 
@@ -231,7 +231,7 @@ def limits(meas: dict, a: dict, w) -> list[str]:
     for flag, cells in sorted(meas["busy_machine"].items()):
         more = f" and {len(cells) - 6} more" if len(cells) > 6 else ""
         foreign = (f"; other processes took up to {n(meas['foreign_cpu_max'])} % of a core on the run's cores"
-                   if flag == "noisy_host" and meas["foreign_cpu_max"] is not None else "")
+                   if flag == NOISY_HOST and meas["foreign_cpu_max"] is not None else "")
         out.append(f"{len(cells)} cell(s) flagged {flag} (the machine, not the server, may have decided): "
                    f"{ids(cells[:6])}{more}{foreign}.")
     if meas["launches"] == [1]:

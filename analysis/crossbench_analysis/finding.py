@@ -15,7 +15,10 @@ from crossbench import points, stats
 from .runinfo import Run, get, num
 from .setting import setting
 
-THRESHOLD = 1.1            # the bend: the efficiency ratio above this for good
+THRESHOLD = 1.1            # the bend: a delay sweep's ratio above this for good
+# The ratios a delay sweep is judged by, in the knees' order of preference (knees.RATIO_FIELDS), and their words.
+RATIO_WORDS = {"latency_ratio": "latency ratio (mean latency / delay)",
+               "efficiency_ratio": "efficiency ratio ((C / rps) / delay)"}
 
 
 @dataclass
@@ -111,6 +114,14 @@ def value(point: dict, name: str) -> float | None:
     return found["value"] if found else None
 
 
+def sweep_ratio(pts: list[dict]) -> str:
+    """The ratio a delay sweep is judged by, as the knees and a delayed point's headline judge it: mean latency /
+    delay when every point has it, else the seed's (C / rps) / delay; one ratio for the whole sweep, never a mix.
+    (The seed's ratio also counts the window's edge: an answer due just after the window closes is missed.)"""
+    return "latency_ratio" if pts and all(value(p, "latency_ratio") is not None for p in pts) \
+        else "efficiency_ratio"
+
+
 def quoted(point: dict, name: str, unit: str = "") -> str:
     """A figure a sentence quotes beside its main one: "5193 ± 120 req/s" (value ± half-width of its 95 %
     interval), or "5190 req/s" as sig gives it with one launch."""
@@ -160,10 +171,10 @@ def left_note(left: list[dict]) -> str:
     return f" ({len(left)} cell{'s' if len(left) != 1 else ''} left out, {reasons(left)})"
 
 
-def caveat_note(points: list[dict]) -> str:
+def caveat_note(counted: list[dict]) -> str:
     """' (gunicorn 4 sync workers closed every connection: one request per connection)' for counted points
     whose server answered without keep-alive (points.CAVEATS), or ''."""
-    closing = dict.fromkeys(who(p) for p in points if "server_closed_connections" in p["flags"])
+    closing = dict.fromkeys(who(p) for p in counted if points.SERVER_CLOSED in p["flags"])
     return "".join(f" ({name} closed every connection: one request per connection)" for name in closing)
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from .finding import (THRESHOLD, Finding, all_flagged, caveat_note, cells_of, delay_text, figure, left_note, quoted,
-                      sig, split, value, who, with_figure)
+from .finding import (RATIO_WORDS, THRESHOLD, Finding, all_flagged, caveat_note, cells_of, delay_text, figure,
+                      left_note, quoted, sig, split, sweep_ratio, value, who, with_figure)
 from .knees import predicted_knee
 from .runinfo import by_default_driver, num, offered_rate
 from .setting import pool_size, sweeps_pool
@@ -28,49 +28,50 @@ def delay_sweeps(points: list[dict]) -> list[tuple[str, list[dict]]]:
              sorted(pts, key=lambda p: num(p.get("concurrency")) or 0)) for key, pts in grouped.items()]
 
 
-def counted(pts: list[dict]) -> tuple[list[dict], list[dict], int]:
-    """(valid points with a ratio, left-out records, index of the last point at or under the threshold, -1 when
-    none): the bend is the point after it, when there is one."""
+def counted(pts: list[dict]) -> tuple[list[dict], list[dict], str, int]:
+    """(valid points with a ratio, left-out records, the ratio they are judged by, index of the last point at or
+    under the threshold, -1 when none): the bend is the point after it, when there is one."""
     good, left = split(pts)
-    good = [p for p in good if value(p, "efficiency_ratio") is not None]
-    under = [i for i, p in enumerate(good) if value(p, "efficiency_ratio") <= THRESHOLD]
-    return good, left, under[-1] if under else -1
+    ratio = sweep_ratio(good)
+    good = [p for p in good if value(p, ratio) is not None]
+    under = [i for i, p in enumerate(good) if value(p, ratio) <= THRESHOLD]
+    return good, left, ratio, under[-1] if under else -1
 
 
 def bends(family: str, points: list[dict], chart: str = "efficiency") -> list[Finding]:
-    """Per setting: the first concurrency whose efficiency ratio stays above 1.1 for good, or no bend; why,
-    when the bend is at the highest concurrency counted."""
+    """Per setting: the first concurrency whose ratio (sweep_ratio: the knees' own) stays above 1.1 for good, or
+    no bend; why, when the bend is at the highest concurrency counted."""
     out = []
     for name, pts in delay_sweeps(points):
-        good, left, last = counted(pts)
+        good, left, ratio, last = counted(pts)
         if not good:
             out.append(all_flagged(family, f"Where {name} bends", left, chart))
             continue
-        ratios = [value(p, "efficiency_ratio") for p in good]
+        words = RATIO_WORDS[ratio]
+        ratios = [value(p, ratio) for p in good]
         top = good[-1]
         if last == len(good) - 1:
-            text = (f"{name} does not bend up to C={top['concurrency']}: its efficiency ratio stays at or under "
-                    f"{THRESHOLD:g}")
+            text = f"{name} does not bend up to C={top['concurrency']}: its {words} stays at or under {THRESHOLD:g}"
             point = top
         else:
             point = good[last + 1]
             before = (f"it was {sig(ratios[last])} at C={good[last]['concurrency']}" if last >= 0
                       else "already at the lowest concurrency measured")
-            text = (f"{name} bends at C={point['concurrency']}: from there its efficiency ratio stays above "
-                    f"{THRESHOLD:g} ({before})")
+            text = (f"{name} bends at C={point['concurrency']}: from there its {words} stays above {THRESHOLD:g} "
+                    f"({before})")
             if point is top:
                 text += f"; {why_ratio(top)}"
-        text += resolution(good, last) + caveat_note(good) + "."
+        text += resolution(good, ratio, last) + seed_ratio_note(point, ratio) + caveat_note(good) + "."
         finding = Finding(family, text + left_note(left), chart=chart, cells=cells_of(good), left_out=left)
-        out.append(with_figure(finding, point, "efficiency_ratio", digits=4,
-                               label=f"efficiency ratio at C={point['concurrency']}"))
+        out.append(with_figure(finding, point, ratio, digits=4,
+                               label=f"{ratio.replace('_', ' ')} at C={point['concurrency']}"))
     return out
 
 
-def resolution(good: list[dict], last: int) -> str:
+def resolution(good: list[dict], ratio: str, last: int) -> str:
     """Whether the bend stands beyond the error (points of two or more launches): the point before it under 1.1
     with its whole 95 % interval, and every point from it on above with theirs; '' with one launch a point."""
-    ci = [figure(p, "efficiency_ratio") for p in good]
+    ci = [figure(p, ratio) for p in good]
     if any(f is None or f.get("ci95_low") is None for f in ci):
         return ""
     under = all(f["ci95_high"] <= THRESHOLD for f in ci[:last + 1][-1:])
@@ -78,6 +79,14 @@ def resolution(good: list[dict], last: int) -> str:
     if under and above:
         return "; beyond the error: the 95 % intervals around it do not reach across 1.1"
     return "; not resolved: a 95 % interval around it reaches across 1.1"
+
+
+def seed_ratio_note(point: dict, ratio: str) -> str:
+    """The seed's own figure beside the latency ratio the sweep is judged by: '; the seed's efficiency ratio
+    there: 1.48 ± 0.02'."""
+    if ratio == "efficiency_ratio" or value(point, "efficiency_ratio") is None:
+        return ""
+    return f"; the seed's efficiency ratio there: {quoted(point, 'efficiency_ratio')}"
 
 
 def why_ratio(point: dict) -> str:
@@ -97,15 +106,16 @@ def ratio_at_top(family: str, points: list[dict], chart: str = "efficiency") -> 
     or CPU)."""
     out = []
     for name, pts in delay_sweeps(points):
-        good, left, last = counted(pts)
+        good, left, ratio, last = counted(pts)
         if not good or last >= len(good) - 2:         # no bend, or the bend is the top (bends() says why)
             continue
         top = good[-1]
-        finding = Finding(family, f"At C={top['concurrency']}, the highest counted, {name} has an efficiency ratio "
+        words = RATIO_WORDS[ratio]
+        finding = Finding(family, f"At C={top['concurrency']}, the highest counted, the {words} of {name} is "
                                   f"above {THRESHOLD:g}: {why_ratio(top)}." + left_note(left),
                           chart=chart, cells=top["cells"], left_out=left)
-        out.append(with_figure(finding, top, "efficiency_ratio", digits=4,
-                               label=f"efficiency ratio at C={top['concurrency']}"))
+        out.append(with_figure(finding, top, ratio, digits=4,
+                               label=f"{ratio.replace('_', ' ')} at C={top['concurrency']}"))
     return out
 
 

@@ -11,6 +11,7 @@ import pytest
 from analysis_markers import needs_gnuplot
 
 from crossbench_analysis import analyze, findings
+from crossbench_analysis.finding import sig
 from crossbench_analysis.runinfo import load_run
 
 RUNS = Path(__file__).parent / "fixtures" / "runs"
@@ -46,17 +47,20 @@ def rewrite(run_dir: Path, change) -> None:
 def test_quick_bends_and_static_mix_match_the_cells():
     c = cells("quick")
     items = found(RUNS / "quick")
-    tomcat = one(items, "tomcat maxThreads=200", "bends at C=100")
+    # judged by the latency ratio, as the knees judge it: Tomcat's C=100 reads 1.088 (its efficiency ratio 1.104
+    # counts the answers the window's edge cut off)
+    tomcat = one(items, "tomcat maxThreads=200", "does not bend up to C=100", "latency ratio")
     cell = "delay-tomcat-mt200-delay_sync-c100-d250-r1"
-    assert tomcat.figure == pytest.approx(c[cell]["efficiency_ratio"]) and tomcat.n == 1 and tomcat.interval is None
-    assert cell in tomcat.cells
+    assert tomcat.figure == pytest.approx(c[cell]["latency_ratio"]) and tomcat.n == 1 and tomcat.interval is None
+    assert cell in tomcat.cells and tomcat.label == "latency ratio at C=100"
+    assert f"the seed's efficiency ratio there: {sig(c[cell]['efficiency_ratio'])}" in tomcat.sentence
     # C=400 is flagged (ratio_disagreement): left out, and said so
     assert tomcat.left_out == [{"cell": "delay-tomcat-mt200-delay_sync-c400-d250-r1", "reason": "ratio_disagreement"}]
     assert "1 cell left out, flagged ratio_disagreement" in tomcat.sentence
-    assert "within the parallel limit of 200" in tomcat.sentence
     tornado = one(items, "tornado (/delay/async", "bends at C=400")
-    assert tornado.figure == pytest.approx(c["delay-tornado-delay_async-c400-d250-r1"]["efficiency_ratio"])
+    assert tornado.figure == pytest.approx(c["delay-tornado-delay_async-c400-d250-r1"]["latency_ratio"])
     assert "(1 launch)" in tornado.figure_text and tornado.chart == "efficiency"
+    assert "nothing limits how many wait at once here" in tornado.sentence
     best = one(items, "answered the most on the static mix at C=100")
     a, b = c["static-tomcat-mt200-static_mix-c100-d0-r1"]["rps"], c["static-tornado-static_mix-c100-d0-r1"]["rps"]
     assert best.figure == pytest.approx(a) and f"{a / b:.2f} times tornado's" in best.sentence
@@ -68,10 +72,10 @@ def test_maxthreads_knee_against_the_pool_and_virtual_threads():
     c = cells("maxthreads-quick")
     items = found(RUNS / "maxthreads-quick")
     mt50 = one(items, "maxThreads=50", "bends at C=100")
-    assert mt50.figure == pytest.approx(c["delay-tomcat-mt50-delay_sync-c100-d200-r1"]["efficiency_ratio"])
+    assert mt50.figure == pytest.approx(c["delay-tomcat-mt50-delay_sync-c100-d200-r1"]["latency_ratio"])
     assert "C / parallel limit = 100 / 50 = 2.0" in mt50.sentence
     virtual = one(items, "tomcat virtual", "does not bend up to C=100")
-    assert virtual.figure == pytest.approx(c["delay-tomcat-virtual-delay_sync-c100-d200-r1"]["efficiency_ratio"])
+    assert virtual.figure == pytest.approx(c["delay-tomcat-virtual-delay_sync-c100-d200-r1"]["latency_ratio"])
     mt20 = one(items, "maxThreads=20", "bends at C=20")
     assert sorted(x["cell"] for x in mt20.left_out) == ["delay-tomcat-mt20-delay_sync-c100-d200-r1",
                                                          "delay-tomcat-mt20-delay_sync-c50-d200-r1"]
@@ -123,12 +127,13 @@ def test_changing_the_data_changes_the_sentence(tmp_path):
 
     def change(r):
         if r["cell_id"] == "delay-tomcat-mt200-delay_sync-c100-d250-r1":
-            r["efficiency_ratio"] = 1.05
+            r["latency_ratio"] = 1.2
         if r["cell_id"] == "static-tornado-static_mix-c100-d0-r1":
             r["rps"] = 1000.0
     rewrite(run, change)
     items = found(run)
-    assert one(items, "tomcat maxThreads=200", "does not bend up to C=100").figure == 1.05
+    bend = one(items, "tomcat maxThreads=200", "bends at C=100")
+    assert bend.figure == 1.2 and "within the parallel limit of 200" in bend.sentence
     assert one(items, "answered the most on the static mix").sentence.startswith("tornado answered the most")
 
 
@@ -202,12 +207,14 @@ def test_family_by_experiment_name_and_failed_launches_said_so(tmp_path):
 
 
 def test_a_bend_says_whether_it_stands_beyond_the_error(tmp_path):
-    """Two launches of each delay point, the second 1 % higher: Tomcat's C=100 point reads 1.104 and 1.115, whose
-    95 % interval (mean 1.110, half-width 12.706 x 0.0078 / sqrt 2 = 0.070) reaches across 1.1: not resolved."""
+    """Two launches of each delay point, the second 3 % higher: Tomcat's C=100 point reads a latency ratio of
+    1.0876 and 1.1202, whose 95 % interval (mean 1.1039, half-width 12.706 x 0.0231 / sqrt 2 = 0.207) reaches
+    across 1.1: not resolved."""
     run = copy(tmp_path, "quick")
     records = [json.loads(line) for line in (run / "cells.jsonl").read_text().splitlines()]
     extra = [dict(r, cell_id=r["cell_id"].replace("-r1", "-r2"), repetition=2,
-                  efficiency_ratio=r["efficiency_ratio"] * 1.01) for r in records if r["group"] == "delay"]
+                  efficiency_ratio=r["efficiency_ratio"] * 1.03, latency_ratio=r["latency_ratio"] * 1.03)
+             for r in records if r["group"] == "delay"]
     (run / "cells.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records + extra))
     tomcat = one(found(run), "tomcat maxThreads=200", "bends at C=100")
     assert "not resolved: a 95 % interval around it reaches across 1.1" in tomcat.sentence

@@ -3,8 +3,9 @@ record per point (points.jsonl), each figure with its mean and 95 % interval ove
 
 A point is what was measured and with which settings, everything but the repetition (the record's point_id); a
 launch is one repetition, the whole stack started afresh. Percentiles of a point come from all its launches'
-latencies merged exactly where the raw output allows (wrk's histograms added, open-loop generators' rows
-concatenated); their interval comes from the launches' own percentiles.
+latencies merged exactly where the raw output allows (wrk's histograms added, the rows of oha and k6 and ab's
+per-request times concatenated: each adapter's launches_percentile); their interval comes from the launches' own
+percentiles.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from pathlib import Path
 from . import servers, stats
 from .cellplan import CellPlan, point_of
 from .record import upgrade
+from .sampling.noise import NOISY_HOST, SERVER_CLOSED
 
 POINTS_FILE = "points.jsonl"
 # Figures every point states when its launches have them (dotted names read inside an object).
@@ -26,13 +28,13 @@ MERGED_PERCENTILES = {"latency_ms.p50": 50.0, "latency_ms.p90": 90.0, "latency_m
 NOT_IDENTITY = {"cell_id", "repetition", "index", "settings", "peak_cell"}
 # Flags that say what happened around a launch, not what the point is: such a launch is left out of its point's
 # figures while the point has a launch without them (and the precision target then asks for another launch).
-DISTURBED = frozenset({"noisy_host"})
+DISTURBED = frozenset({NOISY_HOST})
 IMPRECISE = "imprecise"
 # Flags that say how sure a point is or how its server behaves, not that its measurement went wrong: the point
 # stays valid (findings, advice and knees read it). imprecise: its interval is wider than the target, and says
 # so; server_closed_connections: the server answers one request per connection (gunicorn's sync workers), which
 # is what it does, and findings say it beside its figures.
-CAVEATS = frozenset({IMPRECISE, "server_closed_connections"})
+CAVEATS = frozenset({IMPRECISE, SERVER_CLOSED})
 IDENTITY = tuple(f.name for f in fields(CellPlan) if f.name not in NOT_IDENTITY) + (
     "setting", "parallel_limit", "processes")
 

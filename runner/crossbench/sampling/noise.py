@@ -24,6 +24,8 @@ from . import core_speed
 STEAL_LIMIT_PERCENT = 2.0      # of the cell's cores' time: above it the cell is flagged noisy_host
 FOREIGN_LIMIT_PERCENT = 10.0   # of one core, summed over the cell's cores: above it, noisy_host too
 FLOOR_SECONDS = 2.0
+NOISY_HOST = "noisy_host"
+SERVER_CLOSED = "server_closed_connections"
 
 
 @dataclass(frozen=True)
@@ -98,11 +100,11 @@ def flags(figures: dict, keepalive: bool, concurrency: int) -> list[str]:
     found = []
     if (figures.get("steal_percent") or 0) > STEAL_LIMIT_PERCENT or \
             (figures.get("foreign_cpu_percent") or 0) > FOREIGN_LIMIT_PERCENT:
-        found.append("noisy_host")
+        found.append(NOISY_HOST)
     per_connection = figures.get("requests_per_connection")
     if keepalive and per_connection is not None and per_connection < 2 and \
             (figures.get("tcp_passive_opens") or 0) > 2 * concurrency:
-        found.append("server_closed_connections")
+        found.append(SERVER_CLOSED)
     return found
 
 
