@@ -91,6 +91,11 @@ def expand(config: dict) -> list[CellPlan]:
     return experiment_expand.expand(typed(config))
 
 
+def first_rounds(config: dict) -> int:
+    """Rounds planned before anything is measured (experiment_expand.first_rounds) of a checked configuration."""
+    return experiment_expand.first_rounds(typed(config).run)
+
+
 def round_seed(run: dict, number: int) -> int:
     """The seed of round `number`'s order, from the run's recorded shuffle_seed."""
     return experiment_expand.round_seed(run.get("shuffle_seed"), number)

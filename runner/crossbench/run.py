@@ -7,9 +7,10 @@ from __future__ import annotations
 import sys
 import time
 from contextlib import ExitStack
+from dataclasses import replace
 from datetime import datetime
 
-from . import experiment, faults, loadgen, metadata, oskit, paths, points, precision, servers
+from . import experiment, faults, loadgen, metadata, oskit, paths, points, precision, retry, servers
 from .database import DatabaseError
 from .drivers import DRIVERS, DriverRefused
 from .hosts import HostsError
@@ -50,6 +51,22 @@ def plan_summary(config: dict, cells: list[CellPlan], todo: list[CellPlan], prog
             f"rounds{precision_note}), {len(todo)} to run, {run['warmup_s']:g} s warm-up + "
             f"{window} window each; about {fmt_duration(progress.eta_s(len(todo)))}{count_note}; "
             f"server on cores {run['server_cpus'] or 'any'}, {run['loadgen']} on cores {run['loadgen_cpus'] or 'any'}")
+
+
+def retried(cells: list[CellPlan], run_dir: RunDir, config: dict) -> list[CellPlan]:
+    """--retry-failed: new launches of the points whose launches all failed, numbered after the plan's cells."""
+    return [replace(cell, index=len(cells) + position)
+            for position, cell in enumerate(retry.retries(cells, run_dir.records(), config), 1)]
+
+
+def timing(run_dir: RunDir, wall_s: float, planned_s: float) -> dict:
+    """The run's wall time and its windows' and warm-ups' time, added to what earlier sittings of a resumed run
+    recorded (a resume that runs nothing leaves them as they were), and the harness's overhead over both."""
+    before, _ = run_dir.load()
+    wall_s += before.get("wall_s") or 0.0
+    planned_s += before.get("planned_s") or 0.0
+    return {"wall_s": round(wall_s, 1), "planned_s": round(planned_s, 1),
+            "overhead_percent": round(100 * (wall_s / planned_s - 1), 2) if planned_s else None}
 
 
 def write_points(run_dir: RunDir, config: dict) -> list[dict]:
@@ -106,10 +123,16 @@ def run(args, remote: ExitStack) -> int:
             meta, plan_dicts = run_dir.load()
             config = meta["config"]
             cells = [experiment.plan_from_dict(d) for d in plan_dicts]
+            again = retried(cells, run_dir, config)
+            if again and not args.retry_failed:
+                print(retry.hint(again), file=sys.stderr)
+                again = []
+            cells += again
         else:
             config = resolve_config(args)
             cells = without_unrunnable(experiment.expand(config))
             run_dir = new_run_dir(args, config)
+            again = []
         preflight(config, cells)
         placement = open_placement(args.hosts, cells, min(c.duration_s for c in cells), remote)
         database = run_database(config, cells, run_dir, placement)
@@ -119,6 +142,8 @@ def run(args, remote: ExitStack) -> int:
         progress = Progress(len(cells), cell_s)
         progress.done = len(cells) - len(todo)
         print(plan_summary(config, cells, todo, progress), file=sys.stderr)
+        if args.retry_failed:
+            print(f"run_all: {retry.summary(again)}", file=sys.stderr)
         if args.dry_run:
             for cell in todo:
                 print(f"  {cell.cell_id}: {cell.describe()}")
@@ -126,6 +151,8 @@ def run(args, remote: ExitStack) -> int:
         if not args.resume:
             run_dir.create(metadata.collect(run_dir.path.name, config, sys.argv), [c.to_dict() for c in cells])
             run_dir.update_metadata(noise_floor=noise.floor())     # the machine's own noise, before any load
+        if again:
+            run_dir.extend_plan([c.to_dict() for c in again])
         if placement.checks:
             run_dir.update_metadata(hosts=placement.checks)
         print(f"run directory: {run_dir.path}", file=sys.stderr)
@@ -153,9 +180,7 @@ def run(args, remote: ExitStack) -> int:
             database.stop()
     progress.close()
     wall = time.monotonic() - started
-    run_dir.update_metadata(ended_at=metadata.now_iso(), wall_s=round(wall, 1),
-                            planned_s=round(launched * cell_s, 1),
-                            overhead_percent=round(100 * (wall / (launched * cell_s) - 1), 2) if launched else None)
+    run_dir.update_metadata(ended_at=metadata.now_iso(), **timing(run_dir, wall, launched * cell_s))
     print(f"run_all: {launched} cells in {fmt_duration(wall)} "
           f"(windows and warm-ups {fmt_duration(launched * cell_s)}); results in {run_dir.path}", file=sys.stderr)
     point_records = write_points(run_dir, config)

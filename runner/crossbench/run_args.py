@@ -71,6 +71,9 @@ def parse_args(argv):
     p.add_argument("--quick", action="store_true", help="the quick profile (experiment 'quick')")
     p.add_argument("--out", type=Path, help="run directory (default results/<run-id>/)")
     p.add_argument("--resume", type=Path, metavar="DIR", help="finish an interrupted run: only missing cells")
+    p.add_argument("--retry-failed", action="store_true", help="with --resume: launch again the points whose "
+                   "launches all failed (after a fix), as many launches as the first rounds; the failed ones stay "
+                   "on the record")
     p.add_argument("--dry-run", action="store_true", help="print the plan and stop")
     p.add_argument("--no-analysis", action="store_true", help="do not draw charts at the end")
     p.add_argument("--hold-s", type=float, default=0.0, metavar="S", help="keep each cell's server up S seconds "
@@ -117,6 +120,9 @@ def parse_args(argv):
         args.experiment = quick_variant(p, args.experiment)
     if args.resume and args.out:
         p.error("--resume DIR continues that directory; --out does not go with it")
+    if args.retry_failed and not args.resume:
+        p.error("--retry-failed goes with --resume DIR: it launches again that run's points whose launches all "
+                "failed")
     return args
 
 

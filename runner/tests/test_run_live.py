@@ -195,13 +195,35 @@ def test_a_server_that_dies_fails_its_cell_and_the_run_goes_on(tmp_path):
     assert results[0]["flags"] == ["server_died"], results[0]["error"]     # decided from the server process
     assert results[0]["valid"] is False and "exited with status" in results[0]["error"]
 
+    # after the fault: a plain resume says what --retry-failed would do and runs nothing; --retry-failed launches
+    # that point again, its failed launch kept beside the new one
+    dead = results[0]["point_id"]
+    first_wall = json.loads((out / "metadata.json").read_text())["wall_s"]
+    plain = subprocess.run([RUN_ALL, "--resume", str(out), "--no-analysis"], capture_output=True, text=True,
+                           timeout=120)
+    assert plain.returncode == 0 and "1 point(s) have no launch that counted" in plain.stderr, plain.stderr[-2000:]
+    assert len(records(out)) == 3
+    done = subprocess.run([RUN_ALL, "--resume", str(out), "--retry-failed", "--no-analysis"], capture_output=True,
+                          text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"--retry-failed: 1 point(s) with no launch that counted, launched again (1 launch): {dead}" \
+        in done.stderr and "1 to run" in done.stderr
+    again = records(out)
+    assert [r["cell_id"] for r in again[:3]] == [r["cell_id"] for r in results]
+    assert again[3]["cell_id"] == f"{dead}-r2" and again[3]["status"] == "ok", again[3].get("error")
+    [point] = [p for p in map(json.loads, (out / "points.jsonl").read_text().splitlines()) if p["point_id"] == dead]
+    assert (point["n"], point["failed"], point["failed_cells"]) == (1, 1, [results[0]["cell_id"]])
+    assert f"{dead}-r2" in [c["cell_id"] for c in json.loads((out / "plan.json").read_text())]
+    assert json.loads((out / "metadata.json").read_text())["wall_s"] > first_wall      # the sittings added up
+
 
 def test_bad_options_are_refused_before_anything_runs(tmp_path):
     for args, message in [(["--concurrency", "ten"], "expected integers"),
                           (["--servers", "bogus"], "unknown server 'bogus'"),
                           (["--server-cpus", "0", "--loadgen-cpus", "0"], "overlap"),
                           (["--server-cpus", "64"], "not available here"),
-                          (["--loadgen", "http_load", "--concurrency", "2000"], "http_load")]:
+                          (["--loadgen", "http_load", "--concurrency", "2000"], "http_load"),
+                          (["--retry-failed"], "--retry-failed goes with --resume DIR")]:
         done = subprocess.run([RUN_ALL, "--quick", "--out", str(tmp_path / "x"), *args], capture_output=True,
                               text=True, timeout=60)
         assert done.returncode == 2, (args, done.stderr)

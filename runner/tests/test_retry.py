@@ -1,0 +1,55 @@
+"""--retry-failed (crossbench/retry.py): which points a resume launches again, how many launches and in which
+order, decided from the records alone."""
+from crossbench import retry
+from crossbench.experiment import apply_overrides, expand, load
+
+
+def record(cell, status="ok", rps=100.0):
+    return {"cell_id": cell.cell_id, "point_id": cell.point_id, "repetition": cell.repetition, "status": status,
+            "flags": [], "rps": rps if status == "ok" else None, "kind": cell.kind, "delay_ms": cell.delay_ms,
+            "latency_ms": {"p50": 1.0, "p99": 2.0}, "server": cell.server, "concurrency": cell.concurrency}
+
+
+def planned(name: str, **run):
+    config = apply_overrides(load(name), {"shuffle": False, **run})
+    return config, expand(config)
+
+
+def by_point(cells):
+    found = {}
+    for cell in cells:
+        found.setdefault(cell.point_id, []).append(cell)
+    return list(found.values())
+
+
+def test_only_a_point_whose_launches_all_failed_and_all_ran_is_launched_again():
+    config, cells = planned("quick")                   # two rounds, no precision target
+    dead, half, fine, waiting = by_point(cells)[:4]
+    records = [record(c, "failed") for c in dead] + [record(half[0], "failed"), record(half[1])] + \
+        [record(c) for c in fine] + [record(waiting[0], "failed")]          # waiting's second launch not run yet
+    again = retry.retries(cells, records, config)
+    assert [c.cell_id for c in again] == [f"{dead[0].point_id}-r3", f"{dead[0].point_id}-r4"]
+    assert all(c.point_id == dead[0].point_id and c.settings == dead[0].settings for c in again)
+    assert "1 point(s) with no launch that counted, launched again (2 launches)" in retry.summary(again)
+    records += [record(c) for c in again]
+    assert retry.retries(cells + again, records, config) == []            # counted now: nothing more
+    assert retry.summary([]).endswith("nothing to launch again")
+
+
+def test_with_a_precision_target_the_first_rounds_are_its_minimum():
+    config, cells = planned("quick", precision=0.05, min_launches=3, max_launches=4)
+    [dead] = by_point(cells)[:1]
+    again = retry.retries(cells, [record(c, "failed") for c in dead], config)
+    assert len(dead) == 3 and [c.repetition for c in again] == [4, 5, 6]
+
+
+def test_a_peak_point_is_launched_again_before_the_shares_that_take_their_rate_from_it():
+    config, cells = planned("openloop-quick", shuffle=True, shuffle_seed=5)
+    peaks = {c.peak_cell for c in cells if c.peak_cell}
+    assert peaks, "openloop-quick has a rates = 'auto' group"
+    records = [record(c, "failed") for c in cells]
+    again = retry.retries(cells, records, config)
+    peak_points = {c.point_id for c in cells if c.cell_id in peaks}
+    first = [c.point_id in peak_points for c in again]
+    assert any(first) and first == sorted(first, reverse=True)            # every peak launch before any other
+    assert {c.point_id for c in again} == {c.point_id for c in cells}
