@@ -21,6 +21,7 @@ HEADINGS = {"openloop_latency": "Open loop: latency against offered rate",
 # Percentiles drawn for a full distribution (open loop keeps every request): dense where the tail bends.
 CURVE_PERCENTILES = (*range(1, 90), *(90 + i / 2 for i in range(19)), 99.5, 99.7, 99.8, 99.9, 99.95, 99.99)
 TOOL_PERCENTILES = ("50", "75", "90", "99", "99.9")   # of a closed-loop tool's own histogram
+SCHEDULES = {"oha": "oha -q RATE --latency-correction", "k6": "k6's constant-arrival-rate executor"}
 
 
 def open_cells(run: Run) -> list[dict]:
@@ -76,6 +77,12 @@ def per_panel(run: Run, data_dir: Path, chart: str, cells: list[dict], columns: 
     return params, files
 
 
+def schedules(cells: list[dict]) -> str:
+    """How the cells' generators keep their schedule, each tool once: 'oha -q RATE --latency-correction'."""
+    tools = dict.fromkeys(str(c.get("loadgen")) for c in cells)
+    return ", ".join(SCHEDULES.get(tool, tool) for tool in tools)
+
+
 def latency_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob:
     params, files = per_panel(
         run, data_dir, "openloop_latency", cells,
@@ -86,7 +93,7 @@ def latency_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob:
     return ChartJob("openloop_latency", "openloop_latency.gp",
                     "Open loop: latency p50, p99, p99.9 against the offered rate (latency from each request's "
                     "scheduled send time)",
-                    "Requests sent on a fixed schedule whatever the server does (oha -q RATE --latency-correction), "
+                    f"Requests sent on a fixed schedule whatever the server does ({schedules(cells)}), "
                     "latency counted from each request's scheduled time, so a server that stalls shows its whole "
                     "queue (no coordinated omission). Solid: p50; dashed: p99; dotted: p99.9; log scale. Dotted "
                     "vertical line in a series' colour: the capacity its parallel limit predicts (Tomcat's "

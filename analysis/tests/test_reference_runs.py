@@ -55,6 +55,13 @@ def test_open_loop_distribution_uses_every_request_and_the_closed_cells_own_vali
     assert p99 < float(dict((row[0], row[2]) for row in closed)["99"]) / 2   # the closed loop's own queue
 
 
+def test_the_open_loop_caption_names_how_the_cells_generator_kept_its_schedule():
+    from crossbench_analysis.openloop import schedules
+    assert schedules([{"loadgen": "oha"}]) == "oha -q RATE --latency-correction"
+    assert schedules([{"loadgen": "k6"}, {"loadgen": "oha"}, {"loadgen": "k6"}]) == \
+        "k6's constant-arrival-rate executor, oha -q RATE --latency-correction"
+
+
 @needs_gnuplot
 def test_seed004_table_keeps_each_sweeps_best_step_sorted_by_p99(tmp_path):
     run = tmp_path / "seed004-quick"

@@ -121,8 +121,7 @@ MERGE = merge_hosts
 
 def launches_percentile(cell_dirs: list[Path], percent: float) -> tuple[float | None, str]:
     """A latency percentile (ms) over several launches' raw output as one population: their rows merged."""
-    rows = openloop.merge(*(requests(d) for d in cell_dirs))
-    return openloop.percentile(sorted(r.latency_ms for r in rows), percent), "oha rows of all launches merged"
+    return openloop.launches_percentile([requests(d) for d in cell_dirs], percent), "oha rows of all launches merged"
 
 
 def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
