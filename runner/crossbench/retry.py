@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import random
 
-from . import experiment, points
-from .cellplan import CellPlan
+from . import experiment
+from .cellplan import CellPlan, point_of
 
 
 def retries(cells: list[CellPlan], records: list[dict], config: dict) -> list[CellPlan]:
@@ -18,15 +18,16 @@ def retries(cells: list[CellPlan], records: list[dict], config: dict) -> list[Ce
     that counted), the others shuffled like a round."""
     run = config["run"]
     finished = {record["cell_id"] for record in records}
-    failed_points = {point["point_id"] for point in points.aggregate(records) if point["n"] == 0}
+    counted = {record.get("point_id") or point_of(record["cell_id"]) for record in records
+               if record.get("status") == "ok"}
     planned: dict[str, list[CellPlan]] = {}
     for cell in cells:
         planned.setdefault(cell.point_id, []).append(cell)
     rounds = experiment.first_rounds(config)
-    peaks = {points.point_id({"cell_id": cell.peak_cell}) for cell in cells if cell.peak_cell}
+    peaks = {point_of(cell.peak_cell) for cell in cells if cell.peak_cell}
     wanted = []
     for pid, launches in planned.items():
-        if pid not in failed_points or any(cell.cell_id not in finished for cell in launches):
+        if pid in counted or any(cell.cell_id not in finished for cell in launches):
             continue
         last = max(cell.repetition for cell in launches)
         wanted += [launches[0].launch(last + number) for number in range(1, rounds + 1)]
@@ -37,9 +38,13 @@ def retries(cells: list[CellPlan], records: list[dict], config: dict) -> list[Ce
     return first + rest
 
 
+def point_ids(new: list[CellPlan]) -> list[str]:
+    return list(dict.fromkeys(cell.point_id for cell in new))
+
+
 def summary(new: list[CellPlan]) -> str:
     """One line for the plan: how many failed points are launched again."""
-    pids = dict.fromkeys(cell.point_id for cell in new)
+    pids = point_ids(new)
     launches = f"{len(new)} launch" + ("es" if len(new) != 1 else "")
     return (f"--retry-failed: {len(pids)} point(s) with no launch that counted, launched again ({launches}): "
             f"{', '.join(pids)}" if pids else
@@ -48,6 +53,5 @@ def summary(new: list[CellPlan]) -> str:
 
 def hint(new: list[CellPlan]) -> str:
     """For a plain --resume of a run that has such points: what --retry-failed would do."""
-    pids = dict.fromkeys(cell.point_id for cell in new)
-    return (f"run_all: {len(pids)} point(s) have no launch that counted (every one failed); add --retry-failed to "
-            "launch them again")
+    return (f"run_all: {len(point_ids(new))} point(s) have no launch that counted (every one failed); add "
+            "--retry-failed to launch them again")
