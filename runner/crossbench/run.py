@@ -41,14 +41,16 @@ def plan_summary(config: dict, cells: list[CellPlan], todo: list[CellPlan], prog
     run = config["run"]
     windows = sorted({c.duration_s for c in cells})
     window = f"{windows[0]:g} s" if len(windows) == 1 else f"{windows[0]:g}-{windows[-1]:g} s"
-    rounds = max(c.repetition for c in cells)
+    rounds = experiment.first_rounds(config)
+    relaunched = sum(c.repetition > rounds for c in cells)     # --retry-failed's launches, numbered after
+    retry_note = f" and {relaunched} relaunch{'es' * (relaunched != 1)} of failed points" if relaunched else ""
     precision_note = f" (then more launches of points not within {run['precision']:g}, up to " \
                      f"{run['max_launches']})" if run.get("precision") else ""
     counted = sum(not DRIVERS[c.kind].ends_at_window for c in todo)
     count_note = f" ({counted} of them run to a request count, not a window, and are counted here as " \
                  "their window: the run takes longer)" if counted else ""
     return (f"{config['name']}: {len(cells)} cells ({len({c.point_id for c in cells})} points x {rounds} "
-            f"rounds{precision_note}), {len(todo)} to run, {run['warmup_s']:g} s warm-up + "
+            f"rounds{retry_note}{precision_note}), {len(todo)} to run, {run['warmup_s']:g} s warm-up + "
             f"{window} window each; about {fmt_duration(progress.eta_s(len(todo)))}{count_note}; "
             f"server on cores {run['server_cpus'] or 'any'}, {run['loadgen']} on cores {run['loadgen_cpus'] or 'any'}")
 
@@ -168,6 +170,8 @@ def run(args, remote: ExitStack) -> int:
         launched += execute_precision(run_dir, cells, config["run"], progress, database, placement, args.hold_s)
     except KeyboardInterrupt:
         progress.close()
+        launched = len(run_dir.finished_ids()) - len(finished)     # the cells this sitting kept
+        run_dir.update_metadata(**timing(run_dir, time.monotonic() - started, launched * cell_s))
         write_points(run_dir, config)
         print(f"\nrun_all: interrupted; {len(run_dir.finished_ids())} cells kept in {run_dir.path}; "
               f"finish with: ./runner/run_all.sh --resume {run_dir.path}", file=sys.stderr)

@@ -24,6 +24,16 @@ def test_the_plan_line_says_which_cells_run_to_a_request_count():
     assert "request count" not in plan_summary(config, cells, cells, Progress(len(cells), 15.0, io.StringIO()))
 
 
+def test_the_plan_line_counts_the_first_rounds_and_the_relaunches_of_failed_points_apart():
+    config, cells = plan("quick")
+    rounds = experiment.first_rounds(config)
+    relaunch = cells[0].launch(rounds + 1)
+    line = plan_summary(config, cells + [relaunch], [relaunch], Progress(len(cells) + 1, 15.0, io.StringIO()))
+    assert f"points x {rounds} rounds and 1 relaunch of failed points" in line
+    line = plan_summary(config, cells, cells, Progress(len(cells), 15.0, io.StringIO()))
+    assert f"points x {rounds} rounds" in line and "relaunch" not in line
+
+
 def test_a_request_count_phase_shows_its_time_without_a_window():
     progress = Progress(3, 20.0, stream=io.StringIO())
     progress.start_cell(1, "tornado /delay/sync C=40")

@@ -168,11 +168,14 @@ def test_sigterm_keeps_finished_cells_and_resume_runs_only_the_rest(tmp_path):
     kept = [r["cell_id"] for r in records(out)]
     assert 1 <= len(kept) < 3
     assert our_processes(str(out)) == []
+    first_sitting = json.loads((out / "metadata.json").read_text())["wall_s"]
+    assert first_sitting > 0, "the interrupted sitting's wall time is kept"
 
     done = subprocess.run([RUN_ALL, "--resume", str(out), "--no-analysis"], capture_output=True, text=True,
                           timeout=180)
     assert done.returncode == 0, done.stderr[-2000:]
     assert f"{3 - len(kept)} to run" in done.stderr
+    assert json.loads((out / "metadata.json").read_text())["wall_s"] > first_sitting
     final = [r["cell_id"] for r in records(out)]
     assert final[:len(kept)] == kept and len(final) == len(set(final)) == 3
 
@@ -207,7 +210,7 @@ def test_a_server_that_dies_fails_its_cell_and_the_run_goes_on(tmp_path):
                           text=True, timeout=180)
     assert done.returncode == 0, done.stderr[-2000:]
     assert f"--retry-failed: 1 point(s) with no launch that counted, launched again (1 launch): {dead}" \
-        in done.stderr and "1 to run" in done.stderr
+        in done.stderr and "1 to run" in done.stderr and "x 1 rounds and 1 relaunch of failed points" in done.stderr
     again = records(out)
     assert [r["cell_id"] for r in again[:3]] == [r["cell_id"] for r in results]
     assert again[3]["cell_id"] == f"{dead}-r2" and again[3]["status"] == "ok", again[3].get("error")
