@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from crossbench.drivers import DEFAULT_KIND, DRIVERS, of_record
-from crossbench.record import upgrade
+from crossbench.record import SCHEMA_VERSION, upgrade
 from crossbench.servers import PLUGINS
 
 from .setting import setting, setting_order
 
-SUPPORTED_SCHEMA = 4           # schema 4 (one declaration per field) reads older records through record.upgrade
+SUPPORTED_SCHEMA = SCHEMA_VERSION     # the runner's own; older records are read through record.upgrade
 
 
 class AnalysisError(RuntimeError):

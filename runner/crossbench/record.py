@@ -13,7 +13,7 @@ declared fields (test_record.py). Records of an older schema are read through `u
 """
 from __future__ import annotations
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 # What changed, newest last (as pyperf keeps its format history): a reader can tell what it is holding.
 SCHEMA_HISTORY = {
@@ -33,7 +33,14 @@ SCHEMA_HISTORY = {
        "record (null without pool readings: schema 3 had them only for Tomcat and database cells); rps_steady "
        "is decided once, by its driver, knowing the cell's loadgen_saturated; a schema 3 record reads as 4 "
        "through upgrade()",
+    5: "an open-loop cell's rps is its answers per second inside the window (rate_achieved), no longer every "
+       "answer the generator waited for after it over the window (a server that fell behind read faster than it "
+       "was: 42.5 req/s from Tomcat with 20 threads on a 1 s delay); a schema 4 open-loop record reads so "
+       "through upgrade()",
 }
+
+OPEN_LOOP_RPS_METHOD = "answers inside the window per second, from the first answer to the window's end " \
+                       "(rate_achieved), at the offered rate (open loop)"
 
 LATENCY_KEYS = ("mean", "p50", "p90", "p99", "max")
 
@@ -166,4 +173,6 @@ def upgrade(record: dict) -> dict:
     if version < 4 and record.get("status") == "ok":
         for name in ("db_pool_active_peak", "db_pool_waiting_peak"):
             record.setdefault(name, None)
+    if version < 5 and isinstance(record.get("rate_achieved"), (int, float)):   # only open-loop cells have it
+        record["rps"], record["rps_method"] = record["rate_achieved"], OPEN_LOOP_RPS_METHOD
     return record

@@ -71,7 +71,7 @@ def test_two_open_loop_runs_merge_into_one_population_of_requests():
     assert both.requests == 2 * run.requests == 2 * len(rows)
     assert both.latency_ms == openloop.latency(rows + rows)          # the union, not an average of figures
     assert both.extra["rate"] == 2 * run.extra["rate"] and both.extra["never_sent"] == 2 * run.extra["never_sent"]
-    assert both.extra["rate_achieved"] == pytest.approx(2 * run.extra["rate_achieved"])
+    assert both.extra["rate_achieved"] == pytest.approx(2 * run.extra["rate_achieved"]) == both.rps
     assert [h["host"] for h in both.extra["per_host"]] == ["a", "b"]
 
 

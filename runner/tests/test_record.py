@@ -168,6 +168,18 @@ def test_a_schema_3_run_reads_as_schema_4():
     assert record.upgrade({"schema_version": 2, "cell_id": "a-b-r3"})["point_id"] == "a-b"
 
 
+def test_a_schema_4_open_loop_record_reads_its_rps_as_the_answers_inside_the_window():
+    """Schema 4 counted every answer an open-loop generator waited for, late ones too, over the window (Tomcat
+    with 20 threads on a 1 s delay read 42.5 req/s); schema 5 counts those inside it (rate_achieved)."""
+    old = {"schema_version": 4, "cell_id": "g-p-r1", "status": "ok", "kind": "open_loop", "requests": 1275,
+           "rps": 42.5, "rate_achieved": 20.0, "rps_method": "answers / window at the offered rate (open loop)"}
+    new = record.upgrade(old)
+    assert (new["rps"], new["rps_method"]) == (20.0, record.OPEN_LOOP_RPS_METHOD) and new["requests"] == 1275
+    closed = {"schema_version": 4, "cell_id": "g-c-r1", "status": "ok", "rps": 42.5, "rate_achieved": None}
+    assert record.upgrade(closed)["rps"] == 42.5
+    assert record.upgrade({**old, "schema_version": 5, "rps": 19.9})["rps"] == 19.9
+
+
 def test_the_field_list_prints_every_declared_field(capsys):
     assert fields.main([]) == 0
     out = capsys.readouterr().out

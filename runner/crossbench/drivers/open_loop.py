@@ -52,7 +52,7 @@ def open_loop_figures(plan, result) -> tuple[dict, list[str]]:
         "never_sent": extra.get("never_sent"),
         # the efficiency ratio's open-loop twin: mean latency / delay at the offered rate
         "latency_ratio": metrics.latency_ratio(mean, plan.delay_ms),
-        "rps_method": "answers / window at the offered rate (open loop)",
+        "rps_method": record.OPEN_LOOP_RPS_METHOD,
     }
     flags = ["unsustainable"] if why else []
     flags += ["loadgen_saturated"] if behind else []

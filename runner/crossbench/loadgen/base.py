@@ -45,9 +45,14 @@ class LoadResult:
     latency_source: str            # where the latency figures come from, in words
     raw_files: tuple[str, ...] = ()       # the tool's own output, kept beside the record
     extra: dict = field(default_factory=dict)
+    # Open loop: answers per second inside the window (openloop.completion_rate). The generator waits for late
+    # answers after the window, so requests / window would credit a server that fell behind with them.
+    window_rate: float | None = None
 
     @property
     def rps(self) -> float:
+        if self.window_rate is not None:
+            return self.window_rate
         return self.requests / self.duration_s if self.duration_s > 0 else 0.0
 
     @property

@@ -53,8 +53,9 @@ def merge_open_loop(parts: list[tuple[str, LoadResult, float | None]], requests_
               ("rate", "rate_sent", "scheduled", "never_sent", "aborted_at_deadline", "concurrency")}
     status = sum((Counter(e.get("status_counts") or {}) for e in extras), Counter())
     behind = [f"{h}: {e['behind_schedule']}" for (h, _, _), e in zip(parts, extras) if e.get("behind_schedule")]
-    return dataclasses.replace(one, extra={
-        **one.extra, **summed, "rate_achieved": openloop.completion_rate(rows, window),
+    achieved = openloop.completion_rate(rows, window)
+    return dataclasses.replace(one, window_rate=achieved, extra={
+        **one.extra, **summed, "rate_achieved": achieved,
         "rate_answered": len(rows) / window, "schedule_lag_ms": worst,
         "schedule_lag_exact": all(e.get("schedule_lag_exact", True) for e in extras),
         "latency_slope_ms_per_s": openloop.slope_ms_per_s(rows), "status_counts": dict(sorted(status.items())),

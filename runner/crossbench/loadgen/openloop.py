@@ -153,7 +153,7 @@ def result(tool: str, tool_version: str, rows: list[Request], window: float, **f
     if saturated:
         fields["extra"]["behind_schedule"] = saturated
     return LoadResult(tool=tool, tool_version=tool_version, requests=len(rows), duration_s=window,
-                      latency_ms=latency(rows), **fields)
+                      latency_ms=latency(rows), window_rate=completion_rate(rows, window), **fields)
 
 
 def behind_schedule(extra: dict) -> str | None:
