@@ -191,3 +191,9 @@ def test_noise_foreign_cpu_is_the_cores_user_and_system_time_less_ours_and_steal
     closing = {"tcp_passive_opens": 3900, "requests_per_connection": 1.03, "foreign_cpu_percent": 1.0}
     assert flags(closing, keepalive=True, concurrency=10) == ["server_closed_connections"]
     assert flags(closing, keepalive=False, concurrency=10) == []
+    # an open loop's concurrency is a cap: 3000 requests on 3000 new connections under a cap of 2000 were closed
+    # by the server; 1001 connections for 1016 slow answers at C=1000 were not (each took one or two requests)
+    uvicorn = {"tcp_passive_opens": 3000, "requests_per_connection": 1.0}
+    assert flags(uvicorn, keepalive=True, concurrency=2000) == ["server_closed_connections"]
+    slow = {"tcp_passive_opens": 1001, "requests_per_connection": 1.02}
+    assert flags(slow, keepalive=True, concurrency=1000) == []

@@ -26,6 +26,11 @@ FOREIGN_LIMIT_PERCENT = 10.0   # of one core, summed over the cell's cores: abov
 FLOOR_SECONDS = 2.0
 NOISY_HOST = "noisy_host"
 SERVER_CLOSED = "server_closed_connections"
+# A keep-alive client opens at most `concurrency` connections (plus the harness's one probe) while the server
+# keeps them; a quarter more is past any such slack. An open-loop cell's concurrency is oha's cap (2000 in the
+# openloop experiment): at 100 req/s uvicorn, closing idle connections after 5 s, took 3000 connections for
+# 3000 requests, which twice the cap (the rule before) missed.
+CLOSED_OPENS_SLACK = 1.25
 
 
 @dataclass(frozen=True)
@@ -103,7 +108,7 @@ def flags(figures: dict, keepalive: bool, concurrency: int) -> list[str]:
         found.append(NOISY_HOST)
     per_connection = figures.get("requests_per_connection")
     if keepalive and per_connection is not None and per_connection < 2 and \
-            (figures.get("tcp_passive_opens") or 0) > 2 * concurrency:
+            (figures.get("tcp_passive_opens") or 0) > CLOSED_OPENS_SLACK * concurrency + 2:
         found.append(SERVER_CLOSED)
     return found
 
