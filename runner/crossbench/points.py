@@ -18,6 +18,7 @@ from . import servers, stats
 from .cellplan import CellPlan, point_of
 from .record import upgrade
 from .sampling.noise import NOISY_HOST, SERVER_CLOSED
+from .servers.tomcat_jfr import UNREADABLE as JFR_UNREADABLE
 
 POINTS_FILE = "points.jsonl"
 # Figures every point states when its launches have them (dotted names read inside an object).
@@ -33,8 +34,9 @@ IMPRECISE = "imprecise"
 # Flags that say how sure a point is or how its server behaves, not that its measurement went wrong: the point
 # stays valid (findings, advice and knees read it). imprecise: its interval is wider than the target, and says
 # so; server_closed_connections: the server answers one request per connection (gunicorn's sync workers), which
-# is what it does, and findings say it beside its figures.
-CAVEATS = frozenset({IMPRECISE, SERVER_CLOSED})
+# is what it does, and findings say it beside its figures; jfr_unreadable: a launch's JFR recording is missing
+# (its GC and wait figures null), its window's figures stand.
+CAVEATS = frozenset({IMPRECISE, SERVER_CLOSED, JFR_UNREADABLE})
 IDENTITY = tuple(f.name for f in fields(CellPlan) if f.name not in NOT_IDENTITY) + (
     "setting", "parallel_limit", "processes")
 

@@ -88,6 +88,11 @@ def test_missing_and_torn_recordings_leave_nulls_and_say_why(tmp_path):
     assert tomcat.stopped_flags({"jfr": True}, cut) == ["jfr_unreadable"]        # a flag, not a failed cell
     off = tomcat.stopped_figures({"jfr": False}, tmp_path, {}, *EVERYTHING)
     assert off["tomcat_jfr_unreadable"] and tomcat.stopped_flags({"jfr": False}, off) == []
+    making = tomcat.stopped_figures({"jfr": True}, tmp_path, {"class_data_sharing": "-XX:ArchiveClassesAtExit=/x.jsa"},
+                                    *EVERYTHING)
+    assert "made the class-data archive" in making["tomcat_jfr_unreadable"]
+    assert "missing" in tomcat.stopped_figures({"jfr": True}, tmp_path, {"class_data_sharing":
+                                               "-XX:SharedArchiveFile=/x.jsa"}, *EVERYTHING)["tomcat_jfr_unreadable"]
 
 
 def test_waits_are_cut_to_the_window_and_only_request_threads_count():

@@ -128,11 +128,16 @@ class TomcatPlugin(ServerPlugin):
         if not settings["jfr"]:
             return {**dict.fromkeys(jfr.FIGURES), "tomcat_jfr_unreadable": "no recording: the cell ran with jfr off",
                     "tomcat_jfr_read_s": None}
-        return jfr.figures(cell_dir / jfr.RECORDING, describe.get("jdk_home"), t0, t1)
+        figures = jfr.figures(cell_dir / jfr.RECORDING, describe.get("jdk_home"), t0, t1)
+        making_archive = str(describe.get("class_data_sharing") or "").startswith("-XX:ArchiveClassesAtExit")
+        if making_archive and figures.get("tomcat_jfr_unreadable"):
+            figures["tomcat_jfr_unreadable"] = ("no recording: this start made the class-data archive, and the JVM "
+                                                "turns JFR off while it does (the next starts use the archive)")
+        return figures
 
     def stopped_flags(self, settings: dict, figures: dict) -> list[str]:
         """jfr_unreadable: the cell ran with a recording that is missing, torn or unreadable (its figures null)."""
-        return ["jfr_unreadable"] if settings["jfr"] and figures.get("tomcat_jfr_unreadable") else []
+        return [jfr.UNREADABLE] if settings["jfr"] and figures.get("tomcat_jfr_unreadable") else []
 
     def probe(self, pid: int, cell_dir: Path, host) -> "BackgroundJvmProbe":
         """The JVM probe beside the Tomcat on its host."""

@@ -30,6 +30,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 RECORDING = "tomcat.jfr"
+# The cell's flag when a recording that was on is missing or unreadable. The point keeps the launch (its window's
+# figures stand; points.CAVEATS): the first Tomcat start on a machine makes the class-data archive, and the JVM
+# turns JFR off while it does.
+UNREADABLE = "jfr_unreadable"
 EVENTS = ("jdk.GarbageCollection", "jdk.GCPhasePause", "jdk.ThreadStart", "jdk.VirtualThreadPinned",
           "jdk.ThreadSleep", "jdk.ThreadPark", "jdk.JavaMonitorWait")
 REQUEST_THREAD = re.compile(r"^http-(?:vt-\d+|nio-.+-exec-\d+)$")
