@@ -1,4 +1,5 @@
 """Command line: python -m crossbench_analysis analyze RUN_DIR | compare RUN_A RUN_B [--out DIR] [--force]
+| compare RUN --within VARIANT_A VARIANT_B [--out DIR]
 | export RUN_DIR | plot RUN_DIR | report RUN_DIR | aa RUN RUN [RUN ...] [--plant 0.10]
 | advise RUN_DIR --rate R --hold-ms H [--p99-ms T].
 
@@ -13,6 +14,7 @@ from pathlib import Path
 
 from . import aa, advice, export, findings, plot, report
 from .compare import CompareRefused, compare
+from .compare_within import compare_in_run
 from .pipeline import analyze
 from .runinfo import AnalysisError, load_run
 from .workload import WorkloadRefused, checked
@@ -29,7 +31,9 @@ def parse_args(argv):
         sub.add_parser(name, help=text).add_argument("run_dir", type=Path)
     c = sub.add_parser("compare", help="compare two runs point by point, with intervals")
     c.add_argument("run_a", type=Path, help="the baseline run directory (A)")
-    c.add_argument("run_b", type=Path, help="the run compared with it (B)")
+    c.add_argument("run_b", type=Path, nargs="?", help="the run compared with it (B); none with --within")
+    c.add_argument("--within", nargs=2, metavar=("VARIANT_A", "VARIANT_B"), help="compare two server variants "
+                   "inside RUN_A, launches paired by round (a setting such as 'tomcat maxThreads=20', or a server)")
     c.add_argument("--out", type=Path, help="where compare.html etc. go (default RUN_B/compare-<run id of A>)")
     c.add_argument("--force", action="store_true", help="compare the common points even when the sets differ")
     c.add_argument("--noise-floor", type=float, dest="noise_floor", metavar="SHARE",
@@ -41,13 +45,28 @@ def parse_args(argv):
     v.add_argument("--p99-ms", type=float, help="the latency 99 %% of requests must stay under, ms")
     t = sub.add_parser("aa", help="compare's false-alarm rate (runs of one configuration, pairwise) and power "
                        "(the same pairs with a planted change)")
-    t.add_argument("runs", type=Path, nargs="+", help="two or more runs of the same experiment and settings")
+    t.add_argument("runs", type=Path, nargs="+", help="two or more runs of the same experiment and settings "
+                   "(with --within: one or more runs of many rounds)")
+    t.add_argument("--within", action="store_true", help="inside each run: odd rounds against even rounds, "
+                   "paired, by compare --within's test")
     t.add_argument("--plant", type=float, default=0.10, help="the planted slowdown of B (default 0.10)")
     t.add_argument("--noise-floor", type=float, dest="noise_floor", metavar="SHARE")
     t.add_argument("--json", type=Path, help="also write the result here")
     t.add_argument("--observe-floor", action="store_true", help="print each figure's run-to-run change over these "
                    "runs (95th percentile of |B/A - 1|): the values noise_floor.toml should hold")
     return p.parse_args(argv)
+
+
+def compare_command(args):
+    """compare RUN_A RUN_B, or compare RUN --within VARIANT_A VARIANT_B."""
+    if args.within:
+        if args.run_b or args.force or args.noise_floor is not None:
+            raise CompareRefused("--within compares two variants inside one run: give one run directory, and "
+                                 "neither --force nor --noise-floor (one run has no run-to-run floor)")
+        return compare_in_run(args.run_a, *args.within, out=args.out)
+    if args.run_b is None:
+        raise CompareRefused("compare takes two run directories, or one with --within VARIANT_A VARIANT_B")
+    return compare(args.run_a, args.run_b, out=args.out, force=args.force, noise_floor=args.noise_floor)
 
 
 def main(argv=None) -> int:
@@ -79,14 +98,18 @@ def main(argv=None) -> int:
             found = findings.write(run, {r.name for r in results if r.ok})
             print(report.write_report(run, jobs, results, findings.sections(found)))
         elif args.command == "compare":
-            _, html, text = compare(args.run_a, args.run_b, out=args.out, force=args.force,
-                                     noise_floor=args.noise_floor)
+            _, html, text = compare_command(args)
             sys.stdout.write(text)
             print(f"\ncompare report: {html}")
         elif args.command == "advise":
             workload = checked(args.rate, args.hold_ms, args.p99_ms)
             print(advice.write(advice.advise(args.run_dir, workload), args.run_dir), end="")
             print(f"advice: {args.run_dir / 'advice.md'}, {args.run_dir / 'advice.json'}")
+        elif args.command == "aa" and args.within:
+            result = aa.study_within(args.runs, args.plant)
+            print(aa.text_within(result))
+            if args.json:
+                args.json.write_text(json.dumps(result, indent=2) + "\n")
         elif args.command == "aa" and args.observe_floor:
             print(json.dumps(aa.observed_floor(args.runs), indent=2))
         elif args.command == "aa":

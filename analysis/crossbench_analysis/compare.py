@@ -49,6 +49,14 @@ class Comparison:
     left_out_a: list[str] = field(default_factory=list)
     left_out_b: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    within: tuple[str, str] | None = None     # compare_within: the two variants of one run, A and B
+
+    @property
+    def sides(self) -> tuple[str, str]:
+        """A and B in words: two runs, or two variants inside one run."""
+        if self.within:
+            return tuple(f"{variant} in run {self.run_a.run_id}" for variant in self.within)
+        return f"run {self.run_a.run_id}", f"run {self.run_b.run_id}"
 
     def counts(self) -> dict[str, int]:
         found: dict[str, int] = {}
@@ -57,6 +65,12 @@ class Comparison:
         return found
 
     def method(self) -> str:
+        if self.within:
+            return (f"B/A of each figure's launches paired by round, 95 % interval by "
+                    f"{compare_stats.stats.PAIRED_METHOD}; a change counts when its interval leaves 1 (both "
+                    "variants ran in the same shuffled rounds of one run, so the drift between runs that the noise "
+                    "floor stands for is not in the comparison, and the drift within the run is paired out); "
+                    "fewer than 2 rounds holding both: cannot tell")
         floor_text = ", ".join(f"{k} {v:.0%}" for k, v in self.floors.items() if k != "source")
         return (f"B/A of each figure's launch values, 95 % interval by {compare_stats.stats.WELCH_METHOD}; "
                 f"a change counts when its interval leaves 1 and it exceeds the noise floor ({floor_text}; "
@@ -71,9 +85,13 @@ def launch_values(run: Run, point: dict, figure: str) -> list[float]:
 
 def label_of(point: dict) -> str:
     """The point in words: its setting, endpoint, delay, concurrency and offered rate."""
+    return f"{point.get('setting') or point.get('server')} {where_of(point)}"
+
+
+def where_of(point: dict) -> str:
+    """The point's load in words, its server left out: endpoint, delay, concurrency and offered rate."""
     endpoint = str(point.get("endpoint") or "")
-    parts = [str(point.get("setting") or point.get("server")),
-             "static" if endpoint.startswith("/static") else endpoint.rstrip("/").split("/")[-1] or
+    parts = ["static" if endpoint.startswith("/static") else endpoint.rstrip("/").split("/")[-1] or
              str(point.get("group"))]
     if point.get("delay_ms"):
         parts.append(f"{point['delay_ms'] / 1000:g}s")

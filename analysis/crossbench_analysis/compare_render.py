@@ -34,8 +34,9 @@ def summary(cmp: Comparison) -> str:
 
 
 def text_table(cmp: Comparison) -> str:
-    lines = [f"A: {cmp.run_a.run_id} ({cmp.run_a.machine_line()}, {cmp.run_a.date})",
-             f"B: {cmp.run_b.run_id} ({cmp.run_b.machine_line()}, {cmp.run_b.date})",
+    (name_a, name_b), (run_a, run_b) = cmp.sides, (cmp.run_a, cmp.run_b)
+    lines = [f"A: {name_a} ({run_a.machine_line()}, {run_a.date})",
+             f"B: {name_b} ({run_b.machine_line()}, {run_b.date})",
              f"method: {cmp.method()}"]
     lines += [f"note: {n}" for n in cmp.notes]
     width = max([len(r.label) for r in cmp.rows] + [5])
@@ -66,11 +67,12 @@ def export(cmp: Comparison, charts_dir: Path) -> ChartJob:
             cells += [test.ratio if test else None, test.low if test else None, test.high if test else None,
                       VERDICT_CODE[verdict.word], verdict.floor]
         rows.append(cells)
-    write_table(data_dir / "compare.dat", f"compare B = {cmp.run_b.run_id} over A = {cmp.run_a.run_id}: per "
+    name_a, name_b = cmp.sides
+    write_table(data_dir / "compare.dat", f"compare B = {name_b} over A = {name_a}: per "
                 "point, B/A with its 95 % interval (low, high); verdict 0 no difference, 1 faster, 2 slower, "
                 "3 cannot tell, 4 no value; floor = the noise floor used", columns, rows)
     return ChartJob("compare", "compare.gp",
-                    f"{cmp.run_b.run_id} (B) over {cmp.run_a.run_id} (A): B/A per point with its 95 % interval",
+                    f"{name_b} (B) over {name_a} (A): B/A per point with its 95 % interval",
                     "Per point, B/A of responses per second (top) and of p99 latency (bottom), log scale, with "
                     "its 95 % interval (error bars). Grey band: the noise floor (1 +/- floor); red: a change "
                     "(interval clear of 1 and beyond the floor), grey: no difference, hollow triangle: cannot "
@@ -89,9 +91,10 @@ def row_data(row: Row) -> dict:
 def html(cmp: Comparison, job: ChartJob, result: plot.PlotResult) -> str:
     """compare.html from its template (templates/compare.html on the report's base, autoescaped)."""
     facts = []
-    for name, run in (("A", cmp.run_a), ("B", cmp.run_b)):
-        facts += [(f"{name}: run", f"{run.run_id} ({run.path})"), (f"{name}: machine", run.machine_line()),
-                  (f"{name}: date", run.date), (f"{name}: git", run.metadata.get("git_revision"))]
+    for name, run, side in (("A", cmp.run_a, cmp.sides[0]), ("B", cmp.run_b, cmp.sides[1])):
+        facts += [(name, side), (f"{name}: run", f"{run.run_id} ({run.path})"),
+                  (f"{name}: machine", run.machine_line()), (f"{name}: date", run.date),
+                  (f"{name}: git", run.metadata.get("git_revision"))]
     return pages.render("compare.html", cmp=cmp, run_facts=facts, summary=summary(cmp), method=cmp.method(),
                         job=job, result=result, rows=[row_data(row) for row in cmp.rows])
 
@@ -100,8 +103,8 @@ def write(cmp: Comparison, out: Path, charts: bool) -> tuple[Path, str]:
     charts_dir = out / "charts"
     job = export(cmp, charts_dir)
     if charts:
-        footer = f"A: run {cmp.run_a.run_id}, {cmp.run_a.machine_line()}, {cmp.run_a.date} | B: run " \
-                 f"{cmp.run_b.run_id}, {cmp.run_b.machine_line()}, {cmp.run_b.date}"
+        footer = f"A: {cmp.sides[0]}, {cmp.run_a.machine_line()}, {cmp.run_a.date} | B: " \
+                 f"{cmp.sides[1]}, {cmp.run_b.machine_line()}, {cmp.run_b.date}"
         result = plot.plot_chart(job, charts_dir, footer)
     else:
         result = plot.PlotResult(job.name, error="not drawn (charts=False)")

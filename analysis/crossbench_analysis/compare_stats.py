@@ -10,6 +10,8 @@ test that gave it, and a verdict a statistician would sign.
   runs), so a change below the run-to-run floor measured on this machine is "no difference" even when its
   interval leaves 1, as criterion's noise threshold does. The floors are data (noise_floor.toml, with how they
   were measured); --noise-floor overrides them.
+- Two variants inside one run (compare_within.py, judge_paired): launches paired by round, the paired t on the
+  log values, no floor (one run has no run-to-run drift, and the pairing takes out the drift within it).
 """
 from __future__ import annotations
 
@@ -64,7 +66,19 @@ def judge(figure: str, a_values: list[float], b_values: list[float], a_value, b_
     b_values = [v for v in b_values if v and v > 0]
     if not a_values or not b_values:
         return Verdict(figure, a_value, b_value, None, floor, NO_VALUE)
-    test = stats.log_ratio(a_values, b_values)
+    return verdict_of(figure, stats.log_ratio(a_values, b_values), a_value, b_value, floor)
+
+
+def judge_paired(figure: str, pairs: list[tuple[float, float]], a_value, b_value) -> Verdict:
+    """Two variants launched in the same rounds of one run, (a, b) per round: the paired test, and no noise
+    floor (the floor stands for the drift between runs, which one run does not have)."""
+    pairs = [(a, b) for a, b in pairs if a and b and a > 0 and b > 0]
+    if not pairs:
+        return Verdict(figure, a_value, b_value, None, 0.0, NO_VALUE)
+    return verdict_of(figure, stats.paired_log_ratio(pairs), a_value, b_value, 0.0)
+
+
+def verdict_of(figure: str, test: stats.RatioTest, a_value, b_value, floor: float) -> Verdict:
     if test.low is None:
         return Verdict(figure, a_value, b_value, test, floor, CANNOT_TELL)
     beyond_noise = (test.low > 1 or test.high < 1) and abs(test.ratio - 1) > floor

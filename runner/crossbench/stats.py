@@ -108,3 +108,30 @@ def log_ratio(a: list[float], b: list[float], confidence: float = CONFIDENCE) ->
     from scipy.stats import t
     p = float(2 * t.sf(abs(mb - ma) / se, df))
     return RatioTest(ratio, math.exp(mb - ma - half), math.exp(mb - ma + half), p, len(a), len(b), WELCH_METHOD)
+
+
+PAIRED_METHOD = "paired t on log values (launches paired by round)"
+
+
+def paired_log_ratio(pairs: list[tuple[float, float]], confidence: float = CONFIDENCE) -> RatioTest:
+    """B over A from launches paired by round, (a, b) each: Student's t on the differences log(b) - log(a).
+    Two configurations launched in the same shuffled rounds of one run share each round's state of the machine
+    (a core's speed drifts over minutes), which the pairing takes out; the ratio is exp of the mean difference.
+    Needs 2+ pairs for an interval (with fewer: the ratio alone, p None)."""
+    if any(v <= 0 for pair in pairs for v in pair):
+        raise ValueError("paired_log_ratio takes positive values (a throughput, a latency)")
+    if not pairs:
+        raise ValueError("paired_log_ratio of no pairs")
+    diffs = [math.log(b) - math.log(a) for a, b in pairs]
+    n = len(diffs)
+    mean = sum(diffs) / n
+    ratio = math.exp(mean)
+    if n < 2:
+        return RatioTest(ratio, None, None, None, n, n, ONE_LAUNCH)
+    se = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1) / n)
+    if se == 0:
+        return RatioTest(ratio, ratio, ratio, 0.0 if ratio != 1 else 1.0, n, n, PAIRED_METHOD)
+    half = _t_quantile(confidence, n - 1) * se
+    from scipy.stats import t
+    p = float(2 * t.sf(abs(mean) / se, n - 1))
+    return RatioTest(ratio, math.exp(mean - half), math.exp(mean + half), p, n, n, PAIRED_METHOD)

@@ -44,11 +44,45 @@ def test_a_ratio_with_one_launch_a_side_has_no_interval():
         stats.log_ratio([0.0, 1.0], [1.0, 2.0])
 
 
+def test_paired_t_on_log_values_known_answer_and_what_pairing_takes_out():
+    # Four rounds whose machine state moves both sides alike: log(b/a) = -0.08338, -0.08536, -0.10008, -0.07411;
+    # mean -0.08573, s = 0.010751, t(0.975, 3) = 3.18245: B/A 0.917839 [0.902271, 0.933676], p = 0.000536
+    # (scipy.stats.ttest_1samp agrees). Welch's t on the same values, unpaired, barely leaves 1: [0.8425, 0.9999].
+    a, b = [100, 110, 105, 98], [92, 101, 95, 91]
+    test = stats.paired_log_ratio(list(zip(a, b)))
+    assert test.ratio == pytest.approx(0.9178391, abs=1e-6)
+    assert test.low == pytest.approx(0.9022711, abs=1e-6) and test.high == pytest.approx(0.9336757, abs=1e-6)
+    assert test.p_value == pytest.approx(0.000536, abs=1e-6)
+    assert (test.n_a, test.n_b, test.method) == (4, 4, stats.PAIRED_METHOD)
+    unpaired = stats.log_ratio(a, b)
+    assert unpaired.ratio == pytest.approx(test.ratio) and unpaired.low == pytest.approx(0.8425348, abs=1e-6)
+
+
+def test_one_pair_has_no_interval_and_bad_values_are_refused():
+    one = stats.paired_log_ratio([(100, 90)])
+    assert (one.ratio, one.low, one.high, one.p_value, one.method) == (pytest.approx(0.9), None, None, None,
+                                                                          stats.ONE_LAUNCH)
+    with pytest.raises(ValueError):
+        stats.paired_log_ratio([(0.0, 1.0), (1.0, 2.0)])
+    with pytest.raises(ValueError):
+        stats.paired_log_ratio([])
+
+
 def record(cell_id, rps, p99, status="ok", flags=(), delay_ms=0, kind="closed_loop"):
     return {"cell_id": cell_id, "point_id": cell_id.rsplit("-r", 1)[0], "repetition": int(cell_id.rsplit("-r", 1)[1]),
             "status": status, "flags": list(flags), "rps": rps, "delay_ms": delay_ms, "kind": kind,
             "latency_ms": {"p50": p99 / 2, "p99": p99}, "server": "tomcat", "concurrency": 10,
             "efficiency_ratio": None, "threads_peak": 30}
+
+
+def test_a_launch_without_its_jfr_recording_leaves_its_point_valid():
+    # the first Tomcat start on a machine makes the class-data archive, with JFR off: its window still counts
+    records = [record("s-tomcat-c10-d0-r1", 100, 10, flags=["jfr_unreadable"]), record("s-tomcat-c10-d0-r2", 110, 12)]
+    [point] = points.aggregate(records)
+    assert point["valid"] and point["flags"] == ["jfr_unreadable"] and point["n"] == 2
+    [spoiled] = points.aggregate([record("s-tomcat-c10-d0-r1", 100, 10, flags=["timeouts"]),
+                                  record("s-tomcat-c10-d0-r2", 110, 12)])
+    assert not spoiled["valid"]
 
 
 def test_a_point_holds_its_launches_with_intervals_and_counts_failures_apart():
