@@ -142,6 +142,8 @@ def matched(run_a: Run, run_b: Run, force: bool) -> tuple[list[tuple[dict, dict]
 def compare_runs(run_a: Run, run_b: Run, force: bool = False, noise_floor: float | None = None) -> Comparison:
     pairs, only_a, only_b, notes = matched(run_a, run_b, force)
     floor_table = compare_stats.floors(noise_floor)
+    if noise_floor is None:
+        notes += floor_elsewhere(run_a, run_b)
     names = labels([a for a, _ in pairs])
     rows = []
     for a, b in pairs:
@@ -156,6 +158,17 @@ def compare_runs(run_a: Run, run_b: Run, force: bool = False, noise_floor: float
         rows.append(Row(a["point_id"], names[a["point_id"]], headline, verdicts,
                         not (a.get("valid") and b.get("valid")), (a["n"], b["n"])))
     return Comparison(run_a, run_b, rows, floor_table, only_a, only_b, notes)
+
+
+def floor_elsewhere(run_a: Run, run_b: Run) -> list[str]:
+    """A note when the runs' machine is not the one noise_floor.toml was measured on."""
+    where = compare_stats.floor_machine()
+    models = dict.fromkeys(str(run.machine.get("cpu_model")) for run in (run_a, run_b))
+    if not where or all(where in model for model in models):
+        return []
+    return [f"the noise floors were measured on another machine ({where}); these runs ran on {', '.join(models)}, "
+            "whose run-to-run drift may be wider or narrower: measure its own (aa --observe-floor, runs of one "
+            "configuration) and pass it with --noise-floor, or compare two variants inside one run (--within)"]
 
 
 def compare(run_a_dir: Path, run_b_dir: Path, out: Path | None = None, force: bool = False,

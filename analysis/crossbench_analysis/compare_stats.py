@@ -53,6 +53,11 @@ def floors(override: float | None = None) -> dict:
     return {"default": data["default"], **data.get("figures", {}), "source": data["source"]}
 
 
+def floor_machine() -> str:
+    """The CPU model (a part of its name) of the machine the floors in noise_floor.toml were measured on."""
+    return str(tomllib.loads(FLOOR_FILE.read_text()).get("measured_on") or "")
+
+
 def floor_of(figure: str, floor_table: dict) -> float:
     return float(floor_table.get(figure, floor_table["default"]))
 

@@ -176,3 +176,18 @@ def test_the_observed_floor_is_the_95th_percentile_of_the_changes_between_runs(t
     assert observed["rps"] == {**observed["rps"], "points": judged_by_rps, "over": "headline"}
     assert 0 < observed["rps"]["floor"] <= observed["rps"]["largest"] < 0.05
     assert observed["latency_ms.p99"]["over"] == "every point" and observed["latency_ms.p99"]["points"] == 12
+
+
+def test_compare_says_when_its_noise_floor_was_measured_on_another_machine(tmp_path):
+    from crossbench_analysis.compare_stats import floor_machine
+    a = make_run(tmp_path / "a", run_id="A", **SMALL)
+    b = make_run(tmp_path / "b", run_id="B", **SMALL)
+    assert floor_machine() == "AMD EPYC"
+    (note,) = [n for n in compare_runs(load_run(a), load_run(b)).notes if "another machine" in n]
+    assert "(AMD EPYC)" in note and "SYNTHETIC" in note and "--within" in note
+    assert not [n for n in compare_runs(load_run(a), load_run(b), noise_floor=0.05).notes if "another machine" in n]
+    for run in (a, b):
+        meta = json.loads((run / "metadata.json").read_text())
+        meta["machine"]["cpu_model"] = "AMD EPYC 7B13"
+        (run / "metadata.json").write_text(json.dumps(meta))
+    assert not [n for n in compare_runs(load_run(a), load_run(b)).notes if "another machine" in n]
