@@ -139,6 +139,13 @@ def matched(run_a: Run, run_b: Run, force: bool) -> tuple[list[tuple[dict, dict]
     return pairs, only_a, only_b, notes
 
 
+def judged_figures(headline: str, a: dict, b: dict) -> tuple[str, ...]:
+    """The figures judged for a matched pair of points: the headline first, seed 002's own figure when both have
+    it, then rps and p99."""
+    seed = tuple(f for f in SEED_FIGURES if f in a["figures"] and f in b["figures"])
+    return tuple(dict.fromkeys((headline, *seed, *BASE_FIGURES)))
+
+
 def compare_runs(run_a: Run, run_b: Run, force: bool = False, noise_floor: float | None = None) -> Comparison:
     pairs, only_a, only_b, notes = matched(run_a, run_b, force)
     floor_table = compare_stats.floors(noise_floor)
@@ -149,8 +156,7 @@ def compare_runs(run_a: Run, run_b: Run, force: bool = False, noise_floor: float
     for a, b in pairs:
         headline = a.get("headline") or "rps"
         verdicts = {}
-        seed = tuple(f for f in SEED_FIGURES if f in a["figures"] and f in b["figures"])
-        for figure in dict.fromkeys((headline, *seed, *BASE_FIGURES)):
+        for figure in judged_figures(headline, a, b):
             fa, fb = a["figures"].get(figure) or {}, b["figures"].get(figure) or {}
             verdicts[figure] = compare_stats.judge(
                 figure, launch_values(run_a, a, figure), launch_values(run_b, b, figure), fa.get("value"),

@@ -16,7 +16,7 @@ from pathlib import Path
 from crossbench import points as point_data
 
 from . import compare_stats
-from .compare import BASE_FIGURES, SEED_FIGURES, Comparison, CompareRefused, Row, where_of
+from .compare import Comparison, CompareRefused, Row, judged_figures, where_of
 from .runinfo import Run, load_run
 
 # What a variant is; every other identity field says where it was measured, and must match.
@@ -87,9 +87,8 @@ def compare_within(run: Run, variant_a: str, variant_b: str) -> Comparison:
 
 def row(run: Run, a: dict, b: dict) -> Row:
     headline = a.get("headline") or "rps"
-    seed = tuple(f for f in SEED_FIGURES if f in a["figures"] and f in b["figures"])
     verdicts = {}
-    for figure in dict.fromkeys((headline, *seed, *BASE_FIGURES)):
+    for figure in judged_figures(headline, a, b):
         fa, fb = a["figures"].get(figure) or {}, b["figures"].get(figure) or {}
         verdicts[figure] = compare_stats.judge_paired(figure, paired(run, a, b, figure), fa.get("value"),
                                                       fb.get("value"))
