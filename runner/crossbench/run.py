@@ -20,7 +20,7 @@ from .progress import Progress, fmt_duration
 from .serve import interrupt_on_signals
 from .rundir import RunDir, RunDirError
 from .run_args import DEFAULT_EXPERIMENT, parse_args
-from .run_checks import Refused, pin_runner, preflight, run_database, without_unrunnable
+from .run_checks import Refused, pin_runner, preflight, prime_servers, run_database, without_unrunnable
 from .run_loop import execute, execute_precision, launched_once, stopped_by_environment
 from .sampling import noise
 
@@ -166,6 +166,8 @@ def run(args, remote: ExitStack) -> int:
     pin_runner(config["run"])
     started = time.monotonic()
     try:
+        for made in prime_servers(todo, placement):
+            print(f"run_all: {made}", file=sys.stderr)
         launched = execute(run_dir, todo, progress, database, placement, args.hold_s, launched_once(config["run"]))
         launched += execute_precision(run_dir, cells, config["run"], progress, database, placement, args.hold_s)
     except KeyboardInterrupt:

@@ -1,10 +1,13 @@
 """Before the first cell: what can be known wrong is refused with one line (Refused), cells this machine cannot
-run are skipped with a message, the runner is pinned to the load generator's cores, and the run's database is
-found or started (--db-url's, the db host's, else a cluster of its own)."""
+run are skipped with a message, the runner is pinned to the load generator's cores, the run's database is
+found or started (--db-url's, the db host's, else a cluster of its own), and what a server makes on its first
+start is made by an unmeasured one (prime_servers)."""
 from __future__ import annotations
 
 import os
 import sys
+import tempfile
+from pathlib import Path
 
 from . import oskit, servers, stack
 from .drivers import DRIVERS
@@ -70,3 +73,21 @@ def run_database(config: dict, cells: list[CellPlan], run_dir: RunDir, placement
                                           tuple(config["run"]["server_cpus"]))
     database.check_existing()
     return database
+
+
+def prime_servers(cells: list[CellPlan], placement: Placement) -> list[str]:
+    """One unmeasured start of each server whose first start makes what later starts reuse (Tomcat's class-data
+    archive), on its server cores, so that the first measured launch starts like the others. A start that fails
+    is said and left to the cells, which record their own failures."""
+    if not placement.server_is_here():
+        return []
+    done = []
+    with tempfile.TemporaryDirectory(prefix="crossbench-prime-") as work:
+        for cell in {(c.server, repr(c.settings)): c for c in cells}.values():
+            try:
+                made = cell.plugin.prime(cell.settings, Path(work), cell.server_cpus)
+            except (servers.ServerFailed, servers.PortInUse) as e:
+                made = f"{cell.server}: the unmeasured first start failed: {str(e).splitlines()[0]}"
+            if made:
+                done.append(made)
+    return done

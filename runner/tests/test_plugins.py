@@ -210,3 +210,52 @@ def test_tomcat_accepts_every_setting_its_rendered_config_gives():
         logs = "".join(p.read_text() for p in server.spec.log_path.parent.glob("*.log"))
     assert "Server startup in" in logs
     assert "failed to set property" not in logs, [line for line in logs.splitlines() if "failed to set" in line]
+
+
+class PrimingPlugin:
+    """A plugin whose first start makes a cache: it says so once per distinct settings, or fails to start."""
+
+    def __init__(self, fails: bool = False):
+        self.fails, self.primed = fails, []
+
+    def prime(self, settings, work_dir, cpus):
+        if self.fails:
+            raise servers.ServerFailed("tomcat exited with status 1 before answering:\nlog line")
+        self.primed.append((settings["jdk"], cpus))
+        return f"made the archive for JDK {settings['jdk']}"
+
+
+def test_every_server_variant_is_primed_once_before_the_first_launch_and_only_here():
+    from crossbench.hosts.placement import Placement
+    from crossbench.run_checks import prime_servers
+    plugin = PrimingPlugin()
+    cells = [SimpleNamespace(server="tomcat", plugin=plugin, settings={"jdk": jdk}, server_cpus=(1,))
+             for jdk in (17, 25, 17, 25, 17)]
+    assert prime_servers(cells, Placement()) == ["made the archive for JDK 17", "made the archive for JDK 25"]
+    assert plugin.primed == [(17, (1,)), (25, (1,))]
+    from crossbench.hosts import Host, SshHost
+    from crossbench.hosts.remote import RemoteHost
+    far = RemoteHost(SshHost(Host("root", "10.77.0.4")), 0.0, "10.77.0.4")
+    assert prime_servers(cells, Placement(server_host=far)) == []           # its cache is on its own host
+    assert len(plugin.primed) == 2
+    failing = [SimpleNamespace(server="tomcat", plugin=PrimingPlugin(fails=True), settings={"jdk": 17},
+                               server_cpus=())]
+    assert prime_servers(failing, Placement()) == [
+        "tomcat: the unmeasured first start failed: tomcat exited with status 1 before answering:"]
+
+
+@pytest.mark.live
+def test_tomcat_makes_its_class_data_archive_before_the_first_measured_launch(tmp_path, monkeypatch):
+    from live_servers import build_missing_reason
+    from crossbench import paths
+    if build_missing_reason():
+        pytest.skip(build_missing_reason())
+    monkeypatch.setattr(paths, "CACHE", tmp_path / "cache")
+    tomcat = PLUGINS["tomcat"]
+    settings = tomcat.settings({})
+    made = tomcat.prime(settings, tmp_path, ())
+    (archive,) = (tmp_path / "cache" / "cds").glob("*.jsa")
+    assert made == f"made Tomcat's class-data archive {archive} with one unmeasured start"
+    assert archive.stat().st_size > 1_000_000 and not list(archive.parent.glob("*.tmp"))
+    assert tomcat.prime(settings, tmp_path, ()) is None                      # made once, then mapped
+    assert tomcat.prime({**settings, "class_data_sharing": False}, tmp_path, ()) is None

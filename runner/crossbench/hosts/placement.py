@@ -22,6 +22,10 @@ class Placement:
     db_clients: tuple[str, ...] = ()    # the addresses the database on its host lets in (this machine, the server)
     checks: dict | None = None          # the preflight's findings, for the run's metadata
 
+    def server_is_here(self) -> bool:
+        """The server runs on this machine, so what it keeps between starts (a cache) is kept here."""
+        return isinstance(self.server_host, LocalHost)
+
     def noise_snapshot(self) -> Snapshot | None:
         """This machine's kernel counters (steal, CPU per core, connections accepted) when the server and its
         load both run here, so that they are the cell's; None when either runs on a host of its own."""

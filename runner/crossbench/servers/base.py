@@ -192,6 +192,11 @@ class ServerPlugin:
             raise ToolMissing(f"{self.name} needs " + "; ".join(f"{t.what.removeprefix('python:')} "
                                                                  f"({t.install})" for t in missing))
 
+    def prime(self, settings: dict, work_dir: Path, cpus: tuple[int, ...] = ()) -> str | None:
+        """Before the first measured launch: what a server makes on its first start and keeps (a cache), made
+        by one unmeasured start so that every measured launch starts alike. Returns what it did, or None."""
+        return None
+
     def spec(self, settings: dict, port: int, work_dir: Path, cpus: tuple[int, ...] = (),
              cell_dir: Path | None = None, db_url: str | None = None, address: str = HOST) -> ServerSpec:
         """The command line and log of one start. `cell_dir` is where per-cell artefacts go (a JFR file);
