@@ -71,7 +71,7 @@ def study(runs: list[Path], plant: float = 0.10, noise_floor: float | None = Non
             planted = verdict_counts(a, planted_copy(b, Path(scratch) / f"planted-{i}", plant), noise_floor)
             found["points"] += sum(planted.values())
             found["slower"] += planted.get("slower", 0)
-    floors = compare.compare_stats.floors(noise_floor)
+    floors = compare.compare_stats.floors(noise_floor, compare.cpu_models(*map(load_run, runs)))
     return {"runs": [str(r) for r in runs], "pairs": len(pairs), "plant": plant, "noise_floor": floors,
             "aa": {**aa, "false_alarm_rate": aa["changed"] / aa["points"] if aa["points"] else None},
             "planted": {**found, "power": found["slower"] / found["points"] if found["points"] else None}}

@@ -71,7 +71,7 @@ class Comparison:
                     "variants ran in the same shuffled rounds of one run, so the drift between runs that the noise "
                     "floor stands for is not in the comparison, and the drift within the run is paired out); "
                     "fewer than 2 rounds holding both: cannot tell")
-        floor_text = ", ".join(f"{k} {v:.0%}" for k, v in self.floors.items() if k != "source")
+        floor_text = ", ".join(f"{k} {v:.1%}" for k, v in self.floors.items() if k != "source")
         return (f"B/A of each figure's launch values, 95 % interval by {compare_stats.stats.WELCH_METHOD}; "
                 f"a change counts when its interval leaves 1 and it exceeds the noise floor ({floor_text}; "
                 f"{self.floors['source']}); fewer than 2 launches on a side: cannot tell")
@@ -148,7 +148,7 @@ def judged_figures(headline: str, a: dict, b: dict) -> tuple[str, ...]:
 
 def compare_runs(run_a: Run, run_b: Run, force: bool = False, noise_floor: float | None = None) -> Comparison:
     pairs, only_a, only_b, notes = matched(run_a, run_b, force)
-    floor_table = compare_stats.floors(noise_floor)
+    floor_table = compare_stats.floors(noise_floor, cpu_models(run_a, run_b))
     if noise_floor is None:
         notes += floor_elsewhere(run_a, run_b)
     names = labels([a for a, _ in pairs])
@@ -166,15 +166,21 @@ def compare_runs(run_a: Run, run_b: Run, force: bool = False, noise_floor: float
     return Comparison(run_a, run_b, rows, floor_table, only_a, only_b, notes)
 
 
+def cpu_models(*runs: Run) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(str(run.machine.get("cpu_model")) for run in runs))
+
+
 def floor_elsewhere(run_a: Run, run_b: Run) -> list[str]:
-    """A note when the runs' machine is not the one noise_floor.toml was measured on."""
-    where = compare_stats.floor_machine()
-    models = dict.fromkeys(str(run.machine.get("cpu_model")) for run in (run_a, run_b))
-    if not where or all(where in model for model in models):
+    """A note when noise_floor.toml holds no floors measured on the runs' machine."""
+    models = cpu_models(run_a, run_b)
+    if compare_stats.floor_set(models) is not None:
         return []
-    return [f"the noise floors were measured on another machine ({where}); these runs ran on {', '.join(models)}, "
-            "whose run-to-run drift may be wider or narrower: measure its own (aa --observe-floor, runs of one "
-            "configuration) and pass it with --noise-floor, or compare two variants inside one run (--within)"]
+    fallback, *others = compare_stats.floor_machines()
+    also = f" (it also holds {', '.join(others)}'s)" if others else ""
+    return [f"the noise floors were measured on another machine ({fallback}){also}; these runs ran on "
+            f"{', '.join(models)}, whose run-to-run drift may be wider or narrower: measure its own "
+            "(aa --observe-floor, runs of one configuration) and add it to noise_floor.toml or pass it with "
+            "--noise-floor, or compare two variants inside one run (--within)"]
 
 
 def compare(run_a_dir: Path, run_b_dir: Path, out: Path | None = None, force: bool = False,

@@ -45,17 +45,27 @@ class Verdict:
         return self.word in (FASTER, SLOWER)
 
 
-def floors(override: float | None = None) -> dict:
-    """{"default": f, figure: f, ..., "source": "..."}: the noise floors in force."""
+def floors(override: float | None = None, cpu_models: tuple[str, ...] = ()) -> dict:
+    """{"default": f, figure: f, ..., "source": "..."}: the noise floors in force: --noise-floor, else those
+    measured on the runs' CPU model, else the first machine's in noise_floor.toml (compare notes that)."""
     if override is not None:
         return {"default": override, "source": f"--noise-floor {override:g}"}
     data = tomllib.loads(FLOOR_FILE.read_text())
-    return {"default": data["default"], **data.get("figures", {}), "source": data["source"]}
+    machine = floor_set(cpu_models) or data["machine"][0]
+    return {"default": data["default"], **machine.get("figures", {}),
+            "source": f"{machine['source']}, on {machine['measured_on']}"}
 
 
-def floor_machine() -> str:
-    """The CPU model (a part of its name) of the machine the floors in noise_floor.toml were measured on."""
-    return str(tomllib.loads(FLOOR_FILE.read_text()).get("measured_on") or "")
+def floor_set(cpu_models: tuple[str, ...]) -> dict | None:
+    """The noise_floor.toml machine whose CPU model (a part of its name) every one of these runs ran on."""
+    machines = tomllib.loads(FLOOR_FILE.read_text())["machine"]
+    return next((machine for machine in machines
+                 if cpu_models and all(machine["measured_on"] in model for model in cpu_models)), None)
+
+
+def floor_machines() -> list[str]:
+    """The CPU models noise_floor.toml holds floors for, the fallback first."""
+    return [machine["measured_on"] for machine in tomllib.loads(FLOOR_FILE.read_text())["machine"]]
 
 
 def floor_of(figure: str, floor_table: dict) -> float:

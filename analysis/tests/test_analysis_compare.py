@@ -178,16 +178,39 @@ def test_the_observed_floor_is_the_95th_percentile_of_the_changes_between_runs(t
     assert observed["latency_ms.p99"]["over"] == "every point" and observed["latency_ms.p99"]["points"] == 12
 
 
+def set_cpu_model(run: Path, model: str) -> None:
+    meta = json.loads((run / "metadata.json").read_text())
+    meta["machine"]["cpu_model"] = model
+    (run / "metadata.json").write_text(json.dumps(meta))
+
+
 def test_compare_says_when_its_noise_floor_was_measured_on_another_machine(tmp_path):
-    from crossbench_analysis.compare_stats import floor_machine
+    from crossbench_analysis.compare_stats import floor_machines
     a = make_run(tmp_path / "a", run_id="A", **SMALL)
     b = make_run(tmp_path / "b", run_id="B", **SMALL)
-    assert floor_machine() == "AMD EPYC"
+    assert floor_machines()[0] == "AMD EPYC"
     (note,) = [n for n in compare_runs(load_run(a), load_run(b)).notes if "another machine" in n]
     assert "(AMD EPYC)" in note and "SYNTHETIC" in note and "--within" in note
     assert not [n for n in compare_runs(load_run(a), load_run(b), noise_floor=0.05).notes if "another machine" in n]
     for run in (a, b):
-        meta = json.loads((run / "metadata.json").read_text())
-        meta["machine"]["cpu_model"] = "AMD EPYC 7B13"
-        (run / "metadata.json").write_text(json.dumps(meta))
+        set_cpu_model(run, "AMD EPYC 7B13")
     assert not [n for n in compare_runs(load_run(a), load_run(b)).notes if "another machine" in n]
+
+
+def test_each_machine_is_judged_by_the_floors_measured_on_it(tmp_path):
+    import tomllib
+    from crossbench_analysis.compare_stats import FLOOR_FILE
+    machines = tomllib.loads(FLOOR_FILE.read_text())["machine"]
+    assert len(machines) >= 2 and len({m["figures"]["rps"] for m in machines}) >= 2
+    a = make_run(tmp_path / "a", run_id="A", **SMALL)
+    b = make_run(tmp_path / "b", run_id="B", **SMALL)
+    for machine in machines:
+        for run in (a, b):
+            set_cpu_model(run, f"{machine['measured_on']} (2 cores)")
+        cmp = compare_runs(load_run(a), load_run(b))
+        assert cmp.floors["rps"] == machine["figures"]["rps"] and machine["measured_on"] in cmp.floors["source"]
+        assert not [n for n in cmp.notes if "another machine" in n]
+    set_cpu_model(a, f"{machines[0]['measured_on']} 7B13")     # two machines: no floor fits both
+    cmp = compare_runs(load_run(a), load_run(b))
+    assert cmp.floors["rps"] == machines[0]["figures"]["rps"]
+    assert [n for n in cmp.notes if "another machine" in n]
