@@ -45,9 +45,13 @@ def test_quick_profile_end_to_end(tmp_path, report_figure):
     out = tmp_path / "quick"
     # The quick experiment's 20 cells, each 3 s after a 1 s warm-up instead of 5 s after 2 s (saves ~60 s of the
     # suite): 12 rounds of the 250 ms delay still fill the window, and the ratios below are per-request latencies.
+    # A machine Tomcat never started on (a cache of its own): the run makes the class-data archive with one
+    # unmeasured start, so that every measured launch maps it and keeps its JFR recording.
+    env = {**marked_env(str(out)), "CROSSBENCH_CACHE": str(tmp_path / "cache")}
     done = subprocess.run([RUN_ALL, "--quick", "--out", str(out), "--duration", "3", "--warmup", "1"],
-                          capture_output=True, text=True, timeout=600, env=marked_env(str(out)))
+                          capture_output=True, text=True, timeout=600, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stderr.count("made Tomcat's class-data archive") == 1, done.stderr[-3000:]
     meta = json.loads((out / "metadata.json").read_text())
     assert "20 cells (10 points x 2 rounds), 20 to run" in done.stderr
     cells = {r["cell_id"]: r for r in records(out)}
@@ -91,6 +95,9 @@ def test_quick_profile_end_to_end(tmp_path, report_figure):
     assert 200 < tomcat["threads_peak"] < 260 and tomcat["pool_busy_peak"] == 200
     assert tornado["threads_peak"] <= 2
     assert tomcat["jvm"]["available_processors"] == 1    # pinned to one core, and recorded
+    for launch in (r for r in cells.values() if r["server"] == "tomcat"):
+        assert "SharedArchiveFile" in launch["server_settings"]["class_data_sharing"], launch["cell_id"]
+        assert launch["tomcat_jfr_unreadable"] is None and launch["tomcat_gc_pause_total_ms"] is not None, launch
     report_figure(f"quick profile: {meta['wall_s']:.0f} s wall; tomcat C=400 250 ms ratio "
                   f"{tomcat['efficiency_ratio']:.2f} (latency ratio {tomcat['latency_ratio']:.2f}, threads "
                   f"{tomcat['threads_peak']}), tornado ratio {tornado['efficiency_ratio']:.2f} "
