@@ -31,7 +31,7 @@ class AdviceRefused(RuntimeError):
 def load_points(run: Run) -> list[dict]:
     """The run's points (points.jsonl, or computed from cells.jsonl for older runs), each with `cell`: its first
     record (connector limits, peaks the point does not aggregate)."""
-    by_id = {c["cell_id"]: c for c in run.cells}
+    by_id = run.cell_by_id
     found = load_run_points(run.path)
     for point in found:
         point["cell"] = next((by_id[i] for i in point.get("cells") or [] if i in by_id), None) or next(

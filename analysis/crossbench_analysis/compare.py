@@ -78,9 +78,8 @@ class Comparison:
 
 
 def launch_values(run: Run, point: dict, figure: str) -> list[float]:
-    by_id = {c.get("cell_id"): c for c in run.cells}
     return [v for cell_id in point["cells"]
-            if isinstance(v := point_data.value_at(by_id.get(cell_id, {}), figure), (int, float))]
+            if isinstance(v := point_data.value_at(run.cell_by_id.get(cell_id, {}), figure), (int, float))]
 
 
 def label_of(point: dict) -> str:

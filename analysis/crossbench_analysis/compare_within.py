@@ -52,10 +52,9 @@ def side(points: list[dict], variant: str) -> dict[tuple, dict]:
 
 def round_values(run: Run, point: dict, figure: str) -> dict[int, float]:
     """The figure of each counted launch of the point, by its round (the record's repetition)."""
-    by_id = {c.get("cell_id"): c for c in run.cells}
     values = {}
     for cell_id in point["cells"]:
-        cell = by_id.get(cell_id, {})
+        cell = run.cell_by_id.get(cell_id, {})
         value = point_data.value_at(cell, figure)
         if isinstance(value, (int, float)) and isinstance(cell.get("repetition"), int):
             values[cell["repetition"]] = float(value)

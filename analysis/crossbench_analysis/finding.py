@@ -91,7 +91,7 @@ def load_points(run: Run) -> list[dict]:
     """The run's points (crossbench.points: points.jsonl, or computed from cells.jsonl for older runs), each
     with its launches' records under "records" (counted and failed), the cells findings also read, and the
     launches it left out of its figures as disturbed (noisy_host) under "disturbed_records"."""
-    by_id = {c["cell_id"]: c for c in run.cells}
+    by_id = run.cell_by_id
     stored = (run.path / points.POINTS_FILE).is_file()
     out = []      # without points.jsonl, from the cells analysis read (a torn last line of cells.jsonl left out)
     for point in (points.load(run.path) if stored else points.aggregate(run.cells, run.path)):

@@ -9,6 +9,7 @@ import csv
 import json
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from crossbench.drivers import DEFAULT_KIND, DRIVERS, of_record
@@ -87,6 +88,11 @@ class Run:
     metadata: dict
     cells: list[dict]
     warnings: list[str] = field(default_factory=list)
+
+    @cached_property
+    def cell_by_id(self) -> dict[str, dict]:
+        """The run's records by cell_id (built once: compare reads it for every point and figure)."""
+        return {c.get("cell_id"): c for c in self.cells}
 
     @property
     def run_id(self) -> str:
