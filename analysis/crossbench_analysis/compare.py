@@ -147,9 +147,10 @@ def judged_figures(headline: str, a: dict, b: dict) -> tuple[str, ...]:
 
 def compare_runs(run_a: Run, run_b: Run, force: bool = False, noise_floor: float | None = None) -> Comparison:
     pairs, only_a, only_b, notes = matched(run_a, run_b, force)
-    floor_table = compare_stats.floors(noise_floor, cpu_models(run_a, run_b))
+    models = cpu_models(run_a, run_b)
+    floor_table = compare_stats.floors(noise_floor, models)
     if noise_floor is None:
-        notes += floor_elsewhere(run_a, run_b)
+        notes += floor_elsewhere(models)
     names = labels([a for a, _ in pairs])
     rows = []
     for a, b in pairs:
@@ -169,9 +170,8 @@ def cpu_models(*runs: Run) -> tuple[str, ...]:
     return tuple(dict.fromkeys(str(run.machine.get("cpu_model")) for run in runs))
 
 
-def floor_elsewhere(run_a: Run, run_b: Run) -> list[str]:
-    """A note when noise_floor.toml holds no floors measured on the runs' machine."""
-    models = cpu_models(run_a, run_b)
+def floor_elsewhere(models: tuple[str, ...]) -> list[str]:
+    """A note when noise_floor.toml holds no floors measured on the runs' machine (their CPU models)."""
     if compare_stats.floor_set(models) is not None:
         return []
     fallback, *others = compare_stats.floor_machines()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from crossbench import stats
@@ -50,22 +51,26 @@ def floors(override: float | None = None, cpu_models: tuple[str, ...] = ()) -> d
     measured on the runs' CPU model, else the first machine's in noise_floor.toml (compare notes that)."""
     if override is not None:
         return {"default": override, "source": f"--noise-floor {override:g}"}
-    data = tomllib.loads(FLOOR_FILE.read_text())
-    machine = floor_set(cpu_models) or data["machine"][0]
-    return {"default": data["default"], **machine.get("figures", {}),
+    machine = floor_set(cpu_models) or floor_file()["machine"][0]
+    return {"default": floor_file()["default"], **machine.get("figures", {}),
             "source": f"{machine['source']}, on {machine['measured_on']}"}
+
+
+@cache
+def floor_file() -> dict:
+    """noise_floor.toml, read once."""
+    return tomllib.loads(FLOOR_FILE.read_text())
 
 
 def floor_set(cpu_models: tuple[str, ...]) -> dict | None:
     """The noise_floor.toml machine whose CPU model (a part of its name) every one of these runs ran on."""
-    machines = tomllib.loads(FLOOR_FILE.read_text())["machine"]
-    return next((machine for machine in machines
+    return next((machine for machine in floor_file()["machine"]
                  if cpu_models and all(machine["measured_on"] in model for model in cpu_models)), None)
 
 
 def floor_machines() -> list[str]:
     """The CPU models noise_floor.toml holds floors for, the fallback first."""
-    return [machine["measured_on"] for machine in tomllib.loads(FLOOR_FILE.read_text())["machine"]]
+    return [machine["measured_on"] for machine in floor_file()["machine"]]
 
 
 def floor_of(figure: str, floor_table: dict) -> float:

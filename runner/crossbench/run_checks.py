@@ -26,8 +26,8 @@ def preflight(config: dict, cells: list[CellPlan]) -> None:
     run = config["run"]
     for cell in cells:
         DRIVERS[cell.kind].preflight(cell)
-    for plugin, settings in {(c.server, repr(c.settings)): (c.plugin, c.settings) for c in cells}.values():
-        plugin.preflight(settings)
+    for cell in one_per_variant(cells):
+        cell.plugin.preflight(cell.settings)
     usable = os.sched_getaffinity(0)
     for key in ("server_cpus", "loadgen_cpus"):
         missing = set(run[key]) - usable
@@ -38,6 +38,11 @@ def preflight(config: dict, cells: list[CellPlan]) -> None:
     # of a connection; both inherit the runner's limit.
     oskit.raise_open_files(max(c.concurrency for c in cells))
     stack.preflight(cells, run.get("db_url"))
+
+
+def one_per_variant(cells: list[CellPlan]) -> list[CellPlan]:
+    """One cell of each server variant (server and settings) among the cells, in the order they first appear."""
+    return list({(c.server, repr(c.settings)): c for c in cells}.values())
 
 
 def without_unrunnable(cells: list[CellPlan]) -> list[CellPlan]:
@@ -83,7 +88,7 @@ def prime_servers(cells: list[CellPlan], placement: Placement) -> list[str]:
         return []
     done = []
     with tempfile.TemporaryDirectory(prefix="crossbench-prime-") as work:
-        for cell in {(c.server, repr(c.settings)): c for c in cells}.values():
+        for cell in one_per_variant(cells):
             try:
                 made = cell.plugin.prime(cell.settings, Path(work), cell.server_cpus)
             except (servers.ServerFailed, servers.PortInUse) as e:
