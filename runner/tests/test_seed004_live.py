@@ -10,6 +10,7 @@ import psutil
 import pytest
 
 from crossbench import paths
+from crossbench.points import DISTURBED
 from testkit import descendants, measure_samples, records, records_by_id, wait_until
 
 pytestmark = pytest.mark.live
@@ -115,7 +116,9 @@ def test_a_database_stopped_mid_cell_gives_counted_503s_and_the_next_cell_a_data
     first, second = records(out)
     assert first["status"] == "ok" and "database_died" in first["flags"] and not first["valid"]
     assert first["errors"]["non_2xx"] > 0 and first["requests"] > first["errors"]["non_2xx"]   # 503s, counted
-    assert second["status"] == "ok" and second["valid"], second.get("flags")
+    # valid but for the host's own noise: another process on a busy machine flags the window noisy_host (seen
+    # with the cores kept busy), which says nothing of the database the cell got
+    assert second["status"] == "ok" and set(second["flags"]) <= DISTURBED, second.get("flags")
     assert second["queries_counted"] == 20 and second["error_total"] == 0
 
 
