@@ -1,9 +1,12 @@
 """How far compare can be trusted on this machine: runs of one configuration compared pairwise (A/A: every
-"faster" or "slower" is a false alarm), and the same pairs with a planted change (every launch of B made `plant`
-slower in throughput, so latency and the efficiency ratio grow by 1 / (1 - plant)): the share compare finds
-is its power. The planted change rides on real run-to-run noise, measured here.
+"faster" or "slower" is a false alarm; "same" and "inconclusive" are counted apart), and the same pairs with a
+planted change (every launch of B made `plant` slower in throughput, so latency and the efficiency ratio grow by
+1 / (1 - plant)): the share compare finds is its power. The planted change rides on real run-to-run noise.
 
-python -m crossbench_analysis aa RUN RUN [RUN ...] [--plant 0.10] [--noise-floor SHARE]
+python -m crossbench_analysis aa RUN RUN [RUN ...] [--plant 0.10] [--noise-floor SIGMA_RUN]
+
+--observe-floor measures sigma_run, the run-to-run spread compare adds to its variance (noise_floor.toml): per
+figure and kind of point, the spread of the runs' means on logs beyond what the launches within each explain.
 
 Within one run (--within, compare RUN --within's test): each point's launches split into its odd rounds (A) and
 its even rounds (B), round 2k-1 paired with round 2k, so A/A asks whether one configuration differs from itself
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import shutil
 import tempfile
 from pathlib import Path
@@ -25,7 +29,7 @@ from crossbench import points as point_data
 
 from . import compare, compare_stats
 from .compare_within import round_values
-from .runinfo import load_run
+from .runinfo import AnalysisError, load_run
 
 SLOWER_FIGURES = {"rps": -1, "bytes_per_s": -1, "rps_steady": -1, "efficiency_ratio": 1, "latency_ratio": 1}
 
@@ -53,58 +57,81 @@ def planted_copy(run_dir: Path, into: Path, plant: float) -> Path:
     return into
 
 
-def verdict_counts(run_a: Path, run_b: Path, noise_floor: float | None) -> dict[str, int]:
-    return compare.compare_runs(load_run(run_a), load_run(run_b), noise_floor=noise_floor).counts()
+def verdict_counts(run_a: Path, run_b: Path, run_sd: float | None, margin: float) -> dict[str, int]:
+    return compare.compare_runs(load_run(run_a), load_run(run_b), run_sd=run_sd, margin=margin).counts()
 
 
-def study(runs: list[Path], plant: float = 0.10, noise_floor: float | None = None) -> dict:
+def study(runs: list[Path], plant: float = 0.10, run_sd: float | None = None,
+          margin: float = compare_stats.DEFAULT_MARGIN) -> dict:
     """False alarms over every pair of runs, and the planted change found over the same pairs (B planted)."""
     pairs = list(itertools.combinations(runs, 2))
-    aa = {"points": 0, "changed": 0, "cannot_tell": 0}
+    aa = {"points": 0, "changed": 0, "same": 0, "inconclusive": 0, "cannot_tell": 0}
     found = {"points": 0, "slower": 0}
     with tempfile.TemporaryDirectory() as scratch:
         for i, (a, b) in enumerate(pairs):
-            counts = verdict_counts(a, b, noise_floor)
+            counts = verdict_counts(a, b, run_sd, margin)
             aa["points"] += sum(counts.values())
-            aa["changed"] += counts.get("faster", 0) + counts.get("slower", 0)
-            aa["cannot_tell"] += counts.get("cannot tell", 0)
-            planted = verdict_counts(a, planted_copy(b, Path(scratch) / f"planted-{i}", plant), noise_floor)
+            aa["changed"] += counts.get(compare_stats.FASTER, 0) + counts.get(compare_stats.SLOWER, 0)
+            aa["same"] += counts.get(compare_stats.SAME, 0)
+            aa["inconclusive"] += counts.get(compare_stats.INCONCLUSIVE, 0)
+            aa["cannot_tell"] += counts.get(compare_stats.CANNOT_TELL, 0)
+            planted = verdict_counts(a, planted_copy(b, Path(scratch) / f"planted-{i}", plant), run_sd, margin)
             found["points"] += sum(planted.values())
-            found["slower"] += planted.get("slower", 0)
-    floors = compare.compare_stats.floors(noise_floor, compare.cpu_models(*map(load_run, runs)))
-    return {"runs": [str(r) for r in runs], "pairs": len(pairs), "plant": plant, "noise_floor": floors,
-            "aa": {**aa, "false_alarm_rate": aa["changed"] / aa["points"] if aa["points"] else None},
+            found["slower"] += planted.get(compare_stats.SLOWER, 0)
+    spreads = compare_stats.run_sds(run_sd, compare.cpu_models(*map(load_run, runs)))
+    share = (lambda k: aa[k] / aa["points"] if aa["points"] else None)
+    return {"runs": [str(r) for r in runs], "pairs": len(pairs), "plant": plant, "margin": margin,
+            "run_sd": spreads, "aa": {**aa, "false_alarm_rate": share("changed"), "same_rate": share("same")},
             "planted": {**found, "power": found["slower"] / found["points"] if found["points"] else None}}
 
 
-def observed_floor(runs: list[Path], share: float = 95) -> dict:
-    """The run-to-run noise of each figure on this machine: the `share` percentile (nearest rank) of |B/A - 1|
-    over every pair of these runs of one configuration; what noise_floor.toml should hold. A figure's floor is
-    taken over the points whose verdict it gives (their headline): rps over the static points, not diluted by
-    the delayed points' steady rps, which the latency ratio judges. A figure that is no point's headline
-    (p99 and the efficiency ratio in closed loop) is taken over every point that has it."""
-    from crossbench.stats import nearest_rank
-    judged: dict[str, list[float]] = {}
-    beside: dict[str, list[float]] = {}
-    for a, b in itertools.combinations(runs, 2):
-        for row in compare.compare_runs(load_run(a), load_run(b), noise_floor=0.0).rows:
-            for figure, verdict in row.verdicts.items():
-                if verdict.ratio is not None:
-                    into = judged if figure == row.headline else beside
-                    into.setdefault(figure, []).append(abs(verdict.ratio - 1))
-    floors = {}
-    for figure in sorted({*judged, *beside}):
-        values, over = (judged[figure], "headline") if figure in judged else (beside[figure], "every point")
-        floors[figure] = {"floor": round(nearest_rank(sorted(values), share), 3), "points": len(values),
-                          "over": over, "largest": round(max(values), 3)}
-    return floors
+def run_means(runs: list[Path]) -> dict[tuple[str, str, str], list[tuple[float, float]]]:
+    """(kind, figure, point_id): per run, the mean of the launches' logs and its variance from the launches
+    (s^2 / n; 0 with one launch, which then counts its launch noise as run noise: an overstatement)."""
+    means: dict[tuple[str, str, str], list[tuple[float, float]]] = {}
+    for run in map(load_run, runs):
+        for point in point_data.load(run.path):
+            for figure in compare.judged_figures(point.get("headline") or "rps", point, point):
+                logs = [math.log(v) for v in compare_stats.positive(compare.launch_values(run, point, figure))]
+                if not logs:
+                    continue
+                mean = sum(logs) / len(logs)
+                within = sum((v - mean) ** 2 for v in logs) / (len(logs) - 1) / len(logs) if len(logs) > 1 else 0.0
+                key = (compare_stats.kind_of(point), figure, point["point_id"])
+                means.setdefault(key, []).append((mean, within))
+    return means
+
+
+def observed_floor(runs: list[Path]) -> dict:
+    """sigma_run per kind of point and figure, what noise_floor.toml's [machine.run_sd.KIND] should hold. For each
+    point seen in 2+ runs: the variance of its run means minus the mean of their launch variances (a one-way
+    random-effects estimate, by moments); averaged over the points of a kind, floored at 0, its square root."""
+    if len(runs) < 2:
+        raise AnalysisError("--observe-floor takes two or more runs of one configuration")
+    pooled: dict[tuple[str, str], list[float]] = {}
+    for (kind, figure, _), per_run in run_means(runs).items():
+        if len(per_run) < 2:
+            continue
+        centre = sum(m for m, _ in per_run) / len(per_run)
+        between = sum((m - centre) ** 2 for m, _ in per_run) / (len(per_run) - 1)
+        pooled.setdefault((kind, figure), []).append(between - sum(w for _, w in per_run) / len(per_run))
+    run_sd: dict[str, dict[str, float]] = {}
+    detail: dict[str, dict[str, dict]] = {}
+    for (kind, figure), excess in sorted(pooled.items()):
+        sd = math.sqrt(max(0.0, sum(excess) / len(excess)))
+        run_sd.setdefault(kind, {})[figure] = round(sd, 4)
+        detail.setdefault(kind, {})[figure] = {"points": len(excess), "raw_variance": sum(excess) / len(excess)}
+    return {"measured_on": ", ".join(compare.cpu_models(*map(load_run, runs))), "runs": len(runs),
+            "measured": True, "run_sd": run_sd, "detail": detail}
 
 
 def text(result: dict) -> str:
     aa, planted = result["aa"], result["planted"]
-    return (f"{len(result['runs'])} runs, {result['pairs']} pairs; noise floor: {result['noise_floor']['source']}\n"
+    return (f"{len(result['runs'])} runs, {result['pairs']} pairs; run-to-run spread: {result['run_sd']['source']}; "
+            f"margin {result['margin']:.0%}\n"
             f"A/A: {aa['changed']} of {aa['points']} point comparisons called a change: false-alarm rate "
-            f"{aa['false_alarm_rate']:.1%} ({aa['cannot_tell']} cannot tell)\n"
+            f"{aa['false_alarm_rate']:.1%}; {aa['same']} same ({aa['same_rate']:.1%}), {aa['inconclusive']} "
+            f"inconclusive, {aa['cannot_tell']} cannot tell\n"
             f"planted {result['plant']:.0%} slower: found in {planted['slower']} of {planted['points']}: power "
             f"{planted['power']:.1%}")
 
@@ -143,9 +170,10 @@ def study_within(runs: list[Path], plant: float = 0.10) -> dict:
                 tally["aa_changed"] += aa_verdict.changed
                 tally["aa_cannot_tell"] += aa_verdict.word == compare_stats.CANNOT_TELL
                 tally["planted_found"] += planted_verdict.word == compare_stats.SLOWER
-            aa_test = judged["paired"][0].test
+            aa_verdict, aa_test = judged["paired"][0], judged["paired"][0].test
             per_point.append({"run": run.run_id, "point_id": point["point_id"], "figure": figure, "pairs": len(pairs),
-                              "aa_ratio": aa_test.ratio, "aa_low": aa_test.low, "aa_high": aa_test.high,
+                              "aa_ratio": aa_verdict.ratio, "aa_low": aa_test and aa_test.low,
+                              "aa_high": aa_test and aa_test.high,
                               "aa_verdict": judged["paired"][0].word, "planted_verdict": judged["paired"][1].word,
                               "welch_planted_verdict": judged["welch"][1].word})
     for tally in counts.values():

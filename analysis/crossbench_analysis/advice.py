@@ -9,8 +9,11 @@ import json
 import math
 from pathlib import Path
 
+from crossbench.points import launch_rule
+
 from . import advice_run, advice_text
 from .advice_run import AdviceRefused
+from .runinfo import load_run
 from .workload import (FULL_SHARE, P99_SHARE, Workload, pool_for_headroom, pool_for_p99, queue_within_target)
 
 TOMCAT_MAX_CONNECTIONS = 8192     # NIO connector defaults (Tomcat 9)
@@ -145,7 +148,8 @@ def write(advice: dict, run_dir: Path) -> str:
 def at_end(run_dir: Path, workload: Workload | None) -> str:
     """What run_all prints after a run that asks for advice: the advice, or why there is none."""
     try:
-        text = write(advise(run_dir, workload), run_dir)
+        with launch_rule(load_run(Path(run_dir)).adaptive):
+            text = write(advise(run_dir, workload), run_dir)
     except AdviceRefused as e:
         return f"no maxThreads advice: {e}"
     return text + f"advice: {Path(run_dir) / 'advice.md'}"

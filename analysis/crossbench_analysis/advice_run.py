@@ -11,6 +11,7 @@ from pathlib import Path
 
 from crossbench.points import load as load_run_points, point_id
 
+from . import knee_rule
 from . import knees as knee_finder
 from .maxthreads import beyond_queues, queue_groups, sweep_cells, tomcat_ok
 from .runinfo import Run, get, num
@@ -69,22 +70,22 @@ def left_out(points: list[dict]) -> list[dict]:
             if not point.get("valid")]
 
 
-def bracket(pairs: list[tuple[float, float]]) -> tuple[float, float] | None:
-    """The two measured concurrencies the knee lies between: the last at or under 1.1 and the next one."""
-    pairs = sorted(pairs)
-    under = [i for i, (_, r) in enumerate(pairs) if r <= knee_finder.THRESHOLD]
-    if not under or under[-1] == len(pairs) - 1:
-        return None
-    return pairs[under[-1]][0], pairs[under[-1] + 1][0]
+def knee_between(knee: knee_rule.Knee) -> tuple[float, float] | None:
+    """The two measured concurrencies the knee lies between: the bracket, or those around a fitted N."""
+    if knee.status == "bracket":
+        return knee.bracket
+    if knee.status == "fitted":
+        return knee_rule.neighbours(list(knee.measured), knee.concurrency)
+    return None
 
 
-def follows(between: tuple[float, float] | None, max_threads: float | None) -> bool | None:
-    """A pool alone bends the ratio at 1.1 x maxThreads (it grows as C / maxThreads past it): the knee follows
-    maxThreads when the measured bracket can hold that, give or take FOLLOWS."""
-    if not between or not max_threads:
+def follows(knee: knee_rule.Knee, max_threads: float | None) -> bool | None:
+    """A pool alone puts the hinge at N = maxThreads: the knee follows maxThreads when its interval (or the
+    bracket that holds it) reaches maxThreads give or take FOLLOWS; None where the fit places no knee."""
+    if knee.status not in ("fitted", "bracket") or not max_threads:
         return None
-    predicted = knee_finder.THRESHOLD * max_threads
-    return between[0] <= predicted * FOLLOWS[1] and between[1] >= predicted * FOLLOWS[0]
+    low, high = (knee.low, knee.high) if knee.status == "fitted" else knee.bracket
+    return low <= max_threads * FOLLOWS[1] and high >= max_threads * FOLLOWS[0]
 
 
 def past_either_way(point: dict) -> bool:
@@ -94,9 +95,9 @@ def past_either_way(point: dict) -> bool:
 
 
 def knees(points: list[dict]) -> list[dict]:
-    """Per setting and delay: where the ratio stays above 1.1 (knees.find_knee on valid points) and between
-    which measured concurrencies; with intervals, the knees the ratios' upper bounds (earliest) and lower
-    bounds (latest) give."""
+    """Per setting and delay: the knee the hinge fitted over every launch of its valid points places
+    (knees.judge, the rule of the knees file and the findings), the measured concurrencies around it, and
+    whether it follows maxThreads."""
     by_setting: dict[tuple, list[dict]] = defaultdict(list)
     for point in points:
         by_setting[(setting_of(point), num(point["cell"].get("delay_ms")))].append(point)
@@ -108,21 +109,19 @@ def knees(points: list[dict]) -> list[dict]:
             else "efficiency_ratio"
         valid = sorted((point for point in valid if value(point, used) is not None),
                        key=lambda point: point["cell"]["concurrency"])
-        pairs = [(point["cell"]["concurrency"], value(point, used)) for point in valid]
-        knee = knee_finder.find_knee(pairs)
-        bounds = [knee_finder.find_knee([(point["cell"]["concurrency"], figure(point, used)[bound]) for point in valid])
-                  for bound in ("ci95_high", "ci95_low")] if valid and all(
-            figure(point, used).get("ci95_low") is not None for point in valid) else []
+        knee = knee_rule.judge(knee_rule.figure_launches(
+            [(point["cell"]["concurrency"], figure(point, used)) for point in valid]))
         limit = num(pool_size(mine[0]["cell"]))
-        between = bracket(pairs)
+        between = knee_between(knee)
         found.append({
             "setting": name, "max_threads": int(limit) if limit else None, "delay_ms": delay,
-            "knee_concurrency": round(knee.concurrency, 1) if knee.concurrency else None, "status": knee.status,
-            "knee_between": list(between) if between else None,
-            "knee_range": [round(b.concurrency, 1) if b.concurrency else None for b in bounds] or None,
-            "follows_max_threads": follows(between, limit),
+            "knee_concurrency": knee_finder.rounded(knee.concurrency), "status": knee.status,
+            "text": knee_rule.knee_text(knee, int(limit) if limit else None),
+            "knee_low": knee_finder.rounded(knee.low), "knee_high": knee_finder.rounded(knee.high),
+            "knee_between": list(between) if between else None, "indicative": knee.indicative,
+            "follows_max_threads": follows(knee, limit),
             "ratio": used, "ratios": {point["point_id"]: round(value(point, used), 3) for point in valid},
-            "max_concurrency": max((c for c, _ in pairs), default=None),
+            "max_concurrency": max((point["cell"]["concurrency"] for point in valid), default=None),
             "points": [point["point_id"] for point in valid],
             "flagged_but_past": [point["point_id"] for point in past],
             "left_out": [x for x in left_out(mine) if x["point"] not in {p["point_id"] for p in past}]})

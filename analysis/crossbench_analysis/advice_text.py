@@ -91,18 +91,12 @@ def pool_lines(a: dict, w: dict) -> list[str]:
 def knee_lines(bends: dict) -> list[str]:
     lines = ["## Does the knee follow maxThreads here?", ""]
     for bend in bends["knees"]:
-        between = bend["knee_between"]
-        where = (f"goes above 1.1 for good between C={between[0]} and C={between[1]}"
-                 + (" (points far apart: placed no closer)" if between[1] / between[0] > FAR_APART else "")
-                 if between else "has no valid point to judge" if not bend["points"]
-                 else f"stays at or under 1.1 up to C={bend['max_concurrency']}"
-                 if bend["status"] == "not_reached" else "is above 1.1 from its lowest C")
         verdict = {True: "at maxThreads", False: "NOT at maxThreads", None: "cannot tell"}[bend["follows_max_threads"]]
-        lines.append(f"- {bend['setting']}, {n(bend['delay_ms'])} ms: {bend['ratio']} {where} "
-                     f"({verdict}; a pool alone bends at 1.1 x {bend['max_threads']}); points "
+        lines.append(f"- {bend['setting']}, {n(bend['delay_ms'])} ms: {bend['ratio']} {where(bend)} "
+                     f"({verdict}; a pool alone bends at N = maxThreads = {bend['max_threads']}: a hinge, ratio 1 "
+                     f"up to it and C / N past it, fitted over every launch); points "
                      f"{ratios(bend['ratios'])}" + (f"; left out (flagged): {flagged(bend['left_out'])}"
-                                                    if bend["left_out"] else "") + past_note(bend)
-                     + knee_range(bend) + ".")
+                                                    if bend["left_out"] else "") + past_note(bend) + ".")
     if bends["follows"] is True:
         lines.append("- So here the pool is what bends the ratio: up to maxThreads requests are served at once, "
                      "past it each waits its turn (ratio about C / maxThreads).")
@@ -116,13 +110,21 @@ def knee_lines(bends: dict) -> list[str]:
     return lines + [""]
 
 
-def knee_range(bend: dict) -> str:
-    """The knees the ratios' interval bounds give (points of 2 launches or more)."""
-    if not bend["knee_range"]:
-        return ""
-    early, late = (f"C={c:g}" if c else "not crossed" for c in bend["knee_range"])
-    return (f"; interpolated at C={n(bend['knee_concurrency'])}, between {early} (every ratio at its interval's "
-            f"top) and {late} (at its bottom)")
+def where(bend: dict) -> str:
+    """The knee as the fit places it (knees.judge's words): 'bends at C=204 [196, 212]', 'bends between C=100
+    and C=400 (points far apart: placed no closer)', 'stays flat up to C=400 (not reached)', ..."""
+    if not bend["points"]:
+        return "has no valid point to judge"
+    text = bend["text"].rsplit(" (predicted", 1)[0]
+    if bend["status"] == "bracket":
+        low, high = bend["knee_between"]
+        fit = (f" (the hinge's own fit, C={n(bend['knee_concurrency'])}, is indicative: fewer than 3 launches past "
+               "it)") if bend["indicative"] else ""
+        return f"bends {text}" + (" (points far apart: placed no closer)" if high / low > FAR_APART else "") + fit
+    if bend["status"] == "fitted":
+        return (f"bends at C={n(bend['knee_concurrency'])} (95 % interval {n(bend['knee_low'])} to "
+                f"{n(bend['knee_high'])})")
+    return f"says: {text}"
 
 
 def past_note(bend: dict) -> str:
@@ -208,8 +210,7 @@ def virtual_lines(v: dict, w: dict | None) -> list[str]:
     for one in v["knees"]:
         state = ("no valid point: cannot tell" if not one["points"] else
                  "no knee up to C=" + str(one["max_concurrency"]) if one["status"] == "not_reached" else
-                 f"the ratio bent between C={one['knee_between'][0]} and C={one['knee_between'][1]}"
-                 if one["knee_between"] else "above 1.1 from the lowest C")
+                 f"the ratio {where(one)}")
         lines.append(f"- {n(one['delay_ms'])} ms: {state} (points {ratios(one['ratios'])}).")
     if v["removes_knee"]:
         lines.append(f"- Yes, for blocking waits in this run: the highest ratio was {v['max_ratio']}."

@@ -10,7 +10,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from contextlib import nullcontext
 from pathlib import Path
+
+from crossbench.points import launch_rule
 
 from . import aa, advice, export, findings, plot, report
 from .compare import CompareRefused, compare
@@ -36,8 +39,10 @@ def parse_args(argv):
                    "inside RUN_A, launches paired by round (a setting such as 'tomcat maxThreads=20', or a server)")
     c.add_argument("--out", type=Path, help="where compare.html etc. go (default RUN_B/compare-<run id of A>)")
     c.add_argument("--force", action="store_true", help="compare the common points even when the sets differ")
-    c.add_argument("--noise-floor", type=float, dest="noise_floor", metavar="SHARE",
-                   help="a change below this share is no difference (default: noise_floor.toml, measured here)")
+    c.add_argument("--noise-floor", type=float, dest="noise_floor", metavar="SD",
+                   help="the run-to-run spread sigma_run on logs, overriding noise_floor.toml's for this machine")
+    c.add_argument("--margin", type=float, default=0.05, help="the equivalence margin, a share in (0, 1): "
+                   "faster or slower beyond it, 'same within' inside it (default 0.05)")
     v = sub.add_parser("advise", help="maxThreads advice for a workload from a maxthreads run")
     v.add_argument("run_dir", type=Path)
     v.add_argument("--rate", type=float, required=True, help="arrivals, requests per second")
@@ -50,10 +55,12 @@ def parse_args(argv):
     t.add_argument("--within", action="store_true", help="inside each run: odd rounds against even rounds, "
                    "paired, by compare --within's test")
     t.add_argument("--plant", type=float, default=0.10, help="the planted slowdown of B (default 0.10)")
-    t.add_argument("--noise-floor", type=float, dest="noise_floor", metavar="SHARE")
+    t.add_argument("--noise-floor", type=float, dest="noise_floor", metavar="SD",
+                   help="the run-to-run spread sigma_run on logs, overriding noise_floor.toml's")
+    t.add_argument("--margin", type=float, default=0.05, help="the equivalence margin (default 0.05)")
     t.add_argument("--json", type=Path, help="also write the result here")
-    t.add_argument("--observe-floor", action="store_true", help="print each figure's run-to-run change over these "
-                   "runs (95th percentile of |B/A - 1|): the values noise_floor.toml should hold")
+    t.add_argument("--observe-floor", action="store_true", help="print each figure's run-to-run spread over these "
+                   "runs (sigma_run on logs, per kind of point): the values noise_floor.toml should hold")
     return p.parse_args(argv)
 
 
@@ -63,60 +70,18 @@ def compare_command(args):
         if args.run_b or args.force or args.noise_floor is not None:
             raise CompareRefused("--within compares two variants inside one run: give one run directory, and "
                                  "neither --force nor --noise-floor (one run has no run-to-run floor)")
-        return compare_in_run(args.run_a, *args.within, out=args.out)
+        return compare_in_run(args.run_a, *args.within, out=args.out, margin=args.margin)
     if args.run_b is None:
         raise CompareRefused("compare takes two run directories, or one with --within VARIANT_A VARIANT_B")
-    return compare(args.run_a, args.run_b, out=args.out, force=args.force, noise_floor=args.noise_floor)
+    return compare(args.run_a, args.run_b, out=args.out, force=args.force, noise_floor=args.noise_floor,
+                   margin=args.margin)
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
     try:
-        if args.command == "analyze":
-            result = analyze(args.run_dir)
-            for warning in result.warnings:
-                print(f"warning: {warning}", file=sys.stderr)
-            if findings.text(args.run_dir):
-                print(findings.text(args.run_dir))
-            print(f"{len(result.charts)} charts in {args.run_dir / 'charts'}; report: {result.report}")
-        elif args.command == "export":
-            jobs = export.export(load_run(args.run_dir), args.run_dir / "charts")
-            print(f"{len(jobs)} charts' data in {args.run_dir / 'charts' / 'data'}")
-        elif args.command == "plot":
-            charts_dir = args.run_dir / "charts"
-            footer, jobs = export.read_manifest(charts_dir / "data")
-            failed = [r for r in plot.plot_all(jobs, charts_dir, footer) if not r.ok]
-            for r in failed:
-                print(f"error: {r.name}: {r.error}", file=sys.stderr)
-            return 1 if failed else 0
-        elif args.command == "report":
-            run = load_run(args.run_dir)
-            charts_dir = args.run_dir / "charts"
-            _, jobs = export.read_manifest(charts_dir / "data")
-            results = [plot.PlotResult(j.name, [charts_dir / f"{j.name}.png"]) if (charts_dir / f"{j.name}.png")
-                       .is_file() else plot.PlotResult(j.name, error="not drawn") for j in jobs]
-            found = findings.write(run, {r.name for r in results if r.ok})
-            print(report.write_report(run, jobs, results, findings.sections(found)))
-        elif args.command == "compare":
-            _, html, text = compare_command(args)
-            sys.stdout.write(text)
-            print(f"\ncompare report: {html}")
-        elif args.command == "advise":
-            workload = checked(args.rate, args.hold_ms, args.p99_ms)
-            print(advice.write(advice.advise(args.run_dir, workload), args.run_dir), end="")
-            print(f"advice: {args.run_dir / 'advice.md'}, {args.run_dir / 'advice.json'}")
-        elif args.command == "aa" and args.within:
-            result = aa.study_within(args.runs, args.plant)
-            print(aa.text_within(result))
-            if args.json:
-                args.json.write_text(json.dumps(result, indent=2) + "\n")
-        elif args.command == "aa" and args.observe_floor:
-            print(json.dumps(aa.observed_floor(args.runs), indent=2))
-        elif args.command == "aa":
-            result = aa.study(args.runs, args.plant, args.noise_floor)
-            print(aa.text(result))
-            if args.json:
-                args.json.write_text(json.dumps(result, indent=2) + "\n")
+        with run_rule(args):
+            return command(args)
     except CompareRefused as e:
         print(f"compare refused: {e}", file=sys.stderr)
         return 2
@@ -126,4 +91,60 @@ def main(argv=None) -> int:
     except (AnalysisError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    return 0
+
+
+def run_rule(args):
+    """The launch rule of the run a command reads (crossbench.points.launch_rule), so its figures come from the
+    estimator its points.jsonl used; none for commands over several runs."""
+    run_dir = getattr(args, "run_dir", None)
+    return launch_rule(load_run(run_dir).adaptive) if run_dir and args.command != "compare" else nullcontext()
+
+
+def command(args) -> int:
+    if args.command == "analyze":
+        result = analyze(args.run_dir)
+        for warning in result.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+        if findings.text(args.run_dir):
+            print(findings.text(args.run_dir))
+        print(f"{len(result.charts)} charts in {args.run_dir / 'charts'}; report: {result.report}")
+    elif args.command == "export":
+        jobs = export.export(load_run(args.run_dir), args.run_dir / "charts")
+        print(f"{len(jobs)} charts' data in {args.run_dir / 'charts' / 'data'}")
+    elif args.command == "plot":
+        charts_dir = args.run_dir / "charts"
+        footer, jobs = export.read_manifest(charts_dir / "data")
+        failed = [r for r in plot.plot_all(jobs, charts_dir, footer) if not r.ok]
+        for r in failed:
+            print(f"error: {r.name}: {r.error}", file=sys.stderr)
+        return 1 if failed else 0
+    elif args.command == "report":
+        run = load_run(args.run_dir)
+        charts_dir = args.run_dir / "charts"
+        _, jobs = export.read_manifest(charts_dir / "data")
+        results = [plot.PlotResult(j.name, [charts_dir / f"{j.name}.png"]) if (charts_dir / f"{j.name}.png")
+                   .is_file() else plot.PlotResult(j.name, error="not drawn") for j in jobs]
+        found = findings.write(run, {r.name for r in results if r.ok})
+        print(report.write_report(run, jobs, results, findings.sections(found)))
+    elif args.command == "compare":
+        _, html, text = compare_command(args)
+        sys.stdout.write(text)
+        print(f"\ncompare report: {html}")
+    elif args.command == "advise":
+        workload = checked(args.rate, args.hold_ms, args.p99_ms)
+        print(advice.write(advice.advise(args.run_dir, workload), args.run_dir), end="")
+        print(f"advice: {args.run_dir / 'advice.md'}, {args.run_dir / 'advice.json'}")
+    elif args.command == "aa" and args.within:
+        result = aa.study_within(args.runs, args.plant)
+        print(aa.text_within(result))
+        if args.json:
+            args.json.write_text(json.dumps(result, indent=2) + "\n")
+    elif args.command == "aa" and args.observe_floor:
+        print(json.dumps(aa.observed_floor(args.runs), indent=2))
+    elif args.command == "aa":
+        result = aa.study(args.runs, args.plant, args.noise_floor, args.margin)
+        print(aa.text(result))
+        if args.json:
+            args.json.write_text(json.dumps(result, indent=2) + "\n")
     return 0

@@ -1,14 +1,15 @@
 """Compare two runs point by point: B/A of each point's figures with its 95 % interval and a verdict (faster,
-slower, no difference, cannot tell) from a named test (compare_stats.py); rendered by compare_render.py.
+slower, same within the margin, inconclusive, cannot tell, no value) from a named test (compare_stats.py), the
+headline verdicts held to a false discovery rate across the points; rendered by compare_render.py.
 
 Points match on their point_id (what was measured with which settings, everything but the repetition; rates =
 "auto" points carry their share of the peak in it, so they match by share, not by absolute rate). Refuses
-(CompareRefused) when the experiments differ or the runs hold different points, unless force=True, which
-compares the points both hold and says what was left out.
+(CompareRefused) when the experiments differ or the runs hold different points, naming what differs and the
+points it could not pair, unless force=True, which compares the points both hold and says what was left out.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from crossbench import points as point_data
@@ -36,7 +37,7 @@ class Row:
 
     @property
     def verdict(self) -> Verdict:
-        """The point's verdict: its headline figure's (one test per point keeps false alarms at the test's 5 %)."""
+        """The point's verdict: its headline figure's, the one held to the false discovery rate across points."""
         return self.verdicts[self.headline]
 
 
@@ -45,7 +46,8 @@ class Comparison:
     run_a: Run
     run_b: Run
     rows: list[Row]
-    floors: dict
+    run_sd: dict                              # compare_stats.run_sds: the run-to-run spreads in force
+    margin: float = compare_stats.DEFAULT_MARGIN
     left_out_a: list[str] = field(default_factory=list)
     left_out_b: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -64,17 +66,32 @@ class Comparison:
             found[row.verdict.word] = found.get(row.verdict.word, 0) + 1
         return found
 
+    def called_changed(self) -> int:
+        return sum(row.verdict.changed for row in self.rows)
+
+    def expected_false(self) -> str:
+        """How many of the points called changed to expect to be false: Benjamini-Hochberg keeps the expected
+        share of false changes among those called at or below q, so at most q x the number called."""
+        called, q = self.called_changed(), compare_stats.FDR_Q
+        return (f"{called} point(s) called faster or slower after Benjamini-Hochberg at q = {q:g} over "
+                f"{sum(row.verdict.test is not None for row in self.rows)} tested: expect at most "
+                f"{q * called:.2g} of them (q x {called}) to be a false change")
+
     def method(self) -> str:
+        m = compare_stats.pct(self.margin)
+        verdicts = (f"faster or slower when the whole 95 % interval lies beyond +-{m} (symmetric on logs: B/A above "
+                    f"{1 + self.margin:.4g} or below 1/{1 + self.margin:.4g}); same within {m} when the 90 % "
+                    f"interval lies inside it (TOST, two one-sided tests at 5 %); inconclusive otherwise; a "
+                    f"headline change must also pass Benjamini-Hochberg at q = {compare_stats.FDR_Q:g} across the "
+                    f"points; fewer than {compare_stats.stats.MIN_LAUNCHES} launches on a side, or tied launches: "
+                    "cannot tell")
         if self.within:
-            return (f"B/A of each figure's launches paired by round, 95 % interval by "
-                    f"{compare_stats.stats.PAIRED_METHOD}; a change counts when its interval leaves 1 (both "
-                    "variants ran in the same shuffled rounds of one run, so the drift between runs that the noise "
-                    "floor stands for is not in the comparison, and the drift within the run is paired out); "
-                    "fewer than 2 rounds holding both: cannot tell")
-        floor_text = ", ".join(f"{k} {v:.1%}" for k, v in self.floors.items() if k != "source")
-        return (f"B/A of each figure's launch values, 95 % interval by {compare_stats.stats.WELCH_METHOD}; "
-                f"a change counts when its interval leaves 1 and it exceeds the noise floor ({floor_text}; "
-                f"{self.floors['source']}); fewer than 2 launches on a side: cannot tell")
+            return (f"B/A of each figure's launches paired by round, intervals by "
+                    f"{compare_stats.stats.PAIRED_METHOD}, no run-to-run variance (both variants ran in the same "
+                    f"shuffled rounds of one run, and the drift within it is paired out); {verdicts}")
+        return (f"B/A of each figure's launch values, intervals by Welch's t on log values with the run-to-run "
+                "variance added (se^2 = s_a^2/n_a + s_b^2/n_b + 2 sigma_run^2; sigma_run "
+                f"{compare_stats.run_sd_text(self.run_sd)}); {verdicts}")
 
 
 def launch_values(run: Run, point: dict, figure: str) -> list[float]:
@@ -108,33 +125,47 @@ def labels(points: list[dict]) -> dict[str, str]:
     return {pid: f"{text} [{pid}]" if text in clash else text for pid, text in plain.items()}
 
 
-def matched(run_a: Run, run_b: Run, force: bool) -> tuple[list[tuple[dict, dict]], list[str], list[str], list[str]]:
-    notes = []
+def listed(point_ids: list[str], shown: int = 8) -> str:
+    more = f", and {len(point_ids) - shown} more" if len(point_ids) > shown else ""
+    return ", ".join(point_ids[:shown]) + more
+
+
+def mismatches(run_a: Run, run_b: Run, only_a: list[str], only_b: list[str]) -> list[str]:
+    """What does not match between the two runs, in words: the experiments, the machines, the points."""
+    found = []
     if run_a.experiment != run_b.experiment:
-        what = f"the experiments differ: {run_a.run_id} ran {run_a.experiment!r}, {run_b.run_id} ran {run_b.experiment!r}"
-        if not force:
-            raise CompareRefused(f"{what}; --force compares the points both runs hold")
-        notes.append(f"--force: {what}")
+        found.append(f"the experiments differ: A ({run_a.run_id}) ran {run_a.experiment!r}, B ({run_b.run_id}) "
+                     f"ran {run_b.experiment!r}")
+    if run_a.machine.get("cpu_model") != run_b.machine.get("cpu_model") or \
+            run_a.machine.get("cores") != run_b.machine.get("cores"):
+        found.append(f"the machines differ: A {run_a.machine_line()}; B {run_b.machine_line()}")
+    if only_a or only_b:
+        found.append(f"the points differ: {len(only_a)} point(s) only in A could not be paired"
+                     f"{': ' + listed(only_a) if only_a else ''}; {len(only_b)} only in B"
+                     f"{': ' + listed(only_b) if only_b else ''}")
+    return found
+
+
+def matched(run_a: Run, run_b: Run, force: bool) -> tuple[list[tuple[dict, dict]], list[str], list[str], list[str]]:
+    """The pairs of points both runs hold, what each holds alone, and the notes. Refused, naming every mismatch,
+    when the experiments or the points differ and force is off; different machines are noted, not refused (the
+    machine is often what is compared), and the run-to-run spread then comes from neither's."""
     points_a = {p["point_id"]: p for p in point_data.load(run_a.path)}
     points_b = {p["point_id"]: p for p in point_data.load(run_b.path)}
     only_a, only_b = sorted(set(points_a) - set(points_b)), sorted(set(points_b) - set(points_a))
-    if only_a or only_b:
-        what = (f"{len(only_a)} point(s) only in A ({', '.join(only_a[:3])}{', ...' if len(only_a) > 3 else ''}), "
-                f"{len(only_b)} only in B ({', '.join(only_b[:3])}{', ...' if len(only_b) > 3 else ''})")
-        if not force:
-            raise CompareRefused(f"the points differ: {what}; --force compares the points both runs hold")
-        notes.append(f"--force: compared the points both runs hold; left out {what}")
-    if run_a.machine.get("cpu_model") != run_b.machine.get("cpu_model") or \
-            run_a.machine.get("cores") != run_b.machine.get("cores"):
-        notes.append(f"the machines differ: A {run_a.machine_line()}; B {run_b.machine_line()}")
+    found = mismatches(run_a, run_b, only_a, only_b)
+    pairs = [(points_a[pid], points_b[pid]) for pid in points_a if pid in points_b]
+    refusing = [m for m in found if not m.startswith("the machines")]
+    if refusing and not force:
+        raise CompareRefused(f"{'; '.join(found)}; --force compares the {len(pairs)} point(s) both runs hold")
+    if not pairs:
+        raise CompareRefused(f"the two runs have no point in common{': ' + '; '.join(found) if found else ''}")
+    notes = [f"--force: {m}" if m in refusing else m for m in found]
     speeds = [run.core_speed_cv for run in (run_a, run_b)]
     if any(v is not None for v in speeds):
         a, b = (f"{v:g} %" if v is not None else "not measured" for v in speeds)
         notes.append(f"the cores' speed before each run varied by {a} (A) and {b} (B) (a fixed unit of arithmetic "
                      "timed for 2 s on each core, steal not counted); a CPU-bound figure moves with it between runs")
-    pairs = [(points_a[pid], points_b[pid]) for pid in points_a if pid in points_b]
-    if not pairs:
-        raise CompareRefused("the two runs have no point in common")
     return pairs, only_a, only_b, notes
 
 
@@ -145,12 +176,22 @@ def judged_figures(headline: str, a: dict, b: dict) -> tuple[str, ...]:
     return tuple(dict.fromkeys((headline, *seed, *BASE_FIGURES)))
 
 
-def compare_runs(run_a: Run, run_b: Run, force: bool = False, noise_floor: float | None = None) -> Comparison:
+def checked_margin(margin: float) -> float:
+    """The equivalence margin, a share in (0, 1): 0.05 is 5 %."""
+    if not 0 < margin < 1:
+        raise CompareRefused(f"--margin {margin:g}: the margin is a share between 0 and 1 (0.05 is 5 %)")
+    return margin
+
+
+def compare_runs(run_a: Run, run_b: Run, force: bool = False, run_sd: float | None = None,
+                 margin: float = compare_stats.DEFAULT_MARGIN) -> Comparison:
+    """The two runs' matched points judged; run_sd overrides noise_floor.toml's run-to-run spread (on logs)."""
+    margin = checked_margin(margin)
     pairs, only_a, only_b, notes = matched(run_a, run_b, force)
     models = cpu_models(run_a, run_b)
-    floor_table = compare_stats.floors(noise_floor, models)
-    if noise_floor is None:
-        notes += floor_elsewhere(models)
+    table = compare_stats.run_sds(run_sd, models)
+    if run_sd is None:
+        notes += floor_elsewhere(models) + floor_unmeasured(table)
     names = labels([a for a, _ in pairs])
     rows = []
     for a, b in pairs:
@@ -160,10 +201,27 @@ def compare_runs(run_a: Run, run_b: Run, force: bool = False, noise_floor: float
             fa, fb = a["figures"].get(figure) or {}, b["figures"].get(figure) or {}
             verdicts[figure] = compare_stats.judge(
                 figure, launch_values(run_a, a, figure), launch_values(run_b, b, figure), fa.get("value"),
-                fb.get("value"), compare_stats.floor_of(figure, floor_table))
+                fb.get("value"), compare_stats.run_sd_of(figure, compare_stats.kind_of(a), table), margin)
         rows.append(Row(a["point_id"], names[a["point_id"]], headline, verdicts,
                         not (a.get("valid") and b.get("valid")), (a["n"], b["n"])))
-    return Comparison(run_a, run_b, rows, floor_table, only_a, only_b, notes)
+    rows = fdr_controlled(rows)
+    return Comparison(run_a, run_b, rows, table, margin, only_a, only_b, notes + launch_more(rows))
+
+
+def fdr_controlled(rows: list[Row]) -> list[Row]:
+    """The rows with their headline verdicts held to the false discovery rate across the points."""
+    headlines = compare_stats.controlled([row.verdict for row in rows])
+    return [replace(row, verdicts={**row.verdicts, row.headline: verdict}) for row, verdict in zip(rows, headlines)]
+
+
+def launch_more(rows: list[Row]) -> list[str]:
+    """A note when points could not be told for want of launches: what to run instead."""
+    few = sum(row.verdict.word == compare_stats.CANNOT_TELL and "fewer than" in row.verdict.why for row in rows)
+    if not few:
+        return []
+    need = compare_stats.stats.MIN_LAUNCHES
+    return [f"{few} of {len(rows)} point(s) have fewer than {need} launches on a side (or rounds holding both): "
+            f"cannot tell; launch more (--repetitions {need} or more) to compare them"]
 
 
 def cpu_models(*runs: Run) -> tuple[str, ...]:
@@ -171,23 +229,33 @@ def cpu_models(*runs: Run) -> tuple[str, ...]:
 
 
 def floor_elsewhere(models: tuple[str, ...]) -> list[str]:
-    """A note when noise_floor.toml holds no floors measured on the runs' machine (their CPU models)."""
+    """A note when noise_floor.toml holds no run-to-run spread measured on the runs' machine (their CPU models)."""
     if compare_stats.floor_set(models) is not None:
         return []
     fallback, *others = compare_stats.floor_machines()
     also = f" (it also holds {', '.join(others)}'s)" if others else ""
-    return [f"the noise floors were measured on another machine ({fallback}){also}; these runs ran on "
+    return [f"the run-to-run spread was measured on another machine ({fallback}){also}; these runs ran on "
             f"{', '.join(models)}, whose run-to-run drift may be wider or narrower: measure its own "
             "(aa --observe-floor, runs of one configuration) and add it to noise_floor.toml or pass it with "
             "--noise-floor, or compare two variants inside one run (--within)"]
 
 
-def compare(run_a_dir: Path, run_b_dir: Path, out: Path | None = None, force: bool = False,
-            charts: bool = True, noise_floor: float | None = None) -> tuple[Comparison, Path, str]:
+def floor_unmeasured(table: dict) -> list[str]:
+    if table["measured"]:
+        return []
+    return ["the run-to-run spread in force was converted from an older, threshold-style floor, not measured as "
+            "a spread: re-measure it (aa --observe-floor) before trusting a same or a change between runs"]
+
+
+def compare(run_a_dir: Path, run_b_dir: Path, out: Path | None = None, force: bool = False, charts: bool = True,
+            noise_floor: float | None = None, margin: float = compare_stats.DEFAULT_MARGIN,
+            run_sd: float | None = None) -> tuple[Comparison, Path, str]:
     """Compares two run directories; writes OUT/compare.html, OUT/compare.txt and OUT/charts/compare.png|svg
-    (OUT defaults to RUN_B/compare-<run id of A>). Returns (comparison, html path, text table)."""
+    (OUT defaults to RUN_B/compare-<run id of A>). Returns (comparison, html path, text table). run_sd (or its
+    older name noise_floor, --noise-floor) overrides the run-to-run spread sigma_run, on logs, for every figure;
+    margin is the equivalence margin (--margin)."""
     from . import compare_render
     run_a, run_b = load_run(run_a_dir), load_run(run_b_dir)
-    cmp = compare_runs(run_a, run_b, force=force, noise_floor=noise_floor)
+    cmp = compare_runs(run_a, run_b, force=force, run_sd=noise_floor if run_sd is None else run_sd, margin=margin)
     out = Path(out) if out else Path(run_b_dir) / f"compare-{run_a.run_id}"
     return cmp, *compare_render.write(cmp, out, charts)

@@ -6,20 +6,20 @@ from pathlib import Path
 
 from . import pages, plot
 from .compare import Comparison, Row
-from .compare_stats import CANNOT_TELL, FASTER, NO_VALUE, SAME, SLOWER, Verdict
+from .compare_stats import CANNOT_TELL, FASTER, INCONCLUSIVE, NO_VALUE, SAME, SLOWER, WORDS, Verdict
 from .kit import ChartJob, write_table
 from .runinfo import AnalysisError
 
-VERDICT_CODE = {SAME: 0, FASTER: 1, SLOWER: 2, CANNOT_TELL: 3, NO_VALUE: 4}
+VERDICT_CODE = {SAME: 0, FASTER: 1, SLOWER: 2, CANNOT_TELL: 3, NO_VALUE: 4, INCONCLUSIVE: 5}
 PANELS = ("rps", "latency_ms.p99")
 
 
 def ratio_text(verdict: Verdict) -> str:
     test = verdict.test
-    if test is None:
+    if verdict.ratio is None:
         return "n/a"
-    if test.low is None:
-        return f"{test.ratio:.3f}"
+    if test is None:
+        return f"{verdict.ratio:.3f}"
     return f"{test.ratio:.3f} [{test.low:.3f}, {test.high:.3f}]"
 
 
@@ -29,8 +29,9 @@ def value(v) -> str:
 
 def summary(cmp: Comparison) -> str:
     counts = cmp.counts()
-    words = ", ".join(f"{counts[w]} {w}" for w in (SAME, FASTER, SLOWER, CANNOT_TELL, NO_VALUE) if counts.get(w))
-    return f"{len(cmp.rows)} point(s) compared by their headline figure: {words}."
+    named = {SAME: f"same within {100 * cmp.margin:.3g} %"}
+    words = ", ".join(f"{counts[w]} {named.get(w, w)}" for w in WORDS if counts.get(w))
+    return f"{len(cmp.rows)} point(s) compared by their headline figure: {words}; {cmp.expected_false()}."
 
 
 def text_table(cmp: Comparison) -> str:
@@ -48,8 +49,9 @@ def text_table(cmp: Comparison) -> str:
             mark = " *" if figure == row.headline else ""
             flag = "  (flagged)" if i == 0 and row.flagged else ""
             lines.append(f"{head}  {figure:<17} {value(verdict.a):>9} {value(verdict.b):>9}  "
-                         f"{ratio_text(verdict):<26} {verdict.word}{mark}{flag}")
-    lines += ["", "* the headline figure: the point's verdict.", summary(cmp)]
+                         f"{ratio_text(verdict):<26} {verdict.said}{mark}{flag}")
+    lines += ["", "* the headline figure: the point's verdict, held to the false discovery rate across the points "
+              "(the figures beside it are tested one by one, not adjusted).", summary(cmp)]
     return "\n".join(lines) + "\n"
 
 
@@ -64,28 +66,28 @@ def export(cmp: Comparison, charts_dir: Path) -> ChartJob:
         for figure in PANELS:
             verdict = row.verdicts[figure]
             test = verdict.test
-            cells += [test.ratio if test else None, test.low if test else None, test.high if test else None,
-                      VERDICT_CODE[verdict.word], verdict.floor]
+            cells += [verdict.ratio, test.low if test else None, test.high if test else None,
+                      VERDICT_CODE[verdict.word], verdict.margin]
         rows.append(cells)
     name_a, name_b = cmp.sides
-    write_table(data_dir / "compare.dat", f"compare B = {name_b} over A = {name_a}: per "
-                "point, B/A with its 95 % interval (low, high); verdict 0 no difference, 1 faster, 2 slower, "
-                "3 cannot tell, 4 no value; floor = the noise floor used", columns, rows)
+    write_table(data_dir / "compare.dat", f"compare B = {name_b} over A = {name_a}: per point, B/A with its "
+                "95 % interval (low, high); verdict 0 same within the margin, 1 faster, 2 slower, 3 cannot tell, "
+                "4 no value, 5 inconclusive; floor = the equivalence margin (a share)", columns, rows)
     return ChartJob("compare", "compare.gp",
                     f"{name_b} (B) over {name_a} (A): B/A per point with its 95 % interval",
                     "Per point, B/A of responses per second (top) and of p99 latency (bottom), log scale, with "
-                    "its 95 % interval (error bars). Grey band: the noise floor (1 +/- floor); red: a change "
-                    "(interval clear of 1 and beyond the floor), grey: no difference, hollow triangle: cannot "
-                    f"tell (one launch on a side). {cmp.method()}.",
+                    "its 95 % interval (error bars). Grey band: the equivalence margin (1 +/- margin); red: a change "
+                    "(the whole interval beyond the margin), grey: same within the margin, or inconclusive "
+                    f"(neither), hollow triangle: cannot tell (too few launches, or tied). {cmp.method()}.",
                     {"file_1": "compare.dat", "npoints": len(cmp.rows)}, ["compare.dat"],
                     "; ".join(cmp.notes)[:300], "B / A per matching point")
 
 
 def row_data(row: Row) -> dict:
-    figures = [{"a": value(v.a), "b": value(v.b), "ratio": ratio_text(v), "word": v.word, "changed": v.changed}
+    figures = [{"a": value(v.a), "b": value(v.b), "ratio": ratio_text(v), "word": v.said, "changed": v.changed}
                for v in (row.verdicts[figure] for figure in PANELS)]
     return {"label": row.label, "launches": row.launches, "figures": figures, "headline": row.headline,
-            "verdict": row.verdict.word, "flagged": row.flagged}
+            "verdict": row.verdict.said, "flagged": row.flagged}
 
 
 def html(cmp: Comparison, job: ChartJob, result: plot.PlotResult) -> str:

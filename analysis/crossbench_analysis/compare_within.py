@@ -1,10 +1,11 @@
 """Compare two server variants inside one run: for every load both were measured under, B/A of their launches
-paired by round (compare_stats.judge_paired), with its 95 % interval and a verdict.
+paired by round (compare_stats.judge_paired), with its 95 % interval and a verdict (the same words as between
+runs), the headline verdicts held to the false discovery rate across the points.
 
 Between runs, a CPU-bound figure moves with the machine (this VM's cores change speed over minutes), so compare
-between runs needs a noise floor and cannot resolve a small change of the static mix. Two variants in one run
-were launched in the same shuffled rounds: each round's launch of A and of B saw nearly the same machine, and the
-paired test takes the round's state out. A variant is named by its `setting` ("tomcat maxThreads=20") or, when
+between runs carries the run-to-run variance and cannot resolve a small change of the static mix. Two variants in
+one run were launched in the same shuffled rounds: each round's launch of A and of B saw nearly the same machine,
+and the paired test takes the round's state out. A variant is named by its `setting` ("tomcat maxThreads=20") or, when
 the run has one variant of it, its server ("tornado"). Points match when everything but the variant is equal
 (MATCH_FIELDS: group, concurrency, delay, rate, load generator, ...); a rates = "auto" point matches by its
 share of its own server's peak.
@@ -16,7 +17,8 @@ from pathlib import Path
 from crossbench import points as point_data
 
 from . import compare_stats
-from .compare import Comparison, CompareRefused, Row, judged_figures, where_of
+from .compare import (Comparison, CompareRefused, Row, checked_margin, fdr_controlled, judged_figures, launch_more,
+                      where_of)
 from .runinfo import Run, load_run
 
 # What a variant is; every other identity field says where it was measured, and must match.
@@ -66,7 +68,13 @@ def paired(run: Run, a: dict, b: dict, figure: str) -> list[tuple[float, float]]
     return [(va[r], vb[r]) for r in sorted(va) if r in vb]
 
 
-def compare_within(run: Run, variant_a: str, variant_b: str) -> Comparison:
+ONE_RUN = {compare_stats.STATIC: {}, compare_stats.DELAYED: {}, "default": 0.0, "measured": True,
+           "source": "one run: no run-to-run variance"}
+
+
+def compare_within(run: Run, variant_a: str, variant_b: str,
+                   margin: float = compare_stats.DEFAULT_MARGIN) -> Comparison:
+    margin = checked_margin(margin)
     all_points = point_data.load(run.path)
     side_a, side_b = side(all_points, variant_a), side(all_points, variant_b)
     if {p["point_id"] for p in side_a.values()} & {p["point_id"] for p in side_b.values()}:
@@ -74,34 +82,33 @@ def compare_within(run: Run, variant_a: str, variant_b: str) -> Comparison:
     common = [key for key in side_a if key in side_b]
     if not common:
         raise CompareRefused(f"{variant_a!r} and {variant_b!r} were never measured under the same load in this run")
-    rows = [row(run, side_a[key], side_b[key]) for key in common]
-    notes = []
+    rows = fdr_controlled([row(run, side_a[key], side_b[key], margin) for key in common])
+    notes = launch_more(rows)
     left_out = len(side_a) + len(side_b) - 2 * len(common)
     if left_out:
         notes.append(f"{left_out} point(s) of one variant had no match in the other and are left out")
-    return Comparison(run, run, rows, {"default": 0.0, "source": "one run: no run-to-run floor"}, notes=notes,
-                      within=(str(side_a[common[0]].get("setting") or variant_a),
-                              str(side_b[common[0]].get("setting") or variant_b)))
+    names = (str(side_a[common[0]].get("setting") or variant_a), str(side_b[common[0]].get("setting") or variant_b))
+    return Comparison(run, run, rows, ONE_RUN, margin, notes=notes, within=names)
 
 
-def row(run: Run, a: dict, b: dict) -> Row:
+def row(run: Run, a: dict, b: dict, margin: float) -> Row:
     headline = a.get("headline") or "rps"
     verdicts = {}
     for figure in judged_figures(headline, a, b):
         fa, fb = a["figures"].get(figure) or {}, b["figures"].get(figure) or {}
         verdicts[figure] = compare_stats.judge_paired(figure, paired(run, a, b, figure), fa.get("value"),
-                                                      fb.get("value"))
+                                                      fb.get("value"), margin)
     label = where_of(a if a.get("endpoint") == b.get("endpoint") else {**a, "endpoint": ""})  # else its group
     return Row(a["point_id"] + " / " + b["point_id"], label, headline, verdicts,
                not (a.get("valid") and b.get("valid")), (a["n"], b["n"]))
 
 
-def compare_in_run(run_dir: Path, variant_a: str, variant_b: str, out: Path | None = None,
-                   charts: bool = True) -> tuple[Comparison, Path, str]:
+def compare_in_run(run_dir: Path, variant_a: str, variant_b: str, out: Path | None = None, charts: bool = True,
+                   margin: float = compare_stats.DEFAULT_MARGIN) -> tuple[Comparison, Path, str]:
     """compare_within on a run directory; writes OUT/compare.html, compare.txt and the chart (OUT defaults to
     RUN/compare-within-<A>-<B>). Returns (comparison, html path, text table)."""
     from . import compare_render
-    cmp = compare_within(load_run(run_dir), variant_a, variant_b)
+    cmp = compare_within(load_run(run_dir), variant_a, variant_b, margin)
     slug = "-".join("".join(c if c.isalnum() else "_" for c in v) for v in (variant_a, variant_b))
     out = Path(out) if out else Path(run_dir) / f"compare-within-{slug}"
     return cmp, *compare_render.write(cmp, out, charts)

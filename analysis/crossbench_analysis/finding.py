@@ -28,8 +28,9 @@ class Finding:
     label: str = ""                    # what the figure is ("efficiency ratio at C=400")
     figure: float | None = None
     unit: str = ""
-    interval: list | None = None       # [low, high], 95 %, over launches; None with one launch
+    interval: list | None = None       # [low, high], 95 %, over launches; None under three launches
     n: int | None = None               # launches behind the figure
+    launches: list | None = None       # the launch values, shown instead of an interval under three launches
     method: str = ""
     basis: str = ""                    # what the figure rests on when it is not launches of one point
     digits: int = 3                    # significant figures of a figure without an interval
@@ -47,6 +48,9 @@ class Finding:
             shown = points.fmt_interval({"value": self.figure, "ci95_low": self.interval[0],
                                          "ci95_high": self.interval[1]}, self.unit)
             return f"{label}{shown} (95 %, {self.n} launches)"
+        if not self.basis and self.launches and len(self.launches) > 1:
+            values = ", ".join(sig(v, self.digits) for v in self.launches)
+            return f"{label}{len(self.launches)} launches: {values}{unit} (indicative, no interval)"
         launches = self.basis or (f"{self.n} launch" + ("es" if self.n != 1 else "") if self.n else "launches unknown")
         return f"{label}{sig(self.figure, self.digits)}{unit} ({launches})"
 
@@ -78,13 +82,8 @@ def sig(value: float | None, figures: int = 3) -> str:
 
 def aggregate(values: list[float]) -> dict | None:
     """A figure points.jsonl does not state (loadgen CPU, probes, held connections...) over the counted launches,
-    in the same shape: the mean and the Student-t 95 % interval (crossbench.stats), none with one launch."""
-    values = [v for v in values if v is not None]
-    if not values:
-        return None
-    interval = stats.t_interval(values)
-    return {"value": interval.mean, "mean": interval.mean, "ci95_low": interval.low, "ci95_high": interval.high,
-            "n": interval.n, "method": interval.method}
+    from the points' own estimator (points.figure_of), in the same shape."""
+    return points.figure_of([float(v) for v in values if v is not None])
 
 
 def load_points(run: Run) -> list[dict]:
@@ -94,7 +93,7 @@ def load_points(run: Run) -> list[dict]:
     by_id = run.cell_by_id
     stored = (run.path / points.POINTS_FILE).is_file()
     out = []      # without points.jsonl, from the cells analysis read (a torn last line of cells.jsonl left out)
-    for point in (points.load(run.path) if stored else points.aggregate(run.cells, run.path)):
+    for point in (points.load(run.path) if stored else points.aggregate(run.cells, run.precision)):
         ids = [*point.get("cells", []), *point.get("failed_cells", [])]
         out.append({**point, "records": [by_id[i] for i in ids if i in by_id],
                     "disturbed_records": [by_id[i] for i in point.get("disturbed_cells", []) if i in by_id]})
@@ -106,7 +105,7 @@ def figure(point: dict, name: str) -> dict | None:
     found = point["figures"].get(name)
     if found is not None:
         return found
-    return aggregate([num(get(c, name)) for c in point["records"] if c.get("status") == "ok"])
+    return aggregate([num(get(c, name)) for c in points.counted(point["records"])])
 
 
 def value(point: dict, name: str) -> float | None:
@@ -120,6 +119,26 @@ def sweep_ratio(pts: list[dict]) -> str:
     (The seed's ratio also counts the window's edge: an answer due just after the window closes is missed.)"""
     return "latency_ratio" if pts and all(value(p, "latency_ratio") is not None for p in pts) \
         else "efficiency_ratio"
+
+
+def comparison(a: dict, b: dict, name: str) -> stats.RatioTest | None:
+    """b / a of a figure between two points of one run: Welch's t on the logs of their counted launches
+    (stats.log_ratio); None when a side has fewer than stats.MIN_LAUNCHES launches or no positive values: an
+    indicative figure feeds no comparison."""
+    values = [[v for v in (figure(point, name) or {}).get("launches") or [] if v > 0] for point in (a, b)]
+    if any(len(v) < stats.MIN_LAUNCHES for v in values):
+        return None
+    return stats.log_ratio(*values)
+
+
+def separated(test: stats.RatioTest | None) -> bool:
+    """The comparison's 95 % interval leaves 1 (and the launches have a spread to judge it by)."""
+    return bool(test and test.low is not None and test.low != test.high and (test.low > 1 or test.high < 1))
+
+
+def ratio_text(test: stats.RatioTest) -> str:
+    """'1.82 [1.40, 2.35]': a ratio with its 95 % interval."""
+    return f"{sig(test.ratio)} [{sig(test.low)}, {sig(test.high)}]" if test.low is not None else sig(test.ratio)
 
 
 def quoted(point: dict, name: str, unit: str = "") -> str:
@@ -158,9 +177,10 @@ def with_figure(finding: Finding, point: dict, name: str, unit: str = "", label:
     finding.label, finding.digits = label, digits
     if found:
         finding.figure, finding.n, finding.method, finding.unit = found["value"], found.get("n"), \
-            found.get("method", ""), unit
+            found.get("estimator", ""), unit
         low, high = found.get("ci95_low"), found.get("ci95_high")
         finding.interval = [low, high] if low is not None and high is not None else None
+        finding.launches = found.get("launches")
     return finding
 
 

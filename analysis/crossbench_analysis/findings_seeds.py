@@ -187,8 +187,8 @@ def worker_sweeps(family: str, points: list[dict], chart: str = "seed004_workers
         steps = sorted(int(num(p["records"][0].get("sweep_step")) or 0) for p in good)
         from .seed004 import tied_steps
         ties = tied_steps([r for p in good for r in p["records"] if r.get("status") == "ok"], sweep)
-        tie = (f"; it cannot be told from {', '.join(map(str, ties))} (overlapping intervals, or within 5 % with one "
-               "launch)" if ties else "")
+        tie = (f"; it cannot be told from {', '.join(map(str, ties))} (the throughput ratio's 95 % interval holds 1, "
+               "or fewer than 3 launches on a side)" if ties else "")
         text = (f"{best.get('server')}'s best process count on {best.get('endpoint')} was {step} "
                 f"(of {', '.join(map(str, steps))} tried){tie}." + left_note(left))
         out.append(with_figure(Finding(family, text, chart=chart, cells=cells_of(good), left_out=left), best,

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from .finding import (RATIO_WORDS, THRESHOLD, Finding, all_flagged, caveat_note, cells_of, delay_text, figure,
-                      left_note, quoted, sig, split, sweep_ratio, value, who, with_figure)
+from .finding import (RATIO_WORDS, THRESHOLD, Finding, all_flagged, caveat_note, cells_of, comparison, delay_text,
+                      figure, left_note, quoted, ratio_text, separated, sig, split, sweep_ratio, value, who,
+                      with_figure)
+from . import hinge
+from .knee_rule import Knee, c_text, figure_launches, judge
 from .knees import predicted_knee
 from .runinfo import by_default_driver, num, offered_rate
 from .setting import pool_size, sweeps_pool
@@ -28,57 +31,81 @@ def delay_sweeps(points: list[dict]) -> list[tuple[str, list[dict]]]:
              sorted(pts, key=lambda p: num(p.get("concurrency")) or 0)) for key, pts in grouped.items()]
 
 
-def counted(pts: list[dict]) -> tuple[list[dict], list[dict], str, int]:
-    """(valid points with a ratio, left-out records, the ratio they are judged by, index of the last point at or
-    under the threshold, -1 when none): the bend is the point after it, when there is one."""
+def counted(pts: list[dict]) -> tuple[list[dict], list[dict], str, Knee]:
+    """(valid points with a ratio, left-out records, the ratio they are judged by, the knee the hinge fitted over
+    every launch of those points says: knees.judge, the rule the knees file and the advice use)."""
     good, left = split(pts)
     ratio = sweep_ratio(good)
     good = [p for p in good if value(p, ratio) is not None]
-    under = [i for i, p in enumerate(good) if value(p, ratio) <= THRESHOLD]
-    return good, left, ratio, under[-1] if under else -1
+    return good, left, ratio, judge(figure_launches([(num(p.get("concurrency")), figure(p, ratio)) for p in good]))
+
+
+def bend_point(good: list[dict], knee: Knee) -> dict:
+    """The point a bend's sentence quotes: the first past the knee (the bracket's upper end), the lowest when
+    every one is bent, else the highest."""
+    if knee.status == "below_range":
+        return good[0]
+    if knee.status in ("fitted", "bracket"):
+        edge = knee.bracket[1] if knee.bracket else knee.concurrency
+        return next((p for p in good if (num(p.get("concurrency")) or 0) >= edge), good[-1])
+    return good[-1]
 
 
 def bends(family: str, points: list[dict], chart: str = "efficiency") -> list[Finding]:
-    """Per setting: the first concurrency whose ratio (sweep_ratio: the knees' own) stays above 1.1 for good, or
-    no bend; why, when the bend is at the highest concurrency counted."""
+    """Per setting: where the hinge fitted over every launch of its ratio (sweep_ratio: the knees' own) places
+    the knee, as a number with its interval or the bracket of measured concurrencies; why, when the first point
+    past it is the highest concurrency counted."""
     out = []
     for name, pts in delay_sweeps(points):
-        good, left, ratio, last = counted(pts)
+        good, left, ratio, knee = counted(pts)
         if not good:
             out.append(all_flagged(family, f"Where {name} bends", left, chart))
             continue
-        words = RATIO_WORDS[ratio]
-        ratios = [value(p, ratio) for p in good]
-        top = good[-1]
-        if last == len(good) - 1:
-            text = f"{name} does not bend up to C={top['concurrency']}: its {words} stays at or under {THRESHOLD:g}"
-            point = top
-        else:
-            point = good[last + 1]
-            before = (f"it was {sig(ratios[last])} at C={good[last]['concurrency']}" if last >= 0
-                      else "already at the lowest concurrency measured")
-            text = (f"{name} bends at C={point['concurrency']}: from there its {words} stays above {THRESHOLD:g} "
-                    f"({before})")
-            if point is top:
-                text += f"; {why_ratio(top)}"
-        text += resolution(good, ratio, last) + seed_ratio_note(point, ratio) + caveat_note(good) + "."
-        finding = Finding(family, text + left_note(left), chart=chart, cells=cells_of(good), left_out=left)
-        out.append(with_figure(finding, point, ratio, digits=4,
-                               label=f"{ratio.replace('_', ' ')} at C={point['concurrency']}"))
+        point = bend_point(good, knee)
+        text = resolution(name, knee, RATIO_WORDS[ratio])
+        if point is good[-1] and knee.status in ("fitted", "bracket"):
+            text += f"; {why_ratio(point)}"
+        text += seed_ratio_note(point, ratio) + caveat_note(good) + "."
+        finding = with_figure(Finding(family, text + left_note(left), chart=chart, cells=cells_of(good),
+                                      left_out=left),
+                              point, ratio, digits=4, label=f"{ratio.replace('_', ' ')} at C={point['concurrency']}")
+        out.append(with_knee(finding, knee))
     return out
 
 
-def resolution(good: list[dict], ratio: str, last: int) -> str:
-    """Whether the bend stands beyond the error (points of two or more launches): the point before it under 1.1
-    with its whole 95 % interval, and every point from it on above with theirs; '' with one launch a point."""
-    ci = [figure(p, ratio) for p in good]
-    if any(f is None or f.get("ci95_low") is None for f in ci):
-        return ""
-    under = all(f["ci95_high"] <= THRESHOLD for f in ci[:last + 1][-1:])
-    above = all(f["ci95_low"] > THRESHOLD for f in ci[last + 1:])
-    if under and above:
-        return "; beyond the error: the 95 % intervals around it do not reach across 1.1"
-    return "; not resolved: a 95 % interval around it reaches across 1.1"
+def resolution(name: str, knee: Knee, words: str) -> str:
+    """The bend in words from the fit (knees.judge): 'bends at C=204 (95 % interval 196 to 212)', 'bends between
+    C=100 and C=400', 'does not bend up to C=400' only when the fit puts N above it, otherwise 'not resolved'."""
+    fit = knee.fit
+    over = f"{fit.launches} launches" if fit else ""
+    if knee.status == "fitted":
+        return (f"{name} bends at C={c_text(knee.concurrency)} (95 % interval {c_text(knee.low)} to "
+                f"{c_text(knee.high)}): a pool's hinge, {words} = a max(1, C / N), fitted over {over}, "
+                f"a = {fit.a:.3f}")
+    if knee.status == "bracket":
+        return (f"{name} bends between C={knee.bracket[0]:g} and C={knee.bracket[1]:g}: the hinge fitted to its "
+                f"{words} over {over} places the knee no closer{knee.note()}")
+    if knee.status == "not_reached":
+        low = fit.low if fit.low is not None else fit.n_best
+        return (f"{name} does not bend up to C={knee.top:g}: the hinge fitted to its {words} over {over} puts N "
+                f"at C={c_text(low)} or above, less than a {100 * (THRESHOLD - 1):.0f} % bend at C={knee.top:g}")
+    if knee.status == "below_range":
+        return f"{name} is bent already at C={knee.bottom:g}: its {words} rises as C / N from the lowest C counted"
+    if knee.status == "poor_fit":
+        return f"Where {name} bends: {knee.words()}, so no knee is stated"
+    if knee.status == "too_few":
+        return f"Where {name} bends: {knee.words()}"
+    return f"Where {name} bends is {knee.words()}, fitted to its {words} over {over}"
+
+
+def with_knee(finding: Finding, knee: Knee) -> Finding:
+    """A fitted knee is the finding's figure: N, its profile interval, the launches it rests on."""
+    if knee.status != "fitted":
+        return finding
+    finding.label, finding.figure, finding.unit, finding.digits = "fitted knee N", knee.concurrency, "clients", 3
+    finding.interval, finding.n, finding.method = [knee.low, knee.high], knee.fit.launches, hinge.METHOD
+    finding.launches = None
+    return finding
 
 
 def seed_ratio_note(point: dict, ratio: str) -> str:
@@ -102,17 +129,17 @@ def why_ratio(point: dict) -> str:
 
 
 def ratio_at_top(family: str, points: list[dict], chart: str = "efficiency") -> list[Finding]:
-    """Per setting bent before its highest counted concurrency: the ratio there, and why (C / parallel limit,
-    or CPU)."""
+    """Per setting whose knee (the fit) lies before its highest counted concurrency: the ratio there, and why
+    (C / parallel limit, or CPU)."""
     out = []
     for name, pts in delay_sweeps(points):
-        good, left, ratio, last = counted(pts)
-        if not good or last >= len(good) - 2:         # no bend, or the bend is the top (bends() says why)
-            continue
+        good, left, ratio, knee = counted(pts)
+        if not good or knee.status not in ("fitted", "bracket", "below_range") or bend_point(good, knee) is good[-1]:
+            continue                                # no knee, or the first point past it is the top: bends() says
         top = good[-1]
         words = RATIO_WORDS[ratio]
-        finding = Finding(family, f"At C={top['concurrency']}, the highest counted, the {words} of {name} is "
-                                  f"above {THRESHOLD:g}: {why_ratio(top)}." + left_note(left),
+        finding = Finding(family, f"At C={top['concurrency']}, the highest counted, past the knee, the {words} of "
+                                  f"{name} is {sig(value(top, ratio), 3)}: {why_ratio(top)}." + left_note(left),
                           chart=chart, cells=top["cells"], left_out=left)
         out.append(with_figure(finding, top, ratio, digits=4,
                                label=f"{ratio.replace('_', ' ')} at C={top['concurrency']}"))
@@ -207,18 +234,30 @@ def static_throughput(family: str, points: list[dict], chart: str = "static_rps"
         out.append(with_figure(finding, p, "rps", "req/s", f"{who(p)}, static mix, C={top_c:g}"))
     if len(good) >= 2:
         ranked = sorted(good, key=lambda p: -(value(p, "rps") or 0))
-        a, b = ranked[0], ranked[1]
-        out.append(with_figure(Finding(
-            family, f"{who(a)} answered the most on the static mix at C={top_c:g}, "
-                    f"{sig(value(a, 'rps') / value(b, 'rps'), 3)} "
-                    f"times {who(b)}'s {quoted(b, 'rps', 'req/s')}." + left_note(left),
-            chart=chart, cells=cells_of(ranked), left_out=left), a, "rps", "req/s", f"{who(a)}"))
+        out.append(with_figure(Finding(family, ranking_text(ranked[0], ranked[1], top_c) + left_note(left),
+                                       chart=chart, cells=cells_of(ranked), left_out=left),
+                               ranked[0], "rps", "req/s", f"{who(ranked[0])}"))
     elif left and good:
         out.append(Finding(family, f"No ranking of the servers on the static mix at C={top_c:g}: only {who(good[0])} "
                                    "counted." + left_note(left), chart=chart, cells=cells_of(good), left_out=left))
     elif left:
         out.append(all_flagged(family, f"Static mix at C={top_c:g}", left, chart))
     return out
+
+
+def ranking_text(a: dict, b: dict, top_c: float) -> str:
+    """Which server answered the most on the static mix, only when the ratio's 95 % interval (Welch's t on the
+    launches' logs) leaves 1; otherwise a tie within the noise, or no ranking from indicative figures."""
+    test = comparison(b, a, "rps")
+    where = f"on the static mix at C={top_c:g}"
+    if test is None:
+        return (f"No ranking of {who(a)} and {who(b)} {where}: fewer than 3 launches on a side, so their figures "
+                f"are indicative ({quoted(a, 'rps', 'req/s')} against {quoted(b, 'rps', 'req/s')}).")
+    if not separated(test):
+        return (f"{who(a)} and {who(b)} tie within the noise {where}: {who(a)} / {who(b)} = {ratio_text(test)} "
+                "(95 %, Welch's t on the launches' logs), an interval that holds 1.")
+    return (f"{who(a)} answered the most {where}, {ratio_text(test)} times {who(b)}'s "
+            f"{quoted(b, 'rps', 'req/s')} (95 %, Welch's t on the launches' logs).")
 
 
 def open_loop(family: str, points: list[dict], chart: str = "openloop_latency") -> list[Finding]:

@@ -1,10 +1,11 @@
 """Findings of TechEmpower's protocol (the tfb experiment; seed 004's techempower group): per test type, each stack
 at its best level, as TechEmpower quotes it, ranked, with the ratio to the leader. A best level is the point with
 the highest mean throughput over its launches; a stack whose best cannot be told from the leader's (their
-intervals overlap) is named as a tie."""
+ratio's 95 % interval holds 1) is named as a tie."""
 from __future__ import annotations
 
-from .finding import Finding, all_flagged, cells_of, figure, left_note, sig, split, value, who, with_figure
+from .finding import (Finding, all_flagged, cells_of, comparison, left_note, ratio_text, separated, sig, split, value, who,
+                      with_figure)
 from .runinfo import offered_rate
 from .tfb import is_tfb
 
@@ -36,8 +37,9 @@ def ranking(family: str, points: list[dict], chart: str = "tfb_rps") -> list[Fin
 
 
 def tie(point: dict, top: dict) -> str:
-    """', a tie' when the two points' 95 % intervals overlap; nothing with one launch (no interval to judge)."""
-    a, b = figure(point, "rps"), figure(top, "rps")
-    if not a or not b or a.get("ci95_high") is None or b.get("ci95_low") is None:
-        return ""
-    return ", a tie" if a["ci95_high"] >= b["ci95_low"] else ""
+    """', a tie within the noise' when the ratio to the leader's 95 % interval (Welch's t on the launches' logs)
+    holds 1; ', indicative' when a side has fewer than three launches (no comparison)."""
+    test = comparison(top, point, "rps")
+    if test is None:
+        return ", indicative"
+    return "" if separated(test) else f", a tie within the noise: {ratio_text(test)}"

@@ -1,57 +1,39 @@
-"""Where the efficiency ratio bends: per server setting, the lowest concurrency at which the ratio exceeds 1.1,
-next to what the server's parallel limit predicts (Tomcat's maxThreads, gunicorn's workers on a blocking
-endpoint). `find_knee` is the pure rule; `settings_knees` groups a run's cell records by setting. Analysis
-computes them from the records every time it runs (maxthreads.py keeps them as charts/data/knees.jsonl), so an
-old run re-analysed gets today's rule."""
+"""Where each server setting's delay sweep bends, next to what its parallel limit predicts (Tomcat's maxThreads,
+gunicorn's workers on a blocking endpoint): `settings_knees` groups a run's cell records by setting and judges
+each by knee_rule (the hinge fitted over every launch, hinge.py), with the seed's ratio judged the same way.
+Analysis computes them from the records every time it runs (maxthreads.py keeps them as charts/data/knees.jsonl),
+so an old run re-analysed gets today's rule."""
 from __future__ import annotations
 
 import json
 import re
-import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .knee_rule import MARGIN, Knee, c_text, judge, knee_text
 from .runinfo import offered_rate
 from .setting import EXECUTOR_KNOB, pool_size, setting, setting_order, sweeps_pool
 
-THRESHOLD = 1.1
+THRESHOLD = MARGIN        # the name the charts and findings draw the 1.1 line by
 KNEES_FILE = "knees.jsonl"
 # The edge-bias-free ratio first (mean latency / delay); the seed's window count when a record lacks it. The seed's
 # ratio is also judged on its own: only it sees clients that wait outside the server (past maxConnections and the
 # accept queue they get no answer, so no latency), and the knee record says when the two disagree.
 RATIO_FIELDS = ("latency_ratio", "efficiency_ratio")
-DISAGREEMENT = 0.25       # knees further apart than this (relative), or one crossed and not the other
+DISAGREEMENT = 0.25       # fitted knees further apart than this (relative), or one bent and the other not
+DECIDED = {"fitted", "bracket", "below_range", "not_reached"}
 
 
-@dataclass(frozen=True)
-class Knee:
-    concurrency: float | None   # interpolated; None when not crossed inside the measured range
-    status: str                 # "crossed"; "not_reached": under at the end; "below_range": above from the start
-    excursions: tuple[int, ...] = ()   # concurrencies above the threshold that a later point came back under
-
-
-def find_knee(points: list[tuple[float, float]], threshold: float = THRESHOLD) -> Knee:
-    """`points` are (concurrency, ratio). The knee is where the ratio crosses the threshold for good: between
-    the last point at or under it and the next one (all later points are above), linear in log concurrency.
-
-    Noisy data: a point above the threshold followed by one at or under it is an excursion, not the knee (a pool
-    that has run out of threads does not recover as clients are added); it is reported in `excursions`.
-    A point exactly at the threshold counts as under it, so the knee then sits on that point or above.
-    """
-    points = sorted(points)
-    if not points:
-        return Knee(None, "not_reached")
-    under = [i for i, (_, ratio) in enumerate(points) if ratio <= threshold]
-    if not under:
-        return Knee(None, "below_range")
-    last = under[-1]
-    excursions = tuple(int(c) for c, ratio in points[:last] if ratio > threshold)
-    if last == len(points) - 1:
-        return Knee(None, "not_reached", excursions)
-    (c0, r0), (c1, r1) = points[last], points[last + 1]
-    fraction = (threshold - r0) / (r1 - r0)
-    return Knee(math.exp(math.log(c0) + fraction * (math.log(c1) - math.log(c0))), "crossed", excursions)
+def fit_record(knee: Knee) -> dict | None:
+    """The fit as knees.jsonl keeps it (rounded), None with fewer than two concurrencies."""
+    if knee.fit is None:
+        return None
+    out = knee.fit.as_dict()
+    for key in ("n_best", "a", "low", "high", "rss", "worst_offset"):
+        if out[key] is not None:
+            out[key] = round(out[key], 6 if key == "rss" else 4)
+    return {**out, "indicative": knee.indicative}
 
 
 @dataclass
@@ -65,19 +47,21 @@ class SettingKnee:
     max_threads: int | None
     setting: str                       # the record's setting: "tomcat maxThreads=200", "tornado p2", ...
     predicted: int | None              # the parallel limit (pool size); none where waiting holds nothing
-    knee_concurrency: float | None
-    status: str
+    knee_concurrency: float | None     # the fitted N where one is stated (fitted, or a bracket's indicative fit)
+    status: str                        # judge's: fitted, bracket, not_reached, below_range, not_resolved, ...
     text: str
     ratio_used: str
-    threshold: float
+    threshold: float                   # MARGIN: a bend under it at an end of the range is no knee
     max_concurrency: int
     knee_vs_predicted: float | None
-    excursions: list[int]
     threads_peak_max: int | None       # the thread plateau of this setting over all its cells
-    seed_ratio_knee: float | None = None   # the knee on the seed's efficiency_ratio
+    knee_low: float | None = None      # the fitted N's 95 % profile interval (status fitted)
+    knee_high: float | None = None
+    bracket: list[float] | None = None     # the measured concurrencies that hold it (status bracket)
+    fit: dict | None = None            # the hinge fit (hinge.HingeFit) over every launch
+    seed_ratio_knee: float | None = None   # the knee on the seed's efficiency_ratio, by the same fit
     seed_ratio_status: str | None = None
     disagreement: str | None = None    # why the two ratios' knees differ, when they do
-    resolved: bool | None = None       # the crossing stands beyond the intervals; None: one launch a point
     points: list[dict] = field(default_factory=list)
 
 
@@ -144,85 +128,68 @@ def ratio_field(records: list[dict]) -> str:
     return RATIO_FIELDS[0] if all(r.get(RATIO_FIELDS[0]) is not None for r in records) else RATIO_FIELDS[1]
 
 
-def knee_text(knee: Knee, predicted: int | None, points: list[dict], threshold: float) -> str:
-    top, bottom = points[-1]["concurrency"], points[0]["concurrency"]
-    prediction = f"predicted {predicted}" if predicted else "predicted none"
-    if knee.status == "crossed":
-        return f"ratio > {threshold:g} from C={knee.concurrency:.0f} ({prediction})"
-    if knee.status == "below_range":
-        return f"ratio > {threshold:g} already at C={bottom} ({prediction})"
-    return f"not reached up to C={top} ({prediction})"
+def launches_at(records: list[dict], used: str) -> dict[int, list[dict]]:
+    """The launches of each concurrency that have the ratio, less those a point leaves out (points.counted)."""
+    from crossbench.points import counted
+    by_c: dict[int, list[dict]] = defaultdict(list)
+    for r in records:
+        if r.get(used) is not None:
+            by_c[r["concurrency"]].append(r)
+    return {c: counted(rs) for c, rs in sorted(by_c.items())}
 
 
 def setting_knee(key: tuple, records: list[dict], threshold: float = THRESHOLD) -> SettingKnee:
     group, endpoint, delay_ms, server, label = key
     used = ratio_field(records)
-    by_c: dict[int, list[dict]] = defaultdict(list)
-    for r in records:
-        if r.get(used) is not None:
-            by_c[r["concurrency"]].append(r)
-    points = [{"concurrency": c, "ratio": mean(r[used] for r in rs), **ratio_interval([r[used] for r in rs]),
+    by_c = launches_at(records, used)
+    points = [{"concurrency": c, **ratio_interval([r[used] for r in rs]),
                "efficiency_ratio": mean(r.get("efficiency_ratio") for r in rs), "cell_ids": [r["cell_id"] for r in rs],
                "threads_peak": max_or_none(r.get("threads_peak") for r in rs),
                "valid": all(r.get("valid", True) for r in rs)}
-              for c, rs in sorted(by_c.items())]
-    knee = find_knee([(p["concurrency"], p["ratio"]) for p in points], threshold)
-    seed = find_knee([(p["concurrency"], p["efficiency_ratio"]) for p in points
-                      if p["efficiency_ratio"] is not None], threshold)
+              for c, rs in by_c.items()]
+    knee = judge([(c, r[used]) for c, rs in by_c.items() for r in rs])
+    seed = judge([(c, r["efficiency_ratio"]) for c, rs in by_c.items() for r in rs
+                  if r.get("efficiency_ratio") is not None])
     predicted = predicted_knee(records[0])
-    resolution = resolved(knee, points, threshold)
     return SettingKnee(
         group=group, endpoint=endpoint, delay_ms=delay_ms, server=server, executor=records[0].get(EXECUTOR_KNOB),
         max_threads=pool_size(records[0]), setting=label, predicted=predicted,
-        knee_concurrency=round(knee.concurrency, 1) if knee.concurrency is not None else None,
-        status=knee.status, text=knee_text(knee, predicted, points, threshold) + RESOLUTION_TEXT[resolution],
-        ratio_used=used, resolved=resolution,
-        threshold=threshold, max_concurrency=points[-1]["concurrency"],
+        knee_concurrency=rounded(knee.concurrency), status=knee.status, text=knee_text(knee, predicted),
+        ratio_used=used, threshold=threshold, max_concurrency=points[-1]["concurrency"],
         knee_vs_predicted=round(knee.concurrency / predicted, 3) if knee.concurrency and predicted else None,
-        excursions=list(knee.excursions), threads_peak_max=max_or_none(p["threads_peak"] for p in points),
-        seed_ratio_knee=round(seed.concurrency, 1) if seed.concurrency is not None else None,
-        seed_ratio_status=seed.status, disagreement=disagreement(knee, seed, used), points=points)
+        threads_peak_max=max_or_none(p["threads_peak"] for p in points),
+        knee_low=rounded(knee.low), knee_high=rounded(knee.high),
+        bracket=list(knee.bracket) if knee.status == "bracket" else None, fit=fit_record(knee),
+        seed_ratio_knee=rounded(seed.concurrency), seed_ratio_status=seed.status,
+        disagreement=disagreement(knee, seed, used), points=points)
 
 
-RESOLUTION_TEXT = {None: "", True: ", beyond the 95 % intervals",
-                   False: ", not resolved: the intervals of the points around it reach across the threshold"}
+def rounded(x: float | None) -> float | None:
+    return round(x, 1) if x is not None else None
 
 
 def ratio_interval(values: list[float]) -> dict:
-    """The 95 % interval of a concurrency's ratio over its launches (None, None with one launch)."""
+    """A concurrency's ratio over its launches, by the points' estimator (crossbench.stats.estimate: geometric
+    mean, Student's t on logs; no interval under 3 launches), and the launch values the fit reads."""
     from crossbench import stats
-    interval = stats.t_interval(values)
-    return {"ratio_low": interval.low, "ratio_high": interval.high, "launches": interval.n}
-
-
-def resolved(knee: Knee, points: list[dict], threshold: float) -> bool | None:
-    """Whether the knee is chosen beyond the error: the point before it is under the threshold with its whole
-    interval, and every point from the crossing on is above it with its whole interval. None with one launch."""
-    if knee.status == "not_reached":
-        judged = points[-1:]
-    elif knee.status == "below_range":
-        judged = points[:1]
-    else:
-        last = max(i for i, p in enumerate(points) if p["ratio"] <= threshold)
-        judged = points[last:]
-    if any(point["ratio_low"] is None for point in judged):
-        return None
-    under = [point for point in judged if point["ratio"] <= threshold]
-    over = [point for point in judged if point["ratio"] > threshold]
-    return all(point["ratio_high"] <= threshold for point in under) and \
-        all(point["ratio_low"] > threshold for point in over)
+    found = stats.estimate(values)
+    return {"ratio": round(found.value, 4), "ratio_low": found.low, "ratio_high": found.high,
+            "launches": found.n, "ratio_launches": list(found.launches)}
 
 
 def disagreement(knee: Knee, seed: Knee, used: str) -> str | None:
-    if used == "efficiency_ratio":
-        return None
-    if knee.status == seed.status and (knee.status != "crossed" or
-                                       abs(knee.concurrency - seed.concurrency) / knee.concurrency <= DISAGREEMENT):
-        return None
-    where = f"C={seed.concurrency:.0f}" if seed.status == "crossed" else seed.status.replace("_", " ")
-    return (f"the seed's ratio (C / rps / delay) bends at {where} while mean latency / delay says "
-            f"{knee.status.replace('_', ' ')}: clients the server does not answer (waiting outside it, past "
-            f"maxConnections and the accept queue) lower rps but add no latency, so only the seed's ratio sees them")
+    """Why the seed's ratio bends where mean latency / delay does not (or far from it), by the same fit."""
+    if used == "efficiency_ratio" or not {knee.status, seed.status} <= DECIDED:
+        return None     # a side that cannot tell (not resolved, poor fit, too few) has nothing to disagree with
+    if (knee.status == "not_reached") == (seed.status == "not_reached"):
+        if knee.concurrency is None or seed.concurrency is None or \
+                abs(knee.concurrency - seed.concurrency) / knee.concurrency <= DISAGREEMENT:
+            return None
+    def said(k: Knee) -> str:
+        return k.words() + (f" (fit C={c_text(k.concurrency)})" if k.status == "bracket" else "")
+    return (f"the seed's ratio (C / rps / delay) says {said(seed)} while mean latency / delay says "
+            f"{said(knee)}: clients the server does not answer (waiting outside it, past maxConnections and the "
+            f"accept queue) lower rps but add no latency, so only the seed's ratio sees them")
 
 
 def mean(values) -> float | None:

@@ -90,6 +90,16 @@ def write_knees(run: Run, data_dir: Path) -> list[dict]:
     return found
 
 
+def knee_range(k: dict) -> list[float | None]:
+    """[middle, low, high] of the knee's bar: the fitted N's interval, or the bracket (middle in log C)."""
+    if k["status"] == "fitted" and k["knee_low"] is not None:
+        return [k["knee_concurrency"], k["knee_low"], k["knee_high"]]
+    if k["status"] == "bracket" and k["bracket"]:
+        low, high = k["bracket"]
+        return [round((low * high) ** 0.5, 1), low, high]
+    return [None, None, None]
+
+
 def knees_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
     """Ratio vs concurrency, a curve per setting, its knee marked; one panel per group and delay."""
     queues = queue_groups(cells)
@@ -114,11 +124,12 @@ def knees_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
                                        pt.get("efficiency_ratio"), pt.get("valid", True), pt.get("ratio_low"),
                                        pt.get("ratio_high"), pt.get("launches")] for pt in k["points"]])
                       for k in mine])
-        write_blocks(data_dir / marks, "knees: where the ratio stays above the threshold (NaN: not "
-                     "crossed in the measured range); predicted = the parallel limit (maxThreads, workers)",
-                     ["knee_concurrency", "threshold", "predicted", "text"],
-                     [(k["setting"], [[k["knee_concurrency"], k["threshold"], k["predicted"], k["text"]]])
-                      for k in mine])
+        write_blocks(data_dir / marks, "knees: the hinge's fitted N (NaN: none stated), its 95 % interval, or "
+                     "the bracket of measured concurrencies that holds it (range_*); predicted = the parallel limit "
+                     "(maxThreads, workers)",
+                     ["knee_concurrency", "threshold", "predicted", "range_mid", "range_low", "range_high", "text"],
+                     [(k["setting"], [[k["knee_concurrency"] if k["status"] == "fitted" else None, k["threshold"],
+                                       k["predicted"], *knee_range(k), k["text"]]]) for k in mine])
         files += [name, marks]
         params.update({f"file_{p}": name, f"marks_{p}": marks, f"nseries_{p}": len(mine), f"key_{p}": 1,
                        f"title_{p}": f"{group}, delay {delay / 1000:g} s", f"colors_{p}": colors(len(mine), cells),
@@ -129,12 +140,13 @@ def knees_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
     return ChartJob("maxthreads_knees", "maxthreads_knees.gp",
                     "Where the ratio bends: efficiency ratio vs concurrent clients per server setting, knee marked",
                     "One curve per setting (Tomcat's maxThreads or virtual threads, gunicorn's workers, ...), log "
-                    "scales. The knee (diamond) is where the ratio crosses the threshold for good, interpolated in "
-                    "log concurrency between the last point at or under it and the next; the dotted vertical line "
-                    "of the same colour is the prediction, the parallel limit (maxThreads, workers). Thin dashed: "
+                    "scales. The knee (diamond) is the parallel limit N of a hinge, ratio = a max(1, C / N), fitted "
+                    "over every launch; its horizontal bar is N's 95 % profile interval, or, where the launches do "
+                    "not place it more closely, the bracket of measured concurrencies that holds it; the dotted "
+                    "vertical line of the same colour is the prediction, the parallel limit (maxThreads, workers). Thin dashed: "
                     "the seed's ratio from the window's count, which past the knee shows the queue the answered "
-                    "requests' latency hides when the window is short. Each point is the mean over its "
-                    "launches, its bar the 95 % interval (none with one launch). From "
+                    "requests' latency hides when the window is short. Each point is the geometric mean of its "
+                    "launches, its bar the 95 % interval (none under 3 launches). From "
                     f"charts/data/knees.jsonl: {summary}.", params, files)
 
 

@@ -3,11 +3,10 @@ hockey stick), with each server's predicted capacity; achieved against offered r
 peak cell set the rate (rates = "auto"), closed-loop and open-loop latency distributions side by side."""
 from __future__ import annotations
 
-import math
 import sqlite3
 from pathlib import Path
 
-from crossbench import loadgen
+from crossbench import loadgen, stats
 from crossbench.loadgen.base import LoadgenError
 
 from .kit import (ChartJob, flagged, interval_columns, interval_key, missing_note, panel_style, series_of, shade,
@@ -137,7 +136,7 @@ def open_curve(run: Run, cell: dict) -> list[tuple[float, float]]:
         except (LoadgenError, OSError, ValueError, KeyError, sqlite3.Error):
             values = []
     if values:
-        return [(p, values[max(math.ceil(p / 100 * len(values)), 1) - 1]) for p in CURVE_PERCENTILES]
+        return [(p, stats.nearest_rank(values, p)) for p in CURVE_PERCENTILES]
     names = {"p50": 50, "p90": 90, "p99": 99, "p999": 99.9}
     return [(p, num(cell["latency_ms"].get(name))) for name, p in names.items()
             if num(cell["latency_ms"].get(name)) is not None]

@@ -5,7 +5,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import export, findings, plot, report
-from .runinfo import AnalysisError, load_run
+from crossbench.points import launch_rule
+
+from .runinfo import AnalysisError, Run, load_run
 
 
 @dataclass
@@ -28,6 +30,12 @@ def analyze(run_dir: Path, *, charts: bool = True) -> AnalysisResult:
     is never lost; then AnalysisError says what went wrong. charts=False skips gnuplot entirely."""
     run_dir = Path(run_dir)
     run = load_run(run_dir)
+    with launch_rule(run.adaptive):       # every bar and every ± of this run from its launches' own estimator
+        return analyzed(run, charts)
+
+
+def analyzed(run: Run, charts: bool) -> AnalysisResult:
+    run_dir = run.path
     charts_dir = run_dir / "charts"
     jobs = export.export(run, charts_dir)
     drawn = {f"{j.name}.{fmt}" for j in jobs for fmt in plot.FORMATS}

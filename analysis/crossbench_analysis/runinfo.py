@@ -107,6 +107,18 @@ class Run:
         return names.pop() if len(names) == 1 else None
 
     @property
+    def precision(self) -> float | None:
+        """The run's precision target, None when it had none."""
+        config = self.metadata.get("config") if isinstance(self.metadata.get("config"), dict) else {}
+        return num((config.get("run") or {}).get("precision")) or None
+
+    @property
+    def adaptive(self) -> bool:
+        """Whether the precision target set how many launches each point got (its figures then use Stein's
+        interval: crossbench.points.launch_rule)."""
+        return self.precision is not None
+
+    @property
     def machine(self) -> dict:
         machine = self.metadata.get("machine")
         return machine if isinstance(machine, dict) else {}

@@ -69,27 +69,26 @@ def step_mean(launches: list[dict]) -> float:
     return sum(values) / len(values)
 
 
-TIE_FLOOR = 0.05      # one launch a step: steps within 5 % of the best cannot be told apart (compare's rps floor)
-
-
 def tied_steps(cells: list[dict], sweep: str) -> list[int]:
-    """The other steps of a sweep that the best cannot be told from: their 95 % intervals over launches overlap
-    the best's, or (one launch on a side, no interval) their throughput is within TIE_FLOOR of it."""
+    """The other steps of a sweep that the best cannot be told from: the 95 % interval of their throughput over
+    the best's (Welch's t on the launches' logs) holds 1, or a side has fewer than three launches (an indicative
+    figure ranks nothing)."""
     from crossbench import stats
     steps = sweep_steps(cells).get(sweep, {})
     if not steps:
         return []
     best = max(steps, key=lambda s: step_mean(steps[s]))
-    top = stats.t_interval([num(c.get("rps")) or 0.0 for c in steps[best]])
+    top = [v for c in steps[best] if (v := num(c.get("rps")))]
     tied = []
     for step, launches in steps.items():
+        other = [v for c in launches if (v := num(c.get("rps")))]
         if step == best:
             continue
-        other = stats.t_interval([num(c.get("rps")) or 0.0 for c in launches])
-        if top.low is None or other.low is None:
-            if other.mean >= top.mean * (1 - TIE_FLOOR):
-                tied.append(step)
-        elif other.high >= top.low:
+        if min(len(top), len(other)) < stats.MIN_LAUNCHES:
+            tied.append(step)
+            continue
+        test = stats.log_ratio(top, other)
+        if test.low == test.high or test.low <= 1 <= test.high:
             tied.append(step)
     return sorted(tied)
 

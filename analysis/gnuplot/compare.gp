@@ -1,7 +1,7 @@
 # compare.gp: two runs, per matching point: B/A of responses per second (top) and of p99 latency (bottom), log y,
-# each with its 95 % interval (error bars). Grey band: the noise floor (1 +/- floor); red: a change (the interval
-# clear of 1 and beyond the floor), grey: no difference, hollow black triangle: cannot tell (one launch on a
-# side); a flagged point is drawn as a diamond. Data (file_1, first line names the columns): ordinal label
+# each with its 95 % interval (error bars). Grey band: the equivalence margin (1 +/- margin); red: a change (the
+# whole interval beyond the margin), grey: same within the margin or inconclusive, hollow black triangle: cannot
+# tell (under 3 launches on a side, or no spread); a flagged point is drawn as a diamond. Data (file_1, first line names the columns): ordinal label
 # flagged rps_ratio rps_low rps_high rps_verdict rps_floor p99_ratio p99_low p99_high p99_verdict p99_floor.
 # Parameters: see common.gp; npoints.
 load 'common.gp'
@@ -20,14 +20,15 @@ ELEMENTS = "1 with lines lc rgb 'black' dt 2 notitle, \
   f using 1:(1):(0.4):(column(fl)) with boxxyerror fs solid 0.35 noborder lc rgb '#bbbbbb' notitle, \
   f using 1:(changed(column(v)) ? column(r) : NaN):(column(lo)):(column(hi)) with yerrorbars pt 7 ps 1.2 \
       lc rgb '#c0392b' notitle, \
-  f using 1:(column(v) == 0 ? column(r) : NaN):(column(lo)):(column(hi)) with yerrorbars pt 6 ps 1.2 lw 1.5 \
+  f using 1:((column(v) == 0 || column(v) == 5) ? column(r) : NaN):(column(lo)):(column(hi)) with yerrorbars \
+      pt 6 ps 1.2 lw 1.5 \
       lc rgb '#666666' notitle, \
   f using 1:(column(v) == 3 ? column(r) : NaN) with points pt 8 ps 1.4 lw 2 lc rgb '#000000' notitle, \
   f using 1:(column('flagged') > 0 ? column(r) : NaN) with points pt 12 ps 2.2 lw 1.5 lc rgb '#8e44ad' notitle"
-KEY = "keyentry with boxes fs solid 0.35 noborder lc rgb '#bbbbbb' title 'noise floor (1 +/- floor)', \
+KEY = "keyentry with boxes fs solid 0.35 noborder lc rgb '#bbbbbb' title 'margin (1 +/- margin)', \
   keyentry with yerrorbars pt 7 ps 1.2 lc rgb '#c0392b' title 'a change (95% interval)', \
-  keyentry with yerrorbars pt 6 ps 1.2 lw 1.5 lc rgb '#666666' title 'no difference (95% interval)', \
-  keyentry with points pt 8 ps 1.4 lw 2 lc rgb '#000000' title 'cannot tell (1 launch)', \
+  keyentry with yerrorbars pt 6 ps 1.2 lw 1.5 lc rgb '#666666' title 'same or inconclusive (95% interval)', \
+  keyentry with points pt 8 ps 1.4 lw 2 lc rgb '#000000' title 'cannot tell (under 3 launches)', \
   keyentry with points pt 12 ps 2.2 lw 1.5 lc rgb '#8e44ad' title 'flagged point'"
 do for [panel=1:2] {
     fig = panel == 1 ? 'rps' : 'p99'

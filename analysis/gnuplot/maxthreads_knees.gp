@@ -1,10 +1,13 @@
 # maxthreads_knees.gp: efficiency ratio vs concurrent clients, a curve per Tomcat setting, its knee marked
 # (diamond, labelled with its concurrency) and its prediction (maxThreads) as a dotted vertical line of the
 # same colour; the seed's ratio thin dashed beside each curve; one panel per group and delay; log x and y.
+# The knee is the hinge a max(1, C / N) fitted over every launch (knees.py).
 # Data: file_N, a block per setting (concurrency ratio threads_peak efficiency_ratio valid: 0 when a cell
 # of the point is flagged, drawn hollow; ratio_lo ratio_hi: the ratio's 95 % interval over launches, the bar,
-# NaN with one launch; launches); marks_N, the same
-# settings' knees (knee_concurrency threshold predicted text; NaN knee = not crossed in the measured range).
+# NaN under 3 launches; launches); marks_N, the same
+# settings' knees (knee_concurrency: the hinge's fitted N, NaN when none is stated; threshold predicted;
+# range_mid range_low range_high: N's 95 % interval or the bracket of measured concurrencies, drawn as a
+# horizontal bar at the threshold; text).
 # Parameters (beyond common.gp): marks_N, threshold_N, ratio_N (the record field the knee is found on),
 # predicted_N (one word per setting: its maxThreads, NaN for virtual threads).
 load 'common.gp'
@@ -30,7 +33,7 @@ do for [p=1:panels] {
     }
     stats f using (column(2) > column(4) ? column(2) : column(4)) nooutput
     set yrange [0.9:(STATS_max > 2 ? STATS_max * 1.4 : 2.5)]
-    plot t with lines dt 2 lw 1.5 lc rgb 'black' title sprintf('knee threshold %g', t), \
+    plot t with lines dt 2 lw 1.5 lc rgb 'black' title sprintf('%g: a smaller bend at an end of the range is no knee', t), \
          1 with lines dt 3 lw 1 lc rgb '#777777' title 'ideal 1.0', \
          for [i=1:pn(p)] f index i-1 using 1:2 with lines lw 2.5 lc rgb pcolor(p,i) dt pdash(p,i) \
              title columnheader(1), \
@@ -40,10 +43,11 @@ do for [p=1:panels] {
          for [i=1:pn(p)] f index i-1 using 1:(flagged_y('ratio')) with points pt 6 ps 2.2 lw 2 lc rgb pcolor(p,i) \
              notitle, \
          for [i=1:pn(p)] f index i-1 using 1:4 with lines lw 1.2 dt 2 lc rgb pcolor(p,i) notitle, \
+         for [i=1:pn(p)] m index i-1 using 4:2:5:6 with xerrorbars ps 0 lw 2.5 lc rgb pcolor(p,i) notitle, \
          for [i=1:pn(p)] m index i-1 using 1:2 with points pt 13 ps 2.6 lc rgb pcolor(p,i) notitle, \
          for [i=1:pn(p)] m index i-1 using 1:2:(sprintf('C=%.0f', $1)) with labels offset 0,1.3 font ',10' \
              textcolor rgb pcolor(p,i) notitle, \
-         keyentry with points pt 13 ps 2 lc rgb 'black' title 'knee (ratio stays above the threshold)', \
+         keyentry with points pt 13 ps 2 lc rgb 'black' title 'knee: fitted N, bar its 95 % interval or bracket', \
          keyentry with lines dt 3 lw 1.5 lc rgb 'black' title 'predicted knee: maxThreads', \
          keyentry with lines dt 2 lw 1.2 lc rgb '#555555' title 'thin dashed: the seed''s ratio (C / rps) / delay', \
          keyentry with yerrorbars ps 0 lw 1.5 lc rgb '#555555' title interval_title, \

@@ -1,7 +1,9 @@
-"""compare on SYNTHETIC runs (not measurements): refusal of mismatched runs, --force, and the noise rule."""
+"""compare on SYNTHETIC runs (not measurements): the verdicts (faster, slower, same within the margin,
+inconclusive, cannot tell), the run-to-run variance, Benjamini-Hochberg, refusal of mismatched runs, --force."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -13,8 +15,8 @@ from analysis_markers import ANALYSIS, needs_gnuplot
 from synthetic_run import make_run
 
 from crossbench_analysis.compare import CompareRefused, compare_runs
-from crossbench_analysis.compare_stats import CANNOT_TELL, FASTER, NO_VALUE, SAME, SLOWER
-from crossbench_analysis.runinfo import load_run
+from crossbench_analysis.compare_stats import CANNOT_TELL, FASTER, INCONCLUSIVE, NO_VALUE, SAME, SLOWER, judge
+from crossbench_analysis.runinfo import AnalysisError, load_run
 
 SMALL = dict(concurrency=(1, 10, 100), delays=(1000,), groups=("static", "delay"), failed=False)
 
@@ -46,41 +48,103 @@ CHANGED = ("tomcat", "static", 100)    # +30 % rps, p99 / 1.3
 NUDGED = ("tornado", "static", 10)     # +1 % rps, p99 / 1.01
 
 
-def test_a_30_percent_change_is_found_with_its_interval_and_a_1_percent_one_is_no_difference(tmp_path):
+def test_a_30_percent_change_is_found_with_its_interval_and_a_1_percent_one_is_not(tmp_path):
     a = make_run(tmp_path / "a", run_id="A", repetitions=3, noise=0.02, **SMALL)
     b = make_run(tmp_path / "b0", run_id="B", repetitions=3, noise=0.02, seed=9, **SMALL)   # other launches
     b = scaled_copy(b, tmp_path / "b", {CHANGED: 1.30, NUDGED: 1.01}, "B")
-    cmp = compare_runs(load_run(a), load_run(b), noise_floor=0.05)     # the logic, not this machine's floors
+    cmp = compare_runs(load_run(a), load_run(b), run_sd=0.01)     # the logic, not this machine's spreads
     v = verdicts(cmp)
     changed, nudged = v["tomcat static C100"], v["tornado static C10"]
     assert changed["rps"].word == FASTER and changed["latency_ms.p99"].word == FASTER
     assert changed["rps"].test.low > 1.15 and changed["rps"].test.high < 1.45
     assert changed["rps"].test.low < changed["rps"].ratio < changed["rps"].test.high
-    assert nudged["rps"].word == SAME
+    assert changed["rps"].p_adjusted <= 0.05
+    assert nudged["rps"].word in (SAME, INCONCLUSIVE)
     untouched = [f for label, f in v.items() if label not in ("tomcat static C100", "tornado static C10")]
-    assert untouched and all(f["rps"].word == SAME for f in untouched)
+    assert untouched and not any(f["rps"].changed for f in untouched)
     assert {row.launches for row in cmp.rows} == {(3, 3)}
-    assert "Welch" in cmp.method() and "noise floor" in cmp.method()
+    assert "2 sigma_run^2" in cmp.method() and "TOST" in cmp.method() and "Benjamini-Hochberg" in cmp.method()
+    assert "expect at most 0.05 of them (q x 1)" in cmp.expected_false()
 
 
-def test_one_launch_on_a_side_cannot_tell(tmp_path):
+def test_one_launch_a_point_cannot_tell_anywhere_and_says_to_launch_more(tmp_path):
     a = make_run(tmp_path / "a", run_id="A", repetitions=1, **SMALL)
     b = scaled_copy(a, tmp_path / "b", {CHANGED: 1.30}, "B")
     cmp = compare_runs(load_run(a), load_run(b))
+    assert {v.word for row in cmp.rows for v in row.verdicts.values()} <= {CANNOT_TELL, NO_VALUE}
     assert {row.verdict.word for row in cmp.rows} == {CANNOT_TELL}
     assert verdicts(cmp)["tomcat static C100"]["rps"].ratio == pytest.approx(1.30)
+    assert verdicts(cmp)["tomcat static C100"]["rps"].said == "cannot tell (1 launch in A, fewer than 3)"
+    (note,) = [n for n in cmp.notes if "launch more" in n]
+    assert "12 of 12 point(s)" in note and "--repetitions 3" in note
 
 
-def test_a_change_inside_the_noise_floor_is_no_difference_even_when_its_interval_leaves_one(tmp_path):
+def test_tied_launches_cannot_tell_never_p_zero(tmp_path):
+    a = make_run(tmp_path / "a", run_id="A", repetitions=3, noise=0.0, **SMALL)     # every launch alike
+    b = scaled_copy(a, tmp_path / "b", {CHANGED: 1.30}, "B")
+    rps = verdicts(compare_runs(load_run(a), load_run(b), run_sd=0.01))["tomcat static C100"]["rps"]
+    assert rps.word == CANNOT_TELL and rps.test is None and rps.p_value is None and "tied" in rps.why
+    assert rps.ratio == pytest.approx(1.30)
+    assert judge("rps", [100, 100, 100], [90, 91, 92], 100, 91, 0.05).word == CANNOT_TELL
+
+
+def test_a_wide_interval_is_inconclusive_not_same():
+    wide = judge("rps", [100, 130, 80], [95, 125, 85], 100, 100, 0.0)
+    assert wide.word == INCONCLUSIVE and 0.95 < wide.ratio < 1.05
+    assert wide.said.startswith("inconclusive (interval +-") and wide.test.low < 0.8
+
+
+def test_an_interval_inside_the_margin_is_same_within_it():
+    same = judge("rps", [100, 100.5, 99.5, 100.2], [100.3, 100.9, 99.8, 100.1], 100, 100.3, 0.002)
+    assert same.word == SAME and same.said == "same within 5 %"
+    assert 1 / 1.05 < same.test.interval(0.90)[0] < same.test.interval(0.90)[1] < 1.05
+    narrow = judge("rps", [100, 100.5, 99.5, 100.2], [100.3, 100.9, 99.8, 100.1], 100, 100.3, 0.002, margin=0.001)
+    assert narrow.word == INCONCLUSIVE and narrow.said.startswith("inconclusive")
+
+
+def test_a_planted_10_percent_slowdown_with_tight_launches_is_slower():
+    a = [1000, 1003, 998, 1001]
+    assert judge("rps", a, [0.9 * v * (1 + 0.001 * i) for i, v in enumerate(a)], 1000, 900, 0.005).word == SLOWER
+    assert judge("latency_ms.p99", a, [v / 0.9 for v in reversed(a)], 1000, 1111, 0.005).word == SLOWER
+
+
+def test_a_planted_10_percent_on_the_delayed_points_reads_slower_with_the_files_spreads(tmp_path):
+    from crossbench_analysis import aa
     a = make_run(tmp_path / "a", run_id="A", repetitions=3, noise=0.002, **SMALL)
-    b = scaled_copy(a, tmp_path / "b", {CHANGED: 1.03}, "B")
-    assert verdicts(compare_runs(load_run(a), load_run(b), noise_floor=0.05))["tomcat static C100"]["rps"].word == SAME
-    tight = verdicts(compare_runs(load_run(a), load_run(b), noise_floor=0.01))["tomcat static C100"]["rps"]
-    assert tight.word == FASTER and tight.test.low > 1
+    b = make_run(tmp_path / "b", run_id="B", repetitions=3, noise=0.002, seed=5, **SMALL)
+    cmp = compare_runs(load_run(a), load_run(aa.planted_copy(b, tmp_path / "p", 0.10)))
+    tomcat_delayed = [row for row in cmp.rows if row.label.startswith("tomcat sync 1s")]
+    assert len(tomcat_delayed) == 3 and {row.headline for row in tomcat_delayed} == {"latency_ratio"}
+    assert {row.verdict.word for row in tomcat_delayed} == {SLOWER}
+    tornado_delayed = [row for row in cmp.rows if row.label.startswith("tornado async 1s")]
+    assert {row.verdict.word for row in tornado_delayed} == {CANNOT_TELL}   # its toy latency ratio is one number
+
+
+def test_benjamini_hochberg_turns_a_marginal_change_inconclusive_among_many_null_points():
+    import math
+    from crossbench import stats
+    from crossbench_analysis.compare_stats import controlled, verdict_of
+    marginal = verdict_of("rps", stats.ChangeTest(math.log(0.85), 0.05, 30, 3, 3, "hand"), 1, 0.85, 0.05)
+    assert marginal.word == SLOWER and 0.001 < marginal.p_value < 0.005
+    null = [verdict_of("rps", stats.ChangeTest(0.0, 0.01, 30, 3, 3, "hand"), 1, 1, 0.05) for _ in range(30)]
+    assert controlled([marginal])[0].word == SLOWER
+    judged = controlled([marginal, *null])
+    assert judged[0].word == INCONCLUSIVE and judged[0].p_adjusted == pytest.approx(31 * marginal.p_value)
+    assert "Benjamini-Hochberg" in judged[0].said and {v.word for v in judged[1:]} == {SAME}
+
+
+@pytest.mark.parametrize("margin", [0, 1.5, 1, -0.1])
+def test_a_margin_outside_zero_one_is_refused_in_one_line(tmp_path, margin):
+    a = make_run(tmp_path / "a", run_id="A", **SMALL)
+    with pytest.raises(CompareRefused, match=r"the margin is a share between 0 and 1") as refused:
+        compare_runs(load_run(a), load_run(a), margin=margin)
+    assert "\n" not in str(refused.value)
+    from crossbench_analysis.compare_within import compare_within
+    with pytest.raises(CompareRefused, match="margin"):
+        compare_within(load_run(a), "tomcat", "tornado", margin=margin)
 
 
 def test_lower_is_better_for_latencies_and_ratios():
-    from crossbench_analysis.compare_stats import judge
     assert judge("latency_ms.p99", [10, 10.1, 9.9], [20, 20.2, 19.8], 10, 20, 0.05).word == SLOWER
     assert judge("efficiency_ratio", [1.5, 1.51, 1.49], [1.0, 1.01, 0.99], 1.5, 1.0, 0.05).word == FASTER
     assert judge("rps", [100, 101, 99], [], 100, None, 0.05).word == NO_VALUE
@@ -89,10 +153,31 @@ def test_lower_is_better_for_latencies_and_ratios():
 def test_refuses_different_experiments_unless_forced(tmp_path):
     a = make_run(tmp_path / "a", run_id="A", experiment="seed002", **SMALL)
     b = make_run(tmp_path / "b", run_id="B", experiment="quick", **SMALL)
-    with pytest.raises(CompareRefused, match="experiments differ"):
+    with pytest.raises(CompareRefused, match=r"experiments differ: A \(A\) ran 'seed002', B \(B\) ran 'quick'"):
         compare_runs(load_run(a), load_run(b))
     cmp = compare_runs(load_run(a), load_run(b), force=True)
     assert len(cmp.rows) == 12 and any("experiments differ" in n for n in cmp.notes)
+
+
+def test_a_refusal_names_every_mismatch_and_the_points_it_could_not_pair(tmp_path):
+    a = make_run(tmp_path / "a", run_id="A", experiment="seed002", **SMALL)
+    b = make_run(tmp_path / "b", run_id="B", experiment="quick", **{**SMALL, "concurrency": (1, 10)})
+    set_cpu_model(b, "Other CPU")
+    with pytest.raises(CompareRefused) as refused:
+        compare_runs(load_run(a), load_run(b))
+    message = str(refused.value)
+    assert "experiments differ" in message and "machines differ" in message
+    assert "4 point(s) only in A could not be paired: delay-tomcat-delay_sync-c100-d1000" in message
+    assert "0 only in B" in message and "--force compares the 8 point(s) both runs hold" in message
+
+
+def test_different_machines_are_noted_not_refused(tmp_path):
+    a = make_run(tmp_path / "a", run_id="A", **SMALL)
+    b = make_run(tmp_path / "b", run_id="B", **SMALL)
+    set_cpu_model(b, "Other CPU")
+    cmp = compare_runs(load_run(a), load_run(b))
+    assert any(n.startswith("the machines differ") for n in cmp.notes)
+    assert any("another machine" in n for n in cmp.notes)
 
 
 def test_refuses_different_point_sets_and_force_compares_the_intersection(tmp_path):
@@ -105,7 +190,7 @@ def test_refuses_different_point_sets_and_force_compares_the_intersection(tmp_pa
     assert sorted(cmp.left_out_a) == ["delay-tomcat-delay_sync-c100-d1000", "delay-tornado-delay_async-c100-d1000",
                                       "static-tomcat-static_all-c100-d0", "static-tornado-static_all-c100-d0"]
     assert cmp.left_out_b == []
-    assert any("left out 4 point(s) only in A" in n for n in cmp.notes)
+    assert any("--force: the points differ: 4 point(s) only in A" in n for n in cmp.notes)
 
 
 def test_compare_states_how_steady_each_runs_cores_were(tmp_path):
@@ -134,13 +219,14 @@ def test_compare_sh_exit_status_outputs_and_chart(tmp_path):
 
     forced = run_compare_sh(a, other, "--force", "--out", tmp_path / "forced")
     assert forced.returncode == 0, forced.stderr
-    assert "left out" in forced.stdout and (tmp_path / "forced" / "compare.html").is_file()
+    assert "could not be paired" in forced.stdout and (tmp_path / "forced" / "compare.html").is_file()
 
     ok = run_compare_sh(a, b)
     assert ok.returncode == 0, ok.stderr
     assert "method: B/A of each figure's launch values" in ok.stdout
     line = next(l for l in ok.stdout.splitlines() if l.startswith("tomcat static C100 "))
-    assert "1.300" in line and "cannot tell *" in line        # one launch a side: no verdict, the ratio shown
+    assert "1.300" in line and line.endswith("cannot tell (1 launch in A, fewer than 3) *")  # the ratio alone
+    assert "launch more (--repetitions 3 or more)" in ok.stdout and "expect at most 0 of them" in ok.stdout
     out = b / "compare-A"
     png = (out / "charts" / "compare.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000
@@ -154,10 +240,14 @@ def test_aa_study_counts_false_alarms_and_finds_a_planted_change(tmp_path):
     from crossbench_analysis import aa
     runs = [make_run(tmp_path / name, run_id=name, repetitions=3, noise=0.02, seed=seed, **SMALL)
             for name, seed in (("A", 1), ("B", 2), ("C", 3))]
-    result = aa.study(runs, plant=0.30, noise_floor=0.05)
+    result = aa.study(runs, plant=0.30, run_sd=0.01)
     assert result["pairs"] == 3 and result["aa"]["points"] == 3 * 12
     assert result["aa"]["false_alarm_rate"] <= 0.1
-    assert result["planted"]["power"] == 1.0           # 30 % slower against 2 % noise: every point
+    assert result["aa"]["same"] + result["aa"]["inconclusive"] + result["aa"]["cannot_tell"] \
+        + result["aa"]["changed"] == 36
+    tied = result["aa"]["cannot_tell"]      # tornado's delayed toy latency ratio: every launch alike
+    assert tied == 3 * 3 and result["planted"]["slower"] == 36 - tied      # 30 % against 2 % noise: every other
+    assert "same (" in aa.text(result)
     planted = aa.planted_copy(runs[0], tmp_path / "p", 0.5)
     first = json.loads((planted / "cells.jsonl").read_text().splitlines()[0])
     original = json.loads((runs[0] / "cells.jsonl").read_text().splitlines()[0])
@@ -165,17 +255,40 @@ def test_aa_study_counts_false_alarms_and_finds_a_planted_change(tmp_path):
     assert first["latency_ms"]["p99"] == pytest.approx(original["latency_ms"]["p99"] * 2)
 
 
-def test_the_observed_floor_is_the_95th_percentile_of_the_changes_between_runs(tmp_path):
+def drifted_runs(tmp_path: Path, shifts: list[float]) -> list[Path]:
+    """Runs of one configuration whose static points' level moves by exp(shift) from run to run (launch noise
+    0.2 %); the delayed points do not move."""
+    static = {(server, "static", c): 1.0 for server in ("tomcat", "tornado") for c in SMALL["concurrency"]}
+    runs = []
+    for i, shift in enumerate(shifts):
+        raw = make_run(tmp_path / f"raw{i}", run_id=f"R{i}", repetitions=3, noise=0.002, seed=i, **SMALL)
+        runs.append(scaled_copy(raw, tmp_path / f"run{i}", {k: math.exp(shift) for k in static}, f"R{i}"))
+    return runs
+
+
+def test_the_observed_run_to_run_spread_recovers_a_planted_drift_of_the_static_points_only(tmp_path):
     from crossbench_analysis import aa
-    runs = [make_run(tmp_path / name, run_id=name, repetitions=2, noise=0.02, seed=seed, **SMALL)
-            for name, seed in (("A", 1), ("B", 2))]
-    observed = aa.observed_floor(runs)
-    rows = compare_runs(load_run(runs[0]), load_run(runs[1])).rows
-    judged_by_rps = sum(row.headline == "rps" for row in rows)
-    assert 0 < judged_by_rps < len(rows) == 12          # the static points: the delayed ones have their ratio
-    assert observed["rps"] == {**observed["rps"], "points": judged_by_rps, "over": "headline"}
-    assert 0 < observed["rps"]["floor"] <= observed["rps"]["largest"] < 0.05
-    assert observed["latency_ms.p99"]["over"] == "every point" and observed["latency_ms.p99"]["points"] == 12
+    shifts = [-0.05, 0.05, 0.0, 0.02]
+    observed = aa.observed_floor(drifted_runs(tmp_path, shifts))
+    assert observed["runs"] == 4 and observed["measured"] is True
+    centre = sum(shifts) / 4
+    planted = math.sqrt(sum((s - centre) ** 2 for s in shifts) / 3)
+    assert observed["run_sd"]["static"]["rps"] == pytest.approx(planted, abs=0.003)
+    assert observed["run_sd"]["delayed"]["rps"] < 0.002
+    assert observed["run_sd"]["delayed"]["latency_ratio"] < 0.002
+    assert observed["detail"]["static"]["rps"]["points"] == 6
+    assert set(observed["run_sd"]) == {"static", "delayed"}
+    with pytest.raises(AnalysisError, match="two or more runs"):
+        aa.observed_floor(drifted_runs(tmp_path / "one", [0.0]))
+
+
+def test_the_run_variance_widens_between_runs_what_launches_alone_would_call_a_change(tmp_path):
+    runs = drifted_runs(tmp_path, [0.0, 0.08])           # static points 8 % apart, launches within 0.2 %
+    alone = verdicts(compare_runs(load_run(runs[0]), load_run(runs[1]), run_sd=0.0))
+    assert alone["tomcat static C10"]["rps"].word == FASTER
+    drifting = verdicts(compare_runs(load_run(runs[0]), load_run(runs[1]), run_sd=0.06))
+    assert drifting["tomcat static C10"]["rps"].word == INCONCLUSIVE
+    assert drifting["tomcat static C10"]["rps"].test.run_sd == 0.06
 
 
 def set_cpu_model(run: Path, model: str) -> None:
@@ -184,33 +297,42 @@ def set_cpu_model(run: Path, model: str) -> None:
     (run / "metadata.json").write_text(json.dumps(meta))
 
 
-def test_compare_says_when_its_noise_floor_was_measured_on_another_machine(tmp_path):
+def test_compare_says_when_its_run_spread_was_measured_on_another_machine_or_not_measured(tmp_path):
     from crossbench_analysis.compare_stats import floor_machines
     a = make_run(tmp_path / "a", run_id="A", **SMALL)
     b = make_run(tmp_path / "b", run_id="B", **SMALL)
     assert floor_machines()[0] == "AMD EPYC"
-    (note,) = [n for n in compare_runs(load_run(a), load_run(b)).notes if "another machine" in n]
+    notes = compare_runs(load_run(a), load_run(b)).notes
+    (note,) = [n for n in notes if "another machine" in n]
     assert "(AMD EPYC)" in note and "SYNTHETIC" in note and "--within" in note
-    assert not [n for n in compare_runs(load_run(a), load_run(b), noise_floor=0.05).notes if "another machine" in n]
+    assert [n for n in notes if "converted from an older" in n]
+    assert not [n for n in compare_runs(load_run(a), load_run(b), run_sd=0.01).notes if "another machine" in n]
     for run in (a, b):
         set_cpu_model(run, "AMD EPYC 7B13")
     assert not [n for n in compare_runs(load_run(a), load_run(b)).notes if "another machine" in n]
 
 
-def test_each_machine_is_judged_by_the_floors_measured_on_it(tmp_path):
+def test_each_machine_is_judged_by_the_spreads_measured_on_it_per_kind_of_point(tmp_path):
     import tomllib
-    from crossbench_analysis.compare_stats import FLOOR_FILE
+    from crossbench_analysis.compare_stats import FLOOR_FILE, run_sd_of
     machines = tomllib.loads(FLOOR_FILE.read_text())["machine"]
-    assert len(machines) >= 2 and len({m["figures"]["rps"] for m in machines}) >= 2
+    assert len(machines) >= 2 and len({m["run_sd"]["static"]["rps"] for m in machines}) >= 2
+    for machine in machines:
+        assert machine["measured"] is False and "re-measure with aa --observe-floor" in machine["source"]
+        assert machine["run_sd"]["delayed"]["latency_ratio"] < machine["run_sd"]["static"]["rps"]
     a = make_run(tmp_path / "a", run_id="A", **SMALL)
     b = make_run(tmp_path / "b", run_id="B", **SMALL)
     for machine in machines:
         for run in (a, b):
             set_cpu_model(run, f"{machine['measured_on']} (2 cores)")
         cmp = compare_runs(load_run(a), load_run(b))
-        assert cmp.floors["rps"] == machine["figures"]["rps"] and machine["measured_on"] in cmp.floors["source"]
+        assert run_sd_of("rps", "static", cmp.run_sd) == machine["run_sd"]["static"]["rps"]
+        assert run_sd_of("latency_ratio", "delayed", cmp.run_sd) == machine["run_sd"]["delayed"]["latency_ratio"]
+        assert machine["measured_on"] in cmp.run_sd["source"] and "NOT measured here" in cmp.method()
         assert not [n for n in cmp.notes if "another machine" in n]
-    set_cpu_model(a, f"{machines[0]['measured_on']} 7B13")     # two machines: no floor fits both
+        row = next(r for r in cmp.rows if r.label == "tomcat sync 1s C10")
+        assert row.verdict.test is None or row.verdict.test.run_sd == machine["run_sd"]["delayed"]["latency_ratio"]
+    set_cpu_model(a, f"{machines[0]['measured_on']} 7B13")     # two machines: no spread fits both
     cmp = compare_runs(load_run(a), load_run(b))
-    assert cmp.floors["rps"] == machines[0]["figures"]["rps"]
+    assert run_sd_of("rps", "static", cmp.run_sd) == machines[0]["run_sd"]["static"]["rps"]
     assert [n for n in cmp.notes if "another machine" in n]

@@ -1,5 +1,5 @@
 """Every chart family draws each point's 95 % interval over launches: on each reference run (fixtures/runs, real
-records) given a second, NOT measured launch of every cell (twice.py: the figures times 1.1), every chart's data
+records) given a second and a third, NOT measured launch of every cell (twice.py: the figures times 1.1 and 1.21), every chart's data
 files carry the interval columns (<figure>_lo/_hi, with values, lo <= mean <= hi), its gnuplot script draws them
 and names them in its key, and gnuplot renders it. A timeline (a time series: no launches to average) says so in
 its caption instead. With one launch a point the key says there is no interval."""
@@ -22,7 +22,7 @@ RUNS = sorted(p for p in (FIXTURES / "runs").iterdir() if p.is_dir())
 GNUPLOT_DIR = plot.GNUPLOT_DIR
 TIMELINES = {"threads_timeline", "hold_server", "hold_limit", "hold_client", "seed004_pool_waiting",
              "openloop_distribution"}
-T1 = 12.706204736174703           # Student's t, 95 %, one degree of freedom
+T2 = 4.302652729696142            # Student's t, 95 %, two degrees of freedom
 
 
 def with_pauses(record: dict) -> None:
@@ -84,19 +84,20 @@ def test_every_chart_carries_and_draws_its_intervals(source, tmp_path):
         assert job.params.get("ikey") == "bar: 95% interval over launches", name
 
 
-def test_the_interval_is_students_t_over_the_two_launches(tmp_path):
-    """A point of launches v and 1.1 v: mean 1.05 v, half-width t(1) x s / sqrt(2) = t(1) x 0.05 v."""
+def test_the_interval_is_students_t_on_logs_over_the_three_launches(tmp_path):
+    """A point of launches v, 1.1 v and 1.21 v: geometric mean 1.1 v; on logs the spread is ln 1.1, so the
+    interval is 1.1 v times exp(-+ t(2) ln 1.1 / sqrt(3)): the same numbers points.jsonl states."""
     run_dir, jobs = exported(FIXTURES / "runs" / "quick", tmp_path)
     cells = {c["cell_id"]: c for c in map(json.loads, (run_dir / "cells.jsonl").read_text().splitlines())}
     rows = [r for file in jobs["resources_static"].data_files if not file.endswith("_cores.dat")
             for r in dat_rows(run_dir / "charts" / "data" / file)]
-    assert len(rows) == 2 * len({r["cell_id"].rpartition("-r")[0] for r in rows})
+    assert len(rows) == 3 * len({r["cell_id"].rpartition("-r")[0] for r in rows})
     for row in rows:
         first = cells[row["cell_id"].rpartition("-r")[0] + "-r1"]["rss_peak_mb"]
-        mean, half = first * (1 + FACTOR) / 2, T1 * first * (FACTOR - 1) / 2
-        assert math.isclose(float(row["rss_peak_mb_mean"]), mean, rel_tol=1e-5)
-        assert math.isclose(float(row["rss_peak_mb_lo"]), mean - half, rel_tol=1e-5)
-        assert math.isclose(float(row["rss_peak_mb_hi"]), mean + half, rel_tol=1e-5)
+        value, spread = first * FACTOR, math.exp(T2 * math.log(FACTOR) / math.sqrt(3))
+        assert math.isclose(float(row["rss_peak_mb_mean"]), value, rel_tol=1e-4)
+        assert math.isclose(float(row["rss_peak_mb_lo"]), value / spread, rel_tol=1e-4)
+        assert math.isclose(float(row["rss_peak_mb_hi"]), value * spread, rel_tol=1e-4)
 
 
 @pytest.mark.parametrize("source", RUNS, ids=[p.name for p in RUNS])
@@ -106,7 +107,7 @@ def test_one_launch_a_point_is_drawn_without_bars_and_the_key_says_so(source, tm
     jobs = export.export(load_run(run_dir), run_dir / "charts")
     for job in jobs:
         if job.name not in TIMELINES:
-            assert job.params.get("ikey") == "one launch a point: no interval", job.name
+            assert job.params.get("ikey") == "under 3 launches a point: no interval", job.name
         for file in job.data_files:
             assert not intervals_of(dat_rows(run_dir / "charts" / "data" / file)), f"{job.name}: {file}"
 
@@ -116,6 +117,6 @@ def test_one_launch_a_point_is_drawn_without_bars_and_the_key_says_so(source, tm
 def test_every_chart_renders_with_its_intervals(source, tmp_path):
     run_dir, jobs = exported(source, tmp_path)
     for job in jobs.values():
-        result = plot.plot_chart(job, run_dir / "charts", "two launches a point (the second NOT measured)")
+        result = plot.plot_chart(job, run_dir / "charts", "three launches a point (the later two NOT measured)")
         assert result.ok, f"{job.name}: {result.error}"
         assert (run_dir / "charts" / f"{job.name}.png").stat().st_size > 20_000, job.name

@@ -9,11 +9,11 @@ def sweep(rps_by_step: dict[int, list[float]]) -> list[dict]:
             for step, launches in rps_by_step.items() for i, rps in enumerate(launches, 1)]
 
 
-def test_one_launch_a_step_within_five_percent_is_a_tie():
-    cells = sweep({1: [6172], 2: [5090], 3: [6167]})
+def test_one_launch_a_step_ranks_nothing_every_other_step_is_a_tie():
+    cells = sweep({1: [6172], 2: [5090], 3: [6167]})        # indicative figures feed no comparison
     _, best = best_of_sweeps(cells)
     assert best["db-uvicorn-wN-c16"]["sweep_step"] == 1
-    assert tied_steps(cells, "db-uvicorn-wN-c16") == [3]
+    assert tied_steps(cells, "db-uvicorn-wN-c16") == [2, 3]
 
 
 def test_the_best_step_is_the_best_mean_not_the_best_launch_and_intervals_decide_ties():

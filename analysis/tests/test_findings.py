@@ -4,6 +4,7 @@ sentences follow the data: change a record and the finding changes."""
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from pathlib import Path
 
@@ -57,13 +58,15 @@ def test_quick_bends_and_static_mix_match_the_cells():
     # C=400 is flagged (ratio_disagreement): left out, and said so
     assert tomcat.left_out == [{"cell": "delay-tomcat-mt200-delay_sync-c400-d250-r1", "reason": "ratio_disagreement"}]
     assert "1 cell left out, flagged ratio_disagreement" in tomcat.sentence
-    tornado = one(items, "tornado (/delay/async", "bends at C=400")
+    # one launch a point: one launch past the hinge's fit (C=329), so the bracket, the fit indicative
+    tornado = one(items, "tornado (/delay/async", "bends between C=100 and C=400", "indicative: 1 launch past it")
     assert tornado.figure == pytest.approx(c["delay-tornado-delay_async-c400-d250-r1"]["latency_ratio"])
     assert "(1 launch)" in tornado.figure_text and tornado.chart == "efficiency"
     assert "nothing limits how many wait at once here" in tornado.sentence
-    best = one(items, "answered the most on the static mix at C=100")
-    a, b = c["static-tomcat-mt200-static_mix-c100-d0-r1"]["rps"], c["static-tornado-static_mix-c100-d0-r1"]["rps"]
-    assert best.figure == pytest.approx(a) and f"{a / b:.2f} times tornado's" in best.sentence
+    # one launch a point: indicative figures rank nothing
+    best = one(items, "No ranking of tomcat maxThreads=200 and tornado on the static mix at C=100")
+    assert best.figure == pytest.approx(c["static-tomcat-mt200-static_mix-c100-d0-r1"]["rps"])
+    assert "fewer than 3 launches on a side" in best.sentence
     plateau = one(items, "peaked at 130 threads at C=100")
     assert "never filled (101 of 200 busy" in plateau.sentence
 
@@ -71,12 +74,14 @@ def test_quick_bends_and_static_mix_match_the_cells():
 def test_maxthreads_knee_against_the_pool_and_virtual_threads():
     c = cells("maxthreads-quick")
     items = found(RUNS / "maxthreads-quick")
-    mt50 = one(items, "maxThreads=50", "bends at C=100")
+    # one launch a point: the hinge's fit (C=50.6) has one launch past it, so the bracket around it
+    mt50 = one(items, "maxThreads=50", "bends between C=20 and C=100", "fit C=50.6, indicative")
     assert mt50.figure == pytest.approx(c["delay-tomcat-mt50-delay_sync-c100-d200-r1"]["latency_ratio"])
     assert "C / parallel limit = 100 / 50 = 2.0" in mt50.sentence
     virtual = one(items, "tomcat virtual", "does not bend up to C=100")
     assert virtual.figure == pytest.approx(c["delay-tomcat-virtual-delay_sync-c100-d200-r1"]["latency_ratio"])
-    mt20 = one(items, "maxThreads=20", "bends at C=20")
+    # C=50 and 100 flagged: C=10 (1.015) and C=20 (1.104) put N at 18.4, a bend of under 10 % at C=20
+    mt20 = one(items, "maxThreads=20", "does not bend up to C=20", "puts N at C=18.4 or above")
     assert sorted(x["cell"] for x in mt20.left_out) == ["delay-tomcat-mt20-delay_sync-c100-d200-r1",
                                                          "delay-tomcat-mt20-delay_sync-c50-d200-r1"]
     assert one(items, "maxThreads=20", "peaked at 44 threads").chart == "maxthreads_threads"
@@ -113,9 +118,9 @@ def test_seed003_seed001_seed004_openloop_figures():
             / c["pools-tomcat-mt200-pool2-db_slow-c16-d5-r1"]["rps"])
     assert f"answered {gain:.1f} times" in pool.sentence and "the pool was its limit" in pool.sentence
     assert "workers, or the CPU" in one(items, "gunicorn 2 sync workers on /db/slow").sentence
-    # uvicorn x3 5320 req/s against x1 5193: 2.4 %, within the 5 % a single launch cannot resolve
+    # one launch a step: indicative figures rank nothing, so every other step is a tie
     assert "it cannot be told from 1" in one(items, "uvicorn's best process count").sentence
-    assert "cannot be told" not in one(items, "tornado's best process count").sentence     # 2778 vs 2612: 6 %
+    assert "it cannot be told from 1, 2" in one(items, "tornado's best process count").sentence  # 1 launch
     c = cells("openloop-quick")
     tomcat = one(found(RUNS / "openloop-quick"), "tomcat maxThreads=20", "group delay)")
     assert "sustained 50 req/s offered, not 150 req/s (unsustainable)" in tomcat.sentence
@@ -132,9 +137,9 @@ def test_changing_the_data_changes_the_sentence(tmp_path):
             r["rps"] = 1000.0
     rewrite(run, change)
     items = found(run)
-    bend = one(items, "tomcat maxThreads=200", "bends at C=100")
+    bend = one(items, "tomcat maxThreads=200", "bends between C=1 and C=100")
     assert bend.figure == 1.2 and "within the parallel limit of 200" in bend.sentence
-    assert one(items, "answered the most on the static mix").sentence.startswith("tornado answered the most")
+    assert one(items, "on the static mix at C=100: fewer than 3").sentence.startswith("No ranking of tornado and")
 
 
 def test_a_finding_whose_cells_are_all_flagged_says_so(tmp_path):
@@ -171,25 +176,26 @@ def test_the_efficiency_chart_draws_the_findings_threshold():
 
 
 def test_a_figure_of_several_launches_carries_its_interval(tmp_path):
-    """Two launches of each static point (the second 10 % slower): the finding states the mean and the Student-t
-    95 % half-width over them, t(0.975, 1) = 12.706 times s / sqrt(2), worked out here by hand."""
+    """Three launches of each static point (the second and third 10 % and 20 % slower): the finding states their
+    geometric mean and Student's t on their logs, t(0.975, 2) = 4.3027 times s / sqrt(3), worked out by hand; with
+    two launches it gives their values, indicative, and no interval (t(1) = 12.7 would be as wide as the figure)."""
     run = copy(tmp_path, "quick")
     records = [json.loads(line) for line in (run / "cells.jsonl").read_text().splitlines()]
-    extra = []
-    for r in records:
-        if r["group"] == "static":
-            again = dict(r, cell_id=r["cell_id"].replace("-r1", "-r2"), repetition=2, rps=r["rps"] * 0.9)
-            extra.append(again)
+    extra = [dict(r, cell_id=r["cell_id"].replace("-r1", f"-r{k}"), repetition=k, rps=r["rps"] * share)
+             for r in records if r["group"] == "static" for k, share in ((2, 0.9), (3, 0.8))]
     (run / "cells.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records + extra))
     rps = cells("quick")["static-tomcat-mt200-static_mix-c100-d0-r1"]["rps"]
-    values = [rps, rps * 0.9]
-    mean = sum(values) / 2
-    half = 12.706 * (abs(values[0] - values[1]) / 2 ** 0.5) / 2 ** 0.5
+    logs = [math.log(rps * share) for share in (1, 0.9, 0.8)]
+    centre = sum(logs) / 3
+    half = 4.302653 * math.sqrt(sum((v - centre) ** 2 for v in logs) / 2) / math.sqrt(3)
     tomcat = one(found(run), "tomcat maxThreads=200 on the static mix")
-    assert tomcat.figure == pytest.approx(mean) and tomcat.n == 2
-    assert tomcat.interval == pytest.approx([mean - half, mean + half], rel=1e-3)
-    assert "(95 %, 2 launches)" in tomcat.figure_text and "\u00b1" in tomcat.figure_text
-    assert tomcat.cells == ["static-tomcat-mt200-static_mix-c100-d0-r1", "static-tomcat-mt200-static_mix-c100-d0-r2"]
+    assert tomcat.figure == pytest.approx(math.exp(centre)) and tomcat.n == 3
+    assert tomcat.interval == pytest.approx([math.exp(centre - half), math.exp(centre + half)], rel=1e-5)
+    assert "(95 %, 3 launches)" in tomcat.figure_text and tomcat.interval[0] > 0
+    assert tomcat.cells == [f"static-tomcat-mt200-static_mix-c100-d0-r{k}" for k in (1, 2, 3)]
+    (run / "cells.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records + extra if r["repetition"] < 3))
+    two = one(found(run), "tomcat maxThreads=200 on the static mix")
+    assert two.interval is None and "2 launches: " in two.figure_text and "indicative" in two.figure_text
 
 
 def test_family_by_experiment_name_and_failed_launches_said_so(tmp_path):
@@ -206,20 +212,48 @@ def test_family_by_experiment_name_and_failed_launches_said_so(tmp_path):
     assert one(items, "No ranking of the servers").left_out[0]["reason"] == "errors, timeouts"
 
 
-def test_a_bend_says_whether_it_stands_beyond_the_error(tmp_path):
-    """Two launches of each delay point, the second 3 % higher: Tomcat's C=100 point reads a latency ratio of
-    1.0876 and 1.1202, whose 95 % interval (mean 1.1039, half-width 12.706 x 0.0231 / sqrt 2 = 0.207) reaches
-    across 1.1: not resolved."""
+def test_a_bend_comes_from_the_hinge_fitted_over_every_launch(tmp_path):
+    """Two launches of each delay point, the second 3 % higher: Tomcat's C=1 and C=100 launches put the hinge's
+    N at 84.7 (a bend of under 10 % at C=100), so it does not bend; each point's figure, of two launches, is
+    indicative (no interval)."""
     run = copy(tmp_path, "quick")
     records = [json.loads(line) for line in (run / "cells.jsonl").read_text().splitlines()]
     extra = [dict(r, cell_id=r["cell_id"].replace("-r1", "-r2"), repetition=2,
                   efficiency_ratio=r["efficiency_ratio"] * 1.03, latency_ratio=r["latency_ratio"] * 1.03)
              for r in records if r["group"] == "delay"]
     (run / "cells.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records + extra))
-    tomcat = one(found(run), "tomcat maxThreads=200", "bends at C=100")
-    assert "not resolved: a 95 % interval around it reaches across 1.1" in tomcat.sentence
-    assert tomcat.interval[0] < 1.1 < tomcat.interval[1]
-    assert "(1 launch)" not in tomcat.figure_text and "2 launches" in tomcat.figure_text
+    tomcat = one(found(run), "tomcat maxThreads=200", "does not bend up to C=100", "over 4 launches")
+    assert tomcat.interval is None and "2 launches" in tomcat.figure_text
+
+
+def sweep_run(tmp_path: Path, ratios: dict[int, tuple[float, ...]]) -> Path:
+    """The quick run with Tomcat's delay sweep replaced: the launches' latency ratios at each concurrency."""
+    run = copy(tmp_path, "quick")
+    records = [json.loads(line) for line in (run / "cells.jsonl").read_text().splitlines()]
+    model = next(r for r in records if r["cell_id"] == "delay-tomcat-mt200-delay_sync-c100-d250-r1")
+    rest = [r for r in records if not (r["group"] == "delay" and "-tomcat-" in r["cell_id"])]
+    sweep = [dict(model, cell_id=f"delay-tomcat-mt200-delay_sync-c{c}-d250-r{i}", concurrency=c, repetition=i,
+                  latency_ratio=ratio, efficiency_ratio=ratio, flags=[], valid=True)
+             for c, launches in ratios.items() for i, ratio in enumerate(launches, 1)]
+    (run / "cells.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rest + sweep))
+    (run / "points.jsonl").unlink(missing_ok=True)
+    return run
+
+
+def test_the_quick_profiles_tomcat_knee_is_placed_by_its_launches(tmp_path):
+    """Three launches at C=100 (about 1.01) and at C=400 (about 1.98): the hinge puts N at 204, its interval
+    holding maxThreads = 200 (the interpolation rule said C=113; the findings of the same run said C=400)."""
+    run = sweep_run(tmp_path, {100: (1.0, 1.01, 1.02), 400: (1.96, 1.98, 2.0)})
+    tomcat = one(found(run), "tomcat maxThreads=200", "bends at C=204 (95 % interval")
+    assert tomcat.label == "fitted knee N" and tomcat.interval[0] < 200 < tomcat.interval[1] < 220
+    assert tomcat.figure == pytest.approx(204, abs=1) and tomcat.n == 6
+
+
+def test_a_rise_the_hinge_does_not_fit_is_no_knee_and_no_flat_claim(tmp_path):
+    run = sweep_run(tmp_path, {c: tuple(r * k for k in (0.99, 1.0, 1.01))
+                               for c, r in ((50, 1.0), (100, 1.02), (200, 1.3), (400, 1.35))})
+    tomcat = one(found(run), "Where tomcat maxThreads=200", "does not rise as a pool's C / N")
+    assert "does not bend" not in tomcat.sentence and "no knee is stated" in tomcat.sentence
 
 
 def test_a_server_that_closes_its_connections_keeps_its_figures_and_the_finding_says_it(tmp_path):
@@ -228,6 +262,6 @@ def test_a_server_that_closes_its_connections_keeps_its_figures_and_the_finding_
     run = copy(tmp_path, "quick")
     closing = ["server_closed_connections"]
     rewrite(run, lambda r: r.update(flags=closing, valid=False) if "-tornado-" in r["cell_id"] else None)
-    tornado = one(found(run), "tornado (/delay/async", "bends at C=400")
+    tornado = one(found(run), "tornado (/delay/async", "bends between C=100 and C=400")
     assert "(tornado closed every connection: one request per connection)" in tornado.sentence
     assert tornado.figure is not None and not tornado.left_out

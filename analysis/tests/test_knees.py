@@ -1,4 +1,6 @@
-"""Knee detection (analysis) on synthetic ratio tables, and the knee records of a small synthetic cells list."""
+"""Knees from the hinge fitted over every launch (knees.judge, hinge.py): the three cases the issue names (a
+coarse grid that pins N, two points that pin it, a rise the hinge does not fit), the ends of the range, the
+indicative fit of too few launches, and the knee records of a small synthetic cells list."""
 from __future__ import annotations
 
 import json
@@ -9,73 +11,89 @@ import pytest
 
 from dataclasses import asdict
 
-from crossbench_analysis.knees import find_knee, read_jsonl, settings_knees, summary, write_jsonl
+from crossbench_analysis.knee_rule import judge, knee_text
+from crossbench_analysis.knees import read_jsonl, settings_knees, summary, write_jsonl
+
+NOISE = (0.99, 1.0, 1.01)       # three launches a point, 1 % apart
 
 
-def test_knee_between_points_is_interpolated_in_log_concurrency():
-    # 20 -> 1.0, 40 -> 2.0: 1.1 is a tenth of the way, in log C: 20 * 2 ** 0.1
-    knee = find_knee([(10, 1.0), (20, 1.0), (40, 2.0), (80, 4.0)])
-    assert knee.status == "crossed"
-    assert knee.concurrency == pytest.approx(20 * 2 ** 0.1)
-    assert knee.excursions == ()
+def launches(spec: list[tuple[float, float]], noise=NOISE) -> list[tuple[float, float]]:
+    return [(c, ratio * k) for c, ratio in spec for k in noise]
 
 
-def test_knee_interpolation_uses_the_ratios_at_both_ends():
-    knee = find_knee([(100, 1.05), (1000, 1.15)])
-    assert knee.concurrency == pytest.approx(10 ** 2.5)      # halfway in ratio, halfway in log C
+def test_a_coarse_grid_still_pins_the_knee_at_maxthreads():
+    """maxThreads=20 measured only at C=10, 40, 160: the interpolation rule said "from C=11"; the hinge's rising
+    side (2.0 at 40, 8.0 at 160, a from C=10) gives N = 20 with an interval that holds it."""
+    knee = judge(launches([(10, 1.0), (40, 2.0), (160, 8.0)]))
+    assert knee.status == "fitted" and knee.concurrency == pytest.approx(20, rel=0.03)
+    assert knee.low <= 20 <= knee.high and knee.high / knee.low < 1.1
+    assert knee_text(knee, 20).startswith("knee at C=20 [") and "C=11" not in knee_text(knee, 20)
 
 
-def test_point_exactly_at_threshold_counts_as_under_so_the_knee_sits_on_it():
-    knee = find_knee([(10, 1.0), (20, 1.1), (40, 2.0)])
-    assert knee.status == "crossed" and knee.concurrency == pytest.approx(20)
+def test_two_points_pin_the_knee_through_the_rising_one():
+    """C=100 at 1.01 and C=400 at 1.98 (the quick profile's Tomcat maxThreads=200): N = 400 x 1.01 / 1.98 = 204,
+    its interval from the launches' spread, holding 200 (maxThreads)."""
+    knee = judge(launches([(100, 1.01), (400, 1.98)]))
+    assert knee.status == "fitted" and knee.concurrency == pytest.approx(400 * 1.01 / 1.98, rel=0.002)
+    assert knee.low <= 200 <= knee.high and knee.high < 220
+    assert knee_text(knee, 200) == f"knee at C=204 [{knee.low:.0f}, {knee.high:.0f}] (predicted 200)"
 
 
-def test_never_exceeded_is_none_and_not_reached():
-    knee = find_knee([(25, 1.01), (100, 1.02), (1000, 1.08)])
-    assert knee.concurrency is None and knee.status == "not_reached"
+def test_a_rise_the_hinge_does_not_fit_is_said_to_be_a_poor_fit_not_a_knee():
+    """CPU saturation: 1.0, 1.02, 1.3, 1.35 does not rise as C / N; the concurrencies' means stray from the best
+    hinge far more than their launches stray from each other."""
+    knee = judge(launches([(50, 1.0), (100, 1.02), (200, 1.3), (400, 1.35)]))
+    assert knee.status == "poor_fit" and knee.concurrency is None
+    assert knee.fit.lack_of_fit_p < 1e-6 and "does not rise as a pool's C / N" in knee.words()
 
 
-def test_above_from_the_first_point_is_below_range():
-    knee = find_knee([(50, 1.3), (100, 2.0)])
-    assert knee.concurrency is None and knee.status == "below_range"
+def test_the_ends_of_the_range():
+    flat = judge(launches([(1, 1.0), (100, 1.01), (400, 1.02)]))
+    assert flat.status == "not_reached" and flat.words() == "not reached up to C=400"
+    bent = judge(launches([(40, 2.0), (80, 4.0), (160, 8.0)]))
+    assert bent.status == "below_range" and bent.words() == "bent already at C=40"
 
 
-def test_noisy_excursion_before_the_real_crossing_is_reported_not_taken():
-    # a spike at C=50 that comes back under: the knee is the crossing that stays
-    knee = find_knee([(25, 1.0), (50, 1.2), (100, 1.05), (200, 1.9), (400, 3.8)])
-    assert knee.status == "crossed"
-    assert 100 < knee.concurrency < 200
-    assert knee.excursions == (50,)
+def test_a_knee_the_launches_cannot_place_is_not_resolved():
+    noisy = judge(launches([(100, 1.0), (200, 1.02), (400, 1.15)], noise=(0.85, 1.0, 1.15)))
+    assert noisy.status == "not_resolved" and noisy.words().startswith("not resolved up to C=400: N > ")
 
 
-def test_noisy_excursion_with_no_lasting_crossing_is_not_a_knee():
-    knee = find_knee([(25, 1.0), (50, 1.15), (100, 1.02)])
-    assert knee.concurrency is None and knee.status == "not_reached" and knee.excursions == (50,)
+def test_one_launch_a_point_gives_the_bracket_with_an_indicative_fit():
+    """One launch past the knee: no interval, so the measured concurrencies around the fit, the fit indicative."""
+    knee = judge([(100, 1.01), (400, 1.98)])
+    assert knee.status == "bracket" and knee.bracket == (100, 400) and knee.indicative
+    assert knee_text(knee, 200) == "between C=100 and C=400 (predicted 200; fit C=204, indicative: 1 launch past it)"
 
 
-def test_order_of_points_does_not_matter_and_empty_is_not_reached():
-    assert find_knee([(40, 2.0), (20, 1.0)]).concurrency == pytest.approx(20 * 2 ** 0.1)
-    assert find_knee([]).status == "not_reached"
+def test_one_concurrency_is_too_few_to_fit():
+    assert judge([(16, 1.3)]).status == "too_few" and judge([]).words() == "no launch to fit"
 
 
-def cell(group, c, ratio, *, mt=20, executor="platform", steady=True, delay=200, status="ok", threads=30):
-    record = {"cell_id": f"{group}-{executor}-{mt}-c{c}", "group": group, "server": "tomcat",
+def cell(group, c, ratio, *, mt=20, executor="platform", steady=True, delay=200, status="ok", threads=30, rep=1):
+    record = {"cell_id": f"{group}-{executor}-{mt}-c{c}-r{rep}", "group": group, "server": "tomcat",
               "endpoint": "/delay/sync", "concurrency": c, "delay_ms": delay, "status": status,
               "executor": executor, "max_threads": mt if executor == "platform" else None,
-              "efficiency_ratio": ratio * 0.97, "threads_peak": threads}
+              "efficiency_ratio": ratio * 0.97, "threads_peak": threads, "repetition": rep}
     record["latency_ratio"] = ratio if steady else None
     return record
 
 
+def three(group, c, ratio, **kw):
+    """Three launches of a point, 1 % apart."""
+    return [cell(group, c, ratio * k, rep=i, **kw) for i, k in enumerate(NOISE, 1)]
+
+
 def synthetic_cells():
     return [
-        cell("delay", 10, 1.01), cell("delay", 20, 1.02), cell("delay", 40, 2.0, threads=45),
-        cell("delay", 10, 1.0, mt=50), cell("delay", 40, 1.0, mt=50), cell("delay", 80, 1.6, mt=50),
+        *three("delay", 10, 1.01), *three("delay", 20, 1.01), *three("delay", 40, 2.02, threads=45),
+        *three("delay", 80, 4.04, threads=45),
+        *three("delay", 10, 1.0, mt=50), *three("delay", 40, 1.0, mt=50), *three("delay", 80, 1.6, mt=50),
         cell("delay", 10, 1.0, executor="virtual"), cell("delay", 80, 1.01, executor="virtual", threads=25),
-        cell("delay", 40, 5.0, mt=50, status="failed"),           # failed cells are left out
+        cell("delay", 40, 5.0, mt=50, status="failed", rep=4),           # failed cells are left out
         {**cell("static", 10, 1.0), "endpoint": "/static/*", "delay_ms": 0, "efficiency_ratio": None,
          "latency_ratio": None},                        # no delay, no ratio: no knee
-        cell("queues", 10, 1.0, mt=10, steady=False), cell("queues", 30, 2.8, mt=10, steady=False),
+        cell("queues", 10, 1.0, mt=10, steady=False), cell("queues", 40, 2.8, mt=10, steady=False),
     ]
 
 
@@ -89,17 +107,20 @@ def test_knees_jsonl_has_one_record_per_setting(tmp_path):
                        ("delay", "tomcat virtual"), ("queues", "tomcat maxThreads=10")}
 
     mt20 = by[("delay", "tomcat maxThreads=20")]
-    assert mt20["predicted"] == 20 and mt20["status"] == "crossed"
-    assert mt20["knee_concurrency"] == pytest.approx(20 * 2 ** (0.08 / 0.98), abs=0.1)
+    assert mt20["predicted"] == 20 and mt20["status"] == "fitted"
+    assert mt20["knee_concurrency"] == pytest.approx(20, abs=0.2) and mt20["knee_low"] <= 20 <= mt20["knee_high"]
     assert mt20["knee_vs_predicted"] == pytest.approx(mt20["knee_concurrency"] / 20, abs=0.01)
+    assert mt20["text"].startswith("knee at C=20") and mt20["text"].endswith("(predicted 20)")
+    assert mt20["fit"]["launches"] == 12 and mt20["fit"]["past"] == 6 and mt20["bracket"] is None
     assert mt20["ratio_used"] == "latency_ratio" and mt20["threads_peak_max"] == 45
-    assert [p["concurrency"] for p in mt20["points"]] == [10, 20, 40]
-    assert mt20["points"][0]["cell_ids"] == ["delay-platform-20-c10"]
-    assert mt20["points"][2]["efficiency_ratio"] == pytest.approx(2.0 * 0.97)     # the seed's, alongside
+    assert [p["concurrency"] for p in mt20["points"]] == [10, 20, 40, 80]
+    assert mt20["points"][0]["cell_ids"] == [f"delay-platform-20-c10-r{i}" for i in (1, 2, 3)]
+    assert mt20["points"][2]["efficiency_ratio"] == pytest.approx(2.02 * 0.97)     # the seed's, alongside
+    assert mt20["points"][2]["ratio_launches"] == pytest.approx([2.02 * k for k in NOISE])
 
     mt50 = by[("delay", "tomcat maxThreads=50")]
-    assert [p["concurrency"] for p in mt50["points"]] == [10, 40, 80]     # the failed C=40 duplicate is out
-    assert mt50["knee_concurrency"] == pytest.approx(40 * 2 ** (0.1 / 0.6), abs=0.1)
+    assert [p["concurrency"] for p in mt50["points"]] == [10, 40, 80]     # the failed C=40 launch is out
+    assert mt50["status"] == "fitted" and mt50["knee_concurrency"] == pytest.approx(50, abs=0.5)
 
     virtual = by[("delay", "tomcat virtual")]
     assert virtual["predicted"] is None and virtual["knee_concurrency"] is None
@@ -108,6 +129,8 @@ def test_knees_jsonl_has_one_record_per_setting(tmp_path):
     queues = by[("queues", "tomcat maxThreads=10")]
     assert queues["ratio_used"] == "efficiency_ratio"            # a record without the steady ratio
     assert queues["points"][1]["ratio"] == pytest.approx(2.8 * 0.97)
+    assert queues["status"] == "bracket" and queues["bracket"] == [10, 40]
+    assert queues["text"] == "between C=10 and C=40 (predicted 10; fit C=14.3, indicative: 1 launch past it)"
 
 
 def test_a_knee_only_the_seeds_ratio_sees_is_reported_as_a_disagreement():
@@ -117,17 +140,19 @@ def test_a_knee_only_the_seeds_ratio_sees_is_reported_as_a_disagreement():
     for record, seed in zip(cells, (1.0, 1.9, 4.09)):
         record["efficiency_ratio"] = seed
     knee = settings_knees(cells)[0]
-    assert knee.status == "not_reached" and knee.seed_ratio_status == "crossed"
+    assert knee.status == "not_reached" and knee.seed_ratio_status == "bracket"
     assert 10 < knee.seed_ratio_knee < 40 and "waiting outside" in knee.disagreement
     agreeing = settings_knees([cell("delay", 10, 1.0), cell("delay", 40, 2.0)])[0]
     assert agreeing.disagreement is None
 
 
-def test_repetitions_are_averaged_per_concurrency():
-    knees = settings_knees([cell("delay", 20, 1.0), cell("delay", 20, 1.1), cell("delay", 40, 2.05)])
+def test_repetitions_are_one_point_by_the_points_estimator_and_every_launch_is_fitted():
+    knees = settings_knees([cell("delay", 20, 1.0), cell("delay", 20, 1.1, rep=2), cell("delay", 40, 2.05)])
     point = knees[0].points[0]
-    assert point["ratio"] == pytest.approx(1.05) and len(point["cell_ids"]) == 2
-    assert math.isclose(knees[0].knee_concurrency, round(20 * 2 ** (0.05 / 1.0), 1))
+    assert point["ratio"] == pytest.approx(math.sqrt(1.1), abs=1e-4) and len(point["cell_ids"]) == 2
+    assert point["ratio_low"] is None and point["launches"] == 2          # two launches: no interval
+    # a = the geometric mean of C=20's launches, N = 40 a / 2.05; one launch past it: the bracket, indicative
+    assert knees[0].knee_concurrency == round(40 * math.sqrt(1.1) / 2.05, 1) and knees[0].bracket == [20, 40]
 
 
 def test_empty_run_has_no_knees_and_says_so(tmp_path):
@@ -135,9 +160,8 @@ def test_empty_run_has_no_knees_and_says_so(tmp_path):
     write_jsonl([], tmp_path / "knees.jsonl")
     assert (tmp_path / "knees.jsonl").read_text() == "" and read_jsonl(tmp_path / "knees.jsonl") == []
     assert summary([]) == "knees: no delay cells to judge"
-    assert "delay tomcat maxThreads=20 delay 200 ms: ratio > 1.1 from C=21 (predicted 20)" in summary(
+    assert "delay tomcat maxThreads=20 delay 200 ms: knee at C=20" in summary(
         [asdict(k) for k in settings_knees(synthetic_cells())])
-
 
 
 def knee_records(ratios_by_c: dict[int, list[float]]) -> list[dict]:
@@ -147,14 +171,13 @@ def knee_records(ratios_by_c: dict[int, list[float]]) -> list[dict]:
             for c, ratios in ratios_by_c.items() for i, ratio in enumerate(ratios, 1)]
 
 
-def test_a_knee_is_resolved_only_beyond_the_intervals_and_unjudged_with_one_launch():
-    from crossbench_analysis.knees import settings_knees
-    clear = settings_knees(knee_records({100: [1.0, 1.01, 1.0], 400: [2.0, 2.02, 1.98]}))[0]
-    assert clear.status == "crossed" and clear.resolved is True and "beyond the 95 % intervals" in clear.text
-    blurred = settings_knees(knee_records({100: [1.0, 1.01], 400: [1.05, 1.3]}))[0]
-    assert blurred.status == "crossed" and blurred.resolved is False and "not resolved" in blurred.text
+def test_the_knee_record_states_the_interval_or_the_bracket():
+    clear = settings_knees(knee_records({100: [1.0, 1.01, 1.02], 400: [1.96, 1.98, 2.0]}))[0]
+    assert clear.status == "fitted" and clear.knee_low < 200 < clear.knee_high < 220
+    assert clear.text == f"knee at C=204 [{clear.knee_low:.0f}, {clear.knee_high:.0f}] (predicted 200)"
     single = settings_knees(knee_records({100: [1.0], 400: [2.0]}))[0]
-    assert single.resolved is None and single.text.endswith("(predicted 200)")
+    assert single.status == "bracket" and single.bracket == [100, 400] and single.knee_low is None
+    assert single.text.startswith("between C=100 and C=400 (predicted 200; fit C=200, indicative")
 
 
 def test_seed004s_pool_sizes_are_series_of_their_own_never_launches_of_one_point():

@@ -90,11 +90,18 @@ def test_knee_marks_are_the_knees_found_and_the_queue_group_is_left_out(exported
     marks = read_blocks(run_dir / "charts" / "data" / job.params["marks_1"])
     written = {k["setting"]: k for k in map(json.loads, (run_dir / "charts" / "data" / "knees.jsonl").read_text().splitlines())}
     assert set(marks) == {"tomcat maxThreads=50", "tomcat maxThreads=200", "tomcat virtual"}  # not the queues group's
-    for name, rows in marks.items():
-        expected = written[name]["knee_concurrency"]
+    for name, rows in marks.items():      # the diamond: a fitted N only, never a bracket's indicative fit
+        expected = written[name]["knee_concurrency"] if written[name]["status"] == "fitted" else None
         assert (rows[0]["knee_concurrency"] == "NaN") if expected is None else \
             float(rows[0]["knee_concurrency"]) == pytest.approx(expected)
-    assert 50 < float(marks["tomcat maxThreads=50"][0]["knee_concurrency"]) < 60
+    # ratio 1.01 max(1, C / 50), one launch a point, four past the knee: N = 50 with no residual to widen it
+    mt50 = marks["tomcat maxThreads=50"][0]
+    assert written["tomcat maxThreads=50"]["status"] == "fitted"
+    assert float(mt50["knee_concurrency"]) == pytest.approx(50, abs=0.1)
+    assert float(mt50["range_low"]) <= 50 <= float(mt50["range_high"])
+    assert marks["tomcat virtual"][0]["range_mid"] == "NaN" and "not reached up to C=1000" in \
+        written["tomcat virtual"]["text"]
+    assert "interpolated" not in job.caption and "fitted over every launch" in job.caption
     curves = read_blocks(run_dir / "charts" / "data" / job.params["file_1"])
     assert [float(r["concurrency"]) for r in curves["tomcat virtual"]] == [25, 50, 100, 200, 400, 1000]
 

@@ -20,10 +20,11 @@ __all__ = ["AUTO_RATES", "AUTO_SHARES", "CellPlan", "ExperimentError", "PeakMiss
            "cell_id_of", "expand", "load", "plan_from_dict", "point_of", "round_seed", "sweep_stopped", "validate",
            "with_rate_from_peak"]
 
-# precision = P: launch each point until its headline figure's 95 % interval is within P of its mean, between
-# min_launches and max_launches launches (crossbench.precision); repetitions then only sets the first rounds.
+# precision = P: min_launches first rounds, then as many launches as their spread says the headline figure's 95 %
+# interval needs to be within P, at most max_launches (crossbench.precision); repetitions then only sets the first
+# rounds.
 RUN_DEFAULTS = {"repetitions": 1, "shuffle": True, "shuffle_seed": None, "keepalive": True, "loadgen": loadgen.DEFAULT,
-                "precision": None, "min_launches": 2, "max_launches": 6, "min_window_delays": 0,
+                "precision": None, "min_launches": 3, "max_launches": 6, "min_window_delays": 0,
                 "server_cpus": [], "loadgen_cpus": [], "loadgen_threads": 1,
                 "pipeline": 1, "servers": list(servers.DEFAULT_PAIR)}
 

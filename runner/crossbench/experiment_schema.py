@@ -12,6 +12,7 @@ from .database import pgbouncer
 from .drivers import DEFAULT_KIND
 from .loadgen import ADAPTERS, DEFAULT as DEFAULT_LOADGEN
 from .servers import DB_ENDPOINTS, SettingsError
+from .stats import MIN_LAUNCHES
 
 ALL_ENDPOINTS = tuple(e.path for e in endpoints.TABLE)
 MAX_CONCURRENCY = 20_000
@@ -145,8 +146,9 @@ def validate_precision(run: dict, fail) -> None:
     for key in ("min_launches", "max_launches"):
         if isinstance(run[key], bool) or not isinstance(run[key], int) or run[key] < 1:
             fail(f"{key} must be a positive integer, not {run[key]!r}")
-    if run["min_launches"] < 2 and precision:
-        fail("min_launches must be at least 2 with a precision target (one launch has no interval)")
+    if run["min_launches"] < MIN_LAUNCHES and precision:
+        fail(f"min_launches must be at least {MIN_LAUNCHES} with a precision target (the first stage that sets "
+             "how many launches a point needs; fewer give no interval)")
     if run["min_launches"] > run["max_launches"]:
         fail(f"min_launches {run['min_launches']} is above max_launches {run['max_launches']}")
 

@@ -1,6 +1,10 @@
-"""The precision target (`--precision P`): after the first rounds, launch again every point whose headline
-figure's 95 % interval is wider than P of its mean, a round at a time, until each is precise enough or has had
-max_launches launches (then it keeps its interval and the flag `imprecise`).
+"""The precision target (`--precision P`), by Stein's two-stage rule: every point gets at least three launches
+(stats.MIN_LAUNCHES, the first stage); the spread of those three sets once how many launches its headline figure
+needs for a 95 % interval within P (stats.launches_needed), and the point is launched a round at a time until it
+has them or max_launches. The count is never revised from later launches: stopping when an interval happens to
+look narrow stops exactly when the launches happen to agree, and such intervals cover less than they say (the
+simulation test, runner/tests/test_coverage.py, shows both). A point whose final interval is still wider than P
+keeps it and the flag `imprecise`.
 
 Decided from the records alone, so an interrupted run resumes where it stopped: a launch is a cell id
 (point_id-rN), never run twice, never lost.
@@ -9,13 +13,13 @@ from __future__ import annotations
 
 import random
 
-from . import experiment, points
+from . import experiment, points, stats
 from .cellplan import CellPlan
 
 
 def next_round(cells: list[CellPlan], records: list[dict], run: dict) -> list[CellPlan]:
-    """The launches still wanted: one more of each imprecise point (shuffled like a round), none when every
-    point is precise, out of launches, or has no launch that counted."""
+    """The launches still wanted: one more of each point with fewer counted launches than its first stage asks
+    for (shuffled like a round); none for a point out of launches or with no launch that counted."""
     precision = run.get("precision")
     if not precision:
         return []
@@ -31,11 +35,17 @@ def next_round(cells: list[CellPlan], records: list[dict], run: dict) -> list[Ce
             continue
         if planned[pid].peak_cell is None and is_peak(planned[pid], cells):
             continue        # a peak only sets the rates of its open-loop cells; its shares are the points
-        if not points.precise(point["figures"].get(point["headline"]), precision):
+        if point["n"] < needed(point, precision):
             wanted.append(planned[pid].launch(launched[pid] + 1))
     if run["shuffle"] and wanted:
         random.Random(experiment.round_seed(run, max(c.repetition for c in wanted))).shuffle(wanted)
     return wanted
+
+
+def needed(point: dict, precision: float) -> int:
+    """The launches the point's headline figure needs, from its first stage (its first counted launches)."""
+    figure = point["figures"].get(point["headline"]) or {}
+    return stats.launches_needed(figure.get("launches") or [], precision)
 
 
 def is_peak(cell: CellPlan, cells: list[CellPlan]) -> bool:

@@ -92,10 +92,11 @@ def parse_args(argv):
     m.add_argument("--duration", type=float, dest="duration_s", help="measured window per cell, seconds")
     m.add_argument("--warmup", type=float, dest="warmup_s", help="unrecorded warm-up per cell, seconds")
     m.add_argument("--repetitions", type=int, help="launches of every point, in rounds (every point once, then again)")
-    m.add_argument("--precision", type=share, help="launch each point until its headline figure's 95%% interval "
-                   "is within this share of its mean (e.g. 0.03), between --min-launches and --max-launches; "
+    m.add_argument("--precision", type=share, help="launch each point as often as the spread of its first "
+                   "--min-launches launches says its headline figure's 95%% interval needs to be within this share "
+                   "(e.g. 0.03; Stein's two-stage rule), at most --max-launches; "
                    "off: the experiment's repetitions only (the seeds' own protocols)")
-    m.add_argument("--min-launches", type=int, dest="min_launches", help="with --precision: first rounds (default 2)")
+    m.add_argument("--min-launches", type=int, dest="min_launches", help="with --precision: first rounds, at least 3 (default 3)")
     m.add_argument("--max-launches", type=int, dest="max_launches", help="with --precision: at most (default 6)")
     m.add_argument("--shuffle", action="store_true", default=None, help="shuffle each round's order (the default)")
     m.add_argument("--no-shuffle", dest="shuffle", action="store_false", help="run each round in plan order")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cache
 from fractions import Fraction
 
 LATENCY_PERCENTILES = {"p50": 50, "p90": 90, "p99": 99}
@@ -13,7 +14,7 @@ LATENCY_PERCENTILES = {"p50": 50, "p90": 90, "p99": 99}
 def nearest_rank(sorted_values: list[float], percent: float | str) -> float | None:
     """The smallest value with at least percent% of the values at or below it (no interpolation): on 1..100,
     p50 is 50 and p99 is 99. The rank is computed exactly (99.9 % of 1000 is 999, not 999.0000000000001)."""
-    if not sorted_values:
+    if len(sorted_values) == 0:
         return None
     rank = max(1, math.ceil(Fraction(str(percent)) * len(sorted_values) / 100))
     return sorted_values[rank - 1]
@@ -29,17 +30,115 @@ def latency_summary(latencies_ms, extra_percentiles: dict[str, float] | None = N
             "max": values[-1]}
 
 
-# --- error of a figure over launches (issue 18). A launch is the unit of repetition (Georges et al., OOPSLA
-# 2007): the whole stack started afresh. Intervals are over launch values, never over samples within one.
+# --- error of a figure over launches. A launch is the unit of repetition (Georges et al., OOPSLA 2007): the
+# whole stack started afresh. Intervals are over launch values, never over samples within one.
 
 CONFIDENCE = 0.95
+# A stated interval rests on at least this many launches: with two, Student's t has one degree of freedom
+# (t = 12.7) and an interval is as wide as the figure; fewer launches are shown as their values, "indicative".
+# The first MIN_LAUNCHES launches of a point are also its first stage (launches_needed).
+MIN_LAUNCHES = 3
+GEOMETRIC = "geometric mean of launches, Student's t on their logs"
+STEIN = "geometric mean of launches, Stein's two-stage t on the first 3 launches' log spread (precision target)"
+INDICATIVE = "indicative: fewer than 3 launches, no interval"
+NOT_POSITIVE = "mean of launches, one at or below zero: no interval"
 T_METHOD = "student-t over launches"
 ONE_LAUNCH = "one launch: no interval"
 
 
 @dataclass(frozen=True)
+class Estimate:
+    """A figure of a point from its launches, by the one estimator every figure uses (GEOMETRIC).
+
+    Throughput, latency and its percentiles, ratios, CPU, RSS and threads are positive and ratio-scaled (a change
+    is a factor), so the value is the geometric mean of the launch values and the interval is built on their logs
+    and mapped back: never below zero, and on the scale compare judges B/A. A percentile is estimated from the
+    launches' own percentiles like any figure, so its value and interval come from one estimator; the launch, not
+    the request, is the unit that varies.
+
+    When the precision target set how many launches a point got, its figures use stein_estimate instead.
+
+    With fewer than MIN_LAUNCHES launches, or a launch at zero (an idle CPU), the value has no interval and says
+    why (`method`)."""
+    value: float
+    low: float | None
+    high: float | None
+    n: int
+    method: str
+    launches: tuple[float, ...] = ()
+
+    @property
+    def indicative(self) -> bool:
+        return self.low is None
+
+    @property
+    def half_width_rel(self) -> float | None:
+        """The interval's larger side over the value: 0.03 is "within 3 %" (on logs the upper side is the
+        larger)."""
+        if self.low is None or self.high is None or not self.value:
+            return None
+        return max(self.high - self.value, self.value - self.low) / abs(self.value)
+
+    def as_figure(self) -> dict:
+        """The figure as points.jsonl keeps it."""
+        return {"value": self.value, "ci95_low": self.low, "ci95_high": self.high, "n": self.n,
+                "half_width_rel": self.half_width_rel, "estimator": self.method, "indicative": self.indicative,
+                "launches": list(self.launches)}
+
+
+def estimate(values: list[float], confidence: float = CONFIDENCE) -> Estimate:
+    """A figure's value and interval from its launch values in launch order (see Estimate)."""
+    if not values:
+        raise ValueError("estimate of no values")
+    values = [float(v) for v in values]
+    n = len(values)
+    if any(v <= 0 for v in values):
+        return Estimate(sum(values) / n, None, None, n, NOT_POSITIVE, tuple(values))
+    logs = [math.log(v) for v in values]
+    centre = sum(logs) / n
+    if n < MIN_LAUNCHES:
+        return Estimate(math.exp(centre), None, None, n, INDICATIVE, tuple(values))
+    half = t_quantile(confidence, n - 1) * log_spread(logs) / math.sqrt(n)
+    return Estimate(math.exp(centre), math.exp(centre - half), math.exp(centre + half), n, GEOMETRIC, tuple(values))
+
+
+def stein_estimate(values: list[float], confidence: float = CONFIDENCE) -> Estimate:
+    """A figure of a point whose launch count the precision target set from its first MIN_LAUNCHES launches
+    (launches_needed): the geometric mean of all n, and Stein's interval, t(2) times the log spread of those first
+    launches over sqrt(n). The usual interval over all n reuses the spread that chose n and covers 91-94 %
+    instead of 95 %; the mean of all launches is independent of the first stage's spread, so Stein's covers as
+    stated (runner/tests/test_coverage.py). With three launches the two are the same."""
+    plain = estimate(values, confidence)
+    if plain.indicative:
+        return plain
+    logs = [math.log(v) for v in plain.launches]
+    half = t_quantile(confidence, MIN_LAUNCHES - 1) * log_spread(logs[:MIN_LAUNCHES]) / math.sqrt(len(logs))
+    centre = math.log(plain.value)
+    return Estimate(plain.value, math.exp(centre - half), math.exp(centre + half), plain.n, STEIN, plain.launches)
+
+
+def log_spread(logs: list[float]) -> float:
+    """The sample standard deviation of log values."""
+    centre = sum(logs) / len(logs)
+    return math.sqrt(sum((v - centre) ** 2 for v in logs) / (len(logs) - 1))
+
+
+def launches_needed(first_stage: list[float], precision: float, confidence: float = CONFIDENCE) -> int:
+    """Stein's two-stage rule: the launches a point needs for its interval (Estimate) to be within `precision`,
+    set once from the log spread of its first MIN_LAUNCHES launches and never revised. Stopping as soon as an
+    interval looks narrow stops exactly when the launches happen to agree (their spread underestimated), and such
+    intervals cover 89 % instead of 95 % (runner/tests/test_coverage.py)."""
+    if len(first_stage) < MIN_LAUNCHES or any(v <= 0 for v in first_stage):
+        return MIN_LAUNCHES
+    spread = log_spread([math.log(v) for v in first_stage[:MIN_LAUNCHES]])
+    wanted = (t_quantile(confidence, MIN_LAUNCHES - 1) * spread / math.log(1 + precision)) ** 2
+    return max(MIN_LAUNCHES, math.ceil(wanted))
+
+
+@dataclass(frozen=True)
 class Interval:
-    """A mean over launches and its two-sided confidence interval (None, None with one launch)."""
+    """A mean over launches and its two-sided confidence interval (None, None with one launch): an arithmetic
+    mean, for differences that may be negative (a fitted slope's inputs); positive figures use `estimate`."""
     mean: float
     low: float | None
     high: float | None
@@ -55,7 +154,7 @@ class Interval:
 
 
 def t_interval(values: list[float], confidence: float = CONFIDENCE) -> Interval:
-    """Student's t interval of the mean of independent launch values: mean +- t(n-1) * s / sqrt(n)."""
+    """Student's t interval of the mean of independent values: mean +- t(n-1) * s / sqrt(n)."""
     if not values:
         raise ValueError("t_interval of no values")
     n = len(values)
@@ -63,13 +162,17 @@ def t_interval(values: list[float], confidence: float = CONFIDENCE) -> Interval:
     if n < 2:
         return Interval(mean, None, None, n, ONE_LAUNCH)
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    half = _t_quantile(confidence, n - 1) * sd / math.sqrt(n)
+    half = t_quantile(confidence, n - 1) * sd / math.sqrt(n)
     return Interval(mean, mean - half, mean + half, n, T_METHOD)
 
 
-def _t_quantile(confidence: float, df: float) -> float:
+@cache
+def t_quantile(confidence: float, df: float) -> float:
+    """Student's t quantile of a two-sided `confidence` interval."""
     from scipy.stats import t      # imported here: scipy takes ~0.3 s to import and most callers never need it
     return float(t.ppf(0.5 + confidence / 2, df))
+
+
 
 
 @dataclass(frozen=True)
@@ -104,7 +207,7 @@ def log_ratio(a: list[float], b: list[float], confidence: float = CONFIDENCE) ->
     if se == 0:
         return RatioTest(ratio, ratio, ratio, 0.0 if ratio != 1 else 1.0, len(a), len(b), WELCH_METHOD)
     df = (va + vb) ** 2 / (va ** 2 / (len(la) - 1) + vb ** 2 / (len(lb) - 1))
-    half = _t_quantile(confidence, df) * se
+    half = t_quantile(confidence, df) * se
     from scipy.stats import t
     p = float(2 * t.sf(abs(mb - ma) / se, df))
     return RatioTest(ratio, math.exp(mb - ma - half), math.exp(mb - ma + half), p, len(a), len(b), WELCH_METHOD)
@@ -131,7 +234,122 @@ def paired_log_ratio(pairs: list[tuple[float, float]], confidence: float = CONFI
     se = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1) / n)
     if se == 0:
         return RatioTest(ratio, ratio, ratio, 0.0 if ratio != 1 else 1.0, n, n, PAIRED_METHOD)
-    half = _t_quantile(confidence, n - 1) * se
+    half = t_quantile(confidence, n - 1) * se
     from scipy.stats import t
     p = float(2 * t.sf(abs(mean) / se, n - 1))
     return RatioTest(ratio, math.exp(mean - half), math.exp(mean + half), p, n, n, PAIRED_METHOD)
+
+
+# --- compare's tests (verdicts, false discovery rate)
+
+INCREASE, DECREASE, EQUIVALENT, INCONCLUSIVE = "increase", "decrease", "equivalent", "inconclusive"
+RUN_WELCH_METHOD = "Welch's t on log values, the run-to-run variance added (2 sigma_run^2)"
+
+
+@dataclass(frozen=True)
+class ChangeTest:
+    """B over A on the log scale: the difference of the log means, its standard error and degrees of freedom,
+    from which every interval, p value and call of a compare follows. `run_sd` is the run-to-run spread that was
+    added to the variance (0 within one run)."""
+    diff: float
+    se: float
+    df: float
+    n_a: int
+    n_b: int
+    method: str
+    run_sd: float = 0.0
+
+    @property
+    def ratio(self) -> float:
+        return math.exp(self.diff)
+
+    def interval(self, confidence: float = CONFIDENCE) -> tuple[float, float]:
+        """B/A's two-sided interval at `confidence`."""
+        half = t_quantile(confidence, self.df) * self.se
+        return math.exp(self.diff - half), math.exp(self.diff + half)
+
+    @property
+    def low(self) -> float:
+        return self.interval()[0]
+
+    @property
+    def high(self) -> float:
+        return self.interval()[1]
+
+    @property
+    def p_value(self) -> float:
+        """Two-sided p of "no change" (B/A = 1)."""
+        from scipy.stats import t
+        return float(2 * t.sf(abs(self.diff) / self.se, self.df))
+
+
+def untestable(*sides: list[float]) -> str | None:
+    """Why launch values cannot carry a test, or None: fewer than MIN_LAUNCHES on a side, or a side whose launches
+    are all equal (a spread of zero is an artefact, a rounding or a cap, not a measured precision: it would give
+    p = 0)."""
+    for name, values in zip("AB", sides):
+        if len(values) < MIN_LAUNCHES:
+            return f"{len(values)} launch{'es' if len(values) != 1 else ''} in {name}, fewer than {MIN_LAUNCHES}"
+        if len(set(values)) == 1:
+            return f"{name}'s {len(values)} launches are tied: no spread"
+    return None
+
+
+def run_log_ratio(a: list[float], b: list[float], run_sd: float = 0.0) -> ChangeTest:
+    """B/A between two runs: Welch's t on the log values with the run-to-run variance as a component,
+    se^2 = s_a^2/n_a + s_b^2/n_b + 2 run_sd^2 (each run's mean carries one draw of the run's level). The degrees
+    of freedom are Welch-Satterthwaite's with run_sd taken as known (it adds no term to the denominator)."""
+    if untestable(a, b) or any(v <= 0 for v in (*a, *b)):
+        raise ValueError(f"run_log_ratio needs {MIN_LAUNCHES}+ positive, untied values a side")
+    la, lb = [math.log(v) for v in a], [math.log(v) for v in b]
+    ma, mb = sum(la) / len(la), sum(lb) / len(lb)
+    va = sum((v - ma) ** 2 for v in la) / (len(la) - 1) / len(la)
+    vb = sum((v - mb) ** 2 for v in lb) / (len(lb) - 1) / len(lb)
+    total = va + vb + 2 * run_sd ** 2
+    df = total ** 2 / (va ** 2 / (len(la) - 1) + vb ** 2 / (len(lb) - 1))
+    method = RUN_WELCH_METHOD if run_sd else WELCH_METHOD
+    return ChangeTest(mb - ma, math.sqrt(total), df, len(a), len(b), method, run_sd)
+
+
+def paired_change(pairs: list[tuple[float, float]]) -> ChangeTest:
+    """B/A from launches paired by round: Student's t on log(b) - log(a), n - 1 degrees of freedom."""
+    diffs = [math.log(b) - math.log(a) for a, b in pairs]
+    if len(diffs) < MIN_LAUNCHES or len(set(diffs)) == 1:
+        raise ValueError(f"paired_change needs {MIN_LAUNCHES}+ pairs whose differences are not all equal")
+    n = len(diffs)
+    mean = sum(diffs) / n
+    se = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1) / n)
+    return ChangeTest(mean, se, n - 1, n, n, PAIRED_METHOD)
+
+
+def change_call(test: ChangeTest, margin: float, alpha: float = 1 - CONFIDENCE) -> str:
+    """What a test shows against an equivalence margin m, symmetric on the log scale (B/A inside
+    [1/(1+m), 1+m]): INCREASE or DECREASE when the whole two-sided (1 - alpha) interval lies beyond it (as
+    criterion's compare_to_threshold: both bounds); EQUIVALENT when the two one-sided tests at alpha (TOST)
+    both reject a change of m or more, which is the two-sided (1 - 2 alpha) interval, 90 % at alpha = 5 %,
+    inside the margin; INCONCLUSIVE otherwise. The two cannot both hold."""
+    if not 0 < margin < 1:
+        raise ValueError(f"margin {margin} outside (0, 1)")
+    bound = math.log(1 + margin)
+    low, high = (math.log(v) for v in test.interval(1 - alpha))
+    if low > bound:
+        return INCREASE
+    if high < -bound:
+        return DECREASE
+    low, high = (math.log(v) for v in test.interval(1 - 2 * alpha))
+    return EQUIVALENT if -bound < low and high < bound else INCONCLUSIVE
+
+
+def benjamini_hochberg(p_values: list[float]) -> list[float]:
+    """Benjamini-Hochberg adjusted p values (1995), in the given order: a test is a discovery at false discovery
+    rate q when its adjusted p is at most q; the expected share of false discoveries among those made is then at
+    most q (independent or positively dependent tests)."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted = [1.0] * m
+    running = 1.0
+    for rank in range(m, 0, -1):
+        i = order[rank - 1]
+        running = min(running, p_values[i] * m / rank)
+        adjusted[i] = running
+    return adjusted

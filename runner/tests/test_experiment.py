@@ -10,11 +10,11 @@ def resolve(name="seed002", **overrides):
     return experiment.apply_overrides(experiment.load(name), {"shuffle": False, "precision": False, **overrides})
 
 
-def test_seed002_is_the_seed_matrix_with_windows_that_grow_with_the_delay_and_two_launches_first():
+def test_seed002_is_the_seed_matrix_with_windows_that_grow_with_the_delay_and_three_launches_first():
     cells = experiment.expand(resolve(precision=0.05))
-    assert len(cells) == 2 * (2 * 4 + 2 * 3 * 4 + 4)
-    assert {c.delay_ms: c.duration_s for c in cells} == {0: 15, 1000: 15, 3000: 18, 10000: 60}
-    assert {c.repetition for c in cells} == {1, 2}
+    assert len(cells) == 3 * (2 * 4 + 2 * 3 * 4 + 4)
+    assert {c.delay_ms: c.duration_s for c in cells} == {0: 10, 1000: 10, 3000: 18, 10000: 60}
+    assert {c.repetition for c in cells} == {1, 2, 3}
 
 
 def test_seed002_protocol_is_the_seeds_own_matrix():
@@ -29,10 +29,10 @@ def test_seed002_protocol_is_the_seeds_own_matrix():
     assert len({c.cell_id for c in cells}) == len(cells)
 
 
-def test_quick_is_small_and_launches_every_point_twice():
+def test_quick_is_small_and_launches_every_point_three_times():
     cells = experiment.expand(resolve("quick"))
     run_s = sum(c.duration_s + c.warmup_s for c in cells)
-    assert run_s <= 150 and {c.repetition for c in cells} == {1, 2}
+    assert run_s <= 150 and {c.repetition for c in cells} == {1, 2, 3}
 
 
 def test_overrides():
@@ -77,9 +77,9 @@ def test_the_point_id_is_everything_but_the_repetition():
     assert experiment.plan_from_dict(old).point_id == cells[0].point_id
 
 
-def test_a_precision_target_plans_two_rounds_first():
-    cells = experiment.expand(resolve("quick", precision=0.05))
-    assert {c.repetition for c in cells} == {1, 2}
+def test_a_precision_target_plans_its_first_stage_of_three_rounds_first():
+    cells = experiment.expand(resolve("quick", precision=0.05, repetitions=1))
+    assert {c.repetition for c in cells} == {1, 2, 3}
 
 
 @pytest.mark.parametrize("overrides, message", [
@@ -95,7 +95,7 @@ def test_a_precision_target_plans_two_rounds_first():
     ({"precision": 0}, "precision is a share of the mean between 0 and 1"),
     ({"min_window_delays": -1}, "min_window_delays is a number of delays"),
     ({"precision": 0.05, "min_launches": 5, "max_launches": 3}, "min_launches 5 is above max_launches 3"),
-    ({"precision": 0.05, "min_launches": 1}, "min_launches must be at least 2"),
+    ({"precision": 0.05, "min_launches": 2}, "min_launches must be at least 3"),
 ])
 def test_bad_overrides_are_refused_clearly(overrides, message):
     with pytest.raises(ExperimentError, match=message):

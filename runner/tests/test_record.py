@@ -70,7 +70,7 @@ def written_keys() -> set[str]:
     # findings.json, which analysis writes itself, and a point's launches it attaches to the point ("records",
     # and the disturbed ones it left out: "disturbed_records")
     keys |= set(Finding.__dataclass_fields__) | {"figure_text", "chart_name", "records", "disturbed_records"}
-    keys |= set(points.point_record("p", [{"cell_id": "p-r1", "status": "ok"}], None, None))    # points.jsonl
+    keys |= set(points.point_record("p", [{"cell_id": "p-r1", "status": "ok"}], None))    # points.jsonl
     return keys | {k.name for p in servers.PLUGINS.values() for k in p.knobs}
 
 
@@ -162,7 +162,7 @@ def test_a_schema_3_run_reads_as_schema_4():
     ok = [r for r in upgraded if r["status"] == "ok"]
     assert ok and all(r["db_pool_active_peak"] is None and r["db_pool_waiting_peak"] is None for r in ok)
     (point, failed) = points.load(SCHEMA3)
-    assert point["n"] == 2 and point["figures"]["rps"]["mean"] > 0 and failed["failed"] == 1
+    assert point["n"] == 2 and point["figures"]["rps"]["value"] > 0 and failed["failed"] == 1
     run = load_run(SCHEMA3)
     assert len(run.cells) == 3 and not [w for w in run.warnings if "schema" in w], run.warnings
     assert record.upgrade({"schema_version": 2, "cell_id": "a-b-r3"})["point_id"] == "a-b"

@@ -23,7 +23,7 @@ def by_point(cells):
 
 
 def test_only_a_point_whose_launches_all_failed_and_all_ran_is_launched_again():
-    config, cells = planned("quick")                   # two rounds, no precision target
+    config, cells = planned("quick", repetitions=2)    # two rounds, no precision target
     dead, half, fine, waiting = by_point(cells)[:4]
     records = [record(c, "failed") for c in dead] + [record(half[0], "failed"), record(half[1])] + \
         [record(c) for c in fine] + [record(waiting[0], "failed")]          # waiting's second launch not run yet

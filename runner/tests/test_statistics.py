@@ -18,12 +18,36 @@ def test_student_t_interval_of_one_to_five():
     assert interval.method == stats.T_METHOD
 
 
-def test_two_launches_give_a_wide_interval_and_one_gives_none():
-    # n = 2: t(0.975, 1) = 12.7062, se = 1: [11 - 12.7062, 11 + 12.7062]
-    two = stats.t_interval([10, 12])
-    assert (two.low, two.high) == (pytest.approx(-1.706205, abs=1e-6), pytest.approx(23.706205, abs=1e-6))
-    one = stats.t_interval([7.5])
-    assert (one.mean, one.low, one.high, one.half_width_rel, one.method) == (7.5, None, None, None, stats.ONE_LAUNCH)
+def test_a_figure_is_the_geometric_mean_with_students_t_on_logs_and_never_goes_below_zero():
+    # logs of 100, 110, 105: mean 4.653203, s = 0.047661, se = 0.027517, t(0.975, 2) = 4.302653: half 0.118397
+    found = stats.estimate([100, 110, 105])
+    assert found.value == pytest.approx(104.920575, abs=1e-6) and found.method == stats.GEOMETRIC
+    assert found.low == pytest.approx(93.205864, abs=1e-5) and found.high == pytest.approx(118.107666, abs=1e-5)
+    assert found.half_width_rel == pytest.approx(118.107666 / 104.920575 - 1, abs=1e-6)   # the wider, upper side
+    # the quick run's Tomcat static p99 that read [-1950, 2775] on the straight scale: wide, but above zero
+    wide = stats.estimate([60.0, 976.0, 700.0])
+    assert 0 < wide.low < wide.value < wide.high
+
+
+def test_under_three_launches_a_figure_is_indicative_and_a_launch_at_zero_has_no_interval():
+    two = stats.estimate([10, 12])        # t(1) = 12.7 would make the interval as wide as the figure
+    assert (two.low, two.high, two.indicative, two.method) == (None, None, True, stats.INDICATIVE)
+    assert two.value == pytest.approx(math.sqrt(120)) and two.launches == (10.0, 12.0)
+    idle = stats.estimate([0.0, 0.3, 0.6])           # an idle CPU: no log, no interval, said so
+    assert (idle.value, idle.low, idle.method) == (pytest.approx(0.3), None, stats.NOT_POSITIVE)
+    assert points.fmt_interval(two.as_figure(), "req/s") == "2 launches: 10, 12 req/s (indicative)"
+    assert points.fmt_interval(idle.as_figure(), "%") == "0.3 % (3 launches, one at zero)"
+    with pytest.raises(ValueError):
+        stats.estimate([])
+
+
+def test_steins_rule_sets_the_launches_from_the_first_stage_spread():
+    # logs of 100, 150, 120: s = 0.203075; (t(0.975, 2) s / ln 1.05)^2 = (4.302653 * 0.203075 / 0.048790)^2 = 320.7
+    assert stats.launches_needed([100, 150, 120], 0.05) == 321
+    assert stats.launches_needed([100, 100.2, 100.1], 0.05) == stats.MIN_LAUNCHES      # already tight
+    assert stats.launches_needed([100, 101], 0.05) == stats.MIN_LAUNCHES              # no first stage yet
+    # only the first stage counts: a tight fourth launch does not lower what a wide first stage asked
+    assert stats.launches_needed([100, 150, 120, 121, 120], 0.05) == 321
 
 
 def test_welch_on_log_values_known_answer():
@@ -92,10 +116,11 @@ def test_a_point_holds_its_launches_with_intervals_and_counts_failures_apart():
     assert (point["point_id"], point["n"], point["failed"]) == ("s-tomcat-c10-d0", 3, 1)
     assert point["cells"] == ["s-tomcat-c10-d0-r1", "s-tomcat-c10-d0-r2", "s-tomcat-c10-d0-r4"]
     rps = point["figures"]["rps"]
-    # 100, 110, 105: mean 105, s = 5, se = 2.88675, t(0.975, 2) = 4.30265: half-width 12.4206
-    assert rps["mean"] == 105 and rps["ci95_low"] == pytest.approx(92.5794, abs=1e-4)
-    assert rps["ci95_high"] == pytest.approx(117.4206, abs=1e-4) and rps["n"] == 3
-    assert point["figures"]["latency_ms.p99"]["value_method"].startswith("mean of the launches")
+    assert rps["value"] == pytest.approx(104.920575, abs=1e-6) and rps["ci95_low"] == pytest.approx(93.2059, abs=1e-4)
+    assert rps["ci95_high"] == pytest.approx(118.1077, abs=1e-4) and rps["n"] == 3
+    assert rps["estimator"] == stats.GEOMETRIC and rps["launches"] == [100, 110, 105]
+    p99 = point["figures"]["latency_ms.p99"]      # a percentile: the same estimator over the launches' own p99
+    assert p99["value"] == pytest.approx((10 * 12 * 11) ** (1 / 3)) and p99["estimator"] == stats.GEOMETRIC
     assert "efficiency_ratio" not in point["figures"] and point["headline"] == "rps" and point["valid"]
 
 
@@ -112,7 +137,8 @@ def test_an_imprecise_point_keeps_its_figures_and_stays_valid():
     """imprecise says how wide the interval is, not that the point measured wrong: findings, advice and knees
     read it with its interval (seed000's blocked /now probe, 13 s +- 100 %, was 'no figure')."""
     [wide] = points.aggregate([record("p-r1", 100, 10), record("p-r2", 140, 10)], precision=0.05)
-    assert wide["flags"] == ["imprecise"] and wide["valid"] and wide["figures"]["rps"]["mean"] == 120
+    assert wide["flags"] == ["imprecise"] and wide["valid"]
+    assert wide["figures"]["rps"]["value"] == pytest.approx(math.sqrt(100 * 140))
 
 
 def test_a_noisy_launch_is_left_out_while_the_point_has_a_quiet_one():
@@ -120,7 +146,8 @@ def test_a_noisy_launch_is_left_out_while_the_point_has_a_quiet_one():
     [point] = points.aggregate(records, precision=0.05)
     assert point["cells"] == ["p-r1", "p-r3"] and point["disturbed_cells"] == ["p-r2"] and point["n"] == 2
     assert point["failed"] == 0 and precision.summary([point], 0.05).endswith("3 launches in all")  # not failed
-    assert point["figures"]["rps"]["mean"] == 101 and point["flags"] == ["imprecise"]   # t(1) on 100, 102
+    assert point["figures"]["rps"]["value"] == pytest.approx(math.sqrt(100 * 102))
+    assert point["flags"] == ["imprecise"]                 # two launches: indicative, no interval
     # every launch noisy: none is left out, and the point keeps their flags
     [alone] = points.aggregate([record("q-r1", 100, 10, flags=["noisy_host"]),
                                 record("q-r2", 90, 10, flags=["noisy_host", "errors"])])
@@ -134,9 +161,9 @@ def test_a_point_whose_noisy_launch_is_left_out_asks_for_another():
     first = cells[0]
     records = [{**record(c.cell_id, 100 + c.repetition, 10), "point_id": c.point_id} for c in cells
                if c.point_id == first.point_id]
-    records[1]["flags"] = ["noisy_host"]                 # two launches, one noisy: one counts, no interval
+    records[1]["flags"] = ["noisy_host"]                 # three launches, one noisy: two count, no first stage
     wanted = precision.next_round(cells, records, config["run"])
-    assert [c.cell_id for c in wanted] == [first.launch(3).cell_id]
+    assert [c.cell_id for c in wanted] == [first.launch(4).cell_id]
 
 
 def test_the_headline_follows_the_kind_of_point():
@@ -152,6 +179,8 @@ def test_interval_text():
     assert points.fmt_interval({"value": 1.0432, "ci95_low": 1.031, "ci95_high": 1.0554}) == "1.043 ± 0.012"
     assert points.fmt_interval({"value": 2710.4, "ci95_low": None, "ci95_high": None}, "req/s") == \
         "2710 req/s (1 launch)"
+    # an interval on logs is wider above: both bounds, not a ± that would hide it
+    assert points.fmt_interval({"value": 518.0, "ci95_low": 310.2, "ci95_high": 866.4}, "ms") == "518 [310, 866] ms"
 
 
 def test_points_file_is_written_and_read_back_and_computed_for_older_runs(tmp_path):
@@ -166,34 +195,34 @@ def quick_cells(**run):
     return expand(apply_overrides(load("quick"), {"shuffle": False, **run}))
 
 
-def test_precision_launches_again_only_the_imprecise_points_up_to_the_maximum():
-    cells = quick_cells(precision=0.05, max_launches=3)
+def test_precision_launches_again_the_points_whose_first_stage_asks_more_up_to_the_maximum():
+    cells = quick_cells(precision=0.05, max_launches=4)
     a, b = cells[0], cells[1]
-    first_two = [c for c in cells if c.point_id in (a.point_id, b.point_id)]
-    assert len(first_two) == 4
-    run = {"precision": 0.05, "max_launches": 3, "shuffle": False}
-    rps = {a.point_id: (100, 100.2), b.point_id: (100, 150)}     # a within 5 % (1.3 %), b far from it
+    first_stage = [c for c in cells if c.point_id in (a.point_id, b.point_id)]
+    assert len(first_stage) == 6
+    run = {"precision": 0.05, "max_launches": 4, "shuffle": False}
+    rps = {a.point_id: (100, 100.2, 100.1), b.point_id: (100, 150, 120)}     # a tight, b far from 5 %
     records = [{**record(c.cell_id, rps[c.point_id][c.repetition - 1], 10), "kind": c.kind, "delay_ms": c.delay_ms}
-               for c in first_two]
+               for c in first_stage]
     if a.delay_ms or b.delay_ms:
         pytest.skip("quick's first cells are delayed: this test wants static ones")
-    more = precision.next_round(first_two, records, run)
-    assert [c.cell_id for c in more] == [f"{b.point_id}-r3"]
+    more = precision.next_round(first_stage, records, run)
+    assert [c.cell_id for c in more] == [f"{b.point_id}-r4"]
     records.append({**record(more[0].cell_id, 120, 10), "kind": "closed_loop"})
-    assert precision.next_round(first_two + more, records, run) == []      # out of launches: 3
+    assert precision.next_round(first_stage + more, records, run) == []      # out of launches: 4
 
 
 def test_an_interrupted_adaptive_run_resumes_its_planned_launches_and_runs_none_twice(tmp_path):
     from crossbench.experiment import plan_from_dict
     from crossbench.rundir import RunDir
-    run = {"precision": 0.05, "max_launches": 4, "shuffle": True, "shuffle_seed": 11}
-    cells = [c for c in quick_cells(precision=0.05, max_launches=4) if c.group == "static"]
+    run = {"precision": 0.05, "max_launches": 5, "shuffle": True, "shuffle_seed": 11}
+    cells = [c for c in quick_cells(precision=0.05, max_launches=5) if c.group == "static"]
     run_dir = RunDir(tmp_path / "run")
     run_dir.create({"config": {"run": run}}, [c.to_dict() for c in cells])
-    for c in cells:      # every static point imprecise after its two launches
+    for c in cells:      # every static point's first stage far from 5 %
         run_dir.append({**record(c.cell_id, 100 if c.repetition == 1 else 150, 10), "kind": c.kind})
     more = precision.next_round(cells, run_dir.records(), run)
-    assert {c.repetition for c in more} == {3} and len(more) == len({c.point_id for c in cells})
+    assert {c.repetition for c in more} == {4} and len(more) == len({c.point_id for c in cells})
     run_dir.extend_plan([c.to_dict() for c in more])
     run_dir.append({**record(more[0].cell_id, 125, 10), "kind": "closed_loop"})      # then Ctrl-C
     _, planned = run_dir.load()                       # --resume: the plan as written, the records so far
@@ -203,7 +232,7 @@ def test_an_interrupted_adaptive_run_resumes_its_planned_launches_and_runs_none_
     for c in todo:
         run_dir.append({**record(c.cell_id, 125, 10), "kind": "closed_loop"})
     again = precision.next_round(resumed, run_dir.records(), run)
-    assert {c.repetition for c in again} == {4}                     # still imprecise: a fourth, the maximum
+    assert {c.repetition for c in again} == {5}                     # still short: a fifth, the maximum
     assert not set(c.cell_id for c in again) & run_dir.finished_ids()
 
 
