@@ -19,7 +19,10 @@ from .compare_stats import Verdict
 from .runinfo import AnalysisError, Run, load_run
 
 BASE_FIGURES = ("rps", "latency_ms.p99")
-SEED_FIGURES = ("efficiency_ratio",)     # judged beside the headline when a point has it (seed 002's own figure)
+# Not judged: the seed's efficiency ratio, (C / rps) / delay, counts the answers its window happens to hold, so it
+# reads about 5 % high at C=1 in a 5 s window (1.055 against a latency ratio of 1.008) and that bias moves with the
+# window's length: a derived figure, shown in the points and the report, that feeds no verdict. A delayed point's
+# headline is the latency ratio (mean latency / delay), which has no window edge.
 
 
 class CompareRefused(AnalysisError):
@@ -170,10 +173,9 @@ def matched(run_a: Run, run_b: Run, force: bool) -> tuple[list[tuple[dict, dict]
 
 
 def judged_figures(headline: str, a: dict, b: dict) -> tuple[str, ...]:
-    """The figures judged for a matched pair of points: the headline first, seed 002's own figure when both have
-    it, then rps and p99."""
-    seed = tuple(f for f in SEED_FIGURES if f in a["figures"] and f in b["figures"])
-    return tuple(dict.fromkeys((headline, *seed, *BASE_FIGURES)))
+    """The figures judged for a matched pair of points: the headline first, then rps and p99 (never the seed's
+    efficiency ratio: see above)."""
+    return tuple(dict.fromkeys((headline, *BASE_FIGURES)))
 
 
 def checked_margin(margin: float) -> float:

@@ -30,10 +30,14 @@ def noise_figures(plan: CellPlan, ctx: CellContext, measurement, shared: dict) -
     counters, so only for what runs here (null for a server or load on hosts of their own)."""
     if not measurement.noise:
         return {k: None for k in ("steal_percent", "foreign_cpu_percent", "harness_cpu_percent",
-                                  "tcp_passive_opens", "requests_per_connection")}
+                                  "noise_impact_percent", "tcp_passive_opens", "requests_per_connection")}
     before, after = measurement.noise
-    cores = tuple(sorted({*plan.server_cpus, *plan.loadgen_cpus})) if plan.server_cpus and plan.loadgen_cpus else ()
-    return {**noise.window(before, after, cores, shared.get("loadgen_cpu_percent") or 0.0),
+    pinned = bool(plan.server_cpus and plan.loadgen_cpus)
+    cores = tuple(sorted({*plan.server_cpus, *plan.loadgen_cpus})) if pinned else ()
+    roles = {"server": tuple(plan.server_cpus), "loadgen": tuple(plan.loadgen_cpus)} if pinned else {}
+    loadgen_percent = shared.get("loadgen_cpu_percent") or 0.0
+    return {**noise.window(before, after, cores, loadgen_percent),
+            "noise_impact_percent": noise.noise_impact(before, after, roles, loadgen_percent),
             **noise.connections(before, after, shared.get("requests"))}
 
 

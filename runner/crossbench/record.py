@@ -13,7 +13,7 @@ declared fields (test_record.py). Records of an older schema are read through `u
 """
 from __future__ import annotations
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 # What changed, newest last (as pyperf keeps its format history): a reader can tell what it is holding.
 SCHEMA_HISTORY = {
@@ -37,6 +37,11 @@ SCHEMA_HISTORY = {
        "answer the generator waited for after it over the window (a server that fell behind read faster than it "
        "was: 42.5 req/s from Tomcat with 20 threads on a 1 s delay); a schema 4 open-loop record reads so "
        "through upgrade()",
+    6: "noise_impact_percent: what foreign CPU could take from the cell's figures, role by role (the foreign share "
+       "of the server's and the load generator's own cores times the share of them each used); noisy_host is "
+       "raised above 5 (the precision target) instead of at 10 % of a core of foreign CPU, which flagged a "
+       "waiting cell that could not notice it and missed a CPU-bound one that lost 9 %; a schema 5 record reads "
+       "with it null through upgrade()",
 }
 
 OPEN_LOOP_RPS_METHOD = "answers inside the window per second, from the first answer to the window's end " \
@@ -104,7 +109,11 @@ MEASURED = {
     "steal_percent": "CPU steal on the cell's cores in the window, percent of their time (hypervisor); null when "
                      "the server or load ran on another host",
     "foreign_cpu_percent": "busy CPU on the cell's cores in the window that was not the stack's, the load "
-                           "generator's or the runner's (percent of one core; flag noisy_host above 10)",
+                           "generator's or the runner's (percent of one core; when the server and the load "
+                           "generator share cores, flag noisy_host above 10)",
+    "noise_impact_percent": "the most foreign CPU could take from a role's figures, percent: per role pinned to "
+                            "cores of its own, the foreign share of its cores times the share of them it used; "
+                            "flag noisy_host above 5 (sampling/noise.py); null when the roles share cores",
     "harness_cpu_percent": "the runner's own CPU in the window (sampler, probe; percent of one core)",
     "tcp_passive_opens": "TCP connections this machine accepted in the window (server, and nginx in front)",
     "requests_per_connection": "requests / tcp_passive_opens (keep-alive: high; connection-per-request: ~1; "
@@ -175,4 +184,6 @@ def upgrade(record: dict) -> dict:
             record.setdefault(name, None)
     if version < 5 and isinstance(record.get("rate_achieved"), (int, float)):   # only open-loop cells have it
         record["rps"], record["rps_method"] = record["rate_achieved"], OPEN_LOOP_RPS_METHOD
+    if version < 6 and record.get("status") == "ok":
+        record.setdefault("noise_impact_percent", None)
     return record

@@ -44,8 +44,9 @@ def plan_summary(config: dict, cells: list[CellPlan], todo: list[CellPlan], prog
     rounds = experiment.first_rounds(config)
     relaunched = sum(c.repetition > rounds for c in cells)     # --retry-failed's launches, numbered after
     retry_note = f" and {relaunched} relaunch{'es' * (relaunched != 1)} of failed points" if relaunched else ""
-    precision_note = f" (then more launches of points not within {run['precision']:g}, up to " \
-                     f"{run['max_launches']})" if run.get("precision") else ""
+    precision_note = f" (then as many more as the first {rounds} launches' spread asks for an interval within " \
+                     f"{run['precision']:g}, up to {run['max_launches']})" \
+        if run.get("precision") and run["max_launches"] > rounds else ""
     counted = sum(not DRIVERS[c.kind].ends_at_window for c in todo)
     count_note = f" ({counted} of them run to a request count, not a window, and are counted here as " \
                  "their window: the run takes longer)" if counted else ""

@@ -116,8 +116,14 @@ def test_maxthreads_quick_end_to_end(tmp_path, report_figure):
     mt20, mt50 = knees["tomcat maxThreads=20"], knees["tomcat maxThreads=50"]
     cells = records(out)
     busy = foreign_load(cells)
-    assert mt20["status"] == "crossed" and abs(mt20["knee_concurrency"] / 20 - 1) <= 0.25, (mt20, busy)
-    assert mt50["status"] == "crossed" and mt50["knee_concurrency"] > mt20["knee_concurrency"], (mt50, busy)
+    # one launch a point: the hinge's fit, with the bracket of measured concurrencies around it when fewer than
+    # three launches lie past it (knee_rule.py); either way it holds the pool
+    for knee, pool in ((mt20, 20), (mt50, 50)):
+        assert knee["status"] in ("fitted", "bracket"), (knee, busy)
+        low, high = knee["bracket"] or (knee["knee_low"], knee["knee_high"])
+        assert low <= pool * 1.1 and high >= pool / 1.1, (knee, busy)
+    assert abs(mt20["knee_concurrency"] / 20 - 1) <= 0.25, (mt20, busy)
+    assert mt50["knee_concurrency"] > mt20["knee_concurrency"], (mt50, busy)
     assert all(c["status"] == "ok" for c in cells)
     held = [(c["concurrency"], c["tomcat_connection_count_peak"]) for c in cells if c["tomcat_connection_count_peak"]]
     assert held and all(n >= c for c, n in held), held      # maxConnections 8192: Tomcat holds every client

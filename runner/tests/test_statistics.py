@@ -260,3 +260,27 @@ def test_noise_foreign_cpu_is_the_cores_user_and_system_time_less_ours_and_steal
     assert flags(uvicorn, keepalive=True, concurrency=2000) == ["server_closed_connections"]
     slow = {"tcp_passive_opens": 1001, "requests_per_connection": 1.02}
     assert flags(slow, keepalive=True, concurrency=1000) == []
+
+
+def test_noise_impact_weighs_foreign_cpu_by_how_much_of_its_core_each_role_needs():
+    from crossbench.sampling.noise import Snapshot, flags, noise_impact
+    server, runner = (101, 1.0), (100, 1.0)
+    pinned = {server: (1,), runner: (0,)}
+    roles = {"server": (1,), "loadgen": (0,)}
+
+    def busy(server_s, core1_busy_s, core0_busy_s=0.3):
+        # one second: the server (pinned to core 1) used server_s of it; core 1 was busy core1_busy_s in all
+        before = Snapshot(10.0, [(100.0, 40.0, 0.0), (100.0, 50.0, 0.0)], 0, {server: 5.0, runner: 1.0}, pinned)
+        after = Snapshot(11.0, [(101.0, 40.0 + core0_busy_s, 0.0), (101.0, 50.0 + core1_busy_s, 0.0)], 0,
+                         {server: 5.0 + server_s, runner: 1.05}, pinned)
+        return noise_impact(before, after, roles, loadgen_percent=25.0)
+
+    # a CPU-bound server (90 % of its core) beside 10 % foreign on it: 10 % x 0.9 = 9 %, past the 5 % target
+    assert busy(0.9, 1.0) == pytest.approx(9.0)
+    assert flags({"noise_impact_percent": 9.0, "foreign_cpu_percent": 10.0}, True, 10) == ["noisy_host"]
+    # a server waiting on a delay (5 % of its core) beside 50 % foreign: 50 % x 0.05 = 2.5 %, not flagged
+    assert busy(0.05, 0.55) == pytest.approx(2.5)
+    assert flags({"noise_impact_percent": 2.5, "foreign_cpu_percent": 50.0}, True, 10) == []
+    # the roles sharing a core: no impact to tell, the flat limit of foreign CPU decides
+    assert noise_impact(Snapshot(0, [], 0, {}), Snapshot(1, [], 0, {}), {"server": (0,), "loadgen": (0,)}, 0) is None
+    assert flags({"noise_impact_percent": None, "foreign_cpu_percent": 12.0}, True, 10) == ["noisy_host"]
