@@ -57,32 +57,60 @@ def planted_copy(run_dir: Path, into: Path, plant: float) -> Path:
     return into
 
 
-def verdict_counts(run_a: Path, run_b: Path, run_sd: float | None, margin: float) -> dict[str, int]:
-    return compare.compare_runs(load_run(run_a), load_run(run_b), run_sd=run_sd, margin=margin).counts()
+def verdict_counts(run_a: Path, run_b: Path, run_sd: float | None, margin: float,
+                   spreads: dict | None = None) -> dict[str, dict[str, int]]:
+    """The headline verdicts of a compare of two runs, counted per kind of point (static, delayed) and in all."""
+    comparison = compare.compare_runs(load_run(run_a), load_run(run_b), run_sd=run_sd, margin=margin,
+                                      spreads=spreads)
+    kinds = {p["point_id"]: compare_stats.kind_of(p) for p in point_data.load(Path(run_a))}
+    counts: dict[str, dict[str, int]] = {}
+    for row in comparison.rows:
+        for kind in ("all", kinds.get(row.point_id, compare_stats.STATIC)):
+            tally = counts.setdefault(kind, {})
+            tally[row.verdict.word] = tally.get(row.verdict.word, 0) + 1
+    return counts
 
 
 def study(runs: list[Path], plant: float = 0.10, run_sd: float | None = None,
-          margin: float = compare_stats.DEFAULT_MARGIN) -> dict:
-    """False alarms over every pair of runs, and the planted change found over the same pairs (B planted)."""
+          margin: float = compare_stats.DEFAULT_MARGIN, spreads: dict | None = None) -> dict:
+    """False alarms over every pair of runs, and the planted change found over the same pairs (B planted), in all
+    and per kind of point (`by_kind`). spreads: aa --observe-floor's output from other runs (held out)."""
     pairs = list(itertools.combinations(runs, 2))
-    aa = {"points": 0, "changed": 0, "same": 0, "inconclusive": 0, "cannot_tell": 0}
-    found = {"points": 0, "slower": 0}
+    aa: dict[str, dict[str, int]] = {}
+    found: dict[str, dict[str, int]] = {}
     with tempfile.TemporaryDirectory() as scratch:
         for i, (a, b) in enumerate(pairs):
-            counts = verdict_counts(a, b, run_sd, margin)
-            aa["points"] += sum(counts.values())
-            aa["changed"] += counts.get(compare_stats.FASTER, 0) + counts.get(compare_stats.SLOWER, 0)
-            aa["same"] += counts.get(compare_stats.SAME, 0)
-            aa["inconclusive"] += counts.get(compare_stats.INCONCLUSIVE, 0)
-            aa["cannot_tell"] += counts.get(compare_stats.CANNOT_TELL, 0)
-            planted = verdict_counts(a, planted_copy(b, Path(scratch) / f"planted-{i}", plant), run_sd, margin)
-            found["points"] += sum(planted.values())
-            found["slower"] += planted.get(compare_stats.SLOWER, 0)
-    spreads = compare_stats.run_sds(run_sd, compare.cpu_models(*map(load_run, runs)))
-    share = (lambda k: aa[k] / aa["points"] if aa["points"] else None)
+            for kind, counts in verdict_counts(a, b, run_sd, margin, spreads).items():
+                tally = aa.setdefault(kind, dict.fromkeys(("points", "changed", "same", "inconclusive",
+                                                           "cannot_tell"), 0))
+                tally["points"] += sum(counts.values())
+                tally["changed"] += counts.get(compare_stats.FASTER, 0) + counts.get(compare_stats.SLOWER, 0)
+                tally["same"] += counts.get(compare_stats.SAME, 0)
+                tally["inconclusive"] += counts.get(compare_stats.INCONCLUSIVE, 0)
+                tally["cannot_tell"] += counts.get(compare_stats.CANNOT_TELL, 0)
+            planted_b = planted_copy(b, Path(scratch) / f"planted-{i}", plant)
+            for kind, counts in verdict_counts(a, planted_b, run_sd, margin, spreads).items():
+                tally = found.setdefault(kind, {"points": 0, "slower": 0})
+                tally["points"] += sum(counts.values())
+                tally["slower"] += counts.get(compare_stats.SLOWER, 0)
+    table = compare_stats.observed_table(spreads) if spreads else \
+        compare_stats.run_sds(run_sd, compare.cpu_models(*map(load_run, runs)))
+    by_kind = {kind: {"aa": rates(aa[kind]), "planted": power(found.get(kind, {"points": 0, "slower": 0}))}
+               for kind in aa if kind != "all"}
     return {"runs": [str(r) for r in runs], "pairs": len(pairs), "plant": plant, "margin": margin,
-            "run_sd": spreads, "aa": {**aa, "false_alarm_rate": share("changed"), "same_rate": share("same")},
-            "planted": {**found, "power": found["slower"] / found["points"] if found["points"] else None}}
+            "run_sd": table, "aa": rates(aa.get("all", dict.fromkeys(("points", "changed", "same",
+                                                                         "inconclusive", "cannot_tell"), 0))),
+            "planted": power(found.get("all", {"points": 0, "slower": 0})), "by_kind": by_kind}
+
+
+def rates(tally: dict[str, int]) -> dict:
+    """An A/A tally with its false-alarm and "same" shares."""
+    share = (lambda k: tally[k] / tally["points"] if tally["points"] else None)
+    return {**tally, "false_alarm_rate": share("changed"), "same_rate": share("same")}
+
+
+def power(tally: dict[str, int]) -> dict:
+    return {**tally, "power": tally["slower"] / tally["points"] if tally["points"] else None}
 
 
 def run_means(runs: list[Path]) -> dict[tuple[str, str, str], list[tuple[float, float]]]:
@@ -126,14 +154,18 @@ def observed_floor(runs: list[Path]) -> dict:
 
 
 def text(result: dict) -> str:
-    aa, planted = result["aa"], result["planted"]
-    return (f"{len(result['runs'])} runs, {result['pairs']} pairs; run-to-run spread: {result['run_sd']['source']}; "
-            f"margin {result['margin']:.0%}\n"
-            f"A/A: {aa['changed']} of {aa['points']} point comparisons called a change: false-alarm rate "
-            f"{aa['false_alarm_rate']:.1%}; {aa['same']} same ({aa['same_rate']:.1%}), {aa['inconclusive']} "
-            f"inconclusive, {aa['cannot_tell']} cannot tell\n"
-            f"planted {result['plant']:.0%} slower: found in {planted['slower']} of {planted['points']}: power "
-            f"{planted['power']:.1%}")
+    lines = [f"{len(result['runs'])} runs, {result['pairs']} pairs; run-to-run spread: "
+             f"{result['run_sd']['source']}; margin {result['margin']:.0%}"]
+    for kind, part in [("all points", result), *((f"{k} points", v) for k, v in result.get("by_kind", {}).items())]:
+        aa, planted = part["aa"], part["planted"]
+        if not aa["points"]:
+            continue
+        lines.append(f"{kind}: A/A {aa['changed']} of {aa['points']} point comparisons called a change (false-alarm "
+                     f"rate {aa['false_alarm_rate']:.1%}); {aa['same']} same ({aa['same_rate']:.1%}), "
+                     f"{aa['inconclusive']} inconclusive, {aa['cannot_tell']} cannot tell; planted "
+                     f"{result['plant']:.0%} slower: found in {planted['slower']} of {planted['points']} "
+                     f"({planted['power']:.1%})")
+    return "\n".join(lines)
 
 
 def halves(by_round: dict[int, float]) -> list[tuple[float, float]]:

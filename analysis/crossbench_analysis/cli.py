@@ -1,9 +1,10 @@
 """Command line: python -m crossbench_analysis analyze RUN_DIR | compare RUN_A RUN_B [--out DIR] [--force]
 | compare RUN --within VARIANT_A VARIANT_B [--out DIR]
 | export RUN_DIR | plot RUN_DIR | report RUN_DIR | aa RUN RUN [RUN ...] [--plant 0.10]
-| advise RUN_DIR --rate R --hold-ms H [--p99-ms T].
+| advise RUN_DIR --rate R --hold-ms H [--p99-ms T] | reference [--check].
 
-Exit status: 0 done, 1 an error (not a run directory, gnuplot missing or failing), 2 compare refused, advice
+Exit status: 0 done, 1 an error (not a run directory, gnuplot missing or failing; reference --check: the README's
+measured section differs from docs/results), 2 compare refused, advice
 refused (a workload that makes no sense, a run without a maxThreads sweep)."""
 from __future__ import annotations
 
@@ -15,12 +16,14 @@ from pathlib import Path
 
 from crossbench.points import launch_rule
 
-from . import aa, advice, export, findings, plot, report
+from . import aa, advice, export, findings, plot, reference, report
 from .compare import CompareRefused, compare
 from .compare_within import compare_in_run
 from .pipeline import analyze
 from .runinfo import AnalysisError, load_run
 from .workload import WorkloadRefused, checked
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def parse_args(argv):
@@ -32,6 +35,10 @@ def parse_args(argv):
                        ("plot", "draw the charts from charts/data/ (after export)"),
                        ("report", "write report.html from what charts/ holds")):
         sub.add_parser(name, help=text).add_argument("run_dir", type=Path)
+    r = sub.add_parser("reference", help="write the README's measured section from docs/results (reference.py)")
+    r.add_argument("--check", action="store_true", help="only check it: exit 1 when the README differs")
+    r.add_argument("--readme", type=Path, default=REPO / "README.md")
+    r.add_argument("--results", type=Path, default=REPO / "docs" / "results")
     c = sub.add_parser("compare", help="compare two runs point by point, with intervals")
     c.add_argument("run_a", type=Path, help="the baseline run directory (A)")
     c.add_argument("run_b", type=Path, nargs="?", help="the run compared with it (B); none with --within")
@@ -58,6 +65,8 @@ def parse_args(argv):
     t.add_argument("--noise-floor", type=float, dest="noise_floor", metavar="SD",
                    help="the run-to-run spread sigma_run on logs, overriding noise_floor.toml's")
     t.add_argument("--margin", type=float, default=0.05, help="the equivalence margin (default 0.05)")
+    t.add_argument("--spreads", type=Path, help="judge by the run-to-run spreads in this file (the JSON "
+                   "--observe-floor printed for other runs): A/A held out from the spreads it uses")
     t.add_argument("--json", type=Path, help="also write the result here")
     t.add_argument("--observe-floor", action="store_true", help="print each figure's run-to-run spread over these "
                    "runs (sigma_run on logs, per kind of point): the values noise_floor.toml should hold")
@@ -135,6 +144,12 @@ def command(args) -> int:
         workload = checked(args.rate, args.hold_ms, args.p99_ms)
         print(advice.write(advice.advise(args.run_dir, workload), args.run_dir), end="")
         print(f"advice: {args.run_dir / 'advice.md'}, {args.run_dir / 'advice.json'}")
+    elif args.command == "reference":
+        current = reference.update(args.readme, args.results, check=args.check)
+        if not current:
+            print(f"{args.readme}: its measured section differs from {args.results}; write it with "
+                  "python -m crossbench_analysis reference", file=sys.stderr)
+            return 1
     elif args.command == "aa" and args.within:
         result = aa.study_within(args.runs, args.plant)
         print(aa.text_within(result))
@@ -143,7 +158,8 @@ def command(args) -> int:
     elif args.command == "aa" and args.observe_floor:
         print(json.dumps(aa.observed_floor(args.runs), indent=2))
     elif args.command == "aa":
-        result = aa.study(args.runs, args.plant, args.noise_floor, args.margin)
+        spreads = json.loads(args.spreads.read_text()) if args.spreads else None
+        result = aa.study(args.runs, args.plant, args.noise_floor, args.margin, spreads)
         print(aa.text(result))
         if args.json:
             args.json.write_text(json.dumps(result, indent=2) + "\n")

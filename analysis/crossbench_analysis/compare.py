@@ -186,13 +186,14 @@ def checked_margin(margin: float) -> float:
 
 
 def compare_runs(run_a: Run, run_b: Run, force: bool = False, run_sd: float | None = None,
-                 margin: float = compare_stats.DEFAULT_MARGIN) -> Comparison:
-    """The two runs' matched points judged; run_sd overrides noise_floor.toml's run-to-run spread (on logs)."""
+                 margin: float = compare_stats.DEFAULT_MARGIN, spreads: dict | None = None) -> Comparison:
+    """The two runs' matched points judged; run_sd overrides noise_floor.toml's run-to-run spread (on logs) for
+    every figure, spreads (aa --observe-floor's output, measured on other runs) per kind and figure."""
     margin = checked_margin(margin)
     pairs, only_a, only_b, notes = matched(run_a, run_b, force)
     models = cpu_models(run_a, run_b)
-    table = compare_stats.run_sds(run_sd, models)
-    if run_sd is None:
+    table = compare_stats.observed_table(spreads) if spreads else compare_stats.run_sds(run_sd, models)
+    if run_sd is None and not spreads:
         notes += floor_elsewhere(models) + floor_unmeasured(table)
     names = labels([a for a, _ in pairs])
     rows = []

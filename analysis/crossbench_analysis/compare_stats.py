@@ -179,6 +179,14 @@ def run_sds(override: float | None = None, cpu_models: tuple[str, ...] = ()) -> 
             "measured": bool(machine.get("measured")), "source": f"{machine['source']}, on {machine['measured_on']}"}
 
 
+def observed_table(observed: dict) -> dict:
+    """The spreads `aa --observe-floor` measured on some runs (its JSON), as run_sds gives them: to judge other
+    runs by spreads they played no part in."""
+    spreads = observed.get("run_sd") or {}
+    return {STATIC: spreads.get(STATIC, {}), DELAYED: spreads.get(DELAYED, {}), "default": floor_file()["default"],
+            "measured": True, "source": f"aa --observe-floor over {observed.get('runs')} other runs"}
+
+
 def run_sd_of(figure: str, kind: str, table: dict) -> float:
     return float(table[kind].get(figure, table["default"]))
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from .finding import (Finding, all_flagged, cells_of, delay_text, left_note, quoted, sig, split, value, who,
-                      with_figure)
+from .finding import (Finding, all_flagged, cells_of, comparison, delay_text, left_note, quoted, ratio_text,
+                      separated, sig, split, value, who, with_figure)
 from .hold import KIND as HOLD_KIND
 from .runinfo import num, offered_rate
 from .seeds import AB_KIND, HOL_KIND, PIPELINED_KIND
@@ -36,10 +36,10 @@ def sync_async(family: str, points: list[dict], chart: str = "seed000_ab") -> li
                 out.append(all_flagged(family, f"{name}: /delay/sync against /delay/async", left, chart))
             continue
         sync, nosync = ends["/delay/sync"], ends["/delay/async"]
-        ratio = value(nosync, "rps") / value(sync, "rps")
+        ratio, test = value(nosync, "rps") / value(sync, "rps"), comparison(sync, nosync, "rps")
         c, d = num(sync.get("concurrency")), num(sync.get("delay_ms"))
         text = (f"Under ab -c {c:g} ({delay_text(sync)} delay), {name}'s /delay/async answered {sig(ratio, 2)} "
-                f"times the requests per second of its /delay/sync ({quoted(nosync, 'rps')} against "
+                f"times{ratio_interval(test)} the requests per second of its /delay/sync ({quoted(nosync, 'rps')} against "
                 f"{quoted(sync, 'rps')}; all {c:g} at once would be {sig(c * 1000 / d)}, one at a time "
                 f"{sig(1000 / d, 2)}): " + ("a blocking handler holds its one loop." if ratio > 2 else
                                              "the blocking handler costs it little.") + left_note(left))
@@ -64,6 +64,13 @@ def head_of_line(family: str, points: list[dict], chart: str = "seed000_hol") ->
     return out
 
 
+def ratio_interval(test) -> str:
+    """' [95 %: 2.9, 3.6]' after a ratio of two points, or ' (indicative: fewer than 3 launches a point)'."""
+    if test is None:
+        return " (indicative: fewer than 3 launches a point)"
+    return f" [95 %: {sig(test.low, 2)}, {sig(test.high, 2)}]"
+
+
 def by_rps(family: str, pts: list[dict], what: str, chart: str) -> tuple[list[dict], list[dict], list[Finding]]:
     """The valid points by req/s, highest first; those left out; and what to say instead when there is no valid
     point (the all-flagged finding, or nothing when there were no points)."""
@@ -78,8 +85,15 @@ def pipelined(family: str, points: list[dict], chart: str = "seed001_pipelined")
         return instead
     rest = "; ".join(f"{who(p)}: {sig(value(p, 'rps'))}" for p in ranked[1:])
     depth = ranked[0]["records"][0].get("pipeline")
-    text = (f"Pipelined /hello (C={ranked[0].get('concurrency')}, {depth} deep): {who(ranked[0])} answered the "
-            f"most" + (f"; then (req/s) {rest}" if rest else "") + "." + left_note(left))
+    test = comparison(ranked[1], ranked[0], "rps") if len(ranked) > 1 else None
+    if len(ranked) > 1 and test is None:
+        lead = f"no ranking, fewer than 3 launches a point ({who(ranked[0])} read the most, indicatively)"
+    elif len(ranked) > 1 and not separated(test):
+        lead = f"{who(ranked[0])} and {who(ranked[1])} tie within the noise ({ratio_text(test)})"
+    else:
+        lead = f"{who(ranked[0])} answered the most" + (f", {ratio_text(test)} times the next" if test else "")
+    text = (f"Pipelined /hello (C={ranked[0].get('concurrency')}, {depth} deep): {lead}"
+            + (f"; then (req/s) {rest}" if rest else "") + "." + left_note(left))
     return [with_figure(Finding(family, text, chart=chart, cells=cells_of(ranked), left_out=left), ranked[0], "rps",
                         "req/s", who(ranked[0]))]
 
@@ -108,6 +122,16 @@ def stack(point: dict) -> str:
     return stack_label(point["records"][0])
 
 
+def order_caveat(ranked: list[dict]) -> str:
+    """What the p99 order can claim: neighbours whose ratio's 95 % interval holds 1 are a tie within the noise,
+    and an order of indicative figures (fewer than 3 launches) ranks nothing."""
+    tests = [(a, b, comparison(a, b, "latency_ms.p99")) for a, b in zip(ranked, ranked[1:])]
+    if any(test is None for _, _, test in tests):
+        return "; an order of indicative figures (fewer than 3 launches a point): no ranking is claimed"
+    ties = [f"{stack(a)} and {stack(b)} ({ratio_text(test)})" for a, b, test in tests if not separated(test)]
+    return f"; a tie within the noise: {', '.join(ties)}" if ties else ""
+
+
 def table_ranking(family: str, points: list[dict]) -> list[Finding]:
     """Seed 004's table: per group and concurrency, the stacks by p99 (a worker sweep by its best step)."""
     from .seed004 import DB_ENDPOINTS, best_of_sweeps, table_groups
@@ -129,7 +153,7 @@ def table_ranking(family: str, points: list[dict]) -> list[Finding]:
         ranked = sorted(good, key=lambda p: value(p, "latency_ms.p99"))
         order = "; ".join(f"{stack(p)}: {sig(value(p, 'latency_ms.p99'), 2)}" for p in ranked)
         text = (f"By p99, {key} ({ranked[0].get('endpoint')}, C={ranked[0].get('concurrency')}), best first "
-                f"(ms): {order}." + left_note(left))
+                f"(ms): {order}{order_caveat(ranked)}." + left_note(left))
         out.append(with_figure(Finding(family, text, chart=f"seed004_table_{key}", cells=cells_of(ranked),
                                        left_out=left), ranked[0], "latency_ms.p99", "ms", f"{stack(ranked[0])}, p99"))
     return out
@@ -149,10 +173,11 @@ def pools(family: str, points: list[dict], chart: str = "seed004_pool_waiting") 
             continue
         small, large = sized[0], sized[-1]
         n_small, n_large = (int(num(p["records"][0]["db_connections_total"])) for p in (small, large))
-        gain = value(large, "rps") / value(small, "rps")
-        why = ("the pool was its limit" if gain > 1.5 else
+        gain, test = value(large, "rps") / value(small, "rps"), comparison(small, large, "rps")
+        why = ("the pool was its limit" if (test.low if test else gain) > 1.5 else
                "something else (its workers, or the CPU) limits it before the pool")
-        text = (f"{name} on /db/slow with {n_large} pooled connections answered {sig(gain, 2)} times what it did "
+        text = (f"{name} on /db/slow with {n_large} pooled connections answered {sig(gain, 2)} times"
+                f"{ratio_interval(test)} what it did "
                 f"with {n_small} ({quoted(small, 'rps', 'req/s')}): {why}." + left_note(left))
         out.append(with_figure(Finding(family, text, chart=chart, cells=cells_of([small, large]), left_out=left),
                                large, "rps", "req/s", f"{name}, pool {n_large}"))

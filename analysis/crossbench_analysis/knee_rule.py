@@ -14,11 +14,14 @@ The rule, in order (MARGIN = 1.1: a bend of less than 10 % at an end of the meas
   interval ends at or below the lowest C x MARGIN: below_range ("bent already at C=10");
 - the interval reaching past either end of the range (flat or all-bent fits as well): not_resolved;
 - otherwise the fitted N with its interval ("knee at C=204 [196, 212]") when the fit places it more closely than
-  the grid does: at least 3 launches past it and an interval no wider (in log C) than half the gap between the
-  measured concurrencies around it. Else the bracket of measured concurrencies that holds the interval (around
-  the fit when it has no interval: fewer than 3 launches past it): "between C=100 and C=400", the fit indicative.
-A rising side pins N by itself (r = a C / N past the knee, a from the flat side), so points at C = 100 (1.01)
-and 400 (1.98) give N near 204, not a grid artefact; only a fit the launches do not pin falls back to the grid.
+  the grid does and the grid is fine enough to trust the model there: at least 3 launches past it, an interval
+  no wider (in log C) than half the gap between the measured concurrencies around it, and those two within a
+  factor of GRID_RESOLVES. Else the bracket of measured concurrencies that holds the interval (around the fit
+  when it has no interval: fewer than 3 launches past it): "between C=100 and C=400", the fit beside it.
+Past the knee r = a C / N pins N, with a read from the flat side. But a request's own overhead grows with the
+load (Tomcat maxThreads=200 in the quick profile: a = 1.008 at C=1, 1.023 at C=100, and 2.069 at C=400 means
+1.035 there), so an a read far below the knee puts N low: 196 [194, 199] for a pool of 200. Only a flat point
+close to the knee (within GRID_RESOLVES) measures a at nearly the knee's load; a coarser grid gets the bracket.
 """
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ from dataclasses import dataclass
 from . import hinge
 
 MARGIN = 1.1
+GRID_RESOLVES = 2.0       # the measured concurrencies around a stated knee at most this factor apart
 MIN_PAST = 3              # launches past the knee for a stated interval (crossbench.stats.MIN_LAUNCHES)
 POOR_FIT_P = 0.01
 POOR_FIT_OFFSET = 0.05
@@ -73,11 +77,15 @@ class Knee:
         return f"not resolved up to C={self.top:g}: {side}"
 
     def note(self) -> str:
-        """'; fit C=204, indicative: 1 launch past it' for a bracket around a fit with no interval."""
-        if self.status != "bracket" or not self.indicative:
+        """'; fit C=204, indicative: 1 launch past it' for a bracket around a fit with no interval, '; the hinge
+        through them: C=196 [194, 199], if the overhead past the knee were the flat side's' for one with it."""
+        if self.status != "bracket":
             return ""
-        past = self.fit.past
-        return f"; fit C={c_text(self.concurrency)}, indicative: {past} launch{'es' if past != 1 else ''} past it"
+        if self.indicative:
+            past = self.fit.past
+            return f"; fit C={c_text(self.concurrency)}, indicative: {past} launch{'es' if past != 1 else ''} past it"
+        return (f"; the hinge through them: C={c_text(self.concurrency)} [{c_text(self.low)}, {c_text(self.high)}], "
+                "if the overhead past the knee were the flat side's")
 
 
 def c_text(c: float) -> str:
@@ -111,9 +119,9 @@ def judge(launches: list[tuple[float, float]]) -> Knee:
     around = neighbours(list(measured), fit.n_best)
     if not stated:
         return knee("bracket", fit.n_best, bracket=around)
-    if math.log(high / low) <= 0.5 * math.log(around[1] / around[0]):
+    if math.log(high / low) <= 0.5 * math.log(around[1] / around[0]) and around[1] / around[0] <= GRID_RESOLVES:
         return knee("fitted", fit.n_best, low, high)
-    return knee("bracket", fit.n_best, bracket=holding(list(measured), low, high, around))
+    return knee("bracket", fit.n_best, low, high, bracket=holding(list(measured), low, high, around))
 
 
 def figure_launches(figures: list[tuple[float, dict | None]]) -> list[tuple[float, float]]:

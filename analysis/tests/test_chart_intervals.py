@@ -120,3 +120,35 @@ def test_every_chart_renders_with_its_intervals(source, tmp_path):
         result = plot.plot_chart(job, run_dir / "charts", "three launches a point (the later two NOT measured)")
         assert result.ok, f"{job.name}: {result.error}"
         assert (run_dir / "charts" / f"{job.name}.png").stat().st_size > 20_000, job.name
+
+
+def test_a_charts_bar_is_the_plus_minus_of_its_finding(tmp_path):
+    """The static chart's bar for Tomcat's C=100 point and its finding's figure are the same numbers, from the same
+    counted launches: three, then with the third flagged noisy_host (left out: two launches, no interval)."""
+    from crossbench_analysis import findings
+    point = "static-tomcat-mt200-static_mix-c100-d0"
+
+    def bar_and_finding(run_dir, jobs):
+        rows = [r for file in jobs["static_rps"].data_files for r in dat_rows(run_dir / "charts" / "data" / file)
+                if r["cell_id"].startswith(point)]
+        bars = {(r["rps_mean"], r["rps_lo"], r["rps_hi"]) for r in rows}
+        [finding] = [f for f in findings.compute(load_run(run_dir))
+                     if f.sentence.startswith("tomcat maxThreads=200 on the static mix at C=100")]
+        assert len(bars) == 1, bars
+        return [None if v is None else float(v) for v in bars.pop()], finding
+
+    (value, low, high), finding = bar_and_finding(*exported(FIXTURES / "runs" / "quick", tmp_path / "three"))
+    assert [value, low, high] == pytest.approx([finding.figure, *finding.interval], rel=1e-6)
+
+    def disturbed(record):
+        if record["cell_id"] == f"{point}-r1":
+            record.update(flags=["noisy_host"], valid=False)
+    run_dir = run_twice(FIXTURES / "runs" / "quick", tmp_path / "two" / "quick")
+    cells = [json.loads(line) for line in (run_dir / "cells.jsonl").read_text().splitlines()]
+    for record in cells:
+        disturbed(record)
+    (run_dir / "cells.jsonl").write_text("".join(json.dumps(r) + "\n" for r in cells))
+    jobs = {j.name: j for j in export.export(load_run(run_dir), run_dir / "charts")}
+    (value, low, high), finding = bar_and_finding(run_dir, jobs)
+    assert low is None and high is None and finding.interval is None and finding.n == 2
+    assert value == pytest.approx(finding.figure, rel=1e-6)

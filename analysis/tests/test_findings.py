@@ -240,13 +240,17 @@ def sweep_run(tmp_path: Path, ratios: dict[int, tuple[float, ...]]) -> Path:
     return run
 
 
-def test_the_quick_profiles_tomcat_knee_is_placed_by_its_launches(tmp_path):
-    """Three launches at C=100 (about 1.01) and at C=400 (about 1.98): the hinge puts N at 204, its interval
-    holding maxThreads = 200 (the interpolation rule said C=113; the findings of the same run said C=400)."""
+def test_the_quick_profiles_tomcat_knee_is_placed_where_its_grid_allows(tmp_path):
+    """Three launches at C=100 (about 1.01) and at C=400 (about 1.98), a factor of 4 apart: the bracket, with the
+    hinge through them beside it (the interpolation rule said C=113; the findings of the same run said C=400);
+    with C=200 measured too, N with its interval, holding maxThreads = 200."""
     run = sweep_run(tmp_path, {100: (1.0, 1.01, 1.02), 400: (1.96, 1.98, 2.0)})
-    tomcat = one(found(run), "tomcat maxThreads=200", "bends at C=204 (95 % interval")
+    tomcat = one(found(run), "tomcat maxThreads=200", "bends between C=100 and C=400")
+    assert "the hinge through them: C=204 [" in tomcat.sentence and tomcat.label != "fitted knee N"
+    finer = sweep_run(tmp_path / "finer", {100: (1.0, 1.01, 1.02), 200: (1.01, 1.02, 1.03), 400: (2.02, 2.04, 2.06)})
+    tomcat = one(found(finer), "tomcat maxThreads=200", "(95 % interval")
     assert tomcat.label == "fitted knee N" and tomcat.interval[0] < 200 < tomcat.interval[1] < 220
-    assert tomcat.figure == pytest.approx(204, abs=1) and tomcat.n == 6
+    assert tomcat.n == 9
 
 
 def test_a_rise_the_hinge_does_not_fit_is_no_knee_and_no_flat_claim(tmp_path):

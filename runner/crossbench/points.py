@@ -1,7 +1,8 @@
 """A point's figures with their error: the launches of each point (cells.jsonl, the raw data) reduced to one
 record per point (points.jsonl), each figure with its value and 95 % interval from one estimator, named in the
-figure (stats.estimate: the geometric mean of the launches, Student's t on their logs; fewer than three launches
-give the launch values, indicative, and no interval).
+figure (stats.estimate: the geometric mean of the launches, Student's t on their logs; under the precision target
+stats.stein_estimate, whose interval covers as stated when the first launches set how many there are; fewer than
+three launches give the launch values, indicative, and no interval).
 
 A point is what was measured and with which settings, everything but the repetition (the record's point_id); a
 launch is one repetition, the whole stack started afresh. A percentile of a point is estimated like every other
@@ -26,8 +27,8 @@ from .servers.tomcat_jfr import UNREADABLE as JFR_UNREADABLE
 
 POINTS_FILE = "points.jsonl"
 # Figures every point states when its launches have them (dotted names read inside an object).
-FIGURES = ("rps", "latency_ms.p50", "latency_ms.p99", "latency_ms.p999", "efficiency_ratio", "latency_ratio",
-           "threads_peak", "cpu_percent", "rss_peak_mb")
+FIGURES = ("rps", "latency_ms.p50", "latency_ms.p90", "latency_ms.p99", "latency_ms.p999", "efficiency_ratio",
+           "latency_ratio", "threads_peak", "cpu_percent", "rss_peak_mb")
 NOT_IDENTITY = {"cell_id", "repetition", "index", "settings", "peak_cell"}
 # Flags that say what happened around a launch, not what the point is: such a launch is left out of its point's
 # figures while the point has a launch without them (and the precision target then asks for another launch).

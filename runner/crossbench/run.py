@@ -4,13 +4,14 @@ its cells into a run directory, then writes points.jsonl and draws the charts. T
 re-exports the names callers and tests use (parse_args, resolve_config, run, main)."""
 from __future__ import annotations
 
+import json
 import sys
 import time
 from contextlib import ExitStack
 from dataclasses import replace
 from datetime import datetime
 
-from . import experiment, faults, loadgen, metadata, oskit, paths, points, precision, retry, servers
+from . import experiment, faults, loadgen, metadata, oskit, paths, points, precision, retry, servers, slo
 from .database import DatabaseError
 from .drivers import DRIVERS, DriverRefused
 from .hosts import HostsError
@@ -137,6 +138,7 @@ def run(args, remote: ExitStack) -> int:
             run_dir = new_run_dir(args, config)
             again = []
         preflight(config, cells)
+        slo.check_reachable(args.slo, {c.delay_ms for c in cells})
         placement = open_placement(args.hosts, cells, min(c.duration_s for c in cells), remote)
         database = run_database(config, cells, run_dir, placement)
         finished = run_dir.finished_ids()
@@ -161,7 +163,7 @@ def run(args, remote: ExitStack) -> int:
         print(f"run directory: {run_dir.path}", file=sys.stderr)
     except (ExperimentError, Refused, RunDirError, servers.CannotRunHere, paths.BuildMissing, loadgen.LoadgenError,
             DriverRefused, servers.ToolMissing, servers.SettingsError, oskit.LimitTooLow, DatabaseError,
-            HostsError) as e:
+            HostsError, slo.SloError) as e:
         print(f"run_all: {e}", file=sys.stderr)
         return 2
     pin_runner(config["run"])
@@ -195,6 +197,21 @@ def run(args, remote: ExitStack) -> int:
         print(f"run_all: {precision.summary(point_records, config['run']['precision'])}", file=sys.stderr)
     if not args.no_analysis:
         analyse(run_dir, config, args.workload)
+    return judged(run_dir, point_records, args.slo)
+
+
+def judged(run_dir: RunDir, point_records: list[dict], targets: list[slo.Target]) -> int:
+    """--slo: every point against every target, printed last and kept in slo.json; the exit status a pipeline
+    gates on (slo.EXIT_FAILED when a point fails)."""
+    if not targets:
+        return 0
+    judgements = slo.evaluate(point_records, run_dir.records(), targets)
+    (run_dir.path / "slo.json").write_text(json.dumps(slo.as_records(judgements), indent=1) + "\n")
+    print(slo.summary(judgements), file=sys.stderr)
+    if slo.failed(judgements):
+        print(f"run_all: a point failed its target (slo.json in {run_dir.path}): exit status {slo.EXIT_FAILED}",
+              file=sys.stderr)
+        return slo.EXIT_FAILED
     return 0
 
 

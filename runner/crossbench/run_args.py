@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import experiment, loadgen, paths, servers
+from . import experiment, loadgen, paths, servers, slo
 from .serve import knob_argument
 
 DEFAULT_EXPERIMENT = "seed002"
@@ -108,6 +108,10 @@ def parse_args(argv):
     m.add_argument("--server-cpus", type=int_list)
     m.add_argument("--loadgen-cpus", type=int_list)
     m.add_argument("--loadgen-threads", type=int)
+    t = p.add_argument_group("service-level targets (any experiment)")
+    t.add_argument("--slo", action="append", default=[], metavar="TARGET",
+                   help="judge every point against a target, e.g. 'p99<300ms', 'rps>500', 'errors<0.1%%' (again for "
+                        "more): pass / fail / undecided by its 95%% interval; exit status 99 when a point fails")
     a = p.add_argument_group("maxThreads advice at the end (the maxthreads experiments; also ./analysis/advise.sh)")
     a.add_argument("--advise-rate", type=float, metavar="REQ_PER_S", help="your arrival rate, requests per second")
     a.add_argument("--advise-hold-ms", type=float, metavar="MS", help="how long one request holds a thread, ms")
@@ -115,7 +119,8 @@ def parse_args(argv):
     args = p.parse_args(argv)
     try:
         args.workload = advice_workload(args)
-    except ValueError as e:          # the analysis' WorkloadRefused: refused before anything runs
+        args.slo = [slo.parse(text) for text in args.slo]
+    except ValueError as e:          # the analysis' WorkloadRefused, slo.SloError: refused before anything runs
         p.exit(2, f"run_all: {e}\n")
     if args.quick:
         args.experiment = quick_variant(p, args.experiment)

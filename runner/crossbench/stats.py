@@ -97,9 +97,19 @@ def estimate(values: list[float], confidence: float = CONFIDENCE) -> Estimate:
     logs = [math.log(v) for v in values]
     centre = sum(logs) / n
     if n < MIN_LAUNCHES:
-        return Estimate(math.exp(centre), None, None, n, INDICATIVE, tuple(values))
+        return Estimate(geometric(values, centre), None, None, n, INDICATIVE, tuple(values))
     half = t_quantile(confidence, n - 1) * log_spread(logs) / math.sqrt(n)
-    return Estimate(math.exp(centre), math.exp(centre - half), math.exp(centre + half), n, GEOMETRIC, tuple(values))
+    value = geometric(values, centre)
+    if half == 0:                     # launches that tie: an interval of no width, at their value
+        return Estimate(value, value, value, n, GEOMETRIC, tuple(values))
+    return Estimate(value, min(value, math.exp(centre - half)), max(value, math.exp(centre + half)), n, GEOMETRIC,
+                    tuple(values))
+
+
+def geometric(values: list[float], log_centre: float) -> float:
+    """exp of the mean log, kept inside the values: launches that tie give their value exactly (200 threads busy
+    in three launches is 200, not the 199.99999999999997 a log and an exp make of it)."""
+    return min(max(math.exp(log_centre), min(values)), max(values))
 
 
 def stein_estimate(values: list[float], confidence: float = CONFIDENCE) -> Estimate:
@@ -113,8 +123,11 @@ def stein_estimate(values: list[float], confidence: float = CONFIDENCE) -> Estim
         return plain
     logs = [math.log(v) for v in plain.launches]
     half = t_quantile(confidence, MIN_LAUNCHES - 1) * log_spread(logs[:MIN_LAUNCHES]) / math.sqrt(len(logs))
-    centre = math.log(plain.value)
-    return Estimate(plain.value, math.exp(centre - half), math.exp(centre + half), plain.n, STEIN, plain.launches)
+    centre = sum(logs) / len(logs)
+    if half == 0:        # a first stage that ties says nothing of the later launches' spread: the usual interval
+        return plain
+    return Estimate(plain.value, min(plain.value, math.exp(centre - half)), max(plain.value, math.exp(centre + half)),
+                    plain.n, STEIN, plain.launches)
 
 
 def log_spread(logs: list[float]) -> float:
