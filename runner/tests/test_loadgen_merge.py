@@ -94,27 +94,3 @@ def test_two_k6_runs_merge_like_oha_runs():
     both = k6.MERGE([("a", run, None), ("b", run, None)])
     rows = k6.requests(run_dir)
     assert both.requests == 2 * run.requests and both.latency_ms == openloop.latency(rows + rows)
-
-
-@pytest.mark.parametrize("tool, launches", [("ab", ("normal", "keepalive")), ("k6", ("normal", "dropped")),
-                                            ("oha", ("normal", "queueing"))])
-def test_a_points_percentile_is_the_union_of_its_launches_rows(tool, launches):
-    """What points.jsonl states as a point's p50/p99 for the tools that keep per-request rows: the percentile of
-    all its launches' requests as one population (checked here against the rows read with the union taken by
-    hand), not a mean of the launches' percentiles; two copies of one launch give that launch's own p50."""
-    from pathlib import Path
-    from crossbench.loadgen import ADAPTERS, ab, openloop
-    adapter = ADAPTERS[tool]
-    dirs = [Path(__file__).parent / "fixtures" / "loadgen" / tool / launch for launch in launches]
-
-    def latencies(cell_dir):
-        if tool == "ab":
-            return [ms for _, ms in ab.per_request(cell_dir)]
-        return [row.latency_ms for row in adapter.requests(cell_dir)]
-    union = sorted(latencies(dirs[0]) + latencies(dirs[1]))
-    assert union and len(set(union)) > 2, "fixtures with rows to merge"
-    for percent in (50.0, 99.0, 99.9):
-        value, how = adapter.launches_percentile(dirs, percent)
-        assert value == openloop.percentile(union, percent) and how.startswith(f"{tool} ")
-    alone = sorted(latencies(dirs[0]))
-    assert adapter.launches_percentile([dirs[0], dirs[0]], 50.0)[0] == openloop.percentile(alone, 50.0)

@@ -200,10 +200,3 @@ def merge_hosts(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult
 
 
 MERGE = merge_hosts
-
-
-def launches_percentile(cell_dirs: list[Path], percent: float) -> tuple[float | None, str]:
-    """A latency percentile (ms) over several launches' per-request times (ab.tsv) as one population; whole ms,
-    ab's finest per-request figure (a launch's own percentiles come from ab.csv, to 0.001 ms)."""
-    times = sorted(ms for cell_dir in cell_dirs for _, ms in per_request(cell_dir))
-    return openloop.percentile(times, percent), "ab times of all launches merged (whole ms)"

@@ -174,11 +174,6 @@ def merge_hosts(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult
 MERGE = merge_hosts
 
 
-def launches_percentile(cell_dirs: list[Path], percent: float) -> tuple[float | None, str]:
-    """A latency percentile (ms) over several launches' raw output as one population: their rows merged."""
-    return openloop.launches_percentile([requests(d) for d in cell_dirs], percent), "k6 rows of all launches merged"
-
-
 def answered(code: int) -> bool:
     """k6 gives an HTTP 4xx/5xx answer an error_code too (1000 + status, 1400..1599): it is still an answer."""
     return code == 0 or HTTP_STATUS_CODES[0] <= code <= HTTP_STATUS_CODES[1]

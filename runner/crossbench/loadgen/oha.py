@@ -119,11 +119,6 @@ def merge_hosts(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult
 MERGE = merge_hosts
 
 
-def launches_percentile(cell_dirs: list[Path], percent: float) -> tuple[float | None, str]:
-    """A latency percentile (ms) over several launches' raw output as one population: their rows merged."""
-    return openloop.launches_percentile([requests(d) for d in cell_dirs], percent), "oha rows of all launches merged"
-
-
 def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
     """A LoadResult from a run directory (oha.json, oha.sqlite, oha.spec.json)."""
     out_dir = Path(source)

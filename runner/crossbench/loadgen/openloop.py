@@ -100,11 +100,6 @@ def merge(*runs: list[Request]) -> list[Request]:
     return [row for rows in runs for row in rows]
 
 
-def launches_percentile(launches: list[list[Request]], percent: float) -> float | None:
-    """A latency percentile (ms) over several launches' rows as one population (a point's merged percentile)."""
-    return percentile(sorted(row.latency_ms for row in merge(*launches)), percent)
-
-
 def slope_ms_per_s(rows: list[Request]) -> float | None:
     """Least-squares slope of latency against scheduled time: > 0 when a queue grows through the window."""
     if len(rows) < 2:

@@ -109,12 +109,6 @@ def _ms(us: float | None) -> float | None:
     return None if us is None else us / 1000.0
 
 
-def launches_percentile(cell_dirs: list[Path], percent: float) -> tuple[float | None, str]:
-    """A latency percentile (ms) over several launches' raw output as one population: their histograms added."""
-    value = percentile(added([histogram_of(parse(d)) for d in cell_dirs]), percent)
-    return (value / 1000 if value is not None else None), "wrk histograms of all launches added"
-
-
 def percentile(histogram: list[tuple[int, int]], p: float) -> int | None:
     """wrk's own rule (stats_percentile in stats.c): the first value whose running count reaches
     round(p / 100 * n + 0.5); histogram = sorted (value_us, count) pairs. C's round() takes a half away from
