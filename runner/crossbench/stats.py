@@ -186,8 +186,6 @@ def t_quantile(confidence: float, df: float) -> float:
     return float(t.ppf(0.5 + confidence / 2, df))
 
 
-
-
 @dataclass(frozen=True)
 class RatioTest:
     """B over A from two sets of launch values: the ratio of their geometric means, its interval, and the p
