@@ -4,7 +4,7 @@ test that gave it, and a verdict that says what was shown, nothing more.
 - `cannot tell`: fewer than stats.MIN_LAUNCHES (3) launches on a side, or a side whose launches are tied (no
   spread: it would give p = 0). `no value`: a side has no figure at all.
 - Otherwise a test on the log scale (a change in throughput or latency is a factor) judged against the
-  equivalence margin m (default 5 %, symmetric on logs: B/A inside [1/(1+m), 1+m]) by crossbench.stats.change_call:
+  equivalence margin m (default 5 %, symmetric on logs: B/A inside [1/(1+m), 1+m]) by crossbench.changes.change_call:
   `faster` / `slower` when the whole 95 % interval lies beyond the margin (criterion's compare_to_threshold);
   `same within m` when the 90 % interval lies inside it (TOST, two one-sided tests at 5 %); `inconclusive`
   otherwise, with the interval's half width said. A change is a headline verdict only when it also survives
@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
-from crossbench import stats
+from crossbench import changes, stats
 
 FLOOR_FILE = Path(__file__).with_name("noise_floor.toml")
 DEFAULT_MARGIN = 0.05
@@ -42,7 +42,7 @@ class Verdict:
     a: float | None            # the point's value in each run
     b: float | None
     ratio: float | None        # B/A of the launches' geometric means, shown even when nothing can be told
-    test: stats.ChangeTest | None
+    test: changes.ChangeTest | None
     margin: float
     word: str
     why: str = ""              # cannot tell: the reason; inconclusive after BH: the adjusted p
@@ -98,10 +98,10 @@ def judge(figure: str, a_values, b_values, a_value, b_value, run_sd: float,
     if not a_values or not b_values:
         return Verdict(figure, a_value, b_value, None, None, margin, NO_VALUE)
     ratio = geometric_ratio(a_values, b_values)
-    why = stats.untestable(a_values, b_values)
+    why = changes.untestable(a_values, b_values)
     if why:
         return Verdict(figure, a_value, b_value, ratio, None, margin, CANNOT_TELL, why)
-    return verdict_of(figure, stats.run_log_ratio(a_values, b_values, run_sd), a_value, b_value, margin)
+    return verdict_of(figure, changes.run_log_ratio(a_values, b_values, run_sd), a_value, b_value, margin)
 
 
 def judge_paired(figure: str, pairs: list[tuple[float, float]], a_value, b_value,
@@ -117,18 +117,18 @@ def judge_paired(figure: str, pairs: list[tuple[float, float]], a_value, b_value
         return Verdict(figure, a_value, b_value, ratio, None, margin, CANNOT_TELL, why)
     if len(set(diffs)) == 1:
         return Verdict(figure, a_value, b_value, ratio, None, margin, CANNOT_TELL, "the pairs' ratios are tied")
-    return verdict_of(figure, stats.paired_change(pairs), a_value, b_value, margin)
+    return verdict_of(figure, changes.paired_change(pairs), a_value, b_value, margin)
 
 
-CALLED = {stats.EQUIVALENT: SAME, stats.INCONCLUSIVE: INCONCLUSIVE}
+CALLED = {changes.EQUIVALENT: SAME, changes.INCONCLUSIVE: INCONCLUSIVE}
 
 
-def verdict_of(figure: str, test: stats.ChangeTest, a_value, b_value, margin: float) -> Verdict:
-    call = stats.change_call(test, margin)
+def verdict_of(figure: str, test: changes.ChangeTest, a_value, b_value, margin: float) -> Verdict:
+    call = changes.change_call(test, margin)
     if call in CALLED:
         word = CALLED[call]
     else:
-        better = (call == stats.DECREASE) if lower_is_better(figure) else (call == stats.INCREASE)
+        better = (call == changes.DECREASE) if lower_is_better(figure) else (call == changes.INCREASE)
         word = FASTER if better else SLOWER
     return Verdict(figure, a_value, b_value, test.ratio, test, margin, word)
 
@@ -137,7 +137,7 @@ def controlled(verdicts: list[Verdict], q: float = FDR_Q) -> list[Verdict]:
     """Benjamini-Hochberg across the points of one compare, on their headline verdicts' p of "no change": a
     faster or slower whose adjusted p is above q reads inconclusive. Every tested verdict carries its adjusted p."""
     tested = [i for i, v in enumerate(verdicts) if v.test is not None]
-    adjusted = stats.benjamini_hochberg([verdicts[i].p_value for i in tested])
+    adjusted = changes.benjamini_hochberg([verdicts[i].p_value for i in tested])
     out = list(verdicts)
     for i, p in zip(tested, adjusted):
         out[i] = replace(out[i], p_adjusted=p)

@@ -122,11 +122,11 @@ def test_a_planted_10_percent_on_the_delayed_points_reads_slower_with_the_files_
 
 def test_benjamini_hochberg_turns_a_marginal_change_inconclusive_among_many_null_points():
     import math
-    from crossbench import stats
+    from crossbench import changes
     from crossbench_analysis.compare_stats import controlled, verdict_of
-    marginal = verdict_of("rps", stats.ChangeTest(math.log(0.85), 0.05, 30, 3, 3, "hand"), 1, 0.85, 0.05)
+    marginal = verdict_of("rps", changes.ChangeTest(math.log(0.85), 0.05, 30, 3, 3, "hand"), 1, 0.85, 0.05)
     assert marginal.word == SLOWER and 0.001 < marginal.p_value < 0.005
-    null = [verdict_of("rps", stats.ChangeTest(0.0, 0.01, 30, 3, 3, "hand"), 1, 1, 0.05) for _ in range(30)]
+    null = [verdict_of("rps", changes.ChangeTest(0.0, 0.01, 30, 3, 3, "hand"), 1, 1, 0.05) for _ in range(30)]
     assert controlled([marginal])[0].word == SLOWER
     judged = controlled([marginal, *null])
     assert judged[0].word == INCONCLUSIVE and judged[0].p_adjusted == pytest.approx(31 * marginal.p_value)
