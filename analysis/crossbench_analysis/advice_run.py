@@ -9,6 +9,7 @@ import math
 from collections import defaultdict
 from pathlib import Path
 
+from crossbench import stats
 from crossbench.points import load as load_run_points, point_id
 
 from . import knee_rule
@@ -161,16 +162,10 @@ def line_fit(xs: list[float], ys: list[float]) -> dict | None:
            "method": "least squares through two points: no interval"}
     if n > 2:
         residual = sum((y - intercept - slope * x) ** 2 for x, y in zip(xs, ys))
-        half = t95(n - 2) * math.sqrt(residual / (n - 2) / sxx)
+        half = stats.t_quantile(stats.CONFIDENCE, n - 2) * math.sqrt(residual / (n - 2) / sxx)
         fit.update(slope_ci95=[slope - half, slope + half],
                    method=f"least squares over {n} points, slope +- t({n - 2}) x its standard error")
     return fit
-
-
-def t95(df: int) -> float:
-    """Student's t quantile of a two-sided 95 % interval."""
-    from scipy.stats import t     # as crossbench.stats does: imported only when a fit needs it
-    return float(t.ppf(0.975, df))
 
 
 def cost_fit(points: list[dict], x: str, y: str, *, settings_needed: int = 2) -> dict:

@@ -1,11 +1,12 @@
 """Command line: python -m crossbench_analysis analyze RUN_DIR | compare RUN_A RUN_B [--out DIR] [--force]
 | compare RUN --within VARIANT_A VARIANT_B [--out DIR]
 | export RUN_DIR | plot RUN_DIR | report RUN_DIR | aa RUN RUN [RUN ...] [--plant 0.10]
-| advise RUN_DIR --rate R --hold-ms H [--p99-ms T] | reference [--check].
+| advise RUN_DIR --rate R --hold-ms H [--p99-ms T] | reference [--check] | tfb-reference RUN_DIR.
 
 Exit status: 0 done, 1 an error (not a run directory, gnuplot missing or failing; reference --check: the README's
 measured section differs from docs/results), 2 compare refused, advice
-refused (a workload that makes no sense, a run without a maxThreads sweep)."""
+refused (a workload that makes no sense, a run without a maxThreads sweep), tfb-reference asked of a run without
+TechEmpower cells."""
 from __future__ import annotations
 
 import argparse
@@ -16,9 +17,10 @@ from pathlib import Path
 
 from crossbench.points import launch_rule
 
-from . import aa, advice, export, findings, plot, reference, report
+from . import aa, advice, export, findings, plot, reference, report, tfb_reference
 from .compare import CompareRefused, compare
 from .compare_within import compare_in_run
+from .finding import load_points
 from .pipeline import analyze
 from .runinfo import AnalysisError, load_run
 from .workload import WorkloadRefused, checked
@@ -37,8 +39,11 @@ def parse_args(argv):
         sub.add_parser(name, help=text).add_argument("run_dir", type=Path)
     r = sub.add_parser("reference", help="write the README's measured section from docs/results (reference.py)")
     r.add_argument("--check", action="store_true", help="only check it: exit 1 when the README differs")
-    r.add_argument("--readme", type=Path, default=REPO / "README.md")
+    r.add_argument("--repo", type=Path, default=REPO, help="whose README.md and docs/*.md (default this one)")
     r.add_argument("--results", type=Path, default=REPO / "docs" / "results")
+    f = sub.add_parser("tfb-reference", help="our ratios between stacks beside TechEmpower's published ones "
+                       "(tfb_reference.py): tfb-reference.md and .json in the run directory")
+    f.add_argument("run_dir", type=Path)
     c = sub.add_parser("compare", help="compare two runs point by point, with intervals")
     c.add_argument("run_a", type=Path, help="the baseline run directory (A)")
     c.add_argument("run_b", type=Path, nargs="?", help="the run compared with it (B); none with --within")
@@ -97,6 +102,9 @@ def main(argv=None) -> int:
     except (WorkloadRefused, advice.AdviceRefused) as e:
         print(f"advise: {e}", file=sys.stderr)
         return 2
+    except tfb_reference.NoTfbCells as e:
+        print(f"tfb-reference: {args.run_dir} {e}", file=sys.stderr)
+        return 2
     except (AnalysisError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
@@ -144,11 +152,16 @@ def command(args) -> int:
         workload = checked(args.rate, args.hold_ms, args.p99_ms)
         print(advice.write(advice.advise(args.run_dir, workload), args.run_dir), end="")
         print(f"advice: {args.run_dir / 'advice.md'}, {args.run_dir / 'advice.json'}")
+    elif args.command == "tfb-reference":
+        run = load_run(args.run_dir)
+        result = tfb_reference.write(run.path, run.run_id, load_points(run))
+        print(tfb_reference.markdown(run.run_id, result), end="")
+        print(f"written: {run.path / tfb_reference.MD_FILE}, {run.path / tfb_reference.JSON_FILE}")
     elif args.command == "reference":
-        current = reference.update(args.readme, args.results, check=args.check)
-        if not current:
-            print(f"{args.readme}: its measured section differs from {args.results}; write it with "
-                  "python -m crossbench_analysis reference", file=sys.stderr)
+        stale = reference.update_all(args.repo, args.results, check=args.check)
+        if stale:
+            print(f"{', '.join(str(doc) for doc in stale)}: measured sections differ from {args.results}; write "
+                  "them with python -m crossbench_analysis reference", file=sys.stderr)
             return 1
     elif args.command == "aa" and args.within:
         result = aa.study_within(args.runs, args.plant)

@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from . import gc, hold, maxthreads, openloop, resources, seed002, seed004, seeds, tfb
+from . import capacity_charts, gc, hold, maxthreads, openloop, resources, seed002, seed004, seeds, tfb
 from .kit import ChartJob
 from .runinfo import Run
 
 MANIFEST = "manifest.json"
-FAMILIES = (seed002, maxthreads, openloop, seed004, tfb, hold, seeds, gc, resources)    # the report's order
+FAMILIES = (seed002, maxthreads, capacity_charts, openloop, seed004, tfb, hold, seeds, gc, resources)    # the report's order
 
 
 def export(run: Run, charts_dir: Path) -> list[ChartJob]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from . import findings_capacity
 from . import findings_seeds as seeds
 from . import findings_sweeps as sweeps
 from . import findings_tfb
@@ -47,7 +48,7 @@ def seed004(points):
 
 
 def tfb(points):
-    return findings_tfb.ranking("tfb", points)
+    return findings_tfb.ranking("tfb", points) + findings_tfb.against_reference("tfb", points)
 
 
 def maxthreads(points):
@@ -68,18 +69,22 @@ def servers(points):
 
 FAMILIES = {"seed000": seed000, "seed001": seed001, "seed002": seed002, "quick": quick, "seed003": seed003,
             "seed004": seed004, "maxthreads": maxthreads, "openloop": openloop, "servers": servers, "tfb": tfb}
+# Families read from the whole run (its configuration too), not from its points alone.
+RUN_FAMILIES = {findings_capacity.FAMILY: findings_capacity.findings}
 ANY = (seed000, seed001, seed002, seed003, seed004, openloop)      # for an experiment no family knows
 
 
 def family_of(experiment: str | None) -> str | None:
     name = str(experiment or "")
-    return next((f for f in sorted(FAMILIES, key=len, reverse=True) if name == f or name.startswith(f + "-")),
-                None)
+    return next((f for f in sorted({*FAMILIES, *RUN_FAMILIES}, key=len, reverse=True)
+                 if name == f or name.startswith(f + "-")), None)
 
 
 def compute(run: Run) -> list[Finding]:
-    points = load_points(run)
     family = family_of(run.experiment)
+    if family in RUN_FAMILIES:
+        return RUN_FAMILIES[family](run)
+    points = load_points(run)
     if family:
         return FAMILIES[family](points)
     found = [f for make in ANY for f in make(points)]

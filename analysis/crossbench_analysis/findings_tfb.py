@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from .finding import (Finding, all_flagged, cells_of, comparison, left_note, ratio_text, separated, sig, split, value, who,
                       with_figure)
+from . import tfb_reference
 from .runinfo import offered_rate
 from .tfb import is_tfb
 
@@ -43,3 +44,22 @@ def tie(point: dict, top: dict) -> str:
     if test is None:
         return ", indicative"
     return "" if separated(test) else f", a tie within the noise: {ratio_text(test)}"
+
+
+def against_reference(family: str, points: list[dict]) -> list[Finding]:
+    """Per test type, how our ratios between stacks stand against TechEmpower's published ones (tfb_reference:
+    same order, reversed, within our noise, not read), one sentence a type; tfb-reference.md has the table."""
+    try:
+        result = tfb_reference.compare(points)
+    except tfb_reference.NoTfbCells:
+        return []
+    out = [Finding(family, f"TechEmpower's reference data: {problem}") for problem in result["problems"]]
+    for te_type, said in tfb_reference.counts(result).items():
+        words = ", ".join(f"{n} {verdict}" for verdict, n in sorted(said.items(), key=lambda kv: -kv[1]))
+        reversed_pairs = sorted({f"{each['b']}/{each['a']}" for t in result["types"] if t["type"] == te_type
+                                 for each in t["pairs"] for run in each["runs"]
+                                 if run["verdict"] == tfb_reference.REVERSED})
+        note = f"; reversed: {', '.join(reversed_pairs)}" if reversed_pairs else ""
+        out.append(Finding(family, f"{te_type} against TechEmpower's published runs, ratio by ratio between our "
+                                   f"stacks at their best levels: {words}{note} (tfb-reference.md)", chart="tfb_rps"))
+    return out

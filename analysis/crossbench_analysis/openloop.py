@@ -9,6 +9,7 @@ from pathlib import Path
 from crossbench import loadgen, stats
 from crossbench.loadgen.base import LoadgenError
 
+from . import capacity_marks
 from .kit import (ChartJob, flagged, interval_columns, interval_key, missing_note, panel_style, series_of, shade,
                   with_headings, with_intervals, write_blocks)
 from .runinfo import Run, is_valid, num
@@ -53,8 +54,11 @@ def by_rate(cells: list[dict]) -> list[dict]:
     return sorted(cells, key=lambda c: (num(c.get("rate")) or 0, num(c.get("repetition")) or 0))
 
 
-def per_panel(run: Run, data_dir: Path, chart: str, cells: list[dict], columns: list[str], row_of) -> tuple[dict, list]:
-    """One data file per panel, a block per series (server setting), rows in offered-rate order."""
+def per_panel(run: Run, data_dir: Path, chart: str, cells: list[dict], columns: list[str], row_of,
+              marks=None) -> tuple[dict, list]:
+    """One data file per panel, a block per series (server setting), rows in offered-rate order. `marks`, given
+    each series' cells of a panel, returns more of the panel's parameters (a capacity search's target and
+    brackets: capacity_marks.marks)."""
     series, of_cell = series_of(cells, panel_of)
     params: dict = interval_key(cells)
     files, keyed = [], {}
@@ -72,6 +76,9 @@ def per_panel(run: Run, data_dir: Path, chart: str, cells: list[dict], columns: 
         params.update({f"file_{p}": name, f"title_{p}": title, **panel_style(p, present, keyed),
                        f"capacity_{p}": " ".join(f"{v:g}" if v else "NaN" for v in capacities),
                        f"values_{p}": sum(1 for c in here if num(c.get("rate_achieved")) is not None)})
+        if marks:
+            series_cells = [[c for c in here if of_cell[c["cell_id"]] is s] for s in present]
+            params.update({f"{key}_{p}": value for key, value in marks(series_cells).items()})
     params["panels"] = len(files)
     return params, files
 
@@ -83,11 +90,16 @@ def schedules(cells: list[dict]) -> str:
 
 
 def latency_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob:
+    searches = capacity_marks.outcomes(run)
     params, files = per_panel(
         run, data_dir, "openloop_latency", cells,
         ["rate", "p50_ms", "p99_ms", "p999_ms", "rate_achieved", "valid", "repetition", "cell_id"],
         lambda c: [num(c.get("rate")), num(c["latency_ms"].get("p50")), num(c["latency_ms"].get("p99")),
-                   num(c["latency_ms"].get("p999")), num(c.get("rate_achieved"))])
+                   num(c["latency_ms"].get("p999")), num(c.get("rate_achieved"))],
+        capacity_marks.marks(searches) if searches else None)
+    search_note = (" Capacity searches: the dashed black line is the p99 target, and the thick bar on it in a "
+                   "series' colour runs from the highest rate shown to hold it to the lowest shown not to."
+                   if searches else "")
     params["nflagged"] = flagged(cells, "latency_ms.p99")
     return ChartJob("openloop_latency", "openloop_latency.gp",
                     "Open loop: latency p50, p99, p99.9 against the offered rate (latency from each request's "
@@ -99,7 +111,7 @@ def latency_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob:
                     "maxThreads / delay, gunicorn's workers / delay); event loops and virtual threads have none. "
                     "Hollow points: flagged cells (unsustainable: the server did not keep up, or the generator "
                     "fell behind its schedule). Bars: each point's 95 % interval over its launches (none with one "
-                    "launch).", params, files, missing_note(cells, "latency_ms.p99"))
+                    "launch)." + search_note, params, files, missing_note(cells, "latency_ms.p99"))
 
 
 def achieved_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import export, findings, plot, report
+from . import export, findings, plot, report, tfb_reference
 from crossbench.points import launch_rule
 
 from .runinfo import AnalysisError, Run, load_run
@@ -53,6 +53,7 @@ def analyzed(run: Run, charts: bool) -> AnalysisResult:
     else:
         results = [plot.PlotResult(j.name, error="not drawn (charts=False)") for j in jobs]
     found = findings.write(run, {r.name for r in results if r.ok})     # a chart not drawn is no chart to cite
+    tfb_reference.write_for(run)
     path = report.write_report(run, jobs, results, findings.sections(found))
     result = AnalysisResult(run_dir, path, results, list(run.warnings))
     if problem:

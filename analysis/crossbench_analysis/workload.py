@@ -106,3 +106,17 @@ def queue_within_target(pool: int, hold_ms: float, budget_ms: float) -> int:
     """Requests that can wait in Tomcat's queue and still be answered within the budget: the pool hands out
     `pool` threads every holding time, so a queue of pool x budget / hold drains in time."""
     return max(0, math.floor(pool * budget_ms / hold_ms))
+
+
+def rate_within_p99(pool: int, hold_ms: float, p99_ms: float, share: float = P99_SHARE) -> float | None:
+    """The capacity Erlang C predicts for a pool: the highest Poisson arrival rate (req/s) at which at most
+    `share` of requests wait past p99_ms - hold_ms for one of `pool` threads each held hold_ms (M/M/n, so on the
+    safe side of fixed holding times). None when the target is below the holding time."""
+    budget = p99_ms - hold_ms
+    if budget < 0 or pool < 1 or hold_ms <= 0:
+        return None
+    low, high = 0.0, float(pool)          # offered load in threads: wait_beyond is 1 from `pool` on
+    for _ in range(60):
+        mid = (low + high) / 2
+        low, high = (mid, high) if wait_beyond(pool, mid, hold_ms, budget) <= share else (low, mid)
+    return low * 1000 / hold_ms

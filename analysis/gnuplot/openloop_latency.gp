@@ -3,7 +3,8 @@
 # line in its colour. Data (file_N): a block per series with columns rate p50_ms p99_ms p999_ms rate_achieved
 # valid repetition cell_id, then each figure's point mean and 95 % interval (<figure>_mean _lo _hi): the lines
 # join the points' means (smooth unique), the bars are the intervals, points are launches.
-# Parameters: see common.gp, plus capacity_N (one number or NaN per series).
+# Parameters: see common.gp, plus capacity_N (one number or NaN per series); for capacity searches target_N (the
+# p99 target in ms, NaN for none), passed_N and failed_N (each series' bracket, NaN for none).
 load 'common.gp'
 set multiplot layout nrows,ncols title title font ',14' @MARGINS
 set logscale y 10
@@ -21,6 +22,15 @@ do for [p=1:panels] {
     do for [i=1:pn(p)] {
         c = nth(pparam('capacity', p), i)
         if (c == c) { set arrow i from c, graph 0 to c, graph 1 nohead dt 3 lw 1.5 lc rgb pcolor(p,i) }
+    }
+    t = nth(pparam('target', p), 1)
+    if (t == t) {
+        set arrow 500 from graph 0, first t to graph 1, first t nohead dt 2 lw 1.5 lc rgb 'black'
+        do for [i=1:pn(p)] {
+            lo = nth(pparam('passed', p), i); hi = nth(pparam('failed', p), i)
+            tag = 500 + i
+            if (lo == lo && hi == hi) { set arrow tag from lo, first t to hi, first t heads size screen 0.006,90 lw 5 lc rgb pcolor(p,i) }
+        }
     }
     plot for [i=1:pn(p)] f index i-1 using 1:'p50_ms' smooth unique with lines lw 2.5 lc rgb pcolor(p,i) \
              title columnheader(1), \

@@ -38,7 +38,7 @@ def tfb_run(path: Path) -> Path:
 
 def test_each_stack_at_its_best_level_ranked_with_ratios_and_ties(tmp_path):
     run = load_run(tfb_run(tmp_path / "run"))
-    [finding] = findings.compute(run)
+    finding = findings.compute(run)[0]          # then the comparison with TechEmpower's runs (test_tfb_reference)
     # tomcat's best level is C=64 (geometric mean 12,199); uvicorn x2 12,198: x1.00, and the ratio's 95 %
     # interval (Welch's t on the logs) holds 1: a tie; tornado's best 3,250: x0.27, its interval far from 1
     assert finding.sentence.startswith("TechEmpower json (/json), each stack at its best level: ")

@@ -24,7 +24,7 @@ __all__ = ["AUTO_RATES", "AUTO_SHARES", "CellPlan", "ExperimentError", "PeakMiss
 # interval needs to be within P, at most max_launches (crossbench.precision); repetitions then only sets the first
 # rounds.
 RUN_DEFAULTS = {"repetitions": 1, "shuffle": True, "shuffle_seed": None, "keepalive": True, "loadgen": loadgen.DEFAULT,
-                "precision": None, "min_launches": 3, "max_launches": 6, "min_window_delays": 0,
+                "precision": None, "min_launches": 3, "max_launches": 6, "min_window_delays": 0, "best_level_launches": 0,
                 "server_cpus": [], "loadgen_cpus": [], "loadgen_threads": 1,
                 "pipeline": 1, "servers": list(servers.DEFAULT_PAIR)}
 

@@ -11,6 +11,8 @@ from .cellplan import CellPlan, Point, point_of
 from .experiment_schema import AUTO_RATES, POOLERS, Experiment, ExperimentError, Group, RunSettings
 from .drivers import DEFAULT_KIND, PEAK_KIND, RATE_KIND
 from .loadgen import ADAPTERS
+from .search_spec import round_rate
+from .stats import MIN_LAUNCHES
 
 
 @dataclass(frozen=True)
@@ -99,12 +101,33 @@ def point_cells(experiment: Experiment, at: Coordinates) -> list[CellPlan]:
     """One point of a group's matrix: its repetitions at each rate (or the closed-loop cell when it has none)."""
     repetitions = range(1, first_rounds(experiment.run) + 1)
     group = at.group
+    if group.search is not None:
+        rate = search_start(at)
+        return [plan_cell(experiment, at, repetition, rate) for repetition in search_launches(experiment.run)]
     if is_open_loop(experiment.run, group) and rates_of(group) == AUTO_RATES:
         peaks = [plan_cell(experiment, at, repetition, peak=True) for repetition in repetitions]
         return peaks + [replace(plan_cell(experiment, at, repetition, share=share), peak_cell=peaks[0].cell_id)
                         for share in group.rate_shares for repetition in repetitions]
     return [plan_cell(experiment, at, repetition, rate)
             for rate in group_rates(experiment.run, group) for repetition in repetitions]
+
+
+def search_launches(run: RunSettings) -> range:
+    """The launches a capacity search gives each rate it tries first: enough for an interval."""
+    return range(1, max(first_rounds(run), MIN_LAUNCHES) + 1)
+
+
+def search_start(at: Coordinates) -> float:
+    """Where a capacity search starts: the group's start_rate, else the server's predicted limit (its parallel
+    limit / delay: Tomcat's maxThreads / delay on /delay/sync)."""
+    spec = at.group.search
+    if spec.start_rate:
+        return round_rate(spec.start_rate)
+    limit = servers.get(at.server).parallel_limit(at.settings, at.endpoint)
+    if limit and at.delay_ms:
+        return round_rate(limit * 1000 / at.delay_ms)
+    raise ExperimentError(f"group {at.group.name}: {at.server} on {at.endpoint} has no predicted limit to start "
+                          "its capacity search from; give search.start_rate (e.g. its closed-loop peak)")
 
 
 def first_rounds(run: RunSettings) -> int:

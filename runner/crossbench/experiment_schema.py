@@ -9,8 +9,9 @@ from crossbench_contract.delay import MAX_DELAY_MS
 
 from . import endpoints, servers
 from .database import pgbouncer
-from .drivers import DEFAULT_KIND
+from .drivers import DEFAULT_KIND, RATE_KIND
 from .loadgen import ADAPTERS, DEFAULT as DEFAULT_LOADGEN
+from .search_spec import SEARCH_RATES, SearchSpec, SearchSpecError, check_target, parse as parse_search
 from .servers import DB_ENDPOINTS, SettingsError
 from .stats import MIN_LAUNCHES
 
@@ -19,11 +20,11 @@ MAX_CONCURRENCY = 20_000
 
 RUN_KEYS = {"duration_s", "warmup_s", "repetitions", "shuffle", "shuffle_seed", "loadgen", "keepalive", "servers",
             "server_cpus", "loadgen_cpus", "loadgen_threads", "pipeline", "rates", "db_url",
-            "precision", "min_launches", "max_launches", "min_window_delays"}
+            "precision", "min_launches", "max_launches", "min_window_delays", "best_level_launches"}
 ANALYSIS_KEYS = {"knees", "advise"}   # knees = true: print the knees analysis found at the end of the run;
 # advise = true: maxThreads advice at the end (crossbench_analysis.advice; the workload from --advise-*)
 GROUP_KEYS = {"name", "kind", "endpoint", "concurrency", "delays_ms", "rates", "rate_shares", "peak_loadgen", "options",
-              "proxy", "db_pool_total", "pooler", "pooler_pool", "worker_sweep", "pipeline", *servers.PLUGINS}
+              "proxy", "db_pool_total", "pooler", "pooler_pool", "worker_sweep", "pipeline", "search", *servers.PLUGINS}
 PROXIES = servers.proxies()       # group key proxy = "<name>": that plug-in in front of the server (its [<name>])
 # group key pooler = "pgbouncer": PgBouncer (transaction mode) between the server and the database, holding
 # pooler_pool server connections (default: as many as the server's own pools); servers then run with the
@@ -82,6 +83,7 @@ class Group:
     pooler_pool: int | None = None
     worker_sweep: bool = False
     pipeline: int | None = None       # None: the run's
+    search: SearchSpec | None = None  # rates = "search": the capacity search (search_spec.py)
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,9 @@ def validate(config: dict) -> Experiment:
     if not isinstance(run["repetitions"], int) or run["repetitions"] < 1:
         fail("repetitions must be a positive integer")
     validate_precision(run, fail)
+    best = run.get("best_level_launches", 0)
+    if isinstance(best, bool) or not isinstance(best, int) or best < 0 or best == 1:
+        fail(f"best_level_launches is 0 (off) or the launches each stack's best level gets, 2 or more, not {best!r}")
     if isinstance(run["min_window_delays"], bool) or not isinstance(run["min_window_delays"], (int, float)) \
             or run["min_window_delays"] < 0:
         fail(f"min_window_delays is a number of delays (0: off), not {run['min_window_delays']!r}")
@@ -199,9 +204,11 @@ def validate_group(group: dict, fail) -> None:
     if not group.get("concurrency"):
         fail(f"group {group['name']}: no concurrency levels")
     rates = group.get("rates")
-    for rate in [] if rates in (None, AUTO_RATES) else rates if isinstance(rates, list) else [rates]:
+    for rate in [] if rates in (None, AUTO_RATES, SEARCH_RATES) else rates if isinstance(rates, list) else [rates]:
         if isinstance(rate, bool) or not isinstance(rate, (int, float)) or rate <= 0:
-            fail(f"group {group['name']}: rates must be positive requests per second or \"auto\", not {rate!r}")
+            fail(f"group {group['name']}: rates must be positive requests per second, \"auto\" or \"search\", "
+                 f"not {rate!r}")
+    validate_search(group, fail)
     for share in group.get("rate_shares", []):
         if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 5:
             fail(f"group {group['name']}: rate_shares are shares of the peak, above 0 and at most 5, not {share!r}")
@@ -226,6 +233,24 @@ def validate_group(group: dict, fail) -> None:
     for d in delays or []:
         if not isinstance(d, int) or not 1 <= d <= MAX_DELAY_MS:       # the contract's cap on ms
             fail(f"group {group['name']}: delays_ms must be integers from 1 to {MAX_DELAY_MS}, not {d!r}")
+
+
+def validate_search(group: dict, fail) -> None:
+    """rates = "search" (a capacity search) takes an open-loop group and its search table (search_spec.py)."""
+    searching = group.get("rates") == SEARCH_RATES
+    if "search" in group and not searching:
+        fail(f"group {group['name']}: a search table applies to rates = \"search\" only (rates is "
+             f"{group.get('rates')!r})")
+    if not searching:
+        return
+    if group.get("kind") != RATE_KIND:
+        fail(f"group {group['name']}: rates = \"search\" searches an open-loop rate: the group needs "
+             f"kind = \"{RATE_KIND}\"")
+    try:
+        spec = parse_search(group.get("search"), f"group {group['name']}")
+        check_target(spec, group.get("delays_ms") or [0], f"group {group['name']}")
+    except SearchSpecError as e:
+        fail(str(e))
 
 
 def validate_pooler(group: dict, fail) -> None:
@@ -270,4 +295,5 @@ def typed_group(config: dict, group: dict) -> Group:
         options=dict(group.get("options", {})), proxy=group.get("proxy"),
         db_pool_total=tuple(group.get("db_pool_total") or ()), pooler=group.get("pooler"),
         pooler_pool=group.get("pooler_pool"), worker_sweep=group.get("worker_sweep", False),
-        pipeline=group.get("pipeline"))
+        pipeline=group.get("pipeline"),
+        search=parse_search(group.get("search"), group["name"]) if group.get("rates") == SEARCH_RATES else None)

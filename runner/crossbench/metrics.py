@@ -2,6 +2,8 @@
 say why a cell is not to be trusted. Pure functions, so every rule is tested on its own."""
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 
 # A cell is flagged when ...
@@ -44,8 +46,21 @@ def loadgen_saturated(loadgen_cpu_percent: float | None, loadgen_cores: int) -> 
     return loadgen_cpu_percent is not None and loadgen_cpu_percent >= LOADGEN_SATURATED_PCT * max(loadgen_cores, 1)
 
 
-def flags(*, concurrency: int, requests: int, errors: dict[str, int], ratios_: Ratios) -> list[str]:
-    """The closed-loop flags (the cell adds loadgen_saturated for every kind)."""
+def edge_allowance(window_s: float | None, mean_latency_ms: float | None) -> float:
+    """How far the window's edge alone lifts the efficiency ratio over the latency ratio: each connection loses
+    at most the round trip in flight when the window closes, so of T = window / mean latency round trips it
+    counts at least T - 1 (a 10 s window at 1 s counts 9 of 10 when the connections started together: 1.11).
+    1 when either is unknown."""
+    if not window_s or not mean_latency_ms:
+        return 1.0
+    trips = window_s / (mean_latency_ms / 1000)
+    return trips / (trips - 1) if trips > 1 else math.inf
+
+
+def flags(*, concurrency: int, requests: int, errors: dict[str, int], ratios_: Ratios,
+          window_s: float | None = None, mean_latency_ms: float | None = None) -> list[str]:
+    """The closed-loop flags (the cell adds loadgen_saturated for every kind). ratio_disagreement: the two
+    ratios differ by more than RATIO_DISAGREEMENT beyond what the window's edge explains (edge_allowance)."""
     found = []
     if errors.get("timeout", 0):
         found.append("timeouts")
@@ -54,7 +69,8 @@ def flags(*, concurrency: int, requests: int, errors: dict[str, int], ratios_: R
     if requests == 0 or requests / concurrency < MIN_ROUND_TRIPS:
         found.append("few_completions")
     a, b = ratios_.efficiency_ratio, ratios_.latency_ratio
-    if a and b and abs(a - b) / min(a, b) > RATIO_DISAGREEMENT:
+    if a and b and (a / b > (1 + RATIO_DISAGREEMENT) * edge_allowance(window_s, mean_latency_ms)
+                    or b / a > 1 + RATIO_DISAGREEMENT):
         found.append("ratio_disagreement")
     return found
 

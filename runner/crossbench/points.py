@@ -183,7 +183,7 @@ def fmt_interval(figure: dict | None, unit: str = "") -> str:
     if low is None or high is None:
         return indicative_text(figure, suffix)
     below, above = value - low, high - value
-    if min(below, above) <= 0:
+    if min(below, above) <= 0 or max(below, above) <= 1e-9 * abs(value):     # launches that tie, but for rounding
         return f"{sig(value, 3)} ± 0{suffix}"
     places = max(0, 1 - math.floor(math.log10(min(below, above))))
     if f"{below:.{places}f}" == f"{above:.{places}f}":

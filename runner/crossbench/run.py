@@ -11,7 +11,7 @@ from contextlib import ExitStack
 from dataclasses import replace
 from datetime import datetime
 
-from . import experiment, faults, loadgen, metadata, oskit, paths, points, precision, retry, servers, slo
+from . import capacity, experiment, faults, loadgen, metadata, oskit, paths, points, precision, retry, servers, slo
 from .database import DatabaseError
 from .drivers import DRIVERS, DriverRefused
 from .hosts import HostsError
@@ -22,7 +22,7 @@ from .serve import interrupt_on_signals
 from .rundir import RunDir, RunDirError
 from .run_args import DEFAULT_EXPERIMENT, parse_args
 from .run_checks import Refused, pin_runner, preflight, prime_servers, run_database, without_unrunnable
-from .run_loop import execute, execute_precision, launched_once, stopped_by_environment
+from .run_loop import execute, execute_rest, launched_once, stopped_by_environment
 from .sampling import noise
 
 __all__ = ["DEFAULT_EXPERIMENT", "Refused", "main", "parse_args", "resolve_config", "run"]
@@ -43,8 +43,11 @@ def plan_summary(config: dict, cells: list[CellPlan], todo: list[CellPlan], prog
     windows = sorted({c.duration_s for c in cells})
     window = f"{windows[0]:g} s" if len(windows) == 1 else f"{windows[0]:g}-{windows[-1]:g} s"
     rounds = experiment.first_rounds(config)
-    relaunched = sum(c.repetition > rounds for c in cells)     # --retry-failed's launches, numbered after
+    searching = capacity.search_groups(config)
+    relaunched = sum(c.repetition > rounds and c.group not in searching for c in cells)   # --retry-failed's
     retry_note = f" and {relaunched} relaunch{'es' * (relaunched != 1)} of failed points" if relaunched else ""
+    if searching:
+        retry_note += "; capacity searches: three launches at each start rate, then as many as the search asks"
     precision_note = f" (then as many more as the first {rounds} launches' spread asks for an interval within " \
                      f"{run['precision']:g}, up to {run['max_launches']})" \
         if run.get("precision") and run["max_launches"] > rounds else ""
@@ -172,7 +175,7 @@ def run(args, remote: ExitStack) -> int:
         for made in prime_servers(todo, placement):
             print(f"run_all: {made}", file=sys.stderr)
         launched = execute(run_dir, todo, progress, database, placement, args.hold_s, launched_once(config["run"]))
-        launched += execute_precision(run_dir, cells, config["run"], progress, database, placement, args.hold_s)
+        launched += execute_rest(run_dir, cells, config, progress, database, placement, args.hold_s)
     except KeyboardInterrupt:
         progress.close()
         launched = len(run_dir.finished_ids()) - len(finished)     # the cells this sitting kept
@@ -195,9 +198,20 @@ def run(args, remote: ExitStack) -> int:
     point_records = write_points(run_dir, config)
     if config["run"].get("precision"):
         print(f"run_all: {precision.summary(point_records, config['run']['precision'])}", file=sys.stderr)
+    found = write_capacity(run_dir, config)
     if not args.no_analysis:
         analyse(run_dir, config, args.workload)
+    if found and args.no_analysis:        # else the findings, printed last, say it with the rest
+        print(capacity.summary(found), file=sys.stderr)
     return judged(run_dir, point_records, args.slo)
+
+
+def write_capacity(run_dir: RunDir, config: dict) -> list[dict]:
+    """capacity.json: each capacity search's bracket, its cost and the rates it tried (none without searches)."""
+    found = capacity.outcomes(run_dir.records(), config)
+    if found:
+        (run_dir.path / capacity.FILE).write_text(json.dumps(found, indent=1) + "\n")
+    return found
 
 
 def judged(run_dir: RunDir, point_records: list[dict], targets: list[slo.Target]) -> int:

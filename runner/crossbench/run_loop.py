@@ -1,12 +1,13 @@
 """The run's loop: the cells in order, each record appended as soon as it is measured (a stopped worker sweep
-skipped, an open-loop rate taken from its measured peak), then more rounds of the points not yet precise
-enough; a fault of the environment ends it with one line (faults.py)."""
+skipped, an open-loop rate taken from its measured peak), then the launches decided from what was measured (more
+rounds of the points not yet precise enough, capacity searches' steps, best levels launched again); a fault of
+the environment ends it with one line (faults.py)."""
 from __future__ import annotations
 
 import sys
 from dataclasses import replace
 
-from . import experiment, faults, metadata, precision
+from . import best_levels, capacity, experiment, faults, metadata, precision
 from .cell import CellContext, failed_record, run_cell
 from .drivers import DRIVERS
 from .experiment import CellPlan
@@ -47,20 +48,37 @@ def launched_once(run: dict) -> bool:
     return not run.get("precision") and int(run.get("repetitions") or 1) == 1
 
 
-def execute_precision(run_dir: RunDir, cells: list[CellPlan], run: dict, progress: Progress,
-                      database: RunDatabase | None, placement: Placement, hold_s: float = 0.0) -> int:
-    """With a precision target: more rounds of the points not yet precise enough (crossbench.precision); each
-    round's launches join plan.json before they run. Returns the launches run."""
+def execute_decided(run_dir: RunDir, cells: list[CellPlan], progress: Progress, database: RunDatabase | None,
+                    placement: Placement, hold_s: float, decide, say) -> int:
+    """Launches decided from what the run measured so far: `decide(cells, records)` gives the next ones (already
+    in their order) until it gives none; each batch joins plan.json before it runs, so --resume keeps it, and
+    `say(batch)` tells the terminal why. Returns the launches run."""
     launched = 0
-    while more := precision.next_round(cells, run_dir.records(), run):
+    while more := decide(cells, run_dir.records()):
         more = [replace(cell, index=len(cells) + position) for position, cell in enumerate(more, 1)]
         run_dir.extend_plan([cell.to_dict() for cell in more])
         cells += more
         progress.total += len(more)
-        print(f"run_all: {len(more)} points not yet within {run['precision']:g}: launching them again",
-              file=sys.stderr)
+        print(f"run_all: {say(more)}", file=sys.stderr)
         launched += execute(run_dir, more, progress, database, placement, hold_s)
     return launched
+
+
+def execute_rest(run_dir: RunDir, cells: list[CellPlan], config: dict, progress: Progress,
+                 database: RunDatabase | None, placement: Placement, hold_s: float = 0.0) -> int:
+    """After the plan's cells: the precision target's rounds (crossbench.precision), the capacity searches'
+    steps (crossbench.capacity) and TechEmpower's best levels launched again (crossbench.best_levels)."""
+    run = config["run"]
+    steps = (
+        (lambda c, r: precision.next_round(c, r, run),
+         lambda more: f"{len(more)} points not yet within {run['precision']:g}: launching them again"),
+        (lambda c, r: capacity.next_launches(c, r, config),
+         lambda more: f"capacity search: {len(more)} launches at "
+                      f"{', '.join(sorted({f'{cell.rate:g}' for cell in more}, key=float))} req/s"),
+        (lambda c, r: best_levels.next_launches(c, r, run),
+         lambda more: f"{len(more)} best levels launched again (best_level_launches = {run.get('best_level_launches')})"))
+    return sum(execute_decided(run_dir, cells, progress, database, placement, hold_s, decide, say)
+               for decide, say in steps)
 
 
 def measured(run_dir: RunDir) -> dict[str, dict]:

@@ -1,13 +1,10 @@
-"""Shared pytest setup for the runner's tests: markers, and a place to report measured figures."""
+"""Shared pytest setup for the runner's tests: a place to report measured figures (the `live` marker is declared
+in runner/pyproject.toml, with --strict-markers)."""
 from __future__ import annotations
 
 import pytest
 
 MEASURED: list[str] = []
-
-
-def pytest_configure(config):
-    config.addinivalue_line("markers", "live: runs real servers or real load generators on 127.0.0.1")
 
 
 @pytest.fixture(scope="session")

@@ -72,9 +72,21 @@ def test_clean_cell_has_no_flags():
     ({"requests": 0}, ["few_completions"]),
     ({"ratios_": metrics.ratios(10, 1000, 10 / 1.2, 1000.0)}, ["ratio_disagreement"]),
     ({"ratios_": metrics.ratios(10, 1000, 10 / 1.09, 1000.0)}, []),
+    ({"ratios_": metrics.ratios(10, 1000, 10 * 1.2, 1000.0), "window_s": 10.0, "mean_latency_ms": 1000.0},
+     ["ratio_disagreement"]),                        # the edge only ever lowers the count: never excused below
 ])
 def test_each_flag(overrides, expected):
     assert flags(**overrides) == expected
+
+
+@pytest.mark.parametrize("window_s, flagged", [(10.0, []), (60.0, ["ratio_disagreement"])])
+def test_the_windows_edge_excuses_one_round_trip_a_connection_and_no_more(window_s, flagged):
+    """Seed 002's 10 s window at a 1 s delay counts 9 round trips of 10 (efficiency ratio 1.11 against a latency
+    ratio of 1.0, measured): the edge, not a fault. The same 1.2 over a 60 s window is more than one trip."""
+    assert flags(ratios_=metrics.ratios(10, 1000, 10 / 1.2, 1000.0), window_s=window_s,
+                 mean_latency_ms=1000.0) == flagged
+    assert metrics.edge_allowance(10.0, 1000.0) == pytest.approx(10 / 9)
+    assert metrics.edge_allowance(None, 1000.0) == 1.0
 
 
 @pytest.mark.parametrize("cpu, cores, saturated", [(95.0, 1, True), (150.0, 2, False), (None, 1, False),

@@ -12,6 +12,7 @@ import pytest
 
 from crossbench import tfb
 from crossbench.database import Cluster, ensure_tables, psql
+from crossbench.database.pgbouncer import SERVER_SETTINGS as BOUNCED, PgBouncer
 from crossbench.database.verify import VerifyFailed, check_answer, count_queries
 from crossbench.endpoints import Request
 from crossbench.servers import DB_ENDPOINTS, PLUGINS, TFB_ENDPOINTS
@@ -41,6 +42,16 @@ SETTINGS = {"gunicorn": {"worker_class": "gthread", "threads": 4, "workers": 2}}
 def servers(database):
     with contextlib.ExitStack() as stack:
         yield {name: stack.enter_context(running(name, db_url=database, **SETTINGS.get(name, {})))
+               for name in SERVERS}
+
+
+@pytest.fixture(scope="module")
+def bounced(database, tmp_path_factory):
+    """Every server behind PgBouncer in transaction mode, with the settings a pooled cell gives it (no named
+    prepared statements: PgBouncer 1.18 cannot keep one for a client)."""
+    with PgBouncer(database, tmp_path_factory.mktemp("pgbouncer"), pool_size=4, max_clients=200) as bouncer, \
+            contextlib.ExitStack() as stack:
+        yield {name: stack.enter_context(running(name, db_url=bouncer.url, **BOUNCED, **SETTINGS.get(name, {})))
                for name in SERVERS}
 
 
@@ -138,6 +149,19 @@ def test_cells_verify_answers_and_count_statements(servers, database, name, requ
     count = count_queries(base, request_, database)
     per_request = 2 * request_.queries if request_.endpoint == "/updates" else 1
     assert count.expected == count.counted == 20 * per_request
+
+
+@pytest.mark.parametrize("name", SERVERS)
+def test_updates_through_pgbouncer_store_what_they_answer_and_run_every_statement(bounced, database, name):
+    """/updates behind PgBouncer (transaction mode): each update in its own transaction on whichever server
+    connection the pooler lends, rows really stored, every read and write counted by PostgreSQL itself."""
+    status, _, body = get(bounced[name], "/updates?queries=20")
+    assert status == 200, (name, body[:200])
+    written = {row["id"]: row["randomNumber"] for row in json.loads(body)}
+    found = psql(database, f"SELECT id, randomnumber FROM world WHERE id IN ({','.join(map(str, written))})")
+    assert dict(tuple(map(int, line.split("|"))) for line in found.stdout.split()) == written
+    count = count_queries(f"http://127.0.0.1:{bounced[name].spec.port}", Request("/updates", queries=5), database)
+    assert count.expected == count.counted == 20 * 2 * 5
 
 
 def test_a_count_that_is_off_fails_verification(servers, database):

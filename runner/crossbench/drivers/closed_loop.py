@@ -40,7 +40,8 @@ def closed_loop_figures(plan, result: LoadResult, loadgen_saturated: bool = Fals
     figures = {"efficiency_ratio": r.efficiency_ratio, "latency_ratio": r.latency_ratio,
                "rps_steady": r.rps_steady, "rps_method": "requests / measured window (the seed's definition)",
                "rps_steady_method": SATURATED if loadgen_saturated else "concurrency / mean latency (Little's law)"}
-    flags = metrics.flags(concurrency=plan.concurrency, requests=result.requests, errors=result.errors, ratios_=r)
+    flags = metrics.flags(concurrency=plan.concurrency, requests=result.requests, errors=result.errors, ratios_=r,
+                          window_s=result.duration_s, mean_latency_ms=result.latency_ms.get("mean"))
     return figures, flags
 
 

@@ -1,0 +1,65 @@
+"""Capacity searches in the analysis, on a SYNTHETIC run (nothing measured): a search's records made by the
+runner's own decisions (crossbench.capacity) against a toy pool that answers 97 req/s, then the findings, the
+capacity chart's data and the marks on the open-loop latency chart."""
+from __future__ import annotations
+
+import json
+import math
+import random
+from pathlib import Path
+
+from crossbench import capacity, experiment
+
+from crossbench_analysis import export, findings
+from crossbench_analysis.runinfo import load_run
+
+HOLDS = 97.0
+
+
+def launch(cell, rng) -> dict:
+    over = max(0.0, cell.rate / HOLDS - 1)
+    p99 = (cell.delay_ms + 6 + 3000 * over) * math.exp(rng.gauss(0, 0.03))
+    achieved = min(cell.rate, HOLDS)
+    return {**cell.to_dict(), "schema_version": 6, "status": "ok", "valid": not over,
+            "flags": ["unsustainable"] if over > 0.02 else [], "latency_ms": {"p50": p99 * 0.9, "p99": p99},
+            "rate_achieved": achieved, "rps": achieved, "requests": int(achieved * 3), "error_total": 0,
+            "cpu_percent": achieved * 0.04, "threads_peak": 40, "rss_peak_mb": 180.0,
+            "setting": "tomcat maxThreads=20", "parallel_limit": 20, "processes": 1}
+
+
+def capacity_run(path: Path) -> Path:
+    config = experiment.apply_overrides(experiment.load("capacity-quick"), {"shuffle": False, "groups": ["tomcat"]})
+    rng = random.Random(7)
+    cells = experiment.expand(config)
+    records = [launch(c, rng) for c in cells]
+    while more := capacity.next_launches(cells, records, config):
+        cells += more
+        records += [launch(c, rng) for c in more]
+    path.mkdir(parents=True)
+    (path / "metadata.json").write_text(json.dumps({"run_id": "capacity-synthetic", "experiment": "capacity-quick",
+                                                    "synthetic": True, "config": config}))
+    (path / "cells.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def test_the_findings_state_the_bracket_its_cost_and_the_models_beside_it(tmp_path):
+    run = load_run(capacity_run(tmp_path / "run"))
+    [bracket] = findings.compute(run)
+    assert bracket.sentence.startswith("tomcat maxThreads=20 /delay/sync 200 ms: p99 <= 300 ms up to ")
+    assert "CPU 0.4" in bracket.sentence and "threads 40" in bracket.sentence
+    assert "Little's law predicts 100 req/s (20 / 200 ms)" in bracket.sentence
+    assert "Erlang C, for arrivals at random" in bracket.sentence
+    assert bracket.figure is not None and bracket.figure <= HOLDS and bracket.basis.startswith("bracket ")
+    assert bracket.cells and all("-q" in c for c in bracket.cells)
+
+
+def test_the_capacity_chart_data_and_the_latency_charts_marks(tmp_path):
+    run = load_run(capacity_run(tmp_path / "run"))
+    [out] = capacity.outcomes(run.cells, run.metadata["config"])
+    jobs = {job.name: job for job in export.export(run, tmp_path / "run" / "charts")}
+    rows = (tmp_path / "run" / "charts" / "data" / "capacity.dat").read_text().splitlines()
+    assert rows[1] == "label passed_rps failed_rps predicted_rps target_p99_ms"
+    assert rows[2].split()[1:] == [f"{out['passed_rps']:g}", f"{out['failed_rps']:g}", "100", "300"]
+    latency = jobs["openloop_latency"].params
+    assert latency["target_1"] == "300"
+    assert latency["passed_1"] == f"{out['passed_rps']:g}" and latency["failed_1"] == f"{out['failed_rps']:g}"

@@ -1,0 +1,46 @@
+"""TechEmpower's best levels launched again (`[run] best_level_launches = N`, the tfb experiment). TechEmpower runs
+each level once and quotes each stack's best; a ratio between two stacks' best levels needs launches to have an
+interval. After the plan's cells, each stack's best level in each group (the point with the highest throughput
+over its launches, whatever its worker count) is launched until it has N; when a launch moves a stack's best to
+another level, that one is launched too. The other levels keep TechEmpower's one launch.
+
+Decided from the records alone, so an interrupted run resumes where it stopped."""
+from __future__ import annotations
+
+import random
+
+from . import points
+from .cellplan import CellPlan
+from .experiment_expand import round_seed
+
+
+def next_launches(cells: list[CellPlan], records: list[dict], run: dict) -> list[CellPlan]:
+    """One more launch of each best level with fewer than best_level_launches; none without the setting, or
+    while a planned cell is still to run."""
+    wanted_n = run.get("best_level_launches") or 0
+    recorded = {r["cell_id"] for r in records}
+    if wanted_n < 2 or any(c.cell_id not in recorded for c in cells):
+        return []
+    planned: dict[str, CellPlan] = {}
+    launched: dict[str, int] = {}
+    for cell in cells:
+        planned.setdefault(cell.point_id, cell)
+        launched[cell.point_id] = max(launched.get(cell.point_id, 0), cell.repetition)
+    wanted = [planned[pid].launch(launched[pid] + 1) for pid in best_points(records)
+              if pid in planned and launched[pid] < wanted_n]
+    if run.get("shuffle") and wanted:
+        random.Random(round_seed(run.get("shuffle_seed"), len(cells))).shuffle(wanted)
+    return wanted
+
+
+def best_points(records: list[dict]) -> list[str]:
+    """The point id of each (group, server)'s highest mean throughput among closed-loop points that ran."""
+    best: dict[tuple, dict] = {}
+    for point in points.aggregate(records):
+        rps = (point["figures"].get("rps") or {}).get("value")
+        if not point["n"] or rps is None or point.get("rate") is not None:
+            continue
+        stack = (point.get("group"), point.get("server"))
+        if stack not in best or rps > best[stack]["figures"]["rps"]["value"]:
+            best[stack] = point
+    return [point["point_id"] for point in best.values()]

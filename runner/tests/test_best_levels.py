@@ -1,0 +1,67 @@
+"""TechEmpower's best levels launched again (best_level_launches): which launches the run adds, from the records
+alone, until each stack's best level in each group has its launches."""
+import pytest
+
+from crossbench import best_levels, experiment
+from crossbench.experiment import ExperimentError
+
+
+def config(**run):
+    loaded = experiment.load("tfb-quick")
+    loaded["run"].update({"best_level_launches": 3, **run})
+    return experiment.apply_overrides(loaded, {"shuffle": False})
+
+
+def record(cell, rps):
+    return {**cell.to_dict(), "status": "ok", "flags": [], "rps": rps, "latency_ms": {"p99": 1.0}}
+
+
+def rps_of(cell):
+    """Throughput that rises with the worker count and differs by server: one clear best per group and server."""
+    return 1000.0 * (1 + (cell.sweep_step or 1)) * (2 if cell.server == "uvicorn" else 1) + cell.repetition
+
+
+def run_to_the_end(conf):
+    cells = experiment.expand(conf)
+    records = [record(c, rps_of(c)) for c in cells]
+    added = []
+    for _ in range(50):
+        more = best_levels.next_launches(cells, records, conf["run"])
+        if not more:
+            return cells, records, added
+        cells += more
+        added += more
+        records += [record(c, rps_of(c)) for c in more]
+    raise AssertionError("best levels never ended")
+
+
+def test_each_stacks_best_level_in_each_group_gets_three_launches_and_nothing_else_does():
+    cells, records, added = run_to_the_end(config())
+    stacks = {(c.group, c.server) for c in experiment.expand(config())}
+    assert {(c.group, c.server) for c in added} == stacks
+    by_point = {}
+    for c in cells:
+        by_point.setdefault(c.point_id, []).append(c.repetition)
+    relaunched = {pid for pid, reps in by_point.items() if len(reps) > 1}
+    assert len(relaunched) == len(stacks)
+    for pid in relaunched:
+        assert sorted(by_point[pid]) == [1, 2, 3]
+    for group, server in stacks:         # the relaunched point is the one with the most workers (the highest rps)
+        here = [c for c in cells if (c.group, c.server) == (group, server)]
+        top = max(here, key=lambda c: c.sweep_step or 1)
+        assert top.point_id in relaunched
+
+
+def test_nothing_is_added_without_the_setting_or_while_planned_cells_remain():
+    conf = config(best_level_launches=0)
+    cells = experiment.expand(conf)
+    records = [record(c, rps_of(c)) for c in cells]
+    assert best_levels.next_launches(cells, records, conf["run"]) == []
+    conf = config()
+    assert best_levels.next_launches(cells, records[:-1], conf["run"]) == []
+
+
+@pytest.mark.parametrize("bad", [1, -1, "3", True])
+def test_a_best_level_count_it_cannot_use_is_refused(bad):
+    with pytest.raises(ExperimentError, match="best_level_launches"):
+        config(best_level_launches=bad)

@@ -1,0 +1,34 @@
+"""The capacity search run as a user runs it: Tomcat with 20 threads on /delay/sync 200 ms, whose capacity its pool
+predicts (maxThreads / delay = 100 req/s), searched at a 300 ms p99 target with the real Tomcat and oha."""
+import json
+import subprocess
+
+import pytest
+from live_servers import build_missing_reason
+
+from crossbench import capacity, paths
+
+RUN_ALL = str(paths.RUNNER / "run_all.sh")
+
+
+@pytest.mark.live
+@pytest.mark.skipif(build_missing_reason() is not None, reason=str(build_missing_reason()))
+def test_tomcat_with_20_threads_holds_about_what_its_pool_predicts(tmp_path):
+    """capacity-quick's Tomcat group (to 20 %, three launches a rate): 100, 200, 141, 119 req/s or so, each launched
+    three times for 2 s."""
+    out = tmp_path / "capacity"
+    done = subprocess.run([RUN_ALL, "--experiment", "capacity-quick", "--groups", "tomcat", "--out", str(out),
+                           "--duration", "2"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    [found] = json.loads((out / capacity.FILE).read_text())
+    assert found["status"] == capacity.BRACKETED, found
+    # The pool answers at most 20 requests a 200 ms: nothing much above 100 req/s can hold 300 ms, and a pool
+    # that held far less would be a broken server or harness.
+    assert 60 <= found["passed_rps"] <= 105 and found["failed_rps"] <= found["passed_rps"] * 1.2
+    assert found["cost"]["cpu_ms_per_request"]["ci95_low"] is not None
+    assert all(t["n"] >= 3 for t in found["trials"] if t["verdict"] in ("pass", "fail"))
+    assert "Little's law predicts 100 req/s (20 / 200 ms)" in done.stderr      # the findings, printed last
+    findings = (out / "findings.md").read_text()
+    assert f"up to {found['passed_rps']:g}-{found['failed_rps']:g} req/s" in findings
+    assert (out / "charts" / "capacity.png").is_file() and (out / "charts" / "openloop_latency.png").is_file()
+
