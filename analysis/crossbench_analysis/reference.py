@@ -1,9 +1,9 @@
-"""The measured section of the README, produced from committed reference results (docs/results/), so every figure
-it states traces to a file a reader can audit: runs' points.jsonl, findings.json and metadata.json, and the JSON
+"""The measured sections of the README and docs/, produced from committed reference results (docs/results/), so
+every figure they state traces to a file a reader can audit: runs' points.jsonl, findings.json and metadata.json, and the JSON
 `aa` printed for them. Nothing in the section is typed by hand.
 
-python -m crossbench_analysis reference [--check]   rewrites README.md between MEASURED_BEGIN and MEASURED_END
-                                                     (--check: exit 1 when the README differs from the results)
+python -m crossbench_analysis reference [--check]   rewrites every measured section of README.md and docs/*.md
+                                                     (--check: exit 1 when one differs from the results)
 
 Each reference set is a folder of docs/results/ with a README.md saying how it was made:
 - quick-aa/: the quick profile several times in a row (runs/<run id>/), the run-to-run spreads aa --observe-floor
@@ -11,7 +11,10 @@ Each reference set is a folder of docs/results/ with a README.md saying how it w
   judged by them (study-<half>.json): held out from the spreads it uses;
 - quick-disturbed/: one quick run with a `yes` loop on the server's core during every other launch
   (runs/<run id>/, with launches.jsonl: each launch's flags and noise figures, and disturbed.txt: which launches
-  the loop ran beside).
+  the loop ran beside);
+- <experiment>/ (seed002, capacity, ...): one run of that experiment (runs/<run id>/, with capacity.json for a
+  capacity search), rendered into the section between that experiment's own markers in a document
+  (`<!-- measured <experiment>: ... -->`): its findings, each with its figure and interval.
 """
 from __future__ import annotations
 
@@ -38,11 +41,17 @@ def provenance(runs: list[Path]) -> str:
     metas = [read_json(r / "metadata.json") for r in runs]
     launches = sum(p["n"] + p["failed"] + len(p.get("disturbed_cells", []))
                    for r in runs for p in points.read_jsonl(r / points.POINTS_FILE))
-    revisions = sorted({str(m.get("git_revision") or "unknown")[:7] for m in metas})
+    revisions = sorted({revision(m.get("git_revision")) for m in metas})
     machine = metas[0].get("machine") or {}
-    return (f"{len(runs)} runs of `{metas[0].get('experiment')}` ({launches} launches in all) on "
+    return (f"{len(runs)} run{'s' * (len(runs) != 1)} of `{metas[0].get('experiment')}` ({launches} launches in all) on "
             f"{machine.get('cpu_model', 'an unnamed CPU')}, {machine.get('cores', '?')} cores, from main at "
             f"{', '.join(revisions)}, {metas[0].get('started_at', '')[:10]}")
+
+
+def revision(text) -> str:
+    """'61aa261' of a git revision; 'uncommitted' said when the tree had changes (metadata's '+uncommitted')."""
+    text = str(text or "unknown")
+    return text[:7] + (" with uncommitted changes" if "uncommitted" in text else "")
 
 
 def intervals_line(runs: list[Path]) -> str:
@@ -146,12 +155,52 @@ def render(results: Path) -> str:
     return "\n".join(lines + [MEASURED_END])
 
 
+def run_begin(name: str) -> str:
+    return f"<!-- measured {name}: produced by `python -m crossbench_analysis reference`; do not edit by hand -->"
+
+
+def run_end(name: str) -> str:
+    return f"<!-- measured {name}: end -->"
+
+
+def render_run(results: Path, name: str) -> str:
+    """An experiment's section: where its run came from, then its findings (capacity searches: their brackets)."""
+    [run] = runs_of(results / name)
+    lines = [run_begin(name), f"From `docs/results/{name}/runs/{run.name}/`: {provenance([run])}.", ""]
+    for finding in read_json(run / "findings.json").get("findings", []):
+        shown = f" **{finding['figure_text']}**" if finding.get("figure_text") else ""
+        lines.append(f"- {finding['sentence']}{shown}")
+    return "\n".join(lines + [run_end(name)])
+
+
+def sections(text: str, results: Path) -> list[tuple[str, str, str]]:
+    """(begin marker, end marker, fresh text) of every measured section a document has."""
+    found = [(MEASURED_BEGIN, MEASURED_END, render(results))] if MEASURED_BEGIN in text else []
+    for name in sorted(p.name for p in results.iterdir() if (p / "runs").is_dir()):
+        if name not in ("quick-aa", "quick-disturbed") and run_begin(name) in text:
+            found.append((run_begin(name), run_end(name), render_run(results, name)))
+    return found
+
+
+def documents(repo: Path) -> list[Path]:
+    """The documents that may hold measured sections: the README and every file of docs/."""
+    return [repo / "README.md", *sorted((repo / "docs").glob("*.md"))]
+
+
+def update_all(repo: Path, results: Path, check: bool = False) -> list[Path]:
+    """Every document's measured sections written (check=True: only compared); returns the documents that did
+    not hold what the results say."""
+    return [doc for doc in documents(repo) if doc.is_file() and not update(doc, results, check)]
+
+
 def update(readme: Path, results: Path, check: bool = False) -> bool:
-    """Writes the measured section into the README (or, check=True, says whether it is current): True when the
-    README holds what the results say."""
+    """Writes a document's measured sections (or, check=True, says whether they are current): True when it
+    holds what the results say."""
     text = readme.read_text()
-    start, end = text.index(MEASURED_BEGIN), text.index(MEASURED_END) + len(MEASURED_END)
-    fresh = text[:start] + render(results) + text[end:]
+    fresh = text
+    for begin, end, rendered in sections(text, results):
+        start, stop = fresh.index(begin), fresh.index(end) + len(end)
+        fresh = fresh[:start] + rendered + fresh[stop:]
     if check:
         return fresh == text
     readme.write_text(fresh)
