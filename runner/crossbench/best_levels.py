@@ -15,11 +15,10 @@ from .experiment_expand import round_seed
 
 
 def next_launches(cells: list[CellPlan], records: list[dict], run: dict) -> list[CellPlan]:
-    """One more launch of each best level with fewer than best_level_launches; none without the setting, or
-    while a planned cell is still to run."""
+    """One more launch of each best level with fewer than best_level_launches; none without the setting. Called
+    once the plan's cells have run (a worker sweep's steps after its stop never do, and block nothing)."""
     wanted_n = run.get("best_level_launches") or 0
-    recorded = {r["cell_id"] for r in records}
-    if wanted_n < 2 or any(c.cell_id not in recorded for c in cells):
+    if wanted_n < 2:
         return []
     planned: dict[str, CellPlan] = {}
     launched: dict[str, int] = {}

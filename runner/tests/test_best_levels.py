@@ -52,13 +52,21 @@ def test_each_stacks_best_level_in_each_group_gets_three_launches_and_nothing_el
         assert top.point_id in relaunched
 
 
-def test_nothing_is_added_without_the_setting_or_while_planned_cells_remain():
+def test_nothing_is_added_without_the_setting():
     conf = config(best_level_launches=0)
     cells = experiment.expand(conf)
     records = [record(c, rps_of(c)) for c in cells]
     assert best_levels.next_launches(cells, records, conf["run"]) == []
+
+
+def test_the_steps_a_stopped_sweep_never_ran_block_nothing():
+    """A worker sweep stops after two drops: its later steps are planned and never recorded."""
     conf = config()
-    assert best_levels.next_launches(cells, records[:-1], conf["run"]) == []
+    cells = experiment.expand(conf)
+    ran = [c for c in cells if not (c.sweep and c.sweep_step and c.sweep_step > 2)]
+    assert len(ran) < len(cells)
+    more = best_levels.next_launches(cells, [record(c, rps_of(c)) for c in ran], conf["run"])
+    assert more and all(c.repetition == 2 for c in more)
 
 
 @pytest.mark.parametrize("bad", [1, -1, "3", True])
