@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 
 from . import points
-from .cellplan import CellPlan
+from .cellplan import CellPlan, launches_so_far
 from .experiment_expand import round_seed
 
 
@@ -20,11 +20,7 @@ def next_launches(cells: list[CellPlan], records: list[dict], run: dict) -> list
     wanted_n = run.get("best_level_launches") or 0
     if wanted_n < 2:
         return []
-    planned: dict[str, CellPlan] = {}
-    launched: dict[str, int] = {}
-    for cell in cells:
-        planned.setdefault(cell.point_id, cell)
-        launched[cell.point_id] = max(launched.get(cell.point_id, 0), cell.repetition)
+    planned, launched = launches_so_far(cells)
     wanted = [planned[pid].launch(launched[pid] + 1) for pid in best_points(records)
               if pid in planned and launched[pid] < wanted_n]
     if run.get("shuffle") and wanted:

@@ -31,7 +31,7 @@ import random
 from dataclasses import dataclass, field, replace
 
 from . import points, stats
-from .cellplan import CellPlan, cell_id_of
+from .cellplan import CellPlan, cell_id_of, launches_so_far
 from .experiment_expand import round_seed as seed_of, search_launches
 from .experiment_schema import typed
 from .search_spec import SEARCH_RATES, SearchSpec, round_rate
@@ -196,15 +196,10 @@ def next_launches(cells: list[CellPlan], records: list[dict], config: dict) -> l
     each search's next rate; nothing once every search is over. Cells planned and not yet recorded come first
     (a resumed run runs them before asking)."""
     recorded = {r["cell_id"] for r in records}
-    if not any(c.group in search_groups(config) for c in cells):
+    searching = [c for c in cells if c.group in search_groups(config)]
+    if not searching or any(c.cell_id not in recorded for c in searching):
         return []
-    if any(c.cell_id not in recorded for c in cells if c.group in search_groups(config)):
-        return []
-    planned: dict[str, CellPlan] = {}
-    launched: dict[str, int] = {}
-    for cell in cells:
-        planned.setdefault(cell.point_id, cell)
-        launched[cell.point_id] = max(launched.get(cell.point_id, 0), cell.repetition)
+    planned, launched = launches_so_far(cells)
     first_launches = search_launches(typed(config).run)
     wanted: list[CellPlan] = []
     for search in searches(records, config):

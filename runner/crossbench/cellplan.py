@@ -122,6 +122,17 @@ class CellPlan:
         return asdict(self)
 
 
+def launches_so_far(cells: list[CellPlan]) -> tuple[dict[str, CellPlan], dict[str, int]]:
+    """Per point id, its first planned cell (to launch again) and the highest repetition planned for it (the
+    next launch is one more): what the launches decided after the plan (precision, capacity, best levels) need."""
+    planned: dict[str, CellPlan] = {}
+    launched: dict[str, int] = {}
+    for cell in cells:
+        planned.setdefault(cell.point_id, cell)
+        launched[cell.point_id] = max(launched.get(cell.point_id, 0), cell.repetition)
+    return planned, launched
+
+
 def plan_from_dict(data: dict) -> CellPlan:
     """A cell of a run's plan.json (for --resume)."""
     try:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 
 from . import experiment, points, stats
-from .cellplan import CellPlan
+from .cellplan import CellPlan, launches_so_far
 
 
 def next_round(cells: list[CellPlan], records: list[dict], run: dict) -> list[CellPlan]:
@@ -23,11 +23,7 @@ def next_round(cells: list[CellPlan], records: list[dict], run: dict) -> list[Ce
     precision = run.get("precision")
     if not precision:
         return []
-    planned: dict[str, CellPlan] = {}
-    launched: dict[str, int] = {}
-    for cell in cells:
-        planned.setdefault(cell.point_id, cell)
-        launched[cell.point_id] = max(launched.get(cell.point_id, 0), cell.repetition)
+    planned, launched = launches_so_far(cells)
     wanted = []
     for point in points.aggregate(records):
         pid = point["point_id"]
