@@ -2,12 +2,15 @@
 # maxThreads advice for your workload from a maxthreads run on this machine: the pool size and why, what it
 # costs here (RSS, CPU), acceptCount and maxConnections, whether virtual threads remove the knee; printed and
 # written to RUN_DIR/advice.md and advice.json.
-# Usage: analysis/advise.sh RUN_DIR --rate REQ_PER_S --hold-ms MS [--p99-ms MS]
+# With --capacity CAPACITY_RUN (a run of --experiment capacity), the capacity measured per setting goes beside the
+# capacity Little's law and Erlang C predict, saying where model and measurement disagree.
+# Usage: analysis/advise.sh RUN_DIR --rate REQ_PER_S --hold-ms MS [--p99-ms MS] [--capacity CAPACITY_RUN]
 #   e.g. ./analysis/advise.sh results/20261124-0500-maxthreads --rate 400 --hold-ms 50 --p99-ms 200
-# Exit status 2: refused (a workload that makes no sense, or a run without the maxThreads sweep).
+# Exit status 2: refused (a workload that makes no sense, a run without the maxThreads sweep, or a capacity run
+# without a capacity search of Tomcat).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=analysis/analysis-cli.sh
 source "$here/analysis-cli.sh"
-crossbench_analysis advise 1 "" "RUN_DIR --rate REQ_PER_S --hold-ms MS [--p99-ms MS]" "$@"
+crossbench_analysis advise 1 "" "RUN_DIR --rate REQ_PER_S --hold-ms MS [--p99-ms MS] [--capacity CAPACITY_RUN]" "$@"

@@ -15,5 +15,5 @@ crossbench_analysis() {
   here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
   # shellcheck source=runner/python-env.sh
   source "$here/../runner/python-env.sh"
-  PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}" exec "$PYTHON" -m crossbench_analysis "$command" "$@"
+  exec "$PYTHON" -m crossbench_analysis "$command" "$@"      # installed in the venv (analysis/pyproject.toml)
 }

@@ -8,10 +8,10 @@ VENV="${CROSSBENCH_VENV:-$CROSSBENCH_ROOT/.venv}"
 PYTHON="$VENV/bin/python"
 stamp="$VENV/.crossbench-requirements"
 # Every Python server's pinned requirements (each app folder's requirements.txt), the contract the apps share
-# (python-contract/, a package like any other) and the runner's own.
+# (python-contract/, a package like any other), the analysis (analysis/, one too) and the runner's own.
 requirements=("$CROSSBENCH_ROOT"/*-app/requirements.txt)
 wanted="$(cat "$CROSSBENCH_ROOT/runner/pyproject.toml" "$CROSSBENCH_ROOT/python-contract/pyproject.toml" \
-  "${requirements[@]}" | sha256sum)"
+  "$CROSSBENCH_ROOT/analysis/pyproject.toml" "${requirements[@]}" | sha256sum)"
 
 if [[ ! -x "$PYTHON" ]] || [[ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]]; then
   echo "crossbench: preparing the Python environment in $VENV" >&2
@@ -20,7 +20,8 @@ if [[ ! -x "$PYTHON" ]] || [[ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]]; the
     exit 2
   fi
   if ! "$PYTHON" -m pip install --quiet "${requirements[@]/#/--requirement=}" \
-      -e "$CROSSBENCH_ROOT/python-contract" -e "$CROSSBENCH_ROOT/runner[test]" > "$VENV/pip-install.log" 2>&1; then
+      -e "$CROSSBENCH_ROOT/python-contract" -e "$CROSSBENCH_ROOT/analysis" -e "$CROSSBENCH_ROOT/runner[test]" \
+      > "$VENV/pip-install.log" 2>&1; then
     cat "$VENV/pip-install.log" >&2
     echo "crossbench: installing the Python packages failed (log above)" >&2
     exit 2

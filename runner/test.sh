@@ -3,7 +3,8 @@
 # builds the WAR and the pinned Tomcat (JUnit 5 through Surefire) and the open-loop generators, then runs every Python test (conformance
 # against the real servers, runner, load generators, analysis).
 #   ./runner/test.sh            everything (about 22 minutes here with its build, 10 more the first time: oha and k6 build)
-#   ./runner/test.sh --fast     only what needs no live server and no build (under a minute)
+#   ./runner/test.sh --fast     only what needs no live server, no build and starts no process (under a minute;
+#                               tests marked spawns run tools, scripts or servers: runner/tests/spawn_guard.py)
 # Further arguments go to pytest, e.g. ./runner/test.sh -k conformance -x
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -24,7 +25,7 @@ cd "$CROSSBENCH_ROOT"
 
 markers=()
 if $fast; then
-  markers=(-m "not live")
+  markers=(-m "not live and not spawns")
 else
   mvn -B --no-transfer-progress package
   "$here/install-openloop.sh"      # oha and k6, pinned, built once into the tools cache (needs cargo and go)

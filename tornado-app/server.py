@@ -6,11 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
+# Run as a script: Python puts the script's folder first on the path, so crossbench_tornado (beside it) imports.
+from crossbench_tornado import app, db, prefork
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-from crossbench_tornado import app, db, prefork  # noqa: E402
-
 STATIC_DIR = HERE.parent / "static-fixtures"
 DEFAULT_BACKLOG = 128  # Tornado's own default (tornado.netutil._DEFAULT_BACKLOG)
 

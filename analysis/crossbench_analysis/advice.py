@@ -1,7 +1,8 @@
 """maxThreads advice for a stated workload from a maxthreads run on this machine: the pool size (Little's law
 and headroom, workload.py), checked against where the run's knees sit (advice_run.py); what that pool costs here
 in memory and CPU; acceptCount and maxConnections for bursts; whether virtual threads remove the knee. Every
-number names the points it comes from, and `could_not_tell` says what the run could not. Written as advice.json
+number names the points it comes from, and `could_not_tell` says what the run could not; beside it, the
+capacity a capacity run measured per setting against the models' (advice_capacity.py). Written as advice.json
 and advice.md in the run directory (advice_text.py renders the words)."""
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from pathlib import Path
 
 from crossbench.points import launch_rule
 
-from . import advice_run, advice_text
+from . import advice_capacity, advice_run, advice_text
+from .advice_capacity import NoCapacity
 from .advice_run import AdviceRefused
 from .runinfo import load_run
 from .workload import (FULL_SHARE, P99_SHARE, Workload, pool_for_headroom, pool_for_p99, queue_within_target)
@@ -20,21 +22,34 @@ TOMCAT_MAX_CONNECTIONS = 8192     # NIO connector defaults (Tomcat 9)
 TOMCAT_ACCEPT_COUNT = 100
 BURST_S = 1.0                     # acceptCount holds this long of arrivals as new connections
 
-__all__ = ["AdviceRefused", "advise", "write"]
+__all__ = ["AdviceRefused", "NoCapacity", "advise", "write"]
 
 
-def advise(run_dir: Path, workload: Workload | None) -> dict:
-    """The advice as a dict (advice.json); without a workload, only what the run says about this machine."""
+def advise(run_dir: Path, workload: Workload | None, capacity_dir: Path | None = None) -> dict:
+    """The advice as a dict (advice.json); without a workload, only what the run says about this machine. The
+    measured capacity per setting comes from `capacity_dir` (a capacity run; NoCapacity when it has no search
+    of Tomcat), else from run_dir itself when it searched capacity, else it is missing and said to be."""
     meas = advice_run.measure(run_dir)
     pool = size_pool(workload, meas) if workload else None
+    capacity = capacity_beside(run_dir, capacity_dir, pool["value"] if pool else None)
     advice = {"run": {key: meas[key] for key in ("run_id", "run_dir", "experiment", "machine", "jdk", "server_cores",
                                         "delays_ms", "max_threads_measured", "max_concurrency", "launches")},
               "workload": workload.to_dict() if workload else None, "max_threads": pool,
               "knee_check": knee_check(meas), "cost": cost(meas, pool["value"] if pool else None, workload),
               "connections": connections(meas, pool, workload), "virtual_threads": virtual(meas, workload),
-              "measurements": meas}
+              "capacity": capacity, "measurements": meas}
     advice["could_not_tell"] = could_not_tell(meas, advice, workload)
     return advice
+
+
+def capacity_beside(run_dir: Path, capacity_dir: Path | None, pool: int | None) -> dict | None:
+    """The capacity run's brackets beside the models (advice_capacity.py); None without one."""
+    if capacity_dir is not None:
+        return advice_capacity.measured(capacity_dir, pool)
+    try:
+        return advice_capacity.measured(run_dir, pool)
+    except advice_capacity.NoCapacity:
+        return None
 
 
 def size_pool(w: Workload, meas: dict) -> dict:

@@ -15,7 +15,7 @@ from crossbench.points import load as load_run_points, point_id
 from . import knee_rule
 from . import knees as knee_finder
 from .maxthreads import beyond_queues, queue_groups, sweep_cells, tomcat_ok
-from .runinfo import Run, get, num
+from .runinfo import Run, get, load_run, num
 from .setting import pool_size, setting, sweeps_pool
 
 # A point flagged only ratio_disagreement whose two ratios are both above 1.1 is past the knee by either: the flag
@@ -147,25 +147,17 @@ def jvm_own_threads(points: list[dict]) -> dict | None:
 
 
 def line_fit(xs: list[float], ys: list[float]) -> dict | None:
-    """Least squares y = slope x + intercept with the slope's 95 % interval (Student t, n - 2 degrees of
-    freedom; none from two points). None with fewer than two points or no spread in x."""
-    n = len(xs)
-    if n < 2:
+    """Least squares y = slope x + intercept with the slope's 95 % interval (stats.least_squares: Student t, n - 2
+    degrees of freedom; none from two points), as advice.json keeps it. None with fewer than two points or no
+    spread in x."""
+    fit = stats.least_squares(xs, ys)
+    if fit is None:
         return None
-    mx, my = sum(xs) / n, sum(ys) / n
-    sxx = sum((x - mx) ** 2 for x in xs)
-    if sxx == 0:
-        return None
-    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
-    intercept = my - slope * mx
-    fit = {"slope": slope, "intercept": intercept, "n": n, "slope_ci95": None,
-           "method": "least squares through two points: no interval"}
-    if n > 2:
-        residual = sum((y - intercept - slope * x) ** 2 for x, y in zip(xs, ys))
-        half = stats.t_quantile(stats.CONFIDENCE, n - 2) * math.sqrt(residual / (n - 2) / sxx)
-        fit.update(slope_ci95=[slope - half, slope + half],
-                   method=f"least squares over {n} points, slope +- t({n - 2}) x its standard error")
-    return fit
+    if fit.slope_low is None:
+        return {"slope": fit.slope, "intercept": fit.intercept, "n": fit.n, "slope_ci95": None,
+                "method": "least squares through two points: no interval"}
+    return {"slope": fit.slope, "intercept": fit.intercept, "n": fit.n, "slope_ci95": [fit.slope_low, fit.slope_high],
+            "method": f"least squares over {fit.n} points, slope +- t({fit.n - 2}) x its standard error"}
 
 
 def cost_fit(points: list[dict], x: str, y: str, *, settings_needed: int = 2) -> dict:
@@ -230,7 +222,6 @@ def busy_machine(run: Run) -> dict[str, list[str]]:
 
 def measure(run_dir: Path | Run) -> dict:
     """Everything the advice takes from the run (AdviceRefused when it has no maxThreads sweep)."""
-    from .runinfo import load_run
     run = run_dir if isinstance(run_dir, Run) else load_run(Path(run_dir))
     points = sweep_points(run, load_points(run))
     plat = [point for point in points if pool_size(point["cell"]) is not None]

@@ -2,8 +2,9 @@
 and the list of what the run could not tell."""
 from __future__ import annotations
 
-from crossbench.points import NOISY_HOST, fmt_interval
+from crossbench.points import NOISY_HOST, fmt_interval, short, sig
 
+from .advice_capacity import RUN_IT as CAPACITY_RUN_IT
 from .advice_run import RUN_IT
 
 ASK = "./analysis/advise.sh {run} --rate R --hold-ms H [--p99-ms T]"
@@ -12,13 +13,11 @@ FAR_APART = 2.5           # a knee bracket wider than this factor is placed only
 
 
 def n(x, digits: int = 3) -> str:
-    """A number as a reader quotes it: integers whole, others to `digits` significant figures."""
-    if x is None:
-        return "?"
-    if float(x).is_integer() and abs(x) < 1e6:
+    """A number as a reader quotes it: integers whole (a pool of 8192 threads is not 8,190), others to `digits`
+    significant figures (points.sig)."""
+    if x is not None and float(x).is_integer() and abs(x) < 1e6:
         return str(int(x))
-    text = f"{x:.{digits}g}"
-    return str(int(float(text))) if "e" in text else text
+    return short(x) if x is not None and digits == 3 else sig(x, digits)
 
 
 def pm(x, ci, unit: str = "", why: str = "") -> str:
@@ -49,6 +48,7 @@ def render(a: dict) -> str:
         lines += ["No workload stated: for a maxThreads value, run `" + ASK.format(run=run_info["run_dir"]) + "`.", ""]
     lines += knee_lines(a["knee_check"]) + cost_lines(a["cost"], a["max_threads"], w)
     lines += connection_lines(a["connections"], w) + virtual_lines(a["virtual_threads"], w)
+    lines += capacity_lines(a.get("capacity"), a["max_threads"])
     lines += ["## What this run could not tell", ""] + [f"- {x}" for x in a["could_not_tell"] or ["nothing noted"]]
     return "\n".join(lines) + "\n"
 
@@ -223,6 +223,69 @@ def virtual_lines(v: dict, w: dict | None) -> list[str]:
     elif v["removes_knee"] is False:
         lines.append("- No: virtual threads bent too here, so not the pool but the core(s) (or the machine) limit.")
     return lines + [""]
+
+
+def capacity_lines(capacity: dict | None, pool: dict | None) -> list[str]:
+    """The measured capacity per setting beside Little's law and Erlang C (advice_capacity.py)."""
+    lines = ["## Measured capacity beside the model", ""]
+    if not capacity:
+        return lines + [f"- No capacity run given: `{CAPACITY_RUN_IT}` measures each setting's capacity at a p99 "
+                        f"target; then `--capacity RUN` puts it here.", ""]
+    for found in capacity["rows"]:
+        lines.append(f"- {capacity_row(found)}")
+    lines += [f"- {x}" for x in model_verdict(capacity, pool)]
+    return lines + [f"- From run `{capacity['run_id']}` ({capacity['run_dir']}): each rate tried was launched until "
+                    f"its p99's interval decided it (launches per rate: see capacity.json).", ""]
+
+
+def capacity_row(found: dict) -> str:
+    target = f"p99 <= {n(found['target_p99_ms'])} ms on a {n(found['delay_ms'])} ms hold"
+    if found["passed_rps"] and found["failed_rps"]:
+        held = f"held {n(found['passed_rps'])}-{n(found['failed_rps'])} req/s"
+    elif found["ceiling_rps"]:
+        held = f"above the load generator's ceiling of {n(found['ceiling_rps'])} req/s"
+    else:
+        held = f"no bracket ({found['status']})"
+    text = f"{found['setting']}, {target}: {held}"
+    if found["little_rps"]:
+        text += f"; Little's law {n(found['little_rps'])} req/s ({found['little_where']})"
+    if found["erlang_rps"]:
+        text += f"; Erlang C {n(found['erlang_rps'])} req/s ({found['erlang_where']})"
+    if not found["max_threads"]:
+        text += "; no thread pool, so no model's capacity"
+    if found["cpu_share"] is not None:
+        text += f"; CPU {n(100 * found['cpu_share'])} % of the server's core(s) at the rate that held"
+    return text + "."
+
+
+def model_verdict(capacity: dict, pool: dict | None) -> list[str]:
+    """Where model and measurement agree, where they do not and why, and what that says of the advised pool."""
+    out = []
+    if capacity["model_held_at"]:
+        held = ", ".join(map(str, capacity["model_held_at"]))
+        out.append(f"Little's law held on this machine at maxThreads {held}: the measured capacity brackets "
+                   f"maxThreads / hold.")
+    for found in (x for x in capacity["rows"] if x["max_threads"] in capacity["model_missed_at"]):
+        why = (f"the server's CPU was {n(100 * found['cpu_share'])} % busy there: the core, not the pool, sets the "
+               "capacity" if found["cpu_bound"] else "not the CPU (under 80 % busy): look at the connector's "
+               "queues and the machine's flags")
+        out.append(f"Model and measurement disagree at maxThreads {found['max_threads']}: Little's law says "
+                   f"{n(found['little_rps'])} req/s, the server held "
+                   f"{n(found['passed_rps'])}-{n(found['failed_rps'])} ({found['little_where']} the bracket); {why}.")
+    mine = capacity.get("for_pool")
+    if mine and pool:
+        if mine["verdict"] == "within_held":
+            out.append(f"Your maxThreads {pool['value']} is within the settings where the model held (up to "
+                       f"{mine['max_threads']}): its capacity should be about maxThreads / hold here.")
+        elif mine["verdict"] == "past_a_miss":
+            out.append(f"Your maxThreads {pool['value']} is at or past {mine['setting']}, where this machine held "
+                       f"{n(mine['passed_rps'])}-{n(mine['failed_rps'])} req/s against the model's "
+                       f"{n(mine['little_rps'])}: expect no more than the machine gave there, whatever the pool.")
+        else:
+            out.append(f"Your maxThreads {pool['value']} lies between the settings measured: the capacity run "
+                       "cannot say whether the model holds there; `--max-threads` in the capacity experiment "
+                       "measures it.")
+    return out
 
 
 def limits(meas: dict, a: dict, w) -> list[str]:

@@ -13,7 +13,7 @@ HEADINGS = {"capacity": "Capacity at a latency target"}
 
 
 def jobs(run: Run, data_dir: Path) -> list[ChartJob]:
-    found = outcomes(run)
+    found = [out for out in outcomes(run) if not out.get("generator")]     # its ceiling is a finding, not a bar
     if not found:
         return []
     return with_headings([bars(run, data_dir, found)], HEADINGS)

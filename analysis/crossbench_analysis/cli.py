@@ -1,7 +1,7 @@
 """Command line: python -m crossbench_analysis analyze RUN_DIR | compare RUN_A RUN_B [--out DIR] [--force]
 | compare RUN --within VARIANT_A VARIANT_B [--out DIR]
 | export RUN_DIR | plot RUN_DIR | report RUN_DIR | aa RUN RUN [RUN ...] [--plant 0.10]
-| advise RUN_DIR --rate R --hold-ms H [--p99-ms T] | reference [--check] | tfb-reference RUN_DIR.
+| advise RUN_DIR --rate R --hold-ms H [--p99-ms T] [--capacity RUN] | reference [--check] | tfb-reference RUN_DIR.
 
 Exit status: 0 done, 1 an error (not a run directory, gnuplot missing or failing; reference --check: the README's
 measured section differs from docs/results), 2 compare refused, advice
@@ -60,6 +60,8 @@ def parse_args(argv):
     v.add_argument("--rate", type=float, required=True, help="arrivals, requests per second")
     v.add_argument("--hold-ms", type=float, required=True, help="how long one request holds a thread, ms")
     v.add_argument("--p99-ms", type=float, help="the latency 99 %% of requests must stay under, ms")
+    v.add_argument("--capacity", type=Path, metavar="CAPACITY_RUN", help="a capacity run (--experiment "
+                   "capacity) whose measured capacity per Tomcat setting goes beside the model's")
     t = sub.add_parser("aa", help="compare's false-alarm rate (runs of one configuration, pairwise) and power "
                        "(the same pairs with a planted change)")
     t.add_argument("runs", type=Path, nargs="+", help="two or more runs of the same experiment and settings "
@@ -99,7 +101,7 @@ def main(argv=None) -> int:
     except CompareRefused as e:
         print(f"compare refused: {e}", file=sys.stderr)
         return 2
-    except (WorkloadRefused, advice.AdviceRefused) as e:
+    except (WorkloadRefused, advice.AdviceRefused, advice.NoCapacity) as e:
         print(f"advise: {e}", file=sys.stderr)
         return 2
     except tfb_reference.NoTfbCells as e:
@@ -150,7 +152,7 @@ def command(args) -> int:
         print(f"\ncompare report: {html}")
     elif args.command == "advise":
         workload = checked(args.rate, args.hold_ms, args.p99_ms)
-        print(advice.write(advice.advise(args.run_dir, workload), args.run_dir), end="")
+        print(advice.write(advice.advise(args.run_dir, workload, args.capacity), args.run_dir), end="")
         print(f"advice: {args.run_dir / 'advice.md'}, {args.run_dir / 'advice.json'}")
     elif args.command == "tfb-reference":
         run = load_run(args.run_dir)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import pages, plot
-from .compare import Comparison, Row
 from .compare_stats import CANNOT_TELL, FASTER, INCONCLUSIVE, NO_VALUE, SAME, SLOWER, WORDS, Verdict
+from .comparison import Comparison, Row
 from .kit import ChartJob, write_table
 from .runinfo import AnalysisError
 

@@ -16,9 +16,10 @@ from pathlib import Path
 
 from crossbench import points as point_data
 
-from . import compare_stats
-from .compare import (Comparison, CompareRefused, Row, checked_margin, fdr_controlled, judged_figures, launch_more,
-                      where_of)
+from . import compare_render, compare_stats
+from .compare import CompareRefused, checked_margin, fdr_controlled, judged_figures, launch_more
+from .setting import where_of
+from .comparison import Comparison, Row
 from .runinfo import Run, load_run
 
 # What a variant is; every other identity field says where it was measured, and must match.
@@ -107,7 +108,6 @@ def compare_in_run(run_dir: Path, variant_a: str, variant_b: str, out: Path | No
                    margin: float = compare_stats.DEFAULT_MARGIN) -> tuple[Comparison, Path, str]:
     """compare_within on a run directory; writes OUT/compare.html, compare.txt and the chart (OUT defaults to
     RUN/compare-within-<A>-<B>). Returns (comparison, html path, text table)."""
-    from . import compare_render
     cmp = compare_within(load_run(run_dir), variant_a, variant_b, margin)
     slug = "-".join("".join(c if c.isalnum() else "_" for c in v) for v in (variant_a, variant_b))
     out = Path(out) if out else Path(run_dir) / f"compare-within-{slug}"

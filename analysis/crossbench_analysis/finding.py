@@ -7,7 +7,6 @@ Points come from `crossbench.points` (points.jsonl, or computed from cells.jsonl
 its `value` with the 95 % interval over launches, or "(1 launch)"."""
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, field
 
 from crossbench import points, stats
@@ -63,19 +62,9 @@ class Finding:
         return out
 
 
-def decimals_for(value: float, figures: int) -> int:
-    if not value:
-        return 0
-    return max(0, figures - 1 - math.floor(math.log10(abs(value))))
-
-
 def sig(value: float | None, figures: int = 3) -> str:
-    """A number with `figures` significant figures, never in exponent form: 1.5 -> '1.5', 2710.4 -> '2,710'."""
-    if value is None:
-        return "?"
-    if value == 0:
-        return "0"
-    return f"{value:,.{decimals_for(value, figures)}f}"
+    """A number as the findings write it: points.sig with thousands separated (2710.4 -> '2,710')."""
+    return points.sig(value, figures, commas=True)
 
 
 # ---------------------------------------------------------------------------------------------- points

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from crossbench import capacity, points
 
+from . import capacity_models
 from .capacity_marks import outcomes
 from .finding import Finding, sig
 from .runinfo import Run
-from .workload import rate_within_p99
 
 FAMILY = "capacity"
 
@@ -19,7 +19,7 @@ def findings(run: Run) -> list[Finding]:
 
 
 def bracket(out: dict) -> Finding:
-    sentence = capacity.sentence(out) + prediction(out)
+    sentence = capacity.sentence(out) + capacity_models.sentence(out)
     cost = out["cost"]
     extras = [f"{label} {points.fmt_interval(cost[name], unit)}" for name, label, unit in
               (("rss_peak_mb", "RSS", "MB"), ("threads_peak", "threads", ""), ("db_connections_peak",
@@ -37,37 +37,10 @@ def bracket(out: dict) -> Finding:
     return finding
 
 
-def prediction(out: dict) -> str:
-    """The models' capacities beside the bracket: '; Little's law predicts 100 req/s (20 / 200 ms): inside the
-    bracket; Erlang C, for random arrivals, 85.2 req/s: below it (...)', or '' without a parallel limit."""
-    limit, delay = out["parallel_limit"], out["delay_ms"]
-    if not limit or not delay:
-        return ""
-    little = out["predicted_rps"]
-    erlang = rate_within_p99(int(limit), delay, out["target_p99_ms"])
-    text = f"; Little's law predicts {sig(little)} req/s ({limit} / {delay} ms): {against(little, out)}"
-    if erlang:
-        text += (f"; Erlang C, for arrivals at random, {sig(erlang)} req/s: {against(erlang, out)} (the generator "
-                 "sends on a fixed schedule, which queues less than random arrivals)")
-    return text
-
-
-def against(predicted: float, out: dict) -> str:
-    """Where a predicted capacity sits against the bracket, in words."""
-    low, high = out["passed_rps"], out["failed_rps"]
-    if low and high and low <= predicted <= high:
-        return "inside the bracket"
-    if high and predicted > high:
-        return f"above it, {sig(predicted / high)}x the lowest rate shown not to hold"
-    if low and predicted < low:
-        return f"below it, {sig(low / predicted)}x under the highest rate shown to hold"
-    return "not judged (no bracket)"
-
-
 def ranking(found: list[dict]) -> list[Finding]:
     """One sentence for the pairs whose brackets are apart (the higher one shown to hold at or above a rate the
     other was shown to fail: an undecided rate ranks nothing), one for those that are not."""
-    done = [out for out in found if out["passed_rps"] and out["failed_rps"]]
+    done = [out for out in found if out["passed_rps"] and out["failed_rps"] and not out.get("generator")]
     done.sort(key=lambda out: out["passed_rps"], reverse=True)
     apart, overlap = [], []
     for i, high in enumerate(done):

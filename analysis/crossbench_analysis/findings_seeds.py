@@ -6,10 +6,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from crossbench.endpoints import SEED004
+
+from .decisions import best_of_sweeps, tied_steps
 from .finding import (Finding, all_flagged, cells_of, comparison, delay_text, left_note, quoted, ratio_text,
                       separated, sig, split, value, who, with_figure)
 from .hold import KIND as HOLD_KIND
 from .runinfo import num, offered_rate
+from .seed004 import stack_label, table_groups
 from .seeds import AB_KIND, HOL_KIND, PIPELINED_KIND
 
 
@@ -118,7 +122,6 @@ def held(family: str, points: list[dict]) -> list[Finding]:
 
 
 def stack(point: dict) -> str:
-    from .seed004 import stack_label
     return stack_label(point["records"][0])
 
 
@@ -134,8 +137,7 @@ def order_caveat(ranked: list[dict]) -> str:
 
 def table_ranking(family: str, points: list[dict]) -> list[Finding]:
     """Seed 004's table: per group and concurrency, the stacks by p99 (a worker sweep by its best step)."""
-    from .seed004 import DB_ENDPOINTS, best_of_sweeps, table_groups
-    db = [p for p in points if p.get("endpoint") in DB_ENDPOINTS and not offered_rate(p)]
+    db = [p for p in points if p.get("endpoint") in SEED004 and not offered_rate(p)]
     if not db:
         return []
     records = [r for p in db for r in p["records"] if r.get("status") == "ok"]
@@ -210,7 +212,6 @@ def worker_sweeps(family: str, points: list[dict], chart: str = "seed004_workers
         best = max(good, key=lambda p: value(p, "rps") or 0)
         step = best["records"][0].get("sweep_step")
         steps = sorted(int(num(p["records"][0].get("sweep_step")) or 0) for p in good)
-        from .seed004 import tied_steps
         ties = tied_steps([r for p in good for r in p["records"] if r.get("status") == "ok"], sweep)
         tie = (f"; it cannot be told from {', '.join(map(str, ties))} (the throughput ratio's 95 % interval holds 1, "
                "or fewer than 3 launches on a side)" if ties else "")

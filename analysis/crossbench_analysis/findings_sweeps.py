@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from crossbench.endpoints import family, is_static
+
 from .finding import (RATIO_WORDS, THRESHOLD, Finding, all_flagged, caveat_note, cells_of, comparison, delay_text,
                       figure, left_note, quoted, ratio_text, separated, sig, split, sweep_ratio, value, who,
                       with_figure)
@@ -15,7 +17,6 @@ from .knees import predicted_knee
 from .runinfo import by_default_driver, num, offered_rate
 from .setting import pool_size, sweeps_pool
 
-DB_ENDPOINTS = ("/db", "/queries", "/db/kv", "/db/slow")
 MIN_COST_SETTINGS = 3
 SATURATED_PCT = 90.0       # the runner's loadgen_saturated threshold (runner/crossbench/metrics.py)
 
@@ -25,7 +26,7 @@ def delay_sweeps(points: list[dict]) -> list[tuple[str, list[dict]]]:
     grouped: dict[tuple, list[dict]] = defaultdict(list)
     for p in points:
         if by_default_driver(p) and (num(p.get("delay_ms")) or 0) > 0 \
-                and p.get("endpoint") not in DB_ENDPOINTS:
+                and p.get("endpoint") not in family("db"):
             grouped[(p.get("group"), p.get("endpoint"), p.get("delay_ms"), who(p))].append(p)
     return [(f"{key[3]} ({key[1]}, {delay_text(pts[0])} delay, group {key[0]})",
              sorted(pts, key=lambda p: num(p.get("concurrency")) or 0)) for key, pts in grouped.items()]
@@ -221,7 +222,7 @@ def loadgen_words(point: dict) -> str:
 def static_throughput(family: str, points: list[dict], chart: str = "static_rps") -> list[Finding]:
     """Per server, the static mix at the highest concurrency: responses per second, and whether the load
     generator was the limit; then which server answered most."""
-    static = [p for p in points if str(p.get("endpoint") or "").startswith("/static") and not num(p.get("delay_ms"))]
+    static = [p for p in points if is_static(p.get("endpoint")) and not num(p.get("delay_ms"))]
     if not static:
         return []
     top_c = max(num(p.get("concurrency")) or 0 for p in static)

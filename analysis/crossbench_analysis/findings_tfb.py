@@ -4,6 +4,8 @@ the highest mean throughput over its launches; a stack whose best cannot be told
 ratio's 95 % interval holds 1) is named as a tie."""
 from __future__ import annotations
 
+from crossbench.points import best_throughput
+
 from .finding import (Finding, all_flagged, cells_of, comparison, left_note, ratio_text, separated, sig, split, value, who,
                       with_figure)
 from . import tfb_reference
@@ -20,11 +22,7 @@ def ranking(family: str, points: list[dict], chart: str = "tfb_rps") -> list[Fin
         if not good:
             out.append(all_flagged(family, f"TechEmpower {group}", left, chart))
             continue
-        best: dict[str, dict] = {}
-        for p in good:                   # each server at its best level (and worker count)
-            server = str(p.get("server"))
-            if server not in best or value(p, "rps") > value(best[server], "rps"):
-                best[server] = p
+        best = best_throughput(good, lambda p: str(p.get("server")))   # each server at its best level and workers
         ranked = sorted(best.values(), key=lambda p: value(p, "rps"), reverse=True)
         top = ranked[0]
         parts = [f"{who(p)} at C={p.get('concurrency')}: {sig(value(p, 'rps'), 3)} req/s"

@@ -11,6 +11,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from crossbench import stats
+from crossbench.points import counted, point_id
+
 from .knee_rule import MARGIN, Knee, c_text, judge, knee_text
 from .runinfo import offered_rate
 from .setting import EXECUTOR_KNOB, pool_size, setting, setting_order, sweeps_pool
@@ -93,7 +96,6 @@ def setting_key(record: dict, with_jdk: bool = False) -> tuple:
 def series_of(record: dict) -> str:
     """What one knee series holds fixed: the point's identity but its concurrency (its point_id without -cN).
     Seed 004's pools group runs four pool sizes under one setting label: four series, never launches of one."""
-    from crossbench.points import point_id
     return re.sub(r"-c\d+(?=-|$)", "", point_id(record))
 
 
@@ -130,7 +132,6 @@ def ratio_field(records: list[dict]) -> str:
 
 def launches_at(records: list[dict], used: str) -> dict[int, list[dict]]:
     """The launches of each concurrency that have the ratio, less those a point leaves out (points.counted)."""
-    from crossbench.points import counted
     by_c: dict[int, list[dict]] = defaultdict(list)
     for r in records:
         if r.get(used) is not None:
@@ -171,7 +172,6 @@ def rounded(x: float | None) -> float | None:
 def ratio_interval(values: list[float]) -> dict:
     """A concurrency's ratio over its launches, by the points' estimator (crossbench.stats.estimate: geometric
     mean, Student's t on logs; no interval under 3 launches), and the launch values the fit reads."""
-    from crossbench import stats
     found = stats.estimate(values)
     return {"ratio": round(found.value, 4), "ratio_low": found.low, "ratio_high": found.high,
             "launches": found.n, "ratio_launches": list(found.launches)}

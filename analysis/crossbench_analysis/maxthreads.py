@@ -7,6 +7,7 @@ from collections import defaultdict
 from dataclasses import asdict
 from pathlib import Path
 
+from crossbench.endpoints import is_static
 from crossbench.loadgen.base import ERROR_KINDS
 
 from . import knees as knee_finder
@@ -222,7 +223,7 @@ def cost_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
 
 def static_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
     """The static mix's throughput per setting, a series per concurrency (mean, min and max of repetitions)."""
-    static = [c for c in tomcat_ok(cells) if str(c.get("endpoint") or "").startswith("/static")]
+    static = [c for c in tomcat_ok(cells) if is_static(c.get("endpoint"))]
     settings = by_setting(static)
     if len(settings) < 2:
         return None

@@ -138,11 +138,11 @@ def adapter(cell: dict):
 
 def open_curve(run: Run, cell: dict) -> list[tuple[float, float]]:
     """(percentile, latency ms) over every answered request of a cell whose load generator keeps one row per
-    request (its adapter's requests()); the record's own percentiles when the rows are not there (a run directory
+    request (its LoadGenerator's requests); the record's own percentiles when the rows are not there (a run directory
     copied without them)."""
     tool = adapter(cell)
     values = []
-    if hasattr(tool, "requests"):
+    if tool is not None and tool.requests is not None:
         try:
             values = sorted(r.latency_ms for r in tool.requests(run.path / "cells" / cell["cell_id"]))
         except (LoadgenError, OSError, ValueError, KeyError, sqlite3.Error):

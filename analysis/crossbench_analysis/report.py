@@ -9,7 +9,10 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from crossbench import points
+
 from . import pages
+from .setting import label_of
 from .kit import ChartJob
 from .plot import PlotResult
 from .runinfo import Run, get, is_failed, is_valid, num
@@ -147,8 +150,6 @@ POINT_FIGURES = (("rps", "req/s"), ("latency_ms.p99", "ms"), ("efficiency_ratio"
 
 def point_rows(run: Run) -> list[dict]:
     """The run's points, each figure as value ± half-width of its 95 % interval (crossbench.points)."""
-    from crossbench import points
-    from .compare import label_of
     rows = []
     for point in points.load(run.path):
         figures = point.get("figures") or {}

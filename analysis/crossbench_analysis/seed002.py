@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from crossbench.endpoints import is_static
+
 from .kit import (ChartJob, against_concurrency, flagged, how, is_delay, max_threads_of, missing_note, panel_files,
                   panel_key, panel_order, panel_style, series_of, with_headings, write_blocks)
 from .runinfo import Run, get, is_valid, num
@@ -32,7 +34,7 @@ def figure_job(run: Run, data_dir: Path, name: str, cells: list[dict], columns: 
 
 
 def static_rps(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
-    cells = [c for c in cells if str(c.get("endpoint") or "").startswith("/static") and not is_delay(c)]
+    cells = [c for c in cells if is_static(c.get("endpoint")) and not is_delay(c)]
     return figure_job(run, data_dir, "static_rps", cells,
                       ["concurrency", "rps", "rps_steady", "bytes_per_s", "valid", "repetition", "cell_id"],
                       lambda c: [c.get("concurrency"), num(c.get("rps")), num(c.get("rps_steady")),

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from crossbench.endpoints import SEED004
 from crossbench.servers import PLUGINS, proxy
 
+from .decisions import best_of_sweeps, tied_steps
 from .kit import (ChartJob, interval_key, interval_of, palette, point_interval, same_point, shade, tail,
                   with_headings, write_blocks)
 from .runinfo import Run, get, is_valid, num, offered_rate, server_rank
 
-DB_ENDPOINTS = ("/db", "/queries", "/db/kv", "/db/slow")
 HEADINGS = {"seed004_workers": "Seed 004: throughput against worker processes",
             "seed004_pool_waiting": "Seed 004: requests waiting for a database connection"}
 TABLE_HEADING = "Seed 004: p50, p99 and req/s per stack"
@@ -28,7 +29,7 @@ TABLE_FIGURES = ("latency_ms.p50", "latency_ms.p99", "rps")
 
 
 def db_cells(run: Run) -> list[dict]:
-    return [c for c in run.cells if c.get("endpoint") in DB_ENDPOINTS and c.get("status") == "ok"
+    return [c for c in run.cells if c.get("endpoint") in SEED004 and c.get("status") == "ok"
             and not offered_rate(c)]
 
 
@@ -42,55 +43,6 @@ def stack_label(cell: dict) -> str:
     if cell.get("pooler"):
         parts.append("via pgbouncer")
     return ", ".join(parts)
-
-
-def best_of_sweeps(cells: list[dict]) -> tuple[list[dict], dict[str, dict]]:
-    """The cells with each worker sweep reduced to its best step, and {sweep: the cell standing for it}: the step
-    with the most req/s on the mean of its launches (never the best single launch), represented by its launch
-    nearest that mean. tied_steps(...) says which steps cannot be told apart from it."""
-    best: dict[str, dict] = {}
-    for sweep, steps in sweep_steps(cells).items():
-        step = max(steps, key=lambda s: step_mean(steps[s]))
-        mean = step_mean(steps[step])
-        best[sweep] = min(steps[step], key=lambda c: abs((num(c.get("rps")) or 0) - mean))
-    return [c for c in cells if not c.get("sweep") or best[c["sweep"]] is c], best
-
-
-def sweep_steps(cells: list[dict]) -> dict[str, dict[int, list[dict]]]:
-    found: dict[str, dict[int, list[dict]]] = {}
-    for c in cells:
-        if c.get("sweep"):
-            found.setdefault(c["sweep"], {}).setdefault(c.get("sweep_step"), []).append(c)
-    return found
-
-
-def step_mean(launches: list[dict]) -> float:
-    values = [num(c.get("rps")) or 0.0 for c in launches]
-    return sum(values) / len(values)
-
-
-def tied_steps(cells: list[dict], sweep: str) -> list[int]:
-    """The other steps of a sweep that the best cannot be told from: the 95 % interval of their throughput over
-    the best's (Welch's t on the launches' logs) holds 1, or a side has fewer than three launches (an indicative
-    figure ranks nothing)."""
-    from crossbench import stats
-    steps = sweep_steps(cells).get(sweep, {})
-    if not steps:
-        return []
-    best = max(steps, key=lambda s: step_mean(steps[s]))
-    top = [v for c in steps[best] if (v := num(c.get("rps")))]
-    tied = []
-    for step, launches in steps.items():
-        other = [v for c in launches if (v := num(c.get("rps")))]
-        if step == best:
-            continue
-        if min(len(top), len(other)) < stats.MIN_LAUNCHES:
-            tied.append(step)
-            continue
-        test = stats.log_ratio(top, other)
-        if test.low == test.high or test.low <= 1 <= test.high:
-            tied.append(step)
-    return sorted(tied)
 
 
 def table_chart(run: Run, data_dir: Path, group: str, cells: list[dict], best: dict[str, dict]) -> ChartJob:

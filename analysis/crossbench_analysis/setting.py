@@ -1,11 +1,12 @@
 """A record's server setting: the variant in words as its server plug-in wrote it (the record's `setting`, e.g.
 'tomcat maxThreads=200', 'tomcat virtual', 'gunicorn 2 sync workers'), the order settings read in, and the one
 knob the maxthreads family does arithmetic with (the connector pool it sweeps). Labels and series names come
-from here, never from a server's knob fields."""
+from here, never from a server's knob fields; a point in words (label_of, where_of) too."""
 from __future__ import annotations
 
 import re
 
+from crossbench.endpoints import is_static
 from crossbench.servers import PLUGINS
 
 # The maxthreads family's swept variable: Tomcat's connector pool (platform threads) or virtual threads (none).
@@ -48,3 +49,23 @@ def fixed_knobs(record: dict) -> list[str]:
     'acceptCount=100', 'maxConnections=8192'): what a chart of connector limits adds to a setting."""
     plugin = PLUGINS.get(record.get("server"))
     return [k.label.format(record.get(k.name)) for k in (plugin.knobs if plugin else ()) if k.label and not k.sweep]
+
+
+def label_of(point: dict) -> str:
+    """The point in words: its setting, endpoint, delay, concurrency and offered rate."""
+    return f"{point.get('setting') or point.get('server')} {where_of(point)}"
+
+
+def where_of(point: dict) -> str:
+    """The point's load in words, its server left out: endpoint, delay, concurrency and offered rate."""
+    endpoint = str(point.get("endpoint") or "")
+    parts = ["static" if is_static(endpoint) else endpoint.rstrip("/").split("/")[-1] or
+             str(point.get("group"))]
+    if point.get("delay_ms"):
+        parts.append(f"{point['delay_ms'] / 1000:g}s")
+    parts.append(f"C{point.get('concurrency')}")
+    if point.get("rate_share") is not None:
+        parts.append(f"{100 * point['rate_share']:g}% of peak")
+    elif point.get("rate") is not None:
+        parts.append(f"{point['rate']:g} req/s")
+    return " ".join(parts)

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from crossbench.endpoints import TECHEMPOWER
+
 from .kit import ChartJob, against_concurrency, flagged, how, missing_note, panel_files, with_headings
 from .runinfo import Run, num
 
-TFB_ENDPOINTS = ("/json", "/plaintext", "/db", "/queries", "/fortunes", "/updates")
 TFB_GROUPS = ("techempower",)     # other experiments' groups run by TechEmpower's protocol (seed004)
 HEADINGS = {"tfb_rps": "TechEmpower's test types: responses per second"}
 
@@ -16,7 +17,7 @@ HEADINGS = {"tfb_rps": "TechEmpower's test types: responses per second"}
 def is_tfb(cell: dict) -> bool:
     """A cell of TechEmpower's protocol: the tfb experiment's, or a group that follows it in another experiment."""
     experiment = str(cell.get("experiment") or "")
-    return cell.get("endpoint") in TFB_ENDPOINTS and (experiment == "tfb" or experiment.startswith("tfb-")
+    return cell.get("endpoint") in TECHEMPOWER and (experiment == "tfb" or experiment.startswith("tfb-")
                                                        or cell.get("group") in TFB_GROUPS)
 
 

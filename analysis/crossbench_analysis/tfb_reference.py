@@ -17,7 +17,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from crossbench.points import CAVEATS
+from crossbench.points import CAVEATS, best_throughput
 
 from .finding import comparison, figure, load_points, ratio_text, sig, split, value
 from .runinfo import offered_rate
@@ -100,10 +100,8 @@ def best_levels(points: list[dict]) -> tuple[dict, list[dict]]:
         rows = {queries(p) for p in here}
         if REFERENCE_QUERIES in rows:
             here = [p for p in here if queries(p) == REFERENCE_QUERIES]
-        for p in here:
-            server = str(p.get("server"))
-            if server not in best.get(te_type, {}) or value(p, "rps") > value(best[te_type][server], "rps"):
-                best.setdefault(te_type, {})[server] = p
+        if here:
+            best[te_type] = best_throughput(here, lambda p: str(p.get("server")))
     return best, left
 
 

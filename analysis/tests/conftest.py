@@ -3,19 +3,15 @@ measurement) and their analysis, done once per session."""
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
-ANALYSIS = HERE.parent
-TESTKIT = ANALYSIS.parent / "runner" / "tests"        # testkit: the helpers every test folder shares
-for path in (str(TESTKIT), str(ANALYSIS), str(HERE)):
-    if path not in sys.path:
-        sys.path.insert(0, path)
-
-from synthetic_run import make_run  # noqa: E402
+# synthetic_run lies beside this file (pytest puts a test folder on the path); testkit, the helpers every test
+# folder shares, is runner/tests (pythonpath in runner/pyproject.toml); crossbench_analysis is installed.
+from synthetic_run import make_run
+# a test outside the live tier starts no process unless marked `spawns` (runner/tests/spawn_guard.py)
+from spawn_guard import pytest_runtest_call, pytest_runtest_setup, pytest_runtest_teardown  # noqa: F401
 
 @pytest.fixture(scope="session")
 def synthetic_run(tmp_path_factory) -> Path:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from crossbench_analysis import advice
+from crossbench_analysis import advice, advice_capacity, capacity_models, cli
 from crossbench_analysis.advice_run import AdviceRefused
 from crossbench_analysis.workload import (WorkloadRefused, checked, erlang_c, poisson_tail, pool_for_headroom,
                                           pool_for_p99, queue_within_target)
@@ -257,6 +257,7 @@ def advise_sh(*args) -> subprocess.CompletedProcess:
                           timeout=120)
 
 
+@pytest.mark.spawns        # advise.sh
 def test_advise_sh_end_to_end_on_the_fixture(fixture_run):
     done = advise_sh(fixture_run, "--rate", 100, "--hold-ms", 20, "--p99-ms", 300)
     assert done.returncode == 0, done.stderr
@@ -270,12 +271,14 @@ def test_advise_sh_end_to_end_on_the_fixture(fixture_run):
     (("--rate", 10, "--hold-ms", 0), "advise: --hold-ms 0: a request holds its thread"),
     (("--rate", 10, "--hold-ms", 50, "--p99-ms", 30), "advise: --p99-ms 30 is below --hold-ms 50"),
 ])
+@pytest.mark.spawns        # gnuplot (the analysed run)
 def test_advise_sh_refuses_in_one_line(fixture_run, args, reason):
     done = advise_sh(fixture_run, *args)
     assert done.returncode == 2 and done.stderr.startswith(reason) and done.stderr.count("\n") == 1
     assert not (fixture_run / "advice.md").exists()
 
 
+@pytest.mark.spawns        # advise.sh
 def test_advise_sh_on_a_run_without_the_sweep(tmp_path):
     quick = shutil.copytree(FIXTURE.parent / "quick", tmp_path / "quick")
     done = advise_sh(quick, "--rate", 10, "--hold-ms", 100)
@@ -291,3 +294,59 @@ def test_run_all_refuses_a_bad_workload_before_anything_runs(capsys):
                                        "it must be above 0 ms\n")
     args = run.parse_args(["--experiment", "maxthreads-quick", "--advise-rate", "5", "--advise-hold-ms", "40"])
     assert args.workload.busy == pytest.approx(0.2)
+
+
+# ------------------------------------------------------------------------------------ measured capacity beside the model
+
+CAPACITY_REF = ANALYSIS.parent / "docs" / "results" / "capacity" / "runs" / "capacity"
+
+
+def test_models_place_a_prediction_against_the_bracket():
+    out = {"passed_rps": 100.0, "failed_rps": 104.0}
+    assert [capacity_models.where(x, out) for x in (100, 104, 99.9, 104.1, None)] == [
+        capacity_models.INSIDE, capacity_models.INSIDE, capacity_models.BELOW, capacity_models.ABOVE,
+        capacity_models.UNJUDGED]
+    assert capacity_models.where(50, {"passed_rps": None, "failed_rps": None}) == capacity_models.UNJUDGED
+    # 1.09 ms a request x 805 req/s = 877 ms of CPU a second: 87.7 % of one core, 43.9 % of two
+    busy = {"passed_rps": 805.0, "cost": {"cpu_ms_per_request": {"value": 1.09}}}
+    assert capacity_models.cpu_share(busy, 1) == pytest.approx(0.87745)
+    assert capacity_models.cpu_share(busy, 2) == pytest.approx(0.438725)
+    assert capacity_models.models({**busy, "failed_rps": 841.0, "parallel_limit": 200, "delay_ms": 200,
+                                   "target_p99_ms": 300, "predicted_rps": 1000.0}, 2)["cpu_bound"] is False
+
+
+def test_capacity_run_beside_the_model_from_the_committed_reference(fixture_run):
+    # docs/results/capacity: maxThreads=20 held 100-104 req/s (Little's law: 20 / 200 ms = 100, inside);
+    # maxThreads=200 held 805-841 (Little's law 1000, above) with the core 87.5 % busy; virtual threads 271-283
+    a = advice.advise(fixture_run, checked(400, 200, 300), CAPACITY_REF)
+    c = a["capacity"]
+    by = {row["setting"]: row for row in c["rows"]}
+    assert set(by) == {"tomcat maxThreads=20", "tomcat maxThreads=200", "tomcat virtual"}
+    assert by["tomcat maxThreads=20"]["little_where"] == capacity_models.INSIDE
+    assert by["tomcat maxThreads=200"]["little_where"] == capacity_models.ABOVE
+    assert by["tomcat maxThreads=200"]["cpu_bound"] and not by["tomcat maxThreads=20"]["cpu_bound"]
+    assert by["tomcat virtual"]["little_rps"] is None
+    assert c["model_held_at"] == [20] and c["model_missed_at"] == [200]
+    text = advice.write(a, fixture_run)
+    assert "Model and measurement disagree at maxThreads 200: Little's law says 1000 req/s, the server held " \
+           "805-841" in text and "the core, not the pool, sets the capacity" in text
+
+
+@pytest.mark.parametrize("pool, verdict", [(15, "within_held"), (20, "within_held"), (110, "unchecked"),
+                                           (200, "past_a_miss"), (400, "past_a_miss")])
+def test_the_advised_pool_against_where_the_model_held(pool, verdict):
+    assert advice_capacity.measured(CAPACITY_REF, pool)["for_pool"]["verdict"] == verdict
+
+
+def test_advice_without_a_capacity_run_says_how_to_get_one(fixture_run):
+    a = advice.advise(fixture_run, checked(100, 20, 300))
+    assert a["capacity"] is None
+    assert "`./runner/run_all.sh --experiment capacity` measures each setting's capacity" in advice.write(a, fixture_run)
+
+
+def test_a_capacity_run_without_tomcat_searches_is_refused_in_one_line(fixture_run, capsys):
+    assert cli.main(["advise", str(fixture_run), "--rate", "10", "--hold-ms", "100", "--capacity",
+                     str(fixture_run)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("advise: run ref-maxthreads-quick has no capacity search of Tomcat") and err.count("\n") == 1
+    assert not (fixture_run / "advice.md").exists()

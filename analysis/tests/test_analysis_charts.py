@@ -3,7 +3,6 @@ the .dat exports hold exactly the cells of cells.jsonl, nulls and flags survive,
 from __future__ import annotations
 
 import json
-import os
 import struct
 import subprocess
 import sys
@@ -64,6 +63,7 @@ def png_size(path: Path) -> tuple[int, int]:
     return struct.unpack(">II", data[16:24])
 
 
+@pytest.mark.spawns        # gnuplot
 @needs_gnuplot
 def test_every_chart_is_a_real_png_and_svg(analyzed_run):
     run_dir, result = analyzed_run
@@ -81,6 +81,7 @@ def test_every_chart_is_a_real_png_and_svg(analyzed_run):
         assert SYNTHETIC_CPU in texts, f"{svg.name}: footer names the machine"
 
 
+@pytest.mark.spawns        # gnuplot (the analysed run)
 @needs_gnuplot
 def test_chart_text_has_titles_axes_and_flag_legend(analyzed_run):
     run_dir, _ = analyzed_run
@@ -192,6 +193,7 @@ def test_gnuplot_values_are_quoted_not_code():
         plot.assignments({"bad name": 1})
 
 
+@pytest.mark.spawns        # gnuplot
 @needs_gnuplot
 def test_all_failed_run_with_odd_metadata_still_draws(tmp_path):
     run_dir = make_run(tmp_path / "allfail", samples=False)
@@ -214,6 +216,7 @@ def test_all_failed_run_with_odd_metadata_still_draws(tmp_path):
     assert html.count("<tr class=\"failed\"") == len(cells)
 
 
+@pytest.mark.spawns        # gnuplot
 @needs_gnuplot
 def test_sparse_records_and_no_metadata_do_not_crash(tmp_path):
     """Records with only a few fields (another experiment, an older runner), nulls where numbers go."""
@@ -265,6 +268,7 @@ class ReportParser(HTMLParser):
             self.in_table = False
 
 
+@pytest.mark.spawns        # gnuplot (the analysed run)
 @needs_gnuplot
 def test_report_lists_every_cell_and_embeds_every_chart(analyzed_run):
     run_dir, result = analyzed_run
@@ -286,13 +290,14 @@ def test_report_lists_every_cell_and_embeds_every_chart(analyzed_run):
         assert fact in html
 
 
+@pytest.mark.spawns        # python -m crossbench_analysis
 def test_cli_exit_status_for_a_directory_that_is_not_a_run(tmp_path):
-    env = dict(os.environ, PYTHONPATH=str(ANALYSIS))
     proc = subprocess.run([sys.executable, "-m", "crossbench_analysis", "analyze", str(tmp_path)],
-                          capture_output=True, text=True, env=env, timeout=60)
+                          capture_output=True, text=True, timeout=60)       # installed: no PYTHONPATH
     assert proc.returncode == 1 and "no cells.jsonl" in proc.stderr
 
 
+@pytest.mark.spawns        # analyze.sh
 @needs_gnuplot
 def test_analyze_sh_draws_a_run(tmp_path):
     run_dir = make_run(tmp_path / "run", concurrency=(1, 100), delays=(500,), groups=("static", "delay"),

@@ -208,6 +208,7 @@ def run_compare_sh(*args) -> subprocess.CompletedProcess:
                           timeout=300, env=dict(os.environ))
 
 
+@pytest.mark.spawns        # compare.sh
 @needs_gnuplot
 def test_compare_sh_exit_status_outputs_and_chart(tmp_path):
     a = make_run(tmp_path / "a", run_id="A", **SMALL)

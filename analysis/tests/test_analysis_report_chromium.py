@@ -19,7 +19,7 @@ from crossbench_analysis import analyze
 RUNS = Path(__file__).parent / "fixtures" / "runs"
 
 CHROMIUM = next(filter(None, (shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome"))), None)
-pytestmark = [needs_gnuplot, pytest.mark.skipif(
+pytestmark = [needs_gnuplot, pytest.mark.spawns, pytest.mark.skipif(      # gnuplot and Chromium
     CHROMIUM is None, reason="Chromium not installed (Debian: apt-get install chromium); the report's browser "
                              "check needs it")]
 

@@ -100,6 +100,7 @@ def test_a_run_without_seed_cells_gets_no_seed_chart(synthetic_run, tmp_path):
     assert not names & set().union(*SEED_CHARTS.values())
 
 
+@pytest.mark.spawns        # gnuplot
 @needs_gnuplot
 @pytest.mark.parametrize("name", sorted(SEED_CHARTS))
 def test_seed_charts_are_drawn(name, tmp_path):

@@ -112,6 +112,7 @@ def test_one_launch_a_point_is_drawn_without_bars_and_the_key_says_so(source, tm
             assert not intervals_of(dat_rows(run_dir / "charts" / "data" / file)), f"{job.name}: {file}"
 
 
+@pytest.mark.spawns        # gnuplot
 @needs_gnuplot
 @pytest.mark.parametrize("source", RUNS, ids=[p.name for p in RUNS])
 def test_every_chart_renders_with_its_intervals(source, tmp_path):

@@ -124,6 +124,7 @@ def run_compare_sh(*args) -> subprocess.CompletedProcess:
                           timeout=300, env=dict(os.environ))
 
 
+@pytest.mark.spawns        # compare.sh
 @needs_gnuplot
 def test_compare_sh_within_writes_its_report_and_refuses_a_second_run(tmp_path):
     run = drifting(make_run(tmp_path / "r", run_id="R", repetitions=3, **SMALL), tornado_share=0.8)

@@ -151,6 +151,7 @@ def test_a_finding_whose_cells_are_all_flagged_says_so(tmp_path):
     assert len(gone.left_out) == 3 and gone.figure is None
 
 
+@pytest.mark.spawns        # gnuplot
 @needs_gnuplot
 def test_analysis_writes_findings_json_md_and_puts_them_first_in_the_report(tmp_path):
     run = copy(tmp_path, "seed004-quick")

@@ -49,6 +49,7 @@ def test_each_stack_at_its_best_level_ranked_with_ratios_and_ties(tmp_path):
     assert set(finding.cells) >= {"json-tomcat-p1-json-c64-d0-r1", "json-tomcat-p1-json-c64-d0-r2"}
 
 
+@pytest.mark.spawns        # gnuplot
 @needs_gnuplot
 def test_the_tfb_chart_is_drawn_with_the_findings(tmp_path):
     run_dir = tfb_run(tmp_path / "run")

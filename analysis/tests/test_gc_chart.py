@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from analysis_markers import needs_gnuplot
 from test_maxthreads_charts import read_blocks, synthetic_maxthreads_run
 
@@ -37,6 +39,7 @@ def test_a_run_without_jfr_figures_has_no_gc_chart(tmp_path):
     assert not any(name.startswith("gc_pauses_") for name in jobs)
 
 
+@pytest.mark.spawns        # gnuplot
 @needs_gnuplot
 def test_the_gc_chart_draws(tmp_path):
     run_dir, jobs = run_with_pauses(tmp_path)

@@ -157,6 +157,7 @@ def test_knees_are_found_again_on_reanalysis_and_a_seed002_run_gets_only_its_kne
     assert {j.name for j in export.export(load_run(seed002), seed002 / "charts")} & MAXTHREADS_CHARTS == {"maxthreads_knees"}
 
 
+@pytest.mark.spawns        # gnuplot
 @needs_gnuplot
 def test_every_maxthreads_chart_draws(exported):
     run_dir, jobs = exported
@@ -170,6 +171,7 @@ def test_every_maxthreads_chart_draws(exported):
         assert ET.parse(charts / f"{name}.svg").getroot().tag.endswith("svg")
 
 
+@pytest.mark.spawns        # gnuplot
 @needs_gnuplot
 def test_the_two_jdk_charts_draw(tmp_path):
     run_dir, jobs = two_jdk_run(tmp_path)

@@ -28,6 +28,7 @@ RUNS = Path(__file__).parent / "fixtures" / "runs"
                        "seed004_cpu_db-pgbouncer", "seed004_cpu_pools", "seed004_pool_waiting", "latency",
                        "resources_db"}),
 ])
+@pytest.mark.spawns        # gnuplot
 def test_a_real_run_is_drawn_whole(tmp_path, name, charts):
     run = tmp_path / name
     shutil.copytree(RUNS / name, run)
@@ -41,6 +42,7 @@ def test_a_real_run_is_drawn_whole(tmp_path, name, charts):
     assert ids and all(cell_id in report for cell_id in ids)
 
 
+@pytest.mark.spawns        # gnuplot
 @needs_gnuplot
 def test_open_loop_distribution_uses_every_request_and_the_closed_cells_own_validity(tmp_path):
     run = tmp_path / "openloop-quick"
@@ -62,6 +64,7 @@ def test_the_open_loop_caption_names_how_the_cells_generator_kept_its_schedule()
         "k6's constant-arrival-rate executor, oha -q RATE --latency-correction"
 
 
+@pytest.mark.spawns        # gnuplot
 @needs_gnuplot
 def test_seed004_table_keeps_each_sweeps_best_step_sorted_by_p99(tmp_path):
     run = tmp_path / "seed004-quick"
@@ -89,6 +92,7 @@ def data_rows(path) -> list[dict]:
     return rows
 
 
+@pytest.mark.spawns        # gnuplot
 @needs_gnuplot
 def test_seed004_cpu_split_stacks_every_part_and_the_pool_chart_shows_who_waits(tmp_path):
     run = tmp_path / "seed004-quick"

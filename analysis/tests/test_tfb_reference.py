@@ -7,6 +7,7 @@ import json
 import shutil
 
 import pytest
+from crossbench.endpoints import TECHEMPOWER
 from test_findings_tfb import tfb_run
 
 from crossbench_analysis import cli, findings, tfb_reference
@@ -117,3 +118,7 @@ def test_every_stack_the_suite_runs_tfb_on_is_mapped_or_says_why_not():
             assert entries and why, (server, key)
     assert tfb_reference.entries_of(mapping, "nginx", "json")[0] == []
     assert "not an entry" in tfb_reference.entries_of(mapping, "nginx", "json")[1]
+
+
+def test_every_techempower_type_of_the_endpoint_table_is_mapped():
+    assert set(tfb_reference.TYPES) == set(TECHEMPOWER)

@@ -2,15 +2,9 @@
 runner/tests/test_conformance.py)."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(ROOT / "gunicorn-app")]
-
-from crossbench_flask.app import app  # noqa: E402
+from crossbench_flask.app import app       # gunicorn-app/ is on the path: pythonpath in runner/pyproject.toml
 
 
 def get(raw_path: str, method: str = "GET"):

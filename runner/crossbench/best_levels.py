@@ -30,12 +30,6 @@ def next_launches(cells: list[CellPlan], records: list[dict], run: dict) -> list
 
 def best_points(records: list[dict]) -> list[str]:
     """The point id of each (group, server)'s highest mean throughput among closed-loop points that ran."""
-    best: dict[tuple, dict] = {}
-    for point in points.aggregate(records):
-        rps = (point["figures"].get("rps") or {}).get("value")
-        if not point["n"] or rps is None or point.get("rate") is not None:
-            continue
-        stack = (point.get("group"), point.get("server"))
-        if stack not in best or rps > best[stack]["figures"]["rps"]["value"]:
-            best[stack] = point
+    ran = [point for point in points.aggregate(records) if point["n"] and point.get("rate") is None]
+    best = points.best_throughput(ran, lambda point: (point.get("group"), point.get("server")))
     return [point["point_id"] for point in best.values()]

@@ -17,7 +17,8 @@ each look uses a Bonferroni-widened interval (95 % over all looks at a rate). A 
 behind its own schedule (loadgen_saturated) measured the generator, not the server: alone it is left out and
 launched again (a p99 lag of 5.1 ms once in 3 launches at 800 req/s, oha at 14 % of its core, measured), and when
 half a rate's launches or more fell behind, the search stops there and says the capacity is above the
-generator's ceiling, not a bracket.
+generator's ceiling, not a bracket. A group searched with `generator = true` (search_spec.py) measures that
+ceiling first, against a server far faster than the generator; every other search's rates above it are CEILING.
 
 The search: from the start rate, double until a rate fails (or halve until one passes), then bisect (geometric
 midpoint) between the highest rate that passed and the lowest that did not, until they are within `resolution`
@@ -31,9 +32,10 @@ import random
 from dataclasses import dataclass, field, replace
 
 from . import points, stats
-from .cellplan import CellPlan, cell_id_of, launches_so_far
+from .cellplan import CellPlan, launches_so_far
 from .experiment_expand import round_seed as seed_of, search_launches
 from .experiment_schema import typed
+from .record import cell_id_of
 from .search_spec import SEARCH_RATES, SearchSpec, round_rate
 
 PASS, FAIL, UNDECIDED, PENDING, CEILING = "pass", "fail", "undecided", "pending", "ceiling"
@@ -182,7 +184,29 @@ def searches(records: list[dict], config: dict) -> list[Search]:
         search.trials.append(Trial(point["rate"], verdict, why, point["n"], point))
     for search in found.values():
         search.trials.sort(key=lambda t: t.rate)
-    return list(found.values())
+    return cap_at_generator(list(found.values()))
+
+
+def generator_ceiling(found: list[Search]) -> tuple[float, str] | None:
+    """(rate, series): the lowest of the highest rates the run's finished generator searches held on schedule;
+    None while they run or without one."""
+    held = [(s.passed.rate, s.series) for s in found if s.spec.generator and s.status() != RUNNING and s.passed]
+    return min(held) if held else None
+
+
+def cap_at_generator(found: list[Search]) -> list[Search]:
+    """Every server search's rates above the generator's measured ceiling become CEILING: at those rates the
+    generator was not shown to keep its schedule, so a pass or a failure there may be the generator's."""
+    ceiling = generator_ceiling(found)
+    if ceiling is None:
+        return found
+    rate, series = ceiling
+    why = f"above the load generator's ceiling of {rate:g} req/s (search {series})"
+    for search in found:
+        if not search.spec.generator:
+            search.trials = [replace(t, verdict=CEILING, why=f"{why}; {t.why}") if t.rate > rate else t
+                             for t in search.trials]
+    return found
 
 
 def series_of(point_id: str, rate: float) -> str:
@@ -202,7 +226,9 @@ def next_launches(cells: list[CellPlan], records: list[dict], config: dict) -> l
     planned, launched = launches_so_far(cells)
     first_launches = search_launches(typed(config).run)
     wanted: list[CellPlan] = []
-    for search in searches(records, config):
+    found = searches(records, config)
+    measuring = [s for s in found if s.spec.generator and s.status() == RUNNING]
+    for search in measuring or found:     # the generator's ceiling first: no server search passes it meanwhile
         pending = [t for t in search.trials if t.verdict == PENDING]
         for trial in pending:
             pid = trial.point["point_id"]
@@ -255,6 +281,7 @@ def outcome(search: Search, records: list[dict]) -> dict:
         "failed_verdict": failed.verdict if failed else None,
         "shown_to_fail_rps": next((t.rate for t in search.trials if t.verdict == FAIL), None),
         "ceiling_rps": ceiling.rate if ceiling else None, "resolution": search.spec.resolution,
+        "generator": search.spec.generator,
         "cost": cost(passed, [by_cell[c] for c in passed.point["cells"]]) if passed else {},
         "passed_p99_ms": passed.point["figures"].get("latency_ms.p99") if passed else None,
         "trials": [{"rate": t.rate, "verdict": t.verdict, "why": t.why, "n": t.n, "point_id": t.point["point_id"],
@@ -279,6 +306,8 @@ def sentence(out: dict) -> str:
     where = f"{out['setting']} {out['endpoint']}" + (f" {out['delay_ms']} ms" if out["delay_ms"] else "")
     target = f"p99 <= {out['target_p99_ms']:g} ms"
     status, low, high = out["status"], out["passed_rps"], out["failed_rps"]
+    if out.get("generator"):
+        return f"{where}: the load generator's ceiling, {generator_words(out)}"
     if status == ABOVE_CEILING:
         held = f", held at {low:g} req/s" if low else ""
         text = f"{target}: capacity above the generator's ceiling of {out['ceiling_rps']:g} req/s{held}"
@@ -297,6 +326,16 @@ def sentence(out: dict) -> str:
     if cpu:
         text += f" (CPU {points.fmt_interval(cpu, 'ms')} a request)"
     return f"{where}: {text}"
+
+
+def generator_words(out: dict) -> str:
+    """What a generator search found: the most it was shown to send on schedule, and where that stopped."""
+    low, high, ceiling = out["passed_rps"], out["failed_rps"], out["ceiling_rps"]
+    if not low:
+        return f"not shown at any rate tried ({out['status']})"
+    stop = (f"it fell behind its schedule at {ceiling:g}" if ceiling and (not high or ceiling <= high) else
+            f"p99 over {out['target_p99_ms']:g} ms from {high:g}" if high else "the highest rate tried")
+    return f"sends on schedule up to {low:g} req/s ({stop}): no server search counts a rate above it"
 
 
 def summary(found: list[dict]) -> str:

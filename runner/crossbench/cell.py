@@ -7,23 +7,22 @@ import sys
 import time
 import traceback
 from contextlib import ExitStack
-from dataclasses import dataclass, field
-from pathlib import Path
 
 import psutil
 
 from . import faults, loadgen, oskit, record as contract, stack
+from .cell_context import CellContext
 from .cell_checks import (CellFailed, ServerDied, database_flags, died, verify, verify_after_load,
                           verify_database)
 from .cell_record import (base_record, cell_flags, failed_record, noise_figures, shared_record,
                           side_figures)
 from .drivers import DRIVERS, Measurement
 from .cellplan import CellPlan
-from .hosts.placement import Placement
 from .metadata import now_iso
 from .sampling import db_pool, noise
 from .sampling.process_tree import summarize
 from .servers import RunningServer, ServerSpec
+from .servers.probe import Probe
 
 __all__ = ["CellContext", "CellFailed", "ServerDied", "base_record", "cell_flags", "database_flags", "died",
            "failed_record", "noise_figures", "run_cell", "shared_record", "side_figures", "verify",
@@ -34,20 +33,6 @@ TAIL_SAMPLES_S = 0.3          # let the sampler take the window's last samples
 POOL_SETTLE_LIMIT_S = 5.0     # after the warm-up, at most this long for the database pool's queue to drain
 POOL_SETTLE_POLL_S = 0.05
 PROBE_ATTACH_LIMIT_S = 10.0   # at most this long for a server's probe (Tomcat's JVM probe) to attach before the window
-
-
-@dataclass
-class CellContext:
-    """What a cell needs from the run beyond its plan."""
-    cell_dir: Path
-    on_progress: callable = None   # called with (phase, sampler) while the cell runs
-    database: stack.RunDatabase | None = None     # the run's database, for database cells
-    placement: Placement = field(default_factory=Placement)   # the hosts of its roles (crossbench.hosts)
-    hold_s: float = 0.0                           # keep the server up this long after the window (--hold-s)
-
-    def report(self, phase: str, sampler) -> None:
-        if self.on_progress:
-            self.on_progress(phase, sampler)
 
 
 def server_spec(plan: CellPlan, ctx: CellContext, port: int, db_url: str | None = None) -> ServerSpec:
@@ -175,7 +160,7 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
 
 
 def run_phases(driver, plan: CellPlan, ctx: CellContext, server: RunningServer, sampler,
-               probe=None) -> Measurement:
+               probe: Probe | None = None) -> Measurement:
     """Warm-up (unrecorded), the measured window, then a short tail so the sampler sees the window's end."""
     if plan.warmup_s > 0:
         ctx.report("warmup", sampler)
@@ -207,21 +192,19 @@ def hold(plan: CellPlan, ctx: CellContext, server: RunningServer) -> None:
     time.sleep(ctx.hold_s)
 
 
-def wait_attached(probe, limit_s: float = PROBE_ATTACH_LIMIT_S) -> None:
+def wait_attached(probe: Probe | None, limit_s: float = PROBE_ATTACH_LIMIT_S) -> None:
     """A probe that attaches in the background (Tomcat's JVM probe takes a second or more) has read once before
     the window opens, so the window's pool and connection figures are never empty for want of time."""
-    wait = getattr(probe, "wait_attached", None)
-    if wait is not None:
-        wait(limit_s)
+    if probe is not None:
+        probe.wait_attached(limit_s)
 
 
-def settle_pool(probe, limit_s: float = POOL_SETTLE_LIMIT_S) -> None:
+def settle_pool(probe: Probe | None, limit_s: float = POOL_SETTLE_LIMIT_S) -> None:
     """The warm-up's client leaves with requests in flight; a server still serves them, and those waiting for a
     pooled connection would open the window with a queue the window's own clients did not make (a pool of 2 at
     C=64 showed 117 waiting). The window opens once the pool's count of waiting requests is 0, or after limit_s."""
-    waiting = getattr(probe, "waiting_now", None)
-    if waiting is None:
+    if probe is None:
         return
     deadline = time.monotonic() + limit_s
-    while time.monotonic() < deadline and (waiting() or 0) > 0:
+    while time.monotonic() < deadline and (probe.waiting_now() or 0) > 0:
         time.sleep(POOL_SETTLE_POLL_S)

@@ -4,15 +4,12 @@ run's database alive. The cell lifecycle (cell.py) calls these; each raises Cell
 from __future__ import annotations
 
 import urllib.request
-from typing import TYPE_CHECKING
 
 from . import servers, stack, tfb
+from .cell_context import CellContext
 from .cellplan import CellPlan
 from .database.verify import VerifyFailed, check_answers, verify_database_cell
 from .servers import RunningServer
-
-if TYPE_CHECKING:
-    from .cell import CellContext
 
 
 class CellFailed(RuntimeError):

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import stats
-from .cellplan import CellPlan, point_of
+from .cellplan import CellPlan
+from .record import point_of
 
 
 def sweep_stopped(plan: CellPlan, records: dict[str, dict], single_launch: bool = False) -> str | None:

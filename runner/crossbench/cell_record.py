@@ -3,21 +3,17 @@ fields every measured cell shares, its side processes' and this machine's noise 
 kind of cell can raise. The driver's own figures and the merge are the contract's (record.py)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import psutil
 
 from . import metrics, record as contract
 from .cell_checks import ServerDied
+from .cell_context import CellContext
 from .cellplan import CellPlan
 from .loadgen.base import LoadResult
 from .metadata import now_iso
 from .sampling import noise
 from .sampling.process_tree import ProcessTreeSampler, summarize
 from .servers import RunningServer
-
-if TYPE_CHECKING:
-    from .cell import CellContext
 
 
 def side_figures(prefix: str, sampler: ProcessTreeSampler | None, t0: float, t1: float) -> dict:

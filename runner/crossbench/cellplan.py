@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field, replace
 from . import endpoints, servers
 from .drivers import DEFAULT_KIND
 from .experiment_schema import ExperimentError
+from .record import cell_id_of, point_of
 
 
 @dataclass(frozen=True)
@@ -40,16 +41,6 @@ class Point:
 
     def cell_id(self, repetition: int) -> str:
         return cell_id_of(self.id, repetition)
-
-
-def cell_id_of(point_id: str, repetition: int) -> str:
-    return f"{point_id}-r{repetition}"
-
-
-def point_of(cell_id: str) -> str:
-    """The point a cell id measures: everything but its repetition suffix (-rN)."""
-    head, _, tail = cell_id.rpartition("-r")
-    return head if head and tail.isdigit() else cell_id
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ class Endpoint:
     queries: bool = False                # takes ?queries=N (clamped by the server: 1..500)
     statements: tuple[str, ...] = ()     # what each request runs in the database (database/checks.STATEMENTS)
     files: tuple[str, ...] = ()          # a mix: one URL per file, under the path's directory
+    techempower: bool = False            # one of TechEmpower's six test types
 
     @property
     def database(self) -> bool:
@@ -32,17 +33,19 @@ TABLE = (
     Endpoint("/delay/async", "core", delay=True),
     Endpoint("/hello", "core"),
     Endpoint("/now", "core"),
-    Endpoint("/json", "tfb"),
-    Endpoint("/plaintext", "tfb"),
-    Endpoint("/db", "db", statements=("world",)),
-    Endpoint("/queries", "db", queries=True, statements=("world",)),
+    Endpoint("/json", "tfb", techempower=True),
+    Endpoint("/plaintext", "tfb", techempower=True),
+    Endpoint("/db", "db", statements=("world",), techempower=True),
+    Endpoint("/queries", "db", queries=True, statements=("world",), techempower=True),
     Endpoint("/db/kv", "db", statements=("kv",)),
     Endpoint("/db/slow", "db", delay=True, statements=("slow",)),
-    Endpoint("/fortunes", "db", statements=("fortune",)),
-    Endpoint("/updates", "db", queries=True, statements=("world", "update")),
+    Endpoint("/fortunes", "db", statements=("fortune",), techempower=True),
+    Endpoint("/updates", "db", queries=True, statements=("world", "update"), techempower=True),
 )
 BY_PATH = {e.path: e for e in TABLE}
 STATIC_ENDPOINT = TABLE[0].path
+TECHEMPOWER = tuple(e.path for e in TABLE if e.techempower)
+SEED004 = ("/db", "/queries", "/db/kv", "/db/slow")        # the database endpoints seed 004's article measures
 
 
 def family(name: str) -> tuple[str, ...]:
@@ -54,6 +57,11 @@ def endpoint(path: str) -> Endpoint:
         return BY_PATH[path]
     except KeyError:
         raise ValueError(f"no endpoint {path!r}; known: {', '.join(BY_PATH)}") from None
+
+
+def is_static(path: str | None) -> bool:
+    """A URL of the static mix (/static/index.html, ...) or the mix itself."""
+    return str(path or "").startswith(STATIC_ENDPOINT.rstrip("*"))
 
 
 def takes_delay(path: str) -> bool:

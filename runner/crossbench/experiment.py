@@ -13,8 +13,9 @@ from pathlib import Path
 
 from . import experiment_expand, loadgen, paths, servers
 from .cell_decisions import PeakMissing, sweep_stopped, with_rate_from_peak
-from .cellplan import CellPlan, Point, cell_id_of, plan_from_dict, point_of
+from .cellplan import CellPlan, Point, plan_from_dict
 from .experiment_schema import AUTO_RATES, AUTO_SHARES, RUN_KEYS, ExperimentError, typed, validate
+from .record import cell_id_of, point_of
 
 __all__ = ["AUTO_RATES", "AUTO_SHARES", "CellPlan", "ExperimentError", "PeakMissing", "Point", "apply_overrides",
            "cell_id_of", "expand", "load", "plan_from_dict", "point_of", "round_seed", "sweep_stopped", "validate",
@@ -67,7 +68,8 @@ def apply_overrides(config: dict, overrides: dict) -> dict:
             for group in config.get("group", []):
                 if knob.name in group.get(plugin.name, {}):
                     group[plugin.name][knob.name] = overrides[knob.name]
-    if not getattr(loadgen.ADAPTERS.get(run["loadgen"]), "KEEPALIVE", True):
+    generator = loadgen.ADAPTERS.get(run["loadgen"])
+    if generator is not None and not generator.keepalive:
         run["keepalive"] = False  # a generator that always opens one connection per request
     for group in config.get("group", []):
         if overrides.get("rates") is not None:

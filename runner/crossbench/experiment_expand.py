@@ -7,10 +7,11 @@ import random
 from dataclasses import dataclass, replace
 
 from . import servers
-from .cellplan import CellPlan, Point, point_of
+from .cellplan import CellPlan, Point
 from .experiment_schema import AUTO_RATES, POOLERS, Experiment, ExperimentError, Group, RunSettings
-from .drivers import DEFAULT_KIND, PEAK_KIND, RATE_KIND
+from .drivers import DEFAULT_KIND, DRIVERS, PEAK_KIND, RATE_KIND
 from .loadgen import ADAPTERS
+from .record import point_of
 from .search_spec import round_rate
 from .stats import MIN_LAUNCHES
 
@@ -139,7 +140,7 @@ def first_rounds(run: RunSettings) -> int:
 def is_open_loop(run: RunSettings, group: Group) -> bool:
     """An open-loop group, or a closed-loop one run with an open-loop generator (--loadgen oha --rates ...)."""
     tool = ADAPTERS.get(run.loadgen)
-    return group.kind == RATE_KIND or (group.kind == DEFAULT_KIND and getattr(tool, "OPEN_LOOP", False))
+    return group.kind == RATE_KIND or (group.kind == DEFAULT_KIND and tool is not None and tool.open_loop)
 
 
 def rates_of(group: Group):
@@ -166,7 +167,6 @@ def plan_cell(experiment: Experiment, at: Coordinates, repetition: int, rate=Non
               share: float | None = None, peak: bool = False) -> CellPlan:
     """One cell. An open-loop cell offers `rate`, or (rates = "auto") `share` of its peak cell's throughput;
     `peak` plans that closed-loop cell."""
-    from .drivers import DRIVERS
     run, group = experiment.run, at.group
     open_loop = rate is not None or share is not None
     kind = RATE_KIND if open_loop else PEAK_KIND if peak else group.kind

@@ -9,7 +9,7 @@ from crossbench_contract.delay import MAX_DELAY_MS
 
 from . import endpoints, servers
 from .database import pgbouncer
-from .drivers import DEFAULT_KIND, RATE_KIND
+from .drivers import DEFAULT_KIND, DRIVERS, RATE_KIND
 from .loadgen import ADAPTERS, DEFAULT as DEFAULT_LOADGEN
 from .search_spec import SEARCH_RATES, SearchSpec, SearchSpecError, check_target, parse as parse_search
 from .servers import DB_ENDPOINTS, SettingsError
@@ -136,6 +136,9 @@ def validate(config: dict) -> Experiment:
         fail("no [[group]] to measure")
     for name, plugin in servers.PLUGINS.items():
         check_settings(plugin, config.get(name, {}), f"[{name}]", fail)
+    if run.get("precision") and any(group.get("rates") == SEARCH_RATES for group in groups):
+        fail("a precision target and a capacity search (rates = \"search\") both decide launches: the search "
+             "launches each rate until its interval decides it; run the search groups without --precision")
     for group in groups:
         validate_group(group, fail)
         for name, plugin in servers.PLUGINS.items():
@@ -184,7 +187,6 @@ def validate_group_shape(group: dict, fail) -> None:
 
 
 def validate_group(group: dict, fail) -> None:
-    from .drivers import DRIVERS
     validate_group_shape(group, fail)
     unknown = set(group) - GROUP_KEYS
     if unknown:
@@ -224,7 +226,7 @@ def validate_group(group: dict, fail) -> None:
     if not isinstance(group.get("worker_sweep", False), bool):
         fail(f"group {group['name']}: worker_sweep is true or false, not {group['worker_sweep']!r}")
     if group.get("peak_loadgen", PEAK_LOADGEN) not in ADAPTERS or \
-            getattr(ADAPTERS[group.get("peak_loadgen", PEAK_LOADGEN)], "OPEN_LOOP", False):
+            ADAPTERS[group.get("peak_loadgen", PEAK_LOADGEN)].open_loop:
         fail(f"group {group['name']}: peak_loadgen must be a closed-loop generator, not {group['peak_loadgen']!r}")
     delays = group.get("delays_ms")
     is_delay = any(endpoints.takes_delay(e) for e in group.get("endpoint", {}).values())

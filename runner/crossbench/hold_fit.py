@@ -4,33 +4,15 @@ from __future__ import annotations
 
 import bisect
 import csv
-from dataclasses import dataclass
 from pathlib import Path
 
-
-@dataclass(frozen=True)
-class Fit:
-    slope: float
-    intercept: float
-    r2: float | None        # None when y does not vary (the fit says nothing)
-    points: int
+from . import stats
+from .stats import LineFit
 
 
-def least_squares(xs: list[float], ys: list[float]) -> Fit | None:
-    """y = slope * x + intercept; None with fewer than 3 points or no spread in x."""
-    n = len(xs)
-    if n < 3 or n != len(ys):
-        return None
-    mx, my = sum(xs) / n, sum(ys) / n
-    sxx = sum((x - mx) ** 2 for x in xs)
-    if sxx == 0:
-        return None
-    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
-    slope = sxy / sxx
-    intercept = my - slope * mx
-    syy = sum((y - my) ** 2 for y in ys)
-    r2 = (sxy * sxy) / (sxx * syy) if syy else None
-    return Fit(slope, intercept, r2, n)
+def least_squares(xs: list[float], ys: list[float]) -> LineFit | None:
+    """y = slope * x + intercept (stats.least_squares); None with fewer than 3 points or no spread in x."""
+    return stats.least_squares(xs, ys, min_points=3)
 
 
 def read_timeline(path: Path) -> list[dict]:
@@ -74,7 +56,7 @@ def rss_per_connection(timeline: list[dict], samples, t0: float, t1: float) -> d
     points = joined(timeline, samples, "rss_mb", t0, t1)
     fit = least_squares([p[1] for p in points], [p[2] for p in points])
     return {"rss_per_connection_kb": fit.slope * 1024.0 if fit else None,
-            "rss_per_connection_kb_r2": fit.r2 if fit else None, "rss_fit_points": fit.points if fit else 0,
+            "rss_per_connection_kb_r2": fit.r2 if fit else None, "rss_fit_points": fit.n if fit else 0,
             "rss_fit_intercept_mb": fit.intercept if fit else None}
 
 

@@ -1,17 +1,24 @@
 """Operating-system plumbing every part of the runner shares: pinning, parent-death signals, stopping a process
-group without ever signalling a stranger, and the open-file limit."""
+group without ever signalling a stranger, the open-file limit, and ports (a free one, or one checked free)."""
 from __future__ import annotations
 
+import errno
 import os
 import resource
 import shutil
 import signal
+import socket
 import subprocess
 import time
 
 import psutil
 
 FD_MARGIN = 1024    # descriptors a process needs beyond its sockets (libraries, logs, pipes)
+HOST = "127.0.0.1"  # loopback: where servers and their helpers listen unless other hosts must reach them
+
+
+class PortInUse(RuntimeError):
+    pass
 
 
 class LimitTooLow(RuntimeError):
@@ -77,6 +84,25 @@ def raise_open_files(connections: int) -> int:
                           f"{hard}: raise it (ulimit -Hn, /etc/security/limits.conf) or use fewer connections")
     resource.setrlimit(resource.RLIMIT_NOFILE, (need, hard))
     return need
+
+
+def check_port_free(port: int, address: str = HOST) -> None:
+    """Binds like a server would (SO_REUSEADDR, so TIME_WAIT leftovers do not count)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((address, port))
+        except OSError as e:
+            if e.errno == errno.EADDRINUSE:
+                raise PortInUse(f"port {port} on {address} is already in use: stop what listens there "
+                                f"(`ss -ltnp 'sport = :{port}'`) or pick another with --port") from e
+            raise
+
+
+def free_port(address: str = HOST) -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((address, 0))
+        return sock.getsockname()[1]
 
 
 def ephemeral_port_count() -> int:

@@ -55,7 +55,7 @@ def load_tool(cell) -> str:
 def loadgen_binary(tool: str) -> str:
     """What a load host must have for `tool`: the pinned build's path where the adapter has one (oha), its name
     on PATH otherwise; the same path on every host (hosts.sh setup gives them this checkout's layout)."""
-    binary = getattr(get_adapter(tool), "binary", None)
+    binary = get_adapter(tool).binary
     return (binary() if binary else None) or tool
 
 

@@ -20,8 +20,9 @@ from dataclasses import fields
 from pathlib import Path
 
 from . import servers, stats
-from .cellplan import CellPlan, point_of
-from .record import upgrade
+from .cellplan import CellPlan
+from .drivers import of_record
+from .record import point_of, upgrade
 from .sampling.noise import NOISY_HOST, SERVER_CLOSED
 from .servers.tomcat_jfr import UNREADABLE as JFR_UNREADABLE
 
@@ -57,7 +58,6 @@ def point_id(record: dict) -> str:
 
 
 def headline(record: dict) -> str:
-    from .drivers import of_record
     driver = of_record(record)
     return driver.headline(record) if driver else "rps"
 
@@ -171,6 +171,21 @@ def read_jsonl(path: Path) -> list[dict]:
     return found
 
 
+def best_throughput(found: list[dict], stack_of) -> dict:
+    """{stack_of(point): its point with the highest mean throughput (the rps figure's value)}, over the points
+    that have one: TechEmpower's "best level" of each stack, as the runner relaunches it and the analysis ranks
+    it."""
+    best: dict = {}
+    for point in found:
+        rps = ((point.get("figures") or {}).get("rps") or {}).get("value")
+        if rps is None:
+            continue
+        stack = stack_of(point)
+        if stack not in best or rps > best[stack]["figures"]["rps"]["value"]:
+            best[stack] = point
+    return best
+
+
 def fmt_interval(figure: dict | None, unit: str = "") -> str:
     """A figure as the suite prints it everywhere: "2710 ± 60 req/s" (the interval's two sides equal at the
     places shown: two significant figures of the smaller side), "518 [310, 866] ms" when they differ (an interval
@@ -202,11 +217,15 @@ def indicative_text(figure: dict, suffix: str) -> str:
     return f"{short(figure['value'])}{suffix} ({n} launches, {why})"
 
 
-def sig(value: float, digits: int) -> str:
+def sig(value: float | None, digits: int = 3, commas: bool = False) -> str:
+    """A number to `digits` significant figures, never in exponent form, "?" for None: the suite's one rule
+    (1.5 -> '1.5'; 2710.4 -> '2710', or '2,710' with commas, as the findings write it)."""
+    if value is None:
+        return "?"
     if value == 0:
         return "0"
     places = max(0, digits - 1 - math.floor(math.log10(abs(value))))
-    return f"{value:.{places}f}"
+    return f"{value:,.{places}f}" if commas else f"{value:.{places}f}"
 
 
 def short(value: float) -> str:

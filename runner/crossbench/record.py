@@ -170,6 +170,17 @@ def merge(shared: dict, driver_fields: dict, driver_name: str, declared=()) -> d
     return {**{k: None for k in DRIVER_DEFAULTS if k not in declared}, **shared, **driver_fields}
 
 
+def cell_id_of(point_id: str, repetition: int) -> str:
+    """A record's cell_id: its point_id and its repetition (the launch)."""
+    return f"{point_id}-r{repetition}"
+
+
+def point_of(cell_id: str) -> str:
+    """The point a cell id measures: everything but its repetition suffix (-rN)."""
+    head, _, tail = cell_id.rpartition("-r")
+    return head if head and tail.isdigit() else cell_id
+
+
 def upgrade(record: dict) -> dict:
     """A record of any schema as the current one has it, oldest change first (as pyperf reads its old files):
     the loaders (rundir, points, analysis) read every record through this."""
@@ -177,7 +188,6 @@ def upgrade(record: dict) -> dict:
     version = version if isinstance(version, (int, float)) and not isinstance(version, bool) else 1
     record = dict(record)
     if version < 3 and not record.get("point_id") and isinstance(record.get("cell_id"), str):
-        from .experiment import point_of        # the cell_id's form is the plan's
         record["point_id"] = point_of(record["cell_id"])
     if version < 4 and record.get("status") == "ok":
         for name in ("db_pool_active_peak", "db_pool_waiting_peak"):

@@ -10,7 +10,8 @@ from __future__ import annotations
 import random
 
 from . import experiment
-from .cellplan import CellPlan, point_of
+from .cellplan import CellPlan
+from .record import point_of
 
 
 def retries(cells: list[CellPlan], records: list[dict], config: dict) -> list[CellPlan]:

@@ -87,10 +87,9 @@ def write_points(run_dir: RunDir, config: dict) -> list[dict]:
 
 
 def analyse(run_dir: RunDir, config: dict, workload=None) -> None:
-    sys.path.insert(0, str(paths.REPO / "analysis"))
     try:
-        import crossbench_analysis
-        from crossbench_analysis import findings, knees
+        import crossbench_analysis     # optional: the analysis package draws; without it the run still records
+        from crossbench_analysis import findings, knees     # optional: as above
     except ImportError as e:
         print(f"run_all: no charts drawn ({e})", file=sys.stderr)
         return
@@ -101,7 +100,7 @@ def analyse(run_dir: RunDir, config: dict, workload=None) -> None:
     if config.get("analysis", {}).get("knees"):     # the experiment asks to hear its knees at the end
         print(knees.summary(knees.read_jsonl(run_dir.path / "charts" / "data" / knees.KNEES_FILE)), file=sys.stderr)
     if config.get("analysis", {}).get("advise") or workload:    # maxThreads advice (advice.md, advice.json)
-        from crossbench_analysis import advice
+        from crossbench_analysis import advice      # optional: as above, only when advice is asked for
         print(advice.at_end(run_dir.path, workload), file=sys.stderr)
     found = findings.text(run_dir.path)     # the run's findings (findings.md), last before the report's path
     if found:

@@ -8,7 +8,6 @@ gets a fresh server and its record is appended as soon as it is measured.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from . import experiment, loadgen, paths, servers, slo
@@ -18,13 +17,13 @@ DEFAULT_EXPERIMENT = "seed002"
 
 
 def sends_on_schedule(adapter) -> bool:
-    """A load generator that sends on a schedule (its OPEN_LOOP, loadgen/__init__.py)."""
-    return getattr(adapter, "OPEN_LOOP", False)
+    """A load generator that sends on a schedule (its LoadGenerator's open_loop, loadgen/base.py)."""
+    return adapter.open_loop
 
 
 def closes_connections(adapter) -> bool:
-    """A load generator that opens one connection per request whatever it is asked (its KEEPALIVE = False)."""
-    return getattr(adapter, "KEEPALIVE", True) is False
+    """A load generator that opens one connection per request whatever it is asked (its keepalive=False)."""
+    return not adapter.keepalive
 
 
 def tools_that(kind) -> str:
@@ -137,8 +136,7 @@ def advice_workload(args):
     given = (args.advise_rate, args.advise_hold_ms, args.advise_p99_ms)
     if all(v is None for v in given):
         return None
-    sys.path.insert(0, str(paths.REPO / "analysis"))
-    from crossbench_analysis.workload import checked
+    from crossbench_analysis.workload import checked   # optional: the analysis package, only for --advise-*
     return checked(*given, names=("--advise-rate", "--advise-hold-ms", "--advise-p99-ms"))
 
 

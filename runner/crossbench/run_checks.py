@@ -90,8 +90,8 @@ def prime_servers(cells: list[CellPlan], placement: Placement) -> list[str]:
     with tempfile.TemporaryDirectory(prefix="crossbench-prime-") as work:
         for cell in one_per_variant(cells):
             try:
-                made = cell.plugin.prime(cell.settings, Path(work), cell.server_cpus)
-            except (servers.ServerFailed, servers.PortInUse) as e:
+                made = cell.plugin.prime(cell.settings, Path(work), cell.server_cpus, placement.server_host)
+            except (servers.ServerFailed, oskit.PortInUse) as e:
                 made = f"{cell.server}: the unmeasured first start failed: {str(e).splitlines()[0]}"
             if made:
                 done.append(made)

@@ -8,7 +8,9 @@ import sys
 from dataclasses import replace
 
 from . import best_levels, capacity, experiment, faults, metadata, precision
-from .cell import CellContext, failed_record, run_cell
+from .cell import run_cell
+from .cell_context import CellContext
+from .cell_record import failed_record
 from .drivers import DRIVERS
 from .experiment import CellPlan
 from .placement import Placement

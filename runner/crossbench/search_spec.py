@@ -15,6 +15,11 @@ The search starts at `start_rate` (default: the server's predicted limit, its pa
 by doubling or halving, then bisects until the bracket is narrower than `resolution` of its lower rate, at most
 `max_rates` rates tried. A rate gets MIN_LAUNCHES launches, then one more at a time while its interval straddles
 the target, at most `max_launches`, then it is undecided.
+
+A search with `generator = true` measures the load generator's own ceiling instead of a server's capacity: its
+server must answer far faster than the generator can send (nginx's /hello), so the highest rate it holds is the
+most the generator (on its cores, or on every load host of --hosts together) was shown to send on schedule. It runs
+before the other searches go past their first rate, and no rate above it counts for them (crossbench.capacity).
 """
 from __future__ import annotations
 
@@ -22,7 +27,7 @@ from dataclasses import dataclass
 
 SEARCH_RATES = "search"
 P99_DELAYS = 1.5            # the default target: p99 within 1.5 x the delay the endpoint holds
-KEYS = {"p99_ms", "resolution", "start_rate", "max_rates", "max_launches", "errors", "achieved"}
+KEYS = {"p99_ms", "resolution", "start_rate", "max_rates", "max_launches", "errors", "achieved", "generator"}
 
 
 class SearchSpecError(ValueError):
@@ -38,6 +43,7 @@ class SearchSpec:
     max_launches: int = 5
     errors: float = 0.001              # errors at most this share of requests (0.1 %)
     achieved: float = 0.99             # answers at least this share of the offered rate
+    generator: bool = False            # this search measures the load generator's own ceiling (below)
 
     def target_ms(self, delay_ms: int) -> float | None:
         return self.p99_ms if self.p99_ms is not None else (P99_DELAYS * delay_ms if delay_ms else None)
@@ -69,6 +75,8 @@ def parse(table, where: str) -> SearchSpec:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= low or \
                 (high is not None and value > high):
             raise SearchSpecError(f"{where}: search.{key} is {what}, not {value!r}")
+    if not isinstance(table.get("generator", False), bool):
+        raise SearchSpecError(f"{where}: search.generator is true or false, not {table['generator']!r}")
     for key, least in (("max_rates", 2), ("max_launches", 3)):
         value = table.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < least):

@@ -14,7 +14,9 @@ import time
 from pathlib import Path
 
 from . import paths, servers
-from .servers import Knob, PortInUse, RunningServer, ServerFailed
+from .hosts.local import HERE
+from .oskit import PortInUse
+from .servers import Knob, RunningServer, ServerFailed
 
 
 def positive(text: str) -> int:
@@ -136,7 +138,7 @@ def main(argv=None) -> int:
     try:
         args.plugin.preflight(args.settings)
         server = RunningServer(args.plugin.spec(args.settings, args.port, work_dir, args.cpus, args.artefacts_dir,
-                                                   args.db_url))
+                                                   args.db_url), HERE)
         server.start()
     except (paths.BuildMissing, PortInUse, servers.CannotRunHere, servers.ToolMissing, servers.SettingsError) as e:
         print(f"serve: {e}", file=sys.stderr)

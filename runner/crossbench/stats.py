@@ -187,6 +187,40 @@ def t_quantile(confidence: float, df: float) -> float:
 
 
 @dataclass(frozen=True)
+class LineFit:
+    """y = slope x + intercept by least squares, the slope's interval (Student t, n - 2 degrees of freedom; None
+    from two points) and r2 (None when y does not vary: the fit says nothing of it)."""
+    slope: float
+    intercept: float
+    n: int
+    slope_low: float | None
+    slope_high: float | None
+    r2: float | None
+
+
+def least_squares(xs: list[float], ys: list[float], confidence: float = CONFIDENCE,
+                  min_points: int = 2) -> LineFit | None:
+    """The line through (xs, ys); None with fewer than `min_points` points or no spread in x."""
+    n = len(xs)
+    if n < max(2, min_points) or n != len(ys):
+        return None
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    if sxx == 0:
+        return None
+    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
+    syy = sum((y - my) ** 2 for y in ys)
+    slope = sxy / sxx
+    intercept = my - slope * mx
+    low = high = None
+    if n > 2:
+        residual = sum((y - intercept - slope * x) ** 2 for x, y in zip(xs, ys))
+        half = t_quantile(confidence, n - 2) * math.sqrt(residual / (n - 2) / sxx)
+        low, high = slope - half, slope + half
+    return LineFit(slope, intercept, n, low, high, sxy * sxy / (sxx * syy) if syy else None)
+
+
+@dataclass(frozen=True)
 class RatioTest:
     """B over A from two sets of launch values: the ratio of their geometric means, its interval, and the p
     value of Welch's t test on the log values (throughput and latency are ratio-scaled: a change is a factor)."""

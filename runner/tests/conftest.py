@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+# a test outside the live tier starts no process unless marked `spawns` (spawn_guard.py)
+from spawn_guard import pytest_runtest_call, pytest_runtest_setup, pytest_runtest_teardown  # noqa: F401
+
 MEASURED: list[str] = []
 
 

@@ -11,7 +11,9 @@ from pathlib import Path
 from threading import Barrier, Event
 
 from crossbench import paths
-from crossbench.servers import PLUGINS, RunningServer, free_port, tomcat
+from crossbench.hosts.local import HERE
+from crossbench.oskit import free_port
+from crossbench.servers import PLUGINS, RunningServer, tomcat
 
 
 @contextlib.contextmanager
@@ -21,7 +23,7 @@ def running(server: str, db_url: str | None = None, **settings):
     plugin = PLUGINS[server]
     with tempfile.TemporaryDirectory(prefix=f"test-{server}-") as work:
         spec = plugin.spec(plugin.settings(settings), free_port(), Path(work), db_url=db_url)
-        with RunningServer(spec) as running_server:
+        with RunningServer(spec, HERE) as running_server:
             yield running_server
 
 

@@ -48,6 +48,10 @@ def searched(config, seed=1, **server):
     raise AssertionError("the search never ended")
 
 
+def group_named(config: dict, name: str) -> dict:
+    return next(group for group in config["group"] if group["name"] == name)
+
+
 def tomcat_only(**search):
     """capacity-quick's Tomcat group searched as the full experiment searches: to 5 %, up to four launches a rate."""
     config = resolve(groups=["tomcat"])
@@ -112,6 +116,44 @@ def test_a_generator_behind_its_schedule_says_capacity_above_its_ceiling_not_a_b
     assert "above the generator's ceiling of 80 req/s" in capacity.sentence(out)
 
 
+def test_the_generators_ceiling_is_measured_first_and_no_search_counts_a_rate_above_it():
+    """A `generator = true` search (against a server far faster than the generator) falls behind its schedule
+    past 50 req/s; the server's own search, whose records never lag, would bracket ~1000 req/s alone."""
+    config = tomcat_only(start_rate=20)
+    generator = {**config["group"][0], "name": "generator"}
+    generator["search"] = {**generator["search"], "generator": True}
+    config["group"].append(generator)
+    experiment.validate(config)
+    rng = random.Random(1)
+
+    def launch(cell):
+        return simulated(cell, rng, capacity_rps=1000, generator_ceiling=50 if cell.group == "generator" else None)
+    cells = experiment.expand(config)
+    records = [launch(c) for c in cells]
+    for _ in range(100):
+        more = capacity.next_launches(cells, records, config)
+        if not more:
+            break
+        cells += more
+        records += [launch(c) for c in more]
+    gen, server = sorted(capacity.outcomes(records, config), key=lambda out: out["group"] != "generator")
+    assert gen["generator"] and gen["passed_rps"] == 40 and gen["ceiling_rps"] == 80
+    assert "the load generator's ceiling, sends on schedule up to 40 req/s (it fell behind its schedule at 80)" \
+        in capacity.sentence(gen)
+    assert server["status"] == capacity.ABOVE_CEILING and server["passed_rps"] == 40
+    assert "above the load generator's ceiling of 40 req/s" in server["trials"][-1]["why"]
+    # measured first: the server's search tried nothing past its planned first rate until the generator's was over
+    last_generator = max(i for i, r in enumerate(records) if r["group"] == "generator")
+    assert all(r["rate"] == 20 for r in records[:last_generator] if r["group"] != "generator")
+
+
+def test_without_a_generator_search_nothing_is_capped():
+    config = tomcat_only(start_rate=500)
+    records, _ = searched(config, capacity_rps=1000)
+    [out] = capacity.outcomes(records, config)
+    assert out["status"] == capacity.BRACKETED and out["passed_rps"] > 900 and not out["generator"]
+
+
 def test_one_launch_whose_generator_lagged_is_left_out_and_launched_again():
     spec = SearchSpec(p99_ms=300, max_launches=4)
     once = launches([210, 212, 211])
@@ -174,20 +216,27 @@ def test_each_look_at_a_rate_is_wider_than_a_single_95_percent_interval():
     ({"search": {"p99_ms": 200}}, "at or below the delay"),
     ({"search": {"p99": 300}}, "unknown search keys"),
     ({"search": {"p99_ms": 300, "resolution": 2}}, "search.resolution"),
+    ({"search": {"p99_ms": 300, "generator": "yes"}}, "search.generator is true or false"),
     ({"search": {"p99_ms": 300, "max_launches": 2}}, "search.max_launches"),
     ({"rates": [100]}, "applies to rates = \"search\" only"),
 ])
 def test_a_search_it_cannot_run_is_refused_in_one_line(change, words):
     config = experiment.load("capacity-quick")
-    config["group"][0].update(change)
+    group_named(config, "tomcat").update(change)
     with pytest.raises(ExperimentError, match=words) as refused:
         experiment.apply_overrides(config, {})
     assert "\n" not in str(refused.value)
 
 
+def test_a_precision_target_beside_a_search_is_refused_in_one_line():
+    with pytest.raises(ExperimentError, match="a precision target and a capacity search") as refused:
+        experiment.apply_overrides(experiment.load("capacity-quick"), {"precision": 0.05})
+    assert "\n" not in str(refused.value)
+
+
 def test_a_server_with_no_predicted_limit_needs_a_start_rate():
     config = experiment.load("capacity-quick")
-    del config["group"][1]["search"]["start_rate"]
+    del group_named(config, "tornado")["search"]["start_rate"]
     with pytest.raises(ExperimentError, match="give search.start_rate"):
         experiment.expand(experiment.apply_overrides(config, {}))
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 
 import psutil
+import pytest
 
 from crossbench.sampling import core_speed
 
@@ -22,6 +23,7 @@ def test_one_unit_has_no_spread():
     assert core_speed.summary([0.004])["cv_percent"] is None
 
 
+@pytest.mark.spawns        # a Python child
 def test_a_real_probe_on_every_core_we_may_use():
     cores = sorted(os.sched_getaffinity(0))
     result = core_speed.measure(cores, seconds=0.3)
@@ -31,12 +33,14 @@ def test_a_real_probe_on_every_core_we_may_use():
     assert result["cv_percent"] == max(c["cv_percent"] for c in result["per_core"].values())
 
 
+@pytest.mark.spawns        # a Python child
 def test_a_core_that_cannot_be_had_is_an_error_not_a_crash():
     result = core_speed.measure([os.cpu_count() + 7], seconds=0.2)
     (only,) = result["per_core"].values()
     assert "error" in only and "Invalid argument" in only["error"] and result["cv_percent"] is None
 
 
+@pytest.mark.spawns        # a Python child
 def test_no_child_outlives_the_probe():
     core_speed.measure(sorted(os.sched_getaffinity(0)), seconds=0.2)
     assert psutil.Process().children() == []

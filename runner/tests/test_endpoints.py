@@ -79,3 +79,10 @@ def test_no_module_writes_or_patches_a_parameter_into_a_url_string():
                  for path in sorted(CROSSBENCH_DIR.rglob("*.py")) if path.name != "endpoints.py"
                  for number, line in enumerate(path.read_text().splitlines(), 1) if pattern.search(line)]
     assert offenders == []
+
+
+def test_the_families_the_analysis_reads_come_from_the_table():
+    assert endpoints.TECHEMPOWER == ("/json", "/plaintext", "/db", "/queries", "/fortunes", "/updates")
+    assert set(endpoints.SEED004) <= set(endpoints.family("db")) and all(endpoints.endpoint(p) for p in endpoints.SEED004)
+    assert [endpoints.is_static(p) for p in ("/static/index.html", "/static/*", "/delay/sync", None, "/staticx")] == \
+        [True, True, False, False, False]

@@ -152,12 +152,14 @@ def with_hard_limit(limit: int):
     return lower
 
 
+@pytest.mark.spawns        # python -m crossbench.clients.holder
 def test_holder_refuses_clearly_when_the_hard_limit_is_too_low():
     done = subprocess.run([sys.executable, "-m", "crossbench.clients.holder", "--port", "9", "--connections", "5000"],
                           capture_output=True, text=True, timeout=30, preexec_fn=with_hard_limit(1024))
     assert done.returncode == 2 and "hard limit is 1024" in done.stderr, done.stderr
 
 
+@pytest.mark.spawns        # run_all.sh
 def test_run_all_refuses_10k_connections_under_a_low_hard_limit():
     done = subprocess.run([str(paths.RUNNER / "run_all.sh"), "--experiment", "seed003", "--dry-run"],
                           capture_output=True, text=True, timeout=60, preexec_fn=with_hard_limit(4096))

@@ -128,11 +128,13 @@ def only_child(proc: subprocess.Popen | psutil.Process) -> psutil.Process:
     return wait_until(psutil.Process(proc.pid).children, 5, f"a child of {proc.pid}")[0]
 
 
+@pytest.mark.spawns        # tether.py
 def test_the_tether_passes_the_commands_exit_status_on():
     tether = start_tether("sh", "-c", "exit 3")
     assert tether.wait(timeout=10) == 3
 
 
+@pytest.mark.spawns        # tether.py
 def test_the_tether_stops_its_command_when_stdin_closes():
     tether = start_tether("sleep", "300")
     sleeper = only_child(tether)
@@ -141,6 +143,7 @@ def test_the_tether_stops_its_command_when_stdin_closes():
     assert gone_within(sleeper, 0)      # the tether reaped it before exiting
 
 
+@pytest.mark.spawns        # tether.py
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
 def test_the_tether_stops_its_command_on_a_stop_signal(sig):
     tether = start_tether("sleep", "300")
@@ -151,6 +154,7 @@ def test_the_tether_stops_its_command_on_a_stop_signal(sig):
     tether.stdin.close()
 
 
+@pytest.mark.spawns        # tether.py
 def test_the_tether_stops_its_command_when_stdin_falls_silent():
     tether = subprocess.Popen([sys.executable, str(TETHER), "--heartbeat-s", "0.5", "--", "sleep", "300"],
                               stdin=subprocess.PIPE)
@@ -167,6 +171,7 @@ def test_the_tether_stops_its_command_when_stdin_falls_silent():
     tether.stdin.close()
 
 
+@pytest.mark.spawns        # tether.py
 def test_the_tether_kills_the_whole_group_when_sigterm_is_ignored():
     tether = start_tether("sh", "-c", 'trap "" TERM; sleep 300 & wait', grace_s=0.5)
     shell = only_child(tether)
@@ -179,6 +184,7 @@ def test_the_tether_kills_the_whole_group_when_sigterm_is_ignored():
     assert all(gone_within(member) for member in members)
 
 
+@pytest.mark.spawns        # a Python child
 def test_the_tether_dies_with_its_parent_even_while_its_stdin_stays_open():
     read_end, write_end = os.pipe()          # we hold the write end: no EOF, only the death signal can act
     parent = subprocess.Popen([sys.executable, "-c", "import subprocess, sys, time; "
@@ -193,6 +199,7 @@ def test_the_tether_dies_with_its_parent_even_while_its_stdin_stays_open():
     os.close(write_end)
 
 
+@pytest.mark.spawns        # tether.py
 def test_the_tether_needs_a_command():
     assert start_tether(stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL).wait(timeout=10) == 2
     assert start_tether("cb-no-such-command", stderr=subprocess.DEVNULL).wait(timeout=10) == 127
@@ -216,12 +223,14 @@ def test_the_links_are_those_requests_take_between_the_roles_in_use():
     assert links(Hosts(db=db), {"server": [], "loadgen": [], "db": []}) == [("server", None, "db", db)]
 
 
+@pytest.mark.spawns        # a Python child
 def test_the_rtt_probe_times_connects_from_this_machine():
     with socket.create_server(("127.0.0.1", 0)) as listener:
         samples = probe(None, "127.0.0.1", listener.getsockname()[1])
     assert len(samples) == 5 and all(0 < s < 100 for s in samples)
 
 
+@pytest.mark.spawns        # facts.py
 def test_the_facts_of_this_machine():
     done = subprocess.run([sys.executable, str(FACTS), "--tool", "python3", "--tool", "cb-no-such-tool"],
                           capture_output=True, text=True, timeout=30)

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from crossbench import paths
-from crossbench.cell import CellContext
+from crossbench.cell_context import CellContext
 from crossbench.hosts import Host, SshHost
 from crossbench.hosts.local import HERE, LocalHost
 from crossbench.hosts.placement import Placement

@@ -15,8 +15,7 @@ import psutil
 import pytest
 
 from crossbench.hosts import HostsError, SshError, SshHost, check_hosts, load_hosts, stop_tethered
-from crossbench.hosts.facts import remote_facts
-from crossbench.hosts.preflight import measure_link
+from crossbench.hosts.preflight import measure_link, remote_facts
 from netns_hosts import gone_within, lab_or_skip, netns_lab  # noqa: F401  (netns_lab is a fixture)
 from testkit import wait_until
 

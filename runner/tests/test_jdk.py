@@ -21,6 +21,7 @@ def pinned():
     return jdk
 
 
+@pytest.mark.spawns        # java
 def test_the_pinned_jdk_is_25_with_the_tools_the_suite_uses():
     jdk = pinned()
     assert jdk.version == PINNED_VERSION and jdk.has_virtual_threads and jdk.bundled

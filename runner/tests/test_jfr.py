@@ -29,6 +29,7 @@ def summary_counts(recording: Path) -> dict[str, int]:
     return {m[1]: int(m[2]) for m in re.finditer(r"^\s*(jdk\.\w+)\s+(\d+)\s+\d+", out, re.M)}
 
 
+@pytest.mark.spawns        # jfr
 @pytest.mark.parametrize("recording", [VIRTUAL_25, PLATFORM_17], ids=["virtual-25", "platform-17"])
 def test_whole_recording_counts_match_jfr_summary(recording):
     got = jfr.figures(recording, None, *EVERYTHING)
@@ -40,6 +41,7 @@ def test_whole_recording_counts_match_jfr_summary(recording):
     assert got["tomcat_gc_pause_max_ms"] <= got["tomcat_gc_pause_total_ms"]
 
 
+@pytest.mark.spawns        # jfr
 def test_virtual_cell_window():
     """In the window: the 60 requests' sleeps of 50 ms on virtual threads (each a little over 50), the forced
     collection's pauses, and only the platform threads started in it (virtual thread starts are not recorded)."""
@@ -53,6 +55,7 @@ def test_virtual_cell_window():
     assert got["tomcat_request_park_ms"] == got["tomcat_request_monitor_wait_ms"] == 0
 
 
+@pytest.mark.spawns        # jfr
 def test_platform_cell_window_on_jdk17():
     """The same load on a pool of 10 platform threads: the sleeps again, and the pool's idle threads parked
     waiting for work (counted as park: JFR cannot tell idle from blocked without stack traces)."""
@@ -62,6 +65,7 @@ def test_platform_cell_window_on_jdk17():
     assert got["tomcat_request_park_ms"] > 0
 
 
+@pytest.mark.spawns        # jfr
 def test_the_jdk_that_wrote_a_recording_reads_it():
     seventeen = [j for j in installed_jdks() if j.feature == 17]
     if not seventeen:
@@ -69,11 +73,13 @@ def test_the_jdk_that_wrote_a_recording_reads_it():
     assert jfr.figures(PLATFORM_17, seventeen[0].home, *EVERYTHING)["tomcat_gc_pause_count"] == 4
 
 
+@pytest.mark.spawns        # jfr
 def test_a_window_with_nothing_in_it_counts_nothing():
     got = jfr.figures(VIRTUAL_25, None, 1.0, 2.0)
     assert got["tomcat_gc_count"] == got["tomcat_thread_starts"] == got["tomcat_request_sleep_ms"] == 0
 
 
+@pytest.mark.spawns        # jfr
 def test_missing_and_torn_recordings_leave_nulls_and_say_why(tmp_path):
     missing = jfr.figures(tmp_path / "tomcat.jfr", None, *EVERYTHING)
     assert "missing" in missing["tomcat_jfr_unreadable"]

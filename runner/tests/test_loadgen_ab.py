@@ -175,6 +175,7 @@ def test_first_request_alone():
 
 # --- live -------------------------------------------------------------------------------------
 
+@pytest.mark.spawns        # ab
 def test_version_probe():
     need("ab")
     assert ab.version() == "2.3"

@@ -151,6 +151,7 @@ def test_timeouts_and_refusals_explain_fetches_without_codes():
 
 # --- run() wiring, with a stand-in http_load that replays a real output -------------------------
 
+@pytest.mark.spawns        # http_load (a stand-in)
 def test_run_with_a_stand_in_binary(tmp_path, monkeypatch):
     bin_dir, out_dir = tmp_path / "bin", tmp_path / "cell"
     bin_dir.mkdir()
@@ -172,6 +173,7 @@ cat {FIXTURES / "parallel10_seconds5.out"}
     assert {Path(p).name for p in result.raw_files} == {"http_load.stdout", "http_load.stderr", "http_load.urls"}
 
 
+@pytest.mark.spawns        # http_load (a stand-in)
 def test_nonzero_exit_is_an_error(tmp_path, monkeypatch):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()

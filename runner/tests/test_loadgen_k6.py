@@ -54,7 +54,7 @@ def test_refused_specs(bad):
 
 
 def test_registered_and_open_loop():
-    assert loadgen.get("k6") is k6 and k6.OPEN_LOOP
+    assert loadgen.get("k6") is k6.GENERATOR and k6.GENERATOR.open_loop
 
 
 @pytest.mark.parametrize("code, kind", [(1050, "timeout"), (1211, "timeout"), (1212, "connect"),

@@ -1,4 +1,4 @@
-"""Several load generators' results merged exactly (each adapter's MERGE over loadgen/merge.py): wrk histograms
+"""Several load generators' results merged exactly (each adapter's GENERATOR.merge over loadgen/merge.py): wrk histograms
 added bucket by bucket and read with wrk's own percentile rule (checked against a live wrk run, whose own
 percentiles one histogram must reproduce)."""
 from __future__ import annotations
@@ -32,7 +32,7 @@ def test_a_rank_that_falls_on_a_half_rounds_up_as_c_does():
 def test_two_hosts_merge_into_the_union_of_their_samples():
     fast = result([(1000, 90), (2000, 10)], 100, connect=1)
     slow = result([(2000, 50), (9000, 50)], 100, duration_s=10.2, timeout=3)
-    one = wrk.MERGE([("a", fast, 40.0), ("b", slow, 97.5)])
+    one = wrk.GENERATOR.merge([("a", fast, 40.0), ("b", slow, 97.5)])
     assert one.requests == 200 and one.duration_s == 10.2 and one.bytes == 20000
     assert one.errors["connect"] == 1 and one.errors["timeout"] == 3
     # the union: 90 x 1 ms, 60 x 2 ms, 50 x 9 ms; averaging the hosts' p50s (1 and 2 ms) would say 1.5
@@ -66,7 +66,7 @@ def test_two_open_loop_runs_merge_into_one_population_of_requests():
     from crossbench.loadgen import oha, openloop
     normal = Path(__file__).parent / "fixtures" / "loadgen" / "oha" / "normal"
     run = oha.parse(normal)
-    both = oha.MERGE([("a", run, 10.0), ("b", run, 12.0)])
+    both = oha.GENERATOR.merge([("a", run, 10.0), ("b", run, 12.0)])
     rows = oha.requests(normal)
     assert both.requests == 2 * run.requests == 2 * len(rows)
     assert both.latency_ms == openloop.latency(rows + rows)          # the union, not an average of figures
@@ -80,7 +80,7 @@ def test_a_broken_pipelined_histogram_leaves_only_the_largest_max():
     broken = LoadResult(**{**broken.__dict__, "latency_ms": {"max": 7.5},
                            "extra": {**broken.extra, "latency_invalid": "synthetic samples below min"}})
     fine = result([(2000, 50)], 50)
-    one = wrk.MERGE([("a", broken, None), ("b", fine, None)])
+    one = wrk.GENERATOR.merge([("a", broken, None), ("b", fine, None)])
     assert one.latency_ms == {"mean": None, "p50": None, "p90": None, "p99": None, "max": 7.5}
     assert one.extra["latency_invalid"] == "synthetic samples below min" and one.requests == 100
 
@@ -91,6 +91,6 @@ def test_two_k6_runs_merge_like_oha_runs():
     fixtures = Path(__file__).parent / "fixtures" / "loadgen" / "k6"
     run_dir = next(d for d in sorted(fixtures.iterdir()) if (d / "k6.csv").is_file())
     run = k6.parse(run_dir)
-    both = k6.MERGE([("a", run, None), ("b", run, None)])
+    both = k6.GENERATOR.merge([("a", run, None), ("b", run, None)])
     rows = k6.requests(run_dir)
     assert both.requests == 2 * run.requests and both.latency_ms == openloop.latency(rows + rows)

@@ -81,9 +81,9 @@ def test_registry():
     assert set(loadgen.ADAPTERS) == {"wrk", "ab", "http_load", "oha", "k6"}
     for tool, adapter in loadgen.ADAPTERS.items():
         assert adapter.name == tool and loadgen.get(tool) is adapter
-        for attr in ("available", "version", "build_command", "run", "parse"):
-            assert callable(getattr(adapter, attr))
-        assert getattr(adapter, "OPEN_LOOP", False) == (tool in ("oha", "k6"))
+        for function in (adapter.available, adapter.version, adapter.build_command, adapter.run, adapter.parse):
+            assert callable(function)
+        assert adapter.open_loop == (tool in ("oha", "k6"))
     with pytest.raises(LoadgenError):
         loadgen.get("siege")
 
@@ -180,6 +180,7 @@ def test_unreadable_json_is_an_error(tmp_path):
 
 # --- live: the real wrk against a counting server ---------------------------------------------
 
+@pytest.mark.spawns        # wrk
 def test_version_probe():
     need("wrk")
     version = wrk.version()

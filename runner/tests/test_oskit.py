@@ -14,6 +14,7 @@ FORKER = "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 
          "print('ready', flush=True); time.sleep(60)"
 
 
+@pytest.mark.spawns        # a Python child
 def test_stop_group_stops_the_child_and_what_it_started():
     proc = subprocess.Popen([sys.executable, "-c", FORKER], stdout=subprocess.PIPE, text=True,
                             start_new_session=True)
@@ -25,6 +26,7 @@ def test_stop_group_stops_the_child_and_what_it_started():
     assert not grandchild.is_running()
 
 
+@pytest.mark.spawns        # true
 def test_a_reaped_child_is_never_signalled_again(monkeypatch):
     proc = subprocess.Popen(["true"], start_new_session=True)
     proc.wait()

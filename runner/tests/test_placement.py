@@ -6,9 +6,12 @@ from pathlib import Path
 import pytest
 
 from crossbench import placement
+from crossbench.drivers import DRIVERS
 from crossbench.experiment import apply_overrides, expand, load
 from crossbench.hosts import HostsError, load_hosts
-from crossbench.loadgen.spread import shares
+from crossbench.hosts.hostsfile import ROLES
+from crossbench.loadgen.spread import MERGERS, shares
+from crossbench.stack import needs_database
 
 
 def hosts(tmp_path, roles: str):
@@ -23,15 +26,31 @@ def quick(**overrides):
 
 def test_load_hosts_run_the_cells_of_every_seed(tmp_path):
     two = hosts(tmp_path, 'loadgen = ["root@10.0.0.2", "root@10.0.0.3"]\n')
+    assert len(two.loadgen) == 2
+    kinds = set()
     for name in ("quick", "seed000-quick", "seed001-quick", "seed004-quick", "openloop-quick"):
-        placement.refuse_unbuilt(two, expand(apply_overrides(load(name), {})))
+        cells = expand(apply_overrides(load(name), {}))
+        assert cells, name
+        placement.refuse_unbuilt(two, cells)                    # refuses none of them
+        # what lets two load hosts run a cell: the tool they run has results that merge exactly
+        assert {placement.load_tool(c) for c in cells} <= set(MERGERS), name
+        kinds |= {c.kind for c in cells}
+    # the seeds checked hold a cell of every kind that spreads over load hosts (hold_connections does not: seed 003)
+    assert kinds == {kind for kind, driver in DRIVERS.items() if driver.on_hosts and not driver.one_load_host}
     assert {placement.load_tool(c) for c in expand(apply_overrides(load("seed000-quick"), {}))} == {"ab", "wrk"}
 
 
 def test_every_role_may_have_a_host_of_its_own(tmp_path):
     every = hosts(tmp_path, 'server = "root@10.0.0.2"\ndb = "root@10.0.0.3"\nproxy = "root@10.0.0.4"\n'
                             'loadgen = ["root@10.0.0.5"]\n')
-    placement.refuse_unbuilt(every, expand(apply_overrides(load("seed004-quick"), {})))
+    assert set(ROLES) == {"server", "db", "proxy", "loadgen"}     # a new role: give it a host here too
+    assert [h.address for h in every.all()] == ["10.0.0.2", "10.0.0.3", "10.0.0.4", "10.0.0.5"]   # in role order
+    seed004 = expand(apply_overrides(load("seed004-quick"), {}))
+    # its cells need every role: a database, PgBouncer beside the server, nginx in front of it
+    assert all(needs_database(c) for c in seed004)
+    assert any(c.pooler for c in seed004) and any(c.proxy for c in seed004)
+    placement.refuse_unbuilt(every, seed004)
+    assert placement.server_tools(every, seed004)[1:] == ["pgbouncer", "psql"]   # what the server's host must have
 
 
 def test_a_load_generator_whose_results_do_not_merge_is_refused(tmp_path):

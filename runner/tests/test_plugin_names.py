@@ -13,6 +13,7 @@ import pytest
 
 import crossbench
 from crossbench import drivers, loadgen, servers
+from crossbench.loadgen.base import LoadGenerator
 
 PACKAGE = Path(crossbench.__file__).resolve().parent
 REGISTRIES = {PACKAGE / "servers" / "__init__.py", PACKAGE / "loadgen" / "__init__.py",
@@ -29,7 +30,7 @@ def owners() -> dict[str, set[Path]]:
     """Every registered plug-in name, from the registries, and the files that may name it."""
     found: dict[str, set[Path]] = {}
     registered = [*((name, type(plugin).__module__) for name, plugin in servers.PLUGINS.items()),
-                  *((name, adapter.__name__) for name, adapter in loadgen.ADAPTERS.items()),
+                  *((name, generator.run.__module__) for name, generator in loadgen.ADAPTERS.items()),
                   *((kind, type(driver).__module__) for kind, driver in drivers.DRIVERS.items())]
     for name, module_name in registered:
         found.setdefault(name, set()).update(own_files(module_name))
@@ -94,6 +95,10 @@ def test_the_scan_reports_a_planted_name_with_its_line(source, expected):
 
 
 def test_a_plugin_registered_later_is_looked_for_too(monkeypatch):
-    monkeypatch.setitem(loadgen.ADAPTERS, "siege", sys.modules[__name__])
+    def never(*args):
+        raise AssertionError("a scan runs nothing")
+    siege = LoadGenerator(name="siege", available=lambda: False, version=lambda: "0", build_command=never,
+                          run=never, parse=never)        # its functions are this module's: its own file
+    monkeypatch.setitem(loadgen.ADAPTERS, "siege", siege)
     assert named('tool = "siege"\n', owners()) == [(1, "siege")]
     assert Path(__file__).resolve() in owners()["siege"]

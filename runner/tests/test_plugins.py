@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from contextlib import ExitStack
 from dataclasses import replace
-from types import ModuleType, SimpleNamespace
+from types import SimpleNamespace
 
 import pytest
 
@@ -13,7 +13,9 @@ from crossbench import experiment, loadgen, placement, run, servers
 from crossbench.drivers import DRIVERS
 from crossbench.drivers.closed_loop import ClosedLoop
 from crossbench.hosts import HostsError
+from crossbench.hosts.local import HERE
 from crossbench.loadgen import LoadgenError
+from crossbench.loadgen.base import LoadGenerator
 from crossbench.servers import PLUGINS, Knob, ServerPlugin, SettingsError
 
 class WidgetPlugin(ServerPlugin):
@@ -83,16 +85,17 @@ def test_a_new_server_and_driver_are_planned_and_dry_run_without_edits_elsewhere
 
 
 def test_a_new_load_generator_is_offered_planned_and_refused_by_its_own_rules(widget, tmp_path, monkeypatch, capsys):
-    """A load generator is a module of the adapter surface (crossbench.loadgen): registered, --loadgen offers it,
-    the plan uses it and the closed-loop driver asks it, not a list of names, what it refuses."""
-    pacer = ModuleType("pacer")
-    pacer.name, pacer.available, pacer.version = "pacer", lambda: True, lambda: "1"
-
+    """A load generator is a LoadGenerator (crossbench.loadgen): registered, --loadgen offers it, the plan uses
+    it and the closed-loop driver asks it, not a list of names, what it refuses."""
     def build_command(spec, out_dir=None):
         if spec.concurrency > 3:
             raise LoadgenError(f"pacer keeps at most 3 connections, not {spec.concurrency}")
         return ["pacer", *spec.urls]
-    pacer.build_command = build_command
+
+    def never(*args):
+        raise AssertionError("a dry run runs no load")
+    pacer = LoadGenerator(name="pacer", available=lambda: True, version=lambda: "1", build_command=build_command,
+                          run=never, parse=never)
     monkeypatch.setitem(loadgen.ADAPTERS, "pacer", pacer)
     argv = ["--experiment", str(widget), "--dry-run", "--out", str(tmp_path / "run"), "--loadgen", "pacer"]
     args = run.parse_args([*argv, "--groups", "nowhere"])
@@ -218,7 +221,7 @@ class PrimingPlugin:
     def __init__(self, fails: bool = False):
         self.fails, self.primed = fails, []
 
-    def prime(self, settings, work_dir, cpus):
+    def prime(self, settings, work_dir, cpus, host):
         if self.fails:
             raise servers.ServerFailed("tomcat exited with status 1 before answering:\nlog line")
         self.primed.append((settings["jdk"], cpus))
@@ -253,9 +256,9 @@ def test_tomcat_makes_its_class_data_archive_before_the_first_measured_launch(tm
     monkeypatch.setattr(paths, "CACHE", tmp_path / "cache")
     tomcat = PLUGINS["tomcat"]
     settings = tomcat.settings({})
-    made = tomcat.prime(settings, tmp_path, ())
+    made = tomcat.prime(settings, tmp_path, (), HERE)
     (archive,) = (tmp_path / "cache" / "cds").glob("*.jsa")
     assert made == f"made Tomcat's class-data archive {archive} with one unmeasured start"
     assert archive.stat().st_size > 1_000_000 and not list(archive.parent.glob("*.tmp"))
-    assert tomcat.prime(settings, tmp_path, ()) is None                      # made once, then mapped
-    assert tomcat.prime({**settings, "class_data_sharing": False}, tmp_path, ()) is None
+    assert tomcat.prime(settings, tmp_path, (), HERE) is None                # made once, then mapped
+    assert tomcat.prime({**settings, "class_data_sharing": False}, tmp_path, (), HERE) is None

@@ -2,9 +2,11 @@
 server death is decided from the server process, and analysis reads only fields the runner writes."""
 from __future__ import annotations
 
+import io
 import json
 import re
 import sys
+from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
@@ -12,14 +14,15 @@ import pytest
 from crossbench import cell, experiment, fields, paths, points, record, rundir, servers
 from crossbench.drivers import DRIVERS
 from crossbench.loadgen.base import LoadgenError
+from crossbench.hosts.local import HERE
 from crossbench.metadata import now_iso
-from crossbench.servers import RunningServer, ServerSpec, free_port
+from crossbench.oskit import free_port
+from crossbench.servers import RunningServer, ServerSpec
+from crossbench_analysis.finding import Finding
+from crossbench_analysis.knees import SettingKnee, ratio_interval
+from crossbench_analysis.runinfo import load_run
 
 REFERENCE_RUNS = paths.REPO / "analysis" / "tests" / "fixtures" / "runs"
-sys.path.insert(0, str(paths.REPO / "analysis"))
-from crossbench_analysis.finding import Finding  # noqa: E402
-from crossbench_analysis.knees import SettingKnee, ratio_interval  # noqa: E402  (analysis, beside the runner)
-from crossbench_analysis.runinfo import load_run  # noqa: E402
 
 
 def quick_plan():
@@ -45,11 +48,12 @@ def test_a_failed_load_generator_is_not_a_dead_server():
     assert fields.problems(failed) == [] and fields.problems(died) == []
 
 
+@pytest.mark.spawns        # a Python child
 def test_death_is_read_from_the_server_process(tmp_path):
     plan = quick_plan()
     spec = ServerSpec("sleeper", free_port(), [sys.executable, "-c", "import time; time.sleep(30)"],
                       tmp_path / "log")
-    server = RunningServer(spec).start()
+    server = RunningServer(spec, HERE).start()
     try:
         assert cell.died(plan, server) is None
         server.process.kill()
@@ -74,15 +78,33 @@ def written_keys() -> set[str]:
     return keys | {k.name for p in servers.PLUGINS.values() for k in p.knobs}
 
 
-def reference_keys() -> set[str]:
+def reference_keys(runs: Path = REFERENCE_RUNS) -> set[str]:
     """Keys present in the checked-in reference runs (records, nested objects, CSV headers)."""
     found = set()
-    for path in REFERENCE_RUNS.rglob("*"):
+    for path in runs.rglob("*"):
         if path.suffix in (".jsonl", ".json"):
             found |= set(re.findall(r'"([a-z_0-9]+)":', path.read_text()))
         elif path.suffix == ".csv":
             found |= set(path.read_text().splitlines()[0].split(",")) if path.stat().st_size else set()
     return found
+
+
+# What writes a run directory besides the record contract: the runner (metadata.json, samples.csv, ...), the JVM
+# probe (probe.jsonl) and the Python servers' pool gauge (db-pool/<pid>.csv).
+WRITERS = (paths.RUNNER / "crossbench", paths.RUNNER / "probes", paths.REPO / "python-contract" / "crossbench_contract")
+
+
+def writers_spell() -> set[str]:
+    """Every word of the writers' sources: a key they write is spelled there (a quoted JSON key or CSV column, a
+    dataclass field they dump, a keyword argument)."""
+    sources = (p for d in WRITERS for p in d.rglob("*") if p.suffix in (".py", ".java"))
+    return {word for source in sources for word in re.findall(r"\b[a-z_][a-z_0-9]*\b", source.read_text())}
+
+
+def written_outside_the_contract(runs: Path = REFERENCE_RUNS) -> set[str]:
+    """Keys the reference runs hold that the writers still spell: metadata, series' columns, nested objects. A key
+    a fixture holds but nothing writes any more (a stale or hand-made fixture) is not among them."""
+    return reference_keys(runs) & writers_spell()
 
 
 def test_every_planned_cell_has_its_run_order():
@@ -100,13 +122,45 @@ TEST_ONLY = {"synthetic"}     # metadata of the synthetic runs analysis tests dr
 
 
 def test_analysis_reads_only_what_the_runner_writes():
-    unknown = analysis_reads() - written_keys() - reference_keys() - TEST_ONLY
+    reads = analysis_reads()
+    assert {"rps", "efficiency_ratio", "cell_id", "concurrency"} <= reads     # the pattern finds analysis's reads
+    unknown = reads - written_keys() - written_outside_the_contract() - TEST_ONLY
     assert not unknown, f"analysis reads fields no runner writes: {sorted(unknown)}"
 
 
-def test_every_shared_field_is_documented_in_the_readme():
+def test_a_key_only_a_fixture_holds_is_not_taken_for_a_written_one(tmp_path):
+    """The reference runs forgive a key only where a writer still spells it: one that nothing writes any more (a
+    stale or hand-made fixture) does not hide a read of it."""
+    assert {"rss_mb", "git_revision", "vm_name"} <= written_outside_the_contract()   # samples.csv, metadata, probe
+    run = tmp_path / "stale"
+    run.mkdir()
+    (run / "cells.jsonl").write_text(json.dumps({"cell_id": "c-r1", "rps": 1.0, "qps_legacy": 2.0}) + "\n")
+    (run / "samples.csv").write_text("t_epoch,rss_mb,heap_legacy_mb\n1.0,2.0,3.0\n")
+    assert {"qps_legacy", "heap_legacy_mb", "rps", "rss_mb"} <= reference_keys(run)
+    assert written_outside_the_contract(run) == {"cell_id", "rps", "t_epoch", "rss_mb"}
+
+
+def test_every_shared_field_is_documented_where_the_readme_points():
+    """The README documents the record by pointing at record.py's groups and `python -m crossbench.fields`:
+    every group it names exists and together they are the lifecycle's fields, each with its line of documentation,
+    and the listing prints every field with it."""
     readme = (paths.RUNNER / "README.md").read_text()
-    assert "crossbench/record.py" in readme
+    section = readme[readme.index("### A cell record"):]
+    section = section[:section.index("\n#", 1)]
+    assert "crossbench/record.py" in section and "python -m crossbench.fields" in section
+    groups = {name: getattr(record, name) for name in ("PLANNED", "MEASURED", "DATABASE", "FAILURE",
+                                                         "DRIVER_DEFAULTS")}
+    assert all(f"`{name}`" in section for name in groups), "the README names each group of record.py"
+    assert set(record.LIFECYCLE) == {k for name in ("PLANNED", "MEASURED", "DATABASE", "FAILURE")
+                                     for k in groups[name]}, "a lifecycle field outside the groups the README names"
+    undocumented = [k for fields_ in groups.values() for k, doc in fields_.items() if not (doc and doc.strip())]
+    assert not undocumented, f"shared fields without their line of documentation: {undocumented}"
+    listed = io.StringIO()
+    with redirect_stdout(listed):
+        assert fields.main([]) == 0
+    lines = set(listed.getvalue().splitlines())
+    missing = [k for fields_ in groups.values() for k, doc in fields_.items() if f"  {k}: {doc}" not in lines]
+    assert not missing, f"python -m crossbench.fields does not list {missing}"
 
 
 SCHEMA3 = Path(__file__).parent / "fixtures" / "schema3"     # two launches of one point and a failed cell, schema 3

@@ -85,6 +85,7 @@ def wait_for_state(pid: int, status: str, timeout: float = 5.0) -> None:
     wait_until(lambda: psutil.Process(pid).status() == status, timeout, f"pid {pid} to become {status}")
 
 
+@pytest.mark.spawns        # tree_workload.py
 def test_sampler_on_a_real_process_tree(tree, tmp_path, report_figure):
     out_csv = tmp_path / "samples.csv"
     loadgen_pid = None
@@ -235,6 +236,7 @@ def test_csv_round_trip_keeps_empty_values_and_skips_a_cut_row(tmp_path):
     assert sum(1 for line in lines if line.startswith("t_epoch")) == 1
 
 
+@pytest.mark.spawns        # sh
 def test_sampler_survives_process_churn_and_a_missing_root(tmp_path):
     # a shell forking short-lived children as fast as it can: processes vanish between
     # the /proc listing and the reads all the time
@@ -270,6 +272,7 @@ def test_sampler_rejects_bad_arguments(tmp_path):
         s.set_phase("")
 
 
+@pytest.mark.spawns        # a Python child
 def test_the_load_client_sampled_is_a_tool_or_one_of_the_projects_own_clients():
     from crossbench.cell import is_load_client, loadgen_pid
 

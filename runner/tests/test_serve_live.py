@@ -14,7 +14,8 @@ import psutil
 import pytest
 
 from crossbench import paths
-from crossbench.servers import free_port, tomcat
+from crossbench.oskit import free_port
+from crossbench.servers import tomcat
 from live_servers import build_missing_reason
 
 pytestmark = pytest.mark.live
@@ -87,9 +88,11 @@ def test_a_missing_build_says_run_mvn_package(tmp_path, monkeypatch):
 KILLED_PARENT = """
 import os, sys
 from pathlib import Path
-from crossbench.servers import PLUGINS, RunningServer, free_port
+from crossbench.hosts.local import HERE
+from crossbench.oskit import free_port
+from crossbench.servers import PLUGINS, RunningServer
 tornado = PLUGINS["tornado"]
-server = RunningServer(tornado.spec(tornado.settings({"processes": 2}), free_port(), Path(sys.argv[1])))
+server = RunningServer(tornado.spec(tornado.settings({"processes": 2}), free_port(), Path(sys.argv[1])), HERE)
 server.start()
 server.wait_ready()
 print(" ".join(str(p.pid) for p in server.tree()), flush=True)

@@ -284,3 +284,17 @@ def test_noise_impact_weighs_foreign_cpu_by_how_much_of_its_core_each_role_needs
     # the roles sharing a core: no impact to tell, the flat limit of foreign CPU decides
     assert noise_impact(Snapshot(0, [], 0, {}), Snapshot(1, [], 0, {}), {"server": (0,), "loadgen": (0,)}, 0) is None
     assert flags({"noise_impact_percent": None, "foreign_cpu_percent": 12.0}, True, 10) == ["noisy_host"]
+
+
+def test_least_squares_by_hand_with_the_slopes_interval():
+    # (0,1) (1,2) (2,2) (3,4): mx 1.5, my 2.25, sxx 5, sxy 4.5: slope 0.9, intercept 0.9; residuals 0.1, 0.2,
+    # -0.7, 0.4: 0.7 squared; s.e. sqrt(0.7 / 2 / 5) = 0.264575; t(2, 97.5 %) = 4.302653: half 1.138367
+    fit = stats.least_squares([0, 1, 2, 3], [1, 2, 2, 4])
+    assert (fit.slope, fit.intercept, fit.n) == (pytest.approx(0.9), pytest.approx(0.9), 4)
+    assert fit.slope_low == pytest.approx(0.9 - 1.138367, abs=1e-5)
+    assert fit.slope_high == pytest.approx(0.9 + 1.138367, abs=1e-5)
+    assert fit.r2 == pytest.approx(4.5 ** 2 / (5 * 4.75))        # syy = 1.5625 + 0.0625 + 0.0625 + 3.0625
+    two = stats.least_squares([1, 3], [2, 6])
+    assert two.slope == pytest.approx(2) and two.slope_low is None     # two points: a line, no interval
+    assert stats.least_squares([1, 2], [1, 2], min_points=3) is None
+    assert stats.least_squares([2, 2, 2], [1, 2, 3]) is None            # no spread in x

@@ -5,8 +5,11 @@ import subprocess
 import sys
 
 import psutil
+import pytest
 
 from testkit import descendants, wait_until
+
+pytestmark = pytest.mark.spawns       # real process trees for the helpers to read
 
 
 def test_descendants_reads_a_live_tree_and_leaves_out_a_child_that_ends_while_read(monkeypatch):

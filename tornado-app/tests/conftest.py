@@ -1,6 +1,3 @@
-import sys
-from pathlib import Path
-
-HERE = Path(__file__).resolve()
-sys.path.insert(0, str(HERE.parents[1]))
-sys.path.insert(0, str(HERE.parents[2] / "runner" / "tests"))      # testkit: the helpers every test folder shares
+"""A test outside the live tier starts no process unless marked `spawns` (runner/tests/spawn_guard.py, found
+through pythonpath in runner/pyproject.toml)."""
+from spawn_guard import pytest_runtest_call, pytest_runtest_setup, pytest_runtest_teardown  # noqa: F401

@@ -57,6 +57,7 @@ def test_a_wait_that_times_out_stops_counting():
     assert (gauge.active, gauge.waiting_now) == (0, 0)
 
 
+@pytest.mark.spawns        # os.fork
 def test_each_process_writes_its_own_file(tmp_path):
     gauge = PoolGauge(4, str(tmp_path))
 

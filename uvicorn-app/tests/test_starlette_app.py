@@ -3,15 +3,10 @@ runner/tests/test_conformance.py)."""
 from __future__ import annotations
 
 import asyncio
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(ROOT / "uvicorn-app")]
-
-from crossbench_starlette.app import app  # noqa: E402
+from crossbench_starlette.app import app       # uvicorn-app/ is on the path: pythonpath in runner/pyproject.toml
 
 
 def call(raw_path: str, method: str = "GET") -> tuple[int, dict, bytes]:

@@ -12,8 +12,8 @@ import threading
 from pathlib import Path
 
 from . import Cluster, DatabaseError, ensure_tables
+from ..oskit import PortInUse
 from .pgbouncer import PgBouncer
-from ..servers import PortInUse
 
 
 def parse_args(argv):

@@ -22,7 +22,7 @@ from pathlib import Path
 import psutil
 
 from .. import oskit
-from ..servers import PortInUse, check_port_free, free_port
+from ..oskit import check_port_free, free_port
 from .owned import OwnedProcess
 
 DATABASE = ROLE = "crossbench"
@@ -232,4 +232,4 @@ def psql(url: str, sql: str, *, check: bool = True, stdin: str | None = None,
     return done
 
 
-__all__ = ["Cluster", "DatabaseError", "PortInUse", "bin_dir", "psql", "settings"]
+__all__ = ["Cluster", "DatabaseError", "bin_dir", "psql", "settings"]

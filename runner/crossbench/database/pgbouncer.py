@@ -17,7 +17,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from .. import oskit
-from ..servers import check_port_free, free_port
+from ..oskit import check_port_free, free_port
 from .cluster import DATABASE, ROLE, DatabaseError, as_owner, cache_root, owner_ids, owned_dir, psql
 from .owned import OwnedProcess
 

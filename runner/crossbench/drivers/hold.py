@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from dataclasses import fields
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -27,7 +28,9 @@ from ..sampling.process_tree import summarize
 from ..sampling.socket_census import SocketCensus
 from .base import Driver, DriverRefused, Measurement
 
-DEFAULTS = {"rate_per_10ms": 10, "head_interval_s": 10.0, "hold_s": 30.0, "timeout_s": 5.0, "retry_s": 1.0}
+# what a group's options may set, defaulting as the holder does (clients/holder_types.HoldConfig)
+DEFAULTS = {f.name: f.default for f in fields(HoldConfig)
+            if f.name in ("rate_per_10ms", "head_interval_s", "hold_s", "timeout_s", "retry_s")}
 TAIL_SAMPLES_S = 0.6
 CLIENT_SATURATED_PCT = 90.0
 # The cell record's error kinds (loadgen.base.ERROR_KINDS), from the holder's finer ones.

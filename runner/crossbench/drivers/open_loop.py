@@ -65,8 +65,8 @@ def open_loop_figures(plan, result) -> tuple[dict, list[str]]:
 
 
 def open_loop_generators() -> list[str]:
-    """The generators that send on a schedule (their adapter's OPEN_LOOP)."""
-    return [name for name, adapter in loadgen.ADAPTERS.items() if getattr(adapter, "OPEN_LOOP", False)]
+    """The generators that send on a schedule (their LoadGenerator's open_loop)."""
+    return [name for name, generator in loadgen.ADAPTERS.items() if generator.open_loop]
 
 class OpenLoop(GeneratorDriver):
     axis = "rate"                       # analysis draws its cells against the offered rate (openloop.py)
@@ -86,7 +86,7 @@ class OpenLoop(GeneratorDriver):
 
     def preflight(self, plan) -> None:
         adapter = loadgen.get(plan.loadgen)
-        if not getattr(adapter, "OPEN_LOOP", False):
+        if not adapter.open_loop:
             raise DriverRefused(f"{plan.cell_id}: open-loop cells need an open-loop generator (--loadgen "
                                 f"{' or '.join(open_loop_generators())}), not {plan.loadgen}")
         if not adapter.available():

@@ -6,6 +6,8 @@ a process, PgBouncer, the clock offset, the address the others reach it at):
                  database and PgBouncer (remote_database.py), its process trees sampled there and read back
                  (remote_sampler.py)
 
+The surface both offer is declared once: the Host protocol (protocol.py, not the hosts file's `Host`).
+
 `Placement` (placement.py) says which host plays each role of a run: the hosts file's roles on RemoteHosts,
 every other role on a LocalHost. Beneath them: `Hosts` and `Host`, the hosts file and one entry of it
 (hostsfile.py); `SshHost`, one master connection (ssh.py); the tether (tether.py, run on the host as a script),

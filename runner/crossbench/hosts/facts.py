@@ -15,10 +15,6 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .ssh import SshHost
 
 VERSION_TIMEOUT_S = 10
 VERSION_FLAGS = ("--version", "-V")      # wrk answers neither with status 0, but prints its version first
@@ -89,17 +85,6 @@ def facts(tools: list[str]) -> dict:
         "python": platform.python_version(),
         "tools": {tool: tool_version(tool) for tool in tools},
     }
-
-
-def remote_facts(ssh: SshHost, tools: list[str], timeout_s: float = 60.0) -> dict:
-    """This module run on the host through its master, from the host's checkout (project_dir)."""
-    script = ssh.host.project_dir / "runner" / "crossbench" / "hosts" / "facts.py"
-    argv = ["python3", str(script)] + [arg for tool in tools for arg in ("--tool", tool)]
-    done = ssh.run(argv, timeout_s=timeout_s)
-    if done.returncode != 0:
-        from .hostsfile import HostsError       # here, not at the top: this file also runs alone on a host
-        raise HostsError(f"{ssh.host.label}: {' '.join(argv)} failed ({done.returncode}): {done.stderr.strip()}")
-    return json.loads(done.stdout)
 
 
 def main(argv: list[str]) -> int:

@@ -15,7 +15,8 @@ from ..loadgen.base import Finished, LoadgenError, raw_path
 from ..sampling.jvm_probe import JvmProbe
 from ..sampling.process_tree import ProcessTreeSampler
 from ..sampling.socket_census import SocketCensus
-from ..servers.lifecycle import HOST, RunningServer, ServerSpec, check_port_free, free_port
+from ..oskit import HOST, check_port_free, free_port
+from ..servers.lifecycle import RunningServer, ServerSpec
 from ..stack import RunDatabase
 
 KILL_GRACE_S = 3.0

@@ -7,7 +7,7 @@ import socket
 from dataclasses import dataclass, field
 
 from ..loadgen.spread import Here, Spread
-from ..servers.lifecycle import HOST
+from ..oskit import HOST
 from ..sampling.noise import Snapshot
 from .local import HERE, LocalHost
 from .remote import RemoteHost

@@ -13,7 +13,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .facts import remote_facts
 from .hostsfile import Host, Hosts, HostsError
 from .ssh import SshHost, open_masters, stop_tethered
 
@@ -24,6 +23,7 @@ CLOCK_LIMIT_MIN_S = 0.05
 CLOCK_LIMIT_SHARE = 0.01        # of the measurement window
 ALWAYS_NEEDED = ("python3",)    # the tether, the facts and the RTT probe run on the host's own python3
 TETHER = Path("runner", "crossbench", "hosts", "tether.py")
+FACTS = Path("runner", "crossbench", "hosts", "facts.py")   # standard library only: it runs alone on a host
 PROJECT_MISSING = "@project"
 MISSING_TOOLS = ('test -r "$1" || echo ' + PROJECT_MISSING +
                  '; shift; for tool in "$@"; do command -v "$tool" >/dev/null 2>&1 || echo "$tool"; done')
@@ -170,6 +170,16 @@ def describe_host(hosts: Hosts, host: Host, ssh: SshHost, clock: ClockReading,
         "clock_uncertainty_s": round(clock.uncertainty_s, 6),
         "facts": remote_facts(ssh, needed_tools(hosts, host, tools_by_role)[len(ALWAYS_NEEDED):]),
     }
+
+
+def remote_facts(ssh: SshHost, tools: list[str], timeout_s: float = 60.0) -> dict:
+    """facts.py run on the host through its master, from the host's checkout (project_dir)."""
+    script = ssh.host.project_dir / FACTS
+    argv = ["python3", str(script)] + [arg for tool in tools for arg in ("--tool", tool)]
+    done = ssh.run(argv, timeout_s=timeout_s)
+    if done.returncode != 0:
+        raise HostsError(f"{ssh.host.label}: {' '.join(argv)} failed ({done.returncode}): {done.stderr.strip()}")
+    return json.loads(done.stdout)
 
 
 def links(hosts: Hosts, tools_by_role: dict[str, list[str]]) -> list[tuple[str, Host | None, str, Host | None]]:

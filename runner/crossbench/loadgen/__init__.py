@@ -1,45 +1,67 @@
-"""Load generator adapters, registered by name.
-
-Each adapter is a module exposing the same small surface:
-
-    name                          the tool's name, as in --loadgen
-    OPEN_LOOP (optional)          True for a generator that sends on a schedule (LoadSpec.rate)
-    KEEPALIVE (optional)          False for a generator that opens a connection per request (no keep-alive)
-    ON_LOAD_HOSTS (optional)      how load hosts get it: "prerequisites" (installed by prerequisites.sh) or
-                                  "build" (hosts.sh setup --open-loop runs install-openloop.sh for it)
-    MERGE (optional)              merges several load hosts' results exactly (loadgen/merge.py); without it the
-                                  generator runs from one machine only
-    available() -> bool           the tool is on PATH (oha, k6: or built in the tools cache)
-    version() -> str              the tool's own version string
-    build_command(spec, out_dir)  the exact argv run() will execute (raises LoadgenError if refused)
-    run(spec, out_dir)            run it bounded in time, keep its raw output in out_dir, parse it
-    parse(out_dir or text)        a LoadResult from the raw output alone
+"""Load generators, registered by name. Each adapter module (wrk.py, ab.py, http_load.py, oha.py, k6.py) declares
+one LoadGenerator (base.py: every attribute with its default and meaning) as its GENERATOR; ADAPTERS holds them.
+Registering refuses a module that still sets one of those attributes as an upper-case constant (OPEN_LOOP,
+KEEPALIVE, ON_LOAD_HOSTS, MERGE) or a near miss of one (OPEN_LOOPS, KEEP_ALIVE): nothing would read it.
 
 See README.md in this folder for where each latency figure comes from.
 """
 from __future__ import annotations
 
+import difflib
 from types import ModuleType
 
 from crossbench.loadgen import ab, http_load, k6, oha, wrk
-from crossbench.loadgen.base import LoadgenError
+from crossbench.loadgen.base import LoadGenerator, LoadgenError
 
-ADAPTERS: dict[str, ModuleType] = {
-    "wrk": wrk,
-    "ab": ab,
-    "http_load": http_load,
-    "oha": oha,        # open loop (LoadSpec.rate): runner/install-openloop.sh builds it
-    "k6": k6,          # open loop, the cross-check
-}
+# LoadGenerator's attributes that adapter modules once set as module constants: such a constant now is a mistake
+DECLARED = ("open_loop", "keepalive", "on_load_hosts", "merge")
+NEAR_MISS = 0.75         # difflib ratio (underscores and case ignored) from which a constant is a misspelt one
+
+
+def misplaced(constant: str) -> str | None:
+    """The LoadGenerator attribute an adapter module's upper-case `constant` is, or misspells; None."""
+    def bare(text: str) -> str:
+        return text.replace("_", "").upper()
+    close = difflib.get_close_matches(bare(constant), [bare(name) for name in DECLARED], n=1, cutoff=NEAR_MISS)
+    return next((name for name in DECLARED if close and bare(name) == close[0]), None)
+
+
+def register(module: ModuleType, registry: dict[str, LoadGenerator] | None = None) -> LoadGenerator:
+    """The adapter module's GENERATOR, added to `registry` (default ADAPTERS) under its name. TypeError for a
+    module without one, or one that still sets an attribute of LoadGenerator (or a misspelling) as a constant."""
+    registry = ADAPTERS if registry is None else registry
+    found = vars(module)
+    generator = found.get("GENERATOR")
+    if not isinstance(generator, LoadGenerator):
+        raise TypeError(f"load generator module {module.__name__} declares no GENERATOR = LoadGenerator(...)")
+    for constant in sorted(n for n in found if n.isupper() and n != "GENERATOR"):
+        attribute = misplaced(constant)
+        if attribute:
+            raise TypeError(f"load generator module {module.__name__} sets {constant}, which nothing reads: "
+                            f"declare GENERATOR = LoadGenerator(..., {attribute}=...) instead (loadgen/base.py)")
+    if found.get("name", generator.name) != generator.name:
+        raise TypeError(f"load generator module {module.__name__}: its name {found['name']!r} is not its "
+                        f"GENERATOR's {generator.name!r}")
+    if generator.name in registry:
+        raise TypeError(f"load generator {generator.name!r} registered twice ({module.__name__})")
+    registry[generator.name] = generator
+    return generator
+
+
+ADAPTERS: dict[str, LoadGenerator] = {}
+for _adapter in (wrk, ab, http_load,
+                 oha,       # open loop (LoadSpec.rate): runner/install-openloop.sh builds it
+                 k6):       # open loop, the cross-check
+    register(_adapter)
 DEFAULT = "wrk"        # a run's generator unless its experiment or --loadgen names another, and a peak cell's
 
 
 def on_load_hosts(how: str) -> list[str]:
-    """The generators load hosts get that way (ON_LOAD_HOSTS: "prerequisites" or "build")."""
-    return [name for name, adapter in ADAPTERS.items() if getattr(adapter, "ON_LOAD_HOSTS", None) == how]
+    """The generators load hosts get that way (LoadGenerator.on_load_hosts: "prerequisites" or "build")."""
+    return [name for name, generator in ADAPTERS.items() if how == generator.on_load_hosts]
 
 
-def get(name: str) -> ModuleType:
+def get(name: str) -> LoadGenerator:
     try:
         return ADAPTERS[name]
     except KeyError:

@@ -13,7 +13,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from crossbench.loadgen import merge, openloop, process
-from crossbench.loadgen.base import LoadgenError, LoadResult, LoadSpec, empty_errors, raw_path
+from crossbench.loadgen.base import LoadGenerator, LoadgenError, LoadResult, LoadSpec, empty_errors, raw_path
 
 name = "ab"
 MAX_CONCURRENCY = 20000          # ab.c MAX_CONCURRENCY
@@ -186,9 +186,9 @@ def per_request(source: Path | str) -> list[tuple[float, float]]:
 
 
 def merge_hosts(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult:
-    """Several load hosts' runs as one (MERGE), each started with its share of the count: the mean weighted by
-    each run's requests (the union's own mean), percentiles from the union of their per-request times (ab.tsv:
-    whole ms, ab's finest per-request figure), counts summed."""
+    """Several load hosts' runs as one (GENERATOR.merge), each started with its share of the count: the mean
+    weighted by each run's requests (the union's own mean), percentiles from the union of their per-request times
+    (ab.tsv: whole ms, ab's finest per-request figure), counts summed."""
     totals = sorted(ms for _, r, _ in parts for _, ms in per_request(merge.raw_dir(r, "ab.tsv")))
     done = sum(r.requests for _, r, _ in parts)
     mean = sum((r.latency_ms.get("mean") or 0) * r.requests for _, r, _ in parts) / done if done else None
@@ -199,4 +199,5 @@ def merge_hosts(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult
                                "(whole ms).", extra={**one.extra, **summed})
 
 
-MERGE = merge_hosts
+GENERATOR = LoadGenerator(name=name, available=available, version=version, build_command=build_command, run=run,
+                          parse=parse, merge=merge_hosts)

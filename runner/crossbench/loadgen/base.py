@@ -2,12 +2,13 @@
 
 An adapter turns a LoadSpec (what to send, how hard, for how long) into a command line,
 runs it bounded in time, keeps the tool's raw output, and parses it into a LoadResult.
-Adapters are registered by name in crossbench.loadgen.ADAPTERS.
+Each adapter module declares one LoadGenerator (its GENERATOR), registered by name in crossbench.loadgen.ADAPTERS.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Callable
 
 ERROR_KINDS = ("connect", "read", "write", "timeout", "non_2xx", "other")
 
@@ -75,3 +76,46 @@ def empty_errors() -> dict[str, int]:
 
 def raw_path(out_dir: Path, tool: str, suffix: str) -> Path:
     return out_dir / f"{tool}.{suffix}"
+
+
+LOAD_HOST_WAYS = ("prerequisites", "build")     # how load hosts get a generator (LoadGenerator.on_load_hosts)
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoadGenerator:
+    """What one load generator adapter declares: its module builds one (`GENERATOR = LoadGenerator(...)`) and the
+    registry (crossbench.loadgen.ADAPTERS) holds it. Every attribute the runner and the analysis read is here, with
+    its default: a misspelt keyword is a TypeError when the module is imported, never a silent default."""
+    name: str                                               # the tool's name, as in --loadgen
+    available: Callable[[], bool]                           # the tool is on PATH (oha, k6: or in the tools cache)
+    version: Callable[[], str]                              # the tool's own version string
+    build_command: Callable[..., list[str]]                 # (spec, out_dir): the argv run() executes; LoadgenError
+    run: Callable[..., LoadResult]                          # (spec, out_dir): run bounded in time, raw output kept
+    parse: Callable[..., LoadResult]                        # (out_dir or text): a LoadResult from the raw output
+    open_loop: bool = False                                 # sends on a schedule (LoadSpec.rate): open-loop cells
+    keepalive: bool = True                                  # False: one connection per request whatever is asked
+    on_load_hosts: str | None = None                        # how load hosts get it: one of LOAD_HOST_WAYS, or not
+    # merges several load hosts' results exactly (loadgen/merge.py), [(host label, result, cpu percent)];
+    # None: the generator runs from one machine only
+    merge: Callable[[list[tuple[str, LoadResult, float | None]]], LoadResult] | None = None
+    binary: Callable[[], str | None] | None = None          # the pinned build's path (oha, k6); None: on PATH
+    requests: Callable[[Path | str], list] | None = None    # one row per request (openloop.Request) from out_dir
+
+    def __post_init__(self):
+        """Each attribute of its declared type (a flag True or False, a function callable, None only where the
+        default is None); on_load_hosts one of LOAD_HOST_WAYS. TypeError otherwise, when the adapter is imported."""
+        if not isinstance(self.name, str) or not self.name:
+            raise TypeError(f"LoadGenerator: name must be a non-empty string, not {self.name!r}")
+        for declared in fields(self):
+            value, kind = vars(self)[declared.name], str(declared.type)     # the annotation's text (see __future__)
+            if value is None and kind.endswith("| None"):
+                continue
+            if kind == "bool" and not isinstance(value, bool):
+                raise TypeError(f"LoadGenerator {self.name}: {declared.name} must be True or False, not {value!r}")
+            if kind.startswith("Callable") and not callable(value):
+                raise TypeError(f"LoadGenerator {self.name}: {declared.name} must be a function"
+                                f"{' or None' if kind.endswith('| None') else ''}, not {value!r}")
+        known_way = self.on_load_hosts in (None, *LOAD_HOST_WAYS)
+        if not known_way:
+            raise TypeError(f"LoadGenerator {self.name}: on_load_hosts must be one of {LOAD_HOST_WAYS} or None, "
+                            f"not {self.on_load_hosts!r}")

@@ -13,10 +13,9 @@ from collections import Counter
 from pathlib import Path
 
 from crossbench.loadgen import process
-from crossbench.loadgen.base import LoadgenError, LoadResult, LoadSpec, empty_errors, raw_path
+from crossbench.loadgen.base import LoadGenerator, LoadgenError, LoadResult, LoadSpec, empty_errors, raw_path
 
 name = "http_load"
-KEEPALIVE = False                  # opens one connection per fetch: a run with it has keepalive = false
 MAX_PARALLEL = 1000
 MARGIN_S = 15.0
 NUM = r"([-+]?[\d.]+(?:e[-+]?\d+)?)"     # printf %g: 5164.71, 9.20148e+07
@@ -180,3 +179,8 @@ def _stats(label: str, text: str) -> dict[str, float | None]:
     match = re.search(rf"^msecs/{label}: {NUM} mean, {NUM} max, {NUM} min$", text, re.MULTILINE)
     values = [float(g) for g in match.groups()] if match else [None] * 3
     return dict(zip(("mean", "max", "min"), values))
+
+
+GENERATOR = LoadGenerator(
+    name=name, available=available, version=version, build_command=build_command, run=run, parse=parse,
+    keepalive=False)                   # opens one connection per fetch: a run with it has keepalive = false

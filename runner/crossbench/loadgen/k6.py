@@ -20,11 +20,10 @@ from collections import Counter
 from pathlib import Path
 
 from crossbench.loadgen import merge, openloop, process
-from crossbench.loadgen.base import LoadgenError, LoadResult, LoadSpec, empty_errors, raw_path
+from crossbench.loadgen.base import LoadGenerator, LoadgenError, LoadResult, LoadSpec, empty_errors, raw_path
 
 name = "k6"
 VERSION = "1.8.1"                  # runner/install-openloop.sh builds this one
-OPEN_LOOP = True                   # sends on a schedule (LoadSpec.rate): open-loop cells use it
 MARGIN_S = 20.0
 LATENCY_METRIC = "crossbench_latency"
 LAG_METRIC = "crossbench_lag"
@@ -167,11 +166,8 @@ def requests(out_dir: Path | str) -> list[openloop.Request]:
 
 
 def merge_hosts(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult:
-    """Several load hosts' runs as one (MERGE): their per-request rows (k6.csv) as one population."""
+    """Several load hosts' runs as one (GENERATOR.merge): their per-request rows (k6.csv) as one population."""
     return merge.merge_open_loop(parts, lambda r: requests(merge.raw_dir(r, "k6.csv")))
-
-
-MERGE = merge_hosts
 
 
 def answered(code: int) -> bool:
@@ -231,3 +227,8 @@ def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
         errors=errors, latency_source=LATENCY_SOURCE,
         raw_files=process.existing(out_dir, name, ("js", "csv", "summary.json", "stdout", "stderr")), extra=extra)
 
+
+GENERATOR = LoadGenerator(
+    name=name, available=available, version=version, build_command=build_command, run=run, parse=parse,
+    open_loop=True,                    # sends on a schedule (LoadSpec.rate): open-loop cells use it
+    merge=merge_hosts, binary=binary, requests=requests)

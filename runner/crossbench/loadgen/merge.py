@@ -1,7 +1,7 @@
 """Several load generators' results as one cell, merged exactly: counts summed, latency from the union of their
 samples (wrk: their full histograms added bucket by bucket; open-loop tools: their per-request rows
 concatenated), never from averaged percentiles. Each generator's own figures stay in `extra["per_host"]`.
-What is common lives here; each adapter's MERGE reads its own raw files and calls it."""
+What is common lives here; each adapter's merge (its GENERATOR's) reads its own raw files and calls it."""
 from __future__ import annotations
 
 import dataclasses

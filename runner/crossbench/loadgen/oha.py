@@ -17,12 +17,10 @@ from collections import Counter
 from pathlib import Path
 
 from crossbench.loadgen import merge, openloop, process
-from crossbench.loadgen.base import LoadgenError, LoadResult, LoadSpec, empty_errors, raw_path
+from crossbench.loadgen.base import LoadGenerator, LoadgenError, LoadResult, LoadSpec, empty_errors, raw_path
 
 name = "oha"
 VERSION = "1.16.0"                 # runner/install-openloop.sh builds this one
-OPEN_LOOP = True                   # sends on a schedule (LoadSpec.rate): open-loop cells use it
-ON_LOAD_HOSTS = "build"            # hosts.sh setup --open-loop builds it on the load hosts (install-openloop.sh)
 MARGIN_S = 15.0
 
 LATENCY_SOURCE = (
@@ -112,11 +110,8 @@ def error_kind(message: str) -> str | None:
 
 
 def merge_hosts(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult:
-    """Several load hosts' runs as one (MERGE): their per-request rows (oha.sqlite) as one population."""
+    """Several load hosts' runs as one (GENERATOR.merge): their per-request rows (oha.sqlite) as one population."""
     return merge.merge_open_loop(parts, lambda r: requests(merge.raw_dir(r, "oha.sqlite")))
-
-
-MERGE = merge_hosts
 
 
 def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
@@ -166,3 +161,9 @@ def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
         latency_source=LATENCY_SOURCE, extra=extra,
         raw_files=process.existing(out_dir, name, ("json", "sqlite", "spec.json", "urls", "stdout", "stderr")))
 
+
+GENERATOR = LoadGenerator(
+    name=name, available=available, version=version, build_command=build_command, run=run, parse=parse,
+    open_loop=True,                    # sends on a schedule (LoadSpec.rate): open-loop cells use it
+    on_load_hosts="build",             # hosts.sh setup --open-loop builds it on the load hosts (install-openloop.sh)
+    merge=merge_hosts, binary=binary, requests=requests)

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import stats
+from . import process
+from .base import LoadgenError, LoadResult
 
 PERCENTILES = {"p50": "50", "p90": "90", "p99": "99", "p999": "99.9"}
 LAG_LIMIT_MS = 5.0          # generator behind its own schedule: p99 lag above this
@@ -57,14 +59,12 @@ class PinnedTool:
         return self.binary() is not None
 
     def installed_version(self) -> str:
-        from . import process
         found = re.search(self.version_pattern, process.probe([self.binary() or self.name, *self.version_argv]),
                           re.MULTILINE)
         return found.group(1) if found else "unknown"
 
     def refuse_unfit(self, spec) -> None:
         """What an open-loop generator here cannot run (LoadgenError): no rate, pipelining, nothing to send."""
-        from .base import LoadgenError
         if spec.rate is None or spec.rate <= 0:
             raise LoadgenError(f"{self.name} runs open loop here: set LoadSpec.rate (requests per second)")
         if spec.pipeline != 1:
@@ -143,7 +143,6 @@ def rates(rows: list[Request], window: float, rate: float, sent: int) -> dict:
 def result(tool: str, tool_version: str, rows: list[Request], window: float, **fields):
     """An open-loop run's LoadResult: requests and latency from its rows, and behind_schedule in its extra when
     the generator fell behind its own schedule. `fields`: bytes, errors, latency_source, raw_files, extra."""
-    from .base import LoadResult
     saturated = behind_schedule(fields["extra"])
     if saturated:
         fields["extra"]["behind_schedule"] = saturated

@@ -15,9 +15,9 @@ from . import ADAPTERS, get
 from .base import LoadgenError, LoadResult, LoadSpec
 
 START_MARGIN_S = 1.0          # for every host to open its session and scratch directory (0.2-0.7 s here)
-# the generators whose results from several load hosts merge exactly (their adapter's MERGE, loadgen/merge.py);
+# the generators whose results from several load hosts merge exactly (their LoadGenerator's merge, loadgen/merge.py);
 # http_load reports neither per-request times nor a histogram: several of its runs cannot be merged exactly
-MERGERS = {name: adapter.MERGE for name, adapter in ADAPTERS.items() if hasattr(adapter, "MERGE")}
+MERGERS = {name: generator.merge for name, generator in ADAPTERS.items() if generator.merge is not None}
 
 
 def shares(total: int, parts: int) -> list[int]:

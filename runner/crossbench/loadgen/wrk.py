@@ -15,10 +15,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from crossbench.loadgen import merge, process
-from crossbench.loadgen.base import LoadgenError, LoadResult, LoadSpec, empty_errors, raw_path
+from crossbench.loadgen.base import LoadGenerator, LoadgenError, LoadResult, LoadSpec, empty_errors, raw_path
 
 name = "wrk"
-ON_LOAD_HOSTS = "prerequisites"    # prerequisites.sh installs it on every load host (hosts.sh check asks for it)
 LUA_SCRIPT = Path(__file__).resolve().parents[2] / "lua" / "report.lua"
 JSON_ENV = "CROSSBENCH_WRK_JSON"
 MARGIN_S = 15.0
@@ -153,17 +152,14 @@ def histogram_of(result: LoadResult) -> list[tuple[int, int]]:
 
 
 def merge_hosts(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult:
-    """Several load hosts' runs as one (MERGE): their histograms added; when any host's histogram is broken (the
-    pipelined correction: parse), only the largest max survives, as in a single run."""
+    """Several load hosts' runs as one (GENERATOR.merge): their histograms added; when any host's histogram is
+    broken (the pipelined correction: parse), only the largest max survives, as in a single run."""
     broken = [r.extra["latency_invalid"] for _, r, _ in parts if r.extra.get("latency_invalid")]
     if broken:
         worst = max((r.latency_ms.get("max") or 0 for _, r, _ in parts), default=None)
         one = merge.merged(parts, {"mean": None, "p50": None, "p90": None, "p99": None, "max": worst})
         return dataclasses.replace(one, extra={**one.extra, "latency_invalid": broken[0]})
     return merge.merged(parts, latency_ms_of(added([histogram_of(r) for _, r, _ in parts])))
-
-
-MERGE = merge_hosts
 
 
 def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
@@ -222,3 +218,9 @@ def _histogram_broken(latency: dict) -> str | None:
     return ("wrk's coordinated-omission correction put synthetic samples below the histogram's "
             f"minimum (percentiles {values} us outside min {latency['min']} .. max {latency['max']}): "
             "mean and percentiles are wrong, only max is kept")
+
+
+GENERATOR = LoadGenerator(
+    name=name, available=available, version=version, build_command=build_command, run=run, parse=parse,
+    on_load_hosts="prerequisites",     # prerequisites.sh installs it on every load host (hosts.sh check asks for it)
+    merge=merge_hosts)

@@ -74,6 +74,9 @@ class ProcessLogProbe:
     def latest(self):
         return None
 
+    def wait_attached(self, timeout_s: float) -> None:
+        """Nothing to attach: the files are read when asked."""
+
     def stop(self) -> None:
         """Nothing to stop: the server's processes write the files."""
 

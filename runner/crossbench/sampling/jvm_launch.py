@@ -8,13 +8,9 @@ import shutil
 import signal
 import subprocess
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from .. import paths
 from ..jdk import installed_jdks, read_jdk
-
-if TYPE_CHECKING:
-    from .jvm_probe import JvmProbe
 
 PROBE_SRC = Path(__file__).resolve().parents[2] / "probes" / "JvmProbe.java"
 PROBE_JVM_OPTS = ("-XX:TieredStopAtLevel=1", "-Xshare:auto", "-XX:+UseSerialGC", "-Xmx32m")
@@ -100,9 +96,9 @@ def check_attachable(pid: int) -> None:
                             "attaching now would kill it")
 
 
-def launch_here(probe: "JvmProbe") -> subprocess.Popen:
-    """The probe process on this machine, its stdin a pipe (closing it stops the probe), stdout and stderr text
-    lines."""
+def launch_here(probe) -> subprocess.Popen:
+    """The probe process on this machine for a jvm_probe.JvmProbe (its pid, interval_s and java), its stdin a pipe
+    (closing it stops the probe), stdout and stderr text lines."""
     java = probe.java or java_of(probe.pid)
     check_attachable(probe.pid)
     interval_ms = max(1, int(round(probe.interval_s * 1000)))

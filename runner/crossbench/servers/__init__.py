@@ -5,7 +5,7 @@ from __future__ import annotations
 from . import gunicorn, nginx, tomcat, tornado, uvicorn
 from .base import (DB_ENDPOINTS, ENDPOINTS, STATIC_ENDPOINT, TFB_ENDPOINTS, CannotRunHere, Knob, ServerPlugin,
                    SettingsError, Tool, ToolMissing)
-from .lifecycle import HOST, PortInUse, RunningServer, ServerFailed, ServerSpec, check_port_free, free_port
+from .lifecycle import RunningServer, ServerFailed, ServerSpec
 
 PLUGINS: dict[str, ServerPlugin] = {plugin.name: plugin for plugin in (
     tomcat.PLUGIN, tornado.PLUGIN, gunicorn.PLUGIN, uvicorn.PLUGIN, nginx.PLUGIN)}
@@ -44,7 +44,7 @@ def get(name: str) -> ServerPlugin:
         raise UnknownServer(f"unknown server {name!r}; known: {', '.join(PLUGINS)}") from None
 
 
-__all__ = ["CannotRunHere", "DB_ENDPOINTS", "ENDPOINTS", "HOST", "PLUGINS", "STATIC_ENDPOINT", "TFB_ENDPOINTS", "UNAVAILABLE", "Knob",
-           "DEFAULT_PAIR", "PortInUse", "RunningServer",
+__all__ = ["CannotRunHere", "DB_ENDPOINTS", "ENDPOINTS", "PLUGINS", "STATIC_ENDPOINT", "TFB_ENDPOINTS", "UNAVAILABLE", "Knob",
+           "DEFAULT_PAIR", "RunningServer",
            "ServerFailed", "ServerPlugin", "ServerSpec", "SettingsError", "Tool", "ToolMissing", "UnknownServer",
-           "check_port_free", "free_port", "get", "proxies", "proxy"]
+           "get", "proxies", "proxy"]

@@ -16,8 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..endpoints import STATIC_ENDPOINT, family
+from ..oskit import HOST
 from ..sampling import db_pool
-from .lifecycle import HOST, ServerSpec
+from .lifecycle import ServerSpec
+from .probe import Probe
 
 ENDPOINTS = family("core")
 TFB_ENDPOINTS = family("tfb")                     # TechEmpower's two types without a database
@@ -192,9 +194,10 @@ class ServerPlugin:
             raise ToolMissing(f"{self.name} needs " + "; ".join(f"{t.what.removeprefix('python:')} "
                                                                  f"({t.install})" for t in missing))
 
-    def prime(self, settings: dict, work_dir: Path, cpus: tuple[int, ...] = ()) -> str | None:
+    def prime(self, settings: dict, work_dir: Path, cpus: tuple[int, ...], host) -> str | None:
         """Before the first measured launch: what a server makes on its first start and keeps (a cache), made
-        by one unmeasured start so that every measured launch starts alike. Returns what it did, or None."""
+        by one unmeasured start on `host` (crossbench.hosts) so that every measured launch starts alike. Returns
+        what it did, or None."""
         return None
 
     def spec(self, settings: dict, port: int, work_dir: Path, cpus: tuple[int, ...] = (),
@@ -223,9 +226,9 @@ class ServerPlugin:
         torn). None by default."""
         return []
 
-    def probe(self, pid: int, cell_dir: Path, host):
-        """What looks inside the server while the cell runs: by default the pool files its processes write in
-        database cells (nothing else); Tomcat's JVM probe in servers/tomcat_probe.py. None: no probe.
-        `host` the server's (crossbench.hosts): `pid` is that host's."""
+    def probe(self, pid: int, cell_dir: Path, host) -> Probe | None:
+        """What looks inside the server while the cell runs (a Probe, servers/probe.py): by default the pool files
+        its processes write in database cells (nothing else); Tomcat's JVM probe in servers/tomcat_probe.py.
+        None: no probe. `host` the server's (crossbench.hosts): `pid` is that host's."""
         return db_pool.ProcessLogProbe(pool_log_dir(cell_dir), cell_dir, host.clock_offset_s) \
             if DB_ENDPOINTS[0] in self.endpoints else None

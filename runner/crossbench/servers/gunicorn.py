@@ -7,9 +7,10 @@ import os
 import sys
 
 from .. import paths
+from ..oskit import HOST
 from .base import (DB_ENDPOINTS, STATIC_ENDPOINT, TFB_ENDPOINTS, Knob, ServerPlugin, Tool, database_env,
                    db_knobs)
-from .lifecycle import HOST, ServerSpec
+from .lifecycle import ServerSpec
 
 APP_DIR = paths.REPO / "gunicorn-app"
 

@@ -3,8 +3,6 @@ group (its port checked first), wait until it answers, stop the whole tree. Serv
 plug-in puts in the ServerSpec."""
 from __future__ import annotations
 
-import errno
-import socket
 import time
 import urllib.error
 import urllib.request
@@ -12,12 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-HOST = "127.0.0.1"
+from ..oskit import HOST
+
 HEALTH_PATH = "/hello"
-
-
-class PortInUse(RuntimeError):
-    pass
 
 
 class ServerFailed(RuntimeError):
@@ -39,38 +34,14 @@ class ServerSpec:
     after_stop: Callable[[], None] | None = None    # called once the server has exited (e.g. keep an archive)
 
 
-def check_port_free(port: int, address: str = HOST) -> None:
-    """Binds like a server would (SO_REUSEADDR, so TIME_WAIT leftovers do not count)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((address, port))
-        except OSError as e:
-            if e.errno == errno.EADDRINUSE:
-                raise PortInUse(f"port {port} on {address} is already in use: stop what listens there "
-                                f"(`ss -ltnp 'sport = :{port}'`) or pick another with --port") from e
-            raise
-
-
-def free_port(address: str = HOST) -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((address, 0))
-        return sock.getsockname()[1]
-
-
-def this_machine():
-    from ..hosts.local import HERE      # the hosts build on this module: imported on use
-    return HERE
-
-
 class RunningServer:
-    """A started server on its host (default this machine; `cell_dir` is what a host of its own copies there).
-    `process` is the host's handle: poll(), returncode, pid (the host's). Use as a context manager so it is
-    always stopped, whatever happens."""
+    """A started server on its host (crossbench.hosts: this machine's HERE, or a host of its own; `cell_dir` is
+    what a host of its own copies there). `process` is the host's handle: poll(), returncode, pid (the host's).
+    Use as a context manager so it is always stopped, whatever happens."""
 
-    def __init__(self, spec: ServerSpec, host=None, cell_dir: Path | None = None):
+    def __init__(self, spec: ServerSpec, host, cell_dir: Path | None = None):
         self.spec = spec
-        self.host = host or this_machine()
+        self.host = host
         self.cell_dir = cell_dir
         self.process = None
 

@@ -9,8 +9,9 @@ from pathlib import Path
 from string import Template
 
 from .. import paths
+from ..oskit import HOST
 from .base import STATIC_ENDPOINT, Knob, ServerPlugin, Tool
-from .lifecycle import HOST, ServerSpec
+from .lifecycle import ServerSpec
 
 TEMPLATES = paths.RUNNER / "nginx"
 TEMP_DIRS = ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")

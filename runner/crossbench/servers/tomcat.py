@@ -8,9 +8,10 @@ from pathlib import Path
 
 from .. import paths
 from ..jdk import Jdk, JdkError, select_jdk
+from ..oskit import HOST, free_port
 from . import tomcat_jfr as jfr
 from .base import DB_ENDPOINTS, ENDPOINTS, TFB_ENDPOINTS, CannotRunHere, Knob, ServerPlugin, Tool, db_knobs
-from .lifecycle import HOST, RunningServer, ServerSpec, free_port
+from .lifecycle import RunningServer, ServerSpec
 from .tomcat_config import (ADD_OPENS, DEFAULT_ACCEPT_COUNT, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_THREADS,
                             EXECUTORS, VIRTUAL_EXECUTOR, CdsArchive, TomcatConfig, command, database_options,
                             jdbc_url, prepare_base, render_server_xml, tomcat_home,
@@ -98,7 +99,7 @@ class TomcatPlugin(ServerPlugin):
                             heap=settings["heap"], jvm_options=tuple(settings["jvm_options"]), jfr_file=jfr_file,
                             cds=cds)
 
-    def prime(self, settings: dict, work_dir: Path, cpus: tuple[int, ...] = ()) -> str | None:
+    def prime(self, settings: dict, work_dir: Path, cpus: tuple[int, ...], host) -> str | None:
         """The class-data archive, made by one unmeasured start when it is missing: the start that makes it is
         slower and runs without JFR (the JVM turns JFR off while it archives), so it is not a measured launch."""
         if not settings["class_data_sharing"]:
@@ -106,7 +107,7 @@ class TomcatPlugin(ServerPlugin):
         archive = CdsArchive.for_start(tomcat_version(tomcat_home()), settings_jdk(settings))
         if archive.path.is_file():
             return None
-        with RunningServer(self.spec(settings, free_port(), work_dir, cpus)):
+        with RunningServer(self.spec(settings, free_port(), work_dir, cpus), host):
             pass
         made = "made" if archive.path.is_file() else "could not make"
         return f"{made} Tomcat's class-data archive {archive.path} with one unmeasured start"

@@ -11,7 +11,7 @@ from urllib.parse import urlencode, urlsplit
 
 from .. import paths
 from ..jdk import Jdk
-from .lifecycle import HOST
+from ..oskit import HOST
 
 TEMPLATES = paths.RUNNER / "tomcat"       # server.xml and ROOT.xml templates for each CATALINA_BASE
 # Tomcat 9's own defaults for the NIO connector; the runner changes them only when asked.

@@ -29,6 +29,8 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ..jdk import JdkError, select_jdk
+
 RECORDING = "tomcat.jfr"
 # The cell's flag when a recording that was on is missing or unreadable. The point keeps the launch (its window's
 # figures stand; points.CAVEATS): the first Tomcat start on a machine makes the class-data archive, and the JVM
@@ -88,7 +90,6 @@ def jfr_tool(jdk_home: str | Path | None) -> Path:
     """The jfr tool of the JDK that ran Tomcat; else (a server on another host, its JDK not here) the newest here."""
     if jdk_home and (Path(jdk_home) / "bin" / "jfr").is_file():
         return Path(jdk_home) / "bin" / "jfr"
-    from ..jdk import JdkError, select_jdk
     try:
         return select_jdk("newest", need_virtual_threads=False).jfr
     except JdkError as e:

@@ -4,9 +4,10 @@ from __future__ import annotations
 import sys
 
 from .. import paths
+from ..oskit import HOST
 from .base import Knob, Tool, db_knobs, pool_log_dir
 from .event_loop import EventLoopPlugin
-from .lifecycle import HOST, ServerSpec
+from .lifecycle import ServerSpec
 
 APP = paths.REPO / "tornado-app" / "server.py"
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import sys
 
 from .. import paths
+from ..oskit import HOST
 from .base import Knob, Tool, database_env, db_knobs
 from .event_loop import EventLoopPlugin
-from .lifecycle import HOST, ServerSpec
+from .lifecycle import ServerSpec
 
 APP_DIR = paths.REPO / "uvicorn-app"
 VENV_HINT = "the project's venv: runner/python-env.sh (uvicorn-app/requirements.txt)"

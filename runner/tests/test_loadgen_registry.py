@@ -1,0 +1,125 @@
+"""Load generators are declared, not probed: each adapter module's GENERATOR (a LoadGenerator, loadgen/base.py) holds
+every attribute with its declared type, and registering refuses a module that still sets one of them as a module
+constant or misspells one (it would silently read as the default), as LoadGenerator refuses an unknown keyword."""
+from __future__ import annotations
+
+import collections.abc
+import dataclasses
+import types
+import typing
+from types import ModuleType
+
+import pytest
+
+from crossbench import loadgen
+from crossbench.loadgen import ab, http_load, k6, oha, wrk
+from crossbench.loadgen.base import LOAD_HOST_WAYS, LoadGenerator
+from crossbench.loadgen.spread import MERGERS
+
+
+def never(*args):
+    raise AssertionError("registration runs nothing")
+
+
+def declared(**overrides) -> LoadGenerator:
+    return LoadGenerator(**{"name": "fake", "available": lambda: True, "version": lambda: "1",
+                            "build_command": never, "run": never, "parse": never, **overrides})
+
+
+def adapter_module(**constants) -> ModuleType:
+    module = ModuleType("crossbench.loadgen.fake")
+    module.name, module.GENERATOR = "fake", declared()
+    for constant, value in constants.items():
+        setattr(module, constant, value)
+    return module
+
+
+def conforms(value, hint) -> bool:
+    """value is of the declared type `hint` (a class, X | None, a Callable, a parametrised list or tuple)."""
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(conforms(value, arm) for arm in typing.get_args(hint))
+    if hint is type(None):
+        return value is None
+    if origin is collections.abc.Callable or hint is collections.abc.Callable:
+        return callable(value)
+    return isinstance(value, origin or hint)
+
+
+@pytest.mark.parametrize("tool", sorted(loadgen.ADAPTERS))
+def test_every_registered_generator_has_its_declared_types(tool):
+    generator = loadgen.ADAPTERS[tool]
+    hints = typing.get_type_hints(LoadGenerator)
+    assert isinstance(generator, LoadGenerator) and generator.name == tool
+    for field in dataclasses.fields(LoadGenerator):
+        value = vars(generator)[field.name]
+        assert conforms(value, hints[field.name]), f"{tool}.{field.name} = {value!r} is not {hints[field.name]}"
+    assert generator.on_load_hosts in (None, *LOAD_HOST_WAYS)
+
+
+def test_the_type_check_itself_tells_a_wrong_type():
+    hints = typing.get_type_hints(LoadGenerator)
+    assert not conforms("yes", hints["open_loop"]) and not conforms(3, hints["merge"])
+    assert conforms(None, hints["merge"]) and conforms(len, hints["merge"])
+    assert conforms("build", hints["on_load_hosts"]) and conforms(None, hints["on_load_hosts"])
+
+
+def test_each_module_registers_its_own_generator_with_what_it_used_to_say():
+    assert [loadgen.get(m.name) for m in (wrk, ab, http_load, oha, k6)] == \
+        [wrk.GENERATOR, ab.GENERATOR, http_load.GENERATOR, oha.GENERATOR, k6.GENERATOR]
+    of = loadgen.ADAPTERS
+    assert {n for n, g in of.items() if g.open_loop} == {"oha", "k6"}
+    assert {n for n, g in of.items() if not g.keepalive} == {"http_load"}
+    assert (loadgen.on_load_hosts("prerequisites"), loadgen.on_load_hosts("build")) == (["wrk"], ["oha"])
+    assert set(MERGERS) == {"wrk", "ab", "oha", "k6"} and MERGERS["wrk"] is wrk.merge_hosts
+    assert {n for n, g in of.items() if g.binary} == {n for n, g in of.items() if g.requests} == {"oha", "k6"}
+    assert oha.GENERATOR.binary == oha.binary and k6.GENERATOR.requests is k6.requests
+
+
+@pytest.mark.parametrize("constant, attribute", [
+    ("OPEN_LOOP", "open_loop"), ("KEEPALIVE", "keepalive"), ("ON_LOAD_HOSTS", "on_load_hosts"), ("MERGE", "merge"),
+    ("OPEN_LOOPS", "open_loop"), ("OPENLOOP", "open_loop"), ("KEEP_ALIVE", "keepalive"),
+    ("ON_LOAD_HOST", "on_load_hosts"), ("MERGER", "merge")])
+def test_a_module_that_still_sets_or_misspells_an_attribute_is_refused_at_registration(constant, attribute):
+    registry = {}
+    with pytest.raises(TypeError, match=rf"sets {constant}, which nothing reads: .*\b{attribute}=") as refused:
+        loadgen.register(adapter_module(**{constant: True}), registry)
+    assert "crossbench.loadgen.fake" in str(refused.value) and registry == {}
+
+
+def test_a_module_s_own_constants_are_not_taken_for_misspellings():
+    registry = {}
+    own = {"MARGIN_S": 15.0, "VERSION": "1", "LATENCY_SOURCE": "", "MAX_PARALLEL": 1000, "JSON_ENV": "X",
+           "TIME_LIMIT_REQUESTS": 5, "LAG_METRIC": "lag"}
+    assert loadgen.register(adapter_module(**own), registry) is registry["fake"]
+
+
+def test_registration_refuses_a_module_without_its_generator_a_wrong_name_or_a_second_one():
+    bare = ModuleType("crossbench.loadgen.bare")
+    with pytest.raises(TypeError, match="declares no GENERATOR"):
+        loadgen.register(bare, {})
+    with pytest.raises(TypeError, match="its name 'other'"):
+        loadgen.register(adapter_module(name="other"), {})
+    registry = {}
+    loadgen.register(adapter_module(), registry)
+    with pytest.raises(TypeError, match="registered twice"):
+        loadgen.register(adapter_module(), registry)
+
+
+@pytest.mark.parametrize("bad, message", [
+    (dict(open_lop=True), "unexpected keyword argument 'open_lop'"),
+    (dict(Keepalive=False), "unexpected keyword argument 'Keepalive'"),
+    (dict(open_loop="yes"), "open_loop must be True or False"),
+    (dict(keepalive=None), "keepalive must be True or False"),
+    (dict(merge=True), "merge must be a function or None"),
+    (dict(run=None), "run must be a function, not None"),
+    (dict(on_load_hosts="apt"), "on_load_hosts must be one of"),
+    (dict(name=""), "name must be a non-empty string")])
+def test_a_generator_with_an_unknown_keyword_or_a_wrong_type_is_refused(bad, message):
+    with pytest.raises(TypeError, match=message):
+        declared(**bad)
+
+
+def test_a_generator_is_frozen():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        wrk.GENERATOR.open_loop = True
