@@ -4,4 +4,4 @@
 set -euo pipefail
 # shellcheck source=runner/python-env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/python-env.sh"
-exec "$PYTHON" -m crossbench.serve "$@"
+exec "$PYTHON" -m crossbench.run.serve "$@"

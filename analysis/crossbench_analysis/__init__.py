@@ -5,7 +5,8 @@
 """
 from __future__ import annotations
 
-from .runinfo import AnalysisError
+from crossbench_analysis.read.runinfo import AnalysisError
+
 from .pipeline import AnalysisResult, analyze
 
 __all__ = ["AnalysisError", "AnalysisResult", "analyze"]

@@ -15,15 +15,19 @@ import sys
 from contextlib import nullcontext
 from pathlib import Path
 
-from crossbench.points import launch_rule
+from crossbench.figures.points import launch_rule
+from crossbench_analysis.compare.compare import CompareRefused, compare
+from crossbench_analysis.compare.compare_within import compare_in_run
+from crossbench_analysis.findings.finding import load_points
+from crossbench_analysis.judge.workload import WorkloadRefused, checked
+from crossbench_analysis.read.runinfo import AnalysisError, load_run
 
-from . import aa, advice, export, findings, plot, reference, report, tfb_reference
-from .compare import CompareRefused, compare
-from .compare_within import compare_in_run
-from .finding import load_points
+from .advice import advice
+from .charts import export, plot
+from .compare import aa
+from .findings import findings, tfb_reference
 from .pipeline import analyze
-from .runinfo import AnalysisError, load_run
-from .workload import WorkloadRefused, checked
+from .report import reference, report
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -114,7 +118,7 @@ def main(argv=None) -> int:
 
 
 def run_rule(args):
-    """The launch rule of the run a command reads (crossbench.points.launch_rule), so its figures come from the
+    """The launch rule of the run a command reads (crossbench.figures.points.launch_rule), so its figures come from the
     estimator its points.jsonl used; none for commands over several runs."""
     run_dir = getattr(args, "run_dir", None)
     return launch_rule(load_run(run_dir).adaptive) if run_dir and args.command != "compare" else nullcontext()

@@ -4,10 +4,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import export, findings, plot, report, tfb_reference
-from crossbench.points import launch_rule
+from crossbench.figures.points import launch_rule
+from crossbench_analysis.read.runinfo import AnalysisError, Run, load_run
 
-from .runinfo import AnalysisError, Run, load_run
+from .charts import export, plot
+from .findings import findings, tfb_reference
+from .report import report
 
 
 @dataclass

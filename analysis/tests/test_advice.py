@@ -12,10 +12,19 @@ from pathlib import Path
 
 import pytest
 
-from crossbench_analysis import advice, advice_capacity, capacity_models, cli
-from crossbench_analysis.advice_run import AdviceRefused
-from crossbench_analysis.workload import (WorkloadRefused, checked, erlang_c, poisson_tail, pool_for_headroom,
-                                          pool_for_p99, queue_within_target)
+from crossbench_analysis import cli
+from crossbench_analysis.advice import advice, advice_capacity
+from crossbench_analysis.advice.advice_run import AdviceRefused
+from crossbench_analysis.judge import capacity_models
+from crossbench_analysis.judge.workload import (
+    WorkloadRefused,
+    checked,
+    erlang_c,
+    poisson_tail,
+    pool_for_headroom,
+    pool_for_p99,
+    queue_within_target,
+)
 
 ANALYSIS = Path(__file__).resolve().parents[1]
 FIXTURE = ANALYSIS / "tests" / "fixtures" / "runs" / "maxthreads-quick"
@@ -286,7 +295,7 @@ def test_advise_sh_on_a_run_without_the_sweep(tmp_path):
 
 
 def test_run_all_refuses_a_bad_workload_before_anything_runs(capsys):
-    from crossbench import run
+    from crossbench.run import run
     with pytest.raises(SystemExit) as stop:
         run.parse_args(["--experiment", "maxthreads-quick", "--advise-rate", "5", "--advise-hold-ms", "0"])
     assert stop.value.code == 2

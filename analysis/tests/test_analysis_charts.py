@@ -15,8 +15,9 @@ from analysis_markers import ANALYSIS, needs_gnuplot
 from synthetic_run import SYNTHETIC_CPU, make_run
 from testkit import records_by_id
 
-from crossbench_analysis import AnalysisError, analyze, export, plot
-from crossbench_analysis.runinfo import load_run
+from crossbench_analysis import AnalysisError, analyze
+from crossbench_analysis.charts import export, plot
+from crossbench_analysis.read.runinfo import load_run
 
 EXPECTED_CHARTS = {"static_rps", "efficiency", "threads_peak", "threads_timeline", "latency", "maxthreads_knees",
                    "resources_static", "resources_d1000", "resources_d3000"}

@@ -14,9 +14,9 @@ import pytest
 from analysis_markers import ANALYSIS, needs_gnuplot
 from synthetic_run import make_run
 
-from crossbench_analysis.compare import CompareRefused, compare_runs
-from crossbench_analysis.compare_stats import CANNOT_TELL, FASTER, INCONCLUSIVE, NO_VALUE, SAME, SLOWER, judge
-from crossbench_analysis.runinfo import AnalysisError, load_run
+from crossbench_analysis.compare.compare import CompareRefused, compare_runs
+from crossbench_analysis.compare.compare_stats import CANNOT_TELL, FASTER, INCONCLUSIVE, NO_VALUE, SAME, SLOWER, judge
+from crossbench_analysis.read.runinfo import AnalysisError, load_run
 
 SMALL = dict(concurrency=(1, 10, 100), delays=(1000,), groups=("static", "delay"), failed=False)
 
@@ -109,7 +109,7 @@ def test_a_planted_10_percent_slowdown_with_tight_launches_is_slower():
 
 
 def test_a_planted_10_percent_on_the_delayed_points_reads_slower_with_the_files_spreads(tmp_path):
-    from crossbench_analysis import aa
+    from crossbench_analysis.compare import aa
     a = make_run(tmp_path / "a", run_id="A", repetitions=3, noise=0.002, **SMALL)
     b = make_run(tmp_path / "b", run_id="B", repetitions=3, noise=0.002, seed=5, **SMALL)
     cmp = compare_runs(load_run(a), load_run(aa.planted_copy(b, tmp_path / "p", 0.10)))
@@ -122,8 +122,9 @@ def test_a_planted_10_percent_on_the_delayed_points_reads_slower_with_the_files_
 
 def test_benjamini_hochberg_turns_a_marginal_change_inconclusive_among_many_null_points():
     import math
-    from crossbench import changes
-    from crossbench_analysis.compare_stats import controlled, verdict_of
+
+    from crossbench.figures import changes
+    from crossbench_analysis.compare.compare_stats import controlled, verdict_of
     marginal = verdict_of("rps", changes.ChangeTest(math.log(0.85), 0.05, 30, 3, 3, "hand"), 1, 0.85, 0.05)
     assert marginal.word == SLOWER and 0.001 < marginal.p_value < 0.005
     null = [verdict_of("rps", changes.ChangeTest(0.0, 0.01, 30, 3, 3, "hand"), 1, 1, 0.05) for _ in range(30)]
@@ -139,7 +140,7 @@ def test_a_margin_outside_zero_one_is_refused_in_one_line(tmp_path, margin):
     with pytest.raises(CompareRefused, match=r"the margin is a share between 0 and 1") as refused:
         compare_runs(load_run(a), load_run(a), margin=margin)
     assert "\n" not in str(refused.value)
-    from crossbench_analysis.compare_within import compare_within
+    from crossbench_analysis.compare.compare_within import compare_within
     with pytest.raises(CompareRefused, match="margin"):
         compare_within(load_run(a), "tomcat", "tornado", margin=margin)
 
@@ -238,7 +239,7 @@ def test_compare_sh_exit_status_outputs_and_chart(tmp_path):
 
 
 def test_aa_study_counts_false_alarms_and_finds_a_planted_change(tmp_path):
-    from crossbench_analysis import aa
+    from crossbench_analysis.compare import aa
     runs = [make_run(tmp_path / name, run_id=name, repetitions=3, noise=0.02, seed=seed, **SMALL)
             for name, seed in (("A", 1), ("B", 2), ("C", 3))]
     result = aa.study(runs, plant=0.30, run_sd=0.01)
@@ -277,7 +278,7 @@ def drifted_runs(tmp_path: Path, shifts: list[float]) -> list[Path]:
 
 
 def test_the_observed_run_to_run_spread_recovers_a_planted_drift_of_the_static_points_only(tmp_path):
-    from crossbench_analysis import aa
+    from crossbench_analysis.compare import aa
     shifts = [-0.05, 0.05, 0.0, 0.02]
     observed = aa.observed_floor(drifted_runs(tmp_path, shifts))
     assert observed["runs"] == 4 and observed["measured"] is True
@@ -308,7 +309,7 @@ def set_cpu_model(run: Path, model: str) -> None:
 
 
 def test_compare_says_when_its_run_spread_was_measured_on_another_machine_or_not_measured(tmp_path):
-    from crossbench_analysis.compare_stats import floor_machines
+    from crossbench_analysis.compare.compare_stats import floor_machines
     a = make_run(tmp_path / "a", run_id="A", **SMALL)
     b = make_run(tmp_path / "b", run_id="B", **SMALL)
     assert floor_machines()[0] == "AMD EPYC"
@@ -327,7 +328,8 @@ def test_compare_says_when_its_run_spread_was_measured_on_another_machine_or_not
 
 def test_each_machine_is_judged_by_the_spreads_measured_on_it_per_kind_of_point(tmp_path):
     import tomllib
-    from crossbench_analysis.compare_stats import FLOOR_FILE, run_sd_of
+
+    from crossbench_analysis.compare.compare_stats import FLOOR_FILE, run_sd_of
     machines = tomllib.loads(FLOOR_FILE.read_text())["machine"]
     assert len(machines) >= 2 and len({m["run_sd"]["static"]["rps"] for m in machines}) >= 2
     for machine in machines:       # measured, or converted from an older floor and saying so

@@ -8,11 +8,12 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-
 from analysis_markers import needs_gnuplot
 from testkit import records_by_id
-from crossbench_analysis import analyze, export
-from crossbench_analysis.runinfo import load_run
+
+from crossbench_analysis import analyze
+from crossbench_analysis.charts import export
+from crossbench_analysis.read.runinfo import load_run
 
 FIXTURES = Path(__file__).parent / "fixtures" / "seeds"
 SEED_CHARTS = {"seed000": {"seed000_ab", "seed000_hol"}, "seed001": {"seed001_pipelined"}}

@@ -1,5 +1,5 @@
 """Capacity searches in the analysis, on a SYNTHETIC run (nothing measured): a search's records made by the
-runner's own decisions (crossbench.capacity) against a toy pool that answers 97 req/s, then the findings, the
+runner's own decisions (crossbench.decide.capacity) against a toy pool that answers 97 req/s, then the findings, the
 capacity chart's data and the marks on the open-loop latency chart."""
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ import math
 import random
 from pathlib import Path
 
-from crossbench import capacity, experiment
-
-from crossbench_analysis import export, findings
-from crossbench_analysis.runinfo import load_run
+from crossbench.decide import capacity
+from crossbench.plan import experiment
+from crossbench_analysis.charts import export
+from crossbench_analysis.findings import findings
+from crossbench_analysis.read.runinfo import load_run
 
 HOLDS = 97.0
 

@@ -14,8 +14,8 @@ import pytest
 from analysis_markers import needs_gnuplot
 from twice import FACTOR, run_twice
 
-from crossbench_analysis import export, plot
-from crossbench_analysis.runinfo import load_run
+from crossbench_analysis.charts import export, plot
+from crossbench_analysis.read.runinfo import load_run
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RUNS = sorted(p for p in (FIXTURES / "runs").iterdir() if p.is_dir())
@@ -126,7 +126,7 @@ def test_every_chart_renders_with_its_intervals(source, tmp_path):
 def test_a_charts_bar_is_the_plus_minus_of_its_finding(tmp_path):
     """The static chart's bar for Tomcat's C=100 point and its finding's figure are the same numbers, from the same
     counted launches: three, then with the third flagged noisy_host (left out: two launches, no interval)."""
-    from crossbench_analysis import findings
+    from crossbench_analysis.findings import findings
     point = "static-tomcat-mt200-static_mix-c100-d0"
 
     def bar_and_finding(run_dir, jobs):

@@ -12,11 +12,11 @@ import pytest
 from analysis_markers import ANALYSIS, needs_gnuplot
 from synthetic_run import make_run
 
-from crossbench_analysis import aa
-from crossbench_analysis.compare import CompareRefused
-from crossbench_analysis.compare_stats import CANNOT_TELL, INCONCLUSIVE, SAME, SLOWER, judge
-from crossbench_analysis.compare_within import compare_within, paired
-from crossbench_analysis.runinfo import load_run
+from crossbench_analysis.compare import aa
+from crossbench_analysis.compare.compare import CompareRefused
+from crossbench_analysis.compare.compare_stats import CANNOT_TELL, INCONCLUSIVE, SAME, SLOWER, judge
+from crossbench_analysis.compare.compare_within import compare_within, paired
+from crossbench_analysis.read.runinfo import load_run
 
 SMALL = dict(concurrency=(1, 10, 100), delays=(1000,), groups=("static", "delay"), failed=False, flagged=False)
 # A machine whose speed moves by up to 30 % from round to round, the same for every launch of a round.
@@ -60,7 +60,7 @@ def test_pairing_by_round_finds_a_change_the_rounds_drift_hides_from_an_unpaired
 
 
 def _points(run: Path, c: int):
-    from crossbench import points
+    from crossbench.figures import points
     by_server = {p["server"]: p for p in points.load(run) if p["group"] == "static" and p["concurrency"] == c}
     return by_server["tomcat"], by_server["tornado"]
 
@@ -74,7 +74,7 @@ def test_the_same_configuration_against_itself_is_same_within_the_margin(tmp_pat
 
 
 def test_tied_pairs_and_fewer_than_three_rounds_cannot_tell():
-    from crossbench_analysis.compare_stats import judge_paired
+    from crossbench_analysis.compare.compare_stats import judge_paired
     tied = judge_paired("rps", [(100, 90), (200, 180), (50, 45)], None, None)
     assert tied.word == CANNOT_TELL and tied.p_value is None and "tied" in tied.why
     two = judge_paired("rps", [(100, 90), (200, 181)], None, None)
@@ -142,7 +142,7 @@ def test_compare_sh_within_writes_its_report_and_refuses_a_second_run(tmp_path):
 
 
 def test_auto_rate_points_match_by_their_share_of_each_servers_peak():
-    from crossbench_analysis.compare_within import where_key
+    from crossbench_analysis.compare.compare_within import where_key
     tomcat = {"group": "static", "concurrency": 2000, "rate": 2400.0, "rate_share": 0.5, "server": "tomcat"}
     tornado = {**tomcat, "rate": 900.0, "server": "tornado"}
     fixed = {**tomcat, "rate_share": None}

@@ -1,6 +1,6 @@
 """Decisions the suite takes from figures respect their error: a best step beyond the intervals, a tie called a
 tie (issue 18's seed004 case: uvicorn 6172, 5090 and 6167 req/s for 1, 2 and 3 workers, one launch each)."""
-from crossbench_analysis.decisions import best_of_sweeps, tied_steps
+from crossbench_analysis.judge.decisions import best_of_sweeps, tied_steps
 
 
 def sweep(rps_by_step: dict[int, list[float]]) -> list[dict]:

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 from analysis_markers import needs_gnuplot
 
-from crossbench_analysis import analyze, findings
-from crossbench_analysis.finding import sig
-from crossbench_analysis.runinfo import load_run
+from crossbench_analysis import analyze
+from crossbench_analysis.findings import findings
+from crossbench_analysis.findings.finding import sig
+from crossbench_analysis.read.runinfo import load_run
 
 RUNS = Path(__file__).parent / "fixtures" / "runs"
 
@@ -172,7 +173,8 @@ def test_analysis_writes_findings_json_md_and_puts_them_first_in_the_report(tmp_
 
 
 def test_the_efficiency_chart_draws_the_findings_threshold():
-    from crossbench_analysis import finding, seed002
+    from crossbench_analysis.charts import seed002
+    from crossbench_analysis.findings import finding
     assert seed002.BEND == finding.THRESHOLD
 
 

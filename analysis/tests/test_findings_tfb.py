@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from analysis_markers import needs_gnuplot
 
-from crossbench_analysis import analyze, findings
-from crossbench_analysis.runinfo import load_run
+from crossbench_analysis import analyze
+from crossbench_analysis.findings import findings
+from crossbench_analysis.read.runinfo import load_run
 
 LAUNCHES = {  # (server, setting, processes, C): req/s of its three launches
     ("tomcat", "tomcat maxThreads=200", 1, 16): (9000, 9200, 9100),

@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from analysis_markers import needs_gnuplot
 from test_maxthreads_charts import read_blocks, synthetic_maxthreads_run
 
-from crossbench_analysis import export, plot
-from crossbench_analysis.runinfo import load_run
+from crossbench_analysis.charts import export, plot
+from crossbench_analysis.read.runinfo import load_run
 
 
 def run_with_pauses(tmp_path, with_jfr=lambda c: c["group"] == "delay"):

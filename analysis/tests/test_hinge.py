@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from crossbench_analysis import hinge
+from crossbench_analysis.judge import hinge
 
 
 def test_exact_launches_give_back_a_and_n():

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
-from dataclasses import asdict
-
-from crossbench_analysis.knee_rule import judge, knee_text
-from crossbench_analysis.knees import read_jsonl, settings_knees, summary, write_jsonl
+from crossbench_analysis.judge.knee_rule import judge, knee_text
+from crossbench_analysis.judge.knees import read_jsonl, settings_knees, summary, write_jsonl
 
 NOISE = (0.99, 1.0, 1.01)       # three launches a point, 1 % apart
 

@@ -12,8 +12,8 @@ import pytest
 from analysis_markers import needs_gnuplot
 from synthetic_run import SYNTHETIC_CPU, make_run
 
-from crossbench_analysis import export, plot
-from crossbench_analysis.runinfo import load_run
+from crossbench_analysis.charts import export, plot
+from crossbench_analysis.read.runinfo import load_run
 
 MAXTHREADS_CHARTS = {"maxthreads_knees", "maxthreads_threads", "maxthreads_cost", "maxthreads_static",
                      "maxthreads_queues"}

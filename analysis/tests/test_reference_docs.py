@@ -1,9 +1,9 @@
 """Every figure of the measured sections of the README and docs/ traces to a committed reference result: each section
-is what crossbench_analysis.reference renders from docs/results, and this fails when the two disagree (a figure
+is what crossbench_analysis.report.reference renders from docs/results, and this fails when the two disagree (a figure
 typed by hand, a result changed without its document)."""
 from pathlib import Path
 
-from crossbench_analysis import reference
+from crossbench_analysis.report import reference
 
 REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "docs" / "results"

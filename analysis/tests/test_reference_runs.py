@@ -58,7 +58,7 @@ def test_open_loop_distribution_uses_every_request_and_the_closed_cells_own_vali
 
 
 def test_the_open_loop_caption_names_how_the_cells_generator_kept_its_schedule():
-    from crossbench_analysis.openloop import schedules
+    from crossbench_analysis.charts.openloop import schedules
     assert schedules([{"loadgen": "oha"}]) == "oha -q RATE --latency-correction"
     assert schedules([{"loadgen": "k6"}, {"loadgen": "oha"}, {"loadgen": "k6"}]) == \
         "k6's constant-arrival-rate executor, oha -q RATE --latency-correction"

@@ -9,7 +9,7 @@ import pytest
 
 from crossbench.servers import PLUGINS, ServerPlugin
 from crossbench.servers.base import Knob
-from crossbench_analysis.setting import fixed_knobs, pool_size, setting, setting_order, sweeps_pool
+from crossbench_analysis.read.setting import fixed_knobs, pool_size, setting, setting_order, sweeps_pool
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 

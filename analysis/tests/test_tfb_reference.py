@@ -7,12 +7,13 @@ import json
 import shutil
 
 import pytest
-from crossbench.endpoints import TECHEMPOWER
 from test_findings_tfb import tfb_run
 
-from crossbench_analysis import cli, findings, tfb_reference
-from crossbench_analysis.finding import load_points
-from crossbench_analysis.runinfo import load_run
+from crossbench.endpoints import TECHEMPOWER
+from crossbench_analysis import cli
+from crossbench_analysis.findings import findings, tfb_reference
+from crossbench_analysis.findings.finding import load_points
+from crossbench_analysis.read.runinfo import load_run
 
 
 def json_pairs(result):

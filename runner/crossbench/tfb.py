@@ -7,7 +7,22 @@ from __future__ import annotations
 import json
 from html.parser import HTMLParser
 
-from .database.datagen import FORTUNES
+# TechEmpower's fortune rows, as their PostgreSQL setup inserts them: a quote, a markup-injection attempt that must
+# come out escaped, and a Japanese one that must come out as UTF-8.
+FORTUNES = (
+    "fortune: No such file or directory",
+    "A computer scientist is someone who fixes things that aren't broken.",
+    "After enough decimal places, nobody gives a damn.",
+    "A bad random number generator: 1, 1, 1, 1, 1, 4.33e+67, 1, 1, 1",
+    "A computer program does what you tell it to do, not what you want it to do.",
+    "Emacs is a nice operating system, but I prefer UNIX. \u2014 Tom Christaensen",
+    "Any program that runs right is obsolete.",
+    "A list is only as strong as its weakest link. \u2014 Donald Knuth",
+    "Feature: A bug with seniority.",
+    "Computers make very fast, very accurate mistakes.",
+    '<script>alert("This should not be displayed in a browser alert box.");</script>',
+    "\u30d5\u30ec\u30fc\u30e0\u30ef\u30fc\u30af\u306e\u30d9\u30f3\u30c1\u30de\u30fc\u30af",
+)
 
 REQUIRED_HEADERS = ("server", "date", "content-type", "content-length")
 ADDED_FORTUNE = "Additional fortune added at request time."

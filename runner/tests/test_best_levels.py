@@ -2,8 +2,9 @@
 alone, until each stack's best level in each group has its launches."""
 import pytest
 
-from crossbench import best_levels, experiment
-from crossbench.experiment import ExperimentError
+from crossbench.decide import best_levels
+from crossbench.plan import experiment
+from crossbench.plan.experiment import ExperimentError
 
 
 def config(**run):

@@ -6,9 +6,10 @@ import random
 
 import pytest
 
-from crossbench import capacity, experiment
-from crossbench.experiment import ExperimentError
-from crossbench.search_spec import SearchSpec
+from crossbench.decide import capacity
+from crossbench.plan import experiment
+from crossbench.plan.experiment import ExperimentError
+from crossbench.plan.search_spec import SearchSpec
 
 TRUE_CAPACITY = 97.0            # req/s the simulated Tomcat holds: 20 threads, each request ~206 ms
 

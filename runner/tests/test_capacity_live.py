@@ -6,7 +6,8 @@ import subprocess
 import pytest
 from live_servers import build_missing_reason
 
-from crossbench import capacity, paths
+from crossbench import paths
+from crossbench.decide import capacity
 
 RUN_ALL = str(paths.RUNNER / "run_all.sh")
 

@@ -64,7 +64,7 @@ def test_the_waiting_count_now_sums_the_processes_last_lines_and_ignores_the_gon
 
 
 def test_the_window_opens_once_the_pool_has_drained(monkeypatch):
-    from crossbench import cell
+    from crossbench.cell import cell
 
     class Draining:
         def __init__(self):
@@ -82,6 +82,7 @@ def test_the_window_opens_once_the_pool_has_drained(monkeypatch):
 def test_the_window_waits_for_the_jvm_probe_to_read_once_but_not_past_its_limit():
     import threading
     import time
+
     from crossbench.servers.tomcat import BackgroundJvmProbe
 
     class Attaching:

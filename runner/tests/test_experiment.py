@@ -1,8 +1,8 @@
 import pytest
 
-from crossbench import experiment
+from crossbench.plan import experiment
+from crossbench.plan.experiment import ExperimentError
 from crossbench.servers import PLUGINS
-from crossbench.experiment import ExperimentError
 
 
 def resolve(name="seed002", **overrides):

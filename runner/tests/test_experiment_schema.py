@@ -2,9 +2,9 @@
 point is a typed value (cellplan.Point) from which the point id and the cell ids derive."""
 import pytest
 
-from crossbench import experiment
-from crossbench.cellplan import Point
-from crossbench.experiment_schema import Experiment, ExperimentError, Group, RunSettings, validate
+from crossbench.plan import experiment
+from crossbench.plan.cellplan import Point
+from crossbench.plan.experiment_schema import Experiment, ExperimentError, Group, RunSettings, validate
 
 FILE = '''name = "typed"
 [run]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import errno
 import os
 
-from crossbench import faults
+from crossbench.cell import faults
 from crossbench.loadgen.base import LoadgenError
 
 

@@ -1,4 +1,4 @@
-"""Faults of the environment in the middle of a real run (runner/crossbench/faults.py): the results disk full,
+"""Faults of the environment in the middle of a real run (runner/crossbench/cell/faults.py): the results disk full,
 the results directory turned read-only, a load generator gone. Each time the run stops with one line naming the
 cause, the run directory and --resume, never a traceback; the cells finished before are kept, the one the fault
 hit is not recorded, and --resume on a repaired environment completes the run. The disk is a small tmpfs mounted
@@ -12,10 +12,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from testkit import records, wait_until
 
 from crossbench import paths
 from crossbench.loadgen import oha, openloop
-from testkit import records, wait_until
 
 pytestmark = pytest.mark.live
 

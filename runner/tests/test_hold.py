@@ -10,12 +10,12 @@ import sys
 
 import pytest
 
-from crossbench import hold_fit, paths
-from crossbench.drivers import DRIVERS
-from crossbench.drivers.hold import HoldOptionsError, hold_config
-from crossbench.sampling.jvm_probe import connection_counts
-from crossbench.experiment import apply_overrides, expand, load
+from crossbench import paths
 from crossbench.clients.holder import FAILURE_KINDS, Non2xx, classify, percentiles, status_of
+from crossbench.drivers import DRIVERS, hold_fit
+from crossbench.drivers.hold import HoldOptionsError, hold_config
+from crossbench.plan.experiment import apply_overrides, expand, load
+from crossbench.sampling.jvm_probe import connection_counts
 from crossbench.sampling.process_tree import Sample
 from crossbench.sampling.socket_census import tcp_ext, tcp_mem_pages
 

@@ -23,14 +23,26 @@ PACKAGES = {
 }
 
 # The circles that remain, each named by the import that closes it (the arrow to cut), with why it remains. With
-# these edges left out no circle is left; each must still close one, so the list can only shrink.
-KNOWN_CLOSING_EDGES: dict[tuple[str, str], str] = {
-    ("crossbench.loadgen.process", "crossbench.hosts.local"):
-        "run_bounded's default host is this machine (`host or local.HERE`, when LoadSpec.host is None), and "
-        "hosts.local imports loadgen.base, which runs loadgen/__init__ (every adapter, each importing process) "
-        "first. Cut it by passing the host from the caller (every LoadSpec carrying its host); it waits for the "
-        "LoadGenerator work under way in loadgen/, which owns the adapters' bodies.",
+# these edges left out no circle is left; each must still close one, so the list can only shrink. None remains.
+KNOWN_CLOSING_EDGES: dict[tuple[str, str], str] = {}
+
+# The layers, bottom up (runner/README.md draws them): a module may import its own sub-package and the layers below
+# it, never one above it nor a peer of the same rank. A package's top-level modules are its own layer, named by the
+# package (the runner's foundation at the bottom; the analysis's command line and pipeline at its top).
+LAYERS = {
+    "crossbench": ["crossbench", "crossbench.sampling", "crossbench.servers", "crossbench.database",
+                   "crossbench.record", "crossbench.clients", "crossbench.loadgen", "crossbench.drivers",
+                   "crossbench.hosts", "crossbench.plan", "crossbench.figures", "crossbench.decide",
+                   "crossbench.cell", "crossbench.run"],
+    "crossbench_analysis": ["crossbench_analysis.read", "crossbench_analysis.judge", "crossbench_analysis.charts",
+                            "crossbench_analysis.report",
+                            ("crossbench_analysis.findings", "crossbench_analysis.compare",
+                             "crossbench_analysis.advice"),
+                            "crossbench_analysis"],
 }
+# The analysis stands on the runner's layers below its top floor; the runner's top floor draws with the analysis
+# (an optional import: a run without the analysis package still records).
+ABOVE_THE_RUNNER = "crossbench.run"
 
 
 def _module_files(packages: dict[str, Path] = PACKAGES) -> dict[str, Path]:
@@ -235,3 +247,51 @@ def test_no_own_import_hides_inside_a_function_or_type_checking():
 @pytest.mark.parametrize("top", sorted(PACKAGES))
 def test_the_packages_are_found(top):
     assert any(name == top for name in _module_files())
+
+
+def layer_of(module: str) -> str:
+    """The layer a module belongs to: its sub-package, or its package for a top-level module."""
+    top, *rest = module.split(".")
+    root = PACKAGES[top]
+    return f"{top}.{rest[0]}" if rest and (root / rest[0]).is_dir() else top
+
+
+def ranks() -> dict[str, int]:
+    """Every layer's rank: the runner's first, the analysis's above them, the runner's top floor above all."""
+    found, rank = {}, 0
+    for top in ("crossbench", "crossbench_analysis"):
+        for layer in LAYERS[top]:
+            for name in (layer if isinstance(layer, tuple) else (layer,)):
+                found[name] = rank
+            rank += 1
+    found[ABOVE_THE_RUNNER] = rank
+    return found
+
+
+def test_every_sub_package_has_its_layer():
+    modules = _module_files()
+    assert {layer_of(name) for name in modules} == set(ranks())
+
+
+def test_no_import_points_up_or_sideways():
+    rank = ranks()
+    wrong = []
+    for a, b, path, line, _ in import_edges(_module_files()):
+        above, below = layer_of(a), layer_of(b)
+        if above != below and rank[below] >= rank[above]:
+            wrong.append(f"{path.relative_to(REPO)}:{line}: {above} (rank {rank[above]}) imports {b} "
+                         f"({below}, rank {rank[below]})")
+    assert not wrong, "imports up or sideways through the layers (LAYERS, runner/README.md):\n" + "\n".join(wrong)
+
+
+def test_the_layer_rule_sees_an_arrow_up():
+    rank = ranks()
+    assert rank[layer_of("crossbench.plan.cellplan")] > rank[layer_of("crossbench.record.record")]
+    assert rank[layer_of("crossbench.oskit")] == 0
+    assert rank[layer_of("crossbench_analysis.findings.finding")] == rank[layer_of("crossbench_analysis.advice.advice")]
+
+
+def test_the_runner_readme_draws_every_layer():
+    readme = (REPO / "runner" / "README.md").read_text()
+    missing = [layer for layer in LAYERS["crossbench"][1:] if f"`{layer.split('.')[1]}/`" not in readme]
+    assert not missing, f"runner/README.md's map lacks {missing}"

@@ -7,13 +7,14 @@ import re
 import subprocess
 
 import pytest
-
-from crossbench import experiment, paths
-from crossbench.servers.tomcat import connections_peak
-from crossbench.experiment import ExperimentError
-from crossbench.jdk import installed_jdks
 from live_servers import build_missing_reason
 from testkit import records
+
+from crossbench import paths
+from crossbench.jdk import installed_jdks
+from crossbench.plan import experiment
+from crossbench.plan.experiment import ExperimentError
+from crossbench.servers.tomcat import connections_peak
 
 RUN_ALL = str(paths.RUNNER / "run_all.sh")
 

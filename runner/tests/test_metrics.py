@@ -1,6 +1,6 @@
 import pytest
 
-from crossbench import metrics
+from crossbench.record import metrics
 
 
 def test_perfect_server_with_window_edge():

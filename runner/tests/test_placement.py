@@ -5,13 +5,13 @@ from pathlib import Path
 
 import pytest
 
-from crossbench import placement
+from crossbench.database.stack import needs_database
 from crossbench.drivers import DRIVERS
-from crossbench.experiment import apply_overrides, expand, load
 from crossbench.hosts import HostsError, load_hosts
 from crossbench.hosts.hostsfile import ROLES
 from crossbench.loadgen.spread import MERGERS, shares
-from crossbench.stack import needs_database
+from crossbench.plan.experiment import apply_overrides, expand, load
+from crossbench.run import open_placement as placement
 
 
 def hosts(tmp_path, roles: str):

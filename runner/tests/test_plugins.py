@@ -9,14 +9,18 @@ from types import SimpleNamespace
 
 import pytest
 
-from crossbench import experiment, loadgen, placement, run, servers
+from crossbench import loadgen, servers
 from crossbench.drivers import DRIVERS
 from crossbench.drivers.closed_loop import ClosedLoop
 from crossbench.hosts import HostsError
 from crossbench.hosts.local import HERE
 from crossbench.loadgen import LoadgenError
 from crossbench.loadgen.base import LoadGenerator
+from crossbench.plan import experiment
+from crossbench.run import open_placement as placement
+from crossbench.run import run
 from crossbench.servers import PLUGINS, Knob, ServerPlugin, SettingsError
+
 
 class WidgetPlugin(ServerPlugin):
     """A server only these tests know: registered at test time, it must be planned, dry-run and charted like the
@@ -121,8 +125,9 @@ def test_where_a_driver_kind_may_run_is_the_driver_s_own_say(widget, monkeypatch
 
 def test_a_new_server_is_labelled_coloured_and_ordered_by_its_plug_in(widget):
     """Analysis knows a server only through its plug-in: the knob it says to show, its palette, its rank."""
-    from crossbench_analysis import kit, report
-    from crossbench_analysis.runinfo import server_rank
+    from crossbench_analysis.charts import kit
+    from crossbench_analysis.read.runinfo import server_rank
+    from crossbench_analysis.report import report
     records = [{"cell_id": f"w{n}", "index": n, "server": "widgetd", "endpoint": "/hello", "widgets": n,
                 "spin": 2, "processes": n, "loadgen": "wrk", "keepalive": True, "setting": f"widgetd x{n}",
                 "concurrency": 4, "group": "g"} for n in (1, 3)]
@@ -137,7 +142,7 @@ def test_a_new_server_is_labelled_coloured_and_ordered_by_its_plug_in(widget):
 
 
 def test_a_new_driver_says_what_analysis_draws_its_cells_against(monkeypatch):
-    from crossbench_analysis import kit
+    from crossbench_analysis.charts import kit
     monkeypatch.setitem(DRIVERS, "scheduled", type("Scheduled", (ClosedLoop,), {"axis": "rate"})())
     cells = [{"cell_id": "a", "kind": "scheduled"}, {"cell_id": "b", "kind": "nowhere"}, {"cell_id": "c"}]
     assert [c["cell_id"] for c in kit.against_concurrency(cells)] == ["b", "c"]
@@ -230,7 +235,7 @@ class PrimingPlugin:
 
 def test_every_server_variant_is_primed_once_before_the_first_launch_and_only_here():
     from crossbench.hosts.placement import Placement
-    from crossbench.run_checks import prime_servers
+    from crossbench.run.run_checks import prime_servers
     plugin = PrimingPlugin()
     cells = [SimpleNamespace(server="tomcat", plugin=plugin, settings={"jdk": jdk}, server_cpus=(1,))
              for jdk in (17, 25, 17, 25, 17)]
@@ -250,6 +255,7 @@ def test_every_server_variant_is_primed_once_before_the_first_launch_and_only_he
 @pytest.mark.live
 def test_tomcat_makes_its_class_data_archive_before_the_first_measured_launch(tmp_path, monkeypatch):
     from live_servers import build_missing_reason
+
     from crossbench import paths
     if build_missing_reason():
         pytest.skip(build_missing_reason())

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import io
 
-from crossbench import experiment
-from crossbench.progress import Progress
-from crossbench.run import plan_summary
+from crossbench.plan import experiment
+from crossbench.run.progress import Progress
+from crossbench.run.run import plan_summary
 
 
 def plan(name: str):

@@ -11,16 +11,20 @@ from pathlib import Path
 
 import pytest
 
-from crossbench import cell, experiment, fields, paths, points, record, rundir, servers
+from crossbench import paths, servers
+from crossbench.cell import cell, fields
 from crossbench.drivers import DRIVERS
-from crossbench.loadgen.base import LoadgenError
+from crossbench.figures import points
 from crossbench.hosts.local import HERE
-from crossbench.metadata import now_iso
+from crossbench.loadgen.base import LoadgenError
 from crossbench.oskit import free_port
+from crossbench.plan import experiment
+from crossbench.record import record, rundir
+from crossbench.record.record import now_iso
 from crossbench.servers import RunningServer, ServerSpec
-from crossbench_analysis.finding import Finding
-from crossbench_analysis.knees import SettingKnee, ratio_interval
-from crossbench_analysis.runinfo import load_run
+from crossbench_analysis.findings.finding import Finding
+from crossbench_analysis.judge.knees import SettingKnee, ratio_interval
+from crossbench_analysis.read.runinfo import load_run
 
 REFERENCE_RUNS = paths.REPO / "analysis" / "tests" / "fixtures" / "runs"
 
@@ -114,7 +118,7 @@ def test_every_planned_cell_has_its_run_order():
 
 def analysis_reads() -> set[str]:
     pattern = re.compile(r'\b(?:c|cell|r|rec|record|row|s|sample|k|knee|p|pt|meta|m)(?:\.get\(|\[)"([a-z_0-9]+)"')
-    sources = (paths.REPO / "analysis" / "crossbench_analysis").glob("*.py")
+    sources = (paths.REPO / "analysis" / "crossbench_analysis").rglob("*.py")
     return {key for source in sources for key in pattern.findall(source.read_text())}
 
 
@@ -141,13 +145,13 @@ def test_a_key_only_a_fixture_holds_is_not_taken_for_a_written_one(tmp_path):
 
 
 def test_every_shared_field_is_documented_where_the_readme_points():
-    """The README documents the record by pointing at record.py's groups and `python -m crossbench.fields`:
+    """The README documents the record by pointing at record.py's groups and `python -m crossbench.cell.fields`:
     every group it names exists and together they are the lifecycle's fields, each with its line of documentation,
     and the listing prints every field with it."""
     readme = (paths.RUNNER / "README.md").read_text()
     section = readme[readme.index("### A cell record"):]
     section = section[:section.index("\n#", 1)]
-    assert "crossbench/record.py" in section and "python -m crossbench.fields" in section
+    assert "crossbench/record/record.py" in section and "python -m crossbench.cell.fields" in section
     groups = {name: getattr(record, name) for name in ("PLANNED", "MEASURED", "DATABASE", "FAILURE",
                                                          "DRIVER_DEFAULTS")}
     assert all(f"`{name}`" in section for name in groups), "the README names each group of record.py"
@@ -160,7 +164,7 @@ def test_every_shared_field_is_documented_where_the_readme_points():
         assert fields.main([]) == 0
     lines = set(listed.getvalue().splitlines())
     missing = [k for fields_ in groups.values() for k, doc in fields_.items() if f"  {k}: {doc}" not in lines]
-    assert not missing, f"python -m crossbench.fields does not list {missing}"
+    assert not missing, f"python -m crossbench.cell.fields does not list {missing}"
 
 
 SCHEMA3 = Path(__file__).parent / "fixtures" / "schema3"     # two launches of one point and a failed cell, schema 3

@@ -1,7 +1,7 @@
-"""--retry-failed (crossbench/retry.py): which points a resume launches again, how many launches and in which
+"""--retry-failed (crossbench/decide/retry.py): which points a resume launches again, how many launches and in which
 order, decided from the records alone."""
-from crossbench import retry
-from crossbench.experiment import apply_overrides, expand, load
+from crossbench.decide import retry
+from crossbench.plan.experiment import apply_overrides, expand, load
 
 
 def record(cell, status="ok", rps=100.0):

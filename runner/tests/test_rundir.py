@@ -1,6 +1,6 @@
 import pytest
 
-from crossbench.rundir import RunDir, RunDirError
+from crossbench.record.rundir import RunDir, RunDirError
 
 
 def test_records_survive_and_resume_sees_them(tmp_path):

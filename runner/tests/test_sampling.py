@@ -13,10 +13,9 @@ from pathlib import Path
 
 import psutil
 import pytest
-
-from crossbench.sampling import (ProcessTreeSampler, Sample, csv_header, read_samples_csv,
-                                 summarize)
 from testkit import kill_group, wait_until
+
+from crossbench.sampling import ProcessTreeSampler, Sample, csv_header, read_samples_csv, summarize
 
 FIXTURES = Path(__file__).parent / "fixtures"
 N_THREADS = 5            # idle threads per child
@@ -274,7 +273,7 @@ def test_sampler_rejects_bad_arguments(tmp_path):
 
 @pytest.mark.spawns        # a Python child
 def test_the_load_client_sampled_is_a_tool_or_one_of_the_projects_own_clients():
-    from crossbench.cell import is_load_client, loadgen_pid
+    from crossbench.cell.cell import is_load_client, loadgen_pid
 
     class Seen:                   # a process as the sampler reads it: its name, then maybe its command line
         def __init__(self, name, cmdline):

@@ -8,10 +8,10 @@ import subprocess
 
 import psutil
 import pytest
+from testkit import descendants, measure_samples, records, records_by_id, wait_until
 
 from crossbench import paths
-from crossbench.points import DISTURBED
-from testkit import descendants, measure_samples, records, records_by_id, wait_until
+from crossbench.figures.points import DISTURBED
 
 pytestmark = pytest.mark.live
 

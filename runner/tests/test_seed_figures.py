@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from crossbench.clients.pipeline_check import pipelined_requests, split_responses
+from crossbench.clients.probe import latency_stats
 from crossbench.drivers import ab_startup
 from crossbench.drivers.pipelined import pipeline_figures
 from crossbench.loadgen import ab
 from crossbench.loadgen.base import LoadResult, empty_errors
-from crossbench.clients.pipeline_check import pipelined_requests, split_responses
-from crossbench.clients.probe import latency_stats
 from crossbench.stats import nearest_rank
 
 FIXTURES = Path(__file__).parent / "fixtures" / "loadgen" / "ab"
@@ -133,7 +133,7 @@ def test_pipeline_figures_little_law():
 # --- the experiment files and the refusals before a run ------------------------------------------------
 
 def test_seed_experiments_expand_into_the_planned_cells():
-    from crossbench import experiment
+    from crossbench.plan import experiment
     seed000 = experiment.expand(experiment.apply_overrides(experiment.load("seed000"), {"precision": False}))
     kinds = sorted((c.kind, c.server, c.endpoint) for c in seed000)
     assert len(kinds) == 8 and {k for k, _, _ in kinds} == {"fixed_count", "hol_probe"}
@@ -156,8 +156,8 @@ def test_seed_experiments_expand_into_the_planned_cells():
 def test_fixed_count_refuses_what_ab_cannot_do():
     from dataclasses import replace
 
-    from crossbench import experiment
     from crossbench.drivers import DRIVERS, DriverRefused
+    from crossbench.plan import experiment
     plan = next(c for c in experiment.expand(experiment.apply_overrides(experiment.load("seed000-quick"), {}))
                 if c.kind == "fixed_count")
     preflight = DRIVERS["fixed_count"].preflight

@@ -6,7 +6,8 @@ import subprocess
 import pytest
 from live_servers import build_missing_reason
 
-from crossbench import paths, slo
+from crossbench import paths
+from crossbench.decide import slo
 
 
 def test_the_forms_it_understands():

@@ -4,11 +4,11 @@ from __future__ import annotations
 import pytest
 
 from crossbench.database import DatabaseError
-from crossbench.experiment import ExperimentError, apply_overrides, expand, load
-from crossbench.stack import database_figures, needs_database
 from crossbench.database.checks import STATEMENTS
+from crossbench.database.stack import database_figures, needs_database
 from crossbench.database.verify import QueryCount
 from crossbench.endpoints import Request
+from crossbench.plan.experiment import ExperimentError, apply_overrides, expand, load
 
 
 def seed004_cells(**group_changes):
@@ -85,7 +85,7 @@ def test_each_endpoint_counts_its_own_statement():
 
 
 def test_a_pooled_run_without_pgbouncer_is_refused_before_anything_runs(monkeypatch):
-    from crossbench import stack
+    from crossbench.database import stack
     monkeypatch.setattr(stack.shutil, "which", lambda name: None)
     with pytest.raises(DatabaseError, match="apt-get install pgbouncer"):
         stack.preflight(seed004_cells(), None)
@@ -119,7 +119,7 @@ def test_a_sweep_measured_once_stops_after_two_drops_in_a_row_and_only_then():
     def records(*rps):
         return {c.cell_id: {"sweep": c.sweep, "sweep_step": c.sweep_step, "status": "ok", "rps": r}
                 for c, r in zip(cells, rps)}
-    from crossbench.experiment import sweep_stopped
+    from crossbench.plan.experiment import sweep_stopped
     assert sweep_stopped(cells[3], records(100, 90, 95), single_launch=True) is None   # a drop, then a rise
     assert "two steps in a row" in sweep_stopped(cells[3], records(100, 90, 80), single_launch=True)
     assert sweep_stopped(cells[4], records(100, 120, 110, 130), single_launch=True) is None
@@ -133,7 +133,7 @@ def test_a_sweep_with_launches_stops_only_on_drops_beyond_the_intervals():
     def records(*launches):
         return {f"{c.cell_id}-{i}": {"sweep": c.sweep, "sweep_step": c.sweep_step, "status": "ok", "rps": r}
                 for c, rps in zip(cells, launches) for i, r in enumerate(rps)}
-    from crossbench.experiment import sweep_stopped
+    from crossbench.plan.experiment import sweep_stopped
     clear = records((100, 102), (90, 91), (80, 81))          # B/A 0.896 [0.840, 0.956], then 0.889 [0.858, 0.922]
     assert "beyond their 95 % intervals two steps in a row (101, 90, 80 req/s)" in sweep_stopped(cells[3], clear)
     overlapping = records((100, 102), (90, 100), (80, 81))   # 0.939 [0.524, 1.684]: the first drop is within the noise
@@ -165,6 +165,7 @@ def test_seed004_runs_the_articles_protocol_with_swept_workers_and_techempowers_
 
 def test_tomcats_pool_peaks_read_the_hikari_mbean_inside_the_window(tmp_path):
     import json as _json
+
     from crossbench.sampling import db_pool
     from crossbench.sampling.jvm_probe import db_pool_counts
 
@@ -191,8 +192,8 @@ def test_the_articles_ab_run_has_time_for_its_count_and_a_bounded_warm_up():
 
 
 def test_the_plain_rule_is_kept_for_runs_that_launch_each_point_once():
-    from crossbench import experiment
-    from crossbench.run_loop import launched_once
+    from crossbench.plan import experiment
+    from crossbench.run.run_loop import launched_once
     assert launched_once({"repetitions": 1, "precision": None})
     assert not launched_once({"repetitions": 2, "precision": None})
     assert not launched_once({"repetitions": 1, "precision": 0.05})

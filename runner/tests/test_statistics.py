@@ -5,8 +5,10 @@ import math
 
 import pytest
 
-from crossbench import points, precision, stats
-from crossbench.experiment import apply_overrides, expand, load
+from crossbench import stats
+from crossbench.decide import precision
+from crossbench.figures import points
+from crossbench.plan.experiment import apply_overrides, expand, load
 
 
 def test_student_t_interval_of_one_to_five():
@@ -213,8 +215,8 @@ def test_precision_launches_again_the_points_whose_first_stage_asks_more_up_to_t
 
 
 def test_an_interrupted_adaptive_run_resumes_its_planned_launches_and_runs_none_twice(tmp_path):
-    from crossbench.experiment import plan_from_dict
-    from crossbench.rundir import RunDir
+    from crossbench.plan.experiment import plan_from_dict
+    from crossbench.record.rundir import RunDir
     run = {"precision": 0.05, "max_launches": 5, "shuffle": True, "shuffle_seed": 11}
     cells = [c for c in quick_cells(precision=0.05, max_launches=5) if c.group == "static"]
     run_dir = RunDir(tmp_path / "run")
@@ -237,8 +239,9 @@ def test_an_interrupted_adaptive_run_resumes_its_planned_launches_and_runs_none_
 
 
 def test_noise_foreign_cpu_is_the_cores_user_and_system_time_less_ours_and_steal_is_apart():
-    from crossbench.sampling.noise import Snapshot, connections, flags, window
     import os
+
+    from crossbench.sampling.noise import Snapshot, connections, flags, window
     me = (os.getpid(), 1.0)
     # one second; core 0: 0.5 s user+system, core 1: 1.0 s, of which the runner's tree 0.7 s and wrk 0.3 s
     before = Snapshot(10.0, [(100.0, 40.0, 1.0), (100.0, 50.0, 0.0)], 1000, {me: 5.0, (4242, 2.0): 20.0})

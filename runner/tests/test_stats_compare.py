@@ -1,5 +1,5 @@
-"""Known answers for compare's tests in crossbench.changes: Welch on logs with a run-to-run variance component, the
-paired test, the call against an equivalence margin (TOST) and Benjamini-Hochberg."""
+"""Known answers for compare's tests in crossbench.figures.changes: Welch on logs with a run-to-run variance
+component, the paired test, the call against an equivalence margin (TOST) and Benjamini-Hochberg."""
 from __future__ import annotations
 
 import math
@@ -7,7 +7,7 @@ import math
 import pytest
 from scipy import stats as sp
 
-from crossbench import changes
+from crossbench.figures import changes
 
 E = math.exp
 

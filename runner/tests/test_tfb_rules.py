@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from crossbench import experiment, tfb
+from crossbench import tfb
+from crossbench.plan import experiment
 
 ROWS = "".join(f"<tr><td>{i}</td><td>{m}</td></tr>" for i, m in tfb.EXPECTED_FORTUNES)
 PAGE = f"<!DOCTYPE html><html><body><table><tr><th>id</th><th>message</th></tr>{ROWS}</table></body></html>"

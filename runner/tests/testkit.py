@@ -11,7 +11,9 @@ from pathlib import Path
 
 import psutil
 
-from crossbench import fields, oskit, record
+from crossbench import oskit
+from crossbench.cell import fields
+from crossbench.record import record
 
 POLL_S = 0.05
 
@@ -42,11 +44,11 @@ def records(run_dir: Path) -> list[dict]:
 
 def assert_records_match_contract(found: list[dict]) -> None:
     """Fails naming each field and cell where a record of the current schema lacks a declared field or carries
-    an undeclared one (crossbench.fields; older schemas, as the analysis tests' fixtures, are read through
+    an undeclared one (crossbench.cell.fields; older schemas, as the analysis tests' fixtures, are read through
     record.upgrade and not held to it)."""
     wrong = [problem for r in found if r.get("schema_version") == record.SCHEMA_VERSION
              for problem in fields.problems(r)]
-    assert not wrong, "records break the contract (crossbench/record.py):\n" + "\n".join(wrong)
+    assert not wrong, "records break the contract (crossbench/record/record.py):\n" + "\n".join(wrong)
 
 
 def records_by_id(run_dir: Path) -> dict[str, dict]:

@@ -10,6 +10,8 @@ import random
 import string
 import time
 
+from crossbench.tfb import FORTUNES
+
 from .cluster import DatabaseError, psql
 
 DATAGEN_VERSION = 2        # 2: the fortune table
@@ -27,22 +29,6 @@ CREATE TABLE crossbench_meta (datagen_version integer, world_rows integer, kv_ro
 CREATE EXTENSION IF NOT EXISTS pg_stat_statements;
 """
 
-# TechEmpower's fortune rows, as their PostgreSQL setup inserts them: a quote, a markup-injection attempt that must
-# come out escaped, and a Japanese one that must come out as UTF-8.
-FORTUNES = (
-    "fortune: No such file or directory",
-    "A computer scientist is someone who fixes things that aren't broken.",
-    "After enough decimal places, nobody gives a damn.",
-    "A bad random number generator: 1, 1, 1, 1, 1, 4.33e+67, 1, 1, 1",
-    "A computer program does what you tell it to do, not what you want it to do.",
-    "Emacs is a nice operating system, but I prefer UNIX. \u2014 Tom Christaensen",
-    "Any program that runs right is obsolete.",
-    "A list is only as strong as its weakest link. \u2014 Donald Knuth",
-    "Feature: A bug with seniority.",
-    "Computers make very fast, very accurate mistakes.",
-    '<script>alert("This should not be displayed in a browser alert box.");</script>',
-    "\u30d5\u30ec\u30fc\u30e0\u30ef\u30fc\u30af\u306e\u30d9\u30f3\u30c1\u30de\u30fc\u30af",
-)
 
 
 def fortune_rows() -> str:

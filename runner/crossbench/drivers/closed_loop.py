@@ -5,7 +5,9 @@ figures (the seed's efficiency ratio, its latency twin, Little's-law throughput)
 """
 from __future__ import annotations
 
-from .. import loadgen, metrics, record
+from crossbench import loadgen
+from crossbench.record import metrics, record
+
 from ..loadgen.base import LoadResult, LoadSpec
 from .base import DriverRefused, GeneratorDriver, Measurement
 

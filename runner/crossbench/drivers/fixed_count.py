@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import metrics
+from crossbench.record import metrics
+
 from ..loadgen import ab
 from ..loadgen.base import LoadgenError, LoadSpec
 from ..loadgen.spread import shares
 from . import ab_startup
 from .base import Driver, DriverRefused, Measurement
-from .closed_loop import FIELDS as CLOSED_LOOP_FIELDS, WARMUP_DELAY_MS, closed_loop_figures
+from .closed_loop import FIELDS as CLOSED_LOOP_FIELDS
+from .closed_loop import WARMUP_DELAY_MS, closed_loop_figures
 
 SERIAL_MARGIN = 1.5       # bound: the whole count served one after the other, with room to spare
 BOUND_EXTRA_S = 30.0

@@ -12,10 +12,11 @@ import time
 from dataclasses import replace
 from urllib.parse import urlsplit
 
-from .. import metrics, record
+from crossbench.record import metrics, record
+
+from ..clients.probe import LATENCY_SOURCE, Probe, latency_stats
 from ..loadgen import wrk
 from ..loadgen.base import LoadResult, LoadSpec, empty_errors
-from ..clients.probe import LATENCY_SOURCE, Probe, latency_stats
 from .base import Driver, DriverRefused, Measurement
 from .closed_loop import WARMUP_DELAY_MS, load_spec
 

@@ -19,13 +19,13 @@ from dataclasses import fields
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from .. import hold_fit
 from ..clients.holder import FAILURE_KINDS, HoldConfig
 from ..loadgen.base import LoadResult, empty_errors
 from ..loadgen.process import run_bounded
 from ..oskit import taskset_prefix
 from ..sampling.process_tree import summarize
 from ..sampling.socket_census import SocketCensus
+from . import hold_fit
 from .base import Driver, DriverRefused, Measurement
 
 # what a group's options may set, defaulting as the holder does (clients/holder_types.HoldConfig)

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .. import loadgen, metrics, record
+from crossbench import loadgen
+from crossbench.record import metrics, record
+
 from ..loadgen.base import LoadSpec
 from .base import DriverRefused, GeneratorDriver, Measurement
 from .closed_loop import WARMUP_DELAY_MS

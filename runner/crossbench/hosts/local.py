@@ -6,20 +6,19 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 from pathlib import Path
+
+from crossbench.database.stack import RunDatabase
 
 from .. import oskit
 from ..database.pgbouncer import PgBouncer
-from ..loadgen.base import Finished, LoadgenError, raw_path
+from ..loadgen.base import Finished
+from ..loadgen.process import run_here
+from ..oskit import HOST, check_port_free, free_port
 from ..sampling.jvm_probe import JvmProbe
 from ..sampling.process_tree import ProcessTreeSampler
 from ..sampling.socket_census import SocketCensus
-from ..oskit import HOST, check_port_free, free_port
 from ..servers.lifecycle import RunningServer, ServerSpec
-from ..stack import RunDatabase
-
-KILL_GRACE_S = 3.0
 
 
 class LocalHost:
@@ -63,29 +62,8 @@ class LocalHost:
 
     def run_bounded(self, cmd: list[str], out_dir: Path, tool: str, limit_s: float, env: dict | None = None,
                     start_at: float | None = None) -> Finished:
-        """cmd to completion within limit_s seconds in its own session, stdout and stderr in `<tool>.stdout` /
-        `<tool>.stderr` of out_dir; its whole process group is killed when it outlives its bound or the runner is
-        interrupted. `start_at` (epoch): it starts then."""
-        out_dir.mkdir(parents=True, exist_ok=True)
-        time.sleep(max(0.0, (start_at or 0.0) - time.time()))
-        stdout, stderr = raw_path(out_dir, tool, "stdout"), raw_path(out_dir, tool, "stderr")
-        started = time.monotonic()
-        with open(stdout, "wb") as out, open(stderr, "wb") as err:
-            try:
-                proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                        start_new_session=True, env={**os.environ, **(env or {})})
-            except FileNotFoundError as exc:
-                raise LoadgenError(f"{tool}: cannot start {cmd[0]!r}: {exc}") from exc
-            try:
-                returncode = proc.wait(timeout=limit_s)
-            except subprocess.TimeoutExpired:
-                oskit.stop_group(proc, KILL_GRACE_S)
-                raise LoadgenError(f"{tool} still running after its {limit_s:.0f} s bound; "
-                                   f"its process group was killed (raw output in {out_dir})") from None
-            except BaseException:          # KeyboardInterrupt and friends: never leave the tool behind
-                oskit.stop_group(proc, KILL_GRACE_S)
-                raise
-        return Finished(returncode, stdout, stderr, time.monotonic() - started)
+        """cmd to completion within limit_s seconds here (loadgen.process.run_here)."""
+        return run_here(cmd, out_dir, tool, limit_s, env, start_at)
 
     def sampler(self, pid: int, out_csv: Path, interval_s: float, phase: str = "idle", pool_source=None,
                 loadgen_pid_fn=None) -> ProcessTreeSampler:

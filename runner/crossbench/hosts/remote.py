@@ -22,13 +22,13 @@ import threading
 import time
 from pathlib import Path
 
+from crossbench.database.stack import DB_CONNECTION_MARGIN
+
+from .. import oskit, paths
 from ..loadgen.base import Finished, LoadgenError, raw_path
-from .. import paths
 from ..sampling.jvm_probe import PROBE_JVM_OPTS, PROBE_SRC, JvmProbe, JvmProbeError, ShiftedLines
 from ..sampling.socket_census import SocketCensus, parsed
-from .. import oskit
 from ..servers.lifecycle import RunningServer, ServerFailed, ServerSpec
-from ..stack import DB_CONNECTION_MARGIN
 from .remote_database import RemoteDatabase, remote_pgbouncer
 from .remote_sampler import TetheredSampler
 from .scratch import COPY_LIMIT_S, Scratch

@@ -10,7 +10,8 @@ import threading
 import time
 from pathlib import Path
 
-from .. import metrics
+from crossbench.record import metrics
+
 from . import ADAPTERS, get
 from .base import LoadgenError, LoadResult, LoadSpec
 

@@ -1,0 +1,46 @@
+"""Tomcat's GC pauses beside its latency p99: per panel (group or delay), the p99 of each Tomcat cell and, from
+its JFR recording (runner/crossbench/servers/tomcat_jfr.py), the longest GC pause and the pauses' total inside the
+window. Only cells that have both; a run without JFR (jfr = false) gets no chart."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from crossbench_analysis.read.runinfo import Run, get, num
+
+from .kit import ChartJob, against_concurrency, count, flagged, interval_key, panel_style, panels, write_series
+
+HEADINGS: dict[str, str] = {}     # one chart per panel, each with its own heading
+FIGURES = ("latency_ms.p99", "tomcat_gc_pause_max_ms", "tomcat_gc_pause_total_ms")
+
+
+def with_both(cells: list[dict]) -> list[dict]:
+    return [c for c in against_concurrency(cells) if num(get(c, "latency_ms.p99")) is not None
+            and num(c.get("tomcat_gc_pause_count")) is not None]
+
+
+def row_of(c: dict) -> list:
+    return [c.get("concurrency"), num(get(c, "latency_ms.p99")), num(c.get("tomcat_gc_pause_max_ms")),
+            num(c.get("tomcat_gc_pause_total_ms")), num(c.get("tomcat_gc_pause_count"))]
+
+
+def jobs(run: Run, data_dir: Path) -> list[ChartJob]:
+    cells = with_both(run.cells)
+    found = []
+    for key, title, here, series, of_cell in panels(cells):
+        name = f"gc_pauses_{key}"
+        columns = ["concurrency", "p99_ms", "gc_pause_max_ms", "gc_pause_total_ms", "gc_pause_count",
+                   "valid", "repetition", "cell_id"]
+        write_series(data_dir / f"{name}.dat", f"latency p99 and GC pauses in the window, '{title}' (run "
+                     f"{run.run_id}); pauses from each cell's JFR recording", columns, row_of, here, series, of_cell)
+        pauses = sum(int(num(c.get("tomcat_gc_pause_count")) or 0) for c in here)
+        found.append(ChartJob(
+            name, "gc_pauses.gp", f"Tomcat, {title}: latency p99 beside the GC pauses in the same window",
+            f"{title}: left, each Tomcat cell's 99th-percentile latency; right, from the cell's JFR recording, "
+            "its longest GC pause (solid) and all its pauses added up (dashed), for the measured window only "
+            f"({pauses} pauses over {len(here)} cells). A pause stops every request thread: a p99 near the "
+            "longest pause points at the collector, one far above it does not. Bars: each point's 95 % interval "
+            "over its launches (none with one launch).",
+            {**interval_key(here), "panels": 1, "file_1": f"{name}.dat", "title_1": title, **panel_style(1, series, {}),
+             "nflagged": flagged(here, *FIGURES), "values_1": count(here, *FIGURES)},
+            [f"{name}.dat"], "", f"GC pauses: {title}"))
+    return found

@@ -1,0 +1,111 @@
+"""The chart kit's series: the servers' palettes, the fields a series label may show, the series of a chart's
+cells and their colours and dashes per panel."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from crossbench.servers import PLUGINS
+from crossbench_analysis.read.runinfo import num, server_rank
+
+# Colours: one family of shades per server, so a server looks the same in every chart and five stay apart; each
+# plug-in names its own (ServerPlugin.palette); a server without one gets these.
+OTHER_PALETTE = ("#984ea3", "#999999", "#4d9221", "#444444")
+
+
+def palette(server) -> tuple[str, ...]:
+    """A server's shades, from its plug-in (Tomcat's warm reds, Tornado's blues, ...)."""
+    plugin = PLUGINS.get(server)
+    return tuple(plugin.palette) if plugin and plugin.palette else OTHER_PALETTE
+
+
+LABEL_FIELDS = [  # (field, how it reads in a label); the server's own knobs come between endpoint and processes
+    ("endpoint", lambda v: str(v)),
+    ("processes", lambda v: f"{v} proc"),
+    ("loadgen", lambda v: str(v)),
+    ("keepalive", lambda v: "keep-alive" if v else "Connection: close"),
+]
+
+
+def label_fields(server) -> list[tuple]:
+    """The fields a server's series labels may show: its plug-in's knobs that say how they read in a label
+    (Knob.label, e.g. Tomcat's "maxThreads={}"), in the plug-in's order, among the shared ones."""
+    plugin = PLUGINS.get(server)
+    knobs = [(k.name, k.label.format) for k in (plugin.knobs if plugin else ()) if k.label]
+    return [LABEL_FIELDS[0], *knobs, *LABEL_FIELDS[1:]]
+
+
+@dataclass
+class Series:
+    label: str
+    server: str
+    sort: tuple
+    color: str = "#444444"
+    dash: int = 1
+
+
+def series_of(cells: list[dict], panel_of) -> tuple[list[Series], dict[str, Series]]:
+    """Labels the cells' series: the server, plus each setting that varies among that server's cells within a
+    panel (endpoint, executor, maxThreads, ...; the endpoint then for every server), plus the group when
+    nothing else tells two cells apart. Series are ordered by server, then by the run order of their first
+    cell (so the experiment's main pairing comes first); panel_style colours them."""
+    varying: dict = {server: [] for server in {c.get("server") for c in cells}}
+    for server in varying:
+        for f, show in label_fields(server):
+            values: dict = {}
+            for c in cells:
+                if c.get("server") == server:
+                    values.setdefault(panel_of(c), set()).add(json.dumps(c.get(f), sort_keys=True))
+            if any(len(v) > 1 for v in values.values()):
+                varying[server].append((f, show))
+    if any(f == "endpoint" for fields in varying.values() for f, _ in fields):
+        for server, fields in varying.items():
+            if not any(f == "endpoint" for f, _ in fields):
+                fields.insert(0, LABEL_FIELDS[0])
+
+    def label(cell, with_group):
+        parts = [str(cell.get("server") or "?")]
+        parts += [show(cell.get(f)) for f, show in varying[cell.get("server")] if cell.get(f) is not None]
+        if with_group:
+            parts.append(f"[{cell.get('group')}]")
+        return " ".join(parts)
+
+    seen: dict[tuple, set] = {}
+    for c in cells:
+        key = (label(c, False), panel_of(c), c.get("concurrency"), c.get("repetition"))
+        seen.setdefault(key, set()).add(c.get("group"))
+    with_group = any(len(groups) > 1 for groups in seen.values())
+
+    by_label: dict[str, Series] = {}
+    of_cell: dict[str, Series] = {}
+    for position, c in enumerate(sorted(cells, key=lambda c: (num(c.get("index")) or 0))):
+        text = label(c, with_group)
+        if text not in by_label:
+            by_label[text] = Series(text, c.get("server"), (server_rank(c.get("server")),
+                                                            str(c.get("server")), position))
+        of_cell[c["cell_id"]] = by_label[text]
+    return sorted(by_label.values(), key=lambda s: s.sort), of_cell
+
+
+def shade(server, counters: dict) -> tuple[str, int]:
+    """The next shade of a server's palette and its dash: a server's k-th series gets the k-th shade (dashed once
+    the palette wraps); `counters` counts the series handed out per server."""
+    shades = palette(server)
+    k = counters.get(shades, 0)
+    counters[shades] = k + 1
+    return shades[k % len(shades)], 1 + k // len(shades)
+
+
+def panel_style(p: int, present: list[Series], keyed: dict) -> dict:
+    """Per-panel gnuplot parameters: how many series blocks, their colours and dashes, and whether the panel
+    shows a key. Colours go by rank within the panel: a server's first series takes its palette's first shade
+    (Tomcat orange, Tornado blue), its k-th series the k-th shade. A panel shows a key when it is the first,
+    or has a series no earlier key showed, or one whose colour differs from an earlier key's."""
+    counters: dict = {}
+    for s in present:
+        s.color, s.dash = shade(s.server, counters)
+    show_key = p == 1 or any(keyed.get(s.label) != s.color for s in present)
+    if show_key:
+        keyed.update({s.label: s.color for s in present})
+    return {f"nseries_{p}": len(present), f"colors_{p}": " ".join(s.color for s in present) or "#000000",
+            f"dashes_{p}": " ".join(str(s.dash) for s in present) or "1", f"key_{p}": int(show_key)}

@@ -1,0 +1,203 @@
+"""compare's statistics: per matched point and figure, B/A from the launches of each run, its 95 % interval, the
+test that gave it, and a verdict that says what was shown, nothing more.
+
+- `cannot tell`: fewer than stats.MIN_LAUNCHES (3) launches on a side, or a side whose launches are tied (no
+  spread: it would give p = 0). `no value`: a side has no figure at all.
+- Otherwise a test on the log scale (a change in throughput or latency is a factor) judged against the
+  equivalence margin m (default 5 %, symmetric on logs: B/A inside [1/(1+m), 1+m]) by
+  crossbench.figures.changes.change_call:
+  `faster` / `slower` when the whole 95 % interval lies beyond the margin (criterion's compare_to_threshold);
+  `same within m` when the 90 % interval lies inside it (TOST, two one-sided tests at 5 %); `inconclusive`
+  otherwise, with the interval's half width said. A change is a headline verdict only when it also survives
+  Benjamini-Hochberg across the points of the compare (compare.py), else it reads `inconclusive`.
+- Between runs, the run is the unit that varies (Kalibera and Jones): each run's mean carries one draw of the run's
+  level, so the run-to-run spread sigma_run measured on this machine (noise_floor.toml, per figure and kind of
+  point) enters the variance, se^2 = s_a^2/n_a + s_b^2/n_b + 2 sigma_run^2, instead of a threshold on the ratio.
+- Two variants inside one run (judge_paired): launches paired by round, the paired t on the log values, no run
+  variance (one run has no run-to-run drift, and the pairing takes out the drift within it).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from functools import cache
+from pathlib import Path
+
+import tomllib
+
+from crossbench import stats
+from crossbench.figures import changes
+
+FLOOR_FILE = Path(__file__).with_name("noise_floor.toml")
+DEFAULT_MARGIN = 0.05
+FDR_Q = 0.05
+# Figures where less is better; every other figure is better higher (throughput).
+LOWER_IS_BETTER_PREFIXES = ("latency_ms.", "efficiency_ratio", "latency_ratio", "rss", "cpu", "threads")
+FASTER, SLOWER, SAME, INCONCLUSIVE = "faster", "slower", "same", "inconclusive"
+CANNOT_TELL, NO_VALUE = "cannot tell", "no value"
+WORDS = (SAME, FASTER, SLOWER, INCONCLUSIVE, CANNOT_TELL, NO_VALUE)
+STATIC, DELAYED = "static", "delayed"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    figure: str
+    a: float | None            # the point's value in each run
+    b: float | None
+    ratio: float | None        # B/A of the launches' geometric means, shown even when nothing can be told
+    test: changes.ChangeTest | None
+    margin: float
+    word: str
+    why: str = ""              # cannot tell: the reason; inconclusive after BH: the adjusted p
+    p_adjusted: float | None = None
+
+    @property
+    def changed(self) -> bool:
+        return self.word in (FASTER, SLOWER)
+
+    @property
+    def p_value(self) -> float | None:
+        return self.test.p_value if self.test else None
+
+    @property
+    def said(self) -> str:
+        """The verdict as printed: `same within 5 %`, `inconclusive (+-23 %)`, `cannot tell (...)`."""
+        if self.word == SAME:
+            return f"same within {pct(self.margin)}"
+        if self.word == INCONCLUSIVE:
+            width = f"interval +-{pct(math.exp(stats.t_quantile(stats.CONFIDENCE, self.test.df) * self.test.se) - 1)}"
+            return f"inconclusive ({width}{'; ' + self.why if self.why else ''})"
+        if self.word == CANNOT_TELL:
+            return f"cannot tell ({self.why})"
+        return self.word
+
+
+def pct(share: float) -> str:
+    return f"{100 * share:.3g} %"
+
+
+def lower_is_better(figure: str) -> bool:
+    return figure.startswith(LOWER_IS_BETTER_PREFIXES)
+
+
+def kind_of(point: dict) -> str:
+    """DELAYED for a point whose requests are held (delay_ms > 0: its throughput is set by the hold, which does
+    not drift between runs), STATIC for every other (work bound by the CPU, which does)."""
+    return DELAYED if point.get("delay_ms") else STATIC
+
+
+def positive(values) -> list[float]:
+    return [float(v) for v in values if isinstance(v, (int, float)) and v > 0]
+
+
+def geometric_ratio(a: list[float], b: list[float]) -> float:
+    return math.exp(sum(map(math.log, b)) / len(b) - sum(map(math.log, a)) / len(a))
+
+
+def judge(figure: str, a_values, b_values, a_value, b_value, run_sd: float,
+          margin: float = DEFAULT_MARGIN) -> Verdict:
+    """Two runs' launches of one figure: the test with the run-to-run variance (run_sd, on logs) added."""
+    a_values, b_values = positive(a_values), positive(b_values)
+    if not a_values or not b_values:
+        return Verdict(figure, a_value, b_value, None, None, margin, NO_VALUE)
+    ratio = geometric_ratio(a_values, b_values)
+    why = changes.untestable(a_values, b_values)
+    if why:
+        return Verdict(figure, a_value, b_value, ratio, None, margin, CANNOT_TELL, why)
+    return verdict_of(figure, changes.run_log_ratio(a_values, b_values, run_sd), a_value, b_value, margin)
+
+
+def judge_paired(figure: str, pairs: list[tuple[float, float]], a_value, b_value,
+                 margin: float = DEFAULT_MARGIN) -> Verdict:
+    """Two variants launched in the same rounds of one run, (a, b) per round: the paired test, no run variance."""
+    pairs = [(float(a), float(b)) for a, b in pairs if a and b and a > 0 and b > 0]
+    if not pairs:
+        return Verdict(figure, a_value, b_value, None, None, margin, NO_VALUE)
+    diffs = [math.log(b / a) for a, b in pairs]
+    ratio = math.exp(sum(diffs) / len(diffs))
+    if len(pairs) < stats.MIN_LAUNCHES:
+        why = f"{len(pairs)} round{'s' if len(pairs) != 1 else ''} holding both, fewer than {stats.MIN_LAUNCHES}"
+        return Verdict(figure, a_value, b_value, ratio, None, margin, CANNOT_TELL, why)
+    if len(set(diffs)) == 1:
+        return Verdict(figure, a_value, b_value, ratio, None, margin, CANNOT_TELL, "the pairs' ratios are tied")
+    return verdict_of(figure, changes.paired_change(pairs), a_value, b_value, margin)
+
+
+CALLED = {changes.EQUIVALENT: SAME, changes.INCONCLUSIVE: INCONCLUSIVE}
+
+
+def verdict_of(figure: str, test: changes.ChangeTest, a_value, b_value, margin: float) -> Verdict:
+    call = changes.change_call(test, margin)
+    if call in CALLED:
+        word = CALLED[call]
+    else:
+        better = (call == changes.DECREASE) if lower_is_better(figure) else (call == changes.INCREASE)
+        word = FASTER if better else SLOWER
+    return Verdict(figure, a_value, b_value, test.ratio, test, margin, word)
+
+
+def controlled(verdicts: list[Verdict], q: float = FDR_Q) -> list[Verdict]:
+    """Benjamini-Hochberg across the points of one compare, on their headline verdicts' p of "no change": a
+    faster or slower whose adjusted p is above q reads inconclusive. Every tested verdict carries its adjusted p."""
+    tested = [i for i, v in enumerate(verdicts) if v.test is not None]
+    adjusted = changes.benjamini_hochberg([verdicts[i].p_value for i in tested])
+    out = list(verdicts)
+    for i, p in zip(tested, adjusted):
+        out[i] = replace(out[i], p_adjusted=p)
+        if out[i].changed and p > q:
+            out[i] = replace(out[i], word=INCONCLUSIVE,
+                             why=f"{out[i].word} by itself, not after Benjamini-Hochberg: adjusted p {p:.2g} > {q:g}")
+    return out
+
+
+# --- the run-to-run spread (noise_floor.toml)
+
+@cache
+def floor_file() -> dict:
+    """noise_floor.toml, read once."""
+    return tomllib.loads(FLOOR_FILE.read_text())
+
+
+def floor_set(cpu_models: tuple[str, ...]) -> dict | None:
+    """The noise_floor.toml machine whose CPU model (a part of its name) every one of these runs ran on."""
+    return next((machine for machine in floor_file()["machine"]
+                 if cpu_models and all(machine["measured_on"] in model for model in cpu_models)), None)
+
+
+def floor_machines() -> list[str]:
+    """The CPU models noise_floor.toml holds spreads for, the fallback first."""
+    return [machine["measured_on"] for machine in floor_file()["machine"]]
+
+
+def run_sds(override: float | None = None, cpu_models: tuple[str, ...] = ()) -> dict:
+    """{"static": {figure: sd}, "delayed": {...}, "default": sd, "measured": bool, "source": "..."}: the
+    run-to-run spreads in force: an override for every figure, else those of the runs' CPU model, else the
+    first machine's in noise_floor.toml (compare notes that)."""
+    if override is not None:
+        return {STATIC: {}, DELAYED: {}, "default": override, "measured": True,
+                "source": f"sigma_run {override:g} for every figure, given on the command line"}
+    machine = floor_set(cpu_models) or floor_file()["machine"][0]
+    spreads = machine.get("run_sd", {})
+    return {STATIC: spreads.get(STATIC, {}), DELAYED: spreads.get(DELAYED, {}), "default": floor_file()["default"],
+            "measured": bool(machine.get("measured")), "source": f"{machine['source']}, on {machine['measured_on']}"}
+
+
+def observed_table(observed: dict) -> dict:
+    """The spreads `aa --observe-floor` measured on some runs (its JSON), as run_sds gives them: to judge other
+    runs by spreads they played no part in."""
+    spreads = observed.get("run_sd") or {}
+    return {STATIC: spreads.get(STATIC, {}), DELAYED: spreads.get(DELAYED, {}), "default": floor_file()["default"],
+            "measured": True, "source": f"aa --observe-floor over {observed.get('runs')} other runs"}
+
+
+def run_sd_of(figure: str, kind: str, table: dict) -> float:
+    return float(table[kind].get(figure, table["default"]))
+
+
+def run_sd_text(table: dict) -> str:
+    """The spreads in force in words, for the method line."""
+    parts = [f"{kind}: " + ", ".join(f"{f} {pct(v)}" for f, v in table[kind].items())
+             for kind in (STATIC, DELAYED) if table[kind]]
+    parts.append(f"any other figure {pct(table['default'])}")
+    state = "" if table["measured"] else "; NOT measured here"
+    return f"{'; '.join(parts)} ({table['source']}{state})"

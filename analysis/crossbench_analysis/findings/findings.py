@@ -1,0 +1,140 @@
+"""The run's findings, computed from its points every time analysis runs (never written by hand): one function
+per experiment family, each a list of the finding makers of findings_sweeps.py and findings_seeds.py. Written as
+findings.json (machine-readable) and findings.md in the run directory; report.html shows them first and run_all.sh
+prints them last (`text`).
+
+An experiment is matched to its family by name (seed002, seed002-quick, ...); a run of an experiment no family
+knows gets every maker that finds cells of its kind."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from crossbench_analysis.read.runinfo import Run
+
+from . import findings_capacity, findings_tfb
+from . import findings_seeds as seeds
+from . import findings_sweeps as sweeps
+from .finding import Finding, load_points
+
+FILE_JSON, FILE_MD = "findings.json", "findings.md"
+
+
+def seed000(points):
+    return seeds.sync_async("seed000", points) + seeds.head_of_line("seed000", points)
+
+
+def seed001(points):
+    return seeds.pipelined("seed001", points)
+
+
+def seed002(points, family="seed002"):
+    return (sweeps.bends(family, points) + sweeps.ratio_at_top(family, points)
+            + sweeps.thread_plateaus(family, points) + sweeps.static_throughput(family, points))
+
+
+def quick(points):
+    return seed002(points, "quick")
+
+
+def seed003(points):
+    return seeds.held("seed003", points)
+
+
+def seed004(points):
+    f = "seed004"
+    return (seeds.table_ranking(f, points) + seeds.pools(f, points) + seeds.pgbouncer(f, points)
+            + seeds.worker_sweeps(f, points) + findings_tfb.ranking(f, points))
+
+
+def tfb(points):
+    return findings_tfb.ranking("tfb", points) + findings_tfb.against_reference("tfb", points)
+
+
+def maxthreads(points):
+    f = "maxthreads"
+    return (sweeps.bends(f, points, "maxthreads_knees") + sweeps.ratio_at_top(f, points, "maxthreads_knees")
+            + sweeps.thread_plateaus(f, points, "maxthreads_threads") + sweeps.thread_cost(f, points)
+            + sweeps.static_throughput(f, points, "maxthreads_static"))
+
+
+def openloop(points):
+    return sweeps.open_loop("openloop", points)
+
+
+def servers(points):
+    f = "servers"
+    return sweeps.static_throughput(f, points) + sweeps.bends(f, points) + sweeps.ratio_at_top(f, points)
+
+
+FAMILIES = {"seed000": seed000, "seed001": seed001, "seed002": seed002, "quick": quick, "seed003": seed003,
+            "seed004": seed004, "maxthreads": maxthreads, "openloop": openloop, "servers": servers, "tfb": tfb}
+# Families read from the whole run (its configuration too), not from its points alone.
+RUN_FAMILIES = {findings_capacity.FAMILY: findings_capacity.findings}
+ANY = (seed000, seed001, seed002, seed003, seed004, openloop)      # for an experiment no family knows
+
+
+def family_of(experiment: str | None) -> str | None:
+    name = str(experiment or "")
+    return next((f for f in sorted({*FAMILIES, *RUN_FAMILIES}, key=len, reverse=True)
+                 if name == f or name.startswith(f + "-")), None)
+
+
+def compute(run: Run) -> list[Finding]:
+    family = family_of(run.experiment)
+    if family in RUN_FAMILIES:
+        return RUN_FAMILIES[family](run)
+    points = load_points(run)
+    if family:
+        return FAMILIES[family](points)
+    found = [f for make in ANY for f in make(points)]
+    for f in found:
+        f.family = str(run.experiment or "run")
+    return found
+
+
+def sections(records: list[dict]) -> list[dict]:
+    """findings.json's records as the report's sections: [{"title", "items"}] in order of first appearance."""
+    out: dict[str, list[dict]] = {}
+    for i, r in enumerate(records, 1):
+        out.setdefault(r["family"], []).append({**r, "id": i})
+    return [{"title": title, "items": items} for title, items in out.items()]
+
+
+def markdown(run: Run, records: list[dict]) -> str:
+    lines = [f"# Findings of run {run.run_id}", "",
+             "Computed from cells.jsonl by the analysis (crossbench_analysis/findings/findings.py); flagged cells "
+             "feed none.",
+             ""]
+    for section in sections(records):
+        lines += [f"## {section['title']}", ""]
+        for f in section["items"]:
+            lines.append(f"- {f['sentence']}" + (f" **{f['figure_text']}**" if f["figure_text"] else ""))
+            refs = ([f"chart `{f['chart']}`"] if f["chart"] else []) + \
+                   ([f"cells {', '.join(f['cells'])}"] if f["cells"] else [])
+            if refs:
+                lines.append(f"  ({'; '.join(refs)})")
+        lines.append("")
+    if not records:
+        lines.append("No finding: this run has no cells any finding reads.")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def write(run: Run, charts: set[str]) -> list[dict]:
+    """Computes the findings, writes findings.json and findings.md; returns findings.json's records. `charts`
+    are the chart names the run has: a finding's chart outside them is written as null."""
+    records = [f.to_dict(charts) for f in compute(run)]
+    (run.path / FILE_JSON).write_text(json.dumps({"run_id": run.run_id, "experiment": run.experiment,
+                                                  "findings": records}, indent=2) + "\n")
+    (run.path / FILE_MD).write_text(markdown(run, records))
+    return records
+
+
+def text(run_dir: Path) -> str:
+    """The findings as terminal lines (run_all.sh's last lines before the report's path); '' when none."""
+    path = Path(run_dir) / FILE_JSON
+    if not path.is_file():
+        return ""
+    records = json.loads(path.read_text()).get("findings", [])
+    return "\n".join(["findings:"] + [f"  {r['sentence']}" + (f" [{r['figure_text']}]" if r["figure_text"] else "")
+                                      for r in records]) if records else ""

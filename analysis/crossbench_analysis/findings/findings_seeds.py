@@ -1,0 +1,236 @@
+"""Findings of the seeds that are not concurrency sweeps: seed 000 (sync against async on one loop, the
+head-of-line probe), seed 001 (pipelined hello world), seed 003 (held connections, memory per connection,
+maxConnections) and seed 004 (the article's table by p99, pools, PgBouncer, worker sweeps). Each function takes
+(family, points) and returns findings; none when the run has no such cells."""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from crossbench.endpoints import SEED004
+from crossbench_analysis.charts.hold import KIND as HOLD_KIND
+from crossbench_analysis.charts.seed004 import stack_label, table_groups
+from crossbench_analysis.charts.seeds import AB_KIND, HOL_KIND, PIPELINED_KIND
+from crossbench_analysis.judge.decisions import best_of_sweeps, tied_steps
+from crossbench_analysis.read.runinfo import num, offered_rate
+
+from .finding import (
+    Finding,
+    all_flagged,
+    cells_of,
+    comparison,
+    delay_text,
+    left_note,
+    quoted,
+    ratio_text,
+    separated,
+    sig,
+    split,
+    value,
+    who,
+    with_figure,
+)
+
+
+def of_kind(points: list[dict], kind: str) -> list[dict]:
+    return [p for p in points if p.get("kind") == kind]
+
+
+def by_server(points: list[dict]) -> dict[str, list[dict]]:
+    grouped: dict[str, list[dict]] = defaultdict(list)
+    for p in points:
+        grouped[who(p)].append(p)
+    return grouped
+
+
+def sync_async(family: str, points: list[dict], chart: str = "seed000_ab") -> list[Finding]:
+    """ab -n -c on /delay/sync and /delay/async per server: how much the blocking handler costs."""
+    out = []
+    for name, pts in by_server([p for p in of_kind(points, AB_KIND)
+                                if p.get("endpoint") in ("/delay/sync", "/delay/async")]).items():
+        good, left = split(pts)
+        ends = {p["endpoint"]: p for p in good}
+        if len(ends) < 2:
+            if left:
+                out.append(all_flagged(family, f"{name}: /delay/sync against /delay/async", left, chart))
+            continue
+        sync, nosync = ends["/delay/sync"], ends["/delay/async"]
+        ratio, test = value(nosync, "rps") / value(sync, "rps"), comparison(sync, nosync, "rps")
+        c, d = num(sync.get("concurrency")), num(sync.get("delay_ms"))
+        text = (f"Under ab -c {c:g} ({delay_text(sync)} delay), {name}'s /delay/async answered {sig(ratio, 2)} "
+                f"times{ratio_interval(test)} the requests per second of its /delay/sync ({quoted(nosync, 'rps')} against "
+                f"{quoted(sync, 'rps')}; all {c:g} at once would be {sig(c * 1000 / d)}, one at a time "
+                f"{sig(1000 / d, 2)}): " + ("a blocking handler holds its one loop." if ratio > 2 else
+                                             "the blocking handler costs it little.") + left_note(left))
+        out.append(with_figure(Finding(family, text, chart=chart, cells=cells_of([sync, nosync]), left_out=left),
+                               sync, "rps", "req/s", f"{name} /delay/sync"))
+    return out
+
+
+def head_of_line(family: str, points: list[dict], chart: str = "seed000_hol") -> list[Finding]:
+    """The /now probe's p99 while a delay endpoint keeps the server busy, per server and endpoint."""
+    out = []
+    for p in of_kind(points, HOL_KIND):
+        good, left = split([p])
+        what = f"/now on {who(p)} while {p.get('concurrency')} clients keep {p.get('endpoint')} busy"
+        if not good:
+            out.append(all_flagged(family, what, left, chart))
+            continue
+        sent, planned = value(p, "probes_sent"), value(p, "probes_planned")
+        text = f"{what}: {sig(sent, 2)} of {sig(planned, 2)} probes were answered."
+        out.append(with_figure(Finding(family, text, chart=chart, cells=p["cells"]), p, "latency_ms.p99", "ms",
+                               "probe p99"))
+    return out
+
+
+def ratio_interval(test) -> str:
+    """' [95 %: 2.9, 3.6]' after a ratio of two points, or ' (indicative: fewer than 3 launches a point)'."""
+    if test is None:
+        return " (indicative: fewer than 3 launches a point)"
+    return f" [95 %: {sig(test.low, 2)}, {sig(test.high, 2)}]"
+
+
+def by_rps(family: str, pts: list[dict], what: str, chart: str) -> tuple[list[dict], list[dict], list[Finding]]:
+    """The valid points by req/s, highest first; those left out; and what to say instead when there is no valid
+    point (the all-flagged finding, or nothing when there were no points)."""
+    good, left = split(pts)
+    instead = [all_flagged(family, what, left, chart)] if pts and not good else []
+    return sorted(good, key=lambda p: -(value(p, "rps") or 0)), left, instead
+
+
+def pipelined(family: str, points: list[dict], chart: str = "seed001_pipelined") -> list[Finding]:
+    ranked, left, instead = by_rps(family, of_kind(points, PIPELINED_KIND), "Pipelined hello world", chart)
+    if not ranked:
+        return instead
+    rest = "; ".join(f"{who(p)}: {sig(value(p, 'rps'))}" for p in ranked[1:])
+    depth = ranked[0]["records"][0].get("pipeline")
+    test = comparison(ranked[1], ranked[0], "rps") if len(ranked) > 1 else None
+    if len(ranked) > 1 and test is None:
+        lead = f"no ranking, fewer than 3 launches a point ({who(ranked[0])} read the most, indicatively)"
+    elif len(ranked) > 1 and not separated(test):
+        lead = f"{who(ranked[0])} and {who(ranked[1])} tie within the noise ({ratio_text(test)})"
+    else:
+        lead = f"{who(ranked[0])} answered the most" + (f", {ratio_text(test)} times the next" if test else "")
+    text = (f"Pipelined /hello (C={ranked[0].get('concurrency')}, {depth} deep): {lead}"
+            + (f"; then (req/s) {rest}" if rest else "") + "." + left_note(left))
+    return [with_figure(Finding(family, text, chart=chart, cells=cells_of(ranked), left_out=left), ranked[0], "rps",
+                        "req/s", who(ranked[0]))]
+
+
+def held(family: str, points: list[dict]) -> list[Finding]:
+    """Per held-connections cell: how many it held, what each cost, and a connection limit biting."""
+    out = []
+    for p in of_kind(points, HOLD_KIND):
+        record = p["records"][0]
+        limit = record.get("max_connections")
+        name = who(p) + (f" with maxConnections={limit}" if limit and limit < (p.get("concurrency") or 0) else "")
+        good, left = split([p])
+        if not good:
+            out.append(all_flagged(family, f"{name}, {p.get('concurrency')} connections held", left, "hold_limit"))
+            continue
+        held_n, target = value(p, "connections_held_peak"), value(p, "connections_target")
+        text = f"{name} held {sig(held_n)} of {sig(target)} keep-alive connections at once"
+        text += ("." if held_n >= target else f": past {sig(held_n)} the others got no answer.") + left_note(left)
+        out.append(with_figure(Finding(family, text, chart="hold_server", cells=p["cells"]), p,
+                               "rss_per_connection_kb", "KB", "server memory per connection"))
+    return out
+
+
+def stack(point: dict) -> str:
+    return stack_label(point["records"][0])
+
+
+def order_caveat(ranked: list[dict]) -> str:
+    """What the p99 order can claim: neighbours whose ratio's 95 % interval holds 1 are a tie within the noise,
+    and an order of indicative figures (fewer than 3 launches) ranks nothing."""
+    tests = [(a, b, comparison(a, b, "latency_ms.p99")) for a, b in zip(ranked, ranked[1:])]
+    if any(test is None for _, _, test in tests):
+        return "; an order of indicative figures (fewer than 3 launches a point): no ranking is claimed"
+    ties = [f"{stack(a)} and {stack(b)} ({ratio_text(test)})" for a, b, test in tests if not separated(test)]
+    return f"; a tie within the noise: {', '.join(ties)}" if ties else ""
+
+
+def table_ranking(family: str, points: list[dict]) -> list[Finding]:
+    """Seed 004's table: per group and concurrency, the stacks by p99 (a worker sweep by its best step)."""
+    db = [p for p in points if p.get("endpoint") in SEED004 and not offered_rate(p)]
+    if not db:
+        return []
+    records = [r for p in db for r in p["records"] if r.get("status") == "ok"]
+    _, best = best_of_sweeps(records)
+    keep = {r["cell_id"] for r in records if not r.get("sweep") or best[r["sweep"]] is r}
+    out = []
+    for key, cells in table_groups([r for r in records if r["cell_id"] in keep]):
+        ids = {c["cell_id"] for c in cells}
+        pts = [p for p in db if set(p["cells"]) & ids]
+        good, left = split(pts)
+        good = [p for p in good if value(p, "latency_ms.p99") is not None]
+        if not good:
+            out.append(all_flagged(family, f"Table {key}", left, f"seed004_table_{key}"))
+            continue
+        ranked = sorted(good, key=lambda p: value(p, "latency_ms.p99"))
+        order = "; ".join(f"{stack(p)}: {sig(value(p, 'latency_ms.p99'), 2)}" for p in ranked)
+        text = (f"By p99, {key} ({ranked[0].get('endpoint')}, C={ranked[0].get('concurrency')}), best first "
+                f"(ms): {order}{order_caveat(ranked)}." + left_note(left))
+        out.append(with_figure(Finding(family, text, chart=f"seed004_table_{key}", cells=cells_of(ranked),
+                                       left_out=left), ranked[0], "latency_ms.p99", "ms", f"{stack(ranked[0])}, p99"))
+    return out
+
+
+def pools(family: str, points: list[dict], chart: str = "seed004_pool_waiting") -> list[Finding]:
+    """Per server: /db/slow req/s with the pool as large as the clients against a pool of 2."""
+    slow = [p for p in points if p.get("endpoint") == "/db/slow"]
+    out = []
+    for name, pts in by_server(slow).items():
+        good, left = split(pts)
+        sized = sorted((p for p in good if num(p["records"][0].get("db_connections_total"))),
+                       key=lambda p: num(p["records"][0]["db_connections_total"]))
+        if len(sized) < 2:
+            if left:
+                out.append(all_flagged(family, f"{name}: pool sizes on /db/slow", left, chart))
+            continue
+        small, large = sized[0], sized[-1]
+        n_small, n_large = (int(num(p["records"][0]["db_connections_total"])) for p in (small, large))
+        gain, test = value(large, "rps") / value(small, "rps"), comparison(small, large, "rps")
+        why = ("the pool was its limit" if (test.low if test else gain) > 1.5 else
+               "something else (its workers, or the CPU) limits it before the pool")
+        text = (f"{name} on /db/slow with {n_large} pooled connections answered {sig(gain, 2)} times"
+                f"{ratio_interval(test)} what it did "
+                f"with {n_small} ({quoted(small, 'rps', 'req/s')}): {why}." + left_note(left))
+        out.append(with_figure(Finding(family, text, chart=chart, cells=cells_of([small, large]), left_out=left),
+                               large, "rps", "req/s", f"{name}, pool {n_large}"))
+    return out
+
+
+def pgbouncer(family: str, points: list[dict], chart: str = "seed004_table_db-pgbouncer") -> list[Finding]:
+    pts = [p for p in points if p["records"][0].get("pooler") == "pgbouncer"]
+    ranked, left, instead = by_rps(family, pts, "Through PgBouncer", chart)
+    if not ranked:
+        return instead
+    order = "; ".join(f"{stack(p)}: {sig(value(p, 'rps'))}" for p in ranked)
+    text = (f"Through PgBouncer ({ranked[0].get('endpoint')}, C={ranked[0].get('concurrency')}), by req/s: "
+            f"{order}." + left_note(left))
+    return [with_figure(Finding(family, text, chart=chart, cells=cells_of(ranked), left_out=left), ranked[0],
+                        "rps", "req/s", who(ranked[0]))]
+
+
+def worker_sweeps(family: str, points: list[dict], chart: str = "seed004_workers") -> list[Finding]:
+    sweeps: dict[str, list[dict]] = defaultdict(list)
+    for p in points:
+        if p["records"][0].get("sweep"):
+            sweeps[p["records"][0]["sweep"]].append(p)
+    out = []
+    for sweep, pts in sweeps.items():
+        good, left = split(pts)
+        if not good:
+            out.append(all_flagged(family, f"Worker sweep {sweep}", left, chart))
+            continue
+        best = max(good, key=lambda p: value(p, "rps") or 0)
+        step = best["records"][0].get("sweep_step")
+        steps = sorted(int(num(p["records"][0].get("sweep_step")) or 0) for p in good)
+        ties = tied_steps([r for p in good for r in p["records"] if r.get("status") == "ok"], sweep)
+        tie = (f"; it cannot be told from {', '.join(map(str, ties))} (the throughput ratio's 95 % interval holds 1, "
+               "or fewer than 3 launches on a side)" if ties else "")
+        text = (f"{best.get('server')}'s best process count on {best.get('endpoint')} was {step} "
+                f"(of {', '.join(map(str, steps))} tried){tie}." + left_note(left))
+        out.append(with_figure(Finding(family, text, chart=chart, cells=cells_of(good), left_out=left), best,
+                               "rps", "req/s", f"{best.get('server')} x{step}"))
+    return out

@@ -1,0 +1,75 @@
+"""Findings of TechEmpower's protocol (the tfb experiment; seed 004's techempower group): per test type, each stack
+at its best level, as TechEmpower quotes it, ranked, with the ratio to the leader. A best level is the point with
+the highest mean throughput over its launches; a stack whose best cannot be told from the leader's (their
+ratio's 95 % interval holds 1) is named as a tie."""
+from __future__ import annotations
+
+from crossbench.figures.points import best_throughput
+from crossbench_analysis.charts.tfb import is_tfb
+from crossbench_analysis.read.runinfo import offered_rate
+
+from . import tfb_reference
+from .finding import (
+    Finding,
+    all_flagged,
+    cells_of,
+    comparison,
+    left_note,
+    ratio_text,
+    separated,
+    sig,
+    split,
+    value,
+    who,
+    with_figure,
+)
+
+
+def ranking(family: str, points: list[dict], chart: str = "tfb_rps") -> list[Finding]:
+    tfb = [p for p in points if p["records"] and is_tfb(p["records"][0]) and not offered_rate(p)]
+    out = []
+    for group in dict.fromkeys(p.get("group") for p in tfb):
+        good, left = split([p for p in tfb if p.get("group") == group])
+        good = [p for p in good if value(p, "rps") is not None]
+        if not good:
+            out.append(all_flagged(family, f"TechEmpower {group}", left, chart))
+            continue
+        best = best_throughput(good, lambda p: str(p.get("server")))   # each server at its best level and workers
+        ranked = sorted(best.values(), key=lambda p: value(p, "rps"), reverse=True)
+        top = ranked[0]
+        parts = [f"{who(p)} at C={p.get('concurrency')}: {sig(value(p, 'rps'), 3)} req/s"
+                 + ("" if p is top else f" (x{value(p, 'rps') / value(top, 'rps'):.2f}{tie(p, top)})")
+                 for p in ranked]
+        text = (f"TechEmpower {group} ({top.get('endpoint')}), each stack at its best level: " + "; ".join(parts)
+                + "." + left_note(left))
+        out.append(with_figure(Finding(family, text, chart=chart, cells=cells_of(ranked), left_out=left), top,
+                               "rps", "req/s", f"{who(top)}, best level"))
+    return out
+
+
+def tie(point: dict, top: dict) -> str:
+    """', a tie within the noise' when the ratio to the leader's 95 % interval (Welch's t on the launches' logs)
+    holds 1; ', indicative' when a side has fewer than three launches (no comparison)."""
+    test = comparison(top, point, "rps")
+    if test is None:
+        return ", indicative"
+    return "" if separated(test) else f", a tie within the noise: {ratio_text(test)}"
+
+
+def against_reference(family: str, points: list[dict]) -> list[Finding]:
+    """Per test type, how our ratios between stacks stand against TechEmpower's published ones (tfb_reference:
+    same order, reversed, within our noise, not read), one sentence a type; tfb-reference.md has the table."""
+    try:
+        result = tfb_reference.compare(points)
+    except tfb_reference.NoTfbCells:
+        return []
+    out = [Finding(family, f"TechEmpower's reference data: {problem}") for problem in result["problems"]]
+    for te_type, said in tfb_reference.counts(result).items():
+        words = ", ".join(f"{n} {verdict}" for verdict, n in sorted(said.items(), key=lambda kv: -kv[1]))
+        reversed_pairs = sorted({f"{each['b']}/{each['a']}" for t in result["types"] if t["type"] == te_type
+                                 for each in t["pairs"] for run in each["runs"]
+                                 if run["verdict"] == tfb_reference.REVERSED})
+        note = f"; reversed: {', '.join(reversed_pairs)}" if reversed_pairs else ""
+        out.append(Finding(family, f"{te_type} against TechEmpower's published runs, ratio by ratio between our "
+                                   f"stacks at their best levels: {words}{note} (tfb-reference.md)", chart="tfb_rps"))
+    return out

@@ -1,0 +1,35 @@
+"""A run's capacity searches as charts and findings read them (crossbench.decide.capacity over the run's records and
+configuration), and the marks the open-loop latency chart draws for them: the target line and each bracket on it.
+Not a chart family: the capacity family (capacity_charts.py), openloop.py and findings_capacity.py share it."""
+from __future__ import annotations
+
+from crossbench.decide import capacity
+from crossbench_analysis.read.runinfo import Run
+
+NAN = "NaN"
+
+
+def outcomes(run: Run) -> list[dict]:
+    """The run's capacity searches (crossbench.decide.capacity.outcomes), none for a run without them."""
+    config = run.metadata.get("config")
+    if not isinstance(config, dict) or not capacity.search_groups(config):
+        return []
+    return capacity.outcomes(run.cells, config)
+
+
+def marks(found: list[dict]):
+    """For openloop.per_panel: a panel's target (p99_ms) and, per series, its bracket (passed, failed)."""
+    by_series = {out["series"]: out for out in found}
+
+    def panel_marks(series_cells: list[list[dict]]) -> dict:
+        outs = [next((by_series.get(capacity.series_of(c["point_id"], c["rate"])) for c in cells
+                      if c.get("point_id") and c.get("rate") is not None), None) for cells in series_cells]
+        targets = {out["target_p99_ms"] for out in outs if out}
+        return {"target": f"{targets.pop():g}" if len(targets) == 1 else NAN,
+                "passed": " ".join(shown(out and out["passed_rps"]) for out in outs),
+                "failed": " ".join(shown(out and (out["failed_rps"] or out["ceiling_rps"])) for out in outs)}
+    return panel_marks
+
+
+def shown(value) -> str:
+    return f"{value:g}" if value else NAN

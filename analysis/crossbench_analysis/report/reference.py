@@ -1,0 +1,207 @@
+"""The measured sections of the README and docs/, produced from committed reference results (docs/results/), so
+every figure they state traces to a file a reader can audit: runs' points.jsonl, findings.json and metadata.json, and the JSON
+`aa` printed for them. Nothing in the section is typed by hand.
+
+python -m crossbench_analysis reference [--check]   rewrites every measured section of README.md and docs/*.md
+                                                     (--check: exit 1 when one differs from the results)
+
+Each reference set is a folder of docs/results/ with a README.md saying how it was made:
+- quick-aa/: the quick profile several times in a row (runs/<run id>/), the run-to-run spreads aa --observe-floor
+  measured on each half of them (observed-<half>.json) and the A/A and planted-change study of the other half
+  judged by them (study-<half>.json): held out from the spreads it uses;
+- quick-disturbed/: one quick run with a `yes` loop on the server's core during every other launch
+  (runs/<run id>/, with launches.jsonl: each launch's flags and noise figures, and disturbed.txt: which launches
+  the loop ran beside);
+- <experiment>/ (seed002, capacity, ...): one run of that experiment (runs/<run id>/, with capacity.json for a
+  capacity search), rendered into the section between that experiment's own markers in a document
+  (`<!-- measured <experiment>: ... -->`): its findings, each with its figure and interval.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from crossbench.figures import points
+
+MEASURED_BEGIN = "<!-- measured: produced by `python -m crossbench_analysis reference`; do not edit by hand -->"
+MEASURED_END = "<!-- measured: end -->"
+KNEE_SETTING = "tomcat maxThreads=200 (/delay/sync"
+EDGE_POINT = "delay-tomcat-mt200-delay_sync-c1-d250"
+
+
+def read_json(path: Path):
+    return json.loads(path.read_text())
+
+
+def runs_of(folder: Path) -> list[Path]:
+    return sorted(p for p in (folder / "runs").iterdir() if p.is_dir())
+
+
+def provenance(runs: list[Path]) -> str:
+    metas = [read_json(r / "metadata.json") for r in runs]
+    launches = sum(p["n"] + p["failed"] + len(p.get("disturbed_cells", []))
+                   for r in runs for p in points.read_jsonl(r / points.POINTS_FILE))
+    revisions = sorted({revision(m.get("git_revision")) for m in metas})
+    machine = metas[0].get("machine") or {}
+    return (f"{len(runs)} run{'s' * (len(runs) != 1)} of `{metas[0].get('experiment')}` ({launches} launches in all) on "
+            f"{machine.get('cpu_model', 'an unnamed CPU')}, {machine.get('cores', '?')} cores, from main at "
+            f"{', '.join(revisions)}, {metas[0].get('started_at', '')[:10]}")
+
+
+def revision(text) -> str:
+    """'61aa261' of a git revision; 'uncommitted' said when the tree had changes (metadata's '+uncommitted')."""
+    text = str(text or "unknown")
+    return text[:7] + (" with uncommitted changes" if "uncommitted" in text else "")
+
+
+def intervals_line(runs: list[Path]) -> str:
+    """How many figures state an interval, that none goes below zero, and which estimators named them."""
+    figures = [f for r in runs for p in points.read_jsonl(r / points.POINTS_FILE) for f in p["figures"].values()]
+    stated = [f for f in figures if f.get("ci95_low") is not None]
+    lowest = min((f["ci95_low"] / f["value"] for f in stated if f["value"]), default=None)
+    estimators = sorted({f.get("estimator", "none named") for f in figures})
+    below = sum(f["ci95_low"] < 0 for f in stated)
+    return (f"{len(figures)} figures in their points.jsonl, each naming its estimator ({'; '.join(estimators)}); "
+            f"{len(stated)} state a 95 % interval, {below} of them below zero"
+            + (f" (the lowest bound {lowest:.2f} of its value)" if lowest is not None else ""))
+
+
+def spreads_line(observed: dict, name: str) -> str:
+    parts = [f"{kind} " + ", ".join(f"{figure} {sd:.2%}" for figure, sd in figures.items())
+             for kind, figures in observed["run_sd"].items()]
+    return f"{name}: " + "; ".join(parts)
+
+
+def study_line(studies: list[dict], kind: str) -> str:
+    """A/A and the planted change of one kind of point, over every held-out study."""
+    parts = [study["by_kind"][kind] for study in studies if kind in study["by_kind"]]
+    aa = {k: sum(part["aa"][k] for part in parts) for k in ("points", "changed", "same", "inconclusive", "cannot_tell")}
+    found = {k: sum(part["planted"][k] for part in parts) for k in ("points", "slower")}
+    if not aa["points"]:
+        return f"{kind} points: none compared"
+    kept = aa["same"] + aa["inconclusive"] + aa["cannot_tell"]
+    return (f"{kind} points: A/A {aa['changed']} of {aa['points']} comparisons called a change, {kept} "
+            f"({kept / aa['points']:.0%}) same or inconclusive or cannot tell, of which {aa['same']} "
+            f"({aa['same'] / aa['points']:.0%}) same within {studies[0]['margin']:.0%}; a planted "
+            f"{studies[0]['plant']:.0%} slowdown found in {found['slower']} of {found['points']}")
+
+
+def knee_lines(runs: list[Path]) -> list[str]:
+    """Each run's knee sentence for Tomcat maxThreads=200 (its first clause), runs that say the same together."""
+    said: dict[str, list[str]] = {}
+    for run in runs:
+        for finding in read_json(run / "findings.json").get("findings", []):
+            sentence = finding.get("sentence", "")
+            if sentence.startswith(KNEE_SETTING) and " bend" in sentence.split(":")[0]:
+                said.setdefault(sentence.split(":")[0], []).append(run.name)
+                break
+    return [f"{', '.join(names)}: \"{words}\"" for words, names in said.items()]
+
+
+def disturbed_lines(folder: Path) -> list[str]:
+    run = runs_of(folder)[0]
+    launches = [json.loads(line) for line in (run / "launches.jsonl").read_text().splitlines() if line.strip()]
+    marks = dict(line.split(" ", 2)[1:] for line in (run / "disturbed.txt").read_text().splitlines()
+                 if line.startswith("launch "))
+    by_index = {str(r["index"]): r for r in launches}
+    disturbed = {i for i, word in marks.items() if word == "disturbed" and i in by_index}
+    quiet = set(by_index) - disturbed
+    flagged = {i for i, r in by_index.items() if "noisy_host" in (r.get("flags") or [])}
+    missed = sorted(disturbed - flagged, key=int)
+    quiet_impact = [by_index[i].get("noise_impact_percent") or 0 for i in quiet]
+    line = (f"{run.name}: `yes` on the server's core beside {len(disturbed)} of {len(launches)} launches; "
+            f"{len(flagged & disturbed)} of those {len(disturbed)} flagged `noisy_host`, and {len(flagged & quiet)} "
+            f"of the {len(quiet)} quiet ones (their noise impact at most {max(quiet_impact, default=0):.1f} %)")
+    if missed:
+        line += ("; the disturbed launches not flagged were waiting cells whose server used "
+                 + ", ".join(f"{by_index[i]['cpu_percent']:.1f} %" for i in missed)
+                 + " of its core, so the loop could move their figures by at most "
+                 + ", ".join(f"{by_index[i]['noise_impact_percent']:.1f} %" for i in missed))
+    return [line]
+
+
+def window_edge_line(runs: list[Path]) -> str:
+    """The seed's efficiency ratio against the latency ratio at C=1, where the window's edge shows most."""
+    parts = []
+    for run in runs:
+        for point in points.read_jsonl(run / points.POINTS_FILE):
+            if point["point_id"] == EDGE_POINT:
+                figures = point["figures"]
+                parts.append(f"{run.name} {points.fmt_interval(figures['efficiency_ratio'])} against "
+                             f"{points.fmt_interval(figures['latency_ratio'])}")
+    return "; ".join(parts)
+
+
+def render(results: Path) -> str:
+    """The README's measured section, from docs/results."""
+    aa_dir, disturbed_dir = results / "quick-aa", results / "quick-disturbed"
+    runs = runs_of(aa_dir)
+    halves = sorted(p.stem.split("-", 1)[1] for p in aa_dir.glob("study-*.json"))
+    studies = [read_json(aa_dir / f"study-{half}.json") for half in halves]
+    lines = [MEASURED_BEGIN, f"From `docs/results/quick-aa/`: {provenance(runs)}.", "",
+             f"- **Every figure with its estimator:** {intervals_line(runs)}.",
+             "- **Run-to-run spread** (sigma_run on logs, `aa --observe-floor`): "
+             + "; ".join(spreads_line(read_json(aa_dir / f"observed-{half}.json"), f"runs {half}")
+                         for half in halves) + ".",
+             f"- **compare between runs, held out** (each half's pairs judged by the spreads of the other half; "
+             f"margin {studies[0]['margin']:.0%}): " + "; ".join(study_line(studies, kind)
+                                                                 for kind in ("delayed", "static")) + ".",
+             "- **Knee of Tomcat maxThreads=200** (C = 1, 100, 400; the findings' sentence): "
+             + "; ".join(knee_lines(runs)) + ".",
+             "- **The window's edge** (Tomcat, 250 ms delay, C=1, 4 s windows: the seed's efficiency ratio against "
+             "the latency ratio, 95 %): " + window_edge_line(runs) + "."]
+    if disturbed_dir.is_dir():
+        lines.append(f"- **Noise flags** (`docs/results/quick-disturbed/`): {'; '.join(disturbed_lines(disturbed_dir))}.")
+    return "\n".join(lines + [MEASURED_END])
+
+
+def run_begin(name: str) -> str:
+    return f"<!-- measured {name}: produced by `python -m crossbench_analysis reference`; do not edit by hand -->"
+
+
+def run_end(name: str) -> str:
+    return f"<!-- measured {name}: end -->"
+
+
+def render_run(results: Path, name: str) -> str:
+    """An experiment's section: where its run came from, then its findings (capacity searches: their brackets)."""
+    [run] = runs_of(results / name)
+    lines = [run_begin(name), f"From `docs/results/{name}/runs/{run.name}/`: {provenance([run])}.", ""]
+    for finding in read_json(run / "findings.json").get("findings", []):
+        shown = f" **{finding['figure_text']}**" if finding.get("figure_text") else ""
+        lines.append(f"- {finding['sentence']}{shown}")
+    return "\n".join(lines + [run_end(name)])
+
+
+def sections(text: str, results: Path) -> list[tuple[str, str, str]]:
+    """(begin marker, end marker, fresh text) of every measured section a document has."""
+    found = [(MEASURED_BEGIN, MEASURED_END, render(results))] if MEASURED_BEGIN in text else []
+    for name in sorted(p.name for p in results.iterdir() if (p / "runs").is_dir()):
+        if name not in ("quick-aa", "quick-disturbed") and run_begin(name) in text:
+            found.append((run_begin(name), run_end(name), render_run(results, name)))
+    return found
+
+
+def documents(repo: Path) -> list[Path]:
+    """The documents that may hold measured sections: the README and every file of docs/."""
+    return [repo / "README.md", *sorted((repo / "docs").glob("*.md"))]
+
+
+def update_all(repo: Path, results: Path, check: bool = False) -> list[Path]:
+    """Every document's measured sections written (check=True: only compared); returns the documents that did
+    not hold what the results say."""
+    return [doc for doc in documents(repo) if doc.is_file() and not update(doc, results, check)]
+
+
+def update(readme: Path, results: Path, check: bool = False) -> bool:
+    """Writes a document's measured sections (or, check=True, says whether they are current): True when it
+    holds what the results say."""
+    text = readme.read_text()
+    fresh = text
+    for begin, end, rendered in sections(text, results):
+        start, stop = fresh.index(begin), fresh.index(end) + len(end)
+        fresh = fresh[:start] + rendered + fresh[stop:]
+    if check:
+        return fresh == text
+    readme.write_text(fresh)
+    return True

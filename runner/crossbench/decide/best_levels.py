@@ -1,0 +1,35 @@
+"""TechEmpower's best levels launched again (`[run] best_level_launches = N`, the tfb experiment). TechEmpower runs
+each level once and quotes each stack's best; a ratio between two stacks' best levels needs launches to have an
+interval. After the plan's cells, each stack's best level in each group (the point with the highest throughput
+over its launches, whatever its worker count) is launched until it has N; when a launch moves a stack's best to
+another level, that one is launched too. The other levels keep TechEmpower's one launch.
+
+Decided from the records alone, so an interrupted run resumes where it stopped."""
+from __future__ import annotations
+
+import random
+
+from crossbench.figures import points
+from crossbench.plan.cellplan import CellPlan, launches_so_far
+from crossbench.plan.experiment_expand import round_seed
+
+
+def next_launches(cells: list[CellPlan], records: list[dict], run: dict) -> list[CellPlan]:
+    """One more launch of each best level with fewer than best_level_launches; none without the setting. Called
+    once the plan's cells have run (a worker sweep's steps after its stop never do, and block nothing)."""
+    wanted_n = run.get("best_level_launches") or 0
+    if wanted_n < 2:
+        return []
+    planned, launched = launches_so_far(cells)
+    wanted = [planned[pid].launch(launched[pid] + 1) for pid in best_points(records)
+              if pid in planned and launched[pid] < wanted_n]
+    if run.get("shuffle") and wanted:
+        random.Random(round_seed(run.get("shuffle_seed"), len(cells))).shuffle(wanted)
+    return wanted
+
+
+def best_points(records: list[dict]) -> list[str]:
+    """The point id of each (group, server)'s highest mean throughput among closed-loop points that ran."""
+    ran = [point for point in points.aggregate(records) if point["n"] and point.get("rate") is None]
+    best = points.best_throughput(ran, lambda point: (point.get("group"), point.get("server")))
+    return [point["point_id"] for point in best.values()]

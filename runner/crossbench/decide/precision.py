@@ -1,0 +1,59 @@
+"""The precision target (`--precision P`), by Stein's two-stage rule: every point gets at least three launches
+(stats.MIN_LAUNCHES, the first stage); the spread of those three sets once how many launches its headline figure
+needs for a 95 % interval within P (stats.launches_needed), and the point is launched a round at a time until it
+has them or max_launches. The count is never revised from later launches: stopping when an interval happens to
+look narrow stops exactly when the launches happen to agree, and such intervals cover less than they say (the
+simulation test, runner/tests/test_coverage.py, shows both). A point whose final interval is still wider than P
+keeps it and the flag `imprecise`.
+
+Decided from the records alone, so an interrupted run resumes where it stopped: a launch is a cell id
+(point_id-rN), never run twice, never lost.
+"""
+from __future__ import annotations
+
+import random
+
+from crossbench import stats
+from crossbench.figures import points
+from crossbench.plan import experiment
+from crossbench.plan.cellplan import CellPlan, launches_so_far
+
+
+def next_round(cells: list[CellPlan], records: list[dict], run: dict) -> list[CellPlan]:
+    """The launches still wanted: one more of each point with fewer counted launches than its first stage asks
+    for (shuffled like a round); none for a point out of launches or with no launch that counted."""
+    precision = run.get("precision")
+    if not precision:
+        return []
+    planned, launched = launches_so_far(cells)
+    wanted = []
+    for point in points.aggregate(records):
+        pid = point["point_id"]
+        if pid not in planned or point["n"] == 0 or launched[pid] >= run["max_launches"]:
+            continue
+        if planned[pid].peak_cell is None and is_peak(planned[pid], cells):
+            continue        # a peak only sets the rates of its open-loop cells; its shares are the points
+        if point["n"] < needed(point, precision):
+            wanted.append(planned[pid].launch(launched[pid] + 1))
+    if run["shuffle"] and wanted:
+        random.Random(experiment.round_seed(run, max(c.repetition for c in wanted))).shuffle(wanted)
+    return wanted
+
+
+def needed(point: dict, precision: float) -> int:
+    """The launches the point's headline figure needs, from its first stage (its first counted launches)."""
+    figure = point["figures"].get(point["headline"]) or {}
+    return stats.launches_needed(figure.get("launches") or [], precision)
+
+
+def is_peak(cell: CellPlan, cells: list[CellPlan]) -> bool:
+    return any(other.peak_cell == cell.cell_id for other in cells)
+
+
+def summary(point_records: list[dict], precision: float) -> str:
+    """One line for the end of a run: how many points reached the target."""
+    measured = [p for p in point_records if p["n"]]
+    reached = [p for p in measured if points.IMPRECISE not in p["flags"]]
+    launches = sum(p["n"] + p["failed"] + len(p.get("disturbed_cells", [])) for p in point_records)
+    return (f"precision {precision:g}: {len(reached)} of {len(measured)} points within it, "
+            f"{launches} launches in all")

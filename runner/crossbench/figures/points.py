@@ -1,0 +1,234 @@
+"""A point's figures with their error: the launches of each point (cells.jsonl, the raw data) reduced to one
+record per point (points.jsonl), each figure with its value and 95 % interval from one estimator, named in the
+figure (stats.estimate: the geometric mean of the launches, Student's t on their logs; under the precision target
+stats.stein_estimate, whose interval covers as stated when the first launches set how many there are; fewer than
+three launches give the launch values, indicative, and no interval).
+
+A point is what was measured and with which settings, everything but the repetition (the record's point_id); a
+launch is one repetition, the whole stack started afresh. A percentile of a point is estimated like every other
+figure, from its launches' own percentiles: the launch is the unit that varies, so the value and its interval
+come from the same launches (a merged histogram's percentile would be one estimate and the launches' spread
+another). Which launches count is decided here once (`counted`), for points.jsonl, the charts and findings alike.
+"""
+from __future__ import annotations
+
+import json
+import math
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import fields
+from pathlib import Path
+
+from crossbench import servers, stats
+from crossbench.drivers import of_record
+from crossbench.plan.cellplan import CellPlan
+from crossbench.record.record import point_of, upgrade
+from crossbench.sampling.noise import NOISY_HOST, SERVER_CLOSED
+from crossbench.servers.tomcat_jfr import UNREADABLE as JFR_UNREADABLE
+
+POINTS_FILE = "points.jsonl"
+# Figures every point states when its launches have them (dotted names read inside an object).
+FIGURES = ("rps", "latency_ms.p50", "latency_ms.p90", "latency_ms.p99", "latency_ms.p999", "efficiency_ratio",
+           "latency_ratio", "threads_peak", "cpu_percent", "rss_peak_mb")
+NOT_IDENTITY = {"cell_id", "repetition", "index", "settings", "peak_cell"}
+# Flags that say what happened around a launch, not what the point is: such a launch is left out of its point's
+# figures while the point has a launch without them (and the precision target then asks for another launch).
+DISTURBED = frozenset({NOISY_HOST})
+IMPRECISE = "imprecise"
+# Flags that say how sure a point is or how its server behaves, not that its measurement went wrong: the point
+# stays valid (findings, advice and knees read it). imprecise: its interval is wider than the target, and says
+# so; server_closed_connections: the server answers one request per connection (gunicorn's sync workers), which
+# is what it does, and findings say it beside its figures; jfr_unreadable: a launch's JFR recording is missing
+# (its GC and wait figures null), its window's figures stand.
+CAVEATS = frozenset({IMPRECISE, SERVER_CLOSED, JFR_UNREADABLE})
+IDENTITY = tuple(f.name for f in fields(CellPlan) if f.name not in NOT_IDENTITY) + (
+    "setting", "parallel_limit", "processes")
+
+
+def value_at(record: dict, name: str):
+    """A figure by dotted name: "latency_ms.p99" is record["latency_ms"]["p99"]."""
+    value = record
+    for part in name.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+def point_id(record: dict) -> str:
+    return record.get("point_id") or point_of(record["cell_id"])
+
+
+def headline(record: dict) -> str:
+    driver = of_record(record)
+    return driver.headline(record) if driver else "rps"
+
+
+def aggregate(records: list[dict], precision: float | None = None) -> list[dict]:
+    """One record per point, in the order points first appear; the last record of a cell run again wins."""
+    by_cell = {r["cell_id"]: r for r in records}
+    by_point: dict[str, list[dict]] = {}
+    for record in by_cell.values():
+        by_point.setdefault(point_id(record), []).append(record)
+    return [point_record(pid, sorted(launches, key=lambda r: r.get("repetition") or 0), precision)
+            for pid, launches in by_point.items()]
+
+
+def counted(launches: list[dict]) -> list[dict]:
+    """The launches a point's figures rest on: those that ran, less the disturbed ones (DISTURBED) while the
+    point has an undisturbed launch."""
+    ok = [r for r in launches if r.get("status", "ok") == "ok"]
+    return [r for r in ok if not DISTURBED.intersection(r.get("flags") or ())] or ok
+
+
+def point_record(pid: str, launches: list[dict], precision: float | None) -> dict:
+    ok = [r for r in launches if r.get("status") == "ok"]
+    counted_launches = counted(ok)
+    first = (counted_launches or launches)[0]
+    knobs = {k.name for plugin in servers.PLUGINS.values() for k in plugin.knobs}
+    identity = {k: first.get(k) for k in (*IDENTITY, *sorted(knobs)) if k in first}
+    flags = sorted({flag for r in counted_launches for flag in r.get("flags") or []})
+    main = headline(first)
+    names = [*FIGURES, *([main] if main not in FIGURES else [])]
+    figures = {name: figure for name in names
+               if (figure := point_figure(name, counted_launches, precision is not None)) is not None}
+    if precision is not None and not precise(figures.get(main), precision):
+        flags.append(IMPRECISE)
+    failed = [r["cell_id"] for r in launches if r.get("status") != "ok"]
+    return {**identity, "point_id": pid, "cells": [r["cell_id"] for r in counted_launches], "failed_cells": failed,
+            "disturbed_cells": [r["cell_id"] for r in ok if r not in counted_launches],
+            "n": len(counted_launches), "failed": len(failed), "headline": main,
+            "flags": flags, "valid": bool(counted_launches) and not set(flags) - CAVEATS, "figures": figures}
+
+
+def launch_values(launches: list[dict], value_of) -> list[float]:
+    """The finite numbers `value_of` gives for the launches (a dotted figure name or a function of a record)."""
+    get = (lambda r: value_at(r, value_of)) if isinstance(value_of, str) else value_of
+    return [float(v) for r in launches if isinstance(v := get(r), (int, float)) and not isinstance(v, bool)
+            and math.isfinite(v)]
+
+
+# Whether the precision target set how many launches the points being read got (their figures then use
+# Stein's interval, stats.stein_estimate): a property of the run, set once for all its readers by `launch_rule`.
+ADAPTIVE: ContextVar[bool] = ContextVar("adaptive_launches", default=False)
+
+
+@contextmanager
+def launch_rule(adaptive: bool):
+    """Figures computed inside read their launches as the run planned them: adaptive (the precision target) or
+    fixed in advance. The analysis pipeline sets it from the run's metadata for every chart and finding."""
+    token = ADAPTIVE.set(bool(adaptive))
+    try:
+        yield
+    finally:
+        ADAPTIVE.reset(token)
+
+
+def figure_of(values: list[float], adaptive: bool | None = None) -> dict | None:
+    """A figure in points.jsonl's shape from its launch values in launch order; None without values. Charts,
+    findings and advice that need a figure points.jsonl does not keep call this, so every bar and every ± of the
+    suite comes from the one estimator (stats.estimate, or stats.stein_estimate under the precision target)."""
+    adaptive = ADAPTIVE.get() if adaptive is None else adaptive
+    if not values:
+        return None
+    return (stats.stein_estimate if adaptive else stats.estimate)(values).as_figure()
+
+
+def point_figure(name: str, launches: list[dict], adaptive: bool) -> dict | None:
+    return figure_of(launch_values(launches, name), adaptive)
+
+
+def precise(figure: dict | None, precision: float) -> bool:
+    """The interval is within `precision` of the value (a figure with no interval never is)."""
+    if not figure or figure.get("half_width_rel") is None:
+        return False
+    return figure["half_width_rel"] <= precision
+
+
+def write(run_dir: Path, records: list[dict], precision: float | None = None) -> list[dict]:
+    points = aggregate(records, precision)
+    tmp = Path(run_dir) / (POINTS_FILE + ".tmp")
+    tmp.write_text("".join(json.dumps(p, sort_keys=True) + "\n" for p in points))
+    tmp.replace(Path(run_dir) / POINTS_FILE)
+    return points
+
+
+def load(run_dir: Path) -> list[dict]:
+    """A run's points: points.jsonl, or computed from cells.jsonl when the run has none (older runs)."""
+    run_dir = Path(run_dir)
+    path = run_dir / POINTS_FILE
+    if path.is_file():
+        return read_jsonl(path)
+    return aggregate([upgrade(r) for r in read_jsonl(run_dir / "cells.jsonl")])
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    """The objects of a JSON-lines file; a line cut short by a crash is skipped, as the runner does."""
+    found = []
+    for line in path.read_text().splitlines() if path.is_file() else []:
+        try:
+            found.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return found
+
+
+def best_throughput(found: list[dict], stack_of) -> dict:
+    """{stack_of(point): its point with the highest mean throughput (the rps figure's value)}, over the points
+    that have one: TechEmpower's "best level" of each stack, as the runner relaunches it and the analysis ranks
+    it."""
+    best: dict = {}
+    for point in found:
+        rps = ((point.get("figures") or {}).get("rps") or {}).get("value")
+        if rps is None:
+            continue
+        stack = stack_of(point)
+        if stack not in best or rps > best[stack]["figures"]["rps"]["value"]:
+            best[stack] = point
+    return best
+
+
+def fmt_interval(figure: dict | None, unit: str = "") -> str:
+    """A figure as the suite prints it everywhere: "2710 ± 60 req/s" (the interval's two sides equal at the
+    places shown: two significant figures of the smaller side), "518 [310, 866] ms" when they differ (an interval
+    on logs is wider above); without an interval, the launch values themselves: "2710 req/s (1 launch)",
+    "2 launches: 2438, 2303 req/s (indicative)"."""
+    if not figure:
+        return "n/a"
+    suffix = f" {unit}" if unit else ""
+    value, low, high = figure["value"], figure.get("ci95_low"), figure.get("ci95_high")
+    if low is None or high is None:
+        return indicative_text(figure, suffix)
+    below, above = value - low, high - value
+    if min(below, above) <= 0 or max(below, above) <= 1e-9 * abs(value):     # launches that tie, but for rounding
+        return f"{sig(value, 3)} ± 0{suffix}"
+    places = max(0, 1 - math.floor(math.log10(min(below, above))))
+    if f"{below:.{places}f}" == f"{above:.{places}f}":
+        return f"{value:.{places}f} ± {above:.{places}f}{suffix}"
+    return f"{value:.{places}f} [{low:.{places}f}, {high:.{places}f}]{suffix}"
+
+
+def indicative_text(figure: dict, suffix: str) -> str:
+    launches = figure.get("launches") or []
+    n = figure.get("n") or len(launches)
+    if n <= 1:
+        return f"{sig(figure['value'], 3)}{suffix} (1 launch)"
+    if launches and figure.get("estimator") == stats.INDICATIVE:
+        return f"{n} launches: {', '.join(short(v) for v in launches)}{suffix} (indicative)"
+    why = "one at zero" if figure.get("estimator") == stats.NOT_POSITIVE else "no interval"
+    return f"{short(figure['value'])}{suffix} ({n} launches, {why})"
+
+
+def sig(value: float | None, digits: int = 3, commas: bool = False) -> str:
+    """A number to `digits` significant figures, never in exponent form, "?" for None: the suite's one rule
+    (1.5 -> '1.5'; 2710.4 -> '2710', or '2,710' with commas, as the findings write it)."""
+    if value is None:
+        return "?"
+    if value == 0:
+        return "0"
+    places = max(0, digits - 1 - math.floor(math.log10(abs(value))))
+    return f"{value:,.{places}f}" if commas else f"{value:.{places}f}"
+
+
+def short(value: float) -> str:
+    """Three significant figures without trailing zeros: 10.0 -> '10', 2438.0 -> '2438', 1.5 -> '1.5'."""
+    text = sig(value, 3)
+    return text.rstrip("0").rstrip(".") if "." in text else text

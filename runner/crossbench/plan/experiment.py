@@ -1,0 +1,107 @@
+"""Experiments are data: a TOML file under runner/experiments/, overridden from the command line, expanded
+into the list of cells to measure. The resolved configuration is what a run records and what --resume reuses.
+
+This module loads a file and applies the command line's overrides; experiment_schema.py checks the result into
+typed values, experiment_expand.py turns those into cells (cellplan.CellPlan), and cell_decisions.py holds what
+the run decides between cells. Their public names are here too, so a caller imports one module."""
+from __future__ import annotations
+
+import copy
+import random
+from pathlib import Path
+
+import tomllib
+
+from crossbench import loadgen, paths, servers
+from crossbench.record.record import cell_id_of, point_of
+
+from . import experiment_expand
+from .cell_decisions import PeakMissing, sweep_stopped, with_rate_from_peak
+from .cellplan import CellPlan, Point, plan_from_dict
+from .experiment_schema import AUTO_RATES, AUTO_SHARES, RUN_KEYS, ExperimentError, typed, validate
+
+__all__ = ["AUTO_RATES", "AUTO_SHARES", "CellPlan", "ExperimentError", "PeakMissing", "Point", "apply_overrides",
+           "cell_id_of", "expand", "load", "plan_from_dict", "point_of", "round_seed", "sweep_stopped", "validate",
+           "with_rate_from_peak"]
+
+# precision = P: min_launches first rounds, then as many launches as their spread says the headline figure's 95 %
+# interval needs to be within P, at most max_launches (crossbench.decide.precision); repetitions then only sets
+# the first rounds.
+RUN_DEFAULTS = {"repetitions": 1, "shuffle": True, "shuffle_seed": None, "keepalive": True, "loadgen": loadgen.DEFAULT,
+                "precision": None, "min_launches": 3, "max_launches": 6, "min_window_delays": 0, "best_level_launches": 0,
+                "server_cpus": [], "loadgen_cpus": [], "loadgen_threads": 1,
+                "pipeline": 1, "servers": list(servers.DEFAULT_PAIR)}
+
+
+def experiment_path(name_or_path: str) -> Path:
+    candidate = Path(name_or_path)
+    if candidate.suffix == ".toml" and candidate.is_file():
+        return candidate
+    named = paths.EXPERIMENTS / f"{name_or_path}.toml"
+    if named.is_file():
+        return named
+    known = ", ".join(sorted(p.stem for p in paths.EXPERIMENTS.glob("*.toml")))
+    raise ExperimentError(f"no experiment {name_or_path!r}; known: {known} (or give a path to a .toml file)")
+
+
+def load(name_or_path: str) -> dict:
+    path = experiment_path(name_or_path)
+    try:
+        config = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise ExperimentError(f"{path}: {e}") from e
+    config.setdefault("name", path.stem)
+    config["run"] = {**RUN_DEFAULTS, **config.get("run", {})}
+    return config
+
+
+def apply_overrides(config: dict, overrides: dict) -> dict:
+    """Overrides use the command line's names (see run.py); None means not given. A server knob given on the
+    command line applies to every server that has it, over the experiment's section and over groups' own."""
+    config = copy.deepcopy(config)
+    run = config["run"]
+    for key in RUN_KEYS & set(overrides):
+        if overrides[key] is not None:
+            run[key] = overrides[key]
+    for plugin in servers.PLUGINS.values():
+        for knob in plugin.knobs:
+            if overrides.get(knob.name) is None:
+                continue
+            config.setdefault(plugin.name, {})[knob.name] = overrides[knob.name]
+            for group in config.get("group", []):
+                if knob.name in group.get(plugin.name, {}):
+                    group[plugin.name][knob.name] = overrides[knob.name]
+    generator = loadgen.ADAPTERS.get(run["loadgen"])
+    if generator is not None and not generator.keepalive:
+        run["keepalive"] = False  # a generator that always opens one connection per request
+    for group in config.get("group", []):
+        if overrides.get("rates") is not None:
+            group["rates"] = overrides["rates"]
+        if overrides.get("concurrency") is not None:
+            group["concurrency"] = overrides["concurrency"]
+        if overrides.get("delays_ms") is not None and "delays_ms" in group:
+            group["delays_ms"] = overrides["delays_ms"]
+    if overrides.get("groups"):
+        unknown = set(overrides["groups"]) - {g["name"] for g in config.get("group", [])}
+        if unknown:
+            raise ExperimentError(f"--groups: no group {', '.join(sorted(unknown))} in {config['name']}")
+        config["group"] = [g for g in config["group"] if g["name"] in overrides["groups"]]
+    validate(config)
+    if run.get("shuffle_seed") is None:      # drawn once, then recorded with the configuration (and reused by --resume)
+        run["shuffle_seed"] = random.SystemRandom().randrange(1, 1_000_000)
+    return config
+
+
+def expand(config: dict) -> list[CellPlan]:
+    """Every cell of the experiment (resolved: apply_overrides or validate checked it), in run order (shuffled with a recorded seed when asked)."""
+    return experiment_expand.expand(typed(config))
+
+
+def first_rounds(config: dict) -> int:
+    """Rounds planned before anything is measured (experiment_expand.first_rounds) of a checked configuration."""
+    return experiment_expand.first_rounds(typed(config).run)
+
+
+def round_seed(run: dict, number: int) -> int:
+    """The seed of round `number`'s order, from the run's recorded shuffle_seed."""
+    return experiment_expand.round_seed(run.get("shuffle_seed"), number)

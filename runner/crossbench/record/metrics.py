@@ -1,0 +1,90 @@
+"""The figures a cell is judged by: the seed's efficiency ratio, its direct counterpart, and the flags that
+say why a cell is not to be trusted. Pure functions, so every rule is tested on its own."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+# A cell is flagged when ...
+RATIO_DISAGREEMENT = 0.10      # ... efficiency ratio and latency ratio differ by more than this (relative)
+MIN_ROUND_TRIPS = 3.0          # ... connections completed fewer requests each than this on average
+LOADGEN_SATURATED_PCT = 90.0   # ... the load generator used more than this share of each core it had
+
+
+@dataclass(frozen=True)
+class Ratios:
+    efficiency_ratio: float | None       # (C / rps) / delay: the seed's figure, from the window's count
+    rps_steady: float | None             # C / mean latency (Little's law): free of the window-edge bias
+    latency_ratio: float | None          # mean latency / delay: the same idea measured directly; it is also
+                                         # (C / rps_steady) / delay, so no second "steady ratio" is kept
+
+
+def ratios(concurrency: int, delay_ms: int, rps: float, mean_latency_ms: float | None,
+           loadgen_saturated: bool = False) -> Ratios:
+    """In a closed loop every connection always has one request outstanding, so C = rps x mean latency
+    (Little's law). The window's own count (rps) loses the requests still in flight when it ends: with a
+    20 s window and a 1 s delay that is up to 5%; the latency mean does not have that edge. Little's law
+    counts only time inside a request: a saturated load generator also spends time between them, so then
+    there is no rps_steady."""
+    delay_s = delay_ms / 1000
+    rps_steady = concurrency / (mean_latency_ms / 1000) if mean_latency_ms and not loadgen_saturated else None
+    if delay_s <= 0:
+        return Ratios(None, rps_steady, None)
+    efficiency = (concurrency / rps) / delay_s if rps > 0 else None
+    return Ratios(efficiency, rps_steady, latency_ratio(mean_latency_ms, delay_ms) if mean_latency_ms else None)
+
+
+def latency_ratio(mean_latency_ms: float | None, delay_ms: int) -> float | None:
+    """Mean latency / delay: 1.0 when every request waited only its own delay (closed and open loop alike)."""
+    if mean_latency_ms is None or delay_ms <= 0:
+        return None
+    return (mean_latency_ms / 1000) / (delay_ms / 1000)
+
+
+def loadgen_saturated(loadgen_cpu_percent: float | None, loadgen_cores: int) -> bool:
+    return loadgen_cpu_percent is not None and loadgen_cpu_percent >= LOADGEN_SATURATED_PCT * max(loadgen_cores, 1)
+
+
+def edge_allowance(window_s: float | None, mean_latency_ms: float | None) -> float:
+    """How far the window's edge alone lifts the efficiency ratio over the latency ratio: each connection loses
+    at most the round trip in flight when the window closes, so of T = window / mean latency round trips it
+    counts at least T - 1 (a 10 s window at 1 s counts 9 of 10 when the connections started together: 1.11).
+    1 when either is unknown."""
+    if not window_s or not mean_latency_ms:
+        return 1.0
+    trips = window_s / (mean_latency_ms / 1000)
+    return trips / (trips - 1) if trips > 1 else math.inf
+
+
+def flags(*, concurrency: int, requests: int, errors: dict[str, int], ratios_: Ratios,
+          window_s: float | None = None, mean_latency_ms: float | None = None) -> list[str]:
+    """The closed-loop flags (the cell adds loadgen_saturated for every kind). ratio_disagreement: the two
+    ratios differ by more than RATIO_DISAGREEMENT beyond what the window's edge explains (edge_allowance)."""
+    found = []
+    if errors.get("timeout", 0):
+        found.append("timeouts")
+    if sum(n for kind, n in errors.items() if kind != "timeout"):
+        found.append("errors")
+    if requests == 0 or requests / concurrency < MIN_ROUND_TRIPS:
+        found.append("few_completions")
+    a, b = ratios_.efficiency_ratio, ratios_.latency_ratio
+    if a and b and (a / b > (1 + RATIO_DISAGREEMENT) * edge_allowance(window_s, mean_latency_ms)
+                    or b / a > 1 + RATIO_DISAGREEMENT):
+        found.append("ratio_disagreement")
+    return found
+
+
+def expected_worst_latency_s(*, delay_ms: int, concurrency: int, blocking: bool, workers: int | None) -> float:
+    """The slowest answer a healthy server can give in this cell, for the load generator's timeout.
+
+    A blocking endpoint served by `workers` threads (or processes) answers C requests in ceil(C / workers)
+    rounds of the delay; a non-blocking one, or a virtual-thread executor (workers None), in one round.
+    """
+    delay_s = delay_ms / 1000
+    rounds = -(-concurrency // workers) if blocking and workers else 1
+    return rounds * delay_s
+
+
+def loadgen_timeout_s(worst_latency_s: float) -> float:
+    """Generous above the worst case: a timeout in a healthy cell would be a lie about the server."""
+    return max(10.0, 1.5 * worst_latency_s + 5.0)

@@ -1,0 +1,240 @@
+"""The run: plans (or resumes) an experiment, checks it before the first cell, opens its hosts and database, runs
+its cells into a run directory, then writes points.jsonl and draws the charts. The command line is run_args.py
+(run_all.sh's --help), the checks before the first cell run_checks.py, the loop over the cells run_loop.py; run
+re-exports the names callers and tests use (parse_args, resolve_config, run, main)."""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from contextlib import ExitStack
+from dataclasses import replace
+from datetime import datetime
+
+from crossbench import loadgen, oskit, paths, servers
+from crossbench.cell import faults
+from crossbench.database import DatabaseError
+from crossbench.decide import capacity, precision, retry, slo
+from crossbench.drivers import DRIVERS, DriverRefused
+from crossbench.figures import points
+from crossbench.hosts import HostsError
+from crossbench.plan import experiment
+from crossbench.plan.experiment import CellPlan, ExperimentError
+from crossbench.record.record import now_iso
+from crossbench.record.rundir import RunDir, RunDirError
+from crossbench.sampling import noise
+
+from . import metadata
+from .open_placement import open_placement
+from .progress import Progress, fmt_duration
+from .run_args import DEFAULT_EXPERIMENT, parse_args
+from .run_checks import Refused, pin_runner, preflight, prime_servers, run_database, without_unrunnable
+from .run_loop import execute, execute_rest, launched_once, stopped_by_environment
+from .serve import interrupt_on_signals
+
+__all__ = ["DEFAULT_EXPERIMENT", "Refused", "main", "parse_args", "resolve_config", "run"]
+
+
+def resolve_config(args) -> dict:
+    overrides = {k: v for k, v in vars(args).items() if v is not None}
+    return experiment.apply_overrides(experiment.load(args.experiment), overrides)
+
+
+def new_run_dir(args, config: dict) -> RunDir:
+    run_id = f"{datetime.now():%Y%m%d-%H%M%S}-{config['name']}"
+    return RunDir(args.out or paths.RESULTS / run_id)
+
+
+def plan_summary(config: dict, cells: list[CellPlan], todo: list[CellPlan], progress: Progress) -> str:
+    run = config["run"]
+    windows = sorted({c.duration_s for c in cells})
+    window = f"{windows[0]:g} s" if len(windows) == 1 else f"{windows[0]:g}-{windows[-1]:g} s"
+    rounds = experiment.first_rounds(config)
+    searching = capacity.search_groups(config)
+    relaunched = sum(c.repetition > rounds and c.group not in searching for c in cells)   # --retry-failed's
+    retry_note = f" and {relaunched} relaunch{'es' * (relaunched != 1)} of failed points" if relaunched else ""
+    if searching:
+        retry_note += "; capacity searches: three launches at each start rate, then as many as the search asks"
+    precision_note = f" (then as many more as the first {rounds} launches' spread asks for an interval within " \
+                     f"{run['precision']:g}, up to {run['max_launches']})" \
+        if run.get("precision") and run["max_launches"] > rounds else ""
+    counted = sum(not DRIVERS[c.kind].ends_at_window for c in todo)
+    count_note = f" ({counted} of them run to a request count, not a window, and are counted here as " \
+                 "their window: the run takes longer)" if counted else ""
+    return (f"{config['name']}: {len(cells)} cells ({len({c.point_id for c in cells})} points x {rounds} "
+            f"rounds{retry_note}{precision_note}), {len(todo)} to run, {run['warmup_s']:g} s warm-up + "
+            f"{window} window each; about {fmt_duration(progress.eta_s(len(todo)))}{count_note}; "
+            f"server on cores {run['server_cpus'] or 'any'}, {run['loadgen']} on cores {run['loadgen_cpus'] or 'any'}")
+
+
+def retried(cells: list[CellPlan], run_dir: RunDir, config: dict) -> list[CellPlan]:
+    """--retry-failed: new launches of the points whose launches all failed, numbered after the plan's cells."""
+    return [replace(cell, index=len(cells) + position)
+            for position, cell in enumerate(retry.retries(cells, run_dir.records(), config), 1)]
+
+
+def timing(run_dir: RunDir, wall_s: float, planned_s: float) -> dict:
+    """The run's wall time and its windows' and warm-ups' time, added to what earlier sittings of a resumed run
+    recorded (a resume that runs nothing leaves them as they were), and the harness's overhead over both."""
+    before, _ = run_dir.load()
+    wall_s += before.get("wall_s") or 0.0
+    planned_s += before.get("planned_s") or 0.0
+    return {"wall_s": round(wall_s, 1), "planned_s": round(planned_s, 1),
+            "overhead_percent": round(100 * (wall_s / planned_s - 1), 2) if planned_s else None}
+
+
+def write_points(run_dir: RunDir, config: dict) -> list[dict]:
+    """points.jsonl: every point's figures with their intervals (the records stay the raw data, so a failure
+    here loses nothing: ./analysis/analyze.sh computes them again)."""
+    try:
+        return points.write(run_dir.path, run_dir.records(), config["run"].get("precision"))
+    except OSError as e:
+        print(f"run_all: points.jsonl not written ({e}); the records are intact", file=sys.stderr)
+        return []
+
+
+def analyse(run_dir: RunDir, config: dict, workload=None) -> None:
+    try:
+        import crossbench_analysis  # optional: the analysis package draws; without it the run still records
+        from crossbench_analysis.findings import findings  # optional: as above
+        from crossbench_analysis.judge import knees  # optional: as above
+    except ImportError as e:
+        print(f"run_all: no charts drawn ({e})", file=sys.stderr)
+        return
+    try:
+        crossbench_analysis.analyze(run_dir.path)
+    except crossbench_analysis.AnalysisError as e:   # the measurements are safe; only drawing failed
+        print(f"run_all: charts incomplete: {e}\nredraw with ./analysis/analyze.sh {run_dir.path}", file=sys.stderr)
+    if config.get("analysis", {}).get("knees"):     # the experiment asks to hear its knees at the end
+        print(knees.summary(knees.read_jsonl(run_dir.path / "charts" / "data" / knees.KNEES_FILE)), file=sys.stderr)
+    if config.get("analysis", {}).get("advise") or workload:    # maxThreads advice (advice.md, advice.json)
+        from crossbench_analysis.advice import advice  # optional: as above, only when advice is asked for
+        print(advice.at_end(run_dir.path, workload), file=sys.stderr)
+    found = findings.text(run_dir.path)     # the run's findings (findings.md), last before the report's path
+    if found:
+        print(found, file=sys.stderr)
+    print(f"charts and report: {run_dir.path / 'report.html'}", file=sys.stderr)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    interrupt_on_signals()
+    with ExitStack() as remote:      # the hosts' SSH masters: closed last, whatever happens
+        try:
+            return run(args, remote)
+        except OSError as e:          # the run directory unwritable outside a cell (faults.py)
+            line = faults.write_error_line(e)
+            if line is None:
+                raise
+            print(line, file=sys.stderr)
+            return faults.EXIT_CODE
+
+
+def run(args, remote: ExitStack) -> int:
+    try:
+        if args.resume:
+            run_dir = RunDir(args.resume)
+            meta, plan_dicts = run_dir.load()
+            config = meta["config"]
+            cells = [experiment.plan_from_dict(d) for d in plan_dicts]
+            again = retried(cells, run_dir, config)
+            if again and not args.retry_failed:
+                print(retry.hint(again), file=sys.stderr)
+                again = []
+            cells += again
+        else:
+            config = resolve_config(args)
+            cells = without_unrunnable(experiment.expand(config))
+            run_dir = new_run_dir(args, config)
+            again = []
+        preflight(config, cells)
+        slo.check_reachable(args.slo, {c.delay_ms for c in cells})
+        placement = open_placement(args.hosts, cells, min(c.duration_s for c in cells), remote)
+        database = run_database(config, cells, run_dir, placement)
+        finished = run_dir.finished_ids()
+        todo = [c for c in cells if c.cell_id not in finished]
+        cell_s = sum(c.warmup_s + c.duration_s for c in cells) / len(cells)     # windows may grow with the delay
+        progress = Progress(len(cells), cell_s)
+        progress.done = len(cells) - len(todo)
+        print(plan_summary(config, cells, todo, progress), file=sys.stderr)
+        if args.retry_failed:
+            print(f"run_all: {retry.summary(again)}", file=sys.stderr)
+        if args.dry_run:
+            for cell in todo:
+                print(f"  {cell.cell_id}: {cell.describe()}")
+            return 0
+        if not args.resume:
+            run_dir.create(metadata.collect(run_dir.path.name, config, sys.argv), [c.to_dict() for c in cells])
+            run_dir.update_metadata(noise_floor=noise.floor())     # the machine's own noise, before any load
+        if again:
+            run_dir.extend_plan([c.to_dict() for c in again])
+        if placement.checks:
+            run_dir.update_metadata(hosts=placement.checks)
+        print(f"run directory: {run_dir.path}", file=sys.stderr)
+    except (ExperimentError, Refused, RunDirError, servers.CannotRunHere, paths.BuildMissing, loadgen.LoadgenError,
+            DriverRefused, servers.ToolMissing, servers.SettingsError, oskit.LimitTooLow, DatabaseError,
+            HostsError, slo.SloError) as e:
+        print(f"run_all: {e}", file=sys.stderr)
+        return 2
+    pin_runner(config["run"])
+    started = time.monotonic()
+    try:
+        for made in prime_servers(todo, placement):
+            print(f"run_all: {made}", file=sys.stderr)
+        launched = execute(run_dir, todo, progress, database, placement, args.hold_s, launched_once(config["run"]))
+        launched += execute_rest(run_dir, cells, config, progress, database, placement, args.hold_s)
+    except KeyboardInterrupt:
+        progress.close()
+        launched = len(run_dir.finished_ids()) - len(finished)     # the cells this sitting kept
+        run_dir.update_metadata(**timing(run_dir, time.monotonic() - started, launched * cell_s))
+        write_points(run_dir, config)
+        print(f"\nrun_all: interrupted; {len(run_dir.finished_ids())} cells kept in {run_dir.path}; "
+              f"finish with: ./runner/run_all.sh --resume {run_dir.path}", file=sys.stderr)
+        return 130
+    except (faults.EnvironmentFault, OSError) as e:
+        progress.close()
+        return stopped_by_environment(e, run_dir, len(cells))
+    finally:
+        if database:
+            database.stop()
+    progress.close()
+    wall = time.monotonic() - started
+    run_dir.update_metadata(ended_at=now_iso(), **timing(run_dir, wall, launched * cell_s))
+    print(f"run_all: {launched} cells in {fmt_duration(wall)} "
+          f"(windows and warm-ups {fmt_duration(launched * cell_s)}); results in {run_dir.path}", file=sys.stderr)
+    point_records = write_points(run_dir, config)
+    if config["run"].get("precision"):
+        print(f"run_all: {precision.summary(point_records, config['run']['precision'])}", file=sys.stderr)
+    found = write_capacity(run_dir, config)
+    if not args.no_analysis:
+        analyse(run_dir, config, args.workload)
+    if found and args.no_analysis:        # else the findings, printed last, say it with the rest
+        print(capacity.summary(found), file=sys.stderr)
+    return judged(run_dir, point_records, args.slo)
+
+
+def write_capacity(run_dir: RunDir, config: dict) -> list[dict]:
+    """capacity.json: each capacity search's bracket, its cost and the rates it tried (none without searches)."""
+    found = capacity.outcomes(run_dir.records(), config)
+    if found:
+        (run_dir.path / capacity.FILE).write_text(json.dumps(found, indent=1) + "\n")
+    return found
+
+
+def judged(run_dir: RunDir, point_records: list[dict], targets: list[slo.Target]) -> int:
+    """--slo: every point against every target, printed last and kept in slo.json; the exit status a pipeline
+    gates on (slo.EXIT_FAILED when a point fails)."""
+    if not targets:
+        return 0
+    judgements = slo.evaluate(point_records, run_dir.records(), targets)
+    (run_dir.path / "slo.json").write_text(json.dumps(slo.as_records(judgements), indent=1) + "\n")
+    print(slo.summary(judgements), file=sys.stderr)
+    if slo.failed(judgements):
+        print(f"run_all: a point failed its target (slo.json in {run_dir.path}): exit status {slo.EXIT_FAILED}",
+              file=sys.stderr)
+        return slo.EXIT_FAILED
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,164 @@
+"""`./runner/run_all.sh [options]`: runs an experiment into a run directory, cell by cell, resumable.
+
+Checks everything it can before the first cell (options, tools, build, ports, file limits); then each cell
+gets a fresh server and its record is appended as soon as it is measured.
+"""
+# This docstring is run_all.sh's --help: this module is its command line (options, their checks, --quick);
+# the run itself is run.py.
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from crossbench import loadgen, paths, servers
+from crossbench.decide import slo
+from crossbench.plan import experiment
+
+from .serve import knob_argument
+
+DEFAULT_EXPERIMENT = "seed002"
+
+
+def sends_on_schedule(adapter) -> bool:
+    """A load generator that sends on a schedule (its LoadGenerator's open_loop, loadgen/base.py)."""
+    return adapter.open_loop
+
+
+def closes_connections(adapter) -> bool:
+    """A load generator that opens one connection per request whatever it is asked (its keepalive=False)."""
+    return not adapter.keepalive
+
+
+def tools_that(kind) -> str:
+    """The registered load generators of a kind, for the help: "oha or k6"."""
+    return " or ".join(name for name, adapter in loadgen.ADAPTERS.items() if kind(adapter))
+
+
+def int_list(text: str) -> list[int]:
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected integers separated by commas, not {text!r}") from None
+    if not values or any(v < 0 for v in values):
+        raise argparse.ArgumentTypeError(f"expected non-negative integers, not {text!r}")
+    return values
+
+
+def rate_list(text: str) -> list[int] | str:
+    """--rates 50,100,200, or --rates auto (shares of each cell's closed-loop peak, measured first)."""
+    return experiment.AUTO_RATES if text.strip() == experiment.AUTO_RATES else int_list(text)
+
+
+def share(text: str) -> float | bool:
+    """--precision 0.03, or --precision off (one launch a point unless --repetitions says more)."""
+    if text.strip() == "off":
+        return False
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, not {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"expected a share between 0 and 1 (0.03 = within 3 %), not {text}")
+    return value
+
+
+def name_list(text: str) -> list[str]:
+    return [v.strip() for v in text.split(",") if v.strip()]
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="run_all.sh", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--experiment", default=DEFAULT_EXPERIMENT, help="name under runner/experiments/ or a .toml path")
+    p.add_argument("--quick", action="store_true", help="the quick profile (experiment 'quick')")
+    p.add_argument("--out", type=Path, help="run directory (default results/<run-id>/)")
+    p.add_argument("--resume", type=Path, metavar="DIR", help="finish an interrupted run: only missing cells")
+    p.add_argument("--retry-failed", action="store_true", help="with --resume: launch again the points whose "
+                   "launches all failed (after a fix), as many launches as the first rounds; the failed ones stay "
+                   "on the record")
+    p.add_argument("--dry-run", action="store_true", help="print the plan and stop")
+    p.add_argument("--no-analysis", action="store_true", help="do not draw charts at the end")
+    p.add_argument("--hold-s", type=float, default=0.0, metavar="S", help="keep each cell's server up S seconds "
+                   "after its window, its pid printed (attach VisualVM to the JVM that was measured)")
+    p.add_argument("--hosts", type=Path, metavar="FILE", help="roles on other machines over SSH (TOML: README, "
+                   "\"Running on several machines\"); without it every role runs here")
+    m = p.add_argument_group("matrix overrides (replace the experiment file's values)")
+    m.add_argument("--servers", type=name_list)
+    m.add_argument("--groups", type=name_list, help="only these groups of the experiment (e.g. static,delay)")
+    m.add_argument("--concurrency", type=int_list, help="closed loop: connections; open loop: most in flight")
+    m.add_argument("--rates", type=rate_list, help=f"open loop (--loadgen {tools_that(sends_on_schedule)}): offered "
+                   "requests per second, or 'auto' (10%% to 120%% of the closed-loop peak, measured first)")
+    m.add_argument("--delays", type=int_list, dest="delays_ms", help="delays in ms, e.g. 1000,3000")
+    m.add_argument("--db-url", help="database cells: use this PostgreSQL (holding the tables, ./runner/db.sh load) "
+                   "instead of the run's own cluster")
+    m.add_argument("--duration", type=float, dest="duration_s", help="measured window per cell, seconds")
+    m.add_argument("--warmup", type=float, dest="warmup_s", help="unrecorded warm-up per cell, seconds")
+    m.add_argument("--repetitions", type=int, help="launches of every point, in rounds (every point once, then again)")
+    m.add_argument("--precision", type=share, help="launch each point as often as the spread of its first "
+                   "--min-launches launches says its headline figure's 95%% interval needs to be within this share "
+                   "(e.g. 0.03; Stein's two-stage rule), at most --max-launches; "
+                   "off: the experiment's repetitions only (the seeds' own protocols)")
+    m.add_argument("--min-launches", type=int, dest="min_launches", help="with --precision: first rounds, at least 3 (default 3)")
+    m.add_argument("--max-launches", type=int, dest="max_launches", help="with --precision: at most (default 6)")
+    m.add_argument("--shuffle", action="store_true", default=None, help="shuffle each round's order (the default)")
+    m.add_argument("--no-shuffle", dest="shuffle", action="store_false", help="run each round in plan order")
+    m.add_argument("--loadgen", choices=sorted(loadgen.ADAPTERS))
+    m.add_argument("--connection-close", dest="keepalive", action="store_false", default=None,
+                   help=f"one connection per request (as {tools_that(closes_connections)}) instead of keep-alive")
+    for name, knob in server_knobs().items():
+        knob_argument(m, knob, sweep=True, help_prefix=f"[{', '.join(knob_owners(name))}] ")
+    m.add_argument("--server-cpus", type=int_list)
+    m.add_argument("--loadgen-cpus", type=int_list)
+    m.add_argument("--loadgen-threads", type=int)
+    t = p.add_argument_group("service-level targets (any experiment)")
+    t.add_argument("--slo", action="append", default=[], metavar="TARGET",
+                   help="judge every point against a target, e.g. 'p99<300ms', 'rps>500', 'errors<0.1%%' (again for "
+                        "more): pass / fail / undecided by its 95%% interval; exit status 99 when a point fails")
+    a = p.add_argument_group("maxThreads advice at the end (the maxthreads experiments; also ./analysis/advise.sh)")
+    a.add_argument("--advise-rate", type=float, metavar="REQ_PER_S", help="your arrival rate, requests per second")
+    a.add_argument("--advise-hold-ms", type=float, metavar="MS", help="how long one request holds a thread, ms")
+    a.add_argument("--advise-p99-ms", type=float, metavar="MS", help="optional: your p99 latency target, ms")
+    args = p.parse_args(argv)
+    try:
+        args.workload = advice_workload(args)
+        args.slo = [slo.parse(text) for text in args.slo]
+    except ValueError as e:          # the analysis' WorkloadRefused, slo.SloError: refused before anything runs
+        p.exit(2, f"run_all: {e}\n")
+    if args.quick:
+        args.experiment = quick_variant(p, args.experiment)
+    if args.resume and args.out:
+        p.error("--resume DIR continues that directory; --out does not go with it")
+    if args.retry_failed and not args.resume:
+        p.error("--retry-failed goes with --resume DIR: it launches again that run's points whose launches all "
+                "failed")
+    return args
+
+
+def advice_workload(args):
+    """The --advise-* workload checked by the analysis (crossbench_analysis.judge.workload), or None when not given."""
+    given = (args.advise_rate, args.advise_hold_ms, args.advise_p99_ms)
+    if all(v is None for v in given):
+        return None
+    from crossbench_analysis.judge.workload import checked  # optional: the analysis package, only for --advise-*
+    return checked(*given, names=("--advise-rate", "--advise-hold-ms", "--advise-p99-ms"))
+
+
+def server_knobs() -> dict:
+    """Every server knob by name (a name several servers share is one option that sets it on each)."""
+    return {knob.name: knob for plugin in servers.PLUGINS.values() for knob in plugin.knobs}
+
+
+def knob_owners(name: str) -> list[str]:
+    return [p.name for p in servers.PLUGINS.values() if any(k.name == name for k in p.knobs)]
+
+
+def quick_variant(parser, name: str) -> str:
+    """--quick alone is the quick profile; with --experiment X it is X's quick variant, X-quick."""
+    if name == DEFAULT_EXPERIMENT:
+        return "quick"
+    if name.endswith("-quick") or name == "quick":
+        return name
+    if (paths.EXPERIMENTS / f"{name}-quick.toml").is_file():
+        return f"{name}-quick"
+    parser.error(f"--quick: experiment {name} has no quick variant ({name}-quick.toml); run it without --quick "
+                 f"or shorten it with --duration")

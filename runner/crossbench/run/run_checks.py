@@ -1,0 +1,100 @@
+"""Before the first cell: what can be known wrong is refused with one line (Refused), cells this machine cannot
+run are skipped with a message, the runner is pinned to the load generator's cores, the run's database is
+found or started (--db-url's, the db host's, else a cluster of its own), and what a server makes on its first
+start is made by an unmeasured one (prime_servers)."""
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from crossbench import oskit, servers
+from crossbench.database import stack
+from crossbench.database.stack import needs_database
+from crossbench.drivers import DRIVERS
+from crossbench.plan.experiment import CellPlan
+from crossbench.record.rundir import RunDir
+
+from .open_placement import Placement
+
+
+class Refused(RuntimeError):
+    """A clear reason not to start, given before anything runs."""
+
+
+def preflight(config: dict, cells: list[CellPlan]) -> None:
+    """Everything that can be known wrong before the first cell."""
+    run = config["run"]
+    for cell in cells:
+        DRIVERS[cell.kind].preflight(cell)
+    for cell in one_per_variant(cells):
+        cell.plugin.preflight(cell.settings)
+    usable = os.sched_getaffinity(0)
+    for key in ("server_cpus", "loadgen_cpus"):
+        missing = set(run[key]) - usable
+        if missing:
+            raise Refused(f"{key} {run[key]}: cores {sorted(missing)} are not available here "
+                          f"(usable: {sorted(usable)})")
+    # RLIMIT_NOFILE is per process: the client and the server are separate processes and each holds one end
+    # of a connection; both inherit the runner's limit.
+    oskit.raise_open_files(max(c.concurrency for c in cells))
+    stack.preflight(cells, run.get("db_url"))
+
+
+def one_per_variant(cells: list[CellPlan]) -> list[CellPlan]:
+    """One cell of each server variant (server and settings) among the cells, in the order they first appear."""
+    return list({(c.server, repr(c.settings)): c for c in cells}.values())
+
+
+def without_unrunnable(cells: list[CellPlan]) -> list[CellPlan]:
+    """Cells a server cannot run on this machine (virtual threads without JDK 21+): say so and run the rest."""
+    runnable, reasons = [], {}
+    for cell in cells:
+        try:
+            cell.plugin.preflight(cell.settings)
+            runnable.append(cell)
+        except servers.CannotRunHere as e:
+            reasons[str(e)] = reasons.get(str(e), 0) + 1
+    if not runnable:
+        raise Refused("; ".join(reasons))
+    for reason, count in reasons.items():
+        print(f"run_all: skipping {count} cells: {reason}", file=sys.stderr)
+    return runnable
+
+
+def pin_runner(run: dict) -> None:
+    """The runner (sampler, progress) shares the load generator's cores, never the server's."""
+    if run["loadgen_cpus"] and run["server_cpus"]:
+        os.sched_setaffinity(0, set(run["loadgen_cpus"]))
+
+
+def run_database(config: dict, cells: list[CellPlan], run_dir: RunDir, placement: Placement):
+    """The database for the run's database cells: --db-url's (checked now), the db host's, else a cluster of
+    its own here."""
+    wanted = [c for c in cells if needs_database(c)]
+    if not wanted:
+        return None
+    pools = max((c.settings.get("db_pool") or 0) * c.plugin.process_count(c.settings) for c in wanted)
+    database = placement.db_host.database(run_dir.path, placement.db_clients, pools, config["run"].get("db_url"),
+                                          tuple(config["run"]["server_cpus"]))
+    database.check_existing()
+    return database
+
+
+def prime_servers(cells: list[CellPlan], placement: Placement) -> list[str]:
+    """One unmeasured start of each server whose first start makes what later starts reuse (Tomcat's class-data
+    archive), on its server cores, so that the first measured launch starts like the others. A start that fails
+    is said and left to the cells, which record their own failures."""
+    if not placement.server_is_here():
+        return []
+    done = []
+    with tempfile.TemporaryDirectory(prefix="crossbench-prime-") as work:
+        for cell in one_per_variant(cells):
+            try:
+                made = cell.plugin.prime(cell.settings, Path(work), cell.server_cpus, placement.server_host)
+            except (servers.ServerFailed, oskit.PortInUse) as e:
+                made = f"{cell.server}: the unmeasured first start failed: {str(e).splitlines()[0]}"
+            if made:
+                done.append(made)
+    return done

@@ -1,0 +1,169 @@
+"""`./runner/serve.sh SERVER [options]`: one server alone, in the foreground, until Ctrl-C.
+
+Every server plug-in's knobs are options here (`./runner/serve.sh SERVER --help` lists them for that server).
+"""
+from __future__ import annotations
+
+import argparse
+import shlex
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from crossbench import paths, servers
+from crossbench.hosts.local import HERE
+from crossbench.oskit import PortInUse
+from crossbench.servers import Knob, RunningServer, ServerFailed
+
+
+def positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def positive_list(text: str) -> list[int]:
+    return [positive(part) for part in text.split(",") if part.strip()]
+
+
+def cpu_list(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(part) for part in text.split(",") if part != "")
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--cpus takes core numbers such as 0 or 0,1, not {text!r}") from None
+
+
+def choice_list(choices: tuple[str, ...]):
+    def parse(text: str) -> list[str]:
+        values = [v.strip() for v in text.split(",") if v.strip()]
+        bad = [v for v in values if v not in choices]
+        if bad or not values:
+            raise argparse.ArgumentTypeError(f"choose among {', '.join(choices)} (comma-separated), not {text!r}")
+        return values
+    return parse
+
+
+def text_list(value: str) -> list[str]:
+    """'17,25' -> ['17', '25'] (a text knob swept from the command line)."""
+    values = [v.strip() for v in value.split(",") if v.strip()]
+    if not values:
+        raise argparse.ArgumentTypeError("expected one value or several separated by commas")
+    return values
+
+
+def knob_argument(parser, knob: Knob, *, sweep: bool, help_prefix: str = "") -> None:
+    """One option for a knob; with `sweep`, a sweep knob takes comma-separated values (one cell each)."""
+    many = sweep and knob.sweep
+    kwargs = {"dest": knob.name, "default": None, "help": f"{help_prefix}{knob.help} (default: {knob.default})"}
+    if knob.kind == "bool":
+        parser.add_argument(knob.flag, action=argparse.BooleanOptionalAction, **kwargs)
+        return
+    if knob.kind == "int":
+        kwargs["type"] = positive_list if many else positive
+    elif knob.kind == "choice":
+        kwargs.update({"type": choice_list(knob.choices)} if many else {"choices": knob.choices})
+    elif knob.kind == "list":
+        kwargs["type"] = shlex.split
+    elif knob.kind == "text" and many:
+        kwargs["type"] = text_list
+    parser.add_argument(knob.flag, **kwargs)
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(prog="serve.sh", description=__doc__)
+    parser.add_argument("server", help=f"one of {', '.join(servers.PLUGINS)}")
+    name = next((a for a in (argv if argv is not None else sys.argv[1:]) if not a.startswith("-")), None)
+    if name in servers.PLUGINS:      # the chosen server's own knobs, and only its own
+        plugin = servers.PLUGINS[name]
+        group = parser.add_argument_group(name)
+        for knob in plugin.knobs:
+            knob_argument(group, knob, sweep=False)
+    own_ports = ", ".join(f"{plugin.name} {plugin.default_port}" for plugin in servers.PLUGINS.values())
+    parser.add_argument("--port", type=positive, help=f"default: the server's own ({own_ports})")
+    parser.add_argument("--cpus", type=cpu_list, default=(), help="pin the server to these cores (taskset)")
+    parser.add_argument("--db-url", help="serve the database endpoints from this PostgreSQL "
+                                         "(postgresql://USER@HOST:PORT/DB, holding the tables world and kv)")
+    args = parser.parse_args(argv)
+    try:
+        plugin = servers.get(args.server)
+    except servers.UnknownServer as e:
+        parser.error(str(e))
+    args.plugin = plugin
+    args.port = args.port or plugin.default_port
+    given = {k.name: getattr(args, k.name) for k in plugin.knobs if getattr(args, k.name, None) is not None}
+    # Per-cell artefacts (a JFR recording) go to the current directory, and only when asked for by name.
+    args.artefacts_dir = Path.cwd() if given.get("jfr") else None
+    try:
+        args.settings = plugin.settings(given)
+    except servers.SettingsError as e:
+        parser.error(str(e))
+    return args
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def interrupt_on_signals() -> None:
+    """The first SIGINT, SIGTERM or SIGHUP raises KeyboardInterrupt, so `finally` stops the server; later
+    ones are ignored, so that a second Ctrl-C cannot cut the clean-up short and leave an orphan."""
+    def handler(signum, frame):
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, signal.SIG_IGN)
+        raise KeyboardInterrupt(f"signal {signum}")
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, handler)
+
+
+def wait_for_stop(server: RunningServer) -> str:
+    """Blocks until SIGINT/SIGTERM or the server's own exit; returns which."""
+    try:
+        while server.alive():
+            time.sleep(0.5)
+        return "died"
+    except KeyboardInterrupt:
+        return "signal"
+
+
+def main(argv=None) -> int:
+    interrupt_on_signals()
+    args = parse_args(argv)
+    work_dir = Path(tempfile.mkdtemp(prefix=f"crossbench-{args.server}-"))
+    try:
+        args.plugin.preflight(args.settings)
+        server = RunningServer(args.plugin.spec(args.settings, args.port, work_dir, args.cpus, args.artefacts_dir,
+                                                   args.db_url), HERE)
+        server.start()
+    except (paths.BuildMissing, PortInUse, servers.CannotRunHere, servers.ToolMissing, servers.SettingsError) as e:
+        print(f"serve: {e}", file=sys.stderr)
+        return 2
+    try:
+        server.wait_ready()
+        settings = ", ".join(f"{k}={v}" for k, v in server.spec.describe.items() if k != "catalina_base")
+        print(f"{args.server} ready at {server.url}/ (pid {server.pid}; {settings})", flush=True)
+        print(f"log: {server.spec.log_path} (removed after a clean stop); Ctrl-C stops it", flush=True)
+        if wait_for_stop(server) == "died":
+            print(f"serve: {args.server} exited with status {server.process.returncode}:\n{server.log_tail()}",
+                  file=sys.stderr)
+            return 1
+        server.stop()
+        shutil.rmtree(work_dir, ignore_errors=True)   # a clean stop leaves nothing behind; a failure keeps the log
+        return 0
+    except ServerFailed as e:
+        print(f"serve: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        server.stop()
+        print(f"{args.server} stopped", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
