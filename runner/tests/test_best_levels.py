@@ -4,7 +4,7 @@ import pytest
 
 from crossbench.decide import best_levels
 from crossbench.plan import experiment
-from crossbench.plan.experiment import ExperimentError
+from crossbench.plan.experiment_schema import ExperimentError
 
 
 def config(**run):

@@ -8,7 +8,7 @@ import pytest
 
 from crossbench.decide import capacity
 from crossbench.plan import experiment
-from crossbench.plan.experiment import ExperimentError
+from crossbench.plan.experiment_schema import ExperimentError, validate
 from crossbench.plan.search_spec import SearchSpec
 
 TRUE_CAPACITY = 97.0            # req/s the simulated Tomcat holds: 20 threads, each request ~206 ms
@@ -57,7 +57,7 @@ def tomcat_only(**search):
     """capacity-quick's Tomcat group searched as the full experiment searches: to 5 %, up to four launches a rate."""
     config = resolve(groups=["tomcat"])
     config["group"][0]["search"].update({"resolution": 0.05, "max_launches": 4, **search})
-    experiment.validate(config)
+    validate(config)
     return config
 
 
@@ -124,7 +124,7 @@ def test_the_generators_ceiling_is_measured_first_and_no_search_counts_a_rate_ab
     generator = {**config["group"][0], "name": "generator"}
     generator["search"] = {**generator["search"], "generator": True}
     config["group"].append(generator)
-    experiment.validate(config)
+    validate(config)
     rng = random.Random(1)
 
     def launch(cell):

@@ -1,7 +1,9 @@
 import pytest
 
 from crossbench.plan import experiment
-from crossbench.plan.experiment import ExperimentError
+from crossbench.plan.cellplan import plan_from_dict
+from crossbench.plan.experiment_schema import ExperimentError
+from crossbench.record.record import point_of
 from crossbench.servers import PLUGINS
 
 
@@ -72,9 +74,9 @@ def test_runs_go_in_rounds_every_point_once_then_again_each_round_in_its_own_ord
 def test_the_point_id_is_everything_but_the_repetition():
     cells = experiment.expand(resolve("quick", repetitions=2))
     assert len({c.point_id for c in cells}) == len(cells) // 2
-    assert experiment.point_of("static-tomcat-mt200-static_mix-c100-d0-r12") == "static-tomcat-mt200-static_mix-c100-d0"
+    assert point_of("static-tomcat-mt200-static_mix-c100-d0-r12") == "static-tomcat-mt200-static_mix-c100-d0"
     old = {**cells[0].to_dict(), "point_id": ""}      # a plan.json written before points had ids
-    assert experiment.plan_from_dict(old).point_id == cells[0].point_id
+    assert plan_from_dict(old).point_id == cells[0].point_id
 
 
 def test_a_precision_target_plans_its_first_stage_of_three_rounds_first():

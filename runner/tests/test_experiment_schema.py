@@ -5,6 +5,7 @@ import pytest
 from crossbench.plan import experiment
 from crossbench.plan.cellplan import Point
 from crossbench.plan.experiment_schema import Experiment, ExperimentError, Group, RunSettings, validate
+from crossbench.record.record import point_of
 
 FILE = '''name = "typed"
 [run]
@@ -82,7 +83,7 @@ def test_a_point_id_and_its_cell_ids_derive_from_the_typed_point():
     point = Point(group="g", server="tornado", variant="-p2", endpoint="/db/slow", concurrency=8, delay_ms=50,
                   proxy="nginx", pool_total=4, pooler="pgbouncer", pooler_pool=3, rate=120.0)
     assert point.id == "g-tornado-p2-via-nginx-pool4-pgbouncer3-db_slow-c8-d50-q120"
-    assert point.cell_id(2) == point.id + "-r2" and experiment.point_of(point.cell_id(2)) == point.id
+    assert point.cell_id(2) == point.id + "-r2" and point_of(point.cell_id(2)) == point.id
     peak = Point(group="g", server="tomcat", variant="", endpoint="/static/*", concurrency=1, delay_ms=0, peak=True,
                  share=0.25)
     assert peak.id == "g-peak-tomcat-static_mix-c1-d0-q25pct"

@@ -13,7 +13,7 @@ from testkit import records
 from crossbench import paths
 from crossbench.jdk import installed_jdks
 from crossbench.plan import experiment
-from crossbench.plan.experiment import ExperimentError
+from crossbench.plan.experiment_schema import ExperimentError
 from crossbench.servers.tomcat import connections_peak
 
 RUN_ALL = str(paths.RUNNER / "run_all.sh")

@@ -8,15 +8,9 @@ import pytest
 from crossbench.drivers import DRIVERS, DriverRefused
 from crossbench.drivers.open_loop import open_loop_figures, unsustainable
 from crossbench.loadgen import oha
-from crossbench.plan.experiment import (
-    AUTO_SHARES,
-    ExperimentError,
-    PeakMissing,
-    apply_overrides,
-    expand,
-    load,
-    with_rate_from_peak,
-)
+from crossbench.plan.cell_decisions import PeakMissing, with_rate_from_peak
+from crossbench.plan.experiment import apply_overrides, expand, load
+from crossbench.plan.experiment_schema import AUTO_SHARES, ExperimentError
 from crossbench.record.record import point_of
 
 OHA_RUNS = Path(__file__).parent / "fixtures" / "loadgen" / "oha"

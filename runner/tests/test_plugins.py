@@ -20,6 +20,7 @@ from crossbench.plan import experiment
 from crossbench.run import open_placement as placement
 from crossbench.run import run
 from crossbench.servers import PLUGINS, Knob, ServerPlugin, SettingsError
+from crossbench_analysis.charts.kit_labels import panel_style, series_of
 
 
 class WidgetPlugin(ServerPlugin):
@@ -131,9 +132,9 @@ def test_a_new_server_is_labelled_coloured_and_ordered_by_its_plug_in(widget):
     records = [{"cell_id": f"w{n}", "index": n, "server": "widgetd", "endpoint": "/hello", "widgets": n,
                 "spin": 2, "processes": n, "loadgen": "wrk", "keepalive": True, "setting": f"widgetd x{n}",
                 "concurrency": 4, "group": "g"} for n in (1, 3)]
-    series, of_cell = kit.series_of(records, lambda c: 1)
+    series, of_cell = series_of(records, lambda c: 1)
     assert [s.label for s in series] == ["widgetd widgets=1 1 proc", "widgetd widgets=3 3 proc"]
-    style = kit.panel_style(1, series, {})
+    style = panel_style(1, series, {})
     assert style["colors_1"] == "#123456 #654321"
     assert server_rank("widgetd") == list(PLUGINS).index("widgetd") < server_rank("no-such-server")
     assert report.settings_of(records[1], "wrk") == "x3, 3 proc"

@@ -12,13 +12,16 @@ from pathlib import Path
 import pytest
 
 from crossbench import paths, servers
-from crossbench.cell import cell, fields
+from crossbench.cell import fields
+from crossbench.cell.cell_checks import ServerDied, died
+from crossbench.cell.cell_record import failed_record
 from crossbench.drivers import DRIVERS
 from crossbench.figures import points
 from crossbench.hosts.local import HERE
 from crossbench.loadgen.base import LoadgenError
 from crossbench.oskit import free_port
 from crossbench.plan import experiment
+from crossbench.plan.cellplan import CellPlan
 from crossbench.record import record, rundir
 from crossbench.record.record import now_iso
 from crossbench.servers import RunningServer, ServerSpec
@@ -43,9 +46,9 @@ def test_a_driver_cannot_overwrite_a_shared_field():
 def test_a_failed_load_generator_is_not_a_dead_server():
     """The old rule searched the error text for 'died' or 'exited': wrk exiting 1 was recorded as server death."""
     plan = quick_plan()
-    failed = cell.failed_record(plan, now_iso(), LoadgenError("wrk exited with status 1; the thread died"))
+    failed = failed_record(plan, now_iso(), LoadgenError("wrk exited with status 1; the thread died"))
     assert failed["flags"] == ["failed"] and failed["status"] == "failed"
-    died = cell.failed_record(plan, now_iso(), cell.ServerDied("tomcat exited with status -9"))
+    died = failed_record(plan, now_iso(), ServerDied("tomcat exited with status -9"))
     assert died["flags"] == ["server_died"]
     assert set(record.LIFECYCLE) >= {k for k in failed if k not in record.DRIVER_DEFAULTS} - set(
         plan.plugin.record_fields(plan.settings))
@@ -59,10 +62,10 @@ def test_death_is_read_from_the_server_process(tmp_path):
                       tmp_path / "log")
     server = RunningServer(spec, HERE).start()
     try:
-        assert cell.died(plan, server) is None
+        assert died(plan, server) is None
         server.process.kill()
         server.process.wait()
-        assert isinstance(cell.died(plan, server), cell.ServerDied)
+        assert isinstance(died(plan, server), ServerDied)
     finally:
         server.stop()
 
@@ -70,7 +73,7 @@ def test_death_is_read_from_the_server_process(tmp_path):
 def written_keys() -> set[str]:
     """What the contract declares: shared and default fields, plan fields, every plug-in's knobs, the fields of
     points.jsonl, and those of knees.jsonl and findings.json (which analysis writes itself)."""
-    keys = set(record.LIFECYCLE) | set(record.DRIVER_DEFAULTS) | set(experiment.CellPlan.__dataclass_fields__)
+    keys = set(record.LIFECYCLE) | set(record.DRIVER_DEFAULTS) | set(CellPlan.__dataclass_fields__)
     keys |= {name for driver in DRIVERS.values() for name in driver.FIELDS}
     keys |= {name for plugin in servers.PLUGINS.values() for name in plugin.FIELDS}
     keys |= set(SettingKnee.__dataclass_fields__) | {"concurrency", "ratio", "efficiency_ratio", "cell_ids"}

@@ -8,7 +8,8 @@ from crossbench.database.checks import STATEMENTS
 from crossbench.database.stack import database_figures, needs_database
 from crossbench.database.verify import QueryCount
 from crossbench.endpoints import Request
-from crossbench.plan.experiment import ExperimentError, apply_overrides, expand, load
+from crossbench.plan.experiment import apply_overrides, expand, load
+from crossbench.plan.experiment_schema import ExperimentError
 
 
 def seed004_cells(**group_changes):
@@ -119,7 +120,7 @@ def test_a_sweep_measured_once_stops_after_two_drops_in_a_row_and_only_then():
     def records(*rps):
         return {c.cell_id: {"sweep": c.sweep, "sweep_step": c.sweep_step, "status": "ok", "rps": r}
                 for c, r in zip(cells, rps)}
-    from crossbench.plan.experiment import sweep_stopped
+    from crossbench.plan.cell_decisions import sweep_stopped
     assert sweep_stopped(cells[3], records(100, 90, 95), single_launch=True) is None   # a drop, then a rise
     assert "two steps in a row" in sweep_stopped(cells[3], records(100, 90, 80), single_launch=True)
     assert sweep_stopped(cells[4], records(100, 120, 110, 130), single_launch=True) is None
@@ -133,7 +134,7 @@ def test_a_sweep_with_launches_stops_only_on_drops_beyond_the_intervals():
     def records(*launches):
         return {f"{c.cell_id}-{i}": {"sweep": c.sweep, "sweep_step": c.sweep_step, "status": "ok", "rps": r}
                 for c, rps in zip(cells, launches) for i, r in enumerate(rps)}
-    from crossbench.plan.experiment import sweep_stopped
+    from crossbench.plan.cell_decisions import sweep_stopped
     clear = records((100, 102), (90, 91), (80, 81))          # B/A 0.896 [0.840, 0.956], then 0.889 [0.858, 0.922]
     assert "beyond their 95 % intervals two steps in a row (101, 90, 80 req/s)" in sweep_stopped(cells[3], clear)
     overlapping = records((100, 102), (90, 100), (80, 81))   # 0.939 [0.524, 1.684]: the first drop is within the noise

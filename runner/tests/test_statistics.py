@@ -215,7 +215,7 @@ def test_precision_launches_again_the_points_whose_first_stage_asks_more_up_to_t
 
 
 def test_an_interrupted_adaptive_run_resumes_its_planned_launches_and_runs_none_twice(tmp_path):
-    from crossbench.plan.experiment import plan_from_dict
+    from crossbench.plan.cellplan import plan_from_dict
     from crossbench.record.rundir import RunDir
     run = {"precision": 0.05, "max_launches": 5, "shuffle": True, "shuffle_seed": 11}
     cells = [c for c in quick_cells(precision=0.05, max_launches=5) if c.group == "static"]

@@ -6,6 +6,7 @@ import pytest
 
 from crossbench import tfb
 from crossbench.plan import experiment
+from crossbench.plan.experiment_schema import ExperimentError, validate
 
 ROWS = "".join(f"<tr><td>{i}</td><td>{m}</td></tr>" for i, m in tfb.EXPECTED_FORTUNES)
 PAGE = f"<!DOCTYPE html><html><body><table><tr><th>id</th><th>message</th></tr>{ROWS}</table></body></html>"
@@ -64,7 +65,7 @@ def test_json_plaintext_and_headers():
 
 def plan(name):
     config = experiment.load(name)
-    experiment.validate(config)
+    validate(config)
     return experiment.expand(config)
 
 
@@ -95,5 +96,5 @@ def test_tfb_quick_covers_all_six_types_on_every_server():
 def test_a_group_pipeline_must_be_a_positive_integer():
     config = experiment.load("tfb-quick")
     config["group"][1]["pipeline"] = 0
-    with pytest.raises(experiment.ExperimentError, match="pipeline"):
-        experiment.validate(config)
+    with pytest.raises(ExperimentError, match="pipeline"):
+        validate(config)

@@ -7,7 +7,9 @@ from pathlib import Path
 
 from crossbench_analysis.read.runinfo import Run, get, num
 
-from .kit import ChartJob, against_concurrency, count, flagged, interval_key, panel_style, panels, write_series
+from .kit import ChartJob, against_concurrency, count, flagged, panels, write_series
+from .kit_intervals import interval_key
+from .kit_labels import panel_style
 
 HEADINGS: dict[str, str] = {}     # one chart per panel, each with its own heading
 FIGURES = ("latency_ms.p99", "tomcat_gc_pause_max_ms", "tomcat_gc_pause_total_ms")

@@ -9,7 +9,9 @@ from pathlib import Path
 
 from crossbench_analysis.read.runinfo import Run, is_valid, num
 
-from .kit import ChartJob, fmt, palette, with_headings, write_blocks
+from .kit import ChartJob, with_headings
+from .kit_files import fmt, write_blocks
+from .kit_labels import palette
 
 KIND = "hold_connections"
 HOW_LAUNCHES = (" A line per launch, each labelled with it when a point has more than one: a timeline has no "

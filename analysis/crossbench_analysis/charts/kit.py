@@ -19,25 +19,13 @@ from pathlib import Path
 from crossbench_analysis.read.runinfo import Run, get, is_failed, is_valid, num, offered_rate
 from crossbench_analysis.read.setting import pool_size
 
-from .kit_files import fmt, write_blocks, write_table
+from .kit_files import write_blocks
 from .kit_intervals import (
-    TAIL_COLUMNS,
     interval_columns,
     interval_key,
-    interval_of,
-    launches_per_point,
-    point_interval,
-    same_point,
-    tail,
     with_intervals,
 )
-from .kit_labels import LABEL_FIELDS, OTHER_PALETTE, Series, label_fields, palette, panel_style, series_of, shade
-
-__all__ = ["ChartJob", "LABEL_FIELDS", "OTHER_PALETTE", "Series", "TAIL_COLUMNS", "against_concurrency", "by_c",
-           "count", "flagged", "fmt", "how", "interval_columns", "interval_key", "interval_of", "is_delay",
-           "label_fields", "launches_per_point", "max_threads_of", "missing_note", "palette", "panel_files",
-           "panel_key", "panel_order", "panel_style", "panels", "point_interval", "same_point", "series_of", "shade",
-           "tail", "with_headings", "with_intervals", "write_blocks", "write_series", "write_table"]
+from .kit_labels import panel_style, series_of
 
 
 @dataclass

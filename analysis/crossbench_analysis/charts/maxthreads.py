@@ -13,19 +13,10 @@ from crossbench_analysis.judge import knees as knee_finder
 from crossbench_analysis.read.runinfo import Run, get, is_valid, num
 from crossbench_analysis.read.setting import fixed_knobs, pool_size, setting_order, sweeps_pool
 
-from .kit import (
-    ChartJob,
-    flagged,
-    how,
-    interval_key,
-    interval_of,
-    missing_note,
-    palette,
-    point_interval,
-    same_point,
-    with_headings,
-    write_blocks,
-)
+from .kit import ChartJob, flagged, how, missing_note, with_headings
+from .kit_files import write_blocks
+from .kit_intervals import interval_key, interval_of, point_interval, same_point
+from .kit_labels import palette
 
 
 def setting(cell: dict, with_jdk: bool = False) -> str:

@@ -11,19 +11,10 @@ from crossbench.loadgen.base import LoadgenError
 from crossbench_analysis.judge import capacity_marks
 from crossbench_analysis.read.runinfo import Run, is_valid, num
 
-from .kit import (
-    ChartJob,
-    flagged,
-    interval_columns,
-    interval_key,
-    missing_note,
-    panel_style,
-    series_of,
-    shade,
-    with_headings,
-    with_intervals,
-    write_blocks,
-)
+from .kit import ChartJob, flagged, missing_note, with_headings
+from .kit_files import write_blocks
+from .kit_intervals import interval_columns, interval_key, with_intervals
+from .kit_labels import panel_style, series_of, shade
 
 KIND = "open_loop"
 HEADINGS = {"openloop_latency": "Open loop: latency against offered rate",

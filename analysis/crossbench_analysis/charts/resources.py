@@ -6,20 +6,10 @@ from pathlib import Path
 
 from crossbench_analysis.read.runinfo import Run, num
 
-from .kit import (
-    ChartJob,
-    against_concurrency,
-    by_c,
-    count,
-    flagged,
-    interval_key,
-    missing_note,
-    panel_style,
-    panels,
-    with_intervals,
-    write_blocks,
-    write_series,
-)
+from .kit import ChartJob, against_concurrency, by_c, count, flagged, missing_note, panels, write_series
+from .kit_files import write_blocks
+from .kit_intervals import interval_key, with_intervals
+from .kit_labels import panel_style
 
 HEADINGS: dict[str, str] = {}     # one chart per panel, each with its own heading ("Resources: <panel>")
 

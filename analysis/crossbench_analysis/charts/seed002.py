@@ -18,11 +18,10 @@ from .kit import (
     panel_files,
     panel_key,
     panel_order,
-    panel_style,
-    series_of,
     with_headings,
-    write_blocks,
 )
+from .kit_files import write_blocks
+from .kit_labels import panel_style, series_of
 
 BEND = 1.1          # the findings' bend threshold (finding.THRESHOLD; families import only kit and runinfo)
 HEADINGS = {"static_rps": "Static files: responses per second", "efficiency": "Efficiency ratio (seed 002)",

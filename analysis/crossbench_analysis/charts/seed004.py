@@ -11,18 +11,10 @@ from crossbench.servers import PLUGINS, proxy
 from crossbench_analysis.judge.decisions import best_of_sweeps, tied_steps
 from crossbench_analysis.read.runinfo import Run, get, is_valid, num, offered_rate, server_rank
 
-from .kit import (
-    ChartJob,
-    interval_key,
-    interval_of,
-    palette,
-    point_interval,
-    same_point,
-    shade,
-    tail,
-    with_headings,
-    write_blocks,
-)
+from .kit import ChartJob, with_headings
+from .kit_files import write_blocks
+from .kit_intervals import interval_key, interval_of, point_interval, same_point, tail
+from .kit_labels import palette, shade
 
 HEADINGS = {"seed004_workers": "Seed 004: throughput against worker processes",
             "seed004_pool_waiting": "Seed 004: requests waiting for a database connection"}

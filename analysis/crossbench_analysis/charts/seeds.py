@@ -10,7 +10,9 @@ from pathlib import Path
 
 from crossbench_analysis.read.runinfo import Run, get, is_valid, num, server_rank
 
-from .kit import ChartJob, interval_columns, interval_key, with_headings, with_intervals, write_blocks
+from .kit import ChartJob, with_headings
+from .kit_files import write_blocks
+from .kit_intervals import interval_columns, interval_key, with_intervals
 
 ENDPOINT_ORDER = {"/delay/sync": 0, "/delay/async": 1, "/hello": 2}
 HEADINGS = {"seed000_ab": "Seed 000: ab -n -c, beside the article", "seed000_hol": "Seed 000: head-of-line blocking",

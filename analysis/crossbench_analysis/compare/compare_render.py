@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from crossbench_analysis.charts import plot
-from crossbench_analysis.charts.kit import ChartJob, write_table
+from crossbench_analysis.charts.kit import ChartJob
+from crossbench_analysis.charts.kit_files import write_table
 from crossbench_analysis.read.runinfo import AnalysisError
 from crossbench_analysis.report import pages
 

@@ -22,13 +22,9 @@ from crossbench.servers import RunningServer, ServerSpec
 from crossbench.servers.probe import Probe
 
 from . import faults
-from .cell_checks import CellFailed, ServerDied, database_flags, died, verify, verify_after_load, verify_database
+from .cell_checks import CellFailed, database_flags, died, verify, verify_after_load, verify_database
 from .cell_context import CellContext
-from .cell_record import base_record, cell_flags, failed_record, noise_figures, shared_record, side_figures
-
-__all__ = ["CellContext", "CellFailed", "ServerDied", "base_record", "cell_flags", "database_flags", "died",
-           "failed_record", "noise_figures", "run_cell", "shared_record", "side_figures", "verify",
-           "verify_after_load", "verify_database"]
+from .cell_record import cell_flags, failed_record, noise_figures, shared_record, side_figures
 
 SAMPLE_INTERVAL_S = 0.25
 TAIL_SAMPLES_S = 0.3          # let the sampler take the window's last samples

@@ -3,7 +3,7 @@ into the list of cells to measure. The resolved configuration is what a run reco
 
 This module loads a file and applies the command line's overrides; experiment_schema.py checks the result into
 typed values, experiment_expand.py turns those into cells (cellplan.CellPlan), and cell_decisions.py holds what
-the run decides between cells. Their public names are here too, so a caller imports one module."""
+the run decides between cells; a caller imports each name from the module that defines it."""
 from __future__ import annotations
 
 import copy
@@ -13,16 +13,10 @@ from pathlib import Path
 import tomllib
 
 from crossbench import loadgen, paths, servers
-from crossbench.record.record import cell_id_of, point_of
 
 from . import experiment_expand
-from .cell_decisions import PeakMissing, sweep_stopped, with_rate_from_peak
-from .cellplan import CellPlan, Point, plan_from_dict
-from .experiment_schema import AUTO_RATES, AUTO_SHARES, RUN_KEYS, ExperimentError, typed, validate
-
-__all__ = ["AUTO_RATES", "AUTO_SHARES", "CellPlan", "ExperimentError", "PeakMissing", "Point", "apply_overrides",
-           "cell_id_of", "expand", "load", "plan_from_dict", "point_of", "round_seed", "sweep_stopped", "validate",
-           "with_rate_from_peak"]
+from .cellplan import CellPlan
+from .experiment_schema import RUN_KEYS, ExperimentError, typed, validate
 
 # precision = P: min_launches first rounds, then as many launches as their spread says the headline figure's 95 %
 # interval needs to be within P, at most max_launches (crossbench.decide.precision); repetitions then only sets

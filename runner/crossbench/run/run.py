@@ -19,7 +19,8 @@ from crossbench.drivers import DRIVERS, DriverRefused
 from crossbench.figures import points
 from crossbench.hosts import HostsError
 from crossbench.plan import experiment
-from crossbench.plan.experiment import CellPlan, ExperimentError
+from crossbench.plan.cellplan import CellPlan, plan_from_dict
+from crossbench.plan.experiment_schema import ExperimentError
 from crossbench.record.record import now_iso
 from crossbench.record.rundir import RunDir, RunDirError
 from crossbench.sampling import noise
@@ -136,7 +137,7 @@ def run(args, remote: ExitStack) -> int:
             run_dir = RunDir(args.resume)
             meta, plan_dicts = run_dir.load()
             config = meta["config"]
-            cells = [experiment.plan_from_dict(d) for d in plan_dicts]
+            cells = [plan_from_dict(d) for d in plan_dicts]
             again = retried(cells, run_dir, config)
             if again and not args.retry_failed:
                 print(retry.hint(again), file=sys.stderr)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from crossbench import loadgen, paths, servers
 from crossbench.decide import slo
-from crossbench.plan import experiment
+from crossbench.plan.experiment_schema import AUTO_RATES
 
 from .serve import knob_argument
 
@@ -46,7 +46,7 @@ def int_list(text: str) -> list[int]:
 
 def rate_list(text: str) -> list[int] | str:
     """--rates 50,100,200, or --rates auto (shares of each cell's closed-loop peak, measured first)."""
-    return experiment.AUTO_RATES if text.strip() == experiment.AUTO_RATES else int_list(text)
+    return AUTO_RATES if text.strip() == AUTO_RATES else int_list(text)
 
 
 def share(text: str) -> float | bool:

@@ -13,7 +13,7 @@ from crossbench import oskit, servers
 from crossbench.database import stack
 from crossbench.database.stack import needs_database
 from crossbench.drivers import DRIVERS
-from crossbench.plan.experiment import CellPlan
+from crossbench.plan.cellplan import CellPlan
 from crossbench.record.rundir import RunDir
 
 from .open_placement import Placement

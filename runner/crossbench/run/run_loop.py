@@ -14,8 +14,8 @@ from crossbench.cell.cell_record import failed_record
 from crossbench.database.stack import RunDatabase
 from crossbench.decide import best_levels, capacity, precision
 from crossbench.drivers import DRIVERS
-from crossbench.plan import experiment
-from crossbench.plan.experiment import CellPlan
+from crossbench.plan.cell_decisions import PeakMissing, sweep_stopped, with_rate_from_peak
+from crossbench.plan.cellplan import CellPlan
 from crossbench.record.record import now_iso
 from crossbench.record.rundir import RunDir
 
@@ -30,7 +30,7 @@ def execute(run_dir: RunDir, todo: list[CellPlan], progress: Progress, database:
     first_index = progress.total - len(todo) + 1
     launched = 0
     for offset, plan in enumerate(todo):
-        stopped = experiment.sweep_stopped(plan, measured(run_dir), single_launch=measured_once)
+        stopped = sweep_stopped(plan, measured(run_dir), single_launch=measured_once)
         if stopped:
             print(f"run_all: not running {plan.cell_id}: its worker sweep stopped: {stopped}", file=sys.stderr)
             continue
@@ -41,8 +41,8 @@ def execute(run_dir: RunDir, todo: list[CellPlan], progress: Progress, database:
                           on_progress=lambda phase, sampler: progress.phase(phase, sampler, length[phase]),
                           placement=placement, hold_s=hold_s)
         try:
-            record = run_cell(experiment.with_rate_from_peak(plan, measured(run_dir)), ctx)
-        except experiment.PeakMissing as e:
+            record = run_cell(with_rate_from_peak(plan, measured(run_dir)), ctx)
+        except PeakMissing as e:
             record = failed_record(plan, now_iso(), e)
         run_dir.append(record)
         progress.end_cell(cell_summary(record))
