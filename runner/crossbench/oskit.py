@@ -13,15 +13,17 @@ import time
 
 import psutil
 
+from crossbench.refusal import Refusal
+
 FD_MARGIN = 1024    # descriptors a process needs beyond its sockets (libraries, logs, pipes)
 HOST = "127.0.0.1"  # loopback: where servers and their helpers listen unless other hosts must reach them
 
 
-class PortInUse(RuntimeError):
+class PortInUse(Refusal, RuntimeError):
     pass
 
 
-class LimitTooLow(RuntimeError):
+class LimitTooLow(Refusal, RuntimeError):
     """The hard open-file limit is below what the connections need."""
 
 
@@ -129,3 +131,17 @@ def wait_for_ephemeral_ports(share: float = 0.5, limit_s: float = 60.0) -> float
     while time_wait_count() > share * ephemeral_port_count() and time.monotonic() - start < limit_s:
         time.sleep(1)
     return time.monotonic() - start
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def interrupt_on_signals() -> None:
+    """The first SIGINT, SIGTERM or SIGHUP raises KeyboardInterrupt, so `finally` stops the server; later
+    ones are ignored, so that a second Ctrl-C cannot cut the clean-up short and leave an orphan."""
+    def handler(signum, frame):
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, signal.SIG_IGN)
+        raise KeyboardInterrupt(f"signal {signum}")
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, handler)

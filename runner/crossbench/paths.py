@@ -4,6 +4,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from crossbench.refusal import Refusal
+
 REPO = Path(__file__).resolve().parents[2]
 RUNNER = REPO / "runner"
 SERVLET_TARGET = REPO / "java-servlet" / "target"
@@ -16,5 +18,5 @@ RESULTS = REPO / "results"
 CACHE = Path(os.environ.get("CROSSBENCH_CACHE", Path.home() / ".cache" / "crossbench"))
 
 
-class BuildMissing(RuntimeError):
+class BuildMissing(Refusal, RuntimeError):
     """`mvn package` has not been run (or did not finish)."""

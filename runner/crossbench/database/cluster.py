@@ -21,6 +21,8 @@ from pathlib import Path
 
 import psutil
 
+from crossbench.refusal import Refusal
+
 from .. import oskit
 from ..oskit import check_port_free, free_port
 from .owned import OwnedProcess
@@ -31,7 +33,7 @@ STOP_GRACE_S = 30.0
 INSTALL_HINT = "apt-get install postgresql postgresql-contrib"
 
 
-class DatabaseError(RuntimeError):
+class DatabaseError(Refusal, RuntimeError):
     """The database could not be made, started or reached (the message says what to do)."""
 
 

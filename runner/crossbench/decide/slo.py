@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 
+from crossbench.refusal import Refusal
+
 EXIT_FAILED = 99           # k6's exit code for a failed threshold: what a pipeline that gates on k6 expects
 PASS, FAIL, UNDECIDED = "pass", "fail", "undecided"
 PERCENTILES = {"p50": "latency_ms.p50", "p90": "latency_ms.p90", "p99": "latency_ms.p99",
@@ -21,7 +23,7 @@ FORM = re.compile(r"^\s*(?P<name>p50|p90|p99|p999|rps|errors)\s*(?P<op><|>)\s*(?
 FORMS = "p50|p90|p99|p999<N ms or s, rps>N [req/s], errors<N %"
 
 
-class SloError(ValueError):
+class SloError(Refusal, ValueError):
     """A target that cannot be judged or can never hold (refused before any cell runs)."""
 
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass, field
 
+from crossbench.refusal import Refusal
+
 from ..loadgen.base import LoadResult
 
 
-class DriverRefused(ValueError):
+class DriverRefused(Refusal, ValueError):
     """The driver cannot run this cell as planned (a clear reason, given before anything runs)."""
 
 

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import re
 import sys
-import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+import tomllib
+
+from crossbench.refusal import Refusal
 
 from .. import paths
 
@@ -27,7 +30,7 @@ DESTINATION = re.compile(r"^(?:(?P<user>[^@\s:\[\]]+)@)?(?:\[(?P<v6>[0-9A-Fa-f:.
                          r"(?::(?P<port>\d+))?$")
 
 
-class HostsError(ValueError):
+class HostsError(Refusal, ValueError):
     """The hosts file is wrong, or a host cannot serve its role; the message says which and why."""
 
 

@@ -10,10 +10,12 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Callable
 
+from crossbench.refusal import Refusal
+
 ERROR_KINDS = ("connect", "read", "write", "timeout", "non_2xx", "other")
 
 
-class LoadgenError(RuntimeError):
+class LoadgenError(Refusal, RuntimeError):
     """The tool could not run, or its output cannot be trusted (never reported as a result)."""
 
 

@@ -10,6 +10,7 @@ from crossbench.database import pgbouncer
 from crossbench.drivers import DEFAULT_KIND, DRIVERS, RATE_KIND
 from crossbench.loadgen import ADAPTERS
 from crossbench.loadgen import DEFAULT as DEFAULT_LOADGEN
+from crossbench.refusal import Refusal
 from crossbench.servers import DB_ENDPOINTS, SettingsError
 from crossbench.stats import MIN_LAUNCHES
 from crossbench_contract.delay import MAX_DELAY_MS
@@ -39,7 +40,7 @@ AUTO_SHARES = (0.1, 0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.2)
 PEAK_LOADGEN = DEFAULT_LOADGEN    # the closed-loop generator a peak cell uses unless the group says peak_loadgen
 
 
-class ExperimentError(ValueError):
+class ExperimentError(Refusal, ValueError):
     pass
 
 

@@ -6,10 +6,12 @@ import json
 import os
 from pathlib import Path
 
+from crossbench.refusal import Refusal
+
 from .record import upgrade
 
 
-class RunDirError(RuntimeError):
+class RunDirError(Refusal, RuntimeError):
     pass
 
 

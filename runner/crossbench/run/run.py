@@ -1,39 +1,35 @@
 """The run: plans (or resumes) an experiment, checks it before the first cell, opens its hosts and database, runs
 its cells into a run directory, then writes points.jsonl and draws the charts. The command line is run_args.py
-(run_all.sh's --help), the checks before the first cell run_checks.py, the loop over the cells run_loop.py; run
-re-exports the names callers and tests use (parse_args, resolve_config, run, main)."""
+(run_all.sh's --help), the checks before the first cell run_checks.py, the loop over the cells run_loop.py. A run
+is plan(), execute_planned() and finish(); a refusal before the first cell is a Refusal (crossbench.refusal) with
+its exit status."""
 from __future__ import annotations
 
 import json
 import sys
 import time
 from contextlib import ExitStack
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 
-from crossbench import loadgen, oskit, paths, servers
+from crossbench import oskit, paths
 from crossbench.cell import faults
-from crossbench.database import DatabaseError
 from crossbench.decide import capacity, precision, retry, slo
-from crossbench.drivers import DRIVERS, DriverRefused
+from crossbench.drivers import DRIVERS
 from crossbench.figures import points
-from crossbench.hosts import HostsError
 from crossbench.plan import experiment
 from crossbench.plan.cellplan import CellPlan, plan_from_dict
-from crossbench.plan.experiment_schema import ExperimentError
 from crossbench.record.record import now_iso
-from crossbench.record.rundir import RunDir, RunDirError
+from crossbench.record.rundir import RunDir
+from crossbench.refusal import Refusal
 from crossbench.sampling import noise
 
 from . import metadata
 from .open_placement import open_placement
 from .progress import Progress, fmt_duration
-from .run_args import DEFAULT_EXPERIMENT, parse_args
-from .run_checks import Refused, pin_runner, preflight, prime_servers, run_database, without_unrunnable
+from .run_args import parse_args
+from .run_checks import pin_runner, preflight, prime_servers, run_database, without_unrunnable
 from .run_loop import execute, execute_rest, launched_once, stopped_by_environment
-from .serve import interrupt_on_signals
-
-__all__ = ["DEFAULT_EXPERIMENT", "Refused", "main", "parse_args", "resolve_config", "run"]
 
 
 def resolve_config(args) -> dict:
@@ -119,7 +115,7 @@ def analyse(run_dir: RunDir, config: dict, workload=None) -> None:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    interrupt_on_signals()
+    oskit.interrupt_on_signals()
     with ExitStack() as remote:      # the hosts' SSH masters: closed last, whatever happens
         try:
             return run(args, remote)
@@ -131,78 +127,124 @@ def main(argv=None) -> int:
             return faults.EXIT_CODE
 
 
+@dataclass
+class Planned:
+    """A run ready for its first cell: what plan() found and opened."""
+    config: dict
+    cells: list[CellPlan]
+    todo: list[CellPlan]
+    run_dir: RunDir
+    placement: object
+    database: object
+    progress: Progress
+    cell_s: float               # a cell's mean warm-up and window
+    kept_before: int            # cells a resumed run had already
+
+
 def run(args, remote: ExitStack) -> int:
+    """Plan (or resume), execute, finish; a refusal before the first cell is one line and its exit status."""
     try:
-        if args.resume:
-            run_dir = RunDir(args.resume)
-            meta, plan_dicts = run_dir.load()
-            config = meta["config"]
-            cells = [plan_from_dict(d) for d in plan_dicts]
-            again = retried(cells, run_dir, config)
-            if again and not args.retry_failed:
-                print(retry.hint(again), file=sys.stderr)
-                again = []
-            cells += again
-        else:
-            config = resolve_config(args)
-            cells = without_unrunnable(experiment.expand(config))
-            run_dir = new_run_dir(args, config)
-            again = []
-        preflight(config, cells)
-        slo.check_reachable(args.slo, {c.delay_ms for c in cells})
-        placement = open_placement(args.hosts, cells, min(c.duration_s for c in cells), remote)
-        database = run_database(config, cells, run_dir, placement)
-        finished = run_dir.finished_ids()
-        todo = [c for c in cells if c.cell_id not in finished]
-        cell_s = sum(c.warmup_s + c.duration_s for c in cells) / len(cells)     # windows may grow with the delay
-        progress = Progress(len(cells), cell_s)
-        progress.done = len(cells) - len(todo)
-        print(plan_summary(config, cells, todo, progress), file=sys.stderr)
-        if args.retry_failed:
-            print(f"run_all: {retry.summary(again)}", file=sys.stderr)
-        if args.dry_run:
-            for cell in todo:
-                print(f"  {cell.cell_id}: {cell.describe()}")
-            return 0
-        if not args.resume:
-            run_dir.create(metadata.collect(run_dir.path.name, config, sys.argv), [c.to_dict() for c in cells])
-            run_dir.update_metadata(noise_floor=noise.floor())     # the machine's own noise, before any load
-        if again:
-            run_dir.extend_plan([c.to_dict() for c in again])
-        if placement.checks:
-            run_dir.update_metadata(hosts=placement.checks)
-        print(f"run directory: {run_dir.path}", file=sys.stderr)
-    except (ExperimentError, Refused, RunDirError, servers.CannotRunHere, paths.BuildMissing, loadgen.LoadgenError,
-            DriverRefused, servers.ToolMissing, servers.SettingsError, oskit.LimitTooLow, DatabaseError,
-            HostsError, slo.SloError) as e:
+        planned = plan(args, remote)
+    except Refusal as e:
         print(f"run_all: {e}", file=sys.stderr)
-        return 2
-    pin_runner(config["run"])
+        return e.exit_code
+    if planned is None:         # --dry-run: the plan printed, nothing run
+        return 0
+    pin_runner(planned.config["run"])
     started = time.monotonic()
     try:
-        for made in prime_servers(todo, placement):
-            print(f"run_all: {made}", file=sys.stderr)
-        launched = execute(run_dir, todo, progress, database, placement, args.hold_s, launched_once(config["run"]))
-        launched += execute_rest(run_dir, cells, config, progress, database, placement, args.hold_s)
+        launched = execute_planned(planned, args.hold_s)
     except KeyboardInterrupt:
-        progress.close()
-        launched = len(run_dir.finished_ids()) - len(finished)     # the cells this sitting kept
-        run_dir.update_metadata(**timing(run_dir, time.monotonic() - started, launched * cell_s))
-        write_points(run_dir, config)
-        print(f"\nrun_all: interrupted; {len(run_dir.finished_ids())} cells kept in {run_dir.path}; "
-              f"finish with: ./runner/run_all.sh --resume {run_dir.path}", file=sys.stderr)
-        return 130
+        return interrupted(planned, time.monotonic() - started)
     except (faults.EnvironmentFault, OSError) as e:
-        progress.close()
-        return stopped_by_environment(e, run_dir, len(cells))
+        planned.progress.close()
+        return stopped_by_environment(e, planned.run_dir, len(planned.cells))
     finally:
-        if database:
-            database.stop()
-    progress.close()
-    wall = time.monotonic() - started
-    run_dir.update_metadata(ended_at=now_iso(), **timing(run_dir, wall, launched * cell_s))
-    print(f"run_all: {launched} cells in {fmt_duration(wall)} "
-          f"(windows and warm-ups {fmt_duration(launched * cell_s)}); results in {run_dir.path}", file=sys.stderr)
+        if planned.database:
+            planned.database.stop()
+    return finish(planned, args, launched, time.monotonic() - started)
+
+
+def plan(args, remote: ExitStack) -> Planned | None:
+    """The cells to run (a new run's plan, or a resumed one's with --retry-failed's relaunches), checked before the
+    first cell, with their hosts and database opened and the run directory written; None after --dry-run's list.
+    Raises a Refusal for anything known wrong before the first cell."""
+    config, cells, run_dir, again = resumed(args) if args.resume else planned_anew(args)
+    preflight(config, cells)
+    slo.check_reachable(args.slo, {c.delay_ms for c in cells})
+    placement = open_placement(args.hosts, cells, min(c.duration_s for c in cells), remote)
+    database = run_database(config, cells, run_dir, placement)
+    finished = run_dir.finished_ids()
+    todo = [c for c in cells if c.cell_id not in finished]
+    cell_s = sum(c.warmup_s + c.duration_s for c in cells) / len(cells)     # windows may grow with the delay
+    progress = Progress(len(cells), cell_s)
+    progress.done = len(cells) - len(todo)
+    print(plan_summary(config, cells, todo, progress), file=sys.stderr)
+    if args.retry_failed:
+        print(f"run_all: {retry.summary(again)}", file=sys.stderr)
+    if args.dry_run:
+        for cell in todo:
+            print(f"  {cell.cell_id}: {cell.describe()}")
+        return None
+    if not args.resume:
+        run_dir.create(metadata.collect(run_dir.path.name, config, sys.argv), [c.to_dict() for c in cells])
+        run_dir.update_metadata(noise_floor=noise.floor())     # the machine's own noise, before any load
+    if again:
+        run_dir.extend_plan([c.to_dict() for c in again])
+    if placement.checks:
+        run_dir.update_metadata(hosts=placement.checks)
+    print(f"run directory: {run_dir.path}", file=sys.stderr)
+    return Planned(config, cells, todo, run_dir, placement, database, progress, cell_s, len(finished))
+
+
+def planned_anew(args) -> tuple[dict, list[CellPlan], RunDir, list[CellPlan]]:
+    config = resolve_config(args)
+    return config, without_unrunnable(experiment.expand(config)), new_run_dir(args, config), []
+
+
+def resumed(args) -> tuple[dict, list[CellPlan], RunDir, list[CellPlan]]:
+    """--resume DIR: its configuration and plan, and with --retry-failed the relaunches of failed points (else a
+    hint that there are some)."""
+    run_dir = RunDir(args.resume)
+    meta, plan_dicts = run_dir.load()
+    config = meta["config"]
+    cells = [plan_from_dict(d) for d in plan_dicts]
+    again = retried(cells, run_dir, config)
+    if again and not args.retry_failed:
+        print(retry.hint(again), file=sys.stderr)
+        again = []
+    return config, cells + again, run_dir, again
+
+
+def execute_planned(planned: Planned, hold_s: float) -> int:
+    """The servers primed, the plan's cells, then the launches decided after them; how many were launched."""
+    for made in prime_servers(planned.todo, planned.placement):
+        print(f"run_all: {made}", file=sys.stderr)
+    common = (planned.progress, planned.database, planned.placement, hold_s)
+    launched = execute(planned.run_dir, planned.todo, *common, launched_once(planned.config["run"]))
+    return launched + execute_rest(planned.run_dir, planned.cells, planned.config, *common)
+
+
+def interrupted(planned: Planned, wall_s: float) -> int:
+    """Ctrl-C (or SIGTERM, SIGHUP): every cell kept, points written, how to finish; exit status 130."""
+    run_dir = planned.run_dir
+    planned.progress.close()
+    launched = len(run_dir.finished_ids()) - planned.kept_before     # the cells this sitting kept
+    run_dir.update_metadata(**timing(run_dir, wall_s, launched * planned.cell_s))
+    write_points(run_dir, planned.config)
+    print(f"\nrun_all: interrupted; {len(run_dir.finished_ids())} cells kept in {run_dir.path}; "
+          f"finish with: ./runner/run_all.sh --resume {run_dir.path}", file=sys.stderr)
+    return 130
+
+
+def finish(planned: Planned, args, launched: int, wall_s: float) -> int:
+    """After the last cell: timing, points.jsonl, capacity.json, the analysis, and --slo's verdict (the exit
+    status)."""
+    run_dir, config = planned.run_dir, planned.config
+    planned.progress.close()
+    run_dir.update_metadata(ended_at=now_iso(), **timing(run_dir, wall_s, launched * planned.cell_s))
+    print(f"run_all: {launched} cells in {fmt_duration(wall_s)} (windows and warm-ups "
+          f"{fmt_duration(launched * planned.cell_s)}); results in {run_dir.path}", file=sys.stderr)
     point_records = write_points(run_dir, config)
     if config["run"].get("precision"):
         print(f"run_all: {precision.summary(point_records, config['run']['precision'])}", file=sys.stderr)

@@ -15,11 +15,12 @@ from crossbench.database.stack import needs_database
 from crossbench.drivers import DRIVERS
 from crossbench.plan.cellplan import CellPlan
 from crossbench.record.rundir import RunDir
+from crossbench.refusal import Refusal
 
 from .open_placement import Placement
 
 
-class Refused(RuntimeError):
+class Refused(Refusal, RuntimeError):
     """A clear reason not to start, given before anything runs."""
 
 

@@ -7,15 +7,14 @@ from __future__ import annotations
 import argparse
 import shlex
 import shutil
-import signal
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from crossbench import paths, servers
+from crossbench import oskit, servers
 from crossbench.hosts.local import HERE
-from crossbench.oskit import PortInUse
+from crossbench.refusal import Refusal
 from crossbench.servers import Knob, RunningServer, ServerFailed
 
 
@@ -107,20 +106,6 @@ def parse_args(argv):
     return args
 
 
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-
-def interrupt_on_signals() -> None:
-    """The first SIGINT, SIGTERM or SIGHUP raises KeyboardInterrupt, so `finally` stops the server; later
-    ones are ignored, so that a second Ctrl-C cannot cut the clean-up short and leave an orphan."""
-    def handler(signum, frame):
-        for sig in STOP_SIGNALS:
-            signal.signal(sig, signal.SIG_IGN)
-        raise KeyboardInterrupt(f"signal {signum}")
-    for sig in STOP_SIGNALS:
-        signal.signal(sig, handler)
-
-
 def wait_for_stop(server: RunningServer) -> str:
     """Blocks until SIGINT/SIGTERM or the server's own exit; returns which."""
     try:
@@ -132,7 +117,7 @@ def wait_for_stop(server: RunningServer) -> str:
 
 
 def main(argv=None) -> int:
-    interrupt_on_signals()
+    oskit.interrupt_on_signals()
     args = parse_args(argv)
     work_dir = Path(tempfile.mkdtemp(prefix=f"crossbench-{args.server}-"))
     try:
@@ -140,9 +125,9 @@ def main(argv=None) -> int:
         server = RunningServer(args.plugin.spec(args.settings, args.port, work_dir, args.cpus, args.artefacts_dir,
                                                    args.db_url), HERE)
         server.start()
-    except (paths.BuildMissing, PortInUse, servers.CannotRunHere, servers.ToolMissing, servers.SettingsError) as e:
+    except Refusal as e:        # a missing build or tool, a port in use, a server that cannot run here, bad settings
         print(f"serve: {e}", file=sys.stderr)
-        return 2
+        return e.exit_code
     try:
         server.wait_ready()
         settings = ", ".join(f"{k}={v}" for k, v in server.spec.describe.items() if k != "catalina_base")

@@ -15,6 +15,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from crossbench.refusal import Refusal
+
 from ..endpoints import STATIC_ENDPOINT, family
 from ..oskit import HOST
 from ..sampling import db_pool
@@ -43,15 +45,15 @@ def pool_log_dir(cell_dir: Path | None) -> Path | None:
     return cell_dir / db_pool.LOG_DIR if cell_dir else None
 
 
-class SettingsError(ValueError):
+class SettingsError(Refusal, ValueError):
     """A knob's value is refused (the message names the knob and what it accepts)."""
 
 
-class ToolMissing(RuntimeError):
+class ToolMissing(Refusal, RuntimeError):
     """A tool the server needs is not installed (the message names the package)."""
 
 
-class CannotRunHere(RuntimeError):
+class CannotRunHere(Refusal, RuntimeError):
     """A setting this machine cannot run (Tomcat's virtual threads without a JDK 21+): the run skips its cells
     and says why; the plug-in raises it, the runner never needs to know the plug-in's own errors."""
 
