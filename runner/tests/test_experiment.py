@@ -1,5 +1,6 @@
 import pytest
 
+from crossbench import paths
 from crossbench.plan import experiment
 from crossbench.plan.cellplan import plan_from_dict
 from crossbench.plan.experiment_schema import ExperimentError
@@ -157,3 +158,9 @@ def test_jdk_selection():
     if old:
         with pytest.raises(JdkError, match="needs JDK 21"):
             select_jdk(str(old[0].home), need_virtual_threads=True)
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in paths.EXPERIMENTS.glob("*.toml")))
+def test_every_experiment_file_loads_checks_and_expands(name):
+    cells = experiment.expand(experiment.apply_overrides(experiment.load(name), {}))
+    assert cells and len({c.cell_id for c in cells}) == len(cells)
