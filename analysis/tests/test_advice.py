@@ -326,7 +326,7 @@ def test_models_place_a_prediction_against_the_bracket():
 
 def test_capacity_run_beside_the_model_from_the_committed_reference(fixture_run):
     # docs/results/capacity: maxThreads=20 held 100-104 req/s (Little's law: 20 / 200 ms = 100, inside);
-    # maxThreads=200 held 805-841 (Little's law 1000, above) with the core 87.5 % busy; virtual threads 271-283
+    # maxThreads=200 held 917-958 (Little's law 1000, above) with the core 87.6 % busy (0.955 ms x 917 req/s)
     a = advice.advise(fixture_run, checked(400, 200, 300), CAPACITY_REF)
     c = a["capacity"]
     by = {row["setting"]: row for row in c["rows"]}
@@ -338,7 +338,7 @@ def test_capacity_run_beside_the_model_from_the_committed_reference(fixture_run)
     assert c["model_held_at"] == [20] and c["model_missed_at"] == [200]
     text = advice.write(a, fixture_run)
     assert "Model and measurement disagree at maxThreads 200: Little's law says 1000 req/s, the server held " \
-           "805-841" in text and "the core, not the pool, sets the capacity" in text
+           "917-958" in text and "the core, not the pool, sets the capacity" in text
 
 
 @pytest.mark.parametrize("pool, verdict", [(15, "within_held"), (20, "within_held"), (110, "unchecked"),
