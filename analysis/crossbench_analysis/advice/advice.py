@@ -19,7 +19,7 @@ from crossbench_analysis.judge.workload import (
     pool_for_p99,
     queue_within_target,
 )
-from crossbench_analysis.read.runinfo import load_run
+from crossbench_analysis.read.runinfo import Run, load_run
 
 from . import advice_capacity, advice_run, advice_text
 from .advice_capacity import NoCapacity
@@ -32,13 +32,14 @@ BURST_S = 1.0                     # acceptCount holds this long of arrivals as n
 __all__ = ["AdviceRefused", "NoCapacity", "advise", "write"]
 
 
-def advise(run_dir: Path, workload: Workload | None, capacity_dir: Path | None = None) -> dict:
+def advise(run_dir: Path | Run, workload: Workload | None, capacity_dir: Path | None = None) -> dict:
     """The advice as a dict (advice.json); without a workload, only what the run says about this machine. The
     measured capacity per setting comes from `capacity_dir` (a capacity run; NoCapacity when it has no search
     of Tomcat), else from run_dir itself when it searched capacity, else it is missing and said to be."""
-    meas = advice_run.measure(run_dir)
+    run = run_dir if isinstance(run_dir, Run) else load_run(Path(run_dir))     # read once for both parts
+    meas = advice_run.measure(run)
     pool = size_pool(workload, meas) if workload else None
-    capacity = capacity_beside(run_dir, capacity_dir, pool["value"] if pool else None)
+    capacity = capacity_beside(run, capacity_dir, pool["value"] if pool else None)
     advice = {"run": {key: meas[key] for key in ("run_id", "run_dir", "experiment", "machine", "jdk", "server_cores",
                                         "delays_ms", "max_threads_measured", "max_concurrency", "launches")},
               "workload": workload.to_dict() if workload else None, "max_threads": pool,
@@ -49,12 +50,12 @@ def advise(run_dir: Path, workload: Workload | None, capacity_dir: Path | None =
     return advice
 
 
-def capacity_beside(run_dir: Path, capacity_dir: Path | None, pool: int | None) -> dict | None:
+def capacity_beside(run: Run, capacity_dir: Path | None, pool: int | None) -> dict | None:
     """The capacity run's brackets beside the models (advice_capacity.py); None without one."""
     if capacity_dir is not None:
         return advice_capacity.measured(capacity_dir, pool)
     try:
-        return advice_capacity.measured(run_dir, pool)
+        return advice_capacity.measured(run, pool)
     except advice_capacity.NoCapacity:
         return None
 
@@ -170,8 +171,9 @@ def write(advice: dict, run_dir: Path) -> str:
 def at_end(run_dir: Path, workload: Workload | None) -> str:
     """What run_all prints after a run that asks for advice: the advice, or why there is none."""
     try:
-        with launch_rule(load_run(Path(run_dir)).adaptive):
-            text = write(advise(run_dir, workload), run_dir)
+        run = load_run(Path(run_dir))
+        with launch_rule(run.adaptive):
+            text = write(advise(run, workload), run_dir)
     except AdviceRefused as e:
         return f"no maxThreads advice: {e}"
     return text + f"advice: {Path(run_dir) / 'advice.md'}"

@@ -19,19 +19,23 @@ class NoCapacity(ValueError):
     """The run given for capacity has no capacity search of Tomcat; the message says which experiment to run."""
 
 
-def searches_of(run_dir: Path) -> tuple[str, list[dict], int]:
+def searches_of(source: Path | Run) -> tuple[str, list[dict], int]:
     """(run id, its capacity searches, the server's cores): from capacity.json, the searches as the run decided
-    them (a committed reference result keeps only it, points and metadata), else from the run's records."""
+    them (a committed reference result keeps only it, points and metadata), else from the run's records (a Run
+    already loaded is not read again)."""
+    run = source if isinstance(source, Run) else None
+    run_dir = run.path if run else Path(source)
     meta_file = run_dir / "metadata.json"
-    meta = json.loads(meta_file.read_text()) if meta_file.is_file() else {}
+    meta = run.metadata if run else json.loads(meta_file.read_text()) if meta_file.is_file() else {}
     cores = len(((meta.get("config") or {}).get("run") or {}).get("server_cpus") or [1])
     saved = run_dir / capacity.FILE
     if saved.is_file():
         return meta.get("run_id") or run_dir.name, json.loads(saved.read_text()), cores
-    try:
-        run = load_run(run_dir)
-    except AnalysisError as e:
-        raise NoCapacity(f"{run_dir}: neither {capacity.FILE} nor a run's records ({e})") from e
+    if run is None:
+        try:
+            run = load_run(run_dir)
+        except AnalysisError as e:
+            raise NoCapacity(f"{run_dir}: neither {capacity.FILE} nor a run's records ({e})") from e
     return run.run_id, outcomes(run), cores
 
 
@@ -44,10 +48,10 @@ def row(out: dict, cores: int) -> dict:
             **capacity_models.models(out, cores)}
 
 
-def measured(capacity_dir: Path, pool: int | None) -> dict:
+def measured(capacity_dir: Path | Run, pool: int | None) -> dict:
     """advice.json's `capacity`: the rows, the settings where Little's law held and where it did not, and what
     they say of a pool of `pool` threads. NoCapacity when the run searched no Tomcat setting."""
-    run_id, found, cores = searches_of(Path(capacity_dir))
+    run_id, found, cores = searches_of(capacity_dir)
     tomcat = [out for out in found if out.get("server") == "tomcat"]
     if not tomcat:
         raise NoCapacity(f"run {run_id} has no capacity search of Tomcat (groups with rates = \"search\"): "
@@ -56,7 +60,8 @@ def measured(capacity_dir: Path, pool: int | None) -> dict:
     pools = [x for x in rows if x["max_threads"]]
     held = [x["max_threads"] for x in pools if x["little_where"] == capacity_models.INSIDE]
     missed = [x for x in pools if x["little_where"] not in (capacity_models.INSIDE, capacity_models.UNJUDGED)]
-    return {"run_id": run_id, "run_dir": str(capacity_dir), "rows": rows, "model_held_at": held,
+    where = capacity_dir.path if isinstance(capacity_dir, Run) else capacity_dir
+    return {"run_id": run_id, "run_dir": str(where), "rows": rows, "model_held_at": held,
             "model_missed_at": [x["max_threads"] for x in missed], "for_pool": for_pool(pool, held, missed)}
 
 

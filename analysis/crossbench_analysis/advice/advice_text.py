@@ -2,7 +2,7 @@
 and the list of what the run could not tell."""
 from __future__ import annotations
 
-from crossbench.figures.points import NOISY_HOST, fmt_interval, short, sig
+from crossbench.figures.points import NOISY_HOST, fmt_interval, short
 
 from .advice_capacity import RUN_IT as CAPACITY_RUN_IT
 from .advice_run import RUN_IT
@@ -12,12 +12,14 @@ CPU_BUSY = 0.8            # above this share of its cores a server's CPU queue g
 FAR_APART = 2.5           # a knee bracket wider than this factor is placed only that closely
 
 
-def n(x, digits: int = 3) -> str:
-    """A number as a reader quotes it: integers whole (a pool of 8192 threads is not 8,190), others to `digits`
-    significant figures (points.sig)."""
-    if x is not None and float(x).is_integer() and abs(x) < 1e6:
+def n(x) -> str:
+    """A number as a reader quotes it: integers whole (a pool of 8192 threads is not 8,190), others to three
+    significant figures (points.short); '?' for None."""
+    if x is None:
+        return "?"
+    if float(x).is_integer() and abs(x) < 1e6:
         return str(int(x))
-    return short(x) if x is not None and digits == 3 else sig(x, digits)
+    return short(x)
 
 
 def pm(x, ci, unit: str = "", why: str = "") -> str:

@@ -14,9 +14,11 @@ from datetime import datetime
 
 from crossbench import oskit, paths
 from crossbench.cell import faults
+from crossbench.database.stack import RunDatabase
 from crossbench.decide import capacity, precision, retry, slo
 from crossbench.drivers import DRIVERS
 from crossbench.figures import points
+from crossbench.hosts.placement import Placement
 from crossbench.plan import experiment
 from crossbench.plan.cellplan import CellPlan, plan_from_dict
 from crossbench.record.record import now_iso
@@ -134,8 +136,8 @@ class Planned:
     cells: list[CellPlan]
     todo: list[CellPlan]
     run_dir: RunDir
-    placement: object
-    database: object
+    placement: Placement
+    database: RunDatabase | None
     progress: Progress
     cell_s: float               # a cell's mean warm-up and window
     kept_before: int            # cells a resumed run had already
