@@ -60,6 +60,27 @@ def test_a_reversed_order_names_what_differs_from_the_entries(tmp_path):
     assert "tornado / tomcat reversed: what differs from the entries" in text and "servlet3-sync" in text
 
 
+def test_a_reversal_says_what_the_measurement_here_tells_of_it(tmp_path):
+    reference = tmp_path / "reference"
+    shutil.copytree(tfb_reference.REFERENCE_DIR, reference)
+    csv = reference / "round21-citrine-edd8ab2e.csv"
+    csv.write_text(csv.read_text().replace("tornado-py3,json,40639.99", "tornado-py3,json,999999.0"))
+    run_dir = tfb_run(tmp_path / "run")
+    text = tfb_reference.markdown("tfb-synthetic", tfb_reference.compare(load_points(load_run(run_dir)), reference))
+    assert "Which of these explains it, the measurement here cannot tell" in text      # no CPU figures: no limit
+    cells = [json.loads(line) for line in (run_dir / "cells.jsonl").read_text().splitlines()]
+    for cell in cells:     # every server used its one core; PostgreSQL beside it
+        cell.update(server_cpus=[1], cpu_percent=97.0, db_cpu_percent=41.0)
+    (run_dir / "cells.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cells))
+    result = tfb_reference.compare(load_points(load_run(run_dir)), reference)
+    pair = json_pairs(result)[("tornado", "tomcat")]
+    assert pair["limits"] == ["cores", "cores"] and pair["runs"][0]["verdict"] == tfb_reference.REVERSED
+    text = tfb_reference.markdown("tfb-synthetic", result)
+    assert "tornado / tomcat reversed: what differs from the entries: " in text
+    assert f"Here: {tfb_reference.BOTH_AT_CORES}" in text and "cannot tell" not in text
+    assert "CPU: server 97 % of its 1 core, PostgreSQL 41 %; the server used its cores fully" in text
+
+
 def test_ratios_of_two_generator_ceilings_are_not_read(tmp_path):
     run_dir = tfb_run(tmp_path / "run")
     cells = [json.loads(line) for line in (run_dir / "cells.jsonl").read_text().splitlines()]

@@ -179,10 +179,14 @@ def compare(points: list[dict], directory: Path = REFERENCE_DIR) -> dict:
 
 
 def level(point: dict) -> dict:
+    """A stack's best level: its throughput with the interval, and where its CPU went (the server's tree and the
+    run's PostgreSQL, in % of a core, means over the launches), which says what set the figure here."""
     found = figure(point, "rps") or {}
     return {"point_id": point["point_id"], "concurrency": point.get("concurrency"), "rps": found.get("value"),
             "low": found.get("ci95_low"), "high": found.get("ci95_high"), "n": point["n"],
-            "processes": point.get("processes"), "ceiling": ceiling(point)}
+            "processes": point.get("processes"), "ceiling": ceiling(point),
+            "cores": len(point.get("server_cpus") or ()) or None, "cpu_percent": value(point, "cpu_percent"),
+            "db_cpu_percent": value(point, "db_cpu_percent")}
 
 
 def pair(a: dict, b: dict, te_type: str, key: str, refs: list[Reference], mapping: dict) -> dict:
@@ -204,6 +208,27 @@ def pair(a: dict, b: dict, te_type: str, key: str, refs: list[Reference], mappin
 
 
 LIMIT_WORDS = {"generator": "wrk on one core was saturated", "cores": "the server used its cores fully"}
+BOTH_AT_CORES = ("both used their cores fully here, so ours compares the CPU a request costs each stack; "
+                 "TechEmpower's compared whole machines of many cores, where a stack's worker model decides how much "
+                 "of that it turns into throughput")
+
+
+def cpu_words(lv: dict) -> str:
+    """"CPU: server 97 % of its 1 core, PostgreSQL 41 %" of a best level ('' without the figures)."""
+    if lv.get("cpu_percent") is None:
+        return ""
+    cores = lv.get("cores")
+    where = f" of its {cores} core{'s' * (cores != 1)}" if cores else ""
+    db = f", PostgreSQL {sig(lv['db_cpu_percent'], 2)} %" if lv.get("db_cpu_percent") is not None else ""
+    return f"; CPU: server {sig(lv['cpu_percent'], 2)} %{where}{db}"
+
+
+def reversal_words(each: dict) -> str:
+    """A reversed pair: what differs from the entries, and what the measurement here says about it."""
+    said = "; ".join(f"{s}: {words}" for s, words in each["differs"].items())
+    if each["limits"] == ["cores", "cores"]:
+        return f"{said}. Here: {BOTH_AT_CORES}"
+    return f"{said}. Which of these explains it, the measurement here cannot tell"
 
 
 def markdown(run_id: str, result: dict) -> str:
@@ -219,7 +244,9 @@ def markdown(run_id: str, result: dict) -> str:
         for server, lv in t["levels"].items():
             shown = f"{sig(lv['rps'])} req/s" + (f" [{sig(lv['low'])}, {sig(lv['high'])}]" if lv["low"] else "")
             limit = f"; {LIMIT_WORDS[lv['ceiling']]}" if lv["ceiling"] else ""
-            lines.append(f"- {server}: best at C={lv['concurrency']}, {shown}, {lv['n']} launches{limit}")
+            workers = f", {lv['processes']} processes" if (lv.get("processes") or 1) > 1 else ""
+            lines.append(f"- {server}: best at C={lv['concurrency']}{workers}, {shown}, {lv['n']} launches"
+                         f"{cpu_words(lv)}{limit}")
         lines += ["", "| B / A | ours | " + " | ".join(ref["name"] for ref in result["references"]) + " |",
                   "|---|---|" + "---|" * len(result["references"])]
         for each in t["pairs"]:
@@ -233,7 +260,7 @@ def markdown(run_id: str, result: dict) -> str:
         for each in t["pairs"]:
             if any(run["verdict"] == REVERSED for run in each["runs"]):
                 lines.append(f"- {each['b']} / {each['a']} reversed: what differs from the entries: "
-                             + "; ".join(f"{s}: {words}" for s, words in each["differs"].items()))
+                             f"{reversal_words(each)}")
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -27,6 +27,7 @@ MEASURED_BEGIN = "<!-- measured: produced by `python -m crossbench_analysis refe
 MEASURED_END = "<!-- measured: end -->"
 KNEE_SETTING = "tomcat maxThreads=200 (/delay/sync"
 EDGE_POINT = "delay-tomcat-mt200-delay_sync-c1-d250"
+TFB_REFERENCE = "tfb-reference.md"   # what findings/tfb_reference.py writes into a run directory
 
 
 def read_json(path: Path):
@@ -170,7 +171,18 @@ def render_run(results: Path, name: str) -> str:
     for finding in read_json(run / "findings.json").get("findings", []):
         shown = f" **{finding['figure_text']}**" if finding.get("figure_text") else ""
         lines.append(f"- {finding['sentence']}{shown}")
-    return "\n".join(lines + [run_end(name)])
+    return "\n".join(lines + tfb_reference_tables(run) + [run_end(name)])
+
+
+def tfb_reference_tables(run: Path) -> list[str]:
+    """A TechEmpower run's comparison with the published figures (its tfb-reference.md, as the analysis wrote it),
+    each test type's heading one level down so that it sits under the document's own section."""
+    written = run / TFB_REFERENCE
+    if not written.is_file():
+        return []
+    text = written.read_text()
+    body = text[text.index("\n## "):] if "\n## " in text else ""
+    return [""] + ["#" + line if line.startswith("## ") else line for line in body.strip("\n").splitlines()]
 
 
 def sections(text: str, results: Path) -> list[tuple[str, str, str]]:
