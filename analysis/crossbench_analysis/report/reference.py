@@ -40,13 +40,24 @@ def runs_of(folder: Path) -> list[Path]:
 
 def provenance(runs: list[Path]) -> str:
     metas = [read_json(r / "metadata.json") for r in runs]
-    launches = sum(p["n"] + p["failed"] + len(p.get("disturbed_cells", []))
-                   for r in runs for p in points.read_jsonl(r / points.POINTS_FILE))
+    run_points = [p for r in runs for p in points.read_jsonl(r / points.POINTS_FILE)]
+    launches = sum(p["n"] + p["failed"] + len(p.get("disturbed_cells", [])) for p in run_points)
     revisions = sorted({revision(m.get("git_revision")) for m in metas})
     machine = metas[0].get("machine") or {}
     return (f"{len(runs)} run{'s' * (len(runs) != 1)} of `{metas[0].get('experiment')}` ({launches} launches in all) on "
             f"{machine.get('cpu_model', 'an unnamed CPU')}, {machine.get('cores', '?')} cores, from main at "
-            f"{', '.join(revisions)}, {metas[0].get('started_at', '')[:10]}")
+            f"{', '.join(revisions)}, {metas[0].get('started_at', '')[:10]}; {disturbed_words(run_points)}")
+
+
+def disturbed_words(run_points: list[dict]) -> str:
+    """How many launches the host disturbed (noisy_host: left out of their points, or kept where every launch of
+    a point was), so a reader sees how quiet the run was."""
+    left_out = sum(len(p.get("disturbed_cells", [])) for p in run_points)
+    kept = sum(p["n"] for p in run_points if set(p.get("flags", [])) & points.DISTURBED)
+    if not left_out and not kept:
+        return f"no launch flagged {', '.join(sorted(points.DISTURBED))}"
+    return (f"{left_out + kept} launches flagged {', '.join(sorted(points.DISTURBED))} ({left_out} left out of their "
+            f"points, {kept} kept where every launch of a point was)")
 
 
 def revision(text) -> str:
