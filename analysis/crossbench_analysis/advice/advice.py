@@ -109,7 +109,7 @@ def cost(meas: dict, pool: int | None, w: Workload | None) -> dict:
     fit = cpu["fit"]
     if fit:
         out["cpu"]["ms_per_request"] = round(fit["slope"] * 10, 3)      # 1 % of a core = 10 ms of CPU per second
-        out["cpu"]["ms_per_request_ci95"] = scaled(fit["slope_ci95"], 10)
+        out["cpu"]["ms_per_request_ci95"] = scaled(fit["slope_ci95"], 10, places=3)
         out["cpu"]["idle_percent"] = round(fit["intercept"], 1)
         if w:
             at_rate = fit["intercept"] + fit["slope"] * w.rate
@@ -121,8 +121,10 @@ def cost(meas: dict, pool: int | None, w: Workload | None) -> dict:
     return out
 
 
-def scaled(interval: list[float] | None, factor: float) -> list[float] | None:
-    return [round(v * factor, 1) for v in interval] if interval else None
+def scaled(interval: list[float] | None, factor: float, places: int = 1) -> list[float] | None:
+    """An interval in other units, rounded as its value is (an interval rounded coarser than its value can leave
+    the value outside it)."""
+    return [round(v * factor, places) for v in interval] if interval else None
 
 
 def connections(meas: dict, pool: dict | None, w: Workload | None) -> dict:
