@@ -149,7 +149,9 @@ def command(args) -> int:
         results = [plot.PlotResult(j.name, [charts_dir / f"{j.name}.png"]) if (charts_dir / f"{j.name}.png")
                    .is_file() else plot.PlotResult(j.name, error="not drawn") for j in jobs]
         found = findings.write(run, {r.name for r in results if r.ok})
-        print(report.write_report(run, jobs, results, findings.sections(found)))
+        compared = tfb_reference.write_for(run)
+        print(report.write_report(run, jobs, results, findings.sections(found),
+                                  tfb_reference.tables(compared) if compared else None))
     elif args.command == "compare":
         _, html, text = compare_command(args)
         sys.stdout.write(text)

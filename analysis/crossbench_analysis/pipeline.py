@@ -55,8 +55,9 @@ def analyzed(run: Run, charts: bool) -> AnalysisResult:
     else:
         results = [plot.PlotResult(j.name, error="not drawn (charts=False)") for j in jobs]
     found = findings.write(run, {r.name for r in results if r.ok})     # a chart not drawn is no chart to cite
-    tfb_reference.write_for(run)
-    path = report.write_report(run, jobs, results, findings.sections(found))
+    compared = tfb_reference.write_for(run)
+    path = report.write_report(run, jobs, results, findings.sections(found),
+                               tfb_reference.tables(compared) if compared else None)
     result = AnalysisResult(run_dir, path, results, list(run.warnings))
     if problem:
         raise AnalysisError(f"{problem}; {path} has the table without charts")

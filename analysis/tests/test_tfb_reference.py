@@ -9,6 +9,7 @@ import shutil
 import pytest
 from test_findings_tfb import tfb_run
 
+import crossbench_analysis
 from crossbench.endpoints import TECHEMPOWER
 from crossbench_analysis import cli
 from crossbench_analysis.findings import findings, tfb_reference
@@ -93,6 +94,20 @@ def test_ratios_of_two_generator_ceilings_are_not_read(tmp_path):
     assert pair["limits"] == ["generator", "generator"]
     assert {run["why"] for run in pair["runs"] if run["ratio"]} == {"both at the load generator's ceiling here: "
                                                                     "a ratio of two ceilings"}
+
+
+def test_the_report_shows_each_types_ratios_beside_the_reference_runs(tmp_path):
+    run_dir = tfb_run(tmp_path / "run")
+    crossbench_analysis.analyze(run_dir, charts=False)          # no gnuplot: the table and findings only
+    html = (run_dir / "report.html").read_text()
+    section = html[html.index('id="tfb-reference"'):]
+    assert "<h3>json (/json)</h3>" in section and "tornado: best at C=64" in section
+    pair = section[section.index("<td>tornado / tomcat</td>"):].split("</tr>")[0]
+    # ours with its interval, then each reference run's ratio and verdict (Round 21: tornado-py3 over the two
+    # Tomcat entries, 0.193 to 0.631: the same order)
+    assert "<td>0.266 [" in pair            # 3,250 / 12,199 req/s, geometric means of the launches
+    assert "0.193-0.631: same order" in pair and "no entry: not read" in pair
+    assert (run_dir / tfb_reference.MD_FILE).is_file()
 
 
 def test_a_missing_or_torn_reference_file_is_named_and_the_rest_still_compared(tmp_path):

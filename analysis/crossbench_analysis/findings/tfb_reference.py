@@ -231,36 +231,52 @@ def reversal_words(each: dict) -> str:
     return f"{said}. Which of these explains it, the measurement here cannot tell"
 
 
+INTRO = ("Ratios between stacks at each one's best level: ours with their 95 % interval over the best levels' "
+         "launches, TechEmpower's between the entries `analysis/reference/techempower/mapping.toml` names "
+         "(a range where two entries bracket a stack). Computed by crossbench_analysis/findings/tfb_reference.py.")
+
+
+def tables(result: dict) -> dict:
+    """The comparison as a reader sees it, for tfb-reference.md and the report alike: the reference runs' names,
+    the reference files' problems, and per test type its best levels, one row a pair (B / A, ours, then one cell
+    a reference run) and what each reversal says."""
+    return {"intro": INTRO, "references": [ref["name"] for ref in result["references"]],
+            "problems": list(result["problems"]),
+            "types": [{"title": f"{t['type']} ({t['endpoint']})",
+                       "levels": [level_words(server, lv) for server, lv in t["levels"].items()],
+                       "rows": [[f"{each['b']} / {each['a']}", each["ours"]["text"],
+                                 *(run_words(run) for run in each["runs"])] for each in t["pairs"]],
+                       "reversals": [f"{each['b']} / {each['a']} reversed: what differs from the entries: "
+                                     f"{reversal_words(each)}" for each in t["pairs"]
+                                     if any(run["verdict"] == REVERSED for run in each["runs"])]}
+                      for t in result["types"]]}
+
+
+def level_words(server: str, lv: dict) -> str:
+    shown = f"{sig(lv['rps'])} req/s" + (f" [{sig(lv['low'])}, {sig(lv['high'])}]" if lv["low"] else "")
+    limit = f"; {LIMIT_WORDS[lv['ceiling']]}" if lv["ceiling"] else ""
+    workers = f", {lv['processes']} processes" if (lv.get("processes") or 1) > 1 else ""
+    return f"{server}: best at C={lv['concurrency']}{workers}, {shown}, {lv['n']} launches{cpu_words(lv)}{limit}"
+
+
+def run_words(run: dict) -> str:
+    """One reference run's cell of a pair: its ratio (a range where entries bracket a stack) and verdict."""
+    ratio = run["ratio"]
+    shown = "no entry" if ratio is None else (
+        sig(ratio["low"]) if ratio["low"] == ratio["high"] else f"{sig(ratio['low'])}-{sig(ratio['high'])}")
+    return f"{shown}: {run['verdict']}" + (f" ({run['why']})" if run["why"] else "")
+
+
 def markdown(run_id: str, result: dict) -> str:
-    lines = [f"# TechEmpower's published figures beside run {run_id}", "",
-             "Ratios between stacks at each one's best level: ours with their 95 % interval over the best levels' "
-             "launches, TechEmpower's between the entries `analysis/reference/techempower/mapping.toml` names "
-             "(a range where two entries bracket a stack). Computed by "
-             "crossbench_analysis/findings/tfb_reference.py.", ""]
-    for problem in result["problems"]:
-        lines.append(f"**Reference data:** {problem}.")
-    for t in result["types"]:
-        lines += ["", f"## {t['type']} ({t['endpoint']})", ""]
-        for server, lv in t["levels"].items():
-            shown = f"{sig(lv['rps'])} req/s" + (f" [{sig(lv['low'])}, {sig(lv['high'])}]" if lv["low"] else "")
-            limit = f"; {LIMIT_WORDS[lv['ceiling']]}" if lv["ceiling"] else ""
-            workers = f", {lv['processes']} processes" if (lv.get("processes") or 1) > 1 else ""
-            lines.append(f"- {server}: best at C={lv['concurrency']}{workers}, {shown}, {lv['n']} launches"
-                         f"{cpu_words(lv)}{limit}")
-        lines += ["", "| B / A | ours | " + " | ".join(ref["name"] for ref in result["references"]) + " |",
-                  "|---|---|" + "---|" * len(result["references"])]
-        for each in t["pairs"]:
-            cells = []
-            for run in each["runs"]:
-                ratio = run["ratio"]
-                shown = "no entry" if ratio is None else (
-                    sig(ratio["low"]) if ratio["low"] == ratio["high"] else f"{sig(ratio['low'])}-{sig(ratio['high'])}")
-                cells.append(f"{shown}: {run['verdict']}" + (f" ({run['why']})" if run["why"] else ""))
-            lines.append(f"| {each['b']} / {each['a']} | {each['ours']['text']} | " + " | ".join(cells) + " |")
-        for each in t["pairs"]:
-            if any(run["verdict"] == REVERSED for run in each["runs"]):
-                lines.append(f"- {each['b']} / {each['a']} reversed: what differs from the entries: "
-                             f"{reversal_words(each)}")
+    shown = tables(result)
+    lines = [f"# TechEmpower's published figures beside run {run_id}", "", shown["intro"], ""]
+    lines += [f"**Reference data:** {problem}." for problem in shown["problems"]]
+    for t in shown["types"]:
+        lines += ["", f"## {t['title']}", ""] + [f"- {words}" for words in t["levels"]]
+        lines += ["", "| B / A | ours | " + " | ".join(shown["references"]) + " |",
+                  "|---|---|" + "---|" * len(shown["references"])]
+        lines += ["| " + " | ".join(row) + " |" for row in t["rows"]]
+        lines += [""] * bool(t["reversals"]) + [f"- {words}" for words in t["reversals"]]
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -123,8 +123,10 @@ OWN_KEYS = ("config", "machine", "versions", "run_id", "experiment", "started_at
             "schema_version")
 
 
-def write_report(run: Run, jobs: list[ChartJob], results: list[PlotResult], findings: list[dict] = ()) -> Path:
-    """findings: findings.json's sections, [{"title": ..., "items": [finding, ...]}]."""
+def write_report(run: Run, jobs: list[ChartJob], results: list[PlotResult], findings: list[dict] = (),
+                 tfb: dict | None = None) -> Path:
+    """findings: findings.json's sections, [{"title": ..., "items": [finding, ...]}]; tfb: the comparison with
+    TechEmpower's published figures as findings.tfb_reference.tables() shows it (None: the run has no tfb cells)."""
     meta = run.metadata
     failed = sum(1 for c in run.cells if is_failed(c))
     flagged = sum(1 for c in run.cells if not is_valid(c) and not is_failed(c))
@@ -132,7 +134,7 @@ def write_report(run: Run, jobs: list[ChartJob], results: list[PlotResult], find
     usual = usual_loadgen(run.cells)
     html = pages.render(
         "report.html", run=run, meta=meta, jobs=jobs, results={r.name: r for r in results},
-        findings=list(findings),
+        findings=list(findings), tfb=tfb,
         counts={"cells": len(run.cells), "valid": len(run.cells) - failed - flagged, "flagged": flagged,
                 "failed": failed},
         columns=[{"name": h, "tip": tip} for h, tip, _ in COLUMNS], rows=[row(run, c, usual) for c in run.cells],
