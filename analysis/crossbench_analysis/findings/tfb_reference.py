@@ -208,7 +208,7 @@ def pair(a: dict, b: dict, te_type: str, key: str, refs: list[Reference], mappin
 
 
 LIMIT_WORDS = {"generator": "wrk on one core was saturated", "cores": "the server used its cores fully"}
-BOTH_AT_CORES = ("both used their cores fully here, so ours compares the CPU a request costs each stack; "
+BOTH_AT_CORES = ("both used their cores fully, so ours compares the CPU a request costs each stack; "
                  "TechEmpower's compared whole machines of many cores, where a stack's worker model decides how much "
                  "of that it turns into throughput")
 

@@ -56,8 +56,9 @@ def disturbed_words(run_points: list[dict]) -> str:
     kept = sum(p["n"] for p in run_points if set(p.get("flags", [])) & points.DISTURBED)
     if not left_out and not kept:
         return f"no launch flagged {', '.join(sorted(points.DISTURBED))}"
-    return (f"{left_out + kept} launches flagged {', '.join(sorted(points.DISTURBED))} ({left_out} left out of their "
-            f"points, {kept} kept where every launch of a point was)")
+    flagged = left_out + kept
+    return (f"{flagged} launch{'es' * (flagged != 1)} flagged {', '.join(sorted(points.DISTURBED))} "
+            f"({left_out} left out of their points, {kept} kept where every launch of a point was)")
 
 
 def revision(text) -> str:
