@@ -33,7 +33,7 @@ def capacity_run(path: Path) -> Path:
     rng = random.Random(7)
     cells = experiment.expand(config)
     records = [launch(c, rng) for c in cells]
-    while more := capacity.next_launches(cells, records, config):
+    while more := capacity.next_launches(cells, records, experiment.recorded(config)):
         cells += more
         records += [launch(c, rng) for c in more]
     path.mkdir(parents=True)
@@ -56,7 +56,7 @@ def test_the_findings_state_the_bracket_its_cost_and_the_models_beside_it(tmp_pa
 
 def test_the_capacity_chart_data_and_the_latency_charts_marks(tmp_path):
     run = load_run(capacity_run(tmp_path / "run"))
-    [out] = capacity.outcomes(run.cells, run.metadata["config"])
+    [out] = capacity.outcomes(run.cells, experiment.recorded(run.metadata["config"]))
     jobs = {job.name: job for job in export.export(run, tmp_path / "run" / "charts")}
     rows = (tmp_path / "run" / "charts" / "data" / "capacity.dat").read_text().splitlines()
     assert rows[1] == "label passed_rps failed_rps predicted_rps target_p99_ms"

@@ -27,7 +27,7 @@ def run_to_the_end(conf):
     records = [record(c, rps_of(c)) for c in cells]
     added = []
     for _ in range(50):
-        more = best_levels.next_launches(cells, records, conf["run"])
+        more = best_levels.next_launches(cells, records, experiment.recorded(conf).run)
         if not more:
             return cells, records, added
         cells += more
@@ -57,7 +57,7 @@ def test_nothing_is_added_without_the_setting():
     conf = config(best_level_launches=0)
     cells = experiment.expand(conf)
     records = [record(c, rps_of(c)) for c in cells]
-    assert best_levels.next_launches(cells, records, conf["run"]) == []
+    assert best_levels.next_launches(cells, records, experiment.recorded(conf).run) == []
 
 
 def test_the_steps_a_stopped_sweep_never_ran_block_nothing():
@@ -66,7 +66,7 @@ def test_the_steps_a_stopped_sweep_never_ran_block_nothing():
     cells = experiment.expand(conf)
     ran = [c for c in cells if not (c.sweep and c.sweep_step and c.sweep_step > 2)]
     assert len(ran) < len(cells)
-    more = best_levels.next_launches(cells, [record(c, rps_of(c)) for c in ran], conf["run"])
+    more = best_levels.next_launches(cells, [record(c, rps_of(c)) for c in ran], experiment.recorded(conf).run)
     assert more and all(c.repetition == 2 for c in more)
 
 

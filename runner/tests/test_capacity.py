@@ -41,7 +41,7 @@ def searched(config, seed=1, **server):
     cells = experiment.expand(config)
     records = [simulated(c, rng, **server) for c in cells]
     for _ in range(100):
-        more = capacity.next_launches(cells, records, config)
+        more = capacity.next_launches(cells, records, experiment.recorded(config))
         if not more:
             return records, cells
         cells += more
@@ -65,7 +65,7 @@ def tomcat_only(**search):
 def test_the_bracket_holds_the_true_capacity_within_its_resolution(seed):
     config = tomcat_only()
     records, cells = searched(config, seed)
-    [out] = capacity.outcomes(records, config)
+    [out] = capacity.outcomes(records, experiment.recorded(config))
     assert out["status"] == capacity.BRACKETED, out
     assert out["passed_rps"] <= TRUE_CAPACITY * 1.02 and out["failed_rps"] > TRUE_CAPACITY
     assert out["failed_rps"] <= out["passed_rps"] * 1.05
@@ -78,14 +78,14 @@ def test_the_search_starts_at_the_predicted_limit_halves_below_a_failure_then_bi
     config = tomcat_only()
     records, _ = searched(config)
     assert [r["rate"] for r in records[:4]] == [100, 100, 100, 50]     # 100 fails (the pool answers 97) ...
-    [out] = capacity.outcomes(records, config)
+    [out] = capacity.outcomes(records, experiment.recorded(config))
     assert 70.7 in [t["rate"] for t in out["trials"]]                  # ... then the geometric middle of 50-100
 
 
 def test_a_search_from_below_doubles_up_to_the_first_failure():
     config = tomcat_only(start_rate=20)
     records, _ = searched(config)
-    [out] = capacity.outcomes(records, config)
+    [out] = capacity.outcomes(records, experiment.recorded(config))
     assert [t["rate"] for t in out["trials"]][:3] == [20, 40, 80]
     assert out["status"] == capacity.BRACKETED
 
@@ -93,7 +93,7 @@ def test_a_search_from_below_doubles_up_to_the_first_failure():
 def test_the_cost_at_the_passing_rate_has_its_interval():
     config = tomcat_only()
     records, _ = searched(config)
-    [out] = capacity.outcomes(records, config)
+    [out] = capacity.outcomes(records, experiment.recorded(config))
     cpu = out["cost"]["cpu_ms_per_request"]
     assert cpu["value"] == pytest.approx(0.4, rel=0.02)            # 4 % of a core at ~100 req/s: 0.4 ms each
     assert cpu["ci95_low"] is not None and cpu["n"] >= 3
@@ -104,7 +104,7 @@ def test_the_cost_at_the_passing_rate_has_its_interval():
 def test_a_budget_too_small_leaves_the_bracket_it_has_and_says_so():
     config = tomcat_only(max_rates=2, start_rate=20)
     records, _ = searched(config)
-    [out] = capacity.outcomes(records, config)
+    [out] = capacity.outcomes(records, experiment.recorded(config))
     assert out["status"] == capacity.BUDGET and out["failed_rps"] is None and out["passed_rps"] == 40
     assert "budget reached" in capacity.sentence(out)
 
@@ -112,7 +112,7 @@ def test_a_budget_too_small_leaves_the_bracket_it_has_and_says_so():
 def test_a_generator_behind_its_schedule_says_capacity_above_its_ceiling_not_a_bracket():
     config = tomcat_only(start_rate=20)
     records, _ = searched(config, capacity_rps=1000, generator_ceiling=50)
-    [out] = capacity.outcomes(records, config)
+    [out] = capacity.outcomes(records, experiment.recorded(config))
     assert out["status"] == capacity.ABOVE_CEILING and out["ceiling_rps"] == 80 and out["passed_rps"] == 40
     assert "above the generator's ceiling of 80 req/s" in capacity.sentence(out)
 
@@ -132,12 +132,12 @@ def test_the_generators_ceiling_is_measured_first_and_no_search_counts_a_rate_ab
     cells = experiment.expand(config)
     records = [launch(c) for c in cells]
     for _ in range(100):
-        more = capacity.next_launches(cells, records, config)
+        more = capacity.next_launches(cells, records, experiment.recorded(config))
         if not more:
             break
         cells += more
         records += [launch(c) for c in more]
-    gen, server = sorted(capacity.outcomes(records, config), key=lambda out: out["group"] != "generator")
+    gen, server = sorted(capacity.outcomes(records, experiment.recorded(config)), key=lambda out: out["group"] != "generator")
     assert gen["generator"] and gen["passed_rps"] == 40 and gen["ceiling_rps"] == 80
     assert "the load generator's ceiling, sends on schedule up to 40 req/s (it fell behind its schedule at 80)" \
         in capacity.sentence(gen)
@@ -151,7 +151,7 @@ def test_the_generators_ceiling_is_measured_first_and_no_search_counts_a_rate_ab
 def test_without_a_generator_search_nothing_is_capped():
     config = tomcat_only(start_rate=500)
     records, _ = searched(config, capacity_rps=1000)
-    [out] = capacity.outcomes(records, config)
+    [out] = capacity.outcomes(records, experiment.recorded(config))
     assert out["status"] == capacity.BRACKETED and out["passed_rps"] > 900 and not out["generator"]
 
 
@@ -173,7 +173,7 @@ def test_a_resumed_search_decides_what_the_uninterrupted_one_did():
     planned = len(experiment.expand(config))
     for cut in range(planned, len(cells)):
         if all(c.cell_id in {r["cell_id"] for r in records[:cut]} for c in cells[:cut]):
-            more = capacity.next_launches(cells[:cut], records[:cut], config)
+            more = capacity.next_launches(cells[:cut], records[:cut], experiment.recorded(config))
             assert [c.cell_id for c in more] == [c.cell_id for c in cells[cut:cut + len(more)]]
 
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import io
 
-from crossbench.plan import experiment
+from crossbench.plan import experiment, experiment_expand
 from crossbench.run.progress import Progress
 from crossbench.run.run import plan_summary
 
 
 def plan(name: str):
     config = experiment.apply_overrides(experiment.load(name), {"shuffle": False})
-    return config, experiment.expand(config)
+    return experiment.recorded(config), experiment.expand(config)
 
 
 def test_the_plan_line_says_which_cells_run_to_a_request_count():
@@ -26,7 +26,7 @@ def test_the_plan_line_says_which_cells_run_to_a_request_count():
 
 def test_the_plan_line_counts_the_first_rounds_and_the_relaunches_of_failed_points_apart():
     config, cells = plan("quick")
-    rounds = experiment.first_rounds(config)
+    rounds = experiment_expand.first_rounds(config.run)
     relaunch = cells[0].launch(rounds + 1)
     line = plan_summary(config, cells + [relaunch], [relaunch], Progress(len(cells) + 1, 15.0, io.StringIO()))
     assert f"points x {rounds} rounds and 1 relaunch of failed points" in line

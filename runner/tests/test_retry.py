@@ -1,7 +1,7 @@
 """--retry-failed (crossbench/decide/retry.py): which points a resume launches again, how many launches and in which
 order, decided from the records alone."""
 from crossbench.decide import retry
-from crossbench.plan.experiment import apply_overrides, expand, load
+from crossbench.plan.experiment import apply_overrides, expand, load, recorded
 
 
 def record(cell, status="ok", rps=100.0):
@@ -12,7 +12,7 @@ def record(cell, status="ok", rps=100.0):
 
 def planned(name: str, **run):
     config = apply_overrides(load(name), {"shuffle": False, **run})
-    return config, expand(config)
+    return recorded(config).run, expand(config)
 
 
 def by_point(cells):
@@ -23,32 +23,32 @@ def by_point(cells):
 
 
 def test_only_a_point_whose_launches_all_failed_and_all_ran_is_launched_again():
-    config, cells = planned("quick", repetitions=2)    # two rounds, no precision target
+    run, cells = planned("quick", repetitions=2)    # two rounds, no precision target
     dead, half, fine, waiting = by_point(cells)[:4]
     records = [record(c, "failed") for c in dead] + [record(half[0], "failed"), record(half[1])] + \
         [record(c) for c in fine] + [record(waiting[0], "failed")]          # waiting's second launch not run yet
-    again = retry.retries(cells, records, config)
+    again = retry.retries(cells, records, run)
     assert [c.cell_id for c in again] == [f"{dead[0].point_id}-r3", f"{dead[0].point_id}-r4"]
     assert all(c.point_id == dead[0].point_id and c.settings == dead[0].settings for c in again)
     assert "1 point(s) with no launch that counted, launched again (2 launches)" in retry.summary(again)
     records += [record(c) for c in again]
-    assert retry.retries(cells + again, records, config) == []            # counted now: nothing more
+    assert retry.retries(cells + again, records, run) == []            # counted now: nothing more
     assert retry.summary([]).endswith("nothing to launch again")
 
 
 def test_with_a_precision_target_the_first_rounds_are_its_minimum():
-    config, cells = planned("quick", precision=0.05, min_launches=3, max_launches=4)
+    run, cells = planned("quick", precision=0.05, min_launches=3, max_launches=4)
     [dead] = by_point(cells)[:1]
-    again = retry.retries(cells, [record(c, "failed") for c in dead], config)
+    again = retry.retries(cells, [record(c, "failed") for c in dead], run)
     assert len(dead) == 3 and [c.repetition for c in again] == [4, 5, 6]
 
 
 def test_a_peak_point_is_launched_again_before_the_shares_that_take_their_rate_from_it():
-    config, cells = planned("openloop-quick", shuffle=True, shuffle_seed=5)
+    run, cells = planned("openloop-quick", shuffle=True, shuffle_seed=5)
     peaks = {c.peak_cell for c in cells if c.peak_cell}
     assert peaks, "openloop-quick has a rates = 'auto' group"
     records = [record(c, "failed") for c in cells]
-    again = retry.retries(cells, records, config)
+    again = retry.retries(cells, records, run)
     peak_points = {c.point_id for c in cells if c.cell_id in peaks}
     first = [c.point_id in peak_points for c in again]
     assert any(first) and first == sorted(first, reverse=True)            # every peak launch before any other

@@ -195,8 +195,11 @@ def test_the_articles_ab_run_has_time_for_its_count_and_a_bounded_warm_up():
 def test_the_plain_rule_is_kept_for_runs_that_launch_each_point_once():
     from crossbench.plan import experiment
     from crossbench.run.run_loop import launched_once
-    assert launched_once({"repetitions": 1, "precision": None})
-    assert not launched_once({"repetitions": 2, "precision": None})
-    assert not launched_once({"repetitions": 1, "precision": 0.05})
-    assert launched_once(experiment.apply_overrides(experiment.load("tfb"), {})["run"])      # TechEmpower's protocol
-    assert not launched_once(experiment.apply_overrides(experiment.load("seed004"), {})["run"])
+    def run_of(name: str, **run):
+        return experiment.recorded(experiment.apply_overrides(experiment.load(name), run)).run
+
+    assert launched_once(run_of("quick", repetitions=1))
+    assert not launched_once(run_of("quick"))                        # three rounds
+    assert not launched_once(run_of("quick", repetitions=1, precision=0.05))
+    assert launched_once(run_of("tfb"))      # TechEmpower's protocol
+    assert not launched_once(run_of("seed004"))                      # a precision target

@@ -8,7 +8,7 @@ import pytest
 from crossbench import stats
 from crossbench.decide import precision
 from crossbench.figures import points
-from crossbench.plan.experiment import apply_overrides, expand, load
+from crossbench.plan.experiment import apply_overrides, expand, load, recorded
 
 
 def test_student_t_interval_of_one_to_five():
@@ -164,7 +164,7 @@ def test_a_point_whose_noisy_launch_is_left_out_asks_for_another():
     records = [{**record(c.cell_id, 100 + c.repetition, 10), "point_id": c.point_id} for c in cells
                if c.point_id == first.point_id]
     records[1]["flags"] = ["noisy_host"]                 # three launches, one noisy: two count, no first stage
-    wanted = precision.next_round(cells, records, config["run"])
+    wanted = precision.next_round(cells, records, recorded(config).run)
     assert [c.cell_id for c in wanted] == [first.launch(4).cell_id]
 
 
@@ -193,16 +193,17 @@ def test_points_file_is_written_and_read_back_and_computed_for_older_runs(tmp_pa
     assert (tmp_path / points.POINTS_FILE).is_file() and points.load(tmp_path) == written == computed
 
 
-def quick_cells(**run):
-    return expand(apply_overrides(load("quick"), {"shuffle": False, **run}))
+def quick_run(**run):
+    """The quick experiment's cells and its typed [run], with these settings over the file's."""
+    config = apply_overrides(load("quick"), {"shuffle": False, **run})
+    return expand(config), recorded(config).run
 
 
 def test_precision_launches_again_the_points_whose_first_stage_asks_more_up_to_the_maximum():
-    cells = quick_cells(precision=0.05, max_launches=4)
+    cells, run = quick_run(precision=0.05, max_launches=4)
     a, b = cells[0], cells[1]
     first_stage = [c for c in cells if c.point_id in (a.point_id, b.point_id)]
     assert len(first_stage) == 6
-    run = {"precision": 0.05, "max_launches": 4, "shuffle": False}
     rps = {a.point_id: (100, 100.2, 100.1), b.point_id: (100, 150, 120)}     # a tight, b far from 5 %
     records = [{**record(c.cell_id, rps[c.point_id][c.repetition - 1], 10), "kind": c.kind, "delay_ms": c.delay_ms}
                for c in first_stage]
@@ -217,10 +218,11 @@ def test_precision_launches_again_the_points_whose_first_stage_asks_more_up_to_t
 def test_an_interrupted_adaptive_run_resumes_its_planned_launches_and_runs_none_twice(tmp_path):
     from crossbench.plan.cellplan import plan_from_dict
     from crossbench.record.rundir import RunDir
-    run = {"precision": 0.05, "max_launches": 5, "shuffle": True, "shuffle_seed": 11}
-    cells = [c for c in quick_cells(precision=0.05, max_launches=5) if c.group == "static"]
+    cells, _ = quick_run(precision=0.05, max_launches=5)
+    cells = [c for c in cells if c.group == "static"]
+    _, run = quick_run(precision=0.05, max_launches=5, shuffle=True, shuffle_seed=11)
     run_dir = RunDir(tmp_path / "run")
-    run_dir.create({"config": {"run": run}}, [c.to_dict() for c in cells])
+    run_dir.create({"config": {"run": {"precision": 0.05, "max_launches": 5}}}, [c.to_dict() for c in cells])
     for c in cells:      # every static point's first stage far from 5 %
         run_dir.append({**record(c.cell_id, 100 if c.repetition == 1 else 150, 10), "kind": c.kind})
     more = precision.next_round(cells, run_dir.records(), run)

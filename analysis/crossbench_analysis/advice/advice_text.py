@@ -23,11 +23,11 @@ def n(x) -> str:
 
 
 def pm(x, ci, unit: str = "", why: str = "") -> str:
-    """"570 KB (95 % interval 300 to 840)", or the value and why it has no interval."""
-    head = f"{n(x)}{' ' + unit if unit else ''}"
+    """A fitted figure and its 95 % interval as every figure is printed (points.fmt_interval: "570 [300, 840] KB"),
+    or the value and why it has no interval."""
     if ci:
-        return f"{head} (95 % interval {n(ci[0])} to {n(ci[1])})"
-    return f"{head} ({why or 'no interval'})"
+        return fmt_interval({"value": x, "ci95_low": ci[0], "ci95_high": ci[1]}, unit)
+    return f"{n(x)}{' ' + unit if unit else ''} ({why or 'no interval'})"
 
 
 def ids(points) -> str:

@@ -4,6 +4,8 @@ Not a chart family: the capacity family (capacity_charts.py), openloop.py and fi
 from __future__ import annotations
 
 from crossbench.decide import capacity
+from crossbench.plan import experiment
+from crossbench.plan.search_spec import SEARCH_RATES
 from crossbench_analysis.read.runinfo import Run
 
 NAN = "NaN"
@@ -12,9 +14,9 @@ NAN = "NaN"
 def outcomes(run: Run) -> list[dict]:
     """The run's capacity searches (crossbench.decide.capacity.outcomes), none for a run without them."""
     config = run.metadata.get("config")
-    if not isinstance(config, dict) or not capacity.search_groups(config):
-        return []
-    return capacity.outcomes(run.cells, config)
+    if not isinstance(config, dict) or not any(g.get("rates") == SEARCH_RATES for g in config.get("group", [])):
+        return []      # a run without searches is not typed: a configuration older than the schema stays readable
+    return capacity.outcomes(run.cells, experiment.recorded(config))
 
 
 def marks(found: list[dict]):

@@ -12,19 +12,20 @@ import random
 from crossbench.figures import points
 from crossbench.plan.cellplan import CellPlan, launches_so_far
 from crossbench.plan.experiment_expand import round_seed
+from crossbench.plan.experiment_schema import RunSettings
 
 
-def next_launches(cells: list[CellPlan], records: list[dict], run: dict) -> list[CellPlan]:
+def next_launches(cells: list[CellPlan], records: list[dict], run: RunSettings) -> list[CellPlan]:
     """One more launch of each best level with fewer than best_level_launches; none without the setting. Called
     once the plan's cells have run (a worker sweep's steps after its stop never do, and block nothing)."""
-    wanted_n = run.get("best_level_launches") or 0
+    wanted_n = run.best_level_launches
     if wanted_n < 2:
         return []
     planned, launched = launches_so_far(cells)
     wanted = [planned[pid].launch(launched[pid] + 1) for pid in best_points(records)
               if pid in planned and launched[pid] < wanted_n]
-    if run.get("shuffle") and wanted:
-        random.Random(round_seed(run.get("shuffle_seed"), len(cells))).shuffle(wanted)
+    if run.shuffle and wanted:
+        random.Random(round_seed(run.shuffle_seed, len(cells))).shuffle(wanted)
     return wanted
 
 

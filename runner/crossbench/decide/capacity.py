@@ -36,8 +36,8 @@ from crossbench.figures import points
 from crossbench.plan.cellplan import CellPlan, launches_so_far
 from crossbench.plan.experiment_expand import round_seed as seed_of
 from crossbench.plan.experiment_expand import search_launches
-from crossbench.plan.experiment_schema import typed
-from crossbench.plan.search_spec import SEARCH_RATES, SearchSpec, round_rate
+from crossbench.plan.experiment_schema import Experiment
+from crossbench.plan.search_spec import SearchSpec, round_rate
 from crossbench.record.record import cell_id_of
 
 PASS, FAIL, UNDECIDED, PENDING, CEILING = "pass", "fail", "undecided", "pending", "ceiling"
@@ -167,10 +167,10 @@ def judge(point: dict, launches: list[dict], spec: SearchSpec, target_ms: float)
     return (PENDING if n < spec.max_launches else UNDECIDED), shown
 
 
-def searches(records: list[dict], config: dict) -> list[Search]:
+def searches(records: list[dict], experiment: Experiment) -> list[Search]:
     """Every search of a run, from its records (the last record of a cell run again wins), in the order its
     series first appear."""
-    specs = {g.name: g.search for g in typed(config).groups if g.search is not None}
+    specs = {g.name: g.search for g in experiment.groups if g.search is not None}
     found: dict[str, Search] = {}
     by_cell = {r["cell_id"]: r for r in records if r.get("group") in specs and r.get("rate") is not None}
     for point in points.aggregate(list(by_cell.values())):
@@ -217,18 +217,18 @@ def series_of(point_id: str, rate: float) -> str:
     return point_id[:-len(suffix)] if point_id.endswith(suffix) else point_id
 
 
-def next_launches(cells: list[CellPlan], records: list[dict], config: dict) -> list[CellPlan]:
+def next_launches(cells: list[CellPlan], records: list[dict], experiment: Experiment) -> list[CellPlan]:
     """What the searches launch next: one more launch of each rate still pending, else the first launches of
     each search's next rate; nothing once every search is over. Cells planned and not yet recorded come first
     (a resumed run runs them before asking)."""
     recorded = {r["cell_id"] for r in records}
-    searching = [c for c in cells if c.group in search_groups(config)]
+    searching = [c for c in cells if c.group in search_groups(experiment)]
     if not searching or any(c.cell_id not in recorded for c in searching):
         return []
     planned, launched = launches_so_far(cells)
-    first_launches = search_launches(typed(config).run)
+    first_launches = search_launches(experiment.run)
     wanted: list[CellPlan] = []
-    found = searches(records, config)
+    found = searches(records, experiment)
     measuring = [s for s in found if s.spec.generator and s.status() == RUNNING]
     for search in measuring or found:     # the generator's ceiling first: no server search passes it meanwhile
         pending = [t for t in search.trials if t.verdict == PENDING]
@@ -239,13 +239,13 @@ def next_launches(cells: list[CellPlan], records: list[dict], config: dict) -> l
         if rate is not None:
             model = planned[search.trials[0].point["point_id"]]
             wanted += [at_rate(model, rate, repetition) for repetition in first_launches]
-    if config["run"].get("shuffle") and wanted:      # drift spread over the searches, as rounds spread it
-        random.Random(seed_of(config["run"].get("shuffle_seed"), len(cells))).shuffle(wanted)
+    if experiment.run.shuffle and wanted:      # drift spread over the searches, as rounds spread it
+        random.Random(seed_of(experiment.run.shuffle_seed, len(cells))).shuffle(wanted)
     return wanted
 
 
-def search_groups(config: dict) -> set[str]:
-    return {g["name"] for g in config.get("group", []) if g.get("rates") == SEARCH_RATES}
+def search_groups(experiment: Experiment) -> set[str]:
+    return {g.name for g in experiment.groups if g.search is not None}
 
 
 def at_rate(model: CellPlan, rate: float, repetition: int) -> CellPlan:
@@ -298,8 +298,8 @@ def predicted(point: dict) -> float | None:
     return limit * 1000 / delay if limit and delay else None
 
 
-def outcomes(records: list[dict], config: dict) -> list[dict]:
-    return [outcome(search, records) for search in searches(records, config)]
+def outcomes(records: list[dict], experiment: Experiment) -> list[dict]:
+    return [outcome(search, records) for search in searches(records, experiment)]
 
 
 def sentence(out: dict) -> str:

@@ -15,28 +15,29 @@ import random
 
 from crossbench import stats
 from crossbench.figures import points
-from crossbench.plan import experiment
 from crossbench.plan.cellplan import CellPlan, launches_so_far
+from crossbench.plan.experiment_expand import round_seed
+from crossbench.plan.experiment_schema import RunSettings
 
 
-def next_round(cells: list[CellPlan], records: list[dict], run: dict) -> list[CellPlan]:
+def next_round(cells: list[CellPlan], records: list[dict], run: RunSettings) -> list[CellPlan]:
     """The launches still wanted: one more of each point with fewer counted launches than its first stage asks
     for (shuffled like a round); none for a point out of launches or with no launch that counted."""
-    precision = run.get("precision")
+    precision = run.precision
     if not precision:
         return []
     planned, launched = launches_so_far(cells)
     wanted = []
     for point in points.aggregate(records):
         pid = point["point_id"]
-        if pid not in planned or point["n"] == 0 or launched[pid] >= run["max_launches"]:
+        if pid not in planned or point["n"] == 0 or launched[pid] >= run.max_launches:
             continue
         if planned[pid].peak_cell is None and is_peak(planned[pid], cells):
             continue        # a peak only sets the rates of its open-loop cells; its shares are the points
         if point["n"] < needed(point, precision):
             wanted.append(planned[pid].launch(launched[pid] + 1))
-    if run["shuffle"] and wanted:
-        random.Random(experiment.round_seed(run, max(c.repetition for c in wanted))).shuffle(wanted)
+    if run.shuffle and wanted:
+        random.Random(round_seed(run.shuffle_seed, max(c.repetition for c in wanted))).shuffle(wanted)
     return wanted
 
 

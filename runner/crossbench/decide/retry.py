@@ -9,22 +9,22 @@ from __future__ import annotations
 
 import random
 
-from crossbench.plan import experiment
 from crossbench.plan.cellplan import CellPlan
+from crossbench.plan.experiment_expand import first_rounds, round_seed
+from crossbench.plan.experiment_schema import RunSettings
 from crossbench.record.record import point_of
 
 
-def retries(cells: list[CellPlan], records: list[dict], config: dict) -> list[CellPlan]:
+def retries(cells: list[CellPlan], records: list[dict], run: RunSettings) -> list[CellPlan]:
     """The new launches, in run order: a peak point's first (open-loop shares take their rate from its launches
     that counted), the others shuffled like a round."""
-    run = config["run"]
     finished = {record["cell_id"] for record in records}
     counted = {record.get("point_id") or point_of(record["cell_id"]) for record in records
                if record.get("status") == "ok"}
     planned: dict[str, list[CellPlan]] = {}
     for cell in cells:
         planned.setdefault(cell.point_id, []).append(cell)
-    rounds = experiment.first_rounds(config)
+    rounds = first_rounds(run)
     peaks = {point_of(cell.peak_cell) for cell in cells if cell.peak_cell}
     wanted = []
     for pid, launches in planned.items():
@@ -34,8 +34,8 @@ def retries(cells: list[CellPlan], records: list[dict], config: dict) -> list[Ce
         wanted += [launches[0].launch(last + number) for number in range(1, rounds + 1)]
     first = [cell for cell in wanted if cell.point_id in peaks]
     rest = [cell for cell in wanted if cell.point_id not in peaks]
-    if run.get("shuffle"):
-        random.Random(experiment.round_seed(run, max((c.repetition for c in rest), default=0))).shuffle(rest)
+    if run.shuffle:
+        random.Random(round_seed(run.shuffle_seed, max((c.repetition for c in rest), default=0))).shuffle(rest)
     return first + rest
 
 

@@ -16,7 +16,7 @@ from crossbench import loadgen, paths, servers
 
 from . import experiment_expand
 from .cellplan import CellPlan
-from .experiment_schema import RUN_KEYS, ExperimentError, typed, validate
+from .experiment_schema import RUN_KEYS, Experiment, ExperimentError, typed, validate
 
 # precision = P: min_launches first rounds, then as many launches as their spread says the headline figure's 95 %
 # interval needs to be within P, at most max_launches (crossbench.decide.precision); repetitions then only sets
@@ -91,11 +91,7 @@ def expand(config: dict) -> list[CellPlan]:
     return experiment_expand.expand(typed(config))
 
 
-def first_rounds(config: dict) -> int:
-    """Rounds planned before anything is measured (experiment_expand.first_rounds) of a checked configuration."""
-    return experiment_expand.first_rounds(typed(config).run)
-
-
-def round_seed(run: dict, number: int) -> int:
-    """The seed of round `number`'s order, from the run's recorded shuffle_seed."""
-    return experiment_expand.round_seed(run.get("shuffle_seed"), number)
+def recorded(config: dict) -> Experiment:
+    """A resolved or recorded configuration (apply_overrides' result, a run's metadata) as the typed values the
+    run and its decisions read; the defaults of [run] keys a recorded configuration predates are filled in."""
+    return typed({**config, "run": {**RUN_DEFAULTS, **config.get("run", {})}})

@@ -65,6 +65,7 @@ class RunSettings:
     min_window_delays: float
     rates: object = None              # [r, ...], "auto" or None: the groups' rates unless a group has its own
     db_url: str | None = None
+    best_level_launches: int = 0      # TechEmpower's best levels launched again to this count (0: off)
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,8 @@ class Experiment:
     name: str
     run: RunSettings
     groups: tuple[Group, ...]
+    knees_at_end: bool = False        # [analysis] knees = true: the knees printed at the end of the run
+    advise_at_end: bool = False       # [analysis] advise = true: the maxThreads advice at the end
 
 
 def validate(config: dict) -> Experiment:
@@ -286,8 +289,11 @@ def typed(config: dict) -> Experiment:
         keepalive=run["keepalive"], servers=tuple(run["servers"]), server_cpus=tuple(run["server_cpus"]),
         loadgen_cpus=tuple(run["loadgen_cpus"]), loadgen_threads=run["loadgen_threads"], pipeline=run["pipeline"],
         precision=run.get("precision"), min_launches=run["min_launches"], max_launches=run["max_launches"],
-        min_window_delays=run["min_window_delays"], rates=run.get("rates"), db_url=run.get("db_url"))
-    return Experiment(config["name"], settings, tuple(typed_group(config, group) for group in config["group"]))
+        min_window_delays=run["min_window_delays"], rates=run.get("rates"), db_url=run.get("db_url"),
+        best_level_launches=run.get("best_level_launches", 0))
+    analysis = config.get("analysis", {})
+    return Experiment(config["name"], settings, tuple(typed_group(config, group) for group in config["group"]),
+                      knees_at_end=bool(analysis.get("knees")), advise_at_end=bool(analysis.get("advise")))
 
 
 def typed_group(config: dict, group: dict) -> Group:

@@ -19,8 +19,9 @@ from crossbench.decide import capacity, precision, retry, slo
 from crossbench.drivers import DRIVERS
 from crossbench.figures import points
 from crossbench.hosts.placement import Placement
-from crossbench.plan import experiment
+from crossbench.plan import experiment, experiment_expand
 from crossbench.plan.cellplan import CellPlan, plan_from_dict
+from crossbench.plan.experiment_schema import Experiment, RunSettings
 from crossbench.record.record import now_iso
 from crossbench.record.rundir import RunDir
 from crossbench.refusal import Refusal
@@ -44,32 +45,32 @@ def new_run_dir(args, config: dict) -> RunDir:
     return RunDir(args.out or paths.RESULTS / run_id)
 
 
-def plan_summary(config: dict, cells: list[CellPlan], todo: list[CellPlan], progress: Progress) -> str:
-    run = config["run"]
+def plan_summary(resolved: Experiment, cells: list[CellPlan], todo: list[CellPlan], progress: Progress) -> str:
+    run = resolved.run
     windows = sorted({c.duration_s for c in cells})
     window = f"{windows[0]:g} s" if len(windows) == 1 else f"{windows[0]:g}-{windows[-1]:g} s"
-    rounds = experiment.first_rounds(config)
-    searching = capacity.search_groups(config)
+    rounds = experiment_expand.first_rounds(run)
+    searching = capacity.search_groups(resolved)
     relaunched = sum(c.repetition > rounds and c.group not in searching for c in cells)   # --retry-failed's
     retry_note = f" and {relaunched} relaunch{'es' * (relaunched != 1)} of failed points" if relaunched else ""
     if searching:
         retry_note += "; capacity searches: three launches at each start rate, then as many as the search asks"
     precision_note = f" (then as many more as the first {rounds} launches' spread asks for an interval within " \
-                     f"{run['precision']:g}, up to {run['max_launches']})" \
-        if run.get("precision") and run["max_launches"] > rounds else ""
+                     f"{run.precision:g}, up to {run.max_launches})" \
+        if run.precision and run.max_launches > rounds else ""
     counted = sum(not DRIVERS[c.kind].ends_at_window for c in todo)
     count_note = f" ({counted} of them run to a request count, not a window, and are counted here as " \
                  "their window: the run takes longer)" if counted else ""
-    return (f"{config['name']}: {len(cells)} cells ({len({c.point_id for c in cells})} points x {rounds} "
-            f"rounds{retry_note}{precision_note}), {len(todo)} to run, {run['warmup_s']:g} s warm-up + "
+    return (f"{resolved.name}: {len(cells)} cells ({len({c.point_id for c in cells})} points x {rounds} "
+            f"rounds{retry_note}{precision_note}), {len(todo)} to run, {run.warmup_s:g} s warm-up + "
             f"{window} window each; about {fmt_duration(progress.eta_s(len(todo)))}{count_note}; "
-            f"server on cores {run['server_cpus'] or 'any'}, {run['loadgen']} on cores {run['loadgen_cpus'] or 'any'}")
+            f"server on cores {list(run.server_cpus) or 'any'}, {run.loadgen} on cores {list(run.loadgen_cpus) or 'any'}")
 
 
-def retried(cells: list[CellPlan], run_dir: RunDir, config: dict) -> list[CellPlan]:
+def retried(cells: list[CellPlan], run_dir: RunDir, run: RunSettings) -> list[CellPlan]:
     """--retry-failed: new launches of the points whose launches all failed, numbered after the plan's cells."""
     return [replace(cell, index=len(cells) + position)
-            for position, cell in enumerate(retry.retries(cells, run_dir.records(), config), 1)]
+            for position, cell in enumerate(retry.retries(cells, run_dir.records(), run), 1)]
 
 
 def timing(run_dir: RunDir, wall_s: float, planned_s: float) -> dict:
@@ -82,17 +83,17 @@ def timing(run_dir: RunDir, wall_s: float, planned_s: float) -> dict:
             "overhead_percent": round(100 * (wall_s / planned_s - 1), 2) if planned_s else None}
 
 
-def write_points(run_dir: RunDir, config: dict) -> list[dict]:
+def write_points(run_dir: RunDir, run: RunSettings) -> list[dict]:
     """points.jsonl: every point's figures with their intervals (the records stay the raw data, so a failure
     here loses nothing: ./analysis/analyze.sh computes them again)."""
     try:
-        return points.write(run_dir.path, run_dir.records(), config["run"].get("precision"))
+        return points.write(run_dir.path, run_dir.records(), run.precision)
     except OSError as e:
         print(f"run_all: points.jsonl not written ({e}); the records are intact", file=sys.stderr)
         return []
 
 
-def analyse(run_dir: RunDir, config: dict, workload=None) -> None:
+def analyse(run_dir: RunDir, resolved: Experiment, workload=None) -> None:
     try:
         import crossbench_analysis  # optional: the analysis package draws; without it the run still records
         from crossbench_analysis.findings import findings  # optional: as above
@@ -104,9 +105,9 @@ def analyse(run_dir: RunDir, config: dict, workload=None) -> None:
         crossbench_analysis.analyze(run_dir.path)
     except crossbench_analysis.AnalysisError as e:   # the measurements are safe; only drawing failed
         print(f"run_all: charts incomplete: {e}\nredraw with ./analysis/analyze.sh {run_dir.path}", file=sys.stderr)
-    if config.get("analysis", {}).get("knees"):     # the experiment asks to hear its knees at the end
+    if resolved.knees_at_end:
         print(knees.summary(knees.read_jsonl(run_dir.path / "charts" / "data" / knees.KNEES_FILE)), file=sys.stderr)
-    if config.get("analysis", {}).get("advise") or workload:    # maxThreads advice (advice.md, advice.json)
+    if resolved.advise_at_end or workload:    # maxThreads advice (advice.md, advice.json)
         from crossbench_analysis.advice import advice  # optional: as above, only when advice is asked for
         print(advice.at_end(run_dir.path, workload), file=sys.stderr)
     found = findings.text(run_dir.path)     # the run's findings (findings.md), last before the report's path
@@ -132,7 +133,7 @@ def main(argv=None) -> int:
 @dataclass
 class Planned:
     """A run ready for its first cell: what plan() found and opened."""
-    config: dict
+    experiment: Experiment      # the configuration metadata.json records, typed: what the run and its decisions read
     cells: list[CellPlan]
     todo: list[CellPlan]
     run_dir: RunDir
@@ -152,7 +153,7 @@ def run(args, remote: ExitStack) -> int:
         return e.exit_code
     if planned is None:         # --dry-run: the plan printed, nothing run
         return 0
-    pin_runner(planned.config["run"])
+    pin_runner(planned.experiment.run)
     started = time.monotonic()
     try:
         launched = execute_planned(planned, args.hold_s)
@@ -172,16 +173,17 @@ def plan(args, remote: ExitStack) -> Planned | None:
     first cell, with their hosts and database opened and the run directory written; None after --dry-run's list.
     Raises a Refusal for anything known wrong before the first cell."""
     config, cells, run_dir, again = resumed(args) if args.resume else planned_anew(args)
-    preflight(config, cells)
+    resolved = experiment.recorded(config)
+    preflight(resolved.run, cells)
     slo.check_reachable(args.slo, {c.delay_ms for c in cells})
     placement = open_placement(args.hosts, cells, min(c.duration_s for c in cells), remote)
-    database = run_database(config, cells, run_dir, placement)
+    database = run_database(resolved.run, cells, run_dir, placement)
     finished = run_dir.finished_ids()
     todo = [c for c in cells if c.cell_id not in finished]
     cell_s = sum(c.warmup_s + c.duration_s for c in cells) / len(cells)     # windows may grow with the delay
     progress = Progress(len(cells), cell_s)
     progress.done = len(cells) - len(todo)
-    print(plan_summary(config, cells, todo, progress), file=sys.stderr)
+    print(plan_summary(resolved, cells, todo, progress), file=sys.stderr)
     if args.retry_failed:
         print(f"run_all: {retry.summary(again)}", file=sys.stderr)
     if args.dry_run:
@@ -196,7 +198,7 @@ def plan(args, remote: ExitStack) -> Planned | None:
     if placement.checks:
         run_dir.update_metadata(hosts=placement.checks)
     print(f"run directory: {run_dir.path}", file=sys.stderr)
-    return Planned(config, cells, todo, run_dir, placement, database, progress, cell_s, len(finished))
+    return Planned(resolved, cells, todo, run_dir, placement, database, progress, cell_s, len(finished))
 
 
 def planned_anew(args) -> tuple[dict, list[CellPlan], RunDir, list[CellPlan]]:
@@ -211,7 +213,7 @@ def resumed(args) -> tuple[dict, list[CellPlan], RunDir, list[CellPlan]]:
     meta, plan_dicts = run_dir.load()
     config = meta["config"]
     cells = [plan_from_dict(d) for d in plan_dicts]
-    again = retried(cells, run_dir, config)
+    again = retried(cells, run_dir, experiment.recorded(config).run)
     if again and not args.retry_failed:
         print(retry.hint(again), file=sys.stderr)
         again = []
@@ -223,8 +225,8 @@ def execute_planned(planned: Planned, hold_s: float) -> int:
     for made in prime_servers(planned.todo, planned.placement):
         print(f"run_all: {made}", file=sys.stderr)
     common = (planned.progress, planned.database, planned.placement, hold_s)
-    launched = execute(planned.run_dir, planned.todo, *common, launched_once(planned.config["run"]))
-    return launched + execute_rest(planned.run_dir, planned.cells, planned.config, *common)
+    launched = execute(planned.run_dir, planned.todo, *common, launched_once(planned.experiment.run))
+    return launched + execute_rest(planned.run_dir, planned.cells, planned.experiment, *common)
 
 
 def interrupted(planned: Planned, wall_s: float) -> int:
@@ -233,7 +235,7 @@ def interrupted(planned: Planned, wall_s: float) -> int:
     planned.progress.close()
     launched = len(run_dir.finished_ids()) - planned.kept_before     # the cells this sitting kept
     run_dir.update_metadata(**timing(run_dir, wall_s, launched * planned.cell_s))
-    write_points(run_dir, planned.config)
+    write_points(run_dir, planned.experiment.run)
     print(f"\nrun_all: interrupted; {len(run_dir.finished_ids())} cells kept in {run_dir.path}; "
           f"finish with: ./runner/run_all.sh --resume {run_dir.path}", file=sys.stderr)
     return 130
@@ -242,25 +244,25 @@ def interrupted(planned: Planned, wall_s: float) -> int:
 def finish(planned: Planned, args, launched: int, wall_s: float) -> int:
     """After the last cell: timing, points.jsonl, capacity.json, the analysis, and --slo's verdict (the exit
     status)."""
-    run_dir, config = planned.run_dir, planned.config
+    run_dir, run = planned.run_dir, planned.experiment.run
     planned.progress.close()
     run_dir.update_metadata(ended_at=now_iso(), **timing(run_dir, wall_s, launched * planned.cell_s))
     print(f"run_all: {launched} cells in {fmt_duration(wall_s)} (windows and warm-ups "
           f"{fmt_duration(launched * planned.cell_s)}); results in {run_dir.path}", file=sys.stderr)
-    point_records = write_points(run_dir, config)
-    if config["run"].get("precision"):
-        print(f"run_all: {precision.summary(point_records, config['run']['precision'])}", file=sys.stderr)
-    found = write_capacity(run_dir, config)
+    point_records = write_points(run_dir, run)
+    if run.precision:
+        print(f"run_all: {precision.summary(point_records, run.precision)}", file=sys.stderr)
+    found = write_capacity(run_dir, planned.experiment)
     if not args.no_analysis:
-        analyse(run_dir, config, args.workload)
+        analyse(run_dir, planned.experiment, args.workload)
     if found and args.no_analysis:        # else the findings, printed last, say it with the rest
         print(capacity.summary(found), file=sys.stderr)
     return judged(run_dir, point_records, args.slo)
 
 
-def write_capacity(run_dir: RunDir, config: dict) -> list[dict]:
+def write_capacity(run_dir: RunDir, resolved: Experiment) -> list[dict]:
     """capacity.json: each capacity search's bracket, its cost and the rates it tried (none without searches)."""
-    found = capacity.outcomes(run_dir.records(), config)
+    found = capacity.outcomes(run_dir.records(), resolved)
     if found:
         (run_dir.path / capacity.FILE).write_text(json.dumps(found, indent=1) + "\n")
     return found

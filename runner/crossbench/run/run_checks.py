@@ -14,6 +14,7 @@ from crossbench.database import stack
 from crossbench.database.stack import needs_database
 from crossbench.drivers import DRIVERS
 from crossbench.plan.cellplan import CellPlan
+from crossbench.plan.experiment_schema import RunSettings
 from crossbench.record.rundir import RunDir
 from crossbench.refusal import Refusal
 
@@ -24,23 +25,22 @@ class Refused(Refusal, RuntimeError):
     """A clear reason not to start, given before anything runs."""
 
 
-def preflight(config: dict, cells: list[CellPlan]) -> None:
+def preflight(run: RunSettings, cells: list[CellPlan]) -> None:
     """Everything that can be known wrong before the first cell."""
-    run = config["run"]
     for cell in cells:
         DRIVERS[cell.kind].preflight(cell)
     for cell in one_per_variant(cells):
         cell.plugin.preflight(cell.settings)
     usable = os.sched_getaffinity(0)
-    for key in ("server_cpus", "loadgen_cpus"):
-        missing = set(run[key]) - usable
+    for key, cores in (("server_cpus", run.server_cpus), ("loadgen_cpus", run.loadgen_cpus)):
+        missing = set(cores) - usable
         if missing:
-            raise Refused(f"{key} {run[key]}: cores {sorted(missing)} are not available here "
+            raise Refused(f"{key} {list(cores)}: cores {sorted(missing)} are not available here "
                           f"(usable: {sorted(usable)})")
     # RLIMIT_NOFILE is per process: the client and the server are separate processes and each holds one end
     # of a connection; both inherit the runner's limit.
     oskit.raise_open_files(max(c.concurrency for c in cells))
-    stack.preflight(cells, run.get("db_url"))
+    stack.preflight(cells, run.db_url)
 
 
 def one_per_variant(cells: list[CellPlan]) -> list[CellPlan]:
@@ -64,21 +64,20 @@ def without_unrunnable(cells: list[CellPlan]) -> list[CellPlan]:
     return runnable
 
 
-def pin_runner(run: dict) -> None:
+def pin_runner(run: RunSettings) -> None:
     """The runner (sampler, progress) shares the load generator's cores, never the server's."""
-    if run["loadgen_cpus"] and run["server_cpus"]:
-        os.sched_setaffinity(0, set(run["loadgen_cpus"]))
+    if run.loadgen_cpus and run.server_cpus:
+        os.sched_setaffinity(0, set(run.loadgen_cpus))
 
 
-def run_database(config: dict, cells: list[CellPlan], run_dir: RunDir, placement: Placement):
+def run_database(run: RunSettings, cells: list[CellPlan], run_dir: RunDir, placement: Placement):
     """The database for the run's database cells: --db-url's (checked now), the db host's, else a cluster of
     its own here."""
     wanted = [c for c in cells if needs_database(c)]
     if not wanted:
         return None
     pools = max((c.settings.get("db_pool") or 0) * c.plugin.process_count(c.settings) for c in wanted)
-    database = placement.db_host.database(run_dir.path, placement.db_clients, pools, config["run"].get("db_url"),
-                                          tuple(config["run"]["server_cpus"]))
+    database = placement.db_host.database(run_dir.path, placement.db_clients, pools, run.db_url, run.server_cpus)
     database.check_existing()
     return database
 

@@ -16,6 +16,7 @@ from crossbench.decide import best_levels, capacity, precision
 from crossbench.drivers import DRIVERS
 from crossbench.plan.cell_decisions import PeakMissing, sweep_stopped, with_rate_from_peak
 from crossbench.plan.cellplan import CellPlan
+from crossbench.plan.experiment_schema import Experiment, RunSettings
 from crossbench.record.record import now_iso
 from crossbench.record.rundir import RunDir
 
@@ -49,9 +50,9 @@ def execute(run_dir: RunDir, todo: list[CellPlan], progress: Progress, database:
     return launched
 
 
-def launched_once(run: dict) -> bool:
+def launched_once(run: RunSettings) -> bool:
     """A run without a precision target that launches each point once (the seeds' own protocols)."""
-    return not run.get("precision") and int(run.get("repetitions") or 1) == 1
+    return not run.precision and run.repetitions == 1
 
 
 def execute_decided(run_dir: RunDir, cells: list[CellPlan], progress: Progress, database: RunDatabase | None,
@@ -70,19 +71,19 @@ def execute_decided(run_dir: RunDir, cells: list[CellPlan], progress: Progress, 
     return launched
 
 
-def execute_rest(run_dir: RunDir, cells: list[CellPlan], config: dict, progress: Progress,
+def execute_rest(run_dir: RunDir, cells: list[CellPlan], experiment: Experiment, progress: Progress,
                  database: RunDatabase | None, placement: Placement, hold_s: float = 0.0) -> int:
     """After the plan's cells: the precision target's rounds (crossbench.decide.precision), the capacity searches'
     steps (crossbench.decide.capacity) and TechEmpower's best levels launched again (crossbench.decide.best_levels)."""
-    run = config["run"]
+    run = experiment.run
     steps = (
         (lambda c, r: precision.next_round(c, r, run),
-         lambda more: f"{len(more)} points not yet within {run['precision']:g}: launching them again"),
-        (lambda c, r: capacity.next_launches(c, r, config),
+         lambda more: f"{len(more)} points not yet within {run.precision:g}: launching them again"),
+        (lambda c, r: capacity.next_launches(c, r, experiment),
          lambda more: f"capacity search: {len(more)} launches at "
                       f"{', '.join(sorted({f'{cell.rate:g}' for cell in more}, key=float))} req/s"),
         (lambda c, r: best_levels.next_launches(c, r, run),
-         lambda more: f"{len(more)} best levels launched again (best_level_launches = {run.get('best_level_launches')})"))
+         lambda more: f"{len(more)} best levels launched again (best_level_launches = {run.best_level_launches})"))
     return sum(execute_decided(run_dir, cells, progress, database, placement, hold_s, decide, say)
                for decide, say in steps)
 
