@@ -43,13 +43,14 @@ def test_the_pinned_jdk_is_offered_and_wins_its_feature_version():
     assert select_jdk(str(jdk.home), need_virtual_threads=True) == jdk
 
 
-def test_the_probe_runs_compiled_on_a_jdk_without_a_compiler():
-    program = probe_program(str(pinned().java))
-    assert program[0] == "-cp" and program[-1] == "JvmProbe", program
-    assert (Path(program[1]) / "JvmProbe.class").is_file()
-    full = [j for j in installed_jdks() if j.has_compiler]
-    if full:                                # a full JDK still runs it from source, as before
-        assert probe_program(str(full[0].java))[0].endswith("JvmProbe.java")
+def test_the_probe_runs_compiled_on_every_jdk():
+    """Compiled once, not from source (which compiles on every start): on the pinned JDK (no compiler) and on a
+    full JDK alike, the same class folder."""
+    programs = [probe_program(str(j.java)) for j in [pinned(), *(j for j in installed_jdks() if j.has_compiler)]]
+    for program in programs:
+        assert program[0] == "-cp" and program[-1] == "JvmProbe", program
+        assert (Path(program[1]) / "JvmProbe.class").is_file()
+    assert len({program[1] for program in programs}) == 1, programs
 
 
 @pytest.mark.live

@@ -303,3 +303,17 @@ def test_least_squares_by_hand_with_the_slopes_interval():
     assert two.slope == pytest.approx(2) and two.slope_low is None     # two points: a line, no interval
     assert stats.least_squares([1, 2], [1, 2], min_points=3) is None
     assert stats.least_squares([2, 2, 2], [1, 2, 3]) is None            # no spread in x
+
+
+def test_the_noise_floors_length_is_2_s_or_what_the_environment_says_and_a_bad_one_is_refused(monkeypatch):
+    from crossbench.refusal import Refusal
+    from crossbench.sampling.noise import FLOOR_SECONDS, FLOOR_SECONDS_ENV, floor_seconds
+    monkeypatch.delenv(FLOOR_SECONDS_ENV, raising=False)
+    assert floor_seconds() == FLOOR_SECONDS == 2.0
+    monkeypatch.setenv(FLOOR_SECONDS_ENV, "0.5")
+    assert floor_seconds() == 0.5
+    for bad in ("0", "-1", "half", "600"):
+        monkeypatch.setenv(FLOOR_SECONDS_ENV, bad)
+        with pytest.raises(Refusal, match=FLOOR_SECONDS_ENV) as refused:
+            floor_seconds()
+        assert refused.value.exit_code == 2

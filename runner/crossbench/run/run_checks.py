@@ -17,6 +17,7 @@ from crossbench.plan.cellplan import CellPlan
 from crossbench.plan.experiment_schema import RunSettings
 from crossbench.record.rundir import RunDir
 from crossbench.refusal import Refusal
+from crossbench.sampling import noise
 
 from .open_placement import Placement
 
@@ -41,6 +42,7 @@ def preflight(run: RunSettings, cells: list[CellPlan]) -> None:
     # of a connection; both inherit the runner's limit.
     oskit.raise_open_files(max(c.concurrency for c in cells))
     stack.preflight(cells, run.db_url)
+    noise.floor_seconds()          # refuses a bad $CROSSBENCH_NOISE_FLOOR_S before anything runs
 
 
 def one_per_variant(cells: list[CellPlan]) -> list[CellPlan]:

@@ -36,28 +36,36 @@ def java_of(pid: int) -> str:
 
 
 def probe_program(java: str) -> list[str]:
-    """What follows the JVM options on the probe's command line: its source file for a JDK with a compiler, else
-    the class compiled into the cache (by any installed JDK's javac, for release 17 so every JDK here runs it)."""
-    jdk = read_jdk(Path(java).resolve().parents[1])
-    if jdk is None or jdk.has_compiler:
-        return [str(PROBE_SRC)]
+    """What follows the JVM options on the probe's command line: the class compiled once into the cache (by any
+    installed JDK's javac, for release 17 so every JDK here runs it). Run from source, the launcher compiles it on
+    every start: about 2 s before its first line against 0.3 s compiled (on one core), and a Tomcat cell's
+    window waits for that first line. From source only when no javac is here but the target's JDK compiles."""
+    compilers = [j for j in installed_jdks() if j.has_compiler]
+    if not compilers:
+        jdk = read_jdk(Path(java).resolve().parents[1])
+        if jdk is not None and jdk.has_compiler:
+            return [str(PROBE_SRC)]
+        raise JvmProbeError(f"{java} has no compiler to run the probe from source, and no JDK here has javac to "
+                            "build it (apt-get install openjdk-17-jdk-headless)")
+    return ["-cp", str(compiled_probe(compilers[0].home / "bin" / "javac")), "JvmProbe"]
+
+
+def compiled_probe(javac: Path) -> Path:
+    """The cache folder holding JvmProbe.class for the probe's current source, built by `javac` if missing."""
     source = PROBE_SRC.read_bytes()
     classes = paths.CACHE / "jvm-probe" / hashlib.sha256(source).hexdigest()[:16]
-    if not (classes / "JvmProbe.class").is_file():
-        compilers = [j for j in installed_jdks() if j.has_compiler]
-        if not compilers:
-            raise JvmProbeError(f"{jdk.home} has no compiler to run the probe from source, and no JDK here has "
-                                "javac to build it (apt-get install openjdk-17-jdk-headless)")
-        building = classes.with_name(f"{classes.name}.{os.getpid()}.tmp")
-        done = subprocess.run([str(compilers[0].home / "bin" / "javac"), "--release", "17", "-d", str(building),
-                               str(PROBE_SRC)], capture_output=True, text=True, timeout=120)
-        if done.returncode != 0:
-            raise JvmProbeError(f"javac could not build the probe: {done.stderr.strip()[-500:]}")
-        try:
-            os.replace(building, classes)
-        except OSError:                  # another process built it first
-            shutil.rmtree(building, ignore_errors=True)
-    return ["-cp", str(classes), "JvmProbe"]
+    if (classes / "JvmProbe.class").is_file():
+        return classes
+    building = classes.with_name(f"{classes.name}.{os.getpid()}.tmp")
+    done = subprocess.run([str(javac), "--release", "17", "-d", str(building), str(PROBE_SRC)],
+                          capture_output=True, text=True, timeout=120)
+    if done.returncode != 0:
+        raise JvmProbeError(f"javac could not build the probe: {done.stderr.strip()[-500:]}")
+    try:
+        os.replace(building, classes)
+    except OSError:                  # another process built it first
+        shutil.rmtree(building, ignore_errors=True)
+    return classes
 
 
 def _status_field(pid: int, name: str) -> str | None:

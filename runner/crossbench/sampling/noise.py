@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import psutil
 
+from ..refusal import Refusal
 from . import core_speed
 
 STEAL_LIMIT_PERCENT = 2.0      # of the cell's cores' time: above it the cell is flagged noisy_host
@@ -30,7 +31,8 @@ STEAL_LIMIT_PERCENT = 2.0      # of the cell's cores' time: above it the cell is
 # 5 % of its core barely notices the same process (0.5 %). noise_impact_percent is the larger of the two roles'.
 NOISE_IMPACT_LIMIT = 5.0
 FOREIGN_LIMIT_PERCENT = 10.0   # of one core over the cell's cores: the limit when the roles share cores
-FLOOR_SECONDS = 2.0
+FLOOR_SECONDS = 2.0           # each of the floor's two parts (busy and steal, then core speed); $CROSSBENCH_NOISE_FLOOR_S
+FLOOR_SECONDS_ENV = "CROSSBENCH_NOISE_FLOOR_S"
 NOISY_HOST = "noisy_host"
 SERVER_CLOSED = "server_closed_connections"
 # A keep-alive client opens at most `concurrency` connections (plus the harness's one probe) while the server
@@ -158,9 +160,30 @@ def foreign_too_much(figures: dict) -> bool:
     return (figures.get("foreign_cpu_percent") or 0) > FOREIGN_LIMIT_PERCENT
 
 
-def floor(seconds: float = FLOOR_SECONDS) -> dict:
+class BadFloorLength(Refusal, ValueError):
+    """$CROSSBENCH_NOISE_FLOOR_S is not a length the floor can use."""
+
+
+def floor_seconds() -> float:
+    """How long each part of the floor lasts: FLOOR_SECONDS, or $CROSSBENCH_NOISE_FLOOR_S (the tests' runs
+    shorten it: they check the figures are there, not how quiet the machine is)."""
+    text = os.environ.get(FLOOR_SECONDS_ENV)
+    if text is None:
+        return FLOOR_SECONDS
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = 0.0
+    if not 0.1 <= seconds <= 60:
+        raise BadFloorLength(f"{FLOOR_SECONDS_ENV}={text!r}: give the noise floor's length in seconds, 0.1 to 60")
+    return seconds
+
+
+def floor(seconds: float | None = None) -> dict:
     """The machine's own noise before the run (recorded in metadata.json as noise_floor): busy and steal
-    percent of all cores with nothing of ours running, then how steady each core's speed is (core_speed.py)."""
+    percent of all cores with nothing of ours running, then how steady each core's speed is (core_speed.py),
+    each for `seconds` (floor_seconds())."""
+    seconds = floor_seconds() if seconds is None else seconds
     before = Snapshot.take()
     time.sleep(seconds)
     after = Snapshot.take()
@@ -169,4 +192,4 @@ def floor(seconds: float = FLOOR_SECONDS) -> dict:
             "busy_cpu_percent": figures["foreign_cpu_percent"],
             "limits": {"steal_percent": STEAL_LIMIT_PERCENT, "foreign_cpu_percent": FOREIGN_LIMIT_PERCENT,
                        "noise_impact_percent": NOISE_IMPACT_LIMIT},
-            "core_speed": core_speed.measure(sorted(os.sched_getaffinity(0)))}
+            "core_speed": core_speed.measure(sorted(os.sched_getaffinity(0)), seconds)}
