@@ -13,6 +13,7 @@ import pytest
 from crossbench import paths
 from crossbench.database import (Cluster, DatabaseError, ensure_tables, psql, reset_statements, statement_calls,
                                  tables_missing)
+from crossbench.database.checks import others_busy, wait_idle
 from crossbench.database.cluster import HBA, hba, render_conf, settings
 from crossbench.database.datagen import copy_script
 from testkit import wait_until
@@ -67,6 +68,26 @@ def test_a_cluster_starts_loads_counts_queries_and_stops(tmp_path):
         started = postgres_processes() - before
         assert started and (tmp_path / "postgresql.conf").is_file()
     assert not (postgres_processes() - before), "postgres left running"
+
+
+@pytest.mark.live
+def test_the_check_after_the_load_waits_for_statements_still_running(tmp_path):
+    """A statement another session still runs (a request the server held when the load stopped) keeps the
+    database busy: wait_idle gives up at its limit while it runs, and returns only once it has ended."""
+    with Cluster(tmp_path) as db:
+        sleeper = subprocess.Popen(["psql", db.url, "-X", "-q", "-c", "SELECT pg_sleep(1.5)"],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            wait_until(lambda: others_busy(db.url) == 1, 10, "the sleeping statement to show as active")
+            assert wait_idle(db.url, limit_s=0.2) is False
+            assert wait_idle(db.url, limit_s=20) is True
+            still = psql(db.url, "SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid() "
+                                 "AND query LIKE '%pg_sleep(1.5)%' AND state = 'active'").stdout.strip()
+            assert still == "0"                       # the statement had ended when wait_idle said idle
+            assert sleeper.wait(timeout=10) == 0
+        finally:
+            sleeper.kill()
+            sleeper.wait()
 
 
 @pytest.mark.live

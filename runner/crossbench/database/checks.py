@@ -2,6 +2,8 @@
 TechEmpower-style check that N requests ran exactly N queries (N x queries for /queries)."""
 from __future__ import annotations
 
+import time
+
 from .cluster import psql
 from .datagen import DATAGEN_VERSION, KV_ROWS, WORLD_ROWS, load_command, loaded
 
@@ -29,3 +31,27 @@ def statement_calls(url: str, statement: str) -> int:
                      f"WHERE query LIKE '%{statement.replace(chr(39), chr(39) * 2)}%' "
                      "AND query NOT LIKE '%pg_stat_statements%'")
     return int(done.stdout.strip() or 0)
+
+
+IDLE_POLLS = 3              # consecutive polls with no other statement running or transaction open
+IDLE_POLL_S = 0.05
+
+
+def others_busy(url: str) -> int:
+    """Sessions of this database other than ours running a statement or holding a transaction open."""
+    done = psql(url, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                     "AND pid <> pg_backend_pid() AND state IN ('active', 'idle in transaction')")
+    return int(done.stdout.strip() or 0)
+
+
+def wait_idle(url: str, limit_s: float) -> bool:
+    """Waits until no other session of the database has worked for IDLE_POLLS polls in a row (requests still
+    queued in the server when the load stopped run statements of their own), at most limit_s; True if idle."""
+    deadline, quiet = time.monotonic() + limit_s, 0
+    while quiet < IDLE_POLLS:
+        quiet = quiet + 1 if others_busy(url) == 0 else 0
+        if quiet < IDLE_POLLS:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(IDLE_POLL_S)
+    return True
