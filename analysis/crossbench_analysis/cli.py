@@ -26,8 +26,8 @@ from .advice import advice
 from .charts import export, plot
 from .compare import aa
 from .findings import findings, tfb_reference
-from .pipeline import analyze
-from .report import reference, report
+from .pipeline import analyze, write_report
+from .report import reference
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -148,10 +148,7 @@ def command(args) -> int:
         _, jobs = export.read_manifest(charts_dir / "data")
         results = [plot.PlotResult(j.name, [charts_dir / f"{j.name}.png"]) if (charts_dir / f"{j.name}.png")
                    .is_file() else plot.PlotResult(j.name, error="not drawn") for j in jobs]
-        found = findings.write(run, {r.name for r in results if r.ok})
-        compared = tfb_reference.write_for(run)
-        print(report.write_report(run, jobs, results, findings.sections(found),
-                                  tfb_reference.tables(compared) if compared else None))
+        print(write_report(run, jobs, results))
     elif args.command == "compare":
         _, html, text = compare_command(args)
         sys.stdout.write(text)

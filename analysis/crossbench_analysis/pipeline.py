@@ -54,13 +54,19 @@ def analyzed(run: Run, charts: bool) -> AnalysisResult:
             results = [plot.PlotResult(j.name, error="not drawn: gnuplot missing") for j in jobs]
     else:
         results = [plot.PlotResult(j.name, error="not drawn (charts=False)") for j in jobs]
-    found = findings.write(run, {r.name for r in results if r.ok})     # a chart not drawn is no chart to cite
-    compared = tfb_reference.write_for(run)
-    path = report.write_report(run, jobs, results, findings.sections(found),
-                               tfb_reference.tables(compared) if compared else None)
+    path = write_report(run, jobs, results)
     result = AnalysisResult(run_dir, path, results, list(run.warnings))
     if problem:
         raise AnalysisError(f"{problem}; {path} has the table without charts")
     if charts and result.failed_charts:
         raise AnalysisError("charts not drawn: " + "; ".join(f"{c.name}: {c.error}" for c in result.failed_charts))
     return result
+
+
+def write_report(run: Run, jobs, results: list[plot.PlotResult]) -> Path:
+    """The findings (citing only the charts drawn), TechEmpower's comparison when the run has its types, and the
+    report that shows both; report.html's path."""
+    found = findings.write(run, {r.name for r in results if r.ok})     # a chart not drawn is no chart to cite
+    compared = tfb_reference.write_for(run)
+    return report.write_report(run, jobs, results, findings.sections(found),
+                               tfb_reference.tables(compared) if compared else None)
