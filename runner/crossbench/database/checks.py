@@ -38,9 +38,11 @@ IDLE_POLL_S = 0.05
 
 
 def others_busy(url: str) -> int:
-    """Sessions of this database other than ours running a statement or holding a transaction open."""
+    """Client sessions of this database other than ours running a statement or holding a transaction open
+    (autovacuum, which the load's updates may wake, is not a request)."""
     done = psql(url, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                     "AND pid <> pg_backend_pid() AND state IN ('active', 'idle in transaction')")
+                     "AND backend_type = 'client backend' AND pid <> pg_backend_pid() "
+                     "AND state IN ('active', 'idle in transaction')")
     return int(done.stdout.strip() or 0)
 
 
