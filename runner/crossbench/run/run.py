@@ -172,8 +172,7 @@ def plan(args, remote: ExitStack) -> Planned | None:
     """The cells to run (a new run's plan, or a resumed one's with --retry-failed's relaunches), checked before the
     first cell, with their hosts and database opened and the run directory written; None after --dry-run's list.
     Raises a Refusal for anything known wrong before the first cell."""
-    config, cells, run_dir, again = resumed(args) if args.resume else planned_anew(args)
-    resolved = experiment.recorded(config)
+    config, resolved, cells, run_dir, again = resumed(args) if args.resume else planned_anew(args)
     preflight(resolved.run, cells)
     slo.check_reachable(args.slo, {c.delay_ms for c in cells})
     placement = open_placement(args.hosts, cells, min(c.duration_s for c in cells), remote)
@@ -201,23 +200,26 @@ def plan(args, remote: ExitStack) -> Planned | None:
     return Planned(resolved, cells, todo, run_dir, placement, database, progress, cell_s, len(finished))
 
 
-def planned_anew(args) -> tuple[dict, list[CellPlan], RunDir, list[CellPlan]]:
+def planned_anew(args) -> tuple[dict, Experiment, list[CellPlan], RunDir, list[CellPlan]]:
+    """A new run: the configuration as metadata.json will record it, typed, its cells and run directory."""
     config = resolve_config(args)
-    return config, without_unrunnable(experiment.expand(config)), new_run_dir(args, config), []
+    return (config, experiment.recorded(config), without_unrunnable(experiment.expand(config)),
+            new_run_dir(args, config), [])
 
 
-def resumed(args) -> tuple[dict, list[CellPlan], RunDir, list[CellPlan]]:
+def resumed(args) -> tuple[dict, Experiment, list[CellPlan], RunDir, list[CellPlan]]:
     """--resume DIR: its configuration and plan, and with --retry-failed the relaunches of failed points (else a
     hint that there are some)."""
     run_dir = RunDir(args.resume)
     meta, plan_dicts = run_dir.load()
     config = meta["config"]
+    resolved = experiment.recorded(config)
     cells = [plan_from_dict(d) for d in plan_dicts]
-    again = retried(cells, run_dir, experiment.recorded(config).run)
+    again = retried(cells, run_dir, resolved.run)
     if again and not args.retry_failed:
         print(retry.hint(again), file=sys.stderr)
         again = []
-    return config, cells + again, run_dir, again
+    return config, resolved, cells + again, run_dir, again
 
 
 def execute_planned(planned: Planned, hold_s: float) -> int:

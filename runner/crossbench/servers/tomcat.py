@@ -14,7 +14,7 @@ from .base import DB_ENDPOINTS, ENDPOINTS, TFB_ENDPOINTS, CannotRunHere, Knob, S
 from .lifecycle import RunningServer, ServerSpec
 from .tomcat_config import (ADD_OPENS, DEFAULT_ACCEPT_COUNT, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_THREADS,
                             EXECUTORS, VIRTUAL_EXECUTOR, CdsArchive, TomcatConfig, command, database_options,
-                            jdbc_url, prepare_base, render_server_xml, tomcat_home,
+                            jdbc_url, making_archive, prepare_base, render_server_xml, tomcat_home,
                             tomcat_version)
 from .tomcat_probe import BackgroundJvmProbe, connections_peak
 
@@ -104,9 +104,13 @@ class TomcatPlugin(ServerPlugin):
         slower and runs without JFR (the JVM turns JFR off while it archives), so it is not a measured launch."""
         if not settings["class_data_sharing"]:
             return None
-        archive = CdsArchive.for_start(tomcat_version(tomcat_home()), settings_jdk(settings))
+        jdk = settings_jdk(settings)
+        archive = CdsArchive.for_start(tomcat_version(tomcat_home()), jdk)
         if archive.path.is_file():
             return None
+        if not archive.make_base(jdk):
+            return (f"could not make a base class-data archive for {jdk.home} (java -Xshare:dump): Tomcat starts "
+                    "without class-data sharing")
         with RunningServer(self.spec(settings, free_port(), work_dir, cpus), host):
             pass
         made = "made" if archive.path.is_file() else "could not make"
@@ -126,7 +130,7 @@ class TomcatPlugin(ServerPlugin):
                     "executor": config.executor, "accept_count": config.accept_count,
                     "max_connections": config.max_connections, "heap": config.heap,
                     "jvm_options": list(config.jvm_options), "catalina_base": str(base)}
-        describe["class_data_sharing"] = config.cds.option() if config.cds else None
+        describe["class_data_sharing"] = (" ".join(config.cds.options()) or None) if config.cds else None
         return ServerSpec(self.name, port, command(config, jdk, home, base), base / "logs" / "console.log",
                           describe, cpus, self.ready_timeout_s, after_stop=cds.keep if cds else None,
                           address=address)
@@ -143,8 +147,7 @@ class TomcatPlugin(ServerPlugin):
             return {**dict.fromkeys(jfr.FIGURES), "tomcat_jfr_unreadable": "no recording: the cell ran with jfr off",
                     "tomcat_jfr_read_s": None}
         figures = jfr.figures(cell_dir / jfr.RECORDING, describe.get("jdk_home"), t0, t1)
-        making_archive = str(describe.get("class_data_sharing") or "").startswith("-XX:ArchiveClassesAtExit")
-        if making_archive and figures.get("tomcat_jfr_unreadable"):
+        if making_archive(describe.get("class_data_sharing")) and figures.get("tomcat_jfr_unreadable"):
             figures["tomcat_jfr_unreadable"] = ("no recording: this start made the class-data archive, and the JVM "
                                                 "turns JFR off while it does (the next starts use the archive)")
         return figures

