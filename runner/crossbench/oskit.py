@@ -1,5 +1,6 @@
-"""Operating-system plumbing every part of the runner shares: pinning, parent-death signals, stopping a process
-group without ever signalling a stranger, the open-file limit, and ports (a free one, or one checked free)."""
+"""Operating-system plumbing every part of the runner shares: pinning (at exec, or a running tree's every thread),
+parent-death signals, stopping a process group without ever signalling a stranger, the open-file limit, and ports
+(a free one, or one checked free). `python -m crossbench.oskit pin PID CPUS` pins a tree on a host of its own."""
 from __future__ import annotations
 
 import errno
@@ -9,6 +10,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 
 import psutil
@@ -29,6 +31,47 @@ class LimitTooLow(Refusal, RuntimeError):
 
 def taskset_prefix(cpus: tuple[int, ...] | list[int]) -> list[str]:
     return ["taskset", "-c", ",".join(str(c) for c in cpus)] if cpus else []
+
+
+def every_core() -> tuple[int, ...]:
+    """Every core this machine has, whatever this process is pinned to (the kernel leaves out any its cgroup does
+    not allow)."""
+    return tuple(range(os.cpu_count() or 1))
+
+
+class PinFailed(RuntimeError):
+    """A process tree's threads kept appearing off the cores they were pinned to."""
+
+
+PIN_PASSES = 20
+
+
+def pin_tree(pid: int, cpus: tuple[int, ...] | list[int]) -> int:
+    """Every thread of `pid` and of its descendants onto `cpus`, pass after pass until one moves none; returns
+    how many were moved. A thread inherits its creator's cores, so once a pass finds every thread there, none
+    created later can be elsewhere. Threads and processes that end meanwhile are skipped."""
+    want, moved = set(cpus), 0
+    for _ in range(PIN_PASSES):
+        changed = 0
+        for process in descendants(pid):
+            for tid in thread_ids(process.pid):
+                try:
+                    if os.sched_getaffinity(tid) != want:
+                        os.sched_setaffinity(tid, want)
+                        changed += 1
+                except ProcessLookupError:
+                    continue
+        moved += changed
+        if not changed:
+            return moved
+    raise PinFailed(f"process {pid}: threads still off cores {sorted(want)} after {PIN_PASSES} passes")
+
+
+def thread_ids(pid: int) -> list[int]:
+    try:
+        return [int(tid) for tid in os.listdir(f"/proc/{pid}/task")]
+    except FileNotFoundError:
+        return []
 
 
 def pdeathsig_prefix() -> list[str]:
@@ -145,3 +188,12 @@ def interrupt_on_signals() -> None:
         raise KeyboardInterrupt(f"signal {signum}")
     for sig in STOP_SIGNALS:
         signal.signal(sig, handler)
+
+
+if __name__ == "__main__":      # python -m crossbench.oskit pin PID 1,2: what RemoteHost.pin runs there
+    if len(sys.argv) != 4 or sys.argv[1] != "pin":
+        sys.exit("usage: python -m crossbench.oskit pin PID CPU[,CPU...]")
+    try:
+        print(pin_tree(int(sys.argv[2]), [int(c) for c in sys.argv[3].split(",")]))
+    except (PinFailed, ValueError, OSError) as e:
+        sys.exit(f"crossbench.oskit pin: {e}")

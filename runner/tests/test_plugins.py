@@ -3,13 +3,18 @@ new one registered here is planned, dry-run, placed and charted without an edit 
 knobs behave as the experiment files and the command line expect."""
 from __future__ import annotations
 
+import os
+import re
 from contextlib import ExitStack
 from dataclasses import replace
+from pathlib import Path
 from types import SimpleNamespace
 
+import psutil
 import pytest
+from testkit import wait_until
 
-from crossbench import loadgen, servers
+from crossbench import loadgen, oskit, servers
 from crossbench.drivers import DRIVERS
 from crossbench.drivers.closed_loop import ClosedLoop
 from crossbench.hosts import HostsError
@@ -19,7 +24,7 @@ from crossbench.loadgen.base import LoadGenerator
 from crossbench.plan import experiment
 from crossbench.run import open_placement as placement
 from crossbench.run import run
-from crossbench.servers import PLUGINS, Knob, ServerPlugin, SettingsError
+from crossbench.servers import PLUGINS, Knob, RunningServer, ServerPlugin, SettingsError
 from crossbench_analysis.charts.kit_labels import panel_style, series_of
 
 
@@ -297,3 +302,57 @@ def test_tomcat_makes_its_class_data_archive_before_the_first_measured_launch(tm
         spec.describe["class_data_sharing"]                                  # a measured start maps it
     assert tomcat.prime(settings, tmp_path, (), HERE) is None                # made once, then mapped
     assert tomcat.prime({**settings, "class_data_sharing": False}, tmp_path, (), HERE) is None
+
+
+def thread_kinds(pid: int) -> set[str]:
+    """The kinds of a process's threads: their names (/proc's comm) without numbers."""
+    kinds = set()
+    for tid in oskit.thread_ids(pid):
+        try:
+            kinds.add(re.sub(r"[0-9#]+", "", Path(f"/proc/{pid}/task/{tid}/comm").read_text().strip()))
+        except FileNotFoundError:
+            continue
+    return kinds
+
+
+@pytest.fixture
+def pinned_like_the_runner():
+    """This thread (and what it starts) on one core, as the runner pins itself to the load generator's; the other
+    core is the server's."""
+    cores = sorted(os.sched_getaffinity(0))
+    if len(cores) < 2:
+        pytest.skip("needs two cores: one for the runner, one to pin Tomcat to")
+    os.sched_setaffinity(0, {cores[0]})
+    try:
+        yield cores[-1]
+    finally:
+        os.sched_setaffinity(0, set(cores))
+
+
+@pytest.mark.live
+def test_tomcat_starts_on_every_core_and_answers_with_its_every_thread_on_its_own(tmp_path, pinned_like_the_runner):
+    """It starts on every core though the runner is pinned (its compiler beside its main thread), sized for its own
+    (-XX:ActiveProcessorCount), and is pinned once it answers: every thread on its core, and the same kinds of
+    threads as a JVM started there (the JVM's default collector, for one, is chosen by the processors it counts)."""
+    from live_servers import build_missing_reason
+    if build_missing_reason():
+        pytest.skip(build_missing_reason())
+    core = pinned_like_the_runner
+    tomcat = PLUGINS["tomcat"]
+    settings = tomcat.settings({"jfr": False})
+    spec = tomcat.spec(settings, oskit.free_port(), tmp_path, cpus=(core,))
+    assert spec.pinned_once_ready and "-XX:ActiveProcessorCount=1" in spec.argv
+    started = HERE.start_server(spec, tmp_path)
+    try:        # setpriv and taskset exec into the JVM: its cores are set once the pid is java's
+        wait_until(lambda: psutil.Process(started.pid).name() == "java", 10, "the JVM to be exec'd")
+        assert os.sched_getaffinity(started.pid) == set(oskit.every_core())
+    finally:
+        HERE.stop_server(started, grace_s=10)
+    with RunningServer(tomcat.spec(settings, oskit.free_port(), tmp_path, cpus=(core,)), HERE) as server:
+        threads = {tid: os.sched_getaffinity(tid) for tid in oskit.thread_ids(server.pid)}
+        started_late = thread_kinds(server.pid)
+    assert len(threads) > 10 and all(cores == {core} for cores in threads.values()), threads
+    pinned_at_exec = tomcat.spec(settings, oskit.free_port(), tmp_path, cpus=(core,))
+    pinned_at_exec.pinned_once_ready = False
+    with RunningServer(pinned_at_exec, HERE) as server:
+        assert thread_kinds(server.pid) == started_late

@@ -55,7 +55,7 @@ def remote() -> RemoteHost:
 
 def test_the_protocols_declare_the_surface():
     assert {"label", "on", "address", "clock_offset_s", "last_start_s", "last_argv", "free_port", "server",
-            "start_server", "stop_server", "tree", "cpu_percent", "run_bounded", "sampler", "jvm_probe",
+            "start_server", "pin", "stop_server", "tree", "cpu_percent", "run_bounded", "sampler", "jvm_probe",
             "socket_census", "database", "pgbouncer"} == set(members(Host))
     assert {"latest", "wait_attached", "waiting_now", "stop", "figures"} == set(members(Probe))
 

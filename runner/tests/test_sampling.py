@@ -213,6 +213,20 @@ def test_summarize_cuts_the_window():
     assert empty["cpu_percent"] is None and empty["cpu_per_core"] == {}
 
 
+def test_the_tail_waits_for_the_first_sample_after_the_window_and_no_longer():
+    from crossbench.sampling.samples import PhasedSampler
+    sampler = PhasedSampler()
+    sampler._samples.append(_s(100.0))
+    late = threading.Timer(0.2, lambda: sampler._samples.append(_s(time.time())))
+    t1, sent = time.time(), time.monotonic()
+    late.start()
+    assert sampler.wait_past(t1, limit_s=5.0)
+    assert 0.15 < time.monotonic() - sent < 4.0       # it waited for the late sample, not for the limit
+    sent = time.monotonic()
+    assert not sampler.wait_past(time.time() + 100, limit_s=0.1)   # none comes: the limit ends it
+    assert time.monotonic() - sent >= 0.1
+
+
 def test_csv_round_trip_keeps_empty_values_and_skips_a_cut_row(tmp_path):
     path = tmp_path / "s.csv"
     sampler = ProcessTreeSampler(os.getpid(), interval_s=0.05, out_csv=path)

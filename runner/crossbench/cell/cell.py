@@ -27,7 +27,7 @@ from .cell_context import CellContext
 from .cell_record import cell_flags, failed_record, noise_figures, shared_record, side_figures
 
 SAMPLE_INTERVAL_S = 0.25
-TAIL_SAMPLES_S = 0.3          # let the sampler take the window's last samples
+SAMPLED_LIMIT_S = 2.0         # at most this long for each sampler's first sample, and its first after the window
 POOL_SETTLE_LIMIT_S = 5.0     # after the warm-up, at most this long for the database pool's queue to drain
 POOL_SETTLE_POLL_S = 0.05
 PROBE_ATTACH_LIMIT_S = 10.0   # at most this long for a server's probe (Tomcat's JVM probe) to attach before the window
@@ -124,7 +124,9 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
                     running.enter_context(side)
             with sampler:
                 try:
+                    wait_sampled([sampler, *sides.values()], after=0.0)
                     measurement = run_phases(DRIVERS[plan.kind], plan, ctx, front, sampler, probe)
+                    wait_sampled([sampler, *sides.values()], after=measurement.t1)
                     hold(plan, ctx, server)
                 except Exception as e:
                     raise (died(plan, server) or e) from e
@@ -159,7 +161,7 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
 
 def run_phases(driver, plan: CellPlan, ctx: CellContext, server: RunningServer, sampler,
                probe: Probe | None = None) -> Measurement:
-    """Warm-up (unrecorded), the measured window, then a short tail so the sampler sees the window's end."""
+    """Warm-up (unrecorded), then the measured window; the samples after it are labelled cooldown."""
     if plan.warmup_s > 0:
         ctx.report("warmup", sampler)
         driver.warmup(plan, ctx, server)
@@ -174,10 +176,20 @@ def run_phases(driver, plan: CellPlan, ctx: CellContext, server: RunningServer, 
     measurement.noise = (before, ctx.placement.noise_snapshot()) if before else ()
     t1 = time.time()
     sampler.set_phase("cooldown")
-    time.sleep(TAIL_SAMPLES_S)
     measurement.t0 = measurement.t0 or t0
     measurement.t1 = measurement.t1 or t1
     return measurement
+
+
+def wait_sampled(samplers, after: float, limit_s: float = SAMPLED_LIMIT_S) -> None:
+    """Until every sampler (the server's, the database's, the proxy's, the pooler's) has a sample taken after
+    `after` (epoch), at most limit_s each. Before the warm-up (after=0): its first sample, which a host of its own
+    sends a few tenths of a second after it starts (a 1 s window without warm-up once opened before the database
+    host's first and closed before its second, so it had no CPU figure). After the window: its first sample past
+    it, so the window's last ones are all in (a quarter second here at most)."""
+    for sampler in samplers:
+        if sampler is not None:
+            sampler.wait_past(after, limit_s)
 
 
 def hold(plan: CellPlan, ctx: CellContext, server: RunningServer) -> None:

@@ -40,14 +40,20 @@ class LocalHost:
         return RunningServer(spec, self, cell_dir)
 
     def start_server(self, spec: ServerSpec, cell_dir: Path | None) -> subprocess.Popen:
-        """spec's command in the foreground of a session of its own (its port checked first), on its cores, its
+        """spec's command in the foreground of a session of its own (its port checked first), on its cores (on
+        every core when it is pinned once it answers: the runner itself runs pinned to the load generator's), its
         console in its log, with a parent-death signal (it dies with the runner)."""
         check_port_free(spec.port, spec.address)
-        argv = [*oskit.pdeathsig_prefix(), *oskit.taskset_prefix(spec.cpus), *spec.argv]
+        cores = oskit.every_core() if spec.pinned_once_ready and spec.cpus else spec.cpus
+        argv = [*oskit.pdeathsig_prefix(), *oskit.taskset_prefix(cores), *spec.argv]
         spec.log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(spec.log_path, "ab") as log:
             return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                     start_new_session=True, env={**os.environ, **spec.env})
+
+    def pin(self, pid: int, cpus: tuple[int, ...]) -> None:
+        """Every thread of pid's tree onto `cpus` (a server pinned once it answers)."""
+        oskit.pin_tree(pid, cpus)
 
     def stop_server(self, process: subprocess.Popen, grace_s: float) -> int | None:
         """SIGTERM to its process group, SIGKILL to whatever is left after the grace period."""

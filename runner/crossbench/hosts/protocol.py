@@ -33,6 +33,9 @@ class Host(Protocol):
     def start_server(self, spec: Any, cell_dir: Path) -> Any:
         """The started server's process (a Popen here, a TetheredServer there)."""
 
+    def pin(self, pid: int, cpus: tuple[int, ...]) -> None:
+        """Every thread of the process `pid` and its descendants onto `cpus` (a server pinned once it answers)."""
+
     def stop_server(self, process: Any, grace_s: float) -> int | None:
         """Stops what start_server returned: SIGTERM, the grace, SIGKILL; its exit status."""
 

@@ -73,6 +73,13 @@ class RemoteHost:
     def start_server(self, spec: ServerSpec, cell_dir: Path) -> "TetheredServer":
         return TetheredServer(self, spec, cell_dir).start()
 
+    def pin(self, pid: int, cpus: tuple[int, ...]) -> None:
+        """Every thread of pid's tree there onto `cpus` (oskit.pin_tree, run by the host's checkout)."""
+        argv = self.ssh.host.module_argv("crossbench.oskit", "pin", str(pid), ",".join(map(str, cpus)))
+        done = self.ssh.run(argv, timeout_s=15)
+        if done.returncode != 0:
+            raise SshError(f"{self.label}: cannot pin process {pid} to cores {cpus}: {done.stderr.strip()}")
+
     def stop_server(self, process: "TetheredServer", grace_s: float) -> int | None:
         return process.stop(grace_s)
 
@@ -216,7 +223,8 @@ class TetheredServer:
         try:
             self.scratch.create(upload=True)
             env = [f"{k}={v}" for k, v in self.spec.env.items()]
-            argv = ["env", *self.scratch.translated(env), *oskit.taskset_prefix(self.spec.cpus),
+            cores = () if self.spec.pinned_once_ready else self.spec.cpus     # () there: its session's, every core
+            argv = ["env", *self.scratch.translated(env), *oskit.taskset_prefix(cores),
                     *self.scratch.translated(self.spec.argv)]
             self.spec.log_path.parent.mkdir(parents=True, exist_ok=True)
             self.log = open(self.spec.log_path, "ab")

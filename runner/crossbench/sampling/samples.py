@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import logging
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
@@ -53,6 +54,18 @@ class PhasedSampler:
     def samples(self) -> list[Sample]:
         with self._lock:
             return list(self._samples)
+
+    def wait_past(self, t_epoch: float, limit_s: float, poll_s: float = 0.01) -> bool:
+        """Waits, at most limit_s, for a sample taken after t_epoch: every sample up to it is then here too (samples
+        arrive in the order they were taken, a host of its own's included). Returns whether one came."""
+        deadline = time.monotonic() + limit_s
+        while True:
+            with self._lock:
+                if self._samples and self._samples[-1].t_epoch > t_epoch:
+                    return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(poll_s)
 
     def __enter__(self):
         return self.start()

@@ -93,12 +93,12 @@ class TomcatPlugin(ServerPlugin):
         settings_jdk(settings)
 
     def config(self, settings: dict, port: int, jfr_file: Path | None = None,
-               cds: CdsArchive | None = None, address: str = HOST) -> TomcatConfig:
+               cds: CdsArchive | None = None, address: str = HOST, cpus: tuple[int, ...] = ()) -> TomcatConfig:
         return TomcatConfig(port=port, address=address, max_threads=settings["max_threads"] or DEFAULT_MAX_THREADS,
                             executor=settings["executor"], accept_count=settings["accept_count"],
                             max_connections=settings["max_connections"], jdk=settings["jdk"],
                             heap=settings["heap"], jvm_options=tuple(settings["jvm_options"]), jfr_file=jfr_file,
-                            cds=cds)
+                            cds=cds, processors=len(cpus) or None)
 
     def prime(self, settings: dict, work_dir: Path, cpus: tuple[int, ...], host) -> str | None:
         """The class-data archive, made by one unmeasured start when it is missing: the start that makes it is
@@ -124,7 +124,7 @@ class TomcatPlugin(ServerPlugin):
         home = tomcat_home()
         jdk = settings_jdk(settings)
         cds = CdsArchive.for_start(tomcat_version(home), jdk) if settings["class_data_sharing"] else None
-        config = self.config(settings, port, jfr_file, cds, address)
+        config = self.config(settings, port, jfr_file, cds, address, tuple(cpus))
         base = prepare_base(config, Path(tempfile.mkdtemp(prefix="catalina-base-", dir=work_dir)), home)
         describe = {"tomcat": tomcat_version(home), "jdk": jdk.version, "jdk_home": str(jdk.home),
                     "max_threads": config.max_threads if config.executor == "platform" else None,
@@ -134,7 +134,7 @@ class TomcatPlugin(ServerPlugin):
         describe["class_data_sharing"] = (" ".join(config.cds.options()) or None) if config.cds else None
         return ServerSpec(self.name, port, command(config, jdk, home, base), base / "logs" / "console.log",
                           describe, cpus, self.ready_timeout_s, after_stop=cds.keep if cds else None,
-                          address=address)
+                          address=address, pinned_once_ready=True)
 
     def versions(self) -> dict:
         try:

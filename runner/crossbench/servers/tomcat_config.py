@@ -63,6 +63,7 @@ class TomcatConfig:
     heap: str | None = None           # -Xmx value such as "1g"; None = the JVM's default
     jfr_file: Path | None = None      # a JFR recording of the whole run, dumped on exit
     cds: "CdsArchive | None" = None   # class-data sharing: use the archive, or make it at exit
+    processors: int | None = None     # how many cores it is pinned to once it answers (it starts on all)
     jvm_options: tuple[str, ...] = field(default_factory=tuple)
 
     def __post_init__(self):
@@ -115,6 +116,8 @@ def command(config: TomcatConfig, jdk: Jdk, home: Path, base: Path) -> list[str]
         options.append(f"-XX:StartFlightRecording=filename={config.jfr_file},dumponexit=true,settings=default")
     if config.cds:
         options += config.cds.options()
+    if config.processors:       # sized as a start on its own cores would be: ergonomics, compiler and GC threads
+        options.append(f"-XX:ActiveProcessorCount={config.processors}")
     options += list(config.jvm_options)
     classpath = f"{home / 'bin' / 'bootstrap.jar'}:{home / 'bin' / 'tomcat-juli.jar'}"
     return [str(jdk.java), *options, "-classpath", classpath, "org.apache.catalina.startup.Bootstrap", "start"]
