@@ -44,7 +44,7 @@ class LocalHost:
         every core when it is pinned once it answers: the runner itself runs pinned to the load generator's), its
         console in its log, with a parent-death signal (it dies with the runner)."""
         check_port_free(spec.port, spec.address)
-        cores = oskit.every_core() if spec.pinned_once_ready and spec.cpus else spec.cpus
+        cores = oskit.every_core() if spec.pinned_once_ready else spec.cpus
         argv = [*oskit.pdeathsig_prefix(), *oskit.taskset_prefix(cores), *spec.argv]
         spec.log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(spec.log_path, "ab") as log:

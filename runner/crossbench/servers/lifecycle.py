@@ -35,7 +35,8 @@ class ServerSpec:
     # Starts on every core its host lets it use and is pinned to `cpus` once it answers (nothing is measured
     # before): a JVM's compiler then works beside its main thread, not in turn with it (Tomcat on one core of the
     # 2-core test machine, JFR on: 3.56 s to 2.12 s on JDK 17, 3.58 s to 1.96 s on 25, medians of 6 and 4 starts).
-    # A plug-in that asks for it sizes the process for `cpus` itself (-XX:ActiveProcessorCount).
+    # A plug-in asks for it only with `cpus` to pin to, and sizes the process for them itself
+    # (-XX:ActiveProcessorCount).
     pinned_once_ready: bool = False
 
 
@@ -113,7 +114,7 @@ class RunningServer:
         self.start()
         try:
             self.wait_ready()
-            if self.spec.pinned_once_ready and self.spec.cpus:
+            if self.spec.pinned_once_ready:
                 self.host.pin(self.pid, self.spec.cpus)
         except BaseException:
             self.stop()

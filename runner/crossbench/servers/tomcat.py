@@ -13,9 +13,9 @@ from . import tomcat_jfr as jfr
 from .base import DB_ENDPOINTS, ENDPOINTS, TFB_ENDPOINTS, CannotRunHere, Knob, ServerPlugin, Tool, db_knobs
 from .lifecycle import RunningServer, ServerSpec
 from .tomcat_config import (ADD_OPENS, DEFAULT_ACCEPT_COUNT, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_THREADS,
-                            EXECUTORS, VIRTUAL_EXECUTOR, CdsArchive, TomcatConfig, command, database_options,
-                            jdbc_url, making_archive, prepare_base, render_server_xml, tomcat_home,
-                            tomcat_version)
+                            EXECUTORS, VIRTUAL_EXECUTOR, CdsArchive, TomcatConfig, cds_text, command,
+                            database_options, jdbc_url, making_archive, prepare_base, render_server_xml,
+                            tomcat_home, tomcat_version)
 from .tomcat_probe import BackgroundJvmProbe, connections_peak
 
 __all__ = ["ADD_OPENS", "DEFAULT_ACCEPT_COUNT", "DEFAULT_MAX_CONNECTIONS", "DEFAULT_MAX_THREADS", "EXECUTORS",
@@ -131,10 +131,11 @@ class TomcatPlugin(ServerPlugin):
                     "executor": config.executor, "accept_count": config.accept_count,
                     "max_connections": config.max_connections, "heap": config.heap,
                     "jvm_options": list(config.jvm_options), "catalina_base": str(base)}
-        describe["class_data_sharing"] = (" ".join(config.cds.options()) or None) if config.cds else None
-        return ServerSpec(self.name, port, command(config, jdk, home, base), base / "logs" / "console.log",
-                          describe, cpus, self.ready_timeout_s, after_stop=cds.keep if cds else None,
-                          address=address, pinned_once_ready=True)
+        argv = command(config, jdk, home, base)
+        describe["class_data_sharing"] = cds_text(argv) if config.cds else None
+        return ServerSpec(self.name, port, argv, base / "logs" / "console.log", describe, cpus,
+                          self.ready_timeout_s, after_stop=cds.keep if cds else None, address=address,
+                          pinned_once_ready=bool(cpus))
 
     def versions(self) -> dict:
         try:

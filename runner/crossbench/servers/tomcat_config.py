@@ -203,6 +203,12 @@ def in_making(path: Path) -> Path:
     return path.with_name(f"{path.name}.{os.getpid()}.tmp")
 
 
+def cds_text(argv: list[str]) -> str | None:
+    """The class-data options a start's command line carries, as its record describes them (read from the command
+    line, not asked of the archive again: it may have appeared in between)."""
+    return " ".join(a for a in argv if a.startswith(("-XX:SharedArchiveFile=", "-XX:ArchiveClassesAtExit="))) or None
+
+
 def making_archive(option_text: str | None) -> bool:
     """Whether a start's class-data options (as its describe records them) made the archive at exit."""
     return "-XX:ArchiveClassesAtExit" in (option_text or "")
