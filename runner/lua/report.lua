@@ -2,7 +2,10 @@
 -- that writes wrk's own summary as one JSON object for crossbench/loadgen/wrk.py to read.
 --
 -- Script arguments (after "--" on wrk's command line):  <pipeline depth> <path> [<path> ...]
--- Environment:  CROSSBENCH_WRK_JSON = the file done() writes (stdout when unset).
+-- Environment:  CROSSBENCH_WRK_JSON = the file done() writes (stdout when unset);
+--               CROSSBENCH_WRK_CONNECTIONS, CROSSBENCH_WRK_PIPELINE = -c and the depth, written beside wrk's
+--               summary so its coordinated-omission correction can be undone from the JSON alone (done() runs
+--               in wrk's main Lua state, which never sees init()'s arguments).
 -- Headers given with -H (e.g. "Connection: close") are in wrk.headers, so wrk.format() sends them.
 
 local threads = 0
@@ -132,8 +135,10 @@ function done(summary, latency, requests)
    local latency_us = stats(latency, true)
    latency_us = latency_us:sub(1, -2) .. ', "histogram": ' .. histogram(latency) .. "}"
    local json = object(
-      { "duration_us", "requests", "bytes", "errors", "latency_us", "thread_rps" },
+      { "duration_us", "requests", "bytes", "connections", "pipeline", "errors", "latency_us", "thread_rps" },
       {
+         connections = tonumber(os.getenv("CROSSBENCH_WRK_CONNECTIONS") or ""),
+         pipeline    = tonumber(os.getenv("CROSSBENCH_WRK_PIPELINE") or ""),
          duration_us = summary.duration,
          requests    = summary.requests,
          bytes       = summary.bytes,

@@ -116,9 +116,12 @@ def test_not_found_counts_non_2xx_and_keeps_their_latency():
     assert result.requests == 200 and result.errors["non_2xx"] == 200 and result.error_count == 200
     assert result.extra["status_counts"] == {"404": 200}
     assert result.latency_ms["p50"] == pytest.approx(1.171768)
-    # the machine was busy (k6 compiling) during this capture: the ticker ran late and it shows
-    assert result.extra["schedule_lag_ms"]["p99"] == pytest.approx(5.189157)
-    assert "behind_schedule" in result.extra
+    # the machine was busy (k6 compiling) during this capture: the ticker ran late at its tail (p99 5.2 ms, on
+    # two of 200 lags), but the lag judged (p97.5, five lags above it) is 3.2 ms: not behind its schedule
+    lags = result.extra["schedule_lag_ms"]
+    assert lags["p99"] == pytest.approx(5.189157)
+    assert lags["judged"] == {"percentile": 97.5, "ms": pytest.approx(3.235785), "samples": 200}
+    assert "behind_schedule" not in result.extra
 
 
 def test_closed_port_is_connect_errors_only():

@@ -42,7 +42,7 @@ def test_the_closed_loop_driver_decides_rps_steady_once_knowing_the_cells_satura
     """No one overwrites it after the merge: the driver's figures come after the cell's own flags."""
     from crossbench.drivers import DRIVERS, Measurement
     from crossbench.loadgen.base import LoadResult, empty_errors
-    plan = type("Plan", (), {"concurrency": 10, "delay_ms": 100})()
+    plan = type("Plan", (), {"concurrency": 10, "delay_ms": 100, "pipeline": 1})()
     result = LoadResult("wrk", "4.1.0", 1000, 10.0, 0, empty_errors(), {"mean": 100.0}, "test")
     for kind in ("closed_loop", "pipelined"):
         calm, _ = DRIVERS[kind].figures(plan, Measurement(result), loadgen_saturated=False)
@@ -104,3 +104,30 @@ def test_timeouts_cover_the_slowest_healthy_answer():
     assert one_loop == 10.0
     async_ = metrics.expected_worst_latency_s(delay_ms=10_000, concurrency=1000, blocking=False, workers=200)
     assert async_ == 10.0
+
+
+def test_in_flight_is_throughput_times_mean_latency():
+    assert metrics.in_flight(2147.5, 0.904) == pytest.approx(1.941, abs=1e-3)   # wrk's own figures, C=1 (issue 45)
+    assert metrics.in_flight(0.0, 1.0) is None and metrics.in_flight(10.0, None) is None
+
+
+def test_more_in_flight_than_the_closed_loop_holds_is_flagged():
+    assert "in_flight_over_concurrency" in flags(in_flight_=10.3)              # past 2 % over C = 10
+    assert "in_flight_over_concurrency" not in flags(in_flight_=10.1)
+    assert "in_flight_over_concurrency" not in flags(in_flight_=39.0, pipeline=4)  # 4 batches' worth per connection
+    assert "in_flight_over_concurrency" not in flags(in_flight_=10.6, rounding=0.5)  # ab's whole-ms mean
+    assert "in_flight_over_concurrency" not in flags(in_flight_=None)
+
+
+def test_the_closed_loop_driver_flags_samples_no_request_had():
+    """wrk's own mean on a fast endpoint (its synthetic samples in it): 1.94 requests in flight on one
+    connection, which the closed loop cannot hold."""
+    from crossbench.drivers.closed_loop import closed_loop_figures
+    from crossbench.loadgen.base import LoadResult, empty_errors
+    plan = type("Plan", (), {"concurrency": 1, "delay_ms": 0, "pipeline": 1})()
+    as_wrk_said = LoadResult("wrk", "4.1.0", 8590, 4.0, 0, empty_errors(), {"mean": 0.904}, "test")
+    figures, found = closed_loop_figures(plan, as_wrk_said)
+    assert figures["in_flight"] == pytest.approx(1.94, abs=0.01) and "in_flight_over_concurrency" in found
+    measured = LoadResult("wrk", "4.1.0", 8590, 4.0, 0, empty_errors(), {"mean": 0.462}, "test")
+    figures, found = closed_loop_figures(plan, measured)
+    assert figures["in_flight"] == pytest.approx(0.99, abs=0.01) and "in_flight_over_concurrency" not in found

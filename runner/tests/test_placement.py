@@ -95,7 +95,7 @@ def test_a_load_host_at_the_end_of_its_core_flags_the_cell():
 
     def run(spec, out_dir, share, shares_):
         return LoadResult("wrk", "x", 100, 10.0, 1000, empty_errors(), {}, "wrk.", (),
-                          {"latency_us": {"histogram": [[1000, 100]]}, "command": ["wrk"]})
+                          {"histogram_us": [[1000, 100]], "command": ["wrk"]})
     spec = LoadSpec(urls=("http://10.0.0.1:80/hello",), concurrency=10, duration_s=10, timeout_s=5, threads=1)
     merged, flags = run_spread("wrk", spec, Path("/nonexistent"), [FakeLoadHost("a", 40.0), FakeLoadHost("b", 95.0)],
                                run=run)

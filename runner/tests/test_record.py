@@ -241,6 +241,27 @@ def test_a_schema_4_open_loop_record_reads_its_rps_as_the_answers_inside_the_win
     assert record.upgrade({**old, "schema_version": 5, "rps": 19.9})["rps"] == 19.9
 
 
+def test_a_schema_6_record_says_its_wrk_latency_held_wrks_synthetic_samples():
+    """Schema 7 reads latency from the samples requests had; an older wrk record's figures are wrk's own, with its
+    coordinated-omission correction in them: it says so (latency_method 'corrected'), so no reader takes them for
+    measured ones."""
+    wrk_source = ("wrk's latency histogram (1 us buckets): ... wrk applies its own coordinated-omission correction "
+                  "(stats_correct in wrk.c adds synthetic samples for latencies above 2x the expected interval)")
+    wrk_cell = {"schema_version": 6, "cell_id": "g-w-r1", "status": "ok", "latency_source": wrk_source,
+                "latency_ms": {"mean": 0.904}}
+    new = record.upgrade(wrk_cell)
+    assert new["latency_method"] == "corrected" and new["loadgen_reported_latency_ms"] is None
+    assert new["in_flight"] is None
+    assert record.upgrade({**wrk_cell, "latency_ms": {"mean": None}})["latency_method"] == "none"
+    http_load = "http_load's msecs/first-response: ...; it prints mean, max and min only, so p50/p90/p99 are unknown."
+    assert record.upgrade({**wrk_cell, "latency_source": http_load})["latency_method"] == "summary"
+    assert record.upgrade({**wrk_cell, "latency_source": "oha 1.16.0 -q RATE"})["latency_method"] == "samples"
+    failed = record.upgrade({"schema_version": 6, "cell_id": "g-w-r2", "status": "failed"})
+    assert "latency_method" not in failed and failed["in_flight"] is None
+    assert record.upgrade({**wrk_cell, "schema_version": 7, "latency_method": "recovered"})["latency_method"] == \
+        "recovered"
+
+
 def test_the_field_list_prints_every_declared_field(capsys):
     assert fields.main([]) == 0
     out = capsys.readouterr().out

@@ -291,6 +291,32 @@ def test_noise_impact_weighs_foreign_cpu_by_how_much_of_its_core_each_role_needs
     assert flags({"noise_impact_percent": None, "foreign_cpu_percent": 12.0}, True, 10) == ["noisy_host"]
 
 
+def test_steal_is_judged_by_what_it_could_take_from_each_role():
+    """Steal on the server's core takes from it as a foreign process would: a waiting server is not flagged for
+    steal a CPU-bound one would lose throughput to (issue 45: 2.4 % steal flagged 4 of 9 delay launches)."""
+    from crossbench.sampling.noise import Snapshot, flags, noise_impact, window
+    server, runner = (101, 1.0), (100, 1.0)
+    pinned = {server: (1,), runner: (0,)}
+    roles = {"server": (1,), "loadgen": (0,)}
+
+    def stolen(server_s, steal_s):
+        # one second; the server alone on core 1 used server_s of it, and the hypervisor stole steal_s of it
+        before = Snapshot(10.0, [(100.0, 40.0, 0.0), (100.0, 50.0, 0.0)], 0, {server: 5.0, runner: 1.0}, pinned)
+        after = Snapshot(11.0, [(101.0, 40.3, 0.0), (101.0, 50.0 + server_s, steal_s)], 0,
+                         {server: 5.0 + server_s, runner: 1.05}, pinned)
+        figures = window(before, after, (0, 1), loadgen_percent=25.0)
+        return {**figures, "noise_impact_percent": noise_impact(before, after, roles, loadgen_percent=25.0)}
+
+    waiting = stolen(0.05, 0.06)                        # 6 % steal on the core of a server using 5 % of it
+    assert waiting["steal_percent"] == pytest.approx(3.0) and waiting["noise_impact_percent"] == pytest.approx(0.3)
+    assert flags(waiting, True, 10) == []
+    busy = stolen(0.9, 0.06)                            # the same steal under a CPU-bound server: 6 % x 0.9
+    assert busy["noise_impact_percent"] == pytest.approx(5.4) and flags(busy, True, 10) == ["noisy_host"]
+    # roles sharing cores: steal past 2 % of their time flags, as before
+    assert flags({"noise_impact_percent": None, "steal_percent": 2.5, "foreign_cpu_percent": 0.0}, True, 10) == \
+        ["noisy_host"]
+
+
 def test_least_squares_by_hand_with_the_slopes_interval():
     # (0,1) (1,2) (2,2) (3,4): mx 1.5, my 2.25, sxx 5, sxy 4.5: slope 0.9, intercept 0.9; residuals 0.1, 0.2,
     # -0.7, 0.4: 0.7 squared; s.e. sqrt(0.7 / 2 / 5) = 0.264575; t(2, 97.5 %) = 4.302653: half 1.138367

@@ -216,4 +216,9 @@ def load_run(path: Path) -> Run:
     for c in sorted(cells, key=lambda c: num(c.get("index")) or 0):
         group_rank.setdefault(c.get("group"), len(group_rank))
     cells.sort(key=lambda c: sort_key(c, group_rank))
+    corrected = sum(c.get("latency_method") == "corrected" for c in cells)
+    if corrected:
+        warnings.append(f"{corrected} cell(s) measured with wrk before the runner undid its correction: their latency figures are wrk's "
+                        "own, its coordinated-omission correction's synthetic samples in them (static-mix latencies "
+                        "up to 2.2x what the requests had; docs/methods.md): measure again to read them")
     return Run(path=path, metadata=metadata, cells=cells, warnings=warnings)

@@ -148,7 +148,7 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
     shared.update(stopped)
     shared.update(figures)
     shared.update(noise_figures(plan, ctx, measurement, shared))
-    own = cell_flags(plan, window)
+    own = cell_flags(plan, window, measurement.result)
     driver = DRIVERS[plan.kind]
     saturated = "loadgen_saturated" in own + measurement.flags      # here, or on a load host
     extra, driver_flags = driver.figures(plan, measurement, loadgen_saturated=saturated)

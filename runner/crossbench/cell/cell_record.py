@@ -39,10 +39,12 @@ def noise_figures(plan: CellPlan, ctx: CellContext, measurement, shared: dict) -
             **noise.connections(before, after, shared.get("requests"))}
 
 
-def cell_flags(plan: CellPlan, window: dict) -> list[str]:
-    """Flags every kind of cell can raise: the load generator at the end of its cores."""
+def cell_flags(plan: CellPlan, window: dict, result: LoadResult) -> list[str]:
+    """Flags every kind of cell can raise: the load generator at the end of its cores; no latency figure to trust
+    (the tool's histogram could not be recovered: its reason in the driver's figures or the load result)."""
     cores = min(plan.loadgen_threads, len(plan.loadgen_cpus) or psutil.cpu_count())
-    return ["loadgen_saturated"] if metrics.loadgen_saturated(window.get("loadgen_cpu_percent"), cores) else []
+    found = ["loadgen_saturated"] if metrics.loadgen_saturated(window.get("loadgen_cpu_percent"), cores) else []
+    return found + (["latency_unrecoverable"] if result.latency_method == "none" else [])
 
 
 def base_record(plan: CellPlan, started: str) -> dict:
@@ -64,6 +66,7 @@ def shared_record(plan: CellPlan, result: LoadResult, window: dict, server: Runn
         "rps": result.rps,
         "bytes_per_s": result.bytes / result.duration_s if result.duration_s else None,
         "measured_s": result.duration_s, "latency_ms": result.latency_ms, "latency_source": result.latency_source,
+        "latency_method": result.latency_method, "loadgen_reported_latency_ms": result.reported_latency_ms,
         "threads_peak": window.get("threads_peak"), "threads_mean": window.get("threads_mean"),
         "rss_peak_mb": window.get("rss_peak_mb"), "cpu_percent": window.get("cpu_percent"),
         "cpu_per_core": window.get("cpu_per_core"), "loadgen_cpu_percent": window.get("loadgen_cpu_percent"),

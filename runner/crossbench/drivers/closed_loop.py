@@ -31,19 +31,22 @@ def load_spec(plan, base_url: str, *, warmup: bool = False) -> LoadSpec:
                     threads=plan.loadgen_threads, cpus=plan.loadgen_cpus)
 
 
-FIELDS = record.common("efficiency_ratio", "latency_ratio", "rps_steady", "rps_method", "rps_steady_method")
+FIELDS = record.common("efficiency_ratio", "latency_ratio", "rps_steady", "rps_method", "rps_steady_method",
+                       "in_flight")
 SATURATED = ("null: the load generator was saturated, so time between its requests is missing from the "
              "latency")
 
 
 def closed_loop_figures(plan, result: LoadResult, loadgen_saturated: bool = False) -> tuple[dict, list[str]]:
-    r = metrics.ratios(plan.concurrency, plan.delay_ms, result.rps, result.latency_ms.get("mean"),
-                       loadgen_saturated)
-    figures = {"efficiency_ratio": r.efficiency_ratio, "latency_ratio": r.latency_ratio,
+    mean = result.latency_ms.get("mean")
+    r = metrics.ratios(plan.concurrency, plan.delay_ms, result.rps, mean, loadgen_saturated)
+    in_flight = metrics.in_flight(result.rps, mean)
+    figures = {"efficiency_ratio": r.efficiency_ratio, "latency_ratio": r.latency_ratio, "in_flight": in_flight,
                "rps_steady": r.rps_steady, "rps_method": "requests / measured window (the seed's definition)",
                "rps_steady_method": SATURATED if loadgen_saturated else "concurrency / mean latency (Little's law)"}
     flags = metrics.flags(concurrency=plan.concurrency, requests=result.requests, errors=result.errors, ratios_=r,
-                          window_s=result.duration_s, mean_latency_ms=result.latency_ms.get("mean"))
+                          window_s=result.duration_s, mean_latency_ms=mean, in_flight_=in_flight,
+                          pipeline=plan.pipeline, rounding=result.rps * result.latency_resolution_ms / 2000)
     return figures, flags
 
 

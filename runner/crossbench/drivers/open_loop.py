@@ -77,7 +77,8 @@ class OpenLoop(GeneratorDriver):
                          "window's end), at the offered rate",
         "latency_rise_ms": "the latency's rise through the window (least-squares slope x window)",
         "unsustainable_reason": "why the server did not keep up (flag unsustainable), else null",
-        "schedule_lag_ms": "p50, p99, max of the generator's lag behind its own schedule",
+        "schedule_lag_ms": "p50, p99, max of the generator's lag behind its own schedule, and the percentile judged "
+                           "(the highest with 5 lags above it, at most p99: loadgen/openloop.py lag_figures)",
         "loadgen_behind_schedule": "why the generator could not keep its schedule (flag loadgen_saturated)",
         "never_sent": "scheduled requests still waiting for a connection when the window ended",
         **record.common("latency_ratio", "rps_method"),

@@ -75,8 +75,8 @@ class Pipelined(ClosedLoop):
         "pipeline_flowing": "at least 2 batches per connection (wrk writes the next batch only after the last)",
         "batch_latency_mean_ms": "C x pipeline / rps (Little's law: one batch outstanding per connection)",
         "batch_latency_method": "how batch_latency_mean_ms was computed, in words",
-        "latency_invalid": "why wrk's latency percentiles are null (its histogram corrupted, as pipelining does: "
-                           "only its max is kept), else null",
+        "latency_invalid": "why wrk's latency figures are null (its histogram could not be recovered, flag "
+                           "latency_unrecoverable: only its max is kept), else null",
     }
 
     def warmup(self, plan, ctx, server) -> None:

@@ -152,6 +152,7 @@ def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
         errors=errors,
         latency_ms=latency,
         latency_source=LATENCY_SOURCE,
+        latency_resolution_ms=1.0,         # the mean is the 'Total' row's, in whole ms
         raw_files=process.existing(directory, name, ("stdout", "stderr", "csv", "tsv")) if directory else (),
         extra={"complete_requests": complete,
                "failed_requests": _number(r"^Failed requests:\s+(\d+)", text, default=0),

@@ -14,6 +14,18 @@ from crossbench.refusal import Refusal
 
 ERROR_KINDS = ("connect", "read", "write", "timeout", "non_2xx", "other")
 
+# How a result's latency figures were got (LoadResult.latency_method, the record's latency_method).
+LATENCY_METHODS = {
+    "samples": "every request's own latency as the tool recorded it (ab's rows, oha's and k6's per-request rows, "
+               "the probes')",
+    "recovered": "wrk's histogram with its coordinated-omission correction undone (loadgen/wrk_correction.py): "
+                 "one sample per answer, as the requests had them",
+    "summary": "the tool's own summary only (http_load: mean, min and max of its samples)",
+    "none": "no latency figure could be trusted (flag latency_unrecoverable; throughput kept)",
+    "corrected": "records of schema 6 and older measured with wrk: its histogram as wrk reported it, its synthetic "
+                 "samples included (up to 2.2x the requests' own latency on the static mix)",
+}
+
 
 class LoadgenError(Refusal, RuntimeError):
     """The tool could not run, or its output cannot be trusted (never reported as a result)."""
@@ -51,6 +63,11 @@ class LoadResult:
     # Open loop: answers per second inside the window (openloop.completion_rate). The generator waits for late
     # answers after the window, so requests / window would credit a server that fell behind with them.
     window_rate: float | None = None
+    latency_method: str = "samples"                 # how latency_ms was got: one of LATENCY_METHODS
+    reported_latency_ms: dict | None = None         # the tool's own figures where they are not ours (wrk's, with
+                                                    # its synthetic samples), kept for audit
+    latency_resolution_ms: float = 0.001            # the mean's rounding step (ab prints whole ms): Little's-law
+                                                    # checks allow half of it per request
 
     @property
     def rps(self) -> float:

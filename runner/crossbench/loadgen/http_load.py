@@ -141,6 +141,7 @@ def parse(source: Path | str, tool_version: str = "unknown", stderr: str | None 
         errors=errors,
         latency_ms={"mean": first["mean"], "p50": None, "p90": None, "p99": None, "max": first["max"]},
         latency_source=LATENCY_SOURCE,
+        latency_method="summary",
         raw_files=process.existing(directory, name, ("stdout", "stderr", "urls")) if directory else (),
         extra={"fetches": fetches, "max_parallel": max_parallel, "status_codes": codes,
                "fetches_per_sec": _float(rf"^{NUM} fetches/sec", text),

@@ -213,7 +213,7 @@ def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
     dropped = int(_summary_value(summary, "dropped_iterations", "count"))
     extra = {
         **openloop.rates(rows, window, rate, len(all_rows)),
-        "schedule_lag_ms": openloop.spread(lags),
+        "schedule_lag_ms": openloop.lag_figures(lags),
         "schedule_lag_exact": dropped == 0,
         "never_sent": dropped,
         "latency_slope_ms_per_s": openloop.slope_ms_per_s(rows),

@@ -48,7 +48,7 @@ def merge_open_loop(parts: list[tuple[str, LoadResult, float | None]], requests_
     extras = [r.extra for _, r, _ in parts]
     window = max(r.duration_s for _, r, _ in parts)
     lags = [e.get("schedule_lag_ms") or {} for e in extras]
-    worst = max(lags, key=lambda lag: lag.get("p99") or 0)
+    worst = max(lags, key=lambda lag: (lag.get("judged") or {}).get("ms") or lag.get("p99") or 0)
     summed = {key: sum(e.get(key) or 0 for e in extras) for key in
               ("rate", "rate_sent", "scheduled", "never_sent", "aborted_at_deadline", "concurrency")}
     status = sum((Counter(e.get("status_counts") or {}) for e in extras), Counter())

@@ -139,7 +139,7 @@ def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
     failed = sum(messages.values()) - deadline
     # The ticker's own lateness: the k-th fired tick against k / rate. Exact when every tick became a
     # row; with failures mid-run a row's k is too small, so the figures are an upper bound.
-    lag = openloop.spread([(r.scheduled_s - k / rate) * 1000 for k, r in enumerate(rows)])
+    lag = openloop.lag_figures([(r.scheduled_s - k / rate) * 1000 for k, r in enumerate(rows)])
     extra = {
         **openloop.rates(rows, window, rate, sent),
         "schedule_lag_ms": lag,

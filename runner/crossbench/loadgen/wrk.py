@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from crossbench.loadgen import merge, process
+from crossbench.loadgen import merge, process, wrk_correction
 from crossbench.loadgen.base import LoadGenerator, LoadgenError, LoadResult, LoadSpec, empty_errors, raw_path
 
 name = "wrk"
@@ -24,12 +24,14 @@ MARGIN_S = 15.0
 PERCENTILES = {"p50": 50.0, "p90": 90.0, "p99": 99.0}
 
 LATENCY_SOURCE = (
-    "wrk's latency histogram (1 us buckets): time from writing a request to its last response byte; "
-    "TCP connect time is not included (the clock starts at the first write on a connection). wrk "
-    "applies its own coordinated-omission correction (stats_correct in wrk.c adds synthetic samples "
-    "for latencies above 2x the expected interval, duration / (requests / connections)). Responses "
-    "slower than --timeout are left out of it and counted as timeout errors. With pipeline depth N "
-    "there is one sample per batch of N requests.")
+    "wrk's latency histogram (1 us buckets) with wrk's own coordinated-omission correction undone: time from "
+    "writing a request to its last response byte, one sample per answer; TCP connect time is not included (the "
+    "clock starts at the first write on a connection). wrk adds synthetic samples for latencies above 2x its "
+    "expected interval, duration / (requests / connections) (stats_correct); they are taken off exactly "
+    "(loadgen/wrk_correction.py) and wrk's own figures kept as loadgen_reported_latency_ms. Responses slower "
+    "than --timeout are left out and counted as timeout errors. With pipeline depth N there is one sample per "
+    "batch of N requests.")
+CONNECTIONS_ENV, PIPELINE_ENV = "CROSSBENCH_WRK_CONNECTIONS", "CROSSBENCH_WRK_PIPELINE"
 
 
 def available() -> bool:
@@ -92,8 +94,8 @@ def run(spec: LoadSpec, out_dir: Path) -> LoadResult:
     json_path.unlink(missing_ok=True)
     cmd = build_command(spec, out_dir)
     limit = process.whole_seconds(spec.duration_s) + process.whole_seconds(spec.timeout_s) + MARGIN_S
-    done = process.run_bounded(cmd, out_dir, name, limit, env={JSON_ENV: str(json_path)}, host=spec.host,
-                               start_at=spec.start_at)
+    env = {JSON_ENV: str(json_path), CONNECTIONS_ENV: str(spec.concurrency), PIPELINE_ENV: str(spec.pipeline)}
+    done = process.run_bounded(cmd, out_dir, name, limit, env=env, host=spec.host, start_at=spec.start_at)
     if done.returncode != 0:
         raise LoadgenError(f"wrk exited {done.returncode}: {process.tail(done.stderr) or process.tail(done.stdout)}")
     if not json_path.exists() or not json_path.read_text().strip():
@@ -143,11 +145,11 @@ def latency_ms_of(histogram: list[tuple[int, int]]) -> dict[str, float | None]:
 
 
 def histogram_of(result: LoadResult) -> list[tuple[int, int]]:
-    histogram = (result.extra.get("latency_us") or {}).get("histogram")
+    """The samples the run's requests had (wrk's correction undone: parse)."""
+    histogram = result.extra.get("histogram_us")
     if histogram is None:
-        raise LoadgenError("wrk: its JSON has no histogram (written by a runner/lua/report.lua older than the merge, "
-                           "or one that could not read wrk's buckets within its budget): its launches cannot be "
-                           "merged exactly")
+        raise LoadgenError("wrk: no recovered histogram (its JSON has none, or one that could not be recovered: "
+                           f"{result.extra.get('latency_invalid')}): its launches cannot be merged exactly")
     return [(int(v), int(c)) for v, c in histogram]
 
 
@@ -158,12 +160,15 @@ def merge_hosts(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult
     if broken:
         worst = max((r.latency_ms.get("max") or 0 for _, r, _ in parts), default=None)
         one = merge.merged(parts, {"mean": None, "p50": None, "p90": None, "p99": None, "max": worst})
-        return dataclasses.replace(one, extra={**one.extra, "latency_invalid": broken[0]})
+        return dataclasses.replace(one, latency_method="none", extra={**one.extra, "latency_invalid": broken[0]})
     return merge.merged(parts, latency_ms_of(added([histogram_of(r) for _, r, _ in parts])))
 
 
 def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
-    """A LoadResult from wrk.json: a run directory, the JSON file itself, or its text."""
+    """A LoadResult from wrk.json: a run directory, the JSON file itself, or its text. Its latency figures are
+    those of the samples the requests had (wrk's correction undone); wrk's own are kept as reported_latency_ms.
+    A histogram that cannot be recovered leaves the figures null (but max, which is always a real sample) and
+    says why in extra latency_invalid; the counts stand."""
     path = Path(source) if not (isinstance(source, str) and source.lstrip().startswith("{")) else None
     if path is not None and path.is_dir():
         path = raw_path(path, name, "json")
@@ -175,16 +180,17 @@ def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise LoadgenError(f"wrk: unreadable result JSON ({exc})") from exc
 
-    latency_ms = {"mean": _ms(latency["mean"]), "p50": _ms(percentiles["50"]),
-                  "p90": _ms(percentiles["90"]), "p99": _ms(percentiles["99"]), "max": _ms(latency["max"])}
-    broken = _histogram_broken(latency)
-    if broken:
-        latency_ms.update(mean=None, p50=None, p90=None, p99=None)
-
     kinds = empty_errors()
     for kind in ("connect", "read", "write", "timeout"):
         kinds[kind] = int(errors[kind])
     kinds["non_2xx"] = int(errors["status"])   # wrk counts status > 399 only: 3xx are not errors here
+    reported = {"mean": _ms(latency["mean"]), "p50": _ms(percentiles["50"]), "p90": _ms(percentiles["90"]),
+                "p99": _ms(percentiles["99"]), "max": _ms(latency["max"])}
+    recovered, why = _recovered(data, path, requests, duration_us, kinds["timeout"])
+    if why:
+        latency_ms, method = {**dict.fromkeys(PERCENTILES, None), "mean": None, "max": reported["max"]}, "none"
+    else:
+        latency_ms, method = latency_ms_of(recovered), "recovered"
     return LoadResult(
         tool=name,
         tool_version=tool_version,
@@ -194,30 +200,38 @@ def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
         errors=kinds,
         latency_ms=latency_ms,
         latency_source=LATENCY_SOURCE,
+        latency_method=method,
+        reported_latency_ms=reported,
         raw_files=process.existing(path.parent, name, ("json", "stdout", "stderr")) if path else (),
         extra={"latency_us": latency, "thread_rps": data.get("thread_rps"),
                "non_2xx_counts": "status > 399 only (wrk ignores 3xx)",
-               **({"latency_invalid": broken} if broken else {})},
+               **({"latency_invalid": why} if why else
+                  {"histogram_us": recovered,
+                   "synthetic_samples": sum(c for _, c in latency["histogram"]) - sum(c for _, c in recovered)})},
     )
 
 
-def _histogram_broken(latency: dict) -> str | None:
-    """Why wrk's mean and percentiles cannot be used, or None.
-
-    stats_correct() adds its synthetic samples at latency - k * interval without lowering the
-    histogram's min, and every statistic is summed from min to max: samples below min are counted
-    but never visited, so high percentiles come out as 0 and the mean too low. The interval is per
-    request, so it happens when one sample covers several requests (pipelining).
-    """
-    if latency["max"] is None:
-        return None
-    values = [latency["percentiles"][p] for p in ("50", "75", "90", "99", "99.9")]
-    ordered = all(latency["min"] <= v <= latency["max"] for v in values) and values == sorted(values)
-    if ordered and latency["min"] <= latency["mean"] <= latency["max"]:
-        return None
-    return ("wrk's coordinated-omission correction put synthetic samples below the histogram's "
-            f"minimum (percentiles {values} us outside min {latency['min']} .. max {latency['max']}): "
-            "mean and percentiles are wrong, only max is kept")
+def _recovered(data: dict, path: Path | None, requests: int, duration_us: int,
+               timeouts: int) -> tuple[list[tuple[int, int]], str | None]:
+    """The histogram of the requests' own samples, or why it cannot be had."""
+    histogram = data["latency_us"].get("histogram")
+    if histogram is None:
+        return [], ("wrk's JSON has no histogram (a report.lua that could not read wrk's buckets within its "
+                    "budget, or an older one): the correction cannot be undone")
+    connections = data.get("connections")
+    if connections is None and path is not None:
+        connections = wrk_correction.connections_from_stdout(path.parent / f"{name}.stdout")
+    if connections is None:
+        return [], "wrk's connection count is unknown (not in its JSON nor its stdout): the correction cannot be undone"
+    pipeline = int(data.get("pipeline") or 1)
+    try:
+        own = wrk_correction.undone([(int(v), int(c)) for v, c in histogram],
+                                    wrk_correction.interval_us(duration_us, requests, int(connections)))
+        wrk_correction.check_count(sum(c for _, c in own), requests=requests, timeouts=timeouts,
+                                   pipeline=pipeline, connections=int(connections))
+    except wrk_correction.Unrecoverable as exc:
+        return [], f"wrk's histogram could not be recovered: {exc}"
+    return own, None
 
 
 GENERATOR = LoadGenerator(

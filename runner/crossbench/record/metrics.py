@@ -9,6 +9,10 @@ from dataclasses import dataclass
 RATIO_DISAGREEMENT = 0.10      # ... efficiency ratio and latency ratio differ by more than this (relative)
 MIN_ROUND_TRIPS = 3.0          # ... connections completed fewer requests each than this on average
 LOADGEN_SATURATED_PCT = 90.0   # ... the load generator used more than this share of each core it had
+# ... rps x mean latency passes concurrency x pipeline by more than this (relative): each window is one generator
+# process, so no request straddles its edges and a connection's latencies sum to at most the window; the slack is
+# for the 1 us buckets and timed-out answers (counted in rps, not in the latency)
+IN_FLIGHT_SLACK = 0.02
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,19 @@ def latency_ratio(mean_latency_ms: float | None, delay_ms: int) -> float | None:
     return (mean_latency_ms / 1000) / (delay_ms / 1000)
 
 
+def in_flight(rps: float, mean_latency_ms: float | None) -> float | None:
+    """Requests in flight on average over the window, by Little's law: throughput x mean latency."""
+    return rps * mean_latency_ms / 1000 if mean_latency_ms is not None and rps > 0 else None
+
+
+def in_flight_over_concurrency(in_flight_: float | None, concurrency: int, pipeline: int = 1,
+                               rounding: float = 0.0) -> bool:
+    """A closed loop holds at most concurrency x pipeline requests at once: more on average means the latency
+    figures hold samples no request had (wrk's own correction did, measured up to 2.36 x C) or the count is off.
+    `rounding`: requests in flight the mean's rounding alone can add (rps x half its step)."""
+    return in_flight_ is not None and in_flight_ > concurrency * pipeline * (1 + IN_FLIGHT_SLACK) + rounding
+
+
 def loadgen_saturated(loadgen_cpu_percent: float | None, loadgen_cores: int) -> bool:
     return loadgen_cpu_percent is not None and loadgen_cpu_percent >= LOADGEN_SATURATED_PCT * max(loadgen_cores, 1)
 
@@ -57,10 +74,14 @@ def edge_allowance(window_s: float | None, mean_latency_ms: float | None) -> flo
 
 
 def flags(*, concurrency: int, requests: int, errors: dict[str, int], ratios_: Ratios,
-          window_s: float | None = None, mean_latency_ms: float | None = None) -> list[str]:
+          window_s: float | None = None, mean_latency_ms: float | None = None, in_flight_: float | None = None,
+          pipeline: int = 1, rounding: float = 0.0) -> list[str]:
     """The closed-loop flags (the cell adds loadgen_saturated for every kind). ratio_disagreement: the two
-    ratios differ by more than RATIO_DISAGREEMENT beyond what the window's edge explains (edge_allowance)."""
+    ratios differ by more than RATIO_DISAGREEMENT beyond what the window's edge explains (edge_allowance);
+    in_flight_over_concurrency: Little's law broken (in_flight_over_concurrency)."""
     found = []
+    if in_flight_over_concurrency(in_flight_, concurrency, pipeline, rounding):
+        found.append("in_flight_over_concurrency")
     if errors.get("timeout", 0):
         found.append("timeouts")
     if sum(n for kind, n in errors.items() if kind != "timeout"):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 # What changed, newest last (as pyperf keeps its format history): a reader can tell what it is holding.
 SCHEMA_HISTORY = {
@@ -44,6 +44,11 @@ SCHEMA_HISTORY = {
        "raised above 5 (the precision target) instead of at 10 % of a core of foreign CPU, which flagged a "
        "waiting cell that could not notice it and missed a CPU-bound one that lost 9 %; a schema 5 record reads "
        "with it null through upgrade()",
+    7: "latency from the samples requests had: latency_method says how (wrk's coordinated-omission correction is "
+       "undone, loadgen/wrk_correction.py; its own figures kept as loadgen_reported_latency_ms); in_flight = rps x "
+       "mean latency on closed-loop cells, flag in_flight_over_concurrency above concurrency x pipeline (Little's "
+       "law), flag latency_unrecoverable when no latency figure could be trusted; a schema 6 record reads with "
+       "latency_method 'corrected' (wrk), 'summary' (http_load) or 'samples' and the new figures null",
 }
 
 OPEN_LOOP_RPS_METHOD = "answers inside the window per second, from the first answer to the window's end " \
@@ -89,7 +94,13 @@ MEASURED = {
     "errors": "errors by kind: connect, read, write, timeout, non_2xx, other", "error_total": "sum of errors",
     "rps": "requests / measured window (the seed's definition)", "bytes_per_s": "response bytes per second",
     "measured_s": "the window as the load generator measured it", "latency_ms": f"{', '.join(LATENCY_KEYS)} in ms",
-    "latency_source": "where the latency figures come from, in words", "loadgen_version": "the tool's own version",
+    "latency_source": "where the latency figures come from, in words",
+    "latency_method": "how latency_ms was got: samples, recovered (wrk, its correction undone), summary, none "
+                      "(flag latency_unrecoverable) or corrected (wrk's own, schema 6 and older: "
+                      "crossbench.loadgen.base.LATENCY_METHODS)",
+    "loadgen_reported_latency_ms": "the load generator's own latency figures where they are not latency_ms (wrk's, "
+                                   "with its synthetic samples), kept for audit; else null",
+    "loadgen_version": "the tool's own version",
     "loadgen_command": "the exact argv run", "threads_peak": "most threads of the server's process tree",
     "threads_mean": "mean threads over the window", "rss_peak_mb": "peak RSS of the server's process tree",
     "cpu_percent": "server tree CPU, percent of one core", "cpu_per_core": "each core's busy percent",
@@ -146,6 +157,8 @@ DRIVER_DEFAULTS = {
     "latency_ratio": "mean latency / delay: the same idea measured directly (Little's law makes them equal "
                      "when the window is long enough)",
     "rps_steady": "concurrency / mean latency (Little's law); null when the load generator was saturated",
+    "in_flight": "rps x mean latency: requests in flight on average over the window (Little's law); a closed loop "
+                 "holds at most concurrency x pipeline, flag in_flight_over_concurrency above it",
     "rps_method": "how rps was counted", "rps_steady_method": "how rps_steady was computed",
     "loadgen_hosts": "cells driven from load hosts (--hosts): each host's own figures (host, requests, "
                      "rps, latency_ms, errors, cpu_percent and start_late_ms, from the tether: its tool's CPU and "
@@ -203,4 +216,18 @@ def upgrade(record: dict) -> dict:
         record["rps"], record["rps_method"] = record["rate_achieved"], OPEN_LOOP_RPS_METHOD
     if version < 6 and record.get("status") == "ok":
         record.setdefault("noise_impact_percent", None)
+    if version < 7:
+        record.setdefault("in_flight", None)
+        if record.get("status") == "ok":
+            record.setdefault("latency_method", old_latency_method(record))
+            record.setdefault("loadgen_reported_latency_ms", None)
     return record
+
+
+def old_latency_method(record: dict) -> str:
+    """What a schema 6 record's latency figures are, told by its own latency_source: wrk's histogram as wrk gave
+    it (its synthetic samples in it), a summary without percentiles (http_load), or every other tool's samples."""
+    source = record.get("latency_source") or ""
+    if "stats_correct" in source:
+        return "corrected" if (record.get("latency_ms") or {}).get("mean") is not None else "none"
+    return "summary" if "p50/p90/p99 are unknown" in source else "samples"
