@@ -16,8 +16,18 @@ def resolve(name="seed002", **overrides):
 def test_seed002_is_the_seed_matrix_with_windows_that_grow_with_the_delay_and_three_launches_first():
     cells = experiment.expand(resolve(precision=0.05))
     assert len(cells) == 3 * (2 * 4 + 2 * 3 * 4 + 4)
-    assert {c.delay_ms: c.duration_s for c in cells} == {0: 10, 1000: 10, 3000: 18, 10000: 60}
+    assert {c.delay_ms: c.duration_s for c in cells} == {0: 10, 1000: 10, 3000: 10, 10000: 30}
     assert {c.repetition for c in cells} == {1, 2, 3}
+    # delayed closed-loop cells hold their window (one oha process: loadgen/held.py), the static mix stays on wrk
+    assert {c.loadgen for c in cells if c.delay_ms} == {"oha"} and {c.loadgen for c in cells if not c.delay_ms} == \
+        {"wrk"}
+    assert {c.loadgen for c in experiment.expand(resolve("seed002-protocol"))} == {"wrk"}     # the seed's own method
+
+
+def test_held_windows_leave_a_generator_the_run_names_alone():
+    assert {c.loadgen for c in experiment.expand(resolve(loadgen="http_load"))} == {"http_load"}
+    held = [c for c in experiment.expand(resolve()) if c.delay_ms]
+    assert held and all(c.loadgen == "oha" for c in held)
 
 
 def test_seed002_protocol_is_the_seeds_own_matrix():

@@ -26,8 +26,9 @@ def run_all(out, *extra: str, timeout_s: float = 180) -> subprocess.CompletedPro
                           capture_output=True, text=True, timeout=timeout_s)
 
 
-def running_wrk() -> list[psutil.Process]:
-    return [p for p in psutil.process_iter(["name"]) if p.info["name"] == "wrk"]
+def running_load() -> list[psutil.Process]:
+    """The closed-loop generators running: wrk, or oha for a delayed cell's held window."""
+    return [p for p in psutil.process_iter(["name"]) if p.info["name"] in ("wrk", "oha")]
 
 
 @pytest.fixture(scope="module")
@@ -37,13 +38,13 @@ def lab():
 
 
 def test_a_lost_ssh_connection_fails_the_cell_and_leaves_nothing_behind(lab, tmp_path):
-    before = {p.pid for p in running_wrk()}
+    before = {p.pid for p in running_load()}
     out = tmp_path / "lost"
     proc = subprocess.Popen([str(paths.RUNNER / "run_all.sh"), *CELL, "--out", str(out), "--duration", "30",
                              "--hosts", str(lab.hosts_file({"loadgen": ["load1"]}))],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        wait_until(lambda: {p.pid for p in running_wrk()} - before, 30, "wrk to start on the load host")
+        wait_until(lambda: {p.pid for p in running_load()} - before, 30, "the load generator to start on the load host")
         wait_until(lambda: measure_samples(out) >= 4, 30, "a second into the measured window")
         masters = [p for p in descendants(proc.pid)
                    if "-M" in (p.info["cmdline"] or []) and lab.hosts["load1"].destination in p.info["cmdline"]]
@@ -57,7 +58,7 @@ def test_a_lost_ssh_connection_fails_the_cell_and_leaves_nothing_behind(lab, tmp
     (record,) = records(out)
     assert record["status"] == "failed" and lab.hosts["load1"].address in record["error"], record
     assert "SSH connection was lost" in record["error"], record["error"]
-    wait_until(lambda: not ({p.pid for p in running_wrk()} - before), 10, "wrk to end on the load host")
+    wait_until(lambda: not ({p.pid for p in running_load()} - before), 10, "the load generator to end on the load host")
     assert not [p for p in psutil.process_iter(["cmdline"]) if "tether.py" in " ".join(p.info["cmdline"] or [])]
 
 
@@ -146,7 +147,9 @@ def test_setup_copies_the_checkout_and_the_run_uses_the_hosts_own_copy(tmp_path)
             (paths.RUNNER / "lua" / "report.lua").read_bytes()
         assert not (project / ".git").exists() and not (project / ".venv").exists()
         out = tmp_path / "run"
-        done = run_all(out, "--duration", "2", "--hosts", str(hosts))
+        # the static cell: wrk with the host's own copy of the project's Lua script (a delayed cell's held window
+        # runs oha from the tools cache)
+        done = run_all(out, "--duration", "2", "--hosts", str(hosts), "--groups", "static")
         assert done.returncode == 0, done.stderr[-2000:]
     (record,) = records(out)
     assert record["status"] == "ok", record.get("error")

@@ -40,10 +40,18 @@ def test_several_urls_go_through_a_file_and_close_is_honoured():
     assert cmd[-2:] == ["--urls-from-file", "/cell/oha.urls"] and "--disable-keepalive" in cmd
 
 
-@pytest.mark.parametrize("bad", [dict(rate=None), dict(rate=0), dict(pipeline=2), dict(urls=()), dict(concurrency=0)])
+@pytest.mark.parametrize("bad", [dict(rate=0), dict(pipeline=2), dict(urls=()), dict(concurrency=0)])
 def test_refused_specs(bad):
     with pytest.raises(LoadgenError):
         oha.build_command(spec(**bad))
+
+
+def test_without_a_rate_it_runs_a_held_closed_loop_for_the_whole_process():
+    """No rate: a closed loop (no -q, no latency correction) for the held time, the window and the tail."""
+    cmd = oha.build_command(spec(rate=None, duration_s=4, held_s=2.5, tail_s=1.5))
+    assert "-q" not in cmd and "--latency-correction" not in cmd
+    assert cmd[cmd.index("-z") + 1] == "8000ms" and "-w" in cmd
+    assert oha.build_command(spec(rate=100.0, duration_s=4, held_s=2.5))[cmd.index("-z") + 1] == "4000ms"
 
 
 @pytest.mark.spawns        # oha

@@ -53,3 +53,35 @@ def test_a_peak_point_is_launched_again_before_the_shares_that_take_their_rate_f
     first = [c.point_id in peak_points for c in again]
     assert any(first) and first == sorted(first, reverse=True)            # every peak launch before any other
     assert {c.point_id for c in again} == {c.point_id for c in cells}
+
+
+def test_a_disturbed_launch_is_launched_again_once_without_a_precision_target():
+    """noisy_host leaves a launch out of its point; a run without a precision target launches it again once, after
+    the planned rounds, so the point keeps its three launches (at most doubling them if the host stays noisy)."""
+    from crossbench.decide import disturbed
+    from crossbench.plan import experiment
+    config = experiment.apply_overrides(experiment.load("quick"), {"shuffle": False})
+    resolved = experiment.recorded(config)
+    cells = experiment.expand(config)
+    pid = cells[0].point_id
+    records = [{"cell_id": c.cell_id, "point_id": c.point_id, "status": "ok", "flags": []} for c in cells]
+    assert disturbed.relaunches(cells, records, resolved.run) == []
+    noisy = [c.cell_id for c in cells if c.point_id == pid][:1]
+    for r in records:
+        if r["cell_id"] in noisy:
+            r["flags"] = ["noisy_host"]
+    again = disturbed.relaunches(cells, records, resolved.run)
+    assert [(c.point_id, c.repetition) for c in again] == [(pid, 4)]
+    cells += again
+    assert disturbed.relaunches(cells, records, resolved.run) == []          # its relaunch not yet run
+    records.append({"cell_id": again[0].cell_id, "point_id": pid, "status": "ok", "flags": []})
+    assert disturbed.relaunches(cells, records, resolved.run) == []          # launched again once: done
+    for r in records:
+        if r["point_id"] == pid:
+            r["flags"] = ["noisy_host"]                                      # every launch disturbed
+    while more := disturbed.relaunches(cells, records, resolved.run):
+        cells += more
+        records += [{"cell_id": c.cell_id, "point_id": pid, "status": "ok", "flags": ["noisy_host"]} for c in more]
+    assert max(c.repetition for c in cells if c.point_id == pid) == 6         # never past twice its 3 rounds
+    with_precision = experiment.recorded(experiment.apply_overrides(experiment.load("quick"), {"precision": 0.05}))
+    assert disturbed.relaunches(cells, records, with_precision.run) == []   # precision.py's rule decides there

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from crossbench import stats
-from crossbench.figures.points import counted, point_id
+from crossbench.figures.points import CAVEATS, counted, point_id
 from crossbench_analysis.read.runinfo import offered_rate
 from crossbench_analysis.read.setting import EXECUTOR_KNOB, pool_size, setting, setting_order, sweeps_pool
 
@@ -66,6 +66,7 @@ class SettingKnee:
     seed_ratio_status: str | None = None
     disagreement: str | None = None    # why the two ratios' knees differ, when they do
     points: list[dict] = field(default_factory=list)
+    left_out: list[dict] = field(default_factory=list)   # concurrencies whose point is not valid: not fitted
 
 
 def jdk_feature(record: dict) -> str | None:
@@ -130,19 +131,30 @@ def ratio_field(records: list[dict]) -> str:
     return RATIO_FIELDS[0] if all(r.get(RATIO_FIELDS[0]) is not None for r in records) else RATIO_FIELDS[1]
 
 
-def launches_at(records: list[dict], used: str) -> dict[int, list[dict]]:
-    """The launches of each concurrency that have the ratio, less those a point leaves out (points.counted)."""
+def launches_at(records: list[dict], used: str) -> tuple[dict[int, list[dict]], list[dict]]:
+    """The launches of each concurrency that have the ratio, less those a point leaves out (points.counted), and
+    the concurrencies left out whole because their point is not valid (a flag beyond points.CAVEATS on a counted
+    launch: few_completions, ratio_disagreement, ...), so the knee rests on the launches findings and advice read
+    (seed002's Tomcat launches at C=1000, left out as few_completions, once put a pool of 200 at C=255)."""
     by_c: dict[int, list[dict]] = defaultdict(list)
     for r in records:
         if r.get(used) is not None:
             by_c[r["concurrency"]].append(r)
-    return {c: counted(rs) for c, rs in sorted(by_c.items())}
+    kept, left = {}, []
+    for c, rs in sorted(by_c.items()):
+        launches = counted(rs)
+        spoiled = sorted({flag for r in launches for flag in r.get("flags") or ()} - CAVEATS)
+        if spoiled:
+            left.append({"concurrency": c, "flags": spoiled, "cell_ids": [r["cell_id"] for r in launches]})
+        else:
+            kept[c] = launches
+    return kept, left
 
 
 def setting_knee(key: tuple, records: list[dict], threshold: float = THRESHOLD) -> SettingKnee:
     group, endpoint, delay_ms, server, label = key
     used = ratio_field(records)
-    by_c = launches_at(records, used)
+    by_c, left = launches_at(records, used)
     points = [{"concurrency": c, **ratio_interval([r[used] for r in rs]),
                "efficiency_ratio": mean(r.get("efficiency_ratio") for r in rs), "cell_ids": [r["cell_id"] for r in rs],
                "threads_peak": max_or_none(r.get("threads_peak") for r in rs),
@@ -156,13 +168,14 @@ def setting_knee(key: tuple, records: list[dict], threshold: float = THRESHOLD) 
         group=group, endpoint=endpoint, delay_ms=delay_ms, server=server, executor=records[0].get(EXECUTOR_KNOB),
         max_threads=pool_size(records[0]), setting=label, predicted=predicted,
         knee_concurrency=rounded(knee.concurrency), status=knee.status, text=knee_text(knee, predicted),
-        ratio_used=used, threshold=threshold, max_concurrency=points[-1]["concurrency"],
+        ratio_used=used, threshold=threshold,
+        max_concurrency=max([p["concurrency"] for p in points] + [x["concurrency"] for x in left]),
         knee_vs_predicted=round(knee.concurrency / predicted, 3) if knee.concurrency and predicted else None,
         threads_peak_max=max_or_none(p["threads_peak"] for p in points),
         knee_low=rounded(knee.low), knee_high=rounded(knee.high),
         bracket=list(knee.bracket) if knee.status == "bracket" else None, fit=fit_record(knee),
         seed_ratio_knee=rounded(seed.concurrency), seed_ratio_status=seed.status,
-        disagreement=disagreement(knee, seed, used), points=points)
+        disagreement=disagreement(knee, seed, used), points=points, left_out=left)
 
 
 def rounded(x: float | None) -> float | None:
@@ -222,8 +235,14 @@ def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.is_file() else []
 
 
+def left_text(left: list[dict]) -> str:
+    """'C=1000 (few_completions)': the concurrencies a knee left out, and why."""
+    return ", ".join(f"C={x['concurrency']} ({', '.join(x['flags'])})" for x in left)
+
+
 def summary(knees: list[dict]) -> str:
     """The knees in words, one line per setting (knees.jsonl's records)."""
     lines = [f"  {k['group']} {k['setting']} delay {k['delay_ms']} ms: {k['text']} [{k['ratio_used']}]"
-             + (f"\n    note: {k['disagreement']}" if k["disagreement"] else "") for k in knees]
+             + (f"\n    note: {k['disagreement']}" if k["disagreement"] else "")
+             + (f"\n    not fitted: {left_text(k['left_out'])}" if k.get("left_out") else "") for k in knees]
     return "knees (" + KNEES_FILE + "):\n" + "\n".join(lines) if lines else "knees: no delay cells to judge"

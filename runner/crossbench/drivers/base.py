@@ -59,6 +59,18 @@ class Driver:
         name reads inside an object."""
         return "latency_ratio" if record.get("delay_ms") else "rps"
 
+    def holds(self, plan) -> bool:
+        """The cell's window is held (loadgen/held.py): one process spans its warm-up, window and tail."""
+        return False
+
+    def over_budget(self, plan) -> bool:
+        """A held window whose queue is slower than its load budget can wait out (closed_loop.HELD_BUDGET_S)."""
+        return False
+
+    def planned_s(self, plan) -> float:
+        """The seconds of load the cell is planned to take (the run's time estimate): its warm-up and window."""
+        return plan.warmup_s + plan.duration_s
+
     def preflight(self, plan) -> None:
         """Refuses, before the run starts, what this driver could not do with the cell (DriverRefused)."""
         missing = [f"{tool} ({install})" for tool, install in self.tools if shutil.which(tool) is None]

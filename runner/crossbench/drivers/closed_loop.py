@@ -1,7 +1,10 @@
 """The default cell: C connections, each with one request outstanding, for the window (seed 002).
 
-Warm-up first with the same load (delays cut short), unrecorded; then the measured window. The closed-loop
-figures (the seed's efficiency ratio, its latency twin, Little's-law throughput) and flags belong here.
+Warm-up first with the same load (delays cut short), unrecorded; then the measured window. A delayed cell planned
+on the generator that holds windows (held_windows in [run], loadgen/held.py) is one process instead: the cell's own
+load for a held time before the window (until the queue has turned over), the window, and a tail, the window cut
+from its rows. The closed-loop figures (the seed's efficiency ratio, its latency twin, Little's-law throughput)
+and flags belong here.
 """
 from __future__ import annotations
 
@@ -12,6 +15,23 @@ from ..loadgen.base import LoadResult, LoadSpec
 from .base import DriverRefused, GeneratorDriver, Measurement
 
 WARMUP_DELAY_MS = 10
+# A held window's load before it, in the slowest answers the cell expects (rounds of the delay through the pool):
+# the first answers then come back to a queue in its steady state; the cut waits besides for every connection's
+# first answer (held.turned_over). Tomcat's keep-alive threads serve some connections ahead of the queue, so its
+# slowest answers run up to about twice the rounds (measured: 1.8 s where 5 rounds of 200 ms are 1.0 s).
+HELD_ROUNDS = 2.0
+TAIL_ROUNDS = 2.0     # ... and after it, so that the window's own requests are answered under the same load
+MIN_TAIL_S = 1.0
+# The most load a held window runs before it and after it: a queue slower than this (C / parallel limit x delay
+# past 150 s) is not waited out; the plan line says so before the run, and its window, opening on a queue that
+# has not turned over or closing on answers that outlive the load, is flagged window_not_held
+HELD_BUDGET_S = 300.0
+
+
+def holds_window(plan) -> bool:
+    """The cell runs as one held process (its plan's generator holds windows: experiment_expand.held_window)."""
+    adapter = loadgen.ADAPTERS.get(plan.loadgen)       # a kind with a client of its own names that instead
+    return adapter is not None and adapter.holds_window and plan.rate is None
 
 
 def load_spec(plan, base_url: str, *, warmup: bool = False) -> LoadSpec:
@@ -26,13 +46,20 @@ def load_spec(plan, base_url: str, *, warmup: bool = False) -> LoadSpec:
         # needs, and the requests still in flight when the warm-up stops are over in milliseconds.
         duration = plan.warmup_s
         worst = worst * WARMUP_DELAY_MS / plan.delay_ms if plan.delay_ms else worst
+    held = {}
+    if holds_window(plan):
+        held = {"held_s": min(HELD_BUDGET_S, max(plan.warmup_s, HELD_ROUNDS * worst)),
+                "tail_s": min(HELD_BUDGET_S, max(MIN_TAIL_S, TAIL_ROUNDS * worst))}
     return LoadSpec(urls=tuple(urls), concurrency=plan.concurrency, duration_s=duration,
                     timeout_s=metrics.loadgen_timeout_s(worst), keepalive=plan.keepalive, pipeline=plan.pipeline,
-                    threads=plan.loadgen_threads, cpus=plan.loadgen_cpus)
+                    threads=plan.loadgen_threads, cpus=plan.loadgen_cpus, **held)
 
 
 FIELDS = record.common("efficiency_ratio", "latency_ratio", "rps_steady", "rps_method", "rps_steady_method",
-                       "in_flight")
+                       "in_flight", "held_window")
+HELD_RPS = ("requests credited with the share of their life inside the held window, per second of it "
+            "(loadgen/held.py)")
+NOT_HELD = "window_not_held"      # the queue turned over late, or the window's requests outlived the load
 SATURATED = ("null: the load generator was saturated, so time between its requests is missing from the "
              "latency")
 
@@ -41,12 +68,18 @@ def closed_loop_figures(plan, result: LoadResult, loadgen_saturated: bool = Fals
     mean = result.latency_ms.get("mean")
     r = metrics.ratios(plan.concurrency, plan.delay_ms, result.rps, mean, loadgen_saturated)
     in_flight = metrics.in_flight(result.rps, mean)
+    window = result.extra.get("held_window")
     figures = {"efficiency_ratio": r.efficiency_ratio, "latency_ratio": r.latency_ratio, "in_flight": in_flight,
-               "rps_steady": r.rps_steady, "rps_method": "requests / measured window (the seed's definition)",
-               "rps_steady_method": SATURATED if loadgen_saturated else "concurrency / mean latency (Little's law)"}
+               "rps_steady": r.rps_steady,
+               "rps_method": HELD_RPS if window else "requests / measured window (the seed's definition)",
+               "rps_steady_method": SATURATED if loadgen_saturated else "concurrency / mean latency (Little's law)",
+               "held_window": window}
     flags = metrics.flags(concurrency=plan.concurrency, requests=result.requests, errors=result.errors, ratios_=r,
                           window_s=result.duration_s, mean_latency_ms=mean, in_flight_=in_flight,
-                          pipeline=plan.pipeline, rounding=result.rps * result.latency_resolution_ms / 2000)
+                          pipeline=plan.pipeline, rounding=result.rps * result.latency_resolution_ms / 2000,
+                          held=window is not None)
+    if window and (window["short"] or window["finished_after_load"] > 0.01 * max(1, window["sent"])):
+        flags.append(NOT_HELD)
     return figures, flags
 
 
@@ -64,9 +97,34 @@ class ClosedLoop(GeneratorDriver):
     def load_spec(self, plan, base_url: str, warmup: bool = False) -> LoadSpec:
         return load_spec(plan, base_url, warmup=warmup)
 
+    def holds(self, plan) -> bool:
+        return holds_window(plan)
+
+    def over_budget(self, plan) -> bool:
+        """A held window whose queue the budget cannot wait out (HELD_BUDGET_S)."""
+        if not holds_window(plan):
+            return False
+        limit = plan.parallel_limit
+        worst = metrics.expected_worst_latency_s(delay_ms=plan.delay_ms, concurrency=plan.concurrency,
+                                                 blocking=limit is not None, workers=limit)
+        return HELD_ROUNDS * worst > HELD_BUDGET_S
+
+    def planned_s(self, plan) -> float:
+        """A held window's whole process (held time, window, tail), else the warm-up and the window."""
+        if not holds_window(plan):
+            return super().planned_s(plan)
+        spec = load_spec(plan, "http://127.0.0.1:1")
+        return spec.held_s + spec.duration_s + spec.tail_s
+
+    def warmup(self, plan, ctx, server) -> None:
+        """A held window warms up inside its own process, at the cell's own delay."""
+        if not holds_window(plan):
+            super().warmup(plan, ctx, server)
+
     def measure(self, plan, ctx, server, sampler) -> Measurement:
         result, host_flags, host_fields = self.run_window(plan, ctx, server)
-        return Measurement(result, extra=host_fields, flags=host_flags)
+        t0, t1 = result.extra.get("window_epoch") or (None, None)
+        return Measurement(result, t0=t0, t1=t1, extra=host_fields, flags=host_flags)
 
     def figures(self, plan, measurement, *, loadgen_saturated: bool) -> tuple[dict, list[str]]:
         """The ratios once the cell knows whether the load generator (here, or a load host's) was saturated."""

@@ -56,6 +56,11 @@ for _adapter in (wrk, ab, http_load,
 DEFAULT = "wrk"        # a run's generator unless its experiment or --loadgen names another, and a peak cell's
 
 
+def holding_window() -> str:
+    """The generator that measures a held window (LoadGenerator.holds_window): the first registered."""
+    return next(name for name, generator in ADAPTERS.items() if generator.holds_window)
+
+
 def on_load_hosts(how: str) -> list[str]:
     """The generators load hosts get that way (LoadGenerator.on_load_hosts: "prerequisites" or "build")."""
     return [name for name, generator in ADAPTERS.items() if how == generator.on_load_hosts]

@@ -46,6 +46,11 @@ class LoadSpec:
                                    # k6 maxVUs); None = closed loop. Only oha and k6 read it
     host: object = None            # the host it runs on (crossbench.hosts); None = this machine
     start_at: float | None = None  # with a host: this machine's epoch at which the tool starts (several hosts)
+    # A held window (LoadGenerator.holds_window, closed loop): one process runs held_s of the cell's own load before
+    # the window and tail_s after it, so the window opens on the queue the concurrency makes and its requests
+    # finish under the same load; the window is cut from the per-request rows (loadgen/held.py)
+    held_s: float = 0.0
+    tail_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -119,6 +124,8 @@ class LoadGenerator:
     merge: Callable[[list[tuple[str, LoadResult, float | None]]], LoadResult] | None = None
     binary: Callable[[], str | None] | None = None          # the pinned build's path (oha, k6); None: on PATH
     requests: Callable[[Path | str], list] | None = None    # one row per request (openloop.Request) from out_dir
+    holds_window: bool = False                              # runs a closed loop whose window is cut from its rows,
+                                                            # warm-up and tail in the same process (LoadSpec.held_s)
 
     def __post_init__(self):
         """Each attribute of its declared type (a flag True or False, a function callable, None only where the

@@ -1,4 +1,6 @@
-"""oha adapter: open-loop load at a fixed rate (oha -q RATE --latency-correction), every request kept.
+"""oha adapter: open-loop load at a fixed rate (oha -q RATE --latency-correction), every request kept; and closed
+loop (no rate: -c connections, each with one request outstanding) for held windows (held.py), the window cut from
+the rows of one process that runs warm-up, window and tail.
 
 oha's ticker fires request i at start + i / rate into a FIFO; each of the -c connections takes the next
 tick when it is free, so a slow server makes ticks wait (the queueing a real user would see) and with
@@ -13,10 +15,11 @@ import dataclasses
 import json
 import math
 import sqlite3
+import time
 from collections import Counter
 from pathlib import Path
 
-from crossbench.loadgen import merge, openloop, process
+from crossbench.loadgen import held, merge, openloop, process
 from crossbench.loadgen.base import LoadGenerator, LoadgenError, LoadResult, LoadSpec, empty_errors, raw_path
 
 name = "oha"
@@ -30,6 +33,13 @@ LATENCY_SOURCE = (
     "(at most -c in flight), connect time and the server's queueing. Percentiles: nearest rank over "
     "every row. Requests that failed (refused, timeout, reset) are not in them (counted in errors); "
     "ticks still waiting for a connection when the window ended were never sent (extra never_sent).")
+HELD_LATENCY_SOURCE = (
+    "oha 1.16.0 closed loop (-c C, no rate) in a held window (loadgen/held.py): one process ran the cell's load "
+    "before, through and after the window; latency of each request sent inside the window, from its send to the "
+    "last byte of its answer (one row per answered request in oha.sqlite), every one waited for under the same "
+    "load; throughput credits each request with the share of its life inside the window. Percentiles: nearest "
+    "rank over those rows. Requests "
+    "that failed are counted in errors over the whole run.")
 
 
 # the pinned build in the tools cache, else one on PATH; its version as it prints it ("oha 1.16.0")
@@ -41,14 +51,20 @@ def _ms(seconds: float) -> str:
     return f"{max(1, round(seconds * 1000))}ms"
 
 
+def run_length_s(spec: LoadSpec) -> float:
+    """How long oha sends: the window, and a held window's load before and after it."""
+    return spec.held_s + spec.duration_s + spec.tail_s if spec.rate is None else spec.duration_s
+
+
 def build_command(spec: LoadSpec, out_dir: Path | None = None) -> list[str]:
     """The oha command line; out_dir names its output files (the URL list too, written by run())."""
-    TOOL.refuse_unfit(spec)
+    TOOL.refuse_unfit(spec, closed_loop=True)
     out_dir = Path(out_dir or ".")
+    schedule = [] if spec.rate is None else ["-q", f"{spec.rate:g}", "--latency-correction"]
     cmd = process.taskset_prefix(spec.cpus) + [
         binary() or name, "--no-tui", "--output-format", "json", "-o", str(raw_path(out_dir, name, "json")),
         "--db-url", str(raw_path(out_dir, name, "sqlite")),
-        "-z", _ms(spec.duration_s), "-q", f"{spec.rate:g}", "--latency-correction",
+        "-z", _ms(run_length_s(spec)), *schedule,
         "-w",                                  # answers in flight at the end are waited for (up to -t)
         "-c", str(spec.concurrency), "-t", _ms(spec.timeout_s),
         "--worker-threads", str(max(1, spec.threads))]
@@ -71,8 +87,9 @@ def run(spec: LoadSpec, out_dir: Path) -> LoadResult:
     cmd = build_command(spec, out_dir)
     raw_path(out_dir, name, "spec.json").write_text(json.dumps(
         {"rate": spec.rate, "window_s": spec.duration_s, "concurrency": spec.concurrency,
-         "timeout_s": spec.timeout_s, "command": cmd}, indent=1) + "\n")
-    limit = process.whole_seconds(spec.duration_s) + process.whole_seconds(spec.timeout_s) + MARGIN_S
+         "timeout_s": spec.timeout_s, "held_s": spec.held_s, "tail_s": spec.tail_s,
+         "launched_at": max(time.time(), spec.start_at or 0.0), "command": cmd}, indent=1) + "\n")
+    limit = process.whole_seconds(run_length_s(spec)) + process.whole_seconds(spec.timeout_s) + MARGIN_S
     done = process.run_bounded(cmd, out_dir, name, limit, host=spec.host, start_at=spec.start_at)
     if done.returncode != 0:
         raise LoadgenError(f"oha exited {done.returncode}: {process.tail(done.stderr) or process.tail(done.stdout)}")
@@ -110,28 +127,80 @@ def error_kind(message: str) -> str | None:
 
 
 def merge_hosts(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult:
-    """Several load hosts' runs as one (GENERATOR.merge): their per-request rows (oha.sqlite) as one population."""
+    """Several load hosts' runs as one (GENERATOR.merge): their per-request rows (oha.sqlite) as one population
+    (a held window is cut again from all of them: the queue is the server's, over every host's connections)."""
+    if parts[0][1].extra.get("held_window") is not None:
+        return merge_held(parts)
     return merge.merge_open_loop(parts, lambda r: requests(merge.raw_dir(r, "oha.sqlite")))
 
 
-def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
-    """A LoadResult from a run directory (oha.json, oha.sqlite, oha.spec.json)."""
-    out_dir = Path(source)
-    try:
-        summary = json.loads(raw_path(out_dir, name, "json").read_text())
-        spec = json.loads(raw_path(out_dir, name, "spec.json").read_text())
-        rate, window = float(spec["rate"]), float(spec["window_s"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise LoadgenError(f"oha: unreadable output in {out_dir} ({exc})") from exc
-    rows = requests(out_dir)
+def merge_held(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult:
+    """Held runs started together on several hosts, each with its share of the connections: one window cut from
+    all their rows, with all their connections."""
+    dirs = [merge.raw_dir(r, "oha.sqlite") for _, r, _ in parts]
+    specs = [json.loads(raw_path(d, name, "spec.json").read_text()) for d in dirs]
+    rows = openloop.merge(*(requests(d) for d in dirs))
+    figures = held_figures(rows, sum(int(s["concurrency"]) for s in specs), specs[0])
+    one = merge.merged(parts, figures["latency_ms"])
+    return dataclasses.replace(one, requests=figures["requests"], duration_s=figures["duration_s"],
+                               window_rate=figures["rate"], bytes=figures["bytes"],
+                               extra={**one.extra, **figures["extra"]})
 
-    errors, messages, deadline = empty_errors(), summary.get("errorDistribution", {}), 0
-    for message, count in messages.items():
+
+def counted_errors(summary: dict) -> tuple[dict[str, int], int]:
+    """oha's errors by kind (non_2xx left at 0) and the requests it aborted at its deadline."""
+    errors, deadline = empty_errors(), 0
+    for message, count in summary.get("errorDistribution", {}).items():
         kind = error_kind(message)
         if kind is None:
             deadline += count
         else:
             errors[kind] += count
+    return errors, deadline
+
+
+def held_figures(rows: list[openloop.Request], concurrency: int, spec: dict) -> dict:
+    """A held run's window (held.cut) as a LoadResult's figures: answers and bytes inside it, latency of the
+    requests sent inside it, its account, and its bounds as this machine's epochs (the cell's samplers)."""
+    held_s, window_s = float(spec.get("held_s") or 0.0), float(spec["window_s"])
+    stopped = held_s + window_s + float(spec.get("tail_s") or 0.0)
+    window = held.cut(rows, concurrency=concurrency, held_s=held_s, window_s=window_s, load_stopped_s=stopped)
+    launched = float(spec.get("launched_at") or 0.0)
+    return {"requests": len(window.answered), "duration_s": window.length_s, "rate": window.rate,
+            "bytes": sum(r.bytes for r in window.answered), "latency_ms": openloop.latency(window.sent),
+            "non_2xx": sum(1 for r in window.answered if not 200 <= r.status < 300),
+            "extra": {"held_window": window.figures(window_s, stopped), "concurrency": concurrency,
+                      "window_epoch": [launched + window.opened_s, launched + window.closed_s]}}
+
+
+def parse_held(out_dir: Path, summary: dict, spec: dict, tool_version: str) -> LoadResult:
+    """A held closed-loop run (no rate): the window cut from its rows (held.py)."""
+    figures = held_figures(requests(out_dir), int(spec["concurrency"]), spec)
+    errors, _ = counted_errors(summary)
+    errors["non_2xx"] = figures["non_2xx"]
+    return LoadResult(
+        tool=name, tool_version=tool_version, requests=figures["requests"], duration_s=figures["duration_s"],
+        bytes=figures["bytes"], errors=errors, latency_ms=figures["latency_ms"], window_rate=figures["rate"],
+        latency_source=HELD_LATENCY_SOURCE, extra={**figures["extra"], "error_messages": summary.get(
+            "errorDistribution", {}), "tool_total_s": summary["summary"]["total"]},
+        raw_files=process.existing(out_dir, name, ("json", "sqlite", "spec.json", "urls", "stdout", "stderr")))
+
+
+def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
+    """A LoadResult from a run directory (oha.json, oha.sqlite, oha.spec.json): open loop, or a held window."""
+    out_dir = Path(source)
+    try:
+        summary = json.loads(raw_path(out_dir, name, "json").read_text())
+        spec = json.loads(raw_path(out_dir, name, "spec.json").read_text())
+        if spec["rate"] is None:
+            return parse_held(out_dir, summary, spec, tool_version)
+        rate, window = float(spec["rate"]), float(spec["window_s"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise LoadgenError(f"oha: unreadable output in {out_dir} ({exc})") from exc
+    rows = requests(out_dir)
+
+    messages = summary.get("errorDistribution", {})
+    errors, deadline = counted_errors(summary)
     errors["non_2xx"] = sum(1 for r in rows if not 200 <= r.status < 300)
 
     sent = len(rows) + sum(messages.values())           # every tick a connection took, answered or not
@@ -165,5 +234,6 @@ def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
 GENERATOR = LoadGenerator(
     name=name, available=available, version=version, build_command=build_command, run=run, parse=parse,
     open_loop=True,                    # sends on a schedule (LoadSpec.rate): open-loop cells use it
+    holds_window=True,                 # and closed loop, one process spanning a held window (held.py)
     on_load_hosts="build",             # hosts.sh setup --open-loop builds it on the load hosts (install-openloop.sh)
     merge=merge_hosts, binary=binary, requests=requests)

@@ -68,9 +68,10 @@ class PinnedTool:
                           re.MULTILINE)
         return found.group(1) if found else "unknown"
 
-    def refuse_unfit(self, spec) -> None:
-        """What an open-loop generator here cannot run (LoadgenError): no rate, pipelining, nothing to send."""
-        if spec.rate is None or spec.rate <= 0:
+    def refuse_unfit(self, spec, closed_loop: bool = False) -> None:
+        """What an open-loop generator here cannot run (LoadgenError): no rate (unless it runs `closed_loop` too,
+        held windows), pipelining, nothing to send."""
+        if (spec.rate is None and not closed_loop) or (spec.rate is not None and spec.rate <= 0):
             raise LoadgenError(f"{self.name} runs open loop here: set LoadSpec.rate (requests per second)")
         if spec.pipeline != 1:
             raise LoadgenError(f"{self.name} cannot pipeline HTTP/1.1 requests")

@@ -8,7 +8,8 @@ from dataclasses import dataclass, replace
 
 from crossbench import servers
 from crossbench.drivers import DEFAULT_KIND, DRIVERS, PEAK_KIND, RATE_KIND
-from crossbench.loadgen import ADAPTERS
+from crossbench.loadgen import ADAPTERS, holding_window
+from crossbench.loadgen import DEFAULT as DEFAULT_LOADGEN
 from crossbench.record.record import point_of
 from crossbench.stats import MIN_LAUNCHES
 
@@ -172,6 +173,9 @@ def plan_cell(experiment: Experiment, at: Coordinates, repetition: int, rate=Non
     open_loop = rate is not None or share is not None
     kind = RATE_KIND if open_loop else PEAK_KIND if peak else group.kind
     loadgen = group.peak_loadgen if peak else DRIVERS[kind].loadgen or run.loadgen
+    pipeline = run.pipeline if group.pipeline is None else group.pipeline
+    if held_window(run, kind, at.delay_ms, loadgen, pipeline):
+        loadgen = holding_window()
     point = point_of_cell(at, rate=rate, share=share, peak=peak)
     proxy = servers.get(group.proxy).variants(group.sections[group.proxy])[0] if group.proxy else None
     pooler = {"name": group.pooler, "pool_size": group.pooler_pool} if group.pooler else None
@@ -182,10 +186,16 @@ def plan_cell(experiment: Experiment, at: Coordinates, repetition: int, rate=Non
         server=at.server, endpoint=at.endpoint, concurrency=at.concurrency, delay_ms=at.delay_ms,
         duration_s=window_s(run, at.delay_ms), warmup_s=run.warmup_s, repetition=repetition, loadgen=loadgen,
         keepalive=DRIVERS[kind].keepalive(run.keepalive, group.options),     # a group may pipeline alone (tfb's plaintext):
-        pipeline=run.pipeline if group.pipeline is None else group.pipeline,
-        server_cpus=run.server_cpus, loadgen_cpus=run.loadgen_cpus, loadgen_threads=run.loadgen_threads,
+        pipeline=pipeline, server_cpus=run.server_cpus, loadgen_cpus=run.loadgen_cpus, loadgen_threads=run.loadgen_threads,
         settings=dict(settings), kind=kind, options=dict(group.options), rate=rate, rate_share=share, proxy=proxy,
         pooler=pooler, sweep=sweep, sweep_step=step)
+
+
+def held_window(run: RunSettings, kind: str, delay_ms: int, loadgen: str, pipeline: int) -> bool:
+    """A delayed closed-loop cell of a run with held_windows, on the default generator without pipelining: its
+    window is held (loadgen/held.py) by the generator that can (a generator the run names itself is kept)."""
+    return run.held_windows and kind == DEFAULT_KIND and delay_ms > 0 and loadgen == DEFAULT_LOADGEN and \
+        pipeline == 1
 
 
 def window_s(run: RunSettings, delay_ms: int) -> float:

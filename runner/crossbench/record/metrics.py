@@ -8,6 +8,7 @@ from dataclasses import dataclass
 # A cell is flagged when ...
 RATIO_DISAGREEMENT = 0.10      # ... efficiency ratio and latency ratio differ by more than this (relative)
 MIN_ROUND_TRIPS = 3.0          # ... connections completed fewer requests each than this on average
+MIN_HELD_TRIPS = 1.0           # ... in a held window, whose edges cost no round trip: at least one answer each
 LOADGEN_SATURATED_PCT = 90.0   # ... the load generator used more than this share of each core it had
 # ... rps x mean latency passes concurrency x pipeline by more than this (relative): each window is one generator
 # process, so no request straddles its edges and a connection's latencies sum to at most the window; the slack is
@@ -75,7 +76,7 @@ def edge_allowance(window_s: float | None, mean_latency_ms: float | None) -> flo
 
 def flags(*, concurrency: int, requests: int, errors: dict[str, int], ratios_: Ratios,
           window_s: float | None = None, mean_latency_ms: float | None = None, in_flight_: float | None = None,
-          pipeline: int = 1, rounding: float = 0.0) -> list[str]:
+          pipeline: int = 1, rounding: float = 0.0, held: bool = False) -> list[str]:
     """The closed-loop flags (the cell adds loadgen_saturated for every kind). ratio_disagreement: the two
     ratios differ by more than RATIO_DISAGREEMENT beyond what the window's edge explains (edge_allowance);
     in_flight_over_concurrency: Little's law broken (in_flight_over_concurrency)."""
@@ -86,7 +87,7 @@ def flags(*, concurrency: int, requests: int, errors: dict[str, int], ratios_: R
         found.append("timeouts")
     if sum(n for kind, n in errors.items() if kind != "timeout"):
         found.append("errors")
-    if requests == 0 or requests / concurrency < MIN_ROUND_TRIPS:
+    if requests == 0 or requests / concurrency < (MIN_HELD_TRIPS if held else MIN_ROUND_TRIPS):
         found.append("few_completions")
     a, b = ratios_.efficiency_ratio, ratios_.latency_ratio
     if a and b and (a / b > (1 + RATIO_DISAGREEMENT) * edge_allowance(window_s, mean_latency_ms)

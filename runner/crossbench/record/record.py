@@ -47,7 +47,8 @@ SCHEMA_HISTORY = {
     7: "latency from the samples requests had: latency_method says how (wrk's coordinated-omission correction is "
        "undone, loadgen/wrk_correction.py; its own figures kept as loadgen_reported_latency_ms); in_flight = rps x "
        "mean latency on closed-loop cells, flag in_flight_over_concurrency above concurrency x pipeline (Little's "
-       "law), flag latency_unrecoverable when no latency figure could be trusted; a schema 6 record reads with "
+       "law), flag latency_unrecoverable when no latency figure could be trusted; held windows (held_window: one "
+       "closed-loop process spans warm-up, window and tail, flag window_not_held); a schema 6 record reads with "
        "latency_method 'corrected' (wrk), 'summary' (http_load) or 'samples' and the new figures null",
 }
 
@@ -159,6 +160,11 @@ DRIVER_DEFAULTS = {
     "rps_steady": "concurrency / mean latency (Little's law); null when the load generator was saturated",
     "in_flight": "rps x mean latency: requests in flight on average over the window (Little's law); a closed loop "
                  "holds at most concurrency x pipeline, flag in_flight_over_concurrency above it",
+    "held_window": "a held window's account (loadgen/held.py): opened_s and closed_s from the process's start, "
+                   "turned_over_s (every connection's first answer in), planned_s, load_stopped_s, answered (ended "
+                   "inside it), credited (requests by share of life inside it: the rps), sent (sent inside it: "
+                   "the latency's samples), finished_after_load, short (under half the planned window: the queue "
+                   "turned over late); null for a window of its own process",
     "rps_method": "how rps was counted", "rps_steady_method": "how rps_steady was computed",
     "loadgen_hosts": "cells driven from load hosts (--hosts): each host's own figures (host, requests, "
                      "rps, latency_ms, errors, cpu_percent and start_late_ms, from the tether: its tool's CPU and "
@@ -218,6 +224,7 @@ def upgrade(record: dict) -> dict:
         record.setdefault("noise_impact_percent", None)
     if version < 7:
         record.setdefault("in_flight", None)
+        record.setdefault("held_window", None)
         if record.get("status") == "ok":
             record.setdefault("latency_method", old_latency_method(record))
             record.setdefault("loadgen_reported_latency_ms", None)

@@ -63,8 +63,23 @@ def plan_summary(resolved: Experiment, cells: list[CellPlan], todo: list[CellPla
                  "their window: the run takes longer)" if counted else ""
     return (f"{resolved.name}: {len(cells)} cells ({len({c.point_id for c in cells})} points x {rounds} "
             f"rounds{retry_note}{precision_note}), {len(todo)} to run, {run.warmup_s:g} s warm-up + "
-            f"{window} window each; about {fmt_duration(progress.eta_s(len(todo)))}{count_note}; "
+            f"{window} window each{held_note(cells)}; about {fmt_duration(progress.eta_s(len(todo)))}"
+            f"{count_note}; "
             f"server on cores {list(run.server_cpus) or 'any'}, {run.loadgen} on cores {list(run.loadgen_cpus) or 'any'}")
+
+
+def held_note(cells: list[CellPlan]) -> str:
+    """What the held windows add to the plan line: which generator holds them and the load each runs."""
+    held = [c for c in cells if DRIVERS[c.kind].holds(c)]
+    if not held:
+        return ""
+    lengths = sorted(DRIVERS[c.kind].planned_s(c) for c in held)
+    span = f"{lengths[0]:.0f} s" if lengths[0] == lengths[-1] else f"{lengths[0]:.0f}-{lengths[-1]:.0f} s"
+    over = [c for c in held if DRIVERS[c.kind].over_budget(c)]
+    warning = (f"; {len(over)} of them wait on a queue longer than the held budget (e.g. {over[0].describe()}): "
+               "their windows may open before it turns over, flagged window_not_held if so") if over else ""
+    return (f" ({len(held)} delayed cells held by {held[0].loadgen}: one process each, {span} of load, the window "
+            f"opening once the queue has turned over{warning})")
 
 
 def retried(cells: list[CellPlan], run_dir: RunDir, run: RunSettings) -> list[CellPlan]:
@@ -179,7 +194,7 @@ def plan(args, remote: ExitStack) -> Planned | None:
     database = run_database(resolved.run, cells, run_dir, placement)
     finished = run_dir.finished_ids()
     todo = [c for c in cells if c.cell_id not in finished]
-    cell_s = sum(c.warmup_s + c.duration_s for c in cells) / len(cells)     # windows may grow with the delay
+    cell_s = sum(DRIVERS[c.kind].planned_s(c) for c in cells) / len(cells)     # windows may grow with the delay
     progress = Progress(len(cells), cell_s)
     progress.done = len(cells) - len(todo)
     print(plan_summary(resolved, cells, todo, progress), file=sys.stderr)

@@ -5,11 +5,12 @@ start is made by an unmeasured one (prime_servers)."""
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from crossbench import oskit, servers
+from crossbench import loadgen, oskit, paths, servers
 from crossbench.database import stack
 from crossbench.database.stack import needs_database
 from crossbench.drivers import DRIVERS
@@ -26,8 +27,26 @@ class Refused(Refusal, RuntimeError):
     """A clear reason not to start, given before anything runs."""
 
 
+def build_generators(cells: list[CellPlan]) -> None:
+    """The pinned generators the cells need (LoadGenerator.binary: oha, k6) built into the tools cache on first
+    use, as run_all.sh installs Debian packages: the README's two commands are all the set-up any experiment
+    needs. install-openloop.sh prints its progress and build time; Refused when it fails."""
+    pinned = {name for name, generator in loadgen.ADAPTERS.items() if generator.binary is not None}
+    missing = sorted({cell.loadgen for cell in cells if cell.loadgen in pinned
+                      and not loadgen.get(cell.loadgen).available()})
+    for tool in missing:
+        needing = sum(cell.loadgen == tool for cell in cells)
+        print(f"run_all: {needing} cell(s) need {tool}, not built yet: building it once into the tools cache "
+              "(runner/install-openloop.sh: minutes on 2 cores, reused after)", file=sys.stderr, flush=True)
+        script = paths.RUNNER / "install-openloop.sh"
+        if subprocess.run([str(script), tool], stdin=subprocess.DEVNULL).returncode != 0 or \
+                not loadgen.get(tool).available():
+            raise Refused(f"{tool} could not be built ({script} {tool} failed, its reason above)")
+
+
 def preflight(run: RunSettings, cells: list[CellPlan]) -> None:
     """Everything that can be known wrong before the first cell."""
+    build_generators(cells)
     for cell in cells:
         DRIVERS[cell.kind].preflight(cell)
     for cell in one_per_variant(cells):

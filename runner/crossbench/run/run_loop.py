@@ -12,7 +12,7 @@ from crossbench.cell.cell import run_cell
 from crossbench.cell.cell_context import CellContext
 from crossbench.cell.cell_record import failed_record
 from crossbench.database.stack import RunDatabase
-from crossbench.decide import best_levels, capacity, precision
+from crossbench.decide import best_levels, capacity, disturbed, precision
 from crossbench.drivers import DRIVERS
 from crossbench.plan.cell_decisions import PeakMissing, sweep_stopped, with_rate_from_peak
 from crossbench.plan.cellplan import CellPlan
@@ -76,7 +76,10 @@ def execute_rest(run_dir: RunDir, cells: list[CellPlan], experiment: Experiment,
     """After the plan's cells: the precision target's rounds (crossbench.decide.precision), the capacity searches'
     steps (crossbench.decide.capacity) and TechEmpower's best levels launched again (crossbench.decide.best_levels)."""
     run = experiment.run
+    searching = capacity.search_groups(experiment)
     steps = (
+        (lambda c, r: disturbed.relaunches(c, r, run, searching),
+         lambda more: f"{len(more)} launches the host disturbed (noisy_host): launching them again once"),
         (lambda c, r: precision.next_round(c, r, run),
          lambda more: f"{len(more)} points not yet within {run.precision:g}: launching them again"),
         (lambda c, r: capacity.next_launches(c, r, experiment),

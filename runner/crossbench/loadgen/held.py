@@ -1,0 +1,92 @@
+"""A held window: one closed-loop process runs the cell's own load before, through and after the window, and the
+window is cut from its per-request rows, so it describes the steady state the concurrency makes however long the
+queue.
+
+Why: a window that opens with a fresh generator opens on an empty queue. Tomcat with 200 threads under 1000 clients
+at a 1 s delay then answers in waves of 200 at 1, 2, ... s, the first five with latencies of 1 to 5 s; a 10 s window
+reads 180 req/s and a mean of 3.9 s (ratios 5.56 and 3.9) where the steady state is 200 req/s and 5 s (5.0 both).
+
+The cut (`cut`):
+- the queue has turned over once every connection's first request has been answered (the first `concurrency` rows
+  by send time: each connection sends its second only after its first is answered); the window opens at the later
+  of that and the planned held time (LoadSpec.held_s), so it is observed, never only guessed;
+- it closes a window's length later (at most half-way into the tail when it opened late), the load going on
+  after it so that the requests sent inside it finish under the same load (the queue drains faster once nobody
+  sends, which would read them short);
+- throughput credits each request with the share of its life inside the window (an answer inside it counts 1, one
+  straddling an edge its share), so connections moving in step do not make the count jump by a wave at the edge
+  (Tornado's 100 clients at 250 ms: 400 answers a second by count in a 3 s window, 384 credited, for a latency of
+  260 ms: Little's law's 385); latency is that of the requests sent inside it, each waited for. The window's edges
+  cost no round trip.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .openloop import Request
+
+# A window shorter than this share of the one planned (the queue turned over late) is said in the record
+SHORT_WINDOW_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class HeldWindow:
+    """The window cut from a held run: its rows and where it lay in the run (seconds from the run's start)."""
+    opened_s: float                 # the window's start: max(held_s, turned_over_s)
+    closed_s: float                 # held_s + window
+    turned_over_s: float | None     # when every connection's first request had been answered
+    answered: list[Request]         # requests that ended inside the window (the record's count)
+    credited: float                 # requests credited with the share of their life inside it: the throughput
+    sent: list[Request]             # requests sent inside it: the latency's samples, each waited for
+    finished_after_load_s: int      # of `sent`, how many ended after the load stopped (their latency may read low)
+
+    @property
+    def length_s(self) -> float:
+        return max(0.0, self.closed_s - self.opened_s)
+
+    @property
+    def rate(self) -> float:
+        """Answers per second inside the window, credited by share of life."""
+        return self.credited / self.length_s if self.length_s > 0 else 0.0
+
+    def figures(self, planned_s: float, load_stopped_s: float) -> dict:
+        """The window's account, for the record (held_window)."""
+        return {"opened_s": round(self.opened_s, 3), "closed_s": round(self.closed_s, 3),
+                "turned_over_s": None if self.turned_over_s is None else round(self.turned_over_s, 3),
+                "planned_s": planned_s, "load_stopped_s": round(load_stopped_s, 3),
+                "answered": len(self.answered), "credited": round(self.credited, 2), "sent": len(self.sent),
+                "finished_after_load": self.finished_after_load_s,
+                "short": self.length_s < SHORT_WINDOW_SHARE * planned_s}
+
+
+def turned_over(rows: list[Request], concurrency: int) -> float | None:
+    """When the first `concurrency` requests sent (each connection's first) had all been answered; None when
+    fewer were answered (the queue never turned over within the run)."""
+    if len(rows) < concurrency:
+        return None
+    first = sorted(rows, key=lambda r: r.start_s)[:concurrency]
+    return max(r.end_s for r in first)
+
+
+def cut(rows: list[Request], *, concurrency: int, held_s: float, window_s: float,
+        load_stopped_s: float) -> HeldWindow:
+    """The window of a held run (module docstring); rows' times are seconds from the run's start. A queue that
+    turned over after held_s moves the window later, into the tail, as far as half the tail: the rest stays for
+    the window's own requests to be answered under load."""
+    over = turned_over(rows, concurrency)
+    latest_close = load_stopped_s - (load_stopped_s - held_s - window_s) / 2
+    opened = max(held_s, over if over is not None else load_stopped_s)
+    closed = max(held_s + window_s, min(opened + window_s, latest_close))
+    opened = min(opened, closed)
+    answered = [r for r in rows if opened <= r.end_s < closed]
+    sent = [r for r in rows if opened <= r.start_s < closed]
+    late = sum(1 for r in sent if r.end_s > load_stopped_s)
+    return HeldWindow(opened, closed, over, answered, sum(share_inside(r, opened, closed) for r in rows), sent, late)
+
+
+def share_inside(row: Request, opened: float, closed: float) -> float:
+    """The share of a request's life (send to answer) inside [opened, closed)."""
+    life = row.end_s - row.start_s
+    if life <= 0:
+        return 1.0 if opened <= row.end_s < closed else 0.0
+    return max(0.0, min(row.end_s, closed) - max(row.start_s, opened)) / life
