@@ -85,3 +85,5 @@ def test_a_disturbed_launch_is_launched_again_once_without_a_precision_target():
     assert max(c.repetition for c in cells if c.point_id == pid) == 6         # never past twice its 3 rounds
     with_precision = experiment.recorded(experiment.apply_overrides(experiment.load("quick"), {"precision": 0.05}))
     assert disturbed.relaunches(cells, records, with_precision.run) == []   # precision.py's rule decides there
+    once = experiment.recorded(experiment.apply_overrides(experiment.load("quick"), {"repetitions": 1}))
+    assert disturbed.relaunches(cells, records, once.run) == []             # one launch a point: it is kept

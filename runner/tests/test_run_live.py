@@ -55,15 +55,18 @@ def test_quick_profile_end_to_end(tmp_path, report_figure):
     meta = json.loads((out / "metadata.json").read_text())
     assert "30 cells (10 points x 3 rounds), 30 to run" in done.stderr
     cells = {r["cell_id"]: r for r in records(out)}
-    assert len(cells) == 30 and all(r["status"] == "ok" for r in cells.values())
-    order = [r["point_id"] for r in records(out)]
+    # A launch the host disturbed (noisy_host: another process took the cores) is kept but left out of its
+    # point, and launched again once after the three rounds (decide/disturbed.py); CI met one such launch on a
+    # quiet machine.
+    relaunched = [r for r in cells.values() if r["repetition"] > 3]
+    assert len(cells) == 30 + len(relaunched) and all(r["status"] == "ok" for r in cells.values())
+    order = [r["point_id"] for r in records(out)][:30]
     assert set(order[:10]) == set(order[10:20]) == set(order[20:]) and len(set(order)) == 10   # round by round
     points = {p["point_id"]: p for p in map(json.loads, (out / "points.jsonl").read_text().splitlines())}
-    # A launch the host disturbed (noisy_host: another process took the cores) is kept but left out of its
-    # point, so a point counts one to three launches; CI met one such launch on a quiet machine.
-    tally = {pid: (p["n"], p["disturbed_cells"], p["failed"]) for pid, p in points.items()}
-    assert len(points) == 10 and all(n >= 1 and n + len(disturbed) == 3 and failed == 0
-                                     for n, disturbed, failed in tally.values()), tally
+    tally = {pid: (p["n"], p["disturbed_cells"], p["failed"], sum(r["point_id"] == pid for r in relaunched))
+             for pid, p in points.items()}
+    assert len(points) == 10 and all(n >= 1 and n + len(disturbed) == 3 + again and again <= len(disturbed)
+                                     and failed == 0 for n, disturbed, failed, again in tally.values()), tally
     for point in points.values():
         for name, figure in point["figures"].items():      # one estimator, named; no bound below zero
             assert figure["estimator"] in (stats.GEOMETRIC, stats.INDICATIVE, stats.NOT_POSITIVE), (name, figure)

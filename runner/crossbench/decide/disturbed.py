@@ -3,7 +3,9 @@ its figures past the precision target) is left out of its point while the point 
 precision target then asks for another launch by its own rule (precision.py); without one, a point of three
 launches on a VM with occasional steal would rest on two. So each disturbed launch is launched again once, after
 the planned rounds, the point never past twice its first rounds (a relaunch that is disturbed too is launched
-again within that cap). Capacity searches relaunch their own launches (capacity.py) and are left to it.
+again within that cap). A run that launches each point once (the seeds' protocols, the tests' one-launch runs)
+keeps its one launch, disturbed or not: points.counted falls back to it, and nothing is lost. Capacity searches
+relaunch their own launches (capacity.py) and are left to it.
 
 Decided from the records alone, like the precision rounds, so --resume continues where it stopped.
 """
@@ -20,9 +22,9 @@ from crossbench.plan.experiment_schema import RunSettings
 def relaunches(cells: list[CellPlan], records: list[dict], run: RunSettings,
                searching: set[str] = frozenset()) -> list[CellPlan]:
     """One more launch of each point that has a disturbed launch not yet launched again (shuffled like a round)."""
-    if run.precision:
-        return []
     rounds = first_rounds(run)
+    if run.precision or rounds < 2:
+        return []
     planned, launched = launches_so_far(cells)
     finished = {r["cell_id"] for r in records}
     disturbed: dict[str, int] = {}

@@ -16,11 +16,12 @@ from .base import DriverRefused, GeneratorDriver, Measurement
 
 WARMUP_DELAY_MS = 10
 # A held window's load before it, in the slowest answers the cell expects (rounds of the delay through the pool):
-# the first answers then come back to a queue in its steady state; the cut waits besides for every connection's
-# first answer (held.turned_over). Tomcat's keep-alive threads serve some connections ahead of the queue, so its
-# slowest answers run up to about twice the rounds (measured: 1.8 s where 5 rounds of 200 ms are 1.0 s).
-HELD_ROUNDS = 2.0
-TAIL_ROUNDS = 2.0     # ... and after it, so that the window's own requests are answered under the same load
+# the least it runs; the cut opens the window once the queue has settled, observed in the rows (held.settled),
+# which may move it into the tail (up to half of it). Tomcat's keep-alive threads serve some connections ahead of
+# the queue, so its slowest answers run up to about twice the rounds (measured: 1.8 s where 5 rounds of 200 ms
+# are 1.0 s), and the cold burst settles after about two rounds to three.
+HELD_ROUNDS = 1.0
+TAIL_ROUNDS = 3.0     # ... and after it, so that the window's own requests are answered under the same load
 MIN_TAIL_S = 1.0
 # The most load a held window runs before it and after it: a queue slower than this (C / parallel limit x delay
 # past 150 s) is not waited out; the plan line says so before the run, and its window, opening on a queue that
@@ -89,7 +90,7 @@ class ClosedLoop(GeneratorDriver):
     def preflight(self, plan) -> None:
         """The load generator refuses what it cannot do (http_load above 1000 clients, ab with several URLs)."""
         adapter = loadgen.get(plan.loadgen)
-        if not adapter.available():
+        if not adapter.available() and adapter.binary is None:      # a pinned build the run makes first
             raise DriverRefused(f"load generator {adapter.name} is not on PATH (run_all.sh installs wrk and ab "
                                 "on Debian)")
         adapter.build_command(load_spec(plan, "http://127.0.0.1:1"), None)
@@ -107,7 +108,7 @@ class ClosedLoop(GeneratorDriver):
         limit = plan.parallel_limit
         worst = metrics.expected_worst_latency_s(delay_ms=plan.delay_ms, concurrency=plan.concurrency,
                                                  blocking=limit is not None, workers=limit)
-        return HELD_ROUNDS * worst > HELD_BUDGET_S
+        return (HELD_ROUNDS + TAIL_ROUNDS) * worst > 2 * HELD_BUDGET_S
 
     def planned_s(self, plan) -> float:
         """A held window's whole process (held time, window, tail), else the warm-up and the window."""

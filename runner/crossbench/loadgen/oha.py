@@ -38,8 +38,7 @@ HELD_LATENCY_SOURCE = (
     "before, through and after the window; latency of each request sent inside the window, from its send to the "
     "last byte of its answer (one row per answered request in oha.sqlite), every one waited for under the same "
     "load; throughput credits each request with the share of its life inside the window. Percentiles: nearest "
-    "rank over those rows. Requests "
-    "that failed are counted in errors over the whole run.")
+    "rank over those rows. Requests that failed are counted in errors over the whole run.")
 
 
 # the pinned build in the tools cache, else one on PATH; its version as it prints it ("oha 1.16.0")

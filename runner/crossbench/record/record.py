@@ -161,7 +161,8 @@ DRIVER_DEFAULTS = {
     "in_flight": "rps x mean latency: requests in flight on average over the window (Little's law); a closed loop "
                  "holds at most concurrency x pipeline, flag in_flight_over_concurrency above it",
     "held_window": "a held window's account (loadgen/held.py): opened_s and closed_s from the process's start, "
-                   "turned_over_s (every connection's first answer in), planned_s, load_stopped_s, answered (ended "
+                   "turned_over_s (every connection's first answer in), settled_s (every request sent before that "
+                   "answered: the window opens no earlier), planned_s, load_stopped_s, answered (ended "
                    "inside it), credited (requests by share of life inside it: the rps), sent (sent inside it: "
                    "the latency's samples), finished_after_load, short (under half the planned window: the queue "
                    "turned over late); null for a window of its own process",

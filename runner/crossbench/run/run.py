@@ -77,9 +77,9 @@ def held_note(cells: list[CellPlan]) -> str:
     span = f"{lengths[0]:.0f} s" if lengths[0] == lengths[-1] else f"{lengths[0]:.0f}-{lengths[-1]:.0f} s"
     over = [c for c in held if DRIVERS[c.kind].over_budget(c)]
     warning = (f"; {len(over)} of them wait on a queue longer than the held budget (e.g. {over[0].describe()}): "
-               "their windows may open before it turns over, flagged window_not_held if so") if over else ""
+               "their windows may open before it settles, flagged window_not_held if so") if over else ""
     return (f" ({len(held)} delayed cells held by {held[0].loadgen}: one process each, {span} of load, the window "
-            f"opening once the queue has turned over{warning})")
+            f"opening once the queue has settled{warning})")
 
 
 def retried(cells: list[CellPlan], run_dir: RunDir, run: RunSettings) -> list[CellPlan]:
@@ -188,7 +188,7 @@ def plan(args, remote: ExitStack) -> Planned | None:
     first cell, with their hosts and database opened and the run directory written; None after --dry-run's list.
     Raises a Refusal for anything known wrong before the first cell."""
     config, resolved, cells, run_dir, again = resumed(args) if args.resume else planned_anew(args)
-    preflight(resolved.run, cells)
+    preflight(resolved.run, cells, build=not args.dry_run)
     slo.check_reachable(args.slo, {c.delay_ms for c in cells})
     placement = open_placement(args.hosts, cells, min(c.duration_s for c in cells), remote)
     database = run_database(resolved.run, cells, run_dir, placement)

@@ -27,15 +27,20 @@ class Refused(Refusal, RuntimeError):
     """A clear reason not to start, given before anything runs."""
 
 
-def build_generators(cells: list[CellPlan]) -> None:
+def build_generators(cells: list[CellPlan], build: bool = True) -> None:
     """The pinned generators the cells need (LoadGenerator.binary: oha, k6) built into the tools cache on first
     use, as run_all.sh installs Debian packages: the README's two commands are all the set-up any experiment
-    needs. install-openloop.sh prints its progress and build time; Refused when it fails."""
+    needs. install-openloop.sh prints its progress and build time; Refused when it fails. `build` False (a dry
+    run): only said."""
     pinned = {name for name, generator in loadgen.ADAPTERS.items() if generator.binary is not None}
     missing = sorted({cell.loadgen for cell in cells if cell.loadgen in pinned
                       and not loadgen.get(cell.loadgen).available()})
     for tool in missing:
         needing = sum(cell.loadgen == tool for cell in cells)
+        if not build:
+            print(f"run_all: {needing} cell(s) need {tool}, not built yet: the run builds it first (minutes on 2 "
+                  "cores, once)", file=sys.stderr, flush=True)
+            continue
         print(f"run_all: {needing} cell(s) need {tool}, not built yet: building it once into the tools cache "
               "(runner/install-openloop.sh: minutes on 2 cores, reused after)", file=sys.stderr, flush=True)
         script = paths.RUNNER / "install-openloop.sh"
@@ -44,9 +49,9 @@ def build_generators(cells: list[CellPlan]) -> None:
             raise Refused(f"{tool} could not be built ({script} {tool} failed, its reason above)")
 
 
-def preflight(run: RunSettings, cells: list[CellPlan]) -> None:
-    """Everything that can be known wrong before the first cell."""
-    build_generators(cells)
+def preflight(run: RunSettings, cells: list[CellPlan], build: bool = True) -> None:
+    """Everything that can be known wrong before the first cell (`build` False: a dry run, which builds nothing)."""
+    build_generators(cells, build)
     for cell in cells:
         DRIVERS[cell.kind].preflight(cell)
     for cell in one_per_variant(cells):
