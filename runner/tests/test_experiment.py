@@ -174,3 +174,22 @@ def test_jdk_selection():
 def test_every_experiment_file_loads_checks_and_expands(name):
     cells = experiment.expand(experiment.apply_overrides(experiment.load(name), {}))
     assert cells and len({c.cell_id for c in cells}) == len(cells)
+
+
+def test_durations_take_units_as_wrk_and_k6_do_and_a_bare_number_is_seconds():
+    from crossbench.run import run_args
+    args = run_args.parse_args(["--duration", "30s", "--warmup", "500ms"])
+    assert (args.duration_s, args.warmup_s) == (30.0, 0.5)
+    assert run_args.parse_args(["--duration", "2m"]).duration_s == 120.0
+    assert run_args.parse_args(["--duration", "4"]).duration_s == 4.0
+    assert run_args.parse_args(["--duration", "1.5h"]).duration_s == 5400.0
+
+
+@pytest.mark.parametrize("bad", ["30x", "-1s", "fast", "s", "nan"])
+def test_a_duration_in_no_known_form_is_refused_in_one_line_that_names_the_forms(bad, capsys):
+    from crossbench.run import run_args
+    with pytest.raises(SystemExit) as refused:
+        run_args.parse_args([f"--duration={bad}"])
+    assert refused.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "--duration" in err and "500ms, 30s, 2m, 1h" in err

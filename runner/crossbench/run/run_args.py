@@ -62,6 +62,23 @@ def share(text: str) -> float | bool:
     return value
 
 
+DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+DURATION_FORMS = "a number of seconds, or with a unit as wrk and k6 take them: 500ms, 30s, 2m, 1h"
+
+
+def seconds(text: str) -> float:
+    """--duration 30, 30s, 2m, 500ms, 1h: seconds (a bare number is seconds); refused in one line otherwise."""
+    raw = text.strip().lower()
+    unit = next((u for u in sorted(DURATION_UNITS, key=len, reverse=True) if raw.endswith(u)), "")
+    try:
+        value = float(raw[:len(raw) - len(unit)] if unit else raw) * DURATION_UNITS.get(unit, 1.0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration: give {DURATION_FORMS}") from None
+    if value < 0 or value != value or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: a duration is 0 or more ({DURATION_FORMS})")
+    return value
+
+
 def name_list(text: str) -> list[str]:
     return [v.strip() for v in text.split(",") if v.strip()]
 
@@ -91,8 +108,11 @@ def parse_args(argv):
     m.add_argument("--delays", type=int_list, dest="delays_ms", help="delays in ms, e.g. 1000,3000")
     m.add_argument("--db-url", help="database cells: use this PostgreSQL (holding the tables, ./runner/db.sh load) "
                    "instead of the run's own cluster")
-    m.add_argument("--duration", type=float, dest="duration_s", help="measured window per cell, seconds")
-    m.add_argument("--warmup", type=float, dest="warmup_s", help="unrecorded warm-up per cell, seconds")
+    m.add_argument("--duration", type=seconds, dest="duration_s", metavar="TIME",
+                   help="measured window per cell: seconds, or 500ms, 30s, 2m, 1h")
+    m.add_argument("--warmup", type=seconds, dest="warmup_s", metavar="TIME",
+                   help="unrecorded warm-up per cell (held windows: the least held before the window): seconds, or "
+                        "with a unit as --duration")
     m.add_argument("--repetitions", type=int, help="launches of every point, in rounds (every point once, then again)")
     m.add_argument("--precision", type=share, help="launch each point as often as the spread of its first "
                    "--min-launches launches says its headline figure's 95%% interval needs to be within this share "
