@@ -186,7 +186,8 @@ def plan_cell(experiment: Experiment, at: Coordinates, repetition: int, rate=Non
         server=at.server, endpoint=at.endpoint, concurrency=at.concurrency, delay_ms=at.delay_ms,
         duration_s=window_s(run, at.delay_ms), warmup_s=run.warmup_s, repetition=repetition, loadgen=loadgen,
         keepalive=DRIVERS[kind].keepalive(run.keepalive, group.options),     # a group may pipeline alone (tfb's plaintext):
-        pipeline=pipeline, server_cpus=run.server_cpus, loadgen_cpus=run.loadgen_cpus, loadgen_threads=run.loadgen_threads,
+        pipeline=pipeline, server_cpus=run.server_cpus, loadgen_cpus=run.loadgen_cpus,
+        loadgen_threads=run.loadgen_threads,
         settings=dict(settings), kind=kind, options=dict(group.options), rate=rate, rate_share=share, proxy=proxy,
         pooler=pooler, sweep=sweep, sweep_step=step)
 

@@ -10,9 +10,10 @@ RATIO_DISAGREEMENT = 0.10      # ... efficiency ratio and latency ratio differ b
 MIN_ROUND_TRIPS = 3.0          # ... connections completed fewer requests each than this on average
 MIN_HELD_TRIPS = 1.0           # ... in a held window, whose edges cost no round trip: at least one answer each
 LOADGEN_SATURATED_PCT = 90.0   # ... the load generator used more than this share of each core it had
-# ... rps x mean latency passes concurrency x pipeline by more than this (relative): each window is one generator
-# process, so no request straddles its edges and a connection's latencies sum to at most the window; the slack is
-# for the 1 us buckets and timed-out answers (counted in rps, not in the latency)
+# ... rps x mean latency passes concurrency x pipeline by more than this (relative): a window of its own generator
+# process has no request straddling its edges, so a connection's latencies sum to at most the window, and a held
+# window credits a straddling request by its share of life inside it (loadgen/held.py); the slack is for the 1 us
+# buckets, timed-out answers (counted in rps, not in the latency) and a held window's sampling of latencies
 IN_FLIGHT_SLACK = 0.02
 
 
