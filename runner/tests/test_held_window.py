@@ -31,7 +31,7 @@ def test_the_seeds_cold_queue_reads_wrong_and_the_held_window_reads_the_steady_s
     assert window.turned_over_s == 5.0 and window.opened_s == 10.0 and window.closed_s == 20.0
     assert len(window.answered) / window.length_s == 200.0 and window.rate == pytest.approx(200.0)
     assert sum(r.latency_ms for r in window.sent) / len(window.sent) == pytest.approx(5000.0)
-    assert window.finished_after_load_s == 0 and not window.figures(10.0, 60.0)["short"]
+    assert window.finished_after_load == 0 and not window.figures(10.0, 60.0)["short"]
 
 
 def test_the_window_opens_no_earlier_than_the_queue_settled():
@@ -64,7 +64,7 @@ def test_requests_that_outlive_the_load_are_counted():
     short. A tail shorter than their wait shows as finished_after_load."""
     rows = waves(1000, 200, 1.0, 200.0, 22.0)
     window = held.cut(rows, concurrency=1000, held_s=10.0, window_s=10.0, load_stopped_s=22.0)
-    assert window.finished_after_load_s > 0
+    assert window.finished_after_load > 0
 
 
 def test_a_run_that_never_turned_over_has_an_empty_window():

@@ -35,10 +35,22 @@ def holds_window(plan) -> bool:
     return adapter is not None and adapter.holds_window and plan.rate is None
 
 
-def load_spec(plan, base_url: str, *, warmup: bool = False) -> LoadSpec:
+def worst_latency_s(plan) -> float:
+    """The slowest answer a healthy server can give in the cell at its own delay (metrics)."""
     limit = plan.parallel_limit
-    worst = metrics.expected_worst_latency_s(delay_ms=plan.delay_ms, concurrency=plan.concurrency,
-                                             blocking=limit is not None, workers=limit)
+    return metrics.expected_worst_latency_s(delay_ms=plan.delay_ms, concurrency=plan.concurrency,
+                                            blocking=limit is not None, workers=limit)
+
+
+def held_times(plan) -> tuple[float, float]:
+    """A held window's load before it and after it, seconds (HELD_ROUNDS, TAIL_ROUNDS, HELD_BUDGET_S)."""
+    worst = worst_latency_s(plan)
+    return (min(HELD_BUDGET_S, max(plan.warmup_s, HELD_ROUNDS * worst)),
+            min(HELD_BUDGET_S, max(MIN_TAIL_S, TAIL_ROUNDS * worst)))
+
+
+def load_spec(plan, base_url: str, *, warmup: bool = False) -> LoadSpec:
+    worst = worst_latency_s(plan)
     delay_ms = min(plan.delay_ms, WARMUP_DELAY_MS) if warmup else plan.delay_ms
     urls = [base_url + path for path in plan.paths(delay_ms)]
     duration = plan.duration_s
@@ -47,10 +59,7 @@ def load_spec(plan, base_url: str, *, warmup: bool = False) -> LoadSpec:
         # needs, and the requests still in flight when the warm-up stops are over in milliseconds.
         duration = plan.warmup_s
         worst = worst * WARMUP_DELAY_MS / plan.delay_ms if plan.delay_ms else worst
-    held = {}
-    if holds_window(plan):
-        held = {"held_s": min(HELD_BUDGET_S, max(plan.warmup_s, HELD_ROUNDS * worst)),
-                "tail_s": min(HELD_BUDGET_S, max(MIN_TAIL_S, TAIL_ROUNDS * worst))}
+    held = dict(zip(("held_s", "tail_s"), held_times(plan))) if holds_window(plan) else {}
     return LoadSpec(urls=tuple(urls), concurrency=plan.concurrency, duration_s=duration,
                     timeout_s=metrics.loadgen_timeout_s(worst), keepalive=plan.keepalive, pipeline=plan.pipeline,
                     threads=plan.loadgen_threads, cpus=plan.loadgen_cpus, **held)
@@ -103,19 +112,14 @@ class ClosedLoop(GeneratorDriver):
 
     def over_budget(self, plan) -> bool:
         """A held window whose queue the budget cannot wait out (HELD_BUDGET_S)."""
-        if not holds_window(plan):
-            return False
-        limit = plan.parallel_limit
-        worst = metrics.expected_worst_latency_s(delay_ms=plan.delay_ms, concurrency=plan.concurrency,
-                                                 blocking=limit is not None, workers=limit)
-        return (HELD_ROUNDS + TAIL_ROUNDS) * worst > 2 * HELD_BUDGET_S
+        return holds_window(plan) and (HELD_ROUNDS + TAIL_ROUNDS) * worst_latency_s(plan) > 2 * HELD_BUDGET_S
 
     def planned_s(self, plan) -> float:
         """A held window's whole process (held time, window, tail), else the warm-up and the window."""
         if not holds_window(plan):
             return super().planned_s(plan)
-        spec = load_spec(plan, "http://127.0.0.1:1")
-        return spec.held_s + spec.duration_s + spec.tail_s
+        held_s, tail_s = held_times(plan)
+        return held_s + plan.duration_s + tail_s
 
     def warmup(self, plan, ctx, server) -> None:
         """A held window warms up inside its own process, at the cell's own delay."""

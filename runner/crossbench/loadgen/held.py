@@ -43,7 +43,7 @@ class HeldWindow:
     answered: list[Request]         # requests that ended inside the window (the record's count)
     credited: float                 # requests credited with the share of their life inside it: the throughput
     sent: list[Request]             # requests sent inside it: the latency's samples, each waited for
-    finished_after_load_s: int      # of `sent`, how many ended after the load stopped (their latency may read low)
+    finished_after_load: int        # of `sent`, how many ended after the load stopped (their latency may read low)
 
     @property
     def length_s(self) -> float:
@@ -61,7 +61,7 @@ class HeldWindow:
                 "settled_s": None if self.settled_s is None else round(self.settled_s, 3),
                 "planned_s": planned_s, "load_stopped_s": round(load_stopped_s, 3),
                 "answered": len(self.answered), "credited": round(self.credited, 2), "sent": len(self.sent),
-                "finished_after_load": self.finished_after_load_s,
+                "finished_after_load": self.finished_after_load,
                 "short": self.length_s < SHORT_WINDOW_SHARE * planned_s}
 
 
