@@ -152,7 +152,7 @@ def test_a_queue_past_the_held_budget_is_said_before_the_run_and_capped():
     seed = next(c for c in cells if c.concurrency == 1000 and c.delay_ms == 1000)
     driver = DRIVERS[seed.kind]
     spec = load_spec(seed, "http://127.0.0.1:1")
-    assert driver.holds(seed) and (spec.held_s, spec.tail_s) == (5.0, 15.0)       # 5 rounds of 1 s, then 3 x
+    assert driver.holds(seed) and (spec.held_s, spec.tail_s) == (12.5, 10.0)      # 5 rounds of 1 s: 2.5 x, 2 x
     assert not driver.over_budget(seed) and "longer than the held budget" not in held_note([seed])
     huge = replace(seed, concurrency=100_000)                                    # 500 rounds of 1 s
     spec = load_spec(huge, "http://127.0.0.1:1")

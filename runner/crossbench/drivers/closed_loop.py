@@ -2,7 +2,7 @@
 
 Warm-up first with the same load (delays cut short), unrecorded; then the measured window. A delayed cell planned
 on the generator that holds windows (held_windows in [run], loadgen/held.py) is one process instead: the cell's own
-load for a held time before the window (until the queue has turned over), the window, and a tail, the window cut
+load for a held time before the window (until the queue has settled), the window, and a tail, the window cut
 from its rows. The closed-loop figures (the seed's efficiency ratio, its latency twin, Little's-law throughput)
 and flags belong here.
 """
@@ -17,11 +17,15 @@ from .base import DriverRefused, GeneratorDriver, Measurement
 WARMUP_DELAY_MS = 10
 # A held window's load before it, in the slowest answers the cell expects (rounds of the delay through the pool):
 # the least it runs; the cut opens the window once the queue has settled, observed in the rows (held.settled),
-# which may move it into the tail (up to half of it). Tomcat's keep-alive threads serve some connections ahead of
-# the queue, so its slowest answers run up to about twice the rounds (measured: 1.8 s where 5 rounds of 200 ms
-# are 1.0 s), and the cold burst settles after about two rounds to three.
-HELD_ROUNDS = 1.0
-TAIL_ROUNDS = 3.0     # ... and after it, so that the window's own requests are answered under the same load
+# which may move it into the tail (up to half of it). The cold burst settles after two to three and a half of
+# them (measured: Tomcat's 1000 clients on 200 threads at 1 s, 11.3 s for 5 s; its 100 clients on 20 threads at
+# 200 ms, 3.1-3.3 s for 1.0 s, its keep-alive threads serving some connections ahead of the queue; Tornado's 100
+# clients at 200 ms, 0.45 s for 0.2 s), so the window opens where the queue has settled, not later than planned.
+HELD_ROUNDS = 2.5
+# ... and after it, so that the window's own requests are answered under the same load: a pool's slowest answers
+# run up to about twice its rounds (Tomcat's keep-alive threads: 1.8 s where 5 rounds of 200 ms are 1.0 s), a
+# server with no pool answers in one round
+TAIL_ROUNDS = {"pooled": 2.0, "unpooled": 1.5}
 MIN_TAIL_S = 1.0
 # The most load a held window runs before it and after it: a queue slower than this (C / parallel limit x delay
 # past 150 s) is not waited out; the plan line says so before the run, and its window, opening on a queue that
@@ -45,8 +49,9 @@ def worst_latency_s(plan) -> float:
 def held_times(plan) -> tuple[float, float]:
     """A held window's load before it and after it, seconds (HELD_ROUNDS, TAIL_ROUNDS, HELD_BUDGET_S)."""
     worst = worst_latency_s(plan)
+    tail_rounds = TAIL_ROUNDS["pooled" if plan.parallel_limit is not None else "unpooled"]
     return (min(HELD_BUDGET_S, max(plan.warmup_s, HELD_ROUNDS * worst)),
-            min(HELD_BUDGET_S, max(MIN_TAIL_S, TAIL_ROUNDS * worst)))
+            min(HELD_BUDGET_S, max(MIN_TAIL_S, tail_rounds * worst)))
 
 
 def load_spec(plan, base_url: str, *, warmup: bool = False) -> LoadSpec:
@@ -112,7 +117,8 @@ class ClosedLoop(GeneratorDriver):
 
     def over_budget(self, plan) -> bool:
         """A held window whose queue the budget cannot wait out (HELD_BUDGET_S)."""
-        return holds_window(plan) and (HELD_ROUNDS + TAIL_ROUNDS) * worst_latency_s(plan) > 2 * HELD_BUDGET_S
+        worst = worst_latency_s(plan)
+        return holds_window(plan) and HELD_ROUNDS * worst > HELD_BUDGET_S
 
     def planned_s(self, plan) -> float:
         """A held window's whole process (held time, window, tail), else the warm-up and the window."""
