@@ -4,10 +4,14 @@
 
 # crossbench_analysis COMMAND LEAST MOST USAGE ARG...: refuses fewer than LEAST or more than MOST arguments
 # (MOST empty: no limit) with the usage line and exit status 2; else runs the command with the arguments.
+# -h, --help and --version go to the command as they are: its help (every option) or the version, exit status 0.
 crossbench_analysis() {
-  local command=$1 least=$2 most=$3 usage=$4
+  local command=$1 least=$2 most=$3 usage=$4 arg asks=false
   shift 4
-  if (($# < least)) || { [[ -n "$most" ]] && (($# > most)); }; then
+  for arg in "$@"; do
+    [[ "$arg" == -h || "$arg" == --help || "$arg" == --version ]] && asks=true
+  done
+  if ! $asks && { (($# < least)) || { [[ -n "$most" ]] && (($# > most)); }; }; then
     echo "usage: $0 $usage" >&2
     exit 2
   fi

@@ -79,4 +79,7 @@ main() {
   done
 }
 
+# shellcheck source=runner/script-options.sh
+source "$(dirname "${BASH_SOURCE[0]}")/script-options.sh"
+crossbench_script_options "$0" "$@"
 main "$@"

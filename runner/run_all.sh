@@ -11,7 +11,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$here/prerequisites.sh"
 
 case " $* " in
-  *" --help "* | *" -h "*) ;;
+  *" --help "* | *" -h "* | *" --version "*) ;;
   *) crossbench_install_missing run_all ;;
 esac
 

@@ -8,6 +8,9 @@
 # Further arguments go to pytest, e.g. ./runner/test.sh -k conformance -x
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=runner/script-options.sh
+source "$here/script-options.sh"
+crossbench_script_options "$0" "$@"
 
 fast=false
 if [[ "${1:-}" == "--fast" ]]; then

@@ -15,6 +15,8 @@ import sys
 from contextlib import nullcontext
 from pathlib import Path
 
+from crossbench import version
+from crossbench.options import refuse_repeated
 from crossbench.figures.points import launch_rule
 from crossbench_analysis.compare.compare import CompareRefused, compare
 from crossbench_analysis.compare.compare_within import compare_in_run
@@ -32,23 +34,32 @@ from .report import reference
 REPO = Path(__file__).resolve().parents[2]
 
 
-def parse_args(argv):
+def command_parser(sub, name: str, text: str):
+    """A sub-command whose --help leads with what it does, and which answers --version."""
+    parser = sub.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
+    version.add_option(parser)
+    return parser
+
+
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="crossbench_analysis", description=__doc__.splitlines()[0])
+    version.add_option(p)
     sub = p.add_subparsers(dest="command", required=True)
-    a = sub.add_parser("analyze", help="export, draw every chart, write report.html")
-    a.add_argument("run_dir", type=Path)
+    a = command_parser(sub, "analyze", "export, draw every chart, write report.html")
+    a.add_argument("run_dir", type=Path, help="the run directory (results/<run id>)")
     for name, text in (("export", "write charts/data/*.dat and manifest.json only"),
                        ("plot", "draw the charts from charts/data/ (after export)"),
                        ("report", "write report.html from what charts/ holds")):
-        sub.add_parser(name, help=text).add_argument("run_dir", type=Path)
-    r = sub.add_parser("reference", help="write the README's measured section from docs/results (reference.py)")
+        command_parser(sub, name, text).add_argument("run_dir", type=Path, help="the run directory")
+    r = command_parser(sub, "reference", "write the README's measured section from docs/results (reference.py)")
     r.add_argument("--check", action="store_true", help="only check it: exit 1 when the README differs")
     r.add_argument("--repo", type=Path, default=REPO, help="whose README.md and docs/*.md (default this one)")
-    r.add_argument("--results", type=Path, default=REPO / "docs" / "results")
-    f = sub.add_parser("tfb-reference", help="our ratios between stacks beside TechEmpower's published ones "
+    r.add_argument("--results", type=Path, default=REPO / "docs" / "results", help="the reference runs (default "
+                   "docs/results)")
+    f = command_parser(sub, "tfb-reference", "our ratios between stacks beside TechEmpower's published ones "
                        "(tfb_reference.py): tfb-reference.md and .json in the run directory")
-    f.add_argument("run_dir", type=Path)
-    c = sub.add_parser("compare", help="compare two runs point by point, with intervals")
+    f.add_argument("run_dir", type=Path, help="a run of the tfb experiments")
+    c = command_parser(sub, "compare", "compare two runs point by point, with intervals")
     c.add_argument("run_a", type=Path, help="the baseline run directory (A)")
     c.add_argument("run_b", type=Path, nargs="?", help="the run compared with it (B); none with --within")
     c.add_argument("--within", nargs=2, metavar=("VARIANT_A", "VARIANT_B"), help="compare two server variants "
@@ -59,14 +70,16 @@ def parse_args(argv):
                    help="the run-to-run spread sigma_run on logs, overriding noise_floor.toml's for this machine")
     c.add_argument("--margin", type=float, default=0.05, help="the equivalence margin, a share in (0, 1): "
                    "faster or slower beyond it, 'same within' inside it (default 0.05)")
-    v = sub.add_parser("advise", help="maxThreads advice for a workload from a maxthreads run")
-    v.add_argument("run_dir", type=Path)
+    v = command_parser(sub, "advise", "maxThreads advice for a workload from a maxthreads run")
+    v.add_argument("run_dir", type=Path, help="a run of the maxthreads experiments (read, never written)")
     v.add_argument("--rate", type=float, required=True, help="arrivals, requests per second")
     v.add_argument("--hold-ms", type=float, required=True, help="how long one request holds a thread, ms")
     v.add_argument("--p99-ms", type=float, help="the latency 99 %% of requests must stay under, ms")
     v.add_argument("--capacity", type=Path, metavar="CAPACITY_RUN", help="a capacity run (--experiment "
                    "capacity) whose measured capacity per Tomcat setting goes beside the model's")
-    t = sub.add_parser("aa", help="compare's false-alarm rate (runs of one configuration, pairwise) and power "
+    v.add_argument("--out", type=Path, metavar="DIR", help="where advice.md and advice.json go (default: "
+                   "RUN_DIR/advice-<rate>rps-<hold>ms, a folder of its own; --out RUN_DIR writes into the run)")
+    t = command_parser(sub, "aa", "compare's false-alarm rate (runs of one configuration, pairwise) and power "
                        "(the same pairs with a planted change)")
     t.add_argument("runs", type=Path, nargs="+", help="two or more runs of the same experiment and settings "
                    "(with --within: one or more runs of many rounds)")
@@ -81,6 +94,15 @@ def parse_args(argv):
     t.add_argument("--json", type=Path, help="also write the result here")
     t.add_argument("--observe-floor", action="store_true", help="print each figure's run-to-run spread over these "
                    "runs (sigma_run on logs, per kind of point): the values noise_floor.toml should hold")
+    return p
+
+
+def parse_args(argv):
+    p = build_parser()
+    given = sys.argv[1:] if argv is None else list(argv)
+    commands = next(a for a in p._actions if isinstance(a, argparse._SubParsersAction)).choices
+    if given and given[0] in commands:
+        refuse_repeated(commands[given[0]], given[1:], allowed=set())
     return p.parse_args(argv)
 
 
@@ -155,8 +177,9 @@ def command(args) -> int:
         print(f"\ncompare report: {html}")
     elif args.command == "advise":
         workload = checked(args.rate, args.hold_ms, args.p99_ms)
-        print(advice.write(advice.advise(args.run_dir, workload, args.capacity), args.run_dir), end="")
-        print(f"advice: {args.run_dir / 'advice.md'}, {args.run_dir / 'advice.json'}")
+        out = args.out or advice.default_out(args.run_dir, workload)
+        print(advice.write(advice.advise(args.run_dir, workload, args.capacity), out), end="")
+        print(f"advice: {out / 'advice.md'}, {out / 'advice.json'}")
     elif args.command == "tfb-reference":
         run = load_run(args.run_dir)
         result = tfb_reference.write(run.path, run.run_id, load_points(run))

@@ -69,4 +69,4 @@ def write_report(run: Run, jobs, results: list[plot.PlotResult]) -> Path:
     found = findings.write(run, {r.name for r in results if r.ok})     # a chart not drawn is no chart to cite
     compared = tfb_reference.write_for(run)
     return report.write_report(run, jobs, results, findings.sections(found),
-                               tfb_reference.tables(compared) if compared else None)
+                               tfb_reference.tables(compared) if compared else None, findings.written_summary(run.path))

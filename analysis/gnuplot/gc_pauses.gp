@@ -1,8 +1,8 @@
 # gc_pauses.gp: Tomcat's latency p99 (left) beside the GC pauses JFR recorded in the same windows (right),
 # against concurrent clients; a series per setting.
-# Data: file_1 (a block per series: concurrency p99_ms gc_pause_max_ms gc_pause_total_ms gc_pause_count valid
-# repetition cell_id, then each figure's point mean and 95 % interval over launches, <figure>_mean _lo _hi: the
-# bars). Parameters: see common.gp.
+# Data: file_1 (a block per series: concurrency p99_ms gc_pause_max_ms gc_pause_total_ms gc_pause_count
+# gc_pause_longest_ms (the longest of the point's launches) valid repetition cell_id, then each figure's point
+# mean and 95 % interval over launches, <figure>_mean _lo _hi: the p99 bars). Parameters: see common.gp.
 load 'common.gp'
 set multiplot layout 1,2 title title font ',14' @MARGINS
 set logscale x 10
@@ -25,14 +25,12 @@ unset label 1001; unset label 1002
 
 set title 'GC pauses in the window (JFR)' font ',12'
 set ylabel 'ms'
-plot for [i=1:pn(p)] f index i-1 using 1:'gc_pause_max_ms' smooth unique with lines lw 2.5 lc rgb pcolor(p,i) \
-         title columnheader(1), \
+plot for [i=1:pn(p)] f index i-1 using 1:'gc_pause_longest_ms' smooth unique with lines lw 2.5 \
+         lc rgb pcolor(p,i) title columnheader(1), \
      for [i=1:pn(p)] f index i-1 using 1:'gc_pause_total_ms' smooth unique with lines lw 1.5 dt 2 \
          lc rgb pcolor(p,i) notitle, \
-     for [i=1:pn(p)] f index i-1 using 1:'gc_pause_max_ms_mean':'gc_pause_max_ms_lo':'gc_pause_max_ms_hi' \
-         with yerrorbars ps 0 lw 1.5 lc rgb pcolor(p,i) notitle, \
      for [i=1:pn(p)] f index i-1 using 1:(valid_y('gc_pause_max_ms')) with points pt 7 ps 1.1 lc rgb pcolor(p,i) \
          notitle, \
-     keyentry with lines lw 2.5 lc rgb '#555555' title 'solid: longest pause', \
-     keyentry with lines dt 2 lw 1.5 lc rgb '#555555' title 'dashed: all pauses added up'
+     keyentry with linespoints pt 7 lw 2.5 lc rgb '#555555' title 'points: each launch''s longest pause; solid: the longest of them', \
+     keyentry with lines dt 2 lw 1.5 lc rgb '#555555' title 'dashed: all pauses added up (mean of launches)'
 unset multiplot

@@ -1,4 +1,5 @@
-# maxthreads_knees.gp: efficiency ratio vs concurrent clients, a curve per Tomcat setting, its knee marked
+# maxthreads_knees.gp: the sweep's ratio (ratio_N: mean latency / delay, or the seed's efficiency ratio) vs
+# concurrent clients, a curve per Tomcat setting, its knee marked
 # (diamond, labelled with its concurrency) and its prediction (maxThreads) as a dotted vertical line of the
 # same colour; the seed's ratio thin dashed beside each curve; one panel per group and delay; log x and y.
 # The knee is the hinge a max(1, C / N) fitted over every launch (knees.py).
@@ -23,7 +24,8 @@ do for [p=1:panels] {
     pred = pparam('predicted', p)
     set title ptitle(p) font ',12'
     if (pkey(p)) { set key on } else { set key off }
-    if (first_column(p)) { set ylabel sprintf('%s (1 = no added wait; log scale)', pparam('ratio', p)) } else { unset ylabel }
+    set ylabel sprintf('%s (1 = no added wait; log scale)', pparam('ratio', p) eq 'latency_ratio' ? \
+        'latency ratio, mean latency / delay' : 'efficiency ratio, (C / rps) / delay')
     unset arrow
     do for [i=1:words(pred)] {
         if (word(pred, i) ne 'NaN') {

@@ -107,8 +107,8 @@ def test_fixture_advice_by_hand(fixture_run):
     assert [x["status"] for x in k["knees"]] == ["bracket", "bracket"]
     assert all("indicative" in x["text"] for x in k["knees"])
     assert k["knees"][1]["flagged_but_past"] == [MT50.format(50)] and k["knees"][1]["left_out"] == []
-    assert k["knees"][0]["left_out"] == [{"point": MT20.format(100), "flags": ["few_completions",
-                                                                              "ratio_disagreement"]}]
+    assert k["knees"][0]["left_out"] == [{"point": MT20.format(100), "concurrency": 100,
+                                          "flags": ["few_completions", "ratio_disagreement"]}]
     # RSS per thread over the 5 valid platform points (threads, MB): (35, 145.05) (44, 145.62) (36, 143.49)
     # (45, 162.18) (74, 166.18): mean x 46.8, Sxx 1006.8, Sxy 559.156: 0.55538 MB = 568.7 KB a thread;
     # 9 threads 5.0 MB. Residuals -0.90 -5.33 -3.01 10.68 -1.43, squares 154.3; standard error
@@ -268,11 +268,23 @@ def advise_sh(*args) -> subprocess.CompletedProcess:
 
 @pytest.mark.spawns        # advise.sh
 def test_advise_sh_end_to_end_on_the_fixture(fixture_run):
+    """The advice goes to a folder of its own inside the run, never over the run's own advice.md."""
+    (fixture_run / "advice.md").write_text("the run's own advice\n")
     done = advise_sh(fixture_run, "--rate", 100, "--hold-ms", 20, "--p99-ms", 300)
     assert done.returncode == 0, done.stderr
-    assert "## maxThreads = 9" in done.stdout and f"advice: {fixture_run / 'advice.md'}" in done.stdout
-    assert (fixture_run / "advice.md").read_text() in done.stdout
-    assert json.loads((fixture_run / "advice.json").read_text())["max_threads"]["value"] == 9
+    out = fixture_run / "advice-100rps-20ms-p99-300ms"
+    assert "## maxThreads = 9" in done.stdout and f"advice: {out / 'advice.md'}" in done.stdout
+    assert (out / "advice.md").read_text() in done.stdout
+    assert json.loads((out / "advice.json").read_text())["max_threads"]["value"] == 9
+    assert (fixture_run / "advice.md").read_text() == "the run's own advice\n"
+
+
+def test_advise_out_writes_where_it_is_told(fixture_run, tmp_path, capsys):
+    from crossbench_analysis import cli
+    assert cli.main(["advise", str(fixture_run), "--rate", "100", "--hold-ms", "20", "--out",
+                     str(tmp_path / "mine")]) == 0
+    assert "## maxThreads = 9" in (tmp_path / "mine" / "advice.md").read_text()
+    assert not any(fixture_run.glob("advice*"))
 
 
 @pytest.mark.parametrize("args, reason", [
@@ -284,7 +296,7 @@ def test_advise_sh_end_to_end_on_the_fixture(fixture_run):
 def test_advise_sh_refuses_in_one_line(fixture_run, args, reason):
     done = advise_sh(fixture_run, *args)
     assert done.returncode == 2 and done.stderr.startswith(reason) and done.stderr.count("\n") == 1
-    assert not (fixture_run / "advice.md").exists()
+    assert not any(fixture_run.glob("advice*"))
 
 
 @pytest.mark.spawns        # advise.sh

@@ -134,7 +134,7 @@ def test_a_charts_bar_is_the_plus_minus_of_its_finding(tmp_path):
                 if r["cell_id"].startswith(point)]
         bars = {(r["rps_mean"], r["rps_lo"], r["rps_hi"]) for r in rows}
         [finding] = [f for f in findings.compute(load_run(run_dir))
-                     if f.sentence.startswith("tomcat maxThreads=200 on the static mix at C=100")]
+                     if "tomcat maxThreads=200 on the static mix at C=100" in f.sentence]
         assert len(bars) == 1, bars
         return [None if v is None else float(v) for v in bars.pop()], finding
 

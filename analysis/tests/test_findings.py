@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from analysis_markers import needs_gnuplot
 
+from crossbench.figures.points import short
 from crossbench_analysis import analyze
 from crossbench_analysis.findings import findings
-from crossbench_analysis.findings.finding import sig
 from crossbench_analysis.read.runinfo import load_run
 
 RUNS = Path(__file__).parent / "fixtures" / "runs"
@@ -51,50 +51,58 @@ def test_quick_bends_and_static_mix_match_the_cells():
     items = found(RUNS / "quick")
     # judged by the latency ratio, as the knees judge it: Tomcat's C=100 reads 1.088 (its efficiency ratio 1.104
     # counts the answers the window's edge cut off)
-    tomcat = one(items, "tomcat maxThreads=200", "does not bend up to C=100", "latency ratio")
+    tomcat = one(items, "tomcat maxThreads=200", "does not bend up to C=100", "Latency ratio")
     cell = "delay-tomcat-mt200-delay_sync-c100-d250-r1"
     assert tomcat.figure == pytest.approx(c[cell]["latency_ratio"]) and tomcat.n == 1 and tomcat.interval is None
     assert cell in tomcat.cells and tomcat.label == "latency ratio at C=100"
-    assert f"the seed's efficiency ratio there: {sig(c[cell]['efficiency_ratio'])}" in tomcat.sentence
+    # both of the seed's ratios lead the sentence, each a figure of its own
+    assert tomcat.sentence.startswith(f"Latency ratio {short(c[cell]['latency_ratio'])} and efficiency "
+                                      f"ratio {short(c[cell]['efficiency_ratio'])} (1 launch) at C=100: ")
     # C=400 is flagged (ratio_disagreement): left out, and said so
     assert tomcat.left_out == [{"cell": "delay-tomcat-mt200-delay_sync-c400-d250-r1", "reason": "ratio_disagreement"}]
-    assert "1 cell left out, flagged ratio_disagreement" in tomcat.sentence
+    assert tomcat.sentence.endswith("(1 launch left out: ratio_disagreement)") and len(tomcat.sentence) <= 200
     # one launch a point: one launch past the hinge's fit (C=329), so the bracket, the fit indicative
-    tornado = one(items, "tornado (/delay/async", "bends between C=100 and C=400", "indicative: 1 launch past it")
+    tornado = one(items, "tornado (/delay/async", "Knee between C=100 and C=400")
+    assert "indicative: 1 launch past it" in tornado.detail
     assert tornado.figure == pytest.approx(c["delay-tornado-delay_async-c400-d250-r1"]["latency_ratio"])
     assert "(1 launch)" in tornado.figure_text and tornado.chart == "efficiency"
-    assert "nothing limits how many wait at once here" in tornado.sentence
+    assert "nothing caps how many are served at once" in tornado.sentence
     # one launch a point: indicative figures rank nothing
     best = one(items, "No ranking of tomcat maxThreads=200 and tornado on the static mix at C=100")
     assert best.figure == pytest.approx(c["static-tomcat-mt200-static_mix-c100-d0-r1"]["rps"])
-    assert "fewer than 3 launches on a side" in best.sentence
-    plateau = one(items, "peaked at 130 threads at C=100")
-    assert "never filled (101 of 200 busy" in plateau.sentence
+    assert "under 3 launches on a side" in best.sentence
+    plateau = one(items, "130 threads (1 launch) at most, at C=100")
+    assert "never filled its pool (101 of 200 busy" in plateau.sentence
+    # about 200 characters at most: one claim a sentence, its details in the fold
+    assert all(len(f.sentence) <= 200 for f in items), [f.sentence for f in items if len(f.sentence) > 200]
 
 
 def test_maxthreads_knee_against_the_pool_and_virtual_threads():
     c = cells("maxthreads-quick")
     items = found(RUNS / "maxthreads-quick")
     # one launch a point: the hinge's fit (C=50.6) has one launch past it, so the bracket around it
-    mt50 = one(items, "maxThreads=50", "bends between C=20 and C=100", "fit C=50.6, indicative")
+    mt50 = one(items, "maxThreads=50", "Knee between C=20 and C=100")
+    assert "fit C=50.6, indicative" in mt50.detail
     assert mt50.figure == pytest.approx(c["delay-tomcat-mt50-delay_sync-c100-d200-r1"]["latency_ratio"])
-    assert "C / parallel limit = 100 / 50 = 2.0" in mt50.sentence
+    assert "the pool serves 50 at once, so C / 50 = 2.0 rounds of the delay" in mt50.sentence
     virtual = one(items, "tomcat virtual", "does not bend up to C=100")
     assert virtual.figure == pytest.approx(c["delay-tomcat-virtual-delay_sync-c100-d200-r1"]["latency_ratio"])
     # C=50 and 100 flagged: C=10 (1.015) and C=20 (1.104) put N at 18.4, a bend of under 10 % at C=20
-    mt20 = one(items, "maxThreads=20", "does not bend up to C=20", "puts N at C=18.4 or above")
+    mt20 = one(items, "maxThreads=20", "does not bend up to C=20", "N ≥ 18.4")
     assert sorted(x["cell"] for x in mt20.left_out) == ["delay-tomcat-mt20-delay_sync-c100-d200-r1",
                                                          "delay-tomcat-mt20-delay_sync-c50-d200-r1"]
-    assert one(items, "maxThreads=20", "peaked at 44 threads").chart == "maxthreads_threads"
-    assert not [f for f in items if "costs about" in f.sentence], "two settings are no slope"
+    assert one(items, "maxThreads=20", "44 threads (1 launch) at most").chart == "maxthreads_threads"
+    assert not [f for f in items if "per thread" in f.sentence], "two settings are no slope"
 
 
 def test_seed000_blocking_handler_and_a_probe_left_out():
     c = cells("seed000-quick")
     items = found(RUNS / "seed000-quick")
-    tornado = one(items, "tornado's /delay/async answered")
+    tornado = one(items, "tornado's /delay/async against its /delay/sync")
     ratio = c["ab_async-tornado-delay_async-c8-d300-r1"]["rps"] / c["ab_sync-tornado-delay_sync-c8-d300-r1"]["rps"]
-    assert f"answered {ratio:.1f} times" in tornado.sentence and "holds its one loop" in tornado.sentence
+    # one launch a point: the ratio is said, and no claim rests on it
+    assert tornado.sentence.startswith(f"{ratio:.1f} times (indicative): ")
+    assert "no claim either way" in tornado.sentence and "holds its one loop" not in tornado.sentence
     blocked = one(items, "/now on tornado", "/delay/sync busy")
     assert blocked.figure is None and "every cell of it was left out (1, flagged few_completions)" in blocked.sentence
     free = one(items, "/now on tornado", "/delay/async busy")
@@ -108,23 +116,24 @@ def test_seed003_seed001_seed004_openloop_figures():
         pytest.approx(c["hold-tomcat-mt200-hello-c500-d0-r1"]["rss_per_connection_kb"])
     assert "left out (1, flagged timeouts)" in one(items, "maxConnections=300").sentence
     c = cells("seed001-quick")
-    assert one(found(RUNS / "seed001-quick"), "Pipelined").figure == \
+    assert one(found(RUNS / "seed001-quick"), "the most on pipelined /hello").figure == \
         pytest.approx(c["hello-tornado-hello-c100-d0-r1"]["rps"])
     c = cells("seed004-quick")
     items = found(RUNS / "seed004-quick")
-    table = one(items, "By p99, db (/db")
+    table = one(items, "the lowest of 4 on db (/db")
     assert table.figure == pytest.approx(c["db-uvicorn-w3-db-c16-d0-r1"]["latency_ms"]["p99"])
     pool = one(items, "tomcat maxThreads=200 on /db/slow")
     gain = (c["pools-tomcat-mt200-pool16-db_slow-c16-d5-r1"]["rps"]
             / c["pools-tomcat-mt200-pool2-db_slow-c16-d5-r1"]["rps"])
-    assert f"answered {gain:.1f} times" in pool.sentence and "the pool was its limit" in pool.sentence
-    assert "workers, or the CPU" in one(items, "gunicorn 2 sync workers on /db/slow").sentence
+    assert pool.sentence.startswith(f"{gain:.1f} times (indicative): ") and "no claim" in pool.sentence
+    assert "no claim" in one(items, "gunicorn 2 sync workers on /db/slow").sentence
     # one launch a step: indicative figures rank nothing, so every other step is a tie
-    assert "it cannot be told from 1" in one(items, "uvicorn's best process count").sentence
-    assert "it cannot be told from 1, 2" in one(items, "tornado's best process count").sentence  # 1 launch
+    assert "not told apart from 1" in one(items, "uvicorn's best count").sentence
+    assert "not told apart from 1, 2" in one(items, "tornado's best count").sentence  # 1 launch
     c = cells("openloop-quick")
     tomcat = one(found(RUNS / "openloop-quick"), "tomcat maxThreads=20", "group delay)")
-    assert "sustained 50 req/s offered, not 150 req/s (unsustainable)" in tomcat.sentence
+    assert tomcat.sentence.startswith("50 req/s offered and sustained: ")
+    assert "not 150 req/s (unsustainable)" in tomcat.sentence
     assert tomcat.figure == pytest.approx(c["delay-tomcat-mt20-delay_sync-c1000-d200-q50-r1"]["latency_ms"]["p99"])
 
 
@@ -138,9 +147,9 @@ def test_changing_the_data_changes_the_sentence(tmp_path):
             r["rps"] = 1000.0
     rewrite(run, change)
     items = found(run)
-    bend = one(items, "tomcat maxThreads=200", "bends between C=1 and C=100")
-    assert bend.figure == 1.2 and "within the parallel limit of 200" in bend.sentence
-    assert one(items, "on the static mix at C=100: fewer than 3").sentence.startswith("No ranking of tornado and")
+    bend = one(items, "tomcat maxThreads=200", "Knee between C=1 and C=100")
+    assert bend.figure == 1.2 and "C is within the pool of 200" in bend.sentence
+    assert one(items, "on the static mix at C=100: under 3").sentence.startswith("No ranking of tornado and")
 
 
 def test_a_finding_whose_cells_are_all_flagged_says_so(tmp_path):
@@ -169,7 +178,8 @@ def test_analysis_writes_findings_json_md_and_puts_them_first_in_the_report(tmp_
     assert all(r["sentence"] in md for r in records)
     html = (run / "report.html").read_text()
     assert html.index('id="findings"') < html.index('id="charts"')
-    assert findings.text(run).splitlines()[1].strip().startswith(records[0]["sentence"])
+    said = findings.text(run).splitlines()
+    assert said[said.index("findings:") + 1].strip().startswith(records[0]["sentence"])
 
 
 def test_the_efficiency_chart_draws_the_findings_threshold():
@@ -210,9 +220,10 @@ def test_family_by_experiment_name_and_failed_launches_said_so(tmp_path):
     assert findings.family_of("quick") == "quick" and findings.family_of("my-own") is None
     items = found(make_run(tmp_path / "run", experiment="servers-quick"))
     assert {f.family for f in items} == {"servers"}
-    failed = one(items, "tomcat maxThreads=200 (/delay/sync, 3 s delay")
-    assert "(1 cell left out, failed: CellFailed" in failed.sentence
-    assert one(items, "No ranking of the servers").left_out[0]["reason"] == "errors, timeouts"
+    failed = one(items, "tomcat maxThreads=200 (/delay/sync, 3 s)", "bend")
+    assert failed.sentence.endswith("(1 launch left out: failed)")
+    assert failed.left_out[0]["reason"].startswith("failed: CellFailed")
+    assert one(items, "No ranking on the static mix").left_out[0]["reason"] == "errors, timeouts"
 
 
 def test_a_bend_comes_from_the_hinge_fitted_over_every_launch(tmp_path):
@@ -225,7 +236,8 @@ def test_a_bend_comes_from_the_hinge_fitted_over_every_launch(tmp_path):
                   efficiency_ratio=r["efficiency_ratio"] * 1.03, latency_ratio=r["latency_ratio"] * 1.03)
              for r in records if r["group"] == "delay"]
     (run / "cells.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records + extra))
-    tomcat = one(found(run), "tomcat maxThreads=200", "does not bend up to C=100", "over 4 launches")
+    tomcat = one(found(run), "tomcat maxThreads=200", "does not bend up to C=100")
+    assert "fitted over 4 launches" in tomcat.detail
     assert tomcat.interval is None and "2 launches" in tomcat.figure_text
 
 
@@ -248,19 +260,20 @@ def test_the_quick_profiles_tomcat_knee_is_placed_where_its_grid_allows(tmp_path
     hinge through them beside it (the interpolation rule said C=113; the findings of the same run said C=400);
     with C=200 measured too, N with its interval, holding maxThreads = 200."""
     run = sweep_run(tmp_path, {100: (1.0, 1.01, 1.02), 400: (1.96, 1.98, 2.0)})
-    tomcat = one(found(run), "tomcat maxThreads=200", "bends between C=100 and C=400")
-    assert "the hinge through them: C=204 [" in tomcat.sentence and tomcat.label != "fitted knee N"
+    tomcat = one(found(run), "tomcat maxThreads=200", "Knee between C=100 and C=400")
+    assert "the hinge through them: C=204 [" in tomcat.detail and tomcat.label != "fitted knee N"
     finer = sweep_run(tmp_path / "finer", {100: (1.0, 1.01, 1.02), 200: (1.01, 1.02, 1.03), 400: (2.02, 2.04, 2.06)})
-    tomcat = one(found(finer), "tomcat maxThreads=200", "(95 % interval")
+    tomcat = one(found(finer), "tomcat maxThreads=200", "Knee at C=")
     assert tomcat.label == "fitted knee N" and tomcat.interval[0] < 200 < tomcat.interval[1] < 220
+    assert tomcat.sentence.startswith(f"Knee at C={tomcat.figure:.0f} [{tomcat.interval[0]:.0f}, ")
     assert tomcat.n == 9
 
 
 def test_a_rise_the_hinge_does_not_fit_is_no_knee_and_no_flat_claim(tmp_path):
     run = sweep_run(tmp_path, {c: tuple(r * k for k in (0.99, 1.0, 1.01))
                                for c, r in ((50, 1.0), (100, 1.02), (200, 1.3), (400, 1.35))})
-    tomcat = one(found(run), "Where tomcat maxThreads=200", "does not rise as a pool's C / N")
-    assert "does not bend" not in tomcat.sentence and "no knee is stated" in tomcat.sentence
+    tomcat = one(found(run), "no knee stated for tomcat maxThreads=200", "does not rise as a pool's C / N")
+    assert "does not bend" not in tomcat.sentence
 
 
 def test_a_server_that_closes_its_connections_keeps_its_figures_and_the_finding_says_it(tmp_path):
@@ -269,6 +282,16 @@ def test_a_server_that_closes_its_connections_keeps_its_figures_and_the_finding_
     run = copy(tmp_path, "quick")
     closing = ["server_closed_connections"]
     rewrite(run, lambda r: r.update(flags=closing, valid=False) if "-tornado-" in r["cell_id"] else None)
-    tornado = one(found(run), "tornado (/delay/async", "bends between C=100 and C=400")
+    tornado = one(found(run), "tornado (/delay/async", "Knee between C=100 and C=400")
     assert "(tornado closed every connection: one request per connection)" in tornado.sentence
     assert tornado.figure is not None and not tornado.left_out
+
+
+@pytest.mark.parametrize("low, high, said", [(None, None, "no claim either way"), (2.4, 3.1, "holds its one loop"),
+                                             (0.9, 1.2, "costs it little"), (1.6, 2.6, "straddles 2")])
+def test_a_blocking_handlers_verdict_rests_on_the_ratios_interval_not_its_estimate(low, high, said):
+    from crossbench.stats import RatioTest
+    from crossbench_analysis.findings.findings_seeds import blocking_verdict
+    test = None if low is None else RatioTest(ratio=(low + high) / 2, low=low, high=high, p_value=0.01, n_a=3, n_b=3,
+                                                  method="Welch")
+    assert said in blocking_verdict(test)

@@ -46,3 +46,19 @@ def test_the_gc_chart_draws(tmp_path):
     result = plot.plot_chart(jobs[name], run_dir / "charts", "SYNTHETIC test run")
     assert result.ok, result.error
     assert len((run_dir / "charts" / f"{name}.png").read_bytes()) > 20_000
+
+
+def test_the_longest_pause_line_goes_through_the_longest_launch_never_the_mean(tmp_path):
+    """Three launches of a point with longest pauses 0, 0 and 137 ms: the line reads 137, not 46."""
+    run_dir = synthetic_maxthreads_run(tmp_path / "20261122-0130-maxthreads-synthetic")
+    cells = [json.loads(line) for line in (run_dir / "cells.jsonl").read_text().splitlines()]
+    model = next(c for c in cells if c["group"] == "delay")
+    extra = [dict(model, cell_id=model["cell_id"].replace("-r1", f"-r{k}"), repetition=k) for k in (2, 3)]
+    for c, pause in zip([model, *extra], (0.0, 0.0, 137.0)):
+        c.update(tomcat_gc_pause_count=1, tomcat_gc_pause_max_ms=pause, tomcat_gc_pause_total_ms=pause)
+    (run_dir / "cells.jsonl").write_text("".join(json.dumps(c) + "\n" for c in [*cells, *extra]))
+    jobs = {j.name: j for j in export.export(load_run(run_dir), run_dir / "charts")}
+    name = next(name for name in jobs if name.startswith("gc_pauses_"))
+    rows = [r for rs in read_blocks(run_dir / "charts" / "data" / jobs[name].params["file_1"]).values() for r in rs]
+    mine = [r for r in rows if r["concurrency"] == str(model["concurrency"]) and r["gc_pause_count"] == "1"]
+    assert len(mine) == 3 and {r["gc_pause_longest_ms"] for r in mine} == {"137"}

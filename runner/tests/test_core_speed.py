@@ -30,6 +30,7 @@ def test_a_real_probe_on_every_core_we_may_use():
     assert set(result["per_core"]) == {str(c) for c in cores}
     for core in result["per_core"].values():
         assert core["units"] >= 5 and core["median_ms"] > 0 and core["p95_over_p5"] >= 1
+        assert 0 < core["core_share_percent"] <= 100
     assert result["cv_percent"] == max(c["cv_percent"] for c in result["per_core"].values())
 
 
@@ -44,3 +45,19 @@ def test_a_core_that_cannot_be_had_is_an_error_not_a_crash():
 def test_no_child_outlives_the_probe():
     core_speed.measure(sorted(os.sched_getaffinity(0)), seconds=0.2)
     assert psutil.Process().children() == []
+
+
+@pytest.mark.spawns        # a Python child and a busy loop beside it
+def test_a_probe_beside_a_busy_loop_on_its_core_says_it_shared_the_core():
+    """The speed figure must measure the core, not the harness beside it: a loop on the probe's core halves the
+    probe's share of it, and the summary says so."""
+    import subprocess
+    import sys
+    core = sorted(os.sched_getaffinity(0))[0]
+    hog = subprocess.Popen([sys.executable, "-c", f"import os; os.sched_setaffinity(0, {{{core}}})\nwhile True: pass"])
+    try:
+        result = core_speed.measure([core], seconds=0.6)
+    finally:
+        hog.kill()
+        hog.wait()
+    assert result["per_core"][str(core)]["core_share_percent"] < 100 * core_speed.SHARED_BELOW

@@ -193,3 +193,51 @@ def test_a_duration_in_no_known_form_is_refused_in_one_line_that_names_the_forms
     assert refused.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert "--duration" in err and "500ms, 30s, 2m, 1h" in err
+
+
+def test_delays_are_milliseconds_bare_or_take_a_unit():
+    from crossbench.run import run_args
+    assert run_args.parse_args(["--delays", "1000,3000"]).delays_ms == [1000, 3000]
+    assert run_args.parse_args(["--delays", "1s,250ms,2m"]).delays_ms == [1000, 250, 120000]
+
+
+@pytest.mark.parametrize("bad", ["1.5", "2x", "-5", "0.5ms"])
+def test_a_delay_that_is_no_whole_millisecond_is_refused(bad, capsys):
+    from crossbench.run import run_args
+    with pytest.raises(SystemExit) as refused:
+        run_args.parse_args([f"--delays={bad}"])
+    assert refused.value.code == 2 and "--delays" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("given", [["--duration", "30s", "--duration", "20s"], ["--shuffle", "--no-shuffle"],
+                                   ["--servers", "tomcat", "--servers=tornado"], ["--jfr", "--no-jfr"],
+                                   ["--keep-up", "1", "--hold-s", "2"]])
+def test_an_option_given_twice_with_different_values_is_refused_in_one_line(given, capsys):
+    from crossbench.run import run_args
+    with pytest.raises(SystemExit) as refused:
+        run_args.parse_args(given)
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert refused.value.code == 2 and "disagree: give the option once" in err, err
+
+
+def test_an_option_given_twice_alike_and_slo_collected_are_accepted():
+    from crossbench.run import run_args
+    args = run_args.parse_args(["--duration", "30", "--duration", "30s", "--slo", "p99<300ms", "--slo", "rps>5"])
+    assert args.duration_s == 30.0 and len(args.slo) == 2
+
+
+def test_every_run_all_option_has_help_and_no_server_default_poses_as_the_run_s(capsys):
+    """Every option says what it does; a server knob's default names the experiment file first (the quick profile
+    sets acceptCount 1024 where Tomcat's own is 100)."""
+    from crossbench.run import run_args
+    with pytest.raises(SystemExit) as done:
+        run_args.parse_args(["--help"])
+    assert done.value.code == 0
+    parser_help = capsys.readouterr().out
+    import argparse
+    parser = run_args.build_parser()
+    silent = [a.option_strings for a in parser._actions if a.option_strings and not a.help]
+    assert not silent, silent
+    assert "--accept-count" in parser_help and "(default: 100)" not in parser_help
+    assert "the experiment file's, else the server's own: tomcat 100" in " ".join(parser_help.split())
+    assert argparse.SUPPRESS not in parser_help

@@ -131,13 +131,13 @@ def test_tomcat_cell_records_carry_their_gc_pauses_and_hold_prints_the_pid(tmp_p
     JFR on, Serial GC on a 32 MB heap (so the static window has collections); each held 1 s after its window."""
     out = tmp_path / "run"
     argv = [str(RUN_ALL), "--experiment", "servers-quick", "--servers", "tomcat", "--jfr", "--jdk", "25",
-            "--heap", "32m", "--no-analysis", "--hold-s", "1", "--out", str(out)]
+            "--heap", "32m", "--no-analysis", "--keep-up", "1s", "--out", str(out)]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     cells = {r["group"]: r for r in records(out)}
     for record in cells.values():
         assert record["status"] == "ok" and record["server_settings"]["jdk"] == "25.0.2", record
-        assert re.search(rf"holding {record['cell_id']}'s tomcat up for 1 s: pid \d+", done.stderr)
+        assert re.search(rf"keeping {record['cell_id']}'s tomcat up for 1 s: pid \d+", done.stderr)
         assert record["tomcat_jfr_unreadable"] is None, record["tomcat_jfr_unreadable"]
         assert record["tomcat_gc_pause_max_ms"] is None or \
             record["tomcat_gc_pause_max_ms"] <= record["tomcat_gc_pause_total_ms"]

@@ -126,12 +126,15 @@ def analysis_reads() -> set[str]:
 
 
 TEST_ONLY = {"synthetic"}     # metadata of the synthetic runs analysis tests draw (the report bannners them)
+# metadata.json's noise floor (run/metadata.py, sampling/core_speed.py), newer than the recorded fixtures: the
+# report's header reads it (report/noise_words.py)
+NEWER_THAN_FIXTURES = {"noise_floor", "median_ms", "core_share_percent"}
 
 
 def test_analysis_reads_only_what_the_runner_writes():
     reads = analysis_reads()
     assert {"rps", "efficiency_ratio", "cell_id", "concurrency"} <= reads     # the pattern finds analysis's reads
-    unknown = reads - written_keys() - written_outside_the_contract() - TEST_ONLY
+    unknown = reads - written_keys() - written_outside_the_contract() - TEST_ONLY - NEWER_THAN_FIXTURES
     assert not unknown, f"analysis reads fields no runner writes: {sorted(unknown)}"
 
 
@@ -260,6 +263,26 @@ def test_a_schema_6_record_says_its_wrk_latency_held_wrks_synthetic_samples():
     assert "latency_method" not in failed and failed["in_flight"] is None
     assert record.upgrade({**wrk_cell, "schema_version": 7, "latency_method": "recovered"})["latency_method"] == \
         "recovered"
+
+
+def test_a_held_window_needs_one_answer_a_connection_or_thirty_in_all_and_schema_7_is_judged_again():
+    """Tomcat's 1000 clients on 200 threads at 10 s answer 600 in a 30 s held window: enough (its edges cost
+    nothing); a window of its own still needs 3 round trips a connection; C=1 at 10 s answers 3 in 30 s: enough."""
+    from crossbench.record import metrics
+    assert not metrics.few_completions(600, 1000, held=True) and metrics.few_completions(29, 1000, held=True)
+    assert not metrics.few_completions(3, 1, held=True) and metrics.few_completions(0, 1, held=True)
+    assert metrics.few_completions(600, 1000, held=False) and not metrics.few_completions(3000, 1000, held=False)
+    held = {"schema_version": 7, "cell_id": "d-t-c1000-d10000-r1", "status": "ok", "concurrency": 1000,
+            "requests": 600, "held_window": {"answered": 600}, "flags": ["few_completions"], "valid": False}
+    again = record.upgrade(held)
+    assert again["flags"] == [] and again["valid"] is True
+    short = record.upgrade({**held, "requests": 20})
+    assert short["flags"] == ["few_completions"] and short["valid"] is False
+    other = record.upgrade({**held, "flags": ["few_completions", "timeouts"]})
+    assert other["flags"] == ["timeouts"] and other["valid"] is False
+    unheld = {**held, "held_window": None}
+    assert record.upgrade(unheld)["flags"] == ["few_completions"]
+    assert record.upgrade({**held, "schema_version": 8})["flags"] == ["few_completions"]   # current: as recorded
 
 
 def test_the_field_list_prints_every_declared_field(capsys):

@@ -176,13 +176,20 @@ def test_the_headline_follows_the_kind_of_point():
 
 
 def test_interval_text():
+    """One notation, [low, high], to the place the interval supports; no interval of zero width."""
     assert points.fmt_interval({"value": 2710.4, "ci95_low": 2650.1, "ci95_high": 2770.7}, "req/s") == \
-        "2710 ± 60 req/s"
-    assert points.fmt_interval({"value": 1.0432, "ci95_low": 1.031, "ci95_high": 1.0554}) == "1.043 ± 0.012"
+        "2710 [2650, 2770] req/s"
+    assert points.fmt_interval({"value": 2710.4, "ci95_low": 2550.1, "ci95_high": 2870.7}, "req/s") == \
+        "2710 [2550, 2870] req/s"
+    assert points.fmt_interval({"value": 1.0432, "ci95_low": 1.031, "ci95_high": 1.0554}) == "1.043 [1.031, 1.055]"
+    assert points.fmt_interval({"value": 1.11392, "ci95_low": 1.11322, "ci95_high": 1.11462}) == \
+        "1.1139 [1.1132, 1.1146]"
+    assert points.fmt_interval({"value": 229.0, "ci95_low": 229.0, "ci95_high": 229.0, "n": 3}, "threads") == \
+        "229 threads (all 3 launches)"
     assert points.fmt_interval({"value": 2710.4, "ci95_low": None, "ci95_high": None}, "req/s") == \
         "2710 req/s (1 launch)"
-    # an interval on logs is wider above: both bounds, not a ± that would hide it
-    assert points.fmt_interval({"value": 518.0, "ci95_low": 310.2, "ci95_high": 866.4}, "ms") == "518 [310, 866] ms"
+    # an interval on logs is wider above: both ends shown
+    assert points.fmt_interval({"value": 518.0, "ci95_low": 310.2, "ci95_high": 866.4}, "ms") == "520 [310, 870] ms"
 
 
 def test_points_file_is_written_and_read_back_and_computed_for_older_runs(tmp_path):

@@ -87,9 +87,11 @@ def knee_check(meas: dict) -> dict:
     not_following = [bend for bend in judged if not bend["follows_max_threads"]]
     verdict = None if not judged else not not_following
     limit = min((bend["knee_between"][1] for bend in not_following), default=None)
+    observed = [bend for bend in mine if bend.get("tracks_pool") is not None]
     return {"follows": verdict, "settings_judged": [bend["setting"] for bend in judged],
             "settings_not_following": [bend["setting"] for bend in not_following], "machine_limit_concurrency": limit,
-            "knees": mine}
+            "observed_tracking": [bend["setting"] for bend in observed if bend["tracks_pool"]],
+            "observed_judged": [bend["setting"] for bend in observed], "knees": mine}
 
 
 def cost(meas: dict, pool: int | None, w: Workload | None) -> dict:
@@ -162,12 +164,22 @@ def could_not_tell(meas: dict, advice: dict, w: Workload | None) -> list[str]:
     return advice_text.limits(meas, advice, w.to_dict() if w else None)
 
 
-def write(advice: dict, run_dir: Path) -> str:
-    """advice.json and advice.md into the run directory; returns the text (as printed)."""
+def write(advice: dict, out: Path) -> str:
+    """advice.json and advice.md into `out` (made if missing); returns the text (as printed)."""
     text = advice_text.render(advice)
-    (Path(run_dir) / "advice.json").write_text(json.dumps(advice, indent=2, default=str) + "\n")
-    (Path(run_dir) / "advice.md").write_text(text)
+    Path(out).mkdir(parents=True, exist_ok=True)
+    (Path(out) / "advice.json").write_text(json.dumps(advice, indent=2, default=str) + "\n")
+    (Path(out) / "advice.md").write_text(text)
     return text
+
+
+def default_out(run_dir: Path, workload: Workload) -> Path:
+    """advise.sh's folder for one workload's advice inside the run it reads, beside (never over) the run's own
+    advice.md: advice-400rps-50ms, advice-400rps-50ms-p99-200ms."""
+    name = f"advice-{workload.rate:g}rps-{workload.hold_ms:g}ms"
+    if workload.p99_ms is not None:
+        name += f"-p99-{workload.p99_ms:g}ms"
+    return Path(run_dir) / name
 
 
 def at_end(run_dir: Path, workload: Workload | None) -> str:

@@ -67,8 +67,8 @@ def sweep_points(run: Run, all_points: list[dict]) -> list[dict]:
 
 
 def left_out(points: list[dict]) -> list[dict]:
-    return [{"point": point["point_id"], "flags": point.get("flags") or ["not valid"]} for point in points
-            if not point.get("valid")]
+    return [{"point": point["point_id"], "concurrency": point["cell"].get("concurrency"),
+             "flags": point.get("flags") or ["not valid"]} for point in points if not point.get("valid")]
 
 
 def knee_between(knee: knee_rule.Knee) -> tuple[float, float] | None:
@@ -122,11 +122,29 @@ def knees(points: list[dict]) -> list[dict]:
             "knee_between": list(between) if between else None, "indicative": knee.indicative,
             "follows_max_threads": follows(knee, limit),
             "ratio": used, "ratios": {point["point_id"]: round(value(point, used), 3) for point in valid},
+            "measured": [[point["cell"]["concurrency"], round(value(point, used), 3)] for point in valid],
+            "tracks_pool": tracks_pool(valid, used, limit),
             "max_concurrency": max((point["cell"]["concurrency"] for point in valid), default=None),
             "points": [point["point_id"] for point in valid],
             "flagged_but_past": [point["point_id"] for point in past],
             "left_out": [x for x in left_out(mine) if x["point"] not in {p["point_id"] for p in past}]})
     return found
+
+
+TRACK_SHARE = 0.15     # a ratio within this share of C / maxThreads past the pool (and near 1 below it) tracks it
+
+
+def tracks_pool(valid: list[dict], ratio: str, limit: float | None) -> bool | None:
+    """What was observed, before any model: past maxThreads each measured ratio within TRACK_SHARE of C /
+    maxThreads, and at or under it near 1. None without a pool or without a point past it."""
+    if not limit:
+        return None
+    pairs = [(point["cell"]["concurrency"], value(point, ratio)) for point in valid]
+    past = [(c, r) for c, r in pairs if c > limit]
+    if not past:
+        return None
+    return all(abs(r / (c / limit) - 1) <= TRACK_SHARE for c, r in past) and \
+        all(r <= knee_finder.THRESHOLD for c, r in pairs if c <= limit)
 
 
 def platform(points: list[dict]) -> list[dict]:

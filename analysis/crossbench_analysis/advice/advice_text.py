@@ -5,7 +5,7 @@ from __future__ import annotations
 from crossbench.figures.points import NOISY_HOST, fmt_interval, short
 
 from .advice_capacity import RUN_IT as CAPACITY_RUN_IT
-from .advice_run import RUN_IT
+from .advice_run import RUN_IT, TRACK_SHARE
 
 ASK = "./analysis/advise.sh {run} --rate R --hold-ms H [--p99-ms T]"
 CPU_BUSY = 0.8            # above this share of its cores a server's CPU queue grows fast
@@ -91,25 +91,47 @@ def pool_lines(a: dict, w: dict) -> list[str]:
 
 
 def knee_lines(bends: dict) -> list[str]:
+    """Per setting one line, what was measured first (the ratio at each C against C / maxThreads), then what the
+    hinge made of it; the conclusion from the measurements, the model's verdict beside it."""
     lines = ["## Does the knee follow maxThreads here?", ""]
     for bend in bends["knees"]:
         verdict = {True: "at maxThreads", False: "NOT at maxThreads", None: "cannot tell"}[bend["follows_max_threads"]]
-        lines.append(f"- {bend['setting']}, {n(bend['delay_ms'])} ms: {bend['ratio']} {where(bend)} "
-                     f"({verdict}; a pool alone bends at N = maxThreads = {bend['max_threads']}: a hinge, ratio 1 "
-                     f"up to it and C / N past it, fitted over every launch); points "
-                     f"{ratios(bend['ratios'])}" + (f"; left out (flagged): {flagged(bend['left_out'])}"
-                                                    if bend["left_out"] else "") + past_note(bend) + ".")
-    if bends["follows"] is True:
-        lines.append("- So here the pool is what bends the ratio: up to maxThreads requests are served at once, "
-                     "past it each waits its turn (ratio about C / maxThreads).")
-    elif bends["follows"] is False:
-        lines.append(f"- So here something other than the pool bent the ratio first "
-                     f"({', '.join(bends['settings_not_following'])}"
-                     f", by C={bends['machine_limit_concurrency']}): the CPU or a busy machine; a pool above that "
-                     f"would not have served more at once in this run.")
-    else:
+        lines.append(f"- {bend['setting']}, {n(bend['delay_ms'])} ms: measured {bend['ratio'].replace('_', ' ')} "
+                     f"{measured_text(bend)}; the hinge {where(bend)} ({verdict})"
+                     + (f"; left out: {flagged_by_c(bend['left_out'])}" if bend["left_out"] else "")
+                     + past_note(bend) + ".")
+    tracking, observed = bends.get("observed_tracking", []), bends.get("observed_judged", [])
+    if observed:
+        lines.append(f"- Measured: past maxThreads the ratio tracked C / maxThreads (within "
+                     f"{100 * TRACK_SHARE:.0f} %, and stayed near 1 below it) in {len(tracking)} of {len(observed)} "
+                     "settings" + (": here the pool is what bends it, each request past it waiting its turn."
+                                   if len(tracking) == len(observed) else "."))
+    if bends["follows"] is False:
+        lines.append(f"- The hinge says something other than the pool bent the ratio first "
+                     f"({', '.join(bends['settings_not_following'])}, by C={bends['machine_limit_concurrency']}): "
+                     "the CPU or a busy machine.")
+    elif bends["follows"] is None and not observed:
         lines.append("- No valid points past any maxThreads: the run cannot tell where the knee sits.")
     return lines + [""]
+
+
+def measured_text(bend: dict) -> str:
+    """'1.00 at C=25, 1.97 at C=100 (C / maxThreads 2.0)': each valid point's ratio, past the pool beside C / N."""
+    limit = bend.get("max_threads")
+    shown = []
+    for c, ratio in bend.get("measured") or []:
+        beside = f" (C / maxThreads {n(c / limit)})" if limit and c > limit else ""
+        shown.append(f"{n(ratio)} at C={c:g}{beside}")
+    return ", ".join(shown) or "no valid point"
+
+
+def flagged_by_c(items: list[dict]) -> str:
+    """'C=800, 1000 (few_completions)': the left-out points by concurrency, per reason."""
+    by_reason: dict[str, list[str]] = {}
+    for x in items:
+        c = f"{x['concurrency']:g}" if x.get("concurrency") is not None else f"`{x['point']}`"
+        by_reason.setdefault(", ".join(x["flags"]), []).append(c)
+    return "; ".join(f"C={', '.join(cs)} ({reason})" for reason, cs in by_reason.items())
 
 
 def where(bend: dict) -> str:
@@ -126,6 +148,8 @@ def where(bend: dict) -> str:
     if bend["status"] == "fitted":
         return (f"bends at C={n(bend['knee_concurrency'])} (95 % interval {n(bend['knee_low'])} to "
                 f"{n(bend['knee_high'])})")
+    if bend["status"] == "poor_fit":
+        return f"does not fit (a caveat on the model, not on the ratios measured): {text}"
     return f"says: {text}"
 
 
@@ -150,14 +174,15 @@ def cost_lines(got: dict, pool: dict | None, w: dict | None) -> list[str]:
     if rss["fit"]:
         lines.append(f"- Memory: {pm(rss['kb_per_thread'], rss['kb_per_thread_ci95'], 'KB', rss['fit']['method'])}"
                      f" of RSS per busy platform thread: the slope of rss_peak_mb against threads_peak, least "
-                     f"squares over points {ids(rss['points'])}." + (
+                     f"squares over {len(rss['points'])} points (advice.json lists them)." + (
                          f" {pool['value']} threads: {pm(rss['pool_mb'], rss['pool_mb_ci95'], 'MB')}; the whole "
                          f"server about {n(rss['total_mb'])} MB with the JVM's own threads." if pool else ""))
     else:
         lines.append(f"- Memory per thread: not fitted ({rss['why_not']}).")
     if cpu["fit"]:
         lines.append(f"- CPU: {pm(cpu['ms_per_request'], cpu['ms_per_request_ci95'], 'ms', cpu['fit']['method'])}"
-                     f" of server CPU per request (slope of cpu_percent against rps, points {ids(cpu['points'])}),"
+                     f" of server CPU per request (slope of cpu_percent against rps over {len(cpu['points'])} "
+                     "points),"
                      f" {n(cpu['idle_percent'])} % of a core at no load. That is the container's own cost: the "
                      f"run's handler only sleeps, so your handler's CPU comes on top.")
         if w:
@@ -174,18 +199,29 @@ def cost_lines(got: dict, pool: dict | None, w: dict | None) -> list[str]:
 
 def connection_lines(got: dict, w: dict | None) -> list[str]:
     lines = ["## acceptCount and maxConnections", ""]
+    by_pool: dict = {}
     for row in got["queueing"]:
-        lines.append(f"- Past maxThreads the run's requests queued inside Tomcat: `{row['point']}`: "
-                     f"C={row['concurrency']} on {row['max_threads']} threads, {row['pool_busy_peak']} busy, "
-                     f"{row['connections_held']} connections held; ratio {row['ratio']} against C / maxThreads = "
-                     f"{row['predicted']}; p50 {n(row['p50_ms'])} ms, "
-                     f"p99 {n(row['p99_ms'])} ms (waiting is unfair: the tail waits several turns).")
+        by_pool.setdefault(row["max_threads"], []).append(row)
+    for pool, rows in by_pool.items():
+        held = [r["connections_held"] for r in rows if r["connections_held"] is not None]
+        lines.append(f"- maxThreads={pool} past its pool, C={listed(rows, 'concurrency')}: ratio "
+                     f"{listed(rows, 'ratio')} against C / maxThreads {listed(rows, 'predicted')}; p50 "
+                     f"{listed(rows, 'p50_ms', 1000)} s, p99 {listed(rows, 'p99_ms', 1000)} s"
+                     + (f"; up to {max(held):g} connections held" if held else "")
+                     + " (waiting is unfair: the tail waits several turns).")
+    by_limits: dict = {}
     for row in got["queue_limits"]:
-        lines.append(f"- Past the connector's limits (`{row['cell']}`: C={row['concurrency']}, maxThreads "
-                     f"{row['max_threads']}, acceptCount {row['accept_count']}, maxConnections "
-                     f"{row['max_connections']}): "
-                     f"Tomcat held {row['connections_held']} connections, the client counted {row['errors']} errors, "
-                     f"{n(row['rps'])} requests/s: the rest got silence, not an error.")
+        by_limits.setdefault((row["max_threads"], row["accept_count"], row["max_connections"]), []).append(row)
+    for (pool, accept, most), rows in by_limits.items():
+        held = [r["connections_held"] for r in rows if r["connections_held"] is not None]
+        errors = sum(r["errors"] or 0 for r in rows)
+        rates = [r["rps"] for r in rows if r["rps"] is not None]
+        cs = sorted({r["concurrency"] for r in rows})
+        lines.append(f"- Past the connector's limits (maxThreads {pool}, acceptCount {accept}, maxConnections "
+                     f"{most}; C={', '.join(f'{c:g}' for c in cs)}, {len(rows)} launches): Tomcat held at most "
+                     f"{max(held, default=0):g} connections, the client counted {errors:g} errors, "
+                     f"{n(min(rates, default=0))} to {n(max(rates, default=0))} requests/s: the rest got silence, "
+                     "not an error.")
     if w and "max_connections" in got:
         queue = got["queue_within_target"]
         lines.append(f"- maxConnections = {got['max_connections']}: the connections Tomcat accepts and holds, "
@@ -202,6 +238,11 @@ def connection_lines(got: dict, w: dict | None) -> list[str]:
                      + (f", cut to net.core.somaxconn = {n(got['somaxconn'])} on the run's machine"
                         if got["accept_count"] < got["accept_count_wanted"] else "") + "; 100 is Tomcat's default.")
     return lines + [""]
+
+
+def listed(rows: list[dict], key: str, per: float = 1) -> str:
+    """One field of several rows: '2, 4, 8'; '?' where a row lacks it."""
+    return ", ".join(n(r[key] / per) if r[key] is not None else "?" for r in rows)
 
 
 def virtual_lines(v: dict, w: dict | None) -> list[str]:

@@ -139,8 +139,9 @@ def knees_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
                        f"ratio_{p}": mine[0]["ratio_used"],
                        f"predicted_{p}": " ".join(str(k["predicted"] or "NaN") for k in mine)})
     summary = "; ".join(f"{k['setting']}: {k['text']}" for k in knees)
+    ratio = knees[0]["ratio_used"].replace("_", " ")
     return ChartJob("maxthreads_knees", "maxthreads_knees.gp",
-                    "Where the ratio bends: efficiency ratio vs concurrent clients per server setting, knee marked",
+                    f"Where the ratio bends: {ratio} vs concurrent clients per server setting, knee marked",
                     "One curve per setting (Tomcat's maxThreads or virtual threads, gunicorn's workers, ...), log "
                     "scales. The knee (diamond) is the parallel limit N of a hinge, ratio = a max(1, C / N), fitted "
                     "over every launch; its horizontal bar is N's 95 % profile interval, or, where the launches do "

@@ -1,5 +1,6 @@
-"""Seed 002's charts: responses per second on the static mix, the efficiency ratio per delay, latency, peak
-threads and the threads over time (the VisualVM view)."""
+"""Seed 002's charts: responses per second on the static mix, the efficiency ratio per delay, throughput against
+concurrency with Little's-law lines, busy and queued requests, latency, peak threads and the threads over time
+(the VisualVM view)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -26,12 +27,13 @@ from .kit_labels import panel_style, series_of
 BEND = 1.1          # the findings' bend threshold (finding.THRESHOLD; families import only kit and runinfo)
 HEADINGS = {"static_rps": "Static files: responses per second", "efficiency": "Efficiency ratio (seed 002)",
             "threads_peak": "Peak thread count", "threads_timeline": "Threads over time (VisualVM view)",
-            "latency": "Latency p50 and p99"}
+            "latency": "Latency p50 and p99", "throughput": "Throughput against concurrency (Little's law)",
+            "in_flight": "Requests being served and waiting"}
 
 
 def jobs(run: Run, data_dir: Path) -> list[ChartJob]:
     cells = against_concurrency(run.cells)
-    charts = (static_rps, efficiency, threads_peak, threads_timeline, latency)
+    charts = (static_rps, efficiency, throughput, in_flight, threads_peak, threads_timeline, latency)
     return with_headings([chart(run, data_dir, cells) for chart in charts], HEADINGS)
 
 
@@ -80,6 +82,45 @@ def efficiency(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
                     params, files, missing_note(cells, "efficiency_ratio", "latency_ratio"))
 
 
+def throughput(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
+    """Delayed cells' answers per second against C, beside what Little's law allows: C / delay (every client
+    served at once) and, per pooled setting, maxThreads / delay (the pool's most)."""
+    cells = [c for c in cells if is_delay(c)]
+    return figure_job(run, data_dir, "throughput", cells,
+                      ["concurrency", "rps", "valid", "repetition", "cell_id"],
+                      lambda c: [c.get("concurrency"), num(c.get("rps"))], ("rps",),
+                      f"Throughput vs concurrent clients, delayed answers ({how(cells)})",
+                      "Answers per second against concurrent clients, one panel per delay, log scales. Dotted "
+                      "grey: C / delay, what a server that serves every client at once answers (Little's law: "
+                      "the clients' own pace); dashed grey: maxThreads / delay, the most a pool of that size can "
+                      "answer. A thread-per-request server follows the dotted line up to its pool, then runs flat "
+                      "along the dashed one; an event loop stays on the dotted line until its core fills.",
+                      extra=lambda here: {**delay_of(here), **max_threads_of(here)})
+
+
+def in_flight(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
+    """Requests in flight (rps x mean latency, Little's law) against C, and of them those a pool was serving at
+    its busiest (Tomcat's busy threads); the rest waited in a queue."""
+    cells = [c for c in cells if is_delay(c) and num(c.get("in_flight")) is not None]
+    return figure_job(run, data_dir, "in_flight", cells,
+                      ["concurrency", "in_flight", "busy", "queued", "valid", "repetition", "cell_id"],
+                      lambda c: [c.get("concurrency"), num(c.get("in_flight")), num(c.get("pool_busy_peak")),
+                                 queued(c)], ("in_flight",),
+                      f"Requests in flight, being served and waiting, vs concurrent clients ({how(cells)})",
+                      "Solid: requests in flight, answers per second x mean latency (Little's law; at most C in a "
+                      "closed loop). Dashed: those a pool was serving at once at its busiest (Tomcat's busy "
+                      "threads); dotted: the rest, waiting in the server's queue (in flight - busy). A server "
+                      "without a sampled pool (an event loop) shows in flight only: all of it being served. One "
+                      "panel per delay; dotted grey, maxThreads.",
+                      extra=max_threads_of)
+
+
+def queued(cell: dict) -> float | None:
+    """In flight less the pool's busy peak: the requests that waited for a thread (None without a sampled pool)."""
+    flying, busy = num(cell.get("in_flight")), num(cell.get("pool_busy_peak"))
+    return None if flying is None or busy is None else max(0.0, flying - busy)
+
+
 def latency(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
     return figure_job(run, data_dir, "latency", cells,
                       ["concurrency", "p50_ms", "p99_ms", "mean_ms", "max_ms", "valid", "repetition", "cell_id"],
@@ -87,8 +128,17 @@ def latency(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
                                  num(get(c, "latency_ms.mean")), num(get(c, "latency_ms.max"))],
                       ("latency_ms.p50", "latency_ms.p99"),
                       f"Latency p50 and p99 vs concurrent clients ({how(cells)})",
-                      "Per-request latency reported by the load generator: median (p50, solid, circles) and "
-                      "99th percentile (p99, dashed, squares), log scale, one panel per group or delay.")
+                      "Per-request latency the requests had: median (p50, solid, circles) and 99th percentile "
+                      "(p99, dashed, squares), one panel per group or delay; dotted grey, the panel's delay (the "
+                      "least a delayed answer can take). Log scale where the values span a factor of 20 or more, "
+                      "linear otherwise (a narrow log axis would show one tick).",
+                      extra=delay_of)
+
+
+def delay_of(cells: list[dict]) -> dict:
+    """A delay panel's delay (ms), for the line latency.gp draws; 0 for a panel without one."""
+    delays = {num(c.get("delay_ms")) or 0 for c in cells}
+    return {"delay": f"{delays.pop():g}" if len(delays) == 1 else "0"}       # a word: latency.gp reads it with real()
 
 
 def threads_peak(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:

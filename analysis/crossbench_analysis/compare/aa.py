@@ -94,7 +94,7 @@ def study(runs: list[Path], plant: float = 0.10, run_sd: float | None = None,
                 tally["points"] += sum(counts.values())
                 tally["slower"] += counts.get(compare_stats.SLOWER, 0)
     table = compare_stats.observed_table(spreads) if spreads else \
-        compare_stats.run_sds(run_sd, compare.cpu_models(*map(load_run, runs)))
+        compare_stats.run_sds(run_sd, compare.machines_of(*map(load_run, runs)))
     by_kind = {kind: {"aa": rates(aa[kind]), "planted": power(found.get(kind, {"points": 0, "slower": 0}))}
                for kind in aa if kind != "all"}
     return {"runs": [str(r) for r in runs], "pairs": len(pairs), "plant": plant, "margin": margin,
@@ -133,24 +133,34 @@ def run_means(runs: list[Path]) -> dict[tuple[str, str, str], list[tuple[float, 
 def observed_floor(runs: list[Path]) -> dict:
     """sigma_run per kind of point and figure, what noise_floor.toml's [machine.run_sd.KIND] should hold. For each
     point seen in 2+ runs: the variance of its run means minus the mean of their launch variances (a one-way
-    random-effects estimate, by moments); averaged over the points of a kind, floored at 0, its square root."""
+    random-effects estimate, by moments); averaged over the points of a kind, floored at 0, its square root
+    (`estimate`). What noise_floor.toml holds is `run_sd`, its 95 % upper bound: the run means' variance itself
+    (the launches' share left in: an overstatement, on the safe side) times (k - 1) / chi2(0.05, k - 1) over k
+    runs, k - 1 degrees of freedom since every point of a run shares that run's level (run_df), never 0 for an
+    estimate below it."""
+    from scipy.stats import chi2
     if len(runs) < 2:
         raise AnalysisError("--observe-floor takes two or more runs of one configuration")
-    pooled: dict[tuple[str, str], list[float]] = {}
+    pooled: dict[tuple[str, str], list[tuple[float, float]]] = {}
     for (kind, figure, _), per_run in run_means(runs).items():
         if len(per_run) < 2:
             continue
         centre = sum(m for m, _ in per_run) / len(per_run)
         between = sum((m - centre) ** 2 for m, _ in per_run) / (len(per_run) - 1)
-        pooled.setdefault((kind, figure), []).append(between - sum(w for _, w in per_run) / len(per_run))
+        pooled.setdefault((kind, figure), []).append((between, between - sum(w for _, w in per_run) / len(per_run)))
+    df = len(runs) - 1
     run_sd: dict[str, dict[str, float]] = {}
+    estimate: dict[str, dict[str, float]] = {}
     detail: dict[str, dict[str, dict]] = {}
-    for (kind, figure), excess in sorted(pooled.items()):
-        sd = math.sqrt(max(0.0, sum(excess) / len(excess)))
-        run_sd.setdefault(kind, {})[figure] = round(sd, 4)
-        detail.setdefault(kind, {})[figure] = {"points": len(excess), "raw_variance": sum(excess) / len(excess)}
-    return {"measured_on": ", ".join(compare.cpu_models(*map(load_run, runs))), "runs": len(runs),
-            "measured": True, "run_sd": run_sd, "detail": detail}
+    for (kind, figure), rows in sorted(pooled.items()):
+        between = sum(b for b, _ in rows) / len(rows)
+        excess = sum(e for _, e in rows) / len(rows)
+        estimate.setdefault(kind, {})[figure] = round(math.sqrt(max(0.0, excess)), 4)
+        run_sd.setdefault(kind, {})[figure] = round(math.sqrt(between * df / chi2.ppf(0.05, df)), 4)
+        detail.setdefault(kind, {})[figure] = {"points": len(rows), "raw_variance": excess,
+                                               "run_means_variance": between}
+    return {"measured_on": ", ".join(compare.machines_of(*map(load_run, runs))), "runs": len(runs),
+            "run_df": df, "measured": True, "run_sd": run_sd, "estimate": estimate, "detail": detail}
 
 
 def text(result: dict) -> str:

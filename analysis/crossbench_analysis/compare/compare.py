@@ -104,10 +104,10 @@ def compare_runs(run_a: Run, run_b: Run, force: bool = False, run_sd: float | No
     every figure, spreads (aa --observe-floor's output, measured on other runs) per kind and figure."""
     margin = checked_margin(margin)
     pairs, only_a, only_b, notes = matched(run_a, run_b, force)
-    models = cpu_models(run_a, run_b)
-    table = compare_stats.observed_table(spreads) if spreads else compare_stats.run_sds(run_sd, models)
+    machines = machines_of(run_a, run_b)
+    table = compare_stats.observed_table(spreads) if spreads else compare_stats.run_sds(run_sd, machines)
     if run_sd is None and not spreads:
-        notes += floor_elsewhere(models) + floor_unmeasured(table)
+        notes += floor_elsewhere(machines) + floor_unmeasured(table)
     names = labels([a for a, _ in pairs])
     rows = []
     for a, b in pairs:
@@ -117,7 +117,8 @@ def compare_runs(run_a: Run, run_b: Run, force: bool = False, run_sd: float | No
             fa, fb = a["figures"].get(figure) or {}, b["figures"].get(figure) or {}
             verdicts[figure] = compare_stats.judge(
                 figure, launch_values(run_a, a, figure), launch_values(run_b, b, figure), fa.get("value"),
-                fb.get("value"), compare_stats.run_sd_of(figure, compare_stats.kind_of(a), table), margin)
+                fb.get("value"), compare_stats.run_sd_of(figure, compare_stats.kind_of(a), table), margin,
+                table.get("run_df"))
         rows.append(Row(a["point_id"], names[a["point_id"]], headline, verdicts,
                         not (a.get("valid") and b.get("valid")), (a["n"], b["n"])))
     rows = fdr_controlled(rows)
@@ -140,24 +141,29 @@ def launch_more(rows: list[Row]) -> list[str]:
             f"cannot tell; launch more (--repetitions {need} or more) to compare them"]
 
 
-def cpu_models(*runs: Run) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(str(run.machine.get("cpu_model")) for run in runs))
+def machine_of(run: Run) -> str:
+    """A run's machine as noise_floor.toml names it: its CPU model and cores ('AMD EPYC, 2 cores')."""
+    return f"{run.machine.get('cpu_model')}, {run.machine.get('cores')} cores"
 
 
-def floor_elsewhere(models: tuple[str, ...]) -> list[str]:
-    """A note when noise_floor.toml holds no run-to-run spread measured on the runs' machine (their CPU models)."""
-    if compare_stats.floor_set(models) is not None:
+def machines_of(*runs: Run) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(machine_of(run) for run in runs))
+
+
+def floor_elsewhere(machines: tuple[str, ...]) -> list[str]:
+    """A note when noise_floor.toml holds no run-to-run spread measured on the runs' machine."""
+    if compare_stats.floor_set(machines) is not None:
         return []
-    fallback, *others = compare_stats.floor_machines()
-    also = f" (it also holds {', '.join(others)}'s)" if others else ""
-    return [f"the run-to-run spread was measured on another machine ({fallback}){also}; these runs ran on "
-            f"{', '.join(models)}, whose run-to-run drift may be wider or narrower: measure its own "
-            "(aa --observe-floor, runs of one configuration) and add it to noise_floor.toml or pass it with "
-            "--noise-floor, or compare two variants inside one run (--within)"]
+    held = ", ".join(compare_stats.floor_machines()) or "none"
+    return [f"no run-to-run spread was measured on {', '.join(machines)} (noise_floor.toml holds {held}): compare "
+            f"uses the conservative default {compare_stats.pct(compare_stats.floor_file()['unmeasured'])} for every "
+            "figure, never another machine's; measure this machine's own (aa --observe-floor over runs hours "
+            "apart) and add it to noise_floor.toml, pass one with --noise-floor, or compare two variants inside "
+            "one run (--within)"]
 
 
 def floor_unmeasured(table: dict) -> list[str]:
-    if table["measured"]:
+    if table["measured"] or "conservative default" in table["source"]:
         return []
     return ["the run-to-run spread in force was converted from an older, threshold-style floor, not measured as "
             "a spread: re-measure it (aa --observe-floor) before trusting a same or a change between runs"]

@@ -57,7 +57,11 @@ class Verdict:
 
     @property
     def p_value(self) -> float | None:
-        return self.test.p_value if self.test else None
+        """The one-sided p its word rests on, against the margin: a same's TOST p, else that of a change beyond
+        the margin (changes.ChangeTest); None untested."""
+        if self.test is None:
+            return None
+        return self.test.p_same(self.margin) if self.word == SAME else self.test.p_change(self.margin)
 
     @property
     def said(self) -> str:
@@ -95,8 +99,9 @@ def geometric_ratio(a: list[float], b: list[float]) -> float:
 
 
 def judge(figure: str, a_values, b_values, a_value, b_value, run_sd: float,
-          margin: float = DEFAULT_MARGIN) -> Verdict:
-    """Two runs' launches of one figure: the test with the run-to-run variance (run_sd, on logs) added."""
+          margin: float = DEFAULT_MARGIN, run_df: float | None = None) -> Verdict:
+    """Two runs' launches of one figure: the test with the run-to-run variance (run_sd, on logs, estimated with
+    run_df degrees of freedom; None: taken as known) added."""
     a_values, b_values = positive(a_values), positive(b_values)
     if not a_values or not b_values:
         return Verdict(figure, a_value, b_value, None, None, margin, NO_VALUE)
@@ -104,7 +109,7 @@ def judge(figure: str, a_values, b_values, a_value, b_value, run_sd: float,
     why = changes.untestable(a_values, b_values)
     if why:
         return Verdict(figure, a_value, b_value, ratio, None, margin, CANNOT_TELL, why)
-    return verdict_of(figure, changes.run_log_ratio(a_values, b_values, run_sd), a_value, b_value, margin)
+    return verdict_of(figure, changes.run_log_ratio(a_values, b_values, run_sd, run_df), a_value, b_value, margin)
 
 
 def judge_paired(figure: str, pairs: list[tuple[float, float]], a_value, b_value,
@@ -137,16 +142,21 @@ def verdict_of(figure: str, test: changes.ChangeTest, a_value, b_value, margin: 
 
 
 def controlled(verdicts: list[Verdict], q: float = FDR_Q) -> list[Verdict]:
-    """Benjamini-Hochberg across the points of one compare, on their headline verdicts' p of "no change": a
-    faster or slower whose adjusted p is above q reads inconclusive. Every tested verdict carries its adjusted p."""
+    """Benjamini-Hochberg across the points of one compare, on p values against the margin, each family over
+    every point tested: the changes' (that a change is within the margin) and the sames' (TOST's, that it is
+    beyond). A faster, slower or same whose adjusted p in its family is above q reads inconclusive, so at most a
+    share q of the changes said, and of the sames said, are expected to be false. Every tested verdict carries
+    the adjusted p of what it says (a change's for one that says none)."""
     tested = [i for i, v in enumerate(verdicts) if v.test is not None]
-    adjusted = changes.benjamini_hochberg([verdicts[i].p_value for i in tested])
+    changes_adjusted = changes.benjamini_hochberg([verdicts[i].test.p_change(verdicts[i].margin) for i in tested])
+    sames_adjusted = changes.benjamini_hochberg([verdicts[i].test.p_same(verdicts[i].margin) for i in tested])
     out = list(verdicts)
-    for i, p in zip(tested, adjusted):
+    for i, p_change, p_same in zip(tested, changes_adjusted, sames_adjusted):
+        p = p_same if out[i].word == SAME else p_change
         out[i] = replace(out[i], p_adjusted=p)
-        if out[i].changed and p > q:
+        if out[i].word in (FASTER, SLOWER, SAME) and p > q:
             out[i] = replace(out[i], word=INCONCLUSIVE,
-                             why=f"{out[i].word} by itself, not after Benjamini-Hochberg: adjusted p {p:.2g} > {q:g}")
+                             why=f"{out[i].said} by itself, not after Benjamini-Hochberg: adjusted p {p:.2g} > {q:g}")
     return out
 
 
@@ -158,10 +168,11 @@ def floor_file() -> dict:
     return tomllib.loads(FLOOR_FILE.read_text())
 
 
-def floor_set(cpu_models: tuple[str, ...]) -> dict | None:
-    """The noise_floor.toml machine whose CPU model (a part of its name) every one of these runs ran on."""
+def floor_set(machines: tuple[str, ...]) -> dict | None:
+    """The noise_floor.toml machine every one of these runs ran on: its `measured_on` equal to each run's
+    identity (compare.machine_of: the CPU model and its cores), never a part of it."""
     return next((machine for machine in floor_file()["machine"]
-                 if cpu_models and all(machine["measured_on"] in model for model in cpu_models)), None)
+                 if machines and all(machine["measured_on"] == found for found in machines)), None)
 
 
 def floor_machines() -> list[str]:
@@ -169,17 +180,24 @@ def floor_machines() -> list[str]:
     return [machine["measured_on"] for machine in floor_file()["machine"]]
 
 
-def run_sds(override: float | None = None, cpu_models: tuple[str, ...] = ()) -> dict:
-    """{"static": {figure: sd}, "delayed": {...}, "default": sd, "measured": bool, "source": "..."}: the
-    run-to-run spreads in force: an override for every figure, else those of the runs' CPU model, else the
-    first machine's in noise_floor.toml (compare notes that)."""
+def run_sds(override: float | None = None, machines: tuple[str, ...] = ()) -> dict:
+    """{"static": {figure: sd}, "delayed": {...}, "default": sd, "run_df": df or None, "measured": bool,
+    "source": "..."}: the run-to-run spreads in force: an override for every figure (taken as known), else those
+    measured on the runs' machine with their degrees of freedom, else none: the stated conservative default for
+    every figure, never another machine's (compare says so)."""
     if override is not None:
-        return {STATIC: {}, DELAYED: {}, "default": override, "measured": True,
+        return {STATIC: {}, DELAYED: {}, "default": override, "run_df": None, "measured": True,
                 "source": f"sigma_run {override:g} for every figure, given on the command line"}
-    machine = floor_set(cpu_models) or floor_file()["machine"][0]
+    machine = floor_set(machines)
+    if machine is None:
+        default = floor_file()["unmeasured"]
+        return {STATIC: {}, DELAYED: {}, "default": default, "run_df": None, "measured": False,
+                "source": f"no spread measured on {', '.join(machines) or 'this machine'}: the conservative default "
+                          f"{pct(default)} for every figure"}
     spreads = machine.get("run_sd", {})
     return {STATIC: spreads.get(STATIC, {}), DELAYED: spreads.get(DELAYED, {}), "default": floor_file()["default"],
-            "measured": bool(machine.get("measured")), "source": f"{machine['source']}, on {machine['measured_on']}"}
+            "run_df": machine.get("run_df"), "measured": bool(machine.get("measured")),
+            "source": f"{machine['source']}, on {machine['measured_on']}"}
 
 
 def observed_table(observed: dict) -> dict:
@@ -187,7 +205,8 @@ def observed_table(observed: dict) -> dict:
     runs by spreads they played no part in."""
     spreads = observed.get("run_sd") or {}
     return {STATIC: spreads.get(STATIC, {}), DELAYED: spreads.get(DELAYED, {}), "default": floor_file()["default"],
-            "measured": True, "source": f"aa --observe-floor over {observed.get('runs')} other runs"}
+            "run_df": observed.get("run_df"), "measured": True,
+            "source": f"aa --observe-floor over {observed.get('runs')} other runs"}
 
 
 def run_sd_of(figure: str, kind: str, table: dict) -> float:

@@ -55,20 +55,22 @@ class Comparison:
         return sum(row.verdict.changed for row in self.rows)
 
     def expected_false(self) -> str:
-        """How many of the points called changed to expect to be false: Benjamini-Hochberg keeps the expected
-        share of false changes among those called at or below q, so at most q x the number called."""
+        """How many of the changes and sames said to expect to be false: Benjamini-Hochberg on p values against
+        the margin keeps the expected share of false ones among those said at or below q in each family."""
         called, q = self.called_changed(), compare_stats.FDR_Q
-        return (f"{called} point(s) called faster or slower after Benjamini-Hochberg at q = {q:g} over "
+        same = sum(row.verdict.word == compare_stats.SAME for row in self.rows)
+        return (f"{called} point(s) called faster or slower and {same} same after Benjamini-Hochberg at q = {q:g} "
+                f"(p values against the {compare_stats.pct(self.margin)} margin) over "
                 f"{sum(row.verdict.test is not None for row in self.rows)} tested: expect at most "
-                f"{q * called:.2g} of them (q x {called}) to be a false change")
+                f"{q * called:.2g} false changes and {q * same:.2g} false sames")
 
     def method(self) -> str:
         m = compare_stats.pct(self.margin)
         verdicts = (f"faster or slower when the whole 95 % interval lies beyond +-{m} (symmetric on logs: B/A above "
                     f"{1 + self.margin:.4g} or below 1/{1 + self.margin:.4g}); same within {m} when the 90 % "
                     f"interval lies inside it (TOST, two one-sided tests at 5 %); inconclusive otherwise; a "
-                    f"headline change must also pass Benjamini-Hochberg at q = {compare_stats.FDR_Q:g} across the "
-                    f"points; fewer than {compare_stats.stats.MIN_LAUNCHES} launches on a side, or tied launches: "
+                    f"headline change or same must also pass Benjamini-Hochberg at q = {compare_stats.FDR_Q:g} "
+                    f"across the points, on p values against the margin; fewer than {compare_stats.stats.MIN_LAUNCHES} launches on a side, or tied launches: "
                     "cannot tell")
         if self.within:
             return (f"B/A of each figure's launches paired by round, intervals by "

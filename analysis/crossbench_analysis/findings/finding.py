@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 
 from crossbench import stats
 from crossbench.figures import points
+from crossbench.figures.points import fmt_interval
 from crossbench_analysis.read.runinfo import Run, get, num
 from crossbench_analysis.read.setting import setting
 
@@ -36,6 +37,8 @@ class Finding:
     chart: str | None = None           # a chart name (charts/<chart>.png)
     cells: list[str] = field(default_factory=list)
     left_out: list[dict] = field(default_factory=list)    # [{"cell": id, "reason": "flags"}]
+    leads: bool = False                # the sentence opens with its figure: the figure text is not repeated after it
+    detail: str = ""                   # how it was computed, beyond the method: the fold under the sentence
 
     @property
     def figure_text(self) -> str:
@@ -46,7 +49,7 @@ class Finding:
         if self.interval and None not in self.interval:
             shown = points.fmt_interval({"value": self.figure, "ci95_low": self.interval[0],
                                          "ci95_high": self.interval[1]}, self.unit)
-            return f"{label}{shown} (95 %, {self.n} launches)"
+            return f"{label}{shown} (95 %, {self.basis or f'{self.n} launches'})"
         if not self.basis and self.launches and len(self.launches) > 1:
             values = ", ".join(sig(v, self.digits) for v in self.launches)
             return f"{label}{len(self.launches)} launches: {values}{unit} (indicative, no interval)"
@@ -174,10 +177,13 @@ def with_figure(finding: Finding, point: dict, name: str, unit: str = "", label:
 
 
 def left_note(left: list[dict]) -> str:
-    """'; 2 cells left out (flagged: timeouts)' or ''."""
+    """' (2 launches left out: timeouts)' or '': which flags, the counts per flag in findings.json's left_out."""
     if not left:
         return ""
-    return f" ({len(left)} cell{'s' if len(left) != 1 else ''} left out, {reasons(left)})"
+    flags = sorted({r for entry in left if not entry["reason"].startswith("failed")
+                    for r in entry["reason"].split(", ") if r})
+    failed = "failed" if any(entry["reason"].startswith("failed") for entry in left) else ""
+    return f" ({len(left)} launch{'es' if len(left) != 1 else ''} left out: {', '.join([*flags, failed] if failed else flags)})"
 
 
 def caveat_note(counted: list[dict]) -> str:
@@ -207,6 +213,17 @@ def all_flagged(family: str, what: str, left: list[dict], chart: str | None) -> 
     """The finding a topic gets when every one of its cells was left out: it says so instead of vanishing."""
     return Finding(family, f"{what}: no figure, every cell of it was left out ({len(left)}, {reasons(left)}).",
                    chart=chart, left_out=left)
+
+
+def figure_of(point: dict, name: str, unit: str = "") -> str:
+    """A point's figure in the one notation (points.fmt_interval), the way a sentence that leads with it says it:
+    '5.003 [4.991, 5.015]', '229 threads (all 3 launches)'."""
+    return fmt_interval(figure(point, name), unit)
+
+
+def sweep_name(point: dict) -> str:
+    """A delay sweep in words: 'tomcat maxThreads=200 (/delay/sync, 1 s)'."""
+    return f"{who(point)} ({point.get('endpoint')}, {delay_text(point)})"
 
 
 def who(point: dict) -> str:

@@ -12,9 +12,10 @@ from pathlib import Path
 
 from crossbench_analysis.read.runinfo import Run
 
-from . import findings_capacity, findings_tfb
+from . import findings_capacity, findings_tfb, summary
 from . import findings_seeds as seeds
 from . import findings_sweeps as sweeps
+from ..report import tables
 from .finding import Finding, load_points
 
 FILE_JSON, FILE_MD = "findings.json", "findings.md"
@@ -80,11 +81,11 @@ def family_of(experiment: str | None) -> str | None:
                  if name == f or name.startswith(f + "-")), None)
 
 
-def compute(run: Run) -> list[Finding]:
+def compute(run: Run, points: list[dict] | None = None) -> list[Finding]:
     family = family_of(run.experiment)
     if family in RUN_FAMILIES:
         return RUN_FAMILIES[family](run)
-    points = load_points(run)
+    points = load_points(run) if points is None else points
     if family:
         return FAMILIES[family](points)
     found = [f for make in ANY for f in make(points)]
@@ -101,19 +102,23 @@ def sections(records: list[dict]) -> list[dict]:
     return [{"title": title, "items": items} for title, items in out.items()]
 
 
-def markdown(run: Run, records: list[dict]) -> str:
+def summarize(run: Run, points: list[dict]) -> dict:
+    """The summary table (summary.py) of a run read from its points; none for a family read from the whole run."""
+    return tables.EMPTY if family_of(run.experiment) in RUN_FAMILIES else summary.compute(points)
+
+
+def markdown(run: Run, records: list[dict], table: dict = tables.EMPTY) -> str:
     lines = [f"# Findings of run {run.run_id}", "",
              "Computed from cells.jsonl by the analysis (crossbench_analysis/findings/findings.py); flagged cells "
              "feed none.",
-             ""]
+             "", *tables.markdown(table)]
     for section in sections(records):
         lines += [f"## {section['title']}", ""]
         for f in section["items"]:
-            lines.append(f"- {f['sentence']}" + (f" **{f['figure_text']}**" if f["figure_text"] else ""))
-            refs = ([f"chart `{f['chart']}`"] if f["chart"] else []) + \
-                   ([f"cells {', '.join(f['cells'])}"] if f["cells"] else [])
-            if refs:
-                lines.append(f"  ({'; '.join(refs)})")
+            lines.append(f"- {f['sentence']}" + (f" **{f['figure_text']}**" if tables.shows_figure(f) else ""))
+            how = tables.how_computed(f)
+            if how:
+                lines.append(f"  <details><summary>how this was computed</summary>{how}</details>")
         lines.append("")
     if not records:
         lines.append("No finding: this run has no cells any finding reads.")
@@ -123,11 +128,19 @@ def markdown(run: Run, records: list[dict]) -> str:
 def write(run: Run, charts: set[str]) -> list[dict]:
     """Computes the findings, writes findings.json and findings.md; returns findings.json's records. `charts`
     are the chart names the run has: a finding's chart outside them is written as null."""
-    records = [f.to_dict(charts) for f in compute(run)]
+    points = [] if family_of(run.experiment) in RUN_FAMILIES else load_points(run)
+    records = [f.to_dict(charts) for f in compute(run, points)]
+    table = summarize(run, points)
     (run.path / FILE_JSON).write_text(json.dumps({"run_id": run.run_id, "experiment": run.experiment,
-                                                  "findings": records}, indent=2) + "\n")
-    (run.path / FILE_MD).write_text(markdown(run, records))
+                                                  "summary": table, "findings": records}, indent=2) + "\n")
+    (run.path / FILE_MD).write_text(markdown(run, records, table))
     return records
+
+
+def written_summary(run_dir: Path) -> dict:
+    """The summary table findings.json holds (none before findings were written)."""
+    path = Path(run_dir) / FILE_JSON
+    return (json.loads(path.read_text()).get("summary") if path.is_file() else None) or tables.EMPTY
 
 
 def text(run_dir: Path) -> str:
@@ -135,6 +148,10 @@ def text(run_dir: Path) -> str:
     path = Path(run_dir) / FILE_JSON
     if not path.is_file():
         return ""
-    records = json.loads(path.read_text()).get("findings", [])
-    return "\n".join(["findings:"] + [f"  {r['sentence']}" + (f" [{r['figure_text']}]" if r["figure_text"] else "")
-                                      for r in records]) if records else ""
+    written = json.loads(path.read_text())
+    records = written.get("findings", [])
+    lines = tables.plain(written.get("summary") or tables.EMPTY)
+    if records:
+        lines += ["findings:"] + [f"  {r['sentence']}" + (f" [{r['figure_text']}]" if tables.shows_figure(r) else "")
+                                  for r in records]
+    return "\n".join(lines)

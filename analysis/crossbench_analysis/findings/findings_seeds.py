@@ -20,7 +20,6 @@ from .finding import (
     comparison,
     delay_text,
     left_note,
-    quoted,
     ratio_text,
     separated,
     sig,
@@ -56,12 +55,12 @@ def sync_async(family: str, points: list[dict], chart: str = "seed000_ab") -> li
         sync, nosync = ends["/delay/sync"], ends["/delay/async"]
         ratio, test = value(nosync, "rps") / value(sync, "rps"), comparison(sync, nosync, "rps")
         c, d = num(sync.get("concurrency")), num(sync.get("delay_ms"))
-        text = (f"Under ab -c {c:g} ({delay_text(sync)} delay), {name}'s /delay/async answered {sig(ratio, 2)} "
-                f"times{ratio_interval(test)} the requests per second of its /delay/sync ({quoted(nosync, 'rps')} against "
-                f"{quoted(sync, 'rps')}; all {c:g} at once would be {sig(c * 1000 / d)}, one at a time "
-                f"{sig(1000 / d, 2)}): " + ("a blocking handler holds its one loop." if ratio > 2 else
-                                             "the blocking handler costs it little.") + left_note(left))
-        out.append(with_figure(Finding(family, text, chart=chart, cells=cells_of([sync, nosync]), left_out=left),
+        text = (f"{sig(ratio, 2)} times{ratio_interval(test)}: {name}'s /delay/async against its /delay/sync under "
+                f"ab -c {c:g} at {delay_text(sync)} ({sig(value(nosync, 'rps'))} against {sig(value(sync, 'rps'))} "
+                f"req/s); {blocking_verdict(test)}." + left_note(left))
+        out.append(with_figure(Finding(family, text, chart=chart, cells=cells_of([sync, nosync]), left_out=left,
+                                       leads=True, detail=f"all {c:g} at once would be {sig(c * 1000 / d)} req/s, one "
+                                                          f"at a time {sig(1000 / d, 2)}"),
                                sync, "rps", "req/s", f"{name} /delay/sync"))
     return out
 
@@ -82,11 +81,26 @@ def head_of_line(family: str, points: list[dict], chart: str = "seed000_hol") ->
     return out
 
 
+LOOP_HELD = 2.0     # async over sync past this: the blocking handler serialised the loop (one at a time)
+
+
+def blocking_verdict(test) -> str:
+    """What the async / sync ratio's interval claims: the loop held (all of it above LOOP_HELD), little cost (all of
+    it below), or nothing (it straddles LOOP_HELD, or no interval)."""
+    if test is None or test.low is None:
+        return "under 3 launches a point, so no claim either way"
+    if test.low > LOOP_HELD:
+        return "a blocking handler holds its one loop"
+    if test.high < LOOP_HELD:
+        return "the blocking handler costs it little"
+    return f"its interval straddles {LOOP_HELD:g}, so no claim either way"
+
+
 def ratio_interval(test) -> str:
     """' [95 %: 2.9, 3.6]' after a ratio of two points, or ' (indicative: fewer than 3 launches a point)'."""
-    if test is None:
-        return " (indicative: fewer than 3 launches a point)"
-    return f" [95 %: {sig(test.low, 2)}, {sig(test.high, 2)}]"
+    if test is None or test.low is None:
+        return " (indicative)"
+    return f" [{sig(test.low, 2)}, {sig(test.high, 2)}]"
 
 
 def by_rps(family: str, pts: list[dict], what: str, chart: str) -> tuple[list[dict], list[dict], list[Finding]]:
@@ -101,19 +115,31 @@ def pipelined(family: str, points: list[dict], chart: str = "seed001_pipelined")
     ranked, left, instead = by_rps(family, of_kind(points, PIPELINED_KIND), "Pipelined hello world", chart)
     if not ranked:
         return instead
-    rest = "; ".join(f"{who(p)}: {sig(value(p, 'rps'))}" for p in ranked[1:])
     depth = ranked[0]["records"][0].get("pipeline")
-    test = comparison(ranked[1], ranked[0], "rps") if len(ranked) > 1 else None
-    if len(ranked) > 1 and test is None:
-        lead = f"no ranking, fewer than 3 launches a point ({who(ranked[0])} read the most, indicatively)"
-    elif len(ranked) > 1 and not separated(test):
-        lead = f"{who(ranked[0])} and {who(ranked[1])} tie within the noise ({ratio_text(test)})"
-    else:
-        lead = f"{who(ranked[0])} answered the most" + (f", {ratio_text(test)} times the next" if test else "")
-    text = (f"Pipelined /hello (C={ranked[0].get('concurrency')}, {depth} deep): {lead}"
-            + (f"; then (req/s) {rest}" if rest else "") + "." + left_note(left))
-    return [with_figure(Finding(family, text, chart=chart, cells=cells_of(ranked), left_out=left), ranked[0], "rps",
-                        "req/s", who(ranked[0]))]
+    where = f"on pipelined /hello (C={ranked[0].get('concurrency')}, {depth} deep)"
+    text = (f"{sig(value(ranked[0], 'rps'))} req/s: {who(ranked[0])}, the most {where}"
+            + against_next(ranked, "rps") + "." + left_note(left))
+    return [with_figure(Finding(family, text, chart=chart, cells=cells_of(ranked), left_out=left, leads=True,
+                                detail="by req/s: " + order_of(ranked, "rps", who)), ranked[0], "rps", "req/s",
+                        who(ranked[0]))]
+
+
+def against_next(ranked: list[dict], name: str) -> str:
+    """How the first of a ranking stands against the second, by the ratio's 95 % interval (Welch's t on the
+    launches' logs): '; 1.3 [1.1, 1.5] times the next', '; not told apart from X (...)', or '; order untested'."""
+    if len(ranked) < 2:
+        return ""
+    test = comparison(ranked[1], ranked[0], name)
+    if test is None:
+        return "; the order is untested (under 3 launches a point)"
+    if not separated(test):
+        return f"; not told apart from {who(ranked[1])} ({ratio_text(test)})"
+    return f"; {ratio_text(test)} times {who(ranked[1])}"
+
+
+def order_of(ranked: list[dict], name: str, label) -> str:
+    """'tornado: 2,058; tomcat: 1,982': the whole order, for the fold."""
+    return "; ".join(f"{label(p)}: {sig(value(p, name), 2 if name.startswith('latency') else 3)}" for p in ranked)
 
 
 def held(family: str, points: list[dict]) -> list[Finding]:
@@ -146,7 +172,19 @@ def order_caveat(ranked: list[dict]) -> str:
     if any(test is None for _, _, test in tests):
         return "; an order of indicative figures (fewer than 3 launches a point): no ranking is claimed"
     ties = [f"{stack(a)} and {stack(b)} ({ratio_text(test)})" for a, b, test in tests if not separated(test)]
-    return f"; a tie within the noise: {', '.join(ties)}" if ties else ""
+    return f"; not told apart: {', '.join(ties)}" if ties else ""
+
+
+def lowest_against_next(ranked: list[dict]) -> str:
+    """The lowest p99 against the next: '; not told apart from X', '; 0.21 [0.15, 0.30] times X's', or untested."""
+    if len(ranked) < 2:
+        return ""
+    test = comparison(ranked[1], ranked[0], "latency_ms.p99")
+    if test is None:
+        return "; the order is untested (under 3 launches a point)"
+    if not separated(test):
+        return f"; not told apart from {stack(ranked[1])} ({ratio_text(test)})"
+    return f"; {ratio_text(test)} times {stack(ranked[1])}'s"
 
 
 def table_ranking(family: str, points: list[dict]) -> list[Finding]:
@@ -167,11 +205,14 @@ def table_ranking(family: str, points: list[dict]) -> list[Finding]:
             out.append(all_flagged(family, f"Table {key}", left, f"seed004_table_{key}"))
             continue
         ranked = sorted(good, key=lambda p: value(p, "latency_ms.p99"))
-        order = "; ".join(f"{stack(p)}: {sig(value(p, 'latency_ms.p99'), 2)}" for p in ranked)
-        text = (f"By p99, {key} ({ranked[0].get('endpoint')}, C={ranked[0].get('concurrency')}), best first "
-                f"(ms): {order}{order_caveat(ranked)}." + left_note(left))
+        text = (f"{sig(value(ranked[0], 'latency_ms.p99'), 2)} ms p99: {stack(ranked[0])}, the lowest of "
+                f"{len(ranked)} on {key} ({ranked[0].get('endpoint')}, C={ranked[0].get('concurrency')})"
+                + lowest_against_next(ranked) + "." + left_note(left))
         out.append(with_figure(Finding(family, text, chart=f"seed004_table_{key}", cells=cells_of(ranked),
-                                       left_out=left), ranked[0], "latency_ms.p99", "ms", f"{stack(ranked[0])}, p99"))
+                                       left_out=left, leads=True,
+                                       detail="by p99, best first (ms): " + order_of(ranked, "latency_ms.p99", stack)
+                                       + order_caveat(ranked)),
+                               ranked[0], "latency_ms.p99", "ms", f"{stack(ranked[0])}, p99"))
     return out
 
 
@@ -190,14 +231,24 @@ def pools(family: str, points: list[dict], chart: str = "seed004_pool_waiting") 
         small, large = sized[0], sized[-1]
         n_small, n_large = (int(num(p["records"][0]["db_connections_total"])) for p in (small, large))
         gain, test = value(large, "rps") / value(small, "rps"), comparison(small, large, "rps")
-        why = ("the pool was its limit" if (test.low if test else gain) > 1.5 else
-               "something else (its workers, or the CPU) limits it before the pool")
-        text = (f"{name} on /db/slow with {n_large} pooled connections answered {sig(gain, 2)} times"
-                f"{ratio_interval(test)} what it did "
-                f"with {n_small} ({quoted(small, 'rps', 'req/s')}): {why}." + left_note(left))
-        out.append(with_figure(Finding(family, text, chart=chart, cells=cells_of([small, large]), left_out=left),
-                               large, "rps", "req/s", f"{name}, pool {n_large}"))
+        text = (f"{sig(gain, 2)} times{ratio_interval(test)}: {name} on /db/slow with {n_large} pooled connections "
+                f"against {n_small} ({sig(value(small, 'rps'))} req/s); {pool_verdict(test)}." + left_note(left))
+        out.append(with_figure(Finding(family, text, chart=chart, cells=cells_of([small, large]), left_out=left,
+                                       leads=True), large, "rps", "req/s", f"{name}, pool {n_large}"))
     return out
+
+
+POOL_BOUND = 1.5     # more connections answered this much more: the pool was the limit
+
+
+def pool_verdict(test) -> str:
+    if test is None or test.low is None:
+        return "under 3 launches a point, so no claim on what limits it"
+    if test.low > POOL_BOUND:
+        return "the pool was its limit"
+    if test.high < POOL_BOUND:
+        return "something else (its workers, or the CPU) limits it before the pool"
+    return f"its interval straddles {POOL_BOUND:g}, so no claim on what limits it"
 
 
 def pgbouncer(family: str, points: list[dict], chart: str = "seed004_table_db-pgbouncer") -> list[Finding]:
@@ -205,10 +256,11 @@ def pgbouncer(family: str, points: list[dict], chart: str = "seed004_table_db-pg
     ranked, left, instead = by_rps(family, pts, "Through PgBouncer", chart)
     if not ranked:
         return instead
-    order = "; ".join(f"{stack(p)}: {sig(value(p, 'rps'))}" for p in ranked)
-    text = (f"Through PgBouncer ({ranked[0].get('endpoint')}, C={ranked[0].get('concurrency')}), by req/s: "
-            f"{order}." + left_note(left))
-    return [with_figure(Finding(family, text, chart=chart, cells=cells_of(ranked), left_out=left), ranked[0],
+    text = (f"{sig(value(ranked[0], 'rps'))} req/s: {who(ranked[0])}, the most through PgBouncer "
+            f"({ranked[0].get('endpoint')}, C={ranked[0].get('concurrency')})" + against_next(ranked, "rps") + "."
+            + left_note(left))
+    return [with_figure(Finding(family, text, chart=chart, cells=cells_of(ranked), left_out=left, leads=True,
+                                detail="by req/s: " + order_of(ranked, "rps", stack)), ranked[0],
                         "rps", "req/s", who(ranked[0]))]
 
 
@@ -227,10 +279,11 @@ def worker_sweeps(family: str, points: list[dict], chart: str = "seed004_workers
         step = best["records"][0].get("sweep_step")
         steps = sorted(int(num(p["records"][0].get("sweep_step")) or 0) for p in good)
         ties = tied_steps([r for p in good for r in p["records"] if r.get("status") == "ok"], sweep)
-        tie = (f"; it cannot be told from {', '.join(map(str, ties))} (the throughput ratio's 95 % interval holds 1, "
-               "or fewer than 3 launches on a side)" if ties else "")
-        text = (f"{best.get('server')}'s best process count on {best.get('endpoint')} was {step} "
-                f"(of {', '.join(map(str, steps))} tried){tie}." + left_note(left))
-        out.append(with_figure(Finding(family, text, chart=chart, cells=cells_of(good), left_out=left), best,
+        tie = f"; not told apart from {', '.join(map(str, ties))}" if ties else ""
+        text = (f"{step} processes: {best.get('server')}'s best count on {best.get('endpoint')} (of "
+                f"{', '.join(map(str, steps))} tried){tie}." + left_note(left))
+        out.append(with_figure(Finding(family, text, chart=chart, cells=cells_of(good), left_out=left, leads=True,
+                                       detail="not told apart: the throughput ratio's 95 % interval holds 1, or "
+                                              "fewer than 3 launches on a side" if ties else ""), best,
                                "rps", "req/s", f"{best.get('server')} x{step}"))
     return out

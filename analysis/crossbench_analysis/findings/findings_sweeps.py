@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from crossbench import stats
 from crossbench.endpoints import family, is_static
+from crossbench.figures.points import fmt_interval
+from crossbench_analysis.charts.maxthreads import sweep_cells
 from crossbench_analysis.judge import hinge
 from crossbench_analysis.judge.knee_rule import Knee, c_text, figure_launches, judge
 from crossbench_analysis.judge.knees import predicted_knee
@@ -23,12 +26,13 @@ from .finding import (
     comparison,
     delay_text,
     figure,
+    figure_of,
     left_note,
-    quoted,
     ratio_text,
     separated,
     sig,
     split,
+    sweep_name,
     sweep_ratio,
     value,
     who,
@@ -40,14 +44,17 @@ SATURATED_PCT = 90.0       # the runner's loadgen_saturated threshold (runner/cr
 
 
 def delay_sweeps(points: list[dict]) -> list[tuple[str, list[dict]]]:
-    """Closed-loop delay points per server setting (group, endpoint, delay, setting), by concurrency."""
+    """Closed-loop delay points per server setting (group, endpoint, delay, setting), by concurrency, each named
+    'tomcat maxThreads=200 (/delay/sync, 1 s)' (with its group when two groups share that name)."""
     grouped: dict[tuple, list[dict]] = defaultdict(list)
     for p in points:
         if by_default_driver(p) and (num(p.get("delay_ms")) or 0) > 0 \
                 and p.get("endpoint") not in family("db"):
             grouped[(p.get("group"), p.get("endpoint"), p.get("delay_ms"), who(p))].append(p)
-    return [(f"{key[3]} ({key[1]}, {delay_text(pts[0])} delay, group {key[0]})",
-             sorted(pts, key=lambda p: num(p.get("concurrency")) or 0)) for key, pts in grouped.items()]
+    names = [sweep_name(pts[0]) for pts in grouped.values()]
+    return [(name if names.count(name) == 1 else f"{name[:-1]}, group {key[0]})",
+             sorted(pts, key=lambda p: num(p.get("concurrency")) or 0))
+            for name, (key, pts) in zip(names, grouped.items())]
 
 
 def counted(pts: list[dict]) -> tuple[list[dict], list[dict], str, Knee]:
@@ -72,8 +79,8 @@ def bend_point(good: list[dict], knee: Knee) -> dict:
 
 def bends(family: str, points: list[dict], chart: str = "efficiency") -> list[Finding]:
     """Per setting: where the hinge fitted over every launch of its ratio (sweep_ratio: the knees' own) places
-    the knee, as a number with its interval or the bracket of measured concurrencies; why, when the first point
-    past it is the highest concurrency counted."""
+    the knee, as a number with its interval or the bracket of measured concurrencies, the sentence leading with
+    it (or with the ratio where there is no knee); why, when the first point past it is the highest counted."""
     out = []
     for name, pts in delay_sweeps(points):
         good, left, ratio, knee = counted(pts)
@@ -81,40 +88,50 @@ def bends(family: str, points: list[dict], chart: str = "efficiency") -> list[Fi
             out.append(all_flagged(family, f"Where {name} bends", left, chart))
             continue
         point = bend_point(good, knee)
-        text = resolution(name, knee, RATIO_WORDS[ratio])
+        text = resolution(name, knee, ratio, point)
         if point is good[-1] and knee.status in ("fitted", "bracket"):
-            text += f"; {why_ratio(point)}"
-        text += seed_ratio_note(point, ratio) + caveat_note(good) + "."
-        finding = with_figure(Finding(family, text + left_note(left), chart=chart, cells=cells_of(good),
-                                      left_out=left),
+            text += f"; at C={point['concurrency']:g} {why_ratio(point)}"
+        finding = with_figure(Finding(family, text + caveat_note(good) + "." + left_note(left), chart=chart,
+                                      cells=cells_of(good), left_out=left, leads=True,
+                                      detail=fit_detail(knee, RATIO_WORDS[ratio])
+                                      + (seed_ratio_note(point, ratio) if knee.status in ("fitted", "bracket")
+                                         else "")),
                               point, ratio, digits=4, label=f"{ratio.replace('_', ' ')} at C={point['concurrency']}")
         out.append(with_knee(finding, knee))
     return out
 
 
-def resolution(name: str, knee: Knee, words: str) -> str:
-    """The bend in words from the fit (knees.judge): 'bends at C=204 (95 % interval 196 to 212)', 'bends between
-    C=100 and C=400', 'does not bend up to C=400' only when the fit puts N above it, otherwise 'not resolved'."""
-    fit = knee.fit
-    over = f"{fit.launches} launches" if fit else ""
+def resolution(name: str, knee: Knee, ratio: str, point: dict) -> str:
+    """The bend in words from the fit (knees.judge), its figure first: 'Knee at C=204 [196, 212]: ...', 'Knee
+    between C=100 and C=400: ...', 'Latency ratio 1.09 [1.06, 1.13] at C=1000: ... does not bend up to C=1000'
+    only when the fit puts N above it; otherwise no knee stated, and why."""
+    fit, short = knee.fit, ratio.replace("_", " ")
+    at = f"{both_ratios(point, ratio)} at C={num(point.get('concurrency')):g}"
     if knee.status == "fitted":
-        return (f"{name} bends at C={c_text(knee.concurrency)} (95 % interval {c_text(knee.low)} to "
-                f"{c_text(knee.high)}): a pool's hinge, {words} = a max(1, C / N), fitted over {over}, "
-                f"a = {fit.a:.3f}")
+        return (f"Knee at C={c_text(knee.concurrency)} [{c_text(knee.low)}, {c_text(knee.high)}]: {name} bends "
+                f"there, its {short} growing as C / N past it")
     if knee.status == "bracket":
-        return (f"{name} bends between C={knee.bracket[0]:g} and C={knee.bracket[1]:g}: the hinge fitted to its "
-                f"{words} over {over} places the knee no closer{knee.note()}")
+        return f"Knee between C={knee.bracket[0]:g} and C={knee.bracket[1]:g}: {name} bends there"
     if knee.status == "not_reached":
         low = fit.low if fit.low is not None else fit.n_best
-        return (f"{name} does not bend up to C={knee.top:g}: the hinge fitted to its {words} over {over} puts N "
-                f"at C={c_text(low)} or above, less than a {100 * (THRESHOLD - 1):.0f} % bend at C={knee.top:g}")
+        return f"{at}: {name} does not bend up to C={knee.top:g} (fit: N ≥ {c_text(low)})"
     if knee.status == "below_range":
-        return f"{name} is bent already at C={knee.bottom:g}: its {words} rises as C / N from the lowest C counted"
+        return f"{at}: {name} is bent already at the lowest C counted"
     if knee.status == "poor_fit":
-        return f"Where {name} bends: {knee.words()}, so no knee is stated"
-    if knee.status == "too_few":
-        return f"Where {name} bends: {knee.words()}"
-    return f"Where {name} bends is {knee.words()}, fitted to its {words} over {over}"
+        return f"{at}: no knee stated for {name}, its {short} does not rise as a pool's C / N"
+    return f"{at}: where {name} bends is {knee.words()}"
+
+
+def fit_detail(knee: Knee, words: str) -> str:
+    """How the knee was fitted, for the fold under the sentence."""
+    fit = knee.fit
+    if fit is None:
+        return f"no hinge fitted to the {words}"
+    detail = (f"the hinge {words} = a max(1, C / N) fitted over {fit.launches} launches, a = {fit.a:.3f}; "
+              f"{knee.words()}")
+    if knee.status == "not_reached":
+        detail += f"; under a {100 * (THRESHOLD - 1):.0f} % bend at C={knee.top:g}"
+    return detail + knee.note()
 
 
 def with_knee(finding: Finding, knee: Knee) -> Finding:
@@ -127,39 +144,51 @@ def with_knee(finding: Finding, knee: Knee) -> Finding:
     return finding
 
 
+def both_ratios(point: dict, ratio: str) -> str:
+    """The ratio a sweep is judged by and, beside a latency ratio, the seed's own efficiency ratio, both first-class
+    figures of the point: 'Latency ratio 5.003 [4.99, 5.01] and efficiency ratio 5.007 [5.00, 5.02]'."""
+    said = [f"{ratio.replace('_', ' ')} {figure_of(point, ratio)}"]
+    if ratio != "efficiency_ratio" and value(point, "efficiency_ratio") is not None:
+        said.append(f"efficiency ratio {figure_of(point, 'efficiency_ratio')}")
+    note = said[0][said[0].rfind(" ("):] if said[0].endswith(")") and " (" in said[0] else None
+    if note and len(said) == 2 and said[1].endswith(note):        # '(1 launch)' said once, after both
+        said[0] = said[0][:-len(note)]
+    text = " and ".join(said)
+    return text[0].upper() + text[1:]
+
+
 def seed_ratio_note(point: dict, ratio: str) -> str:
-    """The seed's own figure beside the latency ratio the sweep is judged by: '; the seed's efficiency ratio
-    there: 1.48 ± 0.02'."""
+    """The seed's own figure beside the latency ratio the sweep is judged by, for the fold of a knee's sentence:
+    '; the seed's efficiency ratio at C=1000: 5.007 [4.998, 5.016]'."""
     if ratio == "efficiency_ratio" or value(point, "efficiency_ratio") is None:
         return ""
-    return f"; the seed's efficiency ratio there: {quoted(point, 'efficiency_ratio')}"
+    return f"; the seed's efficiency ratio at C={point['concurrency']:g}: {figure_of(point, 'efficiency_ratio')}"
 
 
 def why_ratio(point: dict) -> str:
+    """Why a point past the knee waits: 'the pool serves 200 at once, so C / 200 = 5.0 rounds of the delay'."""
     c, limit = num(point.get("concurrency")) or 0, num(predicted_knee(point["records"][0]))
     cpu = value(point, "cpu_percent")
-    busy = f"; the server's CPU was {sig(cpu, 2)} % of one core" if cpu is not None else ""
+    busy = f", its core at {sig(cpu, 2)} % CPU" if cpu is not None else ""
     if limit and c > limit:
-        return (f"C / parallel limit = {c:g} / {limit:g} = {sig(c / limit, 2)}: {limit:g} requests are served at "
-                f"once (maxThreads or workers) and the rest wait for one{busy}")
+        return f"the pool serves {limit:g} at once, so C / {limit:g} = {sig(c / limit, 2)} rounds of the delay{busy}"
     if limit:
-        return f"C={c:g} is within the parallel limit of {limit:g}, so the pool is not what holds it back{busy}"
-    return f"nothing limits how many wait at once here (an event loop or virtual threads){busy}"
+        return f"C is within the pool of {limit:g}, so the pool is not what holds it back{busy}"
+    return f"nothing caps how many are served at once (no pool){busy}"
 
 
 def ratio_at_top(family: str, points: list[dict], chart: str = "efficiency") -> list[Finding]:
-    """Per setting whose knee (the fit) lies before its highest counted concurrency: the ratio there, and why
-    (C / parallel limit, or CPU)."""
+    """Per setting whose knee (the fit) lies before its highest counted concurrency: both of the seed's ratios
+    there, and why (C / parallel limit, or CPU)."""
     out = []
     for name, pts in delay_sweeps(points):
         good, left, ratio, knee = counted(pts)
         if not good or knee.status not in ("fitted", "bracket", "below_range") or bend_point(good, knee) is good[-1]:
             continue                                # no knee, or the first point past it is the top: bends() says
         top = good[-1]
-        words = RATIO_WORDS[ratio]
-        finding = Finding(family, f"At C={top['concurrency']}, the highest counted, past the knee, the {words} of "
-                                  f"{name} is {sig(value(top, ratio), 3)}: {why_ratio(top)}." + left_note(left),
-                          chart=chart, cells=top["cells"], left_out=left)
+        finding = Finding(family, f"{both_ratios(top, ratio)} at C={top['concurrency']:g}: {name}, "
+                                  f"{why_ratio(top)}." + left_note(left),
+                          chart=chart, cells=top["cells"], left_out=left, leads=True)
         out.append(with_figure(finding, top, ratio, digits=4,
                                label=f"{ratio.replace('_', ' ')} at C={top['concurrency']}"))
     return out
@@ -179,67 +208,73 @@ def thread_plateaus(family: str, points: list[dict], chart: str = "threads_peak"
             continue
         peak = max(good, key=lambda p: value(p, "threads_peak"))
         threads, limit = value(peak, "threads_peak"), num(pool_size(first))
+        most = f"{figure_of(peak, 'threads_peak', 'threads')} at most, at C={peak['concurrency']:g}: {name}"
         if limit is None:
-            text = (f"{name} peaked at {threads:.0f} JVM threads (C={peak['concurrency']}): virtual threads need "
-                    "no pool, the count is the carriers and the JVM's own")
+            text = f"{most} needs no pool (the carriers' and the JVM's own threads)"
         else:
             busy = value(peak, "pool_busy_peak")
-            text = f"{name} peaked at {threads:.0f} threads at C={peak['concurrency']}"
             if busy is None or not limit:
-                text += f" (maxThreads {limit:g}; the pool's busy count was not sampled)"
+                text = f"{most}, maxThreads {limit:g} (the pool's busy count was not sampled)"
             elif busy >= limit:
-                text += (f": its pool filled ({busy:.0f} of {limit:g} busy at once), the other {threads - limit:.0f} "
-                         "are the JVM's and Tomcat's own")
+                text = f"{most} filled its pool ({busy:.0f} of {limit:g} busy); the other {threads - limit:.0f} " \
+                       "are the JVM's and Tomcat's own"
             else:
-                text += f": its pool never filled ({busy:.0f} of {limit:g} busy at once)"
+                text = f"{most} never filled its pool ({busy:.0f} of {limit:g} busy at once)"
         out.append(with_figure(Finding(family, text + "." + left_note(left), chart=chart, cells=peak["cells"],
-                                       left_out=left), peak, "threads_peak", "threads",
-                                   f"peak threads at C={peak['concurrency']}", 2))
+                                       left_out=left, leads=True), peak, "threads_peak", "threads",
+                               f"peak threads at C={peak['concurrency']}", 2))
     return out
 
 
 def thread_cost(family: str, points: list[dict], chart: str = "maxthreads_cost") -> list[Finding]:
-    """Memory per thread: the least-squares slope of peak RSS against peak threads over the platform settings'
-    highest counted delay cells (at least three settings: a line through two has no error to show)."""
-    tops, left_all = [], []
+    """Memory per thread: the least-squares slope of peak RSS against peak threads over every valid point of the
+    platform settings' sweep (charts.maxthreads.sweep_cells: what advise.sh fits, so the two say one figure),
+    with its 95 % interval; at least three settings (a line through two has no error to show)."""
+    sweep = {c["cell_id"] for c in sweep_cells([r for p in points for r in p["records"]])}
+    used, left_all = [], []
     for _, pts in delay_sweeps(points):
-        if pool_size(pts[0]["records"][0]) is None:
+        if pool_size(pts[0]["records"][0]) is None or not sweep & set(pts[0]["cells"]):
             continue
         good, left = split(pts)
         left_all += left
-        good = [p for p in good if value(p, "threads_peak") is not None and value(p, "rss_peak_mb") is not None]
-        if good:
-            tops.append(good[-1])
-    if len(tops) < MIN_COST_SETTINGS:
+        used += [p for p in good if value(p, "threads_peak") is not None and value(p, "rss_peak_mb") is not None]
+    if len({pool_size(p["records"][0]) for p in used}) < MIN_COST_SETTINGS:
         return []
-    xs, ys = [value(p, "threads_peak") for p in tops], [value(p, "rss_peak_mb") for p in tops]
-    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
-    sxx = sum((x - mx) ** 2 for x in xs)
-    if not sxx:
+    fit = stats.least_squares([value(p, "threads_peak") for p in used], [value(p, "rss_peak_mb") for p in used])
+    if fit is None:
         return []
-    slope_kb = 1024 * sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
-    return [Finding(family, f"A thread costs about {sig(slope_kb, 2)} KB of resident memory here: the slope of "
-                            f"peak RSS against peak threads over {len(tops)} maxThreads settings' highest counted "
-                            "cells (the heap's growth is in it too)." + left_note(left_all),
-                    label="memory per thread", figure=slope_kb, unit="KB", n=len(tops), method="least squares",
-                    basis=f"least squares over {len(tops)} settings, no interval", chart=chart, cells=cells_of(tops),
+    kb = {"value": 1024 * fit.slope, "n": len(used),
+          "ci95_low": None if fit.slope_low is None else 1024 * fit.slope_low,
+          "ci95_high": None if fit.slope_high is None else 1024 * fit.slope_high}
+    settings = len({pool_size(p["records"][0]) for p in used})
+    return [Finding(family, f"{fmt_interval(kb, 'KB')} of resident memory per thread here: the slope of peak RSS "
+                            f"against peak threads over {len(used)} points of {settings} maxThreads settings (the "
+                            "heap's growth is in it too)." + left_note(left_all), leads=True,
+                    label="memory per thread", figure=kb["value"], unit="KB", n=len(used),
+                    interval=[kb["ci95_low"], kb["ci95_high"]] if kb["ci95_low"] is not None else None,
+                    method="least squares, slope +- t x its standard error",
+                    basis=f"least squares over {len(used)} points", chart=chart, cells=cells_of(used),
                     left_out=left_all)]
 
 
-def loadgen_words(point: dict) -> str:
+def load_words(point: dict) -> str:
+    """Where the static mix's load sat: 'the server at 97 % of its core (its limit), wrk at 15 % of its 1 core'."""
     record = point["records"][0]
     cores = len(record.get("loadgen_cpus") or []) or num(record.get("loadgen_threads")) or 1
-    cpu = value(point, "loadgen_cpu_percent")
-    if cpu is None:
-        return "the load generator's CPU was not measured"
-    limit = "was" if cpu >= SATURATED_PCT * cores else "was not"
-    return f"the load generator {limit} the limit ({record.get('loadgen')} at {sig(cpu, 2)} % of its {cores:g} core" \
-           + ("s" if cores > 1 else "") + ")"
+    server_cores = len(record.get("server_cpus") or []) or 1
+    cpu, loadgen_cpu = value(point, "cpu_percent"), value(point, "loadgen_cpu_percent")
+    server = "the server's CPU was not measured" if cpu is None else \
+        f"the server at {sig(cpu, 2)} % of its {server_cores:g} core{'s' if server_cores > 1 else ''}" + \
+        (" (its limit)" if cpu >= SATURATED_PCT * server_cores else "")
+    loadgen = "the load generator's CPU was not measured" if loadgen_cpu is None else \
+        f"{record.get('loadgen')} at {sig(loadgen_cpu, 2)} % of its {cores:g} core{'s' if cores > 1 else ''}" + \
+        (" (its limit)" if loadgen_cpu >= SATURATED_PCT * cores else "")
+    return f"{server}, {loadgen}"
 
 
 def static_throughput(family: str, points: list[dict], chart: str = "static_rps") -> list[Finding]:
-    """Per server, the static mix at the highest concurrency: responses per second, and whether the load
-    generator was the limit; then which server answered most."""
+    """Per server, the static mix at the highest concurrency: responses per second, and where the load sat (the
+    server's core, the load generator's); then which server answered most, tested."""
     static = [p for p in points if is_static(p.get("endpoint")) and not num(p.get("delay_ms"))]
     if not static:
         return []
@@ -248,35 +283,36 @@ def static_throughput(family: str, points: list[dict], chart: str = "static_rps"
     good, left = split(here)
     out = []
     for p in sorted(good, key=lambda p: -(value(p, "rps") or 0)):
-        finding = Finding(family, f"{who(p)} on the static mix at C={top_c:g}: {loadgen_words(p)}{caveat_note([p])}.",
-                          chart=chart, cells=p["cells"])
+        finding = Finding(family, f"{figure_of(p, 'rps', 'req/s')}: {who(p)} on the static mix at C={top_c:g}; "
+                                  f"{load_words(p)}{caveat_note([p])}.", chart=chart, cells=p["cells"], leads=True)
         out.append(with_figure(finding, p, "rps", "req/s", f"{who(p)}, static mix, C={top_c:g}"))
     if len(good) >= 2:
         ranked = sorted(good, key=lambda p: -(value(p, "rps") or 0))
         out.append(with_figure(Finding(family, ranking_text(ranked[0], ranked[1], top_c) + left_note(left),
-                                       chart=chart, cells=cells_of(ranked), left_out=left),
+                                       chart=chart, cells=cells_of(ranked), left_out=left, leads=True,
+                                       detail=RANK_METHOD),
                                ranked[0], "rps", "req/s", f"{who(ranked[0])}"))
     elif left and good:
-        out.append(Finding(family, f"No ranking of the servers on the static mix at C={top_c:g}: only {who(good[0])} "
-                                   "counted." + left_note(left), chart=chart, cells=cells_of(good), left_out=left))
+        out.append(Finding(family, f"No ranking on the static mix at C={top_c:g}: only {who(good[0])} counted."
+                           + left_note(left), chart=chart, cells=cells_of(good), left_out=left))
     elif left:
         out.append(all_flagged(family, f"Static mix at C={top_c:g}", left, chart))
     return out
 
 
+RANK_METHOD = "Welch's t on the launches' logs, 95 %"
+
+
 def ranking_text(a: dict, b: dict, top_c: float) -> str:
     """Which server answered the most on the static mix, only when the ratio's 95 % interval (Welch's t on the
-    launches' logs) leaves 1; otherwise a tie within the noise, or no ranking from indicative figures."""
+    launches' logs) leaves 1; otherwise not told apart, or no ranking from indicative figures."""
     test = comparison(b, a, "rps")
     where = f"on the static mix at C={top_c:g}"
     if test is None:
-        return (f"No ranking of {who(a)} and {who(b)} {where}: fewer than 3 launches on a side, so their figures "
-                f"are indicative ({quoted(a, 'rps', 'req/s')} against {quoted(b, 'rps', 'req/s')}).")
+        return f"No ranking of {who(a)} and {who(b)} {where}: under 3 launches on a side, no interval to rank by."
     if not separated(test):
-        return (f"{who(a)} and {who(b)} tie within the noise {where}: {who(a)} / {who(b)} = {ratio_text(test)} "
-                "(95 %, Welch's t on the launches' logs), an interval that holds 1.")
-    return (f"{who(a)} answered the most {where}, {ratio_text(test)} times {who(b)}'s "
-            f"{quoted(b, 'rps', 'req/s')} (95 %, Welch's t on the launches' logs).")
+        return f"{who(a)} / {who(b)} = {ratio_text(test)} {where}: not told apart (the interval holds 1)."
+    return f"{ratio_text(test)} times {who(b)}'s rate: {who(a)} answered the most {where}."
 
 
 def open_loop(family: str, points: list[dict], chart: str = "openloop_latency") -> list[Finding]:
@@ -295,7 +331,7 @@ def open_loop(family: str, points: list[dict], chart: str = "openloop_latency") 
             if not p["valid"]:
                 break
             sustained.append(p)
-        where = f"{name} ({endpoint}, {delay_text(pts[0])} delay, group {group})"
+        where = f"{name} ({endpoint}, {delay_text(pts[0])}, group {group})"
         limit, d = num(predicted_knee(pts[0]["records"][0])), num(delay) or 0
         predicted = f"; its parallel limit predicts {sig(limit * 1000 / d, 2)} req/s" if limit and d else ""
         if not sustained:
@@ -305,7 +341,7 @@ def open_loop(family: str, points: list[dict], chart: str = "openloop_latency") 
         beyond = pts[len(sustained)] if len(sustained) < len(pts) else None
         then = (f", not {num(beyond['rate']):g} req/s ({', '.join(beyond['flags']) or 'failed'})" if beyond
                 else ", the highest offered")
-        finding = Finding(family, f"{where} sustained {num(best['rate']):g} req/s offered{then}{predicted}."
+        finding = Finding(family, f"{num(best['rate']):g} req/s offered and sustained: {where}{then}{predicted}."
                                   + left_note(left), chart=chart, cells=cells_of(sustained),
                           left_out=left)
         out.append(with_figure(finding, best, "latency_ms.p99", "ms", f"p99 at {num(best['rate']):g} req/s"))

@@ -40,20 +40,33 @@ def ranking(family: str, points: list[dict], chart: str = "tfb_rps") -> list[Fin
         parts = [f"{who(p)} at C={p.get('concurrency')}: {sig(value(p, 'rps'), 3)} req/s"
                  + ("" if p is top else f" (x{value(p, 'rps') / value(top, 'rps'):.2f}{tie(p, top)})")
                  for p in ranked]
-        text = (f"TechEmpower {group} ({top.get('endpoint')}), each stack at its best level: " + "; ".join(parts)
-                + "." + left_note(left))
-        out.append(with_figure(Finding(family, text, chart=chart, cells=cells_of(ranked), left_out=left), top,
-                               "rps", "req/s", f"{who(top)}, best level"))
+        text = (f"{sig(value(top, 'rps'), 3)} req/s: {who(top)} at C={top.get('concurrency')}, the most on "
+                f"TechEmpower {group} ({top.get('endpoint')}) of {len(ranked)} stacks at their best levels"
+                + (f"{runner_up(ranked)}" if len(ranked) > 1 else "") + "." + left_note(left))
+        out.append(with_figure(Finding(family, text, chart=chart, cells=cells_of(ranked), left_out=left, leads=True,
+                                       detail="each stack at its best level, against the leader only (the order "
+                                              "among the others is untested): " + "; ".join(parts)),
+                               top, "rps", "req/s", f"{who(top)}, best level"))
     return out
 
 
 def tie(point: dict, top: dict) -> str:
-    """', a tie within the noise' when the ratio to the leader's 95 % interval (Welch's t on the launches' logs)
-    holds 1; ', indicative' when a side has fewer than three launches (no comparison)."""
+    """', not told apart: 1.000 [0.951, 1.05]' when the ratio to the leader's 95 % interval (Welch's t on the
+    launches' logs) holds 1; ', indicative' when a side has fewer than three launches (no comparison)."""
     test = comparison(top, point, "rps")
     if test is None:
         return ", indicative"
-    return "" if separated(test) else f", a tie within the noise: {ratio_text(test)}"
+    return "" if separated(test) else f", not told apart: {ratio_text(test)}"
+
+
+def runner_up(ranked: list[dict]) -> str:
+    """The leader against the second: '; 1.4 [1.2, 1.6] times X', '; not told apart from X', or untested."""
+    test = comparison(ranked[1], ranked[0], "rps")
+    if test is None:
+        return "; the order is untested (under 3 launches a point)"
+    if not separated(test):
+        return f"; not told apart from {who(ranked[1])} ({ratio_text(test)})"
+    return f"; {ratio_text(test)} times {who(ranked[1])}"
 
 
 def against_reference(family: str, points: list[dict]) -> list[Finding]:
@@ -71,5 +84,6 @@ def against_reference(family: str, points: list[dict]) -> list[Finding]:
                                  if run["verdict"] == tfb_reference.REVERSED})
         note = f"; reversed: {', '.join(reversed_pairs)}" if reversed_pairs else ""
         out.append(Finding(family, f"{te_type} against TechEmpower's published runs, ratio by ratio between our "
-                                   f"stacks at their best levels: {words}{note} (tfb-reference.md)", chart="tfb_rps"))
+                                   f"stacks at their best levels: {words} (tfb-reference.md)", chart="tfb_rps",
+                           detail=note.lstrip("; ")))
     return out

@@ -23,6 +23,8 @@ from pathlib import Path
 
 from crossbench.figures import points
 
+from . import tables
+
 MEASURED_BEGIN = "<!-- measured: produced by `python -m crossbench_analysis reference`; do not edit by hand -->"
 MEASURED_END = "<!-- measured: end -->"
 KNEE_SETTING = "tomcat maxThreads=200 (/delay/sync"
@@ -180,8 +182,10 @@ def render_run(results: Path, name: str) -> str:
     """An experiment's section: where its run came from, then its findings (capacity searches: their brackets)."""
     [run] = runs_of(results / name)
     lines = [run_begin(name), f"From `docs/results/{name}/runs/{run.name}/`: {provenance([run])}.", ""]
-    for finding in read_json(run / "findings.json").get("findings", []):
-        shown = f" **{finding['figure_text']}**" if finding.get("figure_text") else ""
+    written = read_json(run / "findings.json")
+    lines += tables.markdown(written.get("summary") or tables.EMPTY, heading="**Summary**")
+    for finding in written.get("findings", []):
+        shown = f" **{finding['figure_text']}**" if tables.shows_figure(finding) else ""
         lines.append(f"- {finding['sentence']}{shown}")
     return "\n".join(lines + tfb_reference_tables(run) + [run_end(name)])
 
@@ -197,9 +201,34 @@ def tfb_reference_tables(run: Path) -> list[str]:
     return [""] + ["#" + line if line.startswith("## ") else line for line in body.strip("\n").splitlines()]
 
 
+FOUND_BEGIN = "<!-- measured found: produced by `python -m crossbench_analysis reference`; do not edit by hand -->"
+FOUND_END = "<!-- measured found: end -->"
+FOUND_SENTENCES = 3       # a reference run without a summary table shows its first findings
+
+
+def render_found(results: Path) -> str:
+    """The README's "What it found": per experiment with a committed reference run, where it was measured and its
+    summary table (or, for a run analysed before the table, its first findings)."""
+    lines = [FOUND_BEGIN]
+    for name in sorted(p.name for p in results.iterdir() if (p / "runs").is_dir()):
+        if name in ("quick-aa", "quick-disturbed"):
+            continue
+        [run] = runs_of(results / name)
+        written = read_json(run / "findings.json")
+        lines += ["", f"**{name}** (`docs/results/{name}/`): {provenance([run])}.", ""]
+        table = written.get("summary") or tables.EMPTY
+        if table["rows"]:
+            lines += tables.markdown(table, heading="")[2:]
+        else:
+            lines += [f"- {f['sentence']}" for f in written.get("findings", [])[:FOUND_SENTENCES]]
+    return "\n".join(lines + ["", FOUND_END])
+
+
 def sections(text: str, results: Path) -> list[tuple[str, str, str]]:
     """(begin marker, end marker, fresh text) of every measured section a document has."""
     found = [(MEASURED_BEGIN, MEASURED_END, render(results))] if MEASURED_BEGIN in text else []
+    if FOUND_BEGIN in text:
+        found.append((FOUND_BEGIN, FOUND_END, render_found(results)))
     for name in sorted(p.name for p in results.iterdir() if (p / "runs").is_dir()):
         if name not in ("quick-aa", "quick-disturbed") and run_begin(name) in text:
             found.append((run_begin(name), run_end(name), render_run(results, name)))

@@ -15,7 +15,7 @@ from crossbench_analysis.charts.plot import PlotResult
 from crossbench_analysis.read.runinfo import Run, get, is_failed, is_valid, num
 from crossbench_analysis.read.setting import label_of
 
-from . import pages
+from . import noise_words, pages
 
 DASH = "\u2013"
 
@@ -124,9 +124,10 @@ OWN_KEYS = ("config", "machine", "versions", "run_id", "experiment", "started_at
 
 
 def write_report(run: Run, jobs: list[ChartJob], results: list[PlotResult], findings: list[dict] = (),
-                 tfb: dict | None = None) -> Path:
+                 tfb: dict | None = None, summary: dict | None = None) -> Path:
     """findings: findings.json's sections, [{"title": ..., "items": [finding, ...]}]; tfb: the comparison with
-    TechEmpower's published figures as findings.tfb_reference.tables() shows it (None: the run has no tfb cells)."""
+    TechEmpower's published figures as findings.tfb_reference.tables() shows it (None: the run has no tfb cells);
+    summary: findings.json's summary table ({"columns", "rows", "note"}), shown first."""
     meta = run.metadata
     failed = sum(1 for c in run.cells if is_failed(c))
     flagged = sum(1 for c in run.cells if not is_valid(c) and not is_failed(c))
@@ -134,7 +135,8 @@ def write_report(run: Run, jobs: list[ChartJob], results: list[PlotResult], find
     usual = usual_loadgen(run.cells)
     html = pages.render(
         "report.html", run=run, meta=meta, jobs=jobs, results={r.name: r for r in results},
-        findings=list(findings), tfb=tfb,
+        findings=list(findings), tfb=tfb, summary=summary or {"rows": []},
+        noise=noise_words.header(meta, run.cells),
         counts={"cells": len(run.cells), "valid": len(run.cells) - failed - flagged, "flagged": flagged,
                 "failed": failed},
         columns=[{"name": h, "tip": tip} for h, tip, _ in COLUMNS], rows=[row(run, c, usual) for c in run.cells],

@@ -127,7 +127,7 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
                     wait_sampled([sampler, *sides.values()], after=0.0)
                     measurement = run_phases(DRIVERS[plan.kind], plan, ctx, front, sampler, probe)
                     wait_sampled([sampler, *sides.values()], after=measurement.t1)
-                    hold(plan, ctx, server)
+                    keep_up(plan, ctx, server)
                 except Exception as e:
                     raise (died(plan, server) or e) from e
         finally:
@@ -192,14 +192,14 @@ def wait_sampled(samplers, after: float, limit_s: float = SAMPLED_LIMIT_S) -> No
             sampler.wait_past(after, limit_s)
 
 
-def hold(plan: CellPlan, ctx: CellContext, server: RunningServer) -> None:
-    """--hold-s: the measured server stays up after its window (nothing more is measured), its pid printed."""
-    if ctx.hold_s <= 0:
+def keep_up(plan: CellPlan, ctx: CellContext, server: RunningServer) -> None:
+    """--keep-up: the measured server stays up after its window (nothing more is measured), its pid printed."""
+    if ctx.keep_up_s <= 0:
         return
-    print(f"run_all: holding {plan.cell_id}'s {plan.server} up for {ctx.hold_s:g} s: pid "
+    print(f"run_all: keeping {plan.cell_id}'s {plan.server} up for {ctx.keep_up_s:g} s: pid "
           f"{server.pid}{ctx.placement.server_host.on}, "
           f"{server.url}/", file=sys.stderr, flush=True)
-    time.sleep(ctx.hold_s)
+    time.sleep(ctx.keep_up_s)
 
 
 def wait_attached(probe: Probe | None, limit_s: float = PROBE_ATTACH_LIMIT_S) -> None:

@@ -16,7 +16,7 @@ class CellContext:
     on_progress: callable = None   # called with (phase, sampler) while the cell runs
     database: stack.RunDatabase | None = None     # the run's database, for database cells
     placement: Placement = field(default_factory=Placement)   # the hosts of its roles (crossbench.hosts)
-    hold_s: float = 0.0                           # keep the server up this long after the window (--hold-s)
+    keep_up_s: float = 0.0                        # keep the server up this long after the window (--keep-up)
 
     def report(self, phase: str, sampler) -> None:
         if self.on_progress:

@@ -12,16 +12,18 @@ import threading
 from pathlib import Path
 
 from . import Cluster, DatabaseError, ensure_tables
+from .. import version
 from ..oskit import PortInUse
 from .pgbouncer import PgBouncer
 
 
 def parse_args(argv):
     p = argparse.ArgumentParser(prog="db.sh", description=__doc__)
+    version.add_option(p)
     sub = p.add_subparsers(dest="command", required=True)
     start = sub.add_parser("start", help="a throwaway cluster with the tables, until Ctrl-C")
     start.add_argument("--port", type=int, help="default: a free port")
-    start.add_argument("--max-connections", type=int, default=200)
+    start.add_argument("--max-connections", type=int, default=200, help="PostgreSQL's max_connections (default 200)")
     start.add_argument("--listen", default="127.0.0.1", help="also listen on this address (for other hosts)")
     start.add_argument("--allow", action="append", default=[], metavar="ADDRESS",
                        help="a client address allowed in over --listen (repeat it; default: this machine only)")
@@ -29,8 +31,8 @@ def parse_args(argv):
     load.add_argument("url", help="postgresql://USER@HOST:PORT/DB")
     bouncer = sub.add_parser("pgbouncer", help="PgBouncer in transaction mode in front of URL, until Ctrl-C")
     bouncer.add_argument("url", help="postgresql://USER@HOST:PORT/DB")
-    bouncer.add_argument("--pool-size", type=int, required=True)
-    bouncer.add_argument("--max-clients", type=int, required=True)
+    bouncer.add_argument("--pool-size", type=int, required=True, help="server connections per database and user")
+    bouncer.add_argument("--max-clients", type=int, required=True, help="client connections PgBouncer accepts")
     bouncer.add_argument("--work-dir", type=Path, help="where its log and config copy go (default: a temp dir)")
     return p.parse_args(argv)
 

@@ -49,6 +49,20 @@ class ChangeTest:
         from scipy.stats import t
         return float(2 * t.sf(abs(self.diff) / self.se, self.df))
 
+    def p_change(self, margin: float) -> float:
+        """One-sided p that the change is within the margin (H0: |log B/A| <= log(1 + m)), in the direction of
+        the estimate: what a faster or slower rests on, defined for every test so that Benjamini-Hochberg weighs
+        the claims among all the points tested."""
+        from scipy.stats import t
+        return float(t.sf((abs(self.diff) - math.log(1 + margin)) / self.se, self.df))
+
+    def p_same(self, margin: float) -> float:
+        """TOST's p that the change is beyond the margin (the larger of its two one-sided tests): what a same
+        rests on."""
+        from scipy.stats import t
+        bound = math.log(1 + margin)
+        return float(max(t.sf((self.diff + bound) / self.se, self.df), t.sf((bound - self.diff) / self.se, self.df)))
+
 
 def untestable(*sides: list[float]) -> str | None:
     """Why launch values cannot carry a test, or None: fewer than MIN_LAUNCHES on a side, or a side whose launches
@@ -62,10 +76,12 @@ def untestable(*sides: list[float]) -> str | None:
     return None
 
 
-def run_log_ratio(a: list[float], b: list[float], run_sd: float = 0.0) -> ChangeTest:
+def run_log_ratio(a: list[float], b: list[float], run_sd: float = 0.0, run_df: float | None = None) -> ChangeTest:
     """B/A between two runs: Welch's t on the log values with the run-to-run variance as a component,
     se^2 = s_a^2/n_a + s_b^2/n_b + 2 run_sd^2 (each run's mean carries one draw of the run's level). The degrees
-    of freedom are Welch-Satterthwaite's with run_sd taken as known (it adds no term to the denominator)."""
+    of freedom are Welch-Satterthwaite's; run_sd, estimated from runs with run_df degrees of freedom, adds its
+    own term (2 run_sd^2)^2 / run_df, so a spread measured on few runs widens the interval; run_df None: taken
+    as known (a stated default, or a spread given on the command line)."""
     if untestable(a, b) or any(v <= 0 for v in (*a, *b)):
         raise ValueError(f"run_log_ratio needs {MIN_LAUNCHES}+ positive, untied values a side")
     la, lb = [math.log(v) for v in a], [math.log(v) for v in b]
@@ -73,7 +89,8 @@ def run_log_ratio(a: list[float], b: list[float], run_sd: float = 0.0) -> Change
     va = sum((v - ma) ** 2 for v in la) / (len(la) - 1) / len(la)
     vb = sum((v - mb) ** 2 for v in lb) / (len(lb) - 1) / len(lb)
     total = va + vb + 2 * run_sd ** 2
-    df = total ** 2 / (va ** 2 / (len(la) - 1) + vb ** 2 / (len(lb) - 1))
+    run_term = (2 * run_sd ** 2) ** 2 / run_df if run_df else 0.0
+    df = total ** 2 / (va ** 2 / (len(la) - 1) + vb ** 2 / (len(lb) - 1) + run_term)
     method = RUN_WELCH_METHOD if run_sd else WELCH_METHOD
     return ChangeTest(mb - ma, math.sqrt(total), df, len(a), len(b), method, run_sd)
 

@@ -187,30 +187,32 @@ def best_throughput(found: list[dict], stack_of) -> dict:
 
 
 def fmt_interval(figure: dict | None, unit: str = "") -> str:
-    """A figure as the suite prints it everywhere: "2710 ± 60 req/s" (the interval's two sides equal at the
-    places shown: two significant figures of the smaller side), "518 [310, 866] ms" when they differ (an interval
-    on logs is wider above); without an interval, the launch values themselves: "2710 req/s (1 launch)",
-    "2 launches: 2438, 2303 req/s (indicative)"."""
+    """A figure as the suite prints it everywhere, in one notation: "2710 [2650, 2770] req/s", the value and its 95 %
+    interval's ends, to the place of the nearer end's first significant figure (the second when that is a 1 or a
+    2): no more digits than the interval supports. Launches that tie: "229 threads (all 3 launches)". Without an
+    interval, the launch values themselves: "2710 req/s (1 launch)", "2 launches: 2438, 2303 req/s
+    (indicative)"."""
     if not figure:
         return "n/a"
     suffix = f" {unit}" if unit else ""
     value, low, high = figure["value"], figure.get("ci95_low"), figure.get("ci95_high")
     if low is None or high is None:
         return indicative_text(figure, suffix)
-    below, above = value - low, high - value
-    if min(below, above) <= 0 or max(below, above) <= 1e-9 * abs(value):     # launches that tie, but for rounding
-        return f"{sig(value, 3)} ± 0{suffix}"
-    places = max(0, 1 - math.floor(math.log10(min(below, above))))
-    if f"{below:.{places}f}" == f"{above:.{places}f}":
-        return f"{value:.{places}f} ± {above:.{places}f}{suffix}"
-    return f"{value:.{places}f} [{low:.{places}f}, {high:.{places}f}]{suffix}"
+    side = min(value - low, high - value)
+    if side <= 1e-9 * abs(value):     # launches that tie, but for rounding: no interval of zero width
+        n = figure.get("n") or len(figure.get("launches") or [])
+        return f"{short(value)}{suffix} (all {n} launches)"
+    exponent = math.floor(math.log10(side))
+    places = -exponent + (1 if int(side / 10 ** exponent) <= 2 else 0)
+    shown = [f"{round(v, places):.{max(0, places)}f}" for v in (value, low, high)]
+    return f"{shown[0]} [{shown[1]}, {shown[2]}]{suffix}"
 
 
 def indicative_text(figure: dict, suffix: str) -> str:
     launches = figure.get("launches") or []
     n = figure.get("n") or len(launches)
     if n <= 1:
-        return f"{sig(figure['value'], 3)}{suffix} (1 launch)"
+        return f"{short(figure['value'])}{suffix} (1 launch)"
     if launches and figure.get("estimator") == stats.INDICATIVE:
         return f"{n} launches: {', '.join(short(v) for v in launches)}{suffix} (indicative)"
     why = "one at zero" if figure.get("estimator") == stats.NOT_POSITIVE else "no interval"

@@ -12,7 +12,7 @@ import json
 import subprocess
 import sys
 
-from .. import loadgen, paths
+from .. import loadgen, paths, version
 from .hostsfile import HostsError, load_hosts
 from .preflight import check_hosts
 from .scratch import send_tree
@@ -78,7 +78,9 @@ def check(hosts_file, window_s: float) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="hosts.sh", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("action", choices=("setup", "check"))
+    parser.add_argument("action", choices=("setup", "check"), help="setup: prepare the hosts; check: their clocks "
+                        "and reachability, as JSON")
+    version.add_option(parser)
     parser.add_argument("--hosts", required=True, help="the hosts file (TOML)")
     parser.add_argument("--no-python-env", dest="python_env", action="store_false",
                         help="setup: leave the hosts' Python environment as it is")

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 # A cell is flagged when ...
 RATIO_DISAGREEMENT = 0.10      # ... efficiency ratio and latency ratio differ by more than this (relative)
 MIN_ROUND_TRIPS = 3.0          # ... connections completed fewer requests each than this on average
-MIN_HELD_TRIPS = 1.0           # ... in a held window, whose edges cost no round trip: at least one answer each
+MIN_HELD_TRIPS = 1.0           # ... in a held window, whose edges cost no round trip: one answer each, or
+MIN_HELD_ANSWERS = 30          # this many in all (a queue of 5 rounds of 10 s answers 600 of 1000 in 30 s)
 LOADGEN_SATURATED_PCT = 90.0   # ... the load generator used more than this share of each core it had
 # ... rps x mean latency passes concurrency x pipeline by more than this (relative): a window of its own generator
 # process has no request straddling its edges, so a connection's latencies sum to at most the window, and a held
@@ -88,13 +89,24 @@ def flags(*, concurrency: int, requests: int, errors: dict[str, int], ratios_: R
         found.append("timeouts")
     if sum(n for kind, n in errors.items() if kind != "timeout"):
         found.append("errors")
-    if requests == 0 or requests / concurrency < (MIN_HELD_TRIPS if held else MIN_ROUND_TRIPS):
+    if few_completions(requests, concurrency, held):
         found.append("few_completions")
     a, b = ratios_.efficiency_ratio, ratios_.latency_ratio
     if a and b and (a / b > (1 + RATIO_DISAGREEMENT) * edge_allowance(window_s, mean_latency_ms)
                     or b / a > 1 + RATIO_DISAGREEMENT):
         found.append("ratio_disagreement")
     return found
+
+
+def few_completions(requests: int, concurrency: int, held: bool) -> bool:
+    """Too few answers to trust the window: a window of its own needs MIN_ROUND_TRIPS a connection (its edges cut
+    a round trip each); a held window one a connection or MIN_HELD_ANSWERS in all, whichever is fewer (its edges
+    cost nothing, and a queue slower than the window answers only part of its connections in it)."""
+    if requests == 0:
+        return True
+    if held:
+        return requests < min(concurrency * MIN_HELD_TRIPS, MIN_HELD_ANSWERS)
+    return requests / concurrency < MIN_ROUND_TRIPS
 
 
 def expected_worst_latency_s(*, delay_ms: int, concurrency: int, blocking: bool, workers: int | None) -> float:

@@ -18,6 +18,7 @@ from crossbench.hosts.facts import cpu_model
 from crossbench.jdk import JdkError, default_jdk, installed_jdks
 from crossbench.loadgen import ADAPTERS
 from crossbench.record.record import SCHEMA_VERSION, now_iso
+from crossbench.version import git_revision
 
 
 def read_sysctl(name: str) -> str | None:
@@ -39,17 +40,6 @@ def machine() -> dict:
         "ip_local_port_range": read_sysctl("net.ipv4.ip_local_port_range"),
         "open_files_limit": resource.getrlimit(resource.RLIMIT_NOFILE)[0],
     }
-
-
-def git_revision() -> str:
-    try:
-        rev = subprocess.run(["git", "-C", str(paths.REPO), "rev-parse", "HEAD"], capture_output=True,
-                             text=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(paths.REPO), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10).stdout.strip()
-        return (rev + ("+uncommitted" if dirty else "")) or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
 
 
 def versions() -> dict:

@@ -171,7 +171,7 @@ def run(args, remote: ExitStack) -> int:
     pin_runner(planned.experiment.run)
     started = time.monotonic()
     try:
-        launched = execute_planned(planned, args.hold_s)
+        launched = execute_planned(planned, args.keep_up_s)
     except KeyboardInterrupt:
         return interrupted(planned, time.monotonic() - started)
     except (faults.EnvironmentFault, OSError) as e:
@@ -237,11 +237,11 @@ def resumed(args) -> tuple[dict, Experiment, list[CellPlan], RunDir, list[CellPl
     return config, resolved, cells + again, run_dir, again
 
 
-def execute_planned(planned: Planned, hold_s: float) -> int:
+def execute_planned(planned: Planned, keep_up_s: float) -> int:
     """The servers primed, the plan's cells, then the launches decided after them; how many were launched."""
     for made in prime_servers(planned.todo, planned.placement):
         print(f"run_all: {made}", file=sys.stderr)
-    common = (planned.progress, planned.database, planned.placement, hold_s)
+    common = (planned.progress, planned.database, planned.placement, keep_up_s)
     launched = execute(planned.run_dir, planned.todo, *common, launched_once(planned.experiment.run))
     return launched + execute_rest(planned.run_dir, planned.cells, planned.experiment, *common)
 

@@ -2,15 +2,21 @@
 
 Checks everything it can before the first cell (options, tools, build, ports, file limits); then each cell
 gets a fresh server and its record is appended as soon as it is measured.
+
+Times take a unit as wrk and k6 take them (500ms, 30s, 2m, 1h). A bare number is seconds for durations
+(--duration, --warmup, --keep-up) and milliseconds for --delays, the delay endpoints' own unit.
+An option given twice with different values is refused.
 """
 # This docstring is run_all.sh's --help: this module is its command line (options, their checks, --quick);
 # the run itself is run.py.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
-from crossbench import loadgen, paths, servers
+from crossbench import loadgen, paths, servers, version
+from crossbench.options import refuse_repeated
 from crossbench.decide import slo
 from crossbench.plan.experiment_schema import AUTO_RATES
 
@@ -79,11 +85,28 @@ def seconds(text: str) -> float:
     return value
 
 
+def delay_list(text: str) -> list[int]:
+    """--delays 1000,3000 (bare numbers: ms, the endpoints' unit) or 1s,3s,250ms: whole milliseconds."""
+    values = []
+    forms = "milliseconds, or with a unit (250ms, 1s)"
+    for item in (v.strip() for v in text.split(",") if v.strip()):
+        try:
+            ms = seconds(item) * 1000 if item[-1].isalpha() else float(item)
+        except (argparse.ArgumentTypeError, ValueError):
+            raise argparse.ArgumentTypeError(f"{item!r} is not a delay: give {forms}") from None
+        if not 0 <= ms < float("inf") or ms != int(ms):
+            raise argparse.ArgumentTypeError(f"{item!r}: a delay is a whole number of milliseconds, 0 or more")
+        values.append(int(ms))
+    if not values:
+        raise argparse.ArgumentTypeError(f"expected delays separated by commas, not {text!r}")
+    return values
+
+
 def name_list(text: str) -> list[str]:
     return [v.strip() for v in text.split(",") if v.strip()]
 
 
-def parse_args(argv):
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="run_all.sh", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--experiment", default=DEFAULT_EXPERIMENT, help="name under runner/experiments/ or a .toml path")
@@ -95,17 +118,22 @@ def parse_args(argv):
                    "on the record")
     p.add_argument("--dry-run", action="store_true", help="print the plan and stop")
     p.add_argument("--no-analysis", action="store_true", help="do not draw charts at the end")
-    p.add_argument("--hold-s", type=float, default=0.0, metavar="S", help="keep each cell's server up S seconds "
-                   "after its window, its pid printed (attach VisualVM to the JVM that was measured)")
+    p.add_argument("--keep-up", type=seconds, default=0.0, dest="keep_up_s", metavar="TIME",
+                   help="keep each cell's server up this long after its window, its pid printed (attach VisualVM to "
+                        "the JVM that was measured): seconds, or with a unit as --duration (default 0)")
+    p.add_argument("--hold-s", type=seconds, dest="keep_up_s", help=argparse.SUPPRESS)   # its name before --keep-up
+    version.add_option(p)
     p.add_argument("--hosts", type=Path, metavar="FILE", help="roles on other machines over SSH (TOML: README, "
                    "\"Running on several machines\"); without it every role runs here")
     m = p.add_argument_group("matrix overrides (replace the experiment file's values)")
-    m.add_argument("--servers", type=name_list)
+    m.add_argument("--servers", type=name_list, help="only these servers, comma-separated: "
+                   f"{', '.join(servers.PLUGINS)}")
     m.add_argument("--groups", type=name_list, help="only these groups of the experiment (e.g. static,delay)")
     m.add_argument("--concurrency", type=int_list, help="closed loop: connections; open loop: most in flight")
     m.add_argument("--rates", type=rate_list, help=f"open loop (--loadgen {tools_that(sends_on_schedule)}): offered "
                    "requests per second, or 'auto' (10%% to 120%% of the closed-loop peak, measured first)")
-    m.add_argument("--delays", type=int_list, dest="delays_ms", help="delays in ms, e.g. 1000,3000")
+    m.add_argument("--delays", type=delay_list, dest="delays_ms", help="the endpoints' delays, comma-separated: "
+                   "milliseconds, or with a unit (1000,3000 or 1s,3s)")
     m.add_argument("--db-url", help="database cells: use this PostgreSQL (holding the tables, ./runner/db.sh load) "
                    "instead of the run's own cluster")
     m.add_argument("--duration", type=seconds, dest="duration_s", metavar="TIME",
@@ -122,14 +150,19 @@ def parse_args(argv):
     m.add_argument("--max-launches", type=int, dest="max_launches", help="with --precision: at most (default 6)")
     m.add_argument("--shuffle", action="store_true", default=None, help="shuffle each round's order (the default)")
     m.add_argument("--no-shuffle", dest="shuffle", action="store_false", help="run each round in plan order")
-    m.add_argument("--loadgen", choices=sorted(loadgen.ADAPTERS))
+    m.add_argument("--loadgen", choices=sorted(loadgen.ADAPTERS), help="the load generator of every cell "
+                   "(default: the experiment's; delayed closed-loop cells of held_windows experiments go to oha)")
     m.add_argument("--connection-close", dest="keepalive", action="store_false", default=None,
                    help=f"one connection per request (as {tools_that(closes_connections)}) instead of keep-alive")
     for name, knob in server_knobs().items():
-        knob_argument(m, knob, sweep=True, help_prefix=f"[{', '.join(knob_owners(name))}] ")
-    m.add_argument("--server-cpus", type=int_list)
-    m.add_argument("--loadgen-cpus", type=int_list)
-    m.add_argument("--loadgen-threads", type=int)
+        knob_argument(m, knob, sweep=True, help_prefix=f"[{', '.join(knob_owners(name))}] ",
+                      default_note=defaults_note(name))
+    m.add_argument("--server-cpus", type=int_list, metavar="CORES", help="pin the server to these cores, e.g. 1 "
+                   "or 2,3 (default: the experiment's; none: any core)")
+    m.add_argument("--loadgen-cpus", type=int_list, metavar="CORES", help="pin the load generator to these cores "
+                   "(default: the experiment's; none: any core)")
+    m.add_argument("--loadgen-threads", type=int, metavar="N", help="the load generator's threads (wrk -t, oha's "
+                   "runtime; default: the experiment's)")
     t = p.add_argument_group("service-level targets (any experiment)")
     t.add_argument("--slo", action="append", default=[], metavar="TARGET",
                    help="judge every point against a target, e.g. 'p99<300ms', 'rps>500', 'errors<0.1%%' (again for "
@@ -138,6 +171,12 @@ def parse_args(argv):
     a.add_argument("--advise-rate", type=float, metavar="REQ_PER_S", help="your arrival rate, requests per second")
     a.add_argument("--advise-hold-ms", type=float, metavar="MS", help="how long one request holds a thread, ms")
     a.add_argument("--advise-p99-ms", type=float, metavar="MS", help="optional: your p99 latency target, ms")
+    return p
+
+
+def parse_args(argv):
+    p = build_parser()
+    refuse_repeated(p, sys.argv[1:] if argv is None else list(argv), allowed={"slo"})
     args = p.parse_args(argv)
     try:
         args.workload = advice_workload(args)
@@ -166,6 +205,18 @@ def advice_workload(args):
 def server_knobs() -> dict:
     """Every server knob by name (a name several servers share is one option that sets it on each)."""
     return {knob.name: knob for plugin in servers.PLUGINS.values() for knob in plugin.knobs}
+
+
+def defaults_note(name: str) -> str:
+    """A knob's defaults as run_all sees them: the experiment file's value first, else each server's own."""
+    own = "; ".join(f"{p.name} {knob_default(k)}" for p in servers.PLUGINS.values() for k in p.knobs
+                    if k.name == name)
+    return f"(default: the experiment file's, else the server's own: {own})"
+
+
+def knob_default(knob) -> str:
+    text = str(knob.default)
+    return "its own" if knob.default in (None, (), "") else text
 
 
 def knob_owners(name: str) -> list[str]:

@@ -25,7 +25,7 @@ from .progress import Progress
 
 
 def execute(run_dir: RunDir, todo: list[CellPlan], progress: Progress, database: RunDatabase | None,
-            placement: Placement, hold_s: float = 0.0, measured_once: bool = False) -> int:
+            placement: Placement, keep_up_s: float = 0.0, measured_once: bool = False) -> int:
     """Runs the cells in order, each record appended as it ends; returns how many were run. `measured_once`:
     the run launches each point once (a worker sweep then stops by the article's plain rule)."""
     first_index = progress.total - len(todo) + 1
@@ -37,10 +37,13 @@ def execute(run_dir: RunDir, todo: list[CellPlan], progress: Progress, database:
             continue
         launched += 1
         progress.start_cell(first_index + offset, plan.describe())
-        length = {"warmup": plan.warmup_s, "measure": plan.duration_s if DRIVERS[plan.kind].ends_at_window else None}
+        driver = DRIVERS[plan.kind]
+        # a held window's one process runs its load before, through and after the window: its whole length shows
+        measure_s = driver.planned_s(plan) if driver.holds(plan) else plan.duration_s
+        length = {"warmup": plan.warmup_s, "measure": measure_s if driver.ends_at_window else None}
         ctx = CellContext(cell_dir=run_dir.cell_dir(plan.cell_id), database=database,
                           on_progress=lambda phase, sampler: progress.phase(phase, sampler, length[phase]),
-                          placement=placement, hold_s=hold_s)
+                          placement=placement, keep_up_s=keep_up_s)
         try:
             record = run_cell(with_rate_from_peak(plan, measured(run_dir)), ctx)
         except PeakMissing as e:
@@ -56,7 +59,7 @@ def launched_once(run: RunSettings) -> bool:
 
 
 def execute_decided(run_dir: RunDir, cells: list[CellPlan], progress: Progress, database: RunDatabase | None,
-                    placement: Placement, hold_s: float, decide, say) -> int:
+                    placement: Placement, keep_up_s: float, decide, say) -> int:
     """Launches decided from what the run measured so far: `decide(cells, records)` gives the next ones (already
     in their order) until it gives none; each batch joins plan.json before it runs, so --resume keeps it, and
     `say(batch)` tells the terminal why. Returns the launches run."""
@@ -67,12 +70,12 @@ def execute_decided(run_dir: RunDir, cells: list[CellPlan], progress: Progress, 
         cells += more
         progress.total += len(more)
         print(f"run_all: {say(more)}", file=sys.stderr)
-        launched += execute(run_dir, more, progress, database, placement, hold_s)
+        launched += execute(run_dir, more, progress, database, placement, keep_up_s)
     return launched
 
 
 def execute_rest(run_dir: RunDir, cells: list[CellPlan], experiment: Experiment, progress: Progress,
-                 database: RunDatabase | None, placement: Placement, hold_s: float = 0.0) -> int:
+                 database: RunDatabase | None, placement: Placement, keep_up_s: float = 0.0) -> int:
     """After the plan's cells: the precision target's rounds (crossbench.decide.precision), the capacity searches'
     steps (crossbench.decide.capacity) and TechEmpower's best levels launched again (crossbench.decide.best_levels)."""
     run = experiment.run
@@ -87,7 +90,7 @@ def execute_rest(run_dir: RunDir, cells: list[CellPlan], experiment: Experiment,
                       f"{', '.join(sorted({f'{cell.rate:g}' for cell in more}, key=float))} req/s"),
         (lambda c, r: best_levels.next_launches(c, r, run),
          lambda more: f"{len(more)} best levels launched again (best_level_launches = {run.best_level_launches})"))
-    return sum(execute_decided(run_dir, cells, progress, database, placement, hold_s, decide, say)
+    return sum(execute_decided(run_dir, cells, progress, database, placement, keep_up_s, decide, say)
                for decide, say in steps)
 
 

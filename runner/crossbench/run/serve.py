@@ -12,8 +12,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from crossbench import oskit, servers
+from crossbench import oskit, servers, version
 from crossbench.hosts.local import HERE
+from crossbench.options import refuse_repeated
 from crossbench.refusal import Refusal
 from crossbench.servers import Knob, RunningServer, ServerFailed
 
@@ -57,10 +58,14 @@ def text_list(value: str) -> list[str]:
     return values
 
 
-def knob_argument(parser, knob: Knob, *, sweep: bool, help_prefix: str = "") -> None:
-    """One option for a knob; with `sweep`, a sweep knob takes comma-separated values (one cell each)."""
+def knob_argument(parser, knob: Knob, *, sweep: bool, help_prefix: str = "", default_note: str | None = None) -> None:
+    """One option for a knob; with `sweep`, a sweep knob takes comma-separated values (one cell each). Its help
+    ends with its default: `default_note`, else the knob's own unless its help already says it."""
     many = sweep and knob.sweep
-    kwargs = {"dest": knob.name, "default": None, "help": f"{help_prefix}{knob.help} (default: {knob.default})"}
+    if default_note is None:
+        said = "default" in knob.help or knob.default in (None, (), "")
+        default_note = "" if said else f"(default: {knob.default})"
+    kwargs = {"dest": knob.name, "default": None, "help": f"{help_prefix}{knob.help} {default_note}".rstrip()}
     if knob.kind == "bool":
         parser.add_argument(knob.flag, action=argparse.BooleanOptionalAction, **kwargs)
         return
@@ -75,9 +80,11 @@ def knob_argument(parser, knob: Knob, *, sweep: bool, help_prefix: str = "") -> 
     parser.add_argument(knob.flag, **kwargs)
 
 
-def parse_args(argv):
+def build_parser(argv) -> argparse.ArgumentParser:
+    """serve.sh's options: the chosen server's knobs (the first word of argv that is no option), and only its own."""
     parser = argparse.ArgumentParser(prog="serve.sh", description=__doc__)
     parser.add_argument("server", help=f"one of {', '.join(servers.PLUGINS)}")
+    version.add_option(parser)
     name = next((a for a in (argv if argv is not None else sys.argv[1:]) if not a.startswith("-")), None)
     if name in servers.PLUGINS:      # the chosen server's own knobs, and only its own
         plugin = servers.PLUGINS[name]
@@ -89,6 +96,12 @@ def parse_args(argv):
     parser.add_argument("--cpus", type=cpu_list, default=(), help="pin the server to these cores (taskset)")
     parser.add_argument("--db-url", help="serve the database endpoints from this PostgreSQL "
                                          "(postgresql://USER@HOST:PORT/DB, holding the tables world and kv)")
+    return parser
+
+
+def parse_args(argv):
+    parser = build_parser(argv)
+    refuse_repeated(parser, sys.argv[1:] if argv is None else list(argv), allowed=set())
     args = parser.parse_args(argv)
     try:
         plugin = servers.get(args.server)

@@ -1,0 +1,130 @@
+"""The summary table that opens findings.md, the terminal's findings and the report: each row checked against the
+points it reads (the quick run's recorded cells), what held a point named by its own figures, and the table shown
+first everywhere."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from crossbench.figures.points import fmt_interval
+from crossbench_analysis.findings import findings, summary
+from crossbench_analysis.findings.finding import load_points
+from crossbench_analysis.read.runinfo import load_run
+from crossbench_analysis.report import tables
+
+RUNS = Path(__file__).parent / "fixtures" / "runs"
+
+
+def quick(tmp_path: Path, change=None) -> Path:
+    run = Path(shutil.copytree(RUNS / "quick", tmp_path / "quick"))
+    if change:
+        records = [json.loads(line) for line in (run / "cells.jsonl").read_text().splitlines()]
+        for r in records:
+            change(r)
+        (run / "cells.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    return run
+
+
+def rows_of(run: Path) -> dict[tuple[str, str], dict]:
+    return {(r["setting"], r["workload"]): r for r in summary.compute(load_points(load_run(run)))["rows"]}
+
+
+def cell(run: Path, cell_id: str) -> dict:
+    return next(c for c in map(json.loads, (run / "cells.jsonl").read_text().splitlines()) if c["cell_id"] == cell_id)
+
+
+def test_each_row_reads_the_point_that_answered_most(tmp_path):
+    run = quick(tmp_path)
+    rows = rows_of(run)
+    assert set(rows) == {("tomcat maxThreads=200", "/delay/sync, 250 ms delay"),
+                         ("tornado", "/delay/async, 250 ms delay"),
+                         ("tomcat maxThreads=200", "static mix"), ("tornado", "static mix")}
+    # Tomcat's C=400 is flagged (ratio_disagreement): its most is C=100's, where 100 clients at 250 ms pace it
+    tomcat = rows[("tomcat maxThreads=200", "/delay/sync, 250 ms delay")]
+    c100 = cell(run, "delay-tomcat-mt200-delay_sync-c100-d250-r1")
+    assert tomcat["at_c"] == "100" and tomcat["most_rps"] == fmt_interval({"value": c100["rps"], "n": 1})
+    assert tomcat["latency_ms"] == f"{c100['latency_ms']['p50']:.0f} / {c100['latency_ms']['p99']:.0f}"
+    assert tomcat["bends_at"] == "not up to C=100" and tomcat["limited_by"] == "the clients: C / delay = 400 req/s"
+    tornado = rows[("tornado", "/delay/async, 250 ms delay")]
+    assert tornado["bends_at"] == "C 100-400" and tornado["at_c"] == "400"
+    assert rows[("tornado", "static mix")]["bends_at"] == "n/a (no delay)"
+
+
+def test_what_held_a_point_comes_from_its_own_figures(tmp_path):
+    """A pool past its size answering size / delay is held by the pool; a core at full use by the core; a
+    saturated generator by the generator, whatever else is true."""
+    def pool_bound(r):
+        if r["cell_id"] == "delay-tomcat-mt200-delay_sync-c400-d250-r1":
+            r.update(flags=[], valid=True, rps=792.0)
+        if r["cell_id"] == "static-tornado-static_mix-c100-d0-r1":
+            r.update(cpu_percent=97.0)
+    run = quick(tmp_path, pool_bound)
+    rows = rows_of(run)
+    assert rows[("tomcat maxThreads=200", "/delay/sync, 250 ms delay")]["limited_by"] == \
+        "its pool: 200 / 250 ms = 800 req/s"
+    assert rows[("tornado", "static mix")]["limited_by"] == "the server's core (97 % CPU)"
+    generator_bound = {"records": [{"loadgen_cpus": [0], "loadgen": "wrk"}], "flags": [], "concurrency": 100,
+                       "delay_ms": 0, "figures": {"loadgen_cpu_percent": {"value": 99.0}, "cpu_percent":
+                                                  {"value": 97.0}, "rps": {"value": 5000.0}}}
+    assert summary.limited_by(generator_bound) == "the load generator (99 % CPU)"
+    note = summary.compute(load_points(load_run(run)))["note"]
+    assert "R x H / 1000 threads busy" in note and "for example" in note
+
+
+def test_the_summary_opens_findings_md_the_terminal_and_the_report(tmp_path):
+    from crossbench_analysis.report import report
+    run = quick(tmp_path)
+    loaded = load_run(run)
+    findings.write(loaded, set())
+    md = (run / "findings.md").read_text()
+    assert md.index("## Summary") < md.index("## quick") and "| server setting | workload | bends at |" in md
+    said = findings.text(run).splitlines()
+    assert said[0] == "summary:" and said[1].split()[:3] == ["server", "setting", "workload"]
+    assert said.index("findings:") > len(rows_of(run))
+    html = report.write_report(loaded, [], [], findings.sections(json.loads((run / "findings.json").read_text())
+                                                                  ["findings"]), None,
+                               findings.written_summary(run)).read_text()
+    assert html.index('id="summary"') < html.index("<h2>Findings</h2>") and "the clients: C / delay = 400" in html
+
+
+def test_a_run_read_whole_has_no_summary_and_the_tables_render_nothing():
+    assert tables.markdown(tables.EMPTY) == [] and tables.plain(tables.EMPTY) == []
+
+
+@pytest.mark.parametrize("knee, said", [
+    ({"status": "fitted", "concurrency": 204.2, "low": 196.0, "high": 212.4}, "C=204 [196, 212]"),
+    ({"status": "bracket", "bracket": (100, 400)}, "C 100-400"),
+    ({"status": "not_reached", "top": 1000}, "not up to C=1000"),
+    ({"status": "below_range", "bottom": 10}, "at C=10 already"),
+    ({"status": "poor_fit"}, "cannot tell (see findings)"),
+])
+def test_the_bend_in_the_table(knee, said):
+    from crossbench_analysis.judge.knee_rule import Knee
+    fields = {"concurrency": None, "low": None, "high": None, "bracket": None, "bottom": None, "top": None}
+    assert summary.bend_text(Knee(**{**fields, **knee})) == said
+
+
+def test_the_reports_header_says_what_the_machine_did_and_warns_when_it_could_move_figures():
+    from crossbench_analysis.report import noise_words
+    meta = {"noise_floor": {"core_speed": {"per_core": {"0": {"median_ms": 19.1}, "1": {"median_ms": 11.4}}}}}
+    quiet = [{"steal_percent": 0.1, "foreign_cpu_percent": 0.4, "flags": []} for _ in range(3)]
+    said = noise_words.header(meta, quiet)
+    assert "cores 0, 1 timed a fixed unit at 19.1 and 11.4 ms (medians, 68 % apart)" in said["text"]
+    assert "steal at most 0.1 %" in said["text"] and "0 of 3 launches flagged noisy_host" in said["text"]
+    assert "differed by 68 %" in said["warning"]
+    even = {"noise_floor": {"core_speed": {"per_core": {"0": {"median_ms": 6.8}, "1": {"median_ms": 6.3}}}}}
+    assert noise_words.header(even, quiet)["warning"] == ""
+    noisy = quiet + [{"steal_percent": 4.0, "foreign_cpu_percent": 60.0, "flags": ["noisy_host"]}]
+    said = noise_words.header(even, noisy)
+    assert "1 of 4 launches flagged noisy_host" in said["text"] and "1 launch ran beside" in said["warning"]
+
+
+def test_a_core_probe_that_shared_its_core_is_not_read_as_the_cores_speed():
+    from crossbench_analysis.report import noise_words
+    meta = {"noise_floor": {"core_speed": {"per_core": {"0": {"median_ms": 19.1, "core_share_percent": 61.0},
+                                                        "1": {"median_ms": 11.4, "core_share_percent": 99.8}}}}}
+    said = noise_words.header(meta, [])
+    assert "the probe shared its core (core 0 had 61 % of its time)" in said["text"] and said["warning"] == ""
