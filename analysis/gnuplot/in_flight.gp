@@ -10,8 +10,8 @@ set logscale y 10
 set format y '%g'
 set offsets 0, 0, 0, 0
 set xlabel 'concurrent clients (log scale)'
-set ylabel 'requests (count, log scale)'
 do for [p=1:panels] {
+    if (first_column(p)) { set ylabel 'requests (count, log scale)' } else { set ylabel 'requests' }
     f = pfile(p)
     mt = pparam('maxthreads', p)
     set title ptitle(p) font ',12'
@@ -29,10 +29,13 @@ do for [p=1:panels] {
          for [i=1:pn(p)] f index i-1 using 1:(valid_y('in_flight')) with points pt 7 ps 1.1 lc rgb pcolor(p,i) \
              notitle, \
          for [i=1:pn(p)] f index i-1 using 1:'busy' smooth unique with lines lw 2 dt 2 lc rgb pcolor(p,i) notitle, \
-         for [i=1:pn(p)] f index i-1 using 1:'queued' smooth unique with lines lw 2 dt 3 lc rgb pcolor(p,i) notitle, \
+         for [i=1:pn(p)] f index i-1 using 1:(column('queued') >= 0.5 ? column('queued') : NaN) smooth unique \
+             with lines lw 2 dt 3 lc rgb pcolor(p,i) notitle, \
+         for [i=1:pn(p)] f index i-1 using 1:(column('queued') >= 0.5 ? column('queued') : NaN) with points pt 2 \
+             ps 1.3 lc rgb pcolor(p,i) notitle, \
          keyentry with lines lw 2.5 lc rgb '#555555' title 'solid: in flight (rps x mean latency)', \
-         keyentry with lines lw 2 dt 2 lc rgb '#555555' title 'dashed: being served (pool busy, peak)', \
-         keyentry with lines lw 2 dt 3 lc rgb '#555555' title 'dotted: waiting (in flight - busy)', \
+         keyentry with lines lw 2 dt 2 lc rgb '#555555' title 'dashed: served (pool busy, peak)', \
+         keyentry with linespoints pt 2 lw 2 dt 3 lc rgb '#555555' title 'dotted, x: waiting for a thread', \
          keyentry with lines dt 3 lw 1.5 lc rgb '#999999' title (words(mt) > 0 ? 'grey: maxThreads = '.mt : ''), \
          keyentry with yerrorbars ps 0 lw 1.5 lc rgb '#555555' title interval_title, \
          keyentry with points pt 6 ps 2 lw 2 lc rgb 'black' title flagged_title

@@ -24,11 +24,11 @@ do for [p=1:panels] {
     wide = (lo > 0 && hi / lo >= 20)
     if (wide) {
         set yrange [lo / 1.5 : hi * (hi * 1.5 / lo) ** 0.6]
-        set ylabel 'latency (ms, log scale)'
+        set ylabel (first_column(p) ? 'latency (ms, log scale)' : 'ms, log')
     } else {
         unset logscale y
         if (lo > 0 && hi >= lo) { set yrange [0 : hi + 0.45 * (hi - 0)] } else { set autoscale y }
-        set ylabel 'latency (ms)'
+        set ylabel (first_column(p) ? 'latency (ms, linear scale)' : 'ms')
     }
     unset arrow 1
     if (delay > 0) { set arrow 1 from graph 0, first delay to graph 1, first delay nohead dt 3 lw 1.5 lc rgb '#777777' }

@@ -11,8 +11,9 @@ set logscale y 10
 set format y '%g'
 set offsets 0, 0, 0, 0
 set xlabel 'concurrent clients (log scale)'
-set ylabel 'answers per second (req/s, log scale)'
 do for [p=1:panels] {
+    # the full label on the first column; the others name the unit only (a long one would run into the ticks)
+    if (first_column(p)) { set ylabel 'answers per second (req/s, log scale)' } else { set ylabel 'req/s' }
     f = pfile(p)
     d = pparam('delay', p); delay_s = (d eq '') ? 0 : real(d) / 1000.0
     mt = pparam('maxthreads', p)

@@ -231,7 +231,7 @@ def test_compare_sh_exit_status_outputs_and_chart(tmp_path):
     assert "method: B/A of each figure's launch values" in ok.stdout
     line = next(l for l in ok.stdout.splitlines() if l.startswith("tomcat static C100 "))
     assert "1.300" in line and line.endswith("cannot tell (1 launch in A, fewer than 3) *")  # the ratio alone
-    assert "launch more (--repetitions 3 or more)" in ok.stdout and "expect at most 0 of them" in ok.stdout
+    assert "launch more (--repetitions 3 or more)" in ok.stdout and "expect at most 0 false changes" in ok.stdout
     out = b / "compare-A"
     png = (out / "charts" / "compare.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000

@@ -66,7 +66,8 @@ def test_quick_bends_and_static_mix_match_the_cells():
     assert "indicative: 1 launch past it" in tornado.detail
     assert tornado.figure == pytest.approx(c["delay-tornado-delay_async-c400-d250-r1"]["latency_ratio"])
     assert "(1 launch)" in tornado.figure_text and tornado.chart == "efficiency"
-    assert "nothing caps how many are served at once" in tornado.sentence
+    # the ratios past the knee, and why, in a sentence of their own
+    assert one(items, "at C=400: tornado (/delay/async", "nothing caps how many are served at once")
     # one launch a point: indicative figures rank nothing
     best = one(items, "No ranking of tomcat maxThreads=200 and tornado on the static mix at C=100")
     assert best.figure == pytest.approx(c["static-tomcat-mt200-static_mix-c100-d0-r1"]["rps"])
@@ -84,7 +85,7 @@ def test_maxthreads_knee_against_the_pool_and_virtual_threads():
     mt50 = one(items, "maxThreads=50", "Knee between C=20 and C=100")
     assert "fit C=50.6, indicative" in mt50.detail
     assert mt50.figure == pytest.approx(c["delay-tomcat-mt50-delay_sync-c100-d200-r1"]["latency_ratio"])
-    assert "the pool serves 50 at once, so C / 50 = 2.0 rounds of the delay" in mt50.sentence
+    assert one(items, "at C=100: tomcat maxThreads=50", "the pool serves 50 at once, so C / 50 = 2.0 rounds")
     virtual = one(items, "tomcat virtual", "does not bend up to C=100")
     assert virtual.figure == pytest.approx(c["delay-tomcat-virtual-delay_sync-c100-d200-r1"]["latency_ratio"])
     # C=50 and 100 flagged: C=10 (1.015) and C=20 (1.104) put N at 18.4, a bend of under 10 % at C=20
@@ -148,7 +149,7 @@ def test_changing_the_data_changes_the_sentence(tmp_path):
     rewrite(run, change)
     items = found(run)
     bend = one(items, "tomcat maxThreads=200", "Knee between C=1 and C=100")
-    assert bend.figure == 1.2 and "C is within the pool of 200" in bend.sentence
+    assert bend.figure == 1.2 and one(items, "at C=100: tomcat maxThreads=200", "C is within the pool of 200")
     assert one(items, "on the static mix at C=100: under 3").sentence.startswith("No ranking of tornado and")
 
 

@@ -104,21 +104,26 @@ def in_flight(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
     cells = [c for c in cells if is_delay(c) and num(c.get("in_flight")) is not None]
     return figure_job(run, data_dir, "in_flight", cells,
                       ["concurrency", "in_flight", "busy", "queued", "valid", "repetition", "cell_id"],
-                      lambda c: [c.get("concurrency"), num(c.get("in_flight")), num(c.get("pool_busy_peak")),
-                                 queued(c)], ("in_flight",),
+                      lambda c: [c.get("concurrency"), num(c.get("in_flight")), busy(c), queued(c)], ("in_flight",),
                       f"Requests in flight, being served and waiting, vs concurrent clients ({how(cells)})",
                       "Solid: requests in flight, answers per second x mean latency (Little's law; at most C in a "
                       "closed loop). Dashed: those a pool was serving at once at its busiest (Tomcat's busy "
-                      "threads); dotted: the rest, waiting in the server's queue (in flight - busy). A server "
-                      "without a sampled pool (an event loop) shows in flight only: all of it being served. One "
-                      "panel per delay; dotted grey, maxThreads.",
+                      "threads, where each request holds one); dotted with crosses: the rest, waiting for a "
+                      "thread (in flight - busy). A server without such a pool (an event loop, an async servlet) "
+                      "shows in flight only: all of it being served. One panel per delay; dotted grey, maxThreads.",
                       extra=max_threads_of)
 
 
+def busy(cell: dict) -> float | None:
+    """The pool's busy peak where each request holds a thread (a parallel limit: Tomcat's /delay/sync); None
+    elsewhere (an async servlet hands its thread back while it waits: its busy count is no request's)."""
+    return num(cell.get("pool_busy_peak")) if num(cell.get("parallel_limit")) else None
+
+
 def queued(cell: dict) -> float | None:
-    """In flight less the pool's busy peak: the requests that waited for a thread (None without a sampled pool)."""
-    flying, busy = num(cell.get("in_flight")), num(cell.get("pool_busy_peak"))
-    return None if flying is None or busy is None else max(0.0, flying - busy)
+    """In flight less the pool's busy peak: the requests that waited for a thread (None without such a pool)."""
+    flying, serving = num(cell.get("in_flight")), busy(cell)
+    return None if flying is None or serving is None else max(0.0, flying - serving)
 
 
 def latency(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:

@@ -88,9 +88,7 @@ def bends(family: str, points: list[dict], chart: str = "efficiency") -> list[Fi
             out.append(all_flagged(family, f"Where {name} bends", left, chart))
             continue
         point = bend_point(good, knee)
-        text = resolution(name, knee, ratio, point)
-        if point is good[-1] and knee.status in ("fitted", "bracket"):
-            text += f"; at C={point['concurrency']:g} {why_ratio(point)}"
+        text = resolution(name, knee, ratio, point)         # the ratios past the knee: ratio_at_top
         finding = with_figure(Finding(family, text + caveat_note(good) + "." + left_note(left), chart=chart,
                                       cells=cells_of(good), left_out=left, leads=True,
                                       detail=fit_detail(knee, RATIO_WORDS[ratio])
@@ -168,27 +166,30 @@ def seed_ratio_note(point: dict, ratio: str) -> str:
 def why_ratio(point: dict) -> str:
     """Why a point past the knee waits: 'the pool serves 200 at once, so C / 200 = 5.0 rounds of the delay'."""
     c, limit = num(point.get("concurrency")) or 0, num(predicted_knee(point["records"][0]))
-    cpu = value(point, "cpu_percent")
-    busy = f", its core at {sig(cpu, 2)} % CPU" if cpu is not None else ""
     if limit and c > limit:
-        return f"the pool serves {limit:g} at once, so C / {limit:g} = {sig(c / limit, 2)} rounds of the delay{busy}"
+        return f"the pool serves {limit:g} at once, so C / {limit:g} = {sig(c / limit, 2)} rounds of the delay"
     if limit:
-        return f"C is within the pool of {limit:g}, so the pool is not what holds it back{busy}"
-    return f"nothing caps how many are served at once (no pool){busy}"
+        return f"C is within the pool of {limit:g}, so the pool is not what holds it back"
+    return "nothing caps how many are served at once (no pool)"
+
+
+def cpu_words(point: dict) -> str:
+    cpu = value(point, "cpu_percent")
+    return f"the server's core at {sig(cpu, 2)} % CPU" if cpu is not None else ""
 
 
 def ratio_at_top(family: str, points: list[dict], chart: str = "efficiency") -> list[Finding]:
-    """Per setting whose knee (the fit) lies before its highest counted concurrency: both of the seed's ratios
-    there, and why (C / parallel limit, or CPU)."""
+    """Per setting with a knee (the fit) before its highest counted concurrency: both of the seed's ratios there,
+    and why (C / parallel limit; the server's CPU in the fold)."""
     out = []
     for name, pts in delay_sweeps(points):
         good, left, ratio, knee = counted(pts)
-        if not good or knee.status not in ("fitted", "bracket", "below_range") or bend_point(good, knee) is good[-1]:
-            continue                                # no knee, or the first point past it is the top: bends() says
+        if not good or knee.status not in ("fitted", "bracket", "below_range"):
+            continue                                # no knee: bends() says the ratio at the top
         top = good[-1]
         finding = Finding(family, f"{both_ratios(top, ratio)} at C={top['concurrency']:g}: {name}, "
                                   f"{why_ratio(top)}." + left_note(left),
-                          chart=chart, cells=top["cells"], left_out=left, leads=True)
+                          chart=chart, cells=top["cells"], left_out=left, leads=True, detail=cpu_words(top))
         out.append(with_figure(finding, top, ratio, digits=4,
                                label=f"{ratio.replace('_', ' ')} at C={top['concurrency']}"))
     return out
