@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from testkit import records, wait_until
+from testkit import options, records, wait_until
 
 from crossbench import paths
 from crossbench.loadgen import oha, openloop
@@ -62,7 +62,7 @@ def fill(disk: Path) -> Path:
 
 def stop_midway(out: Path, fault, *args: str, env: dict | None = None) -> tuple[subprocess.CompletedProcess, list]:
     """Starts the small run, brings on `fault` once its first cell is recorded, and lets the run end."""
-    proc = subprocess.Popen([RUN_ALL, *SMALL_RUN, "--out", str(out), *args], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([RUN_ALL, *options(SMALL_RUN, "--out", str(out), *args)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
     try:
         wait_until(lambda: records(out), 120, "the first cell to be recorded")

@@ -13,7 +13,7 @@ import pytest
 
 from crossbench import paths
 from netns_hosts import lab_or_skip
-from testkit import descendants, measure_samples, records, wait_until
+from testkit import descendants, measure_samples, options, records, wait_until
 
 pytestmark = pytest.mark.live
 
@@ -22,7 +22,7 @@ CELL = ["--experiment", "quick", "--groups", "delay", "--servers", "tornado", "-
 
 
 def run_all(out, *extra: str, timeout_s: float = 180) -> subprocess.CompletedProcess:
-    return subprocess.run([str(paths.RUNNER / "run_all.sh"), *CELL, "--out", str(out), *extra],
+    return subprocess.run([str(paths.RUNNER / "run_all.sh"), *options(CELL, "--out", str(out), *extra)],
                           capture_output=True, text=True, timeout=timeout_s)
 
 

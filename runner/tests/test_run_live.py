@@ -13,7 +13,7 @@ import pytest
 
 from crossbench import paths, stats
 from live_servers import build_missing_reason
-from testkit import descendants, records, wait_until
+from testkit import descendants, options, records, wait_until
 
 pytestmark = [pytest.mark.live,
               pytest.mark.skipif(build_missing_reason() is not None, reason=str(build_missing_reason()))]
@@ -162,9 +162,9 @@ def server_under_load(run: subprocess.Popen, out: Path) -> psutil.Process | None
 
 
 def small_run(out: Path, *extra: str) -> list[str]:
-    return [RUN_ALL, "--experiment", "quick", "--out", str(out), "--groups", "delay", "--servers", "tomcat",
-            "--concurrency", "2,3,4", "--delays", "200", "--duration", "2", "--warmup", "0", "--repetitions", "1",
-            "--no-analysis", *extra]
+    return [RUN_ALL, *options(["--experiment", "quick", "--out", str(out), "--groups", "delay", "--servers", "tomcat",
+                               "--concurrency", "2,3,4", "--delays", "200", "--duration", "2", "--warmup", "0",
+                               "--repetitions", "1", "--no-analysis"], *extra)]
 
 
 def test_sigterm_keeps_finished_cells_and_resume_runs_only_the_rest(tmp_path):

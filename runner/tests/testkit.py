@@ -32,6 +32,23 @@ def wait_until(predicate, timeout_s: float, what, step_s: float = POLL_S):
         time.sleep(step_s)
 
 
+def options(base: list[str], *extra: str) -> list[str]:
+    """A command line's options with `extra` overriding `base` (run_all refuses an option given twice with
+    different values, as a user's command line): an option of base that extra gives again is dropped, with its
+    value. Both are flat lists; an option's value is the next word unless that starts with --."""
+    given = {word.split("=", 1)[0] for word in extra if word.startswith("--")}
+    kept, skip = [], False
+    for i, word in enumerate(base):
+        if skip:
+            skip = False
+            continue
+        if word.startswith("--") and word.split("=", 1)[0] in given:
+            skip = "=" not in word and i + 1 < len(base) and not base[i + 1].startswith("--")
+            continue
+        kept.append(word)
+    return [*kept, *extra]
+
+
 def records(run_dir: Path) -> list[dict]:
     """A run directory's records in the order they were written; none while it has no cells.jsonl yet. Records
     of the current schema are checked against the contract on the way (assert_records_match_contract): every
