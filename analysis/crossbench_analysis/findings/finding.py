@@ -215,6 +215,33 @@ def all_flagged(family: str, what: str, left: list[dict], chart: str | None) -> 
                    chart=chart, left_out=left)
 
 
+def against_second(ranked: list[dict], name: str, label=None) -> str:
+    """How the first of a ranking by `name` stands against the second, by their ratio's 95 % interval (Welch's t
+    on the launches' logs): '; 1.4 [1.2, 1.6] times X', '; not told apart from X (...)', or the order untested;
+    '' with one. `label` names a point (who by default)."""
+    if len(ranked) < 2:
+        return ""
+    label = label or who
+    test = comparison(ranked[1], ranked[0], name)
+    if test is None:
+        return "; the order is untested (under 3 launches a point)"
+    if not separated(test):
+        return f"; not told apart from {label(ranked[1])} ({ratio_text(test)})"
+    return f"; {ratio_text(test)} times {label(ranked[1])}" + ("'s" if name.startswith("latency") else "")
+
+
+def interval_verdict(test, bound: float, above: str, below: str, nothing: str) -> str:
+    """What a ratio's 95 % interval claims against a bound: `above` when all of it is above, `below` when all of it
+    is below, else (it straddles the bound, or there is no interval) that no claim is made."""
+    if test is None or test.low is None:
+        return f"under 3 launches a point, so no claim {nothing}"
+    if test.low > bound:
+        return above
+    if test.high < bound:
+        return below
+    return f"its interval straddles {bound:g}, so no claim {nothing}"
+
+
 def figure_of(point: dict, name: str, unit: str = "") -> str:
     """A point's figure in the one notation (points.fmt_interval), the way a sentence that leads with it says it:
     '5.003 [4.991, 5.015]', '229 threads (all 3 launches)'."""

@@ -15,10 +15,12 @@ from crossbench_analysis.read.runinfo import num, offered_rate
 
 from .finding import (
     Finding,
+    against_second,
     all_flagged,
     cells_of,
     comparison,
     delay_text,
+    interval_verdict,
     left_note,
     ratio_text,
     separated,
@@ -86,14 +88,9 @@ LOOP_HELD = 2.0     # async over sync past this: the blocking handler serialised
 
 def blocking_verdict(test) -> str:
     """What the async / sync ratio's interval claims: the loop held (all of it above LOOP_HELD), little cost (all of
-    it below), or nothing (it straddles LOOP_HELD, or no interval)."""
-    if test is None or test.low is None:
-        return "under 3 launches a point, so no claim either way"
-    if test.low > LOOP_HELD:
-        return "a blocking handler holds its one loop"
-    if test.high < LOOP_HELD:
-        return "the blocking handler costs it little"
-    return f"its interval straddles {LOOP_HELD:g}, so no claim either way"
+    it below), or nothing."""
+    return interval_verdict(test, LOOP_HELD, "a blocking handler holds its one loop",
+                            "the blocking handler costs it little", "either way")
 
 
 def ratio_interval(test) -> str:
@@ -118,23 +115,10 @@ def pipelined(family: str, points: list[dict], chart: str = "seed001_pipelined")
     depth = ranked[0]["records"][0].get("pipeline")
     where = f"on pipelined /hello (C={ranked[0].get('concurrency')}, {depth} deep)"
     text = (f"{sig(value(ranked[0], 'rps'))} req/s: {who(ranked[0])}, the most {where}"
-            + against_next(ranked, "rps") + "." + left_note(left))
+            + against_second(ranked, "rps") + "." + left_note(left))
     return [with_figure(Finding(family, text, chart=chart, cells=cells_of(ranked), left_out=left, leads=True,
                                 detail="by req/s: " + order_of(ranked, "rps", who)), ranked[0], "rps", "req/s",
                         who(ranked[0]))]
-
-
-def against_next(ranked: list[dict], name: str) -> str:
-    """How the first of a ranking stands against the second, by the ratio's 95 % interval (Welch's t on the
-    launches' logs): '; 1.3 [1.1, 1.5] times the next', '; not told apart from X (...)', or '; order untested'."""
-    if len(ranked) < 2:
-        return ""
-    test = comparison(ranked[1], ranked[0], name)
-    if test is None:
-        return "; the order is untested (under 3 launches a point)"
-    if not separated(test):
-        return f"; not told apart from {who(ranked[1])} ({ratio_text(test)})"
-    return f"; {ratio_text(test)} times {who(ranked[1])}"
 
 
 def order_of(ranked: list[dict], name: str, label) -> str:
@@ -175,18 +159,6 @@ def order_caveat(ranked: list[dict]) -> str:
     return f"; not told apart: {', '.join(ties)}" if ties else ""
 
 
-def lowest_against_next(ranked: list[dict]) -> str:
-    """The lowest p99 against the next: '; not told apart from X', '; 0.21 [0.15, 0.30] times X's', or untested."""
-    if len(ranked) < 2:
-        return ""
-    test = comparison(ranked[1], ranked[0], "latency_ms.p99")
-    if test is None:
-        return "; the order is untested (under 3 launches a point)"
-    if not separated(test):
-        return f"; not told apart from {stack(ranked[1])} ({ratio_text(test)})"
-    return f"; {ratio_text(test)} times {stack(ranked[1])}'s"
-
-
 def table_ranking(family: str, points: list[dict]) -> list[Finding]:
     """Seed 004's table: per group and concurrency, the stacks by p99 (a worker sweep by its best step)."""
     db = [p for p in points if p.get("endpoint") in SEED004 and not offered_rate(p)]
@@ -207,7 +179,7 @@ def table_ranking(family: str, points: list[dict]) -> list[Finding]:
         ranked = sorted(good, key=lambda p: value(p, "latency_ms.p99"))
         text = (f"{sig(value(ranked[0], 'latency_ms.p99'), 2)} ms p99: {stack(ranked[0])}, the lowest of "
                 f"{len(ranked)} on {key} ({ranked[0].get('endpoint')}, C={ranked[0].get('concurrency')})"
-                + lowest_against_next(ranked) + "." + left_note(left))
+                + against_second(ranked, "latency_ms.p99", stack) + "." + left_note(left))
         out.append(with_figure(Finding(family, text, chart=f"seed004_table_{key}", cells=cells_of(ranked),
                                        left_out=left, leads=True,
                                        detail="by p99, best first (ms): " + order_of(ranked, "latency_ms.p99", stack)
@@ -242,13 +214,9 @@ POOL_BOUND = 1.5     # more connections answered this much more: the pool was th
 
 
 def pool_verdict(test) -> str:
-    if test is None or test.low is None:
-        return "under 3 launches a point, so no claim on what limits it"
-    if test.low > POOL_BOUND:
-        return "the pool was its limit"
-    if test.high < POOL_BOUND:
-        return "something else (its workers, or the CPU) limits it before the pool"
-    return f"its interval straddles {POOL_BOUND:g}, so no claim on what limits it"
+    return interval_verdict(test, POOL_BOUND, "the pool was its limit",
+                            "something else (its workers, or the CPU) limits it before the pool",
+                            "on what limits it")
 
 
 def pgbouncer(family: str, points: list[dict], chart: str = "seed004_table_db-pgbouncer") -> list[Finding]:
@@ -257,7 +225,7 @@ def pgbouncer(family: str, points: list[dict], chart: str = "seed004_table_db-pg
     if not ranked:
         return instead
     text = (f"{sig(value(ranked[0], 'rps'))} req/s: {who(ranked[0])}, the most through PgBouncer "
-            f"({ranked[0].get('endpoint')}, C={ranked[0].get('concurrency')})" + against_next(ranked, "rps") + "."
+            f"({ranked[0].get('endpoint')}, C={ranked[0].get('concurrency')})" + against_second(ranked, "rps") + "."
             + left_note(left))
     return [with_figure(Finding(family, text, chart=chart, cells=cells_of(ranked), left_out=left, leads=True,
                                 detail="by req/s: " + order_of(ranked, "rps", stack)), ranked[0],

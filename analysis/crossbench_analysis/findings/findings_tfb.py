@@ -11,6 +11,7 @@ from crossbench_analysis.read.runinfo import offered_rate
 from . import tfb_reference
 from .finding import (
     Finding,
+    against_second,
     all_flagged,
     cells_of,
     comparison,
@@ -42,7 +43,7 @@ def ranking(family: str, points: list[dict], chart: str = "tfb_rps") -> list[Fin
                  for p in ranked]
         text = (f"{sig(value(top, 'rps'), 3)} req/s: {who(top)} at C={top.get('concurrency')}, the most on "
                 f"TechEmpower {group} ({top.get('endpoint')}) of {len(ranked)} stacks at their best levels"
-                + (f"{runner_up(ranked)}" if len(ranked) > 1 else "") + "." + left_note(left))
+                + against_second(ranked, "rps") + "." + left_note(left))
         out.append(with_figure(Finding(family, text, chart=chart, cells=cells_of(ranked), left_out=left, leads=True,
                                        detail="each stack at its best level, against the leader only (the order "
                                               "among the others is untested): " + "; ".join(parts)),
@@ -57,16 +58,6 @@ def tie(point: dict, top: dict) -> str:
     if test is None:
         return ", indicative"
     return "" if separated(test) else f", not told apart: {ratio_text(test)}"
-
-
-def runner_up(ranked: list[dict]) -> str:
-    """The leader against the second: '; 1.4 [1.2, 1.6] times X', '; not told apart from X', or untested."""
-    test = comparison(ranked[1], ranked[0], "rps")
-    if test is None:
-        return "; the order is untested (under 3 launches a point)"
-    if not separated(test):
-        return f"; not told apart from {who(ranked[1])} ({ratio_text(test)})"
-    return f"; {ratio_text(test)} times {who(ranked[1])}"
 
 
 def against_reference(family: str, points: list[dict]) -> list[Finding]:
