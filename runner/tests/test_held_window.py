@@ -42,11 +42,11 @@ def test_the_window_opens_no_earlier_than_the_queue_settled():
     assert (window.turned_over_s, window.settled_s) == (5.0, 9.0)
     assert window.opened_s == 9.0 and window.length_s == 10.0        # observed, not the planned 2 s: moved later
     assert window.rate == pytest.approx(200.0)
-    # into the tail at most half-way: with 8 s of tail it closes 4 s late and is 3 s short of its 10
+    # into the tail a quarter of the way at most: with 8 s of tail it closes 2 s late, 5 s of its 10 long
     late = held.cut(rows, concurrency=1000, held_s=2.0, window_s=10.0, load_stopped_s=20.0)
-    assert (late.opened_s, late.closed_s) == (9.0, 16.0) and late.figures(10.0, 20.0)["short"] is False
+    assert (late.opened_s, late.closed_s) == (9.0, 14.0) and late.figures(10.0, 20.0)["short"] is False
     short = held.cut(rows, concurrency=1000, held_s=2.0, window_s=10.0, load_stopped_s=14.0)
-    assert short.length_s == 4.0 and short.figures(10.0, 14.0)["short"] is True     # 4 of 10 s
+    assert short.length_s == 3.5 and short.figures(10.0, 14.0)["short"] is True     # 3.5 of 10 s
 
 
 def test_throughput_credits_each_request_with_its_share_inside_the_window():

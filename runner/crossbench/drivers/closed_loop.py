@@ -17,7 +17,7 @@ from .base import DriverRefused, GeneratorDriver, Measurement
 WARMUP_DELAY_MS = 10
 # A held window's load before it, in the slowest answers the cell expects (rounds of the delay through the pool):
 # the least it runs; the cut opens the window once the queue has settled, observed in the rows (held.settled),
-# which may move it into the tail (up to half of it). The cold burst settles after two to three and a half of
+# which may move it into the tail (up to a quarter of it). The cold burst settles after two to three and a half of
 # them (measured: Tomcat's 1000 clients on 200 threads at 1 s, 11.3 s for 5 s; its 100 clients on 20 threads at
 # 200 ms, 3.1-3.3 s for 1.0 s, its keep-alive threads serving some connections ahead of the queue; Tornado's 100
 # clients at 200 ms, 0.45 s for 0.2 s), so the window opens where the queue has settled, not later than planned.

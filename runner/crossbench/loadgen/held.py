@@ -14,7 +14,7 @@ The cut (`cut`):
   (LoadSpec.held_s), so it is observed, never only guessed. Opening at the first mark alone read Tomcat's 20
   threads under 100 clients at 200 ms as 4.56 for a truth of 5.0: Tomcat's keep-alive threads serve some
   connections ahead of the queue, and the burst's stragglers were still in flight;
-- it closes a window's length later (at most half-way into the tail when it opened late), the load going on
+- it closes a window's length later (at most a quarter of the way into the tail when it opened late), the load going on
   after it so that the requests sent inside it finish under the same load (the queue drains faster once nobody
   sends, which would read them short);
 - throughput credits each request with the share of its life inside the window (an answer inside it counts 1, one
@@ -31,13 +31,18 @@ from .openloop import Request
 
 # A window shorter than this share of the one planned (the queue turned over late) is said in the record
 SHORT_WINDOW_SHARE = 0.5
+# How far a window that opened late may move into the tail: the rest (1.5 slowest answers behind a pool) is for
+# its own requests to be answered under load, a pool's slowest in steady state being 1.2 of them (Tomcat's 20
+# threads under 100 clients settled at 3.7 s for a planned 2.5 s; half the tail left 1.0, and 14 of 385 answers
+# came after the load stopped)
+INTO_TAIL = 0.25
 
 
 @dataclass(frozen=True)
 class HeldWindow:
     """The window cut from a held run: its rows and where it lay in the run (seconds from the run's start)."""
     opened_s: float                 # the window's start: max(held_s, settled_s)
-    closed_s: float                 # a window later (at most half-way into the tail)
+    closed_s: float                 # a window later (at most a quarter of the way into the tail)
     turned_over_s: float | None     # when every connection's first request had been answered
     settled_s: float | None         # when every request sent before that had been answered too
     answered: list[Request]         # requests that ended inside the window (the record's count)
@@ -84,11 +89,11 @@ def settled(rows: list[Request], over: float | None) -> float | None:
 def cut(rows: list[Request], *, concurrency: int, held_s: float, window_s: float,
         load_stopped_s: float) -> HeldWindow:
     """The window of a held run (module docstring); rows' times are seconds from the run's start. A queue that
-    settled after held_s moves the window later, into the tail, as far as half the tail: the rest stays for the
+    settled after held_s moves the window later, into the tail, as far as a quarter of it (INTO_TAIL): the rest stays for the
     window's own requests to be answered under load."""
     over = turned_over(rows, concurrency)
     calm = settled(rows, over)
-    latest_close = load_stopped_s - (load_stopped_s - held_s - window_s) / 2
+    latest_close = load_stopped_s - (1 - INTO_TAIL) * (load_stopped_s - held_s - window_s)
     opened = max(held_s, calm if calm is not None else load_stopped_s)
     closed = max(held_s + window_s, min(opened + window_s, latest_close))
     opened = min(opened, closed)
