@@ -1,7 +1,8 @@
 """Command line: python -m crossbench_analysis analyze RUN_DIR | compare RUN_A RUN_B [--out DIR] [--force]
 | compare RUN --within VARIANT_A VARIANT_B [--out DIR]
 | export RUN_DIR | plot RUN_DIR | report RUN_DIR | aa RUN RUN [RUN ...] [--plant 0.10]
-| advise RUN_DIR --rate R --hold-ms H [--p99-ms T] [--capacity RUN] | reference [--check] | tfb-reference RUN_DIR.
+| advise RUN_DIR --rate R --hold-ms H [--p99-ms T] [--capacity RUN] | reference [--check] | tfb-reference RUN_DIR
+| capacity-aa RUN RUN [RUN ...].
 
 Exit status: 0 done, 1 an error (not a run directory, gnuplot missing or failing; reference --check: the README's
 measured section differs from docs/results), 2 compare refused, advice
@@ -26,7 +27,7 @@ from crossbench_analysis.read.runinfo import AnalysisError, load_run
 
 from .advice import advice
 from .charts import export, plot
-from .compare import aa
+from .compare import aa, capacity_aa
 from .findings import findings, tfb_reference
 from .pipeline import analyze, write_report
 from .report import reference
@@ -94,6 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--json", type=Path, help="also write the result here")
     t.add_argument("--observe-floor", action="store_true", help="print each figure's run-to-run spread over these "
                    "runs (sigma_run on logs, per kind of point): the values noise_floor.toml should hold")
+    c = command_parser(sub, "capacity-aa", "a capacity search's run-to-run spread: how far each setting's "
+                       "capacity moved between runs of one capacity experiment, pooled on logs")
+    c.add_argument("runs", type=Path, nargs="+", help="two or more runs of one capacity experiment on this machine")
     return p
 
 
@@ -191,6 +195,8 @@ def command(args) -> int:
             print(f"{', '.join(str(doc) for doc in stale)}: measured sections differ from {args.results}; write "
                   "them with python -m crossbench_analysis reference", file=sys.stderr)
             return 1
+    elif args.command == "capacity-aa":
+        print(capacity_aa.text(capacity_aa.spread(args.runs)))
     elif args.command == "aa" and args.within:
         result = aa.study_within(args.runs, args.plant)
         print(aa.text_within(result))

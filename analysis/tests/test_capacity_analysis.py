@@ -8,19 +8,21 @@ import math
 import random
 from pathlib import Path
 
+import pytest
+
 from crossbench.decide import capacity
 from crossbench.plan import experiment
 from crossbench_analysis.charts import export
 from crossbench_analysis.findings import findings
-from crossbench_analysis.read.runinfo import load_run
+from crossbench_analysis.read.runinfo import AnalysisError, load_run
 
 HOLDS = 97.0
 
 
-def launch(cell, rng) -> dict:
-    over = max(0.0, cell.rate / HOLDS - 1)
+def launch(cell, rng, holds=HOLDS) -> dict:
+    over = max(0.0, cell.rate / holds - 1)
     p99 = (cell.delay_ms + 6 + 3000 * over) * math.exp(rng.gauss(0, 0.03))
-    achieved = min(cell.rate, HOLDS)
+    achieved = min(cell.rate, holds)
     return {**cell.to_dict(), "schema_version": 6, "status": "ok", "valid": not over,
             "flags": ["unsustainable"] if over > 0.02 else [], "latency_ms": {"p50": p99 * 0.9, "p99": p99},
             "rate_achieved": achieved, "rps": achieved, "requests": int(achieved * 3), "error_total": 0,
@@ -28,17 +30,18 @@ def launch(cell, rng) -> dict:
             "setting": "tomcat maxThreads=20", "parallel_limit": 20, "processes": 1}
 
 
-def capacity_run(path: Path) -> Path:
+def capacity_run(path: Path, seed: int = 7, cpu_model: str = "AMD EPYC", holds: float = HOLDS) -> Path:
     config = experiment.apply_overrides(experiment.load("capacity-quick"), {"shuffle": False, "groups": ["tomcat"]})
-    rng = random.Random(7)
+    rng = random.Random(seed)
     cells = experiment.expand(config)
-    records = [launch(c, rng) for c in cells]
+    records = [launch(c, rng, holds) for c in cells]
     while more := capacity.next_launches(cells, records, experiment.recorded(config)):
         cells += more
-        records += [launch(c, rng) for c in more]
+        records += [launch(c, rng, holds) for c in more]
     path.mkdir(parents=True)
     (path / "metadata.json").write_text(json.dumps({"run_id": "capacity-synthetic", "experiment": "capacity-quick",
-                                                    "synthetic": True, "config": config}))
+                                                    "synthetic": True, "config": config,
+                                                    "machine": {"cpu_model": cpu_model, "cores": 2}}))
     (path / "cells.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     return path
 
@@ -64,3 +67,24 @@ def test_the_capacity_chart_data_and_the_latency_charts_marks(tmp_path):
     latency = jobs["openloop_latency"].params
     assert latency["target_1"] == "300"
     assert latency["passed_1"] == f"{out['passed_rps']:g}" and latency["failed_1"] == f"{out['failed_rps']:g}"
+
+
+def test_capacity_aa_pools_the_settings_spread_on_logs(tmp_path, capsys):
+    """Three synthetic runs of one search (different seeds): the spread is the estimates' own on logs, with 2 df,
+    printed for capacity_spread.toml; runs of two machines are refused."""
+    from crossbench_analysis import cli
+    from crossbench_analysis.compare import capacity_aa
+    runs = [capacity_run(tmp_path / f"run{seed}", seed=seed, holds=holds) for seed, holds in ((7, 97), (8, 80), (9, 110))]
+    result = capacity_aa.spread(runs)
+    [setting] = result["settings"]
+    logs = [math.log(v) for v in setting["estimates"]]
+    mean = sum(logs) / 3
+    assert result["run_df"] == 2
+    assert result["run_sd_estimate"] == pytest.approx(math.sqrt(sum((v - mean) ** 2 for v in logs) / 2))
+    assert result["run_sd"] > result["run_sd_estimate"]
+    assert cli.main(["capacity-aa", *map(str, runs)]) == 0
+    out = capsys.readouterr().out
+    assert "[[machine]]" in out and 'measured_on = "AMD EPYC, 2 cores"' in out and "run_df = 2" in out
+    other = capacity_run(tmp_path / "elsewhere", seed=10, cpu_model="Intel Xeon")
+    with pytest.raises(AnalysisError, match="different machines"):
+        capacity_aa.spread([runs[0], other])

@@ -51,7 +51,15 @@ def test_without_a_rate_it_runs_a_held_closed_loop_for_the_whole_process():
     cmd = oha.build_command(spec(rate=None, duration_s=4, held_s=2.5, tail_s=1.5))
     assert "-q" not in cmd and "--latency-correction" not in cmd
     assert cmd[cmd.index("-z") + 1] == "8000ms" and "-w" in cmd
-    assert oha.build_command(spec(rate=100.0, duration_s=4, held_s=2.5))[cmd.index("-z") + 1] == "4000ms"
+    assert oha.build_command(spec(rate=100.0, duration_s=4))[cmd.index("-z") + 1] == "4000ms"
+
+
+def test_a_held_open_loop_runs_at_its_rate_for_the_whole_process():
+    """A rate and a held window: the schedule (-q, latency correction) for the load before, the window and the
+    tail, in one process."""
+    cmd = oha.build_command(spec(rate=100.0, duration_s=4, held_s=2.5, tail_s=1.0))
+    assert cmd[cmd.index("-q") + 1] == "100" and "--latency-correction" in cmd
+    assert cmd[cmd.index("-z") + 1] == "7500ms"
 
 
 @pytest.mark.spawns        # oha
@@ -170,3 +178,45 @@ def test_live_rate_is_kept_against_tornado(tmp_path):
     assert result.requests == 200 and result.error_count == 0 and result.extra["never_sent"] == 0
     assert result.latency_ms["p50"] < 50
     assert {Path(p).name for p in result.raw_files} >= {"oha.json", "oha.sqlite", "oha.spec.json", "oha.stderr"}
+
+
+# --- a held open-loop window, from rows written as oha writes them ------------------------------
+
+def write_held_run(out: Path, ticks: list[tuple[float, float]], *, rate: float, held_s: float, window_s: float,
+                   tail_s: float, launched_at: float = 1000.0) -> Path:
+    """oha's three files for a run whose request i was fired at `ticks[i][0]` and answered after `ticks[i][1]` s."""
+    out.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(out / "oha.sqlite") as db:
+        db.execute("CREATE TABLE oha (url TEXT NOT NULL, start REAL NOT NULL, start_latency_correction REAL, "
+                   "end REAL NOT NULL, duration REAL NOT NULL, status INTEGER NOT NULL, len_bytes INTEGER NOT NULL, "
+                   "run INTEGER NOT NULL)")
+        db.executemany("INSERT INTO oha VALUES (?, ?, ?, ?, ?, 200, 2, 0)",
+                       [("http://h/d", fired, fired, fired + took, took) for fired, took in ticks])
+    (out / "oha.json").write_text(json.dumps({"summary": {"total": held_s + window_s + tail_s},
+                                              "errorDistribution": {}, "latencyPercentiles": {}}))
+    (out / "oha.spec.json").write_text(json.dumps({"rate": rate, "window_s": window_s, "concurrency": 3,
+                                                   "held_s": held_s, "tail_s": tail_s, "launched_at": launched_at}))
+    return out
+
+
+def test_a_held_open_loop_window_is_the_requests_its_schedule_fired_inside_it(tmp_path):
+    """10 req/s for 1 s before a 2 s window and 1 s after: the window's latency is its 20 requests' (one slow), its
+    throughput every answer that came inside it, the requests fired before it included, and its bounds are epochs."""
+    ticks = [(i / 10, 0.5 if i == 15 else 0.2) for i in range(40)]
+    result = oha.parse(write_held_run(tmp_path, ticks, rate=10, held_s=1.0, window_s=2.0, tail_s=1.0))
+    assert result.requests == 20 and result.duration_s == 2.0
+    assert result.latency_ms["p50"] == pytest.approx(200) and result.latency_ms["max"] == pytest.approx(500)
+    assert result.rps == pytest.approx(10.0) and result.extra["rate_achieved"] == pytest.approx(10.0)
+    assert result.extra["window_epoch"] == [1001.0, 1003.0] and result.extra["run_requests"] == 40
+    window = result.extra["held_window"]
+    assert (window["sent"], window["answered"], window["finished_after_load"]) == (20, 20, 0)
+    assert result.extra["schedule_lag_ms"]["max"] == pytest.approx(0.0, abs=1e-6)
+    assert "held window" in result.latency_source
+
+
+def test_a_held_open_loop_window_counts_its_requests_answered_after_the_load(tmp_path):
+    """A server that fell behind: the window's last requests are answered after the load stopped (counted)."""
+    ticks = [(i / 10, 0.2 + max(0.0, i / 10 - 1.0)) for i in range(40)]     # from 1 s on, each waits longer
+    result = oha.parse(write_held_run(tmp_path, ticks, rate=10, held_s=1.0, window_s=2.0, tail_s=1.0))
+    assert result.extra["held_window"]["finished_after_load"] > 0
+    assert result.latency_ms["max"] > 2000 and result.extra["latency_slope_ms_per_s"] > 900

@@ -1,6 +1,7 @@
 """Open-loop cells: planning (rates, --loadgen oha, rates = "auto"), the driver's flags on captured oha runs."""
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -97,6 +98,30 @@ def test_open_loop_cells_refuse_a_closed_loop_generator_and_accept_auto_rates():
     DRIVERS["open_loop"].preflight(shares[0])
 
 
+def test_a_capacity_search_holds_its_window_on_a_pool_sized_from_littles_law():
+    """capacity-quick's Tomcat (100 req/s, p99 within 300 ms): 45 connections (1.5 x 100 x 0.3), opened by the
+    load before the window in the same process; a 3 s window (300 requests for its p99) and a 1 s tail."""
+    cell = next(c for c in cells_of("capacity-quick") if c.group == "tomcat")
+    driver = DRIVERS["open_loop"]
+    assert (cell.rate, cell.target_ms, cell.concurrency) == (100.0, 300.0, 1000)
+    assert driver.holds(cell) and driver.opens_before_window(cell) and driver.pool(cell) == 45
+    spec = driver.load_spec(cell, "http://127.0.0.1:1")
+    assert (spec.rate, spec.concurrency, spec.held_s, spec.duration_s, spec.tail_s) == (100.0, 45, 1.0, 3.0, 1.0)
+    assert driver.planned_s(cell) == 5.0
+    slow = replace(cell, rate=10.0)       # 300 requests take 30 s at 10 req/s, the longest a window runs
+    assert driver.load_spec(slow, "http://127.0.0.1:1").duration_s == 30.0
+    plain = cells_of("openloop-quick")[0]     # no target: the group's concurrency, a warm-up of its own
+    assert not driver.holds(plain) and driver.pool(plain) == plain.concurrency
+    assert driver.load_spec(plain, "http://127.0.0.1:1").held_s == 0.0
+
+
+def test_a_pool_too_small_for_the_target_is_refused_with_the_number_it_needs():
+    cell = next(c for c in cells_of("capacity-quick") if c.group == "tomcat")
+    DRIVERS["open_loop"].preflight(cell)
+    with pytest.raises(DriverRefused, match="Little's law needs 30 connections"):
+        DRIVERS["open_loop"].preflight(replace(cell, concurrency=20))
+
+
 @pytest.mark.parametrize("rate, achieved, rise, p50, flagged", [
     (100, 96, 2.0, 200, False),        # kept up, flat
     (100, 94, 2.0, 200, True),         # fell short of 95%
@@ -153,3 +178,14 @@ def test_the_generator_is_judged_behind_by_what_its_lag_could_move():
     assert openloop.behind_schedule({"schedule_lag_ms": late, "schedule_lag_exact": False}, 1.0) is None
     # a record of an older run has no judged lag: its p99 is judged, as before
     assert openloop.behind_schedule({"schedule_lag_ms": {"p99": 6.0}}, 1.0) is not None
+
+
+def test_a_group_may_state_clients_that_open_a_connection_per_request():
+    """capacity's connection-per-request group: no keep-alive, on purpose; its window still runs held at its rate,
+    and opening connections inside it is its model, not a flag."""
+    cell = next(c for c in cells_of("capacity") if c.group == "connection-per-request")
+    driver = DRIVERS["open_loop"]
+    assert cell.keepalive is False and driver.holds(cell) and not driver.opens_before_window(cell)
+    assert "--disable-keepalive" in oha.build_command(driver.load_spec(cell, "http://127.0.0.1:1"))
+    pooled = next(c for c in cells_of("capacity") if c.group == "event-loops" and c.server == "tornado")
+    assert pooled.keepalive is True and driver.opens_before_window(pooled)

@@ -285,6 +285,20 @@ def test_a_held_window_needs_one_answer_a_connection_or_thirty_in_all_and_schema
     assert record.upgrade({**held, "schema_version": 8})["flags"] == ["few_completions"]   # current: as recorded
 
 
+def test_a_schema_8_record_reads_with_the_capacity_connection_fields():
+    """Schema 9: target_ms on every record, tcp_opens_in_window on a measured one, pool_connections on an open-loop
+    one (its concurrency: the pool it had)."""
+    old = {"schema_version": 8, "cell_id": "c-t-c1000-d200-q100-r1", "status": "ok", "rate_achieved": 99.0,
+           "concurrency": 1000, "flags": [], "valid": True}
+    again = record.upgrade(old)
+    assert again["target_ms"] is None and again["tcp_opens_in_window"] is None
+    assert again["pool_connections"] == 1000
+    closed = record.upgrade({k: v for k, v in old.items() if k != "rate_achieved"})
+    assert "pool_connections" not in closed and closed["tcp_opens_in_window"] is None
+    failed = record.upgrade({**old, "status": "failed"})
+    assert failed["target_ms"] is None and "tcp_opens_in_window" not in failed
+
+
 def test_the_field_list_prints_every_declared_field(capsys):
     assert fields.main([]) == 0
     out = capsys.readouterr().out

@@ -1,6 +1,8 @@
 """ProcessTreeSampler against a real process tree; summarize(); the CSV round trip."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import csv
 import os
 import queue
@@ -206,7 +208,7 @@ def test_summarize_cuts_the_window():
         "samples": 3, "procs_peak": 1, "threads_peak": 30, "threads_mean": 20.0,
         "rss_peak_mb": 120.0, "cpu_percent": 50.0,
         "cpu_per_core": {"0": 75.0, "1": 10.0},
-        "loadgen_cpu_percent": 90.0, "pool_current_peak": 10, "pool_busy_peak": 7,
+        "loadgen_cpu_percent": 90.0, "pool_current_peak": 10, "pool_busy_peak": 7, "tcp_opens_in_window": None,
     }
     empty = summarize(samples, 200.0, 300.0)
     assert empty["samples"] == 0 and empty["threads_peak"] is None
@@ -225,6 +227,15 @@ def test_the_tail_waits_for_the_first_sample_after_the_window_and_no_longer():
     sent = time.monotonic()
     assert not sampler.wait_past(time.time() + 100, limit_s=0.1)   # none comes: the limit ends it
     assert time.monotonic() - sent >= 0.1
+
+
+def test_connections_opened_inside_the_window_are_counted_between_its_first_and_last_sample():
+    """The machine's accepted-connection counter in each sample: the window counts what it accepted between its
+    first and last sample (a lower bound: its edges are left out), none without two readings."""
+    opens = {99.9: 50, 100.0: 100, 100.5: 104, 101.0: 107, 101.1: 900}
+    samples = [replace(_s(t), passive_opens=n) for t, n in opens.items()]
+    assert summarize(samples, 100.0, 101.0)["tcp_opens_in_window"] == 7
+    assert summarize(samples[:2], 99.95, 100.2)["tcp_opens_in_window"] is None
 
 
 def test_csv_round_trip_keeps_empty_values_and_skips_a_cut_row(tmp_path):

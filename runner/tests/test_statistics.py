@@ -193,7 +193,8 @@ def test_interval_text():
 
 
 def test_points_file_is_written_and_read_back_and_computed_for_older_runs(tmp_path):
-    records = [record("a-r1", 100, 10), record("a-r2", 102, 10)]
+    from crossbench.record.record import upgrade
+    records = [upgrade(record("a-r1", 100, 10)), upgrade(record("a-r2", 102, 10))]     # as the runner writes them
     (tmp_path / "cells.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     computed = points.load(tmp_path)
     written = points.write(tmp_path, records)
@@ -272,6 +273,12 @@ def test_noise_foreign_cpu_is_the_cores_user_and_system_time_less_ours_and_steal
     assert flags(uvicorn, keepalive=True, concurrency=2000) == ["server_closed_connections"]
     slow = {"tcp_passive_opens": 1001, "requests_per_connection": 1.02}
     assert flags(slow, keepalive=True, concurrency=1000) == []
+    # a pool of 45 opened before its window: the machine accepting 3 inside it is slack, 30 is not
+    assert flags({"tcp_opens_in_window": 3}, keepalive=True, concurrency=45, pool_before_window=True) == []
+    opened = {"tcp_opens_in_window": 30}
+    assert flags(opened, keepalive=True, concurrency=45, pool_before_window=True) == ["connections_in_window"]
+    assert flags(opened, keepalive=True, concurrency=45) == []        # a window that opens its own connections
+    assert flags(opened, keepalive=False, concurrency=45, pool_before_window=True) == []
 
 
 def test_noise_impact_weighs_foreign_cpu_by_how_much_of_its_core_each_role_needs():

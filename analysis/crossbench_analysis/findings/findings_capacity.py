@@ -1,9 +1,10 @@
 """Capacity findings (groups with rates = "search", crossbench.decide.capacity): per server setting, the bracket at its
 target with what a request cost there and, where a parallel limit predicts a capacity (maxThreads / delay), the
-prediction beside it; then which settings hold more, ranked only where their brackets do not overlap."""
+prediction beside it; then which settings hold more, ranked only where their capacities' intervals (the run-to-run
+spread in them) are apart."""
 from __future__ import annotations
 
-from crossbench.decide import capacity
+from crossbench.decide import capacity, capacity_spread
 from crossbench.figures import points
 from crossbench_analysis.judge import capacity_models
 from crossbench_analysis.judge.capacity_marks import outcomes
@@ -39,24 +40,35 @@ def bracket(out: dict) -> Finding:
 
 
 def ranking(found: list[dict]) -> list[Finding]:
-    """One sentence for the pairs whose brackets are apart (the higher one shown to hold at or above a rate the
-    other was shown to fail: an undecided rate ranks nothing), one for those that are not."""
-    done = [out for out in found if out["passed_rps"] and out["failed_rps"] and not out.get("generator")]
-    done.sort(key=lambda out: out["passed_rps"], reverse=True)
-    apart, overlap = [], []
-    for i, high in enumerate(done):
-        for low in done[i + 1:]:
+    """Which settings hold more at the same target and delay: one sentence per setting that holds more than others
+    with their capacities' intervals apart, the run-to-run spread in them (an answer of "at least L" counts from
+    L down the spread), and one for the pairs that are not told apart."""
+    ranked = sorted((out for out in found if interval(out) and not out.get("generator")),
+                    key=lambda out: interval(out)[0], reverse=True)
+    above: dict[str, list[str]] = {}
+    close: list[str] = []
+    for i, high in enumerate(ranked):
+        for low in ranked[i + 1:]:
             if (high["target_p99_ms"], high["delay_ms"]) != (low["target_p99_ms"], low["delay_ms"]):
                 continue                  # capacities at different targets or delays are not ranked
-            shown_to_fail = low.get("shown_to_fail_rps")
-            (apart if shown_to_fail and high["passed_rps"] >= shown_to_fail else overlap).append((high, low))
-    out = []
-    if apart:
-        pairs = "; ".join(f"{h['setting']} over {lo['setting']} (holds {sig(h['passed_rps'])} req/s, where "
-                          f"{lo['setting']} failed from {sig(lo['shown_to_fail_rps'])})" for h, lo in apart)
-        out.append(Finding(FAMILY, f"Holds more at its target, brackets apart: {pairs}", chart="capacity"))
-    if overlap:
-        pairs = "; ".join(f"{h['setting']} and {lo['setting']}" for h, lo in overlap)
-        out.append(Finding(FAMILY, f"Not ranked (brackets overlap, or the lower one was never shown to fail): "
-                                   f"{pairs}", chart="capacity"))
+            if interval(high)[0] > interval(low)[1]:
+                above.setdefault(high["setting"], []).append(low["setting"])
+            else:
+                close.append(f"{high['setting']} and {low['setting']}")
+    out = [Finding(FAMILY, f"{setting} holds more at its target than {', '.join(lows)} (capacities apart, the "
+                           "run-to-run spread in them)", chart="capacity") for setting, lows in above.items()]
+    if close:
+        out.append(Finding(FAMILY, f"Not told apart (capacities within their intervals): {'; '.join(close)}",
+                           chart="capacity"))
     return out
+
+
+def interval(out: dict) -> tuple[float, float] | None:
+    """A capacity's 95 % interval with the run-to-run spread; an answer that never failed, from its highest hold
+    (less the spread) up; None without either."""
+    fitted = out.get("estimate")
+    if fitted:
+        return fitted["ci95_low"], fitted["ci95_high"]
+    if out["passed_rps"] and not out["failed_rps"] and out.get("spread"):
+        return out["passed_rps"] / capacity_spread.Spread(**out["spread"]).factor(), float("inf")
+    return None

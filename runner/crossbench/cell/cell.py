@@ -153,7 +153,8 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
     saturated = "loadgen_saturated" in own + measurement.flags      # here, or on a load host
     extra, driver_flags = driver.figures(plan, measurement, loadgen_saturated=saturated)
     flags = list(dict.fromkeys([*driver_flags, *own, *database_flags(ctx, db_url),
-                                *noise.flags(shared, driver.reuses_connections(plan), plan.concurrency),
+                                *noise.flags(shared, driver.reuses_connections(plan), driver.pool(plan),
+                                             pool_before_window=driver.opens_before_window(plan)),
                                 *plan.plugin.stopped_flags(plan.settings, stopped)]))
     shared.update(flags=flags, valid=not flags, time_wait_drain_s=round(drained_s, 1))
     return contract.merge(shared, extra, plan.kind, driver.FIELDS)

@@ -36,7 +36,7 @@ def noise_figures(plan: CellPlan, ctx: CellContext, measurement, shared: dict) -
     loadgen_percent = shared.get("loadgen_cpu_percent") or 0.0
     return {**noise.window(before, after, cores, loadgen_percent),
             "noise_impact_percent": noise.noise_impact(before, after, roles, loadgen_percent),
-            **noise.connections(before, after, shared.get("requests"))}
+            **noise.connections(before, after, measurement.result.extra.get("run_requests") or shared.get("requests"))}
 
 
 def cell_flags(plan: CellPlan, window: dict, result: LoadResult) -> list[str]:
@@ -71,7 +71,8 @@ def shared_record(plan: CellPlan, result: LoadResult, window: dict, server: Runn
         "rss_peak_mb": window.get("rss_peak_mb"), "cpu_percent": window.get("cpu_percent"),
         "cpu_per_core": window.get("cpu_per_core"), "loadgen_cpu_percent": window.get("loadgen_cpu_percent"),
         "pool_current_peak": window.get("pool_current_peak"), "pool_busy_peak": window.get("pool_busy_peak"),
-        "samples": window.get("samples"), "server_settings": server.spec.describe,
+        "samples": window.get("samples"), "tcp_opens_in_window": window.get("tcp_opens_in_window"),
+        "server_settings": server.spec.describe,
         "loadgen_version": result.tool_version, "loadgen_command": result.extra.get("command"),
     }
 

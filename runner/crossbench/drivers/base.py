@@ -63,6 +63,15 @@ class Driver:
         """The cell's window is held (loadgen/held.py): one process spans its warm-up, window and tail."""
         return False
 
+    def pool(self, plan) -> int:
+        """The connections the load generator may hold open at once (its -c): the cell's concurrency."""
+        return plan.concurrency
+
+    def opens_before_window(self, plan) -> bool:
+        """Every keep-alive connection the window uses was opened before it (an open-loop held window), so the
+        machine accepting connections inside it is flagged (sampling/noise.py)."""
+        return False
+
     def over_budget(self, plan) -> bool:
         """A held window whose queue is slower than its load budget can wait out (closed_loop.HELD_BUDGET_S)."""
         return False

@@ -3,11 +3,21 @@ server does, latency counted from each request's scheduled send time (no coordin
 `concurrency` is the most requests the generator may hold in flight (oha -c); a request that waits for one
 still counts its wait. Warm-up: the same rate with the delay cut short.
 
+A capacity search's cell (its p99 target in CellPlan.target_ms) on the generator that holds windows is one process
+instead, at its own rate and delay: load before the window, the window, a tail (loadgen/held.py), the window being
+the requests the schedule fired inside it. Its connections are a keep-alive pool sized from Little's law at the
+target (POOL_TARGETS x rate x target, at most the group's concurrency), each opened by its first tick in the load
+before the window, so the window's requests reuse them, as a service's client pool would, and a request that waits
+for a free one counts the wait. (Before: a separate warm-up process closed its connections as the window opened, and
+oha's rate mode opens a connection per task on first use, so with -c 2000 every request of a 4 s window at 476 req/s
+came on a new connection.) The machine accepting connections inside such a window is flagged connections_in_window.
+
 Flags of its own: `unsustainable` (the server did not keep up: achieved below 95% of the offered rate, or
 latency rising through the window) and `loadgen_saturated` (the generator fell behind its own schedule).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 from crossbench import loadgen
@@ -20,16 +30,57 @@ from .closed_loop import WARMUP_DELAY_MS
 SUSTAINED_SHARE = 0.95        # achieved / offered below this: the server did not keep up
 RISE_SHARE = 0.5              # latency rising over the window by more than this share of the median ...
 RISE_FLOOR_MS = 10.0          # ... and by more than this: a queue that grows, not noise
+# A held window's pool: this many times the requests in flight at the target (Little's law: rate x target), so that
+# a server holding the target rarely makes a request wait for a connection, and one past it makes them wait (counted)
+POOL_TARGETS = 1.5
+POOL_TURNS = 2.0              # load before the window: at least this many ticks per pool connection (each opens one)
+TAIL_TARGETS = 2.0            # after it: the window's last requests answered under load, if the target holds
+MIN_TAIL_S = 1.0
+MIN_WINDOW_REQUESTS = 300     # a held window long enough for its p99 to be the 3rd slowest of its requests ...
+MAX_WINDOW_S = 30.0           # ... up to this long (at 10 req/s and under)
+
+
+def holds_window(plan) -> bool:
+    """A capacity search's cell on the generator that holds windows (module docstring)."""
+    adapter = loadgen.ADAPTERS.get(plan.loadgen)
+    return adapter is not None and adapter.holds_window and plan.rate is not None and plan.target_ms is not None
+
+
+def little_need(rate: float, target_ms: float) -> int:
+    """Requests in flight at `rate` when each takes the target: the fewest connections that can carry it."""
+    return math.ceil(rate * target_ms / 1000 - 1e-9)
+
+
+def pool_size(plan) -> int:
+    """The connections a cell may hold open at once (oha -c): a held window's pool, else the group's concurrency."""
+    if not holds_window(plan):
+        return plan.concurrency
+    return min(plan.concurrency, max(1, math.ceil(POOL_TARGETS * plan.rate * plan.target_ms / 1000)))
+
+
+def window_s(plan) -> float:
+    """The measured window: a held window's long enough for a p99 of MIN_WINDOW_REQUESTS requests."""
+    if not holds_window(plan):
+        return plan.duration_s
+    return max(plan.duration_s, min(MAX_WINDOW_S, MIN_WINDOW_REQUESTS / plan.rate))
+
+
+def held_times(plan) -> tuple[float, float]:
+    """A held window's load before it (the warm-up, and long enough to open the pool) and after it, seconds."""
+    return (max(plan.warmup_s, POOL_TURNS * pool_size(plan) / plan.rate),
+            max(MIN_TAIL_S, TAIL_TARGETS * plan.target_ms / 1000))
 
 
 def load_spec(plan, base_url: str, *, warmup: bool = False) -> LoadSpec:
     delay_ms = min(plan.delay_ms, WARMUP_DELAY_MS) if warmup else plan.delay_ms
     urls = tuple(base_url + p for p in plan.paths(delay_ms))
-    duration = plan.warmup_s if warmup else plan.duration_s
-    # A request may wait out the whole window in a queue: that wait is the figure, not a timeout.
-    timeout = metrics.loadgen_timeout_s(duration + delay_ms / 1000)
-    return LoadSpec(urls=urls, concurrency=plan.concurrency, duration_s=duration, timeout_s=timeout,
-                    keepalive=plan.keepalive, threads=plan.loadgen_threads, cpus=plan.loadgen_cpus, rate=plan.rate)
+    duration = plan.warmup_s if warmup else window_s(plan)
+    held = dict(zip(("held_s", "tail_s"), held_times(plan))) if holds_window(plan) and not warmup else {}
+    # A request may wait out the whole run in a queue: that wait is the figure, not a timeout.
+    timeout = metrics.loadgen_timeout_s(sum(held.values()) + duration + delay_ms / 1000)
+    return LoadSpec(urls=urls, concurrency=pool_size(plan), duration_s=duration, timeout_s=timeout,
+                    keepalive=plan.keepalive, threads=plan.loadgen_threads, cpus=plan.loadgen_cpus, rate=plan.rate,
+                    **held)
 
 
 def unsustainable(rate: float, achieved: float, rise_ms: float | None, p50_ms: float | None) -> str | None:
@@ -43,7 +94,7 @@ def unsustainable(rate: float, achieved: float, rise_ms: float | None, p50_ms: f
 def open_loop_figures(plan, result) -> tuple[dict, list[str]]:
     extra = result.extra
     slope = extra.get("latency_slope_ms_per_s")
-    rise = slope * plan.duration_s if slope is not None else None
+    rise = slope * window_s(plan) if slope is not None else None
     achieved = extra.get("rate_achieved") or 0.0
     why = unsustainable(plan.rate, achieved, rise, result.latency_ms.get("p50"))
     behind = extra.get("behind_schedule")
@@ -55,6 +106,8 @@ def open_loop_figures(plan, result) -> tuple[dict, list[str]]:
         # the efficiency ratio's open-loop twin: mean latency / delay at the offered rate
         "latency_ratio": metrics.latency_ratio(mean, plan.delay_ms),
         "rps_method": record.OPEN_LOOP_RPS_METHOD,
+        "pool_connections": pool_size(plan),
+        "held_window": extra.get("held_window"),
     }
     flags = ["unsustainable"] if why else []
     flags += ["loadgen_saturated"] if behind else []
@@ -81,11 +134,19 @@ class OpenLoop(GeneratorDriver):
                            "(the highest with 5 lags above it, at most p99: loadgen/openloop.py lag_figures)",
         "loadgen_behind_schedule": "why the generator could not keep its schedule (flag loadgen_saturated)",
         "never_sent": "scheduled requests still waiting for a connection when the window ended",
-        **record.common("latency_ratio", "rps_method"),
+        "pool_connections": "the most connections the generator held open (oha -c): a capacity search's held "
+                            "window sizes it from Little's law at the target (drivers/open_loop.py), else the "
+                            "group's concurrency",
+        **record.common("latency_ratio", "rps_method", "held_window"),
     }
 
     def headline(self, record: dict) -> str:
         return "latency_ms.p99"        # what an open-loop point is judged by: its tail at the offered rate
+
+    def keepalive(self, run_keepalive: bool, options: dict) -> bool:
+        """The run's, unless the group states its clients' model: options = { keepalive = false } for clients that
+        open a connection per request (each request then pays for its own connection, on purpose)."""
+        return bool(options.get("keepalive", run_keepalive))
 
     def preflight(self, plan) -> None:
         adapter = loadgen.get(plan.loadgen)
@@ -98,15 +159,42 @@ class OpenLoop(GeneratorDriver):
             plan = replace(plan, rate=1.0)
         if not plan.rate or plan.rate <= 0:
             raise DriverRefused(f"{plan.cell_id}: open-loop cells need a positive rate (rates = [...] or --rates)")
+        if plan.target_ms is not None and plan.concurrency < little_need(plan.rate, plan.target_ms):
+            need = little_need(plan.rate, plan.target_ms)
+            raise DriverRefused(f"{plan.cell_id}: concurrency {plan.concurrency} cannot carry {plan.rate:g} req/s "
+                                f"within {plan.target_ms:g} ms: Little's law needs {need} connections (concurrency = "
+                                f"[{need}] or more)")
         adapter.build_command(load_spec(plan, "http://127.0.0.1:1"), None)
 
     def load_spec(self, plan, base_url: str, warmup: bool = False) -> LoadSpec:
         return load_spec(plan, base_url, warmup=warmup)
 
+    def holds(self, plan) -> bool:
+        return holds_window(plan)
+
+    def pool(self, plan) -> int:
+        return pool_size(plan)
+
+    def opens_before_window(self, plan) -> bool:
+        return holds_window(plan) and plan.keepalive
+
+    def planned_s(self, plan) -> float:
+        """A held window's whole process (load before, window, tail), else the warm-up and the window."""
+        if not holds_window(plan):
+            return super().planned_s(plan)
+        return sum(held_times(plan)) + window_s(plan)
+
+    def warmup(self, plan, ctx, server) -> None:
+        """A held window warms up inside its own process, at the cell's own rate and delay."""
+        if not holds_window(plan):
+            super().warmup(plan, ctx, server)
+
     def measure(self, plan, ctx, server, sampler) -> Measurement:
         result, host_flags, host_fields = self.run_window(plan, ctx, server)
         figures, flags = open_loop_figures(plan, result)
-        return Measurement(result, extra={**figures, **host_fields}, flags=list(dict.fromkeys(flags + host_flags)))
+        t0, t1 = result.extra.get("window_epoch") or (None, None)
+        return Measurement(result, t0=t0, t1=t1, extra={**figures, **host_fields},
+                           flags=list(dict.fromkeys(flags + host_flags)))
 
 
 DRIVER = OpenLoop()

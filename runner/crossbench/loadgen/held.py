@@ -1,6 +1,7 @@
 """A held window: one closed-loop process runs the cell's own load before, through and after the window, and the
 window is cut from its per-request rows, so it describes the steady state the concurrency makes however long the
-queue.
+queue. (An open-loop held window, a capacity search's, is simpler: its rate is the generator's, so the window is
+the requests its schedule fired inside it, `from_window_start`; the load before it opens the connection pool.)
 
 Why: a window that opens with a fresh generator opens on an empty queue. Tomcat with 200 threads under 1000 clients
 at a 1 s delay then answers in waves of 200 at 1, 2, ... s, the first five with latencies of 1 to 5 s; a 10 s window
@@ -25,7 +26,7 @@ The cut (`cut`):
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .openloop import Request
 
@@ -110,3 +111,11 @@ def share_inside(row: Request, opened: float, closed: float) -> float:
     if life <= 0:
         return 1.0 if opened <= row.end_s < closed else 0.0
     return max(0.0, min(row.end_s, closed) - max(row.start_s, opened)) / life
+
+
+def from_window_start(rows: list[Request], held_s: float) -> list[Request]:
+    """An open-loop held run's rows with their times from the window's start (the window is the requests its
+    schedule fired inside it: nothing to settle, the rate is the generator's, and the pool's connections were
+    opened by the load before it)."""
+    return [replace(r, scheduled_s=r.scheduled_s - held_s, start_s=r.start_s - held_s, end_s=r.end_s - held_s)
+            for r in rows]

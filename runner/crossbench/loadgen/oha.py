@@ -39,6 +39,12 @@ HELD_LATENCY_SOURCE = (
     "last byte of its answer (one row per answered request in oha.sqlite), every one waited for under the same "
     "load; throughput credits each request with the share of its life inside the window. Percentiles: nearest "
     "rank over those rows. Requests that failed are counted in errors over the whole run.")
+HELD_OPEN_LATENCY_SOURCE = (
+    "oha 1.16.0 -q RATE --latency-correction in a held window (loadgen/held.py): one process offered the rate "
+    "before, through and after the window on a pool of -c keep-alive connections, opened before it; latency of "
+    "each request the schedule fired inside the window, from its tick (start + i / rate) to the last byte of its "
+    "answer, so the wait for a free connection counts. Percentiles: nearest rank over those rows. Requests that "
+    "failed are counted in errors over the whole run.")
 
 
 # the pinned build in the tools cache, else one on PATH; its version as it prints it ("oha 1.16.0")
@@ -51,8 +57,9 @@ def _ms(seconds: float) -> str:
 
 
 def run_length_s(spec: LoadSpec) -> float:
-    """How long oha sends: the window, and a held window's load before and after it."""
-    return spec.held_s + spec.duration_s + spec.tail_s if spec.rate is None else spec.duration_s
+    """How long oha sends: the window, and a held window's load before and after it (closed loop, or open loop
+    at the window's own rate)."""
+    return spec.held_s + spec.duration_s + spec.tail_s
 
 
 def build_command(spec: LoadSpec, out_dir: Path | None = None) -> list[str]:
@@ -128,9 +135,28 @@ def error_kind(message: str) -> str | None:
 def merge_hosts(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult:
     """Several load hosts' runs as one (GENERATOR.merge): their per-request rows (oha.sqlite) as one population
     (a held window is cut again from all of them: the queue is the server's, over every host's connections)."""
-    if parts[0][1].extra.get("held_window") is not None:
+    first = parts[0][1].extra
+    if first.get("held_window") is not None and "run_requests" not in first:
         return merge_held(parts)
-    return merge.merge_open_loop(parts, lambda r: requests(merge.raw_dir(r, "oha.sqlite")))
+    one = merge.merge_open_loop(parts, lambda r: window_requests(merge.raw_dir(r, "oha.sqlite")))
+    if first.get("held_window") is None:
+        return one
+    window = one.duration_s        # an open-loop held window: every host's answers inside it
+    achieved = sum(r.extra["held_window"]["answered"] for _, r, _ in parts) / window
+    return dataclasses.replace(one, window_rate=achieved, extra={
+        **one.extra, "rate_achieved": achieved, "window_epoch": first.get("window_epoch"),
+        "run_requests": sum(r.extra.get("run_requests") or 0 for _, r, _ in parts)})
+
+
+def window_requests(out_dir: Path) -> list[openloop.Request]:
+    """The requests an open-loop run counts: all of them, or a held run's fired inside its window (times from
+    its start)."""
+    spec = json.loads(raw_path(out_dir, name, "spec.json").read_text())
+    held_s, window = float(spec.get("held_s") or 0.0), float(spec["window_s"])
+    rows = requests(out_dir)
+    if not held_s:
+        return rows
+    return held.from_window_start([r for r in rows if held_s <= r.scheduled_s < held_s + window], held_s)
 
 
 def merge_held(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult:
@@ -169,6 +195,7 @@ def held_figures(rows: list[openloop.Request], concurrency: int, spec: dict) -> 
             "bytes": sum(r.bytes for r in window.answered), "latency_ms": openloop.latency(window.sent),
             "non_2xx": sum(1 for r in window.answered if not 200 <= r.status < 300),
             "extra": {"held_window": window.figures(window_s, stopped), "concurrency": concurrency,
+                      "run_requests": len(rows),
                       "window_epoch": [launched + window.opened_s, launched + window.closed_s]}}
 
 
@@ -194,26 +221,29 @@ def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
         if spec["rate"] is None:
             return parse_held(out_dir, summary, spec, tool_version)
         rate, window = float(spec["rate"]), float(spec["window_s"])
+        held_s, tail_s = float(spec.get("held_s") or 0.0), float(spec.get("tail_s") or 0.0)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise LoadgenError(f"oha: unreadable output in {out_dir} ({exc})") from exc
-    rows = requests(out_dir)
+    every = requests(out_dir)
+    run_s = held_s + window + tail_s
 
     messages = summary.get("errorDistribution", {})
     errors, deadline = counted_errors(summary)
-    errors["non_2xx"] = sum(1 for r in rows if not 200 <= r.status < 300)
-
-    sent = len(rows) + sum(messages.values())           # every tick a connection took, answered or not
-    scheduled = math.ceil(window * rate - 1e-9)          # ticks i = 0.. with i / rate before the deadline
+    sent = len(every) + sum(messages.values())          # every tick a connection took, answered or not
+    scheduled = math.ceil(run_s * rate - 1e-9)           # ticks i = 0.. with i / rate before the deadline
     failed = sum(messages.values()) - deadline
     # The ticker's own lateness: the k-th fired tick against k / rate. Exact when every tick became a
     # row; with failures mid-run a row's k is too small, so the figures are an upper bound.
-    lag = openloop.lag_figures([(r.scheduled_s - k / rate) * 1000 for k, r in enumerate(rows)])
+    lags = [(r.scheduled_s - k / rate) * 1000 for k, r in enumerate(every)]
+    inside = [held_s <= r.scheduled_s < held_s + window for r in every]
+    rows = held.from_window_start([r for r, counted in zip(every, inside) if counted], held_s)
+    errors["non_2xx"] = sum(1 for r in rows if not 200 <= r.status < 300)
     extra = {
-        **openloop.rates(rows, window, rate, sent),
-        "schedule_lag_ms": lag,
+        **openloop.rates(rows, window, rate, sent * window / run_s),
+        "schedule_lag_ms": openloop.lag_figures([lag for lag, counted in zip(lags, inside) if counted]),
         "schedule_lag_exact": failed == 0,
         "queue_wait_ms": openloop.spread([(r.start_s - r.scheduled_s) * 1000 for r in rows]),
-        "scheduled": scheduled,
+        "scheduled": math.ceil(window * rate - 1e-9),
         "never_sent": max(0, scheduled - sent),
         "aborted_at_deadline": deadline,
         "latency_slope_ms_per_s": openloop.slope_ms_per_s(rows),
@@ -224,10 +254,30 @@ def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
                                 if v is not None},
         "tool_total_s": summary["summary"]["total"],
     }
-    return openloop.result(
+    if held_s or tail_s:
+        extra.update(held_open_loop(every, rows, spec, run_s))
+    result = openloop.result(
         name, tool_version, rows, window, bytes=sum(r.bytes for r in rows), errors=errors,
-        latency_source=LATENCY_SOURCE, extra=extra,
+        latency_source=HELD_OPEN_LATENCY_SOURCE if held_s else LATENCY_SOURCE, extra=extra,
         raw_files=process.existing(out_dir, name, ("json", "sqlite", "spec.json", "urls", "stdout", "stderr")))
+    if held_s:       # the window opened on a running load: every answer inside it counts, not from its first
+        result = dataclasses.replace(result, window_rate=extra["rate_achieved"])
+    return result
+
+
+def held_open_loop(every: list[openloop.Request], rows: list[openloop.Request], spec: dict, run_s: float) -> dict:
+    """An open-loop held run's window account: answers inside it (any request's), the run's requests (what the
+    connections carried), and the window as this machine's epochs (the cell's samplers)."""
+    held_s, window = float(spec["held_s"]), float(spec["window_s"])
+    launched = float(spec.get("launched_at") or 0.0)
+    answered = sum(1 for r in every if held_s <= r.end_s < held_s + window)
+    return {"rate_achieved": answered / window,
+            "run_requests": len(every),
+            "held_window": {"opened_s": held_s, "closed_s": held_s + window, "planned_s": window,
+                            "load_stopped_s": round(run_s, 3), "answered": answered, "sent": len(rows),
+                            "finished_after_load": sum(1 for r in rows if r.end_s + held_s > run_s),
+                            "short": False},
+            "window_epoch": [launched + held_s, launched + held_s + window]}
 
 
 GENERATOR = LoadGenerator(

@@ -68,6 +68,7 @@ class CellPlan:
     rate: float | None = None            # open loop: requests offered per second (None: closed loop)
     rate_share: float | None = None      # rates = "auto": the share of the peak to offer (rate set at run time)
     peak_cell: str | None = None         # rates = "auto": the closed-loop cell that measures that peak
+    target_ms: float | None = None       # a capacity search's p99 target (its pool and held window are sized by it)
     proxy: dict | None = None            # nginx's settings when nginx runs in front of the server (group proxy)
     pooler: dict | None = None           # {"name": "pgbouncer", "pool_size": N or None} (group pooler)
     sweep: str | None = None             # worker_sweep groups: the series this cell is a step of

@@ -189,7 +189,8 @@ def plan_cell(experiment: Experiment, at: Coordinates, repetition: int, rate=Non
         pipeline=pipeline, server_cpus=run.server_cpus, loadgen_cpus=run.loadgen_cpus,
         loadgen_threads=run.loadgen_threads,
         settings=dict(settings), kind=kind, options=dict(group.options), rate=rate, rate_share=share, proxy=proxy,
-        pooler=pooler, sweep=sweep, sweep_step=step)
+        pooler=pooler, sweep=sweep, sweep_step=step,
+        target_ms=group.search.target_ms(at.delay_ms) if group.search is not None else None)
 
 
 def held_window(run: RunSettings, kind: str, delay_ms: int, loadgen: str, pipeline: int) -> bool:

@@ -16,6 +16,9 @@ by doubling or halving, then bisects until the bracket is narrower than `resolut
 `max_rates` rates tried. A rate gets MIN_LAUNCHES launches, then one more at a time while its interval straddles
 the target, at most `max_launches`, then it is undecided.
 
+Once a search has its answer, `confirm_s` (seconds, default none) launches the highest rate it showed to hold once
+more with a window that long, as Nighthawk's testing stage: the answer says whether the long window held too.
+
 A search with `generator = true` measures the load generator's own ceiling instead of a server's capacity: its
 server must answer far faster than the generator can send (nginx's /hello), so the highest rate it holds is the
 most the generator (on its cores, or on every load host of --hosts together) was shown to send on schedule. It runs
@@ -27,7 +30,8 @@ from dataclasses import dataclass
 
 SEARCH_RATES = "search"
 P99_DELAYS = 1.5            # the default target: p99 within 1.5 x the delay the endpoint holds
-KEYS = {"p99_ms", "resolution", "start_rate", "max_rates", "max_launches", "errors", "achieved", "generator"}
+KEYS = {"p99_ms", "resolution", "start_rate", "max_rates", "max_launches", "errors", "achieved", "generator",
+        "confirm_s"}
 
 
 class SearchSpecError(ValueError):
@@ -44,6 +48,7 @@ class SearchSpec:
     errors: float = 0.001              # errors at most this share of requests (0.1 %)
     achieved: float = 0.99             # answers at least this share of the offered rate
     generator: bool = False            # this search measures the load generator's own ceiling (below)
+    confirm_s: float = 0.0             # a last launch this long at the rate found (0: none; below)
 
     def target_ms(self, delay_ms: int) -> float | None:
         return self.p99_ms if self.p99_ms is not None else (P99_DELAYS * delay_ms if delay_ms else None)
@@ -67,7 +72,8 @@ def parse(table, where: str) -> SearchSpec:
               "start_rate": (0, None, "requests per second above zero"),
               "resolution": (0, 1, "a share of the rate between 0 and 1, e.g. 0.05"),
               "errors": (0, 1, "a share of requests between 0 and 1, e.g. 0.001"),
-              "achieved": (0, 1, "a share of the offered rate between 0 and 1, e.g. 0.99")}
+              "achieved": (0, 1, "a share of the offered rate between 0 and 1, e.g. 0.99"),
+              "confirm_s": (0, 600, "a window in seconds above zero, at most 600, e.g. 60")}
     for key, (low, high, what) in checks.items():
         value = table.get(key)
         if value is None:

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 
 from . import metrics
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 # What changed, newest last (as pyperf keeps its format history): a reader can tell what it is holding.
 SCHEMA_HISTORY = {
@@ -56,6 +56,13 @@ SCHEMA_HISTORY = {
        "(metrics.few_completions): Tomcat's 1000 clients on 200 threads at 10 s answer 600 in a 30 s window, its "
        "edges costing nothing; a schema 7 held record flagged by the older rule is judged again from its count "
        "through upgrade()",
+    9: "capacity's connections: a search's open-loop cell (target_ms, its p99 target) runs a held window at its own "
+       "rate on a keep-alive pool sized from Little's law at the target (pool_connections), opened before the "
+       "window; tcp_opens_in_window from the sampler's series of the machine's accepted connections, flag "
+       "connections_in_window when such a window opened more than a few; requests_per_connection counts a held "
+       "run's every request against its connections (was the window's requests against the whole run's "
+       "connections); a schema 8 record reads with target_ms and tcp_opens_in_window null and an open-loop "
+       "record's pool its concurrency",
 }
 
 OPEN_LOOP_RPS_METHOD = "answers inside the window per second, from the first answer to the window's end " \
@@ -82,6 +89,7 @@ PLANNED = {
     "rate": "open-loop cells: requests offered per second (null for closed-loop cells)",
     "rate_share": "rates = \"auto\": the share of the peak cell's throughput offered (null otherwise)",
     "peak_cell": "rates = \"auto\": the closed-loop cell whose req/s set the rate (null otherwise)",
+    "target_ms": "a capacity search's p99 target, ms (its held window and pool are sized by it; null otherwise)",
     "sweep": "worker_sweep groups: the series (server, endpoint, C, ...) this cell is a step of, else null",
     "sweep_step": "worker_sweep groups: the step's process count (1, 2, ... up to 2 x cores + 1), else null",
     "proxy": "nginx's settings when nginx ran in front of the server (group proxy = \"nginx\"), else null",
@@ -114,6 +122,9 @@ MEASURED = {
     "loadgen_cpu_percent": "the load generator's CPU, percent of one core",
     "pool_current_peak": "Tomcat: connector pool threads (JMX)", "pool_busy_peak": "Tomcat: busy pool threads",
     "samples": "samples taken in the window",
+    "tcp_opens_in_window": "TCP connections this machine accepted between the window's first and last sample "
+                           "(the sampler's series; a lower bound), flag connections_in_window on a window whose "
+                           "pool was opened before it",
     "server_settings": "what the server reported of itself at start (versions, resolved settings)",
     "db_cpu_percent": "database cells: mean CPU of the database's process tree in the window (100 = one core)",
     "db_rss_peak_mb": "database cells: peak RSS of the database's process tree in the window, MiB",
@@ -135,9 +146,11 @@ MEASURED = {
                             "cores of its own, the foreign share of its cores times the share of them it used; "
                             "flag noisy_host above 5 (sampling/noise.py); null when the roles share cores",
     "harness_cpu_percent": "the runner's own CPU in the window (sampler, probe; percent of one core)",
-    "tcp_passive_opens": "TCP connections this machine accepted in the window (server, and nginx in front)",
-    "requests_per_connection": "requests / tcp_passive_opens (keep-alive: high; connection-per-request: ~1; "
-                               "flag server_closed_connections on a keep-alive cell below 2)",
+    "tcp_passive_opens": "TCP connections this machine accepted while the load ran (a held window's whole "
+                         "process; the server, and nginx in front)",
+    "requests_per_connection": "requests / tcp_passive_opens, a held window's every request of its run "
+                               "(keep-alive: high; connection-per-request: ~1; flag server_closed_connections on a "
+                               "keep-alive cell below 2)",
     "time_wait_drain_s": "seconds waited after the cell for TIME_WAIT sockets to free half the ephemeral ports "
                          "(connection-per-request cells only; usually 0)",
 }
@@ -237,6 +250,12 @@ def upgrade(record: dict) -> dict:
             record.setdefault("loadgen_reported_latency_ms", None)
     if version < 8:
         record = held_few_completions(record)
+    if version < 9:
+        record.setdefault("target_ms", None)
+        if record.get("status") == "ok":
+            record.setdefault("tcp_opens_in_window", None)
+            if "rate_achieved" in record:       # only open-loop cells have it
+                record.setdefault("pool_connections", record.get("concurrency"))
     return record
 
 

@@ -69,17 +69,28 @@ def plan_summary(resolved: Experiment, cells: list[CellPlan], todo: list[CellPla
 
 
 def held_note(cells: list[CellPlan]) -> str:
-    """What the held windows add to the plan line: which generator holds them and the load each runs."""
+    """What the held windows add to the plan line: which generator holds them and the load each runs (closed-loop
+    cells until the queue settles; open-loop ones at their rate, on a pool opened before the window)."""
     held = [c for c in cells if DRIVERS[c.kind].holds(c)]
-    if not held:
-        return ""
-    lengths = sorted(DRIVERS[c.kind].planned_s(c) for c in held)
-    span = f"{lengths[0]:.0f} s" if lengths[0] == lengths[-1] else f"{lengths[0]:.0f}-{lengths[-1]:.0f} s"
-    over = [c for c in held if DRIVERS[c.kind].over_budget(c)]
-    warning = (f"; {len(over)} of them wait on a queue longer than the held budget (e.g. {over[0].describe()}): "
-               "their windows may open before it settles, flagged window_not_held if so") if over else ""
-    return (f" ({len(held)} delayed cells held by {held[0].loadgen}: one process each, {span} of load, the window "
-            f"opening once the queue has settled{warning})")
+    closed = [c for c in held if c.rate is None]
+    offered = [c for c in held if c.rate is not None]
+    notes = []
+    if closed:
+        over = [c for c in closed if DRIVERS[c.kind].over_budget(c)]
+        warning = (f"; {len(over)} of them wait on a queue longer than the held budget (e.g. {over[0].describe()}): "
+                   "their windows may open before it settles, flagged window_not_held if so") if over else ""
+        notes.append(f"{len(closed)} delayed cells held by {closed[0].loadgen}: one process each, {span(closed)} of "
+                     f"load, the window opening once the queue has settled{warning}")
+    if offered:
+        notes.append(f"{len(offered)} capacity launches held by {offered[0].loadgen}: one process each at its rate, "
+                     f"{span(offered)} of load, the window opening on the running load (a kept-alive pool opened "
+                     "before it)")
+    return f" ({'; '.join(notes)})" if notes else ""
+
+
+def span(cells: list[CellPlan]) -> str:
+    lengths = sorted(DRIVERS[c.kind].planned_s(c) for c in cells)
+    return f"{lengths[0]:.0f} s" if lengths[0] == lengths[-1] else f"{lengths[0]:.0f}-{lengths[-1]:.0f} s"
 
 
 def retried(cells: list[CellPlan], run_dir: RunDir, run: RunSettings) -> list[CellPlan]:

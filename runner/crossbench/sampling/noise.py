@@ -22,6 +22,7 @@ import psutil
 
 from ..refusal import Refusal
 from . import core_speed
+from .proc_readers import passive_opens
 
 STEAL_LIMIT_PERCENT = 2.0      # of the cell's cores' time: above it a cell whose roles share cores is flagged
 # How much foreign CPU may move a cell's headline before the cell is flagged noisy_host: the precision target's
@@ -43,6 +44,12 @@ SERVER_CLOSED = "server_closed_connections"
 # openloop experiment): at 100 req/s uvicorn, closing idle connections after 5 s, took 3000 connections for
 # 3000 requests, which twice the cap (the rule before) missed.
 CLOSED_OPENS_SLACK = 1.25
+# A cell that opened its pool before the window (an open-loop held window) opens none inside it while the server
+# keeps them; a few, and a small share of the pool (the harness's probe, a connection the server closed after its
+# keep-alive requests), are slack, more is a window whose requests paid for new connections
+OPENED_IN_WINDOW = "connections_in_window"
+OPENED_IN_WINDOW_SLACK = 0.02
+OPENED_IN_WINDOW_FEW = 3
 
 
 @dataclass(frozen=True)
@@ -77,15 +84,6 @@ def our_processes() -> tuple[dict[tuple[int, float], float], dict[tuple[int, flo
         except psutil.Error:
             continue
     return found, pinned
-
-
-def passive_opens() -> int | None:
-    """TCP connections accepted by this machine since boot (Tcp: PassiveOpens), None where unreadable."""
-    try:
-        lines = [line.split() for line in open("/proc/net/snmp").read().splitlines() if line.startswith("Tcp:")]
-        return int(lines[1][lines[0].index("PassiveOpens")])
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 def window(before: Snapshot, after: Snapshot, cores: tuple[int, ...], loadgen_percent: float) -> dict:
@@ -150,7 +148,10 @@ def connections(before: Snapshot, after: Snapshot, requests: int | None) -> dict
             "requests_per_connection": round(requests / opened, 2) if requests and opened else None}
 
 
-def flags(figures: dict, keepalive: bool, concurrency: int) -> list[str]:
+def flags(figures: dict, keepalive: bool, concurrency: int, pool_before_window: bool = False) -> list[str]:
+    """noisy_host; server_closed_connections; and, for a cell whose keep-alive connections were all opened
+    before its window (`pool_before_window`: an open-loop held window), connections_in_window when the machine
+    accepted more than a few inside it."""
     found = []
     if foreign_too_much(figures):
         found.append(NOISY_HOST)
@@ -158,6 +159,10 @@ def flags(figures: dict, keepalive: bool, concurrency: int) -> list[str]:
     if keepalive and per_connection is not None and per_connection < 2 and \
             (figures.get("tcp_passive_opens") or 0) > CLOSED_OPENS_SLACK * concurrency + 2:
         found.append(SERVER_CLOSED)
+    opened = figures.get("tcp_opens_in_window")
+    if keepalive and pool_before_window and opened is not None and \
+            opened > max(OPENED_IN_WINDOW_FEW, OPENED_IN_WINDOW_SLACK * concurrency):
+        found.append(OPENED_IN_WINDOW)
     return found
 
 

@@ -200,3 +200,12 @@ class CoreReader:
                 result.append(min(100.0, max(0.0, (busy1 - busy0) / d_tot * 100.0)))
         self._prev = cur
         return tuple(result)
+
+
+def passive_opens() -> int | None:
+    """TCP connections accepted by this machine since boot (Tcp: PassiveOpens), None where unreadable."""
+    try:
+        lines = [line.split() for line in open("/proc/net/snmp").read().splitlines() if line.startswith("Tcp:")]
+        return int(lines[1][lines[0].index("PassiveOpens")])
+    except (OSError, ValueError, IndexError):
+        return None

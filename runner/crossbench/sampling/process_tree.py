@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Callable, Protocol
 
-from .proc_readers import CoreReader, ProcTable, TreeReader, scan_proc
+from .proc_readers import CoreReader, ProcTable, TreeReader, passive_opens, scan_proc
 from .samples import (PhasedSampler, Sample, csv_header, read_samples, read_samples_csv, sample_to_row,
                       summarize)
 
@@ -159,7 +159,7 @@ class ProcessTreeSampler(PhasedSampler):
         s = Sample(t_epoch=time.time(), phase=self.phase, procs=procs, threads=threads,
                    rss_mb=rss / MB, cpu_percent=cpu, cpu_cores=cores,
                    loadgen_cpu_percent=loadgen, pool_current=pool_current,
-                   pool_busy=pool_busy)
+                   pool_busy=pool_busy, passive_opens=passive_opens())
         with self._lock:
             self._samples.append(s)
         if self._thread is not None:

@@ -27,6 +27,7 @@ class Sample:
     loadgen_cpu_percent: float | None   # load generator tree CPU, None when none runs
     pool_current: int | None            # connector pool threads (from the pool source)
     pool_busy: int | None               # connector pool busy threads
+    passive_opens: int | None = None    # TCP connections the machine had accepted since boot (/proc/net/snmp)
 
 
 
@@ -77,7 +78,7 @@ class PhasedSampler:
 def csv_header(n_cores: int) -> list[str]:
     return (["t_epoch", "phase", "procs", "threads", "rss_mb", "cpu_percent"]
             + [f"cpu_core{i}" for i in range(n_cores)]
-            + ["loadgen_cpu_percent", "pool_current", "pool_busy"])
+            + ["loadgen_cpu_percent", "pool_current", "pool_busy", "tcp_passive_opens"])
 
 
 def _fmt(value, digits: int = 1) -> str:
@@ -92,7 +93,7 @@ def sample_to_row(s: Sample) -> list[str]:
     return ([_fmt(s.t_epoch, 3), s.phase, str(s.procs), str(s.threads), _fmt(s.rss_mb),
              _fmt(s.cpu_percent)]
             + [_fmt(c) for c in s.cpu_cores]
-            + [_fmt(s.loadgen_cpu_percent), _fmt(s.pool_current), _fmt(s.pool_busy)])
+            + [_fmt(s.loadgen_cpu_percent), _fmt(s.pool_current), _fmt(s.pool_busy), _fmt(s.passive_opens)])
 
 
 def _opt_float(text: str) -> float | None:
@@ -135,6 +136,7 @@ def read_samples(lines, source: str = "samples") -> list[Sample]:
             loadgen_cpu_percent=_opt_float(row[idx["loadgen_cpu_percent"]]),
             pool_current=_opt_int(row[idx["pool_current"]]),
             pool_busy=_opt_int(row[idx["pool_busy"]]),
+            passive_opens=_opt_int(row[idx["tcp_passive_opens"]]) if "tcp_passive_opens" in idx else None,
         ))
     return samples
 
@@ -171,4 +173,12 @@ def summarize(samples: Iterable[Sample], t0: float, t1: float) -> dict:
         "loadgen_cpu_percent": _mean(s.loadgen_cpu_percent for s in win),
         "pool_current_peak": _peak(s.pool_current for s in win),
         "pool_busy_peak": _peak(s.pool_busy for s in win),
+        "tcp_opens_in_window": opens_inside(win),
     }
+
+
+def opens_inside(win: list[Sample]) -> int | None:
+    """Connections the machine accepted between the window's first and last sample (its edges, up to a sample
+    interval each, left out: a lower bound); None without two samples that read the counter."""
+    counts = [s.passive_opens for s in win if s.passive_opens is not None]
+    return counts[-1] - counts[0] if len(counts) >= 2 else None
