@@ -279,6 +279,9 @@ def test_noise_foreign_cpu_is_the_cores_user_and_system_time_less_ours_and_steal
     assert flags(opened, keepalive=True, concurrency=45, pool_before_window=True) == ["connections_in_window"]
     assert flags(opened, keepalive=True, concurrency=45) == []        # a window that opens its own connections
     assert flags(opened, keepalive=False, concurrency=45, pool_before_window=True) == []
+    # a server that closes every connection after one request (gunicorn's sync workers) opened them itself
+    gunicorn = {"tcp_opens_in_window": 294, "tcp_passive_opens": 340, "requests_per_connection": 1.0}
+    assert flags(gunicorn, keepalive=True, concurrency=9, pool_before_window=True) == ["server_closed_connections"]
 
 
 def test_noise_impact_weighs_foreign_cpu_by_how_much_of_its_core_each_role_needs():

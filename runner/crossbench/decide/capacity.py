@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from crossbench import stats
 from crossbench.decide import capacity_fit, capacity_spread
 from crossbench.figures import points
-from crossbench.plan.cellplan import CellPlan, launches_so_far
+from crossbench.plan.cellplan import CONFIRMATION, CellPlan, launches_so_far
 from crossbench.plan.experiment_expand import round_seed as seed_of
 from crossbench.plan.experiment_expand import search_launches
 from crossbench.plan.experiment_schema import Experiment
@@ -287,7 +287,7 @@ def series_of(point_id: str, rate: float) -> str:
 
 
 def is_confirmation(point_id: str) -> bool:
-    return CONFIRM + "-q" in point_id
+    return CONFIRMATION in point_id
 
 
 def next_launches(cells: list[CellPlan], records: list[dict], experiment: Experiment) -> list[CellPlan]:

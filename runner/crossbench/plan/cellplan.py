@@ -11,6 +11,10 @@ from crossbench.record.record import cell_id_of, point_of
 from .experiment_schema import ExperimentError
 
 
+# a capacity search's long last launch at the rate it found has this in its point id (decide/capacity.py)
+CONFIRMATION = "-confirm-q"
+
+
 @dataclass(frozen=True)
 class Point:
     """What is measured with which settings, whatever the launch: the identity of a point."""
@@ -106,6 +110,8 @@ class CellPlan:
         delay = f" delay={self.delay_ms}ms" if self.delay_ms else ""
         offered = (f" at {self.rate:g} req/s" if self.rate is not None else
                    f" at {100 * self.rate_share:g}% of the peak" if self.rate_share is not None else "")
+        if CONFIRMATION in self.point_id:
+            offered += f" (confirming, {self.duration_s:g} s)"
         via = ((f" behind {servers.proxy().name}" if self.proxy else "") +
                (f" through {self.pooler['name']}" if self.pooler else ""))
         return (f"{self.plugin.describe(self.settings)}{via} {self.endpoint} C={self.concurrency}{delay}{offered} "

@@ -160,10 +160,10 @@ def flags(figures: dict, keepalive: bool, concurrency: int, pool_before_window: 
             (figures.get("tcp_passive_opens") or 0) > CLOSED_OPENS_SLACK * concurrency + 2:
         found.append(SERVER_CLOSED)
     opened = figures.get("tcp_opens_in_window")
-    if keepalive and pool_before_window and opened is not None and \
+    if keepalive and pool_before_window and SERVER_CLOSED not in found and opened is not None and \
             opened > max(OPENED_IN_WINDOW_FEW, OPENED_IN_WINDOW_SLACK * concurrency):
-        found.append(OPENED_IN_WINDOW)
-    return found
+        found.append(OPENED_IN_WINDOW)      # a server that closes every connection (gunicorn's sync workers) opens
+    return found                            # them itself: that is what it does, said by server_closed_connections
 
 
 def foreign_too_much(figures: dict) -> bool:
