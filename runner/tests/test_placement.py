@@ -105,3 +105,15 @@ def test_a_load_host_at_the_end_of_its_core_flags_the_cell():
     _, calm = run_spread("wrk", spec, Path("/nonexistent"), [FakeLoadHost("a", 40.0), FakeLoadHost("b", 50.0)],
                          run=run)
     assert calm == []
+
+
+def test_nginx_is_given_absolute_paths_from_a_relative_run_directory(tmp_path, monkeypatch):
+    """--out results/x: nginx reads -e and its configuration's paths against its prefix, so a relative prefix would
+    be named twice (every nginx cell of such a run failed to start)."""
+    from crossbench import servers
+    monkeypatch.chdir(tmp_path)
+    plugin = servers.get("nginx")
+    spec = plugin.spec(plugin.variants({})[0], 8081, "results/x/cells/c1/server")
+    prefix, error_log = spec.argv[spec.argv.index("-p") + 1], spec.argv[spec.argv.index("-e") + 1]
+    assert prefix == str(tmp_path / "results/x/cells/c1/server/nginx-8081")
+    assert error_log.startswith(prefix + "/") and spec.argv[spec.argv.index("-c") + 1].startswith(prefix + "/")

@@ -53,7 +53,9 @@ class NginxPlugin(ServerPlugin):
         return self._spec(settings, port, work_dir, cpus, locations, upstream, role="nginx-proxy", address=address)
 
     def _spec(self, settings, port, work_dir, cpus, locations, upstream, role="nginx", address=HOST) -> ServerSpec:
-        prefix = Path(work_dir) / f"{role}-{port}"
+        # absolute: nginx reads the paths in its configuration (error.log) against its prefix, so a relative run
+        # directory (--out results/x) would be named twice and nginx would not start
+        prefix = Path(os.path.abspath(Path(work_dir) / f"{role}-{port}"))
         for name in TEMP_DIRS:
             (prefix / "temp" / name).mkdir(parents=True, exist_ok=True)
             # workers run as nobody when the master is root: they must write request bodies and proxied answers
