@@ -3,48 +3,45 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pytest
-from scipy.optimize import minimize
 
 from crossbench.decide import capacity_fit
 
-# 4 launches at each rate: holds thin out from 100 to 130 req/s
-OVERLAP = [(r, h) for r, held in ((80, 4), (100, 3), (115, 2), (130, 1), (160, 0)) for h in
-           [True] * held + [False] * (4 - held)]
+
+def launches(*at: tuple[float, int, int]) -> list[tuple[float, bool]]:
+    """(rate, held, tried) per rate as one launch per row."""
+    return [(rate, i < held) for rate, held, tried in at for i in range(tried)]
 
 
-def reference_crossing(launches):
-    """The same maximum-likelihood fit by a general optimiser (scipy), not Newton's method."""
-    x = np.log([r for r, _ in launches])
-    y = np.array([1.0 if h else 0.0 for _, h in launches])
-
-    def minus_log_likelihood(beta):
-        z = beta[0] + beta[1] * x
-        return float(np.sum(np.logaddexp(0, z) - y * z))
-    fit = minimize(minus_log_likelihood, x0=[0.0, 0.0], method="BFGS", options={"gtol": 1e-10})
-    return math.exp(-fit.x[0] / fit.x[1])
+def test_shares_are_made_non_increasing_by_pooling_adjacent_violators():
+    # 100: 1 of 4, 115: 3 of 4 violate (more held at the higher rate): pooled to 4 of 8 each
+    fitted = capacity_fit.shares(launches((80, 4, 4), (100, 1, 4), (115, 3, 4), (130, 0, 4)))
+    assert fitted == [(80, 1.0, 4), (100, 0.5, 4), (115, 0.5, 4), (130, 0.0, 4)]
 
 
-def test_the_logistic_crossing_is_the_maximum_likelihood_one():
-    assert capacity_fit.logistic_crossing(OVERLAP) == pytest.approx(reference_crossing(OVERLAP), rel=1e-4)
+def test_the_crossing_is_read_between_its_neighbours_on_the_log_scale():
+    # shares 1, 0.75, 0.5, 0.25, 0: one half is reached at 115 exactly
+    assert capacity_fit.crossing(launches((80, 4, 4), (100, 3, 4), (115, 2, 4), (130, 1, 4), (160, 0, 4))) == \
+        pytest.approx(115)
+    # 0.75 at 100, 0.25 at 130: half way between them on logs, sqrt(100 x 130)
+    assert capacity_fit.crossing(launches((100, 3, 4), (130, 1, 4))) == pytest.approx(math.sqrt(100 * 130))
 
 
-def test_overlapping_launches_give_the_logistic_crossing_inside_its_bootstrap_interval():
-    found = capacity_fit.estimate(OVERLAP)
-    assert found.method == "logistic" and found.launches == 20
-    assert 100 < found.rate < 130 and found.low < found.rate < found.high
-    assert 80 <= found.low and found.high <= 160
-    assert capacity_fit.estimate(OVERLAP) == found          # a fixed seed: the same launches, the same interval
+def test_launches_that_do_not_disagree_place_it_in_their_gap_and_the_gap_is_its_interval():
+    found = capacity_fit.estimate(launches((100, 3, 3), (119, 0, 3), (141, 0, 3)))
+    assert found.rate == pytest.approx(math.sqrt(100 * 119)) and (found.low, found.high) == (100, 119)
 
 
-def test_launches_that_do_not_disagree_place_it_in_their_gap():
-    found = capacity_fit.estimate([(100, True)] * 3 + [(119, False)] * 3 + [(141, False)] * 3)
-    assert found.method == "gap" and (found.low, found.high) == (100, 119)
-    assert found.rate == pytest.approx(math.sqrt(100 * 119))
+def test_one_rate_between_all_held_and_all_failed_is_the_capacity_within_that_bracket():
+    """The searches' usual end (a logistic fit has no maximum there): 1,600 all held, 1,900 two of four, 2,260
+    none: the capacity is 1,900, its interval at least 1,600 to 2,260."""
+    found = capacity_fit.estimate(launches((800, 3, 3), (1600, 3, 3), (1900, 2, 4), (2260, 0, 3), (3200, 0, 3)))
+    assert found.rate == pytest.approx(1900) and found.low <= 1600 and found.high >= 2260
+    assert capacity_fit.estimate(launches((800, 3, 3), (1600, 3, 3), (1900, 2, 4), (2260, 0, 3))) == \
+        capacity_fit.estimate(launches((800, 3, 3), (1600, 3, 3), (1900, 2, 4), (2260, 0, 3)))   # fixed seed
 
 
 def test_no_crossing_without_a_hold_and_a_failure():
-    assert capacity_fit.estimate([(100, True)] * 3 + [(200, True)] * 3) is None
-    assert capacity_fit.estimate([(100, False)] * 3) is None
-    assert capacity_fit.logistic_crossing([(100, False), (100, True), (200, True), (200, True)]) is None   # rising
+    assert capacity_fit.estimate(launches((100, 3, 3), (200, 3, 3))) is None
+    assert capacity_fit.estimate(launches((100, 0, 3))) is None
+    assert capacity_fit.estimate(launches((100, 2, 4), (200, 2, 4))) is None       # never under one half

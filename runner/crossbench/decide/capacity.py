@@ -49,7 +49,7 @@ LOWEST_RATE = 1.0           # a search that fails here stops halving
 FILE = "capacity.json"
 SATURATED = "loadgen_saturated"
 OPENED_IN_WINDOW = "connections_in_window"
-# A plateau, not a capacity (plateau()): p99 at the first failing rate under this many times the last passing one's,
+# A plateau, not a capacity (plateau()): p99 at the first failing rate under this many times the first passing one's,
 # with the server's cores under this percent busy and every offered request answered
 PLATEAU_RISE = 1.25
 PLATEAU_CPU = 80.0
@@ -377,9 +377,10 @@ def median_p99(trial: Trial, by_cell: dict[str, dict]) -> float | None:
 def plateau(search: Search, by_cell: dict[str, dict]) -> dict | None:
     """A target set by a tail that does not grow with the rate, not by a capacity: at the lowest rate shown to
     fail every launch answered its offer, the server's CPU stayed under PLATEAU_CPU of its cores, and p99 was less
-    than PLATEAU_RISE times the one at the highest rate shown to hold. None otherwise."""
-    passed, failed = search.passed, search.failed
-    if not (passed and failed):
+    than PLATEAU_RISE times the one at the lowest rate shown to hold. None otherwise."""
+    failed = search.failed
+    passed = next((t for t in search.trials if t.verdict == PASS), None)
+    if not (passed and failed and passed.rate < failed.rate):
         return None
     at_fail = counted_launches(failed, by_cell)
     cores = [len(r.get("server_cpus") or ()) or 1 for r in at_fail]
@@ -407,6 +408,7 @@ def outcome(search: Search, records: list[dict]) -> dict:
         "series": search.series, "group": search.group, "server": first.get("server"),
         "setting": first.get("setting"), "endpoint": first.get("endpoint"), "delay_ms": first.get("delay_ms"),
         "concurrency": first.get("concurrency"), "parallel_limit": first.get("parallel_limit"),
+        "keepalive": first.get("keepalive"),
         "predicted_rps": predicted(first), "target_p99_ms": search.target_ms, "status": search.status(),
         "passed_rps": passed.rate if passed else None, "failed_rps": failed.rate if failed else None,
         "failed_verdict": failed.verdict if failed else None,
@@ -443,7 +445,8 @@ def outcomes(records: list[dict], experiment: Experiment, machine: str | None = 
 def sentence(out: dict) -> str:
     """One line: "tomcat maxThreads=20 /delay/sync 200 ms: p99 <= 300 ms up to 100-119 req/s, capacity 109 [100,
     119] req/s (CPU 2.1 ms a request)"."""
-    where = f"{out['setting']} {out['endpoint']}" + (f" {out['delay_ms']} ms" if out["delay_ms"] else "")
+    where = f"{out['setting']} {out['endpoint']}" + (f" {out['delay_ms']} ms" if out["delay_ms"] else "") + \
+        (", a new connection per request" if out.get("keepalive") is False else "")
     if out.get("generator"):
         return f"{where}: the load generator's ceiling, {generator_words(out)}"
     text = bracket_words(out)
