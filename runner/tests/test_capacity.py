@@ -323,3 +323,17 @@ def test_a_confirmation_that_fails_says_so():
     [out] = capacity.outcomes(records, experiment.recorded(config))
     assert not out["confirmation"]["held"] and "NOT confirmed by a long launch" in capacity.sentence(out)
     assert "p99 450 ms" in capacity.sentence(out)
+
+
+def test_an_undecided_rate_inside_the_bracket_splits_it_and_each_step_is_narrowed():
+    """800 held, 1,600 undecided, 3,200 failed: the bracket is two steps, and the search goes on in them (the
+    search once stopped there, its midpoint being the undecided rate, with a bracket four times wide)."""
+    search = capacity.Search("s", "g", SearchSpec(p99_ms=300, resolution=0.05), 300.0,
+                             capacity_spread.Spread(0.0, None, "m", False, ""))
+    for rate, verdict in ((800, capacity.PASS), (1600, capacity.UNDECIDED), (3200, capacity.FAIL)):
+        search.trials.append(capacity.Trial(rate, verdict, "", 3, {"point_id": f"s-q{rate}", "concurrency": 4000}))
+    assert search.status() == capacity.RUNNING and search.next_rate() in (1130, 2260)
+    for rate, verdict in ((1130, capacity.PASS), (2260, capacity.FAIL)):
+        search.trials.append(capacity.Trial(rate, verdict, "", 3, {"point_id": f"s-q{rate}", "concurrency": 4000}))
+    search.trials.sort(key=lambda t: t.rate)
+    assert (search.passed.rate, search.failed.rate) == (1130, 2260) and search.next_rate() in (1340, 1900)

@@ -52,9 +52,9 @@ def ranking(found: list[dict]) -> list[Finding]:
             if (high["target_p99_ms"], high["delay_ms"]) != (low["target_p99_ms"], low["delay_ms"]):
                 continue                  # capacities at different targets or delays are not ranked
             if interval(high)[0] > interval(low)[1]:
-                above.setdefault(high["setting"], []).append(low["setting"])
+                above.setdefault(capacity.label(high), []).append(capacity.label(low))
             else:
-                close.append(f"{high['setting']} and {low['setting']}")
+                close.append(f"{capacity.label(high)} and {capacity.label(low)}")
     out = [Finding(FAMILY, f"{setting} holds more at its target than {', '.join(lows)} (capacities apart, the "
                            "run-to-run spread in them)", chart="capacity") for setting, lows in above.items()]
     if close:

@@ -4,26 +4,25 @@ setting, the highest offered rate shown to hold the target and the lowest shown 
 Decided from the records alone, like the precision target, so Ctrl-C and --resume continue a search where it
 stopped: a rate tried is a point (its id ends in -q<rate>), its launches are cells.
 
-A rate passes only when its interval says so: p99's upper bound at or under the target, with errors within
-`errors` of the requests and no launch's queue growing through its window; it fails when p99's lower bound is
-over the target, the answers' upper bound is under `achieved` of the offered rate, errors are over, or every
-launch's queue grew through its window (flag unsustainable: a rate the server cannot hold for long, however short
-the window); in between (or with some launches unsustainable) it is launched again, up to max_launches, then
-undecided. The answers only ever fail a rate: a short window counts them within a percent or two of the offered
-rate either way (measured: 84.0 to 86.0 req/s answered at 84.1 offered, 2 s windows), so asking their lower bound
-to clear 99 % left rates undecided whose p99 was far under the target; a server that falls behind shows it first
-in its latency, counted from the schedule. Looking again after each launch is a sequence of tests, so
-each look uses a Bonferroni-widened interval (95 % over all looks at a rate). A launch whose generator fell
-behind its own schedule (loadgen_saturated) measured the generator, not the server: alone it is left out and
+Each launch is judged on its own requests (launch_holds: p99 over the requests its window fired at or under the
+target, `achieved` of them answered, errors within `errors`, a queue that did not grow: flag unsustainable). A rate
+passes once three launches or more all held and fails once as many all failed; launches that disagree ask for
+more, up to max_launches, and then the rate is undecided: near the capacity, it fails nothing (the earlier rule,
+an interval over the launches' p99s, read such rates as failures and averaged p99s that are not a p99 over the
+requests). The capacity is estimated from every launch of the search (capacity_fit: where holding becomes as
+likely as not), its interval widened to the machine's run-to-run spread (capacity_spread). A launch whose generator
+fell behind its own schedule (loadgen_saturated) measured the generator, not the server: alone it is left out and
 launched again (a p99 lag of 5.1 ms once in 3 launches at 800 req/s, oha at 14 % of its core, measured), and when
 half a rate's launches or more fell behind, the search stops there and says the capacity is above the
 generator's ceiling, not a bracket. A group searched with `generator = true` (search_spec.py) measures that
 ceiling first, against a server far faster than the generator; every other search's rates above it are CEILING.
 
 The search: from the start rate, double until a rate fails (or halve until one passes), then bisect (geometric
-midpoint) between the highest rate that passed and the lowest that did not, until they are within `resolution`
-of each other or max_rates rates were tried. The answer is that bracket, with what each request cost at the rate
-that passed: CPU per request, RSS, threads and database connections, each with its interval.
+midpoint) between the highest rate that passed and the lowest that failed, an undecided rate between them
+splitting the bracket in two steps (the widest bisected first), until every step is within `resolution` (or the
+run-to-run spread, where that is wider) or max_rates rates were tried. The answer is that bracket and the
+estimate, with what each request cost at the rate that passed: CPU per request, RSS, threads and database
+connections, each with its interval.
 """
 from __future__ import annotations
 
@@ -125,8 +124,7 @@ class Search:
             return RUNNING
         if self.ceiling and (not self.failed or self.ceiling.rate <= self.failed.rate):
             return ABOVE_CEILING
-        if self.passed and self.failed and (narrow(self.passed.rate, self.failed.rate, self.resolution)
-                                            or self.untried(self.midpoint()) is None):
+        if self.passed and self.failed and self.midpoint() is None:
             return BRACKETED
         if not self.passed and self.trials[0].rate <= LOWEST_RATE:
             return FAILS_ALL
@@ -136,8 +134,18 @@ class Search:
             return BUDGET
         return RUNNING
 
-    def midpoint(self) -> float:
-        return round_rate(math.sqrt(self.passed.rate * self.failed.rate))
+    def midpoint(self) -> float | None:
+        """The geometric middle of the widest step between the highest rate shown to hold and the lowest shown to
+        fail, the undecided rates between them included (the capacity lies in one of those steps: each is
+        narrowed); None once every step is within the resolution or its middle was tried."""
+        inside = sorted({self.passed.rate, self.failed.rate} |
+                        {t.rate for t in self.trials if self.passed.rate < t.rate < self.failed.rate})
+        steps = sorted(zip(inside, inside[1:]), key=lambda step: step[1] / step[0], reverse=True)
+        for low, high in steps:
+            middle = round_rate(math.sqrt(low * high))
+            if not narrow(low, high, self.resolution) and low < middle < high and self.untried(middle):
+                return middle
+        return None
 
     def untried(self, rate: float) -> float | None:
         return None if any(t.rate == rate for t in self.trials) else rate
@@ -147,7 +155,7 @@ class Search:
         past the highest rate tried (up to the pool's limit); without a hold, halve below the lowest."""
         low, high = self.passed, self.failed
         if low and high:
-            return self.untried(self.midpoint())
+            return self.midpoint()
         if low:
             return self.untried(min(round_rate(self.top * 2), self.pool_limit))
         return self.untried(max(LOWEST_RATE, round_rate(self.trials[0].rate / 2)))
@@ -275,7 +283,7 @@ def cap_at_generator(found: list[Search]) -> list[Search]:
     return found
 
 
-CONFIRM = "-confirm"
+CONFIRM = CONFIRMATION.removesuffix("-q")      # "-confirm": what series_of strips
 
 
 def series_of(point_id: str, rate: float) -> str:
@@ -442,11 +450,16 @@ def outcomes(records: list[dict], experiment: Experiment, machine: str | None = 
     return [outcome(search, records) for search in searches(records, experiment, machine)]
 
 
+def label(out: dict) -> str:
+    """A search's setting as findings name it: its server setting, and its clients' connections when they are
+    not kept alive (the same server is searched both ways)."""
+    return out["setting"] + (" (a new connection per request)" if out.get("keepalive") is False else "")
+
+
 def sentence(out: dict) -> str:
     """One line: "tomcat maxThreads=20 /delay/sync 200 ms: p99 <= 300 ms up to 100-119 req/s, capacity 109 [100,
     119] req/s (CPU 2.1 ms a request)"."""
-    where = f"{out['setting']} {out['endpoint']}" + (f" {out['delay_ms']} ms" if out["delay_ms"] else "") + \
-        (", a new connection per request" if out.get("keepalive") is False else "")
+    where = f"{label(out)} {out['endpoint']}" + (f" {out['delay_ms']} ms" if out["delay_ms"] else "")
     if out.get("generator"):
         return f"{where}: the load generator's ceiling, {generator_words(out)}"
     text = bracket_words(out)
