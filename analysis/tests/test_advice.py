@@ -337,24 +337,23 @@ def test_models_place_a_prediction_against_the_bracket():
 
 
 def test_capacity_run_beside_the_model_from_the_committed_reference(fixture_run):
-    # docs/results/capacity: maxThreads=20 held 100-104 req/s (Little's law: 20 / 200 ms = 100, inside);
-    # maxThreads=200 held 917-958 (Little's law 1000, above) with the core 87.6 % busy (0.955 ms x 917 req/s)
+    # docs/results/capacity (2026-11-27, on kept-alive pools): maxThreads=20 held 100-109 req/s and maxThreads=200
+    # 1000-1090 (Little's law: 100 and 1000, inside both), neither with its core near busy
     a = advice.advise(fixture_run, checked(400, 200, 300), CAPACITY_REF)
     c = a["capacity"]
     by = {row["setting"]: row for row in c["rows"]}
     assert set(by) == {"tomcat maxThreads=20", "tomcat maxThreads=200", "tomcat virtual"}
     assert by["tomcat maxThreads=20"]["little_where"] == capacity_models.INSIDE
-    assert by["tomcat maxThreads=200"]["little_where"] == capacity_models.ABOVE
-    assert by["tomcat maxThreads=200"]["cpu_bound"] and not by["tomcat maxThreads=20"]["cpu_bound"]
+    assert by["tomcat maxThreads=200"]["little_where"] == capacity_models.INSIDE
+    assert not by["tomcat maxThreads=200"]["cpu_bound"] and not by["tomcat maxThreads=20"]["cpu_bound"]
     assert by["tomcat virtual"]["little_rps"] is None
-    assert c["model_held_at"] == [20] and c["model_missed_at"] == [200]
+    assert c["model_held_at"] == [20, 200] and c["model_missed_at"] == []
     text = advice.write(a, fixture_run)
-    assert "Model and measurement disagree at maxThreads 200: Little's law says 1000 req/s, the server held " \
-           "917-958" in text and "the core, not the pool, sets the capacity" in text
+    assert "Model and measurement disagree" not in text
 
 
-@pytest.mark.parametrize("pool, verdict", [(15, "within_held"), (20, "within_held"), (110, "unchecked"),
-                                           (200, "past_a_miss"), (400, "past_a_miss")])
+@pytest.mark.parametrize("pool, verdict", [(15, "within_held"), (20, "within_held"), (110, "within_held"),
+                                           (200, "within_held"), (400, "unchecked")])
 def test_the_advised_pool_against_where_the_model_held(pool, verdict):
     assert advice_capacity.measured(CAPACITY_REF, pool)["for_pool"]["verdict"] == verdict
 

@@ -220,3 +220,15 @@ def test_a_held_open_loop_window_counts_its_requests_answered_after_the_load(tmp
     result = oha.parse(write_held_run(tmp_path, ticks, rate=10, held_s=1.0, window_s=2.0, tail_s=1.0))
     assert result.extra["held_window"]["finished_after_load"] > 0
     assert result.latency_ms["max"] > 2000 and result.extra["latency_slope_ms_per_s"] > 900
+
+
+def test_held_open_loop_windows_of_several_load_hosts_merge_into_one(tmp_path):
+    """Two load hosts at 5 req/s each, held the same way: one window of both hosts' requests fired inside it, and
+    every answer that came inside it."""
+    ticks = [(i / 5, 0.2) for i in range(20)]
+    parts = [(host, oha.parse(write_held_run(tmp_path / host, ticks, rate=5, held_s=1.0, window_s=2.0, tail_s=1.0)),
+              None) for host in ("a", "b")]
+    merged = oha.merge_hosts(parts)
+    assert merged.requests == 20 and merged.extra["run_requests"] == 40
+    assert merged.rps == pytest.approx(10.0) and merged.extra["rate_achieved"] == pytest.approx(10.0)
+    assert merged.extra["window_epoch"] == [1001.0, 1003.0] and merged.latency_ms["p50"] == pytest.approx(200)

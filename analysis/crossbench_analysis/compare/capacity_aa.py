@@ -12,6 +12,7 @@ from pathlib import Path
 
 from scipy import stats as scipy_stats
 
+from crossbench.decide import capacity
 from crossbench_analysis.judge.capacity_marks import outcomes
 from crossbench_analysis.read.runinfo import AnalysisError, load_run
 
@@ -23,7 +24,7 @@ def estimates(run_dir: Path) -> tuple[str, dict[str, tuple[str, float]]]:
     left out: it is the generator's, not a server's)."""
     run = load_run(run_dir)
     machine = f"{run.machine.get('cpu_model')}, {run.machine.get('cores')} cores"
-    found = {out["series"]: (out["setting"], out["estimate"]["value"]) for out in outcomes(run)
+    found = {out["series"]: (capacity.label(out), out["estimate"]["value"]) for out in outcomes(run)
              if out.get("estimate") and not out.get("generator")}
     return machine, found
 
