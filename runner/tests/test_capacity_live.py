@@ -22,10 +22,12 @@ def test_tomcat_with_20_threads_holds_about_what_its_pool_predicts(tmp_path):
                            "--duration", "2"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     [found] = json.loads((out / capacity.FILE).read_text())
-    assert found["status"] == capacity.BRACKETED, found
+    assert found["status"] in (capacity.BRACKETED, capacity.BUDGET), found
     # The pool answers at most 20 requests a 200 ms: nothing much above 100 req/s can hold 300 ms, and a pool
-    # that held far less would be a broken server or harness.
-    assert 60 <= found["passed_rps"] <= 105 and found["failed_rps"] <= found["passed_rps"] * 1.2
+    # that held far less would be a broken server or harness. At exactly 100 req/s the queue is critically loaded,
+    # so its launches may disagree (undecided: the bracket then runs past it); the estimate stays near 100.
+    assert 60 <= found["passed_rps"] <= 105 and found["failed_rps"] and found["failed_rps"] <= 200
+    assert 70 <= found["estimate"]["value"] <= 130, found["estimate"]
     assert found["cost"]["cpu_ms_per_request"]["ci95_low"] is not None
     assert all(t["n"] >= 3 for t in found["trials"] if t["verdict"] in ("pass", "fail"))
     assert "Little's law predicts 100 req/s (20 / 200 ms)" in done.stderr      # the findings, printed last

@@ -166,7 +166,7 @@ def test_sampler_on_a_real_process_tree(tree, tmp_path, report_figure):
         header = next(csv.reader(f))
     assert header == csv_header(psutil.cpu_count())
     assert header[:6] == ["t_epoch", "phase", "procs", "threads", "rss_mb", "cpu_percent"]
-    assert header[-3:] == ["loadgen_cpu_percent", "pool_current", "pool_busy"]
+    assert header[-4:] == ["loadgen_cpu_percent", "pool_current", "pool_busy", "tcp_passive_opens"]
     back = read_samples_csv(out_csv)
     assert len(back) == len(samples)
     for a, b in zip(samples, back):
@@ -176,6 +176,7 @@ def test_sampler_on_a_real_process_tree(tree, tmp_path, report_figure):
         assert (a.cpu_percent is None) == (b.cpu_percent is None)
         assert (a.loadgen_cpu_percent is None) == (b.loadgen_cpu_percent is None)
         assert b.pool_current is None and b.pool_busy is None
+        assert a.passive_opens == b.passive_opens and isinstance(b.passive_opens, int)    # /proc/net/snmp here
     assert back[0].cpu_percent is None                      # no delta for the first sample
 
     # a window cut between samples keeps exactly the samples inside it, CSV or live
