@@ -23,7 +23,7 @@ def estimates(run_dir: Path) -> tuple[str, dict[str, tuple[str, float]]]:
     """A run's machine and, per search that found one, its setting and capacity estimate (the generator's ceiling
     left out: it is the generator's, not a server's)."""
     run = load_run(run_dir)
-    machine = f"{run.machine.get('cpu_model')}, {run.machine.get('cores')} cores"
+    machine = run.machine_name
     found = {out["series"]: (capacity.label(out), out["estimate"]["value"]) for out in outcomes(run)
              if out.get("estimate") and not out.get("generator")}
     return machine, found

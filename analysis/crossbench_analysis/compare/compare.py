@@ -143,7 +143,7 @@ def launch_more(rows: list[Row]) -> list[str]:
 
 def machine_of(run: Run) -> str:
     """A run's machine as noise_floor.toml names it: its CPU model and cores ('AMD EPYC, 2 cores')."""
-    return f"{run.machine.get('cpu_model')}, {run.machine.get('cores')} cores"
+    return run.machine_name
 
 
 def machines_of(*runs: Run) -> tuple[str, ...]:

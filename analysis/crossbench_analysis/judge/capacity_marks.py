@@ -16,8 +16,7 @@ def outcomes(run: Run) -> list[dict]:
     config = run.metadata.get("config")
     if not isinstance(config, dict) or not any(g.get("rates") == SEARCH_RATES for g in config.get("group", [])):
         return []      # a run without searches is not typed: a configuration older than the schema stays readable
-    machine = f"{run.machine.get('cpu_model')}, {run.machine.get('cores')} cores" if run.machine else None
-    return capacity.outcomes(run.cells, experiment.recorded(config), machine)
+    return capacity.outcomes(run.cells, experiment.recorded(config), run.machine_name if run.machine else None)
 
 
 def marks(found: list[dict]):

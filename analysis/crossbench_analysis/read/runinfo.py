@@ -124,6 +124,12 @@ class Run:
         return machine if isinstance(machine, dict) else {}
 
     @property
+    def machine_name(self) -> str:
+        """The run's machine as the per-machine spreads name one ('AMD EPYC, 2 cores'): compare's noise floor,
+        a capacity search's run-to-run spread."""
+        return f"{self.machine.get('cpu_model')}, {self.machine.get('cores')} cores"
+
+    @property
     def core_speed_cv(self) -> float | None:
         """How much the cores' speed varied before the run (metadata noise_floor.core_speed: the largest
         coefficient of variation over the cores, percent); None for runs that did not measure it."""

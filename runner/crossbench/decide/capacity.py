@@ -178,16 +178,20 @@ def launch_holds(r: dict, rate: float, spec: SearchSpec, target_ms: float) -> st
     falling behind the offer)."""
     p99 = (r.get("latency_ms") or {}).get("p99")
     requests = r.get("requests") or 0
-    offered = rate * (r.get("measured_s") or 0)
     if (r.get("error_total") or 0) > spec.errors * max(1, requests):
         return f"errors over {spec.errors:.2%} of requests"
-    if offered and requests < spec.achieved * offered:
-        return f"answered {requests} of {offered:.0f} offered"
+    if not answered_offer(r, rate, spec):
+        return f"answered {requests} of {rate * r['measured_s']:.0f} offered"
     if p99 is None or p99 > target_ms:
         return f"p99 {p99:.0f} ms" if p99 is not None else "no p99"
     if "unsustainable" in (r.get("flags") or ()):
         return "its queue grew through the window"
     return None
+
+
+def answered_offer(r: dict, rate: float, spec: SearchSpec) -> bool:
+    """At least `achieved` of the requests its window's schedule fired were answered (true without a window)."""
+    return (r.get("requests") or 0) >= spec.achieved * rate * (r.get("measured_s") or 0)
 
 
 def judge(point: dict, launches: list[dict], spec: SearchSpec, target_ms: float) -> tuple[str, str]:
@@ -393,8 +397,7 @@ def plateau(search: Search, by_cell: dict[str, dict]) -> dict | None:
     at_fail = counted_launches(failed, by_cell)
     cores = [len(r.get("server_cpus") or ()) or 1 for r in at_fail]
     cpu = [r["cpu_percent"] / c for r, c in zip(at_fail, cores) if isinstance(r.get("cpu_percent"), (int, float))]
-    answered = all((r.get("requests") or 0) >= search.spec.achieved * failed.rate * (r.get("measured_s") or 0)
-                   for r in at_fail)
+    answered = all(answered_offer(r, failed.rate, search.spec) for r in at_fail)
     low, high = median_p99(passed, by_cell), median_p99(failed, by_cell)
     if not (at_fail and cpu and answered and low and high) or max(cpu) >= PLATEAU_CPU or high >= PLATEAU_RISE * low:
         return None

@@ -159,8 +159,8 @@ class OpenLoop(GeneratorDriver):
             plan = replace(plan, rate=1.0)
         if not plan.rate or plan.rate <= 0:
             raise DriverRefused(f"{plan.cell_id}: open-loop cells need a positive rate (rates = [...] or --rates)")
-        if plan.target_ms is not None and plan.concurrency < little_need(plan.rate, plan.target_ms):
-            need = little_need(plan.rate, plan.target_ms)
+        need = little_need(plan.rate, plan.target_ms) if plan.target_ms is not None else 0
+        if plan.concurrency < need:
             raise DriverRefused(f"{plan.cell_id}: concurrency {plan.concurrency} cannot carry {plan.rate:g} req/s "
                                 f"within {plan.target_ms:g} ms: Little's law needs {need} connections (concurrency = "
                                 f"[{need}] or more)")
