@@ -315,14 +315,46 @@ def test_a_search_with_confirm_s_ends_with_one_long_launch_at_the_rate_it_found(
     assert capacity.outcomes(plain, experiment.recorded(tomcat_only()))[0]["confirmation"] is None
 
 
-def test_a_confirmation_that_fails_says_so():
+def test_a_confirmation_that_fails_is_tried_a_step_lower_and_says_so():
+    """A critically loaded pool holds a short launch and not a long one: the long launch is tried again a
+    resolution step lower, at most MAX_CONFIRMATIONS times, and the answer names the rates that did not hold."""
     config = tomcat_only(confirm_s=60)
     records, cells = searched(config)
-    last = next(r for r in records if "-confirm-q" in r["cell_id"])
-    last["latency_ms"] = {"p99": 450.0}
+    first = next(r for r in records if "-confirm-q" in r["cell_id"])
+    first["latency_ms"] = {"p99": 450.0}
+    more = capacity.next_launches(cells, records, experiment.recorded(config))
+    [lower] = more
+    assert "-confirm-q" in lower.cell_id and lower.duration_s == 60
+    assert lower.rate == pytest.approx(first["rate"] / 1.05, rel=0.03) and lower.rate < first["rate"]
+    held = simulated(lower, random.Random(5))
+    [out] = capacity.outcomes(records + [held], experiment.recorded(config))
+    assert out["confirmation"]["held"] and out["confirmation"]["rate"] == lower.rate
+    assert [c["rate"] for c in out["confirmations"]] == [first["rate"], lower.rate]
+    words = capacity.sentence(out)
+    assert f"confirmed by a long launch at {lower.rate:g} req/s" in words
+    assert f"(not at {first['rate']:g} req/s: p99 450 ms" in words
+    assert capacity.next_launches(cells + more, records + [held], experiment.recorded(config)) == []
+
+
+def test_confirmations_that_never_hold_stop_after_max_confirmations_and_say_not_confirmed():
+    config = tomcat_only(confirm_s=60)
+    records, cells = searched(config)
+    tried = []
+    for _ in range(capacity.MAX_CONFIRMATIONS + 1):
+        for r in records:
+            if "-confirm-q" in r["cell_id"]:
+                r["latency_ms"] = {"p99": 450.0}
+        more = capacity.next_launches(cells, records, experiment.recorded(config))
+        if not more:
+            break
+        cells += more
+        records += [simulated(c, random.Random(7)) for c in more]
+        tried += [c.rate for c in more]
     [out] = capacity.outcomes(records, experiment.recorded(config))
-    assert not out["confirmation"]["held"] and "NOT confirmed by a long launch" in capacity.sentence(out)
-    assert "p99 450 ms" in capacity.sentence(out)
+    assert len(out["confirmations"]) == capacity.MAX_CONFIRMATIONS and len(tried) == capacity.MAX_CONFIRMATIONS - 1
+    assert tried == sorted(tried, reverse=True) and not out["confirmation"]["held"]
+    assert out["confirmation"]["rate"] == min(c["rate"] for c in out["confirmations"])
+    assert "NOT confirmed by a long launch" in capacity.sentence(out) and "p99 450 ms" in capacity.sentence(out)
 
 
 def test_an_undecided_rate_inside_the_bracket_splits_it_and_each_step_is_narrowed():

@@ -279,6 +279,12 @@ def test_noise_foreign_cpu_is_the_cores_user_and_system_time_less_ours_and_steal
     assert flags(opened, keepalive=True, concurrency=45, pool_before_window=True) == ["connections_in_window"]
     assert flags(opened, keepalive=True, concurrency=45) == []        # a window that opens its own connections
     assert flags(opened, keepalive=False, concurrency=45, pool_before_window=True) == []
+    # Tomcat closes a connection after 100 requests (maxKeepAliveRequests): 45 opened for 6000 requests in 60 s
+    # is the server's keep-alive; 45 for 400 requests is a pool that was not reused
+    tomcat = {"tcp_opens_in_window": 45, "requests": 6000}
+    assert flags(tomcat, keepalive=True, concurrency=45, pool_before_window=True) == []
+    assert flags({**tomcat, "requests": 400}, keepalive=True, concurrency=45, pool_before_window=True) == \
+        ["connections_in_window"]
     # a server that closes every connection after one request (gunicorn's sync workers) opened them itself
     gunicorn = {"tcp_opens_in_window": 294, "tcp_passive_opens": 340, "requests_per_connection": 1.0}
     assert flags(gunicorn, keepalive=True, concurrency=9, pool_before_window=True) == ["server_closed_connections"]

@@ -33,9 +33,12 @@ def bracket(out: dict) -> Finding:
     finding = Finding(FAMILY, sentence + f" (rates tried: {tried})", label="held", unit="req/s",
                       chart="capacity", cells=[c for t in out["trials"] for c in t["cells"]])
     if out["passed_rps"]:
-        finding.figure = out["passed_rps"]
+        check = out.get("confirmation")
+        finding.figure = check["rate"] if check and check["held"] else out["passed_rps"]
         finding.basis = f"bracket {sig(out['passed_rps'])}-{sig(out['failed_rps'])} req/s" if out["failed_rps"] \
             else out["status"]
+        if check:
+            finding.basis = f"{'confirmed' if check['held'] else 'not confirmed'} by a long launch; {finding.basis}"
     return finding
 
 
