@@ -20,7 +20,7 @@ from crossbench_analysis.charts import export, plot
 from crossbench_analysis.read.runinfo import load_run
 
 EXPECTED_CHARTS = {"static_rps", "efficiency", "throughput", "threads_peak", "threads_timeline", "latency", "maxthreads_knees",
-                   "resources_static", "resources_d1000", "resources_d3000"}
+                   "resources_static", "resources_d1000", "resources_d3000", "latency_spectrum"}
 FAILED_ID = "0019-tomcat-delay_sync-c100-d3000-r1"
 FLAGGED_ID = "0008-tornado-static_all-c1000-d0-r1"
 

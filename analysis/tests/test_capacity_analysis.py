@@ -13,7 +13,7 @@ import pytest
 from crossbench.decide import capacity
 from crossbench.plan import experiment
 from crossbench_analysis.charts import export
-from crossbench_analysis.findings import findings
+from crossbench_analysis.findings import findings, findings_capacity
 from crossbench_analysis.read.runinfo import AnalysisError, load_run
 
 HOLDS = 97.0
@@ -46,16 +46,45 @@ def capacity_run(path: Path, seed: int = 7, cpu_model: str = "AMD EPYC", holds: 
     return path
 
 
-def test_the_findings_state_the_bracket_its_cost_and_the_models_beside_it(tmp_path):
+def test_the_finding_leads_with_the_rate_held_and_folds_the_cost_and_the_models(tmp_path):
     run = load_run(capacity_run(tmp_path / "run"))
     [bracket] = findings.compute(run)
-    assert bracket.sentence.startswith("tomcat maxThreads=20 /delay/sync 200 ms: p99 <= 300 ms up to ")
-    assert "CPU 0.4" in bracket.sentence and "threads 40" in bracket.sentence
-    assert "Little's law predicts 100 req/s (20 / 200 ms)" in bracket.sentence
-    assert "Erlang C, for arrivals at random" in bracket.sentence
+    assert bracket.sentence.startswith("tomcat maxThreads=20, 200 ms delay: holds ")
+    assert "req/s at p99 <= 300 ms for 10 s; bracket " in bracket.sentence and ", capacity " in bracket.sentence
+    assert len(bracket.sentence) <= 200 and bracket.leads, bracket.sentence
+    assert "CPU 0.4" in bracket.detail and "threads 40" in bracket.detail and "rates tried: " in bracket.detail
+    assert "Little's law predicts 100 req/s (20 / 200 ms)" in bracket.detail
+    assert "Erlang C, for arrivals at random" in bracket.detail
     assert bracket.figure is not None and bracket.figure <= HOLDS
     assert bracket.basis.startswith("confirmed by a long launch; bracket ")     # capacity-quick confirms for 10 s
     assert bracket.cells and all("-q" in c for c in bracket.cells)
+
+
+def test_the_summary_table_says_what_each_setting_held_and_what_limited_it(tmp_path):
+    """The synthetic pool answers 97 req/s with 20 threads at 200 ms: its bracket holds Little's law's 100 req/s,
+    so the pool limited it; the table goes into findings.md, the terminal and the report with its own columns."""
+    run_dir = capacity_run(tmp_path / "run")
+    run = load_run(run_dir)
+    table = findings.summarize(run, [])
+    [row] = table["rows"]
+    assert table["columns"] == list(findings_capacity.COLUMNS) and set(table["keys"]) <= set(row)
+    assert row["setting"] == "tomcat maxThreads=20" and row["workload"] == "/delay/sync 200 ms, p99 <= 300 ms"
+    assert float(row["holds"]) <= HOLDS and row["long_launch"].startswith("held at ")
+    assert row["limited_by"] == "its pool: 20 / 200 ms = 100 req/s" and row["above"] == "-"
+    findings.write(run, set())
+    text = findings.text(run_dir)
+    assert text.startswith("summary:") and "holds more than" in text and "its pool: 20 / 200 ms" in text
+    assert "| tomcat maxThreads=20 | /delay/sync 200 ms, p99 <= 300 ms |" in (run_dir / "findings.md").read_text()
+
+
+def test_settings_are_ranked_only_where_their_capacities_intervals_are_apart():
+    def out(setting, low, high):
+        return {"setting": setting, "keepalive": True, "target_p99_ms": 300, "delay_ms": 200, "passed_rps": low,
+                "failed_rps": high, "estimate": {"value": (low * high) ** 0.5, "ci95_low": low * 0.9,
+                                                 "ci95_high": high * 1.1}}
+    above = findings_capacity.ranking([out("tornado", 1900, 3200), out("tomcat virtual", 1340, 1600),
+                                       out("tomcat maxThreads=20", 100, 109)])
+    assert above == {"tornado": ["tomcat maxThreads=20"], "tomcat virtual": ["tomcat maxThreads=20"]}
 
 
 def test_the_capacity_chart_data_and_the_latency_charts_marks(tmp_path):

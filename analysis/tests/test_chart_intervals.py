@@ -21,7 +21,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 RUNS = sorted(p for p in (FIXTURES / "runs").iterdir() if p.is_dir())
 GNUPLOT_DIR = plot.GNUPLOT_DIR
 TIMELINES = {"threads_timeline", "hold_server", "hold_limit", "hold_client", "seed004_pool_waiting",
-             "openloop_distribution"}
+             "openloop_distribution", "latency_spectrum"}
 T2 = 4.302652729696142            # Student's t, 95 %, two degrees of freedom
 
 

@@ -30,8 +30,11 @@ def test_tomcat_with_20_threads_holds_about_what_its_pool_predicts(tmp_path):
     assert 70 <= found["estimate"]["value"] <= 130, found["estimate"]
     assert found["cost"]["cpu_ms_per_request"]["ci95_low"] is not None
     assert all(t["n"] >= 3 for t in found["trials"] if t["verdict"] in ("pass", "fail"))
-    assert "Little's law predicts 100 req/s (20 / 200 ms)" in done.stderr      # the findings, printed last
+    # the findings, printed last: the summary table names the pool as the limit, the finding leads with the rate
+    assert "its pool: 20 / 200 ms = 100 req/s" in done.stderr and "tomcat maxThreads=20, 200 ms delay: holds " in \
+        done.stderr
     findings = (out / "findings.md").read_text()
-    assert f"up to {found['passed_rps']:g}-{found['failed_rps']:g} req/s" in findings
+    assert f"bracket {found['passed_rps']:g}-{found['failed_rps']:g} req/s" in findings
+    assert "Little's law predicts 100 req/s (20 / 200 ms)" in findings       # in the finding's fold
     assert (out / "charts" / "capacity.png").is_file() and (out / "charts" / "openloop_latency.png").is_file()
 

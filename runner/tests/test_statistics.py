@@ -111,6 +111,17 @@ def test_a_launch_without_its_jfr_recording_leaves_its_point_valid():
     assert not spoiled["valid"]
 
 
+def test_launches_whose_latency_could_not_be_recovered_keep_their_throughput():
+    """wrk's histogram under pipelining cannot be undone: the record keeps no latency figure and the flag says so,
+    and its throughput still counts (seed001's Tomcat was left out whole before)."""
+    records = [{**record(f"p-tomcat-c100-d0-r{i}", rps, 1.0, flags=["latency_unrecoverable"]),
+                "latency_ms": {"p50": None, "p99": None, "max": 840.0}} for i, rps in ((1, 70000), (2, 72000), (3, 71000))]
+    [point] = points.aggregate(records)
+    assert point["valid"] and point["flags"] == ["latency_unrecoverable"] and point["n"] == 3
+    assert point["figures"]["rps"]["value"] == pytest.approx((70000 * 72000 * 71000) ** (1 / 3))
+    assert "latency_ms.p99" not in point["figures"]
+
+
 def test_a_point_holds_its_launches_with_intervals_and_counts_failures_apart():
     records = [record("s-tomcat-c10-d0-r1", 100, 10), record("s-tomcat-c10-d0-r2", 110, 12),
                record("s-tomcat-c10-d0-r3", None, 0.0, status="failed"), record("s-tomcat-c10-d0-r4", 105, 11)]

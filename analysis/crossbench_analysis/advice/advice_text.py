@@ -277,14 +277,18 @@ def capacity_lines(capacity: dict | None, pool: dict | None) -> list[str]:
     for found in capacity["rows"]:
         lines.append(f"- {capacity_row(found)}")
     lines += [f"- {x}" for x in model_verdict(capacity, pool)]
-    return lines + [f"- From run `{capacity['run_id']}` ({capacity['run_dir']}): each rate tried was launched until "
-                    f"its p99's interval decided it (launches per rate: see capacity.json).", ""]
+    return lines + [f"- From run `{capacity['run_id']}` ({capacity['run_dir']}): a rate held when three launches or "
+                    f"more all held p99 at the target, failed when as many all failed (launches per rate: see "
+                    f"capacity.json).", ""]
 
 
 def capacity_row(found: dict) -> str:
     target = f"p99 <= {n(found['target_p99_ms'])} ms on a {n(found['delay_ms'])} ms hold"
     if found["passed_rps"] and found["failed_rps"]:
         held = f"held {n(found['passed_rps'])}-{n(found['failed_rps'])} req/s"
+        if found.get("long_launch_rps"):
+            span = f"for {n(found['long_launch_s'])} s" if found.get("long_launch_s") else "in a long launch"
+            held += f" ({n(found['long_launch_rps'])} {span})"
     elif found["ceiling_rps"]:
         held = f"above the load generator's ceiling of {n(found['ceiling_rps'])} req/s"
     else:

@@ -12,11 +12,12 @@ from pathlib import Path
 
 from crossbench_analysis.read.runinfo import Run
 
-from . import capacity_charts, gc, hold, maxthreads, openloop, resources, seed002, seed004, seeds, tfb
+from . import capacity_charts, gc, hold, maxthreads, openloop, resources, seed002, seed004, seeds, spectrum, tfb
 from .kit import ChartJob
 
 MANIFEST = "manifest.json"
-FAMILIES = (seed002, maxthreads, capacity_charts, openloop, seed004, tfb, hold, seeds, gc, resources)    # the report's order
+FAMILIES = (seed002, maxthreads, capacity_charts, openloop, seed004, tfb, hold, seeds, gc, spectrum,
+            resources)    # the report's order
 
 
 def export(run: Run, charts_dir: Path) -> list[ChartJob]:

@@ -72,6 +72,7 @@ FAMILIES = {"seed000": seed000, "seed001": seed001, "seed002": seed002, "quick":
             "seed004": seed004, "maxthreads": maxthreads, "openloop": openloop, "servers": servers, "tfb": tfb}
 # Families read from the whole run (its configuration too), not from its points alone.
 RUN_FAMILIES = {findings_capacity.FAMILY: findings_capacity.findings}
+RUN_SUMMARIES = {findings_capacity.FAMILY: findings_capacity.summary}
 ANY = (seed000, seed001, seed002, seed003, seed004, openloop)      # for an experiment no family knows
 
 
@@ -103,8 +104,11 @@ def sections(records: list[dict]) -> list[dict]:
 
 
 def summarize(run: Run, points: list[dict]) -> dict:
-    """The summary table (summary.py) of a run read from its points; none for a family read from the whole run."""
-    return tables.EMPTY if family_of(run.experiment) in RUN_FAMILIES else summary.compute(points)
+    """The summary table: a sweep's (summary.py) from its points, a family read from the whole run its own."""
+    family = family_of(run.experiment)
+    if family in RUN_FAMILIES:
+        return RUN_SUMMARIES[family](run) if family in RUN_SUMMARIES else tables.EMPTY
+    return summary.compute(points)
 
 
 def markdown(run: Run, records: list[dict], table: dict = tables.EMPTY) -> str:

@@ -1,7 +1,8 @@
-"""Capacity findings (groups with rates = "search", crossbench.decide.capacity): per server setting, the bracket at its
-target with what a request cost there and, where a parallel limit predicts a capacity (maxThreads / delay), the
-prediction beside it; then which settings hold more, ranked only where their capacities' intervals (the run-to-run
-spread in them) are apart."""
+"""Capacity findings (groups with rates = "search", crossbench.decide.capacity): per server setting, one short
+sentence leading with the rate it held at its target (the bracket, the estimate and, where a parallel limit predicts
+a capacity, the prediction; the cost, the models and the rates tried in its fold), and a summary table: per
+setting, what it held, its capacity with the run-to-run spread in it, what limited it and which settings it holds
+more than, ranked only where their capacities' intervals are apart."""
 from __future__ import annotations
 
 from crossbench.decide import capacity, capacity_spread
@@ -13,57 +14,174 @@ from crossbench_analysis.read.runinfo import Run
 from .finding import Finding, sig
 
 FAMILY = "capacity"
+COLUMNS = ("server setting", "workload", "holds (req/s)", "bracket (req/s)", "capacity [95 %, run-to-run spread in it]",
+           "long launch", "limited by", "holds more than")
+KEYS = ("setting", "workload", "holds", "bracket", "capacity", "long_launch", "limited_by", "above")
+INTRO = ("Per server setting: the rate it held at its latency target, its capacity with the run-to-run spread in it, "
+         "what limited it and which settings it holds more than (the findings below say how each was computed).")
+NOTE = ("Holds: the highest rate whose launches all held p99 at the target (the long launch's rate where one held "
+        "lower). Settings not in each other's last column were not told apart: their capacities' intervals overlap.")
 
 
 def findings(run: Run) -> list[Finding]:
-    found = outcomes(run)
-    return [bracket(out) for out in found] + ranking(found)
+    return [bracket(out) for out in outcomes(run)]
+
+
+def cores(run: Run, out: dict) -> int:
+    """How many cores the search's server had (its first launch's server_cpus; 1 when unrecorded)."""
+    first = next((c for t in out["trials"] for c in t["cells"]), None)
+    record = next((r for r in run.cells if r.get("cell_id") == first), {})
+    return len(record.get("server_cpus") or ()) or 1
 
 
 def bracket(out: dict) -> Finding:
-    sentence = capacity.sentence(out) + capacity_models.sentence(out)
+    finding = Finding(FAMILY, short(out), label="held", unit="req/s", chart="capacity", leads=True,
+                      cells=[c for t in out["trials"] for c in t["cells"]], detail=detail(out))
+    if out["passed_rps"]:
+        finding.figure = held(out)
+        finding.basis = f"bracket {sig(out['passed_rps'])}-{sig(out['failed_rps'])} req/s" if out["failed_rps"] \
+            else out["status"]
+        check = out.get("confirmation")
+        if check:
+            finding.basis = f"{'confirmed' if check['held'] else 'not confirmed'} by a long launch; {finding.basis}"
+    return finding
+
+
+def held(out: dict) -> float | None:
+    """The rate to read as held: the long launch's where one held, else the highest the short launches held."""
+    check = out.get("confirmation")
+    return check["rate"] if check and check["held"] else out["passed_rps"]
+
+
+def who(out: dict) -> str:
+    return capacity.label(out) + (f", {out['delay_ms']} ms delay" if out.get("delay_ms") else "")
+
+
+def short(out: dict) -> str:
+    """One claim, the rate first: "tomcat maxThreads=20, 200 ms delay: holds 95 req/s at p99 <= 300 ms for 60 s;
+    bracket 100-109 req/s, capacity 104 [76, 144] req/s"."""
+    target, low, high = f"p99 <= {out['target_p99_ms']:g} ms", out["passed_rps"], out["failed_rps"]
+    if out.get("generator"):
+        return f"{who(out)}: the load generator {capacity.generator_words(out)}"
+    if out["status"] == capacity.ABOVE_CEILING:
+        return (f"{who(out)}: above the load generator's ceiling of {sig(out['ceiling_rps'])} req/s" +
+                (f"; held {sig(low)} req/s at {target}" if low else ""))
+    if low is None:
+        return f"{who(out)}: {target} held at no rate tried" + (f" (down to {sig(high)} req/s)" if high else "")
+    flat = out.get("plateau")
+    if flat:
+        return (f"{who(out)}: p99 {flat['p99_ms'][0]:.0f}-{flat['p99_ms'][1]:.0f} ms from {sig(flat['from_rps'])} "
+                f"to {sig(flat['to_rps'])} req/s: a tail that does not grow with the rate, not a capacity, sets the "
+                f"{out['target_p99_ms']:g} ms target")
+    text = f"{who(out)}: holds {sig(held(out))} req/s at {target}{long_words(out)}"
+    if high is None:
+        top = out.get("top_rps") or low
+        return text + (f"; no failure up to {sig(top)} req/s" if top > low else "")
+    fitted = out.get("estimate")
+    ended = "" if out["status"] == capacity.BRACKETED else f" ({out['status']})"
+    return text + f"; bracket {sig(low)}-{sig(high)} req/s{ended}" + \
+        (f", capacity {points.fmt_interval(fitted, 'req/s')}" if fitted else "")
+
+
+def long_words(out: dict) -> str:
+    """How the long launches went, in a few words: " for 60 s", or ", not for 60 s (tried down to 90)" when none
+    held."""
+    check, seconds = out.get("confirmation"), out.get("confirm_s")
+    if not check:
+        return ""
+    span = f"{seconds:g} s" if seconds else "a long launch"
+    if check["held"]:
+        return f" for {span}"
+    tried = out.get("confirmations") or [check]
+    return f", not for {span}" + (f" (tried down to {sig(check['rate'])})" if len(tried) > 1 else "")
+
+
+def detail(out: dict) -> str:
+    """The fold: the search's whole answer as the runner says it, the models beside it, the cost at the rate that
+    held and every rate tried."""
+    text = capacity.sentence(out) + capacity_models.sentence(out)
     cost = out["cost"]
     extras = [f"{label} {points.fmt_interval(cost[name], unit)}" for name, label, unit in
               (("rss_peak_mb", "RSS", "MB"), ("threads_peak", "threads", ""), ("db_connections_peak",
                                                                                 "database connections", ""))
               if cost.get(name)]
     if extras:
-        sentence += f"; at {sig(out['passed_rps'])} req/s: {', '.join(extras)}"
+        text += f"; at {sig(out['passed_rps'])} req/s: {', '.join(extras)}"
     tried = ", ".join(f"{sig(t['rate'])} {t['verdict']}" for t in out["trials"])
-    finding = Finding(FAMILY, sentence + f" (rates tried: {tried})", label="held", unit="req/s",
-                      chart="capacity", cells=[c for t in out["trials"] for c in t["cells"]])
-    if out["passed_rps"]:
-        check = out.get("confirmation")
-        finding.figure = check["rate"] if check and check["held"] else out["passed_rps"]
-        finding.basis = f"bracket {sig(out['passed_rps'])}-{sig(out['failed_rps'])} req/s" if out["failed_rps"] \
-            else out["status"]
-        if check:
-            finding.basis = f"{'confirmed' if check['held'] else 'not confirmed'} by a long launch; {finding.basis}"
-    return finding
+    return text + f" (rates tried: {tried})"
 
 
-def ranking(found: list[dict]) -> list[Finding]:
-    """Which settings hold more at the same target and delay: one sentence per setting that holds more than others
-    with their capacities' intervals apart, the run-to-run spread in them (an answer of "at least L" counts from
-    L down the spread), and one for the pairs that are not told apart."""
+def summary(run: Run) -> dict:
+    """The summary table: a row per search, the highest capacity first (the generator's ceiling last)."""
+    found = outcomes(run)
+    above = ranking(found)
+    ordered = sorted(found, key=lambda out: (bool(out.get("generator")), -(interval(out) or (0, 0))[0]))
+    rows = [row(out, cores(run, out), above.get(capacity.label(out), [])) for out in ordered]
+    return {"columns": list(COLUMNS), "keys": list(KEYS), "rows": rows, "note": NOTE if rows else "", "intro": INTRO}
+
+
+def row(out: dict, server_cores: int, below: list[str]) -> dict:
+    fitted = out.get("estimate")
+    return {"setting": capacity.label(out), "workload": workload(out),
+            "holds": sig(held(out)) if out["passed_rps"] else "none", "bracket": bracket_text(out),
+            "capacity": points.fmt_interval(fitted) if fitted else "n/a",
+            "long_launch": long_launch(out), "limited_by": limited_by(out, server_cores),
+            "above": ", ".join(below) or "-"}
+
+
+def bracket_text(out: dict) -> str:
+    """'100-109', or how far the search got without one."""
+    low, high = out["passed_rps"], out["failed_rps"]
+    if low and high:
+        return f"{sig(low)}-{sig(high)}"
+    if low:
+        return f"none failed up to {sig(out.get('top_rps') or low)}"
+    return f"fails down to {sig(high)}" if high else out["status"]
+
+
+def workload(out: dict) -> str:
+    delay = f" {out['delay_ms']} ms" if out.get("delay_ms") else ""
+    return f"{out['endpoint']}{delay}, p99 <= {out['target_p99_ms']:g} ms"
+
+
+def long_launch(out: dict) -> str:
+    check = out.get("confirmation")
+    if not check:
+        return "none"
+    missed = [tried["rate"] for tried in out.get("confirmations") or () if not tried["held"]]
+    shown = f"held at {sig(check['rate'])}" if check["held"] else "not held"
+    return shown + (f" (not at {', '.join(sig(r) for r in missed)})" if missed else "")
+
+
+def limited_by(out: dict, server_cores: int) -> str:
+    """What set the capacity: the load generator, a tail (a plateau), the pool (Little's law's rate inside the
+    bracket), the server's cores (busy at the rate held), else its CPU there in words."""
+    if out.get("generator") or out["status"] == capacity.ABOVE_CEILING:
+        return "the load generator"
+    if out.get("plateau"):
+        return "a tail that does not grow with the rate"
+    found = capacity_models.models(out, server_cores)
+    if found["little_where"] == capacity_models.INSIDE:
+        return f"its pool: {out['parallel_limit']} / {out['delay_ms']} ms = {sig(found['little_rps'])} req/s"
+    share = found["cpu_share"]
+    if share is None:
+        return "not judged"
+    busy = f"{share * 100:.0f} % CPU at {sig(out['passed_rps'])} req/s"
+    return f"its core ({busy})" if found["cpu_bound"] else f"not a pool or a full core ({busy})"
+
+
+def ranking(found: list[dict]) -> dict[str, list[str]]:
+    """Per setting, the settings it holds more than at the same target and delay: their capacities' intervals (the
+    run-to-run spread in them) apart; an answer of "at least L" counts from L down the spread."""
     ranked = sorted((out for out in found if interval(out) and not out.get("generator")),
                     key=lambda out: interval(out)[0], reverse=True)
     above: dict[str, list[str]] = {}
-    close: list[str] = []
     for i, high in enumerate(ranked):
         for low in ranked[i + 1:]:
-            if (high["target_p99_ms"], high["delay_ms"]) != (low["target_p99_ms"], low["delay_ms"]):
-                continue                  # capacities at different targets or delays are not ranked
-            if interval(high)[0] > interval(low)[1]:
+            same = (high["target_p99_ms"], high["delay_ms"]) == (low["target_p99_ms"], low["delay_ms"])
+            if same and interval(high)[0] > interval(low)[1]:
                 above.setdefault(capacity.label(high), []).append(capacity.label(low))
-            else:
-                close.append(f"{capacity.label(high)} and {capacity.label(low)}")
-    out = [Finding(FAMILY, f"{setting} holds more at its target than {', '.join(lows)} (capacities apart, the "
-                           "run-to-run spread in them)", chart="capacity") for setting, lows in above.items()]
-    if close:
-        out.append(Finding(FAMILY, f"Not told apart (capacities within their intervals): {'; '.join(close)}",
-                           chart="capacity"))
-    return out
+    return above
 
 
 def interval(out: dict) -> tuple[float, float] | None:

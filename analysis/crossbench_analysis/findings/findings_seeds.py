@@ -134,6 +134,9 @@ def held(family: str, points: list[dict]) -> list[Finding]:
         limit = record.get("max_connections")
         name = who(p) + (f" with maxConnections={limit}" if limit and limit < (p.get("concurrency") or 0) else "")
         good, left = split([p])
+        if not good and limit and limit < (p.get("concurrency") or 0):
+            out.append(limit_bit(family, name, p, left))
+            continue
         if not good:
             out.append(all_flagged(family, f"{name}, {p.get('concurrency')} connections held", left, "hold_limit"))
             continue
@@ -143,6 +146,23 @@ def held(family: str, points: list[dict]) -> list[Finding]:
         out.append(with_figure(Finding(family, text, chart="hold_server", cells=p["cells"]), p,
                                "rss_per_connection_kb", "KB", "server memory per connection"))
     return out
+
+
+def limit_bit(family: str, name: str, point: dict, left: list[dict]) -> Finding:
+    """A connection limit under the connections asked for: its launches are flagged (the connections past the
+    limit failed), and that failure is what the seed asks about: how many were held, and how the rest failed."""
+    records = [r for r in point["records"] if r.get("status") == "ok"]
+    peaks = sorted({int(num(r.get("connections_held_peak")) or 0) for r in records})
+    held_text = f"{sig(peaks[0])}" if len(peaks) == 1 else f"{sig(peaks[0])}-{sig(peaks[-1])}"
+    kinds: dict = {}
+    for r in records:
+        for kind, count in (r.get("errors") or {}).items():
+            kinds[kind] = kinds.get(kind, 0) + (count or 0)
+    failed = ", ".join(f"{kind} {sig(count / len(records))}" for kind, count in sorted(kinds.items()) if count)
+    text = (f"{name} held {held_text} of {sig(point.get('concurrency'))} keep-alive connections at once in "
+            f"{'all ' if len(records) > 1 else ''}{len(records)} launch{'es' if len(records) != 1 else ''}: its limit; "
+            f"the other connections' requests failed ({failed or 'none counted'} a launch).")
+    return Finding(family, text, chart="hold_limit", cells=[r["cell_id"] for r in records], left_out=left)
 
 
 def stack(point: dict) -> str:

@@ -15,7 +15,7 @@ from crossbench.figures import points as figures
 from crossbench_analysis.judge.knee_rule import Knee, c_text
 from crossbench_analysis.judge.knees import predicted_knee
 from crossbench_analysis.read.runinfo import by_default_driver, num
-from crossbench_analysis.report.tables import COLUMNS
+from crossbench_analysis.report.tables import COLUMNS, KEYS
 
 from .finding import delay_text, figure, sig, split, value, who
 from .findings_sweeps import SATURATED_PCT, counted, delay_sweeps
@@ -109,4 +109,4 @@ def pool_note(table: list[dict]) -> str:
 
 def compute(points: list[dict]) -> dict:
     table = rows(points)
-    return {"columns": list(COLUMNS), "rows": table, "note": pool_note(table)}
+    return {"columns": list(COLUMNS), "keys": list(KEYS), "rows": table, "note": pool_note(table)}

@@ -15,7 +15,7 @@ from crossbench_analysis.charts.plot import PlotResult
 from crossbench_analysis.read.runinfo import Run, get, is_failed, is_valid, num
 from crossbench_analysis.read.setting import label_of
 
-from . import noise_words, pages
+from . import noise_words, pages, tables
 
 DASH = "\u2013"
 
@@ -119,6 +119,12 @@ def machine_facts(run: Run) -> list[tuple]:
             + [(f"version: {k}", v) for k, v in versions.items()])
 
 
+def with_columns(summary: dict) -> dict:
+    """The summary with its column titles and row keys said (tables.columns), as the template reads them."""
+    titles, keys = tables.columns(summary)
+    return {**summary, "columns": titles, "keys": keys}
+
+
 OWN_KEYS = ("config", "machine", "versions", "run_id", "experiment", "started_at", "ended_at", "git_revision",
             "schema_version")
 
@@ -135,7 +141,7 @@ def write_report(run: Run, jobs: list[ChartJob], results: list[PlotResult], find
     usual = usual_loadgen(run.cells)
     html = pages.render(
         "report.html", run=run, meta=meta, jobs=jobs, results={r.name: r for r in results},
-        findings=list(findings), tfb=tfb, summary=summary or {"rows": []},
+        findings=list(findings), tfb=tfb, summary=with_columns(summary or {"rows": []}),
         noise=noise_words.header(meta, run.cells),
         counts={"cells": len(run.cells), "valid": len(run.cells) - failed - flagged, "flagged": flagged,
                 "failed": failed},

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import psutil
 
-from crossbench.loadgen.base import LoadResult
+from crossbench.loadgen.base import LATENCY_UNRECOVERABLE, LoadResult
 from crossbench.plan.cellplan import CellPlan
 from crossbench.record import metrics
 from crossbench.record import record as contract
@@ -44,7 +44,7 @@ def cell_flags(plan: CellPlan, window: dict, result: LoadResult) -> list[str]:
     (the tool's histogram could not be recovered: its reason in the driver's figures or the load result)."""
     cores = min(plan.loadgen_threads, len(plan.loadgen_cpus) or psutil.cpu_count())
     found = ["loadgen_saturated"] if metrics.loadgen_saturated(window.get("loadgen_cpu_percent"), cores) else []
-    return found + (["latency_unrecoverable"] if result.latency_method == "none" else [])
+    return found + ([LATENCY_UNRECOVERABLE] if result.latency_method == "none" else [])
 
 
 def base_record(plan: CellPlan, started: str) -> dict:

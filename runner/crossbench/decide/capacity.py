@@ -449,7 +449,7 @@ def outcome(search: Search, records: list[dict]) -> dict:
         "passed_p99_ms": passed.point["figures"].get("latency_ms.p99") if passed else None,
         "estimate": with_spread(fitted, search.spread) if fitted else None,
         "confirmation": confirmation_dict(search.confirmation) if search.confirmation else None,
-        "confirmations": [confirmation_dict(t) for t in search.confirmations],
+        "confirmations": [confirmation_dict(t) for t in search.confirmations], "confirm_s": search.spec.confirm_s,
         "spread": search.spread.as_dict(),
         "plateau": plateau(search, by_cell),
         "top_rps": search.top,

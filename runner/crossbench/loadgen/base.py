@@ -15,6 +15,7 @@ from crossbench.refusal import Refusal
 ERROR_KINDS = ("connect", "read", "write", "timeout", "non_2xx", "other")
 
 # How a result's latency figures were got (LoadResult.latency_method, the record's latency_method).
+LATENCY_UNRECOVERABLE = "latency_unrecoverable"     # the flag of a result with latency_method "none"
 LATENCY_METHODS = {
     "samples": "every request's own latency as the tool recorded it (ab's rows, oha's and k6's per-request rows, "
                "the probes')",
@@ -124,6 +125,9 @@ class LoadGenerator:
     merge: Callable[[list[tuple[str, LoadResult, float | None]]], LoadResult] | None = None
     binary: Callable[[], str | None] | None = None          # the pinned build's path (oha, k6); None: on PATH
     requests: Callable[[Path | str], list] | None = None    # one row per request (openloop.Request) from out_dir
+    # (out_dir, percents): [(percent, ms)] over the requests its record counts (a held run's window), from its raw
+    # output (the latency spectrum chart); None: the record's own percentiles are all there is
+    percentiles: Callable[..., list] | None = None
     holds_window: bool = False                              # runs a closed loop whose window is cut from its rows,
                                                             # warm-up and tail in the same process (LoadSpec.held_s)
 

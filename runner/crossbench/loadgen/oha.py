@@ -19,6 +19,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from crossbench import stats
 from crossbench.loadgen import held, merge, openloop, process
 from crossbench.loadgen.base import LoadGenerator, LoadgenError, LoadResult, LoadSpec, empty_errors, raw_path
 
@@ -159,6 +160,12 @@ def window_requests(out_dir: Path) -> list[openloop.Request]:
     return held.from_window_start([r for r in rows if held_s <= r.scheduled_s < held_s + window], held_s)
 
 
+def window_percentiles(out_dir: Path | str, percents) -> list[tuple[float, float]]:
+    """(percent, ms) over the requests the record counts (window_requests), by the suite's one percentile."""
+    values = sorted(r.latency_ms for r in window_requests(Path(out_dir)))
+    return [(p, stats.nearest_rank(values, p)) for p in percents] if values else []
+
+
 def merge_held(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult:
     """Held runs started together on several hosts, each with its share of the connections: one window cut from
     all their rows, with all their connections."""
@@ -285,4 +292,4 @@ GENERATOR = LoadGenerator(
     open_loop=True,                    # sends on a schedule (LoadSpec.rate): open-loop cells use it
     holds_window=True,                 # and closed loop, one process spanning a held window (held.py)
     on_load_hosts="build",             # hosts.sh setup --open-loop builds it on the load hosts (install-openloop.sh)
-    merge=merge_hosts, binary=binary, requests=requests)
+    merge=merge_hosts, binary=binary, requests=requests, percentiles=window_percentiles)

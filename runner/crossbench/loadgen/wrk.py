@@ -153,6 +153,16 @@ def histogram_of(result: LoadResult) -> list[tuple[int, int]]:
     return [(int(v), int(c)) for v, c in histogram]
 
 
+def histogram_percentiles(out_dir: Path | str, percents) -> list[tuple[float, float]]:
+    """(percent, ms) of the samples the requests had (the recovered histogram, parse), by wrk's rule; [] when it
+    could not be recovered."""
+    histogram = parse(out_dir).extra.get("histogram_us")
+    if not histogram:
+        return []
+    samples = [(int(v), int(c)) for v, c in histogram]
+    return [(p, percentile(samples, p) / 1000) for p in percents]
+
+
 def merge_hosts(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult:
     """Several load hosts' runs as one (GENERATOR.merge): their histograms added; when any host's histogram is
     broken (the pipelined correction: parse), only the largest max survives, as in a single run."""
@@ -237,4 +247,4 @@ def _recovered(data: dict, path: Path | None, requests: int, duration_us: int,
 GENERATOR = LoadGenerator(
     name=name, available=available, version=version, build_command=build_command, run=run, parse=parse,
     on_load_hosts="prerequisites",     # prerequisites.sh installs it on every load host (hosts.sh check asks for it)
-    merge=merge_hosts)
+    merge=merge_hosts, percentiles=histogram_percentiles)
