@@ -44,8 +44,7 @@ def row(out: dict, cores: int) -> dict:
     return {"setting": out["setting"], "max_threads": out["parallel_limit"], "delay_ms": out["delay_ms"],
             "target_p99_ms": out["target_p99_ms"], "status": out["status"], "passed_rps": out["passed_rps"],
             "failed_rps": out["failed_rps"], "ceiling_rps": out["ceiling_rps"],
-            "long_launch_rps": (out.get("confirmation") or {}).get("rate") if (out.get("confirmation") or {}).get("held")
-            else None, "long_launch_s": out.get("confirm_s"),
+            "long_launch_rps": capacity.confirmed_rps(out), "long_launch_s": out.get("confirm_s"),
             "launches": [t["n"] for t in out["trials"]], "cpu_ms_per_request": out["cost"].get("cpu_ms_per_request"),
             **capacity_models.models(out, cores)}
 

@@ -30,8 +30,7 @@ def findings(run: Run) -> list[Finding]:
 def cores(run: Run, out: dict) -> int:
     """How many cores the search's server had (its first launch's server_cpus; 1 when unrecorded)."""
     first = next((c for t in out["trials"] for c in t["cells"]), None)
-    record = next((r for r in run.cells if r.get("cell_id") == first), {})
-    return len(record.get("server_cpus") or ()) or 1
+    return len(run.cell_by_id.get(first, {}).get("server_cpus") or ()) or 1
 
 
 def bracket(out: dict) -> Finding:
@@ -49,8 +48,7 @@ def bracket(out: dict) -> Finding:
 
 def held(out: dict) -> float | None:
     """The rate to read as held: the long launch's where one held, else the highest the short launches held."""
-    check = out.get("confirmation")
-    return check["rate"] if check and check["held"] else out["passed_rps"]
+    return capacity.confirmed_rps(out) or out["passed_rps"]
 
 
 def who(out: dict) -> str:

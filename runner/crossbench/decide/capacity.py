@@ -464,6 +464,12 @@ def confirmation_dict(trial: Trial) -> dict:
     return {"rate": trial.rate, "held": trial.verdict == PASS, "why": trial.why, "cells": trial.point["cells"]}
 
 
+def confirmed_rps(out: dict) -> float | None:
+    """The rate a search's long launch held (capacity.json's outcome); None when none held or none ran."""
+    check = out.get("confirmation")
+    return check["rate"] if check and check["held"] else None
+
+
 def predicted(point: dict) -> float | None:
     """The rate the server's parallel limit allows (Little's law: limit / delay); None where waiting holds
     nothing."""
