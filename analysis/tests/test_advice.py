@@ -350,6 +350,17 @@ def test_capacity_run_beside_the_model_from_the_committed_reference(fixture_run)
     assert c["model_held_at"] == [20, 200] and c["model_missed_at"] == []
     text = advice.write(a, fixture_run)
     assert "Model and measurement disagree" not in text
+    # the event loops beside the pool: Tornado held 2,560 req/s for 60 s on its kept connections (its
+    # connection-per-request search and nginx's generator check are not loops to serve the workload with)
+    assert {row["setting"] for row in c["event_loops"]} == {"tornado", "uvicorn"}
+    assert "Yes, if your handler's wait can be written asynchronously: uvicorn held 2690 req/s on one thread, at " \
+           "or above your 400 req/s" in text
+
+
+def test_an_event_loop_that_held_less_than_the_workload_says_so(fixture_run):
+    text = advice.write(advice.advise(fixture_run, checked(5000, 50, 300), CAPACITY_REF), fixture_run)
+    assert "- Not on one process: the most an event loop held here was 2690 req/s (uvicorn), under your 5000 " \
+           "req/s" in text
 
 
 @pytest.mark.parametrize("pool, verdict", [(15, "within_held"), (20, "within_held"), (110, "within_held"),

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from analysis_markers import needs_gnuplot
 
-from crossbench.figures.points import short
+from crossbench.figures.points import fmt_interval, short
 from crossbench_analysis import analyze
 from crossbench_analysis.findings import findings
 from crossbench_analysis.read.runinfo import load_run
@@ -269,7 +269,9 @@ def test_the_quick_profiles_tomcat_knee_is_placed_where_its_grid_allows(tmp_path
     finer = sweep_run(tmp_path / "finer", {100: (1.0, 1.01, 1.02), 200: (1.01, 1.02, 1.03), 400: (2.02, 2.04, 2.06)})
     tomcat = one(found(finer), "tomcat maxThreads=200", "Knee at C=")
     assert tomcat.label == "fitted knee N" and tomcat.interval[0] < 200 < tomcat.interval[1] < 220
-    assert tomcat.sentence.startswith(f"Knee at C={tomcat.figure:.0f} [{tomcat.interval[0]:.0f}, ")
+    # to the digits the interval supports (points.fmt_interval): "C=198.1 [195.1, 201.5]"
+    shown = fmt_interval({"value": tomcat.figure, "ci95_low": tomcat.interval[0], "ci95_high": tomcat.interval[1]})
+    assert tomcat.sentence.startswith(f"Knee at C={shown}: ") and shown.startswith("198.1 [195.1, ")
     assert tomcat.n == 9
 
 

@@ -16,6 +16,16 @@ def test_exact_launches_give_back_a_and_n():
     assert not found.flat_fits and not found.bent_fits
 
 
+def test_launches_on_the_hinge_get_the_grid_step_not_a_zero_width_interval():
+    """gunicorn's 4 sync workers at 1 s in held windows (the servers reference): every launch within 0.1 % of
+    1.002 max(1, C / 4), so only one grid point passes the profile bound. The interval is then the grid points
+    around it, one step each way, never [4, 4]."""
+    launches = [(c, 1.002 * max(1, c / 4) * k) for c in (1, 2, 4, 6, 8, 16) for k in (0.9995, 1.0, 1.0005)]
+    found = hinge.fit(launches)
+    assert found.low < found.n_best < found.high
+    assert math.log(found.high / found.low) == pytest.approx(2 * hinge.GRID_STEP, rel=0.01)
+
+
 def test_the_profile_interval_of_two_concurrencies_by_hand():
     """Three launches at C=100 (1.01 e^{0, +-0.01}) and at C=400 (1.98 e^{0, +-0.01}). For 100 < N < 400,
     RSS(N) = SSPE + 1.5 D^2 with D = log(1.98 / 1.01) - log(400 / N) and SSPE = 4 x 0.01^2: the least at

@@ -187,7 +187,7 @@ def test_the_knee_record_states_the_interval_or_the_bracket():
     clear = settings_knees(knee_records({100: [1.0, 1.01, 1.02], 200: [1.01, 1.02, 1.03],
                                          400: [2.02, 2.04, 2.06]}))[0]
     assert clear.status == "fitted" and clear.knee_low < 200 < clear.knee_high < 220 and clear.bracket is None
-    assert clear.text.startswith(f"knee at C={clear.knee_concurrency:.0f} [") and clear.text.endswith("(predicted 200)")
+    assert clear.text.startswith("knee at C=198.1 [195.1, ") and clear.text.endswith("(predicted 200)")
     coarse = settings_knees(knee_records({100: [1.0, 1.01, 1.02], 400: [1.96, 1.98, 2.0]}))[0]
     assert coarse.status == "bracket" and coarse.bracket == [100, 400] and coarse.knee_low < 200 < coarse.knee_high
     single = settings_knees(knee_records({100: [1.0], 400: [2.0]}))[0]

@@ -110,9 +110,25 @@ def test_a_capacity_search_holds_its_window_on_a_pool_sized_from_littles_law():
     assert driver.planned_s(cell) == 5.0
     slow = replace(cell, rate=10.0)       # 300 requests take 30 s at 10 req/s, the longest a window runs
     assert driver.load_spec(slow, "http://127.0.0.1:1").duration_s == 30.0
-    plain = cells_of("openloop-quick")[0]     # no target: the group's concurrency, a warm-up of its own
-    assert not driver.holds(plain) and driver.pool(plain) == plain.concurrency
-    assert driver.load_spec(plain, "http://127.0.0.1:1").held_s == 0.0
+
+
+
+def test_a_fixed_rate_holds_its_window_on_a_pool_sized_at_its_delay():
+    """openloop-quick's Tomcat at 50 req/s on a 200 ms delay, no target: Little's law at the delay, 1.5 x 50 x 0.2
+    = 15 connections, the load before the window the warm-up (1 s, more than 2 ticks a connection) and a 1 s tail;
+    a cell with no delay keeps the group's concurrency; a rates = "auto" cell holds once its peak sets its rate,
+    and k6 (which cannot) runs the window after a warm-up of its own."""
+    driver = DRIVERS["open_loop"]
+    cell = next(c for c in cells_of("openloop-quick") if c.server == "tomcat" and c.rate == 50)
+    spec = driver.load_spec(cell, "http://127.0.0.1:1")
+    assert driver.holds(cell) and driver.pool(cell) == 15 and (spec.held_s, spec.tail_s) == (1.0, 1.0)
+    static = replace(cell, delay_ms=0, rate=5000.0)
+    assert driver.holds(static) and driver.pool(static) == cell.concurrency
+    auto = next(c for c in cells_of("openloop-quick") if c.rate_share is not None)
+    assert auto.rate is None and not driver.holds(auto) and driver.holds(replace(auto, rate=90.0))
+    k6 = replace(cell, loadgen="k6")
+    assert not driver.holds(k6) and driver.pool(k6) == cell.concurrency
+    assert driver.load_spec(k6, "http://127.0.0.1:1").held_s == 0.0
 
 
 def test_a_pool_too_small_for_the_target_is_refused_with_the_number_it_needs():

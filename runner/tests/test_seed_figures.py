@@ -2,6 +2,7 @@
 counting pipelined responses in a byte stream."""
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -95,6 +96,21 @@ def test_latency_stats_unsorted_input_and_few_samples():
     stats = latency_stats([10000.0, 2.0, 3.0, 1.0, 9000.0])
     assert stats == {"mean": pytest.approx(19006 / 5), "p50": 3.0, "p90": 10000.0, "p99": 10000.0, "max": 10000.0}
     assert latency_stats([]) == {k: None for k in ("mean", "p50", "p90", "p99", "max")}
+
+
+@pytest.mark.parametrize(("window_s", "interval_s", "due"), [(0.3, 0.01, 30), (0.25, 0.1, 3), (0.12, 0.04, 3)])
+def test_the_probe_sends_the_ticks_it_plans(monkeypatch, window_s, interval_s, due):
+    """Ticks 0, i, 2i, ... before the window's end: a sum of intervals that lands a hair under the end (0.01 added
+    1,200 times is 11.99999...) is not one more probe (seed000 read "1,201 of 1,200 probes")."""
+    from crossbench.clients import probe
+
+    def answered_at_once(host, port, path, timeout_s, started):
+        return probe.ProbeSample(time.perf_counter() - started, 0.0, 200, 2, "")
+
+    monkeypatch.setattr(probe, "probe_once", answered_at_once)
+    sent = probe.Probe("127.0.0.1", 1, "/now", interval_s=interval_s, lead_s=0.0, window_s=window_s, timeout_s=1.0)
+    sent.start().join()
+    assert sent.planned == due and len(sent.samples) == due
 
 
 # --- pipelined responses ---------------------------------------------------------------------------

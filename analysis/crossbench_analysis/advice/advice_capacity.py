@@ -63,7 +63,15 @@ def measured(capacity_dir: Path | Run, pool: int | None) -> dict:
     missed = [x for x in pools if x["little_where"] not in (capacity_models.INSIDE, capacity_models.UNJUDGED)]
     where = capacity_dir.path if isinstance(capacity_dir, Run) else capacity_dir
     return {"run_id": run_id, "run_dir": str(where), "rows": rows, "model_held_at": held,
-            "model_missed_at": [x["max_threads"] for x in missed], "for_pool": for_pool(pool, held, missed)}
+            "model_missed_at": [x["max_threads"] for x in missed], "for_pool": for_pool(pool, held, missed),
+            "event_loops": [row(out, cores) for out in found if is_event_loop(out)]}
+
+
+def is_event_loop(out: dict) -> bool:
+    """A search of a server that waits without a worker (no parallel limit) on its kept connections, and is not
+    Tomcat (whose virtual threads the rows hold): the event loops the advice sets beside the pool."""
+    return (out.get("server") != "tomcat" and out.get("parallel_limit") is None and bool(out.get("keepalive"))
+            and bool(out.get("delay_ms")))
 
 
 def for_pool(pool: int | None, held: list[int], missed: list[dict]) -> dict | None:

@@ -51,6 +51,7 @@ def render(a: dict) -> str:
     lines += knee_lines(a["knee_check"]) + cost_lines(a["cost"], a["max_threads"], w)
     lines += connection_lines(a["connections"], w) + virtual_lines(a["virtual_threads"], w)
     lines += capacity_lines(a.get("capacity"), a["max_threads"])
+    lines += event_loop_lines(a.get("capacity"), a["max_threads"], w)
     lines += ["## What this run could not tell", ""] + [f"- {x}" for x in a["could_not_tell"] or ["nothing noted"]]
     return "\n".join(lines) + "\n"
 
@@ -282,8 +283,8 @@ def capacity_lines(capacity: dict | None, pool: dict | None) -> list[str]:
                     f"capacity.json).", ""]
 
 
-def capacity_row(found: dict) -> str:
-    target = f"p99 <= {n(found['target_p99_ms'])} ms on a {n(found['delay_ms'])} ms hold"
+def capacity_row(found: dict, wait: str = "hold") -> str:
+    target = f"p99 <= {n(found['target_p99_ms'])} ms on a {n(found['delay_ms'])} ms {wait}"
     if found["passed_rps"] and found["failed_rps"]:
         held = f"held {n(found['passed_rps'])}-{n(found['failed_rps'])} req/s"
         if found.get("long_launch_rps"):
@@ -303,6 +304,34 @@ def capacity_row(found: dict) -> str:
     if found["cpu_share"] is not None:
         text += f"; CPU {n(100 * found['cpu_share'])} % of the server's core(s) at the rate that held"
     return text + "."
+
+
+def event_loop_lines(capacity: dict | None, pool: dict | None, w: dict | None) -> list[str]:
+    """The capacity run's event loops beside the pool: what each held on its one thread, and whether it would carry
+    the stated workload with less (if the handler's wait is asynchronous)."""
+    loops = (capacity or {}).get("event_loops") or []
+    if not loops:
+        return []
+    lines = ["## Would an event loop serve it with less?", ""]
+    for found in loops:
+        lines.append(f"- {capacity_row(found, wait='wait')}")
+    if w and pool:
+        best = max(loops, key=held_rps)
+        if held_rps(best) >= w["rate"]:
+            lines.append(f"- Yes, if your handler's wait can be written asynchronously: {best['setting']} held "
+                         f"{n(held_rps(best))} req/s on one thread, at or above your {n(w['rate'])} req/s, where "
+                         f"the pool needs {pool['value']} threads. An event loop holds no thread while a request "
+                         "waits, so its capacity is its CPU per request, not the holding time; a handler that "
+                         "blocks stops the whole loop (seed000, docs/methods.md).")
+        else:
+            lines.append(f"- Not on one process: the most an event loop held here was {n(held_rps(best))} req/s "
+                         f"({best['setting']}), under your {n(w['rate'])} req/s; more processes or cores would.")
+    return lines + [""]
+
+
+def held_rps(found: dict) -> float:
+    """The rate a capacity search showed a setting to hold: its long launch's, else its bracket's lower end."""
+    return found.get("long_launch_rps") or found.get("passed_rps") or 0.0
 
 
 def model_verdict(capacity: dict, pool: dict | None) -> list[str]:

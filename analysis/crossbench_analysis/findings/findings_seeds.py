@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from crossbench.endpoints import SEED004
+from crossbench.figures.points import fmt_interval
 from crossbench_analysis.charts.hold import KIND as HOLD_KIND
 from crossbench_analysis.charts.seed004 import stack_label, table_groups
 from crossbench_analysis.charts.seeds import AB_KIND, HOL_KIND, PIPELINED_KIND
@@ -57,7 +58,7 @@ def sync_async(family: str, points: list[dict], chart: str = "seed000_ab") -> li
         sync, nosync = ends["/delay/sync"], ends["/delay/async"]
         ratio, test = value(nosync, "rps") / value(sync, "rps"), comparison(sync, nosync, "rps")
         c, d = num(sync.get("concurrency")), num(sync.get("delay_ms"))
-        text = (f"{sig(ratio, 2)} times{ratio_interval(test)}: {name}'s /delay/async against its /delay/sync under "
+        text = (f"{times_text(ratio, test)}: {name}'s /delay/async against its /delay/sync under "
                 f"ab -c {c:g} at {delay_text(sync)} ({sig(value(nosync, 'rps'))} against {sig(value(sync, 'rps'))} "
                 f"req/s); {blocking_verdict(test)}." + left_note(left))
         out.append(with_figure(Finding(family, text, chart=chart, cells=cells_of([sync, nosync]), left_out=left,
@@ -77,10 +78,15 @@ def head_of_line(family: str, points: list[dict], chart: str = "seed000_hol") ->
             out.append(all_flagged(family, what, left, chart))
             continue
         sent, planned = value(p, "probes_sent"), value(p, "probes_planned")
-        text = f"{what}: {sig(sent, 2)} of {sig(planned, 2)} probes were answered."
+        text = f"{what}: {count_text(sent)} of {count_text(planned)} probes were answered."
         out.append(with_figure(Finding(family, text, chart=chart, cells=p["cells"]), p, "latency_ms.p99", "ms",
                                "probe p99"))
     return out
+
+
+def count_text(mean: float) -> str:
+    """A count over launches: "1,200" when they agree on a whole number, else its mean ("5.3")."""
+    return f"{mean:,.0f}" if float(mean).is_integer() else sig(mean, 2)
 
 
 LOOP_HELD = 2.0     # async over sync past this: the blocking handler serialised the loop (one at a time)
@@ -93,11 +99,12 @@ def blocking_verdict(test) -> str:
                             "the blocking handler costs it little", "either way")
 
 
-def ratio_interval(test) -> str:
-    """' [95 %: 2.9, 3.6]' after a ratio of two points, or ' (indicative: fewer than 3 launches a point)'."""
+def times_text(ratio: float, test) -> str:
+    """A ratio of two points in the suite's one notation, to the digits its 95 % interval supports ("33.03 [32.95,
+    33.10] times"), or "3.1 times (indicative)" when a point has fewer than 3 launches."""
     if test is None or test.low is None:
-        return " (indicative)"
-    return f" [{sig(test.low, 2)}, {sig(test.high, 2)}]"
+        return f"{sig(ratio, 2)} times (indicative)"
+    return fmt_interval({"value": ratio, "ci95_low": test.low, "ci95_high": test.high}, "times")
 
 
 def by_rps(family: str, pts: list[dict], what: str, chart: str) -> tuple[list[dict], list[dict], list[Finding]]:
@@ -223,7 +230,7 @@ def pools(family: str, points: list[dict], chart: str = "seed004_pool_waiting") 
         small, large = sized[0], sized[-1]
         n_small, n_large = (int(num(p["records"][0]["db_connections_total"])) for p in (small, large))
         gain, test = value(large, "rps") / value(small, "rps"), comparison(small, large, "rps")
-        text = (f"{sig(gain, 2)} times{ratio_interval(test)}: {name} on /db/slow with {n_large} pooled connections "
+        text = (f"{times_text(gain, test)}: {name} on /db/slow with {n_large} pooled connections "
                 f"against {n_small} ({sig(value(small, 'rps'))} req/s); {pool_verdict(test)}." + left_note(left))
         out.append(with_figure(Finding(family, text, chart=chart, cells=cells_of([small, large]), left_out=left,
                                        leads=True), large, "rps", "req/s", f"{name}, pool {n_large}"))

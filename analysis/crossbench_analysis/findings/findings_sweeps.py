@@ -11,7 +11,7 @@ from crossbench.endpoints import family, is_static
 from crossbench.figures.points import fmt_interval
 from crossbench_analysis.charts.maxthreads import sweep_cells
 from crossbench_analysis.judge import hinge
-from crossbench_analysis.judge.knee_rule import Knee, c_text, figure_launches, judge
+from crossbench_analysis.judge.knee_rule import Knee, c_text, figure_launches, fitted_c_text, judge
 from crossbench_analysis.judge.knees import predicted_knee
 from crossbench_analysis.read.runinfo import by_default_driver, num, offered_rate
 from crossbench_analysis.read.setting import pool_size, sweeps_pool
@@ -106,7 +106,7 @@ def resolution(name: str, knee: Knee, ratio: str, point: dict) -> str:
     fit, short = knee.fit, ratio.replace("_", " ")
     at = f"{both_ratios(point, ratio)} at C={num(point.get('concurrency')):g}"
     if knee.status == "fitted":
-        return (f"Knee at C={c_text(knee.concurrency)} [{c_text(knee.low)}, {c_text(knee.high)}]: {name} bends "
+        return (f"Knee at {fitted_c_text(knee)}: {name} bends "
                 f"there, its {short} growing as C / N past it")
     if knee.status == "bracket":
         return f"Knee between C={knee.bracket[0]:g} and C={knee.bracket[1]:g}: {name} bends there"

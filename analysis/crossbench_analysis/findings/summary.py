@@ -12,7 +12,7 @@ from collections import defaultdict
 
 from crossbench.endpoints import is_static
 from crossbench.figures import points as figures
-from crossbench_analysis.judge.knee_rule import Knee, c_text
+from crossbench_analysis.judge.knee_rule import Knee, fitted_c_text
 from crossbench_analysis.judge.knees import predicted_knee
 from crossbench_analysis.read.runinfo import by_default_driver, num
 from crossbench_analysis.report.tables import COLUMNS, KEYS
@@ -60,7 +60,7 @@ def row(good: list[dict], workload: str, bends: str) -> dict:
 def bend_text(knee: Knee) -> str:
     """The knee as the table says it: 'C=204 [196, 212]', 'C 100-400', 'not up to C=1000'."""
     if knee.status == "fitted":
-        return f"C={c_text(knee.concurrency)} [{c_text(knee.low)}, {c_text(knee.high)}]"
+        return fitted_c_text(knee)
     if knee.status == "bracket":
         return f"C {knee.bracket[0]:g}-{knee.bracket[1]:g}"
     if knee.status == "not_reached":

@@ -84,8 +84,11 @@ def interval(grid, rss, rss_min: float, n: int, confidence: float) -> tuple[floa
         return None, None
     from scipy.stats import f  # imported here: scipy takes ~0.3 s to import
     bound = rss_min * (1 + float(f.ppf(confidence, 1, n - 2)) / (n - 2))
-    inside = grid[rss <= bound + 1e-12 * max(1.0, rss_min)]   # exact data: the float noise of a zero RSS
-    return float(inside.min()), float(inside.max())
+    within = rss <= bound + 1e-12 * max(1.0, rss_min)        # exact data: the float noise of a zero RSS
+    first, last = int(within.argmax()), len(within) - 1 - int(within[::-1].argmax())
+    if first == last:       # narrower than the grid (launches on the hinge): it lies within the neighbours
+        first, last = max(0, first - 1), min(len(grid) - 1, last + 1)
+    return float(grid[first]), float(grid[last])
 
 
 def lack_of_fit(x, residuals, n: int) -> tuple[float | None, float]:

@@ -28,6 +28,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from crossbench.figures.points import fmt_interval
+
 from . import hinge
 
 MARGIN = 1.1
@@ -58,7 +60,7 @@ class Knee:
         """The knee in words, without the prediction: 'knee at C=204 [196, 212]', 'between C=100 and C=400'."""
         fit = self.fit
         if self.status == "fitted":
-            return f"knee at C={c_text(self.concurrency)} [{c_text(self.low)}, {c_text(self.high)}]"
+            return f"knee at {fitted_c_text(self)}"
         if self.status == "bracket":
             return f"between C={self.bracket[0]:g} and C={self.bracket[1]:g}"
         if self.status == "not_reached":
@@ -91,6 +93,12 @@ class Knee:
 def c_text(c: float) -> str:
     """A fitted concurrency as a reader quotes it: whole from 100 up, three significant figures under."""
     return f"{c:.0f}" if c >= 100 else f"{c:.3g}"
+
+
+def fitted_c_text(knee) -> str:
+    """A fitted knee and its interval in the suite's one notation, to the digits the interval supports: 'C=204
+    [196, 212]', 'C=4.002 [4.000, 4.004]' (gunicorn's 4 workers, whose launches sit on the hinge)."""
+    return "C=" + fmt_interval({"value": knee.concurrency, "ci95_low": knee.low, "ci95_high": knee.high})
 
 
 def judge(launches: list[tuple[float, float]]) -> Knee:

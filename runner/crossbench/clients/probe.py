@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import http.client
+import math
 import threading
 import time
 from dataclasses import astuple, dataclass, fields
@@ -22,6 +23,11 @@ LATENCY_SOURCE = (
     "the last body byte (time.perf_counter in the runner, on the load generator's core); percentiles by "
     "nearest rank over the probes. Sequential: a probe that waits N seconds holds back the next one, so a "
     "long stall yields one slow sample, not N / interval of them (probes_planned says how many were due).")
+
+
+# A tick this share of an interval before the window's end is at its end: 0.01 added 1,200 times is 11.99999...,
+# which is not a 1,201st probe of a 12 s window (seed000 read "1,201 of 1,200 probes")
+TICK_SLACK = 1e-6
 
 
 @dataclass(frozen=True)
@@ -72,7 +78,8 @@ class Probe:
 
     @property
     def planned(self) -> int:
-        return int(self.window_s / self.interval_s)
+        """The ticks due inside the window, 0, i, 2i, ... before its end (the send loop's own rule, TICK_SLACK)."""
+        return math.ceil(self.window_s / self.interval_s - TICK_SLACK)
 
     def start(self) -> "Probe":
         self._thread.start()
@@ -90,7 +97,7 @@ class Probe:
         started = time.perf_counter()
         self.t0 = time.time()
         due = 0.0
-        while not self._stop.is_set() and due < self.window_s:
+        while not self._stop.is_set() and due < self.window_s - TICK_SLACK * self.interval_s:
             wait = due - (time.perf_counter() - started)
             if wait > 0 and self._stop.wait(wait):
                 break

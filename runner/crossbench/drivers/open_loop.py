@@ -3,14 +3,17 @@ server does, latency counted from each request's scheduled send time (no coordin
 `concurrency` is the most requests the generator may hold in flight (oha -c); a request that waits for one
 still counts its wait. Warm-up: the same rate with the delay cut short.
 
-A capacity search's cell (its p99 target in CellPlan.target_ms) on the generator that holds windows is one process
-instead, at its own rate and delay: load before the window, the window, a tail (loadgen/held.py), the window being
-the requests the schedule fired inside it. Its connections are a keep-alive pool sized from Little's law at the
-target (POOL_TARGETS x rate x target, at most the group's concurrency), each opened by its first tick in the load
-before the window, so the window's requests reuse them, as a service's client pool would, and a request that waits
-for a free one counts the wait. (Before: a separate warm-up process closed its connections as the window opened, and
-oha's rate mode opens a connection per task on first use, so with -c 2000 every request of a 4 s window at 476 req/s
-came on a new connection.) The machine accepting connections inside such a window is flagged connections_in_window.
+On the generator that holds windows (oha) a cell is one process instead, at its own rate and delay: load before the
+window, the window, a tail (loadgen/held.py), the window being the requests the schedule fired inside it. Its
+connections are a keep-alive pool sized from Little's law at the latency it expects (POOL_TARGETS x rate x latency,
+at most the group's concurrency): a capacity search's p99 target (CellPlan.target_ms), else the cell's delay; a cell
+with no delay keeps the group's concurrency. Each is opened by its first tick in the load before the window, so the
+window's requests reuse them, as a service's client pool would, and a request that waits for a free one counts the
+wait. (Before: a separate warm-up process closed its connections as the window opened, and oha's rate mode opens a
+connection per task on first use, so with -c 2000 every request of a 4 s window at 476 req/s came on a new
+connection; and the window ended where oha stopped, its last requests answered together after it, dropped
+connections and all: docs/results/capacity/stall.) The machine accepting connections inside such a window is
+flagged connections_in_window.
 
 Flags of its own: `unsustainable` (the server did not keep up: achieved below 95% of the offered rate, or
 latency rising through the window) and `loadgen_saturated` (the generator fell behind its own schedule).
@@ -30,20 +33,30 @@ from .closed_loop import WARMUP_DELAY_MS
 SUSTAINED_SHARE = 0.95        # achieved / offered below this: the server did not keep up
 RISE_SHARE = 0.5              # latency rising over the window by more than this share of the median ...
 RISE_FLOOR_MS = 10.0          # ... and by more than this: a queue that grows, not noise
-# A held window's pool: this many times the requests in flight at the target (Little's law: rate x target), so that
-# a server holding the target rarely makes a request wait for a connection, and one past it makes them wait (counted)
+# A held window's pool: this many times the requests in flight at the latency expected (Little's law: rate x target
+# or delay), so that a server holding it rarely makes a request wait for a connection, and one past it makes them
+# wait (counted)
 POOL_TARGETS = 1.5
 POOL_TURNS = 2.0              # load before the window: at least this many ticks per pool connection (each opens one)
-TAIL_TARGETS = 2.0            # after it: the window's last requests answered under load, if the target holds
+TAIL_TARGETS = 2.0            # after it: the window's last requests answered under load, if the latency holds
 MIN_TAIL_S = 1.0
 MIN_WINDOW_REQUESTS = 300     # a held window long enough for its p99 to be the 3rd slowest of its requests ...
 MAX_WINDOW_S = 30.0           # ... up to this long (at 10 req/s and under)
 
 
 def holds_window(plan) -> bool:
-    """A capacity search's cell on the generator that holds windows (module docstring)."""
+    """A cell at a known rate on the generator that holds windows (module docstring); a rates = "auto" cell once
+    its peak has set its rate."""
     adapter = loadgen.ADAPTERS.get(plan.loadgen)
-    return adapter is not None and adapter.holds_window and plan.rate is not None and plan.target_ms is not None
+    return adapter is not None and adapter.holds_window and plan.rate is not None
+
+
+def expected_latency_ms(plan) -> float | None:
+    """The latency a held window's pool is sized for: a capacity search's target, else the cell's delay; None for a
+    cell with no delay (its pool is the group's concurrency)."""
+    if plan.target_ms is not None:
+        return plan.target_ms
+    return float(plan.delay_ms) if plan.delay_ms > 0 else None
 
 
 def little_need(rate: float, target_ms: float) -> int:
@@ -53,9 +66,10 @@ def little_need(rate: float, target_ms: float) -> int:
 
 def pool_size(plan) -> int:
     """The connections a cell may hold open at once (oha -c): a held window's pool, else the group's concurrency."""
-    if not holds_window(plan):
+    latency = expected_latency_ms(plan)
+    if not holds_window(plan) or latency is None:
         return plan.concurrency
-    return min(plan.concurrency, max(1, math.ceil(POOL_TARGETS * plan.rate * plan.target_ms / 1000)))
+    return min(plan.concurrency, max(1, math.ceil(POOL_TARGETS * plan.rate * latency / 1000)))
 
 
 def window_s(plan) -> float:
@@ -68,7 +82,7 @@ def window_s(plan) -> float:
 def held_times(plan) -> tuple[float, float]:
     """A held window's load before it (the warm-up, and long enough to open the pool) and after it, seconds."""
     return (max(plan.warmup_s, POOL_TURNS * pool_size(plan) / plan.rate),
-            max(MIN_TAIL_S, TAIL_TARGETS * plan.target_ms / 1000))
+            max(MIN_TAIL_S, TAIL_TARGETS * (expected_latency_ms(plan) or 0.0) / 1000))
 
 
 def load_spec(plan, base_url: str, *, warmup: bool = False) -> LoadSpec:
@@ -134,9 +148,9 @@ class OpenLoop(GeneratorDriver):
                            "(the highest with 5 lags above it, at most p99: loadgen/openloop.py lag_figures)",
         "loadgen_behind_schedule": "why the generator could not keep its schedule (flag loadgen_saturated)",
         "never_sent": "scheduled requests still waiting for a connection when the window ended",
-        "pool_connections": "the most connections the generator held open (oha -c): a capacity search's held "
-                            "window sizes it from Little's law at the target (drivers/open_loop.py), else the "
-                            "group's concurrency",
+        "pool_connections": "the most connections the generator held open (oha -c): a held window sizes it from "
+                            "Little's law at a capacity search's target or the cell's delay (drivers/open_loop.py), "
+                            "else the group's concurrency",
         **record.common("latency_ratio", "rps_method", "held_window"),
     }
 

@@ -82,9 +82,11 @@ def held_note(cells: list[CellPlan]) -> str:
         notes.append(f"{len(closed)} delayed cells held by {closed[0].loadgen}: one process each, {span(closed)} of "
                      f"load, the window opening once the queue has settled{warning}")
     if offered:
-        notes.append(f"{len(offered)} capacity launches held by {offered[0].loadgen}: one process each at its rate, "
-                     f"{span(offered)} of load, the window opening on the running load (a kept-alive pool opened "
-                     "before it)")
+        later = sum(c.rate_share is not None for c in cells)
+        auto = f", and {later} more once their peak sets their rate" if later else ""
+        notes.append(f"{len(offered)} open-loop cells held by {offered[0].loadgen}{auto}: one process each at its "
+                     f"rate, {span(offered)} of load, the window opening on the running load (a pool of connections "
+                     "opened before it)")
     return f" ({'; '.join(notes)})" if notes else ""
 
 
