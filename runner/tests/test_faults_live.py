@@ -129,7 +129,9 @@ def test_a_load_generator_gone_mid_run_stops_it_and_resume_finishes_it(tmp_path,
     link.symlink_to(real)
     env = {**os.environ, "CROSSBENCH_TOOLS": str(tools)}
     out = tmp_path / "run"
-    done, kept = stop_midway(out, link.unlink, "--loadgen", "oha", "--rates", "20", env=env)
+    # 150 req/s: a held open-loop window's 300 requests (drivers/open_loop.MIN_WINDOW_REQUESTS) fit in the 2 s
+    # window; 20 req/s stretched each of the three to 15 s (54 s in CI for this test, 15 s before)
+    done, kept = stop_midway(out, link.unlink, "--loadgen", "oha", "--rates", "150", env=env)
     last = assert_stopped_cleanly(done, kept, out, "oha")
     assert "put it back" in last, last
     report_figure("tool gone: " + last)
