@@ -45,6 +45,7 @@ def row(out: dict, cores: int) -> dict:
             "target_p99_ms": out["target_p99_ms"], "status": out["status"], "passed_rps": out["passed_rps"],
             "failed_rps": out["failed_rps"], "ceiling_rps": out["ceiling_rps"],
             "long_launch_rps": capacity.confirmed_rps(out), "long_launch_s": out.get("confirm_s"),
+            "held_rps": capacity.held_rps(out),
             "launches": [t["n"] for t in out["trials"]], "cpu_ms_per_request": out["cost"].get("cpu_ms_per_request"),
             **capacity_models.models(out, cores)}
 

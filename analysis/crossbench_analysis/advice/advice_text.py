@@ -316,22 +316,17 @@ def event_loop_lines(capacity: dict | None, pool: dict | None, w: dict | None) -
     for found in loops:
         lines.append(f"- {capacity_row(found, wait='wait')}")
     if w and pool:
-        best = max(loops, key=held_rps)
-        if held_rps(best) >= w["rate"]:
+        best = max(loops, key=lambda x: x["held_rps"] or 0.0)
+        if (best["held_rps"] or 0.0) >= w["rate"]:
             lines.append(f"- Yes, if your handler's wait can be written asynchronously: {best['setting']} held "
-                         f"{n(held_rps(best))} req/s on one thread, at or above your {n(w['rate'])} req/s, where "
+                         f"{n(best['held_rps'])} req/s on one thread, at or above your {n(w['rate'])} req/s, where "
                          f"the pool needs {pool['value']} threads. An event loop holds no thread while a request "
                          "waits, so its capacity is its CPU per request, not the holding time; a handler that "
                          "blocks stops the whole loop (seed000, docs/methods.md).")
         else:
-            lines.append(f"- Not on one process: the most an event loop held here was {n(held_rps(best))} req/s "
+            lines.append(f"- Not on one process: the most an event loop held here was {n(best['held_rps'])} req/s "
                          f"({best['setting']}), under your {n(w['rate'])} req/s; more processes or cores would.")
     return lines + [""]
-
-
-def held_rps(found: dict) -> float:
-    """The rate a capacity search showed a setting to hold: its long launch's, else its bracket's lower end."""
-    return found.get("long_launch_rps") or found.get("passed_rps") or 0.0
 
 
 def model_verdict(capacity: dict, pool: dict | None) -> list[str]:

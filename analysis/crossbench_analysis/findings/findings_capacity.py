@@ -37,18 +37,13 @@ def bracket(out: dict) -> Finding:
     finding = Finding(FAMILY, short(out), label="held", unit="req/s", chart="capacity", leads=True,
                       cells=[c for t in out["trials"] for c in t["cells"]], detail=detail(out))
     if out["passed_rps"]:
-        finding.figure = held(out)
+        finding.figure = capacity.held_rps(out)
         finding.basis = f"bracket {sig(out['passed_rps'])}-{sig(out['failed_rps'])} req/s" if out["failed_rps"] \
             else out["status"]
         check = out.get("confirmation")
         if check:
             finding.basis = f"{'confirmed' if check['held'] else 'not confirmed'} by a long launch; {finding.basis}"
     return finding
-
-
-def held(out: dict) -> float | None:
-    """The rate to read as held: the long launch's where one held, else the highest the short launches held."""
-    return capacity.confirmed_rps(out) or out["passed_rps"]
 
 
 def who(out: dict) -> str:
@@ -71,7 +66,7 @@ def short(out: dict) -> str:
         return (f"{who(out)}: p99 {flat['p99_ms'][0]:.0f}-{flat['p99_ms'][1]:.0f} ms from {sig(flat['from_rps'])} "
                 f"to {sig(flat['to_rps'])} req/s: a tail that does not grow with the rate, not a capacity, sets the "
                 f"{out['target_p99_ms']:g} ms target")
-    text = f"{who(out)}: holds {sig(held(out))} req/s at {target}{long_words(out)}"
+    text = f"{who(out)}: holds {sig(capacity.held_rps(out))} req/s at {target}{long_words(out)}"
     if high is None:
         top = out.get("top_rps") or low
         return text + (f"; no failure up to {sig(top)} req/s" if top > low else "")
@@ -121,7 +116,7 @@ def summary(run: Run) -> dict:
 def row(out: dict, server_cores: int, below: list[str]) -> dict:
     fitted = out.get("estimate")
     return {"setting": capacity.label(out), "workload": workload(out),
-            "holds": sig(held(out)) if out["passed_rps"] else "none", "bracket": bracket_text(out),
+            "holds": sig(capacity.held_rps(out)) if out["passed_rps"] else "none", "bracket": bracket_text(out),
             "capacity": points.fmt_interval(fitted) if fitted else "n/a",
             "long_launch": long_launch(out), "limited_by": limited_by(out, server_cores),
             "above": ", ".join(below) or "-"}

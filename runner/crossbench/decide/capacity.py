@@ -470,6 +470,11 @@ def confirmed_rps(out: dict) -> float | None:
     return check["rate"] if check and check["held"] else None
 
 
+def held_rps(out: dict) -> float | None:
+    """The rate to read as held: the long launch's where one held, else the highest the short launches held."""
+    return confirmed_rps(out) or out.get("passed_rps")
+
+
 def predicted(point: dict) -> float | None:
     """The rate the server's parallel limit allows (Little's law: limit / delay); None where waiting holds
     nothing."""
