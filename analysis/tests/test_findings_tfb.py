@@ -46,7 +46,7 @@ def test_each_stack_at_its_best_level_ranked_with_ratios_and_ties(tmp_path):
                                        "(/json) of 3 stacks at their best levels; not told apart from uvicorn x2 ")
     assert len(finding.sentence) <= 200 and finding.leads
     assert "tomcat maxThreads=200 at C=64: 12,199 req/s" in finding.detail
-    assert "uvicorn x2 at C=64: 12,198 req/s (x1.00, not told apart: 1.000 [0.951, 1.05])" in finding.detail
+    assert "uvicorn x2 at C=64: 12,198 req/s (x1.00, not told apart: 1.00 [0.95, 1.05])" in finding.detail
     assert "tornado at C=64: 3,250 req/s (x0.27)" in finding.detail and "untested" in finding.detail
     assert finding.figure == pytest.approx(12199, abs=1) and finding.interval and finding.chart == "tfb_rps"
     assert set(finding.cells) >= {"json-tomcat-p1-json-c64-d0-r1", "json-tomcat-p1-json-c64-d0-r2"}

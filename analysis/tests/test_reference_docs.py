@@ -1,6 +1,7 @@
 """Every figure of the measured sections of the README and docs/ traces to a committed reference result: each section
 is what crossbench_analysis.report.reference renders from docs/results, and this fails when the two disagree (a figure
 typed by hand, a result changed without its document)."""
+import json
 from pathlib import Path
 
 from crossbench_analysis.report import reference
@@ -31,3 +32,20 @@ def test_a_figure_typed_by_hand_is_caught(tmp_path):
     doc.write_text(text[:start] + text[start:].replace(" launches in all", " launches in all (about)", 1))
     assert not reference.update(doc, RESULTS, check=True)
     assert reference.update(doc, RESULTS) and reference.update(doc, RESULTS, check=True)
+
+
+def test_aa_within_is_said_with_its_counts_and_each_points_ratio(tmp_path):
+    tally = {"points": 6, "aa_changed": 1, "aa_cannot_tell": 0, "planted_found": 5}
+    point = {"run": "r", "point_id": "static-tornado-static_mix-c10-d0", "figure": "rps", "pairs": 12,
+             "aa_ratio": 1.0123, "aa_low": 0.9871, "aa_high": 1.0381, "aa_verdict": "inconclusive",
+             "planted_verdict": "slower", "welch_planted_verdict": "inconclusive"}
+    (tmp_path / reference.AA_WITHIN).write_text(json.dumps(
+        {"runs": ["r"], "plant": 0.1, "within": True, "tests": {"paired": tally, "welch": {**tally, "planted_found": 2}},
+         "points": [point]}))
+    lines = reference.within_lines(tmp_path)
+    assert "- paired t on the logs (compare --within): A/A called a change at 1 of 6 points, could not tell at 0; " \
+           "the planted slowdown found at 5 of 6." in lines
+    assert any(line.startswith("- Welch's t") and "found at 2 of 6" in line for line in lines)
+    assert "- static-tornado-static_mix-c10-d0 (rps, 12 pairs): even / odd rounds 1.012 [0.987, 1.038], inconclusive; " \
+           "planted: slower (Welch: inconclusive)." in lines
+    assert reference.within_lines(tmp_path / "none") == []

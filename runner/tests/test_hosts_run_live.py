@@ -1,5 +1,5 @@
 """run_all.sh --hosts with roles on hosts of their own: network namespaces running sshd (tests/netns_hosts.py).
-The cells must read as a single-host run's do, several load hosts must merge into one cell (wrk, oha, ab, seed
+The cells must read what a single-host run reads, several load hosts must merge into one cell (wrk, oha, ab, seed
 000's background), every role may have its own host, the setup must copy the checkout there, and a lost SSH
 connection or Ctrl-C must leave nothing running on any host."""
 from __future__ import annotations
@@ -62,22 +62,23 @@ def test_a_lost_ssh_connection_fails_the_cell_and_leaves_nothing_behind(lab, tmp
     assert not [p for p in psutil.process_iter(["cmdline"]) if "tether.py" in " ".join(p.info["cmdline"] or [])]
 
 
-def test_the_quick_experiment_with_server_and_load_on_hosts_of_their_own_reads_as_here(tmp_path, report_figure):
+def test_the_quick_experiment_with_server_and_load_on_hosts_of_their_own_reads_the_delay(tmp_path, report_figure):
+    """The delayed cells read what the delay makes, as a run on one host does: 40 clients on Tomcat's 200 threads
+    or Tornado's loop wait one 250 ms each (latency ratio 1.0 plus the server's own cost; on one host CI read
+    1.004-1.009 for Tomcat and 1.024-1.039 for Tornado, away 1.004-1.008 and 1.018-1.026). The truth, not a second
+    run here, is the reference: that run cost 40 s of the test command and its figures only matched these."""
     with lab_or_skip(["server", "load1", "load2"]) as lab:
         hosts = lab.hosts_file({"server": "server", "loadgen": ["load1", "load2"]})
-        cells = ["--experiment", "quick", "--concurrency", "40", "--duration", "5", "--warmup", "1", "--repetitions",
-                 "1", "--no-analysis"]
-        runs = {}
-        for name, extra in (("here", []), ("away", ["--hosts", str(hosts)])):
-            out = tmp_path / name
-            done = subprocess.run([str(paths.RUNNER / "run_all.sh"), *cells, "--out", str(out), *extra],
-                                  capture_output=True, text=True, timeout=240)
-            assert done.returncode == 0, done.stderr[-2000:]
-            runs[name] = {r["cell_id"]: r for r in records(out)}
+        out = tmp_path / "away"
+        done = subprocess.run([str(paths.RUNNER / "run_all.sh"), "--experiment", "quick", "--concurrency", "40",
+                               "--duration", "5", "--warmup", "1", "--repetitions", "1", "--no-analysis",
+                               "--out", str(out), "--hosts", str(hosts)],
+                              capture_output=True, text=True, timeout=240)
+        assert done.returncode == 0, done.stderr[-2000:]
+        runs = {"away": {r["cell_id"]: r for r in records(out)}}
         assert not busy(lab.hosts["server"].namespace), "left running on the server host"
-    assert runs["here"].keys() == runs["away"].keys() and len(runs["away"]) == 4      # static and delay, 2 servers
+    assert len(runs["away"]) == 4 and {r["server"] for r in runs["away"].values()} == {"tomcat", "tornado"}
     for cell_id, away in runs["away"].items():
-        here = runs["here"][cell_id]
         assert away["status"] == "ok" and away["error_total"] == 0, away.get("error")
         assert away["samples"] >= 15 and away["threads_peak"] >= 1 and away["rss_peak_mb"] > 10, away
         server_url = f"http://{lab.hosts['server'].address}:"
@@ -87,12 +88,13 @@ def test_the_quick_experiment_with_server_and_load_on_hosts_of_their_own_reads_a
         assert away["requests"] == sum(h["requests"] for h in per_host) and all(h["requests"] for h in per_host)
         assert all(h["cpu_percent"] is not None and -5 < h["start_late_ms"] < 200 for h in per_host), per_host
         if away["delay_ms"]:        # not the efficiency ratio: a 5 s window takes or misses its last answers by
-            # chance (CI read 1.106 here and 1.056 away for one cell); the latency ratio has no such edge
-            assert away["latency_ratio"] == pytest.approx(here["latency_ratio"], rel=0.03), cell_id
+            # chance (CI read 1.106 and 1.056 for one cell); the latency ratio has no such edge
+            assert 1.0 <= away["latency_ratio"] < 1.06, (cell_id, away["latency_ratio"])
+        else:
+            assert away["rps"] > 100 and away["in_flight"] <= 40 * 1.02, away
         report_figure(f"server on its own host: {cell_id} " + (
-            f"latency ratio {here['latency_ratio']:.3f} here, {away['latency_ratio']:.3f} away" if away["delay_ms"]
-            else f"{here['rps']:.0f} req/s here, {away['rps']:.0f} away") +
-            f"; threads peak {here['threads_peak']} / {away['threads_peak']}")
+            f"latency ratio {away['latency_ratio']:.3f}" if away["delay_ms"] else f"{away['rps']:.0f} req/s") +
+            f"; threads peak {away['threads_peak']}")
     jfr = [cell_id for cell_id in runs["away"] if (tmp_path / "away" / "cells" / cell_id / "tomcat.jfr").is_file()]
     assert len(jfr) == 2 and all("tomcat" in cell_id for cell_id in jfr)   # Tomcat's recordings came back
     blocking = runs["away"][next(cell_id for cell_id in jfr if "delay" in cell_id)]    # the JVM probe, on its host

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from crossbench.servers import PLUGINS
 from crossbench_analysis.read.runinfo import num, server_rank
+from crossbench_analysis.read.setting import setting, setting_order
 
 # Colours: one family of shades per server, so a server looks the same in every chart and five stay apart; each
 # plug-in names its own (ServerPlugin.palette); a server without one gets these.
@@ -47,8 +48,10 @@ class Series:
 def series_of(cells: list[dict], panel_of) -> tuple[list[Series], dict[str, Series]]:
     """Labels the cells' series: the server, plus each setting that varies among that server's cells within a
     panel (endpoint, executor, maxThreads, ...; the endpoint then for every server), plus the group when
-    nothing else tells two cells apart. Series are ordered by server, then by the run order of their first
-    cell (so the experiment's main pairing comes first); panel_style colours them."""
+    nothing else tells two cells apart. Series are ordered by server, then by setting in reading order
+    ('maxThreads=20' before 'maxThreads=50' before 'virtual', as the maxthreads charts order them, so a setting
+    keeps its shade from chart to chart and run to run), then by the run order of their first cell (so the
+    experiment's main pairing comes first); panel_style colours them."""
     varying: dict = {server: [] for server in {c.get("server") for c in cells}}
     for server in varying:
         for f, show in label_fields(server):
@@ -81,8 +84,8 @@ def series_of(cells: list[dict], panel_of) -> tuple[list[Series], dict[str, Seri
     for position, c in enumerate(sorted(cells, key=lambda c: (num(c.get("index")) or 0))):
         text = label(c, with_group)
         if text not in by_label:
-            by_label[text] = Series(text, c.get("server"), (server_rank(c.get("server")),
-                                                            str(c.get("server")), position))
+            by_label[text] = Series(text, c.get("server"), (server_rank(c.get("server")), str(c.get("server")),
+                                                            setting_order(setting(c)), position))
         of_cell[c["cell_id"]] = by_label[text]
     return sorted(by_label.values(), key=lambda s: s.sort), of_cell
 

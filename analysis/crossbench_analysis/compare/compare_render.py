@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from crossbench.figures.points import fmt_interval
 from crossbench_analysis.charts import plot
 from crossbench_analysis.charts.kit import ChartJob
 from crossbench_analysis.charts.kit_files import write_table
@@ -23,7 +24,7 @@ def ratio_text(verdict: Verdict) -> str:
         return "n/a"
     if test is None:
         return f"{verdict.ratio:.3f}"
-    return f"{test.ratio:.3f} [{test.low:.3f}, {test.high:.3f}]"
+    return fmt_interval({"value": test.ratio, "ci95_low": test.low, "ci95_high": test.high})
 
 
 def value(v) -> str:

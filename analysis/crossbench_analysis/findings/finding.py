@@ -129,8 +129,11 @@ def separated(test: stats.RatioTest | None) -> bool:
 
 
 def ratio_text(test: stats.RatioTest) -> str:
-    """'1.82 [1.40, 2.35]': a ratio with its 95 % interval."""
-    return f"{sig(test.ratio)} [{sig(test.low)}, {sig(test.high)}]" if test.low is not None else sig(test.ratio)
+    """'1.8 [1.4, 2.4]': a ratio with its 95 % interval, to the digits the interval supports (fmt_interval), or the
+    ratio alone when it has none."""
+    if test.low is None or test.high is None:
+        return sig(test.ratio)
+    return fmt_interval({"value": test.ratio, "ci95_low": test.low, "ci95_high": test.high})
 
 
 def quoted(point: dict, name: str, unit: str = "") -> str:

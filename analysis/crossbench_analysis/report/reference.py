@@ -14,7 +14,8 @@ Each reference set is a folder of docs/results/ with a README.md saying how it w
   the loop ran beside);
 - <experiment>/ (seed002, capacity, ...): one run of that experiment (runs/<run id>/, with capacity.json for a
   capacity search), rendered into the section between that experiment's own markers in a document
-  (`<!-- measured <experiment>: ... -->`): its findings, each with its figure and interval.
+  (`<!-- measured <experiment>: ... -->`): its findings, each with its figure and interval, and what
+  `aa --within` found on it when the folder holds its aa-within.json (aa-static).
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ MEASURED_END = "<!-- measured: end -->"
 KNEE_SETTING = "tomcat maxThreads=200 (/delay/sync"
 EDGE_POINT = "delay-tomcat-mt200-delay_sync-c1-d250"
 TFB_REFERENCE = "tfb-reference.md"   # what findings/tfb_reference.py writes into a run directory
+AA_WITHIN = "aa-within.json"         # what `aa --within RUN --json` wrote, beside an experiment's runs/
 
 
 def read_json(path: Path):
@@ -187,7 +189,32 @@ def render_run(results: Path, name: str) -> str:
     for finding in written.get("findings", []):
         shown = f" **{finding['figure_text']}**" if tables.shows_figure(finding) else ""
         lines.append(f"- {finding['sentence']}{shown}")
-    return "\n".join(lines + tfb_reference_tables(run) + [run_end(name)])
+    return "\n".join(lines + within_lines(results / name) + tfb_reference_tables(run) + [run_end(name)])
+
+
+def within_lines(folder: Path) -> list[str]:
+    """What `aa --within` found on the run (its AA_WITHIN file, when the folder has one): each point's odd rounds
+    against its even rounds, paired as compare --within pairs them, and with a planted slowdown."""
+    written = folder / AA_WITHIN
+    if not written.is_file():
+        return []
+    result = read_json(written)
+    lines = ["", f"compare's own check on this run (`aa --within`, `{AA_WITHIN}`): each point's odd rounds against "
+                 f"its even rounds, round 2k-1 paired with 2k, and again with the even rounds made "
+                 f"{result['plant']:.0%} slower:"]
+    for test, name in (("paired", "paired t on the logs (compare --within)"),
+                       ("welch", "Welch's t on the same halves, unpaired")):
+        tally = result["tests"][test]
+        lines.append(f"- {name}: A/A called a change at {tally['aa_changed']} of {tally['points']} points, "
+                     f"could not tell at {tally['aa_cannot_tell']}; the planted slowdown found at "
+                     f"{tally['planted_found']} of {tally['points']}.")
+    for point in result["points"]:
+        interval = points.fmt_interval({"value": point["aa_ratio"], "ci95_low": point["aa_low"],
+                                        "ci95_high": point["aa_high"]}) if point["aa_low"] is not None else "n/a"
+        lines.append(f"- {point['point_id']} ({point['figure']}, {point['pairs']} pairs): even / odd rounds "
+                     f"{interval}, {point['aa_verdict']}; planted: {point['planted_verdict']} (Welch: "
+                     f"{point['welch_planted_verdict']}).")
+    return lines
 
 
 def tfb_reference_tables(run: Path) -> list[str]:
