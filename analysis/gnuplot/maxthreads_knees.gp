@@ -15,6 +15,7 @@ load 'common.gp'
 set multiplot layout nrows,ncols title title font ',14' @MARGINS
 set logscale x 10
 set logscale y 2
+set ytics add (1.25, 1.5, 3, 6, 12, 24, 48)   # a tick between the powers of 2: a short range shows more than 1 and 2
 set xlabel 'concurrent clients (log scale)'
 set offsets 0, 0, 0, 0
 do for [p=1:panels] {

@@ -49,3 +49,11 @@ def test_aa_within_is_said_with_its_counts_and_each_points_ratio(tmp_path):
     assert "- static-tornado-static_mix-c10-d0 (rps, 12 pairs): even / odd rounds 1.012 [0.987, 1.038], inconclusive; " \
            "planted: slower (Welch: inconclusive)." in lines
     assert reference.within_lines(tmp_path / "none") == []
+
+
+def test_the_experiments_table_has_a_row_for_every_reference_run_and_where_it_is_rendered():
+    table = reference.render_index(RESULTS).splitlines()
+    for folder in RESULTS.iterdir():
+        if (folder / "runs").is_dir() and folder.name not in ("quick-aa", "quick-disturbed"):
+            [row] = [line for line in table if line.startswith(f"| `{folder.name}` |")]
+            assert " launches, " in row and not row.endswith("| none |"), row

@@ -10,13 +10,13 @@ from pathlib import Path
 from crossbench.endpoints import is_static
 from crossbench.loadgen.base import ERROR_KINDS
 from crossbench_analysis.judge import knees as knee_finder
-from crossbench_analysis.read.runinfo import Run, get, is_valid, num
+from crossbench_analysis.read.runinfo import Run, get, is_valid, num, server_rank
 from crossbench_analysis.read.setting import fixed_knobs, pool_size, setting_order, sweeps_pool
 
 from .kit import ChartJob, flagged, how, missing_note, with_headings
 from .kit_files import write_blocks
 from .kit_intervals import interval_key, interval_of, point_interval, same_point
-from .kit_labels import palette
+from .kit_labels import palette, shade
 
 
 def setting(cell: dict, with_jdk: bool = False) -> str:
@@ -59,6 +59,14 @@ def colors(n: int, cells: list[dict]) -> str:
     """n shades of the swept server's palette."""
     shades = palette(cells[0].get("server") if cells else None)
     return " ".join(shades[i % len(shades)] for i in range(n))
+
+
+def knee_shades(knees: list[dict]) -> tuple[str, str]:
+    """Colours and dashes of a panel's knee series, as the chart kit gives every chart's: each server's k-th
+    setting its palette's k-th shade (a run that sweeps Tomcat beside Tornado draws Tornado in its blue)."""
+    counters: dict = {}
+    styles = [shade(k["server"], counters) for k in knees]
+    return " ".join(color for color, _ in styles), " ".join(str(dash) for _, dash in styles)
 
 
 def by_setting(cells: list[dict]) -> list[tuple[str, list[dict]]]:
@@ -117,6 +125,8 @@ def knees_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
                                     {i for k in knees for pt in k["points"] for i in pt.get("cell_ids", [])}])}
     files = []
     for p, ((group, delay), mine) in enumerate(sorted(panels.items(), key=lambda kv: (kv[0][1], kv[0][0])), 1):
+        mine = sorted(mine, key=lambda k: (server_rank(k["server"]), str(k["server"]), setting_order(k["setting"])))
+        shades, dashes = knee_shades(mine)
         name, marks = f"maxthreads_knees_{group}_d{delay}.dat", f"maxthreads_knees_{group}_d{delay}_marks.dat"
         write_blocks(data_dir / name, f"maxthreads knees, group {group}, delay {delay} ms (run "
                      f"{run.run_id}); ratio = {mine[0]['ratio_used']}, efficiency_ratio = the seed's",
@@ -134,8 +144,8 @@ def knees_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
                                        k["predicted"], *knee_range(k), k["text"]]]) for k in mine])
         files += [name, marks]
         params.update({f"file_{p}": name, f"marks_{p}": marks, f"nseries_{p}": len(mine), f"key_{p}": 1,
-                       f"title_{p}": f"{group}, delay {delay / 1000:g} s", f"colors_{p}": colors(len(mine), cells),
-                       f"dashes_{p}": " ".join("1" for _ in mine), f"threshold_{p}": mine[0]["threshold"],
+                       f"title_{p}": f"{group}, delay {delay / 1000:g} s", f"colors_{p}": shades,
+                       f"dashes_{p}": dashes, f"threshold_{p}": mine[0]["threshold"],
                        f"ratio_{p}": mine[0]["ratio_used"],
                        f"predicted_{p}": " ".join(str(k["predicted"] or "NaN") for k in mine)})
     summary = "; ".join(f"{k['setting']}: {k['text']}" for k in knees)

@@ -42,10 +42,16 @@ def runs_of(folder: Path) -> list[Path]:
     return sorted(p for p in (folder / "runs").iterdir() if p.is_dir())
 
 
+def launch_count(runs: list[Path]) -> int:
+    """Every launch the runs' points hold: counted, failed and left out as disturbed."""
+    return sum(p["n"] + p["failed"] + len(p.get("disturbed_cells", []))
+               for r in runs for p in points.read_jsonl(r / points.POINTS_FILE))
+
+
 def provenance(runs: list[Path]) -> str:
     metas = [read_json(r / "metadata.json") for r in runs]
     run_points = [p for r in runs for p in points.read_jsonl(r / points.POINTS_FILE)]
-    launches = sum(p["n"] + p["failed"] + len(p.get("disturbed_cells", [])) for p in run_points)
+    launches = launch_count(runs)
     revisions = sorted({revision(m.get("git_revision")) for m in metas})
     machine = metas[0].get("machine") or {}
     return (f"{len(runs)} run{'s' * (len(runs) != 1)} of `{metas[0].get('experiment')}` ({launches} launches in all) on "
@@ -251,11 +257,56 @@ def render_found(results: Path) -> str:
     return "\n".join(lines + ["", FOUND_END])
 
 
+INDEX_BEGIN = "<!-- measured experiments: produced by `python -m crossbench_analysis reference`; do not edit by hand -->"
+INDEX_END = "<!-- measured experiments: end -->"
+
+
+def wall_text(seconds) -> str:
+    if not seconds:
+        return "wall time not recorded"
+    minutes = round(seconds / 60)
+    return f"{minutes // 60} h {minutes % 60} min" if minutes >= 60 else f"{minutes} min"
+
+
+def lead_sentence(run: Path) -> str:
+    """The run's leading finding (the first that leads with its number, else the first)."""
+    found = read_json(run / "findings.json").get("findings", [])
+    lead = next((f for f in found if f.get("leads")), found[0] if found else None)
+    return lead["sentence"] if lead else "no finding"
+
+
+def rendered_in(repo: Path, name: str) -> str:
+    """The document (relative to docs/) whose measured section renders the experiment's reference run."""
+    for doc in documents(repo):
+        if doc.is_file() and run_begin(name) in doc.read_text():
+            return f"[{doc.name}]({doc.name})" if doc.parent.name == "docs" else f"[{doc.name}](../{doc.name})"
+    return "none"
+
+
+def render_index(results: Path) -> str:
+    """docs/methods.md's table of the experiments measured here: each one's question (its file's description),
+    its reference run and the document that states what it found, with its leading finding."""
+    lines = [INDEX_BEGIN, "| experiment | what it asks | its reference run | leading finding | all of it in |",
+             "|---|---|---|---|---|"]
+    for name in sorted(p.name for p in results.iterdir() if (p / "runs").is_dir()):
+        if name in ("quick-aa", "quick-disturbed"):
+            continue
+        [run] = runs_of(results / name)
+        meta = read_json(run / "metadata.json")
+        cell = (f"{launch_count([run])} launches, {wall_text(meta.get('wall_s'))}, {meta.get('started_at', '')[:10]}, "
+                f"main at {revision(meta.get('git_revision'))}")
+        lines.append(f"| `{name}` | {(meta.get('config') or {}).get('description', '')} | {cell} | "
+                     f"{lead_sentence(run)} | {rendered_in(results.parents[1], name)} |")
+    return "\n".join(lines + [INDEX_END])
+
+
 def sections(text: str, results: Path) -> list[tuple[str, str, str]]:
     """(begin marker, end marker, fresh text) of every measured section a document has."""
     found = [(MEASURED_BEGIN, MEASURED_END, render(results))] if MEASURED_BEGIN in text else []
     if FOUND_BEGIN in text:
         found.append((FOUND_BEGIN, FOUND_END, render_found(results)))
+    if INDEX_BEGIN in text:
+        found.append((INDEX_BEGIN, INDEX_END, render_index(results)))
     for name in sorted(p.name for p in results.iterdir() if (p / "runs").is_dir()):
         if name not in ("quick-aa", "quick-disturbed") and run_begin(name) in text:
             found.append((run_begin(name), run_end(name), render_run(results, name)))
