@@ -18,9 +18,8 @@ def test_the_docs_state_what_their_reference_results_say():
 def test_every_reference_set_is_rendered_somewhere():
     text = "".join(doc.read_text() for doc in reference.documents(REPO) if doc.is_file())
     assert reference.MEASURED_BEGIN in text
-    for folder in RESULTS.iterdir():
-        if (folder / "runs").is_dir() and folder.name not in ("quick-aa", "quick-disturbed"):
-            assert reference.run_begin(folder.name) in text, f"docs/results/{folder.name} is rendered nowhere"
+    for name in reference.experiment_sets(RESULTS):
+        assert reference.run_begin(name) in text, f"docs/results/{name} is rendered nowhere"
 
 
 def test_a_figure_typed_by_hand_is_caught(tmp_path):
@@ -53,7 +52,6 @@ def test_aa_within_is_said_with_its_counts_and_each_points_ratio(tmp_path):
 
 def test_the_experiments_table_has_a_row_for_every_reference_run_and_where_it_is_rendered():
     table = reference.render_index(RESULTS).splitlines()
-    for folder in RESULTS.iterdir():
-        if (folder / "runs").is_dir() and folder.name not in ("quick-aa", "quick-disturbed"):
-            [row] = [line for line in table if line.startswith(f"| `{folder.name}` |")]
-            assert " launches, " in row and not row.endswith("| none |"), row
+    for name in reference.experiment_sets(RESULTS):
+        [row] = [line for line in table if line.startswith(f"| `{name}` |")]
+        assert " launches, " in row and not row.endswith("| none |"), row

@@ -75,10 +75,10 @@ def test_the_quick_experiment_with_server_and_load_on_hosts_of_their_own_reads_t
                                "--out", str(out), "--hosts", str(hosts)],
                               capture_output=True, text=True, timeout=240)
         assert done.returncode == 0, done.stderr[-2000:]
-        runs = {"away": {r["cell_id"]: r for r in records(out)}}
+        cells = {r["cell_id"]: r for r in records(out)}
         assert not busy(lab.hosts["server"].namespace), "left running on the server host"
-    assert len(runs["away"]) == 4 and {r["server"] for r in runs["away"].values()} == {"tomcat", "tornado"}
-    for cell_id, away in runs["away"].items():
+    assert len(cells) == 4 and {r["server"] for r in cells.values()} == {"tomcat", "tornado"}
+    for cell_id, away in cells.items():
         assert away["status"] == "ok" and away["error_total"] == 0, away.get("error")
         assert away["samples"] >= 15 and away["threads_peak"] >= 1 and away["rss_peak_mb"] > 10, away
         server_url = f"http://{lab.hosts['server'].address}:"
@@ -95,11 +95,11 @@ def test_the_quick_experiment_with_server_and_load_on_hosts_of_their_own_reads_t
         report_figure(f"server on its own host: {cell_id} " + (
             f"latency ratio {away['latency_ratio']:.3f}" if away["delay_ms"] else f"{away['rps']:.0f} req/s") +
             f"; threads peak {away['threads_peak']}")
-    jfr = [cell_id for cell_id in runs["away"] if (tmp_path / "away" / "cells" / cell_id / "tomcat.jfr").is_file()]
+    jfr = [cell_id for cell_id in cells if (out / "cells" / cell_id / "tomcat.jfr").is_file()]
     assert len(jfr) == 2 and all("tomcat" in cell_id for cell_id in jfr)   # Tomcat's recordings came back
-    blocking = runs["away"][next(cell_id for cell_id in jfr if "delay" in cell_id)]    # the JVM probe, on its host
+    blocking = cells[next(cell_id for cell_id in jfr if "delay" in cell_id)]    # the JVM probe, on its host
     assert blocking["tomcat_connection_count_peak"] >= 40 and blocking["pool_busy_peak"] >= 30, blocking
-    found = json.loads((tmp_path / "away" / "metadata.json").read_text())["hosts"]
+    found = json.loads((out / "metadata.json").read_text())["hosts"]
     assert set(found["hosts"]) == {lab.hosts[name].destination for name in ("server", "load1", "load2")}
     assert all(abs(h["clock_offset_s"]) < 0.05 and h["facts"]["cores"] for h in found["hosts"].values())
     assert len(found["network"]) == 2 and all(link["rtt_ms"] is not None for link in found["network"])

@@ -84,10 +84,15 @@ def series_of(cells: list[dict], panel_of) -> tuple[list[Series], dict[str, Seri
     for position, c in enumerate(sorted(cells, key=lambda c: (num(c.get("index")) or 0))):
         text = label(c, with_group)
         if text not in by_label:
-            by_label[text] = Series(text, c.get("server"), (server_rank(c.get("server")), str(c.get("server")),
-                                                            setting_order(setting(c)), position))
+            by_label[text] = Series(text, c.get("server"), (*series_order(c.get("server"), setting(c)), position))
         of_cell[c["cell_id"]] = by_label[text]
     return sorted(by_label.values(), key=lambda s: s.sort), of_cell
+
+
+def series_order(server, setting_text: str) -> tuple:
+    """Where a setting's series goes among a chart's: by server, then the setting in reading order
+    ('maxThreads=20' before 'maxThreads=50' before 'virtual'); with shade, each setting keeps its colour."""
+    return server_rank(server), str(server), setting_order(setting_text)
 
 
 def shade(server, counters: dict) -> tuple[str, int]:

@@ -10,13 +10,13 @@ from pathlib import Path
 from crossbench.endpoints import is_static
 from crossbench.loadgen.base import ERROR_KINDS
 from crossbench_analysis.judge import knees as knee_finder
-from crossbench_analysis.read.runinfo import Run, get, is_valid, num, server_rank
+from crossbench_analysis.read.runinfo import Run, get, is_valid, num
 from crossbench_analysis.read.setting import fixed_knobs, pool_size, setting_order, sweeps_pool
 
 from .kit import ChartJob, flagged, how, missing_note, with_headings
 from .kit_files import write_blocks
 from .kit_intervals import interval_key, interval_of, point_interval, same_point
-from .kit_labels import palette, shade
+from .kit_labels import palette, series_order, shade
 
 
 def setting(cell: dict, with_jdk: bool = False) -> str:
@@ -125,7 +125,7 @@ def knees_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
                                     {i for k in knees for pt in k["points"] for i in pt.get("cell_ids", [])}])}
     files = []
     for p, ((group, delay), mine) in enumerate(sorted(panels.items(), key=lambda kv: (kv[0][1], kv[0][0])), 1):
-        mine = sorted(mine, key=lambda k: (server_rank(k["server"]), str(k["server"]), setting_order(k["setting"])))
+        mine = sorted(mine, key=lambda k: series_order(k["server"], k["setting"]))
         shades, dashes = knee_shades(mine)
         name, marks = f"maxthreads_knees_{group}_d{delay}.dat", f"maxthreads_knees_{group}_d{delay}_marks.dat"
         write_blocks(data_dir / name, f"maxthreads knees, group {group}, delay {delay} ms (run "

@@ -42,16 +42,27 @@ def runs_of(folder: Path) -> list[Path]:
     return sorted(p for p in (folder / "runs").iterdir() if p.is_dir())
 
 
-def launch_count(runs: list[Path]) -> int:
-    """Every launch the runs' points hold: counted, failed and left out as disturbed."""
-    return sum(p["n"] + p["failed"] + len(p.get("disturbed_cells", []))
-               for r in runs for p in points.read_jsonl(r / points.POINTS_FILE))
+OWN_SECTIONS = ("quick-aa", "quick-disturbed")   # reference sets with sections of their own, not one experiment's
+
+
+def experiment_sets(results: Path) -> list[str]:
+    """The folders of docs/results holding one experiment's reference run, by name."""
+    return sorted(p.name for p in results.iterdir() if (p / "runs").is_dir() and p.name not in OWN_SECTIONS)
+
+
+def run_points_of(runs: list[Path]) -> list[dict]:
+    return [p for r in runs for p in points.read_jsonl(r / points.POINTS_FILE)]
+
+
+def launch_count(run_points: list[dict]) -> int:
+    """Every launch the points hold: counted, failed and left out as disturbed."""
+    return sum(p["n"] + p["failed"] + len(p.get("disturbed_cells", [])) for p in run_points)
 
 
 def provenance(runs: list[Path]) -> str:
     metas = [read_json(r / "metadata.json") for r in runs]
-    run_points = [p for r in runs for p in points.read_jsonl(r / points.POINTS_FILE)]
-    launches = launch_count(runs)
+    run_points = run_points_of(runs)
+    launches = launch_count(run_points)
     revisions = sorted({revision(m.get("git_revision")) for m in metas})
     machine = metas[0].get("machine") or {}
     return (f"{len(runs)} run{'s' * (len(runs) != 1)} of `{metas[0].get('experiment')}` ({launches} launches in all) on "
@@ -243,9 +254,7 @@ def render_found(results: Path) -> str:
     """The README's "What it found": per experiment with a committed reference run, where it was measured and its
     summary table (or, for a run analysed before the table, its first findings)."""
     lines = [FOUND_BEGIN]
-    for name in sorted(p.name for p in results.iterdir() if (p / "runs").is_dir()):
-        if name in ("quick-aa", "quick-disturbed"):
-            continue
+    for name in experiment_sets(results):
         [run] = runs_of(results / name)
         written = read_json(run / "findings.json")
         lines += ["", f"**{name}** (`docs/results/{name}/`): {provenance([run])}.", ""]
@@ -288,12 +297,10 @@ def render_index(results: Path) -> str:
     its reference run and the document that states what it found, with its leading finding."""
     lines = [INDEX_BEGIN, "| experiment | what it asks | its reference run | leading finding | all of it in |",
              "|---|---|---|---|---|"]
-    for name in sorted(p.name for p in results.iterdir() if (p / "runs").is_dir()):
-        if name in ("quick-aa", "quick-disturbed"):
-            continue
+    for name in experiment_sets(results):
         [run] = runs_of(results / name)
         meta = read_json(run / "metadata.json")
-        cell = (f"{launch_count([run])} launches, {wall_text(meta.get('wall_s'))}, {meta.get('started_at', '')[:10]}, "
+        cell = (f"{launch_count(run_points_of([run]))} launches, {wall_text(meta.get('wall_s'))}, {meta.get('started_at', '')[:10]}, "
                 f"main at {revision(meta.get('git_revision'))}")
         lines.append(f"| `{name}` | {(meta.get('config') or {}).get('description', '')} | {cell} | "
                      f"{lead_sentence(run)} | {rendered_in(results.parents[1], name)} |")
@@ -307,8 +314,8 @@ def sections(text: str, results: Path) -> list[tuple[str, str, str]]:
         found.append((FOUND_BEGIN, FOUND_END, render_found(results)))
     if INDEX_BEGIN in text:
         found.append((INDEX_BEGIN, INDEX_END, render_index(results)))
-    for name in sorted(p.name for p in results.iterdir() if (p / "runs").is_dir()):
-        if name not in ("quick-aa", "quick-disturbed") and run_begin(name) in text:
+    for name in experiment_sets(results):
+        if run_begin(name) in text:
             found.append((run_begin(name), run_end(name), render_run(results, name)))
     return found
 
