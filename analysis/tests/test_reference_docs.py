@@ -2,6 +2,8 @@
 is what crossbench_analysis.report.reference renders from docs/results, and this fails when the two disagree (a figure
 typed by hand, a result changed without its document)."""
 import json
+import re
+import shutil
 from pathlib import Path
 
 from crossbench_analysis.report import reference
@@ -54,4 +56,24 @@ def test_the_experiments_table_has_a_row_for_every_reference_run_and_where_it_is
     table = reference.render_index(RESULTS).splitlines()
     for name in reference.experiment_sets(RESULTS):
         [row] = [line for line in table if line.startswith(f"| `{name}` |")]
-        assert " launches, " in row and not row.endswith("| none |"), row
+        assert re.search(r" launches( in \d+ runs)?, ", row) and not row.endswith("| none |"), row
+
+
+def test_a_set_measured_in_sittings_says_each_runs_groups_and_counts_them_all(tmp_path):
+    """An experiment measured group by group (`--groups`, one run per sitting): each run's source names its groups,
+    the findings of both are shown, and the experiments table counts every launch of both."""
+    [source] = reference.runs_of(RESULTS / "seed000")
+    for name, groups in (("run-a", ["delay"]), ("run-b", ["static", "queues"])):
+        run = tmp_path / "exp" / "runs" / name
+        shutil.copytree(source, run)
+        meta = json.loads((run / "metadata.json").read_text())
+        meta["config"]["group"] = [{"name": g} for g in groups]
+        (run / "metadata.json").write_text(json.dumps(meta))
+    section = reference.render_run(tmp_path, "exp")
+    assert "From `docs/results/exp/runs/run-a/` (group delay): " in section
+    assert "From `docs/results/exp/runs/run-b/` (groups static, queues): " in section
+    lead = json.loads((source / "findings.json").read_text())["findings"][0]["sentence"]
+    assert section.count(lead) == 2
+    launches = reference.launch_count(reference.run_points_of([source]))
+    [row] = [line for line in reference.render_index(tmp_path).splitlines() if line.startswith("| `exp` |")]
+    assert f"| {2 * launches} launches in 2 runs, " in row, row

@@ -43,6 +43,7 @@ def test_the_pinned_jdk_is_offered_and_wins_its_feature_version():
     assert select_jdk(str(jdk.home), need_virtual_threads=True) == jdk
 
 
+@pytest.mark.spawns    # compiles the probe with javac where the cache has no class yet (a fresh machine)
 def test_the_probe_runs_compiled_on_every_jdk():
     """Compiled once, not from source (which compiles on every start): on the pinned JDK (no compiler) and on a
     full JDK alike, the same class folder."""

@@ -8,7 +8,8 @@ import pytest
 
 from crossbench.drivers import DRIVERS, DriverRefused
 from crossbench.drivers.open_loop import open_loop_figures, unsustainable
-from crossbench.loadgen import oha
+from crossbench.loadgen import k6, oha
+from crossbench.loadgen.openloop import cached_binary
 from crossbench.plan.cell_decisions import PeakMissing, with_rate_from_peak
 from crossbench.plan.experiment import apply_overrides, expand, load
 from crossbench.plan.experiment_schema import AUTO_SHARES, ExperimentError
@@ -19,6 +20,17 @@ OHA_RUNS = Path(__file__).parent / "fixtures" / "loadgen" / "oha"
 
 def cells_of(name: str, **overrides):
     return expand(apply_overrides(load(name), {"shuffle": False, **overrides}))
+
+
+@pytest.fixture
+def generators_built(tmp_path, monkeypatch):
+    """The preflight asks only whether the pinned generators are in the tools cache (it runs none): a tools cache
+    holding their files, so that a fresh machine, which builds them in the full test command, runs these too."""
+    monkeypatch.setenv("CROSSBENCH_TOOLS", str(tmp_path))
+    for tool, version in (("oha", oha.VERSION), ("k6", k6.VERSION)):
+        binary = cached_binary(tool, version)
+        binary.parent.mkdir(parents=True)
+        binary.write_text("")
 
 
 def auto_config(**group_changes) -> dict:
@@ -89,7 +101,7 @@ def test_the_rate_is_a_share_of_the_mean_over_the_peaks_launches_that_counted():
     assert with_rate_from_peak(half, launches).rate == 240.0
 
 
-def test_open_loop_cells_refuse_a_closed_loop_generator_and_accept_auto_rates():
+def test_open_loop_cells_refuse_a_closed_loop_generator_and_accept_auto_rates(generators_built):
     cell = cells_of("openloop-quick")[0]
     DRIVERS["open_loop"].preflight(cell)
     with pytest.raises(DriverRefused, match="open-loop generator"):
@@ -131,7 +143,14 @@ def test_a_fixed_rate_holds_its_window_on_a_pool_sized_at_its_delay():
     assert driver.load_spec(k6, "http://127.0.0.1:1").held_s == 0.0
 
 
-def test_a_pool_too_small_for_the_target_is_refused_with_the_number_it_needs():
+def test_a_generator_not_built_is_refused_with_the_command_that_builds_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("CROSSBENCH_TOOLS", str(tmp_path))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    with pytest.raises(DriverRefused, match=r"oha is not built: run ./runner/install-openloop.sh"):
+        DRIVERS["open_loop"].preflight(cells_of("openloop-quick")[0])
+
+
+def test_a_pool_too_small_for_the_target_is_refused_with_the_number_it_needs(generators_built):
     cell = next(c for c in cells_of("capacity-quick") if c.group == "tomcat")
     DRIVERS["open_loop"].preflight(cell)
     with pytest.raises(DriverRefused, match="Little's law needs 30 connections"):

@@ -12,8 +12,8 @@ Each reference set is a folder of docs/results/ with a README.md saying how it w
 - quick-disturbed/: one quick run with a `yes` loop on the server's core during every other launch
   (runs/<run id>/, with launches.jsonl: each launch's flags and noise figures, and disturbed.txt: which launches
   the loop ran beside);
-- <experiment>/ (seed002, capacity, ...): one run of that experiment (runs/<run id>/, with capacity.json for a
-  capacity search), rendered into the section between that experiment's own markers in a document
+- <experiment>/ (seed002, capacity, ...): that experiment's reference run (runs/<run id>/, with capacity.json for a
+  capacity search), or one run per sitting where its groups were measured apart (`--groups`), rendered into the section between that experiment's own markers in a document
   (`<!-- measured <experiment>: ... -->`): its findings, each with its figure and interval, and what
   `aa --within` found on it when the folder holds its aa-within.json (aa-static).
 """
@@ -197,16 +197,33 @@ def run_end(name: str) -> str:
     return f"<!-- measured {name}: end -->"
 
 
+def groups_words(run: Path) -> str:
+    """' (groups delay, static)': which of the experiment's groups a run measured, said where a reference set
+    holds one run per sitting."""
+    groups = [g.get("name", "?") for g in (read_json(run / "metadata.json").get("config") or {}).get("group", [])]
+    return f" (group{'s' * (len(groups) != 1)} {', '.join(groups)})" if groups else ""
+
+
+def run_source(results: Path, name: str, run: Path, runs: list[Path]) -> str:
+    """'From `docs/results/NAME/runs/RUN/`: ...', naming the run's groups when the set has more than one run."""
+    groups = groups_words(run) if len(runs) > 1 else ""
+    return f"From `docs/results/{name}/runs/{run.name}/`{groups}: {provenance([run])}."
+
+
 def render_run(results: Path, name: str) -> str:
-    """An experiment's section: where its run came from, then its findings (capacity searches: their brackets)."""
-    [run] = runs_of(results / name)
-    lines = [run_begin(name), f"From `docs/results/{name}/runs/{run.name}/`: {provenance([run])}.", ""]
-    written = read_json(run / "findings.json")
-    lines += tables.markdown(written.get("summary") or tables.EMPTY, heading="**Summary**")
-    for finding in written.get("findings", []):
-        shown = f" **{finding['figure_text']}**" if tables.shows_figure(finding) else ""
-        lines.append(f"- {finding['sentence']}{shown}")
-    return "\n".join(lines + within_lines(results / name) + tfb_reference_tables(run) + [run_end(name)])
+    """An experiment's section: where each of its runs came from, then its findings (capacity searches: their
+    brackets)."""
+    runs = runs_of(results / name)
+    lines = [run_begin(name)]
+    for run in runs:
+        lines += [*([""] if len(lines) > 1 else []), run_source(results, name, run, runs), ""]
+        written = read_json(run / "findings.json")
+        lines += tables.markdown(written.get("summary") or tables.EMPTY, heading="**Summary**")
+        for finding in written.get("findings", []):
+            shown = f" **{finding['figure_text']}**" if tables.shows_figure(finding) else ""
+            lines.append(f"- {finding['sentence']}{shown}")
+        lines += tfb_reference_tables(run)
+    return "\n".join(lines + within_lines(results / name) + [run_end(name)])
 
 
 def within_lines(folder: Path) -> list[str]:
@@ -255,14 +272,16 @@ def render_found(results: Path) -> str:
     summary table (or, for a run analysed before the table, its first findings)."""
     lines = [FOUND_BEGIN]
     for name in experiment_sets(results):
-        [run] = runs_of(results / name)
-        written = read_json(run / "findings.json")
-        lines += ["", f"**{name}** (`docs/results/{name}/`): {provenance([run])}.", ""]
-        table = written.get("summary") or tables.EMPTY
-        if table["rows"]:
-            lines += tables.markdown(table, heading="")[2:]
-        else:
-            lines += [f"- {f['sentence']}" for f in written.get("findings", [])[:FOUND_SENTENCES]]
+        runs = runs_of(results / name)
+        for run in runs:
+            written = read_json(run / "findings.json")
+            groups = groups_words(run) if len(runs) > 1 else ""
+            lines += ["", f"**{name}**{groups} (`docs/results/{name}/`): {provenance([run])}.", ""]
+            table = written.get("summary") or tables.EMPTY
+            if table["rows"]:
+                lines += tables.markdown(table, heading="")[2:]
+            else:
+                lines += [f"- {f['sentence']}" for f in written.get("findings", [])[:FOUND_SENTENCES]]
     return "\n".join(lines + ["", FOUND_END])
 
 
@@ -298,12 +317,15 @@ def render_index(results: Path) -> str:
     lines = [INDEX_BEGIN, "| experiment | what it asks | its reference run | leading finding | all of it in |",
              "|---|---|---|---|---|"]
     for name in experiment_sets(results):
-        [run] = runs_of(results / name)
-        meta = read_json(run / "metadata.json")
-        cell = (f"{launch_count(run_points_of([run]))} launches, {wall_text(meta.get('wall_s'))}, {meta.get('started_at', '')[:10]}, "
-                f"main at {revision(meta.get('git_revision'))}")
-        lines.append(f"| `{name}` | {(meta.get('config') or {}).get('description', '')} | {cell} | "
-                     f"{lead_sentence(run)} | {rendered_in(results.parents[1], name)} |")
+        runs = runs_of(results / name)
+        metas = [read_json(run / "metadata.json") for run in runs]
+        sittings = f" in {len(runs)} runs" if len(runs) > 1 else ""
+        cell = (f"{launch_count(run_points_of(runs))} launches{sittings}, "
+                f"{wall_text(sum(m.get('wall_s') or 0 for m in metas))}, "
+                f"{', '.join(sorted({m.get('started_at', '')[:10] for m in metas}))}, "
+                f"main at {', '.join(sorted({revision(m.get('git_revision')) for m in metas}))}")
+        lines.append(f"| `{name}` | {(metas[0].get('config') or {}).get('description', '')} | {cell} | "
+                     f"{lead_sentence(runs[0])} | {rendered_in(results.parents[1], name)} |")
     return "\n".join(lines + [INDEX_END])
 
 
