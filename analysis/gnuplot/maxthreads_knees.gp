@@ -1,6 +1,6 @@
 # maxthreads_knees.gp: the sweep's ratio (ratio_N: mean latency / delay, or the seed's efficiency ratio) vs
 # concurrent clients, a curve per Tomcat setting, its knee marked
-# (diamond, labelled with its concurrency) and its prediction (maxThreads) as a dotted vertical line of the
+# (diamond, labelled with its concurrency and interval, or the bracket's ends) and its prediction (maxThreads) as a dotted vertical line of the
 # same colour; the seed's ratio thin dashed beside each curve; one panel per group and delay; log x and y.
 # The knee is the hinge a max(1, C / N) fitted over every launch (knees.py).
 # Data: file_N, a block per setting (concurrency ratio threads_peak efficiency_ratio valid: 0 when a cell
@@ -12,6 +12,11 @@
 # Parameters (beyond common.gp): marks_N, threshold_N, ratio_N (the record field the knee is found on),
 # predicted_N (one word per setting: its maxThreads, NaN for virtual threads).
 load 'common.gp'
+# The knee's label: a fitted N with its interval's ends, else the bracket's ends (at the bar's middle); settings
+# alternate above and below the threshold so that neighbours' labels do not overlap.
+knee_x(n, mid) = (n == n) ? n : mid
+knee_text(n, low, high) = (n == n) ? (low == low ? sprintf('C=%.4g [%.4g, %.4g]', n, low, high) : \
+    sprintf('C=%.4g', n)) : sprintf('C %g to %g', low, high)
 set multiplot layout nrows,ncols title title font ',14' @MARGINS
 set logscale x 10
 set logscale y 2
@@ -48,8 +53,8 @@ do for [p=1:panels] {
          for [i=1:pn(p)] f index i-1 using 1:4 with lines lw 1.2 dt 2 lc rgb pcolor(p,i) notitle, \
          for [i=1:pn(p)] m index i-1 using 4:2:5:6 with xerrorbars ps 0 lw 2.5 lc rgb pcolor(p,i) notitle, \
          for [i=1:pn(p)] m index i-1 using 1:2 with points pt 13 ps 2.6 lc rgb pcolor(p,i) notitle, \
-         for [i=1:pn(p)] m index i-1 using 1:2:(sprintf('C=%.0f', $1)) with labels offset 0,1.3 font ',10' \
-             textcolor rgb pcolor(p,i) notitle, \
+         for [i=1:pn(p)] m index i-1 using (knee_x($1, $4)):2:(knee_text($1, $5, $6)) with labels \
+             offset 0,(i % 2 ? 1.3 : -1.3) font ',10' textcolor rgb pcolor(p,i) notitle, \
          keyentry with points pt 13 ps 2 lc rgb 'black' title 'knee: fitted N, bar its 95 % interval or bracket', \
          keyentry with lines dt 3 lw 1.5 lc rgb 'black' title 'predicted knee: maxThreads', \
          keyentry with lines dt 2 lw 1.2 lc rgb '#555555' title 'thin dashed: the seed''s ratio (C / rps) / delay', \

@@ -77,3 +77,27 @@ def test_a_set_measured_in_sittings_says_each_runs_groups_and_counts_them_all(tm
     launches = reference.launch_count(reference.run_points_of([source]))
     [row] = [line for line in reference.render_index(tmp_path).splitlines() if line.startswith("| `exp` |")]
     assert f"| {2 * launches} launches in 2 runs, " in row, row
+
+
+def test_runs_hours_apart_are_said_with_their_span_spreads_and_aa(tmp_path):
+    folder = tmp_path / reference.HOURS
+    for name, started in (("hours-1", "2026-11-28T06:44:05+00:00"), ("hours-2", "2026-11-28T09:14:40+00:00")):
+        (folder / "runs" / name).mkdir(parents=True)
+        (folder / "runs" / name / "metadata.json").write_text(json.dumps({"started_at": started}))
+    (folder / "observed.json").write_text(json.dumps(
+        {"runs": 2, "run_df": 1, "run_sd": {"static": {"rps": 0.2512}}, "estimate": {"static": {"rps": 0.0123}}}))
+    tally = {"points": 12, "changed": 0, "same": 3, "inconclusive": 9, "cannot_tell": 0}
+    (folder / "aa-pairs.json").write_text(json.dumps(
+        {"pairs": 1, "margin": 0.05, "plant": 0.1, "run_sd": {"source": "aa over 6 quick runs"},
+         "by_kind": {"static": {"aa": tally, "planted": {"points": 12, "slower": 4}}}}))
+    first, second = reference.hours_lines(tmp_path)
+    assert first.startswith("- **Run-to-run spread, hours apart** (`docs/results/quick-hours/`, ")
+    assert "2 quick runs started from 2026-11-28 06:44 to 2026-11-28 09:14 UTC, 2.5 h apart at most" in first
+    assert "95 % upper bound over 1 degrees of freedom: static rps 25.12%" in first
+    assert "estimate by moments: static rps 1.23%" in first
+    assert "judged by the machine's entry in `noise_floor.toml`: aa over 6 quick runs; margin 5%" in second
+    assert "delayed points: none compared" in second
+    assert "static points: A/A 0 of 12 comparisons called a change, 12 (100%) same or inconclusive or cannot " \
+           "tell, of which 3 (25%) same within 5%; a planted 10% slowdown found in 4 of 12" in second
+    assert reference.hours_lines(tmp_path / "none") == []
+    assert reference.HOURS not in reference.experiment_sets(tmp_path)

@@ -197,6 +197,9 @@ def test_interval_text():
         "1.1139 [1.1132, 1.1146]"
     assert points.fmt_interval({"value": 229.0, "ci95_low": 229.0, "ci95_high": 229.0, "n": 3}, "threads") == \
         "229 threads (all 3 launches)"
+    # a knee fitted on a measured concurrency: one end is the value itself, the other sets the digits
+    assert points.fmt_interval({"value": 200.1982, "ci95_low": 200.1982, "ci95_high": 200.2983}) == \
+        "200.20 [200.20, 200.30]"
     assert points.fmt_interval({"value": 2710.4, "ci95_low": None, "ci95_high": None}, "req/s") == \
         "2710 req/s (1 launch)"
     # an interval on logs is wider above: both ends shown

@@ -9,6 +9,10 @@ Each reference set is a folder of docs/results/ with a README.md saying how it w
 - quick-aa/: the quick profile several times in a row (runs/<run id>/), the run-to-run spreads aa --observe-floor
   measured on each half of them (observed-<half>.json) and the A/A and planted-change study of the other half
   judged by them (study-<half>.json): held out from the spreads it uses;
+- quick-hours/: quick runs made hours apart, across sessions (runs/<run id>/, each with its cells.jsonl, which
+  `aa` reads launch by launch), the run-to-run spreads `aa --observe-floor` measured over all of them
+  (observed.json, for the machine's entry in compare/noise_floor.toml) and compare's A/A over every pair of
+  them judged by that entry (aa-pairs.json);
 - quick-disturbed/: one quick run with a `yes` loop on the server's core during every other launch
   (runs/<run id>/, with launches.jsonl: each launch's flags and noise figures, and disturbed.txt: which launches
   the loop ran beside);
@@ -20,6 +24,7 @@ Each reference set is a folder of docs/results/ with a README.md saying how it w
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 
 from crossbench.figures import points
@@ -42,7 +47,8 @@ def runs_of(folder: Path) -> list[Path]:
     return sorted(p for p in (folder / "runs").iterdir() if p.is_dir())
 
 
-OWN_SECTIONS = ("quick-aa", "quick-disturbed")   # reference sets with sections of their own, not one experiment's
+HOURS = "quick-hours"       # quick runs made hours apart: the machine's run-to-run spread in noise_floor.toml
+OWN_SECTIONS = ("quick-aa", "quick-disturbed", HOURS)   # reference sets of the noise model, not one experiment's
 
 
 def experiment_sets(results: Path) -> list[str]:
@@ -120,6 +126,29 @@ def study_line(studies: list[dict], kind: str) -> str:
             f"{studies[0]['plant']:.0%} slowdown found in {found['slower']} of {found['points']}")
 
 
+def hours_lines(results: Path) -> list[str]:
+    """The quick runs made hours apart (HOURS): when, the run-to-run spread `aa --observe-floor` measured on them
+    (observed.json: its 95 % upper bounds, what noise_floor.toml holds, and its estimates) and compare's A/A over
+    every pair of them judged by the machine's entry in noise_floor.toml (aa-pairs.json, `aa RUNS --json`)."""
+    folder = results / HOURS
+    if not folder.is_dir():
+        return []
+    starts = sorted(datetime.fromisoformat(read_json(run / "metadata.json")["started_at"]) for run in runs_of(folder))
+    observed, pairs = read_json(folder / "observed.json"), read_json(folder / "aa-pairs.json")
+    span = (starts[-1] - starts[0]).total_seconds() / 3600
+    when = f"{starts[0]:%Y-%m-%d %H:%M} to {starts[-1]:%Y-%m-%d %H:%M} UTC, {span:.1f} h apart at most"
+    return [f"- **Run-to-run spread, hours apart** (`docs/results/{HOURS}/`, runs kept for compare's noise "
+            f"model, `noise_floor.toml`): {len(starts)} quick runs started from {when}; "
+            + spreads_line(observed, f"95 % upper bound over {observed['run_df']} degrees of freedom") + "; "
+            + spreads_line({"run_sd": observed["estimate"]}, "estimate by moments") + ".",
+            f"- **compare's A/A on them** ({pair_words(pairs['pairs'])}, judged by the machine's entry in "
+            f"`noise_floor.toml`: {pairs['run_sd']['source']}; margin {pairs['margin']:.0%}): " + "; ".join(study_line([pairs], kind) for kind in ("delayed", "static")) + "."]
+
+
+def pair_words(pairs: int) -> str:
+    return "the one pair" if pairs == 1 else f"all {pairs} pairs"
+
+
 def knee_lines(runs: list[Path]) -> list[str]:
     """Each run's knee sentence for Tomcat maxThreads=200 (its first clause), runs that say the same together."""
     said: dict[str, list[str]] = {}
@@ -180,6 +209,7 @@ def render(results: Path) -> str:
              f"- **compare between runs, held out** (each half's pairs judged by the spreads of the other half; "
              f"margin {studies[0]['margin']:.0%}): " + "; ".join(study_line(studies, kind)
                                                                  for kind in ("delayed", "static")) + ".",
+             *hours_lines(results),
              "- **Knee of Tomcat maxThreads=200** (C = 1, 100, 400; the findings' sentence): "
              + "; ".join(knee_lines(runs)) + ".",
              "- **The window's edge** (Tomcat, 250 ms delay, C=1, 4 s windows: the seed's efficiency ratio against "

@@ -192,7 +192,8 @@ def best_throughput(found: list[dict], stack_of) -> dict:
 def fmt_interval(figure: dict | None, unit: str = "") -> str:
     """A figure as the suite prints it everywhere, in one notation: "2710 [2650, 2770] req/s", the value and its 95 %
     interval's ends, to the place of the nearer end's first significant figure (the second when that is a 1 or a
-    2): no more digits than the interval supports. Launches that tie: "229 threads (all 3 launches)". Without an
+    2; the farther end's when one end is the value itself, as a knee fitted on a measured concurrency may
+    be): no more digits than the interval supports. Launches that tie: "229 threads (all 3 launches)". Without an
     interval, the launch values themselves: "2710 req/s (1 launch)", "2 launches: 2438, 2303 req/s
     (indicative)"."""
     if not figure:
@@ -201,10 +202,11 @@ def fmt_interval(figure: dict | None, unit: str = "") -> str:
     value, low, high = figure["value"], figure.get("ci95_low"), figure.get("ci95_high")
     if low is None or high is None:
         return indicative_text(figure, suffix)
-    side = min(value - low, high - value)
-    if side <= 1e-9 * abs(value):     # launches that tie, but for rounding: no interval of zero width
+    sides = [d for d in (value - low, high - value) if d > 1e-9 * abs(value)]
+    if not sides:                     # launches that tie, but for rounding: no interval of zero width
         n = figure.get("n") or len(figure.get("launches") or [])
         return f"{short(value)}{suffix} (all {n} launches)"
+    side = min(sides)                 # an end at the value itself (a fitted knee on a measured C): the other's
     exponent = math.floor(math.log10(side))
     places = -exponent + (1 if int(side / 10 ** exponent) <= 2 else 0)
     shown = [f"{round(v, places):.{max(0, places)}f}" for v in (value, low, high)]
