@@ -273,6 +273,23 @@ def test_the_quick_profiles_tomcat_knee_is_placed_where_its_grid_allows(tmp_path
     shown = fmt_interval({"value": tomcat.figure, "ci95_low": tomcat.interval[0], "ci95_high": tomcat.interval[1]})
     assert tomcat.sentence.startswith(f"Knee at C={shown}: ") and shown.startswith("198.1 [195.1, ")
     assert tomcat.n == 9
+    assert "its pool of 200" not in tomcat.sentence        # the interval holds the pool: nothing to explain
+
+
+def test_a_knee_just_past_its_pool_says_the_overheads_measured_on_either_side_put_it_there(tmp_path):
+    """Below the pool a request pays the delay and 0.2 % more; past it each round of the queue pays the delay
+    alone (ratio / (C / 200) = 1.000): the hinge puts N at 200 x 1.002 / 1.000 = 200.4, its interval missing
+    200, and the finding says by how much and what the overheads predict."""
+    flat, past = (1.0019, 1.002, 1.0021), (0.9999, 1.0, 1.0001)
+    run = sweep_run(tmp_path, {**{c: flat for c in (50, 100, 200)},
+                               **{c: tuple(c / 200 * r for r in past) for c in (400, 800, 1000)}})
+    tomcat = one(found(run), "tomcat maxThreads=200", "Knee at C=")
+    assert tomcat.interval[0] > 200 and tomcat.figure == pytest.approx(200.4, abs=0.1)
+    assert " % above its pool of 200 as its measured overheads predict (200.40)." in tomcat.sentence, \
+        tomcat.sentence
+    assert "the ratio at C <= 200, a = 1.00200, and per C / 200 past it, a' = 1.00000 (geometric means): " \
+           "200 x a / a' = 200.40" in tomcat.detail
+    assert len(tomcat.sentence) <= 230
 
 
 def test_a_rise_the_hinge_does_not_fit_is_no_knee_and_no_flat_claim(tmp_path):

@@ -4,6 +4,7 @@ thread costs, static throughput and whether the load generator was the limit, th
 Each function takes (family, points) and returns findings; none when the run has no such cells."""
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 
 from crossbench import stats
@@ -14,7 +15,7 @@ from crossbench_analysis.judge import hinge
 from crossbench_analysis.judge.knee_rule import Knee, c_text, figure_launches, fitted_c_text, judge
 from crossbench_analysis.judge.knees import predicted_knee
 from crossbench_analysis.read.runinfo import by_default_driver, num, offered_rate
-from crossbench_analysis.read.setting import pool_size, sweeps_pool
+from crossbench_analysis.read.setting import pool_size, setting_order, sweeps_pool
 
 from .finding import (
     RATIO_WORDS,
@@ -40,21 +41,27 @@ from .finding import (
 )
 
 MIN_COST_SETTINGS = 3
+OFFSET_EXPLAINED = 0.02    # a fitted knee this close to its pool, its interval missing it: the overheads say why
 SATURATED_PCT = 90.0       # the runner's loadgen_saturated threshold (runner/crossbench/record/metrics.py)
 
 
 def delay_sweeps(points: list[dict]) -> list[tuple[str, list[dict]]]:
     """Closed-loop delay points per server setting (group, endpoint, delay, setting), by concurrency, each named
-    'tomcat maxThreads=200 (/delay/sync, 1 s)' (with its group when two groups share that name)."""
+    'tomcat maxThreads=200 (/delay/sync, 1 s)' (with its group when two groups share that name); groups and
+    endpoints in the order the points first name them, delays by length, settings in reading order
+    (maxThreads=50 before 200, whatever order the shuffled run measured them in)."""
     grouped: dict[tuple, list[dict]] = defaultdict(list)
     for p in points:
         if by_default_driver(p) and (num(p.get("delay_ms")) or 0) > 0 \
                 and p.get("endpoint") not in family("db"):
             grouped[(p.get("group"), p.get("endpoint"), p.get("delay_ms"), who(p))].append(p)
-    names = [sweep_name(pts[0]) for pts in grouped.values()]
+    groups, endpoints = list(dict.fromkeys(k[0] for k in grouped)), list(dict.fromkeys(k[1] for k in grouped))
+    ordered = sorted(grouped.items(), key=lambda kv: (groups.index(kv[0][0]), endpoints.index(kv[0][1]),
+                                                      num(kv[0][2]) or 0, setting_order(kv[0][3])))
+    names = [sweep_name(pts[0]) for _, pts in ordered]
     return [(name if names.count(name) == 1 else f"{name[:-1]}, group {key[0]})",
              sorted(pts, key=lambda p: num(p.get("concurrency")) or 0))
-            for name, (key, pts) in zip(names, grouped.items())]
+            for name, (key, pts) in zip(names, ordered)]
 
 
 def counted(pts: list[dict]) -> tuple[list[dict], list[dict], str, Knee]:
@@ -88,10 +95,10 @@ def bends(family: str, points: list[dict], chart: str = "efficiency") -> list[Fi
             out.append(all_flagged(family, f"Where {name} bends", left, chart))
             continue
         point = bend_point(good, knee)
-        text = resolution(name, knee, ratio, point)         # the ratios past the knee: ratio_at_top
+        text = resolution(name, knee, ratio, point) + offset_clause(knee, good, ratio)
         finding = with_figure(Finding(family, text + caveat_note(good) + "." + left_note(left), chart=chart,
                                       cells=cells_of(good), left_out=left, leads=True,
-                                      detail=fit_detail(knee, RATIO_WORDS[ratio])
+                                      detail=fit_detail(knee, RATIO_WORDS[ratio]) + offset_detail(good, ratio)
                                       + (seed_ratio_note(point, ratio) if knee.status in ("fitted", "bracket")
                                          else "")),
                               point, ratio, digits=4, label=f"{ratio.replace('_', ' ')} at C={point['concurrency']}")
@@ -118,6 +125,46 @@ def resolution(name: str, knee: Knee, ratio: str, point: dict) -> str:
     if knee.status == "poor_fit":
         return f"{at}: no knee stated for {name}, its {short} does not rise as a pool's C / N"
     return f"{at}: where {name} bends is {knee.words()}"
+
+
+def overheads(good: list[dict], ratio: str) -> tuple[float, float, float, float] | None:
+    """(pool, a, a', pool x a / a') of a pool's sweep: a, the ratio's geometric mean at C <= pool (the delay plus
+    what a request pays beside it); a', the geometric mean of ratio / (C / pool) past the pool (what each round of
+    the queue adds beyond the delay). The part of a request's time beyond the delay that holds no thread (the
+    client's and the network's share) is paid once on the flat side, not per round of the queue, so a > a'; a
+    hinge with one a then puts N at pool x a / a', not at the pool. None without a pool or points on both sides."""
+    pool = num(predicted_knee(good[0])) if good else None
+    if not pool:
+        return None
+    flat = [value(p, ratio) for p in good if num(p.get("concurrency")) <= pool]
+    past = [value(p, ratio) * pool / num(p.get("concurrency")) for p in good if num(p.get("concurrency")) > pool]
+    if not flat or not past or min(flat + past) <= 0:
+        return None
+    a, a_past = (math.exp(sum(map(math.log, values)) / len(values)) for values in (flat, past))
+    return pool, a, a_past, pool * a / a_past
+
+
+def offset_clause(knee: Knee, good: list[dict], ratio: str) -> str:
+    """Where a fitted knee's interval misses its pool by less than OFFSET_EXPLAINED: by how much, and that the
+    overheads measured on either side of the pool put N there (overheads)."""
+    found = overheads(good, ratio) if knee.status == "fitted" and knee.low is not None else None
+    if found is None or knee.low <= found[0] <= knee.high:
+        return ""
+    pool, _, _, expected = found
+    off = knee.concurrency / pool - 1
+    if abs(off) > OFFSET_EXPLAINED:
+        return ""
+    return (f", {100 * abs(off):.2f} % {'above' if off > 0 else 'below'} its pool of {pool:g} as its measured overheads "
+            f"predict ({sig(expected, 5)})")
+
+
+def offset_detail(good: list[dict], ratio: str) -> str:
+    found = overheads(good, ratio)
+    if found is None:
+        return ""
+    pool, a, a_past, expected = found
+    return (f"; the ratio at C <= {pool:g}, a = {a:.5f}, and per C / {pool:g} past it, a' = {a_past:.5f} "
+            f"(geometric means): {pool:g} x a / a' = {expected:.2f}")
 
 
 def fit_detail(knee: Knee, words: str) -> str:
