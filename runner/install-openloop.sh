@@ -36,14 +36,7 @@ need() {
 # oha's native-tls links the system's OpenSSL: its headers, found through pkg-config (root installs them)
 need_openssl_headers() {
   command -v pkg-config >/dev/null 2>&1 && pkg-config --exists openssl && return 0
-  if [[ $EUID -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
-    say "installing libssl-dev pkg-config (OpenSSL's headers, for oha)"
-    apt-get update -q >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends libssl-dev pkg-config >&2
-  else
-    say "OpenSSL's headers not found: sudo apt-get install -y libssl-dev pkg-config, then re-run"
-    exit 2
-  fi
+  crossbench_apt_install install-openloop libssl-dev pkg-config
 }
 
 build() {
@@ -97,6 +90,8 @@ main() {
   done
 }
 
+# shellcheck source=runner/prerequisites.sh
+source "$(dirname "${BASH_SOURCE[0]}")/prerequisites.sh"
 # shellcheck source=runner/script-options.sh
 source "$(dirname "${BASH_SOURCE[0]}")/script-options.sh"
 crossbench_script_options "$0" "$@"

@@ -29,13 +29,20 @@ crossbench_install_missing() {
   shift
   mapfile -t missing < <(crossbench_missing_packages "$@" | sort -u)
   ((${#missing[@]})) || return 0
+  crossbench_apt_install "$caller" "${missing[@]}"
+}
+
+# crossbench_apt_install CALLER PACKAGE...: installs them when root with apt-get, else prints the line and stops
+crossbench_apt_install() {
+  local caller="$1"
+  shift
   if [[ $EUID -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
-    echo "$caller: installing ${missing[*]}" >&2
+    echo "$caller: installing $*" >&2
     apt-get update -q >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@" >&2
   else
     echo "$caller: missing tools; install them with:" >&2
-    echo "  sudo apt-get install -y ${missing[*]}" >&2
+    echo "  sudo apt-get install -y $*" >&2
     exit 2
   fi
 }

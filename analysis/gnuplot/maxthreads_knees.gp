@@ -1,7 +1,7 @@
 # maxthreads_knees.gp: the sweep's ratio (ratio_N: mean latency / delay, or the seed's efficiency ratio) vs
-# concurrent clients, a curve per Tomcat setting, its knee marked
-# (diamond, labelled with its concurrency and interval, or the bracket's ends) and its prediction (maxThreads) as a dotted vertical line of the
-# same colour; the seed's ratio thin dashed beside each curve; one panel per group and delay; log x and y.
+# concurrent clients, a curve per Tomcat setting, its knee marked (diamond, labelled with its concurrency and
+# interval, or the bracket's ends) and its prediction (maxThreads) as a dotted vertical line of the same colour;
+# the seed's ratio thin dashed beside each curve; one panel per group and delay; log x and y.
 # The knee is the hinge a max(1, C / N) fitted over every launch (knees.py).
 # Data: file_N, a block per setting (concurrency ratio threads_peak efficiency_ratio valid: 0 when a cell
 # of the point is flagged, drawn hollow; ratio_lo ratio_hi: the ratio's 95 % interval over launches, the bar,

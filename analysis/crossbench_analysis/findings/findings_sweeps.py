@@ -95,10 +95,11 @@ def bends(family: str, points: list[dict], chart: str = "efficiency") -> list[Fi
             out.append(all_flagged(family, f"Where {name} bends", left, chart))
             continue
         point = bend_point(good, knee)
-        text = resolution(name, knee, ratio, point) + offset_clause(knee, good, ratio)
+        measured = overheads(good, ratio)
+        text = resolution(name, knee, ratio, point) + offset_clause(knee, measured)
         finding = with_figure(Finding(family, text + caveat_note(good) + "." + left_note(left), chart=chart,
                                       cells=cells_of(good), left_out=left, leads=True,
-                                      detail=fit_detail(knee, RATIO_WORDS[ratio]) + offset_detail(good, ratio)
+                                      detail=fit_detail(knee, RATIO_WORDS[ratio]) + offset_detail(measured)
                                       + (seed_ratio_note(point, ratio) if knee.status in ("fitted", "bracket")
                                          else "")),
                               point, ratio, digits=4, label=f"{ratio.replace('_', ' ')} at C={point['concurrency']}")
@@ -144,11 +145,10 @@ def overheads(good: list[dict], ratio: str) -> tuple[float, float, float, float]
     return pool, a, a_past, pool * a / a_past
 
 
-def offset_clause(knee: Knee, good: list[dict], ratio: str) -> str:
+def offset_clause(knee: Knee, found: tuple | None) -> str:
     """Where a fitted knee's interval misses its pool by less than OFFSET_EXPLAINED: by how much, and that the
-    overheads measured on either side of the pool put N there (overheads)."""
-    found = overheads(good, ratio) if knee.status == "fitted" and knee.low is not None else None
-    if found is None or knee.low <= found[0] <= knee.high:
+    overheads measured on either side of the pool (`found`, what overheads() gave) put N there."""
+    if knee.status != "fitted" or knee.low is None or found is None or knee.low <= found[0] <= knee.high:
         return ""
     pool, _, _, expected = found
     off = knee.concurrency / pool - 1
@@ -158,8 +158,7 @@ def offset_clause(knee: Knee, good: list[dict], ratio: str) -> str:
             f"predict ({sig(expected, 5)})")
 
 
-def offset_detail(good: list[dict], ratio: str) -> str:
-    found = overheads(good, ratio)
+def offset_detail(found: tuple | None) -> str:
     if found is None:
         return ""
     pool, a, a_past, expected = found

@@ -17,8 +17,8 @@ Each reference set is a folder of docs/results/ with a README.md saying how it w
   (runs/<run id>/, with launches.jsonl: each launch's flags and noise figures, and disturbed.txt: which launches
   the loop ran beside);
 - <experiment>/ (seed002, capacity, ...): that experiment's reference run (runs/<run id>/, with capacity.json for a
-  capacity search), or one run per sitting where its groups were measured apart (`--groups`), rendered into the section between that experiment's own markers in a document
-  (`<!-- measured <experiment>: ... -->`): its findings, each with its figure and interval, and what
+  capacity search), or one run per sitting where its groups were measured apart (`--groups`), rendered into the
+  section between that experiment's own markers in a document (`<!-- measured <experiment>: ... -->`): its findings, each with its figure and interval, and what
   `aa --within` found on it when the folder holds its aa-within.json (aa-static).
 """
 from __future__ import annotations
@@ -142,7 +142,8 @@ def hours_lines(results: Path) -> list[str]:
             + spreads_line(observed, f"95 % upper bound over {observed['run_df']} degrees of freedom") + "; "
             + spreads_line({"run_sd": observed["estimate"]}, "estimate by moments") + ".",
             f"- **compare's A/A on them** ({pair_words(pairs['pairs'])}, judged by the machine's entry in "
-            f"`noise_floor.toml`: {pairs['run_sd']['source']}; margin {pairs['margin']:.0%}): " + "; ".join(study_line([pairs], kind) for kind in ("delayed", "static")) + "."]
+            f"`noise_floor.toml`: {pairs['run_sd']['source']}; margin {pairs['margin']:.0%}): "
+            + "; ".join(study_line([pairs], kind) for kind in ("delayed", "static")) + "."]
 
 
 def pair_words(pairs: int) -> str:
@@ -227,17 +228,18 @@ def run_end(name: str) -> str:
     return f"<!-- measured {name}: end -->"
 
 
-def groups_words(run: Path) -> str:
-    """' (groups delay, static)': which of the experiment's groups a run measured, said where a reference set
-    holds one run per sitting."""
+def groups_words(run: Path, runs: list[Path]) -> str:
+    """' (groups delay, static)': which of the experiment's groups a run measured, said only where its reference
+    set holds more than one run (one per sitting)."""
+    if len(runs) < 2:
+        return ""
     groups = [g.get("name", "?") for g in (read_json(run / "metadata.json").get("config") or {}).get("group", [])]
     return f" (group{'s' * (len(groups) != 1)} {', '.join(groups)})" if groups else ""
 
 
-def run_source(results: Path, name: str, run: Path, runs: list[Path]) -> str:
+def run_source(name: str, run: Path, runs: list[Path]) -> str:
     """'From `docs/results/NAME/runs/RUN/`: ...', naming the run's groups when the set has more than one run."""
-    groups = groups_words(run) if len(runs) > 1 else ""
-    return f"From `docs/results/{name}/runs/{run.name}/`{groups}: {provenance([run])}."
+    return f"From `docs/results/{name}/runs/{run.name}/`{groups_words(run, runs)}: {provenance([run])}."
 
 
 def render_run(results: Path, name: str) -> str:
@@ -246,7 +248,7 @@ def render_run(results: Path, name: str) -> str:
     runs = runs_of(results / name)
     lines = [run_begin(name)]
     for run in runs:
-        lines += [*([""] if len(lines) > 1 else []), run_source(results, name, run, runs), ""]
+        lines += [*([""] if len(lines) > 1 else []), run_source(name, run, runs), ""]
         written = read_json(run / "findings.json")
         lines += tables.markdown(written.get("summary") or tables.EMPTY, heading="**Summary**")
         for finding in written.get("findings", []):
@@ -305,8 +307,7 @@ def render_found(results: Path) -> str:
         runs = runs_of(results / name)
         for run in runs:
             written = read_json(run / "findings.json")
-            groups = groups_words(run) if len(runs) > 1 else ""
-            lines += ["", f"**{name}**{groups} (`docs/results/{name}/`): {provenance([run])}.", ""]
+            lines += ["", f"**{name}**{groups_words(run, runs)} (`docs/results/{name}/`): {provenance([run])}.", ""]
             table = written.get("summary") or tables.EMPTY
             if table["rows"]:
                 lines += tables.markdown(table, heading="")[2:]
