@@ -2,7 +2,8 @@
 # The one test command: installs what the tests need (Debian packages when root, the Python environment),
 # builds the WAR and the pinned Tomcat (JUnit 5 through Surefire) and the open-loop generators, then runs every Python test (conformance
 # against the real servers, runner, load generators, analysis).
-#   ./runner/test.sh            everything (about 24 minutes here with its build, 10 more the first time: oha and k6 build)
+#   ./runner/test.sh            everything (about 24 minutes here with its build, 10 more the first time: oha and k6 build):
+#                               what starts no live server two at a time (pytest-xdist), then the live tests alone
 #   ./runner/test.sh --fast     only what needs no live server, no build and starts no process (under a minute;
 #                               tests marked spawns run tools, scripts or servers: runner/tests/spawn_guard.py)
 # Further arguments go to pytest, e.g. ./runner/test.sh -k conformance -x
@@ -26,12 +27,36 @@ crossbench_install_missing test mvn=maven chromium=chromium /usr/sbin/sshd=opens
 source "$here/python-env.sh"
 cd "$CROSSBENCH_ROOT"
 
-markers=()
+tests=(runner/tests tornado-app/tests gunicorn-app/tests uvicorn-app/tests analysis/tests)
+
+run_pytest() {
+  "$PYTHON" -m pytest -c runner/pyproject.toml --rootdir "$CROSSBENCH_ROOT" "$@"
+}
+
 if $fast; then
-  markers=(-m "not live and not spawns")
-else
-  mvn -B --no-transfer-progress package
-  "$here/install-openloop.sh"      # oha and k6, pinned, built once into the tools cache (needs cargo and go)
+  run_pytest -m "not live and not spawns" "${tests[@]}" "$@"
+  exit
 fi
-"$PYTHON" -m pytest -c runner/pyproject.toml --rootdir "$CROSSBENCH_ROOT" "${markers[@]}" \
-  runner/tests tornado-app/tests gunicorn-app/tests uvicorn-app/tests analysis/tests "$@"
+mvn -B --no-transfer-progress package
+"$here/install-openloop.sh"      # oha and k6, pinned, built once into the tools cache (needs cargo and go)
+for arg in "$@"; do
+  if [[ "$arg" == -m* ]]; then      # the caller picks the tests by marker: one run, one test at a time
+    run_pytest "${tests[@]}" "$@"
+    exit
+  fi
+done
+# The tests that measure nothing (no live server, no load) two at a time, one per core (pytest-xdist); then the
+# live ones one at a time: they measure on the machine's cores and must have them to themselves.
+# Exit status 5 is pytest's "no test selected": arguments such as -k may leave one of the two parts empty.
+status=0
+run_pytest -n 2 -m "not live" "${tests[@]}" "$@" || status=$?
+live_status=0
+run_pytest -m live "${tests[@]}" "$@" || live_status=$?
+for part in "$status" "$live_status"; do
+  if ((part != 0 && part != 5)); then
+    exit "$part"
+  fi
+done
+if ((status == 5 && live_status == 5)); then
+  exit 5
+fi

@@ -1,9 +1,15 @@
 # latency_spectrum.gp: the latency percentile spectrum (HdrHistogram's view): latency against percentile, log-log,
 # the x axis at 100 / (100 - percentile), one panel per delay or group, a line per point (server setting and
-# concurrency: the launch with the point's median p99), a server's shades by concurrency; the delay dotted.
+# concurrency: the launch with the point's median p99), a colour per server setting, the line thicker the more
+# clients (widths_N; with compact_N = '1' the key names each setting and each concurrency once: keycolors_N,
+# keytitle_N_K, keyconcurrencies_N, keywidths_N; else each line's own title, linetitle_N_I); the delay dotted.
 # Data (file_N): blocks of percentile x latency_ms valid cell_id, one per point. Parameters: see common.gp,
 # delay_N (ms; '' for none) and logy_N (1: the latencies span 20x or more, a log y axis; else linear from 0).
 load 'common.gp'
+pwidth(p, i) = real(word(pparam('widths', p), i))
+# a key entry's colour; black past the list (gnuplot reads a for-loop's style even when it runs no pass)
+keycolor(p, k) = k <= words(pparam('keycolors', p)) ? word(pparam('keycolors', p), k) : '#000000'
+keywidth(p, k) = k <= words(pparam('keywidths', p)) ? real(word(pparam('keywidths', p), k)) : 1
 set multiplot layout nrows,ncols title title font ',14' @MARGINS
 set logscale x 10
 set format y '%g'
@@ -24,10 +30,18 @@ do for [p=1:panels] {
     }
     if (first_column(p)) { set ylabel ylabel_text } else { unset ylabel }
     if (pvalues(p) == 0) { @NO_VALUES }
-    DELAY_LINE = delay ne '' ? sprintf(", %s with lines dt 3 lw 2 lc rgb '#777777' title 'the delay (%s ms)'", \
-        delay, delay) : ''
-    plot for [i=1:pn(p)] f index i-1 using 'x':'latency_ms' with lines lw 2 dt pdash(p,i) \
-             lc rgb pcolor(p,i) title columnheader(1) @DELAY_LINE
+    # (no macros here: gnuplot expands a do-for body's macros once, before its first pass sets them)
+    compact = pparam('compact', p) eq '1'
+    nsettings = compact ? words(pparam('keycolors', p)) : 0
+    cs = compact ? pparam('keyconcurrencies', p) : ''
+    plot for [i=1:pn(p)] f index i-1 using 'x':'latency_ms' with lines lw pwidth(p,i) dt pdash(p,i) \
+             lc rgb pcolor(p,i) title (compact ? '' : value(sprintf('linetitle_%d_%d', p, i))), \
+         for [k=1:nsettings] keyentry with lines lw 3 lc rgb keycolor(p, k) \
+             title value(sprintf('keytitle_%d_%d', p, k)), \
+         for [k=1:words(cs)] keyentry with lines lw keywidth(p, k) lc rgb '#444444' \
+             title sprintf('C=%s', word(cs, k)), \
+         (delay ne '' ? real(delay) : 1/0) with lines dt 3 lw 2 lc rgb '#777777' \
+             title (delay ne '' ? sprintf('the delay (%s ms)', delay) : '')
     unset label 1001; unset label 1002
     @VALUES_RESET; set xrange [1:*]
 }

@@ -10,11 +10,14 @@
 # range_mid range_low range_high: N's 95 % interval or the bracket of measured concurrencies, drawn as a
 # horizontal bar at the threshold; text).
 # Parameters (beyond common.gp): marks_N, threshold_N, ratio_N (the record field the knee is found on),
-# predicted_N (one word per setting: its maxThreads, NaN for virtual threads).
+# predicted_N (one word per setting: its maxThreads, NaN for virtual threads), label_edge_N (a concurrency).
 load 'common.gp'
 # The knee's label: a fitted N with its interval's ends, else the bracket's ends (at the bar's middle); settings
 # alternate above and below the threshold so that neighbours' labels do not overlap.
 knee_x(n, mid) = (n == n) ? n : mid
+# A knee past label_edge_N (the last fifth of the panel's log C range) is labelled to its left, inside the panel.
+centred(x) = (x < label_edge) ? x : NaN
+flush_right(x) = (x < label_edge) ? NaN : x
 knee_text(n, low, high) = (n == n) ? (low == low ? sprintf('C=%.4g [%.4g, %.4g]', n, low, high) : \
     sprintf('C=%.4g', n)) : sprintf('C %g to %g', low, high)
 set multiplot layout nrows,ncols title title font ',14' @MARGINS
@@ -39,6 +42,7 @@ do for [p=1:panels] {
                 lc rgb pcolor(p,i)
         }
     }
+    label_edge = real(pparam('label_edge', p))
     stats f using (column(2) > column(4) ? column(2) : column(4)) nooutput
     set yrange [0.9:(STATS_max > 2 ? STATS_max * 1.4 : 2.5)]
     plot t with lines dt 2 lw 1.5 lc rgb 'black' title sprintf('%g: a smaller bend at an end of the range is no knee', t), \
@@ -53,8 +57,10 @@ do for [p=1:panels] {
          for [i=1:pn(p)] f index i-1 using 1:4 with lines lw 1.2 dt 2 lc rgb pcolor(p,i) notitle, \
          for [i=1:pn(p)] m index i-1 using 4:2:5:6 with xerrorbars ps 0 lw 2.5 lc rgb pcolor(p,i) notitle, \
          for [i=1:pn(p)] m index i-1 using 1:2 with points pt 13 ps 2.6 lc rgb pcolor(p,i) notitle, \
-         for [i=1:pn(p)] m index i-1 using (knee_x($1, $4)):2:(knee_text($1, $5, $6)) with labels \
+         for [i=1:pn(p)] m index i-1 using (centred(knee_x($1, $4))):2:(knee_text($1, $5, $6)) with labels \
              offset 0,(i % 2 ? 1.3 : -1.3) font ',10' textcolor rgb pcolor(p,i) notitle, \
+         for [i=1:pn(p)] m index i-1 using (flush_right(knee_x($1, $4))):2:(knee_text($1, $5, $6)) with labels \
+             right offset 1.5,(i % 2 ? 1.3 : -1.3) font ',10' textcolor rgb pcolor(p,i) notitle, \
          keyentry with points pt 13 ps 2 lc rgb 'black' title 'knee: fitted N, bar its 95 % interval or bracket', \
          keyentry with lines dt 3 lw 1.5 lc rgb 'black' title 'predicted knee: maxThreads', \
          keyentry with lines dt 2 lw 1.2 lc rgb '#555555' title 'thin dashed: the seed''s ratio (C / rps) / delay', \

@@ -318,3 +318,14 @@ def test_a_blocking_handlers_verdict_rests_on_the_ratios_interval_not_its_estima
     test = None if low is None else RatioTest(ratio=(low + high) / 2, low=low, high=high, p_value=0.01, n_a=3, n_b=3,
                                                   method="Welch")
     assert said in blocking_verdict(test)
+
+
+def test_launches_that_tie_are_said_to_tie_not_given_an_interval_of_zero_width():
+    """maxthreads' peak threads: 77 in each of 3 launches; the figure reads "all 3 launches", never "[77, 77]" nor
+    "all 0 launches" (the interval's ends alone carry no count)."""
+    from crossbench_analysis.findings.finding import Finding
+    tie = Finding("maxthreads", "x", label="peak threads at C=50", figure=77.0, unit="threads", n=3,
+                  interval=(77.0, 77.0))
+    assert tie.figure_text == "peak threads at C=50: 77 threads (all 3 launches)"
+    spread = Finding("maxthreads", "x", figure=77.0, unit="threads", n=3, interval=(70.0, 85.0))
+    assert spread.figure_text == "77 [70, 85] threads (95 %, 3 launches)"

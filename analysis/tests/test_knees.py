@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from crossbench_analysis.judge.knee_rule import judge, knee_text
-from crossbench_analysis.judge.knees import read_jsonl, settings_knees, summary, write_jsonl
+from crossbench_analysis.judge.knees import overheads, read_jsonl, settings_knees, summary, write_jsonl
 
 NOISE = (0.99, 1.0, 1.01)       # three launches a point, 1 % apart
 
@@ -63,7 +63,7 @@ def test_the_ends_of_the_range():
     flat = judge(launches([(1, 1.0), (100, 1.01), (400, 1.02)]))
     assert flat.status == "not_reached" and flat.words() == "not reached up to C=400"
     bent = judge(launches([(40, 2.0), (80, 4.0), (160, 8.0)]))
-    assert bent.status == "below_range" and bent.words() == "bent already at C=40"
+    assert bent.status == "below_range" and bent.words() == "bends at or below C=40"
 
 
 def test_a_knee_the_launches_cannot_place_is_not_resolved():
@@ -129,6 +129,9 @@ def test_knees_jsonl_has_one_record_per_setting(tmp_path):
     assert mt20["points"][0]["cell_ids"] == [f"delay-platform-20-c10-r{i}" for i in (1, 2, 3)]
     assert mt20["points"][2]["efficiency_ratio"] == pytest.approx(2.02 * 0.97)     # the seed's, alongside
     assert mt20["points"][2]["ratio_launches"] == pytest.approx([2.02 * k for k in NOISE])
+    # 1.01 below the pool and 1.01 per round past it (2.02 at C=40 is two rounds): the N they predict is the pool
+    assert mt20["overheads"] == {"a": pytest.approx(1.01, abs=1e-4), "a_past": pytest.approx(1.01, abs=1e-4),
+                                 "predicted": pytest.approx(20.0, abs=0.01)}
 
     mt50 = by[("delay", "tomcat maxThreads=50")]
     assert [p["concurrency"] for p in mt50["points"]] == [10, 40, 80]     # the failed C=40 launch is out
@@ -204,3 +207,12 @@ def test_seed004s_pool_sizes_are_series_of_their_own_never_launches_of_one_point
     tomcat = sorted(k.setting for k in pools if k.server == "tomcat")
     assert tomcat == ["tomcat maxThreads=200, pool16", "tomcat maxThreads=200, pool2"]
     assert all(len(k.points) == 1 for k in pools)
+
+
+def test_overheads_on_either_side_of_the_pool_predict_where_the_hinge_sits():
+    """Known answer: the delay and 0.2 % more at C <= 200, the delay alone per round past it: a = 1.002,
+    a_past = 1.000, N = 200 x 1.002 / 1.000 = 200.4; a sweep all on one side of its pool has none."""
+    found = overheads(200, [(50, 1.002), (100, 1.002), (200, 1.002), (400, 2.0), (800, 4.0)])
+    assert found.a == pytest.approx(1.002) and found.a_past == pytest.approx(1.0)
+    assert found.predicted == pytest.approx(200.4)
+    assert overheads(200, [(50, 1.0), (100, 1.0)]) is None and overheads(None, [(50, 1.0), (400, 2.0)]) is None

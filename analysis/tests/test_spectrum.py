@@ -7,9 +7,12 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+from analysis_markers import needs_gnuplot
+
 from crossbench import paths
 from crossbench.loadgen import wrk
-from crossbench_analysis.charts import spectrum
+from crossbench_analysis.charts import plot, spectrum
 from crossbench_analysis.read.runinfo import load_run
 
 WRK_RUN = paths.REPO / "runner" / "tests" / "fixtures" / "loadgen" / "wrk" / "recovered_c32_static"
@@ -51,3 +54,37 @@ def test_a_point_is_drawn_from_its_median_launch_over_the_samples_its_requests_h
     rows = (tmp_path / "data" / job.data_files[0]).read_text()
     assert job.data_files == ["spectrum_static.dat"] and "no interval" in job.caption
     assert '"tomcat, C=32"' in rows and "\tb\n" in rows and "\ta\n" not in rows
+
+
+def test_a_setting_keeps_its_colour_and_its_concurrencies_differ_by_width(tmp_path):
+    """A dozen lines (maxthreads-quick) are told apart by setting (colour) and then by concurrency (width), and the
+    key names each setting and each concurrency once."""
+    launches = [cell(f"{server}-{c}", 10.0, 1000, server=server, concurrency=c, point_id=f"static-{server}-c{c}")
+                for server in ("tomcat", "tornado") for c in (1, 10, 100)]
+    run = load_run(run_with(tmp_path, launches, {}))
+    (tmp_path / "data").mkdir()
+    [job] = spectrum.jobs(run, tmp_path / "data")
+    colors, widths = job.params["colors_1"].split(), job.params["widths_1"].split()
+    assert len(set(colors[:3])) == 1 and len(set(colors[3:])) == 1 and colors[0] != colors[3], colors
+    assert widths == ["1", "1.7", "2.4", "1", "1.7", "2.4"]
+    assert job.params["compact_1"] == "1" and job.params["keyconcurrencies_1"] == "1 10 100"
+    assert (job.params["keytitle_1_1"], job.params["keytitle_1_2"]) == ("tomcat", "tornado")
+    assert job.params["keycolors_1"].split() == [colors[0], colors[3]]
+
+
+@needs_gnuplot
+@pytest.mark.spawns
+def test_a_panel_with_a_compact_key_and_one_with_a_line_each_draw_together(tmp_path):
+    """The static panel's settings share their concurrencies (a key entry per setting and per concurrency); the
+    delay panel's one setting titles each line: gnuplot reads the key's styles even in a panel with no key entry
+    of its kind (maxthreads' reference failed so)."""
+    static = [cell(f"{server}-{c}", 10.0, 1000, server=server, concurrency=c, point_id=f"static-{server}-c{c}")
+              for server in ("tomcat", "tornado") for c in (1, 10)]
+    delayed = [cell(f"d-{c}", 260.0, 1000, concurrency=c, point_id=f"delay-tomcat-c{c}", group="delay",
+                    endpoint="/delay/sync", delay_ms=250) for c in (1, 10)]
+    run = load_run(run_with(tmp_path, static + delayed, {}))
+    (tmp_path / "charts" / "data").mkdir(parents=True)
+    [job] = spectrum.jobs(run, tmp_path / "charts" / "data")
+    assert job.params["panels"] == 2 and {job.params["compact_1"], job.params["compact_2"]} == {"0", "1"}
+    drawn = plot.plot_chart(job, tmp_path / "charts", "footer", formats=("png",))
+    assert not drawn.error and (tmp_path / "charts" / "latency_spectrum.png").stat().st_size > 0, drawn.error

@@ -74,6 +74,20 @@ def test_what_held_a_point_comes_from_its_own_figures(tmp_path):
     assert "R x H / 1000 threads busy" in note and "for example" in note
 
 
+def test_a_sweep_whose_higher_concurrencies_saturated_the_generator_says_so_not_more_clients(tmp_path):
+    """The maxthreads reference's static mix: C=100 flagged loadgen_saturated, so C=10 answered the most of the
+    valid points; what held it is the generator past it, not "more clients may answer more"."""
+    def saturated(r):
+        if r["cell_id"].startswith("static-tornado-static_mix-c100-"):
+            r.update(flags=["loadgen_saturated"], valid=False)
+        if r["cell_id"].startswith("static-tornado-static_mix-c1-"):
+            r.update(cpu_percent=60.0)
+    rows = rows_of(quick(tmp_path, saturated))
+    said = rows[("tornado", "static mix")]
+    assert said["at_c"] == "1" and said["limited_by"] == \
+        "the load generator at C=100 (at full use there: those points left out); here the server 60 % CPU", said
+
+
 def test_the_summary_opens_findings_md_the_terminal_and_the_report(tmp_path):
     from crossbench_analysis.report import report
     run = quick(tmp_path)
@@ -98,7 +112,7 @@ def test_a_run_read_whole_has_no_summary_and_the_tables_render_nothing():
     ({"status": "fitted", "concurrency": 204.2, "low": 196.0, "high": 212.4}, "C=204 [196, 212]"),
     ({"status": "bracket", "bracket": (100, 400)}, "C 100-400"),
     ({"status": "not_reached", "top": 1000}, "not up to C=1000"),
-    ({"status": "below_range", "bottom": 10}, "at C=10 already"),
+    ({"status": "below_range", "bottom": 10}, "at or below C=10"),
     ({"status": "poor_fit"}, "cannot tell (see findings)"),
 ])
 def test_the_bend_in_the_table(knee, said):

@@ -100,8 +100,9 @@ def test_every_folder_the_suite_runs_installs_the_guard_and_the_fast_tier_leaves
     """A conftest.py above the folders would not be read (pytest stops at runner/, its configuration's folder), so
     each folder's own installs the hooks: a new folder without them would run unguarded."""
     script = (paths.RUNNER / "test.sh").read_text()
-    command = script[script.rindex('-m pytest'):]
-    folders = re.findall(r"\b([a-z-]+/tests)\b", command)
+    listed = re.search(r"^tests=\(([^)]*)\)", script, re.M)
+    assert listed and '"${tests[@]}"' in script[script.index("run_pytest()"):], "test.sh lists its test folders once"
+    folders = re.findall(r"\b([a-z-]+/tests)\b", listed.group(1))
     assert {"runner/tests", "analysis/tests", "tornado-app/tests", "gunicorn-app/tests",
             "uvicorn-app/tests"} <= set(folders), folders
     hooks = {"pytest_runtest_setup", "pytest_runtest_call", "pytest_runtest_teardown"}
@@ -110,7 +111,7 @@ def test_every_folder_the_suite_runs_installs_the_guard_and_the_fast_tier_leaves
         assert conftest.exists(), f"{folder} has no conftest.py installing the spawn guard"
         imported = re.search(r"^from spawn_guard import ([\w, ]+)", conftest.read_text(), re.M)
         assert imported and hooks <= {n.strip() for n in imported.group(1).split(",")}, folder
-    assert 'markers=(-m "not live and not spawns")' in script
+    assert 'run_pytest -m "not live and not spawns" "${tests[@]}"' in script
     declared = tomllib.loads((paths.RUNNER / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
     assert {m.split(":")[0] for m in declared["markers"]} >= {"live", "spawns"}
     assert "--strict-markers" in declared["addopts"]

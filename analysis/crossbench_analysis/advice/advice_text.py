@@ -2,7 +2,7 @@
 and the list of what the run could not tell."""
 from __future__ import annotations
 
-from crossbench.figures.points import NOISY_HOST, fmt_interval, short
+from crossbench.figures.points import NOISY_HOST, fmt_interval, fmt_range, short
 
 from .advice_capacity import RUN_IT as CAPACITY_RUN_IT
 from .advice_run import RUN_IT, TRACK_SHARE
@@ -26,7 +26,7 @@ def pm(x, ci, unit: str = "", why: str = "") -> str:
     """A fitted figure and its 95 % interval as every figure is printed (points.fmt_interval: "570 [300, 840] KB"),
     or the value and why it has no interval."""
     if ci:
-        return fmt_interval({"value": x, "ci95_low": ci[0], "ci95_high": ci[1]}, unit)
+        return fmt_range(x, ci[0], ci[1], unit)
     return f"{n(x)}{' ' + unit if unit else ''} ({why or 'no interval'})"
 
 

@@ -110,6 +110,15 @@ def knee_range(k: dict) -> list[float | None]:
     return [None, None, None]
 
 
+LABEL_EDGE = 0.8      # a knee this far along the panel's log C range, or further, is labelled to its left
+
+
+def label_edge(concurrencies: list[float]) -> float:
+    """The concurrency past which a knee's label would run off the panel's right edge (LABEL_EDGE of the log range)."""
+    low, high = min(concurrencies), max(concurrencies)
+    return low * (high / low) ** LABEL_EDGE
+
+
 def knees_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
     """Ratio vs concurrency, a curve per setting, its knee marked; one panel per group and delay."""
     queues = queue_groups(cells)
@@ -147,7 +156,8 @@ def knees_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
                        f"title_{p}": f"{group}, delay {delay / 1000:g} s", f"colors_{p}": shades,
                        f"dashes_{p}": dashes, f"threshold_{p}": mine[0]["threshold"],
                        f"ratio_{p}": mine[0]["ratio_used"],
-                       f"predicted_{p}": " ".join(str(k["predicted"] or "NaN") for k in mine)})
+                       f"predicted_{p}": " ".join(str(k["predicted"] or "NaN") for k in mine),
+                       f"label_edge_{p}": label_edge([pt["concurrency"] for k in mine for pt in k["points"]])})
     summary = "; ".join(f"{k['setting']}: {k['text']}" for k in knees)
     ratio = knees[0]["ratio_used"].replace("_", " ")
     return ChartJob("maxthreads_knees", "maxthreads_knees.gp",

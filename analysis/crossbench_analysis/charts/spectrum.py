@@ -20,6 +20,7 @@ HEADINGS = {NAME: "Latency percentile spectrum"}
 # Dense where the tail bends; a launch's line stops where fewer than one request lies beyond the percentile.
 PERCENTS = (*range(1, 90), *(90 + i / 2 for i in range(19)), 99.5, 99.7, 99.8, 99.9, 99.95, 99.99)
 RECORDED = {"p50": 50.0, "p90": 90.0, "p99": 99.0}
+WIDTH_STEP = 0.7          # each concurrency's line this much thicker than the one below it (1 for the fewest clients)
 LOG_SPAN = 20             # latencies spanning this many times or more get a log y axis (a narrower one shows one tick)
 
 
@@ -30,18 +31,17 @@ def jobs(run: Run, data_dir: Path) -> list[ChartJob]:
         return []
     params, files, drawn = {}, [], 0
     for p, (key, title, here, series, of_cell) in enumerate(panels(cells), 1):
-        blocks, colors, dashes, counters = [], [], [], {}
+        blocks, lines, counters = [], [], {}
         for s in series:
-            for concurrency in sorted({num(c["concurrency"]) for c in here if of_cell[c["cell_id"]] is s}):
+            color, _ = shade(s.server, counters)
+            for rank, concurrency in enumerate(sorted({num(c["concurrency"]) for c in here
+                                                       if of_cell[c["cell_id"]] is s})):
                 launch = median_launch([c for c in here if of_cell[c["cell_id"]] is s
                                         and num(c["concurrency"]) == concurrency])
-                curve = spectrum(run, launch)
-                color, dash = shade(s.server, counters)
                 blocks.append((f"{s.label}, C={concurrency:g}",
                                [[pct, 100 / (100 - pct), ms, is_valid(launch), launch["cell_id"]]
-                                for pct, ms in curve]))
-                colors.append(color)
-                dashes.append(str(dash))
+                                for pct, ms in spectrum(run, launch)]))
+                lines.append((s.label, color, concurrency, rank))
         name = f"spectrum_{key}.dat"
         drawn += write_blocks(data_dir / name, f"latency percentile spectrum, '{title}' (run {run.run_id}); "
                               "x = 100 / (100 - percentile); a block per point, its median-p99 launch",
@@ -49,10 +49,9 @@ def jobs(run: Run, data_dir: Path) -> list[ChartJob]:
         delay = num(here[0].get("delay_ms")) if all(num(c.get("delay_ms")) for c in here) else None
         values = [row[2] for _, rows in blocks for row in rows if row[2]]
         spans = bool(values) and max(values) >= LOG_SPAN * min(values)
-        params.update({f"file_{p}": name, f"title_{p}": title, f"nseries_{p}": len(blocks),
-                       f"colors_{p}": " ".join(colors), f"dashes_{p}": " ".join(dashes), f"key_{p}": 1,
+        params.update({f"file_{p}": name, f"title_{p}": title, f"nseries_{p}": len(blocks), f"key_{p}": 1,
                        f"values_{p}": sum(1 for _, rows in blocks if rows), f"delay_{p}": f"{delay:g}" if delay else "",
-                       f"logy_{p}": "1" if spans else "0"})
+                       f"logy_{p}": "1" if spans else "0", **line_styles(p, lines)})
         files.append(name)
     job = ChartJob(NAME, "latency_spectrum.gp", "Latency percentile spectrum: latency at every percentile, per point",
                    "Each point's latency at every percentile, log-log (HdrHistogram's view): a flat line is a "
@@ -60,9 +59,31 @@ def jobs(run: Run, data_dir: Path) -> list[ChartJob]:
                    "(a queue behind a pool, a stall). From the samples the requests had (oha's rows inside the "
                    "window, wrk's histogram with its synthetic samples taken out); one launch a point, the one with "
                    "the point's median p99, so no interval (launches are not averaged: a percentile of merged "
-                   "launches is not the launches' mean). A line stops where fewer than one request lies beyond the percentile. Dotted: "
-                   "the delay.", {"panels": len(files), **params}, files)
+                   "launches is not the launches' mean). A line stops where fewer than one request lies beyond the percentile. "
+                   "A colour per server setting, its lines thicker the more clients; grey dotted: the delay.", {"panels": len(files), **params}, files)
     return with_headings([job if drawn else None], HEADINGS)
+
+
+def line_styles(p: int, lines: list[tuple[str, str, float, int]]) -> dict:
+    """A panel's line styles from its (setting, colour, concurrency, rank) lines: a colour per setting, a width per
+    concurrency. When every setting was measured at the same concurrencies the key names each setting once (its
+    colour) and each concurrency once (its width), not every line: a dozen settings by seven concurrencies stay
+    readable (`compact_p`, `keytitle_p_k`, `keycolors_p`, `keyconcurrencies_p`, `keywidths_p`)."""
+    out = {f"colors_{p}": " ".join(color for _, color, _, _ in lines),
+           f"dashes_{p}": " ".join("1" for _ in lines),
+           f"widths_{p}": " ".join(f"{1 + WIDTH_STEP * rank:g}" for *_, rank in lines)}
+    settings = list(dict.fromkeys(label for label, *_ in lines))
+    grids = {label: tuple(c for other, _, c, _ in lines if other == label) for label in settings}
+    compact = len(settings) > 1 and len(set(grids.values())) == 1
+    out[f"compact_{p}"] = "1" if compact else "0"
+    out.update({f"linetitle_{p}_{i}": f"{label}, C={c:g}" for i, (label, _, c, _) in enumerate(lines, 1)})
+    if compact:
+        colors = {label: color for label, color, _, _ in lines}
+        out[f"keycolors_{p}"] = " ".join(colors[label] for label in settings)
+        out[f"keyconcurrencies_{p}"] = " ".join(f"{c:g}" for c in grids[settings[0]])
+        out[f"keywidths_{p}"] = " ".join(f"{1 + WIDTH_STEP * rank:g}" for rank in range(len(grids[settings[0]])))
+        out.update({f"keytitle_{p}_{k}": label for k, label in enumerate(settings, 1)})
+    return out
 
 
 def median_launch(launches: list[dict]) -> dict:

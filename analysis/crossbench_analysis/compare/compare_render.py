@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from crossbench.figures.points import fmt_interval
+from crossbench.figures.points import fmt_range
 from crossbench_analysis.charts import plot
 from crossbench_analysis.charts.kit import ChartJob
 from crossbench_analysis.charts.kit_files import write_table
@@ -24,7 +24,7 @@ def ratio_text(verdict: Verdict) -> str:
         return "n/a"
     if test is None:
         return f"{verdict.ratio:.3f}"
-    return fmt_interval({"value": test.ratio, "ci95_low": test.low, "ci95_high": test.high})
+    return fmt_range(test.ratio, test.low, test.high)
 
 
 def value(v) -> str:

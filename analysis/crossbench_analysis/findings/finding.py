@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 
 from crossbench import stats
 from crossbench.figures import points
-from crossbench.figures.points import fmt_interval
+from crossbench.figures.points import fmt_interval, fmt_range
 from crossbench_analysis.read.runinfo import Run, get, num
 from crossbench_analysis.read.setting import setting
 
@@ -46,10 +46,11 @@ class Finding:
             return ""
         unit = f" {self.unit}" if self.unit else ""
         label = f"{self.label}: " if self.label else ""
-        if self.interval and None not in self.interval:
-            shown = points.fmt_interval({"value": self.figure, "ci95_low": self.interval[0],
-                                         "ci95_high": self.interval[1]}, self.unit)
+        if self.interval and None not in self.interval and self.interval[0] < self.interval[1]:
+            shown = points.fmt_range(self.figure, *self.interval, self.unit)
             return f"{label}{shown} (95 %, {self.basis or f'{self.n} launches'})"
+        if self.interval and None not in self.interval and self.n and not self.basis:     # launches that tie
+            return f"{label}{points.short(self.figure)}{unit} (all {self.n} launches)"
         if not self.basis and self.launches and len(self.launches) > 1:
             values = ", ".join(sig(v, self.digits) for v in self.launches)
             return f"{label}{len(self.launches)} launches: {values}{unit} (indicative, no interval)"
@@ -133,7 +134,7 @@ def ratio_text(test: stats.RatioTest) -> str:
     ratio alone when it has none."""
     if test.low is None or test.high is None:
         return sig(test.ratio)
-    return fmt_interval({"value": test.ratio, "ci95_low": test.low, "ci95_high": test.high})
+    return fmt_range(test.ratio, test.low, test.high)
 
 
 def quoted(point: dict, name: str, unit: str = "") -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from crossbench.endpoints import SEED004
-from crossbench.figures.points import fmt_interval
+from crossbench.figures.points import fmt_range
 from crossbench_analysis.charts.hold import KIND as HOLD_KIND
 from crossbench_analysis.charts.seed004 import stack_label, table_groups
 from crossbench_analysis.charts.seeds import AB_KIND, HOL_KIND, PIPELINED_KIND
@@ -104,7 +104,7 @@ def times_text(ratio: float, test) -> str:
     33.10] times"), or "3.1 times (indicative)" when a point has fewer than 3 launches."""
     if test is None or test.low is None:
         return f"{sig(ratio, 2)} times (indicative)"
-    return fmt_interval({"value": ratio, "ci95_low": test.low, "ci95_high": test.high}, "times")
+    return fmt_range(ratio, test.low, test.high, "times")
 
 
 def by_rps(family: str, pts: list[dict], what: str, chart: str) -> tuple[list[dict], list[dict], list[Finding]]:

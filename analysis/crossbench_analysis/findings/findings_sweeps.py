@@ -4,7 +4,6 @@ thread costs, static throughput and whether the load generator was the limit, th
 Each function takes (family, points) and returns findings; none when the run has no such cells."""
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 
 from crossbench import stats
@@ -13,7 +12,7 @@ from crossbench.figures.points import fmt_interval
 from crossbench_analysis.charts.maxthreads import sweep_cells
 from crossbench_analysis.judge import hinge
 from crossbench_analysis.judge.knee_rule import Knee, c_text, figure_launches, fitted_c_text, judge
-from crossbench_analysis.judge.knees import predicted_knee
+from crossbench_analysis.judge.knees import Overheads, overheads, predicted_knee
 from crossbench_analysis.read.runinfo import by_default_driver, num, offered_rate
 from crossbench_analysis.read.setting import pool_size, setting_order, sweeps_pool
 
@@ -95,7 +94,7 @@ def bends(family: str, points: list[dict], chart: str = "efficiency") -> list[Fi
             out.append(all_flagged(family, f"Where {name} bends", left, chart))
             continue
         point = bend_point(good, knee)
-        measured = overheads(good, ratio)
+        measured = measured_overheads(good, ratio)
         text = resolution(name, knee, ratio, point) + offset_clause(knee, measured)
         finding = with_figure(Finding(family, text + caveat_note(good) + "." + left_note(left), chart=chart,
                                       cells=cells_of(good), left_out=left, leads=True,
@@ -122,32 +121,21 @@ def resolution(name: str, knee: Knee, ratio: str, point: dict) -> str:
         low = fit.low if fit.low is not None else fit.n_best
         return f"{at}: {name} does not bend up to C={knee.top:g} (fit: N ≥ {c_text(low)})"
     if knee.status == "below_range":
-        return f"{at}: {name} is bent already at the lowest C counted"
+        return f"{at}: {name} bends at or below C={knee.bottom:g}, the lowest C counted"
     if knee.status == "poor_fit":
         return f"{at}: no knee stated for {name}, its {short} does not rise as a pool's C / N"
     return f"{at}: where {name} bends is {knee.words()}"
 
 
-def overheads(good: list[dict], ratio: str) -> tuple[float, float, float, float] | None:
-    """(pool, a, a', pool x a / a') of a pool's sweep: a, the ratio's geometric mean at C <= pool (the delay plus
-    what a request pays beside it); a', the geometric mean of ratio / (C / pool) past the pool (what each round of
-    the queue adds beyond the delay). The part of a request's time beyond the delay that holds no thread (the
-    client's and the network's share) is paid once on the flat side, not per round of the queue, so a > a'; a
-    hinge with one a then puts N at pool x a / a', not at the pool. None without a pool or points on both sides."""
+def measured_overheads(good: list[dict], ratio: str) -> Overheads | None:
+    """The overheads (judge.knees.Overheads) of a pool's sweep, from its valid points' ratios."""
     pool = num(predicted_knee(good[0])) if good else None
-    if not pool:
-        return None
-    flat = [value(p, ratio) for p in good if num(p.get("concurrency")) <= pool]
-    past = [value(p, ratio) * pool / num(p.get("concurrency")) for p in good if num(p.get("concurrency")) > pool]
-    if not flat or not past or min(flat + past) <= 0:
-        return None
-    a, a_past = (math.exp(sum(map(math.log, values)) / len(values)) for values in (flat, past))
-    return pool, a, a_past, pool * a / a_past
+    return overheads(pool, [(num(p.get("concurrency")), value(p, ratio)) for p in good])
 
 
-def offset_clause(knee: Knee, found: tuple | None) -> str:
+def offset_clause(knee: Knee, found: Overheads | None) -> str:
     """Where a fitted knee's interval misses its pool by less than OFFSET_EXPLAINED: by how much, and that the
-    overheads measured on either side of the pool (`found`, what overheads() gave) put N there."""
+    overheads measured on either side of the pool (`found`) put N there."""
     if knee.status != "fitted" or knee.low is None or found is None or knee.low <= found[0] <= knee.high:
         return ""
     pool, _, _, expected = found
@@ -158,7 +146,7 @@ def offset_clause(knee: Knee, found: tuple | None) -> str:
             f"predict ({sig(expected, 5)})")
 
 
-def offset_detail(found: tuple | None) -> str:
+def offset_detail(found: Overheads | None) -> str:
     if found is None:
         return ""
     pool, a, a_past, expected = found

@@ -15,6 +15,7 @@ from crossbench.figures import points as figures
 from crossbench_analysis.judge.knee_rule import Knee, fitted_c_text
 from crossbench_analysis.judge.knees import predicted_knee
 from crossbench_analysis.read.runinfo import by_default_driver, num
+from crossbench_analysis.read.setting import setting_order
 from crossbench_analysis.report.tables import COLUMNS, KEYS
 
 from .finding import delay_text, figure, sig, split, value, who
@@ -31,12 +32,12 @@ def rows(points: list[dict]) -> list[dict]:
     for _, pts in delay_sweeps(points):
         good, _, _, knee = counted(pts)
         if good:
-            out.append(row(good, f"{pts[0].get('endpoint')}, {delay_text(pts[0])} delay", bend_text(knee)))
+            out.append(row(good, f"{pts[0].get('endpoint')}, {delay_text(pts[0])} delay", bend_text(knee), pts))
     for pts in static_sweeps(points):
         good, _ = split(pts)
         good = [p for p in good if value(p, "rps") is not None]
         if good:
-            out.append(row(good, "static mix", "n/a (no delay)"))
+            out.append(row(good, "static mix", "n/a (no delay)", pts))
     return out
 
 
@@ -45,16 +46,19 @@ def static_sweeps(points: list[dict]) -> list[list[dict]]:
     for p in points:
         if by_default_driver(p) and is_static(p.get("endpoint")) and not num(p.get("delay_ms")):
             grouped[(p.get("group"), who(p))].append(p)
-    return [sorted(pts, key=lambda p: num(p.get("concurrency")) or 0) for pts in grouped.values()]
+    ordered = sorted(grouped.items(), key=lambda kv: (str(kv[0][0]), setting_order(kv[0][1])))    # 50 before 200
+    return [sorted(pts, key=lambda p: num(p.get("concurrency")) or 0) for _, pts in ordered]
 
 
-def row(good: list[dict], workload: str, bends: str) -> dict:
+def row(good: list[dict], workload: str, bends: str, sweep: list[dict]) -> dict:
+    """The row of a sweep (`sweep`: all its points) from its valid points (`good`)."""
     best = max(good, key=lambda p: value(p, "rps") or 0)
+    beyond = [p for p in sweep if not p["valid"] and (num(p.get("concurrency")) or 0) > num(best.get("concurrency"))]
     p50, p99 = value(best, "latency_ms.p50"), value(best, "latency_ms.p99")
     return {"setting": who(best), "workload": workload, "bends_at": bends,
             "most_rps": figures.fmt_interval(figure(best, "rps")), "at_c": f"{num(best.get('concurrency')):g}",
             "latency_ms": f"{sig(p50)} / {sig(p99)}" if p50 is not None and p99 is not None else "n/a",
-            "limited_by": limited_by(best), "point_id": best.get("point_id")}
+            "limited_by": limited_by(best, beyond), "point_id": best.get("point_id")}
 
 
 def bend_text(knee: Knee) -> str:
@@ -66,14 +70,20 @@ def bend_text(knee: Knee) -> str:
     if knee.status == "not_reached":
         return f"not up to C={knee.top:g}"
     if knee.status == "below_range":
-        return f"at C={knee.bottom:g} already"
+        return f"at or below C={knee.bottom:g}"
     return "cannot tell (see findings)"
 
 
-def limited_by(point: dict) -> str:
+def limited_by(point: dict, beyond: list[dict] = ()) -> str:
     """What held the point's throughput, in order of what would explain it first: the load generator at full use,
-    a pool past its size answering at size / delay, the server's core at full use, else the clients' own pace
-    (C / delay for a delay, nothing full for the static mix)."""
+    here or at the higher concurrencies left out for it (`beyond`: the sweep's points past this one that are not
+    valid), a pool past its size answering at size / delay, the server's core at full use, else the clients' own
+    pace (C / delay for a delay, nothing full for the static mix)."""
+    saturated = [p for p in beyond if "loadgen_saturated" in (p.get("flags") or [])]
+    if saturated:
+        cpu = value(point, "cpu_percent")
+        here = f"; here the server {sig(cpu, 2)} % CPU" if cpu is not None else ""
+        return f"the load generator at C={saturated_c_text(saturated)} (at full use there: those points left out){here}"
     record = point["records"][0]
     loadgen_cpu = value(point, "loadgen_cpu_percent")
     loadgen_cores = len(record.get("loadgen_cpus") or []) or num(record.get("loadgen_threads")) or 1
@@ -94,6 +104,11 @@ def limited_by(point: dict) -> str:
     if delay_s:
         return f"no full pool or core: {sig(100 * rps * delay_s / c, 2)} % of C / delay ({busy})"
     return f"no full core or pool ({busy}): more clients may answer more"
+
+
+def saturated_c_text(saturated: list[dict]) -> str:
+    cs = sorted({num(p.get("concurrency")) for p in saturated})
+    return " and ".join(f"{c:g}" for c in cs) if len(cs) <= 2 else f"{cs[0]:g} to {cs[-1]:g}"
 
 
 def pool_note(table: list[dict]) -> str:

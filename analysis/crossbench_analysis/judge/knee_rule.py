@@ -11,7 +11,7 @@ The rule, in order (MARGIN = 1.1: a bend of less than 10 % at an end of the meas
   concurrency, and a concurrency's mean more than POOR_FIT_OFFSET off the hinge): poor_fit, no N (a ratio that
   rises as the CPU saturates, not as C / N);
 - every launch bent fits (the interval, or the fit, reaches the lowest C: a and N cannot be told apart) and the
-  interval ends at or below the lowest C x MARGIN: below_range ("bent already at C=10");
+  interval ends at or below the lowest C x MARGIN: below_range ("bends at or below C=10");
 - the interval reaching past either end of the range (flat or all-bent fits as well): not_resolved;
 - otherwise the fitted N with its interval ("knee at C=204 [196, 212]") when the fit places it more closely than
   the grid does and the grid is fine enough to trust the model there: at least 3 launches past it, an interval
@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from crossbench.figures.points import fmt_interval
+from crossbench.figures.points import fmt_range
 
 from . import hinge
 
@@ -66,7 +66,7 @@ class Knee:
         if self.status == "not_reached":
             return f"not reached up to C={self.top:g}"
         if self.status == "below_range":
-            return f"bent already at C={self.bottom:g}"
+            return f"bends at or below C={self.bottom:g}"
         if self.status == "poor_fit":
             return (f"no knee: the ratio does not rise as a pool's C / N (lack of fit p = {fit.lack_of_fit_p:.2g}, "
                     f"a concurrency {100 * fit.worst_offset:.0f} % off the hinge)")
@@ -98,7 +98,7 @@ def c_text(c: float) -> str:
 def fitted_c_text(knee) -> str:
     """A fitted knee and its interval in the suite's one notation, to the digits the interval supports: 'C=204
     [196, 212]', 'C=4.002 [4.000, 4.004]' (gunicorn's 4 workers, whose launches sit on the hinge)."""
-    return "C=" + fmt_interval({"value": knee.concurrency, "ci95_low": knee.low, "ci95_high": knee.high})
+    return "C=" + fmt_range(knee.concurrency, knee.low, knee.high)
 
 
 def judge(launches: list[tuple[float, float]]) -> Knee:

@@ -6,10 +6,12 @@ so an old run re-analysed gets today's rule."""
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from crossbench import stats
 from crossbench.figures.points import CAVEATS, counted, point_id
@@ -26,6 +28,39 @@ KNEES_FILE = "knees.jsonl"
 RATIO_FIELDS = ("latency_ratio", "efficiency_ratio")
 DISAGREEMENT = 0.25       # fitted knees further apart than this (relative), or one bent and the other not
 DECIDED = {"fitted", "bracket", "below_range", "not_reached"}
+
+
+class Overheads(NamedTuple):
+    """What a request of a pool's sweep pays beside the delay, on either side of the pool. a: the ratio's
+    geometric mean at C <= pool (the delay plus what a request pays beside it); a_past: the geometric mean of
+    ratio / (C / pool) past the pool (what each round of the queue adds beyond the delay). The part of a request's
+    time beyond the delay that holds no thread (the client's and the network's share) is paid once on the flat
+    side, not per round of the queue, so a > a_past; a hinge with one a then puts N at pool x a / a_past
+    (`predicted`), not at the pool."""
+    pool: float
+    a: float
+    a_past: float
+    predicted: float
+
+
+def overheads(pool: float | None, ratios: list[tuple[float, float]]) -> Overheads | None:
+    """A pool's Overheads from its sweep's (concurrency, ratio) points; None without a pool or points on both
+    sides of it."""
+    if not pool:
+        return None
+    flat = [ratio for c, ratio in ratios if c <= pool]
+    past = [ratio * pool / c for c, ratio in ratios if c > pool]
+    if not flat or not past or min(flat + past) <= 0:
+        return None
+    a, a_past = (math.exp(sum(map(math.log, values)) / len(values)) for values in (flat, past))
+    return Overheads(pool, a, a_past, pool * a / a_past)
+
+
+def overheads_record(found: Overheads | None) -> dict | None:
+    """Overheads as knees.jsonl keeps them (rounded)."""
+    if found is None:
+        return None
+    return {"a": round(found.a, 5), "a_past": round(found.a_past, 5), "predicted": round(found.predicted, 2)}
 
 
 def fit_record(knee: Knee) -> dict | None:
@@ -65,6 +100,7 @@ class SettingKnee:
     seed_ratio_knee: float | None = None   # the knee on the seed's efficiency_ratio, by the same fit
     seed_ratio_status: str | None = None
     disagreement: str | None = None    # why the two ratios' knees differ, when they do
+    overheads: dict | None = None      # a, a_past and the N they predict, maxThreads x a / a_past (Overheads)
     points: list[dict] = field(default_factory=list)
     left_out: list[dict] = field(default_factory=list)   # concurrencies whose point is not valid: not fitted
 
@@ -175,7 +211,9 @@ def setting_knee(key: tuple, records: list[dict], threshold: float = THRESHOLD) 
         knee_low=rounded(knee.low), knee_high=rounded(knee.high),
         bracket=list(knee.bracket) if knee.status == "bracket" else None, fit=fit_record(knee),
         seed_ratio_knee=rounded(seed.concurrency), seed_ratio_status=seed.status,
-        disagreement=disagreement(knee, seed, used), points=points, left_out=left)
+        disagreement=disagreement(knee, seed, used),
+        overheads=overheads_record(overheads(predicted, [(p["concurrency"], p["ratio"]) for p in points])),
+        points=points, left_out=left)
 
 
 def rounded(x: float | None) -> float | None:

@@ -275,8 +275,7 @@ def within_lines(folder: Path) -> list[str]:
                      f"could not tell at {tally['aa_cannot_tell']}; the planted slowdown found at "
                      f"{tally['planted_found']} of {tally['points']}.")
     for point in result["points"]:
-        interval = points.fmt_interval({"value": point["aa_ratio"], "ci95_low": point["aa_low"],
-                                        "ci95_high": point["aa_high"]}) if point["aa_low"] is not None else "n/a"
+        interval = points.fmt_range(point["aa_ratio"], point["aa_low"], point["aa_high"]) if point["aa_low"] is not None else "n/a"
         lines.append(f"- {point['point_id']} ({point['figure']}, {point['pairs']} pairs): even / odd rounds "
                      f"{interval}, {point['aa_verdict']}; planted: {point['planted_verdict']} (Welch: "
                      f"{point['welch_planted_verdict']}).")

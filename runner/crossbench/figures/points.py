@@ -205,12 +205,18 @@ def fmt_interval(figure: dict | None, unit: str = "") -> str:
     sides = [d for d in (value - low, high - value) if d > 1e-9 * abs(value)]
     if not sides:                     # launches that tie, but for rounding: no interval of zero width
         n = figure.get("n") or len(figure.get("launches") or [])
-        return f"{short(value)}{suffix} (all {n} launches)"
+        return f"{short(value)}{suffix} (all {n} launches)" if n else f"{short(value)}{suffix}"
     side = min(sides)                 # an end at the value itself (a fitted knee on a measured C): the other's
     exponent = math.floor(math.log10(side))
     places = -exponent + (1 if int(side / 10 ** exponent) <= 2 else 0)
     shown = [f"{round(v, places):.{max(0, places)}f}" for v in (value, low, high)]
     return f"{shown[0]} [{shown[1]}, {shown[2]}]{suffix}"
+
+
+def fmt_range(value: float, low: float, high: float, unit: str = "") -> str:
+    """A value and the ends of its 95 % interval that are not a point's figure (a ratio test's, a fitted knee's),
+    printed as fmt_interval prints a figure."""
+    return fmt_interval({"value": value, "ci95_low": low, "ci95_high": high}, unit)
 
 
 def indicative_text(figure: dict, suffix: str) -> str:
