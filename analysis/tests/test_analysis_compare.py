@@ -281,8 +281,8 @@ def drifted_runs(tmp_path: Path, shifts: list[float]) -> list[Path]:
 
 
 def test_the_observed_run_to_run_spread_recovers_a_planted_drift_of_the_static_points_only(tmp_path):
-    """The estimate recovers the planted drift; what noise_floor.toml takes (run_sd) is its 95 % upper bound over
-    k - 1 = 3 degrees of freedom, worked by hand from the run means' variance."""
+    """The estimate (what noise_floor.toml takes, with run_df = k - 1 = 3) recovers the planted drift; run_sd, its
+    95 % upper bound over those degrees of freedom, is worked by hand from the run means' variance."""
     from scipy.stats import chi2
 
     from crossbench_analysis.compare import aa
@@ -338,7 +338,8 @@ def test_a_machine_with_no_spread_of_its_own_gets_the_stated_default_never_anoth
     for run in (a, b):
         set_cpu_model(run, "AMD EPYC", 2)
     cmp = compare_runs(load_run(a), load_run(b))
-    assert not [n for n in cmp.notes if "no run-to-run spread" in n] and cmp.run_sd["run_df"] == 5
+    measured = next(m for m in floor_file()["machine"] if m["measured_on"] == "AMD EPYC, 2 cores")
+    assert not [n for n in cmp.notes if "no run-to-run spread" in n] and cmp.run_sd["run_df"] == measured["run_df"]
     assert not [n for n in compare_runs(load_run(a), load_run(b), run_sd=0.01).notes if "no run-to-run" in n]
 
 

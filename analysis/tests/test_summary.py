@@ -87,6 +87,14 @@ def test_a_sweep_whose_higher_concurrencies_saturated_the_generator_says_so_not_
     assert said["at_c"] == "1" and said["limited_by"] == \
         "the load generator at C=100 (at full use there: those points left out); here the server 60 % CPU", said
 
+    def core_first(r):          # the server's core full where it answered most: that held it there
+        saturated(r)
+        if r["cell_id"].startswith("static-tornado-static_mix-c1-"):
+            r.update(cpu_percent=97.0)
+    said = rows_of(quick(tmp_path / "core", core_first))[("tornado", "static mix")]
+    assert said["limited_by"] == "the server's core (97 % CPU); past it the load generator at C=100 (at full use " \
+                                 "there: those points left out)", said
+
 
 def test_the_summary_opens_findings_md_the_terminal_and_the_report(tmp_path):
     from crossbench_analysis.report import report

@@ -134,10 +134,13 @@ def observed_floor(runs: list[Path]) -> dict:
     """sigma_run per kind of point and figure, what noise_floor.toml's [machine.run_sd.KIND] should hold. For each
     point seen in 2+ runs: the variance of its run means minus the mean of their launch variances (a one-way
     random-effects estimate, by moments); averaged over the points of a kind, floored at 0, its square root
-    (`estimate`). What noise_floor.toml holds is `run_sd`, its 95 % upper bound: the run means' variance itself
-    (the launches' share left in: an overstatement, on the safe side) times (k - 1) / chi2(0.05, k - 1) over k
-    runs, k - 1 degrees of freedom since every point of a run shares that run's level (run_df), never 0 for an
-    estimate below it."""
+    (`estimate`), over k - 1 degrees of freedom since every point of a run shares that run's level (run_df). What
+    noise_floor.toml holds is `estimate` with `run_df`: compare carries the degrees of freedom into its interval
+    (Welch-Satterthwaite), which is how the estimate's own uncertainty enters. `run_sd` is its 95 % upper bound,
+    printed for the worst case: the run means' variance itself (the launches' share left in) times
+    (k - 1) / chi2(0.05, k - 1). Not both: the bound with the degrees of freedom counted the uncertainty twice
+    (over four quick runs hours apart compare then found a planted 10 % slowdown at 0 of 36 delayed points; with
+    the estimate, at 36 of 36, and no change called in 60 A/A comparisons)."""
     from scipy.stats import chi2
     if len(runs) < 2:
         raise AnalysisError("--observe-floor takes two or more runs of one configuration")

@@ -128,7 +128,7 @@ def study_line(studies: list[dict], kind: str) -> str:
 
 def hours_lines(results: Path) -> list[str]:
     """The quick runs made hours apart (HOURS): when, the run-to-run spread `aa --observe-floor` measured on them
-    (observed.json: its 95 % upper bounds, what noise_floor.toml holds, and its estimates) and compare's A/A over
+    (observed.json: its 95 % upper bounds, and its estimates, what noise_floor.toml holds) and compare's A/A over
     every pair of them judged by the machine's entry in noise_floor.toml (aa-pairs.json, `aa RUNS --json`)."""
     folder = results / HOURS
     if not folder.is_dir():
@@ -275,7 +275,8 @@ def within_lines(folder: Path) -> list[str]:
                      f"could not tell at {tally['aa_cannot_tell']}; the planted slowdown found at "
                      f"{tally['planted_found']} of {tally['points']}.")
     for point in result["points"]:
-        interval = points.fmt_range(point["aa_ratio"], point["aa_low"], point["aa_high"]) if point["aa_low"] is not None else "n/a"
+        interval = "n/a" if point["aa_low"] is None else \
+            points.fmt_range(point["aa_ratio"], point["aa_low"], point["aa_high"])
         lines.append(f"- {point['point_id']} ({point['figure']}, {point['pairs']} pairs): even / odd rounds "
                      f"{interval}, {point['aa_verdict']}; planted: {point['planted_verdict']} (Welch: "
                      f"{point['welch_planted_verdict']}).")
