@@ -59,8 +59,9 @@ def jobs(run: Run, data_dir: Path) -> list[ChartJob]:
                    "(a queue behind a pool, a stall). From the samples the requests had (oha's rows inside the "
                    "window, wrk's histogram with its synthetic samples taken out); one launch a point, the one with "
                    "the point's median p99, so no interval (launches are not averaged: a percentile of merged "
-                   "launches is not the launches' mean). A line stops where fewer than one request lies beyond the percentile. "
-                   "A colour per server setting, its lines thicker the more clients; grey dotted: the delay.", {"panels": len(files), **params}, files)
+                   "launches is not the launches' mean). A line stops where fewer than one request lies beyond the "
+                   "percentile. A colour per server setting, its lines thicker the more clients; grey dotted: the "
+                   "delay.", {"panels": len(files), **params}, files)
     return with_headings([job if drawn else None], HEADINGS)
 
 

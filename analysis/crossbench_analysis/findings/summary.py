@@ -83,7 +83,8 @@ def limited_by(point: dict, beyond: list[dict] = ()) -> str:
     if saturated:
         cpu = value(point, "cpu_percent")
         cores = len(point["records"][0].get("server_cpus") or []) or 1
-        beyond_text = f"the load generator at C={saturated_c_text(saturated)} (at full use there: those points left out)"
+        beyond_text = (f"the load generator at C={saturated_c_text(saturated)} (at full use there: those points "
+                       "left out)")
         if cpu is not None and cpu >= BUSY_CORE_PCT * cores:
             return f"the server's core{'s' if cores > 1 else ''} ({sig(cpu, 2)} % CPU); past it {beyond_text}"
         return beyond_text + (f"; here the server {sig(cpu, 2)} % CPU" if cpu is not None else "")
