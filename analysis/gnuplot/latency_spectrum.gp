@@ -34,7 +34,7 @@ do for [p=1:panels] {
     compact = pparam('compact', p) eq '1'
     nsettings = compact ? words(pparam('keycolors', p)) : 0
     cs = compact ? pparam('keyconcurrencies', p) : ''
-    plot for [i=1:pn(p)] f index i-1 using 'x':'latency_ms' with lines lw pwidth(p,i) dt pdash(p,i) \
+    plot for [i=1:pn(p)] f index i-1 using 'x':'latency_ms' with lines lw pwidth(p,i) \
              lc rgb pcolor(p,i) title (compact ? '' : value(sprintf('linetitle_%d_%d', p, i))), \
          for [k=1:nsettings] keyentry with lines lw 3 lc rgb keycolor(p, k) \
              title value(sprintf('keytitle_%d_%d', p, k)), \

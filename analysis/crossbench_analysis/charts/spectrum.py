@@ -71,7 +71,6 @@ def line_styles(p: int, lines: list[tuple[str, str, float, int]]) -> dict:
     colour) and each concurrency once (its width), not every line: a dozen settings by seven concurrencies stay
     readable (`compact_p`, `keytitle_p_k`, `keycolors_p`, `keyconcurrencies_p`, `keywidths_p`)."""
     out = {f"colors_{p}": " ".join(color for _, color, _, _ in lines),
-           f"dashes_{p}": " ".join("1" for _ in lines),
            f"widths_{p}": " ".join(f"{1 + WIDTH_STEP * rank:g}" for *_, rank in lines)}
     settings = list(dict.fromkeys(label for label, *_ in lines))
     grids = {label: tuple(c for other, _, c, _ in lines if other == label) for label in settings}

@@ -136,22 +136,21 @@ def measured_overheads(good: list[dict], ratio: str) -> Overheads | None:
 def offset_clause(knee: Knee, found: Overheads | None) -> str:
     """Where a fitted knee's interval misses its pool by less than OFFSET_EXPLAINED: by how much, and that the
     overheads measured on either side of the pool (`found`) put N there."""
-    if knee.status != "fitted" or knee.low is None or found is None or knee.low <= found[0] <= knee.high:
+    if knee.status != "fitted" or knee.low is None or found is None or knee.low <= found.pool <= knee.high:
         return ""
-    pool, _, _, expected = found
-    off = knee.concurrency / pool - 1
+    off = knee.concurrency / found.pool - 1
     if abs(off) > OFFSET_EXPLAINED:
         return ""
-    return (f", {100 * abs(off):.2f} % {'above' if off > 0 else 'below'} its pool of {pool:g} as its measured overheads "
-            f"predict ({sig(expected, 5)})")
+    return (f", {100 * abs(off):.2f} % {'above' if off > 0 else 'below'} its pool of {found.pool:g} as its measured "
+            f"overheads predict ({sig(found.predicted, 5)})")
 
 
 def offset_detail(found: Overheads | None) -> str:
     if found is None:
         return ""
-    pool, a, a_past, expected = found
-    return (f"; the ratio at C <= {pool:g}, a = {a:.5f}, and per C / {pool:g} past it, a' = {a_past:.5f} "
-            f"(geometric means): {pool:g} x a / a' = {expected:.2f}")
+    pool = found.pool
+    return (f"; the ratio at C <= {pool:g}, a = {found.a:.5f}, and per C / {pool:g} past it, a' = "
+            f"{found.a_past:.5f} (geometric means): {pool:g} x a / a' = {found.predicted:.2f}")
 
 
 def fit_detail(knee: Knee, words: str) -> str:

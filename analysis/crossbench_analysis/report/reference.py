@@ -18,8 +18,9 @@ Each reference set is a folder of docs/results/ with a README.md saying how it w
   the loop ran beside);
 - <experiment>/ (seed002, capacity, ...): that experiment's reference run (runs/<run id>/, with capacity.json for a
   capacity search), or one run per sitting where its groups were measured apart (`--groups`), rendered into the
-  section between that experiment's own markers in a document (`<!-- measured <experiment>: ... -->`): its findings, each with its figure and interval, and what
-  `aa --within` found on it when the folder holds its aa-within.json (aa-static).
+  section between that experiment's own markers in a document (`<!-- measured <experiment>: ... -->`): its
+  findings, each with its figure and interval, and what `aa --within` found on it when the folder holds its
+  aa-within.json (aa-static).
 """
 from __future__ import annotations
 
