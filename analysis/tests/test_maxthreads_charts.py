@@ -177,3 +177,20 @@ def test_the_two_jdk_charts_draw(tmp_path):
     run_dir, jobs = two_jdk_run(tmp_path)
     for name in ("maxthreads_knees", "maxthreads_threads"):
         assert plot.plot_chart(jobs[name], run_dir / "charts", "SYNTHETIC test run").ok, name
+
+
+@needs_gnuplot
+@pytest.mark.spawns
+def test_a_run_whose_every_launch_was_left_out_is_analysed_without_a_knee_chart(tmp_path):
+    """A busy machine flags every launch noisy_host: the knees have no points, so there is no knee chart, and the
+    run's analysis does not fail for it (the knee labels' edge once took min() of no concurrencies, and the
+    script's stats had no point to read)."""
+    from crossbench_analysis import analyze
+    run_dir = synthetic_maxthreads_run(tmp_path / "20261122-0130-maxthreads-synthetic")
+    cells = [json.loads(line) for line in (run_dir / "cells.jsonl").read_text().splitlines()]
+    for c in cells:
+        c.update(flags=["noisy_host"], valid=False)
+    (run_dir / "cells.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cells))
+    assert "maxthreads_knees" not in {j.name for j in export.export(load_run(run_dir), run_dir / "charts")}
+    result = analyze(run_dir)
+    assert not result.failed_charts, [(c.name, c.error) for c in result.failed_charts]
