@@ -59,3 +59,11 @@ def test_the_tfb_chart_is_drawn_with_the_findings(tmp_path):
     result = analyze(run_dir)
     assert (run_dir / "charts" / "tfb_rps.png").is_file() and "tfb_rps" in [c.name for c in result.charts]
     assert "TechEmpower json" in (run_dir / "findings.md").read_text()
+
+
+def test_a_group_named_after_the_protocol_is_not_said_twice():
+    """tfb's groups are TechEmpower's types; seed004's /db sweep is a group named techempower, which read
+    "the most on TechEmpower techempower (/db)" in its reference run."""
+    from crossbench_analysis.findings.findings_tfb import type_words
+    assert type_words("db") == "TechEmpower db" and type_words("queries-5") == "TechEmpower queries-5"
+    assert type_words("techempower") == "TechEmpower's protocol"

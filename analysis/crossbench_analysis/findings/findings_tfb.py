@@ -26,6 +26,12 @@ from .finding import (
 )
 
 
+def type_words(group: str | None) -> str:
+    """A group named after its TechEmpower type (tfb's json, db, queries-5) as "TechEmpower db"; seed004's group
+    named techempower (its /db sweep) as "TechEmpower's protocol", not "TechEmpower techempower"."""
+    return "TechEmpower's protocol" if str(group).lower() == "techempower" else f"TechEmpower {group}"
+
+
 def ranking(family: str, points: list[dict], chart: str = "tfb_rps") -> list[Finding]:
     tfb = [p for p in points if p["records"] and is_tfb(p["records"][0]) and not offered_rate(p)]
     out = []
@@ -33,7 +39,7 @@ def ranking(family: str, points: list[dict], chart: str = "tfb_rps") -> list[Fin
         good, left = split([p for p in tfb if p.get("group") == group])
         good = [p for p in good if value(p, "rps") is not None]
         if not good:
-            out.append(all_flagged(family, f"TechEmpower {group}", left, chart))
+            out.append(all_flagged(family, type_words(group), left, chart))
             continue
         best = best_throughput(good, lambda p: str(p.get("server")))   # each server at its best level and workers
         ranked = sorted(best.values(), key=lambda p: value(p, "rps"), reverse=True)
@@ -42,7 +48,7 @@ def ranking(family: str, points: list[dict], chart: str = "tfb_rps") -> list[Fin
                  + ("" if p is top else f" (x{value(p, 'rps') / value(top, 'rps'):.2f}{tie(p, top)})")
                  for p in ranked]
         text = (f"{sig(value(top, 'rps'), 3)} req/s: {who(top)} at C={top.get('concurrency')}, the most on "
-                f"TechEmpower {group} ({top.get('endpoint')}) of {len(ranked)} stacks at their best levels"
+                f"{type_words(group)} ({top.get('endpoint')}) of {len(ranked)} stacks at their best levels"
                 + against_second(ranked, "rps") + "." + left_note(left))
         out.append(with_figure(Finding(family, text, chart=chart, cells=cells_of(ranked), left_out=left, leads=True,
                                        detail="each stack at its best level, against the leader only (the order "
