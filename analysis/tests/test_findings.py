@@ -134,6 +134,9 @@ def test_seed003_seed001_seed004_openloop_figures():
     # one launch a step: indicative figures rank nothing, so every other step is a tie
     assert "not told apart from 1" in one(items, "uvicorn's best count").sentence
     assert "not told apart from 1, 2" in one(items, "tornado's best count").sentence  # 1 launch
+    for sentence in (one(items, f"{server}'s best count").sentence for server in ("uvicorn", "tornado", "gunicorn")):
+        count = int(sentence.split(" ", 1)[0])          # "1 process: ...", "3 processes: ..."
+        assert sentence.startswith(f"{count} process{'es' * (count != 1)}: "), sentence
     c = cells("openloop-quick")
     tomcat = one(found(RUNS / "openloop-quick"), "tomcat maxThreads=20", "group delay)")
     assert tomcat.sentence.startswith("50 req/s offered and sustained: ")
