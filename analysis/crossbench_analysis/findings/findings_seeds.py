@@ -275,7 +275,8 @@ def worker_sweeps(family: str, points: list[dict], chart: str = "seed004_workers
         steps = sorted(int(num(p["records"][0].get("sweep_step")) or 0) for p in good)
         ties = tied_steps([r for p in good for r in p["records"] if r.get("status") == "ok"], sweep)
         tie = f"; not told apart from {', '.join(map(str, ties))}" if ties else ""
-        text = (f"{step} process{'es' * (num(step) != 1)}: {best.get('server')}'s best count on {best.get('endpoint')} (of "
+        processes = f"{step} process{'es' * (num(step) != 1)}"
+        text = (f"{processes}: {best.get('server')}'s best count on {best.get('endpoint')} (of "
                 f"{', '.join(map(str, steps))} tried){tie}." + left_note(left))
         out.append(with_figure(Finding(family, text, chart=chart, cells=cells_of(good), left_out=left, leads=True,
                                        detail="not told apart: the throughput ratio's 95 % interval holds 1, or "
