@@ -168,3 +168,11 @@ def make_run(path: Path, *, experiment: str = "seed002", run_id: str | None = No
         for record in records:
             out.write(json.dumps(record, sort_keys=True) + "\n")
     return path
+
+
+def rewrite(run_dir: Path, change) -> None:
+    """Each of a run's records (cells.jsonl) passed to change(record), which edits it in place, and written back."""
+    records = [json.loads(line) for line in (run_dir / "cells.jsonl").read_text().splitlines() if line.strip()]
+    for r in records:
+        change(r)
+    (run_dir / "cells.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from analysis_markers import needs_gnuplot
+from synthetic_run import rewrite
 
 from crossbench.figures.points import fmt_interval, short
 from crossbench_analysis import analyze
@@ -37,13 +38,6 @@ def one(items, *words):
 def copy(tmp_path: Path, name: str) -> Path:
     shutil.copytree(RUNS / name, tmp_path / name)
     return tmp_path / name
-
-
-def rewrite(run_dir: Path, change) -> None:
-    records = [json.loads(line) for line in (run_dir / "cells.jsonl").read_text().splitlines()]
-    for r in records:
-        change(r)
-    (run_dir / "cells.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
 
 
 def test_quick_bends_and_static_mix_match_the_cells():

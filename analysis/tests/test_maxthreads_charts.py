@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from analysis_markers import needs_gnuplot
-from synthetic_run import SYNTHETIC_CPU, make_run
+from synthetic_run import SYNTHETIC_CPU, make_run, rewrite
 
 from crossbench_analysis.charts import export, plot
 from crossbench_analysis.read.runinfo import load_run
@@ -187,10 +187,7 @@ def test_a_run_whose_every_launch_was_left_out_is_analysed_without_a_knee_chart(
     script's stats had no point to read)."""
     from crossbench_analysis import analyze
     run_dir = synthetic_maxthreads_run(tmp_path / "20261122-0130-maxthreads-synthetic")
-    cells = [json.loads(line) for line in (run_dir / "cells.jsonl").read_text().splitlines()]
-    for c in cells:
-        c.update(flags=["noisy_host"], valid=False)
-    (run_dir / "cells.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cells))
+    rewrite(run_dir, lambda r: r.update(flags=["noisy_host"], valid=False))
     assert "maxthreads_knees" not in {j.name for j in export.export(load_run(run_dir), run_dir / "charts")}
     result = analyze(run_dir)
     assert not result.failed_charts, [(c.name, c.error) for c in result.failed_charts]

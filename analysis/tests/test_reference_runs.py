@@ -2,12 +2,12 @@
 and the report lists every cell, with the records exactly as the runner wrote them."""
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
 import pytest
 from analysis_markers import needs_gnuplot
+from synthetic_run import rewrite
 from testkit import records, records_by_id
 
 from crossbench_analysis import analyze
@@ -52,14 +52,12 @@ def test_a_real_run_whose_every_launch_was_left_out_still_analyses(tmp_path, nam
     a script that has nothing to read; the knee labels once took min() of no concurrencies)."""
     run = tmp_path / name
     shutil.copytree(RUNS / name, run)
-    cells = [json.loads(line) for line in (run / "cells.jsonl").read_text().splitlines() if line.strip()]
-    for cell in cells:
-        cell.update(flags=["noisy_host"], valid=False)
-    (run / "cells.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cells))
+    rewrite(run, lambda r: r.update(flags=["noisy_host"], valid=False))
     result = analyze(run)
     assert not result.failed_charts, [(c.name, c.error) for c in result.failed_charts]
     report = (run / "report.html").read_text()
-    assert all(c["cell_id"] in report for c in cells)
+    ids = [r["cell_id"] for r in records(run)]
+    assert ids and all(cell_id in report for cell_id in ids)
 
 
 @pytest.mark.spawns        # gnuplot
