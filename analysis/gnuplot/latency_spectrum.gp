@@ -24,9 +24,12 @@ do for [p=1:panels] {
     set title ptitle(p) font ',12'
     if (pkey(p)) { set key on } else { set key off }
     if (pparam('logy', p) eq '1') {
-        set logscale y 10; set yrange [*:*]; set offsets 0, 0, graph 0.35, 0; ylabel_text = 'latency (ms, log scale)'
+        # fixed ends: autoscaling a log axis rounds out to whole decades (100 to 10^7 ms for lines between 1,000
+        # and 21,000); the offset alone leaves the key its room
+        set logscale y 10; set yrange [*:*]; set autoscale yfix; set offsets 0, 0, graph 0.35, graph 0.05
+        ylabel_text = 'latency (ms, log scale)'
     } else {
-        unset logscale y; set yrange [0:*]; set offsets 0, 0, graph 0.6, 0; ylabel_text = 'latency (ms)'
+        unset logscale y; set autoscale y; set yrange [0:*]; set offsets 0, 0, graph 0.6, 0; ylabel_text = 'latency (ms)'
     }
     if (first_column(p)) { set ylabel ylabel_text } else { unset ylabel }
     if (pvalues(p) == 0) { @NO_VALUES }

@@ -179,6 +179,29 @@ def test_a_point_whose_noisy_launch_is_left_out_asks_for_another():
     assert [c.cell_id for c in wanted] == [first.launch(4).cell_id]
 
 
+def test_a_noisy_launch_does_not_use_up_max_launches():
+    """seed004's reference (precision 0.05, max_launches 3) left a point on 1 quiet launch of 3: the launches the
+    host disturbed counted against the maximum, so none was launched again."""
+    config = apply_overrides(load("quick"), {"precision": 0.05, "max_launches": 3, "shuffle": False})
+    cells, run = expand(config), recorded(config).run
+    first = cells[0]
+    records = [{**record(c.cell_id, 100 + c.repetition, 10), "point_id": c.point_id} for c in cells
+               if c.point_id == first.point_id]
+    for noisy in records[:2]:
+        noisy["flags"] = ["noisy_host"]
+    launches = [c for c in cells if c.point_id == first.point_id]
+    while more := precision.next_round(launches, records, run):
+        launches += more
+        records += [{**record(c.cell_id, 101, 10), "point_id": c.point_id} for c in more]
+    assert [c.repetition for c in launches] == [1, 2, 3, 4, 5]          # two disturbed: two more, then 3 counted
+    for r in records:
+        r["flags"] = ["noisy_host"] if r["cell_id"] != records[-1]["cell_id"] else []
+    while more := precision.next_round(launches, records, run):
+        launches += more
+        records += [{**record(c.cell_id, 101, 10), "point_id": c.point_id, "flags": ["noisy_host"]} for c in more]
+    assert max(c.repetition for c in launches) == 6                     # never past twice max_launches
+
+
 def test_the_headline_follows_the_kind_of_point():
     assert points.headline({"kind": "closed_loop", "delay_ms": 0}) == "rps"
     assert points.headline({"kind": "closed_loop", "delay_ms": 1000}) == "latency_ratio"

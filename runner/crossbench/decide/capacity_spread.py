@@ -8,8 +8,6 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from scipy import stats as scipy_stats
-
 from crossbench.hosts.facts import cpu_model
 
 FILE = Path(__file__).with_name("capacity_spread.toml")
@@ -26,6 +24,7 @@ class Spread:
 
     def factor(self) -> float:
         """How far either way a second run may place a capacity (95 %): exp(t x run_sd)."""
+        from scipy import stats as scipy_stats    # here: 1.3 s to import, paid by every run_all.sh start otherwise
         t = scipy_stats.t.ppf(0.5 + CONFIDENCE / 2, self.run_df) if self.run_df else \
             scipy_stats.norm.ppf(0.5 + CONFIDENCE / 2)
         return math.exp(t * self.run_sd)

@@ -1,7 +1,7 @@
 """The precision target (`--precision P`), by Stein's two-stage rule: every point gets at least three launches
 (stats.MIN_LAUNCHES, the first stage); the spread of those three sets once how many launches its headline figure
 needs for a 95 % interval within P (stats.launches_needed), and the point is launched a round at a time until it
-has them or max_launches. The count is never revised from later launches: stopping when an interval happens to
+has them or max_launches (a launch the host disturbed does not count against it: launch_cap). The count is never revised from later launches: stopping when an interval happens to
 look narrow stops exactly when the launches happen to agree, and such intervals cover less than they say (the
 simulation test, runner/tests/test_coverage.py, shows both). A point whose final interval is still wider than P
 keeps it and the flag `imprecise`.
@@ -30,7 +30,7 @@ def next_round(cells: list[CellPlan], records: list[dict], run: RunSettings) -> 
     wanted = []
     for point in points.aggregate(records):
         pid = point["point_id"]
-        if pid not in planned or point["n"] == 0 or launched[pid] >= run.max_launches:
+        if pid not in planned or point["n"] == 0 or launched[pid] >= launch_cap(point, run.max_launches):
             continue
         if planned[pid].peak_cell is None and is_peak(planned[pid], cells):
             continue        # a peak only sets the rates of its open-loop cells; its shares are the points
@@ -39,6 +39,13 @@ def next_round(cells: list[CellPlan], records: list[dict], run: RunSettings) -> 
     if run.shuffle and wanted:
         random.Random(round_seed(run.shuffle_seed, max(c.repetition for c in wanted))).shuffle(wanted)
     return wanted
+
+
+def launch_cap(point: dict, max_launches: int) -> int:
+    """max_launches counts the launches that count: a launch the host disturbed (left out of the point) does not
+    use one up, so a point keeps its stage on a VM with occasional steal (disturbed.py's rule, which runs without a
+    precision target); never past twice max_launches."""
+    return min(max_launches + len(point.get("disturbed_cells") or ()), 2 * max_launches)
 
 
 def needed(point: dict, precision: float) -> int:
