@@ -8,6 +8,7 @@ from live_servers import build_missing_reason
 
 from crossbench import paths
 from crossbench.decide import capacity
+from crossbench_analysis.findings.finding import sig
 
 RUN_ALL = str(paths.RUNNER / "run_all.sh")
 
@@ -38,7 +39,7 @@ def test_tomcat_with_20_threads_holds_about_what_its_pool_predicts(tmp_path):
     assert "its pool: 20 / 200 ms = 100 req/s" in done.stderr and "tomcat maxThreads=20, 200 ms delay: holds " in \
         done.stderr
     findings = (out / "findings.md").read_text()
-    assert f"bracket {found['passed_rps']:g}-{found['failed_rps']:g} req/s" in findings
+    assert f"bracket {sig(found['passed_rps'])}-{sig(found['failed_rps'])} req/s" in findings   # "90.0-107"
     assert "Little's law predicts 100 req/s (20 / 200 ms)" in findings       # in the finding's fold
     assert (out / "charts" / "capacity.png").is_file() and (out / "charts" / "openloop_latency.png").is_file()
 
