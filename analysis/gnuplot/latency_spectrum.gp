@@ -29,7 +29,8 @@ do for [p=1:panels] {
         set logscale y 10; set yrange [*:*]; set autoscale yfix; set offsets 0, 0, graph 0.35, graph 0.05
         ylabel_text = 'latency (ms, log scale)'
     } else {
-        unset logscale y; set autoscale y; set yrange [0:*]; set offsets 0, 0, graph 0.6, 0; ylabel_text = 'latency (ms)'
+        unset logscale y; set autoscale y; set yrange [0:*]; set offsets 0, 0, graph 0.6, 0
+        ylabel_text = 'latency (ms)'
     }
     if (first_column(p)) { set ylabel ylabel_text } else { unset ylabel }
     if (pvalues(p) == 0) { @NO_VALUES }

@@ -1,10 +1,10 @@
 """The precision target (`--precision P`), by Stein's two-stage rule: every point gets at least three launches
 (stats.MIN_LAUNCHES, the first stage); the spread of those three sets once how many launches its headline figure
 needs for a 95 % interval within P (stats.launches_needed), and the point is launched a round at a time until it
-has them or max_launches (a launch the host disturbed does not count against it: launch_cap). The count is never revised from later launches: stopping when an interval happens to
-look narrow stops exactly when the launches happen to agree, and such intervals cover less than they say (the
-simulation test, runner/tests/test_coverage.py, shows both). A point whose final interval is still wider than P
-keeps it and the flag `imprecise`.
+has them or max_launches (a launch the host disturbed does not count against it: launch_cap). The count is never
+revised from later launches: stopping when an interval happens to look narrow stops exactly when the launches
+happen to agree, and such intervals cover less than they say (the simulation test, runner/tests/test_coverage.py,
+shows both). A point whose final interval is still wider than P keeps it and the flag `imprecise`.
 
 Decided from the records alone, so an interrupted run resumes where it stopped: a launch is a cell id
 (point_id-rN), never run twice, never lost.
