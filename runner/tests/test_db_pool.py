@@ -112,3 +112,20 @@ def test_the_window_waits_for_the_jvm_probe_to_read_once_but_not_past_its_limit(
     t0 = time.monotonic()
     failed.wait_attached(5.0)
     assert time.monotonic() - t0 < 1.0                      # a probe that failed to attach holds nothing
+
+
+def test_the_most_at_once_columns_give_the_peaks_once_their_span_is_inside_the_window(tmp_path):
+    """A Python server's line carries the most lent and waiting since its previous line: an event loop's writer
+    thread mostly runs between a release and the next lending, where its instant reads one connection fewer."""
+    logs = tmp_path / "db-pool"
+    logs.mkdir()
+    (logs / "5.csv").write_text("t_epoch,active,waiting,size,active_most,waiting_most\n"
+                                "10.0,1,9,2,2,14\n10.25,1,8,2,2,12\n10.5,1,8,2,2,11\n")
+    probe = db_pool.ProcessLogProbe(logs, tmp_path)
+    # the window opens at 10.0: the first line's most covers 9.75-10.0, before it, so its counts stand in
+    assert probe.figures(10.0, 10.3) == {"db_pool_active_peak": 2, "db_pool_waiting_peak": 12}
+    assert probe.figures(9.0, 10.1) == {"db_pool_active_peak": 2, "db_pool_waiting_peak": 14}
+    assert probe.figures(10.0, 10.1) == {"db_pool_active_peak": 1, "db_pool_waiting_peak": 9}
+    rows = list(csv.DictReader((tmp_path / db_pool.SERIES_FILE).open()))
+    assert [(r["active"], r["active_most"], r["waiting_most"]) for r in rows] == [
+        ("1", "2", "14"), ("1", "2", "12"), ("1", "2", "11")]

@@ -81,3 +81,25 @@ def test_each_process_writes_its_own_file(tmp_path):
     mine = files[str(os.getpid())]
     assert len(mine) >= 2 and mine[0]["active"] == "1" and mine[0]["size"] == "4" and mine[0]["waiting"] == "0"
     assert float(mine[-1]["t_epoch"]) - float(mine[0]["t_epoch"]) >= INTERVAL_S * 0.9
+
+
+def test_a_line_carries_the_most_at_once_since_the_previous_line():
+    gauge = PoolGauge(2)
+    with gauge.waiting(), gauge.waiting():
+        with gauge.lent(), gauge.lent():
+            pass
+    assert (gauge.active, gauge.waiting_now) == (0, 0)
+    first = gauge.line().rstrip().split(",")
+    assert first[1:] == ["0", "0", "2", "2", "2"]                  # none now; two lent and two waiting at once
+    with gauge.lent():
+        second = gauge.line().rstrip().split(",")
+    assert second[1:] == ["1", "0", "2", "1", "0"]                 # the most starts again from the counts then
+
+
+def test_a_request_passing_to_a_free_connection_is_not_counted_as_waiting_for_one():
+    gauge = PoolGauge(2)
+    with gauge.waiting():                    # a sync worker on its way to a free connection
+        pass
+    with gauge.lent():
+        pass
+    assert gauge.line().rstrip().split(",")[1:] == ["0", "0", "2", "1", "0"]

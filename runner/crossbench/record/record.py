@@ -133,9 +133,11 @@ MEASURED = {
     "pooler_cpu_percent": "pooled cells: mean CPU of PgBouncer in the window (100 = one core)",
     "pooler_rss_peak_mb": "pooled cells: peak RSS of PgBouncer in the window, MiB",
     "db_pool_active_peak": "most pooled database connections lent out at once over the server's processes "
-                           "(Tomcat: HikariCP's MBean; Python servers: their own count; series in db-pool.csv); "
+                           "(Tomcat: HikariCP's MBean at each probe reading; Python servers: their own count, "
+                           "every change seen, each process's most summed; series in db-pool.csv); "
                            "null without pool readings (not a database cell)",
-    "db_pool_waiting_peak": "most requests waiting for a pooled connection at once (a sync worker never waits: "
+    "db_pool_waiting_peak": "most requests waiting for a pooled connection at once, every connection lent out "
+                            "(a sync worker never waits: "
                             "its one request holds the worker, the rest queue in the socket); null likewise",
     "steal_percent": "CPU steal on the cell's cores in the window, percent of their time (hypervisor); null when "
                      "the server or load ran on another host",

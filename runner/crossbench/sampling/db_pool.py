@@ -1,6 +1,9 @@
 """The server's database pool over time, one series per cell (`db-pool.csv`: t_epoch, active, waiting, size,
 summed over the server's processes), whatever the server: Tomcat's from the JVM probe's HikariCP lines, the
 Python servers' from the files their processes append (crossbench_contract.pool_gauge: `<dir>/<pid>.csv`).
+The Python servers' lines also carry active_most and waiting_most, the most at once since the process's previous
+line, so their peaks do not depend on where a line's instant fell (summed over processes, the most of each: an
+upper bound when they peaked at different moments); Tomcat's are the probe's instants.
 The record's db_pool_active_peak and db_pool_waiting_peak are this series' peaks inside the window."""
 from __future__ import annotations
 
@@ -11,9 +14,12 @@ from pathlib import Path
 SERIES_FILE = "db-pool.csv"
 LOG_DIR = "db-pool"           # where the Python servers' processes write, inside the cell directory
 COLUMNS = ["t_epoch", "active", "waiting", "size"]
+MOST_COLUMNS = ["active_most", "waiting_most"]
 STALE_S = 1.0                 # a process's last line older than this no longer counts (the process is gone)
+LINE_SPAN_S = 0.25            # the time a Python server's "most" columns cover: pool_gauge's interval
 
-Row = tuple[float, int | None, int | None, int | None]
+# (t_epoch, active, waiting, size) or, from the Python servers' files, (..., active_most, waiting_most)
+Row = tuple
 
 
 def _int(text: str) -> int | None:
@@ -24,13 +30,17 @@ def _int(text: str) -> int | None:
 
 
 def read_rows(path: Path) -> list[Row]:
-    """One file of t_epoch,active,waiting,size lines; a line cut short (a process killed mid-write) is skipped."""
+    """One file of t_epoch,active,waiting,size[,active_most,waiting_most] lines (a file without the last two: they
+    are the counts of the line); a line cut short (a process killed mid-write) is skipped."""
     rows = []
     with open(path, newline="") as f:
         for line in csv.DictReader(f):
             try:
-                rows.append((float(line["t_epoch"]), _int(line["active"]), _int(line["waiting"]),
-                             _int(line["size"] or "")))
+                active, waiting = _int(line["active"]), _int(line["waiting"])
+                most = [line.get(name) for name in MOST_COLUMNS]
+                rows.append((float(line["t_epoch"]), active, waiting, _int(line["size"] or ""),
+                             active if most[0] is None else _int(most[0]),
+                             waiting if most[1] is None else _int(most[1])))
             except (TypeError, ValueError, KeyError):
                 continue
     return rows
@@ -44,22 +54,27 @@ def summed(per_process: list[list[Row]], stale_s: float = STALE_S) -> list[Row]:
     for t, n, row in events:
         latest[n] = row
         live = [r for r in latest.values() if t - r[0] <= stale_s]
-        series.append((t, *(sum(r[i] or 0 for r in live) for i in (1, 2, 3))))
+        series.append((t, *(sum(r[i] or 0 for r in live) for i in range(1, len(row)))))
     return series
 
 
 def write_series(path: Path, rows: list[Row]) -> None:
     with open(path, "w", newline="") as f:
         out = csv.writer(f)
-        out.writerow(COLUMNS)
+        out.writerow(COLUMNS + (MOST_COLUMNS if rows and len(rows[0]) > len(COLUMNS) else []))
         out.writerows([f"{t:.3f}", *("" if v is None else v for v in rest)] for t, *rest in rows)
 
 
 def peaks(rows: list[Row], t0: float, t1: float) -> dict:
-    """Most connections lent out at once and most requests waiting for one, inside [t0, t1]; None without rows."""
+    """Most connections lent out at once and most requests waiting for one, inside [t0, t1]; None without rows.
+    A line's "most" columns count once the time they cover lies inside the window; before that, its counts."""
     window = [r for r in rows if t0 <= r[0] <= t1]
-    return {"db_pool_active_peak": max((r[1] for r in window if r[1] is not None), default=None),
-            "db_pool_waiting_peak": max((r[2] for r in window if r[2] is not None), default=None)}
+
+    def most(row: Row, column: int):
+        whole = len(row) > len(COLUMNS) and row[0] - LINE_SPAN_S >= t0
+        return row[column + 3] if whole else row[column]
+    return {"db_pool_active_peak": max((v for r in window if (v := most(r, 1)) is not None), default=None),
+            "db_pool_waiting_peak": max((v for r in window if (v := most(r, 2)) is not None), default=None)}
 
 
 class ProcessLogProbe:
