@@ -18,10 +18,6 @@ MEASURED: list[str] = []
 # parts (about 3 s less for each of the suite's runs).
 os.environ.setdefault(noise.FLOOR_SECONDS_ENV, "0.5")
 
-# The live runs pass --no-jfr unless they check Tomcat's recording (the quick profile, test_jfr.py, the hosts runs,
-# servers-quick: every plug-in as a user starts it): a Tomcat launch without one starts 0.6-1.0 s sooner and is
-# not read for 0.6 s after its window.
-
 
 @pytest.fixture(scope="session")
 def report_figure():

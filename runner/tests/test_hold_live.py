@@ -104,8 +104,7 @@ def test_holder_stops_on_a_signal_and_closes_everything(tmp_path, sig):
 
 def test_seed003_quick_end_to_end(tmp_path, report_figure):
     out = tmp_path / "seed003-quick"
-    done = subprocess.run([str(paths.RUNNER / "run_all.sh"), "--experiment", "seed003-quick", "--out", str(out),
-                           "--no-jfr"],
+    done = subprocess.run([str(paths.RUNNER / "run_all.sh"), "--experiment", "seed003-quick", "--out", str(out)],
                           capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr[-3000:]
     cells = records_by_id(out)

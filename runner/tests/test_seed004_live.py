@@ -27,8 +27,7 @@ def test_seed004_quick_end_to_end(tmp_path, report_figure):
     # checked here is that every stack answers from the database, through nginx and PgBouncer, counted, sampled,
     # swept and drawn
     done = subprocess.run([str(paths.RUNNER / "run_all.sh"), "--experiment", "seed004-quick", "--out", str(out),
-                           "--duration", "1", "--warmup", "0", "--no-jfr"], capture_output=True, text=True,
-                          timeout=300)
+                           "--duration", "1", "--warmup", "0"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     cells = records_by_id(out)
     assert len(cells) == 24 and all(r["status"] == "ok" for r in cells.values()), \
@@ -85,7 +84,7 @@ def test_seed004_quick_end_to_end(tmp_path, report_figure):
 
 def db_run(out, *extra: str) -> list[str]:
     return [str(paths.RUNNER / "run_all.sh"), "--experiment", "seed004-quick", "--out", str(out), "--no-analysis",
-            "--no-shuffle", "--no-jfr", *extra]           # the tests act on cells in plan order
+            "--no-shuffle", *extra]           # the tests act on cells in plan order
 
 
 def wait_for_measuring(cell_dir, samples: int = 1) -> None:

@@ -23,7 +23,7 @@ RUN_ALL = str(paths.RUNNER / "run_all.sh")
 
 
 def run_experiment(name: str, out: Path) -> dict[str, dict]:
-    done = subprocess.run([RUN_ALL, "--experiment", name, "--out", str(out), "--no-analysis", "--no-jfr"],
+    done = subprocess.run([RUN_ALL, "--experiment", name, "--out", str(out), "--no-analysis"],
                           capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stderr[-3000:]
     cells = records_by_id(out)

@@ -27,7 +27,7 @@ def test_tfb_quick_end_to_end(tmp_path, report_figure):
     # 1 s windows after 0.5 s of warm-up (the quick file's 1 + 2 s are for users; saves ~45 s of the suite): what
     # is checked here is that every type answers right, counted and verified, and that the sweeps run all steps
     done = subprocess.run([str(paths.RUNNER / "run_all.sh"), "--experiment", "tfb", "--quick", "--out", str(out),
-                           "--duration", "1", "--warmup", "0.5", "--no-analysis", "--no-jfr"],
+                           "--duration", "1", "--warmup", "0.5", "--no-analysis"],
                           capture_output=True, text=True, timeout=420)
     assert done.returncode == 0, done.stderr[-3000:]
     cells = records_by_id(out)
