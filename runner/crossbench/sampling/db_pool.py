@@ -11,12 +11,14 @@ import csv
 import time
 from pathlib import Path
 
+from crossbench_contract.pool_gauge import INTERVAL_S as LINE_SPAN_S   # the time a line's "most" columns cover
+
 SERIES_FILE = "db-pool.csv"
 LOG_DIR = "db-pool"           # where the Python servers' processes write, inside the cell directory
 COLUMNS = ["t_epoch", "active", "waiting", "size"]
 MOST_COLUMNS = ["active_most", "waiting_most"]
+MOST_OF = {1: 4, 2: 5}        # a row's index of active and of waiting -> that of their "most" columns
 STALE_S = 1.0                 # a process's last line older than this no longer counts (the process is gone)
-LINE_SPAN_S = 0.25            # the time a Python server's "most" columns cover: pool_gauge's interval
 
 # (t_epoch, active, waiting, size) or, from the Python servers' files, (..., active_most, waiting_most)
 Row = tuple
@@ -72,7 +74,7 @@ def peaks(rows: list[Row], t0: float, t1: float) -> dict:
 
     def most(row: Row, column: int):
         whole = len(row) > len(COLUMNS) and row[0] - LINE_SPAN_S >= t0
-        return row[column + 3] if whole else row[column]
+        return row[MOST_OF[column]] if whole else row[column]
     return {"db_pool_active_peak": max((v for r in window if (v := most(r, 1)) is not None), default=None),
             "db_pool_waiting_peak": max((v for r in window if (v := most(r, 2)) is not None), default=None)}
 
