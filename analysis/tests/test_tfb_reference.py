@@ -102,6 +102,7 @@ def test_the_report_shows_each_types_ratios_beside_the_reference_runs(tmp_path):
     html = (run_dir / "report.html").read_text()
     section = html[html.index('id="tfb-reference"'):]
     assert "<h3>json (/json)</h3>" in section and "tornado: best at C=64" in section
+    assert "3,250 req/s [3,128, 3,376], 3 launches after the one that picked it" in section
     pair = section[section.index("<td>tornado / tomcat</td>"):].split("</tr>")[0]
     # ours with its interval, then each reference run's ratio and verdict (Round 21: tornado-py3 over the two
     # Tomcat entries, 0.193 to 0.631: the same order)

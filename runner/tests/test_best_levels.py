@@ -2,7 +2,9 @@
 alone, until each stack's best level in each group has its launches."""
 import pytest
 
+from crossbench import stats
 from crossbench.decide import best_levels
+from crossbench.figures import points
 from crossbench.plan import experiment
 from crossbench.plan.experiment_schema import ExperimentError
 
@@ -51,6 +53,39 @@ def test_each_stacks_best_level_in_each_group_gets_three_launches_and_nothing_el
         here = [c for c in cells if (c.group, c.server) == (group, server)]
         top = max(here, key=lambda c: c.sweep_step or 1)
         assert top.point_id in relaunched
+
+
+def test_the_pick_is_the_plans_launch_and_launches_after_it_never_move_it():
+    """Launched again, a lucky best level (here a worker count) reads lower; under a mean over launches the best
+    would move to the next one. The pick reads each level's first launch only."""
+    conf = config()
+    cells = [c for c in experiment.expand(conf) if c.server == "tornado" and c.group == "json"]
+    first = {c.point_id: 10_000.0 + c.sweep_step for c in cells}         # the most workers read best ...
+    top = max(cells, key=lambda c: c.sweep_step)
+    records = [record(c, first[c.point_id]) for c in cells]
+    added = []
+    for _ in range(5):
+        more = best_levels.next_launches(cells, records, experiment.recorded(conf).run)
+        cells += more
+        added += more
+        records += [record(c, 1_000.0) for c in more]                   # ... and far less when launched again
+    assert [(c.point_id, c.repetition) for c in added] == [(top.point_id, 2), (top.point_id, 3)]
+
+
+def test_a_best_level_is_stated_from_the_launches_after_the_one_that_picked_it():
+    """Known answer: launches 12,600 (the pick), 12,000, 12,400, 12,200: the figure is the geometric mean of the
+    last three, 12,199, with their interval; a level of one launch is left as it is."""
+    cells = [f"p-r{n}" for n in (1, 2, 3, 4)]
+    records = [{"cell_id": cell, "point_id": "p", "repetition": n, "status": "ok", "flags": [], "rps": rps,
+                "latency_ms": {}} for n, (cell, rps) in enumerate(zip(cells, (12600, 12000, 12400, 12200)), 1)]
+    [point] = points.aggregate(records)
+    assert points.picking_rps(point) == 12600
+    again = points.confirming(point, records)
+    assert again["cells"] == cells[1:] and again["n"] == 3 and again["picked_by"] == "p-r1"
+    assert again["figures"]["rps"] == stats.estimate([12000, 12400, 12200]).as_figure()
+    assert again["figures"]["rps"]["value"] == pytest.approx(12199, abs=1)
+    [alone] = points.aggregate(records[:1])
+    assert points.confirming(alone, records[:1]) is alone
 
 
 def test_nothing_is_added_without_the_setting():

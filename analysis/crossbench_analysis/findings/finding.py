@@ -94,6 +94,18 @@ def load_points(run: Run) -> list[dict]:
     return [p for p in out if p["records"]]
 
 
+def confirmed_best_levels(found: list[dict], stack_of) -> dict:
+    """{stack: its best level}, picked by each level's first launch (points.best_throughput) and estimated from
+    the launches after that one where it has any (points.confirming), so its figure and interval carry no pick's
+    luck; its records are then those launches' (and the failed ones')."""
+    best = {}
+    for stack, point in points.best_throughput(found, stack_of).items():
+        again = points.confirming(point, point["records"])
+        kept = {*again["cells"], *again.get("failed_cells", [])}
+        best[stack] = {**again, "records": [r for r in point["records"] if r["cell_id"] in kept]}
+    return best
+
+
 def figure(point: dict, name: str) -> dict | None:
     """A point's figure: from points' figures, else the mean of its counted launches' field `name`."""
     found = point["figures"].get(name)

@@ -1,10 +1,10 @@
 """Findings of TechEmpower's protocol (the tfb experiment; seed 004's techempower group): per test type, each stack
-at its best level, as TechEmpower quotes it, ranked, with the ratio to the leader. A best level is the point with
-the highest mean throughput over its launches; a stack whose best cannot be told from the leader's (their
-ratio's 95 % interval holds 1) is named as a tie."""
+at its best level, as TechEmpower quotes it, ranked, with the ratio to the leader. A best level is picked by each
+level's first launch and stated from the launches after it (finding.confirmed_best_levels: the best of many single launches
+reads high); a stack whose best cannot be told from the leader's (their ratio's 95 % interval holds 1) is named
+as a tie."""
 from __future__ import annotations
 
-from crossbench.figures.points import best_throughput
 from crossbench_analysis.charts.tfb import is_tfb
 from crossbench_analysis.read.runinfo import offered_rate
 
@@ -15,6 +15,7 @@ from .finding import (
     all_flagged,
     cells_of,
     comparison,
+    confirmed_best_levels,
     left_note,
     ratio_text,
     separated,
@@ -41,7 +42,7 @@ def ranking(family: str, points: list[dict], chart: str = "tfb_rps") -> list[Fin
         if not good:
             out.append(all_flagged(family, type_words(group), left, chart))
             continue
-        best = best_throughput(good, lambda p: str(p.get("server")))   # each server at its best level and workers
+        best = confirmed_best_levels(good, lambda p: str(p.get("server")))   # each server at its best level and workers
         ranked = sorted(best.values(), key=lambda p: value(p, "rps"), reverse=True)
         top = ranked[0]
         parts = [f"{who(p)} at C={p.get('concurrency')}: {sig(value(p, 'rps'), 3)} req/s"

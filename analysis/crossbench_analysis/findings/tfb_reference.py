@@ -18,10 +18,11 @@ from pathlib import Path
 
 import tomllib
 
-from crossbench.figures.points import CAVEATS, best_throughput
+from crossbench.figures.points import CAVEATS
 from crossbench_analysis.charts.tfb import is_tfb
 from crossbench_analysis.read.runinfo import offered_rate
 
+from .finding import confirmed_best_levels
 from .finding import comparison, figure, load_points, ratio_text, sig, split, value
 
 REFERENCE_DIR = Path(__file__).resolve().parents[2] / "reference" / "techempower"
@@ -102,7 +103,7 @@ def best_levels(points: list[dict]) -> tuple[dict, list[dict]]:
         if REFERENCE_QUERIES in rows:
             here = [p for p in here if queries(p) == REFERENCE_QUERIES]
         if here:
-            best[te_type] = best_throughput(here, lambda p: str(p.get("server")))
+            best[te_type] = confirmed_best_levels(here, lambda p: str(p.get("server")))
     return best, left
 
 
@@ -184,6 +185,7 @@ def level(point: dict) -> dict:
     found = figure(point, "rps") or {}
     return {"point_id": point["point_id"], "concurrency": point.get("concurrency"), "rps": found.get("value"),
             "low": found.get("ci95_low"), "high": found.get("ci95_high"), "n": point["n"],
+            "picked_by": point.get("picked_by"),
             "processes": point.get("processes"), "ceiling": ceiling(point),
             "cores": len(point.get("server_cpus") or ()) or None, "cpu_percent": value(point, "cpu_percent"),
             "db_cpu_percent": value(point, "db_cpu_percent")}
@@ -256,7 +258,9 @@ def level_words(server: str, lv: dict) -> str:
     shown = f"{sig(lv['rps'])} req/s" + (f" [{sig(lv['low'])}, {sig(lv['high'])}]" if lv["low"] else "")
     limit = f"; {LIMIT_WORDS[lv['ceiling']]}" if lv["ceiling"] else ""
     workers = f", {lv['processes']} processes" if (lv.get("processes") or 1) > 1 else ""
-    return f"{server}: best at C={lv['concurrency']}{workers}, {shown}, {lv['n']} launches{cpu_words(lv)}{limit}"
+    launches = f"{lv['n']} launch{'es' * (lv['n'] != 1)}" + (
+        " after the one that picked it" if lv.get("picked_by") else " (the one that picked it: reads high)")
+    return f"{server}: best at C={lv['concurrency']}{workers}, {shown}, {launches}{cpu_words(lv)}{limit}"
 
 
 def run_words(run: dict) -> str:

@@ -175,18 +175,37 @@ def read_jsonl(path: Path) -> list[dict]:
 
 
 def best_throughput(found: list[dict], stack_of) -> dict:
-    """{stack_of(point): its point with the highest mean throughput (the rps figure's value)}, over the points
-    that have one: TechEmpower's "best level" of each stack, as the runner relaunches it and the analysis ranks
-    it."""
+    """{stack_of(point): its point whose picking launch had the highest throughput}, over the points that have
+    one: TechEmpower's "best level" of each stack, as the runner relaunches it and the analysis ranks it. The pick
+    reads one launch of each level (the first counted, which every planned level has), never a mean over more:
+    the launches that confirm the best level afterwards (best_level_launches) then estimate it apart from the
+    luck that picked it (the winner's curse: the best of many single launches reads high)."""
     best: dict = {}
     for point in found:
-        rps = ((point.get("figures") or {}).get("rps") or {}).get("value")
+        rps = picking_rps(point)
         if rps is None:
             continue
         stack = stack_of(point)
-        if stack not in best or rps > best[stack]["figures"]["rps"]["value"]:
+        if stack not in best or rps > picking_rps(best[stack]):
             best[stack] = point
     return best
+
+
+def picking_rps(point: dict) -> float | None:
+    """The throughput of a point's first counted launch (its figure's launches are in launch order)."""
+    launches = ((point.get("figures") or {}).get("rps") or {}).get("launches") or []
+    return launches[0] if launches else None
+
+
+def confirming(point: dict, records: list[dict]) -> dict:
+    """A best level's point from the launches after the one that picked it (`best_throughput`), its records among
+    `records`; the point unchanged when it has no such launch (its figure then carries the pick's luck)."""
+    later = [r for r in records if r.get("cell_id") in set(point.get("cells", [])[1:])]
+    if not later:
+        return point
+    again = point_record(point["point_id"], later, None)
+    kept = ("failed_cells", "failed", "disturbed_cells")
+    return {**point, **again, **{k: point[k] for k in kept if k in point}, "picked_by": point["cells"][0]}
 
 
 def fmt_interval(figure: dict | None, unit: str = "") -> str:

@@ -66,7 +66,7 @@ class RunSettings:
     min_window_delays: float
     rates: object = None              # [r, ...], "auto" or None: the groups' rates unless a group has its own
     db_url: str | None = None
-    best_level_launches: int = 0      # TechEmpower's best levels launched again to this count (0: off)
+    best_level_launches: int = 0      # best levels launched to this count, the picking one included (0: off)
     # delayed closed-loop cells of the default generator measured in a held window (loadgen/held.py): one process of
     # the generator that holds windows spans warm-up, window and tail, so the window holds the queue C makes
     held_windows: bool = False
