@@ -160,3 +160,14 @@ def test_every_stack_the_suite_runs_tfb_on_is_mapped_or_says_why_not():
 
 def test_every_techempower_type_of_the_endpoint_table_is_mapped():
     assert set(tfb_reference.TYPES) == set(TECHEMPOWER)
+
+
+def test_a_type_with_one_stack_says_why_it_has_no_ratio_instead_of_an_empty_table(tmp_path):
+    """Where every launch of the other stacks was left out (the 20-row queries of 2026-11-26's run), one stack is
+    left: no ratio, so no table under the header, and a sentence saying why."""
+    run = load_run(tfb_run(tmp_path / "run"))
+    tomcat_only = [p for p in load_points(run) if p.get("server") == "tomcat"]
+    text = tfb_reference.markdown("run", tfb_reference.compare(tomcat_only))
+    section = text[text.index("## json (/json)"):]
+    assert "| B / A |" not in section
+    assert "No ratio to set beside TechEmpower's: tomcat alone has a best level here" in section

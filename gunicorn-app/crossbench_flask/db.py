@@ -1,10 +1,13 @@
 """The database endpoints on psycopg 3 with a psycopg_pool.ConnectionPool per worker process: a request waits for
 a connection up to the wait limit, then gets 503 (psycopg2's pool raised at once instead: seed 004's critics'
-point). The pool is made in the worker, after gunicorn's fork, on first use."""
+point). The pool is made in the worker, after gunicorn's fork, on first use, once: a gthread worker's threads
+meet that first use together (unlocked, each made a pool of its own, and tfb's 20-query cells of 3 workers x 8
+threads ran PostgreSQL out of connections, 2026-11-28)."""
 from __future__ import annotations
 
 import json
 import os
+import threading
 from contextlib import contextmanager
 
 import psycopg
@@ -29,15 +32,17 @@ WAIT_S = int(os.environ.get("CROSSBENCH_DB_WAIT_MS", "5000")) / 1000
 # cannot keep prepared statements (the next transaction may meet another backend).
 PREPARE_THRESHOLD = 0 if os.environ.get("CROSSBENCH_DB_PREPARED", "1") == "1" else None
 _pool: tuple[int, ConnectionPool] | None = None
+_pool_lock = threading.Lock()
 _gauge = from_environment(POOL_SIZE)
 
 
 def pool() -> ConnectionPool:
     global _pool
-    if _pool is None or _pool[0] != os.getpid():
-        _pool = (os.getpid(), ConnectionPool(URL, min_size=POOL_SIZE, max_size=POOL_SIZE, timeout=WAIT_S,
-                                             open=True, kwargs={"prepare_threshold": PREPARE_THRESHOLD}))
-    return _pool[1]
+    with _pool_lock:
+        if _pool is None or _pool[0] != os.getpid():
+            _pool = (os.getpid(), ConnectionPool(URL, min_size=POOL_SIZE, max_size=POOL_SIZE, timeout=WAIT_S,
+                                                 open=True, kwargs={"prepare_threshold": PREPARE_THRESHOLD}))
+        return _pool[1]
 
 
 @contextmanager

@@ -104,6 +104,12 @@ def test_quick_profile_end_to_end(tmp_path, report_figure):
     for launch in (r for r in cells.values() if r["server"] == "tomcat"):
         assert "SharedArchiveFile" in launch["server_settings"]["class_data_sharing"], launch["cell_id"]
         assert launch["tomcat_jfr_unreadable"] is None and launch["tomcat_gc_pause_total_ms"] is not None, launch
+    # where the harness's time goes, cell by cell (cell/phases.py): every phase of every launch accounted
+    phases = [json.loads((out / "cells" / cid / "phases.json").read_text()) for cid in cells]
+    assert all({"server_start", "verify", "warmup", "window", "server_stop", "record"} <= set(p) for p in phases)
+    spent = {name: sum(p.get(name, 0.0) for p in phases) for name in phases[0]}
+    report_figure("quick profile, seconds per phase summed over its launches: "
+                  + ", ".join(f"{name} {s:.1f}" for name, s in sorted(spent.items(), key=lambda kv: -kv[1])))
     report_figure(f"quick profile: {meta['wall_s']:.0f} s wall; tomcat C=400 250 ms ratio "
                   f"{tomcat['efficiency_ratio']:.2f} (latency ratio {tomcat['latency_ratio']:.2f}, threads "
                   f"{tomcat['threads_peak']}), tornado ratio {tornado['efficiency_ratio']:.2f} "

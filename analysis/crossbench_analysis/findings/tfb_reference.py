@@ -248,10 +248,18 @@ def tables(result: dict) -> dict:
                        "levels": [level_words(server, lv) for server, lv in t["levels"].items()],
                        "rows": [[f"{each['b']} / {each['a']}", each["ours"]["text"],
                                  *(run_words(run) for run in each["runs"])] for each in t["pairs"]],
+                       "alone": "" if t["pairs"] else alone_words(t),
                        "reversals": [f"{each['b']} / {each['a']} reversed: what differs from the entries: "
                                      f"{reversal_words(each)}" for each in t["pairs"]
                                      if any(run["verdict"] == REVERSED for run in each["runs"])]}
                       for t in result["types"]]}
+
+
+def alone_words(t: dict) -> str:
+    """A type where one stack alone has a best level its flags let count: no ratio, and why, in place of a table."""
+    only = ", ".join(sorted(t["levels"]))
+    return (f"No ratio to set beside TechEmpower's: {only} alone has a best level here; every launch of the other "
+            "stacks was left out (the run's findings say why).")
 
 
 def level_words(server: str, lv: dict) -> str:
@@ -277,6 +285,9 @@ def markdown(run_id: str, result: dict) -> str:
     lines += [f"**Reference data:** {problem}." for problem in shown["problems"]]
     for t in shown["types"]:
         lines += ["", f"## {t['title']}", ""] + [f"- {words}" for words in t["levels"]]
+        if not t["rows"]:
+            lines += ["", t["alone"]]
+            continue
         lines += ["", "| B / A | ours | " + " | ".join(shown["references"]) + " |",
                   "|---|---|" + "---|" * len(shown["references"])]
         lines += ["| " + " | ".join(row) + " |" for row in t["rows"]]

@@ -25,6 +25,7 @@ from . import faults
 from .cell_checks import CellFailed, database_flags, died, verify, verify_after_load, verify_database
 from .cell_context import CellContext
 from .cell_record import cell_flags, failed_record, noise_figures, shared_record, side_figures
+from .phases import NoPhases, Phases
 
 SAMPLE_INTERVAL_S = 0.25
 SAMPLED_LIMIT_S = 2.0         # at most this long for each sampler's first sample, and its first after the window
@@ -88,8 +89,9 @@ def run_cell(plan: CellPlan, ctx: CellContext) -> dict:
     except KeyboardInterrupt, which stops everything this cell started and propagates."""
     ctx.cell_dir.mkdir(parents=True, exist_ok=True)
     started = now_iso()
+    phases = Phases()
     try:
-        return measure(plan, ctx, started)
+        return measure(plan, ctx, started, phases)
     except KeyboardInterrupt:
         raise
     except Exception as e:  # noqa: BLE001 - any failure is recorded and the run goes on
@@ -98,9 +100,15 @@ def run_cell(plan: CellPlan, ctx: CellContext) -> dict:
             raise fault from e
         (ctx.cell_dir / "failure.txt").write_text(traceback.format_exc())
         return failed_record(plan, started, e)
+    finally:
+        phases.mark("record")
+        try:
+            phases.write(ctx.cell_dir)
+        except OSError:
+            pass                 # a full or read-only disk: the run's own fault handling says so, not this
 
 
-def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
+def measure(plan: CellPlan, ctx: CellContext, started: str, phases: Phases) -> dict:
     db_url = database_url(plan, ctx)
     probe, hosts = None, ctx.placement
     with ExitStack() as running:
@@ -109,8 +117,10 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
         server = running.enter_context(start_server(plan, ctx, bouncer.url if bouncer else db_url))
         front = running.enter_context(stack.proxy(plan, server, ctx.cell_dir, hosts.proxy_host)) \
             if plan.proxy else server
+        phases.mark("server_start")
         verify(front, plan)
         figures = verify_database(plan, front, db_url) if db_url else {}
+        phases.mark("verify")
         probe = plan.plugin.probe(server.pid, ctx.cell_dir, hosts.server_host)
         # the server's tree with the load generator's and the probe's pool; beside it, the other processes'
         sampler = server.sampler(ctx.cell_dir / "samples.csv", SAMPLE_INTERVAL_S, "warmup", pool_source=probe,
@@ -125,19 +135,25 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
             with sampler:
                 try:
                     wait_sampled([sampler, *sides.values()], after=0.0)
-                    measurement = run_phases(DRIVERS[plan.kind], plan, ctx, front, sampler, probe)
+                    phases.mark("samplers_first")
+                    measurement = run_phases(DRIVERS[plan.kind], plan, ctx, front, sampler, probe, phases)
                     wait_sampled([sampler, *sides.values()], after=measurement.t1)
+                    phases.mark("samplers_last")
                     keep_up(plan, ctx, server)
                 except Exception as e:
                     raise (died(plan, server) or e) from e
         finally:
             if probe:
                 probe.stop()
+            phases.mark("samplers_probe_stop")
         death = died(plan, server)
         if death:
             raise death
         verify_after_load(plan, front, db_url, ctx)
+        phases.mark("verify_after")
+    phases.mark("server_stop")
     drained_s = 0.0 if DRIVERS[plan.kind].reuses_connections(plan) else oskit.wait_for_ephemeral_ports()
+    phases.mark("port_drain")
     window = summarize(sampler.samples(), measurement.t0, measurement.t1)
     shared = shared_record(plan, measurement.result, window, server, started)
     shared.update(probe.figures(measurement.t0, measurement.t1) if probe else db_pool.peaks([], 0, 0))
@@ -161,14 +177,18 @@ def measure(plan: CellPlan, ctx: CellContext, started: str) -> dict:
 
 
 def run_phases(driver, plan: CellPlan, ctx: CellContext, server: RunningServer, sampler,
-               probe: Probe | None = None) -> Measurement:
+               probe: Probe | None = None, phases: Phases | None = None) -> Measurement:
     """Warm-up (unrecorded), then the measured window; the samples after it are labelled cooldown."""
+    phases = phases or NoPhases()
     if plan.warmup_s > 0:
         ctx.report("warmup", sampler)
         driver.warmup(plan, ctx, server)
+    phases.mark("warmup")
     wait_attached(probe)
+    phases.mark("probe_attach")
     if plan.warmup_s > 0:
         settle_pool(probe)
+    phases.mark("pool_settle")
     sampler.set_phase("measure")
     ctx.report("measure", sampler)
     t0 = time.time()
@@ -176,6 +196,7 @@ def run_phases(driver, plan: CellPlan, ctx: CellContext, server: RunningServer, 
     measurement = driver.measure(plan, ctx, server, sampler)
     measurement.noise = (before, ctx.placement.noise_snapshot()) if before else ()
     t1 = time.time()
+    phases.mark("window")
     sampler.set_phase("cooldown")
     measurement.t0 = measurement.t0 or t0
     measurement.t1 = measurement.t1 or t1

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from crossbench import loadgen
 from crossbench.record import metrics, record
+from crossbench.servers.base import DB_ENDPOINTS
 
 from ..loadgen.base import LoadResult, LoadSpec
 from .base import DriverRefused, GeneratorDriver, Measurement
@@ -46,6 +47,15 @@ def worst_latency_s(plan) -> float:
                                             blocking=limit is not None, workers=limit)
 
 
+def pool_wait_s(plan) -> float:
+    """How long a database request may wait for a pooled connection before the server answers 503 (db_wait_ms):
+    a healthy server's answer can take that long, so the generator's timeout is above it (a wrk timeout at 10 s
+    would count as an error what the server would have answered)."""
+    if plan.endpoint not in DB_ENDPOINTS:
+        return 0.0
+    return (plan.settings.get("db_wait_ms") or 0) / 1000
+
+
 def held_times(plan) -> tuple[float, float]:
     """A held window's load before it and after it, seconds (HELD_ROUNDS, TAIL_ROUNDS, HELD_BUDGET_S)."""
     worst = worst_latency_s(plan)
@@ -66,7 +76,8 @@ def load_spec(plan, base_url: str, *, warmup: bool = False) -> LoadSpec:
         worst = worst * WARMUP_DELAY_MS / plan.delay_ms if plan.delay_ms else worst
     held = dict(zip(("held_s", "tail_s"), held_times(plan))) if holds_window(plan) else {}
     return LoadSpec(urls=tuple(urls), concurrency=plan.concurrency, duration_s=duration,
-                    timeout_s=metrics.loadgen_timeout_s(worst), keepalive=plan.keepalive, pipeline=plan.pipeline,
+                    timeout_s=metrics.loadgen_timeout_s(max(worst, pool_wait_s(plan))), keepalive=plan.keepalive,
+                    pipeline=plan.pipeline,
                     threads=plan.loadgen_threads, cpus=plan.loadgen_cpus, **held)
 
 

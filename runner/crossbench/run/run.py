@@ -220,6 +220,8 @@ def plan(args, remote: ExitStack) -> Planned | None:
     if not args.resume:
         run_dir.create(metadata.collect(run_dir.path.name, config, sys.argv), [c.to_dict() for c in cells])
         run_dir.update_metadata(noise_floor=noise.floor())     # the machine's own noise, before any load
+    else:
+        record_raise(run_dir, config)
     if again:
         run_dir.extend_plan([c.to_dict() for c in again])
     if placement.checks:
@@ -240,7 +242,7 @@ def resumed(args) -> tuple[dict, Experiment, list[CellPlan], RunDir, list[CellPl
     hint that there are some)."""
     run_dir = RunDir(args.resume)
     meta, plan_dicts = run_dir.load()
-    config = meta["config"]
+    config = raised_best_levels(run_dir, meta["config"], args.best_level_launches)
     resolved = experiment.recorded(config)
     cells = [plan_from_dict(d) for d in plan_dicts]
     again = retried(cells, run_dir, resolved.run)
@@ -248,6 +250,29 @@ def resumed(args) -> tuple[dict, Experiment, list[CellPlan], RunDir, list[CellPl
         print(retry.hint(again), file=sys.stderr)
         again = []
     return config, resolved, cells + again, run_dir, again
+
+
+def raised_best_levels(run_dir: RunDir, config: dict, wanted: int | None) -> dict:
+    """--resume DIR --best-level-launches N: the run's configuration with the count raised to N; a Refusal to
+    lower it (launches already made stay on the record)."""
+    had = config.get("run", {}).get("best_level_launches", 0)
+    if wanted is None or wanted == had:
+        return config
+    if wanted < max(had, 2):
+        raise Refusal(f"--best-level-launches {wanted}: a resume raises a run's count ({had} in {run_dir.path}) to 2 "
+                      "or more, never lowers it (launches already made stay on the record)")
+    return {**config, "run": {**config["run"], "best_level_launches": wanted}}
+
+
+def record_raise(run_dir: RunDir, config: dict) -> None:
+    """A raised count written into the run's metadata before any launch (the next resume keeps it), the change
+    listed under `amended`."""
+    metadata = json.loads(run_dir.metadata_file.read_text())
+    had = metadata["config"].get("run", {}).get("best_level_launches", 0)
+    wanted = config["run"].get("best_level_launches", 0)
+    if wanted != had:
+        amended = [*metadata.get("amended", []), {"at": now_iso(), "best_level_launches": {"from": had, "to": wanted}}]
+        run_dir.update_metadata(config=config, amended=amended)
 
 
 def execute_planned(planned: Planned, keep_up_s: float) -> int:

@@ -148,6 +148,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "off: the experiment's repetitions only (the seeds' own protocols)")
     m.add_argument("--min-launches", type=int, dest="min_launches", help="with --precision: first rounds, at least 3 (default 3)")
     m.add_argument("--max-launches", type=int, dest="max_launches", help="with --precision: at most (default 6)")
+    m.add_argument("--best-level-launches", type=int, dest="best_level_launches", metavar="N",
+                   help="TechEmpower's experiments: launch each stack's best level to N launches, the one that "
+                        "picked it included, and state it from the others (0: off); with --resume, raises a run's "
+                        "count (a tfb run of 3 brought to 4)")
     m.add_argument("--shuffle", action="store_true", default=None, help="shuffle each round's order (the default)")
     m.add_argument("--no-shuffle", dest="shuffle", action="store_false", help="run each round in plan order")
     m.add_argument("--loadgen", choices=sorted(loadgen.ADAPTERS), help="the load generator of every cell "
@@ -187,10 +191,25 @@ def parse_args(argv):
         args.experiment = quick_variant(p, args.experiment)
     if args.resume and args.out:
         p.error("--resume DIR continues that directory; --out does not go with it")
+    if args.resume and (given := matrix_given(p, args) - {"--best-level-launches"}):
+        p.error(f"--resume DIR continues that run as it was planned; {', '.join(sorted(given))} does not go with it "
+                "(only --best-level-launches, to raise its count)")
     if args.retry_failed and not args.resume:
         p.error("--retry-failed goes with --resume DIR: it launches again that run's points whose launches all "
                 "failed")
     return args
+
+
+def matrix_given(p: argparse.ArgumentParser, args) -> set[str]:
+    """The matrix overrides given on the command line, by their option names (those sharing a destination, as
+    --shuffle and --no-shuffle, named together)."""
+    [matrix] = [g for g in p._action_groups if g.title and g.title.startswith("matrix overrides")]
+    names: dict[str, list[str]] = {}
+    unset: dict[str, object] = {}       # a destination's value when no option of it is given: its first one's default
+    for action in matrix._group_actions:
+        names.setdefault(action.dest, []).append(action.option_strings[0])
+        unset.setdefault(action.dest, action.default)
+    return {"/".join(options) for dest, options in names.items() if getattr(args, dest) != unset[dest]}
 
 
 def advice_workload(args):
