@@ -18,6 +18,7 @@ def tfb_run_dir(tmp_path, launches=3):
     return run_dir
 
 
+@pytest.mark.spawns        # git, for the revision the raise was made on
 def test_a_resume_raises_the_count_and_the_next_resume_keeps_it(tmp_path):
     run_dir = tfb_run_dir(tmp_path)
     args = run.parse_args(["--resume", str(run_dir.path), "--best-level-launches", "4"])
@@ -27,6 +28,7 @@ def test_a_resume_raises_the_count_and_the_next_resume_keeps_it(tmp_path):
     meta = json.loads(run_dir.metadata_file.read_text())
     assert meta["config"]["run"]["best_level_launches"] == 4
     assert [a["best_level_launches"] for a in meta["amended"]] == [{"from": 3, "to": 4}]
+    assert meta["amended"][0]["at"] and "git_revision" in meta["amended"][0]
     _, again, *_ = run.resumed(run.parse_args(["--resume", str(run_dir.path)]))
     assert again.run.best_level_launches == 4
 

@@ -26,6 +26,7 @@ from crossbench.record.record import now_iso
 from crossbench.record.rundir import RunDir
 from crossbench.refusal import Refusal
 from crossbench.sampling import noise
+from crossbench.version import git_revision
 
 from . import metadata
 from .open_placement import open_placement
@@ -271,7 +272,8 @@ def record_raise(run_dir: RunDir, config: dict) -> None:
     had = metadata["config"].get("run", {}).get("best_level_launches", 0)
     wanted = config["run"].get("best_level_launches", 0)
     if wanted != had:
-        amended = [*metadata.get("amended", []), {"at": now_iso(), "best_level_launches": {"from": had, "to": wanted}}]
+        amended = [*metadata.get("amended", []), {"at": now_iso(), "git_revision": git_revision(),
+                                                   "best_level_launches": {"from": had, "to": wanted}}]
         run_dir.update_metadata(config=config, amended=amended)
 
 
