@@ -24,14 +24,14 @@ def test_the_plan_line_says_which_cells_run_to_a_request_count():
     assert "request count" not in plan_summary(config, cells, cells, Progress(len(cells), 15.0, io.StringIO()))
 
 
-def test_the_plan_line_counts_the_first_rounds_and_the_relaunches_of_failed_points_apart():
+def test_the_plan_line_counts_the_first_rounds_and_the_launches_decided_after_them_apart():
     config, cells = plan("quick")
     rounds = experiment_expand.first_rounds(config.run)
     relaunch = cells[0].launch(rounds + 1)
     line = plan_summary(config, cells + [relaunch], [relaunch], Progress(len(cells) + 1, 15.0, io.StringIO()))
-    assert f"points x {rounds} rounds and 1 relaunch of failed points" in line
+    assert f"points x {rounds} rounds and 1 launch decided after them" in line
     line = plan_summary(config, cells, cells, Progress(len(cells), 15.0, io.StringIO()))
-    assert f"points x {rounds} rounds" in line and "relaunch" not in line
+    assert f"points x {rounds} rounds" in line and "decided after them" not in line
 
 
 def test_a_request_count_phase_shows_its_time_without_a_window():
@@ -42,3 +42,9 @@ def test_a_request_count_phase_shows_its_time_without_a_window():
     progress.phase("measure", None, 15.0)
     assert "measure 0/15 s" in progress.line()
     progress.close()
+
+
+def test_the_plan_line_of_tfb_says_its_best_levels_are_launched_again():
+    config, cells = plan("tfb")
+    line = plan_summary(config, cells, cells, Progress(len(cells), 20.0, io.StringIO()))
+    assert "; then each stack's best level in each group up to 4 launches" in line

@@ -236,7 +236,7 @@ def test_a_server_that_dies_fails_its_cell_and_the_run_goes_on(tmp_path):
                           text=True, timeout=180)
     assert done.returncode == 0, done.stderr[-2000:]
     assert f"--retry-failed: 1 point(s) with no launch that counted, launched again (1 launch): {dead}" \
-        in done.stderr and "1 to run" in done.stderr and "x 1 rounds and 1 relaunch of failed points" in done.stderr
+        in done.stderr and "1 to run" in done.stderr and "x 1 rounds and 1 launch decided after them" in done.stderr
     again = records(out)
     assert [r["cell_id"] for r in again[:2]] == [r["cell_id"] for r in results]
     assert again[2]["cell_id"] == f"{dead}-r2" and again[2]["status"] == "ok", again[2].get("error")

@@ -52,8 +52,11 @@ def plan_summary(resolved: Experiment, cells: list[CellPlan], todo: list[CellPla
     window = f"{windows[0]:g} s" if len(windows) == 1 else f"{windows[0]:g}-{windows[-1]:g} s"
     rounds = experiment_expand.first_rounds(run)
     searching = capacity.search_groups(resolved)
-    relaunched = sum(c.repetition > rounds and c.group not in searching for c in cells)   # --retry-failed's
-    retry_note = f" and {relaunched} relaunch{'es' * (relaunched != 1)} of failed points" if relaunched else ""
+    # launched past the first rounds: --retry-failed's, disturbed launches again, best levels, precision's rounds
+    relaunched = sum(c.repetition > rounds and c.group not in searching for c in cells)
+    retry_note = f" and {relaunched} launch{'es' * (relaunched != 1)} decided after them" if relaunched else ""
+    if run.best_level_launches:
+        retry_note += f"; then each stack's best level in each group up to {run.best_level_launches} launches"
     if searching:
         retry_note += "; capacity searches: three launches at each start rate, then as many as the search asks"
     precision_note = f" (then as many more as the first {rounds} launches' spread asks for an interval within " \
