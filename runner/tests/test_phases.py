@@ -3,7 +3,7 @@ adds up, and the file holds what was marked."""
 import json
 
 from crossbench.cell import phases as phases_module
-from crossbench.cell.phases import NoPhases, Phases
+from crossbench.cell.phases import Phases
 
 
 def test_each_mark_ends_its_phase_and_a_phase_marked_twice_adds_up(tmp_path, monkeypatch):
@@ -17,9 +17,3 @@ def test_each_mark_ends_its_phase_and_a_phase_marked_twice_adds_up(tmp_path, mon
     spent.write(tmp_path)
     assert json.loads((tmp_path / phases_module.FILE).read_text()) == {
         "server_start": 1.75, "window": 2.5, "record": 4.75}
-
-
-def test_no_phases_keeps_no_account():
-    quiet = NoPhases()
-    quiet.mark("window")
-    assert quiet.spent == {}

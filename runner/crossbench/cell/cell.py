@@ -25,7 +25,7 @@ from . import faults
 from .cell_checks import CellFailed, database_flags, died, verify, verify_after_load, verify_database
 from .cell_context import CellContext
 from .cell_record import cell_flags, failed_record, noise_figures, shared_record, side_figures
-from .phases import NoPhases, Phases
+from .phases import Phases
 
 SAMPLE_INTERVAL_S = 0.25
 SAMPLED_LIMIT_S = 2.0         # at most this long for each sampler's first sample, and its first after the window
@@ -177,9 +177,8 @@ def measure(plan: CellPlan, ctx: CellContext, started: str, phases: Phases) -> d
 
 
 def run_phases(driver, plan: CellPlan, ctx: CellContext, server: RunningServer, sampler,
-               probe: Probe | None = None, phases: Phases | None = None) -> Measurement:
+               probe: Probe | None, phases: Phases) -> Measurement:
     """Warm-up (unrecorded), then the measured window; the samples after it are labelled cooldown."""
-    phases = phases or NoPhases()
     if plan.warmup_s > 0:
         ctx.report("warmup", sampler)
         driver.warmup(plan, ctx, server)

@@ -24,10 +24,3 @@ class Phases:
 
     def write(self, cell_dir: Path) -> None:
         (cell_dir / FILE).write_text(json.dumps(self.spent, indent=1) + "\n")
-
-
-class NoPhases(Phases):
-    """Marks nothing: for callers of run_phases that keep no account."""
-
-    def mark(self, name: str) -> None:
-        return None

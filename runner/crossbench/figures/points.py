@@ -200,7 +200,8 @@ def picking_rps(point: dict) -> float | None:
 def confirming(point: dict, records: list[dict]) -> dict:
     """A best level's point from the launches after the one that picked it (`best_throughput`), its records among
     `records`; the point unchanged when it has no such launch (its figure then carries the pick's luck)."""
-    later = [r for r in records if r.get("cell_id") in set(point.get("cells", [])[1:])]
+    after_pick = set(point.get("cells", [])[1:])
+    later = [r for r in records if r.get("cell_id") in after_pick]
     if not later:
         return point
     again = point_record(point["point_id"], later, None)
