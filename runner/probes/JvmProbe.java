@@ -11,7 +11,10 @@
  *   {"type":"pool", ...}   every interval: Tomcat connector pools (*:type=ThreadPool,name=*),
  *                          executors (*:type=Executor,name=*), JVM thread counts; GC totals
  *                          ("gc") at most once a second. MBean names are re-queried every 2 s,
- *                          so a connector registered later shows up within 2 s.
+ *                          so a connector registered later shows up within 2 s, and at once on
+ *                          a stdin line "names <token>": the next line queried them afresh and
+ *                          carries "names_token":<token> (a probe attached while the server
+ *                          starts asks once the server answers: every MBean exists by then).
  *   {"type":"end","reason":...}      on a clean exit (stdin closed, SIGTERM, target gone)
  *   {"type":"error","message":...}   when it cannot attach or connect (exit status 2)
  * The MBean domain is matched with "*" because standalone Tomcat registers "Catalina:..."
@@ -33,9 +36,11 @@ import javax.management.openmbean.CompositeData;
 import javax.management.remote.JMXConnector;
 import javax.management.remote.JMXConnectorFactory;
 import javax.management.remote.JMXServiceURL;
+import java.io.BufferedReader;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -63,6 +68,7 @@ public class JvmProbe {
     static volatile String stopReason = null;
     static volatile boolean signalled = false;
     static volatile boolean exiting = false;
+    static volatile long namesWanted = 0;       // the last "names <token>" read from stdin; 0: none
 
     public static void main(String[] args) throws Exception {
         if (args.length < 2) {
@@ -112,8 +118,13 @@ public class JvmProbe {
         if (watchStdin) {
             Thread t = new Thread(() -> {
                 try {
-                    byte[] buf = new byte[256];
-                    while (System.in.read(buf) >= 0) { }
+                    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+                    for (String request; (request = in.readLine()) != null; ) {
+                        String[] words = request.trim().split(" ");
+                        if (words.length == 2 && words[0].equals("names")) {
+                            try { namesWanted = Long.parseLong(words[1]); } catch (NumberFormatException ignored) { }
+                        }
+                    }
                 } catch (IOException ignored) { }
                 if (stopReason == null) stopReason = "stdin_closed";
                 main.interrupt();
@@ -128,7 +139,7 @@ public class JvmProbe {
                     m.queryNames(new ObjectName("java.lang:type=GarbageCollector,name=*"), null)));
             emit(jvmLine(m, gcNames, targetPid, address));
             long next = System.nanoTime();
-            long namesAt = Long.MIN_VALUE, gcAt = Long.MIN_VALUE;
+            long namesAt = Long.MIN_VALUE, gcAt = Long.MIN_VALUE, namesAnswered = 0;
             List<ObjectName> pools = List.of(), executors = List.of(), dbPools = List.of();
             while (stopReason == null) {
                 if (!ProcessHandle.of(targetPid).map(ProcessHandle::isAlive).orElse(false)) {
@@ -138,15 +149,18 @@ public class JvmProbe {
                 String line;
                 try {
                     long now = System.nanoTime();
-                    if (now - namesAt >= NAMES_EVERY_NS || namesAt == Long.MIN_VALUE) {
+                    long token = namesWanted;
+                    boolean asked = token != namesAnswered;
+                    if (asked || now - namesAt >= NAMES_EVERY_NS || namesAt == Long.MIN_VALUE) {
                         pools = sorted(m.queryNames(new ObjectName("*:type=ThreadPool,name=*"), null));
                         executors = sorted(m.queryNames(new ObjectName("*:type=Executor,name=*"), null));
                         dbPools = sorted(m.queryNames(new ObjectName("com.zaxxer.hikari:type=Pool *"), null));
                         namesAt = now;
+                        namesAnswered = token;
                     }
                     boolean withGc = now - gcAt >= GC_EVERY_NS || gcAt == Long.MIN_VALUE;
                     if (withGc) gcAt = now;
-                    line = poolLine(m, pools, executors, dbPools, withGc ? gcNames : null);
+                    line = poolLine(m, pools, executors, dbPools, withGc ? gcNames : null, asked ? token : 0);
                 } catch (IOException e) {
                     if (stopReason != null) break;      // interrupted RMI call while stopping
                     stopReason = "target_gone";         // JMX connection lost: the target went away
@@ -227,11 +241,13 @@ public class JvmProbe {
         return b.append('}').toString();
     }
 
-    /** pools/executors/dbPools: MBean names (re-queried every 2 s); gcNames null: no GC totals this time. */
+    /** pools/executors/dbPools: MBean names (re-queried every 2 s); gcNames null: no GC totals this time;
+     *  namesToken: the stdin request these names answer (0: none). */
     static String poolLine(MBeanServerConnection m, List<ObjectName> pools, List<ObjectName> executors,
-                           List<ObjectName> dbPools, List<ObjectName> gcNames) throws Exception {
+                           List<ObjectName> dbPools, List<ObjectName> gcNames, long namesToken) throws Exception {
         String t = epoch();
         StringBuilder b = new StringBuilder("{\"type\":\"pool\",\"t_epoch\":").append(t);
+        if (namesToken != 0) b.append(",\"names_token\":").append(namesToken);
         Map<String, Object> th = attrs(m, new ObjectName("java.lang:type=Threading"), THREADING_ATTRS);
         b.append(",\"jvm_threads\":").append(num(th.get("ThreadCount")));
         b.append(",\"jvm_threads_peak\":").append(num(th.get("PeakThreadCount")));

@@ -97,7 +97,7 @@ def test_the_window_waits_for_the_jvm_probe_to_read_once_but_not_past_its_limit(
 
     def background(probe, failed=False):
         b = BackgroundJvmProbe.__new__(BackgroundJvmProbe)
-        b.probe, b.failed, b.started = probe, failed, threading.Event()
+        b.probe, b.failed, b.started, b.names_asked = probe, failed, threading.Event(), False
         b.started.set()
         return b
 
@@ -112,6 +112,44 @@ def test_the_window_waits_for_the_jvm_probe_to_read_once_but_not_past_its_limit(
     t0 = time.monotonic()
     failed.wait_attached(5.0)
     assert time.monotonic() - t0 < 1.0                      # a probe that failed to attach holds nothing
+
+
+def test_a_probe_made_as_the_server_started_waits_for_the_names_read_once_it_answered():
+    """Attached while Tomcat starts, the probe read the MBean names before some existed: told the server answers,
+    it asks for them again, and the window waits for the line that read them, not any line."""
+    import threading
+
+    from crossbench.servers.tomcat import BackgroundJvmProbe
+
+    class Early:
+        returncode, launched = None, True
+
+        def __init__(self):
+            self.asked, self.lines = [], 0
+
+        def ask_names(self, token):
+            self.asked.append(token)
+            return True
+
+        def latest_line(self):
+            self.lines += 1
+            return {"type": "pool", "pools": []}
+
+        def names_answered(self, token):
+            return token in self.asked and self.lines > 3     # the fourth line read them afresh
+
+    b = BackgroundJvmProbe.__new__(BackgroundJvmProbe)
+    b.probe, b.failed, b.started, b.names_asked = Early(), False, threading.Event(), False
+    b.started.set()
+    b.server_ready()
+    assert b.probe.asked == [BackgroundJvmProbe.NAMES_TOKEN] and b.names_asked
+    b.wait_attached(5.0)
+    assert b.probe.lines == 4                               # three lines from before the names were read again
+    unlaunched = BackgroundJvmProbe.__new__(BackgroundJvmProbe)
+    unlaunched.probe, unlaunched.names_asked = Early(), False
+    unlaunched.probe.launched = False
+    unlaunched.server_ready()                               # its first names will be read after this anyway
+    assert unlaunched.probe.asked == [] and not unlaunched.names_asked
 
 
 def test_the_most_at_once_columns_give_the_peaks_once_their_span_is_inside_the_window(tmp_path):

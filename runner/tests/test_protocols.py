@@ -54,10 +54,11 @@ def remote() -> RemoteHost:
 
 
 def test_the_protocols_declare_the_surface():
-    assert {"label", "on", "address", "clock_offset_s", "last_start_s", "last_argv", "free_port", "server",
+    assert {"label", "on", "address", "clock_offset_s", "last_start_s", "last_argv", "probes_starting_servers",
+            "free_port", "server",
             "start_server", "pin", "stop_server", "tree", "cpu_percent", "run_bounded", "sampler", "jvm_probe",
             "socket_census", "database", "pgbouncer"} == set(members(Host))
-    assert {"latest", "wait_attached", "waiting_now", "stop", "figures"} == set(members(Probe))
+    assert {"latest", "server_ready", "wait_attached", "waiting_now", "stop", "figures"} == set(members(Probe))
 
 
 @pytest.mark.parametrize("host", [HERE, LocalHost("10.77.0.1"), remote()], ids=["HERE", "LocalHost", "RemoteHost"])

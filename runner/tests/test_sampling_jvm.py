@@ -343,3 +343,42 @@ def test_pool_probe_against_real_tomcat(executor, tmp_path):
             os.killpg(server.pid, signal.SIGKILL)
         server.wait()
         log.close()
+
+
+@pytest.mark.live
+def test_a_probe_made_as_tomcat_starts_attaches_during_the_start_and_reads_the_pool_once_it_answers(tmp_path):
+    """A cell makes Tomcat's probe as the JVM process starts (cell.probe_as_it_starts): the probe waits until the
+    starting JVM catches SIGQUIT, attaches while Tomcat starts, and once told the server answers reads the MBean
+    names again: the line the window waits for names the http connector's pool."""
+    from live_servers import build_missing_reason
+    if build_missing_reason():
+        pytest.skip(build_missing_reason())
+    from crossbench.hosts.local import HERE
+    from crossbench.oskit import free_port
+    from crossbench.servers import PLUGINS, RunningServer
+    from crossbench.servers.tomcat_probe import BackgroundJvmProbe
+
+    plugin = PLUGINS["tomcat"]
+    settings = plugin.settings({"jfr": False, "jvm_options": ["-XX:+UseSerialGC"]})
+    (tmp_path / "server").mkdir()
+    server = RunningServer(plugin.spec(settings, free_port(), tmp_path / "server", (1,), tmp_path), HERE, tmp_path)
+    made = []
+    server.on_spawn = lambda started: made.append(plugin.probe(started.pid, tmp_path, HERE))
+    with server:
+        answered = time.time()
+        probe = made[0]
+        assert isinstance(probe, BackgroundJvmProbe)
+        probe.server_ready()
+        try:
+            probe.wait_attached(10.0)
+            line = probe.probe.latest_line()
+            assert not probe.failed and line is not None, (tmp_path / "jvm-probe.jsonl").read_text()[-2000:]
+            launched = psutil.Process(probe.probe.probe_pid).create_time()
+            assert launched < answered          # launched beside the starting JVM, not after it answered
+            if probe.names_asked:               # attached before it answered: the names were read again since
+                assert probe.probe.names_answered(BackgroundJvmProbe.NAMES_TOKEN)
+            assert any("http" in pool["name"] for pool in line["pools"]), line
+            assert probe.probe.latest() is not None and probe.probe.latest().max == 200
+        finally:
+            probe.stop()
+    assert probe.probe.returncode is not None

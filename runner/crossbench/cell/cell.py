@@ -114,14 +114,17 @@ def measure(plan: CellPlan, ctx: CellContext, started: str, phases: Phases) -> d
     with ExitStack() as running:
         bouncer = running.enter_context(stack.pooler(plan, db_url, ctx.cell_dir, hosts.server_host)) \
             if plan.pooler else None
-        server = running.enter_context(start_server(plan, ctx, bouncer.url if bouncer else db_url))
+        made: list[Probe | None] = []
+        running.callback(stop_probes, made)         # after the server: one that never answered stops its probe too
+        server = probe_as_it_starts(plan, ctx, start_server(plan, ctx, bouncer.url if bouncer else db_url), made)
+        server = running.enter_context(server)
+        probe = probe_once_ready(plan, ctx, server, made)
         front = running.enter_context(stack.proxy(plan, server, ctx.cell_dir, hosts.proxy_host)) \
             if plan.proxy else server
         phases.mark("server_start")
         verify(front, plan)
         figures = verify_database(plan, front, db_url) if db_url else {}
         phases.mark("verify")
-        probe = plan.plugin.probe(server.pid, ctx.cell_dir, hosts.server_host)
         # the server's tree with the load generator's and the probe's pool; beside it, the other processes'
         sampler = server.sampler(ctx.cell_dir / "samples.csv", SAMPLE_INTERVAL_S, "warmup", pool_source=probe,
                                  loadgen_pid_fn=loadgen_pid())
@@ -174,6 +177,34 @@ def measure(plan: CellPlan, ctx: CellContext, started: str, phases: Phases) -> d
                                 *plan.plugin.stopped_flags(plan.settings, stopped)]))
     shared.update(flags=flags, valid=not flags, time_wait_drain_s=round(drained_s, 1))
     return contract.merge(shared, extra, plan.kind, driver.FIELDS)
+
+
+def probe_as_it_starts(plan: CellPlan, ctx: CellContext, server: RunningServer,
+                       made: list[Probe | None]) -> RunningServer:
+    """The server, set to make its probe as its process starts where its host allows (hosts: probes_starting_servers):
+    Tomcat's JVM probe then attaches while Tomcat starts, where attached once it answered, a held window waited
+    for it about a second a cell."""
+    host = ctx.placement.server_host
+    if host.probes_starting_servers:
+        server.on_spawn = lambda started: made.append(plan.plugin.probe(started.pid, ctx.cell_dir, host))
+    return server
+
+
+def probe_once_ready(plan: CellPlan, ctx: CellContext, server: RunningServer,
+                     made: list[Probe | None]) -> Probe | None:
+    """The probe made as the server started, told that it answers now; else one made now."""
+    if made:
+        if made[0] is not None:
+            made[0].server_ready()
+        return made[0]
+    made.append(plan.plugin.probe(server.pid, ctx.cell_dir, ctx.placement.server_host))
+    return made[0]
+
+
+def stop_probes(made: list[Probe | None]) -> None:
+    for probe in made:
+        if probe is not None:
+            probe.stop()
 
 
 def run_phases(driver, plan: CellPlan, ctx: CellContext, server: RunningServer, sampler,

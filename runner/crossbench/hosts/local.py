@@ -26,6 +26,7 @@ class LocalHost:
     label = "here"
     clock_offset_s = 0.0        # its clock minus ours
     on = ""                     # how messages say where a process runs ("" here, " on <host>" elsewhere)
+    probes_starting_servers = True      # its JVM probe waits until a starting JVM can be attached to (jvm_launch)
 
     def __init__(self, address: str = HOST):
         self.address = address

@@ -15,6 +15,7 @@ class Host(Protocol):
     clock_offset_s: float               # its clock minus this machine's, in seconds
     last_start_s: float | None          # when its last bounded command started (this machine's clock); None here
     last_argv: list[str] | None         # that command as the host ran it (its paths); None here
+    probes_starting_servers: bool       # a server's probe may be made as it starts (else once it answers)
 
     @property
     def label(self) -> str:

@@ -42,6 +42,8 @@ PID_WAIT_S = 10.0
 class RemoteHost:
     """One role's host: its SSH master (opened by the run), its clock offset (seconds to add to this machine's
     clock to read the host's), the address the other roles reach it at, and the CPU figures of its last run."""
+    # its JVM probe attaches at once (no wait for a starting JVM to catch SIGQUIT there): made once the server answers
+    probes_starting_servers = False
 
     def __init__(self, ssh: SshHost, clock_offset_s: float = 0.0, address: str | None = None):
         self.ssh = ssh

@@ -91,6 +91,9 @@ class ProcessLogProbe:
     def latest(self):
         return None
 
+    def server_ready(self) -> None:
+        """Nothing to tell: the files are read when asked."""
+
     def wait_attached(self, timeout_s: float) -> None:
         """Nothing to attach: the files are read when asked."""
 

@@ -7,12 +7,15 @@ import os
 import shutil
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 from .. import paths
 from ..jdk import installed_jdks, read_jdk
 
 PROBE_SRC = Path(__file__).resolve().parents[2] / "probes" / "JvmProbe.java"
+ATTACHABLE_LIMIT_S = 10.0     # how long a probe launched beside a starting JVM waits for it to catch SIGQUIT
+LAUNCHERS = frozenset({"setpriv", "taskset"})    # what a server's command line starts with (oskit), exec'ing java
 PROBE_JVM_OPTS = ("-XX:TieredStopAtLevel=1", "-Xshare:auto", "-XX:+UseSerialGC", "-Xmx32m")
 
 
@@ -79,6 +82,33 @@ def _status_field(pid: int, name: str) -> str | None:
     return None
 
 
+def handles_sigquit(pid: int) -> bool:
+    """The JVM has its attach socket, or catches SIGQUIT (which starts the attach listener): attaching now is
+    safe. A JVM still starting catches it a few tens of milliseconds in."""
+    if Path(f"/proc/{pid}/root/tmp/.java_pid{pid}").exists():
+        return True
+    sigcgt = _status_field(pid, "SigCgt")
+    return sigcgt is None or bool((int(sigcgt, 16) >> (signal.SIGQUIT - 1)) & 1)
+
+
+def still_starting(pid: int) -> bool:
+    """The process `pid` is one of the launchers a server's command starts with (they exec into java), or a java
+    that does not catch SIGQUIT yet."""
+    try:
+        exe = os.path.basename(os.readlink(f"/proc/{pid}/exe"))
+    except OSError:
+        return False
+    return exe in LAUNCHERS or (exe == "java" and not handles_sigquit(pid))
+
+
+def wait_attachable(pid: int, limit_s: float = ATTACHABLE_LIMIT_S) -> None:
+    """Until the process `pid`, perhaps just launched, is no longer starting (still_starting), or limit_s has
+    passed: java_of and check_attachable then say what it is."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline and still_starting(pid):
+        time.sleep(0.02)
+
+
 def check_attachable(pid: int) -> None:
     """Refuse, with a clear message, the cases where attaching fails or hurts the target."""
     try:
@@ -97,9 +127,7 @@ def check_attachable(pid: int) -> None:
                                 f"{os.geteuid()}: attach needs the same user")
     # HotSpot's attach listener is started on demand by SIGQUIT. A JVM that does not catch
     # SIGQUIT yet (still starting) or at all (-Xrs) would be killed by it instead.
-    socket = Path(f"/proc/{pid}/root/tmp/.java_pid{pid}")
-    sigcgt = _status_field(pid, "SigCgt")
-    if not socket.exists() and sigcgt is not None and not (int(sigcgt, 16) >> (signal.SIGQUIT - 1)) & 1:
+    if not handles_sigquit(pid):
         raise JvmProbeError(f"JVM {pid} does not handle SIGQUIT (still starting, or -Xrs): "
                             "attaching now would kill it")
 
@@ -107,6 +135,7 @@ def check_attachable(pid: int) -> None:
 def launch_here(probe) -> subprocess.Popen:
     """The probe process on this machine for a jvm_probe.JvmProbe (its pid, interval_s and java), its stdin a pipe
     (closing it stops the probe), stdout and stderr text lines."""
+    wait_attachable(probe.pid)
     java = probe.java or java_of(probe.pid)
     check_attachable(probe.pid)
     interval_ms = max(1, int(round(probe.interval_s * 1000)))

@@ -60,6 +60,7 @@ class JvmProbe:
         self.lines = 0
         self._latest_line: dict | None = None
         self._latest: PoolReading | None = None
+        self._names_tokens: set[int] = set()
         self._lock = threading.Lock()
         self._ready = threading.Event()
         self._proc: subprocess.Popen | None = None
@@ -88,6 +89,28 @@ class JvmProbe:
         """The last raw {"type":"pool"} line (all pools, executors, thread and GC counts)."""
         with self._lock:
             return self._latest_line
+
+    def ask_names(self, token: int) -> bool:
+        """Asks the probe to query the MBean names again at its next reading; that line carries
+        "names_token": token. False when the probe cannot be asked (not launched, its stdin closed or ignored)."""
+        proc = self._proc
+        if proc is None or proc.stdin is None or proc.stdin.closed or proc.poll() is not None:
+            return False
+        try:
+            proc.stdin.write(f"names {token}\n")
+            proc.stdin.flush()
+        except (OSError, ValueError):
+            return False
+        return True
+
+    def names_answered(self, token: int) -> bool:
+        """A line since ask_names(token) has read the names afresh."""
+        with self._lock:
+            return token in self._names_tokens
+
+    @property
+    def launched(self) -> bool:
+        return self._proc is not None
 
     def launch(self) -> subprocess.Popen:
         """The probe process: its stdin a pipe (closing it stops the probe), stdout and stderr text lines."""
@@ -198,6 +221,8 @@ class JvmProbe:
                     with self._lock:
                         self._latest_line = obj
                         self._latest = reading
+                        if isinstance(obj.get("names_token"), int):
+                            self._names_tokens.add(obj["names_token"])
                 elif kind == "error":
                     self.error = obj.get("message")
                 elif kind == "end":

@@ -50,6 +50,8 @@ class RunningServer:
         self.host = host
         self.cell_dir = cell_dir
         self.process = None
+        # called with the server once its process is started, before it answers (a cell attaches its probe)
+        self.on_spawn: Callable[["RunningServer"], None] | None = None
 
     @property
     def url(self) -> str:
@@ -113,6 +115,8 @@ class RunningServer:
     def __enter__(self) -> "RunningServer":
         self.start()
         try:
+            if self.on_spawn:
+                self.on_spawn(self)
             self.wait_ready()
             if self.spec.pinned_once_ready:
                 self.host.pin(self.pid, self.spec.cpus)

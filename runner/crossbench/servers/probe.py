@@ -8,10 +8,14 @@ from typing import Any, Protocol, runtime_checkable
 @runtime_checkable
 class Probe(Protocol):
     """Looks inside a server while its cell runs: Tomcat's JVM probe (servers/tomcat_probe.py), the Python
-    servers' pool files (sampling/db_pool.py). Made after the server started, stopped before its figures are read."""
+    servers' pool files (sampling/db_pool.py). Made as the server starts (on a host whose probes can attach to a
+    starting server; else once it answers), stopped before its figures are read."""
 
     def latest(self) -> Any:
         """The last pool reading the sampler puts in its pool columns (sampling: PoolReading), None without one."""
+
+    def server_ready(self) -> None:
+        """The server answers now (called once, on a probe made as it started)."""
 
     def wait_attached(self, timeout_s: float) -> None:
         """Until the probe has read the server once, or timeout_s: returns at once for one with nothing to attach."""

@@ -12,7 +12,11 @@ from ..sampling.jvm_probe import JvmProbeError, connection_counts, db_pool_count
 
 class BackgroundJvmProbe:
     """The JVM probe (connector pool, collector, processor count), attached in the background: attaching
-    takes a second or two, which the warm-up need not wait for. Until it answers, pool figures are empty."""
+    takes a second or two, which neither the server's start nor the warm-up need wait for. Until it answers,
+    pool figures are empty. Made as the server starts (on a host that lets it attach to a starting JVM), it is
+    told when the server answers (server_ready), and asks the probe to query the MBean names again then."""
+
+    NAMES_TOKEN = 1
 
     def __init__(self, pid: int, cell_dir: Path, host, interval_s: float = 0.25):
         self.cell_dir = cell_dir
@@ -20,8 +24,17 @@ class BackgroundJvmProbe:
         self.probe = host.jvm_probe(pid, interval_s=interval_s, raw_out=raw_out)
         self.started, self.stopping = threading.Event(), threading.Event()
         self.failed = False
+        self.names_asked = False        # a line with names_token: NAMES_TOKEN is what wait_attached waits for
+        self.stopped = False
         self.thread = threading.Thread(target=self._run, name="jvm-probe", daemon=True)
         self.thread.start()
+
+    def server_ready(self) -> None:
+        """The server answers: every MBean it registers at start exists now. A probe launched before this queried
+        their names early, perhaps before some existed; it is asked to query them again (one not launched yet will
+        query them after this anyway)."""
+        if self.probe.launched:
+            self.names_asked = self.probe.ask_names(self.NAMES_TOKEN)
 
     def _run(self) -> None:
         """Starts the probe, then stays until it is stopped: a remote probe's ssh client carries a parent-death
@@ -45,9 +58,17 @@ class BackgroundJvmProbe:
         deadline = time.monotonic() + timeout_s
         if not self.started.wait(timeout=timeout_s):
             return
-        while (not self.failed and self.probe.latest_line() is None and self.probe.returncode is None
+        while (not self.failed and not self.read_after_ready() and self.probe.returncode is None
                and time.monotonic() < deadline):
-            time.sleep(0.05)
+            time.sleep(0.02)
+
+    def read_after_ready(self) -> bool:
+        """A line that read the MBeans the server has once it answers: any line, or when the probe was asked to
+        query their names again, a line from its next query on."""
+        line = self.probe.latest_line()
+        if line is None:
+            return False
+        return not self.names_asked or self.probe.names_answered(self.NAMES_TOKEN)
 
     def waiting_now(self) -> int | None:
         """Requests waiting for one of HikariCP's connections at the probe's last reading; None without a pool."""
@@ -56,6 +77,9 @@ class BackgroundJvmProbe:
         return sum(max(0, c) for c in counts) if counts else None
 
     def stop(self) -> None:
+        if self.stopped:
+            return
+        self.stopped = True
         self.started.wait(timeout=self.probe.start_timeout_s + 5)
         self.probe.stop()
         self.stopping.set()
