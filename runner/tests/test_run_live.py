@@ -122,14 +122,17 @@ def test_quick_profile_end_to_end(tmp_path, report_figure):
 def test_every_server_is_measured_once(tmp_path, report_figure):
     """servers-quick: each plug-in starts, is verified, measured, sampled and stopped, and the plug-in's own
     prediction holds: 4 gunicorn sync workers answer 40 req/s of a 100 ms delay, so 10 clients wait C / 4 = 2.5
-    delays per answer (Little's law), as Tomcat's clients do past maxThreads."""
+    delays per answer (Little's law), as Tomcat's clients do past maxThreads. Tomcat and Tornado are measured on
+    the same static and delayed endpoints by the quick profile's test, so they are left out here (4 cells and
+    about 18 s of the suite)."""
     out = tmp_path / "servers"
     # 2 s windows (the file's 3 s are for users; saves ~10 s of the suite): 20 rounds of the 100 ms delay
     done = subprocess.run([RUN_ALL, "--experiment", "servers-quick", "--out", str(out), "--no-analysis",
-                           "--duration", "2"], capture_output=True, text=True, timeout=300, env=marked_env(str(out)))
+                           "--servers", "gunicorn,uvicorn,nginx", "--duration", "2"],
+                          capture_output=True, text=True, timeout=300, env=marked_env(str(out)))
     assert done.returncode == 0, done.stderr[-3000:]
     cells = records(out)
-    assert {r["server"] for r in cells} == {"tomcat", "tornado", "gunicorn", "uvicorn", "nginx"}
+    assert {r["server"] for r in cells} == {"gunicorn", "uvicorn", "nginx"} and len(cells) == 5
     assert all(r["status"] == "ok" and r["requests"] > 0 and r["error_total"] == 0 for r in cells), cells
     by_id = {r["cell_id"]: r for r in cells}
     gunicorn = by_id["delay-gunicorn-w4-delay_sync-c10-d100-r1"]
