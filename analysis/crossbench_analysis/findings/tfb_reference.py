@@ -18,7 +18,8 @@ from pathlib import Path
 
 import tomllib
 
-from crossbench.figures.points import CAVEATS
+from crossbench.figures.points import GENERATOR_CEILING as SATURATED
+from crossbench.figures.points import may_be_best
 from crossbench_analysis.charts.tfb import is_tfb
 from crossbench_analysis.read.runinfo import offered_rate
 
@@ -36,7 +37,6 @@ COLUMNS = ["framework", "test_type", "best_rps", "concurrency_or_level", "source
 TYPES = {"/json": ("json", "json"), "/plaintext": ("plaintext", "plaintext"), "/db": ("db", "db"),
          "/queries": ("query", "queries"), "/fortunes": ("fortune", "fortunes"), "/updates": ("update", "updates")}
 REFERENCE_QUERIES = 20        # the query and update rows are TechEmpower's 20-queries sample
-SATURATED = "loadgen_saturated"
 CPU_BOUND_SHARE = 0.9         # a server using this share of its cores is at their limit
 JSON_FILE, MD_FILE = "tfb-reference.json", "tfb-reference.md"
 NO_TFB = "has no cells of TechEmpower's types: run ./runner/run_all.sh --experiment tfb (or tfb-quick) first"
@@ -94,7 +94,7 @@ def best_levels(points: list[dict]) -> tuple[dict, list[dict]]:
     tfb = [p for p in points if p["records"] and is_tfb(p["records"][0]) and not offered_rate(p)]
     _, left = split(tfb)
     # a point at the generator's ceiling is still the stack's figure here: kept, and said (`ceiling`)
-    good = [p for p in tfb if p["n"] and not set(p["flags"]) - CAVEATS - {SATURATED}]
+    good = [p for p in tfb if may_be_best(p)]
     left = [out for out in left if SATURATED not in out["reason"]]
     best: dict[str, dict[str, dict]] = {}
     for endpoint, (te_type, _) in TYPES.items():

@@ -33,7 +33,8 @@ def next_launches(cells: list[CellPlan], records: list[dict], run: RunSettings) 
 
 
 def best_points(records: list[dict]) -> list[str]:
-    """The point id of each (group, server)'s highest mean throughput among closed-loop points that ran."""
-    ran = [point for point in points.aggregate(records) if point["n"] and point.get("rate") is None]
+    """The point id of each (group, server)'s best level (points.best_throughput) among the closed-loop points that
+    ran and may be stated as one (points.may_be_best: what TechEmpower's reference picks among)."""
+    ran = [point for point in points.aggregate(records) if point.get("rate") is None and points.may_be_best(point)]
     best = points.best_throughput(ran, lambda point: (point.get("group"), point.get("server")))
     return [point["point_id"] for point in best.values()]

@@ -44,6 +44,9 @@ IMPRECISE = "imprecise"
 # trusted (wrk's histogram under pipelining) and the record keeps none, its throughput stands (seed001's headline:
 # Tomcat's pipelined launches were left out whole before).
 CAVEATS = frozenset({IMPRECISE, SERVER_CLOSED, JFR_UNREADABLE, LATENCY_UNRECOVERABLE})
+# A launch whose load generator filled its core: its throughput is the generator's ceiling, not the server's.
+# TechEmpower's reference still states such a best level (its figure is what the setup carries), and says so.
+GENERATOR_CEILING = "loadgen_saturated"
 IDENTITY = tuple(f.name for f in fields(CellPlan) if f.name not in NOT_IDENTITY) + (
     "setting", "parallel_limit", "processes")
 
@@ -189,6 +192,14 @@ def best_throughput(found: list[dict], stack_of) -> dict:
         if stack not in best or rps > picking_rps(best[stack]):
             best[stack] = point
     return best
+
+
+def may_be_best(point: dict) -> bool:
+    """A point TechEmpower's reference may state as a stack's best level: launches counted and no flag beyond a
+    caveat or the generator's ceiling. The runner launches again only a best level picked among these, so the
+    launches it adds are those of the level the analysis states (a flagged pick was launched to 4 while the
+    analysis fell back to the next level's one launch: tfb's updates-20, 2026-11-28)."""
+    return bool(point["n"]) and not set(point["flags"]) - CAVEATS - {GENERATOR_CEILING}
 
 
 def picking_rps(point: dict) -> float | None:
