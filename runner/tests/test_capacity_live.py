@@ -35,6 +35,9 @@ def test_tomcat_with_20_threads_holds_about_what_its_pool_predicts(tmp_path):
     assert 70 <= found["estimate"]["value"] <= 130, found["estimate"]
     assert found["cost"]["cpu_ms_per_request"]["ci95_low"] is not None
     assert all(t["n"] >= 3 for t in found["trials"] if t["verdict"] in ("pass", "fail"))
+    # the long launch, at the rate that passed (lower when that one did not hold), judged on its own requests
+    check = found["confirmation"]
+    assert found["confirm_s"] == 4 and check and check["rate"] <= found["passed_rps"] and check["cells"], check
     # the findings, printed last: the summary table names the pool as the limit, the finding leads with the rate
     assert "its pool: 20 / 200 ms = 100 req/s" in done.stderr and "tomcat maxThreads=20, 200 ms delay: holds " in \
         done.stderr
@@ -45,7 +48,9 @@ def test_tomcat_with_20_threads_holds_about_what_its_pool_predicts(tmp_path):
 
 
 def below_the_limit(toml: str) -> str:
-    """capacity-quick with its Tomcat search started at 90 req/s (the file starts it at the predicted 100)."""
-    search = "search = { p99_ms = 300, resolution = 0.2, max_rates = 8"
+    """capacity-quick with its Tomcat search started at 90 req/s (the file starts it at the predicted 100), and its
+    confirmation launch 4 s long instead of the file's 10 (what is checked here is that it runs and counts)."""
+    search = "search = { p99_ms = 300, resolution = 0.2, max_rates = 8, max_launches = 3, confirm_s = 10 }"
     assert toml.count(search) == 1, "capacity-quick's Tomcat search line changed"
-    return toml.replace(search, "search = { p99_ms = 300, resolution = 0.2, start_rate = 90, max_rates = 8")
+    return toml.replace(search, "search = { p99_ms = 300, resolution = 0.2, start_rate = 90, max_rates = 8, "
+                                "max_launches = 3, confirm_s = 4 }")
