@@ -42,7 +42,8 @@ set label 1002 note at screen 0.01, 0.045 left font ',9' textcolor rgb '#b2182b'
 # Multiplot frame: title on top, room for the footer and note at the bottom; headroom for the key.
 ncols = panels <= 3 ? panels : (panels == 4 ? 2 : 3)
 nrows = int(ceil(panels * 1.0 / ncols))
-MARGINS = 'margins 0.07,0.98,0.14,0.90 spacing 0.06,0.12'
+margins_right(r) = sprintf('margins 0.07,%g,0.14,0.90 spacing 0.06,0.12', r)    # the frame, its right edge at r
+MARGINS = margins_right(0.98)
 first_column(p) = (p - 1) % ncols == 0
 set offsets 0, 0, graph 0.28, 0      # linear y only: latency.gp unsets it
 

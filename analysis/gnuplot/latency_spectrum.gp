@@ -11,7 +11,7 @@ pwidth(p, i) = real(word(pparam('widths', p), i))
 keycolor(p, k) = k <= words(pparam('keycolors', p)) ? word(pparam('keycolors', p), k) : '#000000'
 keywidth(p, k) = k <= words(pparam('keywidths', p)) ? real(word(pparam('keywidths', p), k)) : 1
 # the right margin a little wider than common.gp's: the last tick, 99.99%, is centred on the right edge
-SPECTRUM_MARGINS = 'margins 0.07,0.95,0.14,0.90 spacing 0.06,0.12'
+SPECTRUM_MARGINS = margins_right(0.95)
 set multiplot layout nrows,ncols title title font ',14' @SPECTRUM_MARGINS
 set logscale x 10
 set format y '%g'

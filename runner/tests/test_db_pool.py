@@ -79,11 +79,19 @@ def test_the_window_opens_once_the_pool_has_drained(monkeypatch):
     cell.settle_pool(None)                                  # no pool to wait for
 
 
-def test_the_window_waits_for_the_jvm_probe_to_read_once_but_not_past_its_limit():
+def background(probe, failed=False):
+    """Tomcat's background probe around a stand-in for the JVM probe, started (no thread, no process)."""
     import threading
-    import time
 
     from crossbench.servers.tomcat import BackgroundJvmProbe
+    b = BackgroundJvmProbe.__new__(BackgroundJvmProbe)
+    b.probe, b.failed, b.started, b.names_asked = probe, failed, threading.Event(), False
+    b.started.set()
+    return b
+
+
+def test_the_window_waits_for_the_jvm_probe_to_read_once_but_not_past_its_limit():
+    import time
 
     class Attaching:
         returncode = None
@@ -94,12 +102,6 @@ def test_the_window_waits_for_the_jvm_probe_to_read_once_but_not_past_its_limit(
         def latest_line(self):
             self.empty_reads -= 1
             return None if self.empty_reads >= 0 else {"type": "pool"}
-
-    def background(probe, failed=False):
-        b = BackgroundJvmProbe.__new__(BackgroundJvmProbe)
-        b.probe, b.failed, b.started, b.names_asked = probe, failed, threading.Event(), False
-        b.started.set()
-        return b
 
     reading = background(Attaching(3))
     reading.wait_attached(5.0)
@@ -117,8 +119,6 @@ def test_the_window_waits_for_the_jvm_probe_to_read_once_but_not_past_its_limit(
 def test_a_probe_made_as_the_server_started_waits_for_the_names_read_once_it_answered():
     """Attached while Tomcat starts, the probe read the MBean names before some existed: told the server answers,
     it asks for them again, and the window waits for the line that read them, not any line."""
-    import threading
-
     from crossbench.servers.tomcat import BackgroundJvmProbe
 
     class Early:
@@ -138,15 +138,12 @@ def test_a_probe_made_as_the_server_started_waits_for_the_names_read_once_it_ans
         def names_answered(self, token):
             return token in self.asked and self.lines > 3     # the fourth line read them afresh
 
-    b = BackgroundJvmProbe.__new__(BackgroundJvmProbe)
-    b.probe, b.failed, b.started, b.names_asked = Early(), False, threading.Event(), False
-    b.started.set()
+    b = background(Early())
     b.server_ready()
     assert b.probe.asked == [BackgroundJvmProbe.NAMES_TOKEN] and b.names_asked
     b.wait_attached(5.0)
     assert b.probe.lines == 4                               # three lines from before the names were read again
-    unlaunched = BackgroundJvmProbe.__new__(BackgroundJvmProbe)
-    unlaunched.probe, unlaunched.names_asked = Early(), False
+    unlaunched = background(Early())
     unlaunched.probe.launched = False
     unlaunched.server_ready()                               # its first names will be read after this anyway
     assert unlaunched.probe.asked == [] and not unlaunched.names_asked

@@ -46,7 +46,7 @@ BRACKETED, BUDGET, ABOVE_CEILING, FAILS_ALL, RUNNING, POOL_LIMIT = \
     "holds at the most its pool carries"
 LOWEST_RATE = 1.0           # a search that fails here stops halving
 FILE = "capacity.json"
-SATURATED = "loadgen_saturated"
+SATURATED = points.GENERATOR_CEILING
 OPENED_IN_WINDOW = "connections_in_window"
 # A plateau, not a capacity (plateau()): p99 at the first failing rate under this many times the first passing one's,
 # with the server's cores under this percent busy and every offered request answered
