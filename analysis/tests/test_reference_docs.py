@@ -6,7 +6,7 @@ import re
 import shutil
 from pathlib import Path
 
-from crossbench_analysis.report import reference
+from crossbench_analysis.report import front, reference
 
 REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "docs" / "results"
@@ -101,3 +101,33 @@ def test_runs_hours_apart_are_said_with_their_span_spreads_and_aa(tmp_path):
            "tell, of which 3 (25%) same within 5%; a planted 10% slowdown found in 4 of 12" in second
     assert reference.hours_lines(tmp_path / "none") == []
     assert reference.HOURS not in reference.experiment_sets(tmp_path)
+
+
+def test_the_readme_opens_with_the_measured_answer_and_the_quick_runs_output():
+    """The README's first screen: the answer measured here, then what --quick prints; the rest one link away."""
+    lines = (REPO / "README.md").read_text().splitlines()
+    assert len(lines) <= 150
+    assert front.ANSWER_BEGIN in lines[:10], "the answer opens the README"
+    assert front.QUICK_BEGIN in lines[:40], "the quick run's output is on the first screen"
+    text = "\n".join(lines)
+    for page in ("docs/getting-started.md", "docs/experiments.md", "docs/found.md", "docs/servers.md",
+                 "docs/layout.md", "docs/reading-a-report.md", "CHANGELOG.md"):
+        assert f"]({page})" in text and (REPO / page).is_file(), page
+
+
+def test_the_answer_reads_the_pools_rounds_from_the_reference_points(tmp_path):
+    """Known answer: launches at C / 200 = 5 rounds past a pool of 200 are said with their interval."""
+    run = tmp_path / front.ANSWER_SET / "runs" / "r"
+    run.mkdir(parents=True)
+
+    def point(server, endpoint, c, ratio):
+        fig = {"value": ratio, "ci95_low": ratio * 0.99, "ci95_high": ratio * 1.01, "launches": [ratio] * 3}
+        return {"server": server, "endpoint": endpoint, "concurrency": c, "delay_ms": 1000, "max_threads": 200,
+                "figures": {"latency_ratio": fig, "efficiency_ratio": fig}}
+    found = [point("tomcat", "/delay/sync", c, max(1.0, c / 200)) for c in (1, 10, 100, 400, 1000)]
+    found += [point("tornado", "/delay/async", c, 1.0) for c in (1, 1000)]
+    (run / "points.jsonl").write_text("".join(json.dumps(p) + "\n" for p in found))
+    answer = front.render_answer(tmp_path)
+    assert "Tomcat's 200 threads bend at C=200" in answer
+    assert "latency ratio reads 5.00 [4.95, 5.05]" in answer
+    assert "efficiency ratio 1.000 [0.990, 1.010] at 1,000 clients" in answer

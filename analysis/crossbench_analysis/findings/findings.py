@@ -150,12 +150,4 @@ def written_summary(run_dir: Path) -> dict:
 def text(run_dir: Path) -> str:
     """The findings as terminal lines (run_all.sh's last lines before the report's path); '' when none."""
     path = Path(run_dir) / FILE_JSON
-    if not path.is_file():
-        return ""
-    written = json.loads(path.read_text())
-    records = written.get("findings", [])
-    lines = tables.plain(written.get("summary") or tables.EMPTY)
-    if records:
-        lines += ["findings:"] + [f"  {r['sentence']}" + (f" [{r['figure_text']}]" if tables.shows_figure(r) else "")
-                                  for r in records]
-    return "\n".join(lines)
+    return tables.terminal(json.loads(path.read_text())) if path.is_file() else ""

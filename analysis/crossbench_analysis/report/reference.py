@@ -30,7 +30,7 @@ from pathlib import Path
 
 from crossbench.figures import points
 
-from . import tables
+from . import front, tables
 
 MEASURED_BEGIN = "<!-- measured: produced by `python -m crossbench_analysis reference`; do not edit by hand -->"
 MEASURED_END = "<!-- measured: end -->"
@@ -49,7 +49,8 @@ def runs_of(folder: Path) -> list[Path]:
 
 
 HOURS = "quick-hours"       # quick runs made hours apart: the machine's run-to-run spread in noise_floor.toml
-OWN_SECTIONS = ("quick-aa", "quick-disturbed", HOURS)   # reference sets of the noise model, not one experiment's
+# reference sets rendered by sections of their own (the noise model's, the README's quick run), not as one experiment
+OWN_SECTIONS = ("quick-aa", "quick-disturbed", HOURS, front.QUICK_SET)
 
 
 def experiment_sets(results: Path) -> list[str]:
@@ -363,15 +364,11 @@ def render_index(results: Path) -> str:
 
 def sections(text: str, results: Path) -> list[tuple[str, str, str]]:
     """(begin marker, end marker, fresh text) of every measured section a document has."""
-    found = [(MEASURED_BEGIN, MEASURED_END, render(results))] if MEASURED_BEGIN in text else []
-    if FOUND_BEGIN in text:
-        found.append((FOUND_BEGIN, FOUND_END, render_found(results)))
-    if INDEX_BEGIN in text:
-        found.append((INDEX_BEGIN, INDEX_END, render_index(results)))
-    for name in experiment_sets(results):
-        if run_begin(name) in text:
-            found.append((run_begin(name), run_end(name), render_run(results, name)))
-    return found
+    fixed = ((MEASURED_BEGIN, MEASURED_END, render), (FOUND_BEGIN, FOUND_END, render_found),
+             (INDEX_BEGIN, INDEX_END, render_index), *front.SECTIONS)
+    found = [(begin, end, rendered(results)) for begin, end, rendered in fixed if begin in text]
+    return found + [(run_begin(name), run_end(name), render_run(results, name))
+                    for name in experiment_sets(results) if run_begin(name) in text]
 
 
 def documents(repo: Path) -> list[Path]:

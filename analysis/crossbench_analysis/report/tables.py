@@ -49,3 +49,13 @@ def how_computed(record: dict) -> str:
     parts += [f"chart `{record['chart']}`"] if record.get("chart") else []
     parts += [f"cells {', '.join(record['cells'])}"] if record.get("cells") else []
     return "; ".join(parts)
+
+
+def terminal(written: dict) -> str:
+    """A findings.json as the terminal shows it: the summary table, then one line per finding."""
+    records = written.get("findings", [])
+    lines = plain(written.get("summary") or EMPTY)
+    if records:
+        lines += ["findings:"] + [f"  {r['sentence']}" + (f" [{r['figure_text']}]" if shows_figure(r) else "")
+                                  for r in records]
+    return "\n".join(lines)
