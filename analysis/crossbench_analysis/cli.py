@@ -2,7 +2,7 @@
 | compare RUN --within VARIANT_A VARIANT_B [--out DIR]
 | export RUN_DIR | plot RUN_DIR | report RUN_DIR | aa RUN RUN [RUN ...] [--plant 0.10]
 | advise RUN_DIR --rate R --hold-ms H [--p99-ms T] [--capacity RUN] | reference [--check] | tfb-reference RUN_DIR
-| capacity-aa RUN RUN [RUN ...].
+| capacity-aa RUN RUN [RUN ...] | pictures [--out DIR].
 
 Exit status: 0 done, 1 an error (not a run directory, gnuplot missing or failing; reference --check: the README's
 measured section differs from docs/results), 2 compare refused, advice
@@ -29,6 +29,7 @@ from .advice import advice
 from .charts import export, plot
 from .compare import aa, capacity_aa
 from .findings import findings, tfb_reference
+from . import pictures
 from .pipeline import analyze, write_report
 from .report import reference
 
@@ -56,6 +57,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--check", action="store_true", help="only check it: exit 1 when the README differs")
     r.add_argument("--repo", type=Path, default=REPO, help="whose README.md and docs/*.md (default this one)")
     r.add_argument("--results", type=Path, default=REPO / "docs" / "results", help="the reference runs (default "
+                   "docs/results)")
+    g = command_parser(sub, "pictures", "draw the README's and docs' pictures again from the committed quick run "
+                       "(pictures.py): its charts and a screenshot of its report")
+    g.add_argument("--out", type=Path, default=REPO / "docs" / "images", help="where they go (default docs/images)")
+    g.add_argument("--results", type=Path, default=REPO / "docs" / "results", help="the reference runs (default "
                    "docs/results)")
     f = command_parser(sub, "tfb-reference", "our ratios between stacks beside TechEmpower's published ones "
                        "(tfb_reference.py): tfb-reference.md and .json in the run directory")
@@ -137,7 +143,7 @@ def main(argv=None) -> int:
     except tfb_reference.NoTfbCells as e:
         print(f"tfb-reference: {args.run_dir} {e}", file=sys.stderr)
         return 2
-    except (AnalysisError, FileNotFoundError) as e:
+    except (AnalysisError, FileNotFoundError, pictures.PicturesError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     return 0
@@ -195,6 +201,9 @@ def command(args) -> int:
             print(f"{', '.join(str(doc) for doc in stale)}: measured sections differ from {args.results}; write "
                   "them with python -m crossbench_analysis reference", file=sys.stderr)
             return 1
+    elif args.command == "pictures":
+        for picture in pictures.make(args.results, args.out):
+            print(picture)
     elif args.command == "capacity-aa":
         print(capacity_aa.text(capacity_aa.spread(args.runs)))
     elif args.command == "aa" and args.within:
