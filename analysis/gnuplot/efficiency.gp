@@ -17,9 +17,9 @@ do for [p=1:panels] {
     if (pvalues(p) == 0) { @NO_VALUES }
     plot 1 with lines dt 2 lw 1.5 lc rgb 'black' title 'ideal 1.0', \
          bend with lines dt 3 lw 1.2 lc rgb '#777777' title sprintf('bend: above %g for good (the findings)', bend), \
-         for [i=1:pn(p)] f index i-1 using 1:'efficiency_ratio' smooth unique with lines lw 2.5 \
+         for [i=1:pn(p)] f index i-1 using 1:'efficiency_ratio_mean' smooth unique with lines lw 2.5 \
              lc rgb pcolor(p,i) dt pdash(p,i) title columnheader(1), \
-         for [i=1:pn(p)] f index i-1 using 1:'latency_ratio' smooth unique with lines lw 1.2 dt 2 \
+         for [i=1:pn(p)] f index i-1 using 1:'latency_ratio_mean' smooth unique with lines lw 1.2 dt 2 \
              lc rgb pcolor(p,i) notitle, \
          for [i=1:pn(p)] f index i-1 using 1:'efficiency_ratio_mean':'efficiency_ratio_lo':'efficiency_ratio_hi' with yerrorbars ps 0 lw 1.5 \
              lc rgb pcolor(p,i) notitle, \

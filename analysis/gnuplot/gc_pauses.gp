@@ -13,7 +13,7 @@ f = pfile(p)
 set title 'latency p99' font ',12'
 set ylabel 'ms'
 set yrange [0:*]
-plot for [i=1:pn(p)] f index i-1 using 1:'p99_ms' smooth unique with lines lw 2.5 lc rgb pcolor(p,i) \
+plot for [i=1:pn(p)] f index i-1 using 1:'p99_ms_mean' smooth unique with lines lw 2.5 lc rgb pcolor(p,i) \
          dt pdash(p,i) title columnheader(1), \
      for [i=1:pn(p)] f index i-1 using 1:'p99_ms_mean':'p99_ms_lo':'p99_ms_hi' with yerrorbars ps 0 lw 1.5 \
          lc rgb pcolor(p,i) notitle, \
@@ -27,9 +27,11 @@ set title 'GC pauses in the window (JFR)' font ',12'
 set ylabel 'ms'
 plot for [i=1:pn(p)] f index i-1 using 1:'gc_pause_longest_ms' smooth unique with lines lw 2.5 \
          lc rgb pcolor(p,i) title columnheader(1), \
-     for [i=1:pn(p)] f index i-1 using 1:'gc_pause_total_ms' smooth unique with lines lw 1.5 dt 2 \
+     for [i=1:pn(p)] f index i-1 using 1:'gc_pause_total_ms_mean' smooth unique with lines lw 1.5 dt 2 \
          lc rgb pcolor(p,i) notitle, \
      for [i=1:pn(p)] f index i-1 using 1:(valid_y('gc_pause_max_ms')) with points pt 7 ps 1.1 lc rgb pcolor(p,i) \
+         notitle, \
+     for [i=1:pn(p)] f index i-1 using 1:(flagged_y('gc_pause_max_ms')) with points pt 6 ps 2 lw 2 lc rgb pcolor(p,i) \
          notitle, \
      keyentry with linespoints pt 7 lw 2.5 lc rgb '#555555' title 'points: each launch''s longest pause; solid: the longest of them', \
      keyentry with lines dt 2 lw 1.5 lc rgb '#555555' title 'dashed: all pauses added up (mean of launches)'

@@ -22,14 +22,14 @@ do for [p=1:panels] {
     if (hi > 0) { set yrange [0.5 : hi * 8] }
     if (pvalues(p) == 0) { @NO_VALUES }
     plot for [k=1:words(mt)] nth(mt, k) with lines dt 3 lw 1.5 lc rgb '#999999' notitle, \
-         for [i=1:pn(p)] f index i-1 using 1:'in_flight' smooth unique with lines lw 2.5 lc rgb pcolor(p,i) \
+         for [i=1:pn(p)] f index i-1 using 1:'in_flight_mean' smooth unique with lines lw 2.5 lc rgb pcolor(p,i) \
              title columnheader(1), \
          for [i=1:pn(p)] f index i-1 using 1:'in_flight_mean':'in_flight_lo':'in_flight_hi' with yerrorbars ps 0 \
              lw 1.5 lc rgb pcolor(p,i) notitle, \
          for [i=1:pn(p)] f index i-1 using 1:(valid_y('in_flight')) with points pt 7 ps 1.1 lc rgb pcolor(p,i) \
              notitle, \
-         for [i=1:pn(p)] f index i-1 using 1:'busy' smooth unique with lines lw 2 dt 2 lc rgb pcolor(p,i) notitle, \
-         for [i=1:pn(p)] f index i-1 using 1:(column('queued') >= 0.5 ? column('queued') : NaN) smooth unique \
+         for [i=1:pn(p)] f index i-1 using 1:'busy_mean' smooth unique with lines lw 2 dt 2 lc rgb pcolor(p,i) notitle, \
+         for [i=1:pn(p)] f index i-1 using 1:(column('queued_mean') >= 0.5 ? column('queued_mean') : NaN) smooth unique \
              with lines lw 2 dt 3 lc rgb pcolor(p,i) notitle, \
          for [i=1:pn(p)] f index i-1 using 1:(column('queued') >= 0.5 ? column('queued') : NaN) with points pt 2 \
              ps 1.3 lc rgb pcolor(p,i) notitle, \

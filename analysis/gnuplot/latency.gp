@@ -33,9 +33,9 @@ do for [p=1:panels] {
     unset arrow 1
     if (delay > 0) { set arrow 1 from graph 0, first delay to graph 1, first delay nohead dt 3 lw 1.5 lc rgb '#777777' }
     if (pvalues(p) == 0) { @NO_VALUES }
-    plot for [i=1:pn(p)] f index i-1 using 1:'p50_ms' smooth unique with lines lw 2.5 lc rgb pcolor(p,i) \
+    plot for [i=1:pn(p)] f index i-1 using 1:'p50_ms_mean' smooth unique with lines lw 2.5 lc rgb pcolor(p,i) \
              title columnheader(1), \
-         for [i=1:pn(p)] f index i-1 using 1:'p99_ms' smooth unique with lines lw 2 dt 2 lc rgb pcolor(p,i) \
+         for [i=1:pn(p)] f index i-1 using 1:'p99_ms_mean' smooth unique with lines lw 2 dt 2 lc rgb pcolor(p,i) \
              notitle, \
          for [i=1:pn(p)] f index i-1 using 1:'p50_ms_mean':'p50_ms_lo':'p50_ms_hi' with yerrorbars ps 0 lw 1.5 \
              lc rgb pcolor(p,i) notitle, \

@@ -12,7 +12,7 @@ set yrange [0:*]
 p = 1
 f = pfile(p)
 set xlabel 'threads, peak (count)'
-set ylabel 'resident memory, peak (MB)'
+set ylabel 'resident memory, peak (MiB)'
 set title 'memory vs threads' font ',12'
 set key bottom right
 plot for [i=1:pn(p)] f index i-1 using 1:2 with points pt 7 ps 2.2 lc rgb pcolor(p,i) title columnheader(1), \
@@ -22,7 +22,7 @@ plot for [i=1:pn(p)] f index i-1 using 1:2 with points pt 7 ps 2.2 lc rgb pcolor
          'rss_peak_mb_lo':'rss_peak_mb_hi' with xyerrorbars ps 0 lw 1.5 lc rgb pcolor(p,i) notitle, \
      keyentry with yerrorbars ps 0 lw 1.5 lc rgb '#555555' title interval_title, \
      keyentry with points pt 6 ps 2 lw 2 lc rgb 'black' title flagged_title, \
-     for [i=1:pn(p)] f index i-1 using 1:2:(sig2u($2, ' MB')) with labels offset 0,1.3 font ',9' notitle
+     for [i=1:pn(p)] f index i-1 using 1:2:(sig2u($2, ' MiB')) with labels offset 0,1.3 font ',9' notitle
 unset label 1001; unset label 1002
 set key off
 set xlabel 'responses per second (req/s)'

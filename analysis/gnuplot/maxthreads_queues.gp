@@ -38,7 +38,7 @@ if (limit_connections <= cmax) {
 if (strlen(off) > 0) { set label 6 'beyond the clients measured:'.off at graph 0.99, graph 0.04 right font ',10' }
 pool_line = pool_rps <= ymax * 1.5 ? pool_rps : NaN
 plot (x <= ymax * 1.5 ? x : NaN) with lines dt 3 lw 1.5 lc rgb '#777777' title 'clients (connections wanted)', \
-     for [i=1:pn(1)] f index i-1 using 1:'rps' smooth unique with lines lw 2.5 lc rgb pcolor(1,i) \
+     for [i=1:pn(1)] f index i-1 using 1:'rps_mean' smooth unique with lines lw 2.5 lc rgb pcolor(1,i) \
          title 'responses per second: '.columnhead(1), \
      for [i=1:pn(1)] f index i-1 using 1:'rps_mean':'rps_lo':'rps_hi' with yerrorbars ps 0 lw 1.5 \
          lc rgb pcolor(1,i) notitle, \

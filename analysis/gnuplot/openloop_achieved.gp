@@ -20,7 +20,7 @@ do for [p=1:panels] {
         if (c == c) { set arrow i from c, graph 0 to c, graph 1 nohead dt 3 lw 1.5 lc rgb pcolor(p,i) }
     }
     plot x with lines dt 2 lw 1.5 lc rgb 'black' title 'kept up (achieved = offered)', \
-         for [i=1:pn(p)] f index i-1 using 1:'rate_achieved' smooth unique with lines lw 2.5 lc rgb pcolor(p,i) \
+         for [i=1:pn(p)] f index i-1 using 1:'rate_achieved_mean' smooth unique with lines lw 2.5 lc rgb pcolor(p,i) \
              title columnheader(1), \
          for [i=1:pn(p)] f index i-1 using 1:'rate_achieved_mean':'rate_achieved_lo':'rate_achieved_hi' \
              with yerrorbars ps 0 lw 1.5 lc rgb pcolor(p,i) notitle, \

@@ -32,10 +32,10 @@ do for [p=1:panels] {
             if (lo == lo && hi == hi) { set arrow tag from lo, first t to hi, first t heads size screen 0.006,90 lw 5 lc rgb pcolor(p,i) }
         }
     }
-    plot for [i=1:pn(p)] f index i-1 using 1:'p50_ms' smooth unique with lines lw 2.5 lc rgb pcolor(p,i) \
+    plot for [i=1:pn(p)] f index i-1 using 1:'p50_ms_mean' smooth unique with lines lw 2.5 lc rgb pcolor(p,i) \
              title columnheader(1), \
-         for [i=1:pn(p)] f index i-1 using 1:'p99_ms' smooth unique with lines lw 2 dt 2 lc rgb pcolor(p,i) notitle, \
-         for [i=1:pn(p)] f index i-1 using 1:'p999_ms' smooth unique with lines lw 1.5 dt 3 lc rgb pcolor(p,i) \
+         for [i=1:pn(p)] f index i-1 using 1:'p99_ms_mean' smooth unique with lines lw 2 dt 2 lc rgb pcolor(p,i) notitle, \
+         for [i=1:pn(p)] f index i-1 using 1:'p999_ms_mean' smooth unique with lines lw 1.5 dt 3 lc rgb pcolor(p,i) \
              notitle, \
          for [i=1:pn(p)] f index i-1 using 1:'p50_ms_mean':'p50_ms_lo':'p50_ms_hi' with yerrorbars ps 0 lw 1.5 \
              lc rgb pcolor(p,i) notitle, \

@@ -24,9 +24,9 @@ set ylabel 'CPU (% of one core)'
 set yrange [0:*]
 set offsets 0, 0, graph 0.5, 0
 if (values_cpu == 0) { @NO_VALUES }
-plot for [i=1:pn(p)] f index i-1 using 1:'cpu_percent' smooth unique with lines lw 2.5 lc rgb pcolor(p,i) \
+plot for [i=1:pn(p)] f index i-1 using 1:'cpu_percent_mean' smooth unique with lines lw 2.5 lc rgb pcolor(p,i) \
          dt pdash(p,i) title columnheader(1), \
-     for [i=1:pn(p)] f index i-1 using 1:'loadgen_cpu_percent' smooth unique with lines lw 1.5 dt 2 \
+     for [i=1:pn(p)] f index i-1 using 1:'loadgen_cpu_percent_mean' smooth unique with lines lw 1.5 dt 2 \
          lc rgb pcolor(p,i) notitle, \
      for [i=1:pn(p)] f index i-1 using 1:'cpu_percent_mean':'cpu_percent_lo':'cpu_percent_hi' with yerrorbars \
          ps 0 lw 1.5 lc rgb pcolor(p,i) notitle, \
@@ -45,7 +45,7 @@ set ylabel 'core busy (% of that core)'
 set yrange [0:150]
 set ytics 0, 20, 100
 if (ncoreblocks > 0 && values_cores > 0) {
-    plot for [i=1:ncoreblocks] corefile index i-1 using 1:'core_cpu_percent' smooth unique with lines lw 2 \
+    plot for [i=1:ncoreblocks] corefile index i-1 using 1:'core_cpu_percent_mean' smooth unique with lines lw 2 \
              lc rgb word(corecolors, i) dt int(real(word(coredashes, i))) title columnheader(1), \
          for [i=1:ncoreblocks] corefile index i-1 using 1:'core_cpu_percent_mean':'core_cpu_percent_lo':\
              'core_cpu_percent_hi' with yerrorbars ps 0 lw 1 lc rgb word(corecolors, i) notitle, \
@@ -65,10 +65,10 @@ set key off
 set offsets 0, 0, graph 0.1, 0
 
 set title 'Memory: peak resident set of the server' font ',12'
-set ylabel 'resident memory, peak (MB)'
+set ylabel 'resident memory, peak (MiB)'
 set yrange [0:*]
 if (values_rss == 0) { @NO_VALUES }
-plot for [i=1:pn(p)] f index i-1 using 1:'rss_peak_mb' smooth unique with lines lw 2.5 lc rgb pcolor(p,i) \
+plot for [i=1:pn(p)] f index i-1 using 1:'rss_peak_mb_mean' smooth unique with lines lw 2.5 lc rgb pcolor(p,i) \
          dt pdash(p,i) notitle, \
      for [i=1:pn(p)] f index i-1 using 1:'rss_peak_mb_mean':'rss_peak_mb_lo':'rss_peak_mb_hi' with yerrorbars ps 0 lw 1.5 \
          lc rgb pcolor(p,i) notitle, \
@@ -82,7 +82,7 @@ set ylabel 'threads, peak (count)'
 @VALUES_RESET
 set yrange [0:*]
 if (values_threads == 0) { @NO_VALUES }
-plot for [i=1:pn(p)] f index i-1 using 1:'threads_peak' smooth unique with lines lw 2.5 lc rgb pcolor(p,i) \
+plot for [i=1:pn(p)] f index i-1 using 1:'threads_peak_mean' smooth unique with lines lw 2.5 lc rgb pcolor(p,i) \
          dt pdash(p,i) notitle, \
      for [i=1:pn(p)] f index i-1 using 1:'threads_peak_mean':'threads_peak_lo':'threads_peak_hi' with yerrorbars ps 0 lw 1.5 \
          lc rgb pcolor(p,i) notitle, \

@@ -13,7 +13,7 @@ set yrange [0:*]
 set offsets 0.3, 0.3, graph 0.28, 0
 best_y(col) = column('best') > 0 ? column(col) : NaN
 if (pvalues(1) == 0) { @NO_VALUES }
-plot for [i=1:nseries_1] f index i-1 using 1:'rps' smooth unique with lines lw 2.5 lc rgb pcolor(1,i) \
+plot for [i=1:nseries_1] f index i-1 using 1:'rps_mean' smooth unique with lines lw 2.5 lc rgb pcolor(1,i) \
          title columnheader(1), \
      for [i=1:nseries_1] f index i-1 using 1:'rps' with points pt 7 ps 1.1 lc rgb pcolor(1,i) notitle, \
      for [i=1:nseries_1] f index i-1 using 1:'rps_mean':'rps_lo':'rps_hi' with yerrorbars ps 0 lw 1.5 \

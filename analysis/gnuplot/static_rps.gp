@@ -12,7 +12,7 @@ set yrange [0:*]
 p = 1
 f = pfile(p)
 if (pvalues(p) == 0) { @NO_VALUES }
-plot for [i=1:pn(p)] f index i-1 using 1:'rps' smooth unique with lines lw 2.5 lc rgb pcolor(p,i) dt pdash(p,i) \
+plot for [i=1:pn(p)] f index i-1 using 1:'rps_mean' smooth unique with lines lw 2.5 lc rgb pcolor(p,i) dt pdash(p,i) \
          title columnheader(1), \
      for [i=1:pn(p)] f index i-1 using 1:'rps_mean':'rps_lo':'rps_hi' with yerrorbars ps 0 lw 1.5 \
          lc rgb pcolor(p,i) notitle, \

@@ -12,7 +12,7 @@ do for [p=1:panels] {
     if (pkey(p)) { set key on } else { set key off }
     if (first_column(p)) { set ylabel 'responses per second (req/s)' } else { unset ylabel }
     if (pvalues(p) == 0) { @NO_VALUES }
-    plot for [i=1:pn(p)] f index i-1 using 1:'rps' smooth unique with linespoints pt 7 ps 0.8 lw 2 \
+    plot for [i=1:pn(p)] f index i-1 using 1:'rps_mean' smooth unique with linespoints pt 7 ps 0.8 lw 2 \
              lc rgb pcolor(p,i) dt pdash(p,i) title columnheader(1), \
          for [i=1:pn(p)] f index i-1 using 1:'rps_mean':'rps_lo':'rps_hi' with yerrorbars ps 0 lw 1.5 \
              lc rgb pcolor(p,i) notitle, \

@@ -15,7 +15,7 @@ do for [p=1:panels] {
     if (pkey(p)) { set key on } else { set key off }
     if (first_column(p)) { set ylabel 'threads, peak in the measured window (count)' } else { unset ylabel }
     if (pvalues(p) == 0) { @NO_VALUES }
-    plot for [i=1:pn(p)] f index i-1 using 1:'threads_peak' smooth unique with lines lw 2.5 lc rgb pcolor(p,i) \
+    plot for [i=1:pn(p)] f index i-1 using 1:'threads_peak_mean' smooth unique with lines lw 2.5 lc rgb pcolor(p,i) \
              dt pdash(p,i) title columnheader(1), \
          for [i=1:pn(p)] f index i-1 using 1:'threads_peak_mean':'threads_peak_lo':'threads_peak_hi' with yerrorbars ps 0 lw 1.5 \
              lc rgb pcolor(p,i) notitle, \

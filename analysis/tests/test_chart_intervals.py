@@ -72,9 +72,12 @@ def test_every_chart_carries_and_draws_its_intervals(source, tmp_path):
         if name in TIMELINES:
             assert "no interval" in job.caption, f"{name}: a timeline says it has no interval"
             continue
-        found = {}
+        found, rows = {}, []
         for file in job.data_files:
+            rows += dat_rows(data / file)
             found.update(intervals_of(dat_rows(data / file)))
+        if not found and rows and all(row.get("valid") in ("0", "False", "false") for row in rows):
+            continue        # every launch flagged: no point is stated, so no line and no bar (hollow marks only)
         assert found, f"{name}: no interval with values in {job.data_files}"
         for figure, bars in found.items():
             assert all(lo <= hi for lo, hi, _ in bars), f"{name}: {figure} interval upside down"
@@ -153,3 +156,23 @@ def test_a_charts_bar_is_the_plus_minus_of_its_finding(tmp_path):
     (value, low, high), finding = bar_and_finding(run_dir, jobs)
     assert low is None and high is None and finding.interval is None and finding.n == 2
     assert value == pytest.approx(finding.figure, rel=1e-6)
+
+
+def test_the_line_goes_through_the_points_the_findings_state_not_flagged_launches():
+    """A chart's line is drawn through each point's stated value (the geometric mean of its counted launches); a
+    point with a flag beyond the caveats has none, so its launches stand off the line as hollow marks, and a
+    caveat alone (imprecise) keeps the point on it."""
+    from crossbench_analysis.charts.kit_intervals import with_intervals
+
+    def launch(c, rep, rps, flags=()):
+        return {"cell_id": f"c{c}-r{rep}", "experiment": "x", "group": "g", "server": "tomcat", "endpoint": "/delay/sync",
+                "delay_ms": 200, "concurrency": c, "repetition": rep, "rps": rps, "status": "ok", "flags": list(flags),
+                "valid": not flags}
+    cells = [launch(10, 1, 40.0), launch(10, 2, 90.0), launch(10, 3, 60.0),
+             launch(100, 1, 300.0, ["few_completions"]), launch(100, 2, 500.0),
+             launch(50, 1, 200.0, ["imprecise"])]
+    rows = {row[-4]: row for row in with_intervals(cells, lambda c: [c["concurrency"], c["rps"]])}
+    clean = rows["c10-r1"][-3]
+    assert clean == pytest.approx(math.exp((math.log(40) + math.log(90) + math.log(60)) / 3))
+    assert rows["c100-r2"][-3] is None and rows["c100-r1"][-3] is None
+    assert rows["c50-r1"][-3] == pytest.approx(200.0)

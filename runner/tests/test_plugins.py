@@ -35,7 +35,7 @@ class WidgetPlugin(ServerPlugin):
     summary = "a server registered by a test"
     endpoints = frozenset({"/hello", "/delay/sync"})
     process_knob, process_flag = "widgets", "-x"
-    palette = ("#123456", "#654321")
+    palette = ("#123456", "#654321", "#abcdef")
     knobs = (Knob("widgets", 1, "widget processes", sweep=True, label="widgets={}"),
              Knob("spin", 2, "a knob charts do not show"))
 
@@ -140,7 +140,7 @@ def test_a_new_server_is_labelled_coloured_and_ordered_by_its_plug_in(widget):
     series, of_cell = series_of(records, lambda c: 1)
     assert [s.label for s in series] == ["widgetd widgets=1 1 proc", "widgetd widgets=3 3 proc"]
     style = panel_style(1, series, {})
-    assert style["colors_1"] == "#123456 #654321"
+    assert style["colors_1"] == "#654321 #abcdef"      # two settings: the ramp after its own colour, in order
     assert server_rank("widgetd") == list(PLUGINS).index("widgetd") < server_rank("no-such-server")
     assert report.settings_of(records[1], "wrk") == "x3, 3 proc"
     assert report.settings_of({**records[1], "loadgen": "oha"}, "wrk") == "x3, 3 proc, oha"

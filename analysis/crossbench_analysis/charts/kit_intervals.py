@@ -1,9 +1,11 @@
 """The chart kit's intervals: a cell row's tail, and each figure's point value and 95 % interval beside it, from
 the one estimator the points use (crossbench.figures.points.figure_of over the launches points.counted keeps), so a
-chart's bar is the ± its finding prints; and the key entry saying what a bar is."""
+chart's line and bar are the value and ± its finding prints; a point the findings leave out (a flag beyond
+points.CAVEATS on a counted launch) has none, and its launches stand off the line as hollow marks; and the key
+entry saying what a bar is."""
 from __future__ import annotations
 
-from crossbench.figures.points import counted, figure_of, point_id
+from crossbench.figures.points import CAVEATS, counted, figure_of, point_id
 from crossbench.stats import MIN_LAUNCHES
 from crossbench_analysis.read.runinfo import is_valid, num
 
@@ -29,14 +31,22 @@ def interval_of(values: list) -> list:
     return [found["value"], found["ci95_low"], found["ci95_high"]] if found else [None, None, None]
 
 
+def stated(launches: list[dict]) -> list[dict]:
+    """The launches a point's stated figures rest on: points.counted's, or none where one of them carries a flag
+    beyond points.CAVEATS (the findings then leave the point out)."""
+    kept = counted(launches)
+    spoiled = {flag for r in kept for flag in r.get("flags") or ()} - CAVEATS
+    return [] if spoiled else kept
+
+
 def same_point(cells: list[dict], cell: dict) -> list[dict]:
     """The launches of cell's point among cells that its figures rest on (points.counted)."""
     return counted([c for c in cells if point_id(c) == point_id(cell)])
 
 
 def point_interval(cells: list[dict], cell: dict, value_of) -> list:
-    """[value, low, high] of value_of over the counted launches of cell's point among cells."""
-    return interval_of([value_of(c) for c in same_point(cells, cell)])
+    """[value, low, high] of value_of over the launches cell's point states its figures from (stated)."""
+    return interval_of([value_of(c) for c in stated(same_point(cells, cell))])
 
 
 def with_intervals(cells: list[dict], row_of, first: int = 1) -> list[list]:
@@ -45,7 +55,7 @@ def with_intervals(cells: list[dict], row_of, first: int = 1) -> list[list]:
     launches: dict[str, list[dict]] = {}
     for c in cells:
         launches.setdefault(point_id(c), []).append(c)
-    own_rows = {pid: [row_of(c) for c in counted(group)] for pid, group in launches.items()}
+    own_rows = {pid: [row_of(c) for c in stated(group)] for pid, group in launches.items()}
     rows = []
     for c in cells:
         own = own_rows[point_id(c)]

@@ -10,8 +10,9 @@ from crossbench_analysis.read.runinfo import num, server_rank
 from crossbench_analysis.read.setting import setting, setting_order
 
 # Colours: one family of shades per server, so a server looks the same in every chart and five stay apart; each
-# plug-in names its own (ServerPlugin.palette); a server without one gets these.
-OTHER_PALETTE = ("#984ea3", "#999999", "#4d9221", "#444444")
+# plug-in names its own (ServerPlugin.palette: its colour, then a ramp from lighter to darker); a server without
+# one gets this.
+OTHER_PALETTE = ("#c51b7d", "#e9a3c9", "#de77ae", "#c51b7d", "#8e0152")
 
 
 def palette(server) -> tuple[str, ...]:
@@ -51,7 +52,7 @@ def series_of(cells: list[dict], panel_of) -> tuple[list[Series], dict[str, Seri
     nothing else tells two cells apart. Series are ordered by server, then by setting in reading order
     ('maxThreads=20' before 'maxThreads=50' before 'virtual', as the maxthreads charts order them, so a setting
     keeps its shade from chart to chart and run to run), then by the run order of their first cell (so the
-    experiment's main pairing comes first); panel_style colours them."""
+    experiment's main pairing comes first). Each series gets its server's shade for its rank (shade)."""
     varying: dict = {server: [] for server in {c.get("server") for c in cells}}
     for server in varying:
         for f, show in label_fields(server):
@@ -86,7 +87,12 @@ def series_of(cells: list[dict], panel_of) -> tuple[list[Series], dict[str, Seri
         if text not in by_label:
             by_label[text] = Series(text, c.get("server"), (*series_order(c.get("server"), setting(c)), position))
         of_cell[c["cell_id"]] = by_label[text]
-    return sorted(by_label.values(), key=lambda s: s.sort), of_cell
+    ordered = sorted(by_label.values(), key=lambda s: s.sort)
+    for server in {s.server for s in ordered}:
+        own = [s for s in ordered if s.server == server]
+        for rank, s in enumerate(own):
+            s.color, s.dash = shade(server, rank, len(own))
+    return ordered, of_cell
 
 
 def series_order(server, setting_text: str) -> tuple:
@@ -95,23 +101,35 @@ def series_order(server, setting_text: str) -> tuple:
     return server_rank(server), str(server), setting_order(setting_text)
 
 
-def shade(server, counters: dict) -> tuple[str, int]:
-    """The next shade of a server's palette and its dash: a server's k-th series gets the k-th shade (dashed once
-    the palette wraps); `counters` counts the series handed out per server."""
+def shade(server, rank: int, count: int) -> tuple[str, int]:
+    """The shade and dash of a server's rank-th series of `count` (in setting order): a lone series takes the
+    palette's first colour (the server's own); several spread evenly along the rest of it, a ramp from lighter to
+    darker, so a higher setting reads darker; past the ramp's length they wrap, dashed."""
     shades = palette(server)
-    k = counters.get(shades, 0)
-    counters[shades] = k + 1
-    return shades[k % len(shades)], 1 + k // len(shades)
+    ramp = shades[1:] or shades
+    if count <= 1:
+        return shades[0], 1
+    if count <= len(ramp):
+        return ramp[round(rank * (len(ramp) - 1) / (count - 1))], 1
+    return ramp[rank % len(ramp)], 1 + rank // len(ramp)
+
+
+def shades_in_order(servers: list) -> list[tuple[str, int]]:
+    """The shade and dash of each of a chart's series, given their servers in the chart's order: each server's
+    series take its shades by their rank among that server's (shade)."""
+    counts = {server: servers.count(server) for server in servers}
+    seen: dict = {}
+    styles = []
+    for server in servers:
+        styles.append(shade(server, seen.get(server, 0), counts[server]))
+        seen[server] = seen.get(server, 0) + 1
+    return styles
 
 
 def panel_style(p: int, present: list[Series], keyed: dict) -> dict:
-    """Per-panel gnuplot parameters: how many series blocks, their colours and dashes, and whether the panel
-    shows a key. Colours go by rank within the panel: a server's first series takes its palette's first shade
-    (Tomcat orange, Tornado blue), its k-th series the k-th shade. A panel shows a key when it is the first,
-    or has a series no earlier key showed, or one whose colour differs from an earlier key's."""
-    counters: dict = {}
-    for s in present:
-        s.color, s.dash = shade(s.server, counters)
+    """Per-panel gnuplot parameters: how many series blocks, their colours and dashes (series_of gave each its
+    shade for the whole chart, so a setting looks the same in every panel), and whether the panel shows a key:
+    the first does, and any with a series no earlier key showed."""
     show_key = p == 1 or any(keyed.get(s.label) != s.color for s in present)
     if show_key:
         keyed.update({s.label: s.color for s in present})

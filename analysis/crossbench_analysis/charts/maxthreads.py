@@ -16,7 +16,7 @@ from crossbench_analysis.read.setting import fixed_knobs, pool_size, setting_ord
 from .kit import ChartJob, flagged, how, missing_note, with_headings
 from .kit_files import write_blocks
 from .kit_intervals import interval_key, interval_of, point_interval, same_point
-from .kit_labels import palette, series_order, shade
+from .kit_labels import series_order, shades_in_order
 
 
 def setting(cell: dict, with_jdk: bool = False) -> str:
@@ -57,15 +57,13 @@ def sweep_cells(cells: list[dict]) -> list[dict]:
 
 def colors(n: int, cells: list[dict]) -> str:
     """n shades of the swept server's palette."""
-    shades = palette(cells[0].get("server") if cells else None)
-    return " ".join(shades[i % len(shades)] for i in range(n))
+    return " ".join(color for color, _ in shades_in_order([cells[0].get("server") if cells else None] * n))
 
 
 def knee_shades(knees: list[dict]) -> tuple[str, str]:
     """Colours and dashes of a panel's knee series, as the chart kit gives every chart's: each server's k-th
-    setting its palette's k-th shade (a run that sweeps Tomcat beside Tornado draws Tornado in its blue)."""
-    counters: dict = {}
-    styles = [shade(k["server"], counters) for k in knees]
+    setting its shade in setting order (a run that sweeps Tomcat beside Tornado draws Tornado in its blue)."""
+    styles = shades_in_order([k["server"] for k in knees])
     return " ".join(color for color, _ in styles), " ".join(str(dash) for _, dash in styles)
 
 

@@ -14,7 +14,7 @@ from crossbench_analysis.read.runinfo import Run, is_valid, num
 from .kit import ChartJob, flagged, missing_note, with_headings
 from .kit_files import write_blocks
 from .kit_intervals import interval_columns, interval_key, with_intervals
-from .kit_labels import panel_style, series_of, shade
+from .kit_labels import panel_style, series_of, shades_in_order
 
 KIND = "open_loop"
 HEADINGS = {"openloop_latency": "Open loop: latency against offered rate",
@@ -183,9 +183,9 @@ def distribution_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob 
     pairs = [(peaks[c["peak_cell"]], c) for c in cells if c.get("peak_cell") in peaks and c.get("status") == "ok"]
     if not pairs:
         return None
-    blocks, colors, counters = [], [], {}
-    for closed, offered in pairs:
-        color, _ = shade(offered.get("server"), counters)                # a pair shares its server's colour
+    blocks, colors = [], []
+    pair_shades = shades_in_order([offered.get("server") for _, offered in pairs])
+    for (closed, offered), (color, _) in zip(pairs, pair_shades):      # a pair shares its server's colour
         for cell, label, curve in ((closed, f"closed loop: {closed['loadgen']}, {closed['concurrency']} "
                                     f"connections, {num(closed['rps']):.1f} req/s", closed_curve(run, closed)),
                                    (offered, f"open loop: {offered['loadgen']} at {num(offered['rate']):g} req/s "

@@ -14,7 +14,7 @@ from crossbench_analysis.read.runinfo import Run, get, is_valid, num, offered_ra
 from .kit import ChartJob, with_headings
 from .kit_files import write_blocks
 from .kit_intervals import interval_key, interval_of, point_interval, same_point, tail
-from .kit_labels import palette, shade
+from .kit_labels import palette, shades_in_order
 
 HEADINGS = {"seed004_workers": "Seed 004: throughput against worker processes",
             "seed004_pool_waiting": "Seed 004: requests waiting for a database connection"}
@@ -95,13 +95,13 @@ def workers_chart(run: Run, data_dir: Path, cells: list[dict], best: dict[str, d
                     key=lambda s: (server_rank(best[s].get("server")), s))
     if not sweeps:
         return None
-    blocks, colors, counters = [], [], {}
+    blocks = []
+    colors = [color for color, _ in shades_in_order([best[sweep].get("server") for sweep in sweeps])]
     for sweep in sweeps:
         steps = sorted((c for c in cells if c.get("sweep") == sweep), key=lambda c: num(c.get("sweep_step")) or 0)
         blocks.append((sweep_label(best[sweep]),
                        [[num(c.get("sweep_step")), num(c.get("rps")), 1 if c is best[sweep] else 0] + tail(c)
                         + point_interval(steps, c, lambda o: o.get("rps")) for c in steps]))
-        colors.append(shade(best[sweep].get("server"), counters)[0])
     name = "seed004_workers"
     write_blocks(data_dir / f"{name}.dat", f"seed 004 worker sweeps (run {run.run_id}): req/s per process count",
                  ["processes", "rps", "best", "valid", "repetition", "cell_id", "rps_mean", "rps_lo", "rps_hi"],
@@ -185,12 +185,12 @@ def pool_waiting_chart(run: Run, data_dir: Path, tables: list[tuple[str, list[di
     params: dict = {"panels": len(panels), "nflagged": 0}
     files = []
     for p, (key, series) in enumerate(panels, 1):
-        blocks, colors, counters = [], [], {}
+        blocks = []
+        colors = [color for color, _ in shades_in_order([c.get("server") for c, _, _ in series])]
         for c, rows, (t0, t1) in series:
             inside = [r for r in rows if t0 - 0.5 <= r["t_epoch"] <= t1 + 0.5]
             blocks.append((stack_label(c), [[r["t_epoch"] - t0, r.get("waiting"), r.get("active"), r.get("size")]
                                             + tail(c) for r in inside]))
-            colors.append(shade(c.get("server"), counters)[0])
         name = f"seed004_pool_waiting_{key}.dat"
         write_blocks(data_dir / name, f"seed 004 pool over time, {key} (run {run.run_id}): t_s from the start of "
                      "the measured window; counts summed over the server's processes", columns, blocks)

@@ -13,7 +13,6 @@ from crossbench_analysis.read.runinfo import Run, get, is_valid, num
 
 from .kit import ChartJob, against_concurrency, panels, with_headings
 from .kit_files import write_blocks
-from .kit_labels import shade
 
 NAME = "latency_spectrum"
 HEADINGS = {NAME: "Latency percentile spectrum"}
@@ -31,9 +30,9 @@ def jobs(run: Run, data_dir: Path) -> list[ChartJob]:
         return []
     params, files, drawn = {}, [], 0
     for p, (key, title, here, series, of_cell) in enumerate(panels(cells), 1):
-        blocks, lines, counters = [], [], {}
+        blocks, lines = [], []
         for s in series:
-            color, _ = shade(s.server, counters)
+            color = s.color
             for rank, concurrency in enumerate(sorted({num(c["concurrency"]) for c in here
                                                        if of_cell[c["cell_id"]] is s})):
                 launch = median_launch([c for c in here if of_cell[c["cell_id"]] is s

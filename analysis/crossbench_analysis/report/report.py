@@ -54,14 +54,14 @@ COLUMNS = [
     ("p99 ms", "", lambda c: text(get(c, "latency_ms.p99"), 1)),
     ("errors", "error_total (connect, read, write, timeout, non-2xx, other)", lambda c: text(c.get("error_total"))),
     ("threads peak", "", lambda c: text(c.get("threads_peak"))),
-    ("RSS MB", "peak resident memory of the server", lambda c: text(c.get("rss_peak_mb"), 1)),
+    ("RSS MiB", "peak resident memory of the server", lambda c: text(c.get("rss_peak_mb"), 1)),
     ("CPU %", "server process tree, 100 = one core", lambda c: text(c.get("cpu_percent"), 1)),
     ("loadgen CPU %", "load generator, 100 = one core", lambda c: text(c.get("loadgen_cpu_percent"), 1)),
     ("valid", "", None),
     ("flags", "", None),
 ]
 NUMERIC = {"C", "delay s", "rep", "rps", "rps steady", "eff. ratio", "lat. ratio", "p50 ms", "p99 ms", "errors",
-           "threads peak", "RSS MB", "CPU %", "loadgen CPU %"}
+           "threads peak", "RSS MiB", "CPU %", "loadgen CPU %"}
 
 
 def settings_of(cell: dict, usual_loadgen: str | None = None) -> str:

@@ -128,7 +128,8 @@ class ServerPlugin:
     process_knob: str | None = None         # the knob that sets how many processes serve (worker sweeps)
     process_flag: str = ""                  # variant labels: "-w" gives "-w4" for 4 processes, "" for 1
     proxies: bool = False                   # it can stand in front of another server (group proxy = "<name>")
-    palette: tuple[str, ...] = ()           # its charts' shades, one family per server (analysis/kit.py)
+    palette: tuple[str, ...] = ()           # its charts' shades: its own colour first, then darker ones,
+                                            # taken in setting order (analysis's charts/kit_labels.py)
     FIELDS: dict[str, str] = {}             # record fields its records alone carry, beyond its knobs (record.py)
 
     # --- settings --------------------------------------------------------------------------------------

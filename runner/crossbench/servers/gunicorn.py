@@ -29,7 +29,8 @@ class GunicornPlugin(ServerPlugin):
              Tool("python:flask", "the project's venv: runner/python-env.sh (gunicorn-app/requirements.txt)"))
     distributions = ("gunicorn", "flask", "psycopg", "psycopg-pool")
     process_knob = "workers"
-    palette = ("#1b9e77", "#66a61e", "#00441b", "#41ab5d", "#238b45", "#a1d99b", "#006d2c", "#74c476")  # greens
+    # its charts' colours: its own, then a ramp from lighter to darker for its settings in order
+    palette = ("#1b9e77", "#82cab4", "#64bda3", "#47b191", "#2aa480", "#19946f", "#168060", "#126b51", "#0f5741")
     knobs = (
         Knob("workers", documented_default_workers(), "worker processes (default: gunicorn's 2 x cores + 1)",
              sweep=True),

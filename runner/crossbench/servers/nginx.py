@@ -26,7 +26,8 @@ class NginxPlugin(ServerPlugin):
     tools = (Tool("nginx", "apt-get install nginx-light"),)
     process_knob, process_flag = "worker_processes", "-w"
     proxies = True                  # group proxy = "nginx": in front of the cell's server (proxy_spec)
-    palette = ("#444444", "#737373", "#000000", "#969696", "#252525", "#bdbdbd", "#525252", "#d9d9d9")  # greys
+    # its charts' colours: its own, then a ramp from lighter to darker for its settings in order
+    palette = ("#b8860b", "#d8bc79", "#cfad59", "#c69d3a", "#bd8e1b", "#ac7d0a", "#956c09", "#7d5b07", "#654a06")
     knobs = (
         # 1, not auto: the server gets one pinned core, as every other server does.
         Knob("worker_processes", 1, "worker processes (one event loop each)", sweep=True),

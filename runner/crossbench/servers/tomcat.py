@@ -39,7 +39,8 @@ class TomcatPlugin(ServerPlugin):
     default_port = 8080
     ready_timeout_s = 60.0
     tools = (Tool("taskset", "apt-get install util-linux"),)
-    palette = ("#d95f02", "#a50f15", "#e6ab02", "#8c510a", "#e7298a", "#fb6a4a", "#bf812d", "#67000d")  # reds
+    # its charts' colours: its own, then a ramp from lighter to darker for its settings in order
+    palette = ("#d95f02", "#eaa774", "#e59253", "#e07e33", "#db6912", "#cb5902", "#af4d02", "#934001", "#773401")
     FIELDS = {   # Tomcat's records alone carry these: the JVM probe's (BackgroundJvmProbe.figures) and the JFR's
         "jvm": "Tomcat: the JVM as its probe saw it (collector, processors)",
         "tomcat_connection_count_peak": "Tomcat: most connections held at once in the window (connector count)",

@@ -19,7 +19,8 @@ class TornadoPlugin(EventLoopPlugin):
     tools = (Tool("python:tornado", "the project's venv: runner/python-env.sh"),)
     distributions = ("tornado", "asyncpg")
     process_knob, process_flag = "processes", "-p"
-    palette = ("#1f78b4", "#4292c6", "#08306b", "#6baed6", "#2171b5", "#9ecae1", "#084594", "#35978f")  # blues
+    # its charts' colours: its own, then a ramp from lighter to darker for its settings in order
+    palette = ("#1f78b4", "#84b5d6", "#67a3cc", "#4a92c2", "#2d81b9", "#1d70a8", "#196191", "#15517a", "#114263")
     knobs = (
         Knob("processes", 1, "worker processes (forked; 1 = one event loop)", sweep=True),
         Knob("backlog", 128, "listen backlog (Tornado's own default is 128)"),

@@ -22,7 +22,8 @@ class UvicornPlugin(EventLoopPlugin):
              Tool("python:httptools", VENV_HINT))
     distributions = ("uvicorn", "starlette", "uvloop", "httptools", "asyncpg")
     process_knob, process_flag = "workers", "-w"
-    palette = ("#6a3d9a", "#984ea3", "#3f007d", "#9e9ac8", "#54278f", "#bcbddc", "#756bb1", "#dadaeb")  # purples
+    # its charts' colours: its own, then a ramp from lighter to darker for its settings in order
+    palette = ("#7b3fb0", "#b695d4", "#a57dc9", "#9464bf", "#834bb5", "#733ba5", "#63338e", "#532b77", "#442361")
     knobs = (
         Knob("workers", 1, "worker processes, one event loop each", sweep=True),
         Knob("backlog", 2048, "listen backlog (uvicorn's own default is 2048)"),
