@@ -47,10 +47,15 @@ crossbench_answers_alone() {
 
 # crossbench_from_source CALLER MODULE ARG...: `python -m MODULE ARG...` from the source tree, on the project's
 # environment's interpreter when it exists, else on python3 (3.11 or later) with the project's folders on its path:
-# nothing is installed, made or written (no bytecode either). Returns the module's exit status.
+# nothing is installed, made or written (no bytecode either). Returns the module's exit status. --version without
+# --help is answered here.
 crossbench_from_source() {
   local caller=$1 root python
   shift
+  case " $* " in
+    *" -h "* | *" --help "*) ;;
+    *" --version "*) crossbench_version; return 0 ;;      # the line the Python commands print, without Python
+  esac
   root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
   python="${CROSSBENCH_VENV:-$root/.venv}/bin/python"
   if [[ ! -x "$python" ]]; then
