@@ -18,7 +18,8 @@ def findings(run, cells) -> tuple[list[str], list[str]]:
     Missing: the pinned generators the run would build first and what a command installs (Missing); refused:
     every other refusal, which no installation lifts."""
     missing = [f"{tool}, pinned, for {needing} cell(s): the run builds it first (minutes on 2 cores), or now: "
-               f"{INSTALL_GENERATOR} {tool}" for tool, needing in unbuilt_generators(cells).items()]
+               f"{INSTALL_GENERATOR} {tool} (with --dry-run: what building it needs)"
+               for tool, needing in unbuilt_generators(cells).items()]
     refused = []
     for check in checks(run, cells):
         try:
