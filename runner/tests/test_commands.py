@@ -91,7 +91,7 @@ def test_help_version_and_dry_run_on_a_fresh_clone_create_nothing_and_install_no
     """A fresh clone of the committed tree (no .venv, no build), offline: every script's --help and --version, and
     --dry-run where it has one, exit 0 in under 2 s of CPU (the script and all it started; the wall time is bounded
     loosely, as the machine is shared) and leave the clone as it was: no environment made, no bytecode written,
-    no apt-get called (as root a dry run used to install the Debian packages first)."""
+    no apt-get called (the tests may run as root, where the run itself installs Debian packages)."""
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "--quiet", str(paths.REPO), str(clone)], check=True, timeout=120)
     env, apt_called = offline_env(tmp_path)

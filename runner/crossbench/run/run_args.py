@@ -128,7 +128,8 @@ def build_parser(name: str = DEFAULT_EXPERIMENT) -> argparse.ArgumentParser:
     p.add_argument("--retry-failed", action="store_true", help="with --resume: launch again the points whose "
                    "launches all failed (after a fix), as many launches as the first rounds; the failed ones stay "
                    "on the record")
-    p.add_argument("--dry-run", action="store_true", help="print the plan and stop")
+    p.add_argument("--dry-run", action="store_true", help="print the plan and what this machine lacks to run it, "
+                   "each with the command that installs it; installs, builds and writes nothing")
     p.add_argument("--no-analysis", action="store_true", help="do not draw charts at the end")
     p.add_argument("--keep-up", type=span, default=0.0, dest="keep_up_s", metavar="TIME",
                    help="keep each cell's server up this long after its window, its pid printed (attach VisualVM to "
