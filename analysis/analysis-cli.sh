@@ -17,6 +17,12 @@ crossbench_analysis() {
   fi
   local here
   here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+  # shellcheck source=runner/script-options.sh
+  source "$here/../runner/script-options.sh"
+  if $asks; then      # --help and --version: nothing prepared
+    crossbench_from_source "$(basename "$0" .sh)" crossbench_analysis "$command" "$@"
+    exit
+  fi
   # shellcheck source=runner/python-env.sh
   source "$here/../runner/python-env.sh"
   exec "$PYTHON" -m crossbench_analysis "$command" "$@"      # installed in the venv (analysis/pyproject.toml)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the pinned open-loop load generators once, into the cache the runner reuses:
 #   ${CROSSBENCH_TOOLS:-$HOME/.cache/crossbench/tools}/<tool>-<version>/bin/<tool>
-# Usage: runner/install-openloop.sh [oha] [k6]        (no argument: both)
+# Usage: runner/install-openloop.sh [--dry-run] [oha] [k6]        (no tool named: both)
+#   --dry-run: says which are built and what building the others needs, and changes nothing
 #   oha 1.16.0 from crates.io (needs cargo, Rust 1.88+, and OpenSSL's headers: libssl-dev, pkg-config; ~4 min on 2 cores)
 #   k6  v1.8.1 from the Go module proxy (needs go; ~2 min)
 # A tool whose binary is already there and reports the pinned version is not rebuilt.
@@ -75,9 +76,44 @@ build() {
   say "built $tool $version in $((SECONDS - started)) s: $bin"
 }
 
+# plan_build TOOL VERSION: what build would do, said and not done (--dry-run)
+plan_build() {
+  local tool="$1" version="$2" bin lacking=()
+  bin="$TOOLS_DIR/$tool-$version/bin/$tool"
+  if reports_version "$bin" "$version"; then
+    say "$tool $version: built ($bin)"
+    return 0
+  fi
+  case "$tool" in
+    oha) command -v cargo >/dev/null 2>&1 || lacking+=("cargo (Rust 1.88+: https://rustup.rs)")
+         { command -v pkg-config >/dev/null 2>&1 && pkg-config --exists openssl; } ||
+           lacking+=("OpenSSL's headers (sudo apt-get install -y libssl-dev pkg-config)") ;;
+    k6) command -v go >/dev/null 2>&1 || lacking+=("go 1.24+ (https://go.dev/dl/)") ;;
+  esac
+  if ((${#lacking[@]})); then
+    say "$tool $version: not built; building it needs $(printf '%s; ' "${lacking[@]}" | sed 's/; $//')"
+  else
+    say "$tool $version: not built; ./runner/install-openloop.sh $tool builds it into $TOOLS_DIR"
+  fi
+}
+
 main() {
-  local tool
+  local tool dry=false
+  if [[ "${1:-}" == --dry-run ]]; then
+    dry=true
+    shift
+  fi
   (($#)) || set -- oha k6
+  if $dry; then
+    for tool in "$@"; do
+      case "$tool" in
+        oha) plan_build oha "$OHA_VERSION" ;;
+        k6) plan_build k6 "$K6_VERSION" ;;
+        *) say "unknown tool $tool (known: oha, k6)"; exit 2 ;;
+      esac
+    done
+    return 0
+  fi
   mkdir -p "$TOOLS_DIR"
   exec 9>"$TOOLS_DIR/.install.lock"    # two runners starting at once build each tool only once
   flock 9

@@ -32,6 +32,17 @@ crossbench_install_missing() {
   crossbench_apt_install "$caller" "${missing[@]}"
 }
 
+# crossbench_say_missing CALLER [command=package ...]: the packages crossbench_install_missing would install and the
+# line that installs them, said and not done (run_all.sh --dry-run)
+crossbench_say_missing() {
+  local caller="$1" missing
+  shift
+  mapfile -t missing < <(crossbench_missing_packages "$@" | sort -u)
+  ((${#missing[@]})) || return 0
+  echo "$caller: missing: Debian packages ${missing[*]}: the run installs them first when root, or now:" \
+    "sudo apt-get install -y --no-install-recommends ${missing[*]}" >&2
+}
+
 # crossbench_apt_install CALLER PACKAGE...: installs them when root with apt-get, else prints the line and stops
 crossbench_apt_install() {
   local caller="$1"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sourced by the runner's scripts: makes sure the project's virtual environment exists and is current,
 # then sets PYTHON to its interpreter. Creates it on first use (needs python3 with venv and network to PyPI).
+# Sourced with --check CALLER (run_all.sh --dry-run) it makes nothing: it says what is missing and the command.
 set -euo pipefail
 
 CROSSBENCH_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -12,6 +13,17 @@ stamp="$VENV/.crossbench-requirements"
 requirements=("$CROSSBENCH_ROOT"/*-app/requirements.txt)
 wanted="$(cat "$CROSSBENCH_ROOT/runner/pyproject.toml" "$CROSSBENCH_ROOT/python-contract/pyproject.toml" \
   "$CROSSBENCH_ROOT/analysis/pyproject.toml" "${requirements[@]}" | sha256sum)"
+
+if [[ "${1:-}" == --check ]]; then
+  if [[ ! -x "$PYTHON" ]]; then
+    echo "${2:-crossbench}: missing: the Python environment ($VENV): the run makes it first (a minute or two, from" \
+      "PyPI), or now: bash runner/python-env.sh" >&2
+  elif [[ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]]; then
+    echo "${2:-crossbench}: missing: the Python environment ($VENV) is older than the project's pins: the run" \
+      "brings it up to date first, or now: bash runner/python-env.sh" >&2
+  fi
+  return 0
+fi
 
 if [[ ! -x "$PYTHON" ]] || [[ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]]; then
   echo "crossbench: preparing the Python environment in $VENV" >&2

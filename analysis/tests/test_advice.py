@@ -144,7 +144,7 @@ def test_fixture_says_what_it_could_not_tell(fixture_run):
     said = " ".join(advice.advise(fixture_run, checked(100, 20))["could_not_tell"])
     for expected in (MT20.format(100) + "` (few_completions, ratio_disagreement)", "one launch",
                      "memory per thread's 95 % interval reaches 0 or below",
-                     "heap was not fixed", "--groups queues", "`--delays 20`"):
+                     "heap was not fixed", "--groups queues", "`--delays 20ms`"):
         assert expected in said
 
 

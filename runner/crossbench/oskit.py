@@ -12,10 +12,12 @@ import socket
 import subprocess
 import sys
 import time
-
-import psutil
+from typing import TYPE_CHECKING
 
 from crossbench.refusal import Refusal
+
+if TYPE_CHECKING:
+    import psutil
 
 FD_MARGIN = 1024    # descriptors a process needs beyond its sockets (libraries, logs, pipes)
 HOST = "127.0.0.1"  # loopback: where servers and their helpers listen unless other hosts must reach them
@@ -80,6 +82,7 @@ def pdeathsig_prefix() -> list[str]:
 
 
 def descendants(pid: int) -> list[psutil.Process]:
+    import psutil    # at its use: the command lines load without the Python environment (runner/README.md)
     try:
         root = psutil.Process(pid)
         return [root, *root.children(recursive=True)]
@@ -93,6 +96,7 @@ def stop_group(proc: subprocess.Popen, grace_s: float, first_signal: int = signa
     The group is signalled only while its leader is not yet reaped (until then its pid, hence the group id,
     cannot belong to anyone else); members that outlive the leader, or left its group, are killed through
     psutil handles taken before the first signal (psutil checks creation time, so a reused pid is safe)."""
+    import psutil    # at its use: the command lines load without the Python environment (runner/README.md)
     members = descendants(proc.pid) if proc.returncode is None else []
     signal_unreaped_group(proc, first_signal)
     try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from crossbench.refusal import Refusal
+from crossbench.refusal import Missing
 
 REPO = Path(__file__).resolve().parents[2]
 RUNNER = REPO / "runner"
@@ -18,5 +18,5 @@ RESULTS = REPO / "results"
 CACHE = Path(os.environ.get("CROSSBENCH_CACHE", Path.home() / ".cache" / "crossbench"))
 
 
-class BuildMissing(Refusal, RuntimeError):
+class BuildMissing(Missing, RuntimeError):
     """`mvn package` has not been run (or did not finish)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import subprocess
+import tomllib
 
 from crossbench import paths
 
@@ -23,9 +24,15 @@ def git_revision() -> str:
 
 
 def package_version() -> str:
+    """The installed package's version, else (run from the source tree, before the environment is made) the one
+    runner/pyproject.toml declares."""
     try:
         return importlib.metadata.version(PACKAGE)
     except importlib.metadata.PackageNotFoundError:
+        pass
+    try:
+        return tomllib.loads((paths.RUNNER / "pyproject.toml").read_text())["project"]["version"]
+    except (OSError, KeyError, tomllib.TOMLDecodeError):
         return "unknown"
 
 

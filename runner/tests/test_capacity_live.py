@@ -24,7 +24,7 @@ def test_tomcat_with_20_threads_holds_about_what_its_pool_predicts(tmp_path):
     experiment = tmp_path / "capacity-quick.toml"
     experiment.write_text(below_the_limit((paths.RUNNER / "experiments" / "capacity-quick.toml").read_text()))
     done = subprocess.run([RUN_ALL, "--experiment", str(experiment), "--groups", "tomcat", "--out", str(out),
-                           "--duration", "2"], capture_output=True, text=True, timeout=300)
+                           "--duration", "2s"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     [found] = json.loads((out / capacity.FILE).read_text())
     assert found["status"] in (capacity.BRACKETED, capacity.BUDGET), found

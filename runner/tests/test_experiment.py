@@ -1,6 +1,6 @@
 import pytest
 
-from crossbench import paths
+from crossbench import durations, paths
 from crossbench.plan import experiment
 from crossbench.plan.cellplan import plan_from_dict
 from crossbench.plan.experiment_schema import ExperimentError
@@ -176,42 +176,132 @@ def test_every_experiment_file_loads_checks_and_expands(name):
     assert cells and len({c.cell_id for c in cells}) == len(cells)
 
 
-def test_durations_take_units_as_wrk_and_k6_do_and_a_bare_number_is_seconds():
+FILE_WITH_UNITS = """
+[run]
+{run}
+servers = ["tomcat"]
+[[group]]
+name = "delay"
+endpoint = {{ tomcat = "/delay/sync" }}
+concurrency = [1]
+{group}
+"""
+
+
+def file_with(tmp_path, run: str, group: str = 'delays = ["1s", "250ms"]'):
+    path = tmp_path / "units.toml"
+    path.write_text(FILE_WITH_UNITS.format(run=run, group=group))
+    return str(path)
+
+
+def test_an_experiment_file_writes_durations_with_their_unit_and_records_them_in_the_named_one(tmp_path):
+    config = experiment.load(file_with(tmp_path, 'duration = "1m30s"\nwarmup = "0"'))
+    assert (config["run"]["duration_s"], config["run"]["warmup_s"]) == (90.0, 0.0)
+    assert config["group"][0]["delays_ms"] == [1000, 250] and "delays" not in config["group"][0]
+    cells = experiment.expand(experiment.apply_overrides(config, {}))
+    assert {(c.duration_s, c.delay_ms) for c in cells} == {(90.0, 1000), (90.0, 250)}
+    named = experiment.load(file_with(tmp_path, "duration_s = 90\nwarmup_s = 0", "delays_ms = [1000, 250]"))
+    assert named["run"] == config["run"] and named["group"] == config["group"]
+
+
+@pytest.mark.parametrize("run, group, said", [
+    ('duration = "10"\nwarmup = "1s"', 'delays = ["1s"]', "has no unit"),
+    ("duration = 10\nwarmup = \"1s\"", 'delays = ["1s"]', "with its unit in quotes"),
+    ('duration = "0s"\nwarmup = "1s"', 'delays = ["1s"]', "above 0"),
+    ('duration = "-5s"\nwarmup = "1s"', 'delays = ["1s"]', "not negative"),
+    ('duration = "10s"\nwarmup = "1s"', 'delays = ["2m"]', "to 60000 ms"),
+    ('duration = "10s"\nwarmup = "1s"', "delays = [1000]", "a list of durations"),
+    ('duration = "10s"\nduration_s = 10\nwarmup = "1s"', 'delays = ["1s"]', "both duration and duration_s"),
+])
+def test_a_duration_in_a_file_that_does_not_read_is_refused_in_one_line(tmp_path, run, group, said):
+    with pytest.raises(ExperimentError) as refused:
+        experiment.load(file_with(tmp_path, run, group))
+    assert said in str(refused.value) and "\n" not in str(refused.value), str(refused.value)
+
+
+@pytest.mark.parametrize("seconds", [0, 0.5, 1.5, 10, 90, 3600, 5400, 0.25])
+def test_a_duration_shown_reads_back_as_itself(seconds):
+    assert durations.seconds(durations.text(seconds)) == seconds
+
+
+def test_durations_take_units_as_wrk_and_k6_do_compound_ones_too():
     from crossbench.run import run_args
-    args = run_args.parse_args(["--duration", "30s", "--warmup", "500ms"])
-    assert (args.duration_s, args.warmup_s) == (30.0, 0.5)
-    assert run_args.parse_args(["--duration", "2m"]).duration_s == 120.0
-    assert run_args.parse_args(["--duration", "4"]).duration_s == 4.0
-    assert run_args.parse_args(["--duration", "1.5h"]).duration_s == 5400.0
+    args = run_args.parse_args(["--duration", "30s", "--warmup", "500ms", "--keep-up", "2m"])
+    assert (args.duration_s, args.warmup_s, args.keep_up_s) == (30.0, 0.5, 120.0)
+    assert run_args.parse_args(["--duration", "1m30s"]).duration_s == 90.0
+    assert run_args.parse_args(["--duration", "1.5s"]).duration_s == 1.5
+    assert run_args.parse_args(["--duration", "1h"]).duration_s == 3600.0
+    assert run_args.parse_args(["--warmup", "0"]).warmup_s == 0.0        # 0 is 0 in any unit
 
 
-@pytest.mark.parametrize("bad", ["30x", "-1s", "fast", "s", "nan"])
+@pytest.mark.parametrize("option", ["--duration", "--warmup", "--keep-up", "--delays"])
+def test_a_bare_number_is_refused_where_its_unit_would_be_a_guess(option, capsys):
+    from crossbench.run import run_args
+    with pytest.raises(SystemExit) as refused:
+        run_args.parse_args([option, "5"])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert refused.value.code == 2 and option in err and "has no unit: write 5s, 5ms or 5m" in err, err
+
+
+@pytest.mark.parametrize("given", [["--duration", "0"], ["--duration", "0s"], ["--duration", "-1s"],
+                                   ["--warmup", "-2s"], ["--keep-up", "-1m"], ["--delays", "0ms"],
+                                   ["--delays", "1s,-250ms"], ["--concurrency", "0"], ["--concurrency", "10,-1"],
+                                   ["--repetitions", "0"], ["--max-launches", "-3"], ["--rates", "0"],
+                                   ["--best-level-launches", "-1"], ["--loadgen-threads", "0"]])
+def test_zero_and_negative_are_refused_by_the_parser_itself(given, capsys):
+    from crossbench.run import run_args
+    with pytest.raises(SystemExit) as refused:
+        run_args.parse_args(given)
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert refused.value.code == 2 and given[0] in err, err
+
+
+@pytest.mark.parametrize("bad", ["30x", "fast", "s", "nan", "1e3s", "5 s"])
 def test_a_duration_in_no_known_form_is_refused_in_one_line_that_names_the_forms(bad, capsys):
     from crossbench.run import run_args
     with pytest.raises(SystemExit) as refused:
         run_args.parse_args([f"--duration={bad}"])
     assert refused.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
-    assert "--duration" in err and "500ms, 30s, 2m, 1h" in err
+    assert "--duration" in err and "500ms, 1.5s, 30s, 2m, 1h, 1m30s" in err
 
 
-def test_delays_are_milliseconds_bare_or_take_a_unit():
+def test_delays_take_a_unit_each():
     from crossbench.run import run_args
-    assert run_args.parse_args(["--delays", "1000,3000"]).delays_ms == [1000, 3000]
-    assert run_args.parse_args(["--delays", "1s,250ms,2m"]).delays_ms == [1000, 250, 120000]
+    assert run_args.parse_args(["--delays", "1s,3s"]).delays_ms == [1000, 3000]
+    assert run_args.parse_args(["--delays", "1s,250ms,1m"]).delays_ms == [1000, 250, 60000]
 
 
-@pytest.mark.parametrize("bad", ["1.5", "2x", "-5", "0.5ms"])
-def test_a_delay_that_is_no_whole_millisecond_is_refused(bad, capsys):
+@pytest.mark.parametrize("bad", ["1.5", "2x", "-5ms", "0.5ms", "2m"])
+def test_a_delay_that_is_no_whole_millisecond_within_the_endpoints_cap_is_refused(bad, capsys):
     from crossbench.run import run_args
     with pytest.raises(SystemExit) as refused:
         run_args.parse_args([f"--delays={bad}"])
     assert refused.value.code == 2 and "--delays" in capsys.readouterr().err
 
 
+def test_the_defaults_shown_are_the_experiment_s_that_will_run(capsys):
+    """--help shows each matrix override's default as the experiment that will run sets it: seed002's by default,
+    the named experiment's or the quick variant's when asked."""
+    from crossbench.run import run_args
+
+    def shown(*argv: str) -> str:
+        with pytest.raises(SystemExit):
+            run_args.parse_args([*argv, "--help"])
+        return " ".join(capsys.readouterr().out.split())
+    default = shown()
+    assert "(default: seed002's 10s, at least 3 round trips of the delay)" in default
+    assert "(default: seed002's 1,10,100,1000)" in default and "(default: seed002's 3)" in default  # max launches
+    assert "(default: seed002's delay: 1s,3s,10s; tomcat_async: 1s)" in default
+    assert "(default: seed002's tomcat 1024; else the server's own: tomcat 100)" in default        # acceptCount
+    quick = shown("--quick")
+    assert "(default: quick's 4s)" in quick and "seed002's" not in quick
+    assert "(default: maxthreads-quick's " in shown("--experiment", "maxthreads", "--quick")
+
+
 @pytest.mark.parametrize("given", [["--duration", "30s", "--duration", "20s"], ["--shuffle", "--no-shuffle"],
                                    ["--servers", "tomcat", "--servers=tornado"], ["--jfr", "--no-jfr"],
-                                   ["--keep-up", "1", "--hold-s", "2"]])
+                                   ["--keep-up", "1s", "--hold-s", "2s"]])
 def test_an_option_given_twice_with_different_values_is_refused_in_one_line(given, capsys):
     from crossbench.run import run_args
     with pytest.raises(SystemExit) as refused:
@@ -222,7 +312,7 @@ def test_an_option_given_twice_with_different_values_is_refused_in_one_line(give
 
 def test_an_option_given_twice_alike_and_slo_collected_are_accepted():
     from crossbench.run import run_args
-    args = run_args.parse_args(["--duration", "30", "--duration", "30s", "--slo", "p99<300ms", "--slo", "rps>5"])
+    args = run_args.parse_args(["--duration", "30s", "--duration", "30s", "--slo", "p99<300ms", "--slo", "rps>5"])
     assert args.duration_s == 30.0 and len(args.slo) == 2
 
 
@@ -239,5 +329,5 @@ def test_every_run_all_option_has_help_and_no_server_default_poses_as_the_run_s(
     silent = [a.option_strings for a in parser._actions if a.option_strings and not a.help]
     assert not silent, silent
     assert "--accept-count" in parser_help and "(default: 100)" not in parser_help
-    assert "the experiment file's, else the server's own: tomcat 100" in " ".join(parser_help.split())
+    assert "else the server's own: tomcat 100" in " ".join(parser_help.split())
     assert argparse.SUPPRESS not in parser_help

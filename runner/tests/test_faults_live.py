@@ -23,7 +23,7 @@ RUN_ALL = str(paths.RUNNER / "run_all.sh")
 STOPPED_EXIT = 3
 CELLS = 3
 SMALL_RUN = ["--experiment", "quick", "--groups", "delay", "--servers", "tornado", "--concurrency", "2,3,4",
-             "--delays", "200", "--duration", "2", "--warmup", "0", "--repetitions", "1", "--no-analysis"]
+             "--delays", "200ms", "--duration", "2s", "--warmup", "0", "--repetitions", "1", "--no-analysis"]
 
 
 def sh(*argv: str) -> subprocess.CompletedProcess:

@@ -18,7 +18,7 @@ from testkit import descendants, measure_samples, options, records, wait_until
 pytestmark = pytest.mark.live
 
 CELL = ["--experiment", "quick", "--groups", "delay", "--servers", "tornado", "--concurrency", "40",
-        "--delays", "250", "--warmup", "1", "--repetitions", "1", "--no-analysis"]
+        "--delays", "250ms", "--warmup", "1s", "--repetitions", "1", "--no-analysis"]
 
 
 def run_all(out, *extra: str, timeout_s: float = 180) -> subprocess.CompletedProcess:
@@ -40,7 +40,7 @@ def lab():
 def test_a_lost_ssh_connection_fails_the_cell_and_leaves_nothing_behind(lab, tmp_path):
     before = {p.pid for p in running_load()}
     out = tmp_path / "lost"
-    proc = subprocess.Popen([str(paths.RUNNER / "run_all.sh"), *CELL, "--out", str(out), "--duration", "30",
+    proc = subprocess.Popen([str(paths.RUNNER / "run_all.sh"), *CELL, "--out", str(out), "--duration", "30s",
                              "--hosts", str(lab.hosts_file({"loadgen": ["load1"]}))],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -71,7 +71,7 @@ def test_the_quick_experiment_with_server_and_load_on_hosts_of_their_own_reads_t
         hosts = lab.hosts_file({"server": "server", "loadgen": ["load1", "load2"]})
         out = tmp_path / "away"
         done = subprocess.run([str(paths.RUNNER / "run_all.sh"), "--experiment", "quick", "--concurrency", "40",
-                               "--duration", "5", "--warmup", "1", "--repetitions", "1", "--no-analysis",
+                               "--duration", "5s", "--warmup", "1s", "--repetitions", "1", "--no-analysis",
                                "--out", str(out), "--hosts", str(hosts)],
                               capture_output=True, text=True, timeout=240)
         assert done.returncode == 0, done.stderr[-2000:]
@@ -109,7 +109,7 @@ def test_ctrl_c_leaves_nothing_on_the_server_and_load_hosts(tmp_path):
     with lab_or_skip(["server", "load1"]) as lab:
         hosts = lab.hosts_file({"server": "server", "loadgen": ["load1"]})
         proc = subprocess.Popen([str(paths.RUNNER / "run_all.sh"), *CELL, "--out", str(tmp_path / "stopped"),
-                                 "--duration", "30", "--hosts", str(hosts)],
+                                 "--duration", "30s", "--hosts", str(hosts)],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         try:
             namespaces = [lab.hosts[name].namespace for name in ("server", "load1")]
@@ -151,7 +151,7 @@ def test_setup_copies_the_checkout_and_the_run_uses_the_hosts_own_copy(tmp_path)
         out = tmp_path / "run"
         # the static cell: wrk with the host's own copy of the project's Lua script (a delayed cell's held window
         # runs oha from the tools cache)
-        done = run_all(out, "--duration", "2", "--hosts", str(hosts), "--groups", "static")
+        done = run_all(out, "--duration", "2s", "--hosts", str(hosts), "--groups", "static")
         assert done.returncode == 0, done.stderr[-2000:]
     (record,) = records(out)
     assert record["status"] == "ok", record.get("error")
@@ -165,7 +165,7 @@ def test_database_server_proxy_and_load_each_on_a_host_of_their_own(tmp_path, re
         out = tmp_path / "db"
         done = subprocess.run([str(paths.RUNNER / "run_all.sh"), "--experiment", "seed004-quick", "--groups",
                                "pools,db-behind-nginx,db-pgbouncer", "--servers", "tornado,gunicorn,uvicorn",
-                               "--duration", "1",      # 4 samples at 0.25 s: sampled on every host
+                               "--duration", "1s",      # 4 samples at 0.25 s: sampled on every host
                                "--warmup", "0", "--no-analysis", "--out", str(out), "--hosts", str(hosts)],
                               capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr[-2000:]
@@ -200,7 +200,7 @@ def test_database_server_proxy_and_load_each_on_a_host_of_their_own(tmp_path, re
 
 def test_an_open_loop_cell_from_two_load_hosts_offers_the_whole_rate_and_merges_every_request(lab, tmp_path):
     out = tmp_path / "open"
-    done = run_all(out, "--duration", "4", "--loadgen", "oha", "--rates", "100",
+    done = run_all(out, "--duration", "4s", "--loadgen", "oha", "--rates", "100",
                    "--hosts", str(lab.hosts_file({"loadgen": ["load1", "load2"]})))
     assert done.returncode == 0, done.stderr[-2000:]
     (cell,) = records(out)

@@ -166,8 +166,8 @@ def test_maxthreads_quick_end_to_end(tmp_path, report_figure):
     out = tmp_path / "mtq"
     # 2 s windows after 1 s of warm-up (the file's 2 + 3 s are for users; saves ~24 s of the suite): 10 rounds of
     # the 200 ms delay, and each held window runs on until its queue has settled whatever the warm-up
-    done = subprocess.run([RUN_ALL, "--experiment", "maxthreads-quick", "--out", str(out), "--duration", "2",
-                           "--warmup", "1"], capture_output=True, text=True, timeout=400)
+    done = subprocess.run([RUN_ALL, "--experiment", "maxthreads-quick", "--out", str(out), "--duration", "2s",
+                           "--warmup", "1s"], capture_output=True, text=True, timeout=400)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "knees (knees.jsonl)" in done.stderr
     assert "skipping" not in done.stderr

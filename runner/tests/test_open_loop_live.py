@@ -19,7 +19,7 @@ def test_openloop_quick_end_to_end(tmp_path, report_figure):
     # 3 s windows (the quick file's 6 s are for users; saves ~18 s of the suite): 150 req/s offered to Tomcat's
     # 100 still leaves 150 requests queued by the window's end, 1.5 s of wait, well over 3x the kept rate's p99
     done = subprocess.run([str(paths.RUNNER / "run_all.sh"), "--experiment", "openloop-quick", "--out", str(out),
-                           "--duration", "3"], capture_output=True, text=True, timeout=300)
+                           "--duration", "3s"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     cells = records_by_id(out)
     assert all(r["status"] == "ok" for r in cells.values()), [r.get("error") for r in cells.values()]

@@ -55,7 +55,7 @@ def test_a_resume_never_lowers_the_count(tmp_path, lower):
     assert "amended" not in json.loads(run_dir.metadata_file.read_text())
 
 
-@pytest.mark.parametrize("option, named", [(["--servers", "tomcat"], "--servers"), (["--duration", "5"], "--duration"),
+@pytest.mark.parametrize("option, named", [(["--servers", "tomcat"], "--servers"), (["--duration", "5s"], "--duration"),
                                            (["--no-shuffle"], "--shuffle/--no-shuffle")])
 def test_other_matrix_options_do_not_go_with_resume(tmp_path, capsys, option, named):
     with pytest.raises(SystemExit) as stopped:

@@ -48,7 +48,7 @@ def test_quick_profile_end_to_end(tmp_path, report_figure):
     # A machine Tomcat never started on (a cache of its own): the run makes the class-data archive with one
     # unmeasured start, so that every measured launch maps it and keeps its JFR recording.
     env = {**marked_env(str(out)), "CROSSBENCH_CACHE": str(tmp_path / "cache")}
-    done = subprocess.run([RUN_ALL, "--quick", "--out", str(out), "--duration", "2", "--warmup", "1"],
+    done = subprocess.run([RUN_ALL, "--quick", "--out", str(out), "--duration", "2s", "--warmup", "1s"],
                           capture_output=True, text=True, timeout=600, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stderr.count("made Tomcat's class-data archive") == 1, done.stderr[-3000:]
@@ -128,7 +128,7 @@ def test_every_server_is_measured_once(tmp_path, report_figure):
     out = tmp_path / "servers"
     # 2 s windows (the file's 3 s are for users; saves ~10 s of the suite): 20 rounds of the 100 ms delay
     done = subprocess.run([RUN_ALL, "--experiment", "servers-quick", "--out", str(out), "--no-analysis",
-                           "--servers", "gunicorn,uvicorn,nginx", "--duration", "2"],
+                           "--servers", "gunicorn,uvicorn,nginx", "--duration", "2s"],
                           capture_output=True, text=True, timeout=300, env=marked_env(str(out)))
     assert done.returncode == 0, done.stderr[-3000:]
     cells = records(out)
@@ -174,7 +174,7 @@ def small_run(out: Path, *extra: str) -> list[str]:
     """Three Tomcat cells of 2 s. No JFR recording: 0.6-1.0 s less per start here and 0.6 s less reading it
     (test_jfr.py and the quick profile check the recording)."""
     return [RUN_ALL, *options(["--experiment", "quick", "--out", str(out), "--groups", "delay", "--servers", "tomcat",
-                               "--concurrency", "2,3,4", "--delays", "200", "--duration", "2", "--warmup", "0",
+                               "--concurrency", "2,3,4", "--delays", "200ms", "--duration", "2s", "--warmup", "0",
                                "--repetitions", "1", "--no-analysis", "--no-jfr"], *extra)]
 
 
@@ -211,7 +211,7 @@ def test_sigterm_keeps_finished_cells_and_resume_runs_only_the_rest(tmp_path):
 def test_a_server_that_dies_fails_its_cell_and_the_run_goes_on(tmp_path):
     out = tmp_path / "dies"
     # two cells: the one whose server dies and one after it (the run goes on)
-    proc = subprocess.Popen(small_run(out, "--duration", "4", "--concurrency", "2,3"), stdout=subprocess.PIPE,
+    proc = subprocess.Popen(small_run(out, "--duration", "4s", "--concurrency", "2,3"), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
         # measuring: now kill the server under it

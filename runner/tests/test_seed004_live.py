@@ -27,7 +27,7 @@ def test_seed004_quick_end_to_end(tmp_path, report_figure):
     # checked here is that every stack answers from the database, through nginx and PgBouncer, counted, sampled,
     # swept and drawn
     done = subprocess.run([str(paths.RUNNER / "run_all.sh"), "--experiment", "seed004-quick", "--out", str(out),
-                           "--duration", "1", "--warmup", "0"], capture_output=True, text=True, timeout=300)
+                           "--duration", "1s", "--warmup", "0"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     cells = records_by_id(out)
     assert len(cells) == 24 and all(r["status"] == "ok" for r in cells.values()), \
@@ -101,7 +101,7 @@ def postmasters_of(pid: int) -> list[psutil.Process]:
 
 def test_a_database_stopped_mid_cell_gives_counted_503s_and_the_next_cell_a_database(tmp_path):
     out = tmp_path / "outage"
-    proc = subprocess.Popen(db_run(out, "--groups", "db-behind-nginx", "--duration", "6", "--warmup", "0"),
+    proc = subprocess.Popen(db_run(out, "--groups", "db-behind-nginx", "--duration", "6s", "--warmup", "0"),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         # 1.5 s into the window (the sampler takes 4 a second): answered requests before the outage

@@ -80,8 +80,8 @@ def test_a_run_whose_point_fails_its_target_exits_99_and_names_it(tmp_path):
     """20 threads, 50 clients, a 200 ms hold: each answer waits about 2.5 holds, far past 300 ms, in every launch."""
     out = tmp_path / "slo"
     done = subprocess.run([RUN_ALL, "--experiment", "maxthreads-quick", "--out", str(out), "--no-analysis",
-                           "--max-threads", "20", "--executor", "platform", "--concurrency", "50", "--duration", "2",
-                           "--warmup", "1", "--slo", "p99<300ms", "--slo", "errors<1%"],
+                           "--max-threads", "20", "--executor", "platform", "--concurrency", "50", "--duration", "2s",
+                           "--warmup", "1s", "--slo", "p99<300ms", "--slo", "errors<1%"],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == slo.EXIT_FAILED, done.stderr[-2000:]
     assert "slo p99<300ms: 0 pass, 1 fail, 0 undecided of 1 points" in done.stderr

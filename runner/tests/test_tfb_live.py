@@ -29,7 +29,7 @@ def test_tfb_quick_end_to_end(tmp_path, report_figure):
     # counted and verified, and that the sweeps run all steps, not what a warm server does (a warm-up's path is
     # the quick profile's static cells'; a database pool settling after one, test_db_pool's)
     done = subprocess.run([str(paths.RUNNER / "run_all.sh"), "--experiment", "tfb", "--quick", "--out", str(out),
-                           "--duration", "1", "--warmup", "0", "--no-analysis"],
+                           "--duration", "1s", "--warmup", "0", "--no-analysis"],
                           capture_output=True, text=True, timeout=420)
     assert done.returncode == 0, done.stderr[-3000:]
     cells = records_by_id(out)

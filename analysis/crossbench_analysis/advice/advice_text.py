@@ -402,5 +402,5 @@ def limits(meas: dict, a: dict, w) -> list[str]:
             held = ", ".join(n(d) for d in meas["delays_ms"])
             out.append(f"The run held threads {held} ms, you {n(w['hold_ms'])} ms:"
                        f" where the knee sits depends on the threads, not the holding time, but the costs were "
-                       f"measured at the run's; `--delays {n(w['hold_ms'])}` measures yours.")
+                       f"measured at the run's; `--delays {n(w['hold_ms'])}ms` measures yours.")
     return out

@@ -10,8 +10,6 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from scipy import stats as scipy_stats
-
 from crossbench.decide import capacity
 from crossbench_analysis.judge.capacity_marks import outcomes
 from crossbench_analysis.read.runinfo import AnalysisError, load_run
@@ -51,6 +49,7 @@ def spread(runs: list[Path]) -> dict:
         settings.append({"series": name, "setting": measured[0][1][name][0],
                          "estimates": [found[name][1] for _, found in measured]})
     estimate = math.sqrt(squares / df)
+    from scipy import stats as scipy_stats    # at its use: the command lines load without the Python environment
     upper = math.sqrt(squares / scipy_stats.chi2.ppf(1 - CONFIDENCE, df))
     left_out = sorted({s for _, found in measured for s in found} - set(series))
     return {"machine": machines.pop(), "runs": [str(r) for r in runs], "settings": settings, "run_df": df,

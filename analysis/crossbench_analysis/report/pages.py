@@ -4,14 +4,18 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
 @cache
 def environment() -> Environment:
+    # at its use: the command lines load without the Python environment (runner/README.md)
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined
     return Environment(loader=FileSystemLoader(TEMPLATES), autoescape=True, undefined=StrictUndefined,
                        trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
 

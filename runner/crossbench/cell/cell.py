@@ -7,8 +7,7 @@ import sys
 import time
 import traceback
 from contextlib import ExitStack
-
-import psutil
+from typing import TYPE_CHECKING
 
 from crossbench import loadgen, oskit
 from crossbench.database import stack
@@ -55,6 +54,9 @@ def start_server(plan: CellPlan, ctx: CellContext, db_url: str | None) -> Runnin
     return host.server(server_spec(plan, ctx, host.free_port(), db_url), ctx.cell_dir)
 
 
+if TYPE_CHECKING:
+    import psutil
+
 OWN_CLIENTS = "crossbench.clients."      # the project's own load clients run as `python -m crossbench.clients.X`
 
 
@@ -71,6 +73,7 @@ def is_load_client(process: psutil.Process, tools=frozenset(loadgen.ADAPTERS)) -
 
 def loadgen_pid(tools=frozenset(loadgen.ADAPTERS)):
     """The load generator: the runner's own child that is a load client (is_load_client)."""
+    import psutil    # at its use: the command lines load without the Python environment (runner/README.md)
     me = psutil.Process()
 
     def find() -> int | None:

@@ -3,7 +3,7 @@ fields every measured cell shares, its side processes' and this machine's noise 
 kind of cell can raise. The driver's own figures and the merge are the contract's (record.py)."""
 from __future__ import annotations
 
-import psutil
+import os
 
 from crossbench.loadgen.base import LATENCY_UNRECOVERABLE, LoadResult
 from crossbench.plan.cellplan import CellPlan
@@ -42,7 +42,7 @@ def noise_figures(plan: CellPlan, ctx: CellContext, measurement, shared: dict) -
 def cell_flags(plan: CellPlan, window: dict, result: LoadResult) -> list[str]:
     """Flags every kind of cell can raise: the load generator at the end of its cores; no latency figure to trust
     (the tool's histogram could not be recovered: its reason in the driver's figures or the load result)."""
-    cores = min(plan.loadgen_threads, len(plan.loadgen_cpus) or psutil.cpu_count())
+    cores = min(plan.loadgen_threads, len(plan.loadgen_cpus) or os.cpu_count())
     found = ["loadgen_saturated"] if metrics.loadgen_saturated(window.get("loadgen_cpu_percent"), cores) else []
     return found + ([LATENCY_UNRECOVERABLE] if result.latency_method == "none" else [])
 

@@ -10,8 +10,6 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-import psutil
-
 from crossbench import oskit
 from crossbench.stats import latency_summary
 
@@ -50,6 +48,7 @@ class Holder:
         self.writers: set[asyncio.StreamWriter] = set()
         self.phase = "ramp"
         self.closing = False
+        import psutil    # at its use: the command lines load without the Python environment (runner/README.md)
         self.process = psutil.Process()
         self.cpu0 = 0.0
 

@@ -19,9 +19,7 @@ import subprocess
 import time
 from pathlib import Path
 
-import psutil
-
-from crossbench.refusal import Refusal
+from crossbench.refusal import Missing, Refusal
 
 from .. import oskit
 from ..oskit import check_port_free, free_port
@@ -37,11 +35,15 @@ class DatabaseError(Refusal, RuntimeError):
     """The database could not be made, started or reached (the message says what to do)."""
 
 
+class DatabaseMissing(DatabaseError, Missing):
+    """PostgreSQL's or PgBouncer's binaries are not installed (the message names the packages)."""
+
+
 def bin_dir() -> Path:
     """The newest installed PostgreSQL's binaries (Debian keeps each major version apart)."""
     found = sorted(Path("/usr/lib/postgresql").glob("*/bin/postgres"), key=lambda p: int(p.parent.parent.name))
     if not found:
-        raise DatabaseError(f"PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/postgres): {INSTALL_HINT}")
+        raise DatabaseMissing(f"PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/postgres): {INSTALL_HINT}")
     return found[-1].parent
 
 
@@ -85,6 +87,7 @@ def settings(port: int, socket_dir: Path, log_dir: Path, max_connections: int,
              listen: str = LOOPBACK) -> dict[str, str]:
     """postgresql.conf for one start. TechEmpower's config sets shared_buffers to a fixed large value for its
     big machines; here it is sized to this one (an eighth of memory, at most 2 GB)."""
+    import psutil    # at its use: the command lines load without the Python environment (runner/README.md)
     shared_mb = min(2048, psutil.virtual_memory().total // (8 * 1024 * 1024))
     addresses = LOOPBACK if listen == LOOPBACK else f"{LOOPBACK},{listen}"
     return {

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from crossbench import servers
 from crossbench.database import Cluster, DatabaseError, ensure_tables, psql, tables_missing
-from crossbench.database.cluster import bin_dir
+from crossbench.database.cluster import DatabaseMissing, bin_dir
 from crossbench.database.pgbouncer import INSTALL_HINT as PGBOUNCER_HINT
 from crossbench.sampling.process_tree import ProcessTreeSampler
 from crossbench.servers import DB_ENDPOINTS, RunningServer
@@ -26,7 +26,7 @@ def preflight(cells, existing_url: str | None) -> None:
     if not existing_url and any(needs_database(c) for c in cells):
         bin_dir()
     if any(c.pooler for c in cells) and not shutil.which("pgbouncer"):
-        raise DatabaseError(f"pgbouncer not found: {PGBOUNCER_HINT}")
+        raise DatabaseMissing(f"pgbouncer not found: {PGBOUNCER_HINT}")
 
 
 class RunDatabase:

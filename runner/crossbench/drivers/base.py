@@ -12,13 +12,17 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass, field
 
-from crossbench.refusal import Refusal
+from crossbench.refusal import Missing, Refusal
 
 from ..loadgen.base import LoadResult
 
 
 class DriverRefused(Refusal, ValueError):
     """The driver cannot run this cell as planned (a clear reason, given before anything runs)."""
+
+
+class DriverToolMissing(DriverRefused, Missing):
+    """A tool the driver runs is not installed (the message names its package)."""
 
 
 @dataclass
@@ -84,7 +88,7 @@ class Driver:
         """Refuses, before the run starts, what this driver could not do with the cell (DriverRefused)."""
         missing = [f"{tool} ({install})" for tool, install in self.tools if shutil.which(tool) is None]
         if missing:
-            raise DriverRefused(f"{plan.kind} cells need {', '.join(missing)}")
+            raise DriverToolMissing(f"{plan.kind} cells need {', '.join(missing)}")
 
     def warmup(self, plan, ctx, server) -> None:
         """Unrecorded load before the window (the cell calls it only when plan.warmup_s > 0)."""

@@ -13,7 +13,7 @@ from crossbench.record import metrics, record
 from crossbench.servers.base import DB_ENDPOINTS
 
 from ..loadgen.base import LoadResult, LoadSpec
-from .base import DriverRefused, GeneratorDriver, Measurement
+from .base import DriverToolMissing, GeneratorDriver, Measurement
 
 WARMUP_DELAY_MS = 10
 # A held window's load before it, in the slowest answers the cell expects (rounds of the delay through the pool):
@@ -120,7 +120,7 @@ class ClosedLoop(GeneratorDriver):
         """The load generator refuses what it cannot do (http_load above 1000 clients, ab with several URLs)."""
         adapter = loadgen.get(plan.loadgen)
         if not adapter.available() and adapter.binary is None:      # a pinned build the run makes first
-            raise DriverRefused(f"load generator {adapter.name} is not on PATH (run_all.sh installs wrk and ab "
+            raise DriverToolMissing(f"load generator {adapter.name} is not on PATH (run_all.sh installs wrk and ab "
                                 "on Debian)")
         adapter.build_command(load_spec(plan, "http://127.0.0.1:1"), None)
 

@@ -12,8 +12,6 @@ import json
 import threading
 from urllib.parse import urlsplit
 
-import psutil
-
 from ..clients import pipeline_check
 from .base import Measurement
 from .closed_loop import ClosedLoop
@@ -50,6 +48,7 @@ def pipeline_figures(plan, result) -> dict:
 def connections_by_process(server) -> dict[str, int]:
     """Established connections on the server's port, per server process: N workers share one listening
     socket, and which worker accepts a connection is the kernel's choice, not an even split."""
+    import psutil    # at its use: the command lines load without the Python environment (runner/README.md)
     counts = {}
     for proc in server.tree():
         try:

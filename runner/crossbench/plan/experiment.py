@@ -12,7 +12,8 @@ from pathlib import Path
 
 import tomllib
 
-from crossbench import loadgen, paths, servers
+from crossbench import durations, loadgen, paths, servers
+from crossbench_contract.delay import MAX_DELAY_MS
 
 from . import experiment_expand
 from .cellplan import CellPlan
@@ -45,8 +46,43 @@ def load(name_or_path: str) -> dict:
     except tomllib.TOMLDecodeError as e:
         raise ExperimentError(f"{path}: {e}") from e
     config.setdefault("name", path.stem)
+    with_units(config, path)
     config["run"] = {**RUN_DEFAULTS, **config.get("run", {})}
     return config
+
+
+# A file writes durations with their unit as the command line does (duration = "1m30s", delays = ["1s", "250ms"]),
+# or as a number under a key that names its unit (duration_s = 90, delays_ms = [1000, 250]); a run records the
+# second form, which --resume reads back.
+UNIT_KEYS = {"duration": "duration_s", "warmup": "warmup_s", "delays": "delays_ms"}
+
+
+def with_units(config: dict, path: Path) -> None:
+    """The file's durations written with their unit turned, in place, into the keys that name the unit; an
+    ExperimentError in one line for one that does not read or is given both ways."""
+    sections = [("[run]", config.get("run", {}))] + [(f"group {g.get('name')}", g) for g in config.get("group", [])]
+    for where, section in sections:
+        for key, named in UNIT_KEYS.items():
+            if key not in section:
+                continue
+            if named in section:
+                raise ExperimentError(f"{path}: {where} gives both {key} and {named}: keep one")
+            try:
+                section[named] = converted(key, section.pop(key))
+            except durations.DurationError as e:
+                raise ExperimentError(f"{path}: {where} {key}: {e}") from None
+
+
+def converted(key: str, value):
+    """A duration key's value in its named unit: seconds for duration (above 0) and warmup, whole milliseconds for
+    each of delays (1 to the endpoints' cap)."""
+    if key == "delays":
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise durations.DurationError(f"{value!r}: give a list of durations with their unit, e.g. [\"1s\", \"3s\"]")
+        return [durations.whole_milliseconds(v, least=1, most=MAX_DELAY_MS) for v in value]
+    if not isinstance(value, str):
+        raise durations.DurationError(f"{value!r}: give a duration with its unit in quotes, e.g. \"10s\"")
+    return durations.seconds(value, zero=key != "duration")
 
 
 def apply_overrides(config: dict, overrides: dict) -> dict:

@@ -11,8 +11,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import psutil
-
 from crossbench import paths, servers
 from crossbench.hosts.facts import cpu_model
 from crossbench.jdk import JdkError, default_jdk, installed_jdks
@@ -29,6 +27,7 @@ def read_sysctl(name: str) -> str | None:
 
 
 def machine() -> dict:
+    import psutil    # at its use: the command lines load without the Python environment (runner/README.md)
     return {
         "cpu_model": cpu_model(),
         "cores": os.cpu_count(),

@@ -28,7 +28,7 @@ from crossbench.refusal import Refusal
 from crossbench.sampling import noise
 from crossbench.version import git_revision
 
-from . import metadata
+from . import dry_run, metadata
 from .open_placement import open_placement
 from .progress import Progress, fmt_duration
 from .run_args import parse_args
@@ -179,12 +179,13 @@ class Planned:
 def run(args, remote: ExitStack) -> int:
     """Plan (or resume), execute, finish; a refusal before the first cell is one line and its exit status."""
     try:
+        if args.dry_run:        # the plan and what is missing, nothing run
+            _, resolved, cells, run_dir, _ = planned_cells(args)
+            return dry_run.show(resolved.run, summarised(resolved, cells, run_dir)[0])
         planned = plan(args, remote)
     except Refusal as e:
         print(f"run_all: {e}", file=sys.stderr)
         return e.exit_code
-    if planned is None:         # --dry-run: the plan printed, nothing run
-        return 0
     pin_runner(planned.experiment.run)
     started = time.monotonic()
     try:
@@ -200,27 +201,24 @@ def run(args, remote: ExitStack) -> int:
     return finish(planned, args, launched, time.monotonic() - started)
 
 
-def plan(args, remote: ExitStack) -> Planned | None:
-    """The cells to run (a new run's plan, or a resumed one's with --retry-failed's relaunches), checked before the
-    first cell, with their hosts and database opened and the run directory written; None after --dry-run's list.
-    Raises a Refusal for anything known wrong before the first cell."""
+def planned_cells(args) -> tuple[dict, Experiment, list[CellPlan], RunDir, list[CellPlan]]:
+    """A new run's plan, or a resumed one's with --retry-failed's relaunches (planned_anew, resumed), its --slo
+    targets checked against its delays."""
     config, resolved, cells, run_dir, again = resumed(args) if args.resume else planned_anew(args)
-    preflight(resolved.run, cells, build=not args.dry_run)
     slo.check_reachable(args.slo, {c.delay_ms for c in cells})
-    placement = open_placement(args.hosts, cells, min(c.duration_s for c in cells), remote)
-    database = run_database(resolved.run, cells, run_dir, placement)
-    finished = run_dir.finished_ids()
-    todo = [c for c in cells if c.cell_id not in finished]
-    cell_s = sum(DRIVERS[c.kind].planned_s(c) for c in cells) / len(cells)     # windows may grow with the delay
-    progress = Progress(len(cells), cell_s)
-    progress.done = len(cells) - len(todo)
-    print(plan_summary(resolved, cells, todo, progress), file=sys.stderr)
     if args.retry_failed:
         print(f"run_all: {retry.summary(again)}", file=sys.stderr)
-    if args.dry_run:
-        for cell in todo:
-            print(f"  {cell.cell_id}: {cell.describe()}")
-        return None
+    return config, resolved, cells, run_dir, again
+
+
+def plan(args, remote: ExitStack) -> Planned:
+    """The cells to run, checked before the first cell, with their hosts and database opened and the run directory
+    written. Raises a Refusal for anything known wrong before the first cell."""
+    config, resolved, cells, run_dir, again = planned_cells(args)
+    preflight(resolved.run, cells)
+    placement = open_placement(args.hosts, cells, min(c.duration_s for c in cells), remote)
+    database = run_database(resolved.run, cells, run_dir, placement)
+    todo, progress = summarised(resolved, cells, run_dir)
     if not args.resume:
         run_dir.create(metadata.collect(run_dir.path.name, config, sys.argv), [c.to_dict() for c in cells])
         run_dir.update_metadata(noise_floor=noise.floor())     # the machine's own noise, before any load
@@ -231,14 +229,31 @@ def plan(args, remote: ExitStack) -> Planned | None:
     if placement.checks:
         run_dir.update_metadata(hosts=placement.checks)
     print(f"run directory: {run_dir.path}", file=sys.stderr)
-    return Planned(resolved, cells, todo, run_dir, placement, database, progress, cell_s, len(finished))
+    finished = len(cells) - len(todo)
+    return Planned(resolved, cells, todo, run_dir, placement, database, progress, cell_mean_s(cells), finished)
+
+
+def cell_mean_s(cells: list[CellPlan]) -> float:
+    """A cell's mean warm-up and window (windows may grow with the delay)."""
+    return sum(DRIVERS[c.kind].planned_s(c) for c in cells) / len(cells)
+
+
+def summarised(resolved: Experiment, cells: list[CellPlan], run_dir: RunDir) -> tuple[list[CellPlan], Progress]:
+    """The cells still to run (a resumed run's finished ones left out) and the progress line's count, the plan's
+    line printed."""
+    finished = run_dir.finished_ids()
+    todo = [c for c in cells if c.cell_id not in finished]
+    progress = Progress(len(cells), cell_mean_s(cells))
+    progress.done = len(cells) - len(todo)
+    print(plan_summary(resolved, cells, todo, progress), file=sys.stderr)
+    return todo, progress
 
 
 def planned_anew(args) -> tuple[dict, Experiment, list[CellPlan], RunDir, list[CellPlan]]:
     """A new run: the configuration as metadata.json will record it, typed, its cells and run directory."""
     config = resolve_config(args)
-    return (config, experiment.recorded(config), without_unrunnable(experiment.expand(config)),
-            new_run_dir(args, config), [])
+    cells = without_unrunnable(experiment.expand(config), keep_refused=args.dry_run)
+    return config, experiment.recorded(config), cells, new_run_dir(args, config), []
 
 
 def resumed(args) -> tuple[dict, Experiment, list[CellPlan], RunDir, list[CellPlan]]:

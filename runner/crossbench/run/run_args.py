@@ -3,8 +3,9 @@
 Checks everything it can before the first cell (options, tools, build, ports, file limits); then each cell
 gets a fresh server and its record is appended as soon as it is measured.
 
-Times take a unit as wrk and k6 take them (500ms, 30s, 2m, 1h). A bare number is seconds for durations
-(--duration, --warmup, --keep-up) and milliseconds for --delays, the delay endpoints' own unit.
+Times take their unit as wrk and k6 take them (500ms, 1.5s, 30s, 2m, 1h, 1m30s): --duration, --warmup,
+--keep-up and --delays refuse a bare number (its unit would be a guess), except 0 where none is meant.
+Defaults are those of the experiment that will run (--experiment, --quick), shown below for it.
 An option given twice with different values is refused.
 """
 # This docstring is run_all.sh's --help: this module is its command line (options, their checks, --quick);
@@ -15,11 +16,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from crossbench import loadgen, paths, servers, version
+from crossbench import durations, loadgen, paths, servers, version
 from crossbench.options import refuse_repeated
 from crossbench.decide import slo
 from crossbench.plan.experiment_schema import AUTO_RATES
+from crossbench_contract.delay import MAX_DELAY_MS
 
+from . import run_help
 from .serve import knob_argument
 
 DEFAULT_EXPERIMENT = "seed002"
@@ -40,19 +43,31 @@ def tools_that(kind) -> str:
     return " or ".join(name for name, adapter in loadgen.ADAPTERS.items() if kind(adapter))
 
 
-def int_list(text: str) -> list[int]:
-    try:
-        values = [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected integers separated by commas, not {text!r}") from None
-    if not values or any(v < 0 for v in values):
-        raise argparse.ArgumentTypeError(f"expected non-negative integers, not {text!r}")
-    return values
+def integers(least: int, many: bool):
+    """An argparse type: an integer from `least` up (`many`: a comma-separated list of them)."""
+    def parse(text: str):
+        try:
+            values = [int(v) for v in text.split(",") if v.strip()] if many else [int(text)]
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {'integers separated by commas' if many else 'an integer'}, "
+                                             f"not {text!r}") from None
+        if not values or any(v < least for v in values):
+            raise argparse.ArgumentTypeError(f"expected {'integers' if many else 'an integer'} from {least} up, "
+                                             f"not {text!r}")
+        return values if many else values[0]
+    parse.__name__ = "integer list" if many else "integer"
+    return parse
+
+
+int_list = integers(0, many=True)           # cores: 0 is the first
+positive_list = integers(1, many=True)      # concurrency: at least one connection
+positive_int = integers(1, many=False)      # repetitions, launches, threads
+count = integers(0, many=False)             # --best-level-launches: 0 is off
 
 
 def rate_list(text: str) -> list[int] | str:
     """--rates 50,100,200, or --rates auto (shares of each cell's closed-loop peak, measured first)."""
-    return AUTO_RATES if text.strip() == AUTO_RATES else int_list(text)
+    return AUTO_RATES if text.strip() == AUTO_RATES else positive_list(text)
 
 
 def share(text: str) -> float | bool:
@@ -68,35 +83,27 @@ def share(text: str) -> float | bool:
     return value
 
 
-DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
-DURATION_FORMS = "a number of seconds, or with a unit as wrk and k6 take them: 500ms, 30s, 2m, 1h"
+def duration(zero: bool):
+    """An argparse type: a duration (crossbench.durations) in seconds; `zero` False refuses 0 too."""
+    def parse(text: str) -> float:
+        try:
+            return durations.seconds(text, zero=zero)
+        except durations.DurationError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+    parse.__name__ = "duration"
+    return parse
 
 
-def seconds(text: str) -> float:
-    """--duration 30, 30s, 2m, 500ms, 1h: seconds (a bare number is seconds); refused in one line otherwise."""
-    raw = text.strip().lower()
-    unit = next((u for u in sorted(DURATION_UNITS, key=len, reverse=True) if raw.endswith(u)), "")
-    try:
-        value = float(raw[:len(raw) - len(unit)] if unit else raw) * DURATION_UNITS.get(unit, 1.0)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a duration: give {DURATION_FORMS}") from None
-    if value < 0 or value != value or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r}: a duration is 0 or more ({DURATION_FORMS})")
-    return value
+window = duration(zero=False)       # --duration: a window of 0 measures nothing
+span = duration(zero=True)          # --warmup, --keep-up: 0 is none
 
 
 def delay_list(text: str) -> list[int]:
-    """--delays 1000,3000 (bare numbers: ms, the endpoints' unit) or 1s,3s,250ms: whole milliseconds."""
-    values = []
-    forms = "milliseconds, or with a unit (250ms, 1s)"
-    for item in (v.strip() for v in text.split(",") if v.strip()):
-        try:
-            ms = seconds(item) * 1000 if item[-1].isalpha() else float(item)
-        except (argparse.ArgumentTypeError, ValueError):
-            raise argparse.ArgumentTypeError(f"{item!r} is not a delay: give {forms}") from None
-        if not 0 <= ms < float("inf") or ms != int(ms):
-            raise argparse.ArgumentTypeError(f"{item!r}: a delay is a whole number of milliseconds, 0 or more")
-        values.append(int(ms))
+    """--delays 1s,3s,250ms: each a whole number of milliseconds from 1 to the endpoints' cap."""
+    try:
+        values = [durations.whole_milliseconds(v, least=1, most=MAX_DELAY_MS) for v in text.split(",") if v.strip()]
+    except durations.DurationError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
     if not values:
         raise argparse.ArgumentTypeError(f"expected delays separated by commas, not {text!r}")
     return values
@@ -106,7 +113,12 @@ def name_list(text: str) -> list[str]:
     return [v.strip() for v in text.split(",") if v.strip()]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(name: str = DEFAULT_EXPERIMENT) -> argparse.ArgumentParser:
+    """run_all.sh's options, the matrix overrides' defaults shown as experiment `name` sets them."""
+    shown = run_help.defaults(name)
+
+    def default(dest: str) -> str:
+        return run_help.note(shown, name, dest).replace("%", "%%")
     p = argparse.ArgumentParser(prog="run_all.sh", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--experiment", default=DEFAULT_EXPERIMENT, help="name under runner/experiments/ or a .toml path")
@@ -116,57 +128,65 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--retry-failed", action="store_true", help="with --resume: launch again the points whose "
                    "launches all failed (after a fix), as many launches as the first rounds; the failed ones stay "
                    "on the record")
-    p.add_argument("--dry-run", action="store_true", help="print the plan and stop")
+    p.add_argument("--dry-run", action="store_true", help="print the plan and what this machine lacks to run it, "
+                   "each with the command that installs it; installs, builds and writes nothing")
     p.add_argument("--no-analysis", action="store_true", help="do not draw charts at the end")
-    p.add_argument("--keep-up", type=seconds, default=0.0, dest="keep_up_s", metavar="TIME",
+    p.add_argument("--keep-up", type=span, default=0.0, dest="keep_up_s", metavar="TIME",
                    help="keep each cell's server up this long after its window, its pid printed (attach VisualVM to "
-                        "the JVM that was measured): seconds, or with a unit as --duration (default 0)")
-    p.add_argument("--hold-s", type=seconds, dest="keep_up_s", help=argparse.SUPPRESS)   # its name before --keep-up
+                        "the JVM that was measured), e.g. 5m (default 0: stopped at once)")
+    p.add_argument("--hold-s", type=span, dest="keep_up_s", help=argparse.SUPPRESS)   # another name of --keep-up
     version.add_option(p)
     p.add_argument("--hosts", type=Path, metavar="FILE", help="roles on other machines over SSH (TOML: README, "
                    "\"Running on several machines\"); without it every role runs here")
     m = p.add_argument_group("matrix overrides (replace the experiment file's values)")
     m.add_argument("--servers", type=name_list, help="only these servers, comma-separated: "
-                   f"{', '.join(servers.PLUGINS)}")
+                   f"{', '.join(servers.PLUGINS)}{default('servers')}")
     m.add_argument("--groups", type=name_list, help="only these groups of the experiment (e.g. static,delay)")
-    m.add_argument("--concurrency", type=int_list, help="closed loop: connections; open loop: most in flight")
+    m.add_argument("--concurrency", type=positive_list, help="closed loop: connections; open loop: most in flight"
+                   f"{default('concurrency')}")
     m.add_argument("--rates", type=rate_list, help=f"open loop (--loadgen {tools_that(sends_on_schedule)}): offered "
-                   "requests per second, or 'auto' (10%% to 120%% of the closed-loop peak, measured first)")
-    m.add_argument("--delays", type=delay_list, dest="delays_ms", help="the endpoints' delays, comma-separated: "
-                   "milliseconds, or with a unit (1000,3000 or 1s,3s)")
+                   "requests per second, or 'auto' (10%% to 120%% of the closed-loop peak, measured first)"
+                   f"{default('rates')}")
+    m.add_argument("--delays", type=delay_list, dest="delays_ms", help="the endpoints' delays, comma-separated, "
+                   f"each with its unit (1s,3s or 250ms){default('delays_ms')}")
     m.add_argument("--db-url", help="database cells: use this PostgreSQL (holding the tables, ./runner/db.sh load) "
                    "instead of the run's own cluster")
-    m.add_argument("--duration", type=seconds, dest="duration_s", metavar="TIME",
-                   help="measured window per cell: seconds, or 500ms, 30s, 2m, 1h")
-    m.add_argument("--warmup", type=seconds, dest="warmup_s", metavar="TIME",
-                   help="unrecorded warm-up per cell (held windows: the least held before the window): seconds, or "
-                        "with a unit as --duration")
-    m.add_argument("--repetitions", type=int, help="launches of every point, in rounds (every point once, then again)")
+    m.add_argument("--duration", type=window, dest="duration_s", metavar="TIME",
+                   help=f"measured window per cell, above 0: 500ms, 30s, 2m, 1m30s{default('duration_s')}")
+    m.add_argument("--warmup", type=span, dest="warmup_s", metavar="TIME",
+                   help="unrecorded warm-up per cell (held windows: the least held before the window), e.g. 5s or 0"
+                        f"{default('warmup_s')}")
+    m.add_argument("--repetitions", type=positive_int, help="launches of every point, in rounds (every point once, "
+                   f"then again){default('repetitions')}")
     m.add_argument("--precision", type=share, help="launch each point as often as the spread of its first "
                    "--min-launches launches says its headline figure's 95%% interval needs to be within this share "
                    "(e.g. 0.03; Stein's two-stage rule), at most --max-launches; "
-                   "off: the experiment's repetitions only (the seeds' own protocols)")
-    m.add_argument("--min-launches", type=int, dest="min_launches", help="with --precision: first rounds, at least 3 (default 3)")
-    m.add_argument("--max-launches", type=int, dest="max_launches", help="with --precision: at most (default 6)")
-    m.add_argument("--best-level-launches", type=int, dest="best_level_launches", metavar="N",
+                   "off: the experiment's repetitions only (the seeds' own protocols)"
+                   f"{default('precision')}")
+    m.add_argument("--min-launches", type=positive_int, dest="min_launches", help="with --precision: first rounds, "
+                   f"at least 3{default('min_launches')}")
+    m.add_argument("--max-launches", type=positive_int, dest="max_launches", help="with --precision: at most"
+                   f"{default('max_launches')}")
+    m.add_argument("--best-level-launches", type=count, dest="best_level_launches", metavar="N",
                    help="TechEmpower's experiments: launch each stack's best level to N launches, the one that "
                         "picked it included, and state it from the others (0: off); with --resume, raises a run's "
-                        "count (a tfb run of 3 brought to 4)")
+                        "count (a tfb run of 3 brought to 4)" + default("best_level_launches"))
     m.add_argument("--shuffle", action="store_true", default=None, help="shuffle each round's order (the default)")
     m.add_argument("--no-shuffle", dest="shuffle", action="store_false", help="run each round in plan order")
     m.add_argument("--loadgen", choices=sorted(loadgen.ADAPTERS), help="the load generator of every cell "
-                   "(default: the experiment's; delayed closed-loop cells of held_windows experiments go to oha)")
+                   f"{default('loadgen')}; delayed closed-loop cells of held_windows experiments go to oha")
     m.add_argument("--connection-close", dest="keepalive", action="store_false", default=None,
                    help=f"one connection per request (as {tools_that(closes_connections)}) instead of keep-alive")
-    for name, knob in server_knobs().items():
-        knob_argument(m, knob, sweep=True, help_prefix=f"[{', '.join(knob_owners(name))}] ",
-                      default_note=defaults_note(name))
+    in_file = run_help.knob_defaults(name, servers.PLUGINS.values())
+    for knob_name, knob in server_knobs().items():
+        knob_argument(m, knob, sweep=True, help_prefix=f"[{', '.join(knob_owners(knob_name))}] ",
+                      default_note=defaults_note(knob_name, name, in_file.get(knob_name)))
     m.add_argument("--server-cpus", type=int_list, metavar="CORES", help="pin the server to these cores, e.g. 1 "
-                   "or 2,3 (default: the experiment's; none: any core)")
-    m.add_argument("--loadgen-cpus", type=int_list, metavar="CORES", help="pin the load generator to these cores "
-                   "(default: the experiment's; none: any core)")
-    m.add_argument("--loadgen-threads", type=int, metavar="N", help="the load generator's threads (wrk -t, oha's "
-                   "runtime; default: the experiment's)")
+                   f"or 2,3{default('server_cpus')}")
+    m.add_argument("--loadgen-cpus", type=int_list, metavar="CORES", help="pin the load generator to these cores"
+                   f"{default('loadgen_cpus')}")
+    m.add_argument("--loadgen-threads", type=positive_int, metavar="N", help="the load generator's threads (wrk -t, "
+                   f"oha's runtime){default('loadgen_threads')}")
     t = p.add_argument_group("service-level targets (any experiment)")
     t.add_argument("--slo", action="append", default=[], metavar="TARGET",
                    help="judge every point against a target, e.g. 'p99<300ms', 'rps>500', 'errors<0.1%%' (again for "
@@ -179,8 +199,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def parse_args(argv):
-    p = build_parser()
-    refuse_repeated(p, sys.argv[1:] if argv is None else list(argv), allowed={"slo"})
+    given = sys.argv[1:] if argv is None else list(argv)
+    p = build_parser(run_help.experiment_named(given, DEFAULT_EXPERIMENT))
+    refuse_repeated(p, given, allowed={"slo"})
     args = p.parse_args(argv)
     try:
         args.workload = advice_workload(args)
@@ -226,11 +247,14 @@ def server_knobs() -> dict:
     return {knob.name: knob for plugin in servers.PLUGINS.values() for knob in plugin.knobs}
 
 
-def defaults_note(name: str) -> str:
-    """A knob's defaults as run_all sees them: the experiment file's value first, else each server's own."""
+def defaults_note(name: str, experiment_name: str, in_file: str | None) -> str:
+    """A knob's defaults as run_all sees them: the experiment file's value when it sets one, else each server's
+    own."""
     own = "; ".join(f"{p.name} {knob_default(k)}" for p in servers.PLUGINS.values() for k in p.knobs
                     if k.name == name)
-    return f"(default: the experiment file's, else the server's own: {own})"
+    if in_file:
+        return f"(default: {experiment_name}'s {in_file}; else the server's own: {own})".replace("%", "%%")
+    return f"(default: the server's own: {own})"
 
 
 def knob_default(knob) -> str:

@@ -8,7 +8,9 @@ import os
 import subprocess
 import sys
 import tempfile
+from functools import partial
 from pathlib import Path
+from typing import Callable
 
 from crossbench import loadgen, oskit, paths, servers
 from crossbench.database import stack
@@ -27,20 +29,20 @@ class Refused(Refusal, RuntimeError):
     """A clear reason not to start, given before anything runs."""
 
 
-def build_generators(cells: list[CellPlan], build: bool = True) -> None:
-    """The pinned generators the cells need (LoadGenerator.binary: oha, k6) built into the tools cache on first
-    use, as run_all.sh installs Debian packages: the README's two commands are all the set-up any experiment
-    needs. install-openloop.sh prints its progress and build time; Refused when it fails. `build` False (a dry
-    run): only said."""
+def unbuilt_generators(cells: list[CellPlan]) -> dict[str, int]:
+    """The pinned generators the cells need (LoadGenerator.binary: oha, k6) that the tools cache lacks, each with
+    how many cells need it."""
     pinned = {name for name, generator in loadgen.ADAPTERS.items() if generator.binary is not None}
     missing = sorted({cell.loadgen for cell in cells if cell.loadgen in pinned
                       and not loadgen.get(cell.loadgen).available()})
-    for tool in missing:
-        needing = sum(cell.loadgen == tool for cell in cells)
-        if not build:
-            print(f"run_all: {needing} cell(s) need {tool}, not built yet: the run builds it first (minutes on 2 "
-                  "cores, once)", file=sys.stderr, flush=True)
-            continue
+    return {tool: sum(cell.loadgen == tool for cell in cells) for tool in missing}
+
+
+def build_generators(cells: list[CellPlan]) -> None:
+    """The pinned generators the cells need built into the tools cache on first use, as run_all.sh installs Debian
+    packages: the README's two commands are all the set-up any experiment needs. install-openloop.sh prints its
+    progress and build time; Refused when it fails."""
+    for tool, needing in unbuilt_generators(cells).items():
         print(f"run_all: {needing} cell(s) need {tool}, not built yet: building it once into the tools cache "
               "(runner/install-openloop.sh: minutes on 2 cores, reused after)", file=sys.stderr, flush=True)
         script = paths.RUNNER / "install-openloop.sh"
@@ -49,24 +51,35 @@ def build_generators(cells: list[CellPlan], build: bool = True) -> None:
             raise Refused(f"{tool} could not be built ({script} {tool} failed, its reason above)")
 
 
-def preflight(run: RunSettings, cells: list[CellPlan], build: bool = True) -> None:
-    """Everything that can be known wrong before the first cell (`build` False: a dry run, which builds nothing)."""
-    build_generators(cells, build)
-    for cell in cells:
-        DRIVERS[cell.kind].preflight(cell)
-    for cell in one_per_variant(cells):
-        cell.plugin.preflight(cell.settings)
+def preflight(run: RunSettings, cells: list[CellPlan]) -> None:
+    """Everything that can be known wrong before the first cell, the missing generators built first."""
+    build_generators(cells)
+    for check in checks(run, cells):
+        check()
+
+
+def checks(run: RunSettings, cells: list[CellPlan]) -> list[Callable[[], None]]:
+    """The checks before the first cell, in the order they run, each raising a Refusal for what it finds wrong:
+    each kind of cell's tools, each server variant's (its build, its JDK), the cores, the open-file limit, the
+    database's binaries, the noise floor's setting. A dry run makes them all and lists what they refuse."""
+    found = [partial(DRIVERS[cell.kind].preflight, cell) for cell in cells]
+    found += [partial(cell.plugin.preflight, cell.settings) for cell in one_per_variant(cells)]
+    found += [partial(check_cores, run),
+              # RLIMIT_NOFILE is per process: the client and the server are separate processes and each holds one
+              # end of a connection; both inherit the runner's limit.
+              partial(oskit.raise_open_files, max(c.concurrency for c in cells)),
+              partial(stack.preflight, cells, run.db_url),
+              noise.floor_seconds]         # refuses a bad $CROSSBENCH_NOISE_FLOOR_S before anything runs
+    return found
+
+
+def check_cores(run: RunSettings) -> None:
     usable = os.sched_getaffinity(0)
     for key, cores in (("server_cpus", run.server_cpus), ("loadgen_cpus", run.loadgen_cpus)):
         missing = set(cores) - usable
         if missing:
             raise Refused(f"{key} {list(cores)}: cores {sorted(missing)} are not available here "
                           f"(usable: {sorted(usable)})")
-    # RLIMIT_NOFILE is per process: the client and the server are separate processes and each holds one end
-    # of a connection; both inherit the runner's limit.
-    oskit.raise_open_files(max(c.concurrency for c in cells))
-    stack.preflight(cells, run.db_url)
-    noise.floor_seconds()          # refuses a bad $CROSSBENCH_NOISE_FLOOR_S before anything runs
 
 
 def one_per_variant(cells: list[CellPlan]) -> list[CellPlan]:
@@ -74,8 +87,10 @@ def one_per_variant(cells: list[CellPlan]) -> list[CellPlan]:
     return list({(c.server, repr(c.settings)): c for c in cells}.values())
 
 
-def without_unrunnable(cells: list[CellPlan]) -> list[CellPlan]:
-    """Cells a server cannot run on this machine (virtual threads without JDK 21+): say so and run the rest."""
+def without_unrunnable(cells: list[CellPlan], keep_refused: bool = False) -> list[CellPlan]:
+    """Cells a server cannot run on this machine (virtual threads without JDK 21+): say so and run the rest.
+    `keep_refused` (a dry run): a cell whose server refuses for another reason (its build or a tool missing) is
+    kept, for the dry run to list that reason with the plan."""
     runnable, reasons = [], {}
     for cell in cells:
         try:
@@ -83,6 +98,10 @@ def without_unrunnable(cells: list[CellPlan]) -> list[CellPlan]:
             runnable.append(cell)
         except servers.CannotRunHere as e:
             reasons[str(e)] = reasons.get(str(e), 0) + 1
+        except Refusal:
+            if not keep_refused:
+                raise
+            runnable.append(cell)
     if not runnable:
         raise Refused("; ".join(reasons))
     for reason, count in reasons.items():

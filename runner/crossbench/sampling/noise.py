@@ -18,8 +18,6 @@ import os
 import time
 from dataclasses import dataclass, field
 
-import psutil
-
 from ..refusal import Refusal
 from . import core_speed
 from .proc_readers import passive_opens
@@ -65,6 +63,7 @@ class Snapshot:
 
     @classmethod
     def take(cls) -> "Snapshot":
+        import psutil    # at its use: the command lines load without the Python environment (runner/README.md)
         cores = []
         for times in psutil.cpu_times(percpu=True):
             total = sum(times) - getattr(times, "guest", 0.0) - getattr(times, "guest_nice", 0.0)
@@ -76,6 +75,7 @@ class Snapshot:
 def our_processes() -> tuple[dict[tuple[int, float], float], dict[tuple[int, float], tuple[int, ...]]]:
     """CPU seconds of the runner and every process under it (server, database, proxy, probe, ...), and the cores
     each may run on, keyed by (pid, start time) so a pid reused in the window is not mistaken for the same."""
+    import psutil    # at its use: the command lines load without the Python environment (runner/README.md)
     me = psutil.Process()
     found, pinned = {}, {}
     for process in [me, *me.children(recursive=True)]:

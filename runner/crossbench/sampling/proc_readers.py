@@ -7,11 +7,16 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
-import psutil
+if TYPE_CHECKING:
+    import psutil
 
-_SKIP = (psutil.NoSuchProcess, psutil.ZombieProcess, psutil.AccessDenied)
+
+def _gone() -> tuple[type[Exception], ...]:
+    """psutil's errors for a process that vanished or may not be read: the reader skips it."""
+    import psutil    # at its use: the command lines load without the Python environment (runner/README.md)
+    return psutil.NoSuchProcess, psutil.ZombieProcess, psutil.AccessDenied
 
 
 def _read_stat(pid: int) -> tuple[int, int, bytes] | None:
@@ -102,6 +107,7 @@ class TreeReader:
 
     def _tree(self, table: dict[int, tuple[int, int, bytes]]
               ) -> list[tuple[tuple[int, int], psutil.Process]]:
+        import psutil    # at its use: the command lines load without the Python environment (runner/README.md)
         root = table.get(self.root_pid)
         if root is None:
             self._procs = {}
@@ -129,7 +135,7 @@ class TreeReader:
             if proc is None:
                 try:
                     proc = psutil.Process(pid)
-                except _SKIP:
+                except _gone():
                     continue
             procs[key] = proc
         self._procs = procs
@@ -150,7 +156,7 @@ class TreeReader:
                     ct = p.cpu_times()
                     n_threads = p.num_threads()
                     p_rss = p.memory_info().rss
-            except _SKIP:
+            except _gone():
                 continue                     # vanished between listing and reading
             n_procs += 1
             threads += n_threads
@@ -177,6 +183,7 @@ class CoreReader:
     @staticmethod
     def _read() -> list[tuple[float, float]]:
         out = []
+        import psutil    # at its use: the command lines load without the Python environment (runner/README.md)
         for t in psutil.cpu_times(percpu=True):
             total = sum(t)
             # on Linux guest time is already counted in user/nice (as psutil does)

@@ -15,7 +15,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from crossbench.refusal import Refusal
+from crossbench.refusal import Missing, Refusal
 
 from ..endpoints import STATIC_ENDPOINT, family
 from ..oskit import HOST
@@ -49,7 +49,7 @@ class SettingsError(Refusal, ValueError):
     """A knob's value is refused (the message names the knob and what it accepts)."""
 
 
-class ToolMissing(Refusal, RuntimeError):
+class ToolMissing(Missing, RuntimeError):
     """A tool the server needs is not installed (the message names the package)."""
 
 

@@ -90,8 +90,8 @@ class TomcatPlugin(ServerPlugin):
 
     def preflight(self, settings: dict) -> None:
         super().preflight(settings)
+        settings_jdk(settings)      # before the build: a cell this machine cannot run is skipped, built or not
         tomcat_home()
-        settings_jdk(settings)
 
     def config(self, settings: dict, port: int, jfr_file: Path | None = None,
                cds: CdsArchive | None = None, address: str = HOST, cpus: tuple[int, ...] = ()) -> TomcatConfig:
