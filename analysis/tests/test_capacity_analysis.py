@@ -133,3 +133,22 @@ def test_the_shipped_spread_is_what_capacity_aa_reads_in_the_committed_runs():
     for setting in result["settings"]:
         shipped = capacity_spread.for_setting(setting["series"], result["machine"])
         assert shipped and list(shipped.held_rps) == setting["held_rps"], setting
+
+
+def test_no_committed_capacity_is_stated_above_a_long_failure_or_a_known_ceiling():
+    """Every committed capacity.json (docs/results): what held and the estimate's whole interval at or under the
+    lowest rate whose long launch failed and the pool's size over its delay; each setting measured between
+    sittings says its own spread."""
+    results = Path(__file__).resolve().parents[2] / "docs" / "results"
+    found = [out for path in sorted(results.rglob("capacity.json")) for out in json.loads(path.read_text())
+             if not out.get("generator")]
+    assert len(found) >= 20
+    for out in found:
+        limits = [c["rate"] for c in out.get("confirmations") or () if not c["held"]]
+        limits += [out["predicted_rps"]] if out.get("predicted_rps") else []
+        stated = [out["held_rps"]] + ([out["estimate"]["value"], out["estimate"]["ci95_high"]]
+                                      if out.get("estimate") else [])
+        assert all(v is None or v <= min(limits, default=float("inf")) for v in stated), out["series"]
+        assert out["estimate"] is None or out["estimate"]["mixed_rps"]
+    spreads = {out["series"]: out["spread"]["moves"] for out in found if out.get("spread")}
+    assert len(set(spreads.values())) > 2          # per setting, not one pooled figure
