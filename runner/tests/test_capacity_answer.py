@@ -67,6 +67,7 @@ def test_a_pool_of_200_at_200_ms_is_never_stated_above_1000():
     assert out["estimate"] is None or out["estimate"]["ci95_high"] <= 1000
     words = capacity_words.sentence(out)
     assert "never above 1,000 req/s (its pool: 200 / 200 ms)" in words
+    assert f"its short launches held up to {out['passed_rps']:g} req/s, above that ceiling" in words
     claims = words.split(" and fails at ")[0] + words.split(": bracket ")[-1].split("-", 1)[0]
     assert max(numbers(claims)) <= 1000, words
 

@@ -45,7 +45,8 @@ def bracket_words(out: dict) -> str:
         return f"{target}: no rate decided yet ({status})"
     if low is None:
         return f"{target} not shown at any rate tried (down to {high:g} req/s: {status})"
-    beside = estimate_words(out) + ceiling_words(out) + spread_words(out) + ended + confirmation_words(out)
+    beside = estimate_words(out) + ceiling_words(out) + above_ceiling_words(out) + spread_words(out) + ended + \
+        confirmation_words(out)
     if high is None:
         top = out.get("top_rps") or low
         return (f"{target} holds at least up to {low:g} req/s {window(out.get('held_s'))}" +
@@ -75,6 +76,15 @@ def ceiling_words(out: dict) -> str:
     if not out.get("known_ceiling_rps"):
         return ""
     return f"; never above {sig(out['known_ceiling_rps'], commas=True)} req/s ({out['known_ceiling']})"
+
+
+def above_ceiling_words(out: dict) -> str:
+    """Short launches that held above the ceiling the run knows, said and not counted ('' where none did)."""
+    ceiling, passed = out.get("known_ceiling_rps"), out.get("passed_rps")
+    if not (ceiling and passed and passed > ceiling):
+        return ""
+    return (f" (its short launches held up to {passed:g} req/s, above that ceiling: a queue that grows too slowly "
+            "for a short window to show, not counted)")
 
 
 def spread_words(out: dict) -> str:
