@@ -148,7 +148,8 @@ def test_the_generators_ceiling_is_measured_first_and_no_search_counts_a_rate_ab
             break
         cells += more
         records += [launch(c) for c in more]
-    gen, server = sorted(capacity_answer.outcomes(records, experiment.recorded(config)), key=lambda out: out["group"] != "generator")
+    gen, server = sorted(capacity_answer.outcomes(records, experiment.recorded(config)),
+                         key=lambda out: out["group"] != "generator")
     assert gen["generator"] and gen["passed_rps"] == 40 and gen["ceiling_rps"] == 80
     assert "the load generator's ceiling, sends on schedule up to 40 req/s (it fell behind its schedule at 80)" \
         in capacity_words.sentence(gen)
@@ -356,7 +357,8 @@ def test_confirmations_that_never_hold_stop_after_max_confirmations_and_say_not_
     assert len(out["confirmations"]) == capacity.MAX_CONFIRMATIONS and len(tried) == capacity.MAX_CONFIRMATIONS - 1
     assert tried == sorted(tried, reverse=True) and not out["confirmation"]["held"]
     assert out["confirmation"]["rate"] == min(c["rate"] for c in out["confirmations"])
-    assert "NOT confirmed by a long launch" in capacity_words.sentence(out) and "p99 450 ms" in capacity_words.sentence(out)
+    words = capacity_words.sentence(out)
+    assert "NOT confirmed by a long launch" in words and "p99 450 ms" in words
 
 
 def test_an_undecided_rate_inside_the_bracket_splits_it_and_each_step_is_narrowed():

@@ -1,10 +1,10 @@
 """The committed capacity runs read again by the analysis as it stands, so their capacity.json, findings.json and
-findings.md say what today's rules say of the same launches (no launch is run).
+findings.md say what its rules say of the same launches (no launch is run).
 
 A committed run keeps its points, metadata and launches.jsonl (each launch's rate, requests, latency, CPU and
 flags, cut from its cells.jsonl). Each launch is given back its point's identity (point id, setting, delay, pool)
 and the run is analysed from a scratch copy; what a launch did not keep (its RSS and threads) is not in the cost.
-The earlier runs in aa/ keep only capacity.json: their answers are recomputed from each rate's verdict and count
+The two other sittings in aa/ keep only capacity.json: their answers are recomputed from each rate's verdict and count
 of launches that held, as their search recorded them.
 
 python docs/results/capacity/reanalyse.py    (from the repository's root, in the project's environment)

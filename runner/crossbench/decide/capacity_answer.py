@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 
 from crossbench.decide import capacity_fit, capacity_spread
-from crossbench.decide.capacity import CEILING, FAIL, PASS, SATURATED, OPENED_IN_WINDOW, Search, Trial, \
-    launch_holds, answered_offer, searches
+from crossbench.decide.capacity import CEILING, FAIL, OPENED_IN_WINDOW, PASS, SATURATED, UNDECIDED, Search, Trial, \
+    answered_offer, launch_holds, searches
 from crossbench.figures import points
 from crossbench.plan.experiment_schema import Experiment
 
@@ -155,7 +155,7 @@ def plateau(search: Search, by_cell: dict[str, dict]) -> dict | None:
     low, high = median_p99(passed, by_cell), median_p99(failed, by_cell)
     if not (at_fail and cpu and answered and low and high) or max(cpu) >= PLATEAU_CPU or high >= PLATEAU_RISE * low:
         return None
-    flat = [v for t in search.trials if t.verdict in (PASS, FAIL, "undecided") and t.rate <= failed.rate
+    flat = [v for t in search.trials if t.verdict in (PASS, FAIL, UNDECIDED) and t.rate <= failed.rate
             for v in [median_p99(t, by_cell)] if v is not None]
     return {"p99_ms": [round(min(flat), 1), round(max(flat), 1)], "from_rps": min(t.rate for t in search.trials),
             "to_rps": failed.rate, "rise": round(high / low, 3), "cpu_percent_max": round(max(cpu), 1)}
