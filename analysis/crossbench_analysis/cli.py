@@ -101,8 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--json", type=Path, help="also write the result here")
     t.add_argument("--observe-floor", action="store_true", help="print each figure's run-to-run spread over these "
                    "runs (sigma_run on logs, per kind of point): the values noise_floor.toml should hold")
-    c = command_parser(sub, "capacity-aa", "a capacity search's run-to-run spread: how far each setting's "
-                       "capacity moved between runs of one capacity experiment, pooled on logs")
+    c = command_parser(sub, "capacity-aa", "how far each setting's held rate moves between sittings: "
+                       "independent runs of one capacity experiment, per setting")
     c.add_argument("runs", type=Path, nargs="+", help="two or more runs of one capacity experiment on this machine")
     return p
 

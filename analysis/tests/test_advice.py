@@ -323,22 +323,22 @@ CAPACITY_REF = ANALYSIS.parent / "docs" / "results" / "capacity" / "runs" / "cap
 
 
 def test_models_place_a_prediction_against_the_bracket():
-    out = {"passed_rps": 100.0, "failed_rps": 104.0}
+    out = {"held_rps": 100.0, "fails_rps": 104.0}
     assert [capacity_models.where(x, out) for x in (100, 104, 99.9, 104.1, None)] == [
         capacity_models.INSIDE, capacity_models.INSIDE, capacity_models.BELOW, capacity_models.ABOVE,
         capacity_models.UNJUDGED]
-    assert capacity_models.where(50, {"passed_rps": None, "failed_rps": None}) == capacity_models.UNJUDGED
+    assert capacity_models.where(50, {"held_rps": None, "fails_rps": None}) == capacity_models.UNJUDGED
     # 1.09 ms a request x 805 req/s = 877 ms of CPU a second: 87.7 % of one core, 43.9 % of two
-    busy = {"passed_rps": 805.0, "cost": {"cpu_ms_per_request": {"value": 1.09}}}
+    busy = {"held_rps": 805.0, "cost": {"cpu_ms_per_request": {"value": 1.09}}}
     assert capacity_models.cpu_share(busy, 1) == pytest.approx(0.87745)
     assert capacity_models.cpu_share(busy, 2) == pytest.approx(0.438725)
-    assert capacity_models.models({**busy, "failed_rps": 841.0, "parallel_limit": 200, "delay_ms": 200,
+    assert capacity_models.models({**busy, "fails_rps": 841.0, "parallel_limit": 200, "delay_ms": 200,
                                    "target_p99_ms": 300, "predicted_rps": 1000.0}, 2)["cpu_bound"] is False
 
 
 def test_capacity_run_beside_the_model_from_the_committed_reference(fixture_run):
-    # docs/results/capacity (2026-11-27, on kept-alive pools): maxThreads=20 held 100-109 req/s and maxThreads=200
-    # 1000-1090 (Little's law: 100 and 1000, inside both), neither with its core near busy
+    # docs/results/capacity (2026-11-27, on kept-alive pools): maxThreads=20 held 95.2 req/s for 60 s and failed
+    # 100, maxThreads=200 held 952 and failed 1,000 (Little's law: 100 and 1000, inside both), neither core near busy
     a = advice.advise(fixture_run, checked(400, 200, 300), CAPACITY_REF)
     c = a["capacity"]
     by = {row["setting"]: row for row in c["rows"]}

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from crossbench.decide import capacity, capacity_spread
+from crossbench.decide import capacity, capacity_answer, capacity_words
 from crossbench.plan import experiment
 from crossbench.plan.experiment_schema import ExperimentError, validate
 from crossbench.plan.search_spec import SearchSpec
@@ -73,14 +73,13 @@ def tomcat_only(**search):
 def test_the_bracket_holds_the_true_capacity_within_its_resolution(seed):
     config = tomcat_only()
     records, cells = searched(config, seed)
-    [out] = capacity.outcomes(records, experiment.recorded(config))
+    [out] = capacity_answer.outcomes(records, experiment.recorded(config))
     assert out["status"] == capacity.BRACKETED, out
     assert out["passed_rps"] <= TRUE_CAPACITY * 1.02 and out["failed_rps"] > TRUE_CAPACITY
-    # the bracket narrows to 5 %, or to the run-to-run spread where that is wider (no narrower bracket repeats)
-    spread = capacity_spread.for_machine()
-    assert out["resolution"] == pytest.approx(max(0.05, math.exp(spread.run_sd) - 1))
+    # the bracket narrows to the group's 5 %: how far the held rate moves between sittings is said, not searched to
+    assert out["resolution"] == 0.05
     assert out["failed_rps"] <= out["passed_rps"] * (1 + out["resolution"])
-    assert out["estimate"]["ci95_high"] / out["estimate"]["value"] >= spread.factor() * 0.999
+    assert out["held_rps"] == out["passed_rps"] and out["fails_rps"] == out["failed_rps"]
     assert len(out["trials"]) <= 8
     assert len({c.cell_id for c in cells}) == len(cells)            # no launch planned twice
     assert out["predicted_rps"] == 100 and out["target_p99_ms"] == 300
@@ -90,14 +89,14 @@ def test_the_search_starts_at_the_predicted_limit_halves_below_a_failure_then_bi
     config = tomcat_only()
     records, _ = searched(config)
     assert [r["rate"] for r in records[:4]] == [100, 100, 100, 50]     # 100 fails (the pool answers 97) ...
-    [out] = capacity.outcomes(records, experiment.recorded(config))
+    [out] = capacity_answer.outcomes(records, experiment.recorded(config))
     assert 70.7 in [t["rate"] for t in out["trials"]]                  # ... then the geometric middle of 50-100
 
 
 def test_a_search_from_below_doubles_up_to_the_first_failure():
     config = tomcat_only(start_rate=20)
     records, _ = searched(config)
-    [out] = capacity.outcomes(records, experiment.recorded(config))
+    [out] = capacity_answer.outcomes(records, experiment.recorded(config))
     assert [t["rate"] for t in out["trials"]][:3] == [20, 40, 80]
     assert out["status"] == capacity.BRACKETED
 
@@ -105,28 +104,28 @@ def test_a_search_from_below_doubles_up_to_the_first_failure():
 def test_the_cost_at_the_passing_rate_has_its_interval():
     config = tomcat_only()
     records, _ = searched(config)
-    [out] = capacity.outcomes(records, experiment.recorded(config))
+    [out] = capacity_answer.outcomes(records, experiment.recorded(config))
     cpu = out["cost"]["cpu_ms_per_request"]
     assert cpu["value"] == pytest.approx(0.4, rel=0.02)            # 4 % of a core at ~100 req/s: 0.4 ms each
     assert cpu["ci95_low"] is not None and cpu["n"] >= 3
     assert out["cost"]["threads_peak"]["value"] == 40
-    assert "CPU 0.4" in capacity.sentence(out)
+    assert "CPU 0.4" in capacity_words.sentence(out)
 
 
 def test_a_budget_too_small_leaves_the_bracket_it_has_and_says_so():
     config = tomcat_only(max_rates=2, start_rate=20)
     records, _ = searched(config)
-    [out] = capacity.outcomes(records, experiment.recorded(config))
+    [out] = capacity_answer.outcomes(records, experiment.recorded(config))
     assert out["status"] == capacity.BUDGET and out["failed_rps"] is None and out["passed_rps"] == 40
-    assert "budget reached" in capacity.sentence(out)
+    assert "budget reached" in capacity_words.sentence(out)
 
 
 def test_a_generator_behind_its_schedule_says_capacity_above_its_ceiling_not_a_bracket():
     config = tomcat_only(start_rate=20)
     records, _ = searched(config, capacity_rps=1000, generator_ceiling=50)
-    [out] = capacity.outcomes(records, experiment.recorded(config))
+    [out] = capacity_answer.outcomes(records, experiment.recorded(config))
     assert out["status"] == capacity.ABOVE_CEILING and out["ceiling_rps"] == 80 and out["passed_rps"] == 40
-    assert "above the generator's ceiling of 80 req/s" in capacity.sentence(out)
+    assert "above the generator's ceiling of 80 req/s" in capacity_words.sentence(out)
 
 
 def test_the_generators_ceiling_is_measured_first_and_no_search_counts_a_rate_above_it():
@@ -149,10 +148,11 @@ def test_the_generators_ceiling_is_measured_first_and_no_search_counts_a_rate_ab
             break
         cells += more
         records += [launch(c) for c in more]
-    gen, server = sorted(capacity.outcomes(records, experiment.recorded(config)), key=lambda out: out["group"] != "generator")
+    gen, server = sorted(capacity_answer.outcomes(records, experiment.recorded(config)),
+                         key=lambda out: out["group"] != "generator")
     assert gen["generator"] and gen["passed_rps"] == 40 and gen["ceiling_rps"] == 80
     assert "the load generator's ceiling, sends on schedule up to 40 req/s (it fell behind its schedule at 80)" \
-        in capacity.sentence(gen)
+        in capacity_words.sentence(gen)
     assert server["status"] == capacity.ABOVE_CEILING and server["passed_rps"] == 40
     assert "above the load generator's ceiling of 40 req/s" in server["trials"][-1]["why"]
     # measured first: the server's search tried nothing past its planned first rate until the generator's was over
@@ -163,7 +163,7 @@ def test_the_generators_ceiling_is_measured_first_and_no_search_counts_a_rate_ab
 def test_without_a_generator_search_nothing_is_capped():
     config = tomcat_only(start_rate=500)
     records, _ = searched(config, capacity_rps=1000)
-    [out] = capacity.outcomes(records, experiment.recorded(config))
+    [out] = capacity_answer.outcomes(records, experiment.recorded(config))
     assert out["status"] == capacity.BRACKETED and out["passed_rps"] > 900 and not out["generator"]
 
 
@@ -285,34 +285,37 @@ def test_a_tail_that_does_not_grow_with_the_rate_is_named_a_plateau_not_a_capaci
     300 req/s, and the answer says the tail set the target."""
     config = tomcat_only(start_rate=100)
     records, _ = searched(config, capacity_rps=10000, tail=(300, 285, 310))
-    [out] = capacity.outcomes(records, experiment.recorded(config))
+    [out] = capacity_answer.outcomes(records, experiment.recorded(config))
     assert out["status"] == capacity.BRACKETED and out["passed_rps"] < 300 <= out["failed_rps"]
     flat = out["plateau"]
     assert flat and flat["rise"] == pytest.approx(310 / 285, rel=0.05) and flat["from_rps"] == 100
-    assert "set by a tail that does not grow with the rate, not by a capacity" in capacity.sentence(out)
+    assert "set by a tail that does not grow with the rate, not by a capacity" in capacity_words.sentence(out)
     steep, _ = searched(tomcat_only())          # the pool's queue: p99 grows past capacity, no plateau
-    [queue] = capacity.outcomes(steep, experiment.recorded(tomcat_only()))
-    assert queue["plateau"] is None and ", capacity " in capacity.sentence(queue)
-    assert queue["estimate"]["ci95_low"] <= TRUE_CAPACITY * 1.02 <= queue["estimate"]["ci95_high"] * 1.02
+    [queue] = capacity_answer.outcomes(steep, experiment.recorded(tomcat_only()))
+    assert queue["plateau"] is None and "bracket " in capacity_words.sentence(queue)
+    assert queue["held_rps"] <= TRUE_CAPACITY * 1.02 < queue["fails_rps"]
 
 
 def test_without_a_failure_the_answer_is_at_least_the_highest_hold():
     out = {"setting": "tornado", "endpoint": "/delay/async", "delay_ms": 200, "target_p99_ms": 300,
-           "status": capacity.BUDGET, "passed_rps": 800.0, "failed_rps": None, "top_rps": 1600.0, "cost": {}}
-    assert "holds at least up to 800 req/s; no failure shown up to 1600 (budget reached)" in capacity.sentence(out)
+           "status": capacity.BUDGET, "passed_rps": 800.0, "failed_rps": None, "top_rps": 1600.0, "cost": {},
+           "held_rps": 800.0, "fails_rps": None}
+    words = capacity_words.sentence(out)
+    assert "holds at least up to 800 req/s in its short launches; no failure shown up to 1600" in words
+    assert words.endswith("(budget reached)")
 
 
 def test_a_search_with_confirm_s_ends_with_one_long_launch_at_the_rate_it_found():
     config = tomcat_only(confirm_s=60)
     records, cells = searched(config)
-    [out] = capacity.outcomes(records, experiment.recorded(config))
+    [out] = capacity_answer.outcomes(records, experiment.recorded(config))
     [last] = [c for c in cells if "-confirm-q" in c.cell_id]
     assert cells[-1] is last and last.duration_s == 60 and last.rate == out["passed_rps"]
     assert out["confirmation"]["held"] and out["confirmation"]["rate"] == out["passed_rps"]
-    assert "confirmed by a long launch at" in capacity.sentence(out)
+    assert "confirmed by a long launch at" in capacity_words.sentence(out)
     assert all(t["rate"] != last.rate or "-confirm" not in t["point_id"] for t in out["trials"])
     plain, _ = searched(tomcat_only())
-    assert capacity.outcomes(plain, experiment.recorded(tomcat_only()))[0]["confirmation"] is None
+    assert capacity_answer.outcomes(plain, experiment.recorded(tomcat_only()))[0]["confirmation"] is None
 
 
 def test_a_confirmation_that_fails_is_tried_a_step_lower_and_says_so():
@@ -327,10 +330,10 @@ def test_a_confirmation_that_fails_is_tried_a_step_lower_and_says_so():
     assert "-confirm-q" in lower.cell_id and lower.duration_s == 60
     assert lower.rate == pytest.approx(first["rate"] / 1.05, rel=0.03) and lower.rate < first["rate"]
     held = simulated(lower, random.Random(5))
-    [out] = capacity.outcomes(records + [held], experiment.recorded(config))
+    [out] = capacity_answer.outcomes(records + [held], experiment.recorded(config))
     assert out["confirmation"]["held"] and out["confirmation"]["rate"] == lower.rate
     assert [c["rate"] for c in out["confirmations"]] == [first["rate"], lower.rate]
-    words = capacity.sentence(out)
+    words = capacity_words.sentence(out)
     assert f"confirmed by a long launch at {lower.rate:g} req/s" in words
     assert f"(not at {first['rate']:g} req/s: p99 450 ms" in words
     assert capacity.next_launches(cells + more, records + [held], experiment.recorded(config)) == []
@@ -350,18 +353,18 @@ def test_confirmations_that_never_hold_stop_after_max_confirmations_and_say_not_
         cells += more
         records += [simulated(c, random.Random(7)) for c in more]
         tried += [c.rate for c in more]
-    [out] = capacity.outcomes(records, experiment.recorded(config))
+    [out] = capacity_answer.outcomes(records, experiment.recorded(config))
     assert len(out["confirmations"]) == capacity.MAX_CONFIRMATIONS and len(tried) == capacity.MAX_CONFIRMATIONS - 1
     assert tried == sorted(tried, reverse=True) and not out["confirmation"]["held"]
     assert out["confirmation"]["rate"] == min(c["rate"] for c in out["confirmations"])
-    assert "NOT confirmed by a long launch" in capacity.sentence(out) and "p99 450 ms" in capacity.sentence(out)
+    words = capacity_words.sentence(out)
+    assert "NOT confirmed by a long launch" in words and "p99 450 ms" in words
 
 
 def test_an_undecided_rate_inside_the_bracket_splits_it_and_each_step_is_narrowed():
     """800 held, 1,600 undecided, 3,200 failed: the bracket is two steps, and the search goes on in them (the
     search once stopped there, its midpoint being the undecided rate, with a bracket four times wide)."""
-    search = capacity.Search("s", "g", SearchSpec(p99_ms=300, resolution=0.05), 300.0,
-                             capacity_spread.Spread(0.0, None, "m", False, ""))
+    search = capacity.Search("s", "g", SearchSpec(p99_ms=300, resolution=0.05), 300.0)
     for rate, verdict in ((800, capacity.PASS), (1600, capacity.UNDECIDED), (3200, capacity.FAIL)):
         search.trials.append(capacity.Trial(rate, verdict, "", 3, {"point_id": f"s-q{rate}", "concurrency": 4000}))
     assert search.status() == capacity.RUNNING and search.next_rate() in (1130, 2260)

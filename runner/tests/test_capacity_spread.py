@@ -1,42 +1,48 @@
-"""A capacity search's run-to-run spread (decide/capacity_spread.py): a machine's own, else the stated default."""
+"""How far a setting's held rate moves between sittings (decide/capacity_spread.py): its own, on its own machine,
+or none."""
 from __future__ import annotations
-
-import math
 
 import pytest
 
 from crossbench.decide import capacity_spread
 
 TABLE = '''
-unmeasured = 0.10
 [[machine]]
 measured_on = "AMD EPYC, 2 cores"
-run_sd = 0.03
-run_df = 6
-source = "capacity-aa over two runs"
+source = "capacity-aa over three runs"
+
+[[machine.setting]]
+series = "pools-tomcat-mt20"
+held_rps = [100, 100, 95.2]
+
+[[machine.setting]]
+series = "event-loops-tornado"
+held_rps = [2260, 800, 2560]
+
+[[machine.setting]]
+series = "once"
+held_rps = [300]
 '''
 
 
-def test_a_machine_gets_its_own_spread_and_no_other_machines(tmp_path):
+def test_a_setting_gets_its_own_spread_on_its_own_machine_and_no_other(tmp_path):
     path = tmp_path / "spread.toml"
     path.write_text(TABLE)
-    own = capacity_spread.for_machine("AMD EPYC, 2 cores", path)
-    assert (own.run_sd, own.run_df, own.measured) == (0.03, 6, True)
-    assert "measured on AMD EPYC, 2 cores, 6 df" in own.words()
+    pool = capacity_spread.for_setting("pools-tomcat-mt20", "AMD EPYC, 2 cores", path)
+    loop = capacity_spread.for_setting("event-loops-tornado", "AMD EPYC, 2 cores", path)
+    assert pool.moves == pytest.approx(100 / 95.2 - 1) and loop.moves == pytest.approx(2560 / 800 - 1)
+    assert pool.words() == "moves 5 % between sittings (3 on AMD EPYC, 2 cores: held 95.2-100 req/s)"
+    assert "moves 220 % between sittings" in loop.words() and "held 800-2,560 req/s" in loop.words()
     for other in ("AMD EPYC, 4 cores", "AMD EPYC 7B13, 2 cores"):     # equal names only, never a part
-        elsewhere = capacity_spread.for_machine(other, path)
-        assert (elsewhere.run_sd, elsewhere.measured) == (0.10, False) and "stated default" in elsewhere.words()
+        assert capacity_spread.for_setting("pools-tomcat-mt20", other, path) is None
+    assert capacity_spread.for_setting("pools-tomcat-mt200", "AMD EPYC, 2 cores", path) is None
+    assert capacity_spread.for_setting("once", "AMD EPYC, 2 cores", path) is None      # one sitting moves nothing
+    assert capacity_spread.words(None) == "not measured between sittings on this machine"
 
 
-def test_an_interval_is_at_least_as_wide_as_the_spread():
-    spread = capacity_spread.Spread(0.03, 6, "m", True, "")
-    assert spread.factor() == pytest.approx(math.exp(2.4469 * 0.03), rel=1e-4)     # t(0.975, 6 df)
-    low, high = capacity_spread.widened(100.0, 99.0, 101.0, spread)
-    assert low == pytest.approx(100 / spread.factor()) and high == pytest.approx(100 * spread.factor())
-    assert capacity_spread.widened(100.0, 80.0, 130.0, spread) == (80.0, 130.0)    # a wider fit stays
-    default = capacity_spread.Spread(0.10, None, "m", False, "")
-    assert default.factor() == pytest.approx(math.exp(1.95996 * 0.10), rel=1e-4)
-
-
-def test_the_shipped_file_states_its_default():
-    assert capacity_spread.for_machine("no such machine, 1 cores").run_sd > 0
+def test_the_shipped_file_lists_each_setting_with_two_sittings_or_more():
+    import tomllib
+    table = tomllib.loads(capacity_spread.FILE.read_text())
+    settings = [s for machine in table["machine"] for s in machine["setting"]]
+    assert settings and all(len(s["held_rps"]) >= 2 for s in settings)
+    assert "unmeasured" not in table and all("run_sd" not in machine for machine in table["machine"])

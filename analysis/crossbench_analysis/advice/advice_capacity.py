@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from crossbench.decide import capacity
+from crossbench.decide import capacity, capacity_answer
 from crossbench_analysis.judge import capacity_models
 from crossbench_analysis.judge.capacity_marks import outcomes
 from crossbench_analysis.read.runinfo import AnalysisError, Run, load_run
@@ -40,12 +40,14 @@ def searches_of(source: Path | Run) -> tuple[str, list[dict], int]:
 
 
 def row(out: dict, cores: int) -> dict:
-    """One setting: its bracket at its target and the models beside it."""
+    """One setting: its bracket at its target (the highest rate held, over the long launch where one held, to
+    the lowest shown to fail in any window) and the models beside it."""
     return {"setting": out["setting"], "max_threads": out["parallel_limit"], "delay_ms": out["delay_ms"],
-            "target_p99_ms": out["target_p99_ms"], "status": out["status"], "passed_rps": out["passed_rps"],
-            "failed_rps": out["failed_rps"], "ceiling_rps": out["ceiling_rps"],
-            "long_launch_rps": capacity.confirmed_rps(out), "long_launch_s": out.get("confirm_s"),
-            "held_rps": capacity.held_rps(out),
+            "target_p99_ms": out["target_p99_ms"], "status": out["status"],
+            "passed_rps": capacity_answer.held_rps(out), "failed_rps": capacity_answer.fails(out),
+            "ceiling_rps": out["ceiling_rps"],
+            "long_launch_rps": capacity_answer.confirmed_rps(out), "long_launch_s": out.get("confirm_s"),
+            "held_rps": capacity_answer.held_rps(out),
             "launches": [t["n"] for t in out["trials"]], "cpu_ms_per_request": out["cost"].get("cpu_ms_per_request"),
             **capacity_models.models(out, cores)}
 

@@ -1,11 +1,13 @@
-"""Capacity findings (groups with rates = "search", crossbench.decide.capacity): per server setting, one short
-sentence leading with the rate it held at its target (the bracket, the estimate and, where a parallel limit predicts
-a capacity, the prediction; the cost, the models and the rates tried in its fold), and a summary table: per
-setting, what it held, its capacity with the run-to-run spread in it, what limited it and which settings it holds
-more than, ranked only where their capacities' intervals are apart."""
+"""Capacity findings (groups with rates = "search", crossbench.decide.capacity_answer): per server setting, one
+short sentence leading with the rate it held at its target (over the long launch where one held), the bracket to
+the lowest rate shown to fail, an estimate only where launches disagreed, and how far the held rate moves between
+sittings (the ceiling it knows, the cost, the models and the rates tried in its fold); and a summary table: per
+setting, what it held, its bracket, the estimate, the spread between sittings, what limited it and which settings it
+holds more than: those it held a rate they failed at, by more than either's spread between sittings."""
 from __future__ import annotations
 
-from crossbench.decide import capacity, capacity_spread
+from crossbench.decide import capacity, capacity_words
+from crossbench.decide.capacity_words import label
 from crossbench.figures import points
 from crossbench_analysis.judge import capacity_models
 from crossbench_analysis.judge.capacity_marks import outcomes
@@ -14,13 +16,17 @@ from crossbench_analysis.read.runinfo import Run
 from .finding import Finding, sig
 
 FAMILY = "capacity"
-COLUMNS = ("server setting", "workload", "holds (req/s)", "bracket (req/s)", "capacity [95 %, run-to-run spread in it]",
+COLUMNS = ("server setting", "workload", "holds (req/s)", "bracket (req/s)", "estimate [95 %]", "between sittings",
            "long launch", "limited by", "holds more than")
-KEYS = ("setting", "workload", "holds", "bracket", "capacity", "long_launch", "limited_by", "above")
-INTRO = ("Per server setting: the rate it held at its latency target, its capacity with the run-to-run spread in it, "
-         "what limited it and which settings it holds more than (the findings below say how each was computed).")
-NOTE = ("Holds: the highest rate whose launches all held p99 at the target (the long launch's rate where one held "
-        "lower). Settings not in each other's last column were not told apart: their capacities' intervals overlap.")
+KEYS = ("setting", "workload", "holds", "bracket", "estimate", "sittings", "long_launch", "limited_by", "above")
+INTRO = ("Per server setting: the rate it held at its latency target, the bracket to the lowest rate shown to fail, "
+         "an estimate where launches disagreed, how far the held rate moved between sittings, what limited it and "
+         "which settings it holds more than (the findings below say how each was computed).")
+NOTE = ("Holds: the highest rate a long launch held (the short launches' where none ran), never above a rate that "
+        "failed its long launch or a ceiling the run knows (a pool's size over its delay, the generator's). "
+        "Bracket: up to the lowest rate shown to fail in any window. Estimate: only where launches at one rate "
+        "disagreed. Between sittings: the held rates of independent searches of the setting on this machine. "
+        "Settings not in each other's last column were not told apart.")
 
 
 def findings(run: Run) -> list[Finding]:
@@ -36,9 +42,9 @@ def cores(run: Run, out: dict) -> int:
 def bracket(out: dict) -> Finding:
     finding = Finding(FAMILY, short(out), label="held", unit="req/s", chart="capacity", leads=True,
                       cells=[c for t in out["trials"] for c in t["cells"]], detail=detail(out))
-    if out["passed_rps"]:
-        finding.figure = capacity.held_rps(out)
-        finding.basis = f"bracket {sig(out['passed_rps'])}-{sig(out['failed_rps'])} req/s" if out["failed_rps"] \
+    if out["held_rps"]:
+        finding.figure = out["held_rps"]
+        finding.basis = f"bracket {sig(out['held_rps'])}-{sig(out['fails_rps'])} req/s" if out["fails_rps"] \
             else out["status"]
         check = out.get("confirmation")
         if check:
@@ -47,15 +53,15 @@ def bracket(out: dict) -> Finding:
 
 
 def who(out: dict) -> str:
-    return capacity.label(out) + (f", {out['delay_ms']} ms delay" if out.get("delay_ms") else "")
+    return label(out) + (f", {out['delay_ms']} ms delay" if out.get("delay_ms") else "")
 
 
 def short(out: dict) -> str:
-    """One claim, the rate first: "tomcat maxThreads=20, 200 ms delay: holds 95 req/s at p99 <= 300 ms for 60 s;
-    bracket 100-109 req/s, capacity 104 [76, 144] req/s"."""
-    target, low, high = f"p99 <= {out['target_p99_ms']:g} ms", out["passed_rps"], out["failed_rps"]
+    """One claim, the rate first: "tomcat maxThreads=20, 200 ms delay: holds 95.2 req/s at p99 <= 300 ms for 60 s;
+    bracket 95.2-100 req/s; moves 5 % between sittings"."""
+    target, low, high = f"p99 <= {out['target_p99_ms']:g} ms", out["held_rps"], out["fails_rps"]
     if out.get("generator"):
-        return f"{who(out)}: the load generator {capacity.generator_words(out)}"
+        return f"{who(out)}: the load generator {capacity_words.generator_words(out)}"
     if out["status"] == capacity.ABOVE_CEILING:
         return (f"{who(out)}: above the load generator's ceiling of {sig(out['ceiling_rps'])} req/s" +
                 (f"; held {sig(low)} req/s at {target}" if low else ""))
@@ -66,14 +72,25 @@ def short(out: dict) -> str:
         return (f"{who(out)}: p99 {flat['p99_ms'][0]:.0f}-{flat['p99_ms'][1]:.0f} ms from {sig(flat['from_rps'])} "
                 f"to {sig(flat['to_rps'])} req/s: a tail that does not grow with the rate, not a capacity, sets the "
                 f"{out['target_p99_ms']:g} ms target")
-    text = f"{who(out)}: holds {sig(capacity.held_rps(out))} req/s at {target}{long_words(out)}"
+    text = f"{who(out)}: holds {sig(low)} req/s at {target}{long_words(out)}"
     if high is None:
         top = out.get("top_rps") or low
-        return text + (f"; no failure up to {sig(top)} req/s" if top > low else "")
-    fitted = out.get("estimate")
-    ended = "" if out["status"] == capacity.BRACKETED else f" ({out['status']})"
-    return text + f"; bracket {sig(low)}-{sig(high)} req/s{ended}" + \
-        (f", capacity {points.fmt_interval(fitted, 'req/s')}" if fitted else "")
+        text += f"; no failure up to {sig(top)} req/s" if top > low else ""
+    else:
+        fitted = out.get("estimate")
+        ended = "" if out["status"] == capacity.BRACKETED else f" ({out['status']})"
+        text += f"; bracket {sig(low)}-{sig(high)} req/s{ended}" + \
+            (f", capacity {points.fmt_interval(fitted, 'req/s')}" if fitted else "")
+    return text + moves_words(out)
+
+
+def moves_words(out: dict) -> str:
+    """'; moves 5 % between sittings', '(more than the bracket)' where it is, '' where not measured."""
+    spread = out.get("spread")
+    if not spread:
+        return ""
+    wider = " (more than the bracket)" if out.get("spread_wider") else ""
+    return f"; moves {spread['moves'] * 100:.0f} % between sittings{wider}"
 
 
 def long_words(out: dict) -> str:
@@ -92,44 +109,55 @@ def long_words(out: dict) -> str:
 def detail(out: dict) -> str:
     """The fold: the search's whole answer as the runner says it, the models beside it, the cost at the rate that
     held and every rate tried."""
-    text = capacity.sentence(out) + capacity_models.sentence(out)
+    text = capacity_words.sentence(out) + capacity_models.sentence(out)
     cost = out["cost"]
     extras = [f"{label} {points.fmt_interval(cost[name], unit)}" for name, label, unit in
               (("rss_peak_mb", "RSS", "MB"), ("threads_peak", "threads", ""), ("db_connections_peak",
                                                                                 "database connections", ""))
               if cost.get(name)]
     if extras:
-        text += f"; at {sig(out['passed_rps'])} req/s: {', '.join(extras)}"
+        text += f"; at {sig(out['held_rps'])} req/s: {', '.join(extras)}"
     tried = ", ".join(f"{sig(t['rate'])} {t['verdict']}" for t in out["trials"])
     return text + f" (rates tried: {tried})"
 
 
 def summary(run: Run) -> dict:
-    """The summary table: a row per search, the highest capacity first (the generator's ceiling last)."""
+    """The summary table: a row per search, the highest rate held first (the generator's ceiling last)."""
     found = outcomes(run)
     above = ranking(found)
-    ordered = sorted(found, key=lambda out: (bool(out.get("generator")), -(interval(out) or (0, 0))[0]))
-    rows = [row(out, cores(run, out), above.get(capacity.label(out), [])) for out in ordered]
+    ordered = sorted(found, key=lambda out: (bool(out.get("generator")), -(out["held_rps"] or 0)))
+    rows = [row(out, cores(run, out), above.get(label(out), [])) for out in ordered]
     return {"columns": list(COLUMNS), "keys": list(KEYS), "rows": rows, "note": NOTE if rows else "", "intro": INTRO}
 
 
 def row(out: dict, server_cores: int, below: list[str]) -> dict:
     fitted = out.get("estimate")
-    return {"setting": capacity.label(out), "workload": workload(out),
-            "holds": sig(capacity.held_rps(out)) if out["passed_rps"] else "none", "bracket": bracket_text(out),
-            "capacity": points.fmt_interval(fitted) if fitted else "n/a",
-            "long_launch": long_launch(out), "limited_by": limited_by(out, server_cores),
-            "above": ", ".join(below) or "-"}
+    return {"setting": label(out), "workload": workload(out),
+            "holds": sig(out["held_rps"]) + (f" for {out['held_s']:g} s" if out.get("held_s") else "")
+            if out["held_rps"] else "none", "bracket": bracket_text(out),
+            "estimate": points.fmt_interval(fitted) if fitted else "none",
+            "sittings": sittings_text(out), "long_launch": long_launch(out),
+            "limited_by": limited_by(out, server_cores), "above": ", ".join(below) or "-"}
 
 
 def bracket_text(out: dict) -> str:
-    """'100-109', or how far the search got without one."""
-    low, high = out["passed_rps"], out["failed_rps"]
+    """'95.2-100', or how far the search got without one."""
+    low, high = out["held_rps"], out["fails_rps"]
     if low and high:
         return f"{sig(low)}-{sig(high)}"
     if low:
         return f"none failed up to {sig(out.get('top_rps') or low)}"
     return f"fails down to {sig(high)}" if high else out["status"]
+
+
+def sittings_text(out: dict) -> str:
+    """'moves 5 % (3 sittings: 952-1,000)', the bracket named where the spread is wider, 'not measured'."""
+    spread = out.get("spread")
+    if out.get("generator") or not spread:
+        return "not measured" if not out.get("generator") else "-"
+    held = spread["held_rps"]
+    text = f"moves {spread['moves'] * 100:.0f} % ({len(held)} sittings: {sig(min(held))}-{sig(max(held))})"
+    return text + (", more than the bracket" if out.get("spread_wider") else "")
 
 
 def workload(out: dict) -> str:
@@ -159,30 +187,24 @@ def limited_by(out: dict, server_cores: int) -> str:
     share = found["cpu_share"]
     if share is None:
         return "not judged"
-    busy = f"{share * 100:.0f} % CPU at {sig(out['passed_rps'])} req/s"
+    busy = f"{share * 100:.0f} % CPU at {sig(out['held_rps'])} req/s"
     return f"its core ({busy})" if found["cpu_bound"] else f"not a pool or a full core ({busy})"
 
 
 def ranking(found: list[dict]) -> dict[str, list[str]]:
-    """Per setting, the settings it holds more than at the same target and delay: their capacities' intervals (the
-    run-to-run spread in them) apart; an answer of "at least L" counts from L down the spread."""
-    ranked = sorted((out for out in found if interval(out) and not out.get("generator")),
-                    key=lambda out: interval(out)[0], reverse=True)
+    """Per setting, the settings it holds more than at the same target and delay: it held a rate the other was
+    shown to fail at, and by more than either's spread between sittings (its held rate less its move still above
+    the other's failure plus the other's move; a spread not measured counts as none)."""
+    shown = [out for out in found if out.get("held_rps") and not out.get("generator")]
     above: dict[str, list[str]] = {}
-    for i, high in enumerate(ranked):
-        for low in ranked[i + 1:]:
+    for high in sorted(shown, key=lambda out: out["held_rps"], reverse=True):
+        for low in shown:
             same = (high["target_p99_ms"], high["delay_ms"]) == (low["target_p99_ms"], low["delay_ms"])
-            if same and interval(high)[0] > interval(low)[1]:
-                above.setdefault(capacity.label(high), []).append(capacity.label(low))
+            if same and low is not high and low.get("fails_rps") and \
+                    high["held_rps"] / (1 + moves(high)) >= low["fails_rps"] * (1 + moves(low)):
+                above.setdefault(label(high), []).append(label(low))
     return above
 
 
-def interval(out: dict) -> tuple[float, float] | None:
-    """A capacity's 95 % interval with the run-to-run spread; an answer that never failed, from its highest hold
-    (less the spread) up; None without either."""
-    fitted = out.get("estimate")
-    if fitted:
-        return fitted["ci95_low"], fitted["ci95_high"]
-    if out["passed_rps"] and not out["failed_rps"] and out.get("spread"):
-        return out["passed_rps"] / capacity_spread.Spread(**out["spread"]).factor(), float("inf")
-    return None
+def moves(out: dict) -> float:
+    return (out.get("spread") or {}).get("moves") or 0.0

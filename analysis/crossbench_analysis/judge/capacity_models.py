@@ -5,6 +5,7 @@ share of the server's cores a request's CPU took at the rate that held. The capa
 advice both read it, so they say the same thing of the same search."""
 from __future__ import annotations
 
+from crossbench.decide import capacity_answer
 from crossbench.figures.points import sig
 
 from .workload import rate_within_p99
@@ -14,8 +15,8 @@ BUSY_CORES = 0.8          # at this share of its cores or more, the server's CPU
 
 
 def where(predicted: float | None, out: dict) -> str:
-    """INSIDE, ABOVE or BELOW the bracket [passed, failed], or UNJUDGED without one."""
-    low, high = out.get("passed_rps"), out.get("failed_rps")
+    """INSIDE, ABOVE or BELOW the bracket [held, the lowest rate shown to fail], or UNJUDGED without one."""
+    low, high = capacity_answer.bracket(out)
     if predicted is None or not (low or high):
         return UNJUDGED
     if low and high and low <= predicted <= high:
@@ -32,19 +33,20 @@ def in_words(predicted: float, out: dict) -> str:
     place = where(predicted, out)
     if place == INSIDE:
         return "inside the bracket"
+    held, fails = capacity_answer.bracket(out)
     if place == ABOVE:
-        return f"above it, {sig(predicted / out['failed_rps'], commas=True)}x the lowest rate shown not to hold"
+        return f"above it, {sig(predicted / fails, commas=True)}x the lowest rate shown not to hold"
     if place == BELOW:
-        return f"below it, {sig(out['passed_rps'] / predicted, commas=True)}x under the highest rate shown to hold"
+        return f"below it, {sig(held / predicted, commas=True)}x under the highest rate shown to hold"
     return "not judged (no bracket)"
 
 
 def cpu_share(out: dict, cores: int) -> float | None:
     """The share of the server's cores its CPU took at the rate that held: ms a request x requests a second."""
-    cpu = (out.get("cost") or {}).get("cpu_ms_per_request")
-    if not cpu or not out.get("passed_rps") or not cores:
+    cpu, held = (out.get("cost") or {}).get("cpu_ms_per_request"), capacity_answer.bracket(out)[0]
+    if not cpu or not held or not cores:
         return None
-    return cpu["value"] * out["passed_rps"] / 1000 / cores
+    return cpu["value"] * held / 1000 / cores
 
 
 def models(out: dict, cores: int = 1) -> dict:

@@ -1,41 +1,40 @@
-"""A capacity search's run-to-run spread, per machine (capacity_spread.toml): what it is, and what it does to an
-answer: the bracket stops narrowing below it, and a capacity's interval is at least its width."""
+"""How far one setting's held rate moves between sittings (capacity_spread.toml): per machine and per search, the
+rate each independent search of it held, as `python -m crossbench_analysis capacity-aa` measured them. The answer
+says it beside the bracket ("moves 5 % between sittings"), and says so where it is wider than the bracket; it
+widens nothing, and a setting or a machine not measured gets no figure, never another's."""
 from __future__ import annotations
 
-import math
 import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from crossbench.figures.points import sig
 from crossbench.hosts.facts import cpu_model
 
 FILE = Path(__file__).with_name("capacity_spread.toml")
-CONFIDENCE = 0.95
 
 
 @dataclass(frozen=True)
-class Spread:
-    run_sd: float                 # on logs: between runs of one setting's search
-    run_df: int | None            # degrees of freedom it rests on; None for the stated default
+class SettingSpread:
+    series: str
+    held_rps: tuple[float, ...]       # the rate each sitting's search held, one a sitting
     machine: str
-    measured: bool
     source: str
 
-    def factor(self) -> float:
-        """How far either way a second run may place a capacity (95 %): exp(t x run_sd)."""
-        from scipy import stats as scipy_stats    # here: 1.3 s to import, paid by every run_all.sh start otherwise
-        t = scipy_stats.t.ppf(0.5 + CONFIDENCE / 2, self.run_df) if self.run_df else \
-            scipy_stats.norm.ppf(0.5 + CONFIDENCE / 2)
-        return math.exp(t * self.run_sd)
+    @property
+    def moves(self) -> float:
+        """The highest held rate over the lowest, less one: how far another sitting placed it."""
+        return max(self.held_rps) / min(self.held_rps) - 1
 
     def words(self) -> str:
-        if self.measured:
-            return f"run-to-run spread {self.run_sd:.1%} (measured on {self.machine}, {self.run_df} df)"
-        return f"run-to-run spread {self.run_sd:.0%} (a stated default: none measured on {self.machine})"
+        """'moves 5 % between sittings (3 on AMD EPYC, 2 cores: held 952-1,000 req/s)'."""
+        low, high = min(self.held_rps), max(self.held_rps)
+        return (f"moves {self.moves * 100:.0f} % between sittings ({len(self.held_rps)} on {self.machine}: held "
+                f"{sig(low, commas=True)}-{sig(high, commas=True)} req/s)")
 
     def as_dict(self) -> dict:
-        return {"run_sd": self.run_sd, "run_df": self.run_df, "machine": self.machine, "measured": self.measured,
+        return {"moves": round(self.moves, 4), "held_rps": list(self.held_rps), "machine": self.machine,
                 "source": self.source}
 
 
@@ -43,17 +42,22 @@ def this_machine() -> str:
     return f"{cpu_model()}, {os.cpu_count()} cores"
 
 
-def for_machine(machine: str | None = None, path: Path = FILE) -> Spread:
-    """The spread measured on `machine` (default: this one), else the file's stated `unmeasured`."""
+def for_setting(series: str, machine: str | None = None, path: Path | None = None) -> SettingSpread | None:
+    """The spread measured for search `series` on `machine` (default: this one); None where it was not measured
+    there in two sittings or more (a machine is named as compare names one: equal, never a part of a name)."""
     machine = machine or this_machine()
-    table = tomllib.loads(path.read_text())
-    for entry in table.get("machine", []):
-        if entry.get("measured_on") == machine:
-            return Spread(float(entry["run_sd"]), int(entry["run_df"]), machine, True, entry.get("source", ""))
-    return Spread(float(table["unmeasured"]), None, machine, False, "unmeasured: the stated default")
+    for entry in tomllib.loads((path or FILE).read_text()).get("machine", []):
+        if entry.get("measured_on") != machine:
+            continue
+        for setting in entry.get("setting", []):
+            if setting.get("series") == series and len(setting.get("held_rps", [])) >= 2:
+                return SettingSpread(series, tuple(float(v) for v in setting["held_rps"]), machine,
+                                     entry.get("source", ""))
+    return None
 
 
-def widened(value: float, low: float, high: float, spread: Spread) -> tuple[float, float]:
-    """A capacity's interval with the run-to-run spread in it: at least value / factor to value x factor."""
-    factor = spread.factor()
-    return min(low, value / factor), max(high, value * factor)
+def words(spread: dict | None) -> str:
+    """An outcome's `spread` in words, or that none was measured."""
+    if not spread:
+        return "not measured between sittings on this machine"
+    return SettingSpread("", tuple(spread["held_rps"]), spread["machine"], spread.get("source", "")).words()

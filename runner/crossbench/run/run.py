@@ -15,7 +15,7 @@ from datetime import datetime
 from crossbench import oskit, paths
 from crossbench.cell import faults
 from crossbench.database.stack import RunDatabase
-from crossbench.decide import capacity, precision, retry, slo
+from crossbench.decide import capacity, capacity_answer, capacity_words, precision, retry, slo
 from crossbench.drivers import DRIVERS
 from crossbench.figures import points
 from crossbench.hosts.placement import Placement
@@ -331,13 +331,13 @@ def finish(planned: Planned, args, launched: int, wall_s: float) -> int:
     if not args.no_analysis:
         analyse(run_dir, planned.experiment, args.workload)
     if found and args.no_analysis:        # else the findings, printed last, say it with the rest
-        print(capacity.summary(found), file=sys.stderr)
+        print(capacity_words.summary(found), file=sys.stderr)
     return judged(run_dir, point_records, args.slo)
 
 
 def write_capacity(run_dir: RunDir, resolved: Experiment) -> list[dict]:
-    """capacity.json: each capacity search's bracket, its cost and the rates it tried (none without searches)."""
-    found = capacity.outcomes(run_dir.records(), resolved)
+    """capacity.json: each capacity search's answer, its cost and the rates it tried (none without searches)."""
+    found = capacity_answer.outcomes(run_dir.records(), resolved)
     if found:
         (run_dir.path / capacity.FILE).write_text(json.dumps(found, indent=1) + "\n")
     return found
