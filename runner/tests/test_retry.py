@@ -87,3 +87,33 @@ def test_a_disturbed_launch_is_launched_again_once_without_a_precision_target():
     assert disturbed.relaunches(cells, records, with_precision.run) == []   # precision.py's rule decides there
     once = experiment.recorded(experiment.apply_overrides(experiment.load("quick"), {"repetitions": 1}))
     assert disturbed.relaunches(cells, records, once.run) == []             # one launch a point: it is kept
+
+
+def test_a_window_too_short_is_launched_again_longer_and_left_out_while_a_longer_one_counts():
+    """quick's Tomcat 200 threads at 250 ms under 400 clients, 4 s windows: a launch flagged window_too_short is
+    launched again once with 50 of its slowest round trips (2 rounds of 250 ms: 25 s), so one round trip of each
+    connection moves its figures by 2 % at most; the point's figures rest on the launches without the flag."""
+    from crossbench.decide import disturbed
+    from crossbench.figures import points
+    run, cells = planned("quick")
+    [point] = [p for p in by_point(cells) if p[0].server == "tomcat" and p[0].concurrency == 400 and p[0].delay_ms]
+    records = [{**record(c), "flags": ["window_too_short"] if c.repetition == 1 else []} for c in cells]
+    again = disturbed.relaunches(cells, records, run)
+    [longer] = [c for c in again if c.point_id == point[0].point_id]
+    assert (longer.repetition, longer.duration_s, point[0].duration_s) == (4, 25.0, 4)
+    assert {c.duration_s for c in again if c.point_id != point[0].point_id and c.delay_ms == 250} == {12.5}
+    assert {c.duration_s for c in again if not c.delay_ms} == {8.0}      # no round trip to speak of: twice 4 s
+    counted = points.counted([r for r in records if r["point_id"] == point[0].point_id])
+    assert [r["repetition"] for r in counted] == [2, 3]
+    noisy = [{**r, "flags": ["noisy_host"] if r["flags"] else []} for r in records]
+    assert {c.duration_s for c in disturbed.relaunches(cells, noisy, run)} == {4}    # the host, not the window
+
+
+def test_a_relaunch_still_too_short_is_launched_again_twice_as_long():
+    from crossbench.decide import disturbed
+    run, cells = planned("quick")
+    [point] = [p for p in by_point(cells) if p[0].server == "tomcat" and p[0].concurrency == 400 and p[0].delay_ms]
+    first = disturbed.longer(point[0].launch(4), 4.0)
+    records = [{**record(c), "flags": ["window_too_short"]} for c in [*point, first]]
+    assert disturbed.too_short([*cells, first], records) == {point[0].point_id: 25.0}
+    assert disturbed.longer(point[0].launch(5), 25.0).duration_s == 50.0    # twice the 25 s relaunch

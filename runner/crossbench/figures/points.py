@@ -23,6 +23,7 @@ from crossbench import servers, stats
 from crossbench.drivers import of_record
 from crossbench.loadgen.base import LATENCY_UNRECOVERABLE
 from crossbench.plan.cellplan import CellPlan
+from crossbench.record.metrics import WINDOW_TOO_SHORT
 from crossbench.record.record import point_of, upgrade
 from crossbench.sampling.noise import NOISY_HOST, SERVER_CLOSED
 from crossbench.servers.tomcat_jfr import UNREADABLE as JFR_UNREADABLE
@@ -34,7 +35,9 @@ FIGURES = ("rps", "latency_ms.p50", "latency_ms.p90", "latency_ms.p99", "latency
 NOT_IDENTITY = {"cell_id", "repetition", "index", "settings", "peak_cell"}
 # Flags that say what happened around a launch, not what the point is: such a launch is left out of its point's
 # figures while the point has a launch without them (and the precision target then asks for another launch).
-DISTURBED = frozenset({NOISY_HOST})
+# window_too_short: a held window too short for its round trips to average out (metrics.held_truth_broken); a
+# longer launch of the same point measures it (decide/disturbed.py launches one).
+DISTURBED = frozenset({NOISY_HOST, WINDOW_TOO_SHORT})
 IMPRECISE = "imprecise"
 # Flags that say how sure a point is or how its server behaves, not that its measurement went wrong: the point
 # stays valid (findings, advice and knees read it). imprecise: its interval is wider than the target, and says
