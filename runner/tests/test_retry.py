@@ -117,3 +117,27 @@ def test_a_relaunch_still_too_short_is_launched_again_twice_as_long():
     records = [{**record(c), "flags": ["window_too_short"]} for c in [*point, first]]
     assert disturbed.too_short([*cells, first], records) == {point[0].point_id: 25.0}
     assert disturbed.longer(point[0].launch(5), 25.0).duration_s == 50.0    # twice the 25 s relaunch
+
+
+def test_a_launch_far_outside_its_siblings_is_launched_again_once_without_a_flag():
+    """A launch reading 42 % under two siblings that agree within 1 % (beyond 3 robust spreads, never under 5 %):
+    launched again once, and kept in its point. Tomcat's static point at 2,442 / 1,929 / 1,400 req/s has no
+    launch far outside the others: three launches that spread cannot say which one is off. 10 % off two
+    siblings that agree is within the 5 % floor's 3 spreads."""
+    from crossbench.decide import disturbed
+    from crossbench.figures import points
+    run, cells = planned("quick")
+    [static] = [p for p in by_point(cells) if not p[0].delay_ms and p[0].server == "tomcat" and p[0].concurrency == 100]
+    others = [record(c) for c in cells if c.point_id != static[0].point_id]
+
+    def again(*rps):
+        return disturbed.relaunches(cells, others + [record(c, rps=v) for c, v in zip(static, rps)], run)
+    assert points.outliers([record(c, rps=v) for c, v in zip(static, (1000, 1010, 580))]) == [static[2].cell_id]
+    assert [(c.point_id, c.repetition, c.duration_s) for c in again(1000, 1010, 580)] == \
+        [(static[0].point_id, 4, static[0].duration_s)]
+    assert again(2442, 1929, 1400) == [] and again(1000, 1010, 900) == [] and again(1000, 1010, 1080) == []
+    fourth = static[0].launch(4)
+    records = others + [record(c, rps=v) for c, v in zip([*static, fourth], (1000, 1010, 580, 1005))]
+    assert disturbed.relaunches([*cells, fourth], records, run) == []           # launched again once: done
+    [point] = [p for p in points.aggregate(records) if p["point_id"] == static[0].point_id]
+    assert point["n"] == 4 and point["disturbed_cells"] == []                  # the outlier stays in its figures

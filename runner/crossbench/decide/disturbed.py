@@ -8,7 +8,9 @@ keeps its one launch, disturbed or not: points.counted falls back to it, and not
 relaunch their own launches (capacity.py) and are left to it.
 
 A launch flagged `window_too_short` (a held window whose figures break what its mechanics fix) is launched again
-the same way, with a longer window (`longer`): the same window would lose the same waves again.
+the same way, with a longer window (`longer`): the same window would lose the same waves again. So is a launch
+whose figure lies far outside its siblings' with no flag to say why (points.outliers), once; it stays in its
+point's figures. With a precision target such a launch widens the point's interval, and its rule asks for more.
 
 Decided from the records alone, like the precision rounds, so --resume continues where it stopped.
 """
@@ -18,7 +20,7 @@ import random
 from dataclasses import replace
 
 from crossbench.drivers.closed_loop import worst_latency_s
-from crossbench.figures.points import DISTURBED, point_id
+from crossbench.figures.points import DISTURBED, outliers, point_id
 from crossbench.record.metrics import WINDOW_TOO_SHORT, window_for_bias
 from crossbench.plan.cellplan import CellPlan, launches_so_far
 from crossbench.plan.experiment_expand import first_rounds, round_seed
@@ -27,16 +29,22 @@ from crossbench.plan.experiment_schema import RunSettings
 
 def relaunches(cells: list[CellPlan], records: list[dict], run: RunSettings,
                searching: set[str] = frozenset()) -> list[CellPlan]:
-    """One more launch of each point that has a disturbed launch not yet launched again (shuffled like a round)."""
+    """One more launch of each point that has a disturbed launch, or an outlying one, not yet launched again
+    (shuffled like a round)."""
     rounds = first_rounds(run)
     if run.precision or rounds < 2:
         return []
     planned, launched = launches_so_far(cells)
     finished = {r["cell_id"] for r in records}
     disturbed: dict[str, int] = {}
+    by_point: dict[str, list[dict]] = {}
     for record in records:
+        by_point.setdefault(point_id(record), []).append(record)
         if record.get("status") == "ok" and DISTURBED.intersection(record.get("flags") or ()):
             disturbed[point_id(record)] = disturbed.get(point_id(record), 0) + 1
+    for pid, launches in by_point.items():
+        if far := len(outliers(launches)):
+            disturbed[pid] = disturbed.get(pid, 0) + far
     short = too_short(cells, records)
     wanted = []
     for pid, count in disturbed.items():

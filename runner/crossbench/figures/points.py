@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import fields
@@ -86,6 +87,37 @@ def counted(launches: list[dict]) -> list[dict]:
     point has an undisturbed launch."""
     ok = [r for r in launches if r.get("status", "ok") == "ok"]
     return [r for r in ok if not DISTURBED.intersection(r.get("flags") or ())] or ok
+
+
+# A launch whose headline figure lies far outside its siblings' (the point's other counted launches) is launched
+# again even without a flag (decide/disturbed.py): its log more than OUTLIER_SPREADS robust spreads from the
+# siblings' median, the spread 1.4826 x their median absolute deviation of logs (the standard deviation, were the
+# logs normal) and never under OUTLIER_MIN_SPREAD, since two siblings that agree to the digit leave none: at
+# least 16 % off. It stays in its point's figures (leaving it out would make the interval narrower than the
+# launches are); the launch added gives the point one more to rest on.
+OUTLIER_SPREADS = 3.0
+OUTLIER_MIN_SPREAD = 0.05
+MAD_TO_SD = 1.4826
+
+
+def outliers(launches: list[dict]) -> list[str]:
+    """The cell ids of a point's counted launches whose headline figure lies far outside their siblings' (at
+    least two siblings with the figure)."""
+    kept = counted(launches)
+    if len(kept) < 3:
+        return []
+    name = headline(kept[0])
+    logs = {r["cell_id"]: math.log(v) for r in kept for v in launch_values([r], name) if v > 0}
+    found = []
+    for cell, value in logs.items():
+        siblings = [other for c, other in logs.items() if c != cell]
+        if len(siblings) < 2:
+            continue
+        centre = statistics.median(siblings)
+        spread = max(MAD_TO_SD * statistics.median(abs(s - centre) for s in siblings), OUTLIER_MIN_SPREAD)
+        if abs(value - centre) > OUTLIER_SPREADS * spread:
+            found.append(cell)
+    return found
 
 
 def point_record(pid: str, launches: list[dict], precision: float | None) -> dict:
