@@ -163,6 +163,10 @@ def test_a_held_window_whose_rps_times_mean_falls_short_of_c_is_flagged():
     assert held(99.0, 0.893 * 50 / 99.0 * 1000) == ["ratio_disagreement", metrics.WINDOW_TOO_SHORT]   # no ceiling
     # at C=100: latency ratio 4.880 for a truth of 5.0, efficiency ratio 5.011: rps x mean 0.974 C, past 2 %
     assert held(99.775, 976.07, concurrency=100) == [metrics.WINDOW_TOO_SHORT]
+    saturated = metrics.ratios(50, 200, 99.0, 451.0, loadgen_saturated=True)   # its time between requests
+    assert metrics.WINDOW_TOO_SHORT not in flags(concurrency=50, requests=297, window_s=3.0, mean_latency_ms=451.0,
+                                                 ratios_=saturated, in_flight_=metrics.in_flight(99.0, 451.0),
+                                                 held=True, rps=99.0, ceiling=100.0)
 
 
 def test_a_clean_held_window_is_not_flagged():

@@ -148,7 +148,9 @@ def flags(*, concurrency: int, requests: int, errors: dict[str, int], ratios_: R
     edge = 1.0 if held else edge_allowance(window_s, mean_latency_ms)
     if a and b and (a / b > (1 + RATIO_DISAGREEMENT) * edge or b / a > 1 + RATIO_DISAGREEMENT):
         found.append("ratio_disagreement")
-    if held and held_truth_broken(rps=rps, ceiling=ceiling, window_s=window_s, in_flight_=in_flight_,
+    # a saturated generator spends time between requests that Little's law does not count (rps_steady null)
+    steady = in_flight_ if ratios_.rps_steady is not None else None
+    if held and held_truth_broken(rps=rps, ceiling=ceiling, window_s=window_s, in_flight_=steady,
                                   concurrency=concurrency, mean_latency_ms=mean_latency_ms, pipeline=pipeline,
                                   rounding=rounding):
         found.append(WINDOW_TOO_SHORT)
