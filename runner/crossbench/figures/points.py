@@ -92,9 +92,9 @@ def counted(launches: list[dict]) -> list[dict]:
 # A launch whose headline figure lies far outside its siblings' (the point's other counted launches) is launched
 # again even without a flag (decide/disturbed.py): its log more than OUTLIER_SPREADS robust spreads from the
 # siblings' median, the spread 1.4826 x their median absolute deviation of logs (the standard deviation, were the
-# logs normal) and never under OUTLIER_MIN_SPREAD, since two siblings that agree to the digit leave none: at
-# least 16 % off. It stays in its point's figures (leaving it out would make the interval narrower than the
-# launches are); the launch added gives the point one more to rest on.
+# logs normal) and never under OUTLIER_MIN_SPREAD, since two siblings that agree to the digit leave none: at least
+# 16 % over or 14 % under (exp(0.15)). It stays in its point's figures (leaving it out would make the interval
+# narrower than the launches are); the launch added gives the point one more to rest on.
 OUTLIER_SPREADS = 3.0
 OUTLIER_MIN_SPREAD = 0.05
 MAD_TO_SD = 1.4826

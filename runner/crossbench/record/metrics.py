@@ -78,9 +78,9 @@ def loadgen_saturated(loadgen_cpu_percent: float | None, loadgen_cores: int) -> 
 
 def edge_allowance(window_s: float | None, mean_latency_ms: float | None) -> float:
     """How far the edge of a window of its own (not a held one) alone lifts the efficiency ratio over the latency
-    ratio: each connection loses at most the round trip in flight when the window closes, so of T = window / mean latency round trips it
-    counts at least T - 1 (a 10 s window at 1 s counts 9 of 10 when the connections started together: 1.11).
-    1 when either is unknown."""
+    ratio: each connection loses at most the round trip in flight when the window closes, so of T = window / mean
+    latency round trips it counts at least T - 1 (a 10 s window at 1 s counts 9 of 10 when the connections started
+    together: 1.11). 1 when either is unknown."""
     if not window_s or not mean_latency_ms:
         return 1.0
     trips = window_s / (mean_latency_ms / 1000)
