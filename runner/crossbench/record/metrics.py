@@ -94,30 +94,33 @@ def ceiling_rps(parallel_limit: int | None, delay_ms: int) -> float | None:
 
 
 def over_ceiling(rps: float, ceiling: float | None, window_s: float | None) -> bool:
-    """Throughput above the pool's ceiling by more than one answer over the window (the count's own step): a
-    pool cannot answer faster than its workers are freed, so more is the window's edges counting a wave twice."""
-    return ceiling is not None and bool(window_s) and rps > ceiling + 1 / window_s
+    """Throughput above the pool's ceiling by more than MAX_WINDOW_BIAS and one answer over the window (the
+    count's own step): a pool cannot answer faster than its workers are freed, so more is the window's edges
+    crediting a wave twice. The credit of the requests straddling the edges moves the count by a few answers
+    whatever the window's length, so within the share the truths are stated in it is not told from them."""
+    return ceiling is not None and bool(window_s) and rps > ceiling * (1 + MAX_WINDOW_BIAS) + 1 / window_s
 
 
-def under_concurrency(in_flight_: float | None, concurrency: int, mean_latency_ms: float | None,
-                      pipeline: int = 1, rounding: float = 0.0) -> bool:
-    """rps x mean latency below C x pipeline by more than MAX_WINDOW_BIAS, the generator's turnaround
-    (TURNAROUND_ALLOWANCE_MS) and the mean's rounding allowed: in a closed loop every connection always has a
-    request outstanding, so a held window whose edges cost nothing reads C unless its round trips did not average
-    out (its latency sampled the quick turns more than the slow ones, or its count a wave too many)."""
+def off_concurrency(in_flight_: float | None, concurrency: int, mean_latency_ms: float | None,
+                    pipeline: int = 1, rounding: float = 0.0) -> bool:
+    """rps x mean latency off C x pipeline by more than MAX_WINDOW_BIAS, the generator's turnaround
+    (TURNAROUND_ALLOWANCE_MS, below C only) and the mean's rounding allowed: in a closed loop every connection
+    always has a request outstanding, so a held window whose edges cost nothing reads C unless its round trips did
+    not average out (its latency sampled the quick turns more than the slow ones, or the slow more)."""
     if in_flight_ is None or not mean_latency_ms:
         return False
-    allowance = MAX_WINDOW_BIAS + TURNAROUND_ALLOWANCE_MS / mean_latency_ms
-    return in_flight_ < concurrency * pipeline * (1 - allowance) - rounding
+    full = concurrency * pipeline
+    below = full * (1 - MAX_WINDOW_BIAS - TURNAROUND_ALLOWANCE_MS / mean_latency_ms) - rounding
+    return in_flight_ < below or in_flight_ > full * (1 + MAX_WINDOW_BIAS) + rounding
 
 
 def held_truth_broken(*, rps: float, ceiling: float | None, window_s: float | None, in_flight_: float | None,
                       concurrency: int, mean_latency_ms: float | None, pipeline: int = 1,
                       rounding: float = 0.0) -> bool:
-    """A held window whose figures break what the cell's mechanics fix (over_ceiling, under_concurrency): flag
+    """A held window whose figures break what the cell's mechanics fix (over_ceiling, off_concurrency): flag
     WINDOW_TOO_SHORT, the window too short for its round trips (window_for_bias says how long would do)."""
-    return over_ceiling(rps, ceiling, window_s) or under_concurrency(in_flight_, concurrency, mean_latency_ms,
-                                                                     pipeline, rounding)
+    return over_ceiling(rps, ceiling, window_s) or off_concurrency(in_flight_, concurrency, mean_latency_ms,
+                                                                   pipeline, rounding)
 
 
 def window_for_bias(round_trip_s: float, bias: float = MAX_WINDOW_BIAS) -> float:
@@ -134,7 +137,7 @@ def flags(*, concurrency: int, requests: int, errors: dict[str, int], ratios_: R
     ratios differ by more than RATIO_DISAGREEMENT beyond what the window's edge explains (edge_allowance: only a
     window of its own loses the round trip in flight at its end; a held window's edges cost none);
     in_flight_over_concurrency: Little's law broken (in_flight_over_concurrency); window_too_short: a held
-    window's rps above its pool's `ceiling` or its rps x mean under C (held_truth_broken)."""
+    window's rps above its pool's `ceiling` or its rps x mean off C (held_truth_broken)."""
     found = []
     if in_flight_over_concurrency(in_flight_, concurrency, pipeline, rounding):
         found.append("in_flight_over_concurrency")
