@@ -24,6 +24,22 @@ def test_seed002_is_the_seed_matrix_with_windows_that_grow_with_the_delay_and_th
     assert {c.loadgen for c in experiment.expand(resolve("seed002-protocol"))} == {"wrk"}     # the seed's own method
 
 
+def test_maxthreads_quick_windows_hold_fifty_of_their_slowest_round_trips():
+    """One round trip of each connection too many or too few moves a window's figures by round trip / window, so
+    2 % asks 50 round trips: ceil(C / maxThreads) rounds of 200 ms past the pool, one round at or under it and on
+    virtual threads; the file's 3 s where that is longer (nowhere here)."""
+    windows = {(c.settings["executor"], c.settings["max_threads"], c.concurrency): c.duration_s
+               for c in experiment.expand(resolve("maxthreads-quick"))}
+    assert windows[("platform", 20, 100)] == 50.0           # 5 rounds of 200 ms
+    assert windows[("platform", 20, 50)] == 30.0            # 3 rounds at worst (2.5 on average)
+    assert windows[("platform", 50, 100)] == 20.0
+    assert {w for (executor, pool, c), w in windows.items() if executor == "virtual" or c <= pool} == {10.0}
+    assert {c.duration_s for c in experiment.expand(resolve("maxthreads-quick", max_window_bias=0))} == {3}
+    loose = {c.concurrency: c.duration_s for c in experiment.expand(resolve("maxthreads-quick", max_window_bias=0.1))
+             if c.settings["executor"] == "platform" and c.settings["max_threads"] == 20}
+    assert loose == {10: 3, 20: 3, 50: 6.0, 100: 10.0}       # the file's 3 s where round trips ask less
+
+
 def test_held_windows_leave_a_generator_the_run_names_alone():
     assert {c.loadgen for c in experiment.expand(resolve(loadgen="http_load"))} == {"http_load"}
     held = [c for c in experiment.expand(resolve()) if c.delay_ms]
@@ -107,6 +123,8 @@ def test_a_precision_target_plans_its_first_stage_of_three_rounds_first():
     ({"precision": 1.5}, "precision is a share of the mean between 0 and 1"),
     ({"precision": 0}, "precision is a share of the mean between 0 and 1"),
     ({"min_window_delays": -1}, "min_window_delays is a number of delays"),
+    ({"max_window_bias": 1}, "max_window_bias is a share of a window's figures between 0 .off. and 1, not 1"),
+    ({"max_window_bias": -0.02}, "max_window_bias is a share"),
     ({"precision": 0.05, "min_launches": 5, "max_launches": 3}, "min_launches 5 is above max_launches 3"),
     ({"precision": 0.05, "min_launches": 2}, "min_launches must be at least 3"),
 ])

@@ -131,3 +131,80 @@ def test_the_closed_loop_driver_flags_samples_no_request_had():
     measured = LoadResult("wrk", "4.1.0", 8590, 4.0, 0, empty_errors(), {"mean": 0.462}, "test")
     figures, found = closed_loop_figures(plan, measured)
     assert figures["in_flight"] == pytest.approx(0.99, abs=0.01) and "in_flight_over_concurrency" not in found
+
+
+# maxthreads-quick's worked example (docs/results/maxthreads/worked-example): Tomcat maxThreads=20 at 200 ms, held
+# windows of 3 s. Its pool answers at most 20 / 0.2 s = 100 a second, and Little's law puts rps x mean at C.
+POOL_20_AT_200MS = 100.0
+
+
+def held(rps: float, mean_ms: float, concurrency: int = 50, window_s: float = 3.0,
+         ceiling: float | None = POOL_20_AT_200MS) -> list[str]:
+    """The flags of a held window with these figures, its delay 200 ms."""
+    return flags(concurrency=concurrency, requests=round(rps * window_s), window_s=window_s, mean_latency_ms=mean_ms,
+                 ratios_=metrics.ratios(concurrency, 200, rps, mean_ms), in_flight_=metrics.in_flight(rps, mean_ms),
+                 held=True, rps=rps, ceiling=ceiling)
+
+
+def test_a_held_window_faster_than_its_pool_is_flagged():
+    """20 threads each held 200 ms answer at most 100 a second. The requests straddling a window's edges move its
+    credited count by a few answers whatever its length (test_window_length.py), so the ceiling is held to the 2 %
+    the truths are stated in and one answer over the window; Little's law holding, the ceiling alone decides."""
+    assert held(102.5, 50 / 102.5 * 1000) == [metrics.WINDOW_TOO_SHORT]
+    assert held(102.5, 50 / 102.5 * 1000, window_s=30.0) == [metrics.WINDOW_TOO_SHORT]
+    assert held(101.2, 50 / 101.2 * 1000) == []                      # 3.5 answers over in 3 s: within 2 %
+    assert held(102.5, 50 / 102.5 * 1000, ceiling=None) == []        # no pool: no ceiling to pass
+
+
+def test_a_held_window_whose_rps_times_mean_falls_short_of_c_is_flagged():
+    """The worked example at C=50: 101.18 req/s from a pool of 100 a second and a latency ratio of 2.206, rps x
+    mean = 0.893 C. The ratios differ by 12 %: with the edge allowance a window of its own would have (3 s over
+    441 ms: 1.17) that passed."""
+    found = held(101.18, 441.27)
+    assert metrics.in_flight(101.18, 441.27) == pytest.approx(0.893 * 50, abs=0.01)
+    assert found == ["ratio_disagreement", metrics.WINDOW_TOO_SHORT]
+    assert held(99.0, 0.893 * 50 / 99.0 * 1000) == ["ratio_disagreement", metrics.WINDOW_TOO_SHORT]   # no ceiling
+    # at C=100: latency ratio 4.880 for a truth of 5.0, efficiency ratio 5.011: rps x mean 0.974 C, past 2 %
+    assert held(99.775, 976.07, concurrency=100) == [metrics.WINDOW_TOO_SHORT]
+    # above C as far: a window that sampled the slow turns more (in_flight_over_concurrency says it too)
+    assert held(99.0, 1.03 * 50 / 99.0 * 1000) == ["in_flight_over_concurrency", metrics.WINDOW_TOO_SHORT]
+    saturated = metrics.ratios(50, 200, 99.0, 451.0, loadgen_saturated=True)   # its time between requests
+    assert metrics.WINDOW_TOO_SHORT not in flags(concurrency=50, requests=297, window_s=3.0, mean_latency_ms=451.0,
+                                                 ratios_=saturated, in_flight_=metrics.in_flight(99.0, 451.0),
+                                                 held=True, rps=99.0, ceiling=100.0)
+
+
+def test_a_clean_held_window_is_not_flagged():
+    """maxThreads=50 at C=100 in the same run: 248.36 req/s, latency ratio 2.013, efficiency ratio 2.013."""
+    assert held(248.36, 402.59, concurrency=100, ceiling=250.0) == []
+    assert held(99.2, 201.6, concurrency=20) == []                   # at the pool: one round of the delay
+    assert held(99.5, 50 / 99.5 * 1000 * 0.985) == []                # 1.5 % short of C: within 2 %
+
+
+def test_only_a_window_of_its_own_keeps_the_edge_allowance():
+    """Efficiency ratio 1.2 against a latency ratio of 1.0 over 10 round trips: a window of its own may lose the
+    round trip in flight at its end (1.11 allowed on top of 10 %); a held window's edges cost none."""
+    edge = dict(ratios_=metrics.ratios(10, 1000, 10 / 1.2, 1000.0), window_s=10.0, mean_latency_ms=1000.0)
+    assert flags(**edge) == []
+    assert "ratio_disagreement" in flags(**edge, held=True, rps=10 / 1.2)
+
+
+def test_a_2_percent_window_holds_fifty_round_trips():
+    """One round trip of each connection too many or too few moves a window's figures by round trip / window."""
+    assert metrics.window_for_bias(1.0) == pytest.approx(50.0)        # C=100 on 20 threads at 200 ms: 5 rounds
+    assert metrics.window_for_bias(0.6) == pytest.approx(30.0)        # C=50: 3 rounds at worst (2.5 on average)
+    assert metrics.window_for_bias(0.5, bias=0.05) == pytest.approx(10.0)
+    assert metrics.ceiling_rps(20, 200) == pytest.approx(100.0) and metrics.ceiling_rps(None, 200) is None
+
+
+def test_the_closed_loop_driver_checks_a_held_window_against_its_pool():
+    """The driver passes its plan's pool ceiling for held windows only (held_window in the result)."""
+    from crossbench.drivers.closed_loop import closed_loop_figures
+    from crossbench.loadgen.base import LoadResult, empty_errors
+    plan = type("Plan", (), {"concurrency": 50, "delay_ms": 200, "pipeline": 1, "parallel_limit": 20})()
+    window = {"short": False, "finished_after_load": 0, "sent": 300}
+    fast = LoadResult("oha", "1.16.0", 308, 3.0, 0, empty_errors(), {"mean": 50 / 102.5 * 1000}, "test",
+                      window_rate=102.5, extra={"held_window": window})
+    assert metrics.WINDOW_TOO_SHORT in closed_loop_figures(plan, fast)[1]
+    own = LoadResult("wrk", "4.1.0", 308, 3.0, 0, empty_errors(), {"mean": 50 / 102.5 * 1000}, "test")
+    assert metrics.WINDOW_TOO_SHORT not in closed_loop_figures(plan, own)[1]

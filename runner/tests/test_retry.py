@@ -87,3 +87,57 @@ def test_a_disturbed_launch_is_launched_again_once_without_a_precision_target():
     assert disturbed.relaunches(cells, records, with_precision.run) == []   # precision.py's rule decides there
     once = experiment.recorded(experiment.apply_overrides(experiment.load("quick"), {"repetitions": 1}))
     assert disturbed.relaunches(cells, records, once.run) == []             # one launch a point: it is kept
+
+
+def test_a_window_too_short_is_launched_again_longer_and_left_out_while_a_longer_one_counts():
+    """quick's Tomcat 200 threads at 250 ms under 400 clients, 4 s windows: a launch flagged window_too_short is
+    launched again once with 50 of its slowest round trips (2 rounds of 250 ms: 25 s), so one round trip of each
+    connection moves its figures by 2 % at most; the point's figures rest on the launches without the flag."""
+    from crossbench.decide import disturbed
+    from crossbench.figures import points
+    run, cells = planned("quick")
+    [point] = [p for p in by_point(cells) if p[0].server == "tomcat" and p[0].concurrency == 400 and p[0].delay_ms]
+    records = [{**record(c), "flags": ["window_too_short"] if c.repetition == 1 else []} for c in cells]
+    again = disturbed.relaunches(cells, records, run)
+    [longer] = [c for c in again if c.point_id == point[0].point_id]
+    assert (longer.repetition, longer.duration_s, point[0].duration_s) == (4, 25.0, 4)
+    assert {c.duration_s for c in again if c.point_id != point[0].point_id and c.delay_ms == 250} == {12.5}
+    assert {c.duration_s for c in again if not c.delay_ms} == {8.0}      # no round trip to speak of: twice 4 s
+    counted = points.counted([r for r in records if r["point_id"] == point[0].point_id])
+    assert [r["repetition"] for r in counted] == [2, 3]
+    noisy = [{**r, "flags": ["noisy_host"] if r["flags"] else []} for r in records]
+    assert {c.duration_s for c in disturbed.relaunches(cells, noisy, run)} == {4}    # the host, not the window
+
+
+def test_a_relaunch_still_too_short_is_launched_again_twice_as_long():
+    from crossbench.decide import disturbed
+    run, cells = planned("quick")
+    [point] = [p for p in by_point(cells) if p[0].server == "tomcat" and p[0].concurrency == 400 and p[0].delay_ms]
+    first = disturbed.longer(point[0].launch(4), 4.0)
+    records = [{**record(c), "flags": ["window_too_short"]} for c in [*point, first]]
+    assert disturbed.too_short([*cells, first], records) == {point[0].point_id: 25.0}
+    assert disturbed.longer(point[0].launch(5), 25.0).duration_s == 50.0    # twice the 25 s relaunch
+
+
+def test_a_launch_far_outside_its_siblings_is_launched_again_once_without_a_flag():
+    """A launch reading 42 % under two siblings that agree within 1 % (beyond 3 robust spreads, never under 5 %):
+    launched again once, and kept in its point. Tomcat's static point at 2,442 / 1,929 / 1,400 req/s has no
+    launch far outside the others: three launches that spread cannot say which one is off. 10 % off two
+    siblings that agree is within the 5 % floor's 3 spreads."""
+    from crossbench.decide import disturbed
+    from crossbench.figures import points
+    run, cells = planned("quick")
+    [static] = [p for p in by_point(cells) if not p[0].delay_ms and p[0].server == "tomcat" and p[0].concurrency == 100]
+    others = [record(c) for c in cells if c.point_id != static[0].point_id]
+
+    def again(*rps):
+        return disturbed.relaunches(cells, others + [record(c, rps=v) for c, v in zip(static, rps)], run)
+    assert points.outliers([record(c, rps=v) for c, v in zip(static, (1000, 1010, 580))]) == [static[2].cell_id]
+    assert [(c.point_id, c.repetition, c.duration_s) for c in again(1000, 1010, 580)] == \
+        [(static[0].point_id, 4, static[0].duration_s)]
+    assert again(2442, 1929, 1400) == [] and again(1000, 1010, 900) == [] and again(1000, 1010, 1080) == []
+    fourth = static[0].launch(4)
+    records = others + [record(c, rps=v) for c, v in zip([*static, fourth], (1000, 1010, 580, 1005))]
+    assert disturbed.relaunches([*cells, fourth], records, run) == []           # launched again once: done
+    [point] = [p for p in points.aggregate(records) if p["point_id"] == static[0].point_id]
+    assert point["n"] == 4 and point["disturbed_cells"] == []                  # the outlier stays in its figures

@@ -55,9 +55,10 @@ def test_quick_profile_end_to_end(tmp_path, report_figure):
     meta = json.loads((out / "metadata.json").read_text())
     assert "30 cells (10 points x 3 rounds), 30 to run" in done.stderr
     cells = {r["cell_id"]: r for r in records(out)}
-    # A launch the host disturbed (noisy_host: another process took the cores) is kept but left out of its
-    # point, and launched again once after the three rounds (decide/disturbed.py); CI met one such launch on a
-    # quiet machine.
+    # A launch the host disturbed (noisy_host: another process took the cores) or whose window was too short
+    # (window_too_short) is kept but left out of its point, and launched again once after the three rounds
+    # (decide/disturbed.py); CI met one such launch on a quiet machine. A launch far outside its siblings is
+    # launched again once too, and stays in its point (points.outliers).
     relaunched = [r for r in cells.values() if r["repetition"] > 3]
     assert len(cells) == 30 + len(relaunched) and all(r["status"] == "ok" for r in cells.values())
     order = [r["point_id"] for r in records(out)][:30]
@@ -65,7 +66,7 @@ def test_quick_profile_end_to_end(tmp_path, report_figure):
     points = {p["point_id"]: p for p in map(json.loads, (out / "points.jsonl").read_text().splitlines())}
     tally = {pid: (p["n"], p["disturbed_cells"], p["failed"], sum(r["point_id"] == pid for r in relaunched))
              for pid, p in points.items()}
-    assert len(points) == 10 and all(n >= 1 and n + len(disturbed) == 3 + again and again <= len(disturbed)
+    assert len(points) == 10 and all(n >= 1 and n + len(disturbed) == 3 + again and again <= len(disturbed) + 1
                                      and failed == 0 for n, disturbed, failed, again in tally.values()), tally
     for point in points.values():
         for name, figure in point["figures"].items():      # one estimator, named; no bound below zero

@@ -202,6 +202,25 @@ def test_a_noisy_launch_does_not_use_up_max_launches():
     assert max(c.repetition for c in launches) == 6                     # never past twice max_launches
 
 
+def test_with_a_precision_target_a_point_whose_windows_were_all_too_short_is_launched_longer():
+    """Three launches, tight, each flagged window_too_short (the same short window loses the same waves): the
+    point has its first stage, but no figure to trust, so one more launch with 50 of its slowest round trips
+    (quick's Tomcat at 250 ms under 400 clients: 2 rounds, 25 s); once that one counts, the next launches keep
+    its window."""
+    config = apply_overrides(load("quick"), {"precision": 0.05, "shuffle": False})
+    cells, run = expand(config), recorded(config).run
+    first = next(c for c in cells if c.server == "tomcat" and c.concurrency == 400 and c.delay_ms)
+    launches = [c for c in cells if c.point_id == first.point_id]
+    records = [{**record(c.cell_id, 100, 10), "point_id": c.point_id, "flags": ["window_too_short"]}
+               for c in launches]
+    [again] = precision.next_round(launches, records, run)
+    assert (again.repetition, again.duration_s, first.duration_s) == (4, 25.0, 4)
+    records.append({**record(again.cell_id, 100, 10), "point_id": first.point_id})
+    [more] = precision.next_round([*launches, again], records, run)     # one counted launch: the first stage
+    assert (more.repetition, more.duration_s) == (5, 25.0)
+    assert precision.next_round(launches, [{**r, "flags": []} for r in records[:3]], run) == []
+
+
 def test_the_headline_follows_the_kind_of_point():
     assert points.headline({"kind": "closed_loop", "delay_ms": 0}) == "rps"
     assert points.headline({"kind": "closed_loop", "delay_ms": 1000}) == "latency_ratio"

@@ -79,14 +79,14 @@ def provenance(runs: list[Path]) -> str:
 
 
 def disturbed_words(run_points: list[dict]) -> str:
-    """How many launches the host disturbed (noisy_host: left out of their points, or kept where every launch of
-    a point was), so a reader sees how quiet the run was."""
+    """How many launches the host disturbed or cut too short (points.DISTURBED: noisy_host, window_too_short; left
+    out of their points, or kept where every launch of a point was), so a reader sees how quiet the run was."""
     left_out = sum(len(p.get("disturbed_cells", [])) for p in run_points)
     kept = sum(p["n"] for p in run_points if set(p.get("flags", [])) & points.DISTURBED)
     if not left_out and not kept:
-        return f"no launch flagged {', '.join(sorted(points.DISTURBED))}"
+        return f"no launch flagged {' or '.join(sorted(points.DISTURBED))}"
     flagged = left_out + kept
-    return (f"{flagged} launch{'es' * (flagged != 1)} flagged {', '.join(sorted(points.DISTURBED))} "
+    return (f"{flagged} launch{'es' * (flagged != 1)} flagged {' or '.join(sorted(points.DISTURBED))} "
             f"({left_out} left out of their points, {kept} kept where every launch of a point was)")
 
 

@@ -14,19 +14,23 @@ from __future__ import annotations
 import random
 
 from crossbench import stats
+from crossbench.decide.disturbed import longer, too_short
 from crossbench.figures import points
 from crossbench.plan.cellplan import CellPlan, launches_so_far
 from crossbench.plan.experiment_expand import round_seed
 from crossbench.plan.experiment_schema import RunSettings
+from crossbench.record.metrics import WINDOW_TOO_SHORT
 
 
 def next_round(cells: list[CellPlan], records: list[dict], run: RunSettings) -> list[CellPlan]:
     """The launches still wanted: one more of each point with fewer counted launches than its first stage asks
-    for (shuffled like a round); none for a point out of launches or with no launch that counted."""
+    for, or whose every launch had a window too short (shuffled like a round); none for a point out of launches or
+    with no launch that counted. A point with a window too short is launched with a longer one (disturbed.longer)."""
     precision = run.precision
     if not precision:
         return []
     planned, launched = launches_so_far(cells)
+    short = too_short(cells, records)
     wanted = []
     for point in points.aggregate(records):
         pid = point["point_id"]
@@ -34,8 +38,9 @@ def next_round(cells: list[CellPlan], records: list[dict], run: RunSettings) -> 
             continue
         if planned[pid].peak_cell is None and is_peak(planned[pid], cells):
             continue        # a peak only sets the rates of its open-loop cells; its shares are the points
-        if point["n"] < needed(point, precision):
-            wanted.append(planned[pid].launch(launched[pid] + 1))
+        if point["n"] < needed(point, precision) or WINDOW_TOO_SHORT in point["flags"]:
+            launch = planned[pid].launch(launched[pid] + 1)
+            wanted.append(longer(launch, short[pid]) if pid in short else launch)
     if run.shuffle and wanted:
         random.Random(round_seed(run.shuffle_seed, max(c.repetition for c in wanted))).shuffle(wanted)
     return wanted

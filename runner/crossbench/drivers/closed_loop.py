@@ -107,7 +107,8 @@ def closed_loop_figures(plan, result: LoadResult, loadgen_saturated: bool = Fals
     flags = metrics.flags(concurrency=plan.concurrency, requests=result.requests, errors=result.errors, ratios_=r,
                           window_s=result.duration_s, mean_latency_ms=mean, in_flight_=in_flight,
                           pipeline=plan.pipeline, rounding=result.rps * result.latency_resolution_ms / 2000,
-                          held=window is not None)
+                          held=window is not None, rps=result.rps,
+                          ceiling=metrics.ceiling_rps(plan.parallel_limit, plan.delay_ms) if window else None)
     if window and (window["short"] or window["finished_after_load"] > 0.01 * max(1, window["sent"])):
         flags.append(NOT_HELD)
     return figures, flags

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import fields
@@ -23,6 +24,7 @@ from crossbench import servers, stats
 from crossbench.drivers import of_record
 from crossbench.loadgen.base import LATENCY_UNRECOVERABLE
 from crossbench.plan.cellplan import CellPlan
+from crossbench.record.metrics import WINDOW_TOO_SHORT
 from crossbench.record.record import point_of, upgrade
 from crossbench.sampling.noise import NOISY_HOST, SERVER_CLOSED
 from crossbench.servers.tomcat_jfr import UNREADABLE as JFR_UNREADABLE
@@ -34,7 +36,9 @@ FIGURES = ("rps", "latency_ms.p50", "latency_ms.p90", "latency_ms.p99", "latency
 NOT_IDENTITY = {"cell_id", "repetition", "index", "settings", "peak_cell"}
 # Flags that say what happened around a launch, not what the point is: such a launch is left out of its point's
 # figures while the point has a launch without them (and the precision target then asks for another launch).
-DISTURBED = frozenset({NOISY_HOST})
+# window_too_short: a held window too short for its round trips to average out (metrics.held_truth_broken); a
+# longer launch of the same point measures it (decide/disturbed.py launches one).
+DISTURBED = frozenset({NOISY_HOST, WINDOW_TOO_SHORT})
 IMPRECISE = "imprecise"
 # Flags that say how sure a point is or how its server behaves, not that its measurement went wrong: the point
 # stays valid (findings, advice and knees read it). imprecise: its interval is wider than the target, and says
@@ -83,6 +87,37 @@ def counted(launches: list[dict]) -> list[dict]:
     point has an undisturbed launch."""
     ok = [r for r in launches if r.get("status", "ok") == "ok"]
     return [r for r in ok if not DISTURBED.intersection(r.get("flags") or ())] or ok
+
+
+# A launch whose headline figure lies far outside its siblings' (the point's other counted launches) is launched
+# again even without a flag (decide/disturbed.py): its log more than OUTLIER_SPREADS robust spreads from the
+# siblings' median, the spread 1.4826 x their median absolute deviation of logs (the standard deviation, were the
+# logs normal) and never under OUTLIER_MIN_SPREAD, since two siblings that agree to the digit leave none: at least
+# 16 % over or 14 % under (exp(0.15)). It stays in its point's figures (leaving it out would make the interval
+# narrower than the launches are); the launch added gives the point one more to rest on.
+OUTLIER_SPREADS = 3.0
+OUTLIER_MIN_SPREAD = 0.05
+MAD_TO_SD = 1.4826
+
+
+def outliers(launches: list[dict]) -> list[str]:
+    """The cell ids of a point's counted launches whose headline figure lies far outside their siblings' (at
+    least two siblings with the figure)."""
+    kept = counted(launches)
+    if len(kept) < 3:
+        return []
+    name = headline(kept[0])
+    logs = {r["cell_id"]: math.log(v) for r in kept for v in launch_values([r], name) if v > 0}
+    found = []
+    for cell, value in logs.items():
+        siblings = [other for c, other in logs.items() if c != cell]
+        if len(siblings) < 2:
+            continue
+        centre = statistics.median(siblings)
+        spread = max(MAD_TO_SD * statistics.median(abs(s - centre) for s in siblings), OUTLIER_MIN_SPREAD)
+        if abs(value - centre) > OUTLIER_SPREADS * spread:
+            found.append(cell)
+    return found
 
 
 def point_record(pid: str, launches: list[dict], precision: float | None) -> dict:

@@ -24,6 +24,7 @@ from .experiment_schema import RUN_KEYS, Experiment, ExperimentError, typed, val
 # the first rounds.
 RUN_DEFAULTS = {"repetitions": 1, "shuffle": True, "shuffle_seed": None, "keepalive": True, "loadgen": loadgen.DEFAULT,
                 "precision": None, "min_launches": 3, "max_launches": 6, "min_window_delays": 0, "best_level_launches": 0,
+                "max_window_bias": 0,
                 "server_cpus": [], "loadgen_cpus": [], "loadgen_threads": 1,
                 "pipeline": 1, "servers": list(servers.DEFAULT_PAIR)}
 

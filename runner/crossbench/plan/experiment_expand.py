@@ -10,6 +10,7 @@ from crossbench import servers
 from crossbench.drivers import DEFAULT_KIND, DRIVERS, PEAK_KIND, RATE_KIND
 from crossbench.loadgen import ADAPTERS, holding_window
 from crossbench.loadgen import DEFAULT as DEFAULT_LOADGEN
+from crossbench.record import metrics
 from crossbench.record.record import point_of
 from crossbench.stats import MIN_LAUNCHES
 
@@ -184,7 +185,7 @@ def plan_cell(experiment: Experiment, at: Coordinates, repetition: int, rate=Non
     return CellPlan(
         cell_id=point.cell_id(repetition), point_id=point.id, experiment=experiment.name, group=group.name,
         server=at.server, endpoint=at.endpoint, concurrency=at.concurrency, delay_ms=at.delay_ms,
-        duration_s=window_s(run, at.delay_ms), warmup_s=run.warmup_s, repetition=repetition, loadgen=loadgen,
+        duration_s=window_s(run, at, open_loop), warmup_s=run.warmup_s, repetition=repetition, loadgen=loadgen,
         keepalive=DRIVERS[kind].keepalive(run.keepalive, group.options),     # a group may pipeline alone (tfb's plaintext):
         pipeline=pipeline, server_cpus=run.server_cpus, loadgen_cpus=run.loadgen_cpus,
         loadgen_threads=run.loadgen_threads,
@@ -200,10 +201,22 @@ def held_window(run: RunSettings, kind: str, delay_ms: int, loadgen: str, pipeli
         pipeline == 1
 
 
-def window_s(run: RunSettings, delay_ms: int) -> float:
+def window_s(run: RunSettings, at: Coordinates, open_loop: bool = False) -> float:
     """The measured window: duration_s, or min_window_delays round trips of the delay when that is longer (a
-    short window serves more launches; a 10 s delay still needs a long one to complete enough requests)."""
-    return max(run.duration_s, run.min_window_delays * delay_ms / 1000)
+    short window serves more launches; a 10 s delay still needs a long one to complete enough requests), or for
+    a closed-loop cell with max_window_bias, its slowest round trip over that share when that is longer still."""
+    window = max(run.duration_s, run.min_window_delays * at.delay_ms / 1000)
+    if run.max_window_bias and not open_loop and at.delay_ms:
+        window = max(window, round(metrics.window_for_bias(round_trip_s(at), run.max_window_bias), 3))
+    return window
+
+
+def round_trip_s(at: Coordinates) -> float:
+    """The slowest round trip a healthy server gives the point: ceil(C / parallel limit) rounds of the delay, one
+    round without a limit (metrics.expected_worst_latency_s)."""
+    limit = servers.get(at.server).parallel_limit(at.settings, at.endpoint)
+    return metrics.expected_worst_latency_s(delay_ms=at.delay_ms, concurrency=at.concurrency,
+                                            blocking=limit is not None, workers=limit)
 
 
 def sweep_of(point: Point, group: Group, settings: dict) -> tuple[str | None, int | None]:

@@ -24,7 +24,7 @@ MAX_CONCURRENCY = 20_000
 RUN_KEYS = {"duration_s", "warmup_s", "repetitions", "shuffle", "shuffle_seed", "loadgen", "keepalive", "servers",
             "server_cpus", "loadgen_cpus", "loadgen_threads", "pipeline", "rates", "db_url",
             "precision", "min_launches", "max_launches", "min_window_delays", "best_level_launches",
-            "held_windows"}
+            "held_windows", "max_window_bias"}
 ANALYSIS_KEYS = {"knees", "advise"}   # knees = true: print the knees analysis found at the end of the run;
 # advise = true: maxThreads advice at the end (crossbench_analysis.advice; the workload from --advise-*)
 GROUP_KEYS = {"name", "kind", "endpoint", "concurrency", "delays_ms", "rates", "rate_shares", "peak_loadgen", "options",
@@ -70,6 +70,9 @@ class RunSettings:
     # delayed closed-loop cells of the default generator measured in a held window (loadgen/held.py): one process of
     # the generator that holds windows spans warm-up, window and tail, so the window holds the queue C makes
     held_windows: bool = False
+    # a delayed closed-loop window at least its slowest round trip over this share (0: off), so one round trip of
+    # each connection too many or too few moves its figures by at most that share (metrics.window_for_bias)
+    max_window_bias: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -138,6 +141,9 @@ def validate(config: dict) -> Experiment:
     if isinstance(run["min_window_delays"], bool) or not isinstance(run["min_window_delays"], (int, float)) \
             or run["min_window_delays"] < 0:
         fail(f"min_window_delays is a number of delays (0: off), not {run['min_window_delays']!r}")
+    bias = run.get("max_window_bias", 0)
+    if isinstance(bias, bool) or not isinstance(bias, (int, float)) or not 0 <= bias < 1:
+        fail(f"max_window_bias is a share of a window's figures between 0 (off) and 1, not {bias!r}")
     if not isinstance(run.get("held_windows", False), bool):
         fail(f"held_windows is true or false, not {run['held_windows']!r}")
     if set(run["server_cpus"]) & set(run["loadgen_cpus"]):
@@ -296,7 +302,8 @@ def typed(config: dict) -> Experiment:
         loadgen_cpus=tuple(run["loadgen_cpus"]), loadgen_threads=run["loadgen_threads"], pipeline=run["pipeline"],
         precision=run.get("precision"), min_launches=run["min_launches"], max_launches=run["max_launches"],
         min_window_delays=run["min_window_delays"], rates=run.get("rates"), db_url=run.get("db_url"),
-        best_level_launches=run.get("best_level_launches", 0), held_windows=run.get("held_windows", False))
+        best_level_launches=run.get("best_level_launches", 0), held_windows=run.get("held_windows", False),
+        max_window_bias=run.get("max_window_bias", 0))
     analysis = config.get("analysis", {})
     return Experiment(config["name"], settings, tuple(typed_group(config, group) for group in config["group"]),
                       knees_at_end=bool(analysis.get("knees")), advise_at_end=bool(analysis.get("advise")))

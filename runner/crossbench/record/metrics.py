@@ -16,6 +16,17 @@ LOADGEN_SATURATED_PCT = 90.0   # ... the load generator used more than this shar
 # window credits a straddling request by its share of life inside it (loadgen/held.py); the slack is for the 1 us
 # buckets, timed-out answers (counted in rps, not in the latency) and a held window's sampling of latencies
 IN_FLIGHT_SLACK = 0.02
+# A held window's figures are held to what the cell's mechanics fix (held_truth_broken), to this share: the
+# precision the suite states those truths in (C / pool rounds of the delay past the pool). A held window's edges
+# cost no round trip, but connections move in waves, so a window may still hold one round trip of each
+# connection too many or too few: a window of W seconds over round trips of D moves its figures by up to D / W,
+# and one of at least D / MAX_WINDOW_BIAS keeps that under it (window_for_bias).
+MAX_WINDOW_BIAS = 0.02
+# Little's law counts time inside requests; a generator also spends some between an answer and the next request
+# on its connection. The allowance per request, well above a generator's turnaround on a loopback connection,
+# keeps a 5 ms delay from reading as a short window while it is a small share of a delay past 100 ms.
+TURNAROUND_ALLOWANCE_MS = 1.0
+WINDOW_TOO_SHORT = "window_too_short"
 
 
 @dataclass(frozen=True)
@@ -66,22 +77,67 @@ def loadgen_saturated(loadgen_cpu_percent: float | None, loadgen_cores: int) -> 
 
 
 def edge_allowance(window_s: float | None, mean_latency_ms: float | None) -> float:
-    """How far the window's edge alone lifts the efficiency ratio over the latency ratio: each connection loses
-    at most the round trip in flight when the window closes, so of T = window / mean latency round trips it
-    counts at least T - 1 (a 10 s window at 1 s counts 9 of 10 when the connections started together: 1.11).
-    1 when either is unknown."""
+    """How far the edge of a window of its own (not a held one) alone lifts the efficiency ratio over the latency
+    ratio: each connection loses at most the round trip in flight when the window closes, so of T = window / mean
+    latency round trips it counts at least T - 1 (a 10 s window at 1 s counts 9 of 10 when the connections started
+    together: 1.11). 1 when either is unknown."""
     if not window_s or not mean_latency_ms:
         return 1.0
     trips = window_s / (mean_latency_ms / 1000)
     return trips / (trips - 1) if trips > 1 else math.inf
 
 
+def ceiling_rps(parallel_limit: int | None, delay_ms: int) -> float | None:
+    """The most a server can answer per second when each request holds one of `parallel_limit` workers for its
+    whole delay (Tomcat's maxThreads on /delay/sync: maxThreads / delay); None when waiting holds nothing."""
+    return parallel_limit * 1000 / delay_ms if parallel_limit and delay_ms > 0 else None
+
+
+def over_ceiling(rps: float, ceiling: float | None, window_s: float | None) -> bool:
+    """Throughput above the pool's ceiling by more than MAX_WINDOW_BIAS and one answer over the window (the
+    count's own step): a pool cannot answer faster than its workers are freed, so more is the window's edges
+    crediting a wave twice. The credit of the requests straddling the edges moves the count by a few answers
+    whatever the window's length, so within the share the truths are stated in it is not told from them."""
+    return ceiling is not None and bool(window_s) and rps > ceiling * (1 + MAX_WINDOW_BIAS) + 1 / window_s
+
+
+def off_concurrency(in_flight_: float | None, concurrency: int, mean_latency_ms: float | None,
+                    pipeline: int = 1, rounding: float = 0.0) -> bool:
+    """rps x mean latency off C x pipeline by more than MAX_WINDOW_BIAS, the generator's turnaround
+    (TURNAROUND_ALLOWANCE_MS, below C only) and the mean's rounding allowed: in a closed loop every connection
+    always has a request outstanding, so a held window whose edges cost nothing reads C unless its round trips did
+    not average out (its latency sampled the quick turns more than the slow ones, or the slow more)."""
+    if in_flight_ is None or not mean_latency_ms:
+        return False
+    full = concurrency * pipeline
+    below = full * (1 - MAX_WINDOW_BIAS - TURNAROUND_ALLOWANCE_MS / mean_latency_ms) - rounding
+    return in_flight_ < below or in_flight_ > full * (1 + MAX_WINDOW_BIAS) + rounding
+
+
+def held_truth_broken(*, rps: float, ceiling: float | None, window_s: float | None, in_flight_: float | None,
+                      concurrency: int, mean_latency_ms: float | None, pipeline: int = 1,
+                      rounding: float = 0.0) -> bool:
+    """A held window whose figures break what the cell's mechanics fix (over_ceiling, off_concurrency): flag
+    WINDOW_TOO_SHORT, the window too short for its round trips (window_for_bias says how long would do)."""
+    return over_ceiling(rps, ceiling, window_s) or off_concurrency(in_flight_, concurrency, mean_latency_ms,
+                                                                   pipeline, rounding)
+
+
+def window_for_bias(round_trip_s: float, bias: float = MAX_WINDOW_BIAS) -> float:
+    """The shortest window whose figures one round trip of each connection too many or too few moves by at most
+    `bias`: round trip / bias (50 round trips at 2 %)."""
+    return round_trip_s / bias
+
+
 def flags(*, concurrency: int, requests: int, errors: dict[str, int], ratios_: Ratios,
           window_s: float | None = None, mean_latency_ms: float | None = None, in_flight_: float | None = None,
-          pipeline: int = 1, rounding: float = 0.0, held: bool = False) -> list[str]:
+          pipeline: int = 1, rounding: float = 0.0, held: bool = False, rps: float = 0.0,
+          ceiling: float | None = None) -> list[str]:
     """The closed-loop flags (the cell adds loadgen_saturated for every kind). ratio_disagreement: the two
-    ratios differ by more than RATIO_DISAGREEMENT beyond what the window's edge explains (edge_allowance);
-    in_flight_over_concurrency: Little's law broken (in_flight_over_concurrency)."""
+    ratios differ by more than RATIO_DISAGREEMENT beyond what the window's edge explains (edge_allowance: only a
+    window of its own loses the round trip in flight at its end; a held window's edges cost none);
+    in_flight_over_concurrency: Little's law broken (in_flight_over_concurrency); window_too_short: a held
+    window's rps above its pool's `ceiling` or its rps x mean off C (held_truth_broken)."""
     found = []
     if in_flight_over_concurrency(in_flight_, concurrency, pipeline, rounding):
         found.append("in_flight_over_concurrency")
@@ -92,9 +148,15 @@ def flags(*, concurrency: int, requests: int, errors: dict[str, int], ratios_: R
     if few_completions(requests, concurrency, held):
         found.append("few_completions")
     a, b = ratios_.efficiency_ratio, ratios_.latency_ratio
-    if a and b and (a / b > (1 + RATIO_DISAGREEMENT) * edge_allowance(window_s, mean_latency_ms)
-                    or b / a > 1 + RATIO_DISAGREEMENT):
+    edge = 1.0 if held else edge_allowance(window_s, mean_latency_ms)
+    if a and b and (a / b > (1 + RATIO_DISAGREEMENT) * edge or b / a > 1 + RATIO_DISAGREEMENT):
         found.append("ratio_disagreement")
+    # a saturated generator spends time between requests that Little's law does not count (rps_steady null)
+    steady = in_flight_ if ratios_.rps_steady is not None else None
+    if held and held_truth_broken(rps=rps, ceiling=ceiling, window_s=window_s, in_flight_=steady,
+                                  concurrency=concurrency, mean_latency_ms=mean_latency_ms, pipeline=pipeline,
+                                  rounding=rounding):
+        found.append(WINDOW_TOO_SHORT)
     return found
 
 

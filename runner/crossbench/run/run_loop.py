@@ -82,7 +82,8 @@ def execute_rest(run_dir: RunDir, cells: list[CellPlan], experiment: Experiment,
     searching = capacity.search_groups(experiment)
     steps = (
         (lambda c, r: disturbed.relaunches(c, r, run, searching),
-         lambda more: f"{len(more)} launches the host disturbed (noisy_host): launching them again once"),
+         lambda more: f"{len(more)} launches the host disturbed (noisy_host), cut too short (window_too_short: "
+                      "launched again with a longer window) or far outside their siblings: launching them again once"),
         (lambda c, r: precision.next_round(c, r, run),
          lambda more: f"{len(more)} points not yet within {run.precision:g}: launching them again"),
         (lambda c, r: capacity.next_launches(c, r, experiment),
