@@ -13,6 +13,7 @@ from pathlib import Path
 import tomllib
 
 from crossbench import loadgen, paths, servers
+from crossbench.servers import declared
 
 from . import experiment_expand
 from .cellplan import CellPlan
@@ -38,15 +39,44 @@ def experiment_path(name_or_path: str) -> Path:
     raise ExperimentError(f"no experiment {name_or_path!r}; known: {known} (or give a path to a .toml file)")
 
 
-def load(name_or_path: str) -> dict:
+def load(name_or_path: str, server_files: tuple[str, ...] = ()) -> dict:
+    """The experiment file with [run]'s defaults filled in, and its declared servers ([server.NAME], and those of
+    each --server-file) checked, recorded in its [server] section and registered (servers.declare)."""
     path = experiment_path(name_or_path)
-    try:
-        config = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as e:
-        raise ExperimentError(f"{path}: {e}") from e
+    config = read_toml(path)
     config.setdefault("name", path.stem)
     config["run"] = {**RUN_DEFAULTS, **config.get("run", {})}
+    declarations = declared.normalised(config.get(declared.SECTION, {}), str(path), path.parent, servers.BUILT_IN)
+    for server_file in server_files:
+        declarations.update(declared_in(Path(server_file), set(declarations)))
+    if declarations:
+        config[declared.SECTION] = declarations
+        servers.declare(config, str(path))
     return config
+
+
+def read_toml(path: Path) -> dict:
+    try:
+        return tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise ExperimentError(f"{path}: {e}") from e
+    except OSError as e:
+        raise ExperimentError(f"{path}: cannot be read ({e.strerror})") from e
+
+
+def declared_in(path: Path, taken: set[str]) -> dict:
+    """A --server-file's declared servers, checked: the file holds [server.NAME] sections and nothing else."""
+    config = read_toml(path)
+    other = sorted(set(config) - {declared.SECTION})
+    if other or not config.get(declared.SECTION):
+        raise servers.DeclarationError(f"{path}: a server file holds [server.NAME] sections only"
+                                       + (f", not [{other[0]}]" if other else ", and this one has none"))
+    found = declared.normalised(config[declared.SECTION], str(path), path.parent, servers.BUILT_IN)
+    again = sorted(taken & set(found))
+    if again:
+        raise servers.DeclarationError(f"{path}: [server.{again[0]}] name: the experiment already declares "
+                                       f"{again[0]}")
+    return found
 
 
 def apply_overrides(config: dict, overrides: dict) -> dict:
@@ -93,5 +123,7 @@ def expand(config: dict) -> list[CellPlan]:
 
 def recorded(config: dict) -> Experiment:
     """A resolved or recorded configuration (apply_overrides' result, a run's metadata) as the typed values the
-    run and its decisions read; the defaults of [run] keys a recorded configuration predates are filled in."""
+    run and its decisions read; the defaults of [run] keys a recorded configuration predates are filled in. Its
+    declared servers are registered again (a resumed run)."""
+    servers.declare(config, f"the recorded experiment {config.get('name')}")
     return typed({**config, "run": {**RUN_DEFAULTS, **config.get("run", {})}})

@@ -108,9 +108,10 @@ def validate(config: dict) -> Experiment:
     def fail(message):
         raise ExperimentError(f"experiment {config.get('name')}: {message}")
 
-    unknown = set(config) - {"name", "description", "run", "group", "analysis", *servers.PLUGINS}
+    servers.declare(config, f"experiment {config.get('name')}")
+    unknown = set(config) - {"name", "description", "run", "group", "analysis", "server", *servers.PLUGINS}
     if unknown:
-        fail(f"unknown sections {sorted(unknown)}; known: run, group, analysis and one per server "
+        fail(f"unknown sections {sorted(unknown)}; known: run, group, analysis, server and one per server "
              f"({', '.join(servers.PLUGINS)})")
     for section, allowed in (("run", RUN_KEYS), ("analysis", ANALYSIS_KEYS)):
         unknown = set(config.get(section, {})) - allowed
@@ -200,7 +201,7 @@ def validate_group_shape(group: dict, fail) -> None:
 
 def validate_group(group: dict, fail) -> None:
     validate_group_shape(group, fail)
-    unknown = set(group) - GROUP_KEYS
+    unknown = set(group) - GROUP_KEYS - set(servers.PLUGINS)
     if unknown:
         fail(f"group {group.get('name')}: unknown keys {sorted(unknown)}")
     if group.get("kind", DEFAULT_KIND) not in DRIVERS:

@@ -110,6 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="run_all.sh", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--experiment", default=DEFAULT_EXPERIMENT, help="name under runner/experiments/ or a .toml path")
+    p.add_argument("--server-file", action="append", default=[], metavar="PATH", dest="server_files",
+                   help="a TOML file declaring servers as data ([server.NAME]: command, ready, stop, knobs; "
+                        "examples/tornado-declared.toml), added to the experiment's; repeatable")
     p.add_argument("--quick", action="store_true", help="the quick profile (experiment 'quick')")
     p.add_argument("--out", type=Path, help="run directory (default results/<run-id>/)")
     p.add_argument("--resume", type=Path, metavar="DIR", help="finish an interrupted run: only missing cells")

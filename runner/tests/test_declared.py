@@ -1,0 +1,179 @@
+"""A server declared as data (crossbench/servers/declared.py): each fault of its table is one line naming the file,
+the key and what is wrong, before anything starts; a checked declaration is a plug-in like the built-in ones, in
+an experiment file or a --server-file, recorded so that --resume and the analysis rebuild it. Starts no process."""
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from crossbench import paths, servers
+from crossbench.plan import experiment
+from crossbench.plan.experiment_schema import ExperimentError
+from crossbench.servers import DeclarationError
+from crossbench.servers.declared_schema import check
+
+EXAMPLE = paths.REPO / "examples" / "tornado-declared.toml"
+
+SERVER = """
+[server.mine]
+command = ["{python}", "app.py", "--port", "{port}", "--threads", "{threads}"]
+workdir = "."
+runtime = "python"
+endpoints = ["core"]
+parallel = { "/delay/sync" = "threads" }
+ready = { path = "/ready", timeout_s = 5 }
+stop = { signal = "INT", grace_s = 3 }
+
+[server.mine.knobs]
+threads = [10, 50]
+"""
+
+EXPERIMENT = """
+name = "declared"
+[run]
+duration_s = 1
+warmup_s = 1
+servers = ["mine"]
+
+[[group]]
+name = "delay"
+endpoint = { mine = "/delay/sync" }
+concurrency = [5]
+delays_ms = [100]
+"""
+
+
+@pytest.fixture(autouse=True)
+def only_built_in():
+    """Each test starts and ends with the built-in plug-ins alone."""
+    servers.forget_declared()
+    yield
+    servers.forget_declared()
+
+
+def write(tmp_path: Path, text: str, name: str = "servers.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def declared(tmp_path: Path, text: str) -> list[str]:
+    """A --server-file with `text`, loaded beside the quick experiment: the servers it declared."""
+    config = experiment.load("quick", (str(write(tmp_path, text)),))
+    return sorted(config.get("server", {}))
+
+
+def refusal(tmp_path: Path, text: str) -> str:
+    with pytest.raises(DeclarationError) as caught:
+        declared(tmp_path, text)
+    message = str(caught.value)
+    assert "\n" not in message and message.startswith(str(tmp_path / "servers.toml")), message
+    return message
+
+
+def test_a_declared_server_is_a_plugin_whose_command_is_its_placeholders_filled_in(tmp_path):
+    assert declared(tmp_path, SERVER) == ["mine"]
+    plugin = servers.get("mine")
+    assert [k.name for k in plugin.knobs] == ["threads"] and plugin.endpoints == set(servers.ENDPOINTS)
+    settings = plugin.variants({})
+    assert settings == [{"threads": 10}, {"threads": 50}]           # the declared values, swept unless told
+    assert plugin.variants({"threads": 20}) == [{"threads": 20}]
+    assert plugin.parallel_limit(settings[1], "/delay/sync") == 50 and plugin.parallel_limit(settings[1], "/hello") is None
+    spec = plugin.spec(settings[1], 8123, tmp_path, address="127.0.0.2")
+    assert spec.argv == [sys.executable, "app.py", "--port", "8123", "--threads", "50"]
+    assert spec.workdir == tmp_path.resolve() and spec.ready_path == "/ready" and spec.ready_timeout_s == 5
+    assert spec.stop_signal == signal.SIGINT and spec.stop_grace_s == 3
+
+
+def test_the_command_may_be_one_string_and_env_takes_placeholders(tmp_path):
+    declared(tmp_path, """
+[server.mine]
+command = "serve --listen {host}:{port}"
+env = { WORKERS = "{workers}" }
+knobs = { workers = 2 }
+""")
+    spec = servers.get("mine").spec({"workers": 2}, 9000, tmp_path)
+    assert spec.argv == ["serve", "--listen", "127.0.0.1:9000"] and spec.env == {"WORKERS": "2"}
+
+
+@pytest.mark.parametrize("text, names", [
+    (SERVER.replace('runtime = "python"', 'runtime = "python"\nthreads = 4'), ("threads", "unknown key")),
+    (SERVER.replace("{threads}", "{thread}"), ("command", "placeholder {thread} is neither a knob")),
+    (SERVER.replace('"--threads", "{threads}"', '"--threads", "8"'), ("knobs.threads", "never uses it")),
+    (SERVER.replace('"--port", "{port}", ', ""), ("command", "never uses {port}")),
+    (SERVER.replace('workdir = "."', 'workdir = "no-such-dir"'), ("workdir", "no-such-dir does not exist")),
+    (SERVER.replace('runtime = "python"', 'runtime = "ruby"'), ("runtime", "one of jvm, python, other")),
+    (SERVER.replace('["core"]', '["/nope"]'), ("endpoints", "'/nope' is neither a family")),
+    (SERVER.replace('path = "/ready"', 'path = "ready"'), ("ready.path", "starting with /")),
+    (SERVER.replace('signal = "INT"', 'signal = "NOPE"'), ("stop.signal", "a signal's name")),
+    (SERVER.replace("grace_s = 3", "grace_s = 0"), ("stop.grace_s", "positive number of seconds")),
+    (SERVER.replace("threads = [10, 50]", "threads = 1.5"), ("knobs.threads", "positive integer or a string")),
+    (SERVER.replace('"/delay/sync" = "threads"', '"/delay/sync" = "workers"'), ("parallel./delay/sync",
+                                                                                  "names an integer knob")),
+    (SERVER.replace("[server.mine]", "[server.Mine-1]"), ("[server.Mine-1] name", "lower-case letters")),
+    (SERVER.replace("[server.mine]", "[server.tomcat]").replace("server.mine.knobs", "server.tomcat.knobs"),
+     ("[server.tomcat] name", "a built-in server")),
+])
+def test_each_fault_is_one_line_naming_the_file_and_the_key(tmp_path, text, names):
+    message = refusal(tmp_path, text)
+    for part in names:
+        assert part in message, message
+    assert servers.PLUGINS.keys() == servers.BUILT_IN.keys()      # nothing declared by a refused file
+
+
+def test_a_knob_bound_by_another_is_checked_in_the_declaration_and_in_each_cell(tmp_path):
+    bounded = SERVER.replace('"{threads}"', '"{threads}", "--spare", "{spare}"') + \
+        'spare = { default = 10, at_most = "threads" }\n'
+    message = refusal(tmp_path, bounded.replace("default = 10", "values = [10, 20]"))
+    assert "[server.mine] knobs.spare: 20 is above threads = 10" in message, message
+    assert "knobs.spare.at_most" in refusal(tmp_path, bounded.replace('"threads" }', '"nothing" }'))
+    config = experiment.load(str(write(tmp_path, EXPERIMENT, "declared.toml")), (str(write(tmp_path, bounded)),))
+    with pytest.raises(ExperimentError, match=r"^experiment declared: \[mine\]: mine: spare = 10 is above "
+                                              r"threads = 5 \(declared at_most = \"threads\"\)$"):
+        experiment.apply_overrides({**config, "mine": {"threads": [5, 50]}}, {})
+
+
+def test_a_server_file_holds_server_sections_only_and_names_none_twice(tmp_path):
+    assert "holds [server.NAME] sections only, not [run]" in refusal(tmp_path, SERVER + "[run]\nx = 1\n")
+    assert "and this one has none" in refusal(tmp_path, "[server]\n")
+    inline = write(tmp_path, EXPERIMENT + SERVER, "declared.toml")
+    with pytest.raises(DeclarationError, match=r"\[server.mine\] name: the experiment already declares mine"):
+        experiment.load(str(inline), (str(write(tmp_path, SERVER)),))
+
+
+def test_an_experiment_declares_its_own_servers_and_plans_cells_of_them(tmp_path):
+    config = experiment.apply_overrides(experiment.load(str(write(tmp_path, EXPERIMENT + SERVER, "declared.toml"))),
+                                        {"threads": 20})      # a command line's knob reaches a declared server too
+    cells = experiment.expand(config)
+    assert {c.server for c in cells} == {"mine"} and {c.settings["threads"] for c in cells} == {20}
+    assert config["server"]["mine"]["workdir"] == str(tmp_path.resolve())     # recorded absolute, for --resume
+    servers.forget_declared()
+    resolved = experiment.recorded(config)       # a resumed run: its recorded configuration declares it again
+    assert resolved.run.servers == ("mine",) and servers.get("mine").knob("threads").default == 10
+
+
+def test_a_group_may_not_give_a_declared_server_an_endpoint_it_does_not_declare(tmp_path):
+    text = EXPERIMENT.replace('mine = "/delay/sync"', 'mine = "/json"') + SERVER
+    with pytest.raises(ExperimentError, match="mine does not serve /json"):
+        experiment.apply_overrides(experiment.load(str(write(tmp_path, text, "declared.toml"))), {})
+
+
+def test_a_recorded_declaration_read_where_its_paths_are_gone_still_names_its_server(tmp_path):
+    table = check("mine", {"command": "serve {port}", "workdir": str(tmp_path / "gone")}, "m", None, check_paths=False)
+    assert servers.declare({"server": {"mine": table}}, "metadata.json", check_paths=False) == ["mine"]
+    with pytest.raises(DeclarationError, match=r"^m: \[server.mine\] workdir: .*gone does not exist"):
+        check("mine", table, "m", None)
+
+
+def test_the_example_declares_the_repositorys_tornado_app_as_the_built_in_plugin_starts_it(tmp_path):
+    config = experiment.load("quick", (str(EXAMPLE),))
+    plugin, built_in = servers.get("tornado_declared"), servers.get("tornado")
+    settings = plugin.variants(config.get("tornado_declared", {}))[0]
+    mine = plugin.spec(settings, 8123, tmp_path)
+    theirs = built_in.spec(built_in.settings({}), 8123, tmp_path)
+    assert Path(mine.workdir, mine.argv[1]).resolve() == Path(theirs.argv[1]).resolve()
+    assert mine.argv[2:] == theirs.argv[2:] and mine.argv[0] == theirs.argv[0]
+    assert plugin.endpoints <= built_in.endpoints and plugin.process_count({"processes": 2, "backlog": 1}) == 2
