@@ -16,6 +16,9 @@ from .base import Knob, ServerPlugin, SettingsError
 from .declared_schema import DeclarationError, check
 from .lifecycle import ServerSpec
 
+# Once a declared server answers, its process must still run this long (lifecycle.ServerSpec.foreground_check_s):
+# what it costs each start against a command that daemonises and exits only once its daemon answers.
+FOREGROUND_CHECK_S = 0.5
 SECTION = "server"          # [server.NAME] in an experiment file or a --server-file; the run's config keeps it
 
 
@@ -73,7 +76,8 @@ class DeclaredPlugin(ServerPlugin):
         return ServerSpec(self.name, port, argv, work_dir / f"{self.name}-{port}.log", dict(settings), cpus,
                           self.ready_timeout_s, env=env, address=address, workdir=Path(self.declaration["workdir"]),
                           ready_path=self.declaration["ready"]["path"],
-                          stop_signal=signal.Signals["SIG" + stop["signal"]], stop_grace_s=stop["grace_s"])
+                          stop_signal=signal.Signals["SIG" + stop["signal"]], stop_grace_s=stop["grace_s"],
+                          foreground_check_s=FOREGROUND_CHECK_S)
 
 
 def render(text: str, values: dict) -> str:

@@ -44,6 +44,9 @@ class ServerSpec:
     ready_path: str = HEALTH_PATH               # the URL path whose 200 says it is ready
     stop_signal: int = signal.SIGTERM           # what asks it to stop; SIGKILL after stop_grace_s
     stop_grace_s: float = 15.0
+    # How long the started process must still run once it answers: a command that waits for the daemon it forked
+    # to answer and then exits is told from a server in the foreground only by outliving its readiness.
+    foreground_check_s: float = 0.0
 
 
 class RunningServer:
@@ -77,11 +80,19 @@ class RunningServer:
             if self.process.poll() is not None:
                 self.refuse_exited()
             if self.answers():
+                self.check_foreground()
                 return
             time.sleep(0.1)
         raise ServerFailed(f"{self.spec.name} did not answer {self.spec.ready_path} within "
                            f"{self.spec.ready_timeout_s:g} s; the last {READY_LOG_LINES} lines of its log "
                            f"({self.spec.log_path}):\n{self.log_tail(READY_LOG_LINES)}")
+
+    def check_foreground(self) -> None:
+        """It answers: the process the suite started must still run foreground_check_s later."""
+        if self.spec.foreground_check_s:
+            time.sleep(self.spec.foreground_check_s)
+            if self.process.poll() is not None:
+                self.refuse_exited()
 
     def refuse_exited(self) -> None:
         """The process the suite started has exited before it was ready. If its port answers all the same, the
