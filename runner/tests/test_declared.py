@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from crossbench import paths, servers
+from crossbench.hosts import HostsError, load_hosts
 from crossbench.plan import experiment
 from crossbench.plan.experiment_schema import ExperimentError
+from crossbench.run.open_placement import refuse_unbuilt
 from crossbench.servers import DeclarationError
 from crossbench.servers.declared_schema import check
 
@@ -113,6 +115,7 @@ knobs = { workers = 2 }
     (SERVER.replace("threads = [10, 50]", "threads = 1.5"), ("knobs.threads", "positive integer or a string")),
     (SERVER.replace('"/delay/sync" = "threads"', '"/delay/sync" = "workers"'), ("parallel./delay/sync",
                                                                                   "names an integer knob")),
+    (SERVER.replace('runtime = "python"', 'like = "apache"'), ("[server.mine] like", "one of tomcat, tornado")),
     (SERVER.replace("[server.mine]", "[server.Mine-1]"), ("[server.Mine-1] name", "lower-case letters")),
     (SERVER.replace("[server.mine]", "[server.tomcat]").replace("server.mine.knobs", "server.tomcat.knobs"),
      ("[server.tomcat] name", "a built-in server")),
@@ -177,3 +180,27 @@ def test_the_example_declares_the_repositorys_tornado_app_as_the_built_in_plugin
     assert Path(mine.workdir, mine.argv[1]).resolve() == Path(theirs.argv[1]).resolve()
     assert mine.argv[2:] == theirs.argv[2:] and mine.argv[0] == theirs.argv[0]
     assert plugin.endpoints <= built_in.endpoints and plugin.process_count({"processes": 2, "backlog": 1}) == 2
+
+
+def test_a_group_that_names_no_endpoint_for_it_gives_it_its_like_servers(tmp_path):
+    config = experiment.apply_overrides(experiment.load("quick", (str(EXAMPLE),)),
+                                        {"servers": ["tornado", "tornado_declared"]})
+    cells = experiment.expand(config)
+    ours = {(c.group, c.endpoint, c.concurrency) for c in cells if c.server == "tornado_declared"}
+    assert ours == {(c.group, c.endpoint, c.concurrency) for c in cells if c.server == "tornado"} and ours
+    assert all(g["endpoint"]["tornado_declared"] == g["endpoint"]["tornado"] for g in config["group"])   # recorded
+    alone = SERVER.replace('runtime = "python"', 'like = "tornado"').replace('["core"]', '["/delay/sync"]')
+    config = experiment.load(str(write(tmp_path, EXPERIMENT.replace('mine = "/delay/sync"', 'tornado = '
+                                                                    '"/delay/async"'), "declared.toml")),
+                             (str(write(tmp_path, alone)),))
+    assert "mine" not in config["group"][0]["endpoint"]
+
+
+def test_a_declared_server_on_a_server_host_is_refused_before_the_run(tmp_path):
+    hosts_file = write(tmp_path, '[roles]\nserver = "root@10.0.0.2"\n', "hosts.toml")
+    cells = experiment.expand(experiment.apply_overrides(experiment.load("quick", (str(EXAMPLE),)),
+                                                         {"servers": ["tornado_declared"]}))
+    assert cells
+    with pytest.raises(HostsError, match=r"^--hosts: .*tornado_declared.*: a declared server \(tornado_declared\) "
+                                         "runs on this machine so far"):
+        refuse_unbuilt(load_hosts(hosts_file), cells)

@@ -52,7 +52,18 @@ def load(name_or_path: str, server_files: tuple[str, ...] = ()) -> dict:
     if declarations:
         config[declared.SECTION] = declarations
         servers.declare(config, str(path))
+        endpoints_like(config)
     return config
+
+
+def endpoints_like(config: dict) -> None:
+    """Each group that names no endpoint for a declared server with `like` gives it its like's endpoint there
+    (declared.endpoint_like), written into the configuration the run records."""
+    for group in config.get("group", []):
+        table = group.get("endpoint")
+        for name, declaration in config[declared.SECTION].items():
+            if isinstance(table, dict) and name not in table and declared.endpoint_like(declaration, table):
+                table[name] = declared.endpoint_like(declaration, table)
 
 
 def read_toml(path: Path) -> dict:

@@ -97,7 +97,19 @@ def normalised(tables: object, where: str, base_dir: Path | None, taken=()) -> d
     if not isinstance(tables, dict):
         raise DeclarationError(f"{where}: [{SECTION}] is a table of [{SECTION}.NAME] sections, not {tables!r}")
     refuse_taken(tables, where, taken)
-    return {name: check(name, table, where, base_dir) for name, table in tables.items()}
+    checked = {name: check(name, table, where, base_dir) for name, table in tables.items()}
+    for name, declaration in checked.items():
+        if taken and declaration["like"] is not None and declaration["like"] not in taken:
+            raise DeclarationError(f"{where}: [{SECTION}.{name}] like: one of {', '.join(taken)}, not "
+                                   f"{declaration['like']!r}")
+    return checked
+
+
+def endpoint_like(declaration: dict, group_endpoints: dict) -> str | None:
+    """The endpoint a group that names none for a declared server gives it: its `like` server's there, when it
+    declares that endpoint; None otherwise (it is not in the group)."""
+    endpoint = group_endpoints.get(declaration["like"])
+    return endpoint if endpoint in declaration["endpoints"] else None
 
 
 def refuse_taken(names, where: str, taken) -> None:

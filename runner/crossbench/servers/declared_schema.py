@@ -14,6 +14,7 @@ A table:
     stop = { signal = "TERM", grace_s = 15 }
     processes = "workers"           # the knob that sets how many processes serve (the record's processes; else 1)
     parallel = { "/delay/sync" = "threads" }   # per endpoint, the knob that caps its requests served at once
+    like = "tornado"                # a group that names no endpoint for it gives it this built-in server's
     [server.NAME.knobs]
     threads = [10, 50, 200]          # a default (the first) and the values a run sweeps by default
     spare = { default = 10, at_most = "threads" }
@@ -30,7 +31,8 @@ from crossbench.refusal import Refusal
 
 from .. import endpoints
 
-KEYS = {"command", "workdir", "env", "runtime", "endpoints", "ready", "stop", "knobs", "processes", "parallel"}
+KEYS = {"command", "workdir", "env", "runtime", "endpoints", "ready", "stop", "knobs", "processes", "parallel",
+        "like"}
 READY_KEYS = {"path", "timeout_s"}
 STOP_KEYS = {"signal", "grace_s"}
 KNOB_KEYS = {"default", "values", "at_most"}
@@ -81,7 +83,8 @@ def check(name: str, table: object, where: str, base_dir: Path | None, check_pat
             "endpoints": served, "ready": check_ready(table.get("ready", {}), fail),
             "stop": check_stop(table.get("stop", {}), fail), "knobs": knobs,
             "processes": check_knob_name(table.get("processes"), knobs, "processes", fail),
-            "parallel": check_parallel(table.get("parallel", {}), knobs, served, fail)}
+            "parallel": check_parallel(table.get("parallel", {}), knobs, served, fail),
+            "like": check_like(table.get("like"), fail)}
 
 
 def check_command(command: object, fail) -> list[str]:
@@ -180,6 +183,13 @@ def check_parallel(parallel: object, knobs: dict, served: list[str], fail) -> di
             fail(f"parallel.{path}", f"not one of the endpoints it declares ({', '.join(served)})")
         check_knob_name(name, knobs, f"parallel.{path}", fail)
     return dict(parallel)
+
+
+def check_like(like: object, fail) -> str | None:
+    """A built-in server's name (declared.normalised checks it is one), or None."""
+    if like is not None and not isinstance(like, str):
+        fail("like", f"a built-in server's name, not {like!r}")
+    return like
 
 
 def check_ready(ready: object, fail) -> dict:
