@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from crossbench import paths, servers
+from crossbench import oskit, paths, servers
 from crossbench.hosts import HostsError, load_hosts
 from crossbench.plan import experiment
 from crossbench.plan.experiment_schema import ExperimentError
+from crossbench.run import serve
 from crossbench.run.open_placement import refuse_unbuilt
 from crossbench.servers import DeclarationError
 from crossbench.servers.declared_schema import check
@@ -204,3 +205,22 @@ def test_a_declared_server_on_a_server_host_is_refused_before_the_run(tmp_path):
     with pytest.raises(HostsError, match=r"^--hosts: .*tornado_declared.*: a declared server \(tornado_declared\) "
                                          "runs on this machine so far"):
         refuse_unbuilt(load_hosts(hosts_file), cells)
+
+
+def test_serve_takes_server_files_and_their_servers_knobs_are_its_options(tmp_path, capsys):
+    argv = ["--server-file", str(EXAMPLE), "tornado_declared", "--processes", "2", f"--server-file={EXAMPLE}"]
+    files, rest = serve.server_files(argv)
+    assert files == [str(EXAMPLE)] * 2 and rest == ["tornado_declared", "--processes", "2"]
+    serve.declare_server_files(files[:1])
+    args = serve.parse_args(argv)
+    assert args.plugin is servers.get("tornado_declared") and args.settings == {"processes": 2, "backlog": 128}
+    servers.forget_declared()
+    bad = write(tmp_path, SERVER.replace("{threads}", "{thread}"))
+    handlers = {sig: signal.getsignal(sig) for sig in oskit.STOP_SIGNALS}     # serve.main takes them over
+    try:
+        assert serve.main(["--server-file", str(bad), "mine"]) == 2
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+    assert capsys.readouterr().err == f"serve: {bad}: [server.mine] command: placeholder {{thread}} is neither a " \
+                                      "knob (knobs: threads) nor one of {port}, {host}, {python}\n"

@@ -183,7 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def parse_args(argv):
     p = build_parser()
-    refuse_repeated(p, sys.argv[1:] if argv is None else list(argv), allowed={"slo"})
+    refuse_repeated(p, sys.argv[1:] if argv is None else list(argv), allowed={"slo", "server_files"})
     args = p.parse_args(argv)
     try:
         args.workload = advice_workload(args)

@@ -1,6 +1,7 @@
 """`./runner/serve.sh SERVER [options]`: one server alone, in the foreground, until Ctrl-C.
 
 Every server plug-in's knobs are options here (`./runner/serve.sh SERVER --help` lists them for that server).
+`--server-file PATH` adds the servers a file declares as data (crossbench/servers/declared.py), knobs and all.
 """
 from __future__ import annotations
 
@@ -15,8 +16,13 @@ from pathlib import Path
 from crossbench import oskit, servers, version
 from crossbench.hosts.local import HERE
 from crossbench.options import refuse_repeated
+from crossbench.plan import experiment
+from crossbench.servers import declared
 from crossbench.refusal import Refusal
 from crossbench.servers import Knob, RunningServer, ServerFailed
+
+
+SERVER_FILE = "--server-file"
 
 
 def positive(text: str) -> int:
@@ -80,12 +86,36 @@ def knob_argument(parser, knob: Knob, *, sweep: bool, help_prefix: str = "", def
     parser.add_argument(knob.flag, **kwargs)
 
 
+def server_files(argv) -> tuple[list[str], list[str]]:
+    """--server-file PATH (or =PATH), repeatable, taken out of argv before the parser is built (the servers they
+    declare, and their knobs, are its choices and options); the paths and the rest of argv."""
+    files, rest, words = [], [], iter(argv)
+    for word in words:
+        if word == SERVER_FILE:
+            files.append(next(words, ""))
+        elif word.startswith(SERVER_FILE + "="):
+            files.append(word.split("=", 1)[1])
+        else:
+            rest.append(word)
+    return files, rest
+
+
+def declare_server_files(files: list[str]) -> None:
+    """Each file's declared servers registered by name (a Refusal names the file and key at fault)."""
+    for path in files:
+        tables = experiment.declared_in(Path(path), set(servers.PLUGINS))
+        servers.declare({declared.SECTION: tables}, path)
+
+
 def build_parser(argv) -> argparse.ArgumentParser:
     """serve.sh's options: the chosen server's knobs (the first word of argv that is no option), and only its own."""
     parser = argparse.ArgumentParser(prog="serve.sh", description=__doc__)
     parser.add_argument("server", help=f"one of {', '.join(servers.PLUGINS)}")
+    parser.add_argument(SERVER_FILE, action="append", default=[], metavar="PATH", dest="server_files",
+                        help="a TOML file declaring servers as data ([server.NAME]; examples/tornado-declared.toml)")
     version.add_option(parser)
-    name = next((a for a in (argv if argv is not None else sys.argv[1:]) if not a.startswith("-")), None)
+    name = next((a for a in server_files(argv if argv is not None else sys.argv[1:])[1] if not a.startswith("-")),
+                None)
     if name in servers.PLUGINS:      # the chosen server's own knobs, and only its own
         plugin = servers.PLUGINS[name]
         group = parser.add_argument_group(name)
@@ -101,7 +131,7 @@ def build_parser(argv) -> argparse.ArgumentParser:
 
 def parse_args(argv):
     parser = build_parser(argv)
-    refuse_repeated(parser, sys.argv[1:] if argv is None else list(argv), allowed=set())
+    refuse_repeated(parser, sys.argv[1:] if argv is None else list(argv), allowed={"server_files"})
     args = parser.parse_args(argv)
     try:
         plugin = servers.get(args.server)
@@ -131,6 +161,11 @@ def wait_for_stop(server: RunningServer) -> str:
 
 def main(argv=None) -> int:
     oskit.interrupt_on_signals()
+    try:
+        declare_server_files(server_files(sys.argv[1:] if argv is None else list(argv))[0])
+    except Refusal as e:
+        print(f"serve: {e}", file=sys.stderr)
+        return e.exit_code
     args = parse_args(argv)
     work_dir = Path(tempfile.mkdtemp(prefix=f"crossbench-{args.server}-"))
     try:
