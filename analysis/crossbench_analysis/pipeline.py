@@ -4,7 +4,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from crossbench import servers
 from crossbench.figures.points import launch_rule
 from crossbench_analysis.read.runinfo import AnalysisError, Run, load_run
 
@@ -33,8 +32,6 @@ def analyze(run_dir: Path, *, charts: bool = True) -> AnalysisResult:
     is never lost; then AnalysisError says what went wrong. charts=False skips gnuplot entirely."""
     run_dir = Path(run_dir)
     run = load_run(run_dir)
-    # the run's declared servers, by name like the built-in ones (labels, knobs); their paths need not exist here
-    servers.declare(run.metadata.get("config") or {}, f"{run_dir}/metadata.json", check_paths=False)
     with launch_rule(run.adaptive):       # every bar and every ± of this run from its launches' own estimator
         return analyzed(run, charts)
 

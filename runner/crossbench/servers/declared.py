@@ -64,6 +64,12 @@ class DeclaredPlugin(ServerPlugin):
                 raise SettingsError(f"{self.name}: {name} = {settings[name]} is above {bound} = {settings[bound]} "
                                     f"(declared at_most = \"{bound}\")")
 
+    def describe(self, settings: dict) -> str:
+        """Its name and each knob it sweeps by declaration or that is off its default, as name=value."""
+        swept = self.declared_sweeps()
+        return " ".join([self.name, *(f"{k.name}={settings[k.name]}" for k in self.knobs
+                                      if k.name in swept or settings[k.name] != k.default)])
+
     def parallel_limit(self, settings: dict, endpoint: str) -> int | None:
         knob = self.declaration["parallel"].get(endpoint)
         return settings[knob] if knob else None
