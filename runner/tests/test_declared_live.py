@@ -85,7 +85,9 @@ def test_the_declared_tornado_measures_as_the_built_in_plugin(tmp_path, report_f
     assert all(r["status"] == "ok" and r["processes"] == 1 and r["threads_peak"] >= 1 for r in cells), cells
     assert meta["config"]["server"]["tornado_declared"]["workdir"] == str(paths.REPO)    # recorded for --resume
     points = {p["server"]: p for p in map(json.loads, (out / "points.jsonl").read_text().splitlines())}
-    assert set(points) == {"tornado", "tornado_declared"} and all(p["n"] >= 2 for p in points.values())
+    # a launch the host disturbed (noisy_host: a machine shared with other work) counts only where its point has
+    # no undisturbed one, so a point may rest on fewer than three launches, and then has no interval
+    assert set(points) == {"tornado", "tornado_declared"} and all(p["n"] >= 1 for p in points.values())
     built_in, declared = points["tornado"]["figures"], points["tornado_declared"]["figures"]
     for name in ("rps", "latency_ms.p50"):
         report_figure(f"{name} at C {CLIENTS}, {DELAY_MS} ms /delay/async: declared tornado "
