@@ -144,7 +144,7 @@ def test_a_server_file_holds_server_sections_only_and_names_none_twice(tmp_path)
     assert "holds [server.NAME] sections only, not [run]" in refusal(tmp_path, SERVER + "[run]\nx = 1\n")
     assert "and this one has none" in refusal(tmp_path, "[server]\n")
     inline = write(tmp_path, EXPERIMENT + SERVER, "declared.toml")
-    with pytest.raises(DeclarationError, match=r"\[server.mine\] name: the experiment already declares mine"):
+    with pytest.raises(DeclarationError, match=r"\[server.mine\] name: mine is declared already \(by the experiment"):
         experiment.load(str(inline), (str(write(tmp_path, SERVER)),))
 
 

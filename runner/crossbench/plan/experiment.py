@@ -85,8 +85,8 @@ def declared_in(path: Path, taken: set[str]) -> dict:
     found = declared.normalised(config[declared.SECTION], str(path), path.parent, servers.BUILT_IN)
     again = sorted(taken & set(found))
     if again:
-        raise servers.DeclarationError(f"{path}: [server.{again[0]}] name: the experiment already declares "
-                                       f"{again[0]}")
+        raise servers.DeclarationError(f"{path}: [server.{again[0]}] name: {again[0]} is declared already (by the "
+                                       "experiment or an earlier --server-file)")
     return found
 
 

@@ -2,8 +2,9 @@
 and command line come from the table, so the plan, the cells, the records and the analysis treat it as they treat a
 built-in plug-in. Its knobs are placeholders in its command; each start renders them with its port and address.
 
-Its runtime decides what looks inside it: "python" and "other" get the process-tree sampler every server has (CPU,
-RSS, threads, connections); "jvm" gets the same for now (the JVM probe reads Tomcat's own MBeans only)."""
+Its runtime says what looks inside it: every runtime gets the process-tree sampler every server has (CPU, RSS,
+threads, connections); the JVM probe (thread dumps, GC, a connector pool's MBean) is the Tomcat plug-in's alone,
+so a "jvm" server is sampled as the others are."""
 from __future__ import annotations
 
 import itertools
