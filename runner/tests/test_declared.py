@@ -13,7 +13,7 @@ from crossbench import oskit, paths, servers
 from crossbench.hosts import HostsError, load_hosts
 from crossbench.plan import experiment
 from crossbench.plan.experiment_schema import ExperimentError
-from crossbench.run import serve
+from crossbench.run import run_args, serve, server_files
 from crossbench.run.open_placement import refuse_unbuilt
 from crossbench.servers import DeclarationError
 from crossbench.servers.declared_schema import check
@@ -208,10 +208,10 @@ def test_a_declared_server_on_a_server_host_is_refused_before_the_run(tmp_path):
 
 
 def test_serve_takes_server_files_and_their_servers_knobs_are_its_options(tmp_path, capsys):
-    argv = ["--server-file", str(EXAMPLE), "tornado_declared", "--processes", "2", f"--server-file={EXAMPLE}"]
-    files, rest = serve.server_files(argv)
-    assert files == [str(EXAMPLE)] * 2 and rest == ["tornado_declared", "--processes", "2"]
-    serve.declare_server_files(files[:1])
+    files, rest = server_files.split(["--server-file", "a.toml", "mine", "--threads", "2", "--server-file=b.toml"])
+    assert files == ["a.toml", "b.toml"] and rest == ["mine", "--threads", "2"]
+    argv = ["--server-file", str(EXAMPLE), "tornado_declared", "--processes", "2"]
+    server_files.declare(argv)
     args = serve.parse_args(argv)
     assert args.plugin is servers.get("tornado_declared") and args.settings == {"processes": 2, "backlog": 128}
     servers.forget_declared()
@@ -223,4 +223,19 @@ def test_serve_takes_server_files_and_their_servers_knobs_are_its_options(tmp_pa
         for sig, handler in handlers.items():
             signal.signal(sig, handler)
     assert capsys.readouterr().err == f"serve: {bad}: [server.mine] command: placeholder {{thread}} is neither a " \
+                                      "knob (knobs: threads) nor one of {port}, {host}, {python}\n"
+
+
+def test_run_all_takes_a_server_files_knobs_as_options_and_refuses_a_bad_file_in_one_line(tmp_path, capsys):
+    args = run_args.parse_args(["--server-file", str(write(tmp_path, SERVER)), "--servers", "mine",
+                                "--threads", "20,200"])
+    assert args.threads == [20, 200] and args.server_files == [str(tmp_path / "servers.toml")]
+    config = experiment.apply_overrides(experiment.load(str(write(tmp_path, EXPERIMENT, "declared.toml")),
+                                                        tuple(args.server_files)), vars(args))
+    assert sorted({c.settings["threads"] for c in experiment.expand(config)}) == [20, 200]
+    bad = write(tmp_path, SERVER.replace("{threads}", "{thread}"), "bad.toml")
+    with pytest.raises(SystemExit) as stopped:
+        run_args.parse_args(["--server-file", str(bad)])
+    assert stopped.value.code == 2
+    assert capsys.readouterr().err == f"run_all: {bad}: [server.mine] command: placeholder {{thread}} is neither a " \
                                       "knob (knobs: threads) nor one of {port}, {host}, {python}\n"

@@ -19,7 +19,9 @@ from crossbench import loadgen, paths, servers, version
 from crossbench.options import refuse_repeated
 from crossbench.decide import slo
 from crossbench.plan.experiment_schema import AUTO_RATES
+from crossbench.refusal import Refusal
 
+from . import server_files
 from .serve import knob_argument
 
 DEFAULT_EXPERIMENT = "seed002"
@@ -182,6 +184,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def parse_args(argv):
+    try:        # --server-file's servers first: their knobs are options of the parser below
+        server_files.declare(sys.argv[1:] if argv is None else list(argv))
+    except Refusal as e:
+        print(f"run_all: {e}", file=sys.stderr)
+        raise SystemExit(e.exit_code) from None
     p = build_parser()
     refuse_repeated(p, sys.argv[1:] if argv is None else list(argv), allowed={"slo", "server_files"})
     args = p.parse_args(argv)

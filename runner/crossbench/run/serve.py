@@ -16,13 +16,10 @@ from pathlib import Path
 from crossbench import oskit, servers, version
 from crossbench.hosts.local import HERE
 from crossbench.options import refuse_repeated
-from crossbench.plan import experiment
-from crossbench.servers import declared
 from crossbench.refusal import Refusal
 from crossbench.servers import Knob, RunningServer, ServerFailed
 
-
-SERVER_FILE = "--server-file"
+from . import server_files
 
 
 def positive(text: str) -> int:
@@ -86,36 +83,15 @@ def knob_argument(parser, knob: Knob, *, sweep: bool, help_prefix: str = "", def
     parser.add_argument(knob.flag, **kwargs)
 
 
-def server_files(argv) -> tuple[list[str], list[str]]:
-    """--server-file PATH (or =PATH), repeatable, taken out of argv before the parser is built (the servers they
-    declare, and their knobs, are its choices and options); the paths and the rest of argv."""
-    files, rest, words = [], [], iter(argv)
-    for word in words:
-        if word == SERVER_FILE:
-            files.append(next(words, ""))
-        elif word.startswith(SERVER_FILE + "="):
-            files.append(word.split("=", 1)[1])
-        else:
-            rest.append(word)
-    return files, rest
-
-
-def declare_server_files(files: list[str]) -> None:
-    """Each file's declared servers registered by name (a Refusal names the file and key at fault)."""
-    for path in files:
-        tables = experiment.declared_in(Path(path), set(servers.PLUGINS))
-        servers.declare({declared.SECTION: tables}, path)
-
-
 def build_parser(argv) -> argparse.ArgumentParser:
     """serve.sh's options: the chosen server's knobs (the first word of argv that is no option), and only its own."""
     parser = argparse.ArgumentParser(prog="serve.sh", description=__doc__)
     parser.add_argument("server", help=f"one of {', '.join(servers.PLUGINS)}")
-    parser.add_argument(SERVER_FILE, action="append", default=[], metavar="PATH", dest="server_files",
+    parser.add_argument(server_files.OPTION, action="append", default=[], metavar="PATH", dest="server_files",
                         help="a TOML file declaring servers as data ([server.NAME]; examples/tornado-declared.toml)")
     version.add_option(parser)
-    name = next((a for a in server_files(argv if argv is not None else sys.argv[1:])[1] if not a.startswith("-")),
-                None)
+    name = next((a for a in server_files.split(argv if argv is not None else sys.argv[1:])[1]
+                 if not a.startswith("-")), None)
     if name in servers.PLUGINS:      # the chosen server's own knobs, and only its own
         plugin = servers.PLUGINS[name]
         group = parser.add_argument_group(name)
@@ -162,7 +138,7 @@ def wait_for_stop(server: RunningServer) -> str:
 def main(argv=None) -> int:
     oskit.interrupt_on_signals()
     try:
-        declare_server_files(server_files(sys.argv[1:] if argv is None else list(argv))[0])
+        server_files.declare(sys.argv[1:] if argv is None else list(argv))
     except Refusal as e:
         print(f"serve: {e}", file=sys.stderr)
         return e.exit_code
