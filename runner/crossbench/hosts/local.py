@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import time
 import uuid
 from pathlib import Path
 
@@ -51,11 +52,12 @@ class LocalHost:
         argv = [*oskit.pdeathsig_prefix(), *oskit.taskset_prefix(cores), *spec.argv]
         spec.log_path.parent.mkdir(parents=True, exist_ok=True)
         mark = f"{spec.name}-{spec.port}-{uuid.uuid4().hex}"
+        since = time.time() - 1.0       # process start times are in clock ticks: a second's slack
         with open(spec.log_path, "ab") as log:
             process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                        start_new_session=True, cwd=spec.workdir,
                                        env={**os.environ, **spec.env, oskit.SERVER_MARK: mark})
-        process.server_mark = mark
+        process.server_mark, process.server_since = mark, since
         return process
 
     def pin(self, pid: int, cpus: tuple[int, ...]) -> None:
@@ -66,7 +68,7 @@ class LocalHost:
         """first_signal (SIGTERM unless declared otherwise) to its process group, SIGKILL to whatever is left after
         the grace period; then whatever it left outside its group (a daemon it started) is killed."""
         returncode = oskit.stop_group(process, grace_s, first_signal)
-        oskit.kill_marked(process.server_mark)
+        oskit.kill_marked(process.server_mark, process.server_since)
         return returncode
 
     def tree(self, pid: int) -> list:
