@@ -239,3 +239,15 @@ def test_run_all_takes_a_server_files_knobs_as_options_and_refuses_a_bad_file_in
     assert stopped.value.code == 2
     assert capsys.readouterr().err == f"run_all: {bad}: [server.mine] command: placeholder {{thread}} is neither a " \
                                       "knob (knobs: threads) nor one of {port}, {host}, {python}\n"
+
+
+def test_a_server_files_servers_join_the_experiments_and_one_in_no_group_is_refused(tmp_path):
+    config = experiment.load("quick", (str(EXAMPLE),))
+    assert config["run"]["servers"] == ["tomcat", "tornado", "tornado_declared"]
+    assert experiment.RUN_DEFAULTS["servers"] == ["tomcat", "tornado"]
+    named = write(tmp_path, EXPERIMENT.replace('servers = ["mine"]', 'servers = ["tornado_declared"]').replace(
+        'mine = "/delay/sync"', 'tornado_declared = "/delay/sync"'), "declared.toml")
+    assert experiment.load(str(named), (str(EXAMPLE),))["run"]["servers"] == ["tornado_declared"]   # once
+    with pytest.raises(ExperimentError, match=r"^experiment quick: the declared server mine is in no group: name "
+                                              r"its endpoint in a group's endpoint table, or declare like"):
+        experiment.apply_overrides(experiment.load("quick", (str(write(tmp_path, SERVER)),)), {})

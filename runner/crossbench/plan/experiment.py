@@ -41,14 +41,19 @@ def experiment_path(name_or_path: str) -> Path:
 
 def load(name_or_path: str, server_files: tuple[str, ...] = ()) -> dict:
     """The experiment file with [run]'s defaults filled in, and its declared servers ([server.NAME], and those of
-    each --server-file) checked, recorded in its [server] section and registered (servers.declare)."""
+    each --server-file, which join its servers) checked, recorded in its [server] section and registered
+    (servers.declare)."""
     path = experiment_path(name_or_path)
     config = read_toml(path)
     config.setdefault("name", path.stem)
     config["run"] = {**RUN_DEFAULTS, **config.get("run", {})}
     declarations = declared.normalised(config.get(declared.SECTION, {}), str(path), path.parent, servers.BUILT_IN)
     for server_file in server_files:
-        declarations.update(declared_in(Path(server_file), set(declarations)))
+        found = declared_in(Path(server_file), set(declarations))
+        declarations.update(found)
+        # a server given on the command line is measured beside the experiment's own (--servers chooses otherwise)
+        config["run"]["servers"] = [*config["run"]["servers"],
+                                    *(name for name in found if name not in config["run"]["servers"])]
     if declarations:
         config[declared.SECTION] = declarations
         servers.declare(config, str(path))

@@ -156,6 +156,10 @@ def validate(config: dict) -> Experiment:
         validate_group(group, fail)
         for name, plugin in servers.PLUGINS.items():
             check_settings(plugin, server_section(config, group, name), f"group {group['name']}: [{name}]", fail)
+    for name in [n for n in run["servers"] if n not in servers.BUILT_IN]:
+        if not any(name in group.get("endpoint", {}) for group in groups):
+            fail(f"the declared server {name} is in no group: name its endpoint in a group's endpoint table, or "
+                 "declare like = \"<a built-in server>\" to take that server's endpoint in each group")
     return typed(config)
 
 
