@@ -131,3 +131,11 @@ def test_a_declared_server_in_the_registry_starts_like_a_built_in_one(tmp_path):
     finally:
         servers.forget_declared()
     assert ours(tmp_path) == []
+
+
+def test_the_unmeasured_first_start_says_what_is_wrong_before_the_first_cell(tmp_path):
+    """run_checks.prime_servers calls it once per setting; it says a failure's first line and leaves the cells."""
+    assert declared(tmp_path, INT_ONLY, stop={"signal": "INT", "grace_s": 10}).prime({}, tmp_path, (), HERE) is None
+    with pytest.raises(ServerFailed, match="puts the server in the background"):
+        declared(tmp_path, DAEMON).prime({}, tmp_path, (), HERE)
+    assert wait_until(lambda: ours(tmp_path) == [], 5, lambda: f"nothing left: {ours(tmp_path)}")

@@ -15,7 +15,7 @@ from pathlib import Path
 from ..oskit import HOST
 from .base import Knob, ServerPlugin, SettingsError
 from .declared_schema import DeclarationError, check
-from .lifecycle import ServerSpec
+from .lifecycle import RunningServer, ServerSpec
 
 # Once a declared server answers, its process must still run this long (lifecycle.ServerSpec.foreground_check_s):
 # what it costs each start against a command that daemonises and exits only once its daemon answers.
@@ -74,6 +74,13 @@ class DeclaredPlugin(ServerPlugin):
     def parallel_limit(self, settings: dict, endpoint: str) -> int | None:
         knob = self.declaration["parallel"].get(endpoint)
         return settings[knob] if knob else None
+
+    def prime(self, settings: dict, work_dir: Path, cpus: tuple[int, ...], host) -> str | None:
+        """One unmeasured start before the first measured launch: a declaration whose command cannot start or
+        answer (or daemonises) is said before the first cell (run_checks.prime_servers), and the first launch
+        finds the files its command reads in the page cache as later ones do. Says nothing when it answered."""
+        with RunningServer(self.spec(settings, host.free_port(), work_dir, cpus), host):
+            return None
 
     def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None, address=HOST) -> ServerSpec:
         values = {**settings, "port": port, "host": address, "python": sys.executable}
