@@ -84,7 +84,8 @@ def test_a_declared_server_is_a_plugin_whose_command_is_its_placeholders_filled_
     settings = plugin.variants({})
     assert settings == [{"threads": 10}, {"threads": 50}]           # the declared values, swept unless told
     assert plugin.variants({"threads": 20}) == [{"threads": 20}]
-    assert plugin.parallel_limit(settings[1], "/delay/sync") == 50 and plugin.parallel_limit(settings[1], "/hello") is None
+    assert plugin.parallel_limit(settings[1], "/delay/sync") == 50
+    assert plugin.parallel_limit(settings[1], "/hello") is None
     spec = plugin.spec(settings[1], 8123, tmp_path, address="127.0.0.2")
     assert spec.argv == [sys.executable, "app.py", "--port", "8123", "--threads", "50"]
     assert spec.workdir == tmp_path.resolve() and spec.ready_path == "/ready" and spec.ready_timeout_s == 5

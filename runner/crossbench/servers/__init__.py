@@ -65,7 +65,8 @@ def get(name: str) -> ServerPlugin:
         raise UnknownServer(f"unknown server {name!r}; known: {', '.join(PLUGINS)}") from None
 
 
-__all__ = ["BUILT_IN", "DeclarationError", "declare", "forget_declared", "CannotRunHere", "DB_ENDPOINTS", "ENDPOINTS", "PLUGINS", "STATIC_ENDPOINT", "TFB_ENDPOINTS", "UNAVAILABLE", "Knob",
+__all__ = ["BUILT_IN", "DeclarationError", "declare", "forget_declared",
+           "CannotRunHere", "DB_ENDPOINTS", "ENDPOINTS", "PLUGINS", "STATIC_ENDPOINT", "TFB_ENDPOINTS", "UNAVAILABLE", "Knob",
            "DEFAULT_PAIR", "RunningServer",
            "ServerFailed", "ServerPlugin", "ServerSpec", "SettingsError", "Tool", "ToolMissing", "UnknownServer",
            "get", "proxies", "proxy"]
