@@ -252,3 +252,9 @@ def test_a_server_files_servers_join_the_experiments_and_one_in_no_group_is_refu
     with pytest.raises(ExperimentError, match=r"^experiment quick: the declared server mine is in no group: name "
                                               r"its endpoint in a group's endpoint table, or declare like"):
         experiment.apply_overrides(experiment.load("quick", (str(write(tmp_path, SERVER)),)), {})
+
+
+def test_a_resumed_run_takes_its_declared_servers_from_its_record_not_from_a_server_file(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        run_args.parse_args(["--resume", str(tmp_path), "--server-file", str(EXAMPLE)])
+    assert "--resume DIR continues that run with the declared servers it recorded" in capsys.readouterr().err

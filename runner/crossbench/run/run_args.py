@@ -204,6 +204,9 @@ def parse_args(argv):
     if args.resume and (given := matrix_given(p, args) - {"--best-level-launches"}):
         p.error(f"--resume DIR continues that run as it was planned; {', '.join(sorted(given))} does not go with it "
                 "(only --best-level-launches, to raise its count)")
+    if args.resume and args.server_files:
+        p.error("--resume DIR continues that run with the declared servers it recorded; --server-file does not go "
+                "with it")
     if args.retry_failed and not args.resume:
         p.error("--retry-failed goes with --resume DIR: it launches again that run's points whose launches all "
                 "failed")
