@@ -242,6 +242,8 @@ def check_knobs(knobs: object, fail) -> dict:
         if len({type(v) for v in values}) > 1:
             fail(f"knobs.{name}", "its values are all integers or all strings")
         default = table.get("default", values[0])
+        if default not in values:
+            fail(f"knobs.{name}", f"its default {default!r} is not one of its values {values}")
         checked[name] = {"default": default, "values": values, "at_most": table.get("at_most")}
     for name, knob in checked.items():
         bound = knob["at_most"]
