@@ -112,6 +112,25 @@ def stop_group(proc: subprocess.Popen, grace_s: float, first_signal: int = signa
     return proc.returncode
 
 
+SERVER_MARK = "CROSSBENCH_SERVER_MARK"     # in a started server's environment: what it left behind is found by it
+
+
+def kill_marked(mark: str, since: float) -> int:
+    """Kills this user's processes started since `since` (epoch seconds) whose environment carries
+    SERVER_MARK=mark: what a server started and left outside its process group (a command that daemonised
+    itself). How many were killed."""
+    killed = 0
+    for proc in psutil.process_iter(["create_time", "uids"]):
+        try:
+            if proc.info["create_time"] >= since and proc.info["uids"].real == os.getuid() \
+                    and proc.environ().get(SERVER_MARK) == mark:
+                proc.kill()
+                killed += 1
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            continue
+    return killed
+
+
 def signal_unreaped_group(proc: subprocess.Popen, sig: int) -> None:
     """Signals the child's process group, unless the child is already reaped (its pid may be reused)."""
     if proc.returncode is not None:

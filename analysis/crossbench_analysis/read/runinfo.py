@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from crossbench import servers
 from crossbench.drivers import DEFAULT_KIND, DRIVERS, of_record
 from crossbench.record.record import SCHEMA_VERSION, upgrade
 from crossbench.servers import PLUGINS
@@ -200,6 +201,12 @@ def load_run(path: Path) -> Run:
             warnings.append(f"metadata.json unreadable ({e}); charts carry no machine line")
     else:
         warnings.append("no metadata.json; charts carry no machine line")
+    # the run's declared servers, registered by name like the built-in ones (its records' knobs, their labels);
+    # their paths need not exist where the run is read
+    try:
+        servers.declare(metadata.get("config") or {}, str(metadata_file), check_paths=False)
+    except servers.DeclarationError as e:
+        warnings.append(f"its declared servers unreadable ({e}); their records read without their knobs")
     cells = []
     for number, line in enumerate(cells_file.read_text().splitlines(), 1):
         if not line.strip():

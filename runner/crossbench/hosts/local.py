@@ -5,7 +5,10 @@ a LocalHost; the roles themselves never ask where they run."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
+import time
+import uuid
 from pathlib import Path
 
 from crossbench.database.stack import RunDatabase
@@ -48,17 +51,25 @@ class LocalHost:
         cores = oskit.every_core() if spec.pinned_once_ready else spec.cpus
         argv = [*oskit.pdeathsig_prefix(), *oskit.taskset_prefix(cores), *spec.argv]
         spec.log_path.parent.mkdir(parents=True, exist_ok=True)
+        mark = f"{spec.name}-{spec.port}-{uuid.uuid4().hex}"
+        since = time.time() - 1.0       # process start times are in clock ticks: a second's slack
         with open(spec.log_path, "ab") as log:
-            return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                    start_new_session=True, env={**os.environ, **spec.env})
+            process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                       start_new_session=True, cwd=spec.workdir,
+                                       env={**os.environ, **spec.env, oskit.SERVER_MARK: mark})
+        process.server_mark, process.server_since = mark, since
+        return process
 
     def pin(self, pid: int, cpus: tuple[int, ...]) -> None:
         """Every thread of pid's tree onto `cpus` (a server pinned once it answers)."""
         oskit.pin_tree(pid, cpus)
 
-    def stop_server(self, process: subprocess.Popen, grace_s: float) -> int | None:
-        """SIGTERM to its process group, SIGKILL to whatever is left after the grace period."""
-        return oskit.stop_group(process, grace_s)
+    def stop_server(self, process: subprocess.Popen, grace_s: float, first_signal: int = signal.SIGTERM) -> int | None:
+        """first_signal (SIGTERM unless declared otherwise) to its process group, SIGKILL to whatever is left after
+        the grace period; then whatever it left outside its group (a daemon it started) is killed."""
+        returncode = oskit.stop_group(process, grace_s, first_signal)
+        oskit.kill_marked(process.server_mark, process.server_since)
+        return returncode
 
     def tree(self, pid: int) -> list:
         return oskit.descendants(pid)

@@ -37,8 +37,9 @@ class Host(Protocol):
     def pin(self, pid: int, cpus: tuple[int, ...]) -> None:
         """Every thread of the process `pid` and its descendants onto `cpus` (a server pinned once it answers)."""
 
-    def stop_server(self, process: Any, grace_s: float) -> int | None:
-        """Stops what start_server returned: SIGTERM, the grace, SIGKILL; its exit status."""
+    def stop_server(self, process: Any, grace_s: float, first_signal: int = 15) -> int | None:
+        """Stops what start_server returned: its first signal (15, SIGTERM, unless the server declares another), the
+        grace, SIGKILL; its exit status."""
 
     def tree(self, pid: int) -> list:
         """pid's process and its descendants (psutil.Process); [] where its sampler reads the tree itself."""

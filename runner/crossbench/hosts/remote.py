@@ -17,6 +17,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import signal
 import subprocess
 import threading
 import time
@@ -82,7 +83,8 @@ class RemoteHost:
         if done.returncode != 0:
             raise SshError(f"{self.label}: cannot pin process {pid} to cores {cpus}: {done.stderr.strip()}")
 
-    def stop_server(self, process: "TetheredServer", grace_s: float) -> int | None:
+    def stop_server(self, process: "TetheredServer", grace_s: float, first_signal: int = signal.SIGTERM) -> int | None:
+        """Through the tether, which sends SIGTERM whatever the server declares (first_signal is this machine's)."""
         return process.stop(grace_s)
 
     def tree(self, pid: int) -> list:

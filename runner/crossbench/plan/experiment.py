@@ -13,6 +13,7 @@ from pathlib import Path
 import tomllib
 
 from crossbench import durations, loadgen, paths, servers
+from crossbench.servers import declared
 from crossbench_contract.delay import MAX_DELAY_MS
 
 from . import experiment_expand
@@ -40,15 +41,26 @@ def experiment_path(name_or_path: str) -> Path:
     raise ExperimentError(f"no experiment {name_or_path!r}; known: {known} (or give a path to a .toml file)")
 
 
-def load(name_or_path: str) -> dict:
+def load(name_or_path: str, server_files: tuple[str, ...] = ()) -> dict:
+    """The experiment file with [run]'s defaults filled in, and its declared servers ([server.NAME], and those of
+    each --server-file, which join its servers) checked, recorded in its [server] section and registered
+    (servers.declare)."""
     path = experiment_path(name_or_path)
-    try:
-        config = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as e:
-        raise ExperimentError(f"{path}: {e}") from e
+    config = read_toml(path)
     config.setdefault("name", path.stem)
     with_units(config, path)
     config["run"] = {**RUN_DEFAULTS, **config.get("run", {})}
+    declarations = declared.normalised(config.get(declared.SECTION, {}), str(path), path.parent, servers.BUILT_IN)
+    for server_file in server_files:
+        found = declared_in(Path(server_file), set(declarations))
+        declarations.update(found)
+        # a server given on the command line is measured beside the experiment's own (--servers chooses otherwise)
+        config["run"]["servers"] = [*config["run"]["servers"],
+                                    *(name for name in found if name not in config["run"]["servers"])]
+    if declarations:
+        config[declared.SECTION] = declarations
+        servers.declare(config, str(path))
+        endpoints_like(config)
     return config
 
 
@@ -84,6 +96,40 @@ def converted(key: str, value):
     if not isinstance(value, str):
         raise durations.DurationError(f"{value!r}: give a duration with its unit in quotes, e.g. \"10s\"")
     return durations.seconds(value, zero=key != "duration")
+
+
+def endpoints_like(config: dict) -> None:
+    """Each group that names no endpoint for a declared server with `like` gives it its like's endpoint there
+    (declared.endpoint_like), written into the configuration the run records."""
+    for group in config.get("group", []):
+        table = group.get("endpoint")
+        for name, declaration in config[declared.SECTION].items():
+            if isinstance(table, dict) and name not in table and declared.endpoint_like(declaration, table):
+                table[name] = declared.endpoint_like(declaration, table)
+
+
+def read_toml(path: Path) -> dict:
+    try:
+        return tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise ExperimentError(f"{path}: {e}") from e
+    except OSError as e:
+        raise ExperimentError(f"{path}: cannot be read ({e.strerror})") from e
+
+
+def declared_in(path: Path, taken: set[str]) -> dict:
+    """A --server-file's declared servers, checked: the file holds [server.NAME] sections and nothing else."""
+    config = read_toml(path)
+    other = sorted(set(config) - {declared.SECTION})
+    if other or not config.get(declared.SECTION):
+        raise servers.DeclarationError(f"{path}: a server file holds [server.NAME] sections only"
+                                       + (f", not [{other[0]}]" if other else ", and this one has none"))
+    found = declared.normalised(config[declared.SECTION], str(path), path.parent, servers.BUILT_IN)
+    again = sorted(taken & set(found))
+    if again:
+        raise servers.DeclarationError(f"{path}: [server.{again[0]}] name: {again[0]} is declared already (by the "
+                                       "experiment or an earlier --server-file)")
+    return found
 
 
 def apply_overrides(config: dict, overrides: dict) -> dict:
@@ -130,5 +176,7 @@ def expand(config: dict) -> list[CellPlan]:
 
 def recorded(config: dict) -> Experiment:
     """A resolved or recorded configuration (apply_overrides' result, a run's metadata) as the typed values the
-    run and its decisions read; the defaults of [run] keys a recorded configuration predates are filled in."""
+    run and its decisions read; the defaults of [run] keys a recorded configuration predates are filled in. Its
+    declared servers are registered again (a resumed run)."""
+    servers.declare(config, f"the recorded experiment {config.get('name')}")
     return typed({**config, "run": {**RUN_DEFAULTS, **config.get("run", {})}})

@@ -111,9 +111,10 @@ def validate(config: dict) -> Experiment:
     def fail(message):
         raise ExperimentError(f"experiment {config.get('name')}: {message}")
 
-    unknown = set(config) - {"name", "description", "run", "group", "analysis", *servers.PLUGINS}
+    servers.declare(config, f"experiment {config.get('name')}")
+    unknown = set(config) - {"name", "description", "run", "group", "analysis", "server", *servers.PLUGINS}
     if unknown:
-        fail(f"unknown sections {sorted(unknown)}; known: run, group, analysis and one per server "
+        fail(f"unknown sections {sorted(unknown)}; known: run, group, analysis, server and one per server "
              f"({', '.join(servers.PLUGINS)})")
     for section, allowed in (("run", RUN_KEYS), ("analysis", ANALYSIS_KEYS)):
         unknown = set(config.get(section, {})) - allowed
@@ -161,6 +162,10 @@ def validate(config: dict) -> Experiment:
         validate_group(group, fail)
         for name, plugin in servers.PLUGINS.items():
             check_settings(plugin, server_section(config, group, name), f"group {group['name']}: [{name}]", fail)
+    for name in [n for n in run["servers"] if n not in servers.BUILT_IN]:
+        if not any(name in group.get("endpoint", {}) for group in groups):
+            fail(f"the declared server {name} is in no group: name its endpoint in a group's endpoint table, or "
+                 "declare like = \"<a built-in server>\" to take that server's endpoint in each group")
     return typed(config)
 
 
@@ -206,7 +211,7 @@ def validate_group_shape(group: dict, fail) -> None:
 
 def validate_group(group: dict, fail) -> None:
     validate_group_shape(group, fail)
-    unknown = set(group) - GROUP_KEYS
+    unknown = set(group) - GROUP_KEYS - set(servers.PLUGINS)
     if unknown:
         fail(f"group {group.get('name')}: unknown keys {sorted(unknown)}")
     if group.get("kind", DEFAULT_KIND) not in DRIVERS:

@@ -6,7 +6,7 @@ Every role can have a host of its own: load generators (wrk, oha, k6 and ab, on 
 exactly), the server (with PgBouncer beside it on its host), nginx in front of it, and the database, each sampled
 beside itself. What runs here listens on this machine's address that faces the hosts that must reach it. Not
 placed yet (refused before the run starts): seed 003's held connections from several load hosts (one client
-holds them)."""
+holds them), a declared server on a server host (its working directory is a path on this machine)."""
 from __future__ import annotations
 
 from contextlib import ExitStack
@@ -19,6 +19,7 @@ from crossbench.hosts import HostsError, check_hosts, load_hosts, open_masters
 from crossbench.hosts.placement import Placement, place
 from crossbench.loadgen import get as get_adapter
 from crossbench.loadgen.spread import MERGERS
+from crossbench.servers.declared import DeclaredPlugin
 
 
 def refuse_unbuilt(hosts, cells) -> None:
@@ -35,6 +36,9 @@ def refuse_unbuilt(hosts, cells) -> None:
         if hosts.server and cell.kind not in remote_kinds:
             raise HostsError(f"--hosts: {cell.cell_id}: a server on its own host runs {', '.join(remote_kinds)} "
                              "cells so far")
+        if hosts.server and isinstance(cell.plugin, DeclaredPlugin):
+            raise HostsError(f"--hosts: {cell.cell_id}: a declared server ({cell.server}) runs on this machine so "
+                             "far (its working directory is a path here)")
         if hosts.server and needs_database(cell) and not hosts.db:
             raise HostsError(f"--hosts: {cell.cell_id}: a server on its own host cannot reach a database on this "
                              "machine's loopback: give the db role a host too")

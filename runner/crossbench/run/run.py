@@ -38,7 +38,7 @@ from .run_loop import execute, execute_rest, launched_once, stopped_by_environme
 
 def resolve_config(args) -> dict:
     overrides = {k: v for k, v in vars(args).items() if v is not None}
-    return experiment.apply_overrides(experiment.load(args.experiment), overrides)
+    return experiment.apply_overrides(experiment.load(args.experiment, tuple(args.server_files)), overrides)
 
 
 def new_run_dir(args, config: dict) -> RunDir:

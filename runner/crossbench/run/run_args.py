@@ -20,9 +20,10 @@ from crossbench import durations, loadgen, paths, servers, version
 from crossbench.options import refuse_repeated
 from crossbench.decide import slo
 from crossbench.plan.experiment_schema import AUTO_RATES
+from crossbench.refusal import Refusal
 from crossbench_contract.delay import MAX_DELAY_MS
 
-from . import run_help
+from . import run_help, server_files
 from .serve import knob_argument
 
 DEFAULT_EXPERIMENT = "seed002"
@@ -122,6 +123,9 @@ def build_parser(name: str = DEFAULT_EXPERIMENT) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="run_all.sh", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--experiment", default=DEFAULT_EXPERIMENT, help="name under runner/experiments/ or a .toml path")
+    p.add_argument("--server-file", action="append", default=[], metavar="PATH", dest="server_files",
+                   help="a TOML file declaring servers as data ([server.NAME]: command, ready, stop, knobs; "
+                        "examples/tornado-declared.toml), added to the experiment's; repeatable")
     p.add_argument("--quick", action="store_true", help="the quick profile (experiment 'quick')")
     p.add_argument("--out", type=Path, help="run directory (default results/<run-id>/)")
     p.add_argument("--resume", type=Path, metavar="DIR", help="finish an interrupted run: only missing cells")
@@ -200,8 +204,13 @@ def build_parser(name: str = DEFAULT_EXPERIMENT) -> argparse.ArgumentParser:
 
 def parse_args(argv):
     given = sys.argv[1:] if argv is None else list(argv)
+    try:        # --server-file's servers first: their knobs are options of the parser below
+        server_files.declare(given)
+    except Refusal as e:
+        print(f"run_all: {e}", file=sys.stderr)
+        raise SystemExit(e.exit_code) from None
     p = build_parser(run_help.experiment_named(given, DEFAULT_EXPERIMENT))
-    refuse_repeated(p, given, allowed={"slo"})
+    refuse_repeated(p, given, allowed={"slo", "server_files"})
     args = p.parse_args(argv)
     try:
         args.workload = advice_workload(args)
@@ -215,6 +224,9 @@ def parse_args(argv):
     if args.resume and (given := matrix_given(p, args) - {"--best-level-launches"}):
         p.error(f"--resume DIR continues that run as it was planned; {', '.join(sorted(given))} does not go with it "
                 "(only --best-level-launches, to raise its count)")
+    if args.resume and args.server_files:
+        p.error("--resume DIR continues that run with the declared servers it recorded; --server-file does not go "
+                "with it")
     if args.retry_failed and not args.resume:
         p.error("--retry-failed goes with --resume DIR: it launches again that run's points whose launches all "
                 "failed")

@@ -1,6 +1,7 @@
 """`./runner/serve.sh SERVER [options]`: one server alone, in the foreground, until Ctrl-C.
 
 Every server plug-in's knobs are options here (`./runner/serve.sh SERVER --help` lists them for that server).
+`--server-file PATH` adds the servers a file declares as data (crossbench/servers/declared.py), knobs and all.
 """
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from crossbench.hosts.local import HERE
 from crossbench.options import refuse_repeated
 from crossbench.refusal import Refusal
 from crossbench.servers import Knob, RunningServer, ServerFailed
+
+from . import server_files
 
 
 def positive(text: str) -> int:
@@ -84,8 +87,11 @@ def build_parser(argv) -> argparse.ArgumentParser:
     """serve.sh's options: the chosen server's knobs (the first word of argv that is no option), and only its own."""
     parser = argparse.ArgumentParser(prog="serve.sh", description=__doc__)
     parser.add_argument("server", help=f"one of {', '.join(servers.PLUGINS)}")
+    parser.add_argument(server_files.OPTION, action="append", default=[], metavar="PATH", dest="server_files",
+                        help="a TOML file declaring servers as data ([server.NAME]; examples/tornado-declared.toml)")
     version.add_option(parser)
-    name = next((a for a in (argv if argv is not None else sys.argv[1:]) if not a.startswith("-")), None)
+    name = next((a for a in server_files.split(argv if argv is not None else sys.argv[1:])[1]
+                 if not a.startswith("-")), None)
     if name in servers.PLUGINS:      # the chosen server's own knobs, and only its own
         plugin = servers.PLUGINS[name]
         group = parser.add_argument_group(name)
@@ -101,7 +107,7 @@ def build_parser(argv) -> argparse.ArgumentParser:
 
 def parse_args(argv):
     parser = build_parser(argv)
-    refuse_repeated(parser, sys.argv[1:] if argv is None else list(argv), allowed=set())
+    refuse_repeated(parser, sys.argv[1:] if argv is None else list(argv), allowed={"server_files"})
     args = parser.parse_args(argv)
     try:
         plugin = servers.get(args.server)
@@ -131,6 +137,11 @@ def wait_for_stop(server: RunningServer) -> str:
 
 def main(argv=None) -> int:
     oskit.interrupt_on_signals()
+    try:
+        server_files.declare(sys.argv[1:] if argv is None else list(argv))
+    except Refusal as e:
+        print(f"serve: {e}", file=sys.stderr)
+        return e.exit_code
     args = parse_args(argv)
     work_dir = Path(tempfile.mkdtemp(prefix=f"crossbench-{args.server}-"))
     try:

@@ -1,14 +1,18 @@
 """Server plug-ins, registered by name. Adding a server is one module here (a ServerPlugin, see base.py), one
-app folder beside tornado-app/, and one section of that name in an experiment file: nothing else names it."""
+app folder beside tornado-app/, and one section of that name in an experiment file: nothing else names it. A
+server declared as data (declared.py) is registered beside them for the run that declares it (declare()): the run's
+recorded configuration holds its declaration, so a resumed run and the analysis register it again."""
 from __future__ import annotations
 
-from . import gunicorn, nginx, tomcat, tornado, uvicorn
+from . import declared, gunicorn, nginx, tomcat, tornado, uvicorn
 from .base import (DB_ENDPOINTS, ENDPOINTS, STATIC_ENDPOINT, TFB_ENDPOINTS, CannotRunHere, Knob, ServerPlugin,
                    SettingsError, Tool, ToolMissing)
+from .declared_schema import DeclarationError
 from .lifecycle import RunningServer, ServerFailed, ServerSpec
 
-PLUGINS: dict[str, ServerPlugin] = {plugin.name: plugin for plugin in (
+BUILT_IN: dict[str, ServerPlugin] = {plugin.name: plugin for plugin in (
     tomcat.PLUGIN, tornado.PLUGIN, gunicorn.PLUGIN, uvicorn.PLUGIN, nginx.PLUGIN)}
+PLUGINS: dict[str, ServerPlugin] = dict(BUILT_IN)     # and the servers this process's run declares
 DEFAULT_PAIR = ("tomcat", "tornado")    # the servers a run compares unless its experiment or --servers names others
 
 # Seed 001's fastest servers, tried on the project's Python and refused with what happened (README: Servers).
@@ -35,6 +39,23 @@ def proxy() -> ServerPlugin:
     return PLUGINS[proxies()[0]]
 
 
+def declare(config: dict, where: str, check_paths: bool = True) -> list[str]:
+    """The servers a checked configuration's [server] section declares (its tables as declared.normalised left
+    them), registered by name; a name of a built-in plug-in is refused. Declaring a name again replaces it.
+    check_paths=False: a recorded run read where its paths need not exist (the analysis of a copied run)."""
+    tables = config.get(declared.SECTION) or {}
+    declared.refuse_taken(tables, where, BUILT_IN)
+    found = declared.plugins(tables, where, check_paths)
+    PLUGINS.update(found)
+    return list(found)
+
+
+def forget_declared() -> None:
+    """Only the built-in plug-ins registered again (a test that declared servers leaves none behind)."""
+    PLUGINS.clear()
+    PLUGINS.update(BUILT_IN)
+
+
 def get(name: str) -> ServerPlugin:
     if name in UNAVAILABLE:
         raise UnknownServer(f"{name} is not available: {UNAVAILABLE[name]}")
@@ -44,7 +65,8 @@ def get(name: str) -> ServerPlugin:
         raise UnknownServer(f"unknown server {name!r}; known: {', '.join(PLUGINS)}") from None
 
 
-__all__ = ["CannotRunHere", "DB_ENDPOINTS", "ENDPOINTS", "PLUGINS", "STATIC_ENDPOINT", "TFB_ENDPOINTS", "UNAVAILABLE", "Knob",
+__all__ = ["BUILT_IN", "DeclarationError", "declare", "forget_declared",
+           "CannotRunHere", "DB_ENDPOINTS", "ENDPOINTS", "PLUGINS", "STATIC_ENDPOINT", "TFB_ENDPOINTS", "UNAVAILABLE", "Knob",
            "DEFAULT_PAIR", "RunningServer",
            "ServerFailed", "ServerPlugin", "ServerSpec", "SettingsError", "Tool", "ToolMissing", "UnknownServer",
            "get", "proxies", "proxy"]

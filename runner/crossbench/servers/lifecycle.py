@@ -3,6 +3,7 @@ group (its port checked first), wait until it answers, stop the whole tree. Serv
 plug-in puts in the ServerSpec."""
 from __future__ import annotations
 
+import signal
 import time
 import urllib.error
 import urllib.request
@@ -13,6 +14,7 @@ from typing import Callable
 from ..oskit import HOST
 
 HEALTH_PATH = "/hello"
+READY_LOG_LINES = 20        # what a server that never answered shows of its log
 
 
 class ServerFailed(RuntimeError):
@@ -38,6 +40,13 @@ class ServerSpec:
     # A plug-in asks for it only with `cpus` to pin to, and sizes the process for them itself
     # (-XX:ActiveProcessorCount).
     pinned_once_ready: bool = False
+    workdir: Path | None = None                 # where it starts (None: wherever the runner runs)
+    ready_path: str = HEALTH_PATH               # the URL path whose 200 says it is ready
+    stop_signal: int = signal.SIGTERM           # what asks it to stop; SIGKILL after stop_grace_s
+    stop_grace_s: float = 15.0
+    # How long the started process must still run once it answers: a command that waits for the daemon it forked
+    # to answer and then exits is told from a server in the foreground only by outliving its readiness.
+    foreground_check_s: float = 0.0
 
 
 class RunningServer:
@@ -69,17 +78,37 @@ class RunningServer:
         deadline = time.monotonic() + self.spec.ready_timeout_s
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise ServerFailed(f"{self.spec.name} exited with status {self.process.returncode} "
-                                   f"before answering:\n{self.log_tail()}")
+                self.refuse_exited()
             if self.answers():
+                self.check_foreground()
                 return
             time.sleep(0.1)
-        raise ServerFailed(f"{self.spec.name} did not answer {HEALTH_PATH} within "
-                           f"{self.spec.ready_timeout_s:.0f} s:\n{self.log_tail()}")
+        raise ServerFailed(f"{self.spec.name} did not answer {self.spec.ready_path} within "
+                           f"{self.spec.ready_timeout_s:g} s; the last {READY_LOG_LINES} lines of its log "
+                           f"({self.spec.log_path}):\n{self.log_tail(READY_LOG_LINES)}")
+
+    def check_foreground(self) -> None:
+        """It answers: the process the suite started must still run foreground_check_s later."""
+        if self.spec.foreground_check_s:
+            time.sleep(self.spec.foreground_check_s)
+            if self.process.poll() is not None:
+                self.refuse_exited()
+
+    def refuse_exited(self) -> None:
+        """The process the suite started has exited before it was ready. If its port answers all the same, the
+        command put the server in the background (a daemon): the suite could neither sample nor stop what it
+        measures, so that is refused with the reason."""
+        if self.answers():
+            raise ServerFailed(f"{self.spec.name}: the process the suite started ({self.spec.argv[0]}) exited with "
+                               f"status {self.process.returncode} while port {self.spec.port} answers: the command "
+                               "puts the server in the background (daemonises); declare a command that stays in "
+                               "the foreground (no --daemon, no trailing &), so the suite can sample and stop it")
+        raise ServerFailed(f"{self.spec.name} exited with status {self.process.returncode} "
+                           f"before answering:\n{self.log_tail()}")
 
     def answers(self, timeout_s: float = 2.0) -> bool:
         try:
-            with urllib.request.urlopen(self.url + HEALTH_PATH, timeout=timeout_s) as response:
+            with urllib.request.urlopen(self.url + self.spec.ready_path, timeout=timeout_s) as response:
                 return response.status == 200
         except (urllib.error.URLError, OSError):
             return False
@@ -96,11 +125,13 @@ class RunningServer:
         """Its processes (psutil), where this machine can see them (none on a host of its own)."""
         return self.host.tree(self.pid)
 
-    def stop(self, grace_s: float = 15.0) -> int | None:
-        """Its host stops its whole process group (SIGTERM, then SIGKILL after the grace period)."""
+    def stop(self, grace_s: float | None = None) -> int | None:
+        """Its host stops its whole process group (its stop signal, SIGTERM unless declared otherwise, then
+        SIGKILL after the grace period: the spec's unless given)."""
         if self.process is None:
             return None
-        returncode = self.host.stop_server(self.process, grace_s)
+        grace_s = self.spec.stop_grace_s if grace_s is None else grace_s
+        returncode = self.host.stop_server(self.process, grace_s, self.spec.stop_signal)
         if self.spec.after_stop:
             after, self.spec.after_stop = self.spec.after_stop, None
             after()
