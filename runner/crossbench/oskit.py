@@ -119,6 +119,7 @@ def kill_marked(mark: str, since: float) -> int:
     """Kills this user's processes started since `since` (epoch seconds) whose environment carries
     SERVER_MARK=mark: what a server started and left outside its process group (a command that daemonised
     itself). How many were killed."""
+    import psutil    # at its use: the command lines load without the Python environment (runner/README.md)
     killed = 0
     for proc in psutil.process_iter(["create_time", "uids"]):
         try:
