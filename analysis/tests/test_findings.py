@@ -180,7 +180,8 @@ def test_analysis_writes_findings_json_md_and_puts_them_first_in_the_report(tmp_
     html = (run / "report.html").read_text()
     assert html.index('id="findings"') < html.index('id="charts"')
     said = findings.text(run).splitlines()
-    assert said[said.index("findings:") + 1].strip().startswith(records[0]["sentence"])
+    assert " ".join(line.strip() for line in said[said.index("findings:") + 1:]).startswith(records[0]["sentence"])
+    assert max(len(line) for line in said) <= 100
 
 
 def test_the_efficiency_chart_draws_the_findings_threshold():

@@ -148,7 +148,8 @@ def written_summary(run_dir: Path) -> dict:
 
 
 def text(run_dir: Path) -> str:
-    """The findings as terminal lines (run_all.sh's last lines before the report's path); '' when none."""
+    """The findings as terminal lines within tables.WIDTH columns (run_all.sh's last lines before the report's
+    path); '' when none."""
     path = Path(run_dir) / FILE_JSON
     if not path.is_file():
         return ""
@@ -156,6 +157,8 @@ def text(run_dir: Path) -> str:
     records = written.get("findings", [])
     lines = tables.plain(written.get("summary") or tables.EMPTY)
     if records:
-        lines += ["findings:"] + [f"  {r['sentence']}" + (f" [{r['figure_text']}]" if tables.shows_figure(r) else "")
-                                  for r in records]
+        lines.append("findings:")
+        for r in records:
+            said = r["sentence"] + (f" [{r['figure_text']}]" if tables.shows_figure(r) else "")
+            lines += tables.wrapped(said, tables.WIDTH, tables.INDENT)
     return "\n".join(lines)
