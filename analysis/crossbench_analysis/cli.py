@@ -1,7 +1,8 @@
 """Command line: python -m crossbench_analysis analyze RUN_DIR | compare RUN_A RUN_B [--out DIR] [--force]
 | compare RUN --within VARIANT_A VARIANT_B [--out DIR]
 | export RUN_DIR | plot RUN_DIR | report RUN_DIR | aa RUN RUN [RUN ...] [--plant 0.10]
-| advise RUN_DIR --rate R --hold-ms H [--p99-ms T] [--capacity RUN] | reference [--check] | tfb-reference RUN_DIR
+| advise RUN_DIR --rate R --hold-ms H [--p99-ms T] [--capacity RUN] | findings RUN_DIR | reference [--check]
+| tfb-reference RUN_DIR
 | capacity-aa RUN RUN [RUN ...].
 
 Exit status: 0 done, 1 an error (not a run directory, gnuplot missing or failing; reference --check: the README's
@@ -23,6 +24,7 @@ from crossbench_analysis.compare.compare import CompareRefused, compare
 from crossbench_analysis.compare.compare_within import compare_in_run
 from crossbench_analysis.findings.finding import load_points
 from crossbench_analysis.judge.workload import WorkloadRefused, checked
+from crossbench_analysis.read import points_run
 from crossbench_analysis.read.runinfo import AnalysisError, load_run
 
 from .advice import advice
@@ -52,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
                        ("plot", "draw the charts from charts/data/ (after export)"),
                        ("report", "write report.html from what charts/ holds")):
         command_parser(sub, name, text).add_argument("run_dir", type=Path, help="the run directory")
+    w = command_parser(sub, "findings", "write findings.json and findings.md again on today's rules (a reference "
+                       "run kept as points.jsonl: its summary from the points, its stored findings merged)")
+    w.add_argument("run_dir", type=Path, help="a run directory, or a reference run under docs/results/*/runs/")
     r = command_parser(sub, "reference", "write the README's measured section from docs/results (reference.py)")
     r.add_argument("--check", action="store_true", help="only check it: exit 1 when the README differs")
     r.add_argument("--repo", type=Path, default=REPO, help="whose README.md and docs/*.md (default this one)")
@@ -147,7 +152,9 @@ def run_rule(args):
     """The launch rule of the run a command reads (crossbench.figures.points.launch_rule), so its figures come from the
     estimator its points.jsonl used; none for commands over several runs."""
     run_dir = getattr(args, "run_dir", None)
-    return launch_rule(load_run(run_dir).adaptive) if run_dir and args.command != "compare" else nullcontext()
+    if not run_dir or args.command == "compare":
+        return nullcontext()
+    return launch_rule((points_run.load(run_dir) if points_run.has_points_only(run_dir) else load_run(run_dir)).adaptive)
 
 
 def command(args) -> int:
@@ -189,6 +196,9 @@ def command(args) -> int:
         result = tfb_reference.write(run.path, run.run_id, load_points(run))
         print(tfb_reference.markdown(run.run_id, result), end="")
         print(f"written: {run.path / tfb_reference.MD_FILE}, {run.path / tfb_reference.JSON_FILE}")
+    elif args.command == "findings":
+        findings.write_again(args.run_dir)
+        print(f"written: {args.run_dir / findings.FILE_MD}, {args.run_dir / findings.FILE_JSON}")
     elif args.command == "reference":
         stale = reference.update_all(args.repo, args.results, check=args.check)
         if stale:

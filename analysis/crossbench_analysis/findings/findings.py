@@ -10,13 +10,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from crossbench_analysis.read.runinfo import Run
+from crossbench_analysis.read import points_run
+from crossbench_analysis.read.runinfo import Run, load_run
 
-from . import findings_capacity, findings_tfb, summary
+from . import findings_capacity, findings_tfb, merge, summary
 from . import findings_seeds as seeds
 from . import findings_sweeps as sweeps
 from ..report import tables
 from .finding import Finding, load_points
+
+WORDED = {f for f in Finding.__dataclass_fields__}       # a record's fields a Finding is made from
 
 FILE_JSON, FILE_MD = "findings.json", "findings.md"
 
@@ -133,12 +136,40 @@ def write(run: Run, charts: set[str]) -> list[dict]:
     """Computes the findings, writes findings.json and findings.md; returns findings.json's records. `charts`
     are the chart names the run has: a finding's chart outside them is written as null."""
     points = [] if family_of(run.experiment) in RUN_FAMILIES else load_points(run)
-    records = [f.to_dict(charts) for f in compute(run, points)]
-    table = summarize(run, points)
+    return written(run, merge.merged([f.to_dict(charts) for f in compute(run, points)]), summarize(run, points))
+
+
+def written(run: Run, records: list[dict], table: dict) -> list[dict]:
+    """Writes findings.json and findings.md of `records` under `table` (the summary); returns the records."""
     (run.path / FILE_JSON).write_text(json.dumps({"run_id": run.run_id, "experiment": run.experiment,
                                                   "summary": table, "findings": records}, indent=2) + "\n")
     (run.path / FILE_MD).write_text(markdown(run, records, table))
     return records
+
+
+def write_again(run_dir: Path) -> list[dict]:
+    """findings.json and findings.md written again on today's rules: from the run's cells.jsonl when it has one,
+    else (a committed reference run, kept as points.jsonl) the summary from its points and its stored findings
+    merged (merge.py) and their figures worded again (Finding.figure_text): their sentences need the raw
+    records it no longer has."""
+    run_dir = Path(run_dir)
+    stored = json.loads((run_dir / FILE_JSON).read_text()) if (run_dir / FILE_JSON).is_file() else {}
+    if not points_run.has_points_only(run_dir):      # the charts it has, and those a reference's findings named
+        charts = {p.stem for p in (run_dir / "charts").glob("*.png")}
+        return write(load_run(run_dir), charts | {r.get("chart_name") for r in stored.get("findings", [])} - {None})
+    run = points_run.load(run_dir)
+    records = merge.merged([reworded(r) for r in stored.get("findings", [])])
+    if family_of(run.experiment) in RUN_FAMILIES:       # their summary reads files beside the points: kept
+        return written(run, records, stored.get("summary") or tables.EMPTY)
+    return written(run, records, summarize(run, load_points(run)))
+
+
+def reworded(record: dict) -> dict:
+    """A stored record with its figure text as today's Finding says it."""
+    if record.get("figure") is None:
+        return record
+    return {**record, "figure_text": Finding(**{k: v for k, v in record.items() if k in WORDED and k != "chart"}
+                                             ).figure_text}
 
 
 def written_summary(run_dir: Path) -> dict:
