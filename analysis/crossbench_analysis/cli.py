@@ -27,7 +27,7 @@ from crossbench_analysis.judge.workload import WorkloadRefused, checked
 from crossbench_analysis.read import points_run
 from crossbench_analysis.read.runinfo import AnalysisError, load_run
 
-from .advice import advice
+from .advice import advice, model
 from .charts import export, plot
 from .compare import aa, capacity_aa
 from .findings import findings, tfb_reference
@@ -76,15 +76,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the run-to-run spread sigma_run on logs, overriding noise_floor.toml's for this machine")
     c.add_argument("--margin", type=float, default=0.05, help="the equivalence margin, a share in (0, 1): "
                    "faster or slower beyond it, 'same within' inside it (default 0.05)")
-    v = command_parser(sub, "advise", "maxThreads advice for a workload from a maxthreads run")
-    v.add_argument("run_dir", type=Path, help="a run of the maxthreads experiments (read, never written)")
+    v = command_parser(sub, "advise", "maxThreads advice for a workload: from a maxthreads run (a local one or a "
+                       "committed reference under docs/results), or from the model alone when no run is given")
+    v.add_argument("run_dir", type=Path, nargs="?", help="a run of the maxthreads experiments (read, never "
+                   "written), e.g. docs/results/maxthreads/runs/maxthreads-delay; none: the model alone")
     v.add_argument("--rate", type=float, required=True, help="arrivals, requests per second")
     v.add_argument("--hold-ms", type=float, required=True, help="how long one request holds a thread, ms")
     v.add_argument("--p99-ms", type=float, help="the latency 99 %% of requests must stay under, ms")
     v.add_argument("--capacity", type=Path, metavar="CAPACITY_RUN", help="a capacity run (--experiment "
                    "capacity) whose measured capacity per Tomcat setting goes beside the model's")
     v.add_argument("--out", type=Path, metavar="DIR", help="where advice.md and advice.json go (default: "
-                   "RUN_DIR/advice-<rate>rps-<hold>ms, a folder of its own; --out RUN_DIR writes into the run)")
+                   "RUN_DIR/advice-<rate>rps-<hold>ms, a folder of its own; --out RUN_DIR writes into the run; "
+                   "for the model alone or a committed reference run: printed only)")
     t = command_parser(sub, "aa", "compare's false-alarm rate (runs of one configuration, pairwise) and power "
                        "(the same pairs with a planted change)")
     t.add_argument("runs", type=Path, nargs="+", help="two or more runs of the same experiment and settings "
@@ -126,6 +129,21 @@ def compare_command(args):
         raise CompareRefused("compare takes two run directories, or one with --within VARIANT_A VARIANT_B")
     return compare(args.run_a, args.run_b, out=args.out, force=args.force, noise_floor=args.noise_floor,
                    margin=args.margin)
+
+
+def advise_command(args) -> None:
+    """advise: from the run given, or the model alone; written to --out, or into a local run's own folder."""
+    workload = checked(args.rate, args.hold_ms, args.p99_ms)
+    if args.run_dir is None:
+        if args.capacity:
+            raise advice.AdviceRefused("--capacity goes beside a maxthreads run's advice: give RUN_DIR too")
+        found, render = model.advise(workload), model.render
+    else:
+        found, render = advice.advise(args.run_dir, workload, args.capacity), None
+    out = args.out or (advice.default_out(args.run_dir, workload) if found["source"]["kind"] == "run" else None)
+    print(advice.write(found, out, render), end="")
+    if out:
+        print(f"advice: {out / 'advice.md'}, {out / 'advice.json'}")
 
 
 def main(argv=None) -> int:
@@ -187,10 +205,7 @@ def command(args) -> int:
         sys.stdout.write(text)
         print(f"\ncompare report: {html}")
     elif args.command == "advise":
-        workload = checked(args.rate, args.hold_ms, args.p99_ms)
-        out = args.out or advice.default_out(args.run_dir, workload)
-        print(advice.write(advice.advise(args.run_dir, workload, args.capacity), out), end="")
-        print(f"advice: {out / 'advice.md'}, {out / 'advice.json'}")
+        advise_command(args)
     elif args.command == "tfb-reference":
         run = load_run(args.run_dir)
         result = tfb_reference.write(run.path, run.run_id, load_points(run))

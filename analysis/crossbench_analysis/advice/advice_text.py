@@ -34,7 +34,10 @@ def render(a: dict) -> str:
              f"{' and virtual threads' if a['virtual_threads']['measured'] else ''}, each request holding its "
              f"thread {', '.join(n(d) for d in run_info['delays_ms'])} ms, up to "
              f"C={run_info['max_concurrency']} clients, "
-             f"{'/'.join(map(str, run_info['launches']))} launch(es) per point.", ""]
+             f"{'/'.join(map(str, run_info['launches']))} launch(es) per point."]
+    if a.get("source"):
+        lines.append(f"Read from {a['source']['words']}.")
+    lines.append("")
     if w:
         lines += pool_lines(a, w)
     else:

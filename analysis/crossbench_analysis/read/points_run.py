@@ -11,7 +11,7 @@ from pathlib import Path
 
 from crossbench.figures import points
 
-from .runinfo import AnalysisError, Run, sort_key
+from .runinfo import AnalysisError, Run, load_run, sort_key
 
 NOT_SETTINGS = {"figures", "cells", "failed_cells", "disturbed_cells", "n", "failed", "flags", "valid", "headline"}
 
@@ -21,6 +21,11 @@ def has_points_only(path: Path) -> bool:
     return (path / points.POINTS_FILE).is_file() and not (path / "cells.jsonl").is_file()
 
 
+def load_any(path: Path) -> Run:
+    """A run directory as the analysis reads it: from its cells.jsonl, or from its points alone (a reference)."""
+    return load(path) if has_points_only(path) else load_run(path)
+
+
 def load(path: Path) -> Run:
     """The run at `path` from its points.jsonl and metadata.json (AnalysisError when it has no points.jsonl)."""
     path = Path(path)
@@ -28,15 +33,20 @@ def load(path: Path) -> Run:
         raise AnalysisError(f"{path} holds no {points.POINTS_FILE} (nor cells.jsonl): not a run or a reference run")
     meta_file = path / "metadata.json"
     metadata = json.loads(meta_file.read_text()) if meta_file.is_file() else {}
-    cells = [record for point in points.read_jsonl(path / points.POINTS_FILE) for record in records(point)]
+    config = metadata.get("config") if isinstance(metadata.get("config"), dict) else {}
+    cells = [record for point in points.read_jsonl(path / points.POINTS_FILE) for record in records(point, config)]
     cells.sort(key=sort_key)
     return Run(path=path, metadata=metadata, cells=cells,
                warnings=[f"{path.name}: read from {points.POINTS_FILE} alone (no cells.jsonl)"])
 
 
-def records(point: dict) -> list[dict]:
-    """The point's launches as records: counted ones with their figures, failed and disturbed ones without."""
+def records(point: dict, config: dict | None = None) -> list[dict]:
+    """The point's launches as records: counted ones with their figures, failed and disturbed ones without; the
+    heap its server was given from the run's configuration (`config`, metadata.json's), as a record says it."""
     settings = {k: v for k, v in point.items() if k not in NOT_SETTINGS}
+    heap = ((config or {}).get(str(point.get("server"))) or {}).get("heap")
+    if heap:
+        settings["server_settings"] = {"heap": heap}
     flags, valid = list(point.get("flags") or []), bool(point.get("valid"))
     out = []
     for i, cell_id in enumerate(point.get("cells") or []):
