@@ -26,14 +26,15 @@ def columns(summary: dict) -> tuple[list[str], list[str]]:
     return [t for t, _ in kept], [k for _, k in kept]
 
 
-def markdown(summary: dict, heading: str = "## Summary") -> list[str]:
-    """The summary as a Markdown table under `heading` (findings.md; the reference docs name it in bold)."""
+def markdown(summary: dict, heading: str = "## Summary", note: bool = True) -> list[str]:
+    """The summary as a Markdown table under `heading` (findings.md; the reference docs name it in bold and leave
+    out its `note`, the pointer to advise.sh a run's reader needs once)."""
     if not summary["rows"]:
         return []
     titles, keys = columns(summary)
     lines = [heading, "", "| " + " | ".join(titles) + " |", "|" + "---|" * len(titles)]
     lines += ["| " + " | ".join(r[k] for k in keys) + " |" for r in summary["rows"]]
-    return lines + ([""] + [summary["note"]] if summary["note"] else []) + [""]
+    return lines + ([""] + [summary["note"]] if summary["note"] and note else []) + [""]
 
 
 def plain(summary: dict, width: int = WIDTH) -> list[str]:
