@@ -28,6 +28,8 @@ def test_seed002s_three_facts_per_delay_become_one_sentence_each():
     assert top.startswith("Latency ratio 4.989 [4.975, 5.002] / 4.97 [4.90, 5.04] / 5.00 [4.90, 5.11] and ")
     assert "tomcat maxThreads=200 (/delay/sync, 1 / 3 / 10 s)" in top
     assert any("(/delay/sync, each of 1, 3 and 10 s) filled its pool" in s for s in sentences)
+    [async_pool] = [r for r in records if "never filled its pool" in r["sentence"]]
+    assert "(at most 2 of 200 busy)" in async_pool["sentence"] and "busy or idle" in async_pool["detail"]
 
 
 def test_merging_lists_values_in_the_delays_order_and_keeps_every_fold_and_cell():

@@ -8,6 +8,7 @@ knows gets every maker that finds cells of its kind."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from crossbench_analysis.read import points_run
@@ -164,12 +165,24 @@ def write_again(run_dir: Path) -> list[dict]:
     return written(run, records, summarize(run, load_points(run)))
 
 
+# A stored sentence's wording and today's, for the same figures (a pool's busy peak read 'of 200 busy at once'
+# beside a thread count that also holds idle threads: the fold now says what each counts)
+REWORDED = [(re.compile(r"never filled its pool \((\d+) of (\d+) busy at once\)"),
+             r"never filled its pool (at most \1 of \2 busy)", sweeps.THREADS_WORDS)]
+
+
 def reworded(record: dict) -> dict:
-    """A stored record with its figure text as today's Finding says it."""
-    if record.get("figure") is None:
-        return record
-    return {**record, "figure_text": Finding(**{k: v for k, v in record.items() if k in WORDED and k != "chart"}
-                                             ).figure_text}
+    """A stored record as today's findings word it: its sentence (REWORDED, with the fold's words), and its figure
+    text as today's Finding says it."""
+    out = dict(record)
+    for old, new, fold in REWORDED:
+        if old.search(out["sentence"]):
+            out["sentence"] = old.sub(new, out["sentence"])
+            out["detail"] = "; ".join(d for d in (out.get("detail"), fold) if d)
+    if out.get("figure") is None:
+        return out
+    return {**out, "figure_text": Finding(**{k: v for k, v in out.items() if k in WORDED and k != "chart"}
+                                          ).figure_text}
 
 
 def written_summary(run_dir: Path) -> dict:
