@@ -64,3 +64,12 @@ def test_the_tuning_page_opens_with_the_rule_and_the_models_table():
     assert model.RULE in quick.replace("\n", " ") and "\n".join(model.table()) in quick
     assert "./analysis/advise.sh --rate 400 --hold-ms 50" in quick
     assert model.size(Workload(400.0, 50.0))["value"] == 36
+
+
+def test_counts_agree_with_their_nouns_in_the_advice_and_its_committed_copies(capsys):
+    from crossbench_analysis.advice.words import count
+    assert (count(1, "core"), count(2, "core"), count(3, "launch", "launches")) == ("1 core", "2 cores", "3 launches")
+    assert cli.main(["advise", str(REFERENCE), "--rate", "400", "--hold-ms", "50"]) == 0
+    files = [*REPO.glob("docs/results/maxthreads/**/advice.md"), REPO / "docs" / "tuning-maxthreads.md"]
+    for text in [capsys.readouterr().out, *(f.read_text() for f in files)]:
+        assert not any(hedge in text for hedge in ("core(s)", "launch(es)", "cell(s)", "setting(s)"))

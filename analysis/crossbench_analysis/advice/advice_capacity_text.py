@@ -40,7 +40,7 @@ def capacity_row(found: dict, wait: str = "hold") -> str:
     if not found["max_threads"]:
         text += "; no thread pool, so no model's capacity"
     if found["cpu_share"] is not None:
-        text += f"; CPU {n(100 * found['cpu_share'])} % of the server's core(s) at the rate that held"
+        text += f"; CPU {n(100 * found['cpu_share'])} % of the server's cores at the rate that held"
     return text + "."
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from crossbench.figures.points import NOISY_HOST, fmt_interval, fmt_range
 
 from .advice_capacity_text import capacity_lines, event_loop_lines
-from .words import n
+from .words import count, n
 from .advice_run import RUN_IT, TRACK_SHARE
 
 ASK = "./analysis/advise.sh {run} --rate R --hold-ms H [--p99-ms T]"
@@ -29,12 +29,13 @@ def render(a: dict) -> str:
     run_info, w = a["run"], a["workload"]
     lines = [f"# maxThreads advice from run {run_info['run_id']}", "",
              f"Measured on {run_info['machine']}, JDK {run_info['jdk'] or '?'}, Tomcat on "
-             f"{run_info['server_cores']} core(s); the run (experiment {run_info['experiment']}): maxThreads "
+             f"{count(run_info['server_cores'], 'core')}; the run (experiment {run_info['experiment']}): maxThreads "
              f"{', '.join(map(str, run_info['max_threads_measured']))}"
              f"{' and virtual threads' if a['virtual_threads']['measured'] else ''}, each request holding its "
              f"thread {', '.join(n(d) for d in run_info['delays_ms'])} ms, up to "
              f"C={run_info['max_concurrency']} clients, "
-             f"{'/'.join(map(str, run_info['launches']))} launch(es) per point."]
+             f"{'/'.join(map(str, run_info['launches']))} launch{'' if run_info['launches'] == [1] else 'es'} "
+             "per point."]
     if a.get("source"):
         lines.append(f"Read from {a['source']['words']}.")
     lines.append("")
@@ -186,7 +187,7 @@ def cost_lines(got: dict, pool: dict | None, w: dict | None) -> list[str]:
                     if share < 1 else "MORE than (the CPU, not the pool, will limit)")
             at_rate = pm(cpu["at_rate_percent"], cpu["at_rate_percent_ci95"], "% of a core")
             lines.append(f"- At {n(w['rate'])} requests/s: {at_rate},"
-                         f" {fits} the {cpu['server_cores']} core(s) the run gave Tomcat.")
+                         f" {fits} the {count(cpu['server_cores'], 'core')} the run gave Tomcat.")
     else:
         lines.append(f"- CPU per request: not fitted ({cpu['why_not']}).")
     return lines + [""]
@@ -259,7 +260,7 @@ def virtual_lines(v: dict, w: dict | None) -> list[str]:
     elif v["removes_knee"] is None:
         lines.append("- The run cannot tell: its virtual-thread points are all flagged.")
     elif v["removes_knee"] is False:
-        lines.append("- No: virtual threads bent too here, so not the pool but the core(s) (or the machine) limit.")
+        lines.append("- No: virtual threads bent too here, so not the pool but the cores (or the machine) limit.")
     return lines + [""]
 
 
@@ -271,7 +272,7 @@ def limits(meas: dict, a: dict, w) -> list[str]:
         more = f" and {len(cells) - 6} more" if len(cells) > 6 else ""
         foreign = (f"; other processes took up to {n(meas['foreign_cpu_max'])} % of a core on the run's cores"
                    if flag == NOISY_HOST and meas["foreign_cpu_max"] is not None else "")
-        out.append(f"{len(cells)} cell(s) flagged {flag} (the machine, not the server, may have decided): "
+        out.append(f"{count(len(cells), 'cell')} flagged {flag} (the machine, not the server, may have decided): "
                    f"{ids(cells[:6])}{more}{foreign}.")
     if meas["launches"] == [1]:
         out.append("Every point is one launch: no figure has a confidence interval over launches (the fits' "

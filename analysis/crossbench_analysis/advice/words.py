@@ -12,3 +12,8 @@ def n(x) -> str:
     if float(x).is_integer() and abs(x) < 1e6:
         return str(int(x))
     return short(x)
+
+
+def count(k, one: str, many: str | None = None) -> str:
+    """A count and its noun that agree: '1 core', '2 cores', '3 launches' ('?' for an unknown count)."""
+    return f"{n(k)} {one if k == 1 else many or one + 's'}"
