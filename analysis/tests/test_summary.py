@@ -129,6 +129,8 @@ def test_the_terminals_summary_of_a_reference_run_fits_100_columns(name):
     said = tables.plain(reference_summary(name))
     assert said and max(len(line) for line in said) <= tables.WIDTH, max(said, key=len)
     assert said[1].split()[:3] == ["server", "setting", "workload"]
+    printed = findings.text(REFERENCES / name).splitlines()       # what run_all.sh prints: summary and findings
+    assert printed[:len(said)] == said and max(len(line) for line in printed) <= tables.WIDTH
 
 
 def test_rows_stand_in_reading_order_whatever_order_the_run_measured():
