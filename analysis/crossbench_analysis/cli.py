@@ -1,8 +1,8 @@
 """Command line: python -m crossbench_analysis analyze RUN_DIR | compare RUN_A RUN_B [--out DIR] [--force]
 | compare RUN --within VARIANT_A VARIANT_B [--out DIR]
 | export RUN_DIR | plot RUN_DIR | report RUN_DIR | aa RUN RUN [RUN ...] [--plant 0.10]
-| advise RUN_DIR --rate R --hold-ms H [--p99-ms T] [--capacity RUN] | reference [--check] | tfb-reference RUN_DIR
-| capacity-aa RUN RUN [RUN ...] | pictures [--out DIR].
+| advise RUN_DIR --rate R --hold-ms H [--p99-ms T] [--capacity RUN] | findings RUN_DIR | reference [--check]
+| tfb-reference RUN_DIR | capacity-aa RUN RUN [RUN ...] | pictures [--out DIR].
 
 Exit status: 0 done, 1 an error (not a run directory, gnuplot missing or failing; reference --check: the README's
 measured section differs from docs/results), 2 compare refused, advice
@@ -23,9 +23,10 @@ from crossbench_analysis.compare.compare import CompareRefused, compare
 from crossbench_analysis.compare.compare_within import compare_in_run
 from crossbench_analysis.findings.finding import load_points
 from crossbench_analysis.judge.workload import WorkloadRefused, checked
+from crossbench_analysis.read import points_run
 from crossbench_analysis.read.runinfo import AnalysisError, load_run
 
-from .advice import advice
+from .advice import advice, model
 from .charts import export, plot
 from .compare import aa, capacity_aa
 from .findings import findings, tfb_reference
@@ -53,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
                        ("plot", "draw the charts from charts/data/ (after export)"),
                        ("report", "write report.html from what charts/ holds")):
         command_parser(sub, name, text).add_argument("run_dir", type=Path, help="the run directory")
+    w = command_parser(sub, "findings", "write findings.json and findings.md again on today's rules (a reference "
+                       "run kept as points.jsonl: its summary from the points, its stored findings merged)")
+    w.add_argument("run_dir", type=Path, help="a run directory, or a reference run under docs/results/*/runs/")
     r = command_parser(sub, "reference", "write the README's measured section from docs/results (reference.py)")
     r.add_argument("--check", action="store_true", help="only check it: exit 1 when the README differs")
     r.add_argument("--repo", type=Path, default=REPO, help="whose README.md and docs/*.md (default this one)")
@@ -77,15 +81,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the run-to-run spread sigma_run on logs, overriding noise_floor.toml's for this machine")
     c.add_argument("--margin", type=float, default=0.05, help="the equivalence margin, a share in (0, 1): "
                    "faster or slower beyond it, 'same within' inside it (default 0.05)")
-    v = command_parser(sub, "advise", "maxThreads advice for a workload from a maxthreads run")
-    v.add_argument("run_dir", type=Path, help="a run of the maxthreads experiments (read, never written)")
+    v = command_parser(sub, "advise", "maxThreads advice for a workload: from a maxthreads run (a local one or a "
+                       "committed reference under docs/results), or from the model alone when no run is given")
+    v.add_argument("run_dir", type=Path, nargs="?", help="a run of the maxthreads experiments (read, never "
+                   "written), e.g. docs/results/maxthreads/runs/maxthreads-delay; none: the model alone")
     v.add_argument("--rate", type=float, required=True, help="arrivals, requests per second")
     v.add_argument("--hold-ms", type=float, required=True, help="how long one request holds a thread, ms")
     v.add_argument("--p99-ms", type=float, help="the latency 99 %% of requests must stay under, ms")
     v.add_argument("--capacity", type=Path, metavar="CAPACITY_RUN", help="a capacity run (--experiment "
                    "capacity) whose measured capacity per Tomcat setting goes beside the model's")
     v.add_argument("--out", type=Path, metavar="DIR", help="where advice.md and advice.json go (default: "
-                   "RUN_DIR/advice-<rate>rps-<hold>ms, a folder of its own; --out RUN_DIR writes into the run)")
+                   "RUN_DIR/advice-<rate>rps-<hold>ms, a folder of its own; --out RUN_DIR writes into the run; "
+                   "for the model alone or a committed reference run: printed only)")
     t = command_parser(sub, "aa", "compare's false-alarm rate (runs of one configuration, pairwise) and power "
                        "(the same pairs with a planted change)")
     t.add_argument("runs", type=Path, nargs="+", help="two or more runs of the same experiment and settings "
@@ -129,6 +136,21 @@ def compare_command(args):
                    margin=args.margin)
 
 
+def advise_command(args) -> None:
+    """advise: from the run given, or the model alone; written to --out, or into a local run's own folder."""
+    workload = checked(args.rate, args.hold_ms, args.p99_ms)
+    if args.run_dir is None:
+        if args.capacity:
+            raise advice.AdviceRefused("--capacity goes beside a maxthreads run's advice: give RUN_DIR too")
+        found, render = model.advise(workload), model.render
+    else:
+        found, render = advice.advise(args.run_dir, workload, args.capacity), None
+    out = args.out or (advice.default_out(args.run_dir, workload) if found["source"]["kind"] == "run" else None)
+    print(advice.write(found, out, render), end="")
+    if out:
+        print(f"advice: {out / 'advice.md'}, {out / 'advice.json'}")
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     try:
@@ -153,7 +175,9 @@ def run_rule(args):
     """The launch rule of the run a command reads (crossbench.figures.points.launch_rule), so its figures come from the
     estimator its points.jsonl used; none for commands over several runs."""
     run_dir = getattr(args, "run_dir", None)
-    return launch_rule(load_run(run_dir).adaptive) if run_dir and args.command != "compare" else nullcontext()
+    if not run_dir or args.command == "compare":
+        return nullcontext()
+    return launch_rule((points_run.load(run_dir) if points_run.has_points_only(run_dir) else load_run(run_dir)).adaptive)
 
 
 def command(args) -> int:
@@ -186,15 +210,15 @@ def command(args) -> int:
         sys.stdout.write(text)
         print(f"\ncompare report: {html}")
     elif args.command == "advise":
-        workload = checked(args.rate, args.hold_ms, args.p99_ms)
-        out = args.out or advice.default_out(args.run_dir, workload)
-        print(advice.write(advice.advise(args.run_dir, workload, args.capacity), out), end="")
-        print(f"advice: {out / 'advice.md'}, {out / 'advice.json'}")
+        advise_command(args)
     elif args.command == "tfb-reference":
         run = load_run(args.run_dir)
         result = tfb_reference.write(run.path, run.run_id, load_points(run))
         print(tfb_reference.markdown(run.run_id, result), end="")
         print(f"written: {run.path / tfb_reference.MD_FILE}, {run.path / tfb_reference.JSON_FILE}")
+    elif args.command == "findings":
+        findings.write_again(args.run_dir)
+        print(f"written: {args.run_dir / findings.FILE_MD}, {args.run_dir / findings.FILE_JSON}")
     elif args.command == "reference":
         stale = reference.update_all(args.repo, args.results, check=args.check)
         if stale:

@@ -248,7 +248,7 @@ def test_synthetic_run_with_every_point_flagged_says_nothing_was_checked(tmp_pat
     assert a["knee_check"]["follows"] is None and a["cost"]["rss"]["fit"] is None
     text = advice.advice_text.render(a)
     assert "Not checked against this machine" in text and "no valid point to judge" in text
-    assert "6 cell(s) flagged noisy_host" in text and "no valid unqueued point measured it" in text
+    assert "6 cells flagged noisy_host" in text and "no valid unqueued point measured it" in text
     assert "other processes took up to 60 % of a core" in text
 
 

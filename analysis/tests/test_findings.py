@@ -67,7 +67,7 @@ def test_quick_bends_and_static_mix_match_the_cells():
     assert best.figure == pytest.approx(c["static-tomcat-mt200-static_mix-c100-d0-r1"]["rps"])
     assert "under 3 launches on a side" in best.sentence
     plateau = one(items, "130 threads (1 launch) at most, at C=100")
-    assert "never filled its pool (101 of 200 busy" in plateau.sentence
+    assert "never filled its pool (at most 101 of 200 busy)" in plateau.sentence and "busy or idle" in plateau.detail
     # about 200 characters at most: one claim a sentence, its details in the fold
     assert all(len(f.sentence) <= 200 for f in items), [f.sentence for f in items if len(f.sentence) > 200]
 
@@ -180,7 +180,8 @@ def test_analysis_writes_findings_json_md_and_puts_them_first_in_the_report(tmp_
     html = (run / "report.html").read_text()
     assert html.index('id="findings"') < html.index('id="charts"')
     said = findings.text(run).splitlines()
-    assert said[said.index("findings:") + 1].strip().startswith(records[0]["sentence"])
+    assert " ".join(line.strip() for line in said[said.index("findings:") + 1:]).startswith(records[0]["sentence"])
+    assert max(len(line) for line in said) <= 100
 
 
 def test_the_efficiency_chart_draws_the_findings_threshold():

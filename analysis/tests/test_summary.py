@@ -70,8 +70,7 @@ def test_what_held_a_point_comes_from_its_own_figures(tmp_path):
                        "delay_ms": 0, "figures": {"loadgen_cpu_percent": {"value": 99.0}, "cpu_percent":
                                                   {"value": 97.0}, "rps": {"value": 5000.0}}}
     assert summary.limited_by(generator_bound) == "the load generator (99 % CPU)"
-    note = summary.compute(load_points(load_run(run)))["note"]
-    assert "R x H / 1000 threads busy" in note and "for example" in note
+    assert summary.compute(load_points(load_run(run)))["note"] == summary.POOL_NOTE
 
 
 def test_a_sweep_whose_higher_concurrencies_saturated_the_generator_says_so_not_more_clients(tmp_path):
@@ -102,7 +101,7 @@ def test_the_summary_opens_findings_md_the_terminal_and_the_report(tmp_path):
     loaded = load_run(run)
     findings.write(loaded, set())
     md = (run / "findings.md").read_text()
-    assert md.index("## Summary") < md.index("## quick") and "| server setting | workload | bends at |" in md
+    assert md.index("## Summary") < md.index("## quick") and "| server setting | workload | knee |" in md
     said = findings.text(run).splitlines()
     assert said[0] == "summary:" and said[1].split()[:3] == ["server", "setting", "workload"]
     assert said.index("findings:") > len(rows_of(run))
@@ -114,6 +113,56 @@ def test_the_summary_opens_findings_md_the_terminal_and_the_report(tmp_path):
 
 def test_a_run_read_whole_has_no_summary_and_the_tables_render_nothing():
     assert tables.markdown(tables.EMPTY) == [] and tables.plain(tables.EMPTY) == []
+
+
+REFERENCES = Path(__file__).resolve().parents[2] / "docs" / "results"
+REFERENCE_RUNS = ["seed002/runs/seed002", "maxthreads/runs/maxthreads-delay", "maxthreads/runs/maxthreads-static-queues"]
+
+
+def reference_summary(name: str) -> dict:
+    from crossbench_analysis.read import points_run
+    return summary.compute(load_points(points_run.load(REFERENCES / name)))
+
+
+@pytest.mark.parametrize("name", REFERENCE_RUNS)
+def test_the_terminals_summary_of_a_reference_run_fits_100_columns(name):
+    said = tables.plain(reference_summary(name))
+    assert said and max(len(line) for line in said) <= tables.WIDTH, max(said, key=len)
+    assert said[1].split()[:3] == ["server", "setting", "workload"]
+    printed = findings.text(REFERENCES / name).splitlines()       # what run_all.sh prints: summary and findings
+    assert printed[:len(said)] == said and max(len(line) for line in printed) <= tables.WIDTH
+
+
+def test_rows_stand_in_reading_order_whatever_order_the_run_measured():
+    """seed002's points were measured shuffled: Tomcat's rows first, its delays by length, the static mix after
+    them; maxthreads' settings by maxThreads, ascending."""
+    rows = reference_summary("seed002/runs/seed002")["rows"]
+    assert [(r["setting"], r["workload"]) for r in rows] == [
+        ("tomcat maxThreads=200", "/delay/async, 1 s delay"), ("tomcat maxThreads=200", "/delay/sync, 1 s delay"),
+        ("tomcat maxThreads=200", "/delay/sync, 3 s delay"), ("tomcat maxThreads=200", "/delay/sync, 10 s delay"),
+        ("tomcat maxThreads=200", "static mix"), ("tornado", "/delay/async, 1 s delay"),
+        ("tornado", "/delay/async, 3 s delay"), ("tornado", "/delay/async, 10 s delay"), ("tornado", "static mix")]
+    settings = [r["setting"] for r in reference_summary("maxthreads/runs/maxthreads-delay")["rows"]]
+    assert settings == ["tomcat maxThreads=50", "tomcat maxThreads=100", "tomcat maxThreads=200",
+                        "tomcat maxThreads=400", "tomcat maxThreads=800", "tomcat virtual"]
+
+
+def test_the_knee_column_gives_the_fitted_knee_and_the_efficiency_ratio_at_the_top():
+    """seed002's 10 s sweep lies between C=100 and C=1000; the hinge through them has an interval, and the table
+    says it, as the findings' fold does."""
+    rows = {(r["setting"], r["workload"]): r for r in reference_summary("seed002/runs/seed002")["rows"]}
+    tomcat = rows[("tomcat maxThreads=200", "/delay/sync, 10 s delay")]
+    assert tomcat["bends_at"] == "C=199.9 [198.9, 200.9]" and tomcat["efficiency_top"] == "5.01 [4.96, 5.07]"
+    assert rows[("tornado", "static mix")]["efficiency_top"] == "n/a"
+    at_800 = {r["setting"]: r for r in reference_summary("maxthreads/runs/maxthreads-delay")["rows"]}
+    assert at_800["tomcat maxThreads=100"]["efficiency_top"] == "10.014 [9.998, 10.030] at C=1000"
+
+
+def test_the_advise_note_is_one_short_line_only_where_a_pool_can_be_sized(tmp_path):
+    note = reference_summary("seed002/runs/seed002")["note"]
+    assert note == summary.POOL_NOTE and len(note) < 100 and "\n" not in note
+    tornado_only = [p for p in load_points(load_run(quick(tmp_path))) if p.get("server") == "tornado"]
+    assert summary.compute(tornado_only)["note"] == ""
 
 
 @pytest.mark.parametrize("knee, said", [

@@ -19,6 +19,7 @@ from crossbench_analysis.judge.workload import (
     pool_for_p99,
     queue_within_target,
 )
+from crossbench_analysis.read import points_run
 from crossbench_analysis.read.runinfo import Run, load_run
 
 from . import advice_capacity, advice_run, advice_text
@@ -36,11 +37,11 @@ def advise(run_dir: Path | Run, workload: Workload | None, capacity_dir: Path | 
     """The advice as a dict (advice.json); without a workload, only what the run says about this machine. The
     measured capacity per setting comes from `capacity_dir` (a capacity run; NoCapacity when it has no search
     of Tomcat), else from run_dir itself when it searched capacity, else it is missing and said to be."""
-    run = run_dir if isinstance(run_dir, Run) else load_run(Path(run_dir))     # read once for both parts
+    run = run_dir if isinstance(run_dir, Run) else points_run.load_any(Path(run_dir))   # read once for both parts
     meas = advice_run.measure(run)
     pool = size_pool(workload, meas) if workload else None
     capacity = capacity_beside(run, capacity_dir, pool["value"] if pool else None)
-    advice = {"run": {key: meas[key] for key in ("run_id", "run_dir", "experiment", "machine", "jdk", "server_cores",
+    advice = {"source": source(run), "run": {key: meas[key] for key in ("run_id", "run_dir", "experiment", "machine", "jdk", "server_cores",
                                         "delays_ms", "max_threads_measured", "max_concurrency", "launches")},
               "workload": workload.to_dict() if workload else None, "max_threads": pool,
               "knee_check": knee_check(meas), "cost": cost(meas, pool["value"] if pool else None, workload),
@@ -48,6 +49,15 @@ def advise(run_dir: Path | Run, workload: Workload | None, capacity_dir: Path | 
               "capacity": capacity, "measurements": meas}
     advice["could_not_tell"] = could_not_tell(meas, advice, workload)
     return advice
+
+
+def source(run: Run) -> dict:
+    """What the advice read: a run's records, or a reference run's points alone (no raw records: the JDK's
+    version and the connections Tomcat held are not kept)."""
+    if points_run.has_points_only(run.path):
+        return {"kind": "reference", "words": f"the points.jsonl of the reference run {run.run_id} (its raw "
+                "records, with the JDK's version and the connections Tomcat held, stay with the run)"}
+    return {"kind": "run", "words": f"the run {run.run_id} ({run.path})"}
 
 
 def capacity_beside(run: Run, capacity_dir: Path | None, pool: int | None) -> dict | None:
@@ -164,9 +174,12 @@ def could_not_tell(meas: dict, advice: dict, w: Workload | None) -> list[str]:
     return advice_text.limits(meas, advice, w.to_dict() if w else None)
 
 
-def write(advice: dict, out: Path) -> str:
-    """advice.json and advice.md into `out` (made if missing); returns the text (as printed)."""
-    text = advice_text.render(advice)
+def write(advice: dict, out: Path | None, render=None) -> str:
+    """advice.json and advice.md into `out` (made if missing; None: written nowhere); returns the text (as
+    printed). `render` makes the text (advice_text.render by default; model.render for the model alone)."""
+    text = (render or advice_text.render)(advice)
+    if out is None:
+        return text
     Path(out).mkdir(parents=True, exist_ok=True)
     (Path(out) / "advice.json").write_text(json.dumps(advice, indent=2, default=str) + "\n")
     (Path(out) / "advice.md").write_text(text)

@@ -185,7 +185,8 @@ def cost_fit(points: list[dict], x: str, y: str, *, settings_needed: int = 2) ->
     settings = {setting_of(point) for point in used}
     if len(settings) < settings_needed or len(used) < 2:
         return {"fit": None, "points": [point["point_id"] for point in used],
-                "why_not": f"{len(used)} valid points from {len(settings)} setting(s): too few to fit "
+                "why_not": f"{len(used)} valid point{'s' * (len(used) != 1)} from {len(settings)} "
+                           f"setting{'s' * (len(settings) != 1)}: too few to fit "
                            f"(needs {settings_needed} settings)"}
     fit = line_fit([value(point, x) for point in used], [value(point, y) for point in used])
     return {"fit": fit, "points": [point["point_id"] for point in used],

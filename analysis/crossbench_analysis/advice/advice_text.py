@@ -1,25 +1,16 @@
 """advice.md: the maxThreads advice (advice.py's dict) in sentences, each number with the points it comes from,
-and the list of what the run could not tell."""
+and the list of what the run could not tell (the capacity run beside it: advice_capacity_text.py)."""
 from __future__ import annotations
 
-from crossbench.figures.points import NOISY_HOST, fmt_interval, fmt_range, short
+from crossbench.figures.points import NOISY_HOST, fmt_interval, fmt_range
 
-from .advice_capacity import RUN_IT as CAPACITY_RUN_IT
+from .advice_capacity_text import capacity_lines, event_loop_lines
+from .words import count, n
 from .advice_run import RUN_IT, TRACK_SHARE
 
 ASK = "./analysis/advise.sh {run} --rate R --hold-ms H [--p99-ms T]"
 CPU_BUSY = 0.8            # above this share of its cores a server's CPU queue grows fast
 FAR_APART = 2.5           # a knee bracket wider than this factor is placed only that closely
-
-
-def n(x) -> str:
-    """A number as a reader quotes it: integers whole (a pool of 8192 threads is not 8,190), others to three
-    significant figures (points.short); '?' for None."""
-    if x is None:
-        return "?"
-    if float(x).is_integer() and abs(x) < 1e6:
-        return str(int(x))
-    return short(x)
 
 
 def pm(x, ci, unit: str = "", why: str = "") -> str:
@@ -38,12 +29,16 @@ def render(a: dict) -> str:
     run_info, w = a["run"], a["workload"]
     lines = [f"# maxThreads advice from run {run_info['run_id']}", "",
              f"Measured on {run_info['machine']}, JDK {run_info['jdk'] or '?'}, Tomcat on "
-             f"{run_info['server_cores']} core(s); the run (experiment {run_info['experiment']}): maxThreads "
+             f"{count(run_info['server_cores'], 'core')}; the run (experiment {run_info['experiment']}): maxThreads "
              f"{', '.join(map(str, run_info['max_threads_measured']))}"
              f"{' and virtual threads' if a['virtual_threads']['measured'] else ''}, each request holding its "
              f"thread {', '.join(n(d) for d in run_info['delays_ms'])} ms, up to "
              f"C={run_info['max_concurrency']} clients, "
-             f"{'/'.join(map(str, run_info['launches']))} launch(es) per point.", ""]
+             f"{'/'.join(map(str, run_info['launches']))} launch{'' if run_info['launches'] == [1] else 'es'} "
+             "per point."]
+    if a.get("source"):
+        lines.append(f"Read from {a['source']['words']}.")
+    lines.append("")
     if w:
         lines += pool_lines(a, w)
     else:
@@ -192,7 +187,7 @@ def cost_lines(got: dict, pool: dict | None, w: dict | None) -> list[str]:
                     if share < 1 else "MORE than (the CPU, not the pool, will limit)")
             at_rate = pm(cpu["at_rate_percent"], cpu["at_rate_percent_ci95"], "% of a core")
             lines.append(f"- At {n(w['rate'])} requests/s: {at_rate},"
-                         f" {fits} the {cpu['server_cores']} core(s) the run gave Tomcat.")
+                         f" {fits} the {count(cpu['server_cores'], 'core')} the run gave Tomcat.")
     else:
         lines.append(f"- CPU per request: not fitted ({cpu['why_not']}).")
     return lines + [""]
@@ -265,98 +260,8 @@ def virtual_lines(v: dict, w: dict | None) -> list[str]:
     elif v["removes_knee"] is None:
         lines.append("- The run cannot tell: its virtual-thread points are all flagged.")
     elif v["removes_knee"] is False:
-        lines.append("- No: virtual threads bent too here, so not the pool but the core(s) (or the machine) limit.")
+        lines.append("- No: virtual threads bent too here, so not the pool but the cores (or the machine) limit.")
     return lines + [""]
-
-
-def capacity_lines(capacity: dict | None, pool: dict | None) -> list[str]:
-    """The measured capacity per setting beside Little's law and Erlang C (advice_capacity.py)."""
-    lines = ["## Measured capacity beside the model", ""]
-    if not capacity:
-        return lines + [f"- No capacity run given: `{CAPACITY_RUN_IT}` measures each setting's capacity at a p99 "
-                        f"target; then `--capacity RUN` puts it here.", ""]
-    for found in capacity["rows"]:
-        lines.append(f"- {capacity_row(found)}")
-    lines += [f"- {x}" for x in model_verdict(capacity, pool)]
-    return lines + [f"- From run `{capacity['run_id']}` ({capacity['run_dir']}): a rate held when three launches or "
-                    f"more all held p99 at the target, failed when as many all failed (launches per rate: see "
-                    f"capacity.json).", ""]
-
-
-def capacity_row(found: dict, wait: str = "hold") -> str:
-    target = f"p99 <= {n(found['target_p99_ms'])} ms on a {n(found['delay_ms'])} ms {wait}"
-    if found["passed_rps"] and found["failed_rps"]:
-        held = f"held {n(found['passed_rps'])}-{n(found['failed_rps'])} req/s"
-        if found.get("long_launch_rps"):
-            span = f"for {n(found['long_launch_s'])} s" if found.get("long_launch_s") else "in a long launch"
-            held += f" ({n(found['long_launch_rps'])} {span})"
-    elif found["ceiling_rps"]:
-        held = f"above the load generator's ceiling of {n(found['ceiling_rps'])} req/s"
-    else:
-        held = f"no bracket ({found['status']})"
-    text = f"{found['setting']}, {target}: {held}"
-    if found["little_rps"]:
-        text += f"; Little's law {n(found['little_rps'])} req/s ({found['little_where']})"
-    if found["erlang_rps"]:
-        text += f"; Erlang C {n(found['erlang_rps'])} req/s ({found['erlang_where']})"
-    if not found["max_threads"]:
-        text += "; no thread pool, so no model's capacity"
-    if found["cpu_share"] is not None:
-        text += f"; CPU {n(100 * found['cpu_share'])} % of the server's core(s) at the rate that held"
-    return text + "."
-
-
-def event_loop_lines(capacity: dict | None, pool: dict | None, w: dict | None) -> list[str]:
-    """The capacity run's event loops beside the pool: what each held on its one thread, and whether it would carry
-    the stated workload with less (if the handler's wait is asynchronous)."""
-    loops = (capacity or {}).get("event_loops") or []
-    if not loops:
-        return []
-    lines = ["## Would an event loop serve it with less?", ""]
-    for found in loops:
-        lines.append(f"- {capacity_row(found, wait='wait')}")
-    if w and pool:
-        best = max(loops, key=lambda x: x["held_rps"] or 0.0)
-        if (best["held_rps"] or 0.0) >= w["rate"]:
-            lines.append(f"- Yes, if your handler's wait can be written asynchronously: {best['setting']} held "
-                         f"{n(best['held_rps'])} req/s on one thread, at or above your {n(w['rate'])} req/s, where "
-                         f"the pool needs {pool['value']} threads. An event loop holds no thread while a request "
-                         "waits, so its capacity is its CPU per request, not the holding time; a handler that "
-                         "blocks stops the whole loop (seed000, docs/methods.md).")
-        else:
-            lines.append(f"- Not on one process: the most an event loop held here was {n(best['held_rps'])} req/s "
-                         f"({best['setting']}), under your {n(w['rate'])} req/s; more processes or cores would.")
-    return lines + [""]
-
-
-def model_verdict(capacity: dict, pool: dict | None) -> list[str]:
-    """Where model and measurement agree, where they do not and why, and what that says of the advised pool."""
-    out = []
-    if capacity["model_held_at"]:
-        held = ", ".join(map(str, capacity["model_held_at"]))
-        out.append(f"Little's law held on this machine at maxThreads {held}: the measured capacity brackets "
-                   f"maxThreads / hold.")
-    for found in (x for x in capacity["rows"] if x["max_threads"] in capacity["model_missed_at"]):
-        why = (f"the server's CPU was {n(100 * found['cpu_share'])} % busy there: the core, not the pool, sets the "
-               "capacity" if found["cpu_bound"] else "not the CPU (under 80 % busy): look at the connector's "
-               "queues and the machine's flags")
-        out.append(f"Model and measurement disagree at maxThreads {found['max_threads']}: Little's law says "
-                   f"{n(found['little_rps'])} req/s, the server held "
-                   f"{n(found['passed_rps'])}-{n(found['failed_rps'])} ({found['little_where']} the bracket); {why}.")
-    mine = capacity.get("for_pool")
-    if mine and pool:
-        if mine["verdict"] == "within_held":
-            out.append(f"Your maxThreads {pool['value']} is within the settings where the model held (up to "
-                       f"{mine['max_threads']}): its capacity should be about maxThreads / hold here.")
-        elif mine["verdict"] == "past_a_miss":
-            out.append(f"Your maxThreads {pool['value']} is at or past {mine['setting']}, where this machine held "
-                       f"{n(mine['passed_rps'])}-{n(mine['failed_rps'])} req/s against the model's "
-                       f"{n(mine['little_rps'])}: expect no more than the machine gave there, whatever the pool.")
-        else:
-            out.append(f"Your maxThreads {pool['value']} lies between the settings measured: the capacity run "
-                       "cannot say whether the model holds there; `--max-threads` in the capacity experiment "
-                       "measures it.")
-    return out
 
 
 def limits(meas: dict, a: dict, w) -> list[str]:
@@ -367,7 +272,7 @@ def limits(meas: dict, a: dict, w) -> list[str]:
         more = f" and {len(cells) - 6} more" if len(cells) > 6 else ""
         foreign = (f"; other processes took up to {n(meas['foreign_cpu_max'])} % of a core on the run's cores"
                    if flag == NOISY_HOST and meas["foreign_cpu_max"] is not None else "")
-        out.append(f"{len(cells)} cell(s) flagged {flag} (the machine, not the server, may have decided): "
+        out.append(f"{count(len(cells), 'cell')} flagged {flag} (the machine, not the server, may have decided): "
                    f"{ids(cells[:6])}{more}{foreign}.")
     if meas["launches"] == [1]:
         out.append("Every point is one launch: no figure has a confidence interval over launches (the fits' "

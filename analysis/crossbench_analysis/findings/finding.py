@@ -47,10 +47,10 @@ class Finding:
         unit = f" {self.unit}" if self.unit else ""
         label = f"{self.label}: " if self.label else ""
         if self.interval and None not in self.interval:
-            if self.interval[0] < self.interval[1]:
-                shown = points.fmt_range(self.figure, *self.interval, self.unit)
+            shown = points.fmt_range(self.figure, *self.interval, self.unit)
+            if "[" in shown:
                 return f"{label}{shown} (95 %, {self.basis or f'{self.n} launches'})"
-            if self.n and not self.basis:       # launches that tie: no interval of zero width
+            if self.n and not self.basis:       # launches that tie (but for rounding): no interval of zero width
                 return f"{label}{points.short(self.figure)}{unit} (all {self.n} launches)"
         if not self.basis and self.launches and len(self.launches) > 1:
             values = ", ".join(sig(v, self.digits) for v in self.launches)

@@ -8,15 +8,19 @@ knows gets every maker that finds cells of its kind."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
-from crossbench_analysis.read.runinfo import Run
+from crossbench_analysis.read import points_run
+from crossbench_analysis.read.runinfo import Run, load_run
 
-from . import findings_capacity, findings_tfb, summary
+from . import findings_capacity, findings_tfb, merge, summary
 from . import findings_seeds as seeds
 from . import findings_sweeps as sweeps
 from ..report import tables
 from .finding import Finding, load_points
+
+WORDED = {f for f in Finding.__dataclass_fields__}       # a record's fields a Finding is made from
 
 FILE_JSON, FILE_MD = "findings.json", "findings.md"
 
@@ -133,12 +137,52 @@ def write(run: Run, charts: set[str]) -> list[dict]:
     """Computes the findings, writes findings.json and findings.md; returns findings.json's records. `charts`
     are the chart names the run has: a finding's chart outside them is written as null."""
     points = [] if family_of(run.experiment) in RUN_FAMILIES else load_points(run)
-    records = [f.to_dict(charts) for f in compute(run, points)]
-    table = summarize(run, points)
+    return written(run, merge.merged([f.to_dict(charts) for f in compute(run, points)]), summarize(run, points))
+
+
+def written(run: Run, records: list[dict], table: dict) -> list[dict]:
+    """Writes findings.json and findings.md of `records` under `table` (the summary); returns the records."""
     (run.path / FILE_JSON).write_text(json.dumps({"run_id": run.run_id, "experiment": run.experiment,
                                                   "summary": table, "findings": records}, indent=2) + "\n")
     (run.path / FILE_MD).write_text(markdown(run, records, table))
     return records
+
+
+def write_again(run_dir: Path) -> list[dict]:
+    """findings.json and findings.md written again on today's rules: from the run's cells.jsonl when it has one,
+    else (a committed reference run, kept as points.jsonl) the summary from its points and its stored findings
+    merged (merge.py) and their figures worded again (Finding.figure_text): their sentences need the raw
+    records it no longer has."""
+    run_dir = Path(run_dir)
+    stored = json.loads((run_dir / FILE_JSON).read_text()) if (run_dir / FILE_JSON).is_file() else {}
+    if not points_run.has_points_only(run_dir):      # the charts it has, and those a reference's findings named
+        charts = {p.stem for p in (run_dir / "charts").glob("*.png")}
+        return write(load_run(run_dir), charts | {r.get("chart_name") for r in stored.get("findings", [])} - {None})
+    run = points_run.load(run_dir)
+    records = merge.merged([reworded(r) for r in stored.get("findings", [])])
+    if family_of(run.experiment) in RUN_FAMILIES:       # their summary reads files beside the points: kept
+        return written(run, records, stored.get("summary") or tables.EMPTY)
+    return written(run, records, summarize(run, load_points(run)))
+
+
+# A stored sentence's wording and today's, for the same figures (a pool's busy peak read 'of 200 busy at once'
+# beside a thread count that also holds idle threads: the fold now says what each counts)
+REWORDED = [(re.compile(r"never filled its pool \((\d+) of (\d+) busy at once\)"),
+             r"never filled its pool (at most \1 of \2 busy)", sweeps.THREADS_WORDS)]
+
+
+def reworded(record: dict) -> dict:
+    """A stored record as today's findings word it: its sentence (REWORDED, with the fold's words), and its figure
+    text as today's Finding says it."""
+    out = dict(record)
+    for old, new, fold in REWORDED:
+        if old.search(out["sentence"]):
+            out["sentence"] = old.sub(new, out["sentence"])
+            out["detail"] = "; ".join(d for d in (out.get("detail"), fold) if d)
+    if out.get("figure") is None:
+        return out
+    return {**out, "figure_text": Finding(**{k: v for k, v in out.items() if k in WORDED and k != "chart"}
+                                          ).figure_text}
 
 
 def written_summary(run_dir: Path) -> dict:
@@ -148,6 +192,7 @@ def written_summary(run_dir: Path) -> dict:
 
 
 def text(run_dir: Path) -> str:
-    """The findings as terminal lines (run_all.sh's last lines before the report's path); '' when none."""
+    """The findings as terminal lines within tables.WIDTH columns (run_all.sh's last lines before the report's
+    path); '' when none."""
     path = Path(run_dir) / FILE_JSON
     return tables.terminal(json.loads(path.read_text())) if path.is_file() else ""

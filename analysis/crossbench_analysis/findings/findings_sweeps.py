@@ -228,6 +228,10 @@ def ratio_at_top(family: str, points: list[dict], chart: str = "efficiency") -> 
     return out
 
 
+THREADS_WORDS = ("threads: every thread of the server's JVM at its peak (the pool's, busy or idle, and the JVM's "
+                 "and Tomcat's own); busy: the pool's busy count at its sampled peak")
+
+
 def thread_plateaus(family: str, points: list[dict], chart: str = "threads_peak") -> list[Finding]:
     """Per Tomcat setting: its most threads in a counted delay cell, against maxThreads."""
     out = []
@@ -253,9 +257,10 @@ def thread_plateaus(family: str, points: list[dict], chart: str = "threads_peak"
                 text = f"{most} filled its pool ({busy:.0f} of {limit:g} busy); the other {threads - limit:.0f} " \
                        "are the JVM's and Tomcat's own"
             else:
-                text = f"{most} never filled its pool ({busy:.0f} of {limit:g} busy at once)"
+                text = f"{most} never filled its pool (at most {busy:.0f} of {limit:g} busy)"
         out.append(with_figure(Finding(family, text + "." + left_note(left), chart=chart, cells=peak["cells"],
-                                       left_out=left, leads=True), peak, "threads_peak", "threads",
+                                       left_out=left, leads=True, detail=THREADS_WORDS if limit else ""),
+                               peak, "threads_peak", "threads",
                                f"peak threads at C={peak['concurrency']}", 2))
     return out
 

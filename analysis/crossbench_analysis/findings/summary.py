@@ -4,8 +4,11 @@ to learn before any sentence: where it bends, the most it answered and the laten
 report.html open with it; the findings below say how each figure was computed.
 
 A delay sweep's row reads its points and the knee the findings fit (findings_sweeps.counted: the same valid
-launches); a static sweep's has no knee. Figures are a point's value with its 95 % interval over launches
-(points.fmt_interval's one notation)."""
+launches): the fitted N with its interval where the hinge gives one, else the measured concurrencies it lies
+between; and the seed's efficiency ratio at the sweep's highest counted concurrency. A static sweep's has neither.
+Rows stand in reading order: server (the registry's order), its setting in its own order (maxThreads=50 before
+200), then the workload (endpoint, delay by length, the static mix last), whatever order the run measured them in.
+Figures are a point's value with its 95 % interval over launches (points.fmt_interval's one notation)."""
 from __future__ import annotations
 
 from collections import defaultdict
@@ -14,8 +17,8 @@ from crossbench.endpoints import is_static
 from crossbench.figures import points as figures
 from crossbench_analysis.judge.knee_rule import Knee, fitted_c_text
 from crossbench_analysis.judge.knees import predicted_knee
-from crossbench_analysis.read.runinfo import by_default_driver, num
-from crossbench_analysis.read.setting import setting_order
+from crossbench_analysis.read.runinfo import by_default_driver, num, server_rank
+from crossbench_analysis.read.setting import pool_size, setting_order
 from crossbench_analysis.report.tables import COLUMNS, KEYS
 
 from .finding import delay_text, figure, sig, split, value, who
@@ -26,19 +29,39 @@ POOL_SHARE = 0.9              # a pool past its size that answers this share of 
 
 
 def rows(points: list[dict]) -> list[dict]:
-    """The summary's rows: the delay sweeps (closed loop, by setting, endpoint and delay), then the static mix per
-    setting; none for a run without concurrency sweeps (capacity, open loop, TechEmpower tables)."""
-    out = []
+    """The summary's rows, in reading order (reading_order): one per delay sweep (closed loop, by setting,
+    endpoint and delay) and one per setting's static mix; none for a run without concurrency sweeps (capacity,
+    open loop, TechEmpower tables)."""
+    placed = []
     for _, pts in delay_sweeps(points):
         good, _, _, knee = counted(pts)
         if good:
-            out.append(row(good, f"{pts[0].get('endpoint')}, {delay_text(pts[0])} delay", bend_text(knee), pts))
+            line = row(good, f"{pts[0].get('endpoint')}, {delay_text(pts[0])} delay", bend_text(knee), pts)
+            placed.append((reading_order(pts), line | {"efficiency_top": efficiency_at_top(good, line["at_c"])}))
     for pts in static_sweeps(points):
         good, _ = split(pts)
         good = [p for p in good if value(p, "rps") is not None]
         if good:
-            out.append(row(good, "static mix", "n/a (no delay)", pts))
-    return out
+            placed.append((reading_order(pts), row(good, "static mix", "n/a (no delay)", pts)
+                           | {"efficiency_top": "n/a"}))
+    return [r for _, r in sorted(placed, key=lambda placed_row: placed_row[0])]
+
+
+def reading_order(pts: list[dict]) -> tuple:
+    """A row's place: server, setting in its own order, endpoint, delay by length (the static mix, no delay,
+    after the delays)."""
+    first = pts[0]
+    delay = num(first.get("delay_ms")) or 0
+    return (server_rank(first.get("server")), str(first.get("server") or ""), setting_order(who(first)),
+            delay == 0, str(first.get("endpoint") or ""), delay)
+
+
+def efficiency_at_top(good: list[dict], at_c: str) -> str:
+    """The seed's efficiency ratio ((C / rps) / delay) at the sweep's highest counted concurrency, with its
+    interval; that concurrency named when it is not the row's `at_c` (where it answered most)."""
+    top = good[-1]
+    found, c = figure(top, "efficiency_ratio"), f"{num(top.get('concurrency')):g}"
+    return "n/a" if not found else figures.fmt_interval(found) + ("" if c == at_c else f" at C={c}")
 
 
 def static_sweeps(points: list[dict]) -> list[list[dict]]:
@@ -62,8 +85,10 @@ def row(good: list[dict], workload: str, bends: str, sweep: list[dict]) -> dict:
 
 
 def bend_text(knee: Knee) -> str:
-    """The knee as the table says it: 'C=204 [196, 212]', 'C 100-400', 'not up to C=1000'."""
-    if knee.status == "fitted":
+    """The knee as the table says it: 'C=204 [196, 212]' (the hinge's N and interval, also where the knee lies
+    between two measured concurrencies and the hinge through them has an interval), 'C 100-400' (between them,
+    the hinge indicative), 'not up to C=1000'."""
+    if knee.status == "fitted" or (knee.status == "bracket" and not knee.indicative):
         return fitted_c_text(knee)
     if knee.status == "bracket":
         return f"C {knee.bracket[0]:g}-{knee.bracket[1]:g}"
@@ -115,17 +140,14 @@ def saturated_c_text(saturated: list[dict]) -> str:
     return " and ".join(f"{c:g}" for c in cs) if len(cs) <= 2 else f"{cs[0]:g} to {cs[-1]:g}"
 
 
-def pool_note(table: list[dict]) -> str:
-    """For a run whose pools bent: what the rows say for sizing maxThreads, as an example workload (advise.sh
-    takes the reader's own)."""
-    if not any(line["limited_by"].startswith("its pool") for line in table):
-        return ""
-    return ("A pool past its size answered size / delay requests a second, so a service whose requests hold a "
-            "thread H ms at R req/s keeps R x H / 1000 threads busy on average: for example 400 req/s holding "
-            "50 ms keep 20 busy, and maxThreads must sit above that with room for bursts. "
-            "./analysis/advise.sh RUN_DIR --rate R --hold-ms H sizes it for your workload from a maxthreads run.")
+POOL_NOTE = "maxThreads for your load: ./analysis/advise.sh --rate REQ_PER_S --hold-ms MS_EACH_HOLDS_A_THREAD"
+
+
+def pool_note(points: list[dict]) -> str:
+    """One short line pointing to advise.sh, for a run with a thread pool to size (a delay sweep of a setting
+    with a pool: Tomcat's maxThreads); '' for any other run."""
+    return POOL_NOTE if any(pool_size(pts[0]) is not None for _, pts in delay_sweeps(points)) else ""
 
 
 def compute(points: list[dict]) -> dict:
-    table = rows(points)
-    return {"columns": list(COLUMNS), "keys": list(KEYS), "rows": table, "note": pool_note(table)}
+    return {"columns": list(COLUMNS), "keys": list(KEYS), "rows": rows(points), "note": pool_note(points)}

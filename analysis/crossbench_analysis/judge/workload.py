@@ -56,14 +56,28 @@ def checked(rate, hold_ms, p99_ms=None, *, names=("--rate", "--hold-ms", "--p99-
 
 
 def poisson_tail(mean: float, n: int) -> float:
-    """P(X >= n) for X Poisson with this mean."""
+    """P(X >= n) for X Poisson with this mean. The terms are started in logs at n - 1 or n and summed away from
+    it (the lower sum below the mean, the upper one above), so a mean of thousands neither underflows e^-mean nor
+    loses the tail to rounding."""
     if n <= 0:
         return 1.0
-    term, below = math.exp(-mean), 0.0
-    for k in range(n):
-        below += term
-        term *= mean / (k + 1)
-    return max(0.0, 1.0 - below)
+    if mean <= 0:
+        return 0.0
+    if n <= mean:           # 1 - P(X <= n - 1), summed down from k = n - 1
+        k, term, total = n - 1, math.exp(-mean + (n - 1) * math.log(mean) - math.lgamma(n)), 0.0
+        while term > 1e-17 * total:
+            total += term
+            if k == 0:
+                break
+            term *= k / mean
+            k -= 1
+        return max(0.0, 1.0 - total)
+    k, term, total = n, math.exp(-mean + n * math.log(mean) - math.lgamma(n + 1)), 0.0
+    while term > 1e-17 * total:            # P(X >= n), summed up from k = n
+        total += term
+        k += 1
+        term *= mean / k
+    return min(1.0, total)
 
 
 def pool_for_headroom(busy: float, full_share: float = FULL_SHARE) -> int:

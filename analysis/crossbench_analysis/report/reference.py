@@ -252,7 +252,7 @@ def render_run(results: Path, name: str) -> str:
     for run in runs:
         lines += [*([""] if len(lines) > 1 else []), run_source(name, run, runs), ""]
         written = read_json(run / "findings.json")
-        lines += tables.markdown(written.get("summary") or tables.EMPTY, heading="**Summary**")
+        lines += tables.markdown(written.get("summary") or tables.EMPTY, heading="**Summary**", note=False)
         for finding in written.get("findings", []):
             shown = f" **{finding['figure_text']}**" if tables.shows_figure(finding) else ""
             lines.append(f"- {finding['sentence']}{shown}")
@@ -312,7 +312,7 @@ def render_found(results: Path) -> str:
             lines += ["", f"**{name}**{groups_words(run, runs)} (`docs/results/{name}/`): {provenance([run])}.", ""]
             table = written.get("summary") or tables.EMPTY
             if table["rows"]:
-                lines += tables.markdown(table, heading="")[2:]
+                lines += tables.markdown(table, heading="", note=False)[2:]
             else:
                 lines += [f"- {f['sentence']}" for f in written.get("findings", [])[:FOUND_SENTENCES]]
     return "\n".join(lines + ["", FOUND_END])

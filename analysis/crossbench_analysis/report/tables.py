@@ -4,36 +4,71 @@ its rows' keys) as a Markdown table or aligned columns, whether a finding's figu
 the fold that says how a finding was computed."""
 from __future__ import annotations
 
-COLUMNS = ("server setting", "workload", "bends at", "most req/s [95 % interval]", "at C", "p50 / p99 there (ms)",
-           "limited by")
-KEYS = ("setting", "workload", "bends_at", "most_rps", "at_c", "latency_ms", "limited_by")
+import textwrap
+
+COLUMNS = ("server setting", "workload", "knee", "most req/s [95 %]", "at C", "p50 / p99 (ms)",
+           "efficiency ratio at top C", "limited by")
+KEYS = ("setting", "workload", "bends_at", "most_rps", "at_c", "latency_ms", "efficiency_top", "limited_by")
 EMPTY = {"columns": list(COLUMNS), "rows": [], "note": ""}
+WIDTH = 100         # the terminal's summary fits this many columns
+INDENT = "  "
+KEY = ("knee: C=N [95 %] is the hinge fitted over every launch, C a-b the measured C it lies between; "
+       "efficiency ratio: (C / req/s) / delay")
 
 
 def columns(summary: dict) -> tuple[list[str], list[str]]:
-    """(column titles, row keys): the summary's own, a sweep's for a findings.json written before tables said them."""
-    return list(summary.get("columns") or COLUMNS), list(summary.get("keys") or KEYS)
+    """(column titles, row keys): the summary's own, or for a findings.json written before tables said them, the
+    sweep's columns its rows have."""
+    if summary.get("keys"):
+        return list(summary.get("columns") or COLUMNS), list(summary["keys"])
+    first = summary["rows"][0] if summary.get("rows") else {}
+    kept = [(t, k) for t, k in zip(COLUMNS, KEYS) if k in first] or list(zip(COLUMNS, KEYS))
+    return [t for t, _ in kept], [k for _, k in kept]
 
 
-def markdown(summary: dict, heading: str = "## Summary") -> list[str]:
-    """The summary as a Markdown table under `heading` (findings.md; the reference docs name it in bold)."""
+def markdown(summary: dict, heading: str = "## Summary", note: bool = True) -> list[str]:
+    """The summary as a Markdown table under `heading` (findings.md; the reference docs name it in bold and leave
+    out its `note`, the pointer to advise.sh a run's reader needs once)."""
     if not summary["rows"]:
         return []
     titles, keys = columns(summary)
     lines = [heading, "", "| " + " | ".join(titles) + " |", "|" + "---|" * len(titles)]
     lines += ["| " + " | ".join(r[k] for k in keys) + " |" for r in summary["rows"]]
-    return lines + ([""] + [summary["note"]] if summary["note"] else []) + [""]
+    return lines + ([""] + [summary["note"]] if summary["note"] and note else []) + [""]
 
 
-def plain(summary: dict) -> list[str]:
-    """The summary as aligned columns for the terminal."""
+def plain(summary: dict, width: int = WIDTH) -> list[str]:
+    """The summary as aligned columns for the terminal, within `width` columns: the columns that fit side by side
+    from the left, the rest under each row as 'title: cell' lines (none for a cell that is n/a), wrapped; then
+    the key (for a sweep's table) and the note, wrapped too."""
     if not summary["rows"]:
         return []
     titles, keys = columns(summary)
-    table = [titles] + [[r[k] for k in keys] for r in summary["rows"]]
-    widths = [max(len(line[i]) for line in table) for i in range(len(titles))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in table]
-    return ["summary:"] + ["  " + line for line in lines] + ([f"  {summary['note']}"] if summary["note"] else [])
+    table = [titles] + [[r.get(k, "") for k in keys] for r in summary["rows"]]
+    shown = side_by_side(table, width - len(INDENT))
+    widths = [max(len(line[i]) for line in table) for i in range(shown)]
+    out = ["summary:", INDENT + "  ".join(t.ljust(w) for t, w in zip(titles, widths)).rstrip()]
+    for line in table[1:]:
+        out.append(INDENT + "  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip())
+        rest = [f"{t}: {cell}" for t, cell in zip(titles[shown:], line[shown:]) if cell not in ("", "n/a")]
+        out += wrapped("; ".join(rest), width, INDENT * 3)
+    notes = ([KEY] if keys == list(KEYS) else []) + ([summary["note"]] if summary.get("note") else [])
+    return out + [line for note in notes for line in wrapped(note, width, INDENT)]
+
+
+def side_by_side(table: list[list[str]], width: int) -> int:
+    """How many columns from the left fit in `width`, two spaces apart (two at least: what a row is)."""
+    used = -2
+    for i in range(len(table[0])):
+        used += 2 + max(len(line[i]) for line in table)
+        if used > width:
+            return max(2, i)
+    return len(table[0])
+
+
+def wrapped(text: str, width: int, indent: str) -> list[str]:
+    return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent + INDENT,
+                         break_on_hyphens=False) if text else []
 
 
 def shows_figure(record: dict) -> bool:
@@ -52,10 +87,12 @@ def how_computed(record: dict) -> str:
 
 
 def terminal(written: dict) -> str:
-    """A findings.json as the terminal shows it: the summary table, then one line per finding."""
+    """A findings.json as the terminal shows it within WIDTH columns: the summary table, then each finding."""
     records = written.get("findings", [])
     lines = plain(written.get("summary") or EMPTY)
     if records:
-        lines += ["findings:"] + [f"  {r['sentence']}" + (f" [{r['figure_text']}]" if shows_figure(r) else "")
-                                  for r in records]
+        lines.append("findings:")
+        for r in records:
+            said = r["sentence"] + (f" [{r['figure_text']}]" if shows_figure(r) else "")
+            lines += wrapped(said, WIDTH, INDENT)
     return "\n".join(lines)
