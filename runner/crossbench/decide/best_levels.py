@@ -3,9 +3,8 @@ each level once and quotes each stack's best; a ratio between two stacks' best l
 interval. After the plan's cells, each stack's best level in each group (the point whose plan launch had the
 highest throughput, whatever its worker count: points.best_throughput) is launched until it has N. Its figure
 then rests on the N - 1 launches after the one that picked it (the analysis' confirmed_best_levels): the best of
-many single launches reads high (tfb's sittings of json and plaintext and of db and fortunes, 2026-11-28: the
-pick over the geometric mean of the three launches after it, 1.27 and 1.20 on average over 8 best levels each,
-up to 1.61). The other levels keep TechEmpower's one launch.
+many single launches reads high, the winner's curse (docs/methods.md measures by how much). The other levels
+keep TechEmpower's one launch.
 
 Decided from the records alone, so an interrupted run resumes where it stopped."""
 from __future__ import annotations

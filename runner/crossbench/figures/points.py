@@ -45,8 +45,8 @@ IMPRECISE = "imprecise"
 # so; server_closed_connections: the server answers one request per connection (gunicorn's sync workers), which
 # is what it does, and findings say it beside its figures; jfr_unreadable: a launch's JFR recording is missing
 # (its GC and wait figures null), its window's figures stand; latency_unrecoverable: no latency figure could be
-# trusted (wrk's histogram under pipelining) and the record keeps none, its throughput stands (seed001's headline:
-# Tomcat's pipelined launches were left out whole before).
+# trusted (wrk's histogram under pipelining) and the record keeps none, its throughput stands (seed001's headline
+# rests on Tomcat's pipelined launches).
 CAVEATS = frozenset({IMPRECISE, SERVER_CLOSED, JFR_UNREADABLE, LATENCY_UNRECOVERABLE})
 # A launch whose load generator filled its core: its throughput is the generator's ceiling, not the server's.
 # TechEmpower's reference still states such a best level (its figure is what the setup carries), and says so.
@@ -232,8 +232,7 @@ def best_throughput(found: list[dict], stack_of) -> dict:
 def may_be_best(point: dict) -> bool:
     """A point TechEmpower's reference may state as a stack's best level: launches counted and no flag beyond a
     caveat or the generator's ceiling. The runner launches again only a best level picked among these, so the
-    launches it adds are those of the level the analysis states (a flagged pick was launched to 4 while the
-    analysis fell back to the next level's one launch: tfb's updates-20, 2026-11-28)."""
+    launches it adds are those of the level the analysis states."""
     return bool(point["n"]) and not set(point["flags"]) - CAVEATS - {GENERATOR_CEILING}
 
 

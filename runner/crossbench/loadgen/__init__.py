@@ -1,44 +1,24 @@
 """Load generators, registered by name. Each adapter module (wrk.py, ab.py, http_load.py, oha.py, k6.py) declares
 one LoadGenerator (base.py: every attribute with its default and meaning) as its GENERATOR; ADAPTERS holds them.
-Registering refuses a module that still sets one of those attributes as an upper-case constant (OPEN_LOOP,
-KEEPALIVE, ON_LOAD_HOSTS, MERGE) or a near miss of one (OPEN_LOOPS, KEEP_ALIVE): nothing would read it.
 
 See README.md in this folder for where each latency figure comes from.
 """
 from __future__ import annotations
 
-import difflib
 from types import ModuleType
 
 from crossbench.loadgen import ab, http_load, k6, oha, wrk
 from crossbench.loadgen.base import LoadGenerator, LoadgenError
 
-# LoadGenerator's attributes that adapter modules once set as module constants: such a constant now is a mistake
-DECLARED = ("open_loop", "keepalive", "on_load_hosts", "merge")
-NEAR_MISS = 0.75         # difflib ratio (underscores and case ignored) from which a constant is a misspelt one
-
-
-def misplaced(constant: str) -> str | None:
-    """The LoadGenerator attribute an adapter module's upper-case `constant` is, or misspells; None."""
-    def bare(text: str) -> str:
-        return text.replace("_", "").upper()
-    close = difflib.get_close_matches(bare(constant), [bare(name) for name in DECLARED], n=1, cutoff=NEAR_MISS)
-    return next((name for name in DECLARED if close and bare(name) == close[0]), None)
-
 
 def register(module: ModuleType, registry: dict[str, LoadGenerator] | None = None) -> LoadGenerator:
     """The adapter module's GENERATOR, added to `registry` (default ADAPTERS) under its name. TypeError for a
-    module without one, or one that still sets an attribute of LoadGenerator (or a misspelling) as a constant."""
+    module without one, one whose name differs from its GENERATOR's, or a name registered twice."""
     registry = ADAPTERS if registry is None else registry
     found = vars(module)
     generator = found.get("GENERATOR")
     if not isinstance(generator, LoadGenerator):
         raise TypeError(f"load generator module {module.__name__} declares no GENERATOR = LoadGenerator(...)")
-    for constant in sorted(n for n in found if n.isupper() and n != "GENERATOR"):
-        attribute = misplaced(constant)
-        if attribute:
-            raise TypeError(f"load generator module {module.__name__} sets {constant}, which nothing reads: "
-                            f"declare GENERATOR = LoadGenerator(..., {attribute}=...) instead (loadgen/base.py)")
     if found.get("name", generator.name) != generator.name:
         raise TypeError(f"load generator module {module.__name__}: its name {found['name']!r} is not its "
                         f"GENERATOR's {generator.name!r}")

@@ -28,9 +28,8 @@ STEAL_LIMIT_PERCENT = 2.0      # of the cell's cores' time: above it a cell whos
 # its cores times the share of them it needs: a CPU-bound server (its core 100 % busy) sharing its core with a
 # process that takes 10 % of it answers about 10 % less, twice the target; a server waiting on a delay that uses
 # 5 % of its core barely notices the same process (0.5 %). Steal is judged the same way: time the hypervisor took
-# from a role's cores takes from the role as much as a foreign process would (an Intel VM's 2.4 % steal flagged 4
-# of 9 launches of a 200 ms-delay grid whose noise impact was 0.0-0.02 %). noise_impact_percent is the larger of
-# the two roles'.
+# from a role's cores takes from the role as much as a foreign process would, so steal on a core a waiting server
+# barely uses does not flag its launch. noise_impact_percent is the larger of the two roles'.
 NOISE_IMPACT_LIMIT = 5.0
 FOREIGN_LIMIT_PERCENT = 10.0   # of one core over the cell's cores: the limit when the roles share cores
 FLOOR_SECONDS = 2.0           # each of the floor's two parts (busy and steal, then core speed); $CROSSBENCH_NOISE_FLOOR_S
@@ -39,8 +38,8 @@ NOISY_HOST = "noisy_host"
 SERVER_CLOSED = "server_closed_connections"
 # A keep-alive client opens at most `concurrency` connections (plus the harness's one probe) while the server
 # keeps them; a quarter more is past any such slack. An open-loop cell's concurrency is oha's cap (2000 in the
-# openloop experiment): at 100 req/s uvicorn, closing idle connections after 5 s, took 3000 connections for
-# 3000 requests, which twice the cap (the rule before) missed.
+# openloop experiment): a server that closes idle connections (uvicorn after 5 s) makes an open-loop client open
+# one per request at low rates, as many as its requests, which a bound of twice the cap would miss.
 CLOSED_OPENS_SLACK = 1.25
 # A cell that opened its pool before the window (an open-loop held window) opens none inside it while the server
 # keeps them; a few, and a small share of the pool (the harness's probe), are slack, more is a window whose requests
