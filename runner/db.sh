@@ -6,10 +6,4 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=runner/script-options.sh
 source "$here/script-options.sh"
-if crossbench_answers_alone "$@"; then      # --help and --version: nothing prepared
-  crossbench_from_source db crossbench.database "$@"
-  exit
-fi
-# shellcheck source=runner/python-env.sh
-source "$here/python-env.sh"
-exec "$PYTHON" -m crossbench.database "$@"
+crossbench_python_command db crossbench.database "$@"

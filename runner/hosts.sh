@@ -7,10 +7,4 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=runner/script-options.sh
 source "$here/script-options.sh"
-if crossbench_answers_alone "$@"; then      # --help and --version: nothing prepared
-  crossbench_from_source hosts crossbench.hosts.setup "$@"
-  exit
-fi
-# shellcheck source=runner/python-env.sh
-source "$here/python-env.sh"
-exec "$PYTHON" -m crossbench.hosts.setup "$@"
+crossbench_python_command hosts crossbench.hosts.setup "$@"

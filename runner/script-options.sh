@@ -68,3 +68,18 @@ crossbench_from_source() {
   PYTHONPATH="$root/runner:$root/analysis:$root/python-contract${PYTHONPATH:+:$PYTHONPATH}" \
     PYTHONDONTWRITEBYTECODE=1 "$python" -m "$@"
 }
+
+# crossbench_python_command CALLER MODULE ARG...: a script that is its Python module's command line and needs
+# nothing else prepared: --help, --version and --dry-run from the source tree, anything else after the project's
+# environment is made current (python-env.sh). Does not return.
+crossbench_python_command() {
+  local caller=$1 module=$2
+  shift 2
+  if crossbench_answers_alone "$@"; then      # nothing prepared
+    crossbench_from_source "$caller" "$module" "$@"
+    exit
+  fi
+  # shellcheck source=runner/python-env.sh
+  source "$(dirname "${BASH_SOURCE[0]}")/python-env.sh"
+  exec "$PYTHON" -m "$module" "$@"
+}

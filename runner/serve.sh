@@ -5,10 +5,4 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=runner/script-options.sh
 source "$here/script-options.sh"
-if crossbench_answers_alone "$@"; then      # --help and --version: nothing prepared
-  crossbench_from_source serve crossbench.run.serve "$@"
-  exit
-fi
-# shellcheck source=runner/python-env.sh
-source "$here/python-env.sh"
-exec "$PYTHON" -m crossbench.run.serve "$@"
+crossbench_python_command serve crossbench.run.serve "$@"
