@@ -266,9 +266,9 @@ def test_the_quick_profiles_tomcat_knee_is_placed_where_its_grid_allows(tmp_path
     finer = sweep_run(tmp_path / "finer", {100: (1.0, 1.01, 1.02), 200: (1.01, 1.02, 1.03), 400: (2.02, 2.04, 2.06)})
     tomcat = one(found(finer), "tomcat maxThreads=200", "Knee at C=")
     assert tomcat.label == "fitted knee N" and tomcat.interval[0] < 200 < tomcat.interval[1] < 220
-    # to the digits the interval supports (points.fmt_interval): "C=198.1 [195.1, 201.5]"
+    # to the digits the interval supports (points.fmt_interval): "C=198 [195, 202]"
     shown = fmt_interval({"value": tomcat.figure, "ci95_low": tomcat.interval[0], "ci95_high": tomcat.interval[1]})
-    assert tomcat.sentence.startswith(f"Knee at C={shown}: ") and shown.startswith("198.1 [195.1, ")
+    assert tomcat.sentence.startswith(f"Knee at C={shown}: ") and shown == "198 [195, 202]"
     assert tomcat.n == 9
     assert "its pool of 200" not in tomcat.sentence        # the interval holds the pool: nothing to explain
 

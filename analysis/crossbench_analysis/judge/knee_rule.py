@@ -119,7 +119,7 @@ def judge(launches: list[tuple[float, float]]) -> Knee:
         return knee("not_reached")
     if fit.lack_of_fit_p is not None and fit.lack_of_fit_p < POOR_FIT_P and fit.worst_offset > POOR_FIT_OFFSET:
         return knee("poor_fit")
-    bent = fit.bent_fits if stated else fit.n_best <= bottom * (1 + hinge.GRID_STEP)
+    bent = fit.bent_fits if stated else math.log(fit.n_best / bottom) <= hinge.EDGE
     if bent and high <= bottom * MARGIN:
         return knee("below_range")
     if stated and (fit.flat_fits or fit.bent_fits):
