@@ -12,8 +12,11 @@ degrees of freedom, each variance's s^4 taken without its bias (E s^4 = sigma^4 
 gap, the interval is the hull of the log N that this test does not reject. Where the concurrencies' means stray
 from the hinge more than their launches stray from each other (lack of fit, p < LACK_OF_FIT_P), that variance is
 multiplied by the lack-of-fit ratio and the degrees of freedom are the lack of fit's (concurrencies - 2): a fit
-the data contradict gets the wider interval they support, never a floor of the method's own. Pure numbers in,
-numbers out; knees.py says what they mean."""
+the data contradict gets the wider interval they support, never a floor of the method's own. The lack-of-fit F
+test pools the launches' spread, so a concurrency that spreads more than the others reads as lack of fit more
+often than its p says; the gate is set where the simulated sweeps of knee_coverage.py (each concurrency spread
+as the maxthreads reference's) are covered 95 % of the time. Pure numbers in, numbers out; knees.py says
+what they mean."""
 from __future__ import annotations
 
 import math
@@ -21,7 +24,7 @@ from dataclasses import asdict, dataclass
 from typing import NamedTuple
 
 CONFIDENCE = 0.95
-LACK_OF_FIT_P = 0.01        # lack of fit this significant widens the interval by the lack-of-fit ratio
+LACK_OF_FIT_P = 0.002       # lack of fit this significant widens the interval (set by knee_coverage.py)
 EDGE = 1e-9                 # in log N: a fit or an end this close to a measured concurrency is at it
 METHOD = ("hinge r = a max(1, C/N), least squares on log r over every launch, N solved exactly between the "
           "measured concurrencies; interval: N's variance from each concurrency's own launch spread, Student's t "

@@ -1,0 +1,62 @@
+"""The knee interval's coverage shown, not assumed (knee_coverage.py): sweeps with a known pool and overheads,
+each concurrency's launches spread as the maxthreads reference's were, fitted by the suite's own rule on the
+reference's coarse grid and on a fine one; the 95 % interval must hold the knee they predict (pool x a / a_past)
+in 93 to 97 % of them. The pooled profile-likelihood interval over a grid of log N (one residual variance for
+every concurrency, at least a grid step each way) is simulated too, and must fail the band, so the test can tell
+the two apart. A fixed seed makes every figure the same on every run."""
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from scipy.stats import f
+
+from crossbench_analysis.judge import knee_coverage
+from crossbench_analysis.judge.knee_rule import judge
+
+SWEEPS = 1000               # per grid: a coverage of 95 % read to +-0.7 % (one standard error)
+BAND = (0.93, 0.97)
+GRID_STEP = 0.0005          # the pooled rule's grid of log N
+
+
+def pooled_profile(launches):
+    """judge's knee with its fit's interval replaced by the pooled profile-likelihood one: {N: RSS(N) <= RSS_min
+    (1 + F(0.95; 1, n - 2) / (n - 2))} over a grid of log N, widened to the grid points around a single one."""
+    knee = judge(launches)
+    x, y = np.log([c for c, _ in launches]), np.log([r for _, r in launches])
+    grid = np.unique(np.concatenate([np.arange(x.min(), x.max(), GRID_STEP), x]))
+    bend = np.maximum(0.0, x[None, :] - grid[:, None])
+    u = y[None, :] - bend
+    rss = ((u - u.mean(axis=1, keepdims=True)) ** 2).sum(axis=1)
+    n = len(y)
+    within = np.flatnonzero(rss <= rss.min() * (1 + f.ppf(0.95, 1, n - 2) / (n - 2)) + 1e-15)
+    first, last = within[0], within[-1]
+    if first == last:
+        first, last = max(0, first - 1), min(len(grid) - 1, last + 1)
+    return replace(knee, fit=replace(knee.fit, low=math.exp(grid[first]), high=math.exp(grid[last])))
+
+
+@pytest.fixture(scope="module")
+def noise():
+    return knee_coverage.reference_noise()
+
+
+def test_the_reference_gives_spreads_on_both_sides_and_overheads_for_every_pool(noise):
+    assert len(noise["flat"]) >= 10 and len(noise["past"]) >= 10 and len(noise["overheads"]) == 5
+    assert max(noise["past"]) > 3 * float(np.median(noise["flat"]))     # the queue's side spreads more
+
+
+@pytest.mark.parametrize("grid", sorted(knee_coverage.GRIDS))
+def test_the_knee_interval_holds_the_predicted_knee_95_percent_of_the_time(noise, grid):
+    found = knee_coverage.covered(grid, SWEEPS, seed=3, noise=noise)
+    assert BAND[0] <= found["interval_coverage"] <= BAND[1], found
+    assert found["stated_fitted"] == SWEEPS                  # every sweep's knee stated as a number here
+    assert BAND[0] <= found["stated_coverage"] <= BAND[1], found
+
+
+@pytest.mark.parametrize("grid", sorted(knee_coverage.GRIDS))
+def test_one_pooled_variance_over_a_grid_of_log_n_fails_the_band(noise, grid):
+    found = knee_coverage.covered(grid, SWEEPS // 4, seed=3, noise=noise, rule=pooled_profile)
+    assert found["interval_coverage"] < BAND[0], found
