@@ -282,11 +282,20 @@ def test_a_knee_just_past_its_pool_says_the_overheads_measured_on_either_side_pu
                                **{c: tuple(c / 200 * r for r in past) for c in (400, 800, 1000)}})
     tomcat = one(found(run), "tomcat maxThreads=200", "Knee at C=")
     assert tomcat.interval[0] > 200 and tomcat.figure == pytest.approx(200.4, abs=0.1)
-    assert " % above its pool of 200 as its measured overheads predict (200.40)." in tomcat.sentence, \
-        tomcat.sentence
+    assert " % above its pool of 200: the fit estimates 200 x a / a' = 200.40." in tomcat.sentence, tomcat.sentence
     assert "the ratio at C <= 200, a = 1.00200, and per C / 200 past it, a' = 1.00000 (geometric means): " \
            "200 x a / a' = 200.40" in tomcat.detail
     assert len(tomcat.sentence) <= 230
+
+
+def test_a_knee_whose_means_stray_from_the_hinge_says_its_interval_was_widened(tmp_path):
+    """A flat side whose overhead drifts with C (1.000, 1.010, 1.020; launches 0.1 % apart): the hinge's lack of
+    fit is significant, its interval is widened for it, and the fold says so with the lack of fit's p."""
+    spread = (0.999, 1.0, 1.001)
+    run = sweep_run(tmp_path, {**{c: tuple(r * k for k in spread) for c, r in ((50, 1.0), (100, 1.01), (200, 1.02))},
+                               **{c: tuple(c / 200 * k for k in spread) for c in (400, 800, 1000)}})
+    tomcat = one(found(run), "tomcat maxThreads=200", "Knee at C=")
+    assert "its interval widened for the lack of fit (p = " in tomcat.detail, tomcat.detail
 
 
 def test_a_rise_the_hinge_does_not_fit_is_no_knee_and_no_flat_claim(tmp_path):
