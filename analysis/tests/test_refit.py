@@ -47,3 +47,14 @@ def test_a_run_without_points_is_refused_in_one_line(tmp_path, capsys):
     with pytest.raises(SystemExit):
         refit.main([str(tmp_path)])
     assert "no points.jsonl to fit the knees from" in capsys.readouterr().err
+
+
+def test_a_run_whose_findings_have_no_summary_table_is_refitted_all_the_same(tmp_path):
+    """Runs analysed before the summary table existed keep none: their knees are refitted, the table left out."""
+    copy = tmp_path / "run"
+    shutil.copytree(RUNS[0], copy)
+    written = json.loads((copy / "findings.json").read_text())
+    written["summary"] = {}
+    (copy / "findings.json").write_text(json.dumps(written))
+    assert refit.refit(copy) == 6
+    assert (copy / "findings.md").read_text().count("- Knee at C=") == 5

@@ -14,6 +14,7 @@ from types import SimpleNamespace
 from crossbench.figures.points import POINTS_FILE
 
 from . import findings, summary
+from ..report import tables
 from .finding import left_note, who
 from .findings_sweeps import bends, counted, delay_sweeps
 
@@ -45,11 +46,13 @@ def refit(run_dir: Path) -> int:
         replaced += 1
     knees = {(who(pts[0]), f"{pts[0].get('endpoint')}, {summary.delay_text(pts[0])} delay"):
              summary.bend_text(counted(pts)[3]) for _, pts in delay_sweeps(points)}
-    for row in (written.get("summary") or {}).get("rows", []):
-        row["bends_at"] = knees.get((row.get("setting"), row.get("workload")), row["bends_at"])
+    table = written.get("summary") or tables.EMPTY
+    for row in table.get("rows", []):
+        if "bends_at" in row:
+            row["bends_at"] = knees.get((row.get("setting"), row.get("workload")), row["bends_at"])
     path.write_text(json.dumps(written, indent=2) + "\n")
     run = SimpleNamespace(run_id=written.get("run_id"))
-    (run_dir / findings.FILE_MD).write_text(findings.markdown(run, records, written.get("summary") or {}))
+    (run_dir / findings.FILE_MD).write_text(findings.markdown(run, records, {**tables.EMPTY, **table}))
     return replaced
 
 

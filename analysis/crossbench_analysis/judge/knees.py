@@ -68,7 +68,7 @@ def fit_record(knee: Knee) -> dict | None:
     if knee.fit is None:
         return None
     out = knee.fit.as_dict()
-    for key in ("n_best", "a", "low", "high", "rss", "worst_offset"):
+    for key in ("n_best", "a", "low", "high", "rss", "worst_offset", "widened"):
         if out[key] is not None:
             out[key] = round(out[key], 6 if key == "rss" else 4)
     return {**out, "indicative": knee.indicative}
