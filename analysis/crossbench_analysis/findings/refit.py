@@ -47,9 +47,9 @@ def refit(run_dir: Path) -> int:
     knees = {(who(pts[0]), f"{pts[0].get('endpoint')}, {summary.delay_text(pts[0])} delay"):
              summary.bend_text(counted(pts)[3]) for _, pts in delay_sweeps(points)}
     table = written.get("summary") or tables.EMPTY
-    for row in table.get("rows", []):
-        if "bends_at" in row:
-            row["bends_at"] = knees.get((row.get("setting"), row.get("workload")), row["bends_at"])
+    for line in table.get("rows", []):          # the summary table's lines, not records
+        if "bends_at" in line:
+            line["bends_at"] = knees.get((line.get("setting"), line.get("workload")), line["bends_at"])
     path.write_text(json.dumps(written, indent=2) + "\n")
     run = SimpleNamespace(run_id=written.get("run_id"))
     (run_dir / findings.FILE_MD).write_text(findings.markdown(run, records, {**tables.EMPTY, **table}))
