@@ -15,6 +15,9 @@ from synthetic_run import rewrite
 from crossbench.figures.points import fmt_interval, short
 from crossbench_analysis import analyze
 from crossbench_analysis.findings import findings
+from crossbench_analysis.findings.findings_sweeps import offset_clause
+from crossbench_analysis.judge.knee_rule import Knee
+from crossbench_analysis.judge.knees import Overheads
 from crossbench_analysis.read.runinfo import load_run
 
 RUNS = Path(__file__).parent / "fixtures" / "runs"
@@ -335,3 +338,12 @@ def test_launches_that_tie_are_said_to_tie_not_given_an_interval_of_zero_width()
     assert tie.figure_text == "peak threads at C=50: 77 threads (all 3 launches)"
     spread = Finding("maxthreads", "x", figure=77.0, unit="threads", n=3, interval=(70.0, 85.0))
     assert spread.figure_text == "77 [70, 85] threads (95 %, 3 launches)"
+
+
+def test_an_offset_the_overheads_do_not_predict_is_not_explained_by_them():
+    """The clause names pool x a / a' only where the knee's interval holds it: a knee at 200.4 [200.3, 200.5]
+    beside overheads that predict 200.24 gets no explanation the data contradict."""
+    knee = Knee("fitted", 200.4, 200.3, 200.5, None, 25, 1000)
+    assert offset_clause(knee, Overheads(200, 1.0024, 1.0012, 200.24)) == ""
+    said = offset_clause(knee, Overheads(200, 1.0032, 1.0012, 200.4))
+    assert said == ", 0.20 % above its pool of 200: the fit estimates 200 x a / a' = 200.40", said

@@ -6,8 +6,10 @@ every concurrency, at least a grid step each way) is simulated too, and must fai
 the two apart. A fixed seed makes every figure the same on every run."""
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,6 +21,8 @@ from crossbench_analysis.judge.knee_rule import judge
 SWEEPS = 1000               # per grid: a coverage of 95 % read to +-0.7 % (one standard error)
 BAND = (0.93, 0.97)
 GRID_STEP = 0.0005          # the pooled rule's grid of log N
+REPO = Path(__file__).resolve().parents[2]
+COVERAGE = REPO / "docs" / "results" / "maxthreads" / "knee-coverage.json"
 
 
 def pooled_profile(launches):
@@ -60,3 +64,15 @@ def test_the_knee_interval_holds_the_predicted_knee_95_percent_of_the_time(noise
 def test_one_pooled_variance_over_a_grid_of_log_n_fails_the_band(noise, grid):
     found = knee_coverage.covered(grid, SWEEPS // 4, seed=3, noise=noise, rule=pooled_profile)
     assert found["interval_coverage"] < BAND[0], found
+
+
+def test_methods_states_the_committed_study():
+    """docs/methods.md states each grid's coverage as docs/results/maxthreads/knee-coverage.json holds it, and
+    that file is the study as the module runs it (its sweeps and its grids)."""
+    committed = json.loads(COVERAGE.read_text())
+    assert [g["grid"] for g in committed["grids"]] == list(knee_coverage.GRIDS)
+    assert all(g["sweeps"] == knee_coverage.SWEEPS for g in committed["grids"])
+    methods = (REPO / "docs" / "methods.md").read_text()
+    for g in committed["grids"]:
+        assert BAND[0] <= g["interval_coverage"] <= BAND[1], g
+        assert f"{100 * g['interval_coverage']:.1f} %" in methods, f"methods.md does not state {g['grid']}'s coverage"

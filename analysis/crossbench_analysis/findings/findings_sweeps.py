@@ -134,14 +134,14 @@ def measured_overheads(good: list[dict], ratio: str) -> Overheads | None:
 
 
 def offset_clause(knee: Knee, found: Overheads | None) -> str:
-    """Where a fitted knee's interval misses its pool by less than OFFSET_EXPLAINED: by how much, and what the fit
-    estimates there, pool x a / a' from the overheads measured on either side of the pool (`found`): one a fitted
-    on both sides puts N where a, paid once below the pool, meets a', paid per round of the queue past it."""
+    """Where a fitted knee's interval misses its pool by less than OFFSET_EXPLAINED and holds pool x a / a' (the
+    overheads measured on either side of the pool, `found`): by how much, and that the fit estimates that quantity:
+    one a fitted on both sides puts N where a, paid once below the pool, meets a', paid per round of the queue."""
     if knee.status != "fitted" or knee.low is None or found is None or knee.low <= found.pool <= knee.high:
         return ""
     off = knee.concurrency / found.pool - 1
-    if abs(off) > OFFSET_EXPLAINED:
-        return ""
+    if abs(off) > OFFSET_EXPLAINED or not knee.low <= found.predicted <= knee.high:
+        return ""           # an offset the overheads do not explain is not explained by them
     pool = f"{found.pool:g}"
     return (f", {100 * abs(off):.2f} % {'above' if off > 0 else 'below'} its pool of {pool}: the fit estimates "
             f"{pool} x a / a' = {sig(found.predicted, 5)}")
