@@ -171,7 +171,7 @@ def fit_detail(knee: Knee, words: str) -> str:
 
 
 def with_knee(finding: Finding, knee: Knee) -> Finding:
-    """A fitted knee is the finding's figure: N, its profile interval, the launches it rests on."""
+    """A fitted knee is the finding's figure: N, its 95 % interval, the launches it rests on."""
     if knee.status != "fitted":
         return finding
     finding.label, finding.figure, finding.unit, finding.digits = "fitted knee N", knee.concurrency, "clients", 3

@@ -93,7 +93,7 @@ class SettingKnee:
     max_concurrency: int
     knee_vs_predicted: float | None
     threads_peak_max: int | None       # the thread plateau of this setting over all its cells
-    knee_low: float | None = None      # the fitted N's 95 % profile interval (status fitted)
+    knee_low: float | None = None      # the fitted N's 95 % interval (status fitted)
     knee_high: float | None = None
     bracket: list[float] | None = None     # the measured concurrencies that hold it (status bracket)
     fit: dict | None = None            # the hinge fit (hinge.HingeFit) over every launch
