@@ -85,3 +85,15 @@ def test_the_ends_of_the_range_and_what_cannot_be_fitted():
     assert hinge.fit([(10, 1.0), (10, 1.1)]) is None and hinge.fit([(10, 1.0), (20, 0.0)]) is None
     two = hinge.fit([(100, 1.0), (400, 2.0)])
     assert two.low is None and two.n_best == pytest.approx(200, rel=1e-3)      # no residual df: no interval
+
+
+def test_a_fit_on_a_measured_concurrency_both_neighbours_reject_keeps_an_interval(monkeypatch):
+    """1.0 at C=50, 0.95 at C=100, then 2.0 and 4.0 at C=200 and 400 (launches 0.1 % apart): the least squares
+    of the gap below C=100 lies above it (101.7) and that of the gap above below it (97.5), so the fit is C=100
+    and neither gap's test accepts a log N of its own. The interval is the fit give or take the wider of the two
+    gaps' half-widths, not none (the widening for lack of fit turned off to show it)."""
+    monkeypatch.setattr(hinge, "LACK_OF_FIT_P", 0.0)
+    found = hinge.fit([(c, r * k) for c, r in ((50, 1.0), (100, 0.95), (200, 2.0), (400, 4.0))
+                       for k in (0.999, 1.0, 1.001)])
+    assert found.n_best == pytest.approx(100) and found.widened == 1.0
+    assert found.low < 100 < found.high and math.log(found.high / found.low) < 0.01

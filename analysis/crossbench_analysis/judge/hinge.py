@@ -78,7 +78,8 @@ def fit(launches: list[tuple[float, float]], confidence: float = CONFIDENCE) -> 
     b = float((y - np.maximum(0.0, x - m)).mean())
     p, worst, ratio = lack_of_fit(x, y - b - np.maximum(0.0, x - m), len(pairs))
     widen = ratio if p is not None and p < LACK_OF_FIT_P and ratio > 1 else 1.0
-    low, high = interval(found, confidence, widen, len(set(x.tolist())) - 2) if len(pairs) >= 3 else (None, None)
+    low, high = interval(found, m, confidence, widen, len(set(x.tolist())) - 2) if len(pairs) >= 3 \
+        else (None, None)
     return HingeFit(
         n_best=math.exp(m), a=math.exp(b), low=None if low is None else math.exp(low),
         high=None if high is None else math.exp(high),
@@ -134,19 +135,25 @@ def gaps(x, y, common: float | None = None) -> list[Gap]:
     return out
 
 
-def interval(found: list[Gap], confidence: float, widen: float = 1.0, lack_df: int = 0
-             ) -> tuple[float | None, float | None]:
+def interval(found: list[Gap], m: float, confidence: float, widen: float = 1.0, lack_df: int = 0
+             ) -> tuple[float, float]:
     """The hull of the log N whose gap's t test does not reject them: |centre - log N| <= t sqrt(variance),
-    the variance times `widen` and the degrees of freedom at most `lack_df` where lack of fit widened it."""
+    the variance times `widen` and the degrees of freedom at most `lack_df` where lack of fit widened it. Where
+    every gap rejects its own log N (the fit `m` on a measured C, each neighbouring gap's least squares beyond
+    it), the fit give or take the wider of its neighbouring gaps' half-widths."""
     from scipy.stats import t  # imported here: scipy takes ~0.3 s to import
-    ends = []
+    ends, around = [], []
     for gap in found:
         dof = min(gap.df, lack_df) if widen > 1 and lack_df > 0 else gap.df
         half = float(t.ppf(0.5 + confidence / 2, dof)) * math.sqrt(gap.variance * widen) if gap.variance > 0 else 0.0
         low, high = max(gap.low, gap.centre - half), min(gap.high, gap.centre + half)
         if low <= high:
             ends += [low, high]
-    return (min(ends), max(ends)) if ends else (None, None)
+        if gap.low - EDGE <= m <= gap.high + EDGE:
+            around.append(half)
+    if not ends:
+        ends = [max(found[0].low, m - max(around)), min(found[-1].high, m + max(around))]
+    return min(ends), max(ends)
 
 
 def lack_of_fit(x, residuals, n: int) -> tuple[float | None, float, float]:

@@ -4,7 +4,10 @@ known knee N a / a_past, drawn with three launches a concurrency whose log sprea
 reference measured on that side of its pool, and the overheads a pair that reference measured. Fitted on a coarse
 grid (the reference's: doubling from 25 to 1000, its five pools) and on a fine one (every 25 to 50 clients
 around a pool of 200), counting how often the fit's interval holds N a / a_past, and how often what a finding
-states (the interval of a fitted knee, the bracket otherwise) does.
+states (the interval of a fitted knee, the bracket otherwise) does. Replayed besides: each reference pool's own
+measured concurrency means as the truth, whose overheads drift with C as the real ones do (the hinge does not fit
+them exactly, so the lack-of-fit widening is at work), with the same launch spreads; the knee they predict is
+their overheads' pool x a / a_past.
 
 A fixed seed makes every figure the same on every run. `python -m crossbench_analysis.judge.knee_coverage
 --out FILE` runs the full study and writes its result as JSON."""
@@ -89,13 +92,50 @@ def covered(grid: str, sweeps: int = SWEEPS, seed: int = 1, noise: dict | None =
             "median_width_pct": 100 * (math.exp(float(np.median(widths))) - 1) if widths else None}
 
 
+def reference_means(run: Path = REFERENCE) -> dict[float, dict[float, float]]:
+    """Each pool's mean log latency ratio at each concurrency of a maxthreads run's points.jsonl."""
+    out: dict[float, dict[float, float]] = defaultdict(dict)
+    for line in (run / "points.jsonl").read_text().splitlines():
+        point = json.loads(line) if line.strip() else {}
+        found = (point.get("figures") or {}).get("latency_ratio") or {}
+        if point.get("parallel_limit") and found.get("launches"):
+            logs = [math.log(v) for v in found["launches"]]
+            out[point["parallel_limit"]][point["concurrency"]] = sum(logs) / len(logs)
+    return dict(out)
+
+
+def replayed(sweeps: int = SWEEPS, seed: int = 1, noise: dict | None = None) -> dict:
+    """The share of sweeps replayed from the reference's own means (one pool after another, launches spread as
+    the reference's were) whose fit interval holds the knee those means predict, and how many were widened."""
+    import numpy as np
+    noise = noise or reference_noise()
+    means = reference_means()
+    pools = sorted(means)
+    rng = np.random.default_rng(seed)
+    held = widened = 0
+    for i in range(sweeps):
+        pool = pools[i % len(pools)]
+        truth = overheads(pool, [(c, math.exp(m)) for c, m in means[pool].items()]).predicted
+        launches = []
+        for c, m in sorted(means[pool].items()):
+            side = noise["flat"] if c <= pool else noise["past"]
+            sd = side[int(rng.integers(len(side)))]
+            launches += [(c, math.exp(m + float(rng.normal(0.0, sd)))) for _ in range(LAUNCHES)]
+        fit = judge(launches).fit
+        held += fit.low <= truth <= fit.high
+        widened += fit.widened > 1
+    return {"grid": "reference means", "pools": pools, "sweeps": sweeps, "launches_each": LAUNCHES, "seed": seed,
+            "interval_coverage": held / sweeps, "widened_share": widened / sweeps}
+
+
 def study(sweeps: int = SWEEPS, seed: int = 1) -> dict:
     """The full study: every grid, with the noise and overheads of the reference it draws from."""
     noise = reference_noise()
     return {"confidence": 0.95, "noise_from": str(REFERENCE.relative_to(REFERENCE.parents[4])),
             "flat_sd_range": [min(noise["flat"]), max(noise["flat"])],
             "past_sd_range": [min(noise["past"]), max(noise["past"])],
-            "grids": [covered(grid, sweeps, seed, noise) for grid in GRIDS]}
+            "grids": [covered(grid, sweeps, seed, noise) for grid in GRIDS],
+            "replayed": replayed(sweeps, seed, noise)}
 
 
 def main(argv=None) -> int:
