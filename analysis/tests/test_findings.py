@@ -15,6 +15,9 @@ from synthetic_run import rewrite
 from crossbench.figures.points import fmt_interval, short
 from crossbench_analysis import analyze
 from crossbench_analysis.findings import findings
+from crossbench_analysis.findings.findings_sweeps import offset_clause
+from crossbench_analysis.judge.knee_rule import Knee
+from crossbench_analysis.judge.knees import Overheads
 from crossbench_analysis.read.runinfo import load_run
 
 RUNS = Path(__file__).parent / "fixtures" / "runs"
@@ -267,9 +270,9 @@ def test_the_quick_profiles_tomcat_knee_is_placed_where_its_grid_allows(tmp_path
     finer = sweep_run(tmp_path / "finer", {100: (1.0, 1.01, 1.02), 200: (1.01, 1.02, 1.03), 400: (2.02, 2.04, 2.06)})
     tomcat = one(found(finer), "tomcat maxThreads=200", "Knee at C=")
     assert tomcat.label == "fitted knee N" and tomcat.interval[0] < 200 < tomcat.interval[1] < 220
-    # to the digits the interval supports (points.fmt_interval): "C=198.1 [195.1, 201.5]"
+    # to the digits the interval supports (points.fmt_interval): "C=198 [195, 202]"
     shown = fmt_interval({"value": tomcat.figure, "ci95_low": tomcat.interval[0], "ci95_high": tomcat.interval[1]})
-    assert tomcat.sentence.startswith(f"Knee at C={shown}: ") and shown.startswith("198.1 [195.1, ")
+    assert tomcat.sentence.startswith(f"Knee at C={shown}: ") and shown == "198 [195, 202]"
     assert tomcat.n == 9
     assert "its pool of 200" not in tomcat.sentence        # the interval holds the pool: nothing to explain
 
@@ -283,11 +286,20 @@ def test_a_knee_just_past_its_pool_says_the_overheads_measured_on_either_side_pu
                                **{c: tuple(c / 200 * r for r in past) for c in (400, 800, 1000)}})
     tomcat = one(found(run), "tomcat maxThreads=200", "Knee at C=")
     assert tomcat.interval[0] > 200 and tomcat.figure == pytest.approx(200.4, abs=0.1)
-    assert " % above its pool of 200 as its measured overheads predict (200.40)." in tomcat.sentence, \
-        tomcat.sentence
+    assert " % above its pool of 200: the fit estimates 200 x a / a' = 200.40." in tomcat.sentence, tomcat.sentence
     assert "the ratio at C <= 200, a = 1.00200, and per C / 200 past it, a' = 1.00000 (geometric means): " \
            "200 x a / a' = 200.40" in tomcat.detail
     assert len(tomcat.sentence) <= 230
+
+
+def test_a_knee_whose_means_stray_from_the_hinge_says_its_interval_was_widened(tmp_path):
+    """A flat side whose overhead drifts with C (1.000, 1.010, 1.020; launches 0.1 % apart): the hinge's lack of
+    fit is significant, its interval is widened for it, and the fold says so with the lack of fit's p."""
+    spread = (0.999, 1.0, 1.001)
+    run = sweep_run(tmp_path, {**{c: tuple(r * k for k in spread) for c, r in ((50, 1.0), (100, 1.01), (200, 1.02))},
+                               **{c: tuple(c / 200 * k for k in spread) for c in (400, 800, 1000)}})
+    tomcat = one(found(run), "tomcat maxThreads=200", "Knee at C=")
+    assert "its interval widened for the lack of fit (p = " in tomcat.detail, tomcat.detail
 
 
 def test_a_rise_the_hinge_does_not_fit_is_no_knee_and_no_flat_claim(tmp_path):
@@ -327,3 +339,12 @@ def test_launches_that_tie_are_said_to_tie_not_given_an_interval_of_zero_width()
     assert tie.figure_text == "peak threads at C=50: 77 threads (all 3 launches)"
     spread = Finding("maxthreads", "x", figure=77.0, unit="threads", n=3, interval=(70.0, 85.0))
     assert spread.figure_text == "77 [70, 85] threads (95 %, 3 launches)"
+
+
+def test_an_offset_the_overheads_do_not_predict_is_not_explained_by_them():
+    """The clause names pool x a / a' only where the knee's interval holds it: a knee at 200.4 [200.3, 200.5]
+    beside overheads that predict 200.24 gets no explanation the data contradict."""
+    knee = Knee("fitted", 200.4, 200.3, 200.5, None, 25, 1000)
+    assert offset_clause(knee, Overheads(200, 1.0024, 1.0012, 200.24)) == ""
+    said = offset_clause(knee, Overheads(200, 1.0032, 1.0012, 200.4))
+    assert said == ", 0.20 % above its pool of 200: the fit estimates 200 x a / a' = 200.40", said

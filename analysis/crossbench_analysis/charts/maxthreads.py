@@ -163,8 +163,8 @@ def knees_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
                     f"Where the ratio bends: {ratio} vs concurrent clients per server setting, knee marked",
                     "One curve per setting (Tomcat's maxThreads or virtual threads, gunicorn's workers, ...), log "
                     "scales. The knee (diamond) is the parallel limit N of a hinge, ratio = a max(1, C / N), fitted "
-                    "over every launch; its horizontal bar is N's 95 % profile interval, or, where the launches do "
-                    "not place it more closely, the bracket of measured concurrencies that holds it; the dotted "
+                    "over every launch; its horizontal bar is N's 95 % interval (from the launches' spread), or, "
+                    "where the launches do not place it more closely, the bracket of measured concurrencies that holds it; the dotted "
                     "vertical line of the same colour is the prediction, the parallel limit (maxThreads, workers). Thin dashed: "
                     "the seed's ratio from the window's count, which past the knee shows the queue the answered "
                     "requests' latency hides when the window is short. Each point is the geometric mean of its "

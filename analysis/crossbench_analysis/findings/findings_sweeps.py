@@ -134,15 +134,17 @@ def measured_overheads(good: list[dict], ratio: str) -> Overheads | None:
 
 
 def offset_clause(knee: Knee, found: Overheads | None) -> str:
-    """Where a fitted knee's interval misses its pool by less than OFFSET_EXPLAINED: by how much, and that the
-    overheads measured on either side of the pool (`found`) put N there."""
+    """Where a fitted knee's interval misses its pool by less than OFFSET_EXPLAINED and holds pool x a / a' (the
+    overheads measured on either side of the pool, `found`): by how much, and that the fit estimates that quantity:
+    one a fitted on both sides puts N where a, paid once below the pool, meets a', paid per round of the queue."""
     if knee.status != "fitted" or knee.low is None or found is None or knee.low <= found.pool <= knee.high:
         return ""
     off = knee.concurrency / found.pool - 1
-    if abs(off) > OFFSET_EXPLAINED:
-        return ""
-    return (f", {100 * abs(off):.2f} % {'above' if off > 0 else 'below'} its pool of {found.pool:g} as its measured "
-            f"overheads predict ({sig(found.predicted, 5)})")
+    if abs(off) > OFFSET_EXPLAINED or not knee.low <= found.predicted <= knee.high:
+        return ""           # an offset the overheads do not explain is not explained by them
+    pool = f"{found.pool:g}"
+    return (f", {100 * abs(off):.2f} % {'above' if off > 0 else 'below'} its pool of {pool}: the fit estimates "
+            f"{pool} x a / a' = {sig(found.predicted, 5)}")
 
 
 def offset_detail(found: Overheads | None) -> str:
@@ -162,11 +164,14 @@ def fit_detail(knee: Knee, words: str) -> str:
               f"{knee.words()}")
     if knee.status == "not_reached":
         detail += f"; under a {100 * (THRESHOLD - 1):.0f} % bend at C={knee.top:g}"
+    if fit.widened > 1 and knee.status in ("fitted", "bracket"):
+        detail += (f"; its interval widened for the lack of fit (p = {fit.lack_of_fit_p:.2g}: the concurrencies' "
+                   f"means stray from the hinge {fit.widened:.3g} times as much as their launches from each other)")
     return detail + knee.note()
 
 
 def with_knee(finding: Finding, knee: Knee) -> Finding:
-    """A fitted knee is the finding's figure: N, its profile interval, the launches it rests on."""
+    """A fitted knee is the finding's figure: N, its 95 % interval, the launches it rests on."""
     if knee.status != "fitted":
         return finding
     finding.label, finding.figure, finding.unit, finding.digits = "fitted knee N", knee.concurrency, "clients", 3

@@ -20,7 +20,7 @@ The rule, in order (MARGIN = 1.1: a bend of less than 10 % at an end of the meas
   when it has no interval: fewer than 3 launches past it): "between C=100 and C=400", the fit beside it.
 Past the knee r = a C / N pins N, with a read from the flat side. But a request's own overhead grows with the
 load (Tomcat maxThreads=200 in the quick profile: a = 1.008 at C=1, 1.023 at C=100, and 2.069 at C=400 means
-1.035 there), so an a read far below the knee puts N low: 196 [194, 199] for a pool of 200. Only a flat point
+1.035 there), so an a read far below the knee puts N below its pool. Only a flat point
 close to the knee (within GRID_RESOLVES) measures a at nearly the knee's load; a coarser grid gets the bracket.
 """
 from __future__ import annotations
@@ -119,7 +119,7 @@ def judge(launches: list[tuple[float, float]]) -> Knee:
         return knee("not_reached")
     if fit.lack_of_fit_p is not None and fit.lack_of_fit_p < POOR_FIT_P and fit.worst_offset > POOR_FIT_OFFSET:
         return knee("poor_fit")
-    bent = fit.bent_fits if stated else fit.n_best <= bottom * (1 + hinge.GRID_STEP)
+    bent = fit.bent_fits if stated else math.log(fit.n_best / bottom) <= hinge.EDGE
     if bent and high <= bottom * MARGIN:
         return knee("below_range")
     if stated and (fit.flat_fits or fit.bent_fits):

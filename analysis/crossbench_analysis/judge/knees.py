@@ -68,7 +68,7 @@ def fit_record(knee: Knee) -> dict | None:
     if knee.fit is None:
         return None
     out = knee.fit.as_dict()
-    for key in ("n_best", "a", "low", "high", "rss", "worst_offset"):
+    for key in ("n_best", "a", "low", "high", "rss", "worst_offset", "widened"):
         if out[key] is not None:
             out[key] = round(out[key], 6 if key == "rss" else 4)
     return {**out, "indicative": knee.indicative}
@@ -93,7 +93,7 @@ class SettingKnee:
     max_concurrency: int
     knee_vs_predicted: float | None
     threads_peak_max: int | None       # the thread plateau of this setting over all its cells
-    knee_low: float | None = None      # the fitted N's 95 % profile interval (status fitted)
+    knee_low: float | None = None      # the fitted N's 95 % interval (status fitted)
     knee_high: float | None = None
     bracket: list[float] | None = None     # the measured concurrencies that hold it (status bracket)
     fit: dict | None = None            # the hinge fit (hinge.HingeFit) over every launch
