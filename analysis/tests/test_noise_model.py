@@ -106,6 +106,13 @@ def test_the_smallest_change_seen_known_answers():
     assert smallest_seen(0.0, None, 0.05) == pytest.approx(0.05)
 
 
+def test_the_models_smallest_change_seen_is_the_tests_own():
+    """No launch noise: the test's standard error is sqrt(2) sigma_run over run_df degrees of freedom."""
+    assert noise_fit.smallest_seen_between(0.0, 0.1, 3) == pytest.approx(smallest_seen(math.sqrt(2) * 0.1, 3, 0.05))
+    # launch noise alone (no run spread): Welch over 2 + 2 degrees of freedom, se = sqrt(2 x 0.001)
+    assert noise_fit.smallest_seen_between(0.001, 0.0, 3) == pytest.approx(smallest_seen(math.sqrt(0.002), 4, 0.05))
+
+
 def test_an_inconclusive_verdict_names_the_smallest_change_it_could_have_seen():
     a = [1000, 1010, 990]
     verdict = judge("rps", a, [v * 1.02 for v in a], None, None, 0.1565, run_df=3, kind="static")

@@ -133,7 +133,8 @@ def observed_floor(runs: list[Path]) -> dict:
                     for figure, found in figures.items()} for kind, figures in model["detail"].items()}
     return {"measured_on": model["measured_on"], "runs": len(model["runs"]), "run_ids": model["runs"],
             "run_df": df, "measured": True, "run_sd": bound, "estimate": model["run_sd"],
-            "by_server": model["by_server"], "core_speed_ms": model["core_speed_ms"], "detail": model["detail"]}
+            "by_server": model["by_server"], "sees": model["sees"], "core_speed_ms": model["core_speed_ms"],
+            "detail": model["detail"]}
 
 
 def text(result: dict) -> str:

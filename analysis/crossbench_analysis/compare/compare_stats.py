@@ -228,7 +228,8 @@ def run_sds(override: float | None = None, machines: tuple[str, ...] = ()) -> di
     return {STATIC: spreads.get(STATIC, {}), DELAYED: spreads.get(DELAYED, {}), "default": floor_file()["default"],
             "by_server": machine.get("by_server", {}), "run_df": machine.get("run_df"),
             "measured": bool(machine.get("measured")), "measured_on": machine["measured_on"],
-            "core_speed_ms": machine.get("core_speed_ms"), "source": f"{machine['source']}, on {machine['measured_on']}"}
+            "core_speed_ms": machine.get("core_speed_ms"),
+            "source": f"{machine['source']}, on {machine['measured_on']}"}
 
 
 def observed_table(observed: dict) -> dict:

@@ -41,8 +41,8 @@ def planted(values: list[float], figure: str, plant: float) -> list[float]:
 
 
 def pair_verdicts(a: RunTable, b: RunTable, table: dict, margin: float,
-                  plant: float = 0.0) -> list[tuple[str, bool, compare_stats.Verdict]]:
-    """(kind figure, is headline, verdict) of every figure of every point both runs hold, B planted; the
+                  plant: float = 0.0) -> list[tuple[str, str, bool, compare_stats.Verdict]]:
+    """(kind figure, server, is headline, verdict) of every figure of every point both runs hold, B planted; the
     headlines held to the false discovery rate across the points, as compare does."""
     found = []
     for pid in [p for p in a.points if p in b.points]:
@@ -52,11 +52,12 @@ def pair_verdicts(a: RunTable, b: RunTable, table: dict, margin: float,
             sd = compare_stats.run_sd_of(figure, kind, table, server)
             verdict = compare_stats.judge(figure, figures_a[figure], planted(figures_b.get(figure, []), figure, plant),
                                           None, None, sd, margin, table.get("run_df"), kind)
-            found.append((f"{kind} {figure}", i == 0, verdict))
-    heads = [i for i, (_, head, _) in enumerate(found) if head]
-    held = compare_stats.controlled([found[i][2] for i in heads])
+            found.append((f"{kind} {figure}", server, i == 0, verdict))
+    heads = [i for i, row in enumerate(found) if row[2]]
+    held = compare_stats.controlled([found[i][3] for i in heads])
     for i, verdict in zip(heads, held):
-        found[i] = (found[i][0], True, replace(verdict, sees=found[i][2].sees, about=found[i][2].about))
+        key, server, _, before = found[i]
+        found[i] = (key, server, True, replace(verdict, sees=before.sees, about=before.about))
     return found
 
 
@@ -84,7 +85,7 @@ def tally(counts: dict, key: str, verdict: compare_stats.Verdict, plant: float) 
         entry["sees"].append(verdict.sees)
 
 
-def held_out(held: RunTable, others: list[RunTable], margin: float, by_figure: dict) -> dict:
+def held_out(held: RunTable, others: list[RunTable], margin: float, by_figure: dict, by_server: dict) -> dict:
     """One held-out run: its model, and compare's A/A over the pairs that hold it (its headlines counted)."""
     table = model_for(held, others)
     row = {"run": held.run_id, "fitted_on": [t.run_id for t in others], "core_speed_ms": held.core_speed_ms,
@@ -100,8 +101,9 @@ def held_out(held: RunTable, others: list[RunTable], margin: float, by_figure: d
         row["pairs"] += 1
         row["notes"] += notes
         for plant in (0.0, *PLANTS):
-            for key, head, verdict in pair_verdicts(other, held, checked, margin, plant):
+            for key, server, head, verdict in pair_verdicts(other, held, checked, margin, plant):
                 tally(by_figure, key, verdict, plant)
+                tally(by_server.setdefault(key, {}), server, verdict, plant)
                 if head and not plant:
                     row["headlines"] += 1
                     row["changed"] += verdict.changed
@@ -121,23 +123,28 @@ def study(tables: list[RunTable], margin: float = compare_stats.DEFAULT_MARGIN) 
         raise AnalysisError("a held-out study takes three or more runs: two to fit on and one to hold out")
     noise_fit.check_one_set(tables)
     by_figure: dict = {}
-    rows = [held_out(held, [t for t in tables if t is not held], margin, by_figure) for held in tables]
+    by_server: dict = {}
+    rows = [held_out(held, [t for t in tables if t is not held], margin, by_figure, by_server) for held in tables]
     for row in rows:
         row["aa"] = rate(row.pop("changed"), row.pop("headlines"))
-    figures = {}
-    for key, entry in sorted(by_figure.items()):
-        aa = entry["aa"]
-        figures[key] = {"aa": {**aa, **rate(aa["changed"], aa["comparisons"])},
-                        "sees": median(entry["sees"]) if entry["sees"] else None,
-                        "planted": {p: {**part, "power": part["found"] / part["comparisons"] if part["comparisons"]
-                                        else None, "interval": list(clopper_pearson(part["found"],
-                                                                                   part["comparisons"]))
-                                        if part["comparisons"] else [None, None]}
-                                    for p, part in entry["planted"].items()}}
+    figures = {key: {**summed(entry), "by_server": {server: summed(part) for server, part in
+                                                    sorted(by_server.get(key, {}).items())}}
+               for key, entry in sorted(by_figure.items())}
     total = rate(sum(r["aa"]["changed"] for r in rows), sum(r["aa"]["comparisons"] for r in rows))
     return {"runs": [t.run_id for t in tables], "machine": tables[0].machine, "margin": margin,
             "stated_rate": STATED_RATE, "plants": list(PLANTS), "aa": total, "held_out": rows,
             "by_figure": figures}
+
+
+def summed(entry: dict) -> dict:
+    """A kind of figure's tally as stated: the A/A rate and each plant's power with their binomial intervals."""
+    aa = entry["aa"]
+    return {"aa": {**aa, **rate(aa["changed"], aa["comparisons"])},
+            "sees": median(entry["sees"]) if entry["sees"] else None,
+            "planted": {p: {**part, "power": part["found"] / part["comparisons"] if part["comparisons"] else None,
+                            "interval": list(clopper_pearson(part["found"], part["comparisons"]))
+                            if part["comparisons"] else [None, None]}
+                        for p, part in entry["planted"].items()}}
 
 
 def study_of(run_dirs: list[Path], margin: float = compare_stats.DEFAULT_MARGIN) -> dict:

@@ -1,7 +1,6 @@
 """Whether a noise model holds for the runs compared: it was measured on one machine (its CPU model and cores) over
-a range of its cores' speed readings (the fixed unit of arithmetic each run times before its first cell), and this
-VM's cores change speed between days (the unit read about 28 ms, 6.5 ms and 15 ms on three days), which moves
-every CPU-bound figure with it.
+a range of its cores' speed readings (the fixed unit of arithmetic each run times before its first cell), and a
+VM's cores can change speed between days, which moves every CPU-bound figure with it.
 
 - A run whose reading lies inside the model's range: the model's spreads as they are.
 - Outside it by a factor f up to REFUSE_FACTOR: the static (CPU-bound) figures' spread widened by log f in
