@@ -254,6 +254,10 @@ def run_sd_text(table: dict) -> str:
     """The spreads in force in words, for the method line."""
     parts = [f"{kind}: " + ", ".join(f"{f} {pct(v)}" for f, v in table[kind].items())
              for kind in (STATIC, DELAYED) if table[kind]]
+    parts += [f"{kind} {server}'s own: " + ", ".join(f"{f} {pct(v)}" for f, v in figures.items())
+              for kind, servers in (table.get("by_server") or {}).items() for server, figures in servers.items()]
     parts.append(f"any other figure {pct(table['default'])}")
+    if table.get("core_speed_ms"):
+        parts.append("measured on cores that timed the fixed unit at {:g} to {:g} ms".format(*table["core_speed_ms"]))
     state = "" if table["measured"] else "; NOT measured here"
     return f"{'; '.join(parts)} ({table['source']}{state})"
