@@ -53,7 +53,7 @@ def pair_verdicts(a: RunTable, b: RunTable, table: dict, margin: float,
             verdict = compare_stats.judge(figure, figures_a[figure], planted(figures_b.get(figure, []), figure, plant),
                                           None, None, sd, margin, table.get("run_df"), kind)
             found.append((f"{kind} {figure}", server, i == 0, verdict))
-    heads = [i for i, row in enumerate(found) if row[2]]
+    heads = [i for i, said in enumerate(found) if said[2]]
     held = compare_stats.controlled([found[i][3] for i in heads])
     for i, verdict in zip(heads, held):
         key, server, _, before = found[i]
@@ -88,7 +88,7 @@ def tally(counts: dict, key: str, verdict: compare_stats.Verdict, plant: float) 
 def held_out(held: RunTable, others: list[RunTable], margin: float, by_figure: dict, by_server: dict) -> dict:
     """One held-out run: its model, and compare's A/A over the pairs that hold it (its headlines counted)."""
     table = model_for(held, others)
-    row = {"run": held.run_id, "fitted_on": [t.run_id for t in others], "core_speed_ms": held.core_speed_ms,
+    study_row = {"run": held.run_id, "fitted_on": [t.run_id for t in others], "core_speed_ms": held.core_speed_ms,
            "model_core_speed_ms": table["core_speed_ms"], "run_sd": {k: table[k] for k in ("static", "delayed")},
            "by_server": table["by_server"], "pairs": 0, "refused": [], "notes": [], "headlines": 0, "changed": 0}
     for other in others:
@@ -96,19 +96,19 @@ def held_out(held: RunTable, others: list[RunTable], margin: float, by_figure: d
             checked, notes = machine_check.checked(table, {held.run_id: held.core_speed_ms,
                                                            other.run_id: other.core_speed_ms})
         except machine_check.MachineDiffers as e:
-            row["refused"].append(f"{other.run_id}: {e}")
+            study_row["refused"].append(f"{other.run_id}: {e}")
             continue
-        row["pairs"] += 1
-        row["notes"] += notes
+        study_row["pairs"] += 1
+        study_row["notes"] += notes
         for plant in (0.0, *PLANTS):
             for key, server, head, verdict in pair_verdicts(other, held, checked, margin, plant):
                 tally(by_figure, key, verdict, plant)
                 tally(by_server.setdefault(key, {}), server, verdict, plant)
                 if head and not plant:
-                    row["headlines"] += 1
-                    row["changed"] += verdict.changed
-    row["notes"] = sorted(set(row["notes"]))
-    return row
+                    study_row["headlines"] += 1
+                    study_row["changed"] += verdict.changed
+    study_row["notes"] = sorted(set(study_row["notes"]))
+    return study_row
 
 
 def rate(changed: int, comparisons: int) -> dict:
@@ -125,12 +125,12 @@ def study(tables: list[RunTable], margin: float = compare_stats.DEFAULT_MARGIN) 
     by_figure: dict = {}
     by_server: dict = {}
     rows = [held_out(held, [t for t in tables if t is not held], margin, by_figure, by_server) for held in tables]
-    for row in rows:
-        row["aa"] = rate(row.pop("changed"), row.pop("headlines"))
+    for study_row in rows:
+        study_row["aa"] = rate(study_row.pop("changed"), study_row.pop("headlines"))
     figures = {key: {**summed(entry), "by_server": {server: summed(part) for server, part in
                                                     sorted(by_server.get(key, {}).items())}}
                for key, entry in sorted(by_figure.items())}
-    total = rate(sum(r["aa"]["changed"] for r in rows), sum(r["aa"]["comparisons"] for r in rows))
+    total = rate(sum(one["aa"]["changed"] for one in rows), sum(one["aa"]["comparisons"] for one in rows))
     return {"runs": [t.run_id for t in tables], "machine": tables[0].machine, "margin": margin,
             "stated_rate": STATED_RATE, "plants": list(PLANTS), "aa": total, "held_out": rows,
             "by_figure": figures}
@@ -164,9 +164,9 @@ def text(result: dict) -> str:
     lines = [f"{len(result['runs'])} runs on {result['machine']}, each held out in turn; margin "
              f"{pct(result['margin'])}; stated false-change rate {pct(result['stated_rate'])}",
              f"held-out A/A, headlines: {interval_text(result['aa'])} called a change"]
-    for row in result["held_out"]:
-        refused = f"; {len(row['refused'])} pair(s) refused (cores' speed)" if row["refused"] else ""
-        lines.append(f"  {row['run']} held out: {interval_text(row['aa'])}{refused}")
+    for study_row in result["held_out"]:
+        refused = f"; {len(study_row['refused'])} pair(s) refused (cores' speed)" if study_row["refused"] else ""
+        lines.append(f"  {study_row['run']} held out: {interval_text(study_row['aa'])}{refused}")
     for key, part in result["by_figure"].items():
         found = "; ".join(f"planted {pct(float(p))} found {v['found']} of {v['comparisons']} ({pct(v['power'])})"
                           for p, v in part["planted"].items())

@@ -94,8 +94,8 @@ def holdout_lines(folder: Path) -> list[str]:
         return []
     result = read_json(written)
     runs = len(result["runs"])
-    per_run = ", ".join(f"{row['run']} {row['aa']['changed']} of {row['aa']['comparisons']}"
-                        for row in result["held_out"])
+    per_run = ", ".join(f"{study_row['run']} {study_row['aa']['changed']} of {study_row['aa']['comparisons']}"
+                        for study_row in result["held_out"])
     figures = [figure_words(key, result["by_figure"][key])
                for key in (*FIGURE_ORDER, *sorted(set(result["by_figure"]) - set(FIGURE_ORDER)))
                if key in result["by_figure"]]
