@@ -161,3 +161,16 @@ def test_a_run_without_a_core_speed_reading_is_said_not_checked():
                "measured_on": "m", "source": "test"}
     kept, notes = machine_check.checked(spreads, {"A": None, "B": 11.0})
     assert kept is spreads and len(notes) == 1 and notes[0].startswith("A did not time its cores")
+
+
+RESULTS = Path(__file__).resolve().parents[2] / "docs" / "results"
+
+
+@pytest.mark.parametrize("name", ["quick-hours", "quick-aa"])
+def test_the_committed_held_out_study_is_what_the_committed_runs_give(name):
+    """holdout.json, stated in methods.md, as `aa --holdout` computes it from the committed runs today."""
+    runs = sorted(p for p in (RESULTS / name / "runs").iterdir() if p.is_dir())
+    fresh = json.loads(json.dumps(holdout.study_of(runs)))
+    committed = json.loads((RESULTS / name / "holdout.json").read_text())
+    assert fresh == committed
+    assert all(one["run"] not in one["fitted_on"] for one in committed["held_out"])
