@@ -1,6 +1,6 @@
 """Command line: python -m crossbench_analysis analyze RUN_DIR | compare RUN_A RUN_B [--out DIR] [--force]
 | compare RUN --within VARIANT_A VARIANT_B [--out DIR]
-| export RUN_DIR | plot RUN_DIR | report RUN_DIR | aa RUN RUN [RUN ...] [--plant 0.10]
+| export RUN_DIR | plot RUN_DIR | report RUN_DIR | aa RUN RUN [RUN ...] [--plant 0.10] | aa --holdout RUN RUN RUN ...
 | advise RUN_DIR --rate R --hold-ms H [--p99-ms T] [--capacity RUN] | findings RUN_DIR | reference [--check]
 | tfb-reference RUN_DIR | capacity-aa RUN RUN [RUN ...] | pictures [--out DIR].
 

@@ -6,7 +6,8 @@ planted change (every launch of B made `plant` slower in throughput, so latency 
 python -m crossbench_analysis aa RUN RUN [RUN ...] [--plant 0.10] [--noise-floor SIGMA_RUN]
 
 --observe-floor measures sigma_run, the run-to-run spread compare adds to its variance (noise_floor.toml): per
-figure and kind of point, the spread of the runs' means on logs beyond what the launches within each explain.
+figure and kind of point, the spread of the runs' means on logs beyond what the launches within each explain
+(noise_fit.py). --holdout judges that model on runs it was not fitted on (holdout.py).
 
 Within one run (--within, compare RUN --within's test): each point's launches split into its odd rounds (A) and
 its even rounds (B), round 2k-1 paired with round 2k, so A/A asks whether one configuration differs from itself
