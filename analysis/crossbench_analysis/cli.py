@@ -1,6 +1,6 @@
 """Command line: python -m crossbench_analysis analyze RUN_DIR | compare RUN_A RUN_B [--out DIR] [--force]
 | compare RUN --within VARIANT_A VARIANT_B [--out DIR]
-| export RUN_DIR | plot RUN_DIR | report RUN_DIR | aa RUN RUN [RUN ...] [--plant 0.10]
+| export RUN_DIR | plot RUN_DIR | report RUN_DIR | aa RUN RUN [RUN ...] [--plant 0.10] | aa --holdout RUN RUN RUN ...
 | advise RUN_DIR --rate R --hold-ms H [--p99-ms T] [--capacity RUN] | findings RUN_DIR | reference [--check]
 | tfb-reference RUN_DIR | capacity-aa RUN RUN [RUN ...] | pictures [--out DIR].
 
@@ -28,7 +28,7 @@ from crossbench_analysis.read.runinfo import AnalysisError, load_run
 
 from .advice import advice, model
 from .charts import export, plot
-from .compare import aa, capacity_aa
+from .compare import aa, capacity_aa, holdout
 from .findings import findings, tfb_reference
 from . import pictures
 from .pipeline import analyze, write_report
@@ -106,6 +106,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--spreads", type=Path, help="judge by the run-to-run spreads in this file (the JSON "
                    "--observe-floor printed for other runs): A/A held out from the spreads it uses")
     t.add_argument("--json", type=Path, help="also write the result here")
+    t.add_argument("--holdout", action="store_true", help="each run held out in turn: the noise model fitted on "
+                   "the others, compare's A/A and a planted 5 %% and 10 %% change on the pairs that hold it, per "
+                   "kind of figure, with the false-change rate's binomial interval")
     t.add_argument("--observe-floor", action="store_true", help="print each figure's run-to-run spread over these "
                    "runs (sigma_run on logs, per kind of point): the values noise_floor.toml should hold")
     c = command_parser(sub, "capacity-aa", "how far each setting's held rate moves between sittings: "
@@ -233,6 +236,11 @@ def command(args) -> int:
     elif args.command == "aa" and args.within:
         result = aa.study_within(args.runs, args.plant)
         print(aa.text_within(result))
+        if args.json:
+            args.json.write_text(json.dumps(result, indent=2) + "\n")
+    elif args.command == "aa" and args.holdout:
+        result = holdout.study_of(args.runs, args.margin)
+        print(holdout.text(result))
         if args.json:
             args.json.write_text(json.dumps(result, indent=2) + "\n")
     elif args.command == "aa" and args.observe_floor:

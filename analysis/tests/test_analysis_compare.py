@@ -74,7 +74,9 @@ def test_one_launch_a_point_cannot_tell_anywhere_and_says_to_launch_more(tmp_pat
     assert {v.word for row in cmp.rows for v in row.verdicts.values()} <= {CANNOT_TELL, NO_VALUE}
     assert {row.verdict.word for row in cmp.rows} == {CANNOT_TELL}
     assert verdicts(cmp)["tomcat static C100"]["rps"].ratio == pytest.approx(1.30)
-    assert verdicts(cmp)["tomcat static C100"]["rps"].said == "cannot tell (1 launch in A, fewer than 3)"
+    assert verdicts(cmp)["tomcat static C100"]["rps"].said == (
+        "cannot tell (1 launch in A, fewer than 3; however many launches, changes under 38.6 % cannot be seen on "
+        "static rps on this machine)")    # the default 7 % alone: log 1.05 + (1.96 + 0.842) sqrt(2) 0.07
     (note,) = [n for n in cmp.notes if "launch more" in n]
     assert "12 of 12 point(s)" in note and "--repetitions 3" in note
 
@@ -230,7 +232,8 @@ def test_compare_sh_exit_status_outputs_and_chart(tmp_path):
     assert ok.returncode == 0, ok.stderr
     assert "method: B/A of each figure's launch values" in ok.stdout
     line = next(l for l in ok.stdout.splitlines() if l.startswith("tomcat static C100 "))
-    assert "1.300" in line and line.endswith("cannot tell (1 launch in A, fewer than 3) *")  # the ratio alone
+    assert "1.300" in line      # the ratio alone, and what the spread would let it see
+    assert "cannot tell (1 launch in A, fewer than 3; however many launches, changes under" in line
     assert "launch more (--repetitions 3 or more)" in ok.stdout and "expect at most 0 false changes" in ok.stdout
     out = b / "compare-A"
     png = (out / "charts" / "compare.png").read_bytes()
@@ -361,7 +364,10 @@ def test_each_machine_is_judged_by_the_spreads_measured_on_it_per_kind_of_point(
         assert machine["measured_on"] in cmp.run_sd["source"] and cmp.run_sd["run_df"] == machine["run_df"]
         assert not [n for n in cmp.notes if "no run-to-run spread" in n]
         row = next(r for r in cmp.rows if r.label == "tomcat sync 1s C10")
-        assert row.verdict.test is None or row.verdict.test.run_sd == machine["run_sd"]["delayed"]["latency_ratio"]
+        own = machine.get("by_server", {}).get("delayed", {}).get("tomcat", {})     # the server's, where kept apart
+        expected = own.get("latency_ratio", machine["run_sd"]["delayed"]["latency_ratio"])
+        assert run_sd_of("latency_ratio", "delayed", cmp.run_sd, "tomcat") == expected
+        assert row.verdict.test is None or row.verdict.test.run_sd == expected
 
 
 

@@ -79,26 +79,37 @@ def test_a_set_measured_in_sittings_says_each_runs_groups_and_counts_them_all(tm
     assert f"| {2 * launches} launches in 2 runs, " in row, row
 
 
-def test_runs_hours_apart_are_said_with_their_span_spreads_and_aa(tmp_path):
+def test_runs_hours_apart_are_said_with_their_span_spreads_and_held_out_study(tmp_path):
     folder = tmp_path / reference.HOURS
     for name, started in (("hours-1", "2026-11-28T06:44:05+00:00"), ("hours-2", "2026-11-28T09:14:40+00:00")):
         (folder / "runs" / name).mkdir(parents=True)
         (folder / "runs" / name / "metadata.json").write_text(json.dumps({"started_at": started}))
     (folder / "observed.json").write_text(json.dumps(
-        {"runs": 2, "run_df": 1, "run_sd": {"static": {"rps": 0.2512}}, "estimate": {"static": {"rps": 0.0123}}}))
-    tally = {"points": 12, "changed": 0, "same": 3, "inconclusive": 9, "cannot_tell": 0}
-    (folder / "aa-pairs.json").write_text(json.dumps(
-        {"pairs": 1, "margin": 0.05, "plant": 0.1, "run_sd": {"source": "aa over 6 quick runs"},
-         "by_kind": {"static": {"aa": tally, "planted": {"points": 12, "slower": 4}}}}))
+        {"runs": 2, "run_df": 1, "run_sd": {"static": {"rps": 0.2512}}, "estimate": {"static": {"rps": 0.0123}},
+         "by_server": {"delayed": {"tornado": {"rps": 0.0079}}}, "core_speed_ms": [13.2, 15.5],
+         "sees": {"static": {"rps": 1.5536}}}))
+    assert len(reference.hours_lines(tmp_path)) == 1                  # no held-out study: none said
+    aa = {"changed": 1, "comparisons": 40, "rate": 0.025, "interval": [0.0006, 0.1316]}
+    plant = {"found": 3, "comparisons": 12}
+    (folder / "holdout.json").write_text(json.dumps(
+        {"runs": ["h1", "h2", "h3"], "margin": 0.05, "stated_rate": 0.05, "aa": aa,
+         "held_out": [{"run": "h1", "aa": aa}],
+         "by_figure": {"static rps": {"aa": aa, "sees": 2.05, "planted": {"0.1": plant}, "by_server": {
+             "tomcat": {"planted": {"0.1": {"found": 3, "comparisons": 6}}},
+             "tornado": {"planted": {"0.1": {"found": 0, "comparisons": 6}}}}}}}))
     first, second = reference.hours_lines(tmp_path)
     assert first.startswith("- **Run-to-run spread, hours apart** (`docs/results/quick-hours/`, ")
     assert "2 quick runs started from 2026-11-28 06:44 to 2026-11-28 09:14 UTC, 2.5 h apart at most" in first
     assert "95 % upper bound over 1 degrees of freedom: static rps 25.12%" in first
     assert "estimate by moments: static rps 1.23%" in first
-    assert "judged by the machine's entry in `noise_floor.toml`: aa over 6 quick runs; margin 5%" in second
-    assert "delayed points: none compared" in second
-    assert "static points: A/A 0 of 12 comparisons called a change, 12 (100%) same or inconclusive or cannot " \
-           "tell, of which 3 (25%) same within 5%; a planted 10% slowdown found in 4 of 12" in second
+    assert "(F test at 5 %): delayed tornado rps 0.79%; the runs' cores timed the fixed unit at 13.2 to 15.5 " \
+           "ms" in first
+    assert "compare finds a change 80 % of the time from: static rps 155 %" in first
+    assert "each of the 3 runs held out in turn, the model fitted on the other 2 (1 degrees of freedom)" in second
+    assert "called a change in 1 of 40 (2.5 %, 95 % interval 0.06 % to 13.2 %) A/A comparisons, against the " \
+           "stated 5 % (h1 1 of 40)" in second
+    assert "static rps: A/A 1 of 40 (2.5 %, 95 % interval 0.06 % to 13.2 %), a planted slowdown of 10 % in 3 of " \
+           "12 (tomcat 3 of 6, tornado 0 of 6); changes under 205 % cannot be seen" in second
     assert reference.hours_lines(tmp_path / "none") == []
     assert reference.HOURS not in reference.experiment_sets(tmp_path)
 

@@ -6,7 +6,8 @@ planted change (every launch of B made `plant` slower in throughput, so latency 
 python -m crossbench_analysis aa RUN RUN [RUN ...] [--plant 0.10] [--noise-floor SIGMA_RUN]
 
 --observe-floor measures sigma_run, the run-to-run spread compare adds to its variance (noise_floor.toml): per
-figure and kind of point, the spread of the runs' means on logs beyond what the launches within each explain.
+figure and kind of point, the spread of the runs' means on logs beyond what the launches within each explain
+(noise_fit.py). --holdout judges that model on runs it was not fitted on (holdout.py).
 
 Within one run (--within, compare RUN --within's test): each point's launches split into its odd rounds (A) and
 its even rounds (B), round 2k-1 paired with round 2k, so A/A asks whether one configuration differs from itself
@@ -28,7 +29,7 @@ from pathlib import Path
 from crossbench.figures import points as point_data
 from crossbench_analysis.read.runinfo import AnalysisError, load_run
 
-from . import compare, compare_stats
+from . import compare, compare_stats, noise_fit
 from .compare_within import round_values
 
 SLOWER_FIGURES = {"rps": -1, "bytes_per_s": -1, "rps_steady": -1, "efficiency_ratio": 1, "latency_ratio": 1}
@@ -113,57 +114,28 @@ def power(tally: dict[str, int]) -> dict:
     return {**tally, "power": tally["slower"] / tally["points"] if tally["points"] else None}
 
 
-def run_means(runs: list[Path]) -> dict[tuple[str, str, str], list[tuple[float, float]]]:
-    """(kind, figure, point_id): per run, the mean of the launches' logs and its variance from the launches
-    (s^2 / n; 0 with one launch, which then counts its launch noise as run noise: an overstatement)."""
-    means: dict[tuple[str, str, str], list[tuple[float, float]]] = {}
-    for run in map(load_run, runs):
-        for point in point_data.load(run.path):
-            for figure in compare.judged_figures(point.get("headline") or "rps", point, point):
-                logs = [math.log(v) for v in compare_stats.positive(compare.launch_values(run, point, figure))]
-                if not logs:
-                    continue
-                mean = sum(logs) / len(logs)
-                within = sum((v - mean) ** 2 for v in logs) / (len(logs) - 1) / len(logs) if len(logs) > 1 else 0.0
-                key = (compare_stats.kind_of(point), figure, point["point_id"])
-                means.setdefault(key, []).append((mean, within))
-    return means
-
-
 def observed_floor(runs: list[Path]) -> dict:
-    """sigma_run per kind of point and figure, what noise_floor.toml's [machine.run_sd.KIND] should hold. For each
-    point seen in 2+ runs: the variance of its run means minus the mean of their launch variances (a one-way
-    random-effects estimate, by moments); averaged over the points of a kind, floored at 0, its square root
-    (`estimate`), over k - 1 degrees of freedom since every point of a run shares that run's level (run_df). What
-    noise_floor.toml holds is `estimate` with `run_df`: compare carries the degrees of freedom into its interval
-    (Welch-Satterthwaite), which is how the estimate's own uncertainty enters. `run_sd` is its 95 % upper bound,
-    printed for the worst case: the run means' variance itself (the launches' share left in) times
-    (k - 1) / chi2(0.05, k - 1). Not both: the bound with the degrees of freedom counted the uncertainty twice
-    (over four quick runs hours apart compare then found a planted 10 % slowdown at 0 of 36 delayed points; with
-    the estimate, at 36 of 36, and no change called in 60 A/A comparisons)."""
+    """sigma_run per kind of point and figure, what noise_floor.toml's [machine.run_sd.KIND] should hold, fitted by
+    noise_fit.fit: for each point seen in 2+ runs, the variance of its run means minus the mean of their launch
+    variances (a one-way random-effects estimate, by moments), averaged over the points of a kind, floored at 0,
+    its square root (`estimate`), over k - 1 degrees of freedom since every point of a run shares that run's level
+    (run_df); a server's own where its run means vary differently from the others' (`by_server`), and the range
+    of the runs' core speed readings the model holds for (`core_speed_ms`). What noise_floor.toml holds is
+    `estimate` with `run_df`: compare carries the degrees of freedom into its interval (Welch-Satterthwaite),
+    which is how the estimate's own uncertainty enters. `run_sd` is its 95 % upper bound, printed for the worst
+    case: the run means' variance itself (the launches' share left in) times (k - 1) / chi2(0.05, k - 1). Not
+    both: the bound with the degrees of freedom counts the uncertainty twice."""
     from scipy.stats import chi2
     if len(runs) < 2:
         raise AnalysisError("--observe-floor takes two or more runs of one configuration")
-    pooled: dict[tuple[str, str], list[tuple[float, float]]] = {}
-    for (kind, figure, _), per_run in run_means(runs).items():
-        if len(per_run) < 2:
-            continue
-        centre = sum(m for m, _ in per_run) / len(per_run)
-        between = sum((m - centre) ** 2 for m, _ in per_run) / (len(per_run) - 1)
-        pooled.setdefault((kind, figure), []).append((between, between - sum(w for _, w in per_run) / len(per_run)))
-    df = len(runs) - 1
-    run_sd: dict[str, dict[str, float]] = {}
-    estimate: dict[str, dict[str, float]] = {}
-    detail: dict[str, dict[str, dict]] = {}
-    for (kind, figure), rows in sorted(pooled.items()):
-        between = sum(b for b, _ in rows) / len(rows)
-        excess = sum(e for _, e in rows) / len(rows)
-        estimate.setdefault(kind, {})[figure] = round(math.sqrt(max(0.0, excess)), 4)
-        run_sd.setdefault(kind, {})[figure] = round(math.sqrt(between * df / chi2.ppf(0.05, df)), 4)
-        detail.setdefault(kind, {})[figure] = {"points": len(rows), "raw_variance": excess,
-                                               "run_means_variance": between}
-    return {"measured_on": ", ".join(compare.machines_of(*map(load_run, runs))), "runs": len(runs),
-            "run_df": df, "measured": True, "run_sd": run_sd, "estimate": estimate, "detail": detail}
+    model = noise_fit.fit(noise_fit.load_tables(runs))
+    df = model["run_df"]
+    bound = {kind: {figure: round(math.sqrt(found["run_means_variance"] * df / chi2.ppf(0.05, df)), 4)
+                    for figure, found in figures.items()} for kind, figures in model["detail"].items()}
+    return {"measured_on": model["measured_on"], "runs": len(model["runs"]), "run_ids": model["runs"],
+            "run_df": df, "measured": True, "run_sd": bound, "estimate": model["run_sd"],
+            "by_server": model["by_server"], "sees": model["sees"], "core_speed_ms": model["core_speed_ms"],
+            "detail": model["detail"]}
 
 
 def text(result: dict) -> str:

@@ -16,7 +16,7 @@ from crossbench.figures import points as point_data
 from crossbench_analysis.read.runinfo import AnalysisError, Run, load_run
 from crossbench_analysis.read.setting import label_of
 
-from . import compare_render, compare_stats
+from . import compare_render, compare_stats, machine_check
 from .comparison import Comparison, Row
 
 BASE_FIGURES = ("rps", "latency_ms.p99")
@@ -108,6 +108,9 @@ def compare_runs(run_a: Run, run_b: Run, force: bool = False, run_sd: float | No
     table = compare_stats.observed_table(spreads) if spreads else compare_stats.run_sds(run_sd, machines)
     if run_sd is None and not spreads:
         notes += floor_elsewhere(machines) + floor_unmeasured(table)
+    if run_sd is None:
+        table, said = machine_checked(table, run_a, run_b)
+        notes += said
     names = labels([a for a, _ in pairs])
     rows = []
     for a, b in pairs:
@@ -117,12 +120,23 @@ def compare_runs(run_a: Run, run_b: Run, force: bool = False, run_sd: float | No
             fa, fb = a["figures"].get(figure) or {}, b["figures"].get(figure) or {}
             verdicts[figure] = compare_stats.judge(
                 figure, launch_values(run_a, a, figure), launch_values(run_b, b, figure), fa.get("value"),
-                fb.get("value"), compare_stats.run_sd_of(figure, compare_stats.kind_of(a), table), margin,
-                table.get("run_df"))
+                fb.get("value"), compare_stats.run_sd_of(figure, compare_stats.kind_of(a), table, a.get("server")),
+                margin, table.get("run_df"), compare_stats.kind_of(a))
         rows.append(Row(a["point_id"], names[a["point_id"]], headline, verdicts,
                         not (a.get("valid") and b.get("valid")), (a["n"], b["n"])))
     rows = fdr_controlled(rows)
     return Comparison(run_a, run_b, rows, table, margin, only_a, only_b, notes + launch_more(rows))
+
+
+def machine_checked(table: dict, run_a: Run, run_b: Run) -> tuple[dict, list[str]]:
+    """The spreads in force once the runs' core speed readings are held against the model's range
+    (machine_check.py): widened with a note, or refused in one line."""
+    readings = {f"{side} ({run.run_id})": machine_check.core_speed_ms(run.metadata)
+                for side, run in (("A", run_a), ("B", run_b))}
+    try:
+        return machine_check.checked(table, readings)
+    except machine_check.MachineDiffers as e:
+        raise CompareRefused(str(e)) from None
 
 
 def fdr_controlled(rows: list[Row]) -> list[Row]:

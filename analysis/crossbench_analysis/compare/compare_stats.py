@@ -50,6 +50,8 @@ class Verdict:
     word: str
     why: str = ""              # cannot tell: the reason; inconclusive after BH: the adjusted p
     p_adjusted: float | None = None
+    sees: float | None = None  # the smallest change (a share) found with POWER, from the spread and the launches
+    about: str = ""            # what sees is of, in words ("static rps")
 
     @property
     def changed(self) -> bool:
@@ -70,10 +72,20 @@ class Verdict:
             return f"same within {pct(self.margin)}"
         if self.word == INCONCLUSIVE:
             width = f"interval +-{pct(math.exp(stats.t_quantile(stats.CONFIDENCE, self.test.df) * self.test.se) - 1)}"
-            return f"inconclusive ({width}{'; ' + self.why if self.why else ''})"
+            return f"inconclusive ({width}{'; ' + self.why if self.why else ''}{self.unseen})"
         if self.word == CANNOT_TELL:
-            return f"cannot tell ({self.why})"
+            return f"cannot tell ({self.why}{self.unseen})"
         return self.word
+
+    @property
+    def unseen(self) -> str:
+        """'; changes under 18 % cannot be seen on static rps on this machine' (untested: from the run-to-run
+        spread alone, 'however many launches'), or '' where nothing says it."""
+        if self.sees is None:
+            return ""
+        given = "however many launches, " if self.test is None else ""
+        return (f"; {given}changes under {pct(self.sees)} cannot be seen on {self.about or self.figure} on this "
+                "machine")
 
 
 def pct(share: float) -> str:
@@ -99,17 +111,35 @@ def geometric_ratio(a: list[float], b: list[float]) -> float:
 
 
 def judge(figure: str, a_values, b_values, a_value, b_value, run_sd: float,
-          margin: float = DEFAULT_MARGIN, run_df: float | None = None) -> Verdict:
+          margin: float = DEFAULT_MARGIN, run_df: float | None = None, kind: str = "") -> Verdict:
     """Two runs' launches of one figure: the test with the run-to-run variance (run_sd, on logs, estimated with
-    run_df degrees of freedom; None: taken as known) added."""
+    run_df degrees of freedom; None: taken as known) added. Each tested verdict carries the smallest change it
+    could have found (`sees`, smallest_seen); an untested one the smallest that the run-to-run spread alone
+    leaves visible, however many launches were made."""
     a_values, b_values = positive(a_values), positive(b_values)
+    about = f"{kind} {figure}".strip()
     if not a_values or not b_values:
         return Verdict(figure, a_value, b_value, None, None, margin, NO_VALUE)
     ratio = geometric_ratio(a_values, b_values)
     why = changes.untestable(a_values, b_values)
     if why:
-        return Verdict(figure, a_value, b_value, ratio, None, margin, CANNOT_TELL, why)
-    return verdict_of(figure, changes.run_log_ratio(a_values, b_values, run_sd, run_df), a_value, b_value, margin)
+        sees = smallest_seen(math.sqrt(2) * run_sd, run_df, margin) if run_sd > 0 else None
+        return Verdict(figure, a_value, b_value, ratio, None, margin, CANNOT_TELL, why, sees=sees, about=about)
+    test = changes.run_log_ratio(a_values, b_values, run_sd, run_df)
+    verdict = verdict_of(figure, test, a_value, b_value, margin)
+    return replace(verdict, sees=smallest_seen(test.se, test.df, margin), about=about)
+
+
+POWER = 0.80    # the share of the time a change of `sees` is found
+
+
+def smallest_seen(se: float, df: float | None, margin: float) -> float:
+    """The smallest change (a share) a test of this standard error on the logs (df degrees of freedom; None:
+    known) finds POWER of the time: its whole 95 % interval must clear the margin, so the change must pass
+    log(1 + margin) + (t(0.975) + t(POWER)) se. A change under it is found less often than that."""
+    from scipy.stats import t
+    dof = df if df else 1e9
+    return math.exp(math.log(1 + margin) + (float(t.ppf(0.975, dof)) + float(t.ppf(POWER, dof))) * se) - 1
 
 
 def judge_paired(figure: str, pairs: list[tuple[float, float]], a_value, b_value,
@@ -196,7 +226,9 @@ def run_sds(override: float | None = None, machines: tuple[str, ...] = ()) -> di
                           f"{pct(default)} for every figure"}
     spreads = machine.get("run_sd", {})
     return {STATIC: spreads.get(STATIC, {}), DELAYED: spreads.get(DELAYED, {}), "default": floor_file()["default"],
-            "run_df": machine.get("run_df"), "measured": bool(machine.get("measured")),
+            "by_server": machine.get("by_server", {}), "run_df": machine.get("run_df"),
+            "measured": bool(machine.get("measured")), "measured_on": machine["measured_on"],
+            "core_speed_ms": machine.get("core_speed_ms"),
             "source": f"{machine['source']}, on {machine['measured_on']}"}
 
 
@@ -204,19 +236,28 @@ def observed_table(observed: dict) -> dict:
     """The spreads `aa --observe-floor` measured on some runs (its JSON), as run_sds gives them: to judge other
     runs by spreads they played no part in."""
     spreads = observed.get("run_sd") or {}
+    runs = observed.get("runs")
     return {STATIC: spreads.get(STATIC, {}), DELAYED: spreads.get(DELAYED, {}), "default": floor_file()["default"],
-            "run_df": observed.get("run_df"), "measured": True,
-            "source": f"aa --observe-floor over {observed.get('runs')} other runs"}
+            "by_server": observed.get("by_server", {}), "run_df": observed.get("run_df"), "measured": True,
+            "measured_on": observed.get("measured_on"), "core_speed_ms": observed.get("core_speed_ms"),
+            "source": f"aa --observe-floor over {len(runs) if isinstance(runs, list) else runs} other runs"}
 
 
-def run_sd_of(figure: str, kind: str, table: dict) -> float:
-    return float(table[kind].get(figure, table["default"]))
+def run_sd_of(figure: str, kind: str, table: dict, server: str | None = None) -> float:
+    """The spread in force for a figure of a kind of point: the server's own where the model has one, else the
+    kind's, else the default."""
+    own = ((table.get("by_server") or {}).get(kind) or {}).get(str(server)) or {}
+    return float(own.get(figure, table[kind].get(figure, table["default"])))
 
 
 def run_sd_text(table: dict) -> str:
     """The spreads in force in words, for the method line."""
     parts = [f"{kind}: " + ", ".join(f"{f} {pct(v)}" for f, v in table[kind].items())
              for kind in (STATIC, DELAYED) if table[kind]]
+    parts += [f"{kind} {server}'s own: " + ", ".join(f"{f} {pct(v)}" for f, v in figures.items())
+              for kind, servers in (table.get("by_server") or {}).items() for server, figures in servers.items()]
     parts.append(f"any other figure {pct(table['default'])}")
+    if table.get("core_speed_ms"):
+        parts.append("measured on cores that timed the fixed unit at {:g} to {:g} ms".format(*table["core_speed_ms"]))
     state = "" if table["measured"] else "; NOT measured here"
     return f"{'; '.join(parts)} ({table['source']}{state})"

@@ -8,11 +8,12 @@ python -m crossbench_analysis reference [--check]   rewrites every measured sect
 Each reference set is a folder of docs/results/ with a README.md saying how it was made:
 - quick-aa/: the quick profile several times in a row (runs/<run id>/), the run-to-run spreads aa --observe-floor
   measured on each half of them (observed-<half>.json) and the A/A and planted-change study of the other half
-  judged by them (study-<half>.json): held out from the spreads it uses;
+  judged by them (study-<half>.json): held out from the spreads it uses; and each run held out in turn
+  (holdout.json, `aa --holdout`);
 - quick-hours/: quick runs made hours apart, across sessions (runs/<run id>/, each with its cells.jsonl, which
   `aa` reads launch by launch), the run-to-run spreads `aa --observe-floor` measured over all of them
-  (observed.json, for the machine's entry in compare/noise_floor.toml) and compare's A/A over every pair of
-  them judged by that entry (aa-pairs.json);
+  (observed.json, for the machine's entry in compare/noise_floor.toml) and the model judged on runs it was not
+  fitted on, each run held out in turn (holdout.json, `aa --holdout`; reference_noise.py);
 - quick-disturbed/: one quick run with a `yes` loop on the server's core during every other launch
   (runs/<run id>/, with launches.jsonl: each launch's flags and noise figures, and disturbed.txt: which launches
   the loop ran beside);
@@ -25,12 +26,12 @@ Each reference set is a folder of docs/results/ with a README.md saying how it w
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from pathlib import Path
 
 from crossbench.figures import points
 
 from . import front, tables
+from .reference_noise import HOURS, holdout_lines, hours_lines, spreads_line
 
 MEASURED_BEGIN = "<!-- measured: produced by `python -m crossbench_analysis reference`; do not edit by hand -->"
 MEASURED_END = "<!-- measured: end -->"
@@ -48,7 +49,6 @@ def runs_of(folder: Path) -> list[Path]:
     return sorted(p for p in (folder / "runs").iterdir() if p.is_dir())
 
 
-HOURS = "quick-hours"       # quick runs made hours apart: the machine's run-to-run spread in noise_floor.toml
 # reference sets rendered by sections of their own (the noise model's, the README's quick run), not as one experiment
 OWN_SECTIONS = ("quick-aa", "quick-disturbed", HOURS, front.QUICK_SET)
 
@@ -108,12 +108,6 @@ def intervals_line(runs: list[Path]) -> str:
             + (f" (the lowest bound {lowest:.2f} of its value)" if lowest is not None else ""))
 
 
-def spreads_line(observed: dict, name: str) -> str:
-    parts = [f"{kind} " + ", ".join(f"{figure} {sd:.2%}" for figure, sd in figures.items())
-             for kind, figures in observed["run_sd"].items()]
-    return f"{name}: " + "; ".join(parts)
-
-
 def study_line(studies: list[dict], kind: str) -> str:
     """A/A and the planted change of one kind of point, over every held-out study."""
     parts = [study["by_kind"][kind] for study in studies if kind in study["by_kind"]]
@@ -126,30 +120,6 @@ def study_line(studies: list[dict], kind: str) -> str:
             f"({kept / aa['points']:.0%}) same or inconclusive or cannot tell, of which {aa['same']} "
             f"({aa['same'] / aa['points']:.0%}) same within {studies[0]['margin']:.0%}; a planted "
             f"{studies[0]['plant']:.0%} slowdown found in {found['slower']} of {found['points']}")
-
-
-def hours_lines(results: Path) -> list[str]:
-    """The quick runs made hours apart (HOURS): when, the run-to-run spread `aa --observe-floor` measured on them
-    (observed.json: its 95 % upper bounds, and its estimates, what noise_floor.toml holds) and compare's A/A over
-    every pair of them judged by the machine's entry in noise_floor.toml (aa-pairs.json, `aa RUNS --json`)."""
-    folder = results / HOURS
-    if not folder.is_dir():
-        return []
-    starts = sorted(datetime.fromisoformat(read_json(run / "metadata.json")["started_at"]) for run in runs_of(folder))
-    observed, pairs = read_json(folder / "observed.json"), read_json(folder / "aa-pairs.json")
-    span = (starts[-1] - starts[0]).total_seconds() / 3600
-    when = f"{starts[0]:%Y-%m-%d %H:%M} to {starts[-1]:%Y-%m-%d %H:%M} UTC, {span:.1f} h apart at most"
-    return [f"- **Run-to-run spread, hours apart** (`docs/results/{HOURS}/`, runs kept for compare's noise "
-            f"model, `noise_floor.toml`): {len(starts)} quick runs started from {when}; "
-            + spreads_line(observed, f"95 % upper bound over {observed['run_df']} degrees of freedom") + "; "
-            + spreads_line({"run_sd": observed["estimate"]}, "estimate by moments") + ".",
-            f"- **compare's A/A on them** ({pair_words(pairs['pairs'])}, judged by the machine's entry in "
-            f"`noise_floor.toml`: {pairs['run_sd']['source']}; margin {pairs['margin']:.0%}): "
-            + "; ".join(study_line([pairs], kind) for kind in ("delayed", "static")) + "."]
-
-
-def pair_words(pairs: int) -> str:
-    return "the one pair" if pairs == 1 else f"all {pairs} pairs"
 
 
 def knee_lines(runs: list[Path]) -> list[str]:
@@ -212,6 +182,7 @@ def render(results: Path) -> str:
              f"- **compare between runs, held out** (each half's pairs judged by the spreads of the other half; "
              f"margin {studies[0]['margin']:.0%}): " + "; ".join(study_line(studies, kind)
                                                                  for kind in ("delayed", "static")) + ".",
+             *holdout_lines(aa_dir),
              *hours_lines(results),
              "- **Knee of Tomcat maxThreads=200** (C = 1, 100, 400; the findings' sentence): "
              + "; ".join(knee_lines(runs)) + ".",
