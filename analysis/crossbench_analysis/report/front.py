@@ -8,7 +8,7 @@ from pathlib import Path
 
 from crossbench.figures import points
 
-from ..judge import hinge
+from ..judge import hinge, knees
 from . import tables
 
 ANSWER_BEGIN = "<!-- measured answer: produced by `python -m crossbench_analysis reference`; do not edit by hand -->"
@@ -49,17 +49,22 @@ def delays_words(chosen: list[dict]) -> str:
     return ", ".join(f"{p['delay_ms'] / 1000:g}" for p in chosen) + " s"
 
 
-def knee_words(found: list[dict]) -> str:
+def knee_words(found: list[dict], pool: int) -> str:
     """Where the hinge fitted over Tomcat's sweep at KNEE_DELAY_MS places its pool, from every launch's latency
-    ratio; empty when the sweep cannot place it."""
-    launches = [(p["concurrency"], r) for p in found
-                if p.get("server") == "tomcat" and p.get("endpoint") == "/delay/sync"
-                and p.get("delay_ms") == KNEE_DELAY_MS
-                for r in figure(p, "latency_ratio").get("launches", [])]
+    ratio, and what its overheads predict there (pool x a / a', knees.overheads: a request's share outside the pool
+    is paid once, not per round of the queue); empty when the sweep cannot place it."""
+    sweep = [p for p in found if p.get("server") == "tomcat" and p.get("endpoint") == "/delay/sync"
+             and p.get("delay_ms") == KNEE_DELAY_MS]
+    launches = [(p["concurrency"], r) for p in sweep for r in figure(p, "latency_ratio").get("launches", [])]
     fitted = hinge.fit(launches)
     if fitted is None or fitted.low is None:
         return ""
-    return f" bend at C={points.fmt_range(fitted.n_best, fitted.low, fitted.high)}"
+    words = f" bend at C={points.fmt_range(fitted.n_best, fitted.low, fitted.high)}"
+    predicted = knees.overheads(pool, [(p["concurrency"], figure(p, "latency_ratio")["value"]) for p in sweep])
+    if predicted and fitted.low <= predicted.predicted <= fitted.high and not fitted.low <= pool <= fitted.high:
+        words += (f", where the fit puts a pool of {pool} once a request's own overhead is counted "
+                  f"({pool} x a / a' = {predicted.predicted:.1f})")
+    return words
 
 
 def render_answer(results: Path) -> str:
@@ -69,7 +74,7 @@ def render_answer(results: Path) -> str:
     pool = tomcat[0].get("max_threads", 200) if tomcat else 200
     lines = [ANSWER_BEGIN,
              f"Measured here (the committed seed002 reference run, 2-core VM, each figure with its 95 % interval): "
-             f"Tomcat's {pool} threads{knee_words(found)}; at {TOP_C:,} clients its latency ratio reads "
+             f"Tomcat's {pool} threads{knee_words(found, pool)}; at {TOP_C:,} clients its latency ratio reads "
              f"{', '.join(ranged(figure(p, 'latency_ratio')) for p in tomcat)} and the seed's efficiency ratio "
              f"{', '.join(ranged(figure(p, 'efficiency_ratio')) for p in tomcat)} at {delays_words(tomcat)} "
              f"delays, the C / {pool} = {TOP_C / pool:g} rounds a pool of {pool} gives.",
