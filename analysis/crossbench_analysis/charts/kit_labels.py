@@ -12,7 +12,7 @@ from crossbench_analysis.read.setting import setting, setting_order
 # Colours: one family of shades per server, so a server looks the same in every chart and five stay apart; each
 # plug-in names its own (ServerPlugin.palette: its colour, then a ramp from lighter to darker); a server without
 # one gets this.
-OTHER_PALETTE = ("#c51b7d", "#e9a3c9", "#de77ae", "#c51b7d", "#8e0152")
+OTHER_PALETTE = ("#4d4d9f", "#9a9ad0", "#7373b8", "#4d4d9f", "#2f2f6b")
 
 
 def palette(server) -> tuple[str, ...]:

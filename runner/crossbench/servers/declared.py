@@ -25,7 +25,8 @@ SECTION = "server"          # [server.NAME] in an experiment file or a --server-
 
 class DeclaredPlugin(ServerPlugin):
     """One declared server; `declaration` is its checked table (declared_schema.check), kept as recorded."""
-    palette = ("#b15928", "#d95f0e", "#7f2704", "#fe9929", "#a63603", "#fec44f", "#8c2d04", "#ec7014")  # browns
+    # magentas: its own colour, then a ramp from lighter to darker for its settings in order (as the built-ins')
+    palette = ("#c51b7d", "#df82b8", "#d864a7", "#d04796", "#c92a85", "#b81975", "#9f1665", "#861255", "#6c0f45")
 
     def __init__(self, name: str, declaration: dict):
         self.name = name
