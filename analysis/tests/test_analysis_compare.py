@@ -231,7 +231,7 @@ def test_compare_sh_exit_status_outputs_and_chart(tmp_path):
     ok = run_compare_sh(a, b)
     assert ok.returncode == 0, ok.stderr
     assert "method: B/A of each figure's launch values" in ok.stdout
-    line = next(l for l in ok.stdout.splitlines() if l.startswith("tomcat static C100 "))
+    line = next(row for row in ok.stdout.splitlines() if row.startswith("tomcat static C100 "))
     assert "1.300" in line      # the ratio alone, and what the spread would let it see
     assert "cannot tell (1 launch in A, fewer than 3; however many launches, changes under" in line
     assert "launch more (--repetitions 3 or more)" in ok.stdout and "expect at most 0 false changes" in ok.stdout

@@ -131,7 +131,7 @@ def test_compare_sh_within_writes_its_report_and_refuses_a_second_run(tmp_path):
     ok = run_compare_sh(run, "--within", "tomcat", "tornado")
     assert ok.returncode == 0, ok.stderr
     assert ok.stdout.startswith("A: tomcat in run R") and "paired by round" in ok.stdout
-    line = next(l for l in ok.stdout.splitlines() if l.startswith("static C100 "))
+    line = next(row for row in ok.stdout.splitlines() if row.startswith("static C100 "))
     assert "slower *" in line
     html = (run / "compare-within-tomcat-tornado" / "compare.html").read_text()
     assert "tornado in run R (B) vs tomcat in run R (A)" in html

@@ -96,7 +96,7 @@ def test_parse_matches_the_report(case):
 
 
 def _total(case: str) -> dict[str, int]:
-    line = next(l for l in (FIXTURES / case / "ab.stdout").read_text().splitlines() if l.startswith("Total:"))
+    line = next(row for row in (FIXTURES / case / "ab.stdout").read_text().splitlines() if row.startswith("Total:"))
     low, mean, _sd, median, high = line.split()[1:]
     return {"min": int(low), "mean": int(mean), "median": int(median), "max": int(high)}
 

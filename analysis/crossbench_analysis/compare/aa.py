@@ -106,7 +106,8 @@ def study(runs: list[Path], plant: float = 0.10, run_sd: float | None = None,
 
 def rates(tally: dict[str, int]) -> dict:
     """An A/A tally with its false-alarm and "same" shares."""
-    share = (lambda k: tally[k] / tally["points"] if tally["points"] else None)
+    def share(k: str) -> float | None:
+        return tally[k] / tally["points"] if tally["points"] else None
     return {**tally, "false_alarm_rate": share("changed"), "same_rate": share("same")}
 
 

@@ -96,7 +96,8 @@ def moments(rows: list[list[tuple[float, float]]]) -> dict:
         between.append(spread)
         excess.append(spread - launches)
         within.append(launches)
-    mean = (lambda xs: sum(xs) / len(xs))
+    def mean(xs: list[float]) -> float:
+        return sum(xs) / len(xs)
     return {"sd": round(math.sqrt(max(0.0, mean(excess))), 4), "points": len(rows),
             "run_means_variance": mean(between), "raw_variance": mean(excess), "launch_variance": mean(within)}
 
