@@ -125,7 +125,10 @@ MEASURED = {
     "tcp_opens_in_window": "TCP connections this machine accepted between the window's first and last sample "
                            "(the sampler's series; a lower bound), flag connections_in_window on a window whose "
                            "pool was opened before it",
-    "server_settings": "what the server reported of itself at start (versions, resolved settings)",
+    "server_settings": "what the server reported of itself at start (versions, resolved settings); a Python "
+                       "server's `python`: its interpreter's version, implementation, free_threaded, gil_enabled "
+                       "(with its modules imported), jit, executable, the version asked for, and its "
+                       "environment's packages when it has one of its own (--python)",
     "db_cpu_percent": "database cells: mean CPU of the database's process tree in the window (100 = one core)",
     "db_rss_peak_mb": "database cells: peak RSS of the database's process tree in the window, MiB",
     "proxy_cpu_percent": "proxied cells: mean CPU of nginx's process tree in the window (100 = one core)",
