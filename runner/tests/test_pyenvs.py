@@ -11,6 +11,7 @@ import pytest
 from crossbench import pyenvs, pyvenv, servers
 from crossbench.pyenvs import Interpreter, PythonNotHere, candidates, resolve
 from crossbench.pyvenv import PythonEnv
+from crossbench.servers import python_runtime
 
 FOUND = (Interpreter(Path("/opt/py/3.10/bin/python3.10"), "3.10.13"),
          Interpreter(Path("/usr/bin/python3.11"), "3.11.2"),
@@ -162,3 +163,19 @@ def test_a_build_that_fails_says_pips_last_line_and_is_remembered(tmp_path, monk
     assert "building its environment failed" in str(failed.value) and str(missing) in str(failed.value)
     assert not env.ready() and env.path in pyvenv.FAILED
     pyvenv.FAILED.pop(env.path)
+
+
+@pytest.mark.parametrize("server", ["tornado", "gunicorn", "uvicorn"])
+def test_a_cell_on_a_named_interpreter_starts_its_environments_python_with_the_contract_on_its_path(
+        server, tmp_path, monkeypatch):
+    monkeypatch.setenv("CROSSBENCH_TOOLS", str(tmp_path))
+    monkeypatch.setattr(pyenvs, "installed", lambda: FOUND)
+    monkeypatch.setattr(python_runtime, "interpreter_facts", lambda python, modules, env: (("read", python),))
+    plugin = servers.get(server)
+    spec = plugin.spec(plugin.settings({"python": "3.12"}), 8123, tmp_path)
+    env = plugin.python_env(plugin.settings({"python": "3.12"}))
+    assert spec.argv[0] == str(env.python) and env.interpreter.version == "3.12.1"
+    assert spec.env["PYTHONPATH"].split(":")[0] == str(pyenvs.CONTRACT)
+    assert spec.describe["python"]["read"] == str(env.python) and spec.describe["python"]["asked"] == "3.12"
+    default = plugin.spec(plugin.settings({}), 8123, tmp_path)
+    assert default.argv[0] == sys.executable and "PYTHONPATH" not in (default.env or {})
