@@ -179,3 +179,33 @@ def test_a_cell_on_a_named_interpreter_starts_its_environments_python_with_the_c
     assert spec.describe["python"]["read"] == str(env.python) and spec.describe["python"]["asked"] == "3.12"
     default = plugin.spec(plugin.settings({}), 8123, tmp_path)
     assert default.argv[0] == sys.executable and "PYTHONPATH" not in (default.env or {})
+
+
+def test_the_run_builds_each_interpreters_environment_once_and_leaves_out_only_the_one_that_failed(
+        tmp_path, monkeypatch, capsys):
+    from crossbench.plan import experiment
+    from crossbench.run.run_checks import without_unrunnable
+    monkeypatch.setenv("CROSSBENCH_TOOLS", str(tmp_path))
+    monkeypatch.setattr(pyenvs, "installed", lambda: FOUND)
+    built = []
+
+    def build(env):             # the real build needs PyPI: 3.12 fails as a missing wheel does, 3.11 is stamped
+        built.append(env.interpreter.version)
+        if env.interpreter.version == "3.12.1":
+            pyvenv.FAILED[env.path] = env.failure("ERROR: No matching distribution found for uvloop==0.23.0")
+            raise pyenvs.EnvBuildFailed(pyvenv.FAILED[env.path])
+        env.path.mkdir(parents=True)
+        (env.path / pyenvs.STAMP).write_text("{}")
+
+    monkeypatch.setattr(PythonEnv, "build", build)
+    config = experiment.apply_overrides(experiment.load("quick"), {
+        "shuffle": False, "precision": False, "servers": ["tornado", "uvicorn"], "python": ["3.11", "3.12"],
+        "groups": ["delay"], "repetitions": 1})
+    try:
+        cells = without_unrunnable(experiment.expand(config))
+    finally:
+        pyvenv.FAILED.clear()
+    assert sorted(built) == ["3.11.7", "3.12.1"]                    # one build per interpreter, not per cell
+    assert {c.plugin.describe(c.settings) for c in cells} == {"tornado Python 3.11", "uvicorn Python 3.11"}
+    said = capsys.readouterr().err
+    assert "skipping 6 cells: Python 3.12.1 (/opt/py/3.12/bin/python3.12): no wheel of uvloop==0.23.0" in said

@@ -72,8 +72,10 @@ def build_python_envs(cells: list[CellPlan]) -> None:
 
 
 def preflight(run: RunSettings, cells: list[CellPlan]) -> None:
-    """Everything that can be known wrong before the first cell, the missing generators built first."""
+    """Everything that can be known wrong before the first cell, the missing generators and Python environments
+    built first (a resumed run's too: its plan was checked when it began, on a cache that may have been cleared)."""
     build_generators(cells)
+    build_python_envs(cells)
     for check in checks(run, cells):
         check()
 
