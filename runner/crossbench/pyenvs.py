@@ -104,8 +104,8 @@ def run_facts(python: Path | str, modules: tuple[str, ...] = (), env: dict | Non
     """The interpreter's own account of itself after importing `modules` (FACTS); PythonNotHere when it does not
     run or answers nothing readable."""
     try:
-        done = subprocess.run([str(python), "-s", "-c", FACTS + IMPORT_THEN_PRINT, *modules], capture_output=True, text=True,
-                              timeout=60, stdin=subprocess.DEVNULL, env=env)
+        done = subprocess.run([str(python), "-s", "-c", FACTS + IMPORT_THEN_PRINT, *modules], capture_output=True,
+                              text=True, timeout=60, stdin=subprocess.DEVNULL, env=env)
         if done.returncode == 0:
             return json.loads(done.stdout.strip().splitlines()[-1])
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]

@@ -31,14 +31,15 @@ class UvicornPlugin(python_runtime.PythonServer, EventLoopPlugin):
     )
 
     def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None, address=HOST) -> ServerSpec:
-        argv = [python_runtime.executable(settings), "-m", "uvicorn", "crossbench_starlette.app:app", "--app-dir", str(APP_DIR),
+        argv = [python_runtime.executable(settings), "-m", "uvicorn", "crossbench_starlette.app:app",
+                "--app-dir", str(APP_DIR),
                 "--host", address, "--port", str(port), "--workers", str(settings["workers"]),
                 "--backlog", str(settings["backlog"]), "--loop", "uvloop", "--http", "httptools",
                 "--no-access-log", "--log-level", "warning"]
         env = {"CROSSBENCH_STATIC_DIR": str(paths.STATIC_DIR), **database_env(db_url, settings, cell_dir),
                **python_runtime.env_vars(settings)}
-        return ServerSpec(self.name, port, argv, work_dir / f"uvicorn-{port}.log", self.describe_start(settings), cpus,
-                          self.ready_timeout_s, env=env, address=address)
+        return ServerSpec(self.name, port, argv, work_dir / f"uvicorn-{port}.log", self.describe_start(settings),
+                          cpus, self.ready_timeout_s, env=env, address=address)
 
 
 PLUGIN = UvicornPlugin()
