@@ -209,3 +209,20 @@ def test_the_run_builds_each_interpreters_environment_once_and_leaves_out_only_t
     assert {c.plugin.describe(c.settings) for c in cells} == {"tornado Python 3.11", "uvicorn Python 3.11"}
     said = capsys.readouterr().err
     assert "skipping 6 cells: Python 3.12.1 (/opt/py/3.12/bin/python3.12): no wheel of uvloop==0.23.0" in said
+
+
+def test_the_interpreter_asked_for_is_a_record_field_the_charts_label_their_series_by():
+    from crossbench_analysis.charts.kit_labels import series_of
+    plugin = servers.get("tornado")
+    cells = [{"cell_id": f"c{version}", "server": "tornado", "group": "delay", "endpoint": "/delay/async", "concurrency": 20, "repetition": 1,
+              **plugin.record_fields(plugin.settings({"python": version}))} for version in ("3.11", "3.12")]
+    assert [c["python"] for c in cells] == ["3.11", "3.12"]
+    labels = sorted(s.label for s in series_of(cells, lambda c: 0)[0])
+    assert labels == ["tornado Python 3.11", "tornado Python 3.12"]
+
+
+def test_a_schema_9_record_of_a_python_server_reads_with_no_interpreter_asked_for():
+    from crossbench.record import record
+    old = {"schema_version": 9, "cell_id": "delay-gunicorn-w5-delay_sync-c1-d250-r1", "status": "ok"}
+    assert record.upgrade({**old, "server": "gunicorn"})["python"] is None
+    assert "python" not in record.upgrade({**old, "server": "tomcat"})

@@ -1,6 +1,6 @@
 """--python end to end: a tiny run of Tornado's delayed endpoint on two interpreters this machine has, each in its own
-environment, gives a series per interpreter in the records, the points and the summary, with the interpreter in
-every record and the interpreters found and used in metadata.json. The environments are built on first use (a
+environment, gives a series per interpreter in the records, the points, the summary and the charts, compare --within
+pairs them, every record carries its interpreter and metadata.json the interpreters found and used. The environments are built on first use (a
 minute or two each, from PyPI) and reused after."""
 from __future__ import annotations
 
@@ -57,3 +57,9 @@ def test_two_interpreters_are_two_series_with_the_interpreter_in_every_record(tm
     meta = json.loads((out / "metadata.json").read_text())
     assert all(any(used.startswith(v + ".") for used in meta["pythons"]["used"]) for v in WANTED), meta["pythons"]
     assert len(meta["pythons"]["used"]) == 2 and len(meta["pythons"]["found"]) >= 2
+    series = [line.split("\t")[0] for line in (out / "charts" / "data" / "throughput.dat").read_text().splitlines()
+              if line.startswith('"')]
+    assert sorted(series) == [f'"tornado Python {v}"' for v in WANTED], series      # a series per interpreter
+    within = subprocess.run([str(paths.REPO / "analysis" / "compare.sh"), str(out), "--within",
+                             *(f"tornado Python {v}" for v in WANTED)], capture_output=True, text=True, timeout=300)
+    assert within.returncode == 0 and "2 point(s) compared" in within.stdout, within.stdout + within.stderr

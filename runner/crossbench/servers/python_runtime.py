@@ -21,7 +21,7 @@ from .base import CannotRunHere, Knob, ServerPlugin
 KNOB = Knob("python", None, "the interpreter Python servers run on: a version this machine has (3.11; 3.13t a "
                             "free-threaded build) or a path; a list runs each cell on each, in an environment per "
                             "interpreter built once from the suite's pins (default: the project's environment)",
-            kind="text", sweep=True, in_record=False)
+            kind="text", sweep=True, label="Python {}")     # in each record: the charts' series tell them apart
 
 
 def named(settings: dict) -> bool:
