@@ -57,7 +57,7 @@ def test_two_interpreters_are_two_series_with_the_interpreter_in_every_record(tm
     meta = json.loads((out / "metadata.json").read_text())
     assert all(any(used.startswith(v + ".") for used in meta["pythons"]["used"]) for v in WANTED), meta["pythons"]
     assert len(meta["pythons"]["used"]) == 2 and len(meta["pythons"]["found"]) >= 2
-    series = [line.split("\t")[0] for line in (out / "charts" / "data" / "throughput.dat").read_text().splitlines()
+    series = [line.split("\t")[0] for line in (out / "charts" / "data" / "latency.dat").read_text().splitlines()
               if line.startswith('"')]
     assert sorted(series) == [f'"tornado Python {v}"' for v in WANTED], series      # a series per interpreter
     within = subprocess.run([str(paths.REPO / "analysis" / "compare.sh"), str(out), "--within",
