@@ -14,6 +14,7 @@ import json
 import os
 import re
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -142,16 +143,20 @@ def candidates(path_env: str | None = None, pyenv_root: Path = PYENV_ROOT,
 
 @cache
 def installed() -> tuple[Interpreter, ...]:
-    """Every distinct Python 3 interpreter found, oldest first (one run of each)."""
-    found: dict[Path, Interpreter] = {}
-    for path in candidates():
-        try:
-            interpreter = interpreter_at(path)
-        except PythonNotHere:
-            continue
-        if interpreter.minor >= (3, 0):
-            found.setdefault(interpreter.path, interpreter)
+    """Every distinct Python 3 interpreter found, oldest first: each executable run once, all at once (their
+    start-ups overlap, so --dry-run stays quick)."""
+    paths_ = list(dict.fromkeys(Path(os.path.realpath(p)) for p in candidates()))
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        answers = list(pool.map(interpreter_or_none, paths_))
+    found = {i.path: i for i in answers if i is not None and i.minor >= (3, 0)}
     return tuple(sorted(found.values(), key=lambda i: (i.minor, i.free_threaded, i.version, str(i.path))))
+
+
+def interpreter_or_none(path: Path) -> Interpreter | None:
+    try:
+        return interpreter_at(path)
+    except PythonNotHere:
+        return None
 
 
 def resolve(request: str, found: tuple[Interpreter, ...] | None = None,
