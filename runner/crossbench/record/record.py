@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from .. import servers
 from . import metrics
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 # What changed, newest last (as pyperf keeps its format history): a reader can tell what it is holding.
 SCHEMA_HISTORY = {
@@ -63,6 +64,9 @@ SCHEMA_HISTORY = {
        "run's every request against its connections (was the window's requests against the whole run's "
        "connections); a schema 8 record reads with target_ms and tcp_opens_in_window null and an open-loop "
        "record's pool its concurrency",
+    10: "Python as a variable: a Python server's records carry `python`, the interpreter asked for (--python; null "
+        "for the project's environment), and server_settings.python its facts; a schema 9 record of a Python "
+        "server reads with python null",
 }
 
 OPEN_LOOP_RPS_METHOD = "answers inside the window per second, from the first answer to the window's end " \
@@ -125,7 +129,10 @@ MEASURED = {
     "tcp_opens_in_window": "TCP connections this machine accepted between the window's first and last sample "
                            "(the sampler's series; a lower bound), flag connections_in_window on a window whose "
                            "pool was opened before it",
-    "server_settings": "what the server reported of itself at start (versions, resolved settings)",
+    "server_settings": "what the server reported of itself at start (versions, resolved settings); a Python "
+                       "server's `python`: its interpreter's version, implementation, free_threaded, gil_enabled "
+                       "(with its modules imported), jit, executable, the version asked for, and its "
+                       "environment's packages when it has one of its own (--python)",
     "db_cpu_percent": "database cells: mean CPU of the database's process tree in the window (100 = one core)",
     "db_rss_peak_mb": "database cells: peak RSS of the database's process tree in the window, MiB",
     "proxy_cpu_percent": "proxied cells: mean CPU of nginx's process tree in the window (100 = one core)",
@@ -258,6 +265,8 @@ def upgrade(record: dict) -> dict:
             record.setdefault("tcp_opens_in_window", None)
             if "rate_achieved" in record:       # only open-loop cells have it
                 record.setdefault("pool_connections", record.get("concurrency"))
+    if version < 10 and isinstance(servers.PLUGINS.get(record.get("server")), servers.PythonServer):
+        record.setdefault("python", None)
     return record
 
 

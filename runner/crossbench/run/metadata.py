@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from crossbench import paths, servers
+from crossbench import paths, pyenvs, servers
 from crossbench.hosts.facts import cpu_model
 from crossbench.jdk import JdkError, default_jdk, installed_jdks
 from crossbench.loadgen import ADAPTERS
@@ -58,7 +58,21 @@ def versions() -> dict:
     return found
 
 
-def collect(run_id: str, config: dict, argv: list[str]) -> dict:
+def pythons(cells) -> dict:
+    """The Python interpreters this machine has and those the run's Python servers run on (--python's, and the
+    project's environment's for cells that name none)."""
+    used = {}
+    for cell in cells:
+        if not isinstance(cell.plugin, servers.PythonServer):
+            continue
+        env = cell.plugin.python_env(cell.settings)
+        where = (f"{env.interpreter} in {env.path}" if env else
+                 f"{platform.python_version()} ({os.path.realpath(sys.executable)}) in the project's environment")
+        used[where] = None
+    return {"found": [str(i) for i in pyenvs.installed()], "used": list(used)}
+
+
+def collect(run_id: str, config: dict, argv: list[str], cells=()) -> dict:
     return {"schema_version": SCHEMA_VERSION, "run_id": run_id, "experiment": config["name"], "started_at": now_iso(),
-            "ended_at": None, "machine": machine(), "versions": versions(), "git_revision": git_revision(),
-            "command": argv, "config": config}
+            "ended_at": None, "machine": machine(), "versions": versions(), "pythons": pythons(cells),
+            "git_revision": git_revision(), "command": argv, "config": config}

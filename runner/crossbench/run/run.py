@@ -220,7 +220,7 @@ def plan(args, remote: ExitStack) -> Planned:
     database = run_database(resolved.run, cells, run_dir, placement)
     todo, progress = summarised(resolved, cells, run_dir)
     if not args.resume:
-        run_dir.create(metadata.collect(run_dir.path.name, config, sys.argv), [c.to_dict() for c in cells])
+        run_dir.create(metadata.collect(run_dir.path.name, config, sys.argv, cells), [c.to_dict() for c in cells])
         run_dir.update_metadata(noise_floor=noise.floor())     # the machine's own noise, before any load
     else:
         record_raise(run_dir, config)

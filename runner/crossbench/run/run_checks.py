@@ -12,7 +12,7 @@ from functools import partial
 from pathlib import Path
 from typing import Callable
 
-from crossbench import loadgen, oskit, paths, servers
+from crossbench import loadgen, oskit, paths, pyvenv, servers
 from crossbench.database import stack
 from crossbench.database.stack import needs_database
 from crossbench.drivers import DRIVERS
@@ -51,9 +51,31 @@ def build_generators(cells: list[CellPlan]) -> None:
             raise Refused(f"{tool} could not be built ({script} {tool} failed, its reason above)")
 
 
+def build_python_envs(cells: list[CellPlan]) -> None:
+    """The environments the cells' interpreters need (--python), built once into the tools cache before any cell;
+    one that fails is remembered with its reason, and the preflight that follows leaves its cells out."""
+    wanted = {}
+    for cell in one_per_variant(cells):
+        try:
+            env = cell.plugin.python_env(cell.settings)
+        except servers.CannotRunHere:
+            continue            # said by the preflight that follows
+        if env is not None and not env.ready():
+            wanted[env.path] = env
+    for env in wanted.values():
+        print(f"run_all: building the environment of Python {env.interpreter} once into the tools cache "
+              f"({env.path}: a minute or two, from PyPI)", file=sys.stderr, flush=True)
+        try:
+            env.build()
+        except pyvenv.EnvBuildFailed:
+            pass                # its cells are left out by the preflight, with the reason
+
+
 def preflight(run: RunSettings, cells: list[CellPlan]) -> None:
-    """Everything that can be known wrong before the first cell, the missing generators built first."""
+    """Everything that can be known wrong before the first cell, the missing generators and Python environments
+    built first (a resumed run's too: its plan was checked when it began, on a cache that may have been cleared)."""
     build_generators(cells)
+    build_python_envs(cells)
     for check in checks(run, cells):
         check()
 
@@ -90,7 +112,9 @@ def one_per_variant(cells: list[CellPlan]) -> list[CellPlan]:
 def without_unrunnable(cells: list[CellPlan], keep_refused: bool = False) -> list[CellPlan]:
     """Cells a server cannot run on this machine (virtual threads without JDK 21+): say so and run the rest.
     `keep_refused` (a dry run): a cell whose server refuses for another reason (its build or a tool missing) is
-    kept, for the dry run to list that reason with the plan."""
+    kept, for the dry run to list that reason with the plan; a dry run builds no Python environment either."""
+    if not keep_refused:
+        build_python_envs(cells)
     runnable, reasons = [], {}
     for cell in cells:
         try:

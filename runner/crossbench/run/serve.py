@@ -135,6 +135,16 @@ def wait_for_stop(server: RunningServer) -> str:
         return "signal"
 
 
+def build_python_env(plugin, settings: dict) -> None:
+    """A Python server on an interpreter of its own (--python) needs its environment, built once into the tools
+    cache the first time it is asked for; a failed build is refused with its reason."""
+    env = plugin.python_env(settings)
+    if env is not None and not env.ready():
+        print(f"serve: building the environment of Python {env.interpreter} once into the tools cache ({env.path}: "
+              "a minute or two, from PyPI)", file=sys.stderr, flush=True)
+        env.build()
+
+
 def main(argv=None) -> int:
     oskit.interrupt_on_signals()
     try:
@@ -145,6 +155,7 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     work_dir = Path(tempfile.mkdtemp(prefix=f"crossbench-{args.server}-"))
     try:
+        build_python_env(args.plugin, args.settings)
         args.plugin.preflight(args.settings)
         server = RunningServer(args.plugin.spec(args.settings, args.port, work_dir, args.cpus, args.artefacts_dir,
                                                    args.db_url), HERE)

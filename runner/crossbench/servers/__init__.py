@@ -9,6 +9,7 @@ from .base import (DB_ENDPOINTS, ENDPOINTS, STATIC_ENDPOINT, TFB_ENDPOINTS, Cann
                    SettingsError, Tool, ToolMissing)
 from .declared_schema import DeclarationError
 from .lifecycle import RunningServer, ServerFailed, ServerSpec
+from .python_runtime import PythonServer
 
 BUILT_IN: dict[str, ServerPlugin] = {plugin.name: plugin for plugin in (
     tomcat.PLUGIN, tornado.PLUGIN, gunicorn.PLUGIN, uvicorn.PLUGIN, nginx.PLUGIN)}
@@ -67,6 +68,6 @@ def get(name: str) -> ServerPlugin:
 
 __all__ = ["BUILT_IN", "DeclarationError", "declare", "forget_declared",
            "CannotRunHere", "DB_ENDPOINTS", "ENDPOINTS", "PLUGINS", "STATIC_ENDPOINT", "TFB_ENDPOINTS", "UNAVAILABLE", "Knob",
-           "DEFAULT_PAIR", "RunningServer",
+           "DEFAULT_PAIR", "PythonServer", "RunningServer",
            "ServerFailed", "ServerPlugin", "ServerSpec", "SettingsError", "Tool", "ToolMissing", "UnknownServer",
            "get", "proxies", "proxy"]

@@ -197,6 +197,12 @@ class ServerPlugin:
             raise ToolMissing(f"{self.name} needs " + "; ".join(f"{t.what.removeprefix('python:')} "
                                                                  f"({t.install})" for t in missing))
 
+    def python_env(self, settings: dict):
+        """The virtual environment its cells with these settings run in when it is not the project's own (a
+        pyvenv.PythonEnv the run builds before the first cell), else None. CannotRunHere for an interpreter this
+        machine cannot give."""
+        return None
+
     def prime(self, settings: dict, work_dir: Path, cpus: tuple[int, ...], host) -> str | None:
         """Before the first measured launch: what a server makes on its first start and keeps (a cache), made
         by one unmeasured start on `host` (crossbench.hosts) so that every measured launch starts alike. Returns

@@ -4,11 +4,11 @@ gthread workers serve `threads` each."""
 from __future__ import annotations
 
 import os
-import sys
 
 from .. import paths
 from ..oskit import HOST
-from .base import (DB_ENDPOINTS, STATIC_ENDPOINT, TFB_ENDPOINTS, Knob, ServerPlugin, Tool, database_env,
+from . import python_runtime
+from .base import (DB_ENDPOINTS, STATIC_ENDPOINT, TFB_ENDPOINTS, Knob, Tool, database_env,
                    db_knobs)
 from .lifecycle import ServerSpec
 
@@ -20,7 +20,7 @@ def documented_default_workers() -> int:
     return 2 * len(os.sched_getaffinity(0)) + 1
 
 
-class GunicornPlugin(ServerPlugin):
+class GunicornPlugin(python_runtime.PythonServer):
     name = "gunicorn"
     summary = "a Flask app under gunicorn's pre-forked sync (or gthread) workers: seed 004's sync stack"
     endpoints = frozenset({STATIC_ENDPOINT, "/delay/sync", "/now", "/hello", *TFB_ENDPOINTS, *DB_ENDPOINTS})
@@ -39,17 +39,19 @@ class GunicornPlugin(ServerPlugin):
         Knob("threads", 1, "threads per gthread worker (sync workers have one)", sweep=True),
         Knob("backlog", 2048, "listen backlog (gunicorn's own default is 2048)"),
         *db_knobs(4, "psycopg_pool connections per worker (seed 004's article: 4 per sync worker)"),
+        python_runtime.KNOB,
     )
 
     def variant_label(self, settings: dict) -> str:
         label = f"-w{settings['workers']}"
         if settings["worker_class"] == "gthread":
             label += f"-gthread{settings['threads']}"
-        return label
+        return label + python_runtime.label(settings)
 
     def describe(self, settings: dict) -> str:
         threads = f" x {settings['threads']} threads" if settings["worker_class"] == "gthread" else ""
-        return f"gunicorn {settings['workers']} {settings['worker_class']} workers{threads}"
+        return (f"gunicorn {settings['workers']} {settings['worker_class']} workers{threads}"
+                + python_runtime.words(settings))
 
     def parallel_limit(self, settings: dict, endpoint: str) -> int | None:
         if endpoint != "/delay/sync":
@@ -58,7 +60,7 @@ class GunicornPlugin(ServerPlugin):
         return settings["workers"] * threads
 
     def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None, address=HOST) -> ServerSpec:
-        argv = [sys.executable, "-m", "gunicorn", "--bind", f"{address}:{port}",
+        argv = [python_runtime.executable(settings), "-m", "gunicorn", "--bind", f"{address}:{port}",
                 "--workers", str(settings["workers"]), "--worker-class", settings["worker_class"],
                 "--threads", str(settings["threads"]), "--backlog", str(settings["backlog"]),
                 "--pythonpath", str(APP_DIR),       # the app (its shared rules: the crossbench_contract package)
@@ -66,8 +68,9 @@ class GunicornPlugin(ServerPlugin):
                 "--no-control-socket",       # gunicorn 27's control socket would live in $HOME, outside the cell
                 # the worker watchdog must outlast the longest delay (60 s cap): a sync worker blocks through it
                 "--timeout", "90", "crossbench_flask.app:app"]
-        env = {"CROSSBENCH_STATIC_DIR": str(paths.STATIC_DIR), **database_env(db_url, settings, cell_dir)}
-        return ServerSpec(self.name, port, argv, work_dir / f"gunicorn-{port}.log", dict(settings), cpus,
+        env = {"CROSSBENCH_STATIC_DIR": str(paths.STATIC_DIR), **database_env(db_url, settings, cell_dir),
+               **python_runtime.env_vars(settings)}
+        return ServerSpec(self.name, port, argv, work_dir / f"gunicorn-{port}.log", self.describe_start(settings), cpus,
                           self.ready_timeout_s, env=env, address=address)
 
 

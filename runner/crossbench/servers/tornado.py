@@ -1,10 +1,9 @@
 """The Tornado plug-in: tornado-app/server.py, one event loop per process (prefork workers when processes > 1)."""
 from __future__ import annotations
 
-import sys
-
 from .. import paths
 from ..oskit import HOST
+from . import python_runtime
 from .base import Knob, Tool, db_knobs, pool_log_dir
 from .event_loop import EventLoopPlugin
 from .lifecycle import ServerSpec
@@ -12,7 +11,7 @@ from .lifecycle import ServerSpec
 APP = paths.REPO / "tornado-app" / "server.py"
 
 
-class TornadoPlugin(EventLoopPlugin):
+class TornadoPlugin(python_runtime.PythonServer, EventLoopPlugin):
     name = "tornado"
     summary = "the Tornado app: one event loop per process (1 = the seeds' single core)"
     default_port = 8888
@@ -25,10 +24,11 @@ class TornadoPlugin(EventLoopPlugin):
         Knob("processes", 1, "worker processes (forked; 1 = one event loop)", sweep=True),
         Knob("backlog", 128, "listen backlog (Tornado's own default is 128)"),
         *db_knobs(10, "asyncpg pool size per process (asyncpg's default max_size 10; fixed size)"),
+        python_runtime.KNOB,
     )
 
     def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None, address=HOST) -> ServerSpec:
-        argv = [sys.executable, str(APP), "--address", address, "--port", str(port),
+        argv = [python_runtime.executable(settings), str(APP), "--address", address, "--port", str(port),
                 "--processes", str(settings["processes"]), "--backlog", str(settings["backlog"])]
         if db_url:
             argv += ["--db-url", db_url, "--db-pool", str(settings["db_pool"]),
@@ -36,8 +36,8 @@ class TornadoPlugin(EventLoopPlugin):
                      "--db-prepared" if settings["db_prepared"] else "--no-db-prepared"]
             if cell_dir:
                 argv += ["--db-pool-log", str(pool_log_dir(cell_dir))]
-        return ServerSpec(self.name, port, argv, work_dir / f"tornado-{port}.log", dict(settings), cpus,
-                          self.ready_timeout_s, address=address)
+        return ServerSpec(self.name, port, argv, work_dir / f"tornado-{port}.log", self.describe_start(settings), cpus,
+                          self.ready_timeout_s, env=python_runtime.env_vars(settings), address=address)
 
 
 PLUGIN = TornadoPlugin()

@@ -2,10 +2,9 @@
 stack. One event loop per worker process: /delay/sync blocks its loop, as Tornado's does."""
 from __future__ import annotations
 
-import sys
-
 from .. import paths
 from ..oskit import HOST
+from . import python_runtime
 from .base import Knob, Tool, database_env, db_knobs
 from .event_loop import EventLoopPlugin
 from .lifecycle import ServerSpec
@@ -14,7 +13,7 @@ APP_DIR = paths.REPO / "uvicorn-app"
 VENV_HINT = "the project's venv: runner/python-env.sh (uvicorn-app/requirements.txt)"
 
 
-class UvicornPlugin(EventLoopPlugin):
+class UvicornPlugin(python_runtime.PythonServer, EventLoopPlugin):
     name = "uvicorn"
     summary = "a Starlette app on uvicorn (uvloop, httptools): one event loop per worker, seed 004's async stack"
     default_port = 8001
@@ -28,16 +27,19 @@ class UvicornPlugin(EventLoopPlugin):
         Knob("workers", 1, "worker processes, one event loop each", sweep=True),
         Knob("backlog", 2048, "listen backlog (uvicorn's own default is 2048)"),
         *db_knobs(10, "asyncpg pool size per worker (asyncpg's default max_size 10; fixed size)"),
+        python_runtime.KNOB,
     )
 
     def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None, address=HOST) -> ServerSpec:
-        argv = [sys.executable, "-m", "uvicorn", "crossbench_starlette.app:app", "--app-dir", str(APP_DIR),
+        argv = [python_runtime.executable(settings), "-m", "uvicorn", "crossbench_starlette.app:app",
+                "--app-dir", str(APP_DIR),
                 "--host", address, "--port", str(port), "--workers", str(settings["workers"]),
                 "--backlog", str(settings["backlog"]), "--loop", "uvloop", "--http", "httptools",
                 "--no-access-log", "--log-level", "warning"]
-        env = {"CROSSBENCH_STATIC_DIR": str(paths.STATIC_DIR), **database_env(db_url, settings, cell_dir)}
-        return ServerSpec(self.name, port, argv, work_dir / f"uvicorn-{port}.log", dict(settings), cpus,
-                          self.ready_timeout_s, env=env, address=address)
+        env = {"CROSSBENCH_STATIC_DIR": str(paths.STATIC_DIR), **database_env(db_url, settings, cell_dir),
+               **python_runtime.env_vars(settings)}
+        return ServerSpec(self.name, port, argv, work_dir / f"uvicorn-{port}.log", self.describe_start(settings),
+                          cpus, self.ready_timeout_s, env=env, address=address)
 
 
 PLUGIN = UvicornPlugin()

@@ -1,0 +1,124 @@
+"""The interpreter a Python server runs on, as a setting: the `python` knob every Python plug-in carries.
+
+Unset, a server runs on the interpreter of the project's environment. Set ("3.11", "3.13t", or a path; a list
+runs each cell on each), it runs on that interpreter in an environment of its own built from the suite's pins
+(pyvenv.py), with the shared contract package on its path; a version asked for by name is part of the cell's id
+and its setting's words, so each interpreter is a series of its own. Every record carries the interpreter's
+facts in server_settings.python, read from it with the server's own modules imported (an extension module
+without free-threading support turns the GIL back on, so that is the GIL the server runs with).
+"""
+from __future__ import annotations
+
+import os
+import sys
+from functools import cache
+
+from ..pyenvs import (CONTRACT, REQUEST, EnvBuildFailed, PythonNotHere, own_facts, resolve, run_facts,
+                      suite_requirements)
+from ..pyvenv import PythonEnv
+from .base import CannotRunHere, Knob, ServerPlugin
+
+KNOB = Knob("python", None, "the interpreter Python servers run on: a version this machine has (3.11; 3.13t a "
+                            "free-threaded build) or a path; a list runs each cell on each, in an environment per "
+                            "interpreter built once from the suite's pins (default: the project's environment)",
+            kind="text", sweep=True, label="Python {}")     # in each record: the charts' series tell them apart
+
+
+def named(settings: dict) -> bool:
+    """An interpreter asked for by version: part of the cell's name, so a run sets one against another. A path is
+    not (its version is in the record either way)."""
+    return bool(REQUEST.match(str(settings.get("python") or "")))
+
+
+def label(settings: dict) -> str:
+    """The cell id's part: '-py311', '-py313t'."""
+    return "-py" + settings["python"].replace(".", "") if named(settings) else ""
+
+
+def words(settings: dict) -> str:
+    """The setting's part: ' Python 3.11'."""
+    return f" Python {settings['python']}" if named(settings) else ""
+
+
+def environment(settings: dict) -> PythonEnv | None:
+    """The environment a cell runs in; None for the project's own. CannotRunHere (its cells are left out, said
+    once) for an interpreter this machine lacks or one too old."""
+    if not settings.get("python"):
+        return None
+    try:
+        return PythonEnv(resolve(settings["python"]), suite_requirements())
+    except PythonNotHere as e:
+        raise CannotRunHere(str(e)) from None
+
+
+def check_environment(settings: dict, server: str) -> None:
+    """Its environment built (else Missing: the run builds it first) and not failed (else CannotRunHere)."""
+    env = environment(settings)
+    if env is not None:
+        try:
+            env.check(f"{server}'s cells")
+        except EnvBuildFailed as e:
+            raise CannotRunHere(str(e)) from None
+
+
+def executable(settings: dict) -> str:
+    env = environment(settings)
+    return str(env.python) if env else sys.executable
+
+
+def env_vars(settings: dict) -> dict:
+    """What the server's process needs beyond its command line: the contract package on its path in an
+    environment of the suite's pins (which hold third-party packages only)."""
+    if not settings.get("python"):
+        return {}
+    contract = str(CONTRACT)
+    return {"PYTHONPATH": os.pathsep.join(filter(None, [contract, os.environ.get("PYTHONPATH")]))}
+
+
+def record_facts(settings: dict, modules: tuple[str, ...]) -> dict:
+    """The record's server_settings.python: the interpreter's facts with `modules` imported, and the packages its
+    environment holds (the project's environment: the server's own distributions are in the run's metadata)."""
+    env = environment(settings)
+    if env is None:         # the runner's own interpreter, with the same packages: read here, nothing started
+        facts = own_facts()
+    else:
+        facts = dict(interpreter_facts(str(env.python), modules, tuple(sorted(env_vars(settings).items()))))
+    facts["asked"] = settings.get("python")
+    if env is not None and env.ready():
+        facts["packages"] = env.stamp()["packages"]
+    return facts
+
+
+@cache
+def interpreter_facts(python: str, modules: tuple[str, ...], extra_env: tuple) -> tuple:
+    """run_facts once per interpreter and modules in a run (the answer does not change between cells)."""
+    return tuple(run_facts(python, modules, {**os.environ, **dict(extra_env)}).items())
+
+
+class PythonServer(ServerPlugin):
+    """A plug-in whose server is a Python process: the `python` knob in its id, words, preflight and record. A
+    plug-in that writes its own variant_label or describe adds `label` and `words` itself."""
+
+    def variant_label(self, settings: dict) -> str:
+        return super().variant_label({**settings, "python": None}) + label(settings)
+
+    def describe(self, settings: dict) -> str:
+        return super().describe({**settings, "python": None}) + words(settings)
+
+    def preflight(self, settings: dict) -> None:
+        """On an interpreter of its own, its environment holds its packages; on the project's, they are checked."""
+        if settings.get("python"):
+            check_environment(settings, self.name)
+        else:
+            super().preflight(settings)
+
+    def python_env(self, settings: dict) -> PythonEnv | None:
+        return environment(settings)
+
+    def modules(self) -> tuple[str, ...]:
+        """The modules its server imports that the interpreter's facts are read after (its tools)."""
+        return tuple(t.what.removeprefix("python:") for t in self.tools if t.what.startswith("python:"))
+
+    def describe_start(self, settings: dict) -> dict:
+        """A start's server_settings: its knobs and the interpreter's facts."""
+        return {**settings, "python": record_facts(settings, self.modules())}

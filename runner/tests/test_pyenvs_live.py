@@ -1,0 +1,65 @@
+"""--python end to end: a tiny run of Tornado's delayed endpoint on two interpreters this machine has, each in its own
+environment, gives a series per interpreter in the records, the points, the summary and the charts, compare --within
+pairs them, every record carries its interpreter and metadata.json the interpreters found and used. The environments are built on first use (a
+minute or two each, from PyPI) and reused after."""
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from crossbench import paths, pyenvs
+from crossbench.pyenvs import PythonNotHere
+from testkit import records
+
+pytestmark = pytest.mark.live
+
+RUN_ALL = str(paths.RUNNER / "run_all.sh")
+WANTED = ("3.11", "3.12")
+
+
+def present(version: str) -> bool:
+    try:
+        pyenvs.resolve(version)
+        return True
+    except PythonNotHere:
+        return False
+
+
+def test_two_interpreters_are_two_series_with_the_interpreter_in_every_record(tmp_path):
+    missing = [v for v in WANTED if not present(v)]
+    if missing:
+        pytest.skip(f"this machine has no Python {', '.join(missing)}")
+    out = tmp_path / "run"
+    done = subprocess.run([RUN_ALL, "--quick", "--out", str(out), "--servers", "tornado", "--groups", "delay",
+                           "--concurrency", "1,20", "--delays", "100ms", "--duration", "2s", "--warmup", "1s",
+                           "--repetitions", "1", "--python", ",".join(WANTED)],
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    cells = list(records(out))
+    assert len(cells) == 4 and all(r["status"] == "ok" for r in cells), [r.get("failure") for r in cells]
+    by_setting = {}
+    for record in cells:
+        by_setting.setdefault(record["setting"], []).append(record)
+    assert set(by_setting) == {f"tornado Python {v}" for v in WANTED}
+    for version in WANTED:
+        for record in by_setting[f"tornado Python {version}"]:
+            facts = record["server_settings"]["python"]
+            assert facts["version"].startswith(version + ".") and facts["asked"] == version, facts
+            assert facts["implementation"] == "cpython" and facts["gil_enabled"] is not facts["free_threaded"]
+            assert facts["packages"]["tornado"] == "6.5.2" and "jit" in facts
+            assert f"-py{version.replace('.', '')}-" in record["cell_id"]
+    points = [json.loads(line) for line in (out / "points.jsonl").read_text().splitlines()]
+    assert sorted(p["setting"] for p in points) == sorted(f"tornado Python {v}" for v in WANTED for _ in (1, 20))
+    summary = done.stdout + done.stderr
+    assert all(f"tornado Python {v}" in summary for v in WANTED), summary[-3000:]
+    meta = json.loads((out / "metadata.json").read_text())
+    assert all(any(used.startswith(v + ".") for used in meta["pythons"]["used"]) for v in WANTED), meta["pythons"]
+    assert len(meta["pythons"]["used"]) == 2 and len(meta["pythons"]["found"]) >= 2
+    series = [line.split("\t")[0] for line in (out / "charts" / "data" / "latency.dat").read_text().splitlines()
+              if line.startswith('"')]
+    assert sorted(series) == [f'"tornado Python {v}"' for v in WANTED], series      # a series per interpreter
+    within = subprocess.run([str(paths.REPO / "analysis" / "compare.sh"), str(out), "--within",
+                             *(f"tornado Python {v}" for v in WANTED)], capture_output=True, text=True, timeout=300)
+    assert within.returncode == 0 and "2 point(s) compared" in within.stdout, within.stdout + within.stderr
