@@ -7,6 +7,7 @@ import json
 import pytest
 
 from crossbench import servers
+from crossbench.servers.declared import DeclaredPlugin
 from crossbench_analysis.charts.kit_labels import label_fields, palette
 from crossbench_analysis.read.runinfo import load_run
 from crossbench_analysis.read.setting import setting
@@ -35,7 +36,7 @@ def test_reading_a_run_registers_its_declared_servers(tmp_path):
     run = load_run(run_dir(tmp_path, {"name": "x", "server": {"mine": DECLARATION}}))
     assert servers.get("mine").declaration == DECLARATION and not run.warnings
     assert setting(run.cells[0]) == "mine threads=50"
-    assert [name for name, _ in label_fields("mine")][1] == "threads" and palette("mine")[0] == "#b15928"
+    assert [name for name, _ in label_fields("mine")][1] == "threads" and palette("mine")[0] == DeclaredPlugin.palette[0]
 
 
 def test_a_declaration_the_analysis_cannot_read_is_a_warning_not_a_failure(tmp_path):
