@@ -48,15 +48,43 @@ TECHEMPOWER = tuple(e.path for e in TABLE if e.techempower)
 SEED004 = ("/db", "/queries", "/db/kv", "/db/slow")        # the database endpoints seed 004's article measures
 
 
+USER_FAMILY = "user"
+# The user's own requests (--path, a run's [run] paths): GETs of paths the suite's contract does not know, with no
+# configured delay. Registered for the run that names them (declare_user), as declared servers are: the run's
+# recorded configuration holds them, so a resumed run and the analysis register them again.
+USER: dict[str, Endpoint] = {}
+
+
 def family(name: str) -> tuple[str, ...]:
     return tuple(e.path for e in TABLE if e.family == name)
 
 
 def endpoint(path: str) -> Endpoint:
     try:
-        return BY_PATH[path]
+        return BY_PATH.get(path) or USER[path]
     except KeyError:
-        raise ValueError(f"no endpoint {path!r}; known: {', '.join(BY_PATH)}") from None
+        raise ValueError(f"no endpoint {path!r}; known: {', '.join([*BY_PATH, *USER])}") from None
+
+
+def user_path_problem(path: object) -> str | None:
+    """Why `path` cannot be a user's request path (one GET, as sent on the wire), or None."""
+    if not isinstance(path, str) or not path.startswith("/"):
+        return f"a path starting with /, not {path!r}"
+    if any(c.isspace() for c in path) or "#" in path:
+        return f"a path without spaces or #, not {path!r}"
+    return None
+
+
+def declare_user(paths) -> list[str]:
+    """The user's paths registered as endpoints (those of the contract stay the contract's); returns them."""
+    for path in paths:
+        if path not in BY_PATH:
+            USER[path] = Endpoint(path, USER_FAMILY)
+    return list(paths)
+
+
+def is_user(path: str | None) -> bool:
+    return path in USER
 
 
 def is_static(path: str | None) -> bool:
