@@ -79,7 +79,7 @@ def test_a_war_that_is_not_there_or_a_bad_context_is_refused_in_one_line(tmp_pat
             TOMCAT.preflight(TOMCAT.settings({"war": str(user_war), "context": context}))
 
 
-def test_war_needs_its_requests_and_runs_the_your_war_sweep(user_war, capsys):
+def test_war_needs_its_requests_and_runs_the_your_war_sweep(user_war, capsys, monkeypatch):
     with pytest.raises(SystemExit):
         run_args.parse_args(["--war", str(user_war)])
     assert "--war: name the requests to measure with --path" in capsys.readouterr().err
@@ -87,6 +87,8 @@ def test_war_needs_its_requests_and_runs_the_your_war_sweep(user_war, capsys):
     assert (args.experiment, args.paths, args.war) == ("your-war", ["/shop/a", "/shop/b"], str(user_war))
     quick = run_args.parse_args(["--war", str(user_war), "--path", "/shop/a", "--quick"])
     assert quick.experiment == "your-war-quick"
+    monkeypatch.chdir(user_war.parent)
+    assert run_args.parse_args(["--war", user_war.name, "--path", "/a"]).war == str(user_war)
     with pytest.raises(SystemExit):
         run_args.parse_args(["--path", "shop/a"])
     assert "a path starting with /" in capsys.readouterr().err

@@ -252,6 +252,7 @@ def war_experiment(p: argparse.ArgumentParser, args, given: list[str]) -> None:
     --experiment it runs the your-war sweep."""
     if not getattr(args, "war", None):
         return
+    args.war = str(Path(args.war).resolve())     # as the run records it: a resume from elsewhere finds it
     if not args.paths:
         p.error("--war: name the requests to measure with --path (e.g. --path /app/hello): your WAR serves none of "
                 "the suite's endpoints")
