@@ -13,6 +13,7 @@ import pytest
 from crossbench import endpoints
 from crossbench_analysis.findings import summary
 from crossbench_analysis.findings.finding import load_points
+from crossbench_analysis.judge import knees
 from crossbench_analysis.read.runinfo import load_run
 
 RUNS = Path(__file__).parent / "fixtures" / "runs"
@@ -47,3 +48,10 @@ def test_a_user_path_s_sweep_is_a_row_judged_against_its_service_time(tmp_path):
     top = json.loads(next(line for line in (run / "cells.jsonl").read_text().splitlines()
                           if '"delay-tornado-delay_async-c400-' in line))
     assert row["efficiency_top"].startswith(f"{(400 / top['rps']) / (service_ms / 1000):.3g}")
+
+
+def test_a_user_path_s_sweep_has_its_knee_in_the_knees_file(tmp_path):
+    run = Path(shutil.copytree(RUNS / "quick", tmp_path / "quick"))
+    as_user_path(run)
+    found = {(k.endpoint, k.setting): k for k in knees.settings_knees(load_run(run).cells)}
+    assert found[(USER_PATH, "tornado")].status == "bracket"

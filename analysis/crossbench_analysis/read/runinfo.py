@@ -13,6 +13,7 @@ from functools import cached_property
 from pathlib import Path
 
 from crossbench import endpoints, servers
+from crossbench.figures import points, service_time
 from crossbench.drivers import DEFAULT_KIND, DRIVERS, of_record
 from crossbench.record.record import SCHEMA_VERSION, upgrade
 from crossbench.servers import PLUGINS
@@ -227,6 +228,7 @@ def load_run(path: Path) -> Run:
                             f"analysis knows ({SUPPORTED_SCHEMA}); read as version {SUPPORTED_SCHEMA}")
         record.setdefault("cell_id", f"line{number}")
         cells.append(upgrade(record))
+    cells = service_time.with_ratios(cells, points.IDENTITY, points.counted)     # a user's path's ratios
     group_rank: dict = {}
     for c in sorted(cells, key=lambda c: num(c.get("index")) or 0):
         group_rank.setdefault(c.get("group"), len(group_rank))
