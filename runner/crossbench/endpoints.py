@@ -61,7 +61,7 @@ def family(name: str) -> tuple[str, ...]:
 
 def endpoint(path: str) -> Endpoint:
     try:
-        return BY_PATH.get(path) or USER[path]
+        return USER.get(path) or BY_PATH[path]
     except KeyError:
         raise ValueError(f"no endpoint {path!r}; known: {', '.join([*BY_PATH, *USER])}") from None
 
@@ -76,10 +76,10 @@ def user_path_problem(path: object) -> str | None:
 
 
 def declare_user(paths) -> list[str]:
-    """The user's paths registered as endpoints (those of the contract stay the contract's); returns them."""
+    """The user's paths registered as endpoints; returns them. A path the contract also names is the user's in
+    the run that names it: exactly that GET, no delay or query added, its ratios against its own C=1 latency."""
     for path in paths:
-        if path not in BY_PATH:
-            USER[path] = Endpoint(path, USER_FAMILY)
+        USER[path] = Endpoint(path, USER_FAMILY)
     return list(paths)
 
 

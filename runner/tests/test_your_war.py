@@ -187,3 +187,11 @@ def test_user_path_groups_are_named_apart():
     taken: set[str] = set()
     assert [user_paths.group_name(p, taken) for p in ("/", "/a/b", "/a-b", "/A_B")] == ["root", "a-b", "a-b-2",
                                                                                         "a-b-3"]
+
+
+def test_a_path_the_contract_also_names_is_the_user_s_exact_request():
+    endpoints.declare_user(["/delay/sync"])
+    assert endpoints.is_user("/delay/sync") and not endpoints.endpoint("/delay/sync").delay
+    assert [r.path() for r in endpoints.requests("/delay/sync", delay_ms=200)] == ["/delay/sync"]
+    endpoints.USER.clear()
+    assert endpoints.endpoint("/delay/sync").delay
