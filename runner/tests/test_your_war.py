@@ -135,6 +135,10 @@ def test_a_user_endpoint_s_ratios_are_against_its_own_c1_latency_per_setting():
     assert by_cell["a20"]["latency_ratio"] == pytest.approx(4.0)
     assert by_cell["b20"]["latency_ratio"] == pytest.approx(2.0)                          # its own setting's C=1
     assert by_cell["a1"]["latency_ratio"] == pytest.approx(1.0)
+    again = records + [{**record("a1", 10, 1, 100.0, 14.0), "cell_id": "a1-r2", "repetition": 2}]
+    by_cell = {r["cell_id"]: r for r in service_time.with_ratios(again, points.IDENTITY, points.counted)}
+    assert by_cell["a20"]["service_time_ms"] == pytest.approx(12.0)          # the mean of the C=1 launches
+    assert [by_cell[c]["service_time_ms"] for c in ("a1", "a1-r2")] == [10.0, 14.0]   # each its own
     assert by_cell["contract"] is records[4]                                               # left as it was
     point = next(p for p in points.aggregate(records) if p["point_id"] == "a20")
     assert point["figures"]["efficiency_ratio"]["value"] == pytest.approx(4.0)

@@ -49,7 +49,8 @@ def service_times(records: list[dict], identity: tuple[str, ...],
 def with_ratios(records: list[dict], identity: tuple[str, ...],
                 counted: Callable[[list[dict]], list[dict]]) -> list[dict]:
     """The records, each of a user endpoint given its series' service time and the two ratios against it (a new
-    dict; the others as they were). A series without a usable C=1 launch keeps no ratios."""
+    dict; the others as they were). A C=1 launch's FIELD is its own mean latency (its point's figure then has the
+    launches' interval), the others' the series' mean. A series without a usable C=1 launch keeps no ratios."""
     service = service_times(records, identity, counted)
     out = []
     for record in records:
@@ -59,7 +60,9 @@ def with_ratios(records: list[dict], identity: tuple[str, ...],
             continue
         mean = (record.get("latency_ms") or {}).get("mean")
         rps, concurrency = record.get("rps") or 0, record.get("concurrency") or 0
-        out.append({**record, FIELD: base_ms,
+        # a C=1 launch carries its own mean, so the C=1 point's service time has its interval over launches
+        own = concurrency == SERVICE_CONCURRENCY and isinstance(mean, (int, float)) and mean > 0
+        out.append({**record, FIELD: mean if own else base_ms,
                     "efficiency_ratio": (concurrency / rps) / (base_ms / 1000) if rps > 0 else None,
                     "latency_ratio": mean / base_ms if isinstance(mean, (int, float)) else None})
     return out
