@@ -144,18 +144,28 @@ def test_a_user_endpoint_s_ratios_are_against_its_own_c1_latency_per_setting():
     assert point["figures"]["efficiency_ratio"]["value"] == pytest.approx(4.0)
 
 
-def test_a_war_tomcat_did_not_deploy_is_said_with_its_first_severe_line(user_war):
-    log = ("02-Dec-2026 01:00:00.000 INFO [main] org.apache.catalina.startup.Catalina.load Server initialized\n"
-           "02-Dec-2026 01:00:01.000 SEVERE [main] org.apache.catalina.core.StandardContext.listenerStart Error "
-           "configuring application listener of class [com.example.Missing]\n"
-           "02-Dec-2026 01:00:01.100 SEVERE [main] org.apache.catalina.core.StandardContext.startInternal One or "
-           "more listeners failed to start.\n")
+def test_a_war_tomcat_did_not_deploy_is_said_with_the_cause_from_its_logs(tmp_path, user_war):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    console = logs / "console.log"
+    console.write_text("02-Dec-2026 01:00:00.000 INFO [main] org.apache.catalina.startup.Catalina.load Server "
+                       "initialized\n02-Dec-2026 01:00:01.100 SEVERE [main] org.apache.catalina.core.StandardContext."
+                       "startInternal One or more listeners failed to start. Full details will be found in the "
+                       "appropriate container log file\n")
     settings = TOMCAT.settings({"war": str(user_war)})
-    said = TOMCAT.deploy_problem(settings, log)
-    assert said.startswith(f"tomcat: {user_war} did not deploy; Tomcat's log says: 02-Dec-2026 01:00:01.000 SEVERE")
-    assert "com.example.Missing" in said and "One or more" not in said
-    assert TOMCAT.deploy_problem(TOMCAT.settings({}), log) is None          # the suite's own webapp: not asked
-    assert TOMCAT.deploy_problem(settings, log.replace("SEVERE", "INFO")) is None
+    said = TOMCAT.deploy_problem(settings, console)              # the container's log not there: the console's
+    assert said == (f"tomcat: {user_war} did not deploy; Tomcat's log says: 02-Dec-2026 01:00:01.100 SEVERE [main] "
+                     "org.apache.catalina.core.StandardContext.startInternal One or more listeners failed to start. "
+                     "Full details will be found in the appropriate container log file")
+    (logs / "localhost.2026-12-02.log").write_text(
+        "02-Dec-2026 01:00:01.000 SEVERE [main] org.apache.catalina.core.StandardContext.listenerStart Error "
+        "configuring application listener of class [com.example.Missing]\n\tjava.lang.ClassNotFoundException\n")
+    said = TOMCAT.deploy_problem(settings, console)              # the cause, where Tomcat writes it
+    assert said.endswith("listenerStart Error configuring application listener of class [com.example.Missing]")
+    assert TOMCAT.deploy_problem(TOMCAT.settings({}), console) is None          # the suite's own webapp: not asked
+    for log in logs.iterdir():
+        log.write_text(log.read_text().replace("SEVERE", "INFO"))
+    assert TOMCAT.deploy_problem(settings, console) is None
 
 
 class Answers(http.server.BaseHTTPRequestHandler):

@@ -80,11 +80,26 @@ def test_a_third_party_war_is_swept_over_max_threads_on_its_own_request(tmp_path
         assert p["figures"]["efficiency_ratio"]["value"] > 0
     c1_ratios = [p["figures"]["latency_ratio"]["value"] for p in pts if p["concurrency"] == 1]
     assert c1_ratios == pytest.approx([1.0, 1.0])
+    check_summary(out)
+
+
+BENDS = ("C=", "C ", "not up to C=", "at or below C=")       # a fitted knee, a bracket, or past either end
+
+
+def check_summary(out: Path) -> None:
+    """Each setting has its summary row on the path, named with its service time, and says where it bends; where
+    it cannot tell, the knees file says which of its points were left out for what (a host too busy to measure)."""
     rows = json.loads((out / "findings.json").read_text())["summary"]["rows"]
+    knees = {k["max_threads"]: k for k in map(json.loads, (out / "charts" / "data" / "knees.jsonl").read_text()
+                                                  .splitlines())}
     for threads in (10, 50):
-        row = next(r for r in rows if r["setting"] == f"tomcat maxThreads={threads}")
+        row = next((r for r in rows if r["setting"] == f"tomcat maxThreads={threads}"), None)
+        assert row is not None, rows
         assert row["workload"].startswith(f"{PATH}, ") and "service time at C=1" in row["workload"]
-        assert row["bends_at"].startswith(("C=", "C ", "not up to C=", "at or below C=")), row
+        assert knees[threads]["endpoint"] == PATH and knees[threads]["ratio_used"] in ("latency_ratio",
+                                                                                        "efficiency_ratio")
+        if not row["bends_at"].startswith(BENDS):
+            assert row["bends_at"] == "cannot tell (see findings)" and knees[threads]["left_out"], (row, knees)
 
 
 def broken_war(folder: Path) -> Path:

@@ -4,6 +4,7 @@ connections) while a cell runs (tomcat_probe.py)."""
 from __future__ import annotations
 
 import tempfile
+import time
 from pathlib import Path
 
 from .. import paths
@@ -23,6 +24,9 @@ __all__ = ["ADD_OPENS", "DEFAULT_ACCEPT_COUNT", "DEFAULT_MAX_CONNECTIONS", "DEFA
            "PLUGIN", "VIRTUAL_EXECUTOR", "BackgroundJvmProbe", "CdsArchive", "TomcatConfig", "TomcatPlugin",
            "command", "connections_peak", "database_options", "jdbc_url", "named_jdk", "prepare_base",
            "render_server_xml", "settings_jdk", "tomcat_home", "tomcat_version"]
+
+
+CONTAINER_LOG_WAIT_S = 1.0     # how long a failed deploy's cause may take to reach localhost.*.log
 
 
 def settings_jdk(settings: dict) -> Jdk:
@@ -148,12 +152,16 @@ class TomcatPlugin(ServerPlugin):
                           self.ready_timeout_s, after_stop=cds.keep if cds else None, address=address,
                           pinned_once_ready=bool(cpus), ready_any_answer=bool(config.war))
 
-    def deploy_problem(self, settings: dict, log_text: str) -> str | None:
-        """A user's WAR that did not deploy: Tomcat still starts and answers 404, so its log says it, in the
-        first SEVERE line (a class that is missing, a web.xml it cannot parse, a listener that threw)."""
+    def deploy_problem(self, settings: dict, log_path: Path) -> str | None:
+        """A user's WAR that did not deploy: Tomcat still starts and answers 404, so its logs say it. The first
+        SEVERE line of the container's log (localhost.*.log: the cause, a listener class missing, a web.xml it
+        cannot parse), else of the console (where Tomcat says only that the context failed)."""
         if not settings["war"]:
             return None
-        severe = next((line.strip() for line in log_text.splitlines() if " SEVERE " in f" {line} "), None)
+        severe = first_severe(sorted(log_path.parent.glob("localhost.*.log")))
+        if severe is None and first_severe([log_path]) is not None:
+            time.sleep(CONTAINER_LOG_WAIT_S)        # the container's log is written by a thread of its own
+            severe = first_severe(sorted(log_path.parent.glob("localhost.*.log"))) or first_severe([log_path])
         return f"tomcat: {settings['war']} did not deploy; Tomcat's log says: {severe}" if severe else None
 
     def versions(self) -> dict:
@@ -180,6 +188,19 @@ class TomcatPlugin(ServerPlugin):
     def probe(self, pid: int, cell_dir: Path, host) -> "BackgroundJvmProbe":
         """The JVM probe beside the Tomcat on its host."""
         return BackgroundJvmProbe(pid, cell_dir, host)
+
+
+def first_severe(logs: list[Path]) -> str | None:
+    """The first SEVERE line of the first log that has one."""
+    for log in logs:
+        try:
+            lines = log.read_text(errors="replace").splitlines()
+        except OSError:
+            continue
+        found = next((line.strip() for line in lines if " SEVERE " in f" {line} "), None)
+        if found:
+            return found
+    return None
 
 
 def check_war(settings: dict) -> None:
