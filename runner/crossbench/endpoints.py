@@ -48,15 +48,43 @@ TECHEMPOWER = tuple(e.path for e in TABLE if e.techempower)
 SEED004 = ("/db", "/queries", "/db/kv", "/db/slow")        # the database endpoints seed 004's article measures
 
 
+USER_FAMILY = "user"
+# The user's own requests (--path, a run's [run] paths): GETs of paths the suite's contract does not know, with no
+# configured delay. Registered for the run that names them (declare_user), as declared servers are: the run's
+# recorded configuration holds them, so a resumed run and the analysis register them again.
+USER: dict[str, Endpoint] = {}
+
+
 def family(name: str) -> tuple[str, ...]:
     return tuple(e.path for e in TABLE if e.family == name)
 
 
 def endpoint(path: str) -> Endpoint:
     try:
-        return BY_PATH[path]
+        return USER.get(path) or BY_PATH[path]
     except KeyError:
-        raise ValueError(f"no endpoint {path!r}; known: {', '.join(BY_PATH)}") from None
+        raise ValueError(f"no endpoint {path!r}; known: {', '.join([*BY_PATH, *USER])}") from None
+
+
+def user_path_problem(path: object) -> str | None:
+    """Why `path` cannot be a user's request path (one GET, as sent on the wire), or None."""
+    if not isinstance(path, str) or not path.startswith("/"):
+        return f"a path starting with /, not {path!r}"
+    if any(c.isspace() for c in path) or "#" in path:
+        return f"a path without spaces or #, not {path!r}"
+    return None
+
+
+def declare_user(paths) -> list[str]:
+    """The user's paths registered as endpoints; returns them. A path the contract also names is the user's in
+    the run that names it: exactly that GET, no delay or query added, its ratios against its own C=1 latency."""
+    for path in paths:
+        USER[path] = Endpoint(path, USER_FAMILY)
+    return list(paths)
+
+
+def is_user(path: str | None) -> bool:
+    return path in USER
 
 
 def is_static(path: str | None) -> bool:

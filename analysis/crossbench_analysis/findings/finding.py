@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from crossbench import stats
-from crossbench.figures import points
+from crossbench.figures import points, service_time
 from crossbench.figures.points import fmt_interval, fmt_range
 from crossbench_analysis.read.runinfo import Run, get, num
 from crossbench_analysis.read.setting import setting
@@ -277,5 +277,10 @@ def who(point: dict) -> str:
 
 
 def delay_text(point: dict) -> str:
+    """The delay a sweep's ratios divide by: the endpoint's own, or for a user's request (--path) its service
+    time, the latency it had at C=1 (crossbench.figures.service_time)."""
     delay = num(point.get("delay_ms")) or 0
+    service = value(point, service_time.FIELD) if not delay else None
+    if service is not None:
+        return f"{sig(service)} ms service time at C=1"
     return f"{delay / 1000:g} s" if delay >= 1000 else f"{delay:g} ms"

@@ -8,6 +8,7 @@ from collections import defaultdict
 
 from crossbench import stats
 from crossbench.endpoints import family, is_static
+from crossbench.figures import service_time
 from crossbench.figures.points import fmt_interval
 from crossbench_analysis.charts.maxthreads import sweep_cells
 from crossbench_analysis.judge import hinge
@@ -51,7 +52,7 @@ def delay_sweeps(points: list[dict]) -> list[tuple[str, list[dict]]]:
     (maxThreads=50 before 200, whatever order the shuffled run measured them in)."""
     grouped: dict[tuple, list[dict]] = defaultdict(list)
     for p in points:
-        if by_default_driver(p) and (num(p.get("delay_ms")) or 0) > 0 \
+        if by_default_driver(p) and ((num(p.get("delay_ms")) or 0) > 0 or served_once(p)) \
                 and p.get("endpoint") not in family("db"):
             grouped[(p.get("group"), p.get("endpoint"), p.get("delay_ms"), who(p))].append(p)
     groups, endpoints = list(dict.fromkeys(k[0] for k in grouped)), list(dict.fromkeys(k[1] for k in grouped))
@@ -61,6 +62,11 @@ def delay_sweeps(points: list[dict]) -> list[tuple[str, list[dict]]]:
     return [(name if names.count(name) == 1 else f"{name[:-1]}, group {key[0]})",
              sorted(pts, key=lambda p: num(p.get("concurrency")) or 0))
             for name, (key, pts) in zip(names, ordered)]
+
+
+def served_once(point: dict) -> bool:
+    """A user's request (--path): its ratios are taken against its C=1 service time, as a delay's against the delay."""
+    return value(point, service_time.FIELD) is not None
 
 
 def counted(pts: list[dict]) -> tuple[list[dict], list[dict], str, Knee]:

@@ -36,7 +36,8 @@ def rows(points: list[dict]) -> list[dict]:
     for _, pts in delay_sweeps(points):
         good, _, _, knee = counted(pts)
         if good:
-            line = row(good, f"{pts[0].get('endpoint')}, {delay_text(pts[0])} delay", bend_text(knee), pts)
+            delayed = " delay" if num(pts[0].get("delay_ms")) else ""       # else a user path's service time
+            line = row(good, f"{pts[0].get('endpoint')}, {delay_text(pts[0])}{delayed}", bend_text(knee), pts)
             placed.append((reading_order(pts), line | {"efficiency_top": efficiency_at_top(good, line["at_c"])}))
     for pts in static_sweeps(points):
         good, _ = split(pts)

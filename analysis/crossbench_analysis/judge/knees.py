@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from crossbench import stats
+from crossbench.figures import service_time
 from crossbench.figures.points import CAVEATS, counted, point_id
 from crossbench_analysis.read.runinfo import offered_rate
 from crossbench_analysis.read.setting import EXECUTOR_KNOB, pool_size, setting, setting_order, sweeps_pool
@@ -158,7 +159,8 @@ def predicted_knee(record: dict) -> int | None:
 
 
 def usable(record: dict) -> bool:
-    return (record.get("status") == "ok" and bool(record.get("delay_ms")) and not offered_rate(record)
+    return (record.get("status") == "ok" and bool(record.get("delay_ms") or record.get(service_time.FIELD))
+            and not offered_rate(record)
             and any(record.get(f) is not None for f in RATIO_FIELDS))
 
 

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from crossbench import servers
+from crossbench import endpoints, servers
+from crossbench.figures import points, service_time
 from crossbench.drivers import DEFAULT_KIND, DRIVERS, of_record
 from crossbench.record.record import SCHEMA_VERSION, upgrade
 from crossbench.servers import PLUGINS
@@ -203,6 +204,8 @@ def load_run(path: Path) -> Run:
         warnings.append("no metadata.json; charts carry no machine line")
     # the run's declared servers, registered by name like the built-in ones (its records' knobs, their labels);
     # their paths need not exist where the run is read
+    # and its user's request paths (--path), whose ratios the points take against their C=1 service time
+    endpoints.declare_user(((metadata.get("config") or {}).get("run") or {}).get("paths") or ())
     try:
         servers.declare(metadata.get("config") or {}, str(metadata_file), check_paths=False)
     except servers.DeclarationError as e:
@@ -225,6 +228,7 @@ def load_run(path: Path) -> Run:
                             f"analysis knows ({SUPPORTED_SCHEMA}); read as version {SUPPORTED_SCHEMA}")
         record.setdefault("cell_id", f"line{number}")
         cells.append(upgrade(record))
+    cells = service_time.with_ratios(cells, points.IDENTITY, points.counted)     # a user's path's ratios
     group_rank: dict = {}
     for c in sorted(cells, key=lambda c: num(c.get("index")) or 0):
         group_rank.setdefault(c.get("group"), len(group_rank))

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from crossbench import servers, stats
 from crossbench.drivers import of_record
+from crossbench.figures import service_time
 from crossbench.loadgen.base import LATENCY_UNRECOVERABLE
 from crossbench.plan.cellplan import CellPlan
 from crossbench.record.metrics import WINDOW_TOO_SHORT
@@ -32,7 +33,7 @@ from crossbench.servers.tomcat_jfr import UNREADABLE as JFR_UNREADABLE
 POINTS_FILE = "points.jsonl"
 # Figures every point states when its launches have them (dotted names read inside an object).
 FIGURES = ("rps", "latency_ms.p50", "latency_ms.p90", "latency_ms.p99", "latency_ms.p999", "efficiency_ratio",
-           "latency_ratio", "threads_peak", "cpu_percent", "rss_peak_mb")
+           "latency_ratio", "threads_peak", "cpu_percent", "rss_peak_mb", service_time.FIELD)
 NOT_IDENTITY = {"cell_id", "repetition", "index", "settings", "peak_cell"}
 # Flags that say what happened around a launch, not what the point is: such a launch is left out of its point's
 # figures while the point has a launch without them (and the precision target then asks for another launch).
@@ -73,8 +74,9 @@ def headline(record: dict) -> str:
 
 
 def aggregate(records: list[dict], precision: float | None = None) -> list[dict]:
-    """One record per point, in the order points first appear; the last record of a cell run again wins."""
-    by_cell = {r["cell_id"]: r for r in records}
+    """One record per point, in the order points first appear; the last record of a cell run again wins. A user
+    endpoint's launches carry their ratios against its C=1 service time (service_time.py)."""
+    by_cell = {r["cell_id"]: r for r in service_time.with_ratios(records, IDENTITY, counted)}
     by_point: dict[str, list[dict]] = {}
     for record in by_cell.values():
         by_point.setdefault(point_id(record), []).append(record)

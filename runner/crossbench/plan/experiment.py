@@ -12,11 +12,11 @@ from pathlib import Path
 
 import tomllib
 
-from crossbench import durations, loadgen, paths, servers
+from crossbench import durations, endpoints, loadgen, paths, servers
 from crossbench.servers import declared
 from crossbench_contract.delay import MAX_DELAY_MS
 
-from . import experiment_expand
+from . import experiment_expand, user_paths
 from .cellplan import CellPlan
 from .experiment_schema import RUN_KEYS, Experiment, ExperimentError, typed, validate
 
@@ -158,6 +158,8 @@ def apply_overrides(config: dict, overrides: dict) -> dict:
             group["concurrency"] = overrides["concurrency"]
         if overrides.get("delays_ms") is not None and "delays_ms" in group:
             group["delays_ms"] = overrides["delays_ms"]
+    if overrides.get("paths"):      # after --concurrency: each path's groups take it, and C=1 beside it
+        user_paths.measure(config, overrides["paths"])
     if overrides.get("groups"):
         unknown = set(overrides["groups"]) - {g["name"] for g in config.get("group", [])}
         if unknown:
@@ -179,4 +181,5 @@ def recorded(config: dict) -> Experiment:
     run and its decisions read; the defaults of [run] keys a recorded configuration predates are filled in. Its
     declared servers are registered again (a resumed run)."""
     servers.declare(config, f"the recorded experiment {config.get('name')}")
+    endpoints.declare_user(config.get("run", {}).get("paths") or ())
     return typed({**config, "run": {**RUN_DEFAULTS, **config.get("run", {})}})

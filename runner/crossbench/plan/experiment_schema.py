@@ -24,7 +24,7 @@ MAX_CONCURRENCY = 20_000
 RUN_KEYS = {"duration_s", "warmup_s", "repetitions", "shuffle", "shuffle_seed", "loadgen", "keepalive", "servers",
             "server_cpus", "loadgen_cpus", "loadgen_threads", "pipeline", "rates", "db_url",
             "precision", "min_launches", "max_launches", "min_window_delays", "best_level_launches",
-            "held_windows", "max_window_bias"}
+            "held_windows", "max_window_bias", "paths"}
 ANALYSIS_KEYS = {"knees", "advise"}   # knees = true: print the knees analysis found at the end of the run;
 # advise = true: maxThreads advice at the end (crossbench_analysis.advice; the workload from --advise-*)
 GROUP_KEYS = {"name", "kind", "endpoint", "concurrency", "delays_ms", "rates", "rate_shares", "peak_loadgen", "options",
@@ -73,6 +73,9 @@ class RunSettings:
     # a delayed closed-loop window at least its slowest round trip over this share (0: off), so one round trip of
     # each connection too many or too few moves its figures by at most that share (metrics.window_for_bias)
     max_window_bias: float = 0.0
+    # the user's own request paths (--path): endpoints of their server, measured like the contract's, each point's
+    # ratios against the same endpoint's C=1 point (figures/service_time.py)
+    paths: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -112,6 +115,7 @@ def validate(config: dict) -> Experiment:
         raise ExperimentError(f"experiment {config.get('name')}: {message}")
 
     servers.declare(config, f"experiment {config.get('name')}")
+    declare_paths(config, fail)
     unknown = set(config) - {"name", "description", "run", "group", "analysis", "server", *servers.PLUGINS}
     if unknown:
         fail(f"unknown sections {sorted(unknown)}; known: run, group, analysis, server and one per server "
@@ -217,10 +221,10 @@ def validate_group(group: dict, fail) -> None:
     if group.get("kind", DEFAULT_KIND) not in DRIVERS:
         fail(f"group {group.get('name')}: kind {group['kind']!r} unknown; known: {', '.join(DRIVERS)}")
     for server, endpoint in group.get("endpoint", {}).items():
-        if server not in servers.PLUGINS or endpoint not in ALL_ENDPOINTS:
+        if server not in servers.PLUGINS or (endpoint not in ALL_ENDPOINTS and not endpoints.is_user(endpoint)):
             fail(f"group {group.get('name')}: endpoint {server} = {endpoint!r}; servers are "
-                 f"{', '.join(servers.PLUGINS)}, endpoints {', '.join(ALL_ENDPOINTS)}")
-        if endpoint not in servers.PLUGINS[server].endpoints:
+                 f"{', '.join(servers.PLUGINS)}, endpoints {', '.join(ALL_ENDPOINTS)} and [run] paths")
+        if not endpoints.is_user(endpoint) and endpoint not in servers.PLUGINS[server].endpoints:
             fail(f"group {group.get('name')}: {server} does not serve {endpoint} (it serves "
                  f"{', '.join(sorted(servers.PLUGINS[server].endpoints))})")
     for c in group.get("concurrency", []):
@@ -297,6 +301,17 @@ def server_section(config: dict, group: dict, server: str) -> dict:
     """The experiment's [server] settings, with the group's own section on top."""
     return {**config.get(server, {}), **group.get(server, {})}
 
+def declare_paths(config: dict, fail) -> None:
+    """[run] paths, the user's own requests, checked and registered as endpoints (endpoints.declare_user)."""
+    given = config.get("run", {}).get("paths") or []
+    if not isinstance(given, list):
+        fail(f"[run] paths is a list of request paths, as paths = [\"/api/orders\"], not {given!r}")
+    for path in given:
+        if problem := endpoints.user_path_problem(path):
+            fail(f"[run] paths: each is {problem}")
+    endpoints.declare_user(given)
+
+
 def typed(config: dict) -> Experiment:
     """The checked configuration as typed values (validate() first)."""
     run = config["run"]
@@ -308,7 +323,7 @@ def typed(config: dict) -> Experiment:
         precision=run.get("precision"), min_launches=run["min_launches"], max_launches=run["max_launches"],
         min_window_delays=run["min_window_delays"], rates=run.get("rates"), db_url=run.get("db_url"),
         best_level_launches=run.get("best_level_launches", 0), held_windows=run.get("held_windows", False),
-        max_window_bias=run.get("max_window_bias", 0))
+        max_window_bias=run.get("max_window_bias", 0), paths=tuple(run.get("paths") or ()))
     analysis = config.get("analysis", {})
     return Experiment(config["name"], settings, tuple(typed_group(config, group) for group in config["group"]),
                       knees_at_end=bool(analysis.get("knees")), advise_at_end=bool(analysis.get("advise")))

@@ -29,6 +29,7 @@ from crossbench.sampling import noise
 from crossbench.version import git_revision
 
 from . import dry_run, metadata
+from .answer_checks import check_answers
 from .open_placement import open_placement
 from .progress import Progress, fmt_duration
 from .run_args import parse_args
@@ -217,6 +218,7 @@ def plan(args, remote: ExitStack) -> Planned:
     config, resolved, cells, run_dir, again = planned_cells(args)
     preflight(resolved.run, cells)
     placement = open_placement(args.hosts, cells, min(c.duration_s for c in cells), remote)
+    check_answers(cells, placement)     # the user's paths (--path) answer 2xx, their server deployed
     database = run_database(resolved.run, cells, run_dir, placement)
     todo, progress = summarised(resolved, cells, run_dir)
     if not args.resume:

@@ -16,7 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from crossbench import durations, loadgen, paths, servers, version
+from crossbench import durations, endpoints, loadgen, paths, servers, version
 from crossbench.options import refuse_repeated
 from crossbench.decide import slo
 from crossbench.plan.experiment_schema import AUTO_RATES
@@ -27,6 +27,7 @@ from . import run_help, server_files
 from .serve import knob_argument
 
 DEFAULT_EXPERIMENT = "seed002"
+WAR_EXPERIMENT = "your-war"         # what --war runs unless --experiment names another
 
 
 def sends_on_schedule(adapter) -> bool:
@@ -110,6 +111,13 @@ def delay_list(text: str) -> list[int]:
     return values
 
 
+def user_path(text: str) -> str:
+    """--path: a request path as sent (endpoints.user_path_problem says what it may not be)."""
+    if problem := endpoints.user_path_problem(text):
+        raise argparse.ArgumentTypeError(f"expected {problem}")
+    return text
+
+
 def name_list(text: str) -> list[str]:
     return [v.strip() for v in text.split(",") if v.strip()]
 
@@ -153,6 +161,11 @@ def build_parser(name: str = DEFAULT_EXPERIMENT) -> argparse.ArgumentParser:
                    f"{default('rates')}")
     m.add_argument("--delays", type=delay_list, dest="delays_ms", help="the endpoints' delays, comma-separated, "
                    f"each with its unit (1s,3s or 250ms){default('delays_ms')}")
+    m.add_argument("--path", action="append", type=user_path, dest="paths", metavar="PATH",
+                   help="your own request (a GET of this path, e.g. /api/orders?id=7) as the workload instead of the "
+                        "experiment's groups: one group per path (repeatable), swept over the experiment's "
+                        "concurrency and C=1, whose latency is the path's service time (its ratios' 1.0); each path "
+                        "must answer 2xx once before load")
     m.add_argument("--db-url", help="database cells: use this PostgreSQL (holding the tables, ./runner/db.sh load) "
                    "instead of the run's own cluster")
     m.add_argument("--duration", type=window, dest="duration_s", metavar="TIME",
@@ -210,8 +223,9 @@ def parse_args(argv):
         print(f"run_all: {e}", file=sys.stderr)
         raise SystemExit(e.exit_code) from None
     p = build_parser(run_help.experiment_named(given, DEFAULT_EXPERIMENT))
-    refuse_repeated(p, given, allowed={"slo", "server_files"})
+    refuse_repeated(p, given, allowed={"slo", "server_files", "paths"})
     args = p.parse_args(argv)
+    war_experiment(p, args, given)
     try:
         args.workload = advice_workload(args)
         args.slo = [slo.parse(text) for text in args.slo]
@@ -231,6 +245,19 @@ def parse_args(argv):
         p.error("--retry-failed goes with --resume DIR: it launches again that run's points whose launches all "
                 "failed")
     return args
+
+
+def war_experiment(p: argparse.ArgumentParser, args, given: list[str]) -> None:
+    """--war measures the user's WAR on the requests they name (--path): it serves none of the suite's. Without
+    --experiment it runs the your-war sweep."""
+    if not getattr(args, "war", None):
+        return
+    args.war = str(Path(args.war).resolve())     # as the run records it: a resume from elsewhere finds it
+    if not args.paths:
+        p.error("--war: name the requests to measure with --path (e.g. --path /app/hello): your WAR serves none of "
+                "the suite's endpoints")
+    if not any(word == "--experiment" or word.startswith("--experiment=") for word in given):
+        args.experiment = WAR_EXPERIMENT
 
 
 def matrix_given(p: argparse.ArgumentParser, args) -> set[str]:

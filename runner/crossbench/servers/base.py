@@ -216,6 +216,11 @@ class ServerPlugin:
         `address` where it listens (loopback unless load comes from other hosts)."""
         raise NotImplementedError
 
+    def deploy_problem(self, settings: dict, log_path: Path) -> str | None:
+        """What its logs (`log_path`, its start's log, and what lies beside it) say went wrong in a start that
+        answers all the same (a user's WAR Tomcat could not deploy), in one line; None when nothing did."""
+        return None
+
     def versions(self) -> dict:
         found = {}
         for name in self.distributions:

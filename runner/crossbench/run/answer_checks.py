@@ -1,0 +1,74 @@
+"""Before the first cell of a run with the user's own requests (--path): one unmeasured start of each server that
+serves them, where the run puts it, and each path sent once. A server that started but says in its log that it did
+not deploy (a user's WAR Tomcat could not load: its first SEVERE line) and a path that answers other than 2xx (its
+status and the first bytes of its body) are refused in one line before any cell, with nothing left running."""
+from __future__ import annotations
+
+import tempfile
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from crossbench import endpoints, oskit, servers
+from crossbench.plan.cellplan import CellPlan
+
+from .run_checks import Refused
+
+BODY_SHOWN = 200        # bytes of a refused answer's body the refusal quotes
+ANSWER_TIMEOUT_S = 30.0  # one request to a server that just started (a first JSP compiles, a cache fills)
+
+
+def user_cells(cells: list[CellPlan]) -> dict[str, tuple[CellPlan, list[str]]]:
+    """Per server: its first cell on a user path (or with a user's WAR), and every path those cells request, in
+    plan order."""
+    found: dict[str, tuple[CellPlan, list[str]]] = {}
+    for cell in cells:
+        if endpoints.is_user(cell.endpoint) or cell.settings.get("war"):
+            first, paths = found.setdefault(cell.server, (cell, []))
+            if cell.endpoint not in paths:
+                paths.append(cell.endpoint)
+    return found
+
+
+def check_answers(cells: list[CellPlan], placement) -> None:
+    """Each server that serves user paths started once (its first setting: deploying does not depend on the
+    knobs swept), its deploy checked, each path asked once; Refused on the first that fails."""
+    host = placement.server_host
+    with tempfile.TemporaryDirectory(prefix="crossbench-answers-") as work:
+        for server, (cell, paths) in user_cells(cells).items():
+            spec = cell.plugin.spec(cell.settings, host.free_port(), Path(work), cell.server_cpus)
+            try:
+                with servers.RunningServer(spec, host) as running:
+                    refuse_undeployed(cell, spec.log_path)
+                    for path in paths:
+                        refuse_answer(server, path, *answer(running.url + path))
+            except (servers.ServerFailed, oskit.PortInUse) as e:
+                raise Refused(f"{server}: the start before load that checks --path failed: "
+                              f"{' '.join(str(e).split())[:400]}") from None
+
+
+def refuse_undeployed(cell: CellPlan, log_path: Path) -> None:
+    """Its plug-in reads its logs (a server on a host of its own has them there: its answers below still tell)."""
+    if log_path.exists() and (problem := cell.plugin.deploy_problem(cell.settings, log_path)):
+        raise Refused(problem)
+
+
+def answer(url: str) -> tuple[int | None, bytes, str]:
+    """One GET: its status and the first bytes of its body, or no status and why none came."""
+    try:
+        with urllib.request.urlopen(url, timeout=ANSWER_TIMEOUT_S) as response:
+            return response.status, response.read(BODY_SHOWN), ""
+    except urllib.error.HTTPError as e:
+        with e:
+            return e.code, e.read(BODY_SHOWN), ""
+    except (urllib.error.URLError, OSError) as e:
+        return None, b"", str(getattr(e, "reason", e))
+
+
+def refuse_answer(server: str, path: str, status: int | None, body: bytes, error: str) -> None:
+    if status is None:
+        raise Refused(f"{server}: GET {path} got no answer before load ({error}); each --path must answer 2xx")
+    if not 200 <= status < 300:
+        shown = body.decode("utf-8", errors="replace")
+        raise Refused(f"{server}: GET {path} answered {status} before load; each --path must answer 2xx; its body "
+                      f"begins: {shown!r}")
