@@ -2,7 +2,7 @@
 # The one test command: installs what the tests need (Debian packages when root, the Python environment),
 # builds the WAR and the pinned Tomcat (JUnit 5 through Surefire) and the open-loop generators, then runs every Python test (conformance
 # against the real servers, runner, load generators, analysis).
-#   ./runner/test.sh            everything (about 25 minutes here with its build, 24 of them pytest, 5 more the first time: oha and k6 build):
+#   ./runner/test.sh            everything (about 30 minutes here with its build, 28 of them pytest, 5 more the first time: oha and k6 build):
 #                               what starts no live server two at a time (pytest-xdist), then the live tests alone
 #   ./runner/test.sh --fast     only what needs no live server, no build and starts no process (under a minute;
 #                               tests marked spawns run tools, scripts or servers: runner/tests/spawn_guard.py)
@@ -26,6 +26,9 @@ crossbench_install_missing test mvn=maven chromium=chromium /usr/sbin/sshd=opens
 # shellcheck source=runner/python-env.sh
 source "$here/python-env.sh"
 cd "$CROSSBENCH_ROOT"
+# Python's linter (with its import sorting) and formatter, as shellcheck is bash's (.ci/run); config in pyproject
+"$PYTHON" -m ruff check --config runner/pyproject.toml --quiet .
+"$PYTHON" -m ruff format --check --config runner/pyproject.toml --quiet .
 
 tests=(runner/tests tornado-app/tests gunicorn-app/tests uvicorn-app/tests analysis/tests)
 

@@ -95,7 +95,9 @@ def render_quick(results: Path) -> str:
     run = newest_run(results, QUICK_SET)
     shown = tables.terminal(read_json(run / FINDINGS_FILE)) if run else "(no committed quick run)"
     source = f"`docs/results/{QUICK_SET}/runs/{run.name}/`" if run else "none"
-    return "\n".join([QUICK_BEGIN, f"What `--quick` printed at its end here ({source}):", "```text", shown, "```",
+    machine = (read_json(run / "metadata.json").get("machine") or {}) if run else {}
+    where = f"on {machine.get('cpu_model', 'an unnamed CPU')}, {machine.get('cores', '?')} cores" if run else "here"
+    return "\n".join([QUICK_BEGIN, f"What `--quick` printed at its end {where} ({source}):", "```text", shown, "```",
                       QUICK_END])
 
 
