@@ -18,6 +18,7 @@ Usage:
   python3 static-fixtures/generate.py          # write the three files + SHA256SUMS
   python3 static-fixtures/generate.py --check  # verify files on disk against SHA256SUMS
 """
+
 import hashlib
 import random
 import struct
@@ -47,7 +48,7 @@ def zlib_stored(raw):
     out = bytearray(b"\x78\x01")
     pos = 0
     while True:
-        block = raw[pos:pos + 65535]
+        block = raw[pos : pos + 65535]
         pos += len(block)
         final = 1 if pos >= len(raw) else 0
         out += bytes([final]) + struct.pack("<HH", len(block), len(block) ^ 0xFFFF) + block
@@ -66,11 +67,11 @@ def make_png(size):
         for x in range(w):
             n = noise[y * w + x] % 24 - 12
             dx, dy = x - 40, y - 18
-            if dx * dx + dy * dy < 100:              # a sun-ish disk
+            if dx * dx + dy * dy < 100:  # a sun-ish disk
                 r, g, b = 250, 200, 40
-            elif y > 32 + (x * 3) // 16 - 6:          # a sloped "hill"
+            elif y > 32 + (x * 3) // 16 - 6:  # a sloped "hill"
                 r, g, b = 40 + x, 140 + y, 50
-            else:                                     # sky gradient
+            else:  # sky gradient
                 r, g, b = 60 + y * 2, 120 + y * 2, 230 - y
             raw += bytes(max(0, min(255, c + n)) for c in (r, g, b))
     sig = b"\x89PNG\r\n\x1a\n"
@@ -90,15 +91,108 @@ def make_png(size):
 
 
 # -------------------------------------------------------------------- JPEG ---
-ZIGZAG = sorted(range(64), key=lambda i: (i // 8 + i % 8,
-                                          (i % 8) if (i // 8 + i % 8) % 2 == 0 else (i // 8)))
+ZIGZAG = sorted(range(64), key=lambda i: (i // 8 + i % 8, (i % 8) if (i // 8 + i % 8) % 2 == 0 else (i // 8)))
 
-Q_LUM = [16, 11, 10, 16, 24, 40, 51, 61, 12, 12, 14, 19, 26, 58, 60, 55,
-         14, 13, 16, 24, 40, 57, 69, 56, 14, 17, 22, 29, 51, 87, 80, 62,
-         18, 22, 37, 56, 68, 109, 103, 77, 24, 35, 55, 64, 81, 104, 113, 92,
-         49, 64, 78, 87, 103, 121, 120, 101, 72, 92, 95, 98, 112, 100, 103, 99]
-Q_CHR = [17, 18, 24, 47, 99, 99, 99, 99, 18, 21, 26, 66, 99, 99, 99, 99,
-         24, 26, 56, 99, 99, 99, 99, 99, 47, 66, 99, 99, 99, 99, 99, 99] + [99] * 32
+Q_LUM = [
+    16,
+    11,
+    10,
+    16,
+    24,
+    40,
+    51,
+    61,
+    12,
+    12,
+    14,
+    19,
+    26,
+    58,
+    60,
+    55,
+    14,
+    13,
+    16,
+    24,
+    40,
+    57,
+    69,
+    56,
+    14,
+    17,
+    22,
+    29,
+    51,
+    87,
+    80,
+    62,
+    18,
+    22,
+    37,
+    56,
+    68,
+    109,
+    103,
+    77,
+    24,
+    35,
+    55,
+    64,
+    81,
+    104,
+    113,
+    92,
+    49,
+    64,
+    78,
+    87,
+    103,
+    121,
+    120,
+    101,
+    72,
+    92,
+    95,
+    98,
+    112,
+    100,
+    103,
+    99,
+]
+Q_CHR = [
+    17,
+    18,
+    24,
+    47,
+    99,
+    99,
+    99,
+    99,
+    18,
+    21,
+    26,
+    66,
+    99,
+    99,
+    99,
+    99,
+    24,
+    26,
+    56,
+    99,
+    99,
+    99,
+    99,
+    99,
+    47,
+    66,
+    99,
+    99,
+    99,
+    99,
+    99,
+    99,
+] + [99] * 32
 
 DC_LUM_BITS = [0, 1, 5, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0]
 DC_CHR_BITS = [0, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0]
@@ -110,14 +204,16 @@ AC_LUM_VALS = bytes.fromhex(
     "82090a161718191a25262728292a3435363738393a434445464748494a"
     "535455565758595a636465666768696a737475767778797a838485868788898a"
     "92939495969798999aa2a3a4a5a6a7a8a9aab2b3b4b5b6b7b8b9bac2c3c4c5c6"
-    "c7c8c9cad2d3d4d5d6d7d8d9dae1e2e3e4e5e6e7e8e9eaf1f2f3f4f5f6f7f8f9fa")
+    "c7c8c9cad2d3d4d5d6d7d8d9dae1e2e3e4e5e6e7e8e9eaf1f2f3f4f5f6f7f8f9fa"
+)
 AC_CHR_BITS = [0, 2, 1, 2, 4, 4, 3, 4, 7, 5, 4, 4, 0, 1, 2, 0x77]
 AC_CHR_VALS = bytes.fromhex(
     "000102031104052131061241510761711322328108144291a1b1c109233352f0"
     "156272d10a162434e125f11718191a262728292a35363738393a434445464748"
     "494a535455565758595a636465666768696a737475767778797a828384858687"
     "88898a92939495969798999aa2a3a4a5a6a7a8a9aab2b3b4b5b6b7b8b9bac2c3"
-    "c4c5c6c7c8c9cad2d3d4d5d6d7d8d9dae2e3e4e5e6e7e8e9eaf2f3f4f5f6f7f8f9fa")
+    "c4c5c6c7c8c9cad2d3d4d5d6d7d8d9dae2e3e4e5e6e7e8e9eaf2f3f4f5f6f7f8f9fa"
+)
 
 
 def scaled_qtable(base, quality):
@@ -157,16 +253,28 @@ def fdct_quant(block, qdiv):
     m = DCT_MAT
     rows = []
     for r in range(0, 64, 8):
-        b0, b1, b2, b3, b4, b5, b6, b7 = block[r:r + 8]
-        rows.append([c0 * b0 + c1 * b1 + c2 * b2 + c3 * b3 + c4 * b4 + c5 * b5 + c6 * b6 + c7 * b7
-                     for c0, c1, c2, c3, c4, c5, c6, c7 in m])
+        b0, b1, b2, b3, b4, b5, b6, b7 = block[r : r + 8]
+        rows.append(
+            [
+                c0 * b0 + c1 * b1 + c2 * b2 + c3 * b3 + c4 * b4 + c5 * b5 + c6 * b6 + c7 * b7
+                for c0, c1, c2, c3, c4, c5, c6, c7 in m
+            ]
+        )
     coef = [0] * 64
     for v in range(8):
         col = [rows[y][v] for y in range(8)]
         for u in range(8):
             c = m[u]
-            s = (c[0] * col[0] + c[1] * col[1] + c[2] * col[2] + c[3] * col[3] +
-                 c[4] * col[4] + c[5] * col[5] + c[6] * col[6] + c[7] * col[7])
+            s = (
+                c[0] * col[0]
+                + c[1] * col[1]
+                + c[2] * col[2]
+                + c[3] * col[3]
+                + c[4] * col[4]
+                + c[5] * col[5]
+                + c[6] * col[6]
+                + c[7] * col[7]
+            )
             coef[u * 8 + v] = s  # scaled by 2^(2*DCT_SHIFT)
     out = []
     for i in ZIGZAG:
@@ -286,7 +394,7 @@ def make_jpeg(size, w=1600, h=1200, quality=90):
         out = []
         for yy in range(by, by + 8):
             o = yy * pw + bx
-            out.extend(v - 128 for v in plane[o:o + 8])
+            out.extend(v - 128 for v in plane[o : o + 8])
         return out
 
     bw = BitWriter()
@@ -307,10 +415,17 @@ def make_jpeg(size, w=1600, h=1200, quality=90):
     app0 = seg(0xE0, b"JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00")
     dqt = seg(0xDB, bytes([0]) + bytes(ql[i] for i in ZIGZAG) + bytes([1]) + bytes(qc[i] for i in ZIGZAG))
     sof0 = seg(0xC0, struct.pack(">BHHB", 8, h, w, 3) + bytes([1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1]))
-    dht = seg(0xC4, bytes([0x00] + DC_LUM_BITS) + bytes(DC_VALS) +
-              bytes([0x10] + AC_LUM_BITS) + AC_LUM_VALS +
-              bytes([0x01] + DC_CHR_BITS) + bytes(DC_VALS) +
-              bytes([0x11] + AC_CHR_BITS) + AC_CHR_VALS)
+    dht = seg(
+        0xC4,
+        bytes([0x00] + DC_LUM_BITS)
+        + bytes(DC_VALS)
+        + bytes([0x10] + AC_LUM_BITS)
+        + AC_LUM_VALS
+        + bytes([0x01] + DC_CHR_BITS)
+        + bytes(DC_VALS)
+        + bytes([0x11] + AC_CHR_BITS)
+        + AC_CHR_VALS,
+    )
     sos = seg(0xDA, bytes([3, 1, 0x00, 2, 0x11, 3, 0x11, 0, 63, 0]))
     soi, eoi = b"\xff\xd8", b"\xff\xd9"
     body = dqt + sof0 + dht + sos + scan + eoi
@@ -324,7 +439,7 @@ def make_jpeg(size, w=1600, h=1200, quality=90):
     text = b"crossbench static fixture big.jpg; COM padding to a fixed size. "
     for k in range(nseg):
         total = pad // nseg + (1 if k < pad % nseg else 0)
-        payload = (text * (total // len(text) + 1))[:total - 4]
+        payload = (text * (total // len(text) + 1))[: total - 4]
         coms += seg(0xFE, payload)
     data = soi + app0 + bytes(coms) + body
     assert len(data) == size, len(data)
@@ -332,11 +447,13 @@ def make_jpeg(size, w=1600, h=1200, quality=90):
 
 
 # -------------------------------------------------------------------- HTML ---
-WORDS = ("server request latency throughput worker thread event loop socket buffer "
-         "kernel connection keepalive handler servlet tornado tomcat static file cache "
-         "response header payload benchmark percentile median queue backlog core memory "
-         "garbage collector heap coroutine async blocking pool client load generator "
-         "measurement warmup steady state variance sample run host network byte").split()
+WORDS = (
+    "server request latency throughput worker thread event loop socket buffer "
+    "kernel connection keepalive handler servlet tornado tomcat static file cache "
+    "response header payload benchmark percentile median queue backlog core memory "
+    "garbage collector heap coroutine async blocking pool client load generator "
+    "measurement warmup steady state variance sample run host network byte"
+).split()
 
 
 def make_html(size):
@@ -362,7 +479,8 @@ def make_html(size):
         "img{max-width:100%}</style>\n</head>\n<body>\n"
         "<header><h1>crossbench static fixture</h1>\n"
         "<p>A synthetic page served by both the Tomcat and the Tornado server.</p>\n"
-        "<img src=\"small.png\" alt=\"small image\" width=\"64\" height=\"48\"></header>\n<main>\n")
+        "<img src=\"small.png\" alt=\"small image\" width=\"64\" height=\"48\"></header>\n<main>\n"
+    )
     tail_close = "</main>\n<footer><p>End of fixture.</p></footer>\n"
     end = "</body>\n</html>\n"
     parts = [head]
@@ -375,16 +493,22 @@ def make_html(size):
         for _ in range(2 + rng.getrandbits(2)):
             chunk.append(paragraph())
         if section == 1:
-            chunk.append("<figure><img src=\"big.jpg\" alt=\"big image\" width=\"1600\" height=\"1200\">"
-                         "<figcaption>A large JPEG.</figcaption></figure>\n")
+            chunk.append(
+                "<figure><img src=\"big.jpg\" alt=\"big image\" width=\"1600\" height=\"1200\">"
+                "<figcaption>A large JPEG.</figcaption></figure>\n"
+            )
         if section % 4 == 0:
-            chunk.append("<h3>Results table</h3>\n<table>\n<thead><tr><th>run</th><th>server</th>"
-                         "<th>p50 ms</th><th>p99 ms</th><th>req/s</th></tr></thead>\n<tbody>\n")
+            chunk.append(
+                "<h3>Results table</h3>\n<table>\n<thead><tr><th>run</th><th>server</th>"
+                "<th>p50 ms</th><th>p99 ms</th><th>req/s</th></tr></thead>\n<tbody>\n"
+            )
             for row in range(8):
                 p50 = 1 + rng.getrandbits(10)
-                chunk.append(f"<tr><td>{row + 1}</td><td>{pick(('tomcat', 'tornado'))}</td>"
-                             f"<td>{p50 / 100:.2f}</td><td>{(p50 + rng.getrandbits(12)) / 100:.2f}</td>"
-                             f"<td>{1000 + rng.getrandbits(15)}</td></tr>\n")
+                chunk.append(
+                    f"<tr><td>{row + 1}</td><td>{pick(('tomcat', 'tornado'))}</td>"
+                    f"<td>{p50 / 100:.2f}</td><td>{(p50 + rng.getrandbits(12)) / 100:.2f}</td>"
+                    f"<td>{1000 + rng.getrandbits(15)}</td></tr>\n"
+                )
             chunk.append("</tbody>\n</table>\n")
         chunk.append("</section>\n")
         text = "".join(chunk)

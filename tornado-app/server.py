@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 """crossbench's Tornado server: `python tornado-app/server.py --port 8888 [--processes N] [--backlog N]`."""
+
 from __future__ import annotations
 
 import argparse
@@ -25,19 +26,36 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--address", default="127.0.0.1", help="where to listen (default: loopback only)")
     parser.add_argument("--port", type=positive, default=8888)
-    parser.add_argument("--processes", type=positive, default=1,
-                        help="forked workers sharing one listening socket (default 1: one event loop)")
-    parser.add_argument("--backlog", type=positive, default=DEFAULT_BACKLOG,
-                        help="listen backlog (Tomcat's acceptCount counterpart; default %(default)s)")
+    parser.add_argument(
+        "--processes",
+        type=positive,
+        default=1,
+        help="forked workers sharing one listening socket (default 1: one event loop)",
+    )
+    parser.add_argument(
+        "--backlog",
+        type=positive,
+        default=DEFAULT_BACKLOG,
+        help="listen backlog (Tomcat's acceptCount counterpart; default %(default)s)",
+    )
     parser.add_argument("--static-dir", type=Path, default=STATIC_DIR)
     parser.add_argument("--db-url", help="PostgreSQL for the database endpoints (postgresql://USER@HOST:PORT/DB)")
     parser.add_argument("--db-pool", type=positive, default=10, help="asyncpg pool size per process")
-    parser.add_argument("--db-wait-ms", type=positive, default=5000,
-                        help="how long a request waits for a pooled connection before its 503")
-    parser.add_argument("--db-prepared", action=argparse.BooleanOptionalAction, default=True,
-                        help="named prepared statements (--no-db-prepared behind PgBouncer in transaction mode)")
-    parser.add_argument("--db-pool-log", metavar="DIR",
-                        help="each process appends its pool's lent and waiting counts to DIR/<pid>.csv")
+    parser.add_argument(
+        "--db-wait-ms",
+        type=positive,
+        default=5000,
+        help="how long a request waits for a pooled connection before its 503",
+    )
+    parser.add_argument(
+        "--db-prepared",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="named prepared statements (--no-db-prepared behind PgBouncer in transaction mode)",
+    )
+    parser.add_argument(
+        "--db-pool-log", metavar="DIR", help="each process appends its pool's lent and waiting counts to DIR/<pid>.csv"
+    )
     return parser.parse_args(argv)
 
 
@@ -49,8 +67,9 @@ def database(args) -> db.Database:
 def main(argv=None) -> int:
     args = parse_args(argv)
     try:
-        return prefork.run(lambda: app.make_app(args.static_dir, database(args)), args.port, args.backlog,
-                           args.processes, args.address)
+        return prefork.run(
+            lambda: app.make_app(args.static_dir, database(args)), args.port, args.backlog, args.processes, args.address
+        )
     except OSError as e:
         print(f"tornado: cannot listen on {args.address}:{args.port}: {e.strerror}", file=sys.stderr)
         return 2

@@ -8,6 +8,7 @@ Exit status: 0 done, 1 an error (not a run directory, gnuplot missing or failing
 measured section differs from docs/results), 2 compare refused, advice
 refused (a workload that makes no sense, a run without a maxThreads sweep), tfb-reference asked of a run without
 TechEmpower cells."""
+
 from __future__ import annotations
 
 import argparse
@@ -17,8 +18,8 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from crossbench import version
-from crossbench.options import refuse_repeated
 from crossbench.figures.points import launch_rule
+from crossbench.options import refuse_repeated
 from crossbench_analysis.compare.compare import CompareRefused, compare
 from crossbench_analysis.compare.compare_within import compare_in_run
 from crossbench_analysis.findings.finding import load_points
@@ -26,11 +27,11 @@ from crossbench_analysis.judge.workload import WorkloadRefused, checked
 from crossbench_analysis.read import points_run
 from crossbench_analysis.read.runinfo import AnalysisError, load_run
 
+from . import pictures
 from .advice import advice, model
 from .charts import export, plot
 from .compare import aa, capacity_aa, holdout
 from .findings import findings, tfb_reference
-from . import pictures
 from .pipeline import analyze, write_report
 from .report import reference
 
@@ -50,69 +51,151 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     a = command_parser(sub, "analyze", "export, draw every chart, write report.html")
     a.add_argument("run_dir", type=Path, help="the run directory (results/<run id>)")
-    for name, text in (("export", "write charts/data/*.dat and manifest.json only"),
-                       ("plot", "draw the charts from charts/data/ (after export)"),
-                       ("report", "write report.html from what charts/ holds")):
+    for name, text in (
+        ("export", "write charts/data/*.dat and manifest.json only"),
+        ("plot", "draw the charts from charts/data/ (after export)"),
+        ("report", "write report.html from what charts/ holds"),
+    ):
         command_parser(sub, name, text).add_argument("run_dir", type=Path, help="the run directory")
-    w = command_parser(sub, "findings", "write findings.json and findings.md again on today's rules (a reference "
-                       "run kept as points.jsonl: its summary from the points, its stored findings merged)")
+    w = command_parser(
+        sub,
+        "findings",
+        "write findings.json and findings.md again on today's rules (a reference "
+        "run kept as points.jsonl: its summary from the points, its stored findings merged)",
+    )
     w.add_argument("run_dir", type=Path, help="a run directory, or a reference run under docs/results/*/runs/")
     r = command_parser(sub, "reference", "write the README's measured section from docs/results (reference.py)")
     r.add_argument("--check", action="store_true", help="only check it: exit 1 when the README differs")
     r.add_argument("--repo", type=Path, default=REPO, help="whose README.md and docs/*.md (default this one)")
-    r.add_argument("--results", type=Path, default=REPO / "docs" / "results", help="the reference runs (default "
-                   "docs/results)")
-    g = command_parser(sub, "pictures", "draw the README's and docs' pictures again from the committed quick run "
-                       "(pictures.py): its charts and a screenshot of its report")
+    r.add_argument(
+        "--results", type=Path, default=REPO / "docs" / "results", help="the reference runs (default docs/results)"
+    )
+    g = command_parser(
+        sub,
+        "pictures",
+        "draw the README's and docs' pictures again from the committed quick run "
+        "(pictures.py): its charts and a screenshot of its report",
+    )
     g.add_argument("--out", type=Path, default=REPO / "docs" / "images", help="where they go (default docs/images)")
-    g.add_argument("--results", type=Path, default=REPO / "docs" / "results", help="the reference runs (default "
-                   "docs/results)")
-    f = command_parser(sub, "tfb-reference", "our ratios between stacks beside TechEmpower's published ones "
-                       "(tfb_reference.py): tfb-reference.md and .json in the run directory")
+    g.add_argument(
+        "--results", type=Path, default=REPO / "docs" / "results", help="the reference runs (default docs/results)"
+    )
+    f = command_parser(
+        sub,
+        "tfb-reference",
+        "our ratios between stacks beside TechEmpower's published ones "
+        "(tfb_reference.py): tfb-reference.md and .json in the run directory",
+    )
     f.add_argument("run_dir", type=Path, help="a run of the tfb experiments")
     c = command_parser(sub, "compare", "compare two runs point by point, with intervals")
     c.add_argument("run_a", type=Path, help="the baseline run directory (A)")
     c.add_argument("run_b", type=Path, nargs="?", help="the run compared with it (B); none with --within")
-    c.add_argument("--within", nargs=2, metavar=("VARIANT_A", "VARIANT_B"), help="compare two server variants "
-                   "inside RUN_A, launches paired by round (a setting such as 'tomcat maxThreads=20', or a server)")
+    c.add_argument(
+        "--within",
+        nargs=2,
+        metavar=("VARIANT_A", "VARIANT_B"),
+        help="compare two server variants "
+        "inside RUN_A, launches paired by round (a setting such as 'tomcat maxThreads=20', or a server)",
+    )
     c.add_argument("--out", type=Path, help="where compare.html etc. go (default RUN_B/compare-<run id of A>)")
     c.add_argument("--force", action="store_true", help="compare the common points even when the sets differ")
-    c.add_argument("--noise-floor", type=float, dest="noise_floor", metavar="SD",
-                   help="the run-to-run spread sigma_run on logs, overriding noise_floor.toml's for this machine")
-    c.add_argument("--margin", type=float, default=0.05, help="the equivalence margin, a share in (0, 1): "
-                   "faster or slower beyond it, 'same within' inside it (default 0.05)")
-    v = command_parser(sub, "advise", "maxThreads advice for a workload: from a maxthreads run (a local one or a "
-                       "committed reference under docs/results), or from the model alone when no run is given")
-    v.add_argument("run_dir", type=Path, nargs="?", help="a run of the maxthreads experiments (read, never "
-                   "written), e.g. docs/results/maxthreads/runs/maxthreads-delay; none: the model alone")
+    c.add_argument(
+        "--noise-floor",
+        type=float,
+        dest="noise_floor",
+        metavar="SD",
+        help="the run-to-run spread sigma_run on logs, overriding noise_floor.toml's for this machine",
+    )
+    c.add_argument(
+        "--margin",
+        type=float,
+        default=0.05,
+        help="the equivalence margin, a share in (0, 1): "
+        "faster or slower beyond it, 'same within' inside it (default 0.05)",
+    )
+    v = command_parser(
+        sub,
+        "advise",
+        "maxThreads advice for a workload: from a maxthreads run (a local one or a "
+        "committed reference under docs/results), or from the model alone when no run is given",
+    )
+    v.add_argument(
+        "run_dir",
+        type=Path,
+        nargs="?",
+        help="a run of the maxthreads experiments (read, never "
+        "written), e.g. docs/results/maxthreads/runs/maxthreads-delay; none: the model alone",
+    )
     v.add_argument("--rate", type=float, required=True, help="arrivals, requests per second")
     v.add_argument("--hold-ms", type=float, required=True, help="how long one request holds a thread, ms")
     v.add_argument("--p99-ms", type=float, help="the latency 99 %% of requests must stay under, ms")
-    v.add_argument("--capacity", type=Path, metavar="CAPACITY_RUN", help="a capacity run (--experiment "
-                   "capacity) whose measured capacity per Tomcat setting goes beside the model's")
-    v.add_argument("--out", type=Path, metavar="DIR", help="where advice.md and advice.json go (default: "
-                   "RUN_DIR/advice-<rate>rps-<hold>ms, a folder of its own; --out RUN_DIR writes into the run; "
-                   "for the model alone or a committed reference run: printed only)")
-    t = command_parser(sub, "aa", "compare's false-alarm rate (runs of one configuration, pairwise) and power "
-                       "(the same pairs with a planted change)")
-    t.add_argument("runs", type=Path, nargs="+", help="two or more runs of the same experiment and settings "
-                   "(with --within: one or more runs of many rounds)")
-    t.add_argument("--within", action="store_true", help="inside each run: odd rounds against even rounds, "
-                   "paired, by compare --within's test")
+    v.add_argument(
+        "--capacity",
+        type=Path,
+        metavar="CAPACITY_RUN",
+        help="a capacity run (--experiment "
+        "capacity) whose measured capacity per Tomcat setting goes beside the model's",
+    )
+    v.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="where advice.md and advice.json go (default: "
+        "RUN_DIR/advice-<rate>rps-<hold>ms, a folder of its own; --out RUN_DIR writes into the run; "
+        "for the model alone or a committed reference run: printed only)",
+    )
+    t = command_parser(
+        sub,
+        "aa",
+        "compare's false-alarm rate (runs of one configuration, pairwise) and power "
+        "(the same pairs with a planted change)",
+    )
+    t.add_argument(
+        "runs",
+        type=Path,
+        nargs="+",
+        help="two or more runs of the same experiment and settings (with --within: one or more runs of many rounds)",
+    )
+    t.add_argument(
+        "--within",
+        action="store_true",
+        help="inside each run: odd rounds against even rounds, paired, by compare --within's test",
+    )
     t.add_argument("--plant", type=float, default=0.10, help="the planted slowdown of B (default 0.10)")
-    t.add_argument("--noise-floor", type=float, dest="noise_floor", metavar="SD",
-                   help="the run-to-run spread sigma_run on logs, overriding noise_floor.toml's")
+    t.add_argument(
+        "--noise-floor",
+        type=float,
+        dest="noise_floor",
+        metavar="SD",
+        help="the run-to-run spread sigma_run on logs, overriding noise_floor.toml's",
+    )
     t.add_argument("--margin", type=float, default=0.05, help="the equivalence margin (default 0.05)")
-    t.add_argument("--spreads", type=Path, help="judge by the run-to-run spreads in this file (the JSON "
-                   "--observe-floor printed for other runs): A/A held out from the spreads it uses")
+    t.add_argument(
+        "--spreads",
+        type=Path,
+        help="judge by the run-to-run spreads in this file (the JSON "
+        "--observe-floor printed for other runs): A/A held out from the spreads it uses",
+    )
     t.add_argument("--json", type=Path, help="also write the result here")
-    t.add_argument("--holdout", action="store_true", help="each run held out in turn: the noise model fitted on "
-                   "the others, compare's A/A and a planted 5 %% and 10 %% change on the pairs that hold it, per "
-                   "kind of figure, with the false-change rate's binomial interval")
-    t.add_argument("--observe-floor", action="store_true", help="print each figure's run-to-run spread over these "
-                   "runs (sigma_run on logs, per kind of point): the values noise_floor.toml should hold")
-    c = command_parser(sub, "capacity-aa", "how far each setting's held rate moves between sittings: "
-                       "independent runs of one capacity experiment, per setting")
+    t.add_argument(
+        "--holdout",
+        action="store_true",
+        help="each run held out in turn: the noise model fitted on "
+        "the others, compare's A/A and a planted 5 %% and 10 %% change on the pairs that hold it, per "
+        "kind of figure, with the false-change rate's binomial interval",
+    )
+    t.add_argument(
+        "--observe-floor",
+        action="store_true",
+        help="print each figure's run-to-run spread over these "
+        "runs (sigma_run on logs, per kind of point): the values noise_floor.toml should hold",
+    )
+    c = command_parser(
+        sub,
+        "capacity-aa",
+        "how far each setting's held rate moves between sittings: "
+        "independent runs of one capacity experiment, per setting",
+    )
     c.add_argument("runs", type=Path, nargs="+", help="two or more runs of one capacity experiment on this machine")
     return p
 
@@ -130,13 +213,16 @@ def compare_command(args):
     """compare RUN_A RUN_B, or compare RUN --within VARIANT_A VARIANT_B."""
     if args.within:
         if args.run_b or args.force or args.noise_floor is not None:
-            raise CompareRefused("--within compares two variants inside one run: give one run directory, and "
-                                 "neither --force nor --noise-floor (one run has no run-to-run floor)")
+            raise CompareRefused(
+                "--within compares two variants inside one run: give one run directory, and "
+                "neither --force nor --noise-floor (one run has no run-to-run floor)"
+            )
         return compare_in_run(args.run_a, *args.within, out=args.out, margin=args.margin)
     if args.run_b is None:
         raise CompareRefused("compare takes two run directories, or one with --within VARIANT_A VARIANT_B")
-    return compare(args.run_a, args.run_b, out=args.out, force=args.force, noise_floor=args.noise_floor,
-                   margin=args.margin)
+    return compare(
+        args.run_a, args.run_b, out=args.out, force=args.force, noise_floor=args.noise_floor, margin=args.margin
+    )
 
 
 def advise_command(args) -> None:
@@ -180,7 +266,9 @@ def run_rule(args):
     run_dir = getattr(args, "run_dir", None)
     if not run_dir or args.command == "compare":
         return nullcontext()
-    return launch_rule((points_run.load(run_dir) if points_run.has_points_only(run_dir) else load_run(run_dir)).adaptive)
+    return launch_rule(
+        (points_run.load(run_dir) if points_run.has_points_only(run_dir) else load_run(run_dir)).adaptive
+    )
 
 
 def command(args) -> int:
@@ -205,8 +293,12 @@ def command(args) -> int:
         run = load_run(args.run_dir)
         charts_dir = args.run_dir / "charts"
         _, jobs = export.read_manifest(charts_dir / "data")
-        results = [plot.PlotResult(j.name, [charts_dir / f"{j.name}.png"]) if (charts_dir / f"{j.name}.png")
-                   .is_file() else plot.PlotResult(j.name, error="not drawn") for j in jobs]
+        results = [
+            plot.PlotResult(j.name, [charts_dir / f"{j.name}.png"])
+            if (charts_dir / f"{j.name}.png").is_file()
+            else plot.PlotResult(j.name, error="not drawn")
+            for j in jobs
+        ]
         print(write_report(run, jobs, results))
     elif args.command == "compare":
         _, html, text = compare_command(args)
@@ -225,8 +317,11 @@ def command(args) -> int:
     elif args.command == "reference":
         stale = reference.update_all(args.repo, args.results, check=args.check)
         if stale:
-            print(f"{', '.join(str(doc) for doc in stale)}: measured sections differ from {args.results}; write "
-                  "them with python -m crossbench_analysis reference", file=sys.stderr)
+            print(
+                f"{', '.join(str(doc) for doc in stale)}: measured sections differ from {args.results}; write "
+                "them with python -m crossbench_analysis reference",
+                file=sys.stderr,
+            )
             return 1
     elif args.command == "pictures":
         for picture in pictures.make(args.results, args.out):

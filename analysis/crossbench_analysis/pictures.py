@@ -4,6 +4,7 @@ copied, and its report.html photographed by headless Chromium.
 
 python -m crossbench_analysis pictures [--out docs/images]
 """
+
 from __future__ import annotations
 
 import shutil
@@ -15,16 +16,29 @@ from .pipeline import analyze
 from .report import front
 
 # chart file in the run's charts/ -> the name it has in docs/images/
-CHARTS = {"throughput.png": "quick-throughput.png", "latency.png": "quick-latency.png",
-          "efficiency.png": "quick-efficiency.png", "maxthreads_knees.png": "quick-knees.png",
-          "latency_spectrum.png": "quick-latency-spectrum.png"}
+CHARTS = {
+    "throughput.png": "quick-throughput.png",
+    "latency.png": "quick-latency.png",
+    "efficiency.png": "quick-efficiency.png",
+    "maxthreads_knees.png": "quick-knees.png",
+    "latency_spectrum.png": "quick-latency-spectrum.png",
+}
 REPORT_SHOT = "report.png"
-WINDOW = "1280,1600"            # the screenshot's size: the report's header, summary and first findings
+WINDOW = "1280,1600"  # the screenshot's size: the report's header, summary and first findings
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 # Offline and quiet: no first-run page, no background fetches this machine's closed network would refuse.
-BROWSER_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-extensions", "--hide-scrollbars")
+BROWSER_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--hide-scrollbars",
+)
 
 
 class PicturesError(RuntimeError):
@@ -39,12 +53,21 @@ def browser() -> str:
 
 
 def screenshot(page: Path, picture: Path, scratch: Path) -> None:
-    command = [browser(), *BROWSER_FLAGS, f"--user-data-dir={scratch / 'profile'}", f"--window-size={WINDOW}",
-               "--virtual-time-budget=10000", f"--screenshot={picture}", page.resolve().as_uri()]
+    command = [
+        browser(),
+        *BROWSER_FLAGS,
+        f"--user-data-dir={scratch / 'profile'}",
+        f"--window-size={WINDOW}",
+        "--virtual-time-budget=10000",
+        f"--screenshot={picture}",
+        page.resolve().as_uri(),
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     if done.returncode != 0 or not picture.is_file():
-        raise PicturesError(f"Chromium took no screenshot of {page} (exit {done.returncode}): "
-                            f"{done.stderr.strip().splitlines()[-1:] or ''}")
+        raise PicturesError(
+            f"Chromium took no screenshot of {page} (exit {done.returncode}): "
+            f"{done.stderr.strip().splitlines()[-1:] or ''}"
+        )
 
 
 def make(results: Path, out: Path) -> list[Path]:

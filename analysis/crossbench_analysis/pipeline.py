@@ -1,4 +1,5 @@
 """analyze(run_dir): export, plot, findings, report, in that order."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -32,7 +33,7 @@ def analyze(run_dir: Path, *, charts: bool = True) -> AnalysisResult:
     is never lost; then AnalysisError says what went wrong. charts=False skips gnuplot entirely."""
     run_dir = Path(run_dir)
     run = load_run(run_dir)
-    with launch_rule(run.adaptive):       # every bar and every ± of this run from its launches' own estimator
+    with launch_rule(run.adaptive):  # every bar and every ± of this run from its launches' own estimator
         return analyzed(run, charts)
 
 
@@ -66,7 +67,13 @@ def analyzed(run: Run, charts: bool) -> AnalysisResult:
 def write_report(run: Run, jobs, results: list[plot.PlotResult]) -> Path:
     """The findings (citing only the charts drawn), TechEmpower's comparison when the run has its types, and the
     report that shows both; report.html's path."""
-    found = findings.write(run, {r.name for r in results if r.ok})     # a chart not drawn is no chart to cite
+    found = findings.write(run, {r.name for r in results if r.ok})  # a chart not drawn is no chart to cite
     compared = tfb_reference.write_for(run)
-    return report.write_report(run, jobs, results, findings.sections(found),
-                               tfb_reference.tables(compared) if compared else None, findings.written_summary(run.path))
+    return report.write_report(
+        run,
+        jobs,
+        results,
+        findings.sections(found),
+        tfb_reference.tables(compared) if compared else None,
+        findings.written_summary(run.path),
+    )

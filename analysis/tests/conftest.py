@@ -1,5 +1,6 @@
 """Fixtures for the analysis tests: SYNTHETIC run directories (see synthetic_run.py; nothing here is a
 measurement) and their analysis, done once per session."""
+
 from __future__ import annotations
 
 import shutil
@@ -7,11 +8,13 @@ from pathlib import Path
 
 import pytest
 
+# a test outside the live tier starts no process unless marked `spawns` (runner/tests/spawn_guard.py)
+from spawn_guard import pytest_runtest_call, pytest_runtest_setup, pytest_runtest_teardown  # noqa: F401
+
 # synthetic_run lies beside this file (pytest puts a test folder on the path); testkit, the helpers every test
 # folder shares, is runner/tests (pythonpath in runner/pyproject.toml); crossbench_analysis is installed.
 from synthetic_run import make_run
-# a test outside the live tier starts no process unless marked `spawns` (runner/tests/spawn_guard.py)
-from spawn_guard import pytest_runtest_call, pytest_runtest_setup, pytest_runtest_teardown  # noqa: F401
+
 
 @pytest.fixture(scope="session")
 def synthetic_run(tmp_path_factory) -> Path:
@@ -26,5 +29,6 @@ def analyzed_run(tmp_path_factory):
     if shutil.which("gnuplot") is None:
         pytest.skip("gnuplot not installed (apt-get install gnuplot-nox)")
     from crossbench_analysis import analyze
+
     run_dir = make_run(tmp_path_factory.mktemp("analyzed") / "20261122-0130-seed002-synthetic")
     return run_dir, analyze(run_dir)

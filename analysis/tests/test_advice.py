@@ -2,6 +2,7 @@
 maxthreads-quick run (analysis/tests/fixtures/runs/; its figures read off cells.jsonl in the comments), on a
 SYNTHETIC run for what the fixture lacks (a machine that bends before the pool, flagged cells, the queue group,
 no virtual threads), the refusals, and advise.sh end to end."""
+
 from __future__ import annotations
 
 import json
@@ -33,6 +34,7 @@ MT20, MT50 = "delay-tomcat-mt20-delay_sync-c{}-d200", "delay-tomcat-mt50-delay_s
 
 # ------------------------------------------------------------------------------------ the arithmetic alone
 
+
 def test_headroom_pool_is_the_poisson_tail_by_hand():
     # mean 1: P(X <= k) = e^-1 (1 + 1 + 1/2 + 1/6 + 1/24 + 1/120) = 0.36788 x 2.71667 = 0.99941 up to k = 5, so
     # P(X >= 6) = 0.00059 <= 0.001; up to k = 4: 0.99634, P(X >= 5) = 0.0037 > 0.001. Pool: 6.
@@ -48,11 +50,11 @@ def test_erlang_c_by_the_recurrence_by_hand():
     # A = 2, n = 3: B1 = 2/3, B2 = (4/3)/(2 + 4/3) = 0.4, B3 = 0.8/3.8 = 0.210526;
     # C = 3 B3 / (3 - 2 (1 - B3)) = 0.631579 / 1.421053 = 4/9
     assert erlang_c(3, 2) == pytest.approx(4 / 9)
-    assert erlang_c(2, 2) == 1.0                   # no more threads than load: everyone waits
+    assert erlang_c(2, 2) == 1.0  # no more threads than load: everyone waits
     # budget 1.3 ms on 20 ms holds, A = 2: n = 6 leaves C(6) e^(-4 x 0.065) = 0.018018 x 0.771 = 0.0139 > 1 %,
     # n = 7: C(7) = 0.004810, x e^(-0.325) = 0.00348 <= 1 %
     assert pool_for_p99(2, 20, 1.3) == 7
-    assert pool_for_p99(2, 20, -0.1) is None       # the target is missed before any wait
+    assert pool_for_p99(2, 20, -0.1) is None  # the target is missed before any wait
 
 
 def test_queue_within_target_drains_a_pool_per_holding_time():
@@ -60,15 +62,18 @@ def test_queue_within_target_drains_a_pool_per_holding_time():
     assert queue_within_target(9, 20, 200.3) == 90
 
 
-@pytest.mark.parametrize("rate, hold, p99, reason", [
-    (0, 50, None, "--rate 0: an arrival rate must be above 0"),
-    (-5, 50, None, "--rate -5: an arrival rate must be above 0"),
-    (10, 0, None, "--hold-ms 0: a request holds its thread for some time"),
-    (10, -1, None, "--hold-ms -1"),
-    (10, 50, 40, "--p99-ms 40 is below --hold-ms 50"),
-    (math.inf, 50, None, "--rate must be a finite number"),
-    (None, 50, None, "advice needs both --rate and --hold-ms; --rate is missing"),
-])
+@pytest.mark.parametrize(
+    "rate, hold, p99, reason",
+    [
+        (0, 50, None, "--rate 0: an arrival rate must be above 0"),
+        (-5, 50, None, "--rate -5: an arrival rate must be above 0"),
+        (10, 0, None, "--hold-ms 0: a request holds its thread for some time"),
+        (10, -1, None, "--hold-ms -1"),
+        (10, 50, 40, "--p99-ms 40 is below --hold-ms 50"),
+        (math.inf, 50, None, "--rate must be a finite number"),
+        (None, 50, None, "advice needs both --rate and --hold-ms; --rate is missing"),
+    ],
+)
 def test_workloads_that_make_no_sense_are_refused_with_the_reason(rate, hold, p99, reason):
     with pytest.raises(WorkloadRefused, match="^" + reason.replace("+", r"\+")):
         checked(rate, hold, p99)
@@ -79,6 +84,7 @@ def test_a_p99_target_equal_to_the_holding_time_is_accepted():
 
 
 # ------------------------------------------------------------------------------------ the recorded run
+
 
 @pytest.fixture
 def fixture_run(tmp_path) -> Path:
@@ -107,8 +113,9 @@ def test_fixture_advice_by_hand(fixture_run):
     assert [x["status"] for x in k["knees"]] == ["bracket", "bracket"]
     assert all("indicative" in x["text"] for x in k["knees"])
     assert k["knees"][1]["flagged_but_past"] == [MT50.format(50)] and k["knees"][1]["left_out"] == []
-    assert k["knees"][0]["left_out"] == [{"point": MT20.format(100), "concurrency": 100,
-                                          "flags": ["few_completions", "ratio_disagreement"]}]
+    assert k["knees"][0]["left_out"] == [
+        {"point": MT20.format(100), "concurrency": 100, "flags": ["few_completions", "ratio_disagreement"]}
+    ]
     # RSS per thread over the 5 valid platform points (threads, MB): (35, 145.05) (44, 145.62) (36, 143.49)
     # (45, 162.18) (74, 166.18): mean x 46.8, Sxx 1006.8, Sxy 559.156: 0.55538 MB = 568.7 KB a thread;
     # 9 threads 5.0 MB. Residuals -0.90 -5.33 -3.01 10.68 -1.43, squares 154.3; standard error
@@ -134,7 +141,8 @@ def test_fixture_advice_by_hand(fixture_run):
     assert (c["queue_within_target"], c["max_connections"], c["accept_count"]) == (90, 8192, 100)
     # queueing past maxThreads: mt50 at C=100, ratio 2.016 against 100 / 50 = 2, 50 threads busy, 101 held
     assert [(q["point"], q["ratio"], q["predicted"], q["pool_busy_peak"]) for q in c["queueing"]] == [
-        (MT50.format(100), 2.016, 2.0, 50)]
+        (MT50.format(100), 2.016, 2.0, 50)
+    ]
     # virtual threads: ratios 1.012, 1.015, 1.017, 1.033 up to C=100: no knee, and 2 busy is inside C=100
     v = a["virtual_threads"]
     assert (v["removes_knee"], v["covers_workload"], v["max_ratio"]) == (True, True, 1.033)
@@ -142,9 +150,14 @@ def test_fixture_advice_by_hand(fixture_run):
 
 def test_fixture_says_what_it_could_not_tell(fixture_run):
     said = " ".join(advice.advise(fixture_run, checked(100, 20))["could_not_tell"])
-    for expected in (MT20.format(100) + "` (few_completions, ratio_disagreement)", "one launch",
-                     "memory per thread's 95 % interval reaches 0 or below",
-                     "heap was not fixed", "--groups queues", "`--delays 20ms`"):
+    for expected in (
+        MT20.format(100) + "` (few_completions, ratio_disagreement)",
+        "one launch",
+        "memory per thread's 95 % interval reaches 0 or below",
+        "heap was not fixed",
+        "--groups queues",
+        "`--delays 20ms`",
+    ):
         assert expected in said
 
 
@@ -156,6 +169,7 @@ def test_a_run_without_a_maxthreads_sweep_names_the_experiment(tmp_path):
 
 # ------------------------------------------------------------------------------------ a SYNTHETIC run
 
+
 def synthetic_cell(group, mt, c, *, ratio=None, flags=(), threads=None, limit=15, **extra) -> dict:
     """A SYNTHETIC record of a 100 ms /delay/sync cell on a machine that serves at most `limit` requests at
     once whatever the pool: ratio = C / min(maxThreads, limit) past that; RSS 100 MB + 0.25 MB a thread,
@@ -163,25 +177,55 @@ def synthetic_cell(group, mt, c, *, ratio=None, flags=(), threads=None, limit=15
     ratio = ratio or max(1.0, c / min(mt, limit))
     rps = c / (0.1 * ratio)
     threads = threads or 20 + min(c, mt)
-    return {"cell_id": f"{group}-tomcat-mt{mt}-c{c}-d100-r1", "group": group, "server": "tomcat",
-            "endpoint": "/delay/sync", "executor": "platform", "max_threads": mt, "concurrency": c, "delay_ms": 100,
-            "kind": "closed_loop", "status": "ok", "flags": list(flags), "valid": not flags, "latency_ratio": ratio,
-            "efficiency_ratio": ratio, "rps": rps, "cpu_percent": 5 + 0.1 * rps, "threads_peak": threads,
-            "rss_peak_mb": 100 + 0.25 * threads, "latency_ms": {"p50": 100 * ratio, "p99": 100 * ratio + 4},
-            "accept_count": 1024, "max_connections": 8192, "server_cpus": [1], "error_total": 0, **extra}
+    return {
+        "cell_id": f"{group}-tomcat-mt{mt}-c{c}-d100-r1",
+        "group": group,
+        "server": "tomcat",
+        "endpoint": "/delay/sync",
+        "executor": "platform",
+        "max_threads": mt,
+        "concurrency": c,
+        "delay_ms": 100,
+        "kind": "closed_loop",
+        "status": "ok",
+        "flags": list(flags),
+        "valid": not flags,
+        "latency_ratio": ratio,
+        "efficiency_ratio": ratio,
+        "rps": rps,
+        "cpu_percent": 5 + 0.1 * rps,
+        "threads_peak": threads,
+        "rss_peak_mb": 100 + 0.25 * threads,
+        "latency_ms": {"p50": 100 * ratio, "p99": 100 * ratio + 4},
+        "accept_count": 1024,
+        "max_connections": 8192,
+        "server_cpus": [1],
+        "error_total": 0,
+        **extra,
+    }
 
 
 @pytest.fixture
 def busy_run(tmp_path) -> Path:
     cells = [synthetic_cell("delay", mt, c) for mt in (10, 40) for c in (5, 10, 20, 40, 80)]
-    cells[2]["flags"], cells[2]["valid"] = ["noisy_host"], False           # mt10 C=20
-    cells.append(synthetic_cell("queues", 10, 100, accept_count=5, max_connections=20,
-                                tomcat_connection_count_peak=20, ratio=10.7))
+    cells[2]["flags"], cells[2]["valid"] = ["noisy_host"], False  # mt10 C=20
+    cells.append(
+        synthetic_cell(
+            "queues", 10, 100, accept_count=5, max_connections=20, tomcat_connection_count_peak=20, ratio=10.7
+        )
+    )
     run = tmp_path / "SYNTHETIC-busy"
     run.mkdir()
     (run / "cells.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cells))
-    (run / "metadata.json").write_text(json.dumps({"run_id": "SYNTHETIC-busy", "experiment": "maxthreads",
-                                                   "machine": {"cpu_model": "SYNTHETIC", "somaxconn": "128"}}))
+    (run / "metadata.json").write_text(
+        json.dumps(
+            {
+                "run_id": "SYNTHETIC-busy",
+                "experiment": "maxthreads",
+                "machine": {"cpu_model": "SYNTHETIC", "somaxconn": "128"},
+            }
+        )
+    )
     return run
 
 
@@ -193,7 +237,9 @@ def test_synthetic_machine_that_bends_before_the_pool(busy_run):
     # the measured 10 and 20; 15 < 0.8 x 40: not at maxThreads
     k = a["knee_check"]
     assert [(x["setting"], x["knee_between"], x["follows_max_threads"]) for x in k["knees"]] == [
-        ("tomcat maxThreads=10", [10, 40], True), ("tomcat maxThreads=40", [10, 20], False)]
+        ("tomcat maxThreads=10", [10, 40], True),
+        ("tomcat maxThreads=40", [10, 20], False),
+    ]
     assert k["follows"] is False and k["machine_limit_concurrency"] == 20
     # exact lines: 0.25 MB = 256 KB a thread; 0.1 % of a core per req/s = 1 ms a request, 5 % idle
     assert a["cost"]["rss"]["kb_per_thread"] == pytest.approx(256)
@@ -217,8 +263,15 @@ def test_synthetic_launches_give_the_knee_its_interval(tmp_path):
     # than half the gap between C=10 and C=20: a number. mt40 stays flat: not reached.
     cells = []
     for launch, k in enumerate((0.99, 1.0, 1.01), 1):
-        for mt, c, ratio in ((10, 5, 1.0), (10, 10, 1.06), (10, 20, 2.0), (10, 40, 4.0),
-                             (40, 5, 1.0), (40, 10, 1.0), (40, 20, 1.0)):
+        for mt, c, ratio in (
+            (10, 5, 1.0),
+            (10, 10, 1.06),
+            (10, 20, 2.0),
+            (10, 40, 4.0),
+            (40, 5, 1.0),
+            (40, 10, 1.0),
+            (40, 20, 1.0),
+        ):
             cell = synthetic_cell("delay", mt, c, ratio=ratio * k)
             cell["cell_id"] = cell["cell_id"].replace("-r1", f"-r{launch}")
             cells.append(cell)
@@ -237,8 +290,11 @@ def test_synthetic_launches_give_the_knee_its_interval(tmp_path):
 
 
 def test_synthetic_run_with_every_point_flagged_says_nothing_was_checked(tmp_path):
-    cells = [synthetic_cell("delay", mt, c, flags=["noisy_host"], foreign_cpu_percent=c + mt)
-             for mt in (10, 40) for c in (5, 10, 20)]                 # foreign CPU largest at 20 + 40 = 60 %
+    cells = [
+        synthetic_cell("delay", mt, c, flags=["noisy_host"], foreign_cpu_percent=c + mt)
+        for mt in (10, 40)
+        for c in (5, 10, 20)
+    ]  # foreign CPU largest at 20 + 40 = 60 %
     run = tmp_path / "SYNTHETIC-noisy"
     run.mkdir()
     (run / "cells.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cells))
@@ -261,12 +317,12 @@ def test_advice_without_a_workload_still_reports_the_machine(busy_run):
 
 # ------------------------------------------------------------------------------------ the commands
 
+
 def advise_sh(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([str(ANALYSIS / "advise.sh"), *map(str, args)], capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run([str(ANALYSIS / "advise.sh"), *map(str, args)], capture_output=True, text=True, timeout=120)
 
 
-@pytest.mark.spawns        # advise.sh
+@pytest.mark.spawns  # advise.sh
 def test_advise_sh_end_to_end_on_the_fixture(fixture_run):
     """The advice goes to a folder of its own inside the run, never over the run's own advice.md."""
     (fixture_run / "advice.md").write_text("the run's own advice\n")
@@ -281,25 +337,30 @@ def test_advise_sh_end_to_end_on_the_fixture(fixture_run):
 
 def test_advise_out_writes_where_it_is_told(fixture_run, tmp_path, capsys):
     from crossbench_analysis import cli
-    assert cli.main(["advise", str(fixture_run), "--rate", "100", "--hold-ms", "20", "--out",
-                     str(tmp_path / "mine")]) == 0
+
+    assert (
+        cli.main(["advise", str(fixture_run), "--rate", "100", "--hold-ms", "20", "--out", str(tmp_path / "mine")]) == 0
+    )
     assert "## maxThreads = 9" in (tmp_path / "mine" / "advice.md").read_text()
     assert not any(fixture_run.glob("advice*"))
 
 
-@pytest.mark.parametrize("args, reason", [
-    (("--rate", 0, "--hold-ms", 20), "advise: --rate 0: an arrival rate must be above 0 requests per second"),
-    (("--rate", 10, "--hold-ms", 0), "advise: --hold-ms 0: a request holds its thread"),
-    (("--rate", 10, "--hold-ms", 50, "--p99-ms", 30), "advise: --p99-ms 30 is below --hold-ms 50"),
-])
-@pytest.mark.spawns        # gnuplot (the analysed run)
+@pytest.mark.parametrize(
+    "args, reason",
+    [
+        (("--rate", 0, "--hold-ms", 20), "advise: --rate 0: an arrival rate must be above 0 requests per second"),
+        (("--rate", 10, "--hold-ms", 0), "advise: --hold-ms 0: a request holds its thread"),
+        (("--rate", 10, "--hold-ms", 50, "--p99-ms", 30), "advise: --p99-ms 30 is below --hold-ms 50"),
+    ],
+)
+@pytest.mark.spawns  # gnuplot (the analysed run)
 def test_advise_sh_refuses_in_one_line(fixture_run, args, reason):
     done = advise_sh(fixture_run, *args)
     assert done.returncode == 2 and done.stderr.startswith(reason) and done.stderr.count("\n") == 1
     assert not any(fixture_run.glob("advice*"))
 
 
-@pytest.mark.spawns        # advise.sh
+@pytest.mark.spawns  # advise.sh
 def test_advise_sh_on_a_run_without_the_sweep(tmp_path):
     quick = shutil.copytree(FIXTURE.parent / "quick", tmp_path / "quick")
     done = advise_sh(quick, "--rate", 10, "--hold-ms", 100)
@@ -308,11 +369,13 @@ def test_advise_sh_on_a_run_without_the_sweep(tmp_path):
 
 def test_run_all_refuses_a_bad_workload_before_anything_runs(capsys):
     from crossbench.run import run
+
     with pytest.raises(SystemExit) as stop:
         run.parse_args(["--experiment", "maxthreads-quick", "--advise-rate", "5", "--advise-hold-ms", "0"])
     assert stop.value.code == 2
-    assert capsys.readouterr().err == ("run_all: --advise-hold-ms 0: a request holds its thread for some time; "
-                                       "it must be above 0 ms\n")
+    assert capsys.readouterr().err == (
+        "run_all: --advise-hold-ms 0: a request holds its thread for some time; it must be above 0 ms\n"
+    )
     args = run.parse_args(["--experiment", "maxthreads-quick", "--advise-rate", "5", "--advise-hold-ms", "40"])
     assert args.workload.busy == pytest.approx(0.2)
 
@@ -325,15 +388,31 @@ CAPACITY_REF = ANALYSIS.parent / "docs" / "results" / "capacity" / "runs" / "cap
 def test_models_place_a_prediction_against_the_bracket():
     out = {"held_rps": 100.0, "fails_rps": 104.0}
     assert [capacity_models.where(x, out) for x in (100, 104, 99.9, 104.1, None)] == [
-        capacity_models.INSIDE, capacity_models.INSIDE, capacity_models.BELOW, capacity_models.ABOVE,
-        capacity_models.UNJUDGED]
+        capacity_models.INSIDE,
+        capacity_models.INSIDE,
+        capacity_models.BELOW,
+        capacity_models.ABOVE,
+        capacity_models.UNJUDGED,
+    ]
     assert capacity_models.where(50, {"held_rps": None, "fails_rps": None}) == capacity_models.UNJUDGED
     # 1.09 ms a request x 805 req/s = 877 ms of CPU a second: 87.7 % of one core, 43.9 % of two
     busy = {"held_rps": 805.0, "cost": {"cpu_ms_per_request": {"value": 1.09}}}
     assert capacity_models.cpu_share(busy, 1) == pytest.approx(0.87745)
     assert capacity_models.cpu_share(busy, 2) == pytest.approx(0.438725)
-    assert capacity_models.models({**busy, "fails_rps": 841.0, "parallel_limit": 200, "delay_ms": 200,
-                                   "target_p99_ms": 300, "predicted_rps": 1000.0}, 2)["cpu_bound"] is False
+    assert (
+        capacity_models.models(
+            {
+                **busy,
+                "fails_rps": 841.0,
+                "parallel_limit": 200,
+                "delay_ms": 200,
+                "target_p99_ms": 300,
+                "predicted_rps": 1000.0,
+            },
+            2,
+        )["cpu_bound"]
+        is False
+    )
 
 
 def test_capacity_run_beside_the_model_from_the_committed_reference(fixture_run):
@@ -353,18 +432,23 @@ def test_capacity_run_beside_the_model_from_the_committed_reference(fixture_run)
     # the event loops beside the pool: Tornado held 2,560 req/s for 60 s on its kept connections (its
     # connection-per-request search and nginx's generator check are not loops to serve the workload with)
     assert {row["setting"] for row in c["event_loops"]} == {"tornado", "uvicorn"}
-    assert "Yes, if your handler's wait can be written asynchronously: uvicorn held 2690 req/s on one thread, at " \
-           "or above your 400 req/s" in text
+    assert (
+        "Yes, if your handler's wait can be written asynchronously: uvicorn held 2690 req/s on one thread, at "
+        "or above your 400 req/s" in text
+    )
 
 
 def test_an_event_loop_that_held_less_than_the_workload_says_so(fixture_run):
     text = advice.write(advice.advise(fixture_run, checked(5000, 50, 300), CAPACITY_REF), fixture_run)
-    assert "- Not on one process: the most an event loop held here was 2690 req/s (uvicorn), under your 5000 " \
-           "req/s" in text
+    assert (
+        "- Not on one process: the most an event loop held here was 2690 req/s (uvicorn), under your 5000 req/s" in text
+    )
 
 
-@pytest.mark.parametrize("pool, verdict", [(15, "within_held"), (20, "within_held"), (110, "within_held"),
-                                           (200, "within_held"), (400, "unchecked")])
+@pytest.mark.parametrize(
+    "pool, verdict",
+    [(15, "within_held"), (20, "within_held"), (110, "within_held"), (200, "within_held"), (400, "unchecked")],
+)
 def test_the_advised_pool_against_where_the_model_held(pool, verdict):
     assert advice_capacity.measured(CAPACITY_REF, pool)["for_pool"]["verdict"] == verdict
 
@@ -372,12 +456,15 @@ def test_the_advised_pool_against_where_the_model_held(pool, verdict):
 def test_advice_without_a_capacity_run_says_how_to_get_one(fixture_run):
     a = advice.advise(fixture_run, checked(100, 20, 300))
     assert a["capacity"] is None
-    assert "`./runner/run_all.sh --experiment capacity` measures each setting's capacity" in advice.write(a, fixture_run)
+    assert "`./runner/run_all.sh --experiment capacity` measures each setting's capacity" in advice.write(
+        a, fixture_run
+    )
 
 
 def test_a_capacity_run_without_tomcat_searches_is_refused_in_one_line(fixture_run, capsys):
-    assert cli.main(["advise", str(fixture_run), "--rate", "10", "--hold-ms", "100", "--capacity",
-                     str(fixture_run)]) == 2
+    assert (
+        cli.main(["advise", str(fixture_run), "--rate", "10", "--hold-ms", "100", "--capacity", str(fixture_run)]) == 2
+    )
     err = capsys.readouterr().err
     assert err.startswith("advise: run ref-maxthreads-quick has no capacity search of Tomcat") and err.count("\n") == 1
     assert not (fixture_run / "advice.md").exists()

@@ -1,6 +1,7 @@
 """maxThreads in ten minutes: advise answers from the model alone when no run is given, and from the committed
 maxthreads reference (its points.jsonl, no cells.jsonl), saying which it used and writing nothing into either;
 docs/tuning-maxthreads.md opens with the model's own table."""
+
 from __future__ import annotations
 
 import math
@@ -11,7 +12,7 @@ import pytest
 
 from crossbench_analysis import cli
 from crossbench_analysis.advice import model
-from crossbench_analysis.judge.workload import Workload, pool_for_headroom, poisson_tail
+from crossbench_analysis.judge.workload import Workload, poisson_tail, pool_for_headroom
 
 REPO = Path(__file__).resolve().parents[2]
 REFERENCE = REPO / model.REFERENCE
@@ -52,7 +53,7 @@ def test_a_workload_of_thousands_of_busy_threads_is_sized_at_once():
     """e^-mean underflows past a mean of about 745: the tail is summed in logs from the mode, and matches the
     normal approximation's 99.9th percentile (mean + 3.09 sd) for a mean of 4000."""
     assert poisson_tail(20.0, 36) == pytest.approx(0.00080366, rel=1e-4)
-    assert poisson_tail(4000.0, 4198) <= 0.001 < poisson_tail(4000.0, 4197) < 0.0011    # e^-4000 read as 0: 1
+    assert poisson_tail(4000.0, 4198) <= 0.001 < poisson_tail(4000.0, 4197) < 0.0011  # e^-4000 read as 0: 1
     started = time.monotonic()
     pool = pool_for_headroom(4000.0)
     assert time.monotonic() - started < 5 and abs(pool - (4000 + 3.09 * math.sqrt(4000))) < 10
@@ -60,7 +61,7 @@ def test_a_workload_of_thousands_of_busy_threads_is_sized_at_once():
 
 def test_the_tuning_page_opens_with_the_rule_and_the_models_table():
     page = (REPO / "docs" / "tuning-maxthreads.md").read_text()
-    quick = page[:page.index("## ", page.index("## ") + 1)]       # the first section
+    quick = page[: page.index("## ", page.index("## ") + 1)]  # the first section
     assert model.RULE in quick.replace("\n", " ") and "\n".join(model.table()) in quick
     assert "./analysis/advise.sh --rate 400 --hold-ms 50" in quick
     assert model.size(Workload(400.0, 50.0))["value"] == 36
@@ -68,6 +69,7 @@ def test_the_tuning_page_opens_with_the_rule_and_the_models_table():
 
 def test_counts_agree_with_their_nouns_in_the_advice_and_its_committed_copies(capsys):
     from crossbench_analysis.advice.words import count
+
     assert (count(1, "core"), count(2, "core"), count(3, "launch", "launches")) == ("1 core", "2 cores", "3 launches")
     assert cli.main(["advise", str(REFERENCE), "--rate", "400", "--hold-ms", "50"]) == 0
     files = [*REPO.glob("docs/results/maxthreads/**/advice.md"), REPO / "docs" / "tuning-maxthreads.md"]

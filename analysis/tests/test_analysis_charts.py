@@ -1,5 +1,6 @@
 """The drawing, tested on SYNTHETIC run directories (not measurements): every chart is a real PNG and SVG,
 the .dat exports hold exactly the cells of cells.jsonl, nulls and flags survive, the report lists every cell."""
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,19 @@ from crossbench_analysis import AnalysisError, analyze
 from crossbench_analysis.charts import export, plot
 from crossbench_analysis.read.runinfo import load_run
 
-EXPECTED_CHARTS = {"static_rps", "efficiency", "throughput", "threads_peak", "threads_timeline", "latency", "maxthreads_knees",
-                   "resources_static", "resources_d1000", "resources_d3000", "latency_spectrum"}
+EXPECTED_CHARTS = {
+    "static_rps",
+    "efficiency",
+    "throughput",
+    "threads_peak",
+    "threads_timeline",
+    "latency",
+    "maxthreads_knees",
+    "resources_static",
+    "resources_d1000",
+    "resources_d3000",
+    "latency_spectrum",
+}
 FAILED_ID = "0019-tomcat-delay_sync-c100-d3000-r1"
 FLAGGED_ID = "0008-tornado-static_all-c1000-d0-r1"
 
@@ -28,14 +40,14 @@ FLAGGED_ID = "0008-tornado-static_all-c1000-d0-r1"
 def read_dat(path: Path) -> tuple[list[str], list[tuple[str, list[dict]]]]:
     """A .dat file back into (columns, [(series label, rows as dicts)]), the NaN placeholder rows dropped."""
     lines = path.read_text().splitlines()
-    columns = next(line for line in lines if line.startswith("# columns: "))[len("# columns: "):].split()
+    columns = next(line for line in lines if line.startswith("# columns: "))[len("# columns: ") :].split()
     blocks, current = [], None
     for line in lines:
         if not line.strip() or line.startswith("#"):
             continue
         if line.startswith('"'):
-            label = line[1:line.index('"', 1)]
-            assert line[len(label) + 2:].split() == columns[1:], f"{path.name}: block header names the columns"
+            label = line[1 : line.index('"', 1)]
+            assert line[len(label) + 2 :].split() == columns[1:], f"{path.name}: block header names the columns"
             current = (label, [])
             blocks.append(current)
             continue
@@ -64,7 +76,7 @@ def png_size(path: Path) -> tuple[int, int]:
     return struct.unpack(">II", data[16:24])
 
 
-@pytest.mark.spawns        # gnuplot
+@pytest.mark.spawns  # gnuplot
 @needs_gnuplot
 def test_every_chart_is_a_real_png_and_svg(analyzed_run):
     run_dir, result = analyzed_run
@@ -82,21 +94,31 @@ def test_every_chart_is_a_real_png_and_svg(analyzed_run):
         assert SYNTHETIC_CPU in texts, f"{svg.name}: footer names the machine"
 
 
-@pytest.mark.spawns        # gnuplot (the analysed run)
+@pytest.mark.spawns  # gnuplot (the analysed run)
 @needs_gnuplot
 def test_chart_text_has_titles_axes_and_flag_legend(analyzed_run):
     run_dir, _ = analyzed_run
     svg = ET.parse(run_dir / "charts" / "static_rps.svg").getroot()
     texts = " ".join(t.text or "" for t in svg.iter() if t.tag.endswith("text"))
-    for expected in ("Static files: responses per second", "concurrent clients (log scale)",
-                     "responses per second", "tomcat", "tornado", "hollow: flagged, valid=false (1)"):
+    for expected in (
+        "Static files: responses per second",
+        "concurrent clients (log scale)",
+        "responses per second",
+        "tomcat",
+        "tornado",
+        "hollow: flagged, valid=false (1)",
+    ):
         assert expected in texts
-    efficiency = " ".join(t.text or "" for t in ET.parse(run_dir / "charts" / "efficiency.svg").getroot().iter()
-                          if t.tag.endswith("text"))
+    efficiency = " ".join(
+        t.text or "" for t in ET.parse(run_dir / "charts" / "efficiency.svg").getroot().iter() if t.tag.endswith("text")
+    )
     assert "ideal 1.0" in efficiency and "delay 1 s" in efficiency and "delay 3 s" in efficiency
     assert FAILED_ID in efficiency, "the undrawable failed cell is named under the chart"
-    threads = " ".join(t.text or "" for t in ET.parse(run_dir / "charts" / "threads_peak.svg").getroot().iter()
-                       if t.tag.endswith("text"))
+    threads = " ".join(
+        t.text or ""
+        for t in ET.parse(run_dir / "charts" / "threads_peak.svg").getroot().iter()
+        if t.tag.endswith("text")
+    )
     assert "Tomcat maxThreads = 200" in threads
 
 
@@ -106,8 +128,8 @@ def test_static_export_rows_match_cells(synthetic_run, tmp_path):
     cells = records_by_id(synthetic_run)
     columns, blocks = read_dat(tmp_path / "charts" / "data" / "static_rps.dat")
     tail_end = columns.index("cell_id") + 1
-    assert columns[0] == "concurrency" and columns[tail_end - 3:tail_end] == ["valid", "repetition", "cell_id"]
-    assert columns[tail_end:tail_end + 3] == ["rps_mean", "rps_lo", "rps_hi"]    # each point's interval
+    assert columns[0] == "concurrency" and columns[tail_end - 3 : tail_end] == ["valid", "repetition", "cell_id"]
+    assert columns[tail_end : tail_end + 3] == ["rps_mean", "rps_lo", "rps_hi"]  # each point's interval
     assert [label for label, _ in blocks] == ["tomcat", "tornado"]
     rows = {r["cell_id"]: r for _, block in blocks for r in block}
     assert set(rows) == {i for i, c in cells.items() if c["group"] == "static"}
@@ -164,8 +186,11 @@ def test_latency_and_resources_exports_cover_every_cell(synthetic_run, tmp_path)
         assert close(num(seen_resources[cell_id]["cpu_percent"]), cell["cpu_percent"])
     _, core_blocks = read_dat(data / "resources_static_cores.dat")
     assert [label for label, _ in core_blocks] == [
-        "tomcat: core 0 (load generator)", "tomcat: core 1 (server)",
-        "tornado: core 0 (load generator)", "tornado: core 1 (server)"]
+        "tomcat: core 0 (load generator)",
+        "tomcat: core 1 (server)",
+        "tornado: core 0 (load generator)",
+        "tornado: core 1 (server)",
+    ]
     row = next(r for r in core_blocks[1][1] if r["concurrency"] == "1000")
     assert close(num(row["core_cpu_percent"]), cells[row["cell_id"]]["cpu_per_core"]["1"])
 
@@ -174,8 +199,11 @@ def test_timeline_export_is_the_highest_concurrency_samples(synthetic_run, tmp_p
     run = load_run(synthetic_run)
     export.export(run, tmp_path / "charts")
     _, blocks = read_dat(tmp_path / "charts" / "data" / "threads_timeline_d1000.dat")
-    assert [label for label, _ in blocks] == ["tomcat /delay/sync, C=1000", "tomcat /delay/async, C=1000",
-                                              "tornado /delay/async, C=1000"]
+    assert [label for label, _ in blocks] == [
+        "tomcat /delay/sync, C=1000",
+        "tomcat /delay/async, C=1000",
+        "tornado /delay/async, C=1000",
+    ]
     label, rows = blocks[0]
     cell_id = rows[0]["cell_id"]
     samples = (synthetic_run / "cells" / cell_id / "samples.csv").read_text().splitlines()[1:]
@@ -194,14 +222,23 @@ def test_gnuplot_values_are_quoted_not_code():
         plot.assignments({"bad name": 1})
 
 
-@pytest.mark.spawns        # gnuplot
+@pytest.mark.spawns  # gnuplot
 @needs_gnuplot
 def test_all_failed_run_with_odd_metadata_still_draws(tmp_path):
     run_dir = make_run(tmp_path / "allfail", samples=False)
     cells = list(records_by_id(run_dir).values())
     for cell in cells:
-        for key in ("rps", "rps_steady", "efficiency_ratio", "latency_ratio", "threads_peak", "rss_peak_mb",
-                    "cpu_percent", "cpu_per_core", "loadgen_cpu_percent"):
+        for key in (
+            "rps",
+            "rps_steady",
+            "efficiency_ratio",
+            "latency_ratio",
+            "threads_peak",
+            "rss_peak_mb",
+            "cpu_percent",
+            "cpu_per_core",
+            "loadgen_cpu_percent",
+        ):
             cell[key] = None
         cell["latency_ms"] = None
         cell.update(status="failed", valid=False, flags=["failed"])
@@ -217,17 +254,35 @@ def test_all_failed_run_with_odd_metadata_still_draws(tmp_path):
     assert html.count("<tr class=\"failed\"") == len(cells)
 
 
-@pytest.mark.spawns        # gnuplot
+@pytest.mark.spawns  # gnuplot
 @needs_gnuplot
 def test_sparse_records_and_no_metadata_do_not_crash(tmp_path):
     """Records with only a few fields (another experiment, an older runner), nulls where numbers go."""
     run_dir = tmp_path / "sparse"
     run_dir.mkdir()
-    records = [{"cell_id": "a", "server": "tomcat", "status": "failed"},
-               {"cell_id": "b", "server": "tornado", "group": "hello", "endpoint": "/hello", "concurrency": 100,
-                "rps": 5000, "latency_ms": {"p50": 1, "p99": 3}, "valid": True, "flags": []},
-               {"cell_id": "c", "server": "tornado", "group": "hold", "concurrency": None, "rss_peak_mb": 50,
-                "latency_ms": None, "cpu_per_core": None}]
+    records = [
+        {"cell_id": "a", "server": "tomcat", "status": "failed"},
+        {
+            "cell_id": "b",
+            "server": "tornado",
+            "group": "hello",
+            "endpoint": "/hello",
+            "concurrency": 100,
+            "rps": 5000,
+            "latency_ms": {"p50": 1, "p99": 3},
+            "valid": True,
+            "flags": [],
+        },
+        {
+            "cell_id": "c",
+            "server": "tornado",
+            "group": "hold",
+            "concurrency": None,
+            "rss_peak_mb": 50,
+            "latency_ms": None,
+            "cpu_per_core": None,
+        },
+    ]
     (run_dir / "cells.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     result = analyze(run_dir)
     assert not result.failed_charts and any("metadata.json" in w for w in result.warnings)
@@ -269,7 +324,7 @@ class ReportParser(HTMLParser):
             self.in_table = False
 
 
-@pytest.mark.spawns        # gnuplot (the analysed run)
+@pytest.mark.spawns  # gnuplot (the analysed run)
 @needs_gnuplot
 def test_report_lists_every_cell_and_embeds_every_chart(analyzed_run):
     run_dir, result = analyzed_run
@@ -286,25 +341,34 @@ def test_report_lists_every_cell_and_embeds_every_chart(analyzed_run):
     assert {f"charts/{n}.svg" for n in EXPECTED_CHARTS} <= set(parser.links)
     assert parser.external == [], "report.html must open offline: no scripts, stylesheets or remote URLs"
     html = (run_dir / "report.html").read_text()
-    for fact in ("0123456789abcdef0123456789abcdef01234567", "17.0.99-synthetic", "wrk", SYNTHETIC_CPU,
-                 "SYNTHETIC data"):
+    for fact in (
+        "0123456789abcdef0123456789abcdef01234567",
+        "17.0.99-synthetic",
+        "wrk",
+        SYNTHETIC_CPU,
+        "SYNTHETIC data",
+    ):
         assert fact in html
 
 
-@pytest.mark.spawns        # python -m crossbench_analysis
+@pytest.mark.spawns  # python -m crossbench_analysis
 def test_cli_exit_status_for_a_directory_that_is_not_a_run(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "crossbench_analysis", "analyze", str(tmp_path)],
-                          capture_output=True, text=True, timeout=60)       # installed: no PYTHONPATH
+    proc = subprocess.run(
+        [sys.executable, "-m", "crossbench_analysis", "analyze", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )  # installed: no PYTHONPATH
     assert proc.returncode == 1 and "no cells.jsonl" in proc.stderr
 
 
-@pytest.mark.spawns        # analyze.sh
+@pytest.mark.spawns  # analyze.sh
 @needs_gnuplot
 def test_analyze_sh_draws_a_run(tmp_path):
-    run_dir = make_run(tmp_path / "run", concurrency=(1, 100), delays=(500,), groups=("static", "delay"),
-                       flagged=False, failed=False)
-    proc = subprocess.run([str(ANALYSIS / "analyze.sh"), str(run_dir)], capture_output=True, text=True,
-                          timeout=300)
+    run_dir = make_run(
+        tmp_path / "run", concurrency=(1, 100), delays=(500,), groups=("static", "delay"), flagged=False, failed=False
+    )
+    proc = subprocess.run([str(ANALYSIS / "analyze.sh"), str(run_dir)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert (run_dir / "report.html").is_file()
     assert png_size(run_dir / "charts" / "efficiency.png") == (1200, 750)

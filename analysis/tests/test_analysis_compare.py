@@ -1,5 +1,6 @@
 """compare on SYNTHETIC runs (not measurements): the verdicts (faster, slower, same within the margin,
 inconclusive, cannot tell), the run-to-run variance, Benjamini-Hochberg, refusal of mismatched runs, --force."""
+
 from __future__ import annotations
 
 import json
@@ -44,15 +45,15 @@ def verdicts(cmp) -> dict[str, dict]:
     return {row.label: row.verdicts for row in cmp.rows}
 
 
-CHANGED = ("tomcat", "static", 100)    # +30 % rps, p99 / 1.3
-NUDGED = ("tornado", "static", 10)     # +1 % rps, p99 / 1.01
+CHANGED = ("tomcat", "static", 100)  # +30 % rps, p99 / 1.3
+NUDGED = ("tornado", "static", 10)  # +1 % rps, p99 / 1.01
 
 
 def test_a_30_percent_change_is_found_with_its_interval_and_a_1_percent_one_is_not(tmp_path):
     a = make_run(tmp_path / "a", run_id="A", repetitions=3, noise=0.02, **SMALL)
-    b = make_run(tmp_path / "b0", run_id="B", repetitions=3, noise=0.02, seed=9, **SMALL)   # other launches
+    b = make_run(tmp_path / "b0", run_id="B", repetitions=3, noise=0.02, seed=9, **SMALL)  # other launches
     b = scaled_copy(b, tmp_path / "b", {CHANGED: 1.30, NUDGED: 1.01}, "B")
-    cmp = compare_runs(load_run(a), load_run(b), run_sd=0.01)     # the logic, not this machine's spreads
+    cmp = compare_runs(load_run(a), load_run(b), run_sd=0.01)  # the logic, not this machine's spreads
     v = verdicts(cmp)
     changed, nudged = v["tomcat static C100"], v["tornado static C10"]
     assert changed["rps"].word == FASTER and changed["latency_ms.p99"].word == FASTER
@@ -76,13 +77,14 @@ def test_one_launch_a_point_cannot_tell_anywhere_and_says_to_launch_more(tmp_pat
     assert verdicts(cmp)["tomcat static C100"]["rps"].ratio == pytest.approx(1.30)
     assert verdicts(cmp)["tomcat static C100"]["rps"].said == (
         "cannot tell (1 launch in A, fewer than 3; however many launches, changes under 38.6 % cannot be seen on "
-        "static rps on this machine)")    # the default 7 % alone: log 1.05 + (1.96 + 0.842) sqrt(2) 0.07
+        "static rps on this machine)"
+    )  # the default 7 % alone: log 1.05 + (1.96 + 0.842) sqrt(2) 0.07
     (note,) = [n for n in cmp.notes if "launch more" in n]
     assert "12 of 12 point(s)" in note and "--repetitions 3" in note
 
 
 def test_tied_launches_cannot_tell_never_p_zero(tmp_path):
-    a = make_run(tmp_path / "a", run_id="A", repetitions=3, noise=0.0, **SMALL)     # every launch alike
+    a = make_run(tmp_path / "a", run_id="A", repetitions=3, noise=0.0, **SMALL)  # every launch alike
     b = scaled_copy(a, tmp_path / "b", {CHANGED: 1.30}, "B")
     rps = verdicts(compare_runs(load_run(a), load_run(b), run_sd=0.01))["tomcat static C100"]["rps"]
     assert rps.word == CANNOT_TELL and rps.test is None and rps.p_value is None and "tied" in rps.why
@@ -112,16 +114,17 @@ def test_a_planted_10_percent_slowdown_with_tight_launches_is_slower():
 
 def test_a_planted_10_percent_on_the_delayed_points_reads_slower_with_the_files_spreads(tmp_path):
     from crossbench_analysis.compare import aa
+
     a = make_run(tmp_path / "a", run_id="A", repetitions=3, noise=0.002, **SMALL)
     b = make_run(tmp_path / "b", run_id="B", repetitions=3, noise=0.002, seed=5, **SMALL)
     for run in (a, b):
-        set_cpu_model(run, "AMD EPYC", 2)                  # the machine noise_floor.toml holds spreads of
+        set_cpu_model(run, "AMD EPYC", 2)  # the machine noise_floor.toml holds spreads of
     cmp = compare_runs(load_run(a), load_run(aa.planted_copy(b, tmp_path / "p", 0.10)))
     tomcat_delayed = [row for row in cmp.rows if row.label.startswith("tomcat sync 1s")]
     assert len(tomcat_delayed) == 3 and {row.headline for row in tomcat_delayed} == {"latency_ratio"}
     assert {row.verdict.word for row in tomcat_delayed} == {SLOWER}
     tornado_delayed = [row for row in cmp.rows if row.label.startswith("tornado async 1s")]
-    assert {row.verdict.word for row in tornado_delayed} == {CANNOT_TELL}   # its toy latency ratio is one number
+    assert {row.verdict.word for row in tornado_delayed} == {CANNOT_TELL}  # its toy latency ratio is one number
 
 
 def test_benjamini_hochberg_turns_a_marginal_change_inconclusive_among_many_null_points():
@@ -129,6 +132,7 @@ def test_benjamini_hochberg_turns_a_marginal_change_inconclusive_among_many_null
 
     from crossbench.figures import changes
     from crossbench_analysis.compare.compare_stats import controlled, verdict_of
+
     marginal = verdict_of("rps", changes.ChangeTest(math.log(0.85), 0.05, 30, 3, 3, "hand"), 1, 0.85, 0.05)
     # its p is against the margin: that the slowdown is 5 % or less, t = (ln(1 / 0.85) - ln 1.05) / 0.05 = 2.27
     assert marginal.word == SLOWER and marginal.p_value == pytest.approx(0.0151, abs=0.0005)
@@ -146,6 +150,7 @@ def test_a_margin_outside_zero_one_is_refused_in_one_line(tmp_path, margin):
         compare_runs(load_run(a), load_run(a), margin=margin)
     assert "\n" not in str(refused.value)
     from crossbench_analysis.compare.compare_within import compare_within
+
     with pytest.raises(CompareRefused, match="margin"):
         compare_within(load_run(a), "tomcat", "tornado", margin=margin)
 
@@ -193,8 +198,12 @@ def test_refuses_different_point_sets_and_force_compares_the_intersection(tmp_pa
         compare_runs(load_run(a), load_run(b))
     cmp = compare_runs(load_run(a), load_run(b), force=True)
     assert len(cmp.rows) == 8
-    assert sorted(cmp.left_out_a) == ["delay-tomcat-delay_sync-c100-d1000", "delay-tornado-delay_async-c100-d1000",
-                                      "static-tomcat-static_all-c100-d0", "static-tornado-static_all-c100-d0"]
+    assert sorted(cmp.left_out_a) == [
+        "delay-tomcat-delay_sync-c100-d1000",
+        "delay-tornado-delay_async-c100-d1000",
+        "static-tomcat-static_all-c100-d0",
+        "static-tornado-static_all-c100-d0",
+    ]
     assert cmp.left_out_b == []
     assert any("--force: the points differ: 4 point(s) only in A" in n for n in cmp.notes)
 
@@ -210,11 +219,16 @@ def test_compare_states_how_steady_each_runs_cores_were(tmp_path):
 
 
 def run_compare_sh(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([str(ANALYSIS / "compare.sh"), *map(str, args)], capture_output=True, text=True,
-                          timeout=300, env=dict(os.environ))
+    return subprocess.run(
+        [str(ANALYSIS / "compare.sh"), *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ),
+    )
 
 
-@pytest.mark.spawns        # compare.sh
+@pytest.mark.spawns  # compare.sh
 @needs_gnuplot
 def test_compare_sh_exit_status_outputs_and_chart(tmp_path):
     a = make_run(tmp_path / "a", run_id="A", **SMALL)
@@ -232,7 +246,7 @@ def test_compare_sh_exit_status_outputs_and_chart(tmp_path):
     assert ok.returncode == 0, ok.stderr
     assert "method: B/A of each figure's launch values" in ok.stdout
     line = next(row for row in ok.stdout.splitlines() if row.startswith("tomcat static C100 "))
-    assert "1.300" in line      # the ratio alone, and what the spread would let it see
+    assert "1.300" in line  # the ratio alone, and what the spread would let it see
     assert "cannot tell (1 launch in A, fewer than 3; however many launches, changes under" in line
     assert "launch more (--repetitions 3 or more)" in ok.stdout and "expect at most 0 false changes" in ok.stdout
     out = b / "compare-A"
@@ -246,16 +260,21 @@ def test_compare_sh_exit_status_outputs_and_chart(tmp_path):
 
 def test_aa_study_counts_false_alarms_and_finds_a_planted_change(tmp_path):
     from crossbench_analysis.compare import aa
-    runs = [make_run(tmp_path / name, run_id=name, repetitions=3, noise=0.02, seed=seed, **SMALL)
-            for name, seed in (("A", 1), ("B", 2), ("C", 3))]
+
+    runs = [
+        make_run(tmp_path / name, run_id=name, repetitions=3, noise=0.02, seed=seed, **SMALL)
+        for name, seed in (("A", 1), ("B", 2), ("C", 3))
+    ]
     result = aa.study(runs, plant=0.30, run_sd=0.01)
     assert result["pairs"] == 3 and result["aa"]["points"] == 3 * 12
     assert result["aa"]["false_alarm_rate"] <= 0.1
-    assert result["aa"]["same"] + result["aa"]["inconclusive"] + result["aa"]["cannot_tell"] \
-        + result["aa"]["changed"] == 36
-    tied = result["aa"]["cannot_tell"]      # tornado's delayed toy latency ratio: every launch alike
-    assert tied == 3 * 3 and result["planted"]["slower"] == 36 - tied      # 30 % against 2 % noise: every other
-    kinds = result["by_kind"]            # the same counts per kind of point: static and delayed apart
+    assert (
+        result["aa"]["same"] + result["aa"]["inconclusive"] + result["aa"]["cannot_tell"] + result["aa"]["changed"]
+        == 36
+    )
+    tied = result["aa"]["cannot_tell"]  # tornado's delayed toy latency ratio: every launch alike
+    assert tied == 3 * 3 and result["planted"]["slower"] == 36 - tied  # 30 % against 2 % noise: every other
+    kinds = result["by_kind"]  # the same counts per kind of point: static and delayed apart
     assert set(kinds) == {"static", "delayed"}
     assert sum(k["aa"]["points"] for k in kinds.values()) == 36
     assert sum(k["planted"]["slower"] for k in kinds.values()) == result["planted"]["slower"]
@@ -289,6 +308,7 @@ def test_the_observed_run_to_run_spread_recovers_a_planted_drift_of_the_static_p
     from scipy.stats import chi2
 
     from crossbench_analysis.compare import aa
+
     shifts = [-0.05, 0.05, 0.0, 0.02]
     observed = aa.observed_floor(drifted_runs(tmp_path, shifts))
     assert observed["runs"] == 4 and observed["measured"] is True and observed["run_df"] == 3
@@ -297,7 +317,7 @@ def test_the_observed_run_to_run_spread_recovers_a_planted_drift_of_the_static_p
     assert observed["estimate"]["static"]["rps"] == pytest.approx(planted, abs=0.003)
     between = observed["detail"]["static"]["rps"]["run_means_variance"]
     assert observed["run_sd"]["static"]["rps"] == pytest.approx(math.sqrt(between * 3 / chi2.ppf(0.05, 3)), abs=1e-4)
-    assert observed["run_sd"]["static"]["rps"] > 1.5 * planted        # 3 degrees of freedom bound it loosely
+    assert observed["run_sd"]["static"]["rps"] > 1.5 * planted  # 3 degrees of freedom bound it loosely
     assert observed["estimate"]["delayed"]["rps"] < 0.002 and observed["run_sd"]["delayed"]["rps"] < 0.01
     assert observed["estimate"]["delayed"]["latency_ratio"] < 0.002
     assert observed["detail"]["static"]["rps"]["points"] == 6
@@ -307,7 +327,7 @@ def test_the_observed_run_to_run_spread_recovers_a_planted_drift_of_the_static_p
 
 
 def test_the_run_variance_widens_between_runs_what_launches_alone_would_call_a_change(tmp_path):
-    runs = drifted_runs(tmp_path, [0.0, 0.08])           # static points 8 % apart, launches within 0.2 %
+    runs = drifted_runs(tmp_path, [0.0, 0.08])  # static points 8 % apart, launches within 0.2 %
     alone = verdicts(compare_runs(load_run(runs[0]), load_run(runs[1]), run_sd=0.0))
     assert alone["tomcat static C10"]["rps"].word == FASTER
     drifting = verdicts(compare_runs(load_run(runs[0]), load_run(runs[1]), run_sd=0.06))
@@ -325,6 +345,7 @@ def set_cpu_model(run: Path, model: str, cores: int | None = None) -> None:
 
 def test_a_machine_with_no_spread_of_its_own_gets_the_stated_default_never_another_machines(tmp_path):
     from crossbench_analysis.compare.compare_stats import floor_file, floor_machines, run_sd_of
+
     a = make_run(tmp_path / "a", run_id="A", **SMALL)
     b = make_run(tmp_path / "b", run_id="B", **SMALL)
     assert floor_machines()[0] == "AMD EPYC, 2 cores"
@@ -333,10 +354,10 @@ def test_a_machine_with_no_spread_of_its_own_gets_the_stated_default_never_anoth
     assert "SYNTHETIC" in note and "conservative default 7 %" in note and "--within" in note
     assert run_sd_of("rps", "static", cmp.run_sd) == floor_file()["unmeasured"] and cmp.run_sd["run_df"] is None
     for run in (a, b):
-        set_cpu_model(run, "AMD EPYC 7B13", 2)             # a name that holds the measured one is not it
+        set_cpu_model(run, "AMD EPYC 7B13", 2)  # a name that holds the measured one is not it
     assert [n for n in compare_runs(load_run(a), load_run(b)).notes if "no run-to-run spread" in n]
     for run in (a, b):
-        set_cpu_model(run, "AMD EPYC", 64)                 # nor the same model with other cores
+        set_cpu_model(run, "AMD EPYC", 64)  # nor the same model with other cores
     assert [n for n in compare_runs(load_run(a), load_run(b)).notes if "no run-to-run spread" in n]
     for run in (a, b):
         set_cpu_model(run, "AMD EPYC", 2)
@@ -350,6 +371,7 @@ def test_each_machine_is_judged_by_the_spreads_measured_on_it_per_kind_of_point(
     import tomllib
 
     from crossbench_analysis.compare.compare_stats import FLOOR_FILE, run_sd_of
+
     machines = tomllib.loads(FLOOR_FILE.read_text())["machine"]
     assert machines and all(m["measured"] and m["run_df"] >= 1 for m in machines)
     a = make_run(tmp_path / "a", run_id="A", **SMALL)
@@ -364,12 +386,10 @@ def test_each_machine_is_judged_by_the_spreads_measured_on_it_per_kind_of_point(
         assert machine["measured_on"] in cmp.run_sd["source"] and cmp.run_sd["run_df"] == machine["run_df"]
         assert not [n for n in cmp.notes if "no run-to-run spread" in n]
         row = next(r for r in cmp.rows if r.label == "tomcat sync 1s C10")
-        own = machine.get("by_server", {}).get("delayed", {}).get("tomcat", {})     # the server's, where kept apart
+        own = machine.get("by_server", {}).get("delayed", {}).get("tomcat", {})  # the server's, where kept apart
         expected = own.get("latency_ratio", machine["run_sd"]["delayed"]["latency_ratio"])
         assert run_sd_of("latency_ratio", "delayed", cmp.run_sd, "tomcat") == expected
         assert row.verdict.test is None or row.verdict.test.run_sd == expected
-
-
 
 
 def test_a_same_is_held_to_the_false_discovery_rate_too():
@@ -379,6 +399,7 @@ def test_a_same_is_held_to_the_false_discovery_rate_too():
 
     from crossbench.figures import changes
     from crossbench_analysis.compare.compare_stats import controlled, verdict_of
+
     bound = math.log(1.05)
     hair = [verdict_of("rps", changes.ChangeTest(0.0, bound / 1.75, 30, 3, 3, "hand"), 1, 1, 0.05) for _ in range(30)]
     assert {v.word for v in hair} == {SAME} and 0.04 < hair[0].p_value < 0.05

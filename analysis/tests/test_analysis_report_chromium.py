@@ -1,6 +1,7 @@
 """The report in a real browser (headless Chromium, offline, file://): every chart image loads, the table has
 one row per cell, and a screenshot renders, on a SYNTHETIC run directory (not a measurement); and on recorded
 real runs (fixtures/runs/), every finding links to a chart that loads and to cells that exist."""
+
 from __future__ import annotations
 
 import json
@@ -19,9 +20,14 @@ from crossbench_analysis import analyze
 RUNS = Path(__file__).parent / "fixtures" / "runs"
 
 CHROMIUM = next(filter(None, (shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome"))), None)
-pytestmark = [needs_gnuplot, pytest.mark.spawns, pytest.mark.skipif(      # gnuplot and Chromium
-    CHROMIUM is None, reason="Chromium not installed (Debian: apt-get install chromium); the report's browser "
-                             "check needs it")]
+pytestmark = [
+    needs_gnuplot,
+    pytest.mark.spawns,
+    pytest.mark.skipif(  # gnuplot and Chromium
+        CHROMIUM is None,
+        reason="Chromium not installed (Debian: apt-get install chromium); the report's browser check needs it",
+    ),
+]
 
 # Appended to a copy of report.html (the report itself has no script): after every image has loaded or
 # failed, writes what the browser saw into the DOM for --dump-dom to carry out.
@@ -44,9 +50,20 @@ window.addEventListener('load', function () {
 
 
 def chromium(*args, user_data: Path, timeout: float = 120) -> subprocess.CompletedProcess:
-    command = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-               "--disable-background-networking", "--disable-component-update", "--disable-sync",
-               "--disable-extensions", f"--user-data-dir={user_data}", *args]
+    command = [
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-extensions",
+        f"--user-data-dir={user_data}",
+        *args,
+    ]
     return subprocess.run(command, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
 
 
@@ -56,8 +73,13 @@ def test_report_images_load_and_table_has_a_row_per_cell(analyzed_run, tmp_path)
     check_page = run_dir / "report-browser-check.html"
     check_page.write_text(html.replace("</body>", CHECK + "\n</body>"))
     try:
-        proc = chromium("--virtual-time-budget=20000", "--run-all-compositor-stages-before-draw", "--dump-dom",
-                        check_page.resolve().as_uri(), user_data=tmp_path / "profile")
+        proc = chromium(
+            "--virtual-time-budget=20000",
+            "--run-all-compositor-stages-before-draw",
+            "--dump-dom",
+            check_page.resolve().as_uri(),
+            user_data=tmp_path / "profile",
+        )
     finally:
         check_page.unlink()
     match = re.search(r'<pre id="browser-check">(.*?)</pre>', proc.stdout, re.S)
@@ -74,9 +96,14 @@ def test_report_images_load_and_table_has_a_row_per_cell(analyzed_run, tmp_path)
 def test_report_screenshot_renders(analyzed_run, tmp_path):
     run_dir, _ = analyzed_run
     shot = tmp_path / "report.png"
-    proc = chromium(f"--screenshot={shot}", "--window-size=1400,3000", "--hide-scrollbars",
-                    "--virtual-time-budget=20000", (run_dir / "report.html").resolve().as_uri(),
-                    user_data=tmp_path / "profile")
+    proc = chromium(
+        f"--screenshot={shot}",
+        "--window-size=1400,3000",
+        "--hide-scrollbars",
+        "--virtual-time-budget=20000",
+        (run_dir / "report.html").resolve().as_uri(),
+        user_data=tmp_path / "profile",
+    )
     assert shot.is_file(), proc.stderr[-2000:]
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
@@ -114,14 +141,20 @@ def browser_view(run_dir: Path, script: str, profile: Path) -> dict:
     check_page = run_dir / "report-browser-check.html"
     check_page.write_text((run_dir / "report.html").read_text().replace("</body>", script + "\n</body>"))
     try:
-        proc = chromium("--virtual-time-budget=20000", "--run-all-compositor-stages-before-draw", "--dump-dom",
-                        check_page.resolve().as_uri(), user_data=profile)
+        proc = chromium(
+            "--virtual-time-budget=20000",
+            "--run-all-compositor-stages-before-draw",
+            "--dump-dom",
+            check_page.resolve().as_uri(),
+            user_data=profile,
+        )
     finally:
         check_page.unlink()
     match = re.search(r'<pre id="browser-check">(.*?)</pre>', proc.stdout, re.S)
     assert match, f"no browser result (exit {proc.returncode}): {proc.stderr[-2000:]}"
-    return json.loads(match.group(1).replace("&quot;", '"').replace("&amp;", "&").replace("&lt;", "<")
-                      .replace("&gt;", ">"))
+    return json.loads(
+        match.group(1).replace("&quot;", '"').replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">")
+    )
 
 
 @pytest.mark.parametrize("name", ["quick", "seed004-quick"])
@@ -139,11 +172,16 @@ def test_every_finding_links_a_chart_and_cells_that_exist(tmp_path, name):
         assert finding["file"] == finding["img"], "the PNG link and the figure show the same chart"
         assert finding["cells"] and finding["listed"], f"cells missing for: {finding['text']}"
         for url in finding["cells"]:
-            assert url.startswith("file://") and Path(url[len("file://"):]).is_dir(), url
+            assert url.startswith("file://") and Path(url[len("file://") :]).is_dir(), url
     shot = tmp_path / f"{name}-report.png"
-    proc = chromium(f"--screenshot={shot}", "--window-size=1400,1600", "--hide-scrollbars",
-                    "--virtual-time-budget=20000", (run_dir / "report.html").resolve().as_uri(),
-                    user_data=tmp_path / "profile")
+    proc = chromium(
+        f"--screenshot={shot}",
+        "--window-size=1400,1600",
+        "--hide-scrollbars",
+        "--virtual-time-budget=20000",
+        (run_dir / "report.html").resolve().as_uri(),
+        user_data=tmp_path / "profile",
+    )
     assert shot.is_file() and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", proc.stderr[-2000:]
-    if os.environ.get("CROSSBENCH_SCREENSHOTS"):    # a folder to keep the screenshot in, for a person to look at
+    if os.environ.get("CROSSBENCH_SCREENSHOTS"):  # a folder to keep the screenshot in, for a person to look at
         shutil.copy(shot, Path(os.environ["CROSSBENCH_SCREENSHOTS"]) / shot.name)

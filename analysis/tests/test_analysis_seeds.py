@@ -1,5 +1,6 @@
 """The seed 000 / 001 charts, drawn from real records (fixtures/seeds/, see its README): the exported rows are
 the records' figures, every chart is a real PNG and SVG, and a run without such cells gets none of them."""
+
 from __future__ import annotations
 
 import math
@@ -101,7 +102,7 @@ def test_a_run_without_seed_cells_gets_no_seed_chart(synthetic_run, tmp_path):
     assert not names & set().union(*SEED_CHARTS.values())
 
 
-@pytest.mark.spawns        # gnuplot
+@pytest.mark.spawns  # gnuplot
 @needs_gnuplot
 @pytest.mark.parametrize("name", sorted(SEED_CHARTS))
 def test_seed_charts_are_drawn(name, tmp_path):

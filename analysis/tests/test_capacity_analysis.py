@@ -1,6 +1,7 @@
 """Capacity searches in the analysis, on a SYNTHETIC run (nothing measured): a search's records made by the
 runner's own decisions (crossbench.decide.capacity) against a toy pool that answers 97 req/s, then the findings, the
 capacity chart's data and the marks on the open-loop latency chart."""
+
 from __future__ import annotations
 
 import json
@@ -23,11 +24,24 @@ def launch(cell, rng, holds=HOLDS) -> dict:
     over = max(0.0, cell.rate / holds - 1)
     p99 = (cell.delay_ms + 6 + 3000 * over) * math.exp(rng.gauss(0, 0.03))
     achieved = min(cell.rate, holds)
-    return {**cell.to_dict(), "schema_version": 6, "status": "ok", "valid": not over,
-            "flags": ["unsustainable"] if over > 0.02 else [], "latency_ms": {"p50": p99 * 0.9, "p99": p99},
-            "rate_achieved": achieved, "rps": achieved, "requests": int(achieved * 3), "error_total": 0,
-            "cpu_percent": achieved * 0.04, "threads_peak": 40, "rss_peak_mb": 180.0,
-            "setting": "tomcat maxThreads=20", "parallel_limit": 20, "processes": 1}
+    return {
+        **cell.to_dict(),
+        "schema_version": 6,
+        "status": "ok",
+        "valid": not over,
+        "flags": ["unsustainable"] if over > 0.02 else [],
+        "latency_ms": {"p50": p99 * 0.9, "p99": p99},
+        "rate_achieved": achieved,
+        "rps": achieved,
+        "requests": int(achieved * 3),
+        "error_total": 0,
+        "cpu_percent": achieved * 0.04,
+        "threads_peak": 40,
+        "rss_peak_mb": 180.0,
+        "setting": "tomcat maxThreads=20",
+        "parallel_limit": 20,
+        "processes": 1,
+    }
 
 
 def capacity_run(path: Path, seed: int = 7, cpu_model: str = "AMD EPYC", holds: float = HOLDS) -> Path:
@@ -39,9 +53,17 @@ def capacity_run(path: Path, seed: int = 7, cpu_model: str = "AMD EPYC", holds: 
         cells += more
         records += [launch(c, rng, holds) for c in more]
     path.mkdir(parents=True)
-    (path / "metadata.json").write_text(json.dumps({"run_id": "capacity-synthetic", "experiment": "capacity-quick",
-                                                    "synthetic": True, "config": config,
-                                                    "machine": {"cpu_model": cpu_model, "cores": 2}}))
+    (path / "metadata.json").write_text(
+        json.dumps(
+            {
+                "run_id": "capacity-synthetic",
+                "experiment": "capacity-quick",
+                "synthetic": True,
+                "config": config,
+                "machine": {"cpu_model": cpu_model, "cores": 2},
+            }
+        )
+    )
     (path / "cells.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     return path
 
@@ -56,7 +78,7 @@ def test_the_finding_leads_with_the_rate_held_and_folds_the_cost_and_the_models(
     assert "Little's law predicts 100 req/s (20 / 200 ms)" in bracket.detail
     assert "Erlang C, for arrivals at random" in bracket.detail
     assert bracket.figure is not None and bracket.figure <= HOLDS
-    assert bracket.basis.startswith("confirmed by a long launch; bracket ")     # capacity-quick confirms for 10 s
+    assert bracket.basis.startswith("confirmed by a long launch; bracket ")  # capacity-quick confirms for 10 s
     assert bracket.cells and all("-q" in c for c in bracket.cells)
 
 
@@ -80,14 +102,29 @@ def test_the_summary_table_says_what_each_setting_held_and_what_limited_it(tmp_p
 
 def test_settings_are_ranked_only_where_one_held_what_the_other_failed_by_more_than_their_spreads():
     def out(setting, held, fails, moves=None):
-        return {"setting": setting, "keepalive": True, "target_p99_ms": 300, "delay_ms": 200, "held_rps": held,
-                "fails_rps": fails, "spread": {"moves": moves} if moves is not None else None}
-    found = [out("tornado", 2560, 2690, moves=2.2), out("uvicorn", 2690, 3200, moves=0.1),
-             out("tomcat virtual", 1460, 1600, moves=0.29), out("tomcat maxThreads=20", 95.2, 100)]
+        return {
+            "setting": setting,
+            "keepalive": True,
+            "target_p99_ms": 300,
+            "delay_ms": 200,
+            "held_rps": held,
+            "fails_rps": fails,
+            "spread": {"moves": moves} if moves is not None else None,
+        }
+
+    found = [
+        out("tornado", 2560, 2690, moves=2.2),
+        out("uvicorn", 2690, 3200, moves=0.1),
+        out("tomcat virtual", 1460, 1600, moves=0.29),
+        out("tomcat maxThreads=20", 95.2, 100),
+    ]
     above = findings_capacity.ranking(found)
     # tornado's held rate moved 220 % between sittings: 2560 / 3.2 = 800 is under the virtual threads' 1600 x 1.29
-    assert above == {"uvicorn": ["tomcat virtual", "tomcat maxThreads=20"], "tornado": ["tomcat maxThreads=20"],
-                     "tomcat virtual": ["tomcat maxThreads=20"]}
+    assert above == {
+        "uvicorn": ["tomcat virtual", "tomcat maxThreads=20"],
+        "tornado": ["tomcat maxThreads=20"],
+        "tomcat virtual": ["tomcat maxThreads=20"],
+    }
 
 
 def test_the_capacity_chart_data_and_the_latency_charts_marks(tmp_path):
@@ -107,7 +144,10 @@ def test_capacity_aa_says_per_setting_how_far_the_held_rate_moved(tmp_path, caps
     far they moved, printed as capacity_spread.toml's table for that setting; runs of two machines are refused."""
     from crossbench_analysis import cli
     from crossbench_analysis.compare import capacity_aa
-    runs = [capacity_run(tmp_path / f"run{seed}", seed=seed, holds=holds) for seed, holds in ((7, 97), (8, 80), (9, 110))]
+
+    runs = [
+        capacity_run(tmp_path / f"run{seed}", seed=seed, holds=holds) for seed, holds in ((7, 97), (8, 80), (9, 110))
+    ]
     result = capacity_aa.spread(runs)
     [setting] = result["settings"]
     held = [capacity_answer.held_rps(out) for run in runs for out in capacity_aa.searched(run)[2]]
@@ -127,9 +167,11 @@ def test_the_shipped_spread_is_what_capacity_aa_reads_in_the_committed_runs():
     setting (docs/results/capacity: aa/capacity-a, aa/capacity-b and runs/capacity)."""
     from crossbench.decide import capacity_spread
     from crossbench_analysis.compare import capacity_aa
+
     results = Path(__file__).resolve().parents[2] / "docs" / "results" / "capacity"
-    result = capacity_aa.spread([results / "aa" / "capacity-a", results / "aa" / "capacity-b",
-                                 results / "runs" / "capacity"])
+    result = capacity_aa.spread(
+        [results / "aa" / "capacity-a", results / "aa" / "capacity-b", results / "runs" / "capacity"]
+    )
     for setting in result["settings"]:
         shipped = capacity_spread.for_setting(setting["series"], result["machine"])
         assert shipped and list(shipped.held_rps) == setting["held_rps"], setting
@@ -140,15 +182,20 @@ def test_no_committed_capacity_is_stated_above_a_long_failure_or_a_known_ceiling
     lowest rate whose long launch failed and the pool's size over its delay; each setting measured between
     sittings says its own spread."""
     results = Path(__file__).resolve().parents[2] / "docs" / "results"
-    found = [out for path in sorted(results.rglob("capacity.json")) for out in json.loads(path.read_text())
-             if not out.get("generator")]
+    found = [
+        out
+        for path in sorted(results.rglob("capacity.json"))
+        for out in json.loads(path.read_text())
+        if not out.get("generator")
+    ]
     assert len(found) >= 20
     for out in found:
         limits = [c["rate"] for c in out.get("confirmations") or () if not c["held"]]
         limits += [out["predicted_rps"]] if out.get("predicted_rps") else []
-        stated = [out["held_rps"]] + ([out["estimate"]["value"], out["estimate"]["ci95_high"]]
-                                      if out.get("estimate") else [])
+        stated = [out["held_rps"]] + (
+            [out["estimate"]["value"], out["estimate"]["ci95_high"]] if out.get("estimate") else []
+        )
         assert all(v is None or v <= min(limits, default=float("inf")) for v in stated), out["series"]
         assert out["estimate"] is None or out["estimate"]["mixed_rps"]
     spreads = {out["series"]: out["spread"]["moves"] for out in found if out.get("spread")}
-    assert len(set(spreads.values())) > 2          # per setting, not one pooled figure
+    assert len(set(spreads.values())) > 2  # per setting, not one pooled figure

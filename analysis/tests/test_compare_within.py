@@ -1,5 +1,6 @@
 """compare --within on SYNTHETIC runs (not measurements): two variants of one run, launches paired by round, find a
 change that the rounds' shared drift hides from an unpaired test; refusals; the within-run A/A study."""
+
 from __future__ import annotations
 
 import json
@@ -47,20 +48,27 @@ def test_pairing_by_round_finds_a_change_the_rounds_drift_hides_from_an_unpaired
     run = drifting(make_run(tmp_path / "r", run_id="R", repetitions=6, **SMALL), tornado_share=0.92)
     cmp = compare_within(load_run(run), "tomcat", "tornado")
     assert cmp.sides == ("tomcat in run R", "tornado in run R")
-    assert {row.label for row in cmp.rows} == {"static C1", "static C10", "static C100", "delay 1s C1",
-                                               "delay 1s C10", "delay 1s C100"}
+    assert {row.label for row in cmp.rows} == {
+        "static C1",
+        "static C10",
+        "static C100",
+        "delay 1s C1",
+        "delay 1s C10",
+        "delay 1s C100",
+    }
     rps = static_row(cmp, 100).verdicts["rps"]
     assert rps.word == SLOWER and rps.test.run_sd == 0.0 and rps.p_adjusted <= 0.05
     assert rps.test.ratio == pytest.approx(0.92, abs=0.003) and 0.90 < rps.test.low < rps.test.high < 0.94
     assert (rps.test.n_a, rps.test.n_b) == (6, 6)
     pairs = paired(load_run(run), *(p for p in _points(run, 100)), "rps")
     unpaired = judge("rps", [a for a, _ in pairs], [b for _, b in pairs], None, None, 0.0)
-    assert unpaired.word == INCONCLUSIVE            # the drift's 30 % swamps 8 % without the pairing
+    assert unpaired.word == INCONCLUSIVE  # the drift's 30 % swamps 8 % without the pairing
     assert "paired by round" in cmp.method() and "no run-to-run variance" in cmp.method()
 
 
 def _points(run: Path, c: int):
     from crossbench.figures import points
+
     by_server = {p["server"]: p for p in points.load(run) if p["group"] == "static" and p["concurrency"] == c}
     return by_server["tomcat"], by_server["tornado"]
 
@@ -70,11 +78,12 @@ def test_the_same_configuration_against_itself_is_same_within_the_margin(tmp_pat
     verdict = static_row(compare_within(load_run(run), "tomcat", "tornado"), 10).verdict
     assert verdict.word == SAME and verdict.said == "same within 5 %"
     tighter = static_row(compare_within(load_run(run), "tomcat", "tornado", margin=0.001), 10).verdict
-    assert tighter.word == INCONCLUSIVE        # the wobble of 0.3 % is wider than a margin of 0.1 %
+    assert tighter.word == INCONCLUSIVE  # the wobble of 0.3 % is wider than a margin of 0.1 %
 
 
 def test_tied_pairs_and_fewer_than_three_rounds_cannot_tell():
     from crossbench_analysis.compare.compare_stats import judge_paired
+
     tied = judge_paired("rps", [(100, 90), (200, 180), (50, 45)], None, None)
     assert tied.word == CANNOT_TELL and tied.p_value is None and "tied" in tied.why
     two = judge_paired("rps", [(100, 90), (200, 181)], None, None)
@@ -94,8 +103,11 @@ def test_one_round_cannot_tell_and_names_must_be_known_distinct_and_meet(tmp_pat
 
 def test_a_round_missing_on_one_side_is_left_out_of_the_pairs(tmp_path):
     run = drifting(make_run(tmp_path / "r", run_id="R", repetitions=4, **SMALL), tornado_share=0.9)
-    lines = [line for line in (run / "cells.jsonl").read_text().splitlines()
-             if not ('"server": "tornado"' in line and '"repetition": 2,' in line)]
+    lines = [
+        line
+        for line in (run / "cells.jsonl").read_text().splitlines()
+        if not ('"server": "tornado"' in line and '"repetition": 2,' in line)
+    ]
     (run / "cells.jsonl").write_text("\n".join(lines) + "\n")
     rps = static_row(compare_within(load_run(run), "tomcat", "tornado"), 1).verdicts["rps"]
     assert (rps.test.n_a, rps.test.n_b) == (3, 3)
@@ -110,7 +122,7 @@ def test_within_run_study_pairs_odd_with_even_rounds_and_finds_the_planted_chang
     static = [p for p in result["points"] if p["point_id"].startswith("static")]
     assert len(static) == 6 and {p["pairs"] for p in static} == {4}
     assert {p["aa_verdict"] for p in static} == {SAME} and {p["planted_verdict"] for p in static} == {SLOWER}
-    assert {p["welch_planted_verdict"] for p in static} == {INCONCLUSIVE}     # unpaired, the drift hides it
+    assert {p["welch_planted_verdict"] for p in static} == {INCONCLUSIVE}  # unpaired, the drift hides it
     # the delayed points do not drift: both tests find 10 % on Tomcat's; Tornado's toy latency ratio is one number
     # in every launch, so its pairs are tied: cannot tell, never p = 0
     tests = result["tests"]
@@ -120,11 +132,16 @@ def test_within_run_study_pairs_odd_with_even_rounds_and_finds_the_planted_chang
 
 
 def run_compare_sh(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([str(ANALYSIS / "compare.sh"), *map(str, args)], capture_output=True, text=True,
-                          timeout=300, env=dict(os.environ))
+    return subprocess.run(
+        [str(ANALYSIS / "compare.sh"), *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ),
+    )
 
 
-@pytest.mark.spawns        # compare.sh
+@pytest.mark.spawns  # compare.sh
 @needs_gnuplot
 def test_compare_sh_within_writes_its_report_and_refuses_a_second_run(tmp_path):
     run = drifting(make_run(tmp_path / "r", run_id="R", repetitions=3, **SMALL), tornado_share=0.8)
@@ -143,6 +160,7 @@ def test_compare_sh_within_writes_its_report_and_refuses_a_second_run(tmp_path):
 
 def test_auto_rate_points_match_by_their_share_of_each_servers_peak():
     from crossbench_analysis.compare.compare_within import where_key
+
     tomcat = {"group": "static", "concurrency": 2000, "rate": 2400.0, "rate_share": 0.5, "server": "tomcat"}
     tornado = {**tomcat, "rate": 900.0, "server": "tornado"}
     fixed = {**tomcat, "rate_share": None}

@@ -1,5 +1,6 @@
 """A run with a declared server, read by the analysis: its recorded declaration registers the server by name
 (its knobs, labels and palette, as for a built-in plug-in), though the paths it names are not on this machine."""
+
 from __future__ import annotations
 
 import json
@@ -12,10 +13,19 @@ from crossbench_analysis.charts.kit_labels import label_fields, palette
 from crossbench_analysis.read.runinfo import load_run
 from crossbench_analysis.read.setting import setting
 
-DECLARATION = {"command": ["serve", "--port", "{port}", "--threads", "{threads}"], "workdir": "/nowhere/on/this/host",
-               "env": {}, "runtime": "other", "endpoints": ["/hello"], "ready": {"path": "/hello", "timeout_s": 5.0},
-               "stop": {"signal": "TERM", "grace_s": 5.0}, "processes": None, "parallel": {}, "like": None,
-               "knobs": {"threads": {"default": 10, "values": [10, 50], "at_most": None}}}
+DECLARATION = {
+    "command": ["serve", "--port", "{port}", "--threads", "{threads}"],
+    "workdir": "/nowhere/on/this/host",
+    "env": {},
+    "runtime": "other",
+    "endpoints": ["/hello"],
+    "ready": {"path": "/hello", "timeout_s": 5.0},
+    "stop": {"signal": "TERM", "grace_s": 5.0},
+    "processes": None,
+    "parallel": {},
+    "like": None,
+    "knobs": {"threads": {"default": 10, "values": [10, 50], "at_most": None}},
+}
 
 
 @pytest.fixture(autouse=True)
@@ -27,8 +37,9 @@ def only_built_in():
 
 def run_dir(tmp_path, config: dict):
     (tmp_path / "metadata.json").write_text(json.dumps({"config": config}))
-    (tmp_path / "cells.jsonl").write_text(json.dumps({"cell_id": "g-mine-threads50-hello-c1-r1", "server": "mine",
-                                                      "threads": 50}) + "\n")
+    (tmp_path / "cells.jsonl").write_text(
+        json.dumps({"cell_id": "g-mine-threads50-hello-c1-r1", "server": "mine", "threads": 50}) + "\n"
+    )
     return tmp_path
 
 
@@ -36,7 +47,9 @@ def test_reading_a_run_registers_its_declared_servers(tmp_path):
     run = load_run(run_dir(tmp_path, {"name": "x", "server": {"mine": DECLARATION}}))
     assert servers.get("mine").declaration == DECLARATION and not run.warnings
     assert setting(run.cells[0]) == "mine threads=50"
-    assert [name for name, _ in label_fields("mine")][1] == "threads" and palette("mine")[0] == DeclaredPlugin.palette[0]
+    assert [name for name, _ in label_fields("mine")][1] == "threads" and palette("mine")[0] == DeclaredPlugin.palette[
+        0
+    ]
 
 
 def test_a_declaration_the_analysis_cannot_read_is_a_warning_not_a_failure(tmp_path):

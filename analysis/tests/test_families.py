@@ -1,4 +1,5 @@
 """The chart families' shape: one signature each, no import of export.py or of each other (no cycle)."""
+
 from __future__ import annotations
 
 import ast
@@ -10,7 +11,7 @@ import pytest
 from crossbench_analysis.charts import export
 
 PACKAGE = "crossbench_analysis"
-FAMILIES_PACKAGE = "crossbench_analysis.charts"      # where the families and export live
+FAMILIES_PACKAGE = "crossbench_analysis.charts"  # where the families and export live
 PACKAGES = {PACKAGE, FAMILIES_PACKAGE}
 FAMILY_NAMES = {family.__name__.rsplit(".", 1)[1] for family in export.FAMILIES}
 
@@ -21,8 +22,9 @@ def imported_modules(source: str) -> set[str]:
     found = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
-            found |= {alias.name.rsplit(".", 1)[1] for alias in node.names
-                      if alias.name.startswith(FAMILIES_PACKAGE + ".")}
+            found |= {
+                alias.name.rsplit(".", 1)[1] for alias in node.names if alias.name.startswith(FAMILIES_PACKAGE + ".")
+            }
         elif isinstance(node, ast.ImportFrom):
             parent = (FAMILIES_PACKAGE + "." if node.level else "") + (node.module or "")
             if parent.rstrip(".") in PACKAGES:
@@ -32,10 +34,16 @@ def imported_modules(source: str) -> set[str]:
     return found
 
 
-@pytest.mark.parametrize("spelling", ["from . import export", "from .export import read_manifest",
-                                      "import crossbench_analysis.charts.export",
-                                      "from crossbench_analysis.charts import export",
-                                      "from crossbench_analysis.charts.export import FAMILIES"])
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "from . import export",
+        "from .export import read_manifest",
+        "import crossbench_analysis.charts.export",
+        "from crossbench_analysis.charts import export",
+        "from crossbench_analysis.charts.export import FAMILIES",
+    ],
+)
 def test_the_import_check_sees_every_spelling(spelling):
     assert imported_modules(spelling) == {"export"}
 

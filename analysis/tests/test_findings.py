@@ -1,6 +1,7 @@
 """Findings on the recorded runs (fixtures/runs/, captured from real runs): each figure checked against the cell
 it comes from in cells.jsonl, read here independently; flagged cells left out with their reason; and the
 sentences follow the data: change a record and the finding changes."""
+
 from __future__ import annotations
 
 import json
@@ -53,8 +54,10 @@ def test_quick_bends_and_static_mix_match_the_cells():
     assert tomcat.figure == pytest.approx(c[cell]["latency_ratio"]) and tomcat.n == 1 and tomcat.interval is None
     assert cell in tomcat.cells and tomcat.label == "latency ratio at C=100"
     # both of the seed's ratios lead the sentence, each a figure of its own
-    assert tomcat.sentence.startswith(f"Latency ratio {short(c[cell]['latency_ratio'])} and efficiency "
-                                      f"ratio {short(c[cell]['efficiency_ratio'])} (1 launch) at C=100: ")
+    assert tomcat.sentence.startswith(
+        f"Latency ratio {short(c[cell]['latency_ratio'])} and efficiency "
+        f"ratio {short(c[cell]['efficiency_ratio'])} (1 launch) at C=100: "
+    )
     # C=400 is flagged (ratio_disagreement): left out, and said so
     assert tomcat.left_out == [{"cell": "delay-tomcat-mt200-delay_sync-c400-d250-r1", "reason": "ratio_disagreement"}]
     assert tomcat.sentence.endswith("(1 launch left out: ratio_disagreement)") and len(tomcat.sentence) <= 200
@@ -87,8 +90,10 @@ def test_maxthreads_knee_against_the_pool_and_virtual_threads():
     assert virtual.figure == pytest.approx(c["delay-tomcat-virtual-delay_sync-c100-d200-r1"]["latency_ratio"])
     # C=50 and 100 flagged: C=10 (1.015) and C=20 (1.104) put N at 18.4, a bend of under 10 % at C=20
     mt20 = one(items, "maxThreads=20", "does not bend up to C=20", "N ≥ 18.4")
-    assert sorted(x["cell"] for x in mt20.left_out) == ["delay-tomcat-mt20-delay_sync-c100-d200-r1",
-                                                         "delay-tomcat-mt20-delay_sync-c50-d200-r1"]
+    assert sorted(x["cell"] for x in mt20.left_out) == [
+        "delay-tomcat-mt20-delay_sync-c100-d200-r1",
+        "delay-tomcat-mt20-delay_sync-c50-d200-r1",
+    ]
     assert one(items, "maxThreads=20", "44 threads (1 launch) at most").chart == "maxthreads_threads"
     assert not [f for f in items if "per thread" in f.sentence], "two settings are no slope"
 
@@ -110,29 +115,32 @@ def test_seed000_blocking_handler_and_a_probe_left_out():
 def test_seed003_seed001_seed004_openloop_figures():
     c = cells("seed003-quick")
     items = found(RUNS / "seed003-quick")
-    assert one(items, "tomcat maxThreads=200 held 500 of 500").figure == \
-        pytest.approx(c["hold-tomcat-mt200-hello-c500-d0-r1"]["rss_per_connection_kb"])
+    assert one(items, "tomcat maxThreads=200 held 500 of 500").figure == pytest.approx(
+        c["hold-tomcat-mt200-hello-c500-d0-r1"]["rss_per_connection_kb"]
+    )
     # the limit under the connections asked for: its flagged launch is the seed's answer, said with its numbers
     limit = one(items, "maxConnections=300").sentence
     assert "held 300 of 500 keep-alive connections at once in 1 launch: its limit" in limit
     assert "requests failed (timeout 398 a launch)" in limit
     c = cells("seed001-quick")
-    assert one(found(RUNS / "seed001-quick"), "the most on pipelined /hello").figure == \
-        pytest.approx(c["hello-tornado-hello-c100-d0-r1"]["rps"])
+    assert one(found(RUNS / "seed001-quick"), "the most on pipelined /hello").figure == pytest.approx(
+        c["hello-tornado-hello-c100-d0-r1"]["rps"]
+    )
     c = cells("seed004-quick")
     items = found(RUNS / "seed004-quick")
     table = one(items, "the lowest of 4 on db (/db")
     assert table.figure == pytest.approx(c["db-uvicorn-w3-db-c16-d0-r1"]["latency_ms"]["p99"])
     pool = one(items, "tomcat maxThreads=200 on /db/slow")
-    gain = (c["pools-tomcat-mt200-pool16-db_slow-c16-d5-r1"]["rps"]
-            / c["pools-tomcat-mt200-pool2-db_slow-c16-d5-r1"]["rps"])
+    gain = (
+        c["pools-tomcat-mt200-pool16-db_slow-c16-d5-r1"]["rps"] / c["pools-tomcat-mt200-pool2-db_slow-c16-d5-r1"]["rps"]
+    )
     assert pool.sentence.startswith(f"{gain:.1f} times (indicative): ") and "no claim" in pool.sentence
     assert "no claim" in one(items, "gunicorn 2 sync workers on /db/slow").sentence
     # one launch a step: indicative figures rank nothing, so every other step is a tie
     assert "not told apart from 1" in one(items, "uvicorn's best count").sentence
     assert "not told apart from 1, 2" in one(items, "tornado's best count").sentence  # 1 launch
     for sentence in (one(items, f"{server}'s best count").sentence for server in ("uvicorn", "tornado", "gunicorn")):
-        count = int(sentence.split(" ", 1)[0])          # "1 process: ...", "3 processes: ..."
+        count = int(sentence.split(" ", 1)[0])  # "1 process: ...", "3 processes: ..."
         assert sentence.startswith(f"{count} process{'es' * (count != 1)}: "), sentence
     c = cells("openloop-quick")
     tomcat = one(found(RUNS / "openloop-quick"), "tomcat maxThreads=20", "group delay)")
@@ -149,6 +157,7 @@ def test_changing_the_data_changes_the_sentence(tmp_path):
             r["latency_ratio"] = 1.2
         if r["cell_id"] == "static-tornado-static_mix-c100-d0-r1":
             r["rps"] = 1000.0
+
     rewrite(run, change)
     items = found(run)
     bend = one(items, "tomcat maxThreads=200", "Knee between C=1 and C=100")
@@ -165,7 +174,7 @@ def test_a_finding_whose_cells_are_all_flagged_says_so(tmp_path):
     assert len(gone.left_out) == 3 and gone.figure is None
 
 
-@pytest.mark.spawns        # gnuplot
+@pytest.mark.spawns  # gnuplot
 @needs_gnuplot
 def test_analysis_writes_findings_json_md_and_puts_them_first_in_the_report(tmp_path):
     run = copy(tmp_path, "seed004-quick")
@@ -183,13 +192,14 @@ def test_analysis_writes_findings_json_md_and_puts_them_first_in_the_report(tmp_
     html = (run / "report.html").read_text()
     assert html.index('id="findings"') < html.index('id="charts"')
     said = findings.text(run).splitlines()
-    assert " ".join(line.strip() for line in said[said.index("findings:") + 1:]).startswith(records[0]["sentence"])
+    assert " ".join(line.strip() for line in said[said.index("findings:") + 1 :]).startswith(records[0]["sentence"])
     assert max(len(line) for line in said) <= 100
 
 
 def test_the_efficiency_chart_draws_the_findings_threshold():
     from crossbench_analysis.charts import seed002
     from crossbench_analysis.findings import finding
+
     assert seed002.BEND == finding.THRESHOLD
 
 
@@ -199,8 +209,12 @@ def test_a_figure_of_several_launches_carries_its_interval(tmp_path):
     two launches it gives their values, indicative, and no interval (t(1) = 12.7 would be as wide as the figure)."""
     run = copy(tmp_path, "quick")
     records = [json.loads(line) for line in (run / "cells.jsonl").read_text().splitlines()]
-    extra = [dict(r, cell_id=r["cell_id"].replace("-r1", f"-r{k}"), repetition=k, rps=r["rps"] * share)
-             for r in records if r["group"] == "static" for k, share in ((2, 0.9), (3, 0.8))]
+    extra = [
+        dict(r, cell_id=r["cell_id"].replace("-r1", f"-r{k}"), repetition=k, rps=r["rps"] * share)
+        for r in records
+        if r["group"] == "static"
+        for k, share in ((2, 0.9), (3, 0.8))
+    ]
     (run / "cells.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records + extra))
     rps = cells("quick")["static-tomcat-mt200-static_mix-c100-d0-r1"]["rps"]
     logs = [math.log(rps * share) for share in (1, 0.9, 0.8)]
@@ -221,6 +235,7 @@ def test_family_by_experiment_name_and_failed_launches_said_so(tmp_path):
     a failed launch is left out as failed (not as flagged), and one server's flagged static cell leaves no
     ranking, which the finding says."""
     from synthetic_run import make_run
+
     assert findings.family_of("servers-quick") == "servers" and findings.family_of("seed002") == "seed002"
     assert findings.family_of("quick") == "quick" and findings.family_of("my-own") is None
     items = found(make_run(tmp_path / "run", experiment="servers-quick"))
@@ -237,9 +252,17 @@ def test_a_bend_comes_from_the_hinge_fitted_over_every_launch(tmp_path):
     indicative (no interval)."""
     run = copy(tmp_path, "quick")
     records = [json.loads(line) for line in (run / "cells.jsonl").read_text().splitlines()]
-    extra = [dict(r, cell_id=r["cell_id"].replace("-r1", "-r2"), repetition=2,
-                  efficiency_ratio=r["efficiency_ratio"] * 1.03, latency_ratio=r["latency_ratio"] * 1.03)
-             for r in records if r["group"] == "delay"]
+    extra = [
+        dict(
+            r,
+            cell_id=r["cell_id"].replace("-r1", "-r2"),
+            repetition=2,
+            efficiency_ratio=r["efficiency_ratio"] * 1.03,
+            latency_ratio=r["latency_ratio"] * 1.03,
+        )
+        for r in records
+        if r["group"] == "delay"
+    ]
     (run / "cells.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records + extra))
     tomcat = one(found(run), "tomcat maxThreads=200", "does not bend up to C=100")
     assert "fitted over 4 launches" in tomcat.detail
@@ -252,9 +275,20 @@ def sweep_run(tmp_path: Path, ratios: dict[int, tuple[float, ...]]) -> Path:
     records = [json.loads(line) for line in (run / "cells.jsonl").read_text().splitlines()]
     model = next(r for r in records if r["cell_id"] == "delay-tomcat-mt200-delay_sync-c100-d250-r1")
     rest = [r for r in records if not (r["group"] == "delay" and "-tomcat-" in r["cell_id"])]
-    sweep = [dict(model, cell_id=f"delay-tomcat-mt200-delay_sync-c{c}-d250-r{i}", concurrency=c, repetition=i,
-                  latency_ratio=ratio, efficiency_ratio=ratio, flags=[], valid=True)
-             for c, launches in ratios.items() for i, ratio in enumerate(launches, 1)]
+    sweep = [
+        dict(
+            model,
+            cell_id=f"delay-tomcat-mt200-delay_sync-c{c}-d250-r{i}",
+            concurrency=c,
+            repetition=i,
+            latency_ratio=ratio,
+            efficiency_ratio=ratio,
+            flags=[],
+            valid=True,
+        )
+        for c, launches in ratios.items()
+        for i, ratio in enumerate(launches, 1)
+    ]
     (run / "cells.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rest + sweep))
     (run / "points.jsonl").unlink(missing_ok=True)
     return run
@@ -274,7 +308,7 @@ def test_the_quick_profiles_tomcat_knee_is_placed_where_its_grid_allows(tmp_path
     shown = fmt_interval({"value": tomcat.figure, "ci95_low": tomcat.interval[0], "ci95_high": tomcat.interval[1]})
     assert tomcat.sentence.startswith(f"Knee at C={shown}: ") and shown == "198 [195, 202]"
     assert tomcat.n == 9
-    assert "its pool of 200" not in tomcat.sentence        # the interval holds the pool: nothing to explain
+    assert "its pool of 200" not in tomcat.sentence  # the interval holds the pool: nothing to explain
 
 
 def test_a_knee_just_past_its_pool_says_the_overheads_measured_on_either_side_put_it_there(tmp_path):
@@ -282,13 +316,17 @@ def test_a_knee_just_past_its_pool_says_the_overheads_measured_on_either_side_pu
     alone (ratio / (C / 200) = 1.000): the hinge puts N at 200 x 1.002 / 1.000 = 200.4, its interval missing
     200, and the finding says by how much and what the overheads predict."""
     flat, past = (1.0019, 1.002, 1.0021), (0.9999, 1.0, 1.0001)
-    run = sweep_run(tmp_path, {**{c: flat for c in (50, 100, 200)},
-                               **{c: tuple(c / 200 * r for r in past) for c in (400, 800, 1000)}})
+    run = sweep_run(
+        tmp_path,
+        {**{c: flat for c in (50, 100, 200)}, **{c: tuple(c / 200 * r for r in past) for c in (400, 800, 1000)}},
+    )
     tomcat = one(found(run), "tomcat maxThreads=200", "Knee at C=")
     assert tomcat.interval[0] > 200 and tomcat.figure == pytest.approx(200.4, abs=0.1)
     assert " % above its pool of 200: the fit estimates 200 x a / a' = 200.40." in tomcat.sentence, tomcat.sentence
-    assert "the ratio at C <= 200, a = 1.00200, and per C / 200 past it, a' = 1.00000 (geometric means): " \
-           "200 x a / a' = 200.40" in tomcat.detail
+    assert (
+        "the ratio at C <= 200, a = 1.00200, and per C / 200 past it, a' = 1.00000 (geometric means): "
+        "200 x a / a' = 200.40" in tomcat.detail
+    )
     assert len(tomcat.sentence) <= 230
 
 
@@ -296,15 +334,22 @@ def test_a_knee_whose_means_stray_from_the_hinge_says_its_interval_was_widened(t
     """A flat side whose overhead drifts with C (1.000, 1.010, 1.020; launches 0.1 % apart): the hinge's lack of
     fit is significant, its interval is widened for it, and the fold says so with the lack of fit's p."""
     spread = (0.999, 1.0, 1.001)
-    run = sweep_run(tmp_path, {**{c: tuple(r * k for k in spread) for c, r in ((50, 1.0), (100, 1.01), (200, 1.02))},
-                               **{c: tuple(c / 200 * k for k in spread) for c in (400, 800, 1000)}})
+    run = sweep_run(
+        tmp_path,
+        {
+            **{c: tuple(r * k for k in spread) for c, r in ((50, 1.0), (100, 1.01), (200, 1.02))},
+            **{c: tuple(c / 200 * k for k in spread) for c in (400, 800, 1000)},
+        },
+    )
     tomcat = one(found(run), "tomcat maxThreads=200", "Knee at C=")
     assert "its interval widened for the lack of fit (p = " in tomcat.detail, tomcat.detail
 
 
 def test_a_rise_the_hinge_does_not_fit_is_no_knee_and_no_flat_claim(tmp_path):
-    run = sweep_run(tmp_path, {c: tuple(r * k for k in (0.99, 1.0, 1.01))
-                               for c, r in ((50, 1.0), (100, 1.02), (200, 1.3), (400, 1.35))})
+    run = sweep_run(
+        tmp_path,
+        {c: tuple(r * k for k in (0.99, 1.0, 1.01)) for c, r in ((50, 1.0), (100, 1.02), (200, 1.3), (400, 1.35))},
+    )
     tomcat = one(found(run), "no knee stated for tomcat maxThreads=200", "does not rise as a pool's C / N")
     assert "does not bend" not in tomcat.sentence
 
@@ -320,13 +365,24 @@ def test_a_server_that_closes_its_connections_keeps_its_figures_and_the_finding_
     assert tornado.figure is not None and not tornado.left_out
 
 
-@pytest.mark.parametrize("low, high, said", [(None, None, "no claim either way"), (2.4, 3.1, "holds its one loop"),
-                                             (0.9, 1.2, "costs it little"), (1.6, 2.6, "straddles 2")])
+@pytest.mark.parametrize(
+    "low, high, said",
+    [
+        (None, None, "no claim either way"),
+        (2.4, 3.1, "holds its one loop"),
+        (0.9, 1.2, "costs it little"),
+        (1.6, 2.6, "straddles 2"),
+    ],
+)
 def test_a_blocking_handlers_verdict_rests_on_the_ratios_interval_not_its_estimate(low, high, said):
     from crossbench.stats import RatioTest
     from crossbench_analysis.findings.findings_seeds import blocking_verdict
-    test = None if low is None else RatioTest(ratio=(low + high) / 2, low=low, high=high, p_value=0.01, n_a=3, n_b=3,
-                                                  method="Welch")
+
+    test = (
+        None
+        if low is None
+        else RatioTest(ratio=(low + high) / 2, low=low, high=high, p_value=0.01, n_a=3, n_b=3, method="Welch")
+    )
     assert said in blocking_verdict(test)
 
 
@@ -334,8 +390,10 @@ def test_launches_that_tie_are_said_to_tie_not_given_an_interval_of_zero_width()
     """maxthreads' peak threads: 77 in each of 3 launches; the figure reads "all 3 launches", never "[77, 77]" nor
     "all 0 launches" (the interval's ends alone carry no count)."""
     from crossbench_analysis.findings.finding import Finding
-    tie = Finding("maxthreads", "x", label="peak threads at C=50", figure=77.0, unit="threads", n=3,
-                  interval=(77.0, 77.0))
+
+    tie = Finding(
+        "maxthreads", "x", label="peak threads at C=50", figure=77.0, unit="threads", n=3, interval=(77.0, 77.0)
+    )
     assert tie.figure_text == "peak threads at C=50: 77 threads (all 3 launches)"
     spread = Finding("maxthreads", "x", figure=77.0, unit="threads", n=3, interval=(70.0, 85.0))
     assert spread.figure_text == "77 [70, 85] threads (95 %, 3 launches)"

@@ -1,5 +1,6 @@
 """The GC-pauses-beside-p99 chart on a SYNTHETIC maxthreads run (test_maxthreads_charts' toy model) whose delay
 cells are given JFR figures: drawn only from cells that have both, one chart per panel."""
+
 from __future__ import annotations
 
 import json
@@ -17,8 +18,11 @@ def run_with_pauses(tmp_path, with_jfr=lambda c: c["group"] == "delay"):
     cells = [json.loads(line) for line in (run_dir / "cells.jsonl").read_text().splitlines()]
     for c in cells:
         if with_jfr(c):
-            c.update(tomcat_gc_pause_count=c["concurrency"] // 25, tomcat_gc_pause_max_ms=4.0,
-                     tomcat_gc_pause_total_ms=4.0 * (c["concurrency"] // 25))
+            c.update(
+                tomcat_gc_pause_count=c["concurrency"] // 25,
+                tomcat_gc_pause_max_ms=4.0,
+                tomcat_gc_pause_total_ms=4.0 * (c["concurrency"] // 25),
+            )
     (run_dir / "cells.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cells))
     return run_dir, {j.name: j for j in export.export(load_run(run_dir), run_dir / "charts")}
 
@@ -26,7 +30,7 @@ def run_with_pauses(tmp_path, with_jfr=lambda c: c["group"] == "delay"):
 def test_only_cells_with_both_figures_are_drawn(tmp_path):
     run_dir, jobs = run_with_pauses(tmp_path)
     gc = [name for name in jobs if name.startswith("gc_pauses_")]
-    assert len(gc) == 1            # the delay cells' panel; the static cells have no JFR figures
+    assert len(gc) == 1  # the delay cells' panel; the static cells have no JFR figures
     blocks = read_blocks(run_dir / "charts" / "data" / jobs[gc[0]].params["file_1"])
     rows = [r for rs in blocks.values() for r in rs]
     assert len(rows) == 18 and {r["gc_pause_max_ms"] for r in rows} == {"4"}
@@ -38,7 +42,7 @@ def test_a_run_without_jfr_figures_has_no_gc_chart(tmp_path):
     assert not any(name.startswith("gc_pauses_") for name in jobs)
 
 
-@pytest.mark.spawns        # gnuplot
+@pytest.mark.spawns  # gnuplot
 @needs_gnuplot
 def test_the_gc_chart_draws(tmp_path):
     run_dir, jobs = run_with_pauses(tmp_path)

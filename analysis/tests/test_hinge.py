@@ -1,4 +1,5 @@
 """The hinge fit (hinge.py) against answers worked out by hand."""
+
 from __future__ import annotations
 
 import math
@@ -13,7 +14,7 @@ def test_exact_launches_give_back_a_and_n():
     found = hinge.fit([(c, 1.02 * max(1, c / 50)) for c in (10, 20, 100, 200)])
     assert found.n_best == pytest.approx(50, rel=1e-9) and found.a == pytest.approx(1.02, rel=1e-9)
     assert found.rss == pytest.approx(0, abs=1e-12) and found.past == 2 and found.launches == 4
-    assert found.low == pytest.approx(50, rel=1e-9) == found.high          # no spread: nothing to widen it
+    assert found.low == pytest.approx(50, rel=1e-9) == found.high  # no spread: nothing to widen it
     assert not found.flat_fits and not found.bent_fits
 
 
@@ -21,13 +22,16 @@ def test_launches_on_the_hinge_get_the_interval_their_spread_gives_with_no_floor
     """gunicorn's 4 sync workers at 1 s in held windows (the servers reference): every launch within 0.05 % of
     1.002 max(1, C / 4). The interval is what that spread gives: half the spread, half the width, however narrow
     (a floor of the method's own would stop it halving)."""
+
     def width(spread: float) -> float:
-        found = hinge.fit([(c, 1.002 * max(1, c / 4) * k) for c in (1, 2, 4, 6, 8, 16)
-                           for k in (1 - spread, 1.0, 1 + spread)])
+        found = hinge.fit(
+            [(c, 1.002 * max(1, c / 4) * k) for c in (1, 2, 4, 6, 8, 16) for k in (1 - spread, 1.0, 1 + spread)]
+        )
         assert found.low < found.n_best < found.high and found.widened == 1.0
         return math.log(found.high / found.low)
+
     assert width(0.0005) == pytest.approx(2 * width(0.00025), rel=1e-3)
-    assert width(0.0001) < 0.0003          # 0.03 % in all: as narrow as the launches are
+    assert width(0.0001) < 0.0003  # 0.03 % in all: as narrow as the launches are
 
 
 def test_the_interval_of_two_concurrencies_by_hand():
@@ -41,16 +45,23 @@ def test_the_interval_of_two_concurrencies_by_hand():
     assert found.n_best == pytest.approx(204.04, rel=1e-4) and found.a == pytest.approx(1.01, rel=1e-3)
     assert found.rss == pytest.approx(4e-4, rel=1e-3)
     assert found.low == pytest.approx(200.23, rel=1e-4) and found.high == pytest.approx(207.92, rel=1e-4)
-    assert found.lack_of_fit_p is None          # two concurrencies: nothing left to test the hinge's shape with
+    assert found.lack_of_fit_p is None  # two concurrencies: nothing left to test the hinge's shape with
 
 
 def test_a_concurrency_whose_launches_spread_more_weighs_more_in_the_interval():
     """The same means, but C=400's launches ten times as spread as C=100's: log N's variance is nearly all
     C=400's (its share of its side, squared, times its variance), so the interval is about as wide as C=400's
     spread alone gives, not an average of the two."""
+
     def fitted(spread_100: float, spread_400: float):
-        return hinge.fit([(c, r * math.exp(d * s)) for c, r, s in ((100, 1.01, spread_100), (400, 1.98, spread_400))
-                          for d in (-1, 0, 1)])
+        return hinge.fit(
+            [
+                (c, r * math.exp(d * s))
+                for c, r, s in ((100, 1.01, spread_100), (400, 1.98, spread_400))
+                for d in (-1, 0, 1)
+            ]
+        )
+
     even, uneven = fitted(0.001, 0.001), fitted(0.0001, 0.01)
     assert math.log(uneven.high / uneven.low) > 5 * math.log(even.high / even.low)
 
@@ -84,7 +95,7 @@ def test_the_ends_of_the_range_and_what_cannot_be_fitted():
     assert bent.bent_fits and bent.low == pytest.approx(10)
     assert hinge.fit([(10, 1.0), (10, 1.1)]) is None and hinge.fit([(10, 1.0), (20, 0.0)]) is None
     two = hinge.fit([(100, 1.0), (400, 2.0)])
-    assert two.low is None and two.n_best == pytest.approx(200, rel=1e-3)      # no residual df: no interval
+    assert two.low is None and two.n_best == pytest.approx(200, rel=1e-3)  # no residual df: no interval
 
 
 def test_a_fit_on_a_measured_concurrency_both_neighbours_reject_keeps_an_interval(monkeypatch):
@@ -93,7 +104,8 @@ def test_a_fit_on_a_measured_concurrency_both_neighbours_reject_keeps_an_interva
     and neither gap's test accepts a log N of its own. The interval is the fit give or take the wider of the two
     gaps' half-widths, not none (the widening for lack of fit turned off to show it)."""
     monkeypatch.setattr(hinge, "LACK_OF_FIT_P", 0.0)
-    found = hinge.fit([(c, r * k) for c, r in ((50, 1.0), (100, 0.95), (200, 2.0), (400, 4.0))
-                       for k in (0.999, 1.0, 1.001)])
+    found = hinge.fit(
+        [(c, r * k) for c, r in ((50, 1.0), (100, 0.95), (200, 2.0), (400, 4.0)) for k in (0.999, 1.0, 1.001)]
+    )
     assert found.n_best == pytest.approx(100) and found.widened == 1.0
     assert found.low < 100 < found.high and math.log(found.high / found.low) < 0.01

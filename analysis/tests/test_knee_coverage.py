@@ -4,6 +4,7 @@ reference's coarse grid and on a fine one; the 95 % interval must hold the knee 
 in 93 to 97 % of them. The pooled profile-likelihood interval over a grid of log N (one residual variance for
 every concurrency, at least a grid step each way) is simulated too, and must fail the band, so the test can tell
 the two apart. A fixed seed makes every figure the same on every run."""
+
 from __future__ import annotations
 
 import json
@@ -18,9 +19,9 @@ from scipy.stats import f
 from crossbench_analysis.judge import hinge, knee_coverage
 from crossbench_analysis.judge.knee_rule import judge
 
-SWEEPS = 1000               # per grid: a coverage of 95 % read to +-0.7 % (one standard error)
+SWEEPS = 1000  # per grid: a coverage of 95 % read to +-0.7 % (one standard error)
 BAND = (0.93, 0.97)
-GRID_STEP = 0.0005          # the pooled rule's grid of log N
+GRID_STEP = 0.0005  # the pooled rule's grid of log N
 REPO = Path(__file__).resolve().parents[2]
 COVERAGE = REPO / "docs" / "results" / "maxthreads" / "knee-coverage.json"
 
@@ -49,14 +50,14 @@ def noise():
 
 def test_the_reference_gives_spreads_on_both_sides_and_overheads_for_every_pool(noise):
     assert len(noise["flat"]) >= 10 and len(noise["past"]) >= 10 and len(noise["overheads"]) == 5
-    assert max(noise["past"]) > 3 * float(np.median(noise["flat"]))     # the queue's side spreads more
+    assert max(noise["past"]) > 3 * float(np.median(noise["flat"]))  # the queue's side spreads more
 
 
 @pytest.mark.parametrize("grid", sorted(knee_coverage.GRIDS))
 def test_the_knee_interval_holds_the_predicted_knee_95_percent_of_the_time(noise, grid):
     found = knee_coverage.covered(grid, SWEEPS, seed=3, noise=noise)
     assert BAND[0] <= found["interval_coverage"] <= BAND[1], found
-    assert found["stated_fitted"] == SWEEPS                  # every sweep's knee stated as a number here
+    assert found["stated_fitted"] == SWEEPS  # every sweep's knee stated as a number here
     assert BAND[0] <= found["stated_coverage"] <= BAND[1], found
 
 
@@ -77,7 +78,9 @@ def test_methods_states_the_committed_study():
         assert BAND[0] <= g["interval_coverage"] <= BAND[1], g
         assert f"{100 * g['interval_coverage']:.1f} %" in methods, f"methods.md does not state {g['grid']}'s coverage"
     replay = committed["replayed"]
-    assert f"{100 * replay['interval_coverage']:.1f} % of sweeps, {100 * replay['widened_share']:.0f} % of them" in methods
+    assert (
+        f"{100 * replay['interval_coverage']:.1f} % of sweeps, {100 * replay['widened_share']:.0f} % of them" in methods
+    )
 
 
 def test_the_reference_replayed_needs_the_widening_for_lack_of_fit(noise, monkeypatch):

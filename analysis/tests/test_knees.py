@@ -1,6 +1,7 @@
 """Knees from the hinge fitted over every launch (knees.judge, hinge.py): the three cases the issue names (a
 coarse grid, two points a factor of 4 apart, a rise the hinge does not fit), a grid fine enough to state N, the
 ends of the range, the indicative fit of too few launches, and the knee records of a small synthetic cells list."""
+
 from __future__ import annotations
 
 import json
@@ -13,7 +14,7 @@ import pytest
 from crossbench_analysis.judge.knee_rule import judge, knee_text
 from crossbench_analysis.judge.knees import overheads, read_jsonl, settings_knees, summary, write_jsonl
 
-NOISE = (0.99, 1.0, 1.01)       # three launches a point, 1 % apart
+NOISE = (0.99, 1.0, 1.01)  # three launches a point, 1 % apart
 
 
 def launches(spec: list[tuple[float, float]], noise=NOISE) -> list[tuple[float, float]]:
@@ -40,9 +41,11 @@ def test_two_points_a_factor_of_four_apart_give_their_bracket():
     assert knee.status == "bracket" and knee.bracket == (100, 400)
     assert knee.concurrency == pytest.approx(400 * 1.01 / 1.98, rel=0.002)
     assert (knee.low, knee.high) == (pytest.approx(200.23, rel=1e-4), pytest.approx(207.92, rel=1e-4))
-    assert knee_text(knee, 200) == (f"between C=100 and C=400 (predicted 200; the hinge through them: C=204 "
-                                    f"[{knee.low:.0f}, {knee.high:.0f}], if the overhead past the knee were the "
-                                    "flat side's)")
+    assert knee_text(knee, 200) == (
+        f"between C=100 and C=400 (predicted 200; the hinge through them: C=204 "
+        f"[{knee.low:.0f}, {knee.high:.0f}], if the overhead past the knee were the "
+        "flat side's)"
+    )
 
 
 def test_a_grid_fine_around_the_knee_states_n_with_its_interval():
@@ -85,10 +88,20 @@ def test_one_concurrency_is_too_few_to_fit():
 
 
 def cell(group, c, ratio, *, mt=20, executor="platform", steady=True, delay=200, status="ok", threads=30, rep=1):
-    record = {"cell_id": f"{group}-{executor}-{mt}-c{c}-r{rep}", "group": group, "server": "tomcat",
-              "endpoint": "/delay/sync", "concurrency": c, "delay_ms": delay, "status": status,
-              "executor": executor, "max_threads": mt if executor == "platform" else None,
-              "efficiency_ratio": ratio * 0.97, "threads_peak": threads, "repetition": rep}
+    record = {
+        "cell_id": f"{group}-{executor}-{mt}-c{c}-r{rep}",
+        "group": group,
+        "server": "tomcat",
+        "endpoint": "/delay/sync",
+        "concurrency": c,
+        "delay_ms": delay,
+        "status": status,
+        "executor": executor,
+        "max_threads": mt if executor == "platform" else None,
+        "efficiency_ratio": ratio * 0.97,
+        "threads_peak": threads,
+        "repetition": rep,
+    }
     record["latency_ratio"] = ratio if steady else None
     return record
 
@@ -100,14 +113,25 @@ def three(group, c, ratio, **kw):
 
 def synthetic_cells():
     return [
-        *three("delay", 10, 1.01), *three("delay", 20, 1.01), *three("delay", 40, 2.02, threads=45),
+        *three("delay", 10, 1.01),
+        *three("delay", 20, 1.01),
+        *three("delay", 40, 2.02, threads=45),
         *three("delay", 80, 4.04, threads=45),
-        *three("delay", 10, 1.0, mt=50), *three("delay", 40, 1.0, mt=50), *three("delay", 80, 1.6, mt=50),
-        cell("delay", 10, 1.0, executor="virtual"), cell("delay", 80, 1.01, executor="virtual", threads=25),
-        cell("delay", 40, 5.0, mt=50, status="failed", rep=4),           # failed cells are left out
-        {**cell("static", 10, 1.0), "endpoint": "/static/*", "delay_ms": 0, "efficiency_ratio": None,
-         "latency_ratio": None},                        # no delay, no ratio: no knee
-        cell("queues", 10, 1.0, mt=10, steady=False), cell("queues", 40, 2.8, mt=10, steady=False),
+        *three("delay", 10, 1.0, mt=50),
+        *three("delay", 40, 1.0, mt=50),
+        *three("delay", 80, 1.6, mt=50),
+        cell("delay", 10, 1.0, executor="virtual"),
+        cell("delay", 80, 1.01, executor="virtual", threads=25),
+        cell("delay", 40, 5.0, mt=50, status="failed", rep=4),  # failed cells are left out
+        {
+            **cell("static", 10, 1.0),
+            "endpoint": "/static/*",
+            "delay_ms": 0,
+            "efficiency_ratio": None,
+            "latency_ratio": None,
+        },  # no delay, no ratio: no knee
+        cell("queues", 10, 1.0, mt=10, steady=False),
+        cell("queues", 40, 2.8, mt=10, steady=False),
     ]
 
 
@@ -117,8 +141,12 @@ def test_knees_jsonl_has_one_record_per_setting(tmp_path):
     lines = read_jsonl(tmp_path / "knees.jsonl")
     assert len(lines) == len(written) == 4 and lines == written
     by = {(k["group"], k["setting"]): k for k in lines}
-    assert set(by) == {("delay", "tomcat maxThreads=20"), ("delay", "tomcat maxThreads=50"),
-                       ("delay", "tomcat virtual"), ("queues", "tomcat maxThreads=10")}
+    assert set(by) == {
+        ("delay", "tomcat maxThreads=20"),
+        ("delay", "tomcat maxThreads=50"),
+        ("delay", "tomcat virtual"),
+        ("queues", "tomcat maxThreads=10"),
+    }
 
     mt20 = by[("delay", "tomcat maxThreads=20")]
     assert mt20["predicted"] == 20 and mt20["status"] == "fitted"
@@ -129,14 +157,17 @@ def test_knees_jsonl_has_one_record_per_setting(tmp_path):
     assert mt20["ratio_used"] == "latency_ratio" and mt20["threads_peak_max"] == 45
     assert [p["concurrency"] for p in mt20["points"]] == [10, 20, 40, 80]
     assert mt20["points"][0]["cell_ids"] == [f"delay-platform-20-c10-r{i}" for i in (1, 2, 3)]
-    assert mt20["points"][2]["efficiency_ratio"] == pytest.approx(2.02 * 0.97)     # the seed's, alongside
+    assert mt20["points"][2]["efficiency_ratio"] == pytest.approx(2.02 * 0.97)  # the seed's, alongside
     assert mt20["points"][2]["ratio_launches"] == pytest.approx([2.02 * k for k in NOISE])
     # 1.01 below the pool and 1.01 per round past it (2.02 at C=40 is two rounds): the N they predict is the pool
-    assert mt20["overheads"] == {"a": pytest.approx(1.01, abs=1e-4), "a_past": pytest.approx(1.01, abs=1e-4),
-                                 "predicted": pytest.approx(20.0, abs=0.01)}
+    assert mt20["overheads"] == {
+        "a": pytest.approx(1.01, abs=1e-4),
+        "a_past": pytest.approx(1.01, abs=1e-4),
+        "predicted": pytest.approx(20.0, abs=0.01),
+    }
 
     mt50 = by[("delay", "tomcat maxThreads=50")]
-    assert [p["concurrency"] for p in mt50["points"]] == [10, 40, 80]     # the failed C=40 launch is out
+    assert [p["concurrency"] for p in mt50["points"]] == [10, 40, 80]  # the failed C=40 launch is out
     assert mt50["status"] == "fitted" and mt50["knee_concurrency"] == pytest.approx(50, abs=0.5)
 
     virtual = by[("delay", "tomcat virtual")]
@@ -144,7 +175,7 @@ def test_knees_jsonl_has_one_record_per_setting(tmp_path):
     assert virtual["status"] == "not_reached" and virtual["text"] == "not reached up to C=80 (predicted none)"
 
     queues = by[("queues", "tomcat maxThreads=10")]
-    assert queues["ratio_used"] == "efficiency_ratio"            # a record without the steady ratio
+    assert queues["ratio_used"] == "efficiency_ratio"  # a record without the steady ratio
     assert queues["points"][1]["ratio"] == pytest.approx(2.8 * 0.97)
     assert queues["status"] == "bracket" and queues["bracket"] == [10, 40]
     assert queues["text"] == "between C=10 and C=40 (predicted 10; fit C=14.3, indicative: 1 launch past it)"
@@ -167,7 +198,7 @@ def test_repetitions_are_one_point_by_the_points_estimator_and_every_launch_is_f
     knees = settings_knees([cell("delay", 20, 1.0), cell("delay", 20, 1.1, rep=2), cell("delay", 40, 2.05)])
     point = knees[0].points[0]
     assert point["ratio"] == pytest.approx(math.sqrt(1.1), abs=1e-4) and len(point["cell_ids"]) == 2
-    assert point["ratio_low"] is None and point["launches"] == 2          # two launches: no interval
+    assert point["ratio_low"] is None and point["launches"] == 2  # two launches: no interval
     # a = the geometric mean of C=20's launches, N = 40 a / 2.05; one launch past it: the bracket, indicative
     assert knees[0].knee_concurrency == round(40 * math.sqrt(1.1) / 2.05, 1) and knees[0].bracket == [20, 40]
 
@@ -178,19 +209,33 @@ def test_empty_run_has_no_knees_and_says_so(tmp_path):
     assert (tmp_path / "knees.jsonl").read_text() == "" and read_jsonl(tmp_path / "knees.jsonl") == []
     assert summary([]) == "knees: no delay cells to judge"
     assert "delay tomcat maxThreads=20 delay 200 ms: knee at C=20" in summary(
-        [asdict(k) for k in settings_knees(synthetic_cells())])
+        [asdict(k) for k in settings_knees(synthetic_cells())]
+    )
 
 
 def knee_records(ratios_by_c: dict[int, list[float]]) -> list[dict]:
-    return [{"cell_id": f"d-c{c}-r{i}", "group": "delay", "endpoint": "/delay/sync", "delay_ms": 1000,
-             "server": "tomcat", "executor": "platform", "max_threads": 200, "parallel_limit": 200,
-             "concurrency": c, "status": "ok", "latency_ratio": ratio, "efficiency_ratio": ratio}
-            for c, ratios in ratios_by_c.items() for i, ratio in enumerate(ratios, 1)]
+    return [
+        {
+            "cell_id": f"d-c{c}-r{i}",
+            "group": "delay",
+            "endpoint": "/delay/sync",
+            "delay_ms": 1000,
+            "server": "tomcat",
+            "executor": "platform",
+            "max_threads": 200,
+            "parallel_limit": 200,
+            "concurrency": c,
+            "status": "ok",
+            "latency_ratio": ratio,
+            "efficiency_ratio": ratio,
+        }
+        for c, ratios in ratios_by_c.items()
+        for i, ratio in enumerate(ratios, 1)
+    ]
 
 
 def test_the_knee_record_states_the_interval_or_the_bracket():
-    clear = settings_knees(knee_records({100: [1.0, 1.01, 1.02], 200: [1.01, 1.02, 1.03],
-                                         400: [2.02, 2.04, 2.06]}))[0]
+    clear = settings_knees(knee_records({100: [1.0, 1.01, 1.02], 200: [1.01, 1.02, 1.03], 400: [2.02, 2.04, 2.06]}))[0]
     assert clear.status == "fitted" and clear.knee_low < 200 < clear.knee_high < 220 and clear.bracket is None
     assert clear.text.startswith("knee at C=198 [195, 202]") and clear.text.endswith("(predicted 200)")
     coarse = settings_knees(knee_records({100: [1.0, 1.01, 1.02], 400: [1.96, 1.98, 2.0]}))[0]

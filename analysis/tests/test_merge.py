@@ -1,5 +1,6 @@
 """Findings that repeat one fact per delay are merged into one sentence listing the values, and counts read right
 (never 'all 0 launches'): on seed002's committed findings, and on every committed file."""
+
 from __future__ import annotations
 
 import json
@@ -15,8 +16,16 @@ SEED002 = REPO / "docs" / "results" / "seed002" / "runs" / "seed002"
 
 
 def record(sentence: str, **fields) -> dict:
-    return {"family": "f", "chart": "charts/efficiency.png", "sentence": sentence, "figure_text": "", "detail": "",
-            "cells": [sentence[-6:]], "left_out": [], **fields}
+    return {
+        "family": "f",
+        "chart": "charts/efficiency.png",
+        "sentence": sentence,
+        "figure_text": "",
+        "detail": "",
+        "cells": [sentence[-6:]],
+        "left_out": [],
+        **fields,
+    }
 
 
 def test_seed002s_three_facts_per_delay_become_one_sentence_each():
@@ -33,20 +42,30 @@ def test_seed002s_three_facts_per_delay_become_one_sentence_each():
 
 
 def test_merging_lists_values_in_the_delays_order_and_keeps_every_fold_and_cell():
-    said = merge.merged([record("Ratio 5.0 [4.9, 5.1] at C=1000: tomcat maxThreads=200 (/delay/sync, 10 s) waits."),
-                         record("Ratio 4.99 [4.98, 5.00] at C=1000: tomcat maxThreads=200 (/delay/sync, 1 s) waits.",
-                                figure_text="ratio 4.99", detail="fit one"),
-                         record("Something else.")])
+    said = merge.merged(
+        [
+            record("Ratio 5.0 [4.9, 5.1] at C=1000: tomcat maxThreads=200 (/delay/sync, 10 s) waits."),
+            record(
+                "Ratio 4.99 [4.98, 5.00] at C=1000: tomcat maxThreads=200 (/delay/sync, 1 s) waits.",
+                figure_text="ratio 4.99",
+                detail="fit one",
+            ),
+            record("Something else."),
+        ]
+    )
     assert [r["sentence"] for r in said] == [
         "Ratio 4.99 [4.98, 5.00] / 5.0 [4.9, 5.1] at C=1000: tomcat maxThreads=200 (/delay/sync, 1 / 10 s) waits.",
-        "Something else."]
+        "Something else.",
+    ]
     assert said[0]["detail"].startswith("at 1 s: ratio 4.99; fit one | at 10 s: ") and len(said[0]["cells"]) == 2
 
 
 def test_sweeps_of_different_settings_or_the_same_delay_stay_apart():
-    apart = [record("Knee at C=50: tomcat maxThreads=50 (/delay/sync, 1 s) bends."),
-             record("Knee at C=200: tomcat maxThreads=200 (/delay/sync, 3 s) bends."),
-             record("Knee at C=201: tomcat maxThreads=200 (/delay/sync, 3 s) bends.")]
+    apart = [
+        record("Knee at C=50: tomcat maxThreads=50 (/delay/sync, 1 s) bends."),
+        record("Knee at C=200: tomcat maxThreads=200 (/delay/sync, 3 s) bends."),
+        record("Knee at C=201: tomcat maxThreads=200 (/delay/sync, 3 s) bends."),
+    ]
     assert merge.merged(apart) == apart
 
 

@@ -1,6 +1,7 @@
 """compare's noise model on SYNTHETIC runs (not measurements): the fit per kind of figure and server, the held-out
 study that never fits on the run it judges, the binomial interval, the smallest change a verdict could see, and
 the machine check that widens or refuses."""
+
 from __future__ import annotations
 
 import json
@@ -17,12 +18,22 @@ from crossbench_analysis.compare.compare_stats import INCONCLUSIVE, judge, run_s
 from crossbench_analysis.compare.noise_fit import RunTable
 from crossbench_analysis.read.runinfo import AnalysisError, load_run
 
-POINTS = {"s-tomcat": ("static", "tomcat"), "s-tornado": ("static", "tornado"),
-          "d-tomcat": ("delayed", "tomcat"), "d-tornado": ("delayed", "tornado")}
+POINTS = {
+    "s-tomcat": ("static", "tomcat"),
+    "s-tornado": ("static", "tornado"),
+    "d-tomcat": ("delayed", "tomcat"),
+    "d-tornado": ("delayed", "tornado"),
+}
 
 
-def table(run_id: str, levels: dict[str, float], launch_sd: float = 0.001, seed: int = 0, speed: float = 15.0,
-          configuration: str = "quick") -> RunTable:
+def table(
+    run_id: str,
+    levels: dict[str, float],
+    launch_sd: float = 0.001,
+    seed: int = 0,
+    speed: float = 15.0,
+    configuration: str = "quick",
+) -> RunTable:
     """A run whose every point sits at exp(level) x 1000 with three launches a little apart."""
     rng = random.Random(seed)
     points = {}
@@ -40,15 +51,14 @@ def drifting(shifts: list[float], seed: int = 0, **kw) -> list[RunTable]:
 
 def test_the_fit_recovers_each_kinds_run_spread_and_keeps_a_server_apart_only_where_it_differs():
     shifts = [-0.1, 0.1, 0.0, 0.05, -0.05]
-    runs = [table(f"r{i}", {"s-tomcat": s, "s-tornado": s, "d-tornado": s / 5}, seed=i)
-            for i, s in enumerate(shifts)]
+    runs = [table(f"r{i}", {"s-tomcat": s, "s-tornado": s, "d-tornado": s / 5}, seed=i) for i, s in enumerate(shifts)]
     model = noise_fit.fit(runs)
     centre = sum(shifts) / len(shifts)
     planted = math.sqrt(sum((s - centre) ** 2 for s in shifts) / (len(shifts) - 1))
     assert model["run_sd"]["static"]["rps"] == pytest.approx(planted, abs=0.002)
     assert model["run_df"] == 4 and model["core_speed_ms"] == [15.0, 15.0]
-    assert "static" not in model["by_server"]                       # both servers drift alike
-    own = model["by_server"]["delayed"]                              # tornado drifts, tomcat does not
+    assert "static" not in model["by_server"]  # both servers drift alike
+    own = model["by_server"]["delayed"]  # tornado drifts, tomcat does not
     assert own["tornado"]["rps"] == pytest.approx(planted / 5, abs=0.002) and own["tomcat"]["rps"] < 0.001
     spreads = noise_fit.model_table(model, "test")
     assert run_sd_of("rps", "delayed", spreads, "tornado") == own["tornado"]["rps"]
@@ -65,8 +75,9 @@ def test_the_held_out_fit_never_uses_the_held_out_run(monkeypatch):
     runs = drifting([0.0, 0.02, -0.02, 0.01])
     fitted_on = []
     real_fit = noise_fit.fit
-    monkeypatch.setattr(noise_fit, "fit", lambda tables: fitted_on.append([t.run_id for t in tables])
-                        or real_fit(tables))
+    monkeypatch.setattr(
+        noise_fit, "fit", lambda tables: fitted_on.append([t.run_id for t in tables]) or real_fit(tables)
+    )
     result = holdout.study(runs)
     assert [row["run"] for row in result["held_out"]] == ["r0", "r1", "r2", "r3"]
     assert fitted_on == [[r for r in ("r0", "r1", "r2", "r3") if r != held] for held in ("r0", "r1", "r2", "r3")]
@@ -81,7 +92,7 @@ def test_a_run_far_off_the_others_is_judged_by_a_spread_that_never_saw_it():
     result = holdout.study(runs)
     off = next(row for row in result["held_out"] if row["run"] == "r3")
     assert off["run_sd"]["static"]["rps"] < 0.01
-    assert off["aa"]["changed"] == 6 and off["aa"]["comparisons"] == 12    # 2 static points x 3 pairs
+    assert off["aa"]["changed"] == 6 and off["aa"]["comparisons"] == 12  # 2 static points x 3 pairs
     steady = [row for row in result["held_out"] if row["run"] != "r3"]
     assert all(row["run_sd"]["static"]["rps"] > 0.1 for row in steady)
     assert result["aa"]["changed"] == 6 and result["aa"]["comparisons"] == 48
@@ -118,7 +129,7 @@ def test_an_inconclusive_verdict_names_the_smallest_change_it_could_have_seen():
     verdict = judge("rps", a, [v * 1.02 for v in a], None, None, 0.1565, run_df=3, kind="static")
     assert verdict.word == INCONCLUSIVE
     assert verdict.sees == pytest.approx(smallest_seen(verdict.test.se, verdict.test.df, 0.05))
-    assert verdict.sees > 0.5                                      # three runs' spread of static rps
+    assert verdict.sees > 0.5  # three runs' spread of static rps
     assert f"changes under {100 * verdict.sees:.3g} % cannot be seen on static rps on this machine" in verdict.said
 
 
@@ -146,19 +157,26 @@ def test_compare_widens_the_static_spread_for_cores_outside_the_models_range_and
     assert note.startswith("B (B)'s cores timed the fixed unit at") and "1.50 times outside" in note
     measured = run_sds(None, ("AMD EPYC, 2 cores",))
     assert run_sd_of("rps", "static", widened.run_sd) == pytest.approx(
-        math.sqrt(measured["static"]["rps"] ** 2 + math.log(1.5) ** 2), abs=1e-4)
+        math.sqrt(measured["static"]["rps"] ** 2 + math.log(1.5) ** 2), abs=1e-4
+    )
     assert run_sd_of("rps", "delayed", widened.run_sd, "tomcat") == run_sd_of("rps", "delayed", measured, "tomcat")
     timed(b, low / 2.5)
     with pytest.raises(CompareRefused, match=r"2.50 times outside .* more than 2 times") as refused:
         compare_runs(load_run(a), load_run(b))
     assert "\n" not in str(refused.value)
-    given = compare_runs(load_run(a), load_run(b), run_sd=0.05)      # a spread given is the user's to answer for
+    given = compare_runs(load_run(a), load_run(b), run_sd=0.05)  # a spread given is the user's to answer for
     assert run_sd_of("rps", "static", given.run_sd) == 0.05
 
 
 def test_a_run_without_a_core_speed_reading_is_said_not_checked():
-    spreads = {"static": {"rps": 0.1}, "delayed": {}, "measured": True, "core_speed_ms": [10, 12],
-               "measured_on": "m", "source": "test"}
+    spreads = {
+        "static": {"rps": 0.1},
+        "delayed": {},
+        "measured": True,
+        "core_speed_ms": [10, 12],
+        "measured_on": "m",
+        "source": "test",
+    }
     kept, notes = machine_check.checked(spreads, {"A": None, "B": 11.0})
     assert kept is spreads and len(notes) == 1 and notes[0].startswith("A did not time its cores")
 

@@ -1,5 +1,6 @@
 """The README's pictures are made again from the committed quick run by one command: each chart and the report's
 screenshot is a real PNG of the size it is drawn at, and what is committed under docs/images is what it makes."""
+
 from __future__ import annotations
 
 import shutil
@@ -12,9 +13,14 @@ from analysis_markers import needs_gnuplot
 from crossbench_analysis import pictures
 
 REPO = Path(__file__).resolve().parents[2]
-pytestmark = [needs_gnuplot, pytest.mark.spawns, pytest.mark.skipif(
-    not any(shutil.which(name) for name in pictures.BROWSERS), reason="Chromium not installed (apt-get install "
-                                                                      "chromium); the report's picture needs it")]
+pytestmark = [
+    needs_gnuplot,
+    pytest.mark.spawns,
+    pytest.mark.skipif(
+        not any(shutil.which(name) for name in pictures.BROWSERS),
+        reason="Chromium not installed (apt-get install chromium); the report's picture needs it",
+    ),
+]
 
 
 def png_size(path: Path) -> tuple[int, int]:

@@ -1,6 +1,7 @@
 """A reference run read from points.jsonl alone gives the records the summary reads: each launch its own figures, in
 the order of the point's cells, with the point's settings; on a quick-hours run, which keeps its cells.jsonl too,
 the summary from the points alone is the summary from the records."""
+
 from __future__ import annotations
 
 import shutil

@@ -1,6 +1,7 @@
 """Every figure of the measured sections of the README and docs/ traces to a committed reference result: each section
 is what crossbench_analysis.report.reference renders from docs/results, and this fails when the two disagree (a figure
 typed by hand, a result changed without its document)."""
+
 import json
 import re
 import shutil
@@ -13,8 +14,9 @@ RESULTS = REPO / "docs" / "results"
 
 
 def test_the_docs_state_what_their_reference_results_say():
-    assert reference.update_all(REPO, RESULTS, check=True) == [], \
+    assert reference.update_all(REPO, RESULTS, check=True) == [], (
         "a measured section is stale: python -m crossbench_analysis reference"
+    )
 
 
 def test_every_reference_set_is_rendered_somewhere():
@@ -25,8 +27,9 @@ def test_every_reference_set_is_rendered_somewhere():
 
 
 def test_a_figure_typed_by_hand_is_caught(tmp_path):
-    [source] = [doc for doc in reference.documents(REPO) if doc.is_file() and reference.MEASURED_BEGIN in
-                doc.read_text()]
+    [source] = [
+        doc for doc in reference.documents(REPO) if doc.is_file() and reference.MEASURED_BEGIN in doc.read_text()
+    ]
     doc = tmp_path / "doc.md"
     text = source.read_text()
     start = text.index(reference.MEASURED_BEGIN)
@@ -37,18 +40,39 @@ def test_a_figure_typed_by_hand_is_caught(tmp_path):
 
 def test_aa_within_is_said_with_its_counts_and_each_points_ratio(tmp_path):
     tally = {"points": 6, "aa_changed": 1, "aa_cannot_tell": 0, "planted_found": 5}
-    point = {"run": "r", "point_id": "static-tornado-static_mix-c10-d0", "figure": "rps", "pairs": 12,
-             "aa_ratio": 1.0123, "aa_low": 0.9871, "aa_high": 1.0381, "aa_verdict": "inconclusive",
-             "planted_verdict": "slower", "welch_planted_verdict": "inconclusive"}
-    (tmp_path / reference.AA_WITHIN).write_text(json.dumps(
-        {"runs": ["r"], "plant": 0.1, "within": True, "tests": {"paired": tally, "welch": {**tally, "planted_found": 2}},
-         "points": [point]}))
+    point = {
+        "run": "r",
+        "point_id": "static-tornado-static_mix-c10-d0",
+        "figure": "rps",
+        "pairs": 12,
+        "aa_ratio": 1.0123,
+        "aa_low": 0.9871,
+        "aa_high": 1.0381,
+        "aa_verdict": "inconclusive",
+        "planted_verdict": "slower",
+        "welch_planted_verdict": "inconclusive",
+    }
+    (tmp_path / reference.AA_WITHIN).write_text(
+        json.dumps(
+            {
+                "runs": ["r"],
+                "plant": 0.1,
+                "within": True,
+                "tests": {"paired": tally, "welch": {**tally, "planted_found": 2}},
+                "points": [point],
+            }
+        )
+    )
     lines = reference.within_lines(tmp_path)
-    assert "- paired t on the logs (compare --within): A/A called a change at 1 of 6 points, could not tell at 0; " \
-           "the planted slowdown found at 5 of 6." in lines
+    assert (
+        "- paired t on the logs (compare --within): A/A called a change at 1 of 6 points, could not tell at 0; "
+        "the planted slowdown found at 5 of 6." in lines
+    )
     assert any(line.startswith("- Welch's t") and "found at 2 of 6" in line for line in lines)
-    assert "- static-tornado-static_mix-c10-d0 (rps, 12 pairs): even / odd rounds 1.012 [0.987, 1.038], inconclusive; " \
-           "planted: slower (Welch: inconclusive)." in lines
+    assert (
+        "- static-tornado-static_mix-c10-d0 (rps, 12 pairs): even / odd rounds 1.012 [0.987, 1.038], inconclusive; "
+        "planted: slower (Welch: inconclusive)." in lines
+    )
     assert reference.within_lines(tmp_path / "none") == []
 
 
@@ -84,32 +108,62 @@ def test_runs_hours_apart_are_said_with_their_span_spreads_and_held_out_study(tm
     for name, started in (("hours-1", "2026-11-28T06:44:05+00:00"), ("hours-2", "2026-11-28T09:14:40+00:00")):
         (folder / "runs" / name).mkdir(parents=True)
         (folder / "runs" / name / "metadata.json").write_text(json.dumps({"started_at": started}))
-    (folder / "observed.json").write_text(json.dumps(
-        {"runs": 2, "run_df": 1, "run_sd": {"static": {"rps": 0.2512}}, "estimate": {"static": {"rps": 0.0123}},
-         "by_server": {"delayed": {"tornado": {"rps": 0.0079}}}, "core_speed_ms": [13.2, 15.5],
-         "sees": {"static": {"rps": 1.5536}}}))
-    assert len(reference.hours_lines(tmp_path)) == 1                  # no held-out study: none said
+    (folder / "observed.json").write_text(
+        json.dumps(
+            {
+                "runs": 2,
+                "run_df": 1,
+                "run_sd": {"static": {"rps": 0.2512}},
+                "estimate": {"static": {"rps": 0.0123}},
+                "by_server": {"delayed": {"tornado": {"rps": 0.0079}}},
+                "core_speed_ms": [13.2, 15.5],
+                "sees": {"static": {"rps": 1.5536}},
+            }
+        )
+    )
+    assert len(reference.hours_lines(tmp_path)) == 1  # no held-out study: none said
     aa = {"changed": 1, "comparisons": 40, "rate": 0.025, "interval": [0.0006, 0.1316]}
     plant = {"found": 3, "comparisons": 12}
-    (folder / "holdout.json").write_text(json.dumps(
-        {"runs": ["h1", "h2", "h3"], "margin": 0.05, "stated_rate": 0.05, "aa": aa,
-         "held_out": [{"run": "h1", "aa": aa}],
-         "by_figure": {"static rps": {"aa": aa, "sees": 2.05, "planted": {"0.1": plant}, "by_server": {
-             "tomcat": {"planted": {"0.1": {"found": 3, "comparisons": 6}}},
-             "tornado": {"planted": {"0.1": {"found": 0, "comparisons": 6}}}}}}}))
+    (folder / "holdout.json").write_text(
+        json.dumps(
+            {
+                "runs": ["h1", "h2", "h3"],
+                "margin": 0.05,
+                "stated_rate": 0.05,
+                "aa": aa,
+                "held_out": [{"run": "h1", "aa": aa}],
+                "by_figure": {
+                    "static rps": {
+                        "aa": aa,
+                        "sees": 2.05,
+                        "planted": {"0.1": plant},
+                        "by_server": {
+                            "tomcat": {"planted": {"0.1": {"found": 3, "comparisons": 6}}},
+                            "tornado": {"planted": {"0.1": {"found": 0, "comparisons": 6}}},
+                        },
+                    }
+                },
+            }
+        )
+    )
     first, second = reference.hours_lines(tmp_path)
     assert first.startswith("- **Run-to-run spread, hours apart** (`docs/results/quick-hours/`, ")
     assert "2 quick runs started from 2026-11-28 06:44 to 2026-11-28 09:14 UTC, 2.5 h apart at most" in first
     assert "95 % upper bound over 1 degrees of freedom: static rps 25.12%" in first
     assert "estimate by moments: static rps 1.23%" in first
-    assert "(F test at 5 %): delayed tornado rps 0.79%; the runs' cores timed the fixed unit at 13.2 to 15.5 " \
-           "ms" in first
+    assert (
+        "(F test at 5 %): delayed tornado rps 0.79%; the runs' cores timed the fixed unit at 13.2 to 15.5 ms" in first
+    )
     assert "compare finds a change 80 % of the time from: static rps 155 %" in first
     assert "each of the 3 runs held out in turn, the model fitted on the other 2 (1 degrees of freedom)" in second
-    assert "called a change in 1 of 40 (2.5 %, 95 % interval 0.06 % to 13.2 %) A/A comparisons, against the " \
-           "stated 5 % (h1 1 of 40)" in second
-    assert "static rps: A/A 1 of 40 (2.5 %, 95 % interval 0.06 % to 13.2 %), a planted slowdown of 10 % in 3 of " \
-           "12 (tomcat 3 of 6, tornado 0 of 6); changes under 205 % cannot be seen" in second
+    assert (
+        "called a change in 1 of 40 (2.5 %, 95 % interval 0.06 % to 13.2 %) A/A comparisons, against the "
+        "stated 5 % (h1 1 of 40)" in second
+    )
+    assert (
+        "static rps: A/A 1 of 40 (2.5 %, 95 % interval 0.06 % to 13.2 %), a planted slowdown of 10 % in 3 of "
+        "12 (tomcat 3 of 6, tornado 0 of 6); changes under 205 % cannot be seen" in second
+    )
     assert reference.hours_lines(tmp_path / "none") == []
     assert reference.HOURS not in reference.experiment_sets(tmp_path)
 
@@ -121,8 +175,15 @@ def test_the_readme_opens_with_the_measured_answer_and_the_quick_runs_output():
     assert front.ANSWER_BEGIN in lines[:10], "the answer opens the README"
     assert front.QUICK_BEGIN in lines[:40], "the quick run's output is on the first screen"
     text = "\n".join(lines)
-    for page in ("docs/getting-started.md", "docs/experiments.md", "docs/found.md", "docs/servers.md",
-                 "docs/layout.md", "docs/reading-a-report.md", "CHANGELOG.md"):
+    for page in (
+        "docs/getting-started.md",
+        "docs/experiments.md",
+        "docs/found.md",
+        "docs/servers.md",
+        "docs/layout.md",
+        "docs/reading-a-report.md",
+        "CHANGELOG.md",
+    ):
         assert f"]({page})" in text and (REPO / page).is_file(), page
 
 
@@ -133,8 +194,15 @@ def test_the_answer_reads_the_pools_rounds_from_the_reference_points(tmp_path):
 
     def point(server, endpoint, c, ratio):
         fig = {"value": ratio, "ci95_low": ratio * 0.99, "ci95_high": ratio * 1.01, "launches": [ratio] * 3}
-        return {"server": server, "endpoint": endpoint, "concurrency": c, "delay_ms": 1000, "max_threads": 200,
-                "figures": {"latency_ratio": fig, "efficiency_ratio": fig}}
+        return {
+            "server": server,
+            "endpoint": endpoint,
+            "concurrency": c,
+            "delay_ms": 1000,
+            "max_threads": 200,
+            "figures": {"latency_ratio": fig, "efficiency_ratio": fig},
+        }
+
     found = [point("tomcat", "/delay/sync", c, max(1.0, c / 200)) for c in (1, 10, 100, 400, 1000)]
     found += [point("tornado", "/delay/async", c, 1.0) for c in (1, 1000)]
     (run / "points.jsonl").write_text("".join(json.dumps(p) + "\n" for p in found))

@@ -1,6 +1,7 @@
 """Knee findings fitted again from a reference run's points.jsonl (findings/refit.py): the committed maxthreads
 references hold what today's fit says of their points, every other finding stays as written, and launches a
 finding left out stay said."""
+
 from __future__ import annotations
 
 import json
@@ -12,8 +13,11 @@ import pytest
 from crossbench_analysis.findings import refit
 
 MAXTHREADS = Path(__file__).resolve().parents[2] / "docs" / "results" / "maxthreads"
-RUNS = [MAXTHREADS / "runs" / "maxthreads-delay", MAXTHREADS / "runs" / "maxthreads-static-queues",
-        MAXTHREADS / "worked-example" / "run"]
+RUNS = [
+    MAXTHREADS / "runs" / "maxthreads-delay",
+    MAXTHREADS / "runs" / "maxthreads-static-queues",
+    MAXTHREADS / "worked-example" / "run",
+]
 
 
 @pytest.mark.parametrize("run", RUNS, ids=lambda p: p.name)
@@ -22,8 +26,9 @@ def test_the_committed_knees_are_what_the_fit_says_of_their_points(tmp_path, run
     shutil.copytree(run, copy)
     refit.refit(copy)
     for name in ("findings.json", "findings.md"):
-        assert (copy / name).read_text() == (run / name).read_text(), \
+        assert (copy / name).read_text() == (run / name).read_text(), (
             f"{run.name}/{name} is stale: python -m crossbench_analysis.findings.refit {run}"
+        )
 
 
 def test_a_knee_fitted_again_replaces_only_its_own_finding_and_keeps_what_was_left_out(tmp_path):

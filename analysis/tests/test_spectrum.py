@@ -1,6 +1,7 @@
 """The latency percentile spectrum chart: each point's line from the samples its requests had (wrk's recovered
 histogram, read back through the adapter), the record's own percentiles where the raw output is gone, and the
 launch with the median p99 standing for its point."""
+
 from __future__ import annotations
 
 import json
@@ -19,10 +20,24 @@ WRK_RUN = paths.REPO / "runner" / "tests" / "fixtures" / "loadgen" / "wrk" / "re
 
 
 def cell(cell_id: str, p99: float, requests: int, **more) -> dict:
-    return {"cell_id": cell_id, "status": "ok", "valid": True, "flags": [], "kind": "closed_loop", "loadgen": "wrk",
-            "server": "tomcat", "group": "static", "endpoint": "/static/*", "concurrency": 32, "delay_ms": 0,
-            "point_id": "static-tomcat-c32", "requests": requests, "index": 0,
-            "latency_ms": {"p50": p99 / 4, "p90": p99 / 2, "p99": p99, "max": p99 * 2}, **more}
+    return {
+        "cell_id": cell_id,
+        "status": "ok",
+        "valid": True,
+        "flags": [],
+        "kind": "closed_loop",
+        "loadgen": "wrk",
+        "server": "tomcat",
+        "group": "static",
+        "endpoint": "/static/*",
+        "concurrency": 32,
+        "delay_ms": 0,
+        "point_id": "static-tomcat-c32",
+        "requests": requests,
+        "index": 0,
+        "latency_ms": {"p50": p99 / 4, "p90": p99 / 2, "p99": p99, "max": p99 * 2},
+        **more,
+    }
 
 
 def run_with(tmp_path: Path, cells: list[dict], raw: dict[str, Path]) -> Path:
@@ -59,8 +74,11 @@ def test_a_point_is_drawn_from_its_median_launch_over_the_samples_its_requests_h
 def test_a_setting_keeps_its_colour_and_its_concurrencies_differ_by_width(tmp_path):
     """A dozen lines (maxthreads-quick) are told apart by setting (colour) and then by concurrency (width), and the
     key names each setting and each concurrency once."""
-    launches = [cell(f"{server}-{c}", 10.0, 1000, server=server, concurrency=c, point_id=f"static-{server}-c{c}")
-                for server in ("tomcat", "tornado") for c in (1, 10, 100)]
+    launches = [
+        cell(f"{server}-{c}", 10.0, 1000, server=server, concurrency=c, point_id=f"static-{server}-c{c}")
+        for server in ("tomcat", "tornado")
+        for c in (1, 10, 100)
+    ]
     run = load_run(run_with(tmp_path, launches, {}))
     (tmp_path / "data").mkdir()
     [job] = spectrum.jobs(run, tmp_path / "data")
@@ -78,10 +96,24 @@ def test_a_panel_with_a_compact_key_and_one_with_a_line_each_draw_together(tmp_p
     """The static panel's settings share their concurrencies (a key entry per setting and per concurrency); the
     delay panel's one setting titles each line: gnuplot reads the key's styles even in a panel with no key entry
     of its kind (maxthreads' reference failed so)."""
-    static = [cell(f"{server}-{c}", 10.0, 1000, server=server, concurrency=c, point_id=f"static-{server}-c{c}")
-              for server in ("tomcat", "tornado") for c in (1, 10)]
-    delayed = [cell(f"d-{c}", 260.0, 1000, concurrency=c, point_id=f"delay-tomcat-c{c}", group="delay",
-                    endpoint="/delay/sync", delay_ms=250) for c in (1, 10)]
+    static = [
+        cell(f"{server}-{c}", 10.0, 1000, server=server, concurrency=c, point_id=f"static-{server}-c{c}")
+        for server in ("tomcat", "tornado")
+        for c in (1, 10)
+    ]
+    delayed = [
+        cell(
+            f"d-{c}",
+            260.0,
+            1000,
+            concurrency=c,
+            point_id=f"delay-tomcat-c{c}",
+            group="delay",
+            endpoint="/delay/sync",
+            delay_ms=250,
+        )
+        for c in (1, 10)
+    ]
     run = load_run(run_with(tmp_path, static + delayed, {}))
     (tmp_path / "charts" / "data").mkdir(parents=True)
     [job] = spectrum.jobs(run, tmp_path / "charts" / "data")

@@ -1,6 +1,7 @@
 """The summary table that opens findings.md, the terminal's findings and the report: each row checked against the
 points it reads (the quick run's recorded cells), what held a point named by its own figures, and the table shown
 first everywhere."""
+
 from __future__ import annotations
 
 import json
@@ -39,9 +40,12 @@ def cell(run: Path, cell_id: str) -> dict:
 def test_each_row_reads_the_point_that_answered_most(tmp_path):
     run = quick(tmp_path)
     rows = rows_of(run)
-    assert set(rows) == {("tomcat maxThreads=200", "/delay/sync, 250 ms delay"),
-                         ("tornado", "/delay/async, 250 ms delay"),
-                         ("tomcat maxThreads=200", "static mix"), ("tornado", "static mix")}
+    assert set(rows) == {
+        ("tomcat maxThreads=200", "/delay/sync, 250 ms delay"),
+        ("tornado", "/delay/async, 250 ms delay"),
+        ("tomcat maxThreads=200", "static mix"),
+        ("tornado", "static mix"),
+    }
     # Tomcat's C=400 is flagged (ratio_disagreement): its most is C=100's, where 100 clients at 250 ms pace it
     tomcat = rows[("tomcat maxThreads=200", "/delay/sync, 250 ms delay")]
     c100 = cell(run, "delay-tomcat-mt200-delay_sync-c100-d250-r1")
@@ -56,19 +60,27 @@ def test_each_row_reads_the_point_that_answered_most(tmp_path):
 def test_what_held_a_point_comes_from_its_own_figures(tmp_path):
     """A pool past its size answering size / delay is held by the pool; a core at full use by the core; a
     saturated generator by the generator, whatever else is true."""
+
     def pool_bound(r):
         if r["cell_id"] == "delay-tomcat-mt200-delay_sync-c400-d250-r1":
             r.update(flags=[], valid=True, rps=792.0)
         if r["cell_id"] == "static-tornado-static_mix-c100-d0-r1":
             r.update(cpu_percent=97.0)
+
     run = quick(tmp_path, pool_bound)
     rows = rows_of(run)
-    assert rows[("tomcat maxThreads=200", "/delay/sync, 250 ms delay")]["limited_by"] == \
-        "its pool: 200 / 250 ms = 800 req/s"
+    assert (
+        rows[("tomcat maxThreads=200", "/delay/sync, 250 ms delay")]["limited_by"]
+        == "its pool: 200 / 250 ms = 800 req/s"
+    )
     assert rows[("tornado", "static mix")]["limited_by"] == "the server's core (97 % CPU)"
-    generator_bound = {"records": [{"loadgen_cpus": [0], "loadgen": "wrk"}], "flags": [], "concurrency": 100,
-                       "delay_ms": 0, "figures": {"loadgen_cpu_percent": {"value": 99.0}, "cpu_percent":
-                                                  {"value": 97.0}, "rps": {"value": 5000.0}}}
+    generator_bound = {
+        "records": [{"loadgen_cpus": [0], "loadgen": "wrk"}],
+        "flags": [],
+        "concurrency": 100,
+        "delay_ms": 0,
+        "figures": {"loadgen_cpu_percent": {"value": 99.0}, "cpu_percent": {"value": 97.0}, "rps": {"value": 5000.0}},
+    }
     assert summary.limited_by(generator_bound) == "the load generator (99 % CPU)"
     assert summary.compute(load_points(load_run(run)))["note"] == summary.POOL_NOTE
 
@@ -76,27 +88,36 @@ def test_what_held_a_point_comes_from_its_own_figures(tmp_path):
 def test_a_sweep_whose_higher_concurrencies_saturated_the_generator_says_so_not_more_clients(tmp_path):
     """The maxthreads reference's static mix: C=100 flagged loadgen_saturated, so C=10 answered the most of the
     valid points; what held it is the generator past it, not "more clients may answer more"."""
+
     def saturated(r):
         if r["cell_id"].startswith("static-tornado-static_mix-c100-"):
             r.update(flags=["loadgen_saturated"], valid=False)
         if r["cell_id"].startswith("static-tornado-static_mix-c1-"):
             r.update(cpu_percent=60.0)
+
     rows = rows_of(quick(tmp_path, saturated))
     said = rows[("tornado", "static mix")]
-    assert said["at_c"] == "1" and said["limited_by"] == \
-        "the load generator at C=100 (at full use there: those points left out); here the server 60 % CPU", said
+    assert (
+        said["at_c"] == "1"
+        and said["limited_by"]
+        == "the load generator at C=100 (at full use there: those points left out); here the server 60 % CPU"
+    ), said
 
-    def core_first(r):          # the server's core full where it answered most: that held it there
+    def core_first(r):  # the server's core full where it answered most: that held it there
         saturated(r)
         if r["cell_id"].startswith("static-tornado-static_mix-c1-"):
             r.update(cpu_percent=97.0)
+
     said = rows_of(quick(tmp_path / "core", core_first))[("tornado", "static mix")]
-    assert said["limited_by"] == "the server's core (97 % CPU); past it the load generator at C=100 (at full use " \
-                                 "there: those points left out)", said
+    assert (
+        said["limited_by"] == "the server's core (97 % CPU); past it the load generator at C=100 (at full use "
+        "there: those points left out)"
+    ), said
 
 
 def test_the_summary_opens_findings_md_the_terminal_and_the_report(tmp_path):
     from crossbench_analysis.report import report
+
     run = quick(tmp_path)
     loaded = load_run(run)
     findings.write(loaded, set())
@@ -105,9 +126,14 @@ def test_the_summary_opens_findings_md_the_terminal_and_the_report(tmp_path):
     said = findings.text(run).splitlines()
     assert said[0] == "summary:" and said[1].split()[:3] == ["server", "setting", "workload"]
     assert said.index("findings:") > len(rows_of(run))
-    html = report.write_report(loaded, [], [], findings.sections(json.loads((run / "findings.json").read_text())
-                                                                  ["findings"]), None,
-                               findings.written_summary(run)).read_text()
+    html = report.write_report(
+        loaded,
+        [],
+        [],
+        findings.sections(json.loads((run / "findings.json").read_text())["findings"]),
+        None,
+        findings.written_summary(run),
+    ).read_text()
     assert html.index('id="summary"') < html.index("<h2>Findings</h2>") and "the clients: C / delay = 400" in html
 
 
@@ -116,11 +142,16 @@ def test_a_run_read_whole_has_no_summary_and_the_tables_render_nothing():
 
 
 REFERENCES = Path(__file__).resolve().parents[2] / "docs" / "results"
-REFERENCE_RUNS = ["seed002/runs/seed002", "maxthreads/runs/maxthreads-delay", "maxthreads/runs/maxthreads-static-queues"]
+REFERENCE_RUNS = [
+    "seed002/runs/seed002",
+    "maxthreads/runs/maxthreads-delay",
+    "maxthreads/runs/maxthreads-static-queues",
+]
 
 
 def reference_summary(name: str) -> dict:
     from crossbench_analysis.read import points_run
+
     return summary.compute(load_points(points_run.load(REFERENCES / name)))
 
 
@@ -129,8 +160,8 @@ def test_the_terminals_summary_of_a_reference_run_fits_100_columns(name):
     said = tables.plain(reference_summary(name))
     assert said and max(len(line) for line in said) <= tables.WIDTH, max(said, key=len)
     assert said[1].split()[:3] == ["server", "setting", "workload"]
-    printed = findings.text(REFERENCES / name).splitlines()       # what run_all.sh prints: summary and findings
-    assert printed[:len(said)] == said and max(len(line) for line in printed) <= tables.WIDTH
+    printed = findings.text(REFERENCES / name).splitlines()  # what run_all.sh prints: summary and findings
+    assert printed[: len(said)] == said and max(len(line) for line in printed) <= tables.WIDTH
 
 
 def test_rows_stand_in_reading_order_whatever_order_the_run_measured():
@@ -138,13 +169,25 @@ def test_rows_stand_in_reading_order_whatever_order_the_run_measured():
     them; maxthreads' settings by maxThreads, ascending."""
     rows = reference_summary("seed002/runs/seed002")["rows"]
     assert [(r["setting"], r["workload"]) for r in rows] == [
-        ("tomcat maxThreads=200", "/delay/async, 1 s delay"), ("tomcat maxThreads=200", "/delay/sync, 1 s delay"),
-        ("tomcat maxThreads=200", "/delay/sync, 3 s delay"), ("tomcat maxThreads=200", "/delay/sync, 10 s delay"),
-        ("tomcat maxThreads=200", "static mix"), ("tornado", "/delay/async, 1 s delay"),
-        ("tornado", "/delay/async, 3 s delay"), ("tornado", "/delay/async, 10 s delay"), ("tornado", "static mix")]
+        ("tomcat maxThreads=200", "/delay/async, 1 s delay"),
+        ("tomcat maxThreads=200", "/delay/sync, 1 s delay"),
+        ("tomcat maxThreads=200", "/delay/sync, 3 s delay"),
+        ("tomcat maxThreads=200", "/delay/sync, 10 s delay"),
+        ("tomcat maxThreads=200", "static mix"),
+        ("tornado", "/delay/async, 1 s delay"),
+        ("tornado", "/delay/async, 3 s delay"),
+        ("tornado", "/delay/async, 10 s delay"),
+        ("tornado", "static mix"),
+    ]
     settings = [r["setting"] for r in reference_summary("maxthreads/runs/maxthreads-delay")["rows"]]
-    assert settings == ["tomcat maxThreads=50", "tomcat maxThreads=100", "tomcat maxThreads=200",
-                        "tomcat maxThreads=400", "tomcat maxThreads=800", "tomcat virtual"]
+    assert settings == [
+        "tomcat maxThreads=50",
+        "tomcat maxThreads=100",
+        "tomcat maxThreads=200",
+        "tomcat maxThreads=400",
+        "tomcat maxThreads=800",
+        "tomcat virtual",
+    ]
 
 
 def test_the_knee_column_gives_the_fitted_knee_and_the_efficiency_ratio_at_the_top():
@@ -165,21 +208,26 @@ def test_the_advise_note_is_one_short_line_only_where_a_pool_can_be_sized(tmp_pa
     assert summary.compute(tornado_only)["note"] == ""
 
 
-@pytest.mark.parametrize("knee, said", [
-    ({"status": "fitted", "concurrency": 204.2, "low": 196.0, "high": 212.4}, "C=204 [196, 212]"),
-    ({"status": "bracket", "bracket": (100, 400)}, "C 100-400"),
-    ({"status": "not_reached", "top": 1000}, "not up to C=1000"),
-    ({"status": "below_range", "bottom": 10}, "at or below C=10"),
-    ({"status": "poor_fit"}, "cannot tell (see findings)"),
-])
+@pytest.mark.parametrize(
+    "knee, said",
+    [
+        ({"status": "fitted", "concurrency": 204.2, "low": 196.0, "high": 212.4}, "C=204 [196, 212]"),
+        ({"status": "bracket", "bracket": (100, 400)}, "C 100-400"),
+        ({"status": "not_reached", "top": 1000}, "not up to C=1000"),
+        ({"status": "below_range", "bottom": 10}, "at or below C=10"),
+        ({"status": "poor_fit"}, "cannot tell (see findings)"),
+    ],
+)
 def test_the_bend_in_the_table(knee, said):
     from crossbench_analysis.judge.knee_rule import Knee
+
     fields = {"concurrency": None, "low": None, "high": None, "bracket": None, "bottom": None, "top": None}
     assert summary.bend_text(Knee(**{**fields, **knee})) == said
 
 
 def test_the_reports_header_says_what_the_machine_did_and_warns_when_it_could_move_figures():
     from crossbench_analysis.report import noise_words
+
     meta = {"noise_floor": {"core_speed": {"per_core": {"0": {"median_ms": 19.1}, "1": {"median_ms": 11.4}}}}}
     quiet = [{"steal_percent": 0.1, "foreign_cpu_percent": 0.4, "flags": []} for _ in range(3)]
     said = noise_words.header(meta, quiet)
@@ -195,7 +243,16 @@ def test_the_reports_header_says_what_the_machine_did_and_warns_when_it_could_mo
 
 def test_a_core_probe_that_shared_its_core_is_not_read_as_the_cores_speed():
     from crossbench_analysis.report import noise_words
-    meta = {"noise_floor": {"core_speed": {"per_core": {"0": {"median_ms": 19.1, "core_share_percent": 61.0},
-                                                        "1": {"median_ms": 11.4, "core_share_percent": 99.8}}}}}
+
+    meta = {
+        "noise_floor": {
+            "core_speed": {
+                "per_core": {
+                    "0": {"median_ms": 19.1, "core_share_percent": 61.0},
+                    "1": {"median_ms": 11.4, "core_share_percent": 99.8},
+                }
+            }
+        }
+    }
     said = noise_words.header(meta, [])
     assert "the probe shared its core (core 0 had 61 % of its time)" in said["text"] and said["warning"] == ""

@@ -1,6 +1,7 @@
 """Our TechEmpower ratios beside the published ones (tfb_reference.py), on a SYNTHETIC tfb run (nothing measured)
 against the committed reference data, and what a missing or torn reference file, or a run without TechEmpower
 cells, does."""
+
 from __future__ import annotations
 
 import json
@@ -36,8 +37,9 @@ def test_ratios_between_our_stacks_are_judged_against_each_reference_run(tmp_pat
     slower = pairs[("tornado", "tomcat")]
     assert slower["ours"]["high"] < 1
     r21 = slower["runs"][0]
-    assert r21["ratio"]["low"] == pytest.approx(40639.99 / 210228.98) and \
-        r21["ratio"]["high"] == pytest.approx(40639.99 / 64410.64)
+    assert r21["ratio"]["low"] == pytest.approx(40639.99 / 210228.98) and r21["ratio"]["high"] == pytest.approx(
+        40639.99 / 64410.64
+    )
     assert verdicts(slower) == [tfb_reference.SAME, tfb_reference.SAME, tfb_reference.NOT_READ]
     # uvicorn / tomcat: a tie here (1.00 [0.95, 1.05]); in Round 21 starlette and uvicorn over servlet3-sync and
     # hexagon-tomcat run from 0.34 to 5.4: the entries disagree, so nothing is read
@@ -68,9 +70,9 @@ def test_a_reversal_says_what_the_measurement_here_tells_of_it(tmp_path):
     csv.write_text(csv.read_text().replace("tornado-py3,json,40639.99", "tornado-py3,json,999999.0"))
     run_dir = tfb_run(tmp_path / "run")
     text = tfb_reference.markdown("tfb-synthetic", tfb_reference.compare(load_points(load_run(run_dir)), reference))
-    assert "Which of these explains it, the measurement here cannot tell" in text      # no CPU figures: no limit
+    assert "Which of these explains it, the measurement here cannot tell" in text  # no CPU figures: no limit
     cells = [json.loads(line) for line in (run_dir / "cells.jsonl").read_text().splitlines()]
-    for cell in cells:     # every server used its one core; PostgreSQL beside it
+    for cell in cells:  # every server used its one core; PostgreSQL beside it
         cell.update(server_cpus=[1], cpu_percent=97.0, db_cpu_percent=41.0)
     (run_dir / "cells.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cells))
     result = tfb_reference.compare(load_points(load_run(run_dir)), reference)
@@ -92,21 +94,22 @@ def test_ratios_of_two_generator_ceilings_are_not_read(tmp_path):
     # flagged, yet still the stack's figure here: kept at its ceiling, not left out
     pair = json_pairs(tfb_reference.compare(load_points(load_run(run_dir))))[("uvicorn", "tomcat")]
     assert pair["limits"] == ["generator", "generator"]
-    assert {run["why"] for run in pair["runs"] if run["ratio"]} == {"both at the load generator's ceiling here: "
-                                                                    "a ratio of two ceilings"}
+    assert {run["why"] for run in pair["runs"] if run["ratio"]} == {
+        "both at the load generator's ceiling here: a ratio of two ceilings"
+    }
 
 
 def test_the_report_shows_each_types_ratios_beside_the_reference_runs(tmp_path):
     run_dir = tfb_run(tmp_path / "run")
-    crossbench_analysis.analyze(run_dir, charts=False)          # no gnuplot: the table and findings only
+    crossbench_analysis.analyze(run_dir, charts=False)  # no gnuplot: the table and findings only
     html = (run_dir / "report.html").read_text()
-    section = html[html.index('id="tfb-reference"'):]
+    section = html[html.index('id="tfb-reference"') :]
     assert "<h3>json (/json)</h3>" in section and "tornado: best at C=64" in section
     assert "3,250 req/s [3,128, 3,376], 3 launches after the one that picked it" in section
-    pair = section[section.index("<td>tornado / tomcat</td>"):].split("</tr>")[0]
+    pair = section[section.index("<td>tornado / tomcat</td>") :].split("</tr>")[0]
     # ours with its interval, then each reference run's ratio and verdict (Round 21: tornado-py3 over the two
     # Tomcat entries, 0.193 to 0.631: the same order)
-    assert "<td>0.266 [" in pair            # 3,250 / 12,199 req/s, geometric means of the launches
+    assert "<td>0.266 [" in pair  # 3,250 / 12,199 req/s, geometric means of the launches
     assert "0.193-0.631: same order" in pair and "no entry: not read" in pair
     assert (run_dir / tfb_reference.MD_FILE).is_file()
 
@@ -131,8 +134,9 @@ def test_a_missing_or_torn_reference_file_is_named_and_the_rest_still_compared(t
 def test_a_run_without_tfb_cells_gets_one_line_naming_the_experiment(tmp_path, capsys):
     run_dir = tfb_run(tmp_path / "run")
     cells = [json.loads(line) for line in (run_dir / "cells.jsonl").read_text().splitlines()]
-    (run_dir / "cells.jsonl").write_text("".join(json.dumps({**c, "endpoint": "/hello", "experiment": "x"}) + "\n"
-                                                 for c in cells))
+    (run_dir / "cells.jsonl").write_text(
+        "".join(json.dumps({**c, "endpoint": "/hello", "experiment": "x"}) + "\n" for c in cells)
+    )
     assert cli.main(["tfb-reference", str(run_dir)]) == 2
     err = capsys.readouterr().err.strip()
     assert "--experiment tfb" in err and "\n" not in err
@@ -168,6 +172,6 @@ def test_a_type_with_one_stack_says_why_it_has_no_ratio_instead_of_an_empty_tabl
     run = load_run(tfb_run(tmp_path / "run"))
     tomcat_only = [p for p in load_points(run) if p.get("server") == "tomcat"]
     text = tfb_reference.markdown("run", tfb_reference.compare(tomcat_only))
-    section = text[text.index("## json (/json)"):]
+    section = text[text.index("## json (/json)") :]
     assert "| B / A |" not in section
     assert "No ratio to set beside TechEmpower's: tomcat alone has a best level here" in section

@@ -2,6 +2,7 @@
 service time), named with that service time, as a delayed endpoint's sweep is named with its delay. The quick
 run's recorded Tornado delay sweep stands in for such a sweep: its endpoint renamed to a user's path, its delay and
 ratios taken away, the path recorded in the run's configuration as --path records it."""
+
 from __future__ import annotations
 
 import json
@@ -40,13 +41,21 @@ def as_user_path(run: Path) -> None:
 def test_a_user_path_s_sweep_is_a_row_judged_against_its_service_time(tmp_path):
     run = Path(shutil.copytree(RUNS / "quick", tmp_path / "quick"))
     as_user_path(run)
-    service_ms = json.loads(next(line for line in (run / "cells.jsonl").read_text().splitlines()
-                                 if '"delay-tornado-delay_async-c1-' in line))["latency_ms"]["mean"]
+    service_ms = json.loads(
+        next(
+            line for line in (run / "cells.jsonl").read_text().splitlines() if '"delay-tornado-delay_async-c1-' in line
+        )
+    )["latency_ms"]["mean"]
     rows = {(r["setting"], r["workload"]): r for r in summary.compute(load_points(load_run(run)))["rows"]}
     row = rows[("tornado", f"{USER_PATH}, {service_ms:.0f} ms service time at C=1")]
     assert row["bends_at"] == "C 100-400" and row["at_c"] == "400"
-    top = json.loads(next(line for line in (run / "cells.jsonl").read_text().splitlines()
-                          if '"delay-tornado-delay_async-c400-' in line))
+    top = json.loads(
+        next(
+            line
+            for line in (run / "cells.jsonl").read_text().splitlines()
+            if '"delay-tornado-delay_async-c400-' in line
+        )
+    )
     assert row["efficiency_top"].startswith(f"{(400 / top['rps']) / (service_ms / 1000):.3g}")
 
 

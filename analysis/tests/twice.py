@@ -3,6 +3,7 @@
 repetitions 2 and 3, with its figures moved by a known factor (FACTOR, then FACTOR squared), so each point has the
 three launches a stated interval needs. The first launch keeps the real figures; the cell's own files
 (samples.csv, db-pool.csv, ...) are copied for the others."""
+
 from __future__ import annotations
 
 import copy
@@ -10,13 +11,30 @@ import json
 import shutil
 from pathlib import Path
 
-FACTOR = 1.1            # the second launch's figures: the first's times this
+FACTOR = 1.1  # the second launch's figures: the first's times this
 # Figures the charts draw, by dotted name (a name whose object holds several, e.g. latency_ms, moves them all).
-FIGURES = ("rps", "rate_achieved", "latency_ms", "efficiency_ratio", "latency_ratio", "cpu_percent",
-           "loadgen_cpu_percent", "rss_peak_mb", "cpu_per_core", "batch_latency_mean_ms", "rps_startup_free",
-           "ab.reported.rps", "ab.reported.time_per_request_ms", "ab.startup_free.time_per_request_ms",
-           "tomcat_gc_pause_max_ms", "tomcat_gc_pause_total_ms", "proxy_cpu_percent", "pooler_cpu_percent",
-           "db_cpu_percent", "tomcat_connection_count_peak")
+FIGURES = (
+    "rps",
+    "rate_achieved",
+    "latency_ms",
+    "efficiency_ratio",
+    "latency_ratio",
+    "cpu_percent",
+    "loadgen_cpu_percent",
+    "rss_peak_mb",
+    "cpu_per_core",
+    "batch_latency_mean_ms",
+    "rps_startup_free",
+    "ab.reported.rps",
+    "ab.reported.time_per_request_ms",
+    "ab.startup_free.time_per_request_ms",
+    "tomcat_gc_pause_max_ms",
+    "tomcat_gc_pause_total_ms",
+    "proxy_cpu_percent",
+    "pooler_cpu_percent",
+    "db_cpu_percent",
+    "tomcat_connection_count_peak",
+)
 
 
 def moved(value):
@@ -64,8 +82,11 @@ def run_twice(source: Path, path: Path, edit=None) -> Path:
     for record in records:
         if edit:
             edit(record)
-    later = [later_launch(r, len(records) * (repetition - 1) + i + 1, repetition)
-             for repetition in (2, 3) for i, r in enumerate(records)]
+    later = [
+        later_launch(r, len(records) * (repetition - 1) + i + 1, repetition)
+        for repetition in (2, 3)
+        for i, r in enumerate(records)
+    ]
     for first, again in zip(records * 2, later):
         own = path / "cells" / first["cell_id"]
         if own.is_dir():

@@ -5,6 +5,7 @@ python-contract/), so traversal answers the same on every server. Serves /static
 the database endpoints, and TechEmpower's /json, /plaintext, /fortunes (a Jinja2 template, as Flask renders them)
 and /updates; /delay/async is not a sync stack's endpoint and is 404.
 """
+
 from __future__ import annotations
 
 import time
@@ -20,7 +21,7 @@ from crossbench_contract.static import STATIC_DIR, served_files
 from . import db
 
 SERVED = served_files(STATIC_DIR)
-app = Flask(__name__, static_folder=None, template_folder=str(tfb.TEMPLATES))     # .html: autoescape on
+app = Flask(__name__, static_folder=None, template_folder=str(tfb.TEMPLATES))  # .html: autoescape on
 app.json.compact = True
 
 

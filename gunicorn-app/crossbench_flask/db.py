@@ -3,6 +3,7 @@ a connection up to the wait limit, then gets 503 (psycopg2's pool raised at once
 point). The pool is made in the worker, after gunicorn's fork, on first use, once: a gthread worker's threads
 meet that first use together (unlocked, each made a pool of its own, and tfb's 20-query cells of 3 workers x 8
 threads ran PostgreSQL out of connections, 2026-11-28)."""
+
 from __future__ import annotations
 
 import json
@@ -15,8 +16,16 @@ from flask import Response, render_template, request
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from crossbench_contract import JSON_TYPE, tfb
-from crossbench_contract.db import (NO_DATABASE, POOL_TIMEOUT, kv, query_count, random_kv_key, random_world_id,
-                                    unavailable, world)
+from crossbench_contract.db import (
+    NO_DATABASE,
+    POOL_TIMEOUT,
+    kv,
+    query_count,
+    random_kv_key,
+    random_world_id,
+    unavailable,
+    world,
+)
 from crossbench_contract.pool_gauge import from_environment
 
 WORLD = "SELECT id, randomnumber FROM world WHERE id = %s"
@@ -40,8 +49,17 @@ def pool() -> ConnectionPool:
     global _pool
     with _pool_lock:
         if _pool is None or _pool[0] != os.getpid():
-            _pool = (os.getpid(), ConnectionPool(URL, min_size=POOL_SIZE, max_size=POOL_SIZE, timeout=WAIT_S,
-                                                 open=True, kwargs={"prepare_threshold": PREPARE_THRESHOLD}))
+            _pool = (
+                os.getpid(),
+                ConnectionPool(
+                    URL,
+                    min_size=POOL_SIZE,
+                    max_size=POOL_SIZE,
+                    timeout=WAIT_S,
+                    open=True,
+                    kwargs={"prepare_threshold": PREPARE_THRESHOLD},
+                ),
+            )
         return _pool[1]
 
 
@@ -54,7 +72,7 @@ def lend():
     with _gauge.waiting():
         connection = lender.getconn()
     try:
-        with _gauge.lent(), connection:     # commits or rolls back; a pool's connection stays open
+        with _gauge.lent(), connection:  # commits or rolls back; a pool's connection stays open
             yield connection
     finally:
         lender.putconn(connection)
@@ -120,8 +138,13 @@ def register(app, delay_ms, text) -> None:
 
     @app.get("/fortunes")
     def fortunes_page() -> Response:
-        return from_database(fortunes, text, lambda rows: Response(
-            render_template(tfb.FORTUNE_TEMPLATE, fortunes=tfb.with_added(rows)), content_type=tfb.HTML_TYPE))
+        return from_database(
+            fortunes,
+            text,
+            lambda rows: Response(
+                render_template(tfb.FORTUNE_TEMPLATE, fortunes=tfb.with_added(rows)), content_type=tfb.HTML_TYPE
+            ),
+        )
 
     @app.get("/updates")
     def updates() -> Response:

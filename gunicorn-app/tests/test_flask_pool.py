@@ -1,5 +1,6 @@
 """The worker's pool is made once, however many of its gthread threads meet the first use together (each made
 one of its own before: 3 workers x 8 threads ran PostgreSQL out of connections in tfb's 20-query cells)."""
+
 from __future__ import annotations
 
 import threading
@@ -11,6 +12,7 @@ from crossbench_flask import db
 class SlowPool:
     """Stands in for psycopg_pool.ConnectionPool here (no database): slow to make, as a pool opening its
     connections is, which is what let the threads race; it counts how many were made."""
+
     made = 0
 
     def __init__(self, *args, **kwargs):

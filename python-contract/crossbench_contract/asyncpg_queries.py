@@ -1,4 +1,5 @@
 """The database endpoints' statements as the asyncpg stacks (Tornado, uvicorn) run them."""
+
 from __future__ import annotations
 
 from contextlib import asynccontextmanager

@@ -1,10 +1,11 @@
 """The database endpoints' shared rules: tables, queries, the queries=N clamp, the JSON shapes."""
+
 from __future__ import annotations
 
 import random
 
 WORLD_ROWS = 10_000
-KV_KEYS = 999_999             # a random a in 1..999999, as the seed-004 article's app
+KV_KEYS = 999_999  # a random a in 1..999999, as the seed-004 article's app
 MAX_QUERIES = 500
 NO_DATABASE = "no database configured: start the server with --db-url"
 POOL_TIMEOUT = "no database connection within the pool's wait limit"

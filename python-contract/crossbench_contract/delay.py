@@ -1,5 +1,6 @@
 """The `ms` rule of /delay/* and /db/slow: exactly one value, plain ASCII digits, 0 to the cap; and the async
 wait that never answers before the delay is over."""
+
 from __future__ import annotations
 
 import asyncio

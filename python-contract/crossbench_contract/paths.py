@@ -4,6 +4,7 @@ Tomcat drops path parameters, decodes %XX once, rejects encoded slashes and NUL,
 and answers 400 when the path climbs above the root, all before any webapp sees the request.
 Tornado routes on the raw path and would otherwise let StaticFileHandler decode a second time.
 """
+
 from __future__ import annotations
 
 import re

@@ -11,6 +11,7 @@ The "most at once" columns are why a peak is never missed: a line's instant land
 the GIL, which in an event loop is mostly between a connection's release and its next lending (seed004-quick's
 uvicorn with 2 connections lent to 16 clients read an active peak of 1 in all four lines of a 1 s window).
 """
+
 from __future__ import annotations
 
 import os
@@ -30,9 +31,9 @@ class PoolGauge:
         self.size = size
         self.active = 0
         self.waiting_now = 0
-        self.active_most = 0               # the most at once since the last line was written
+        self.active_most = 0  # the most at once since the last line was written
         self.waiting_most = 0
-        self._lock = threading.Lock()      # gunicorn's threaded workers count from several threads
+        self._lock = threading.Lock()  # gunicorn's threaded workers count from several threads
         self._log_dir = Path(log_dir) if log_dir else None
         self._writer_pid: int | None = None
 
@@ -67,8 +68,10 @@ class PoolGauge:
     def line(self) -> str:
         """The counts now, the size, and the most at once since the previous line (those then start again from now)."""
         with self._lock:
-            text = (f"{time.time():.3f},{self.active},{self.waiting_now},{self.size},"
-                    f"{self.active_most},{self.waiting_most}\n")
+            text = (
+                f"{time.time():.3f},{self.active},{self.waiting_now},{self.size},"
+                f"{self.active_most},{self.waiting_most}\n"
+            )
             self.active_most, self.waiting_most = self.active, self._waiting_for_one()
         return text
 

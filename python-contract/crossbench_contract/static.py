@@ -1,4 +1,5 @@
 """Which static files are served: the names in static-fixtures/SHA256SUMS, nothing else."""
+
 from __future__ import annotations
 
 import os

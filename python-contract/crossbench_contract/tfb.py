@@ -1,5 +1,6 @@
 """TechEmpower's test types as every Python server answers them (their published rules, our code): /json's
 message, /plaintext's body, the fortunes page's rows and template, /updates' statement."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,7 +8,7 @@ from typing import NamedTuple
 
 PLAINTEXT = b"Hello, World!"
 HTML_TYPE = "text/html; charset=utf-8"
-TEMPLATES = Path(__file__).parent / "templates"          # fortunes.html, a Jinja2 template (autoescape on)
+TEMPLATES = Path(__file__).parent / "templates"  # fortunes.html, a Jinja2 template (autoescape on)
 FORTUNE_TEMPLATE = "fortunes.html"
 ADDED_FORTUNE = "Additional fortune added at request time."
 

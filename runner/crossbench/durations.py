@@ -1,6 +1,7 @@
 """Durations as wrk, k6 and Go write them: a number with its unit, or several in a row (500ms, 1.5s, 2m, 1h, 1m30s).
 A bare number is refused, its unit being ambiguous (seconds for a window, milliseconds for a delay), except 0,
 which is 0 in any unit. Every command line and experiment file that takes a duration reads it here."""
+
 from __future__ import annotations
 
 import math

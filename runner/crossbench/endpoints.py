@@ -2,6 +2,7 @@
 parameters its URL takes (a delay in ms, a query count), the database statements it runs, and the files of the
 static mix. A URL is rendered from a typed Request with the delay the caller wants; no code edits `ms=` or
 `queries=` in a URL string or parses them back. The query-count clamp is the contract's (crossbench_contract)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -9,18 +10,18 @@ from dataclasses import dataclass, replace
 from crossbench_contract.db import query_count
 
 STATIC_FILES = ("index.html", "big.jpg", "small.png")
-DEFAULT_QUERIES = 20          # /queries and /updates when the group's options give no `queries`
+DEFAULT_QUERIES = 20  # /queries and /updates when the group's options give no `queries`
 
 
 @dataclass(frozen=True)
 class Endpoint:
     path: str
-    family: str                          # "core" (every server's), "tfb" (TechEmpower's without a database), "db"
-    delay: bool = False                  # takes ?ms=N (the contract's delay rule)
-    queries: bool = False                # takes ?queries=N (clamped by the server: 1..500)
-    statements: tuple[str, ...] = ()     # what each request runs in the database (database/checks.STATEMENTS)
-    files: tuple[str, ...] = ()          # a mix: one URL per file, under the path's directory
-    techempower: bool = False            # one of TechEmpower's six test types
+    family: str  # "core" (every server's), "tfb" (TechEmpower's without a database), "db"
+    delay: bool = False  # takes ?ms=N (the contract's delay rule)
+    queries: bool = False  # takes ?queries=N (clamped by the server: 1..500)
+    statements: tuple[str, ...] = ()  # what each request runs in the database (database/checks.STATEMENTS)
+    files: tuple[str, ...] = ()  # a mix: one URL per file, under the path's directory
+    techempower: bool = False  # one of TechEmpower's six test types
 
     @property
     def database(self) -> bool:
@@ -45,7 +46,7 @@ TABLE = (
 BY_PATH = {e.path: e for e in TABLE}
 STATIC_ENDPOINT = TABLE[0].path
 TECHEMPOWER = tuple(e.path for e in TABLE if e.techempower)
-SEED004 = ("/db", "/queries", "/db/kv", "/db/slow")        # the database endpoints seed 004's article measures
+SEED004 = ("/db", "/queries", "/db/kv", "/db/slow")  # the database endpoints seed 004's article measures
 
 
 USER_FAMILY = "user"
@@ -100,6 +101,7 @@ def takes_delay(path: str) -> bool:
 class Request:
     """One URL of a cell: the endpoint, the delay it asks for (ignored by an endpoint without one), the query
     count as asked (the server clamps it), and for the static mix the file."""
+
     endpoint: str
     delay_ms: int = 0
     queries: int = DEFAULT_QUERIES
@@ -119,7 +121,7 @@ class Request:
             return f"{self.endpoint}?queries={self.queries}"
         return self.endpoint
 
-    def with_delay(self, delay_ms: int) -> "Request":
+    def with_delay(self, delay_ms: int) -> Request:
         return replace(self, delay_ms=delay_ms)
 
     @property

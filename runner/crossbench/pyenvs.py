@@ -8,6 +8,7 @@ compile. The suite's own servers use the apps' requirements (`suite_requirements
 file and gets an environment the same way. Facts about an interpreter (version, implementation, free-threaded
 build, whether the GIL is on once the server's modules are imported, the JIT) come from running it.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,7 +27,7 @@ PYENV_ROOT = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
 SYSTEM_DIRS = (Path("/usr/bin"), Path("/usr/local/bin"))
 NAME = re.compile(r"python3(\.\d+t?)?$")
 REQUEST = re.compile(r"(\d+)\.(\d+)(t?)$")
-STAMP = "crossbench-env.json"       # written last: an environment without it is unfinished and built again
+STAMP = "crossbench-env.json"  # written last: an environment without it is unfinished and built again
 CONTRACT = paths.REPO / "python-contract"
 
 # What an interpreter says about itself, as source: run by another interpreter after importing the modules named on
@@ -75,8 +76,8 @@ class EnvBuildFailed(Refusal, RuntimeError):
 
 @dataclass(frozen=True)
 class Interpreter:
-    path: Path                # the real executable
-    version: str              # "3.11.7"
+    path: Path  # the real executable
+    version: str  # "3.11.7"
     implementation: str = "cpython"
     free_threaded: bool = False
 
@@ -88,7 +89,7 @@ class Interpreter:
     @property
     def label(self) -> str:
         """'3.11', or '3.13t' for a free-threaded build: what a request names."""
-        return "%d.%d" % self.minor + ("t" if self.free_threaded else "")
+        return "{}.{}".format(*self.minor) + ("t" if self.free_threaded else "")
 
     def __str__(self) -> str:
         return f"{self.version}{'t' if self.free_threaded else ''} ({self.path})"
@@ -105,8 +106,14 @@ def run_facts(python: Path | str, modules: tuple[str, ...] = (), env: dict | Non
     """The interpreter's own account of itself after importing `modules` (FACTS); PythonNotHere when it does not
     run or answers nothing readable."""
     try:
-        done = subprocess.run([str(python), "-s", "-c", FACTS + IMPORT_THEN_PRINT, *modules], capture_output=True,
-                              text=True, timeout=60, stdin=subprocess.DEVNULL, env=env)
+        done = subprocess.run(
+            [str(python), "-s", "-c", FACTS + IMPORT_THEN_PRINT, *modules],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+            env=env,
+        )
         if done.returncode == 0:
             return json.loads(done.stdout.strip().splitlines()[-1])
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
@@ -118,7 +125,7 @@ def run_facts(python: Path | str, modules: tuple[str, ...] = (), env: dict | Non
 def own_facts() -> dict:
     """FACTS for the interpreter running this process, read without starting another."""
     namespace: dict = {}
-    exec(FACTS, namespace)      # the same source another interpreter runs: one account of the facts
+    exec(FACTS, namespace)  # the same source another interpreter runs: one account of the facts
     return namespace["facts"]()
 
 
@@ -127,14 +134,23 @@ def interpreter_at(path: Path | str) -> Interpreter:
     return Interpreter(Path(facts["executable"]), facts["version"], facts["implementation"], facts["free_threaded"])
 
 
-def candidates(path_env: str | None = None, pyenv_root: Path = PYENV_ROOT,
-               system_dirs: tuple[Path, ...] = SYSTEM_DIRS) -> list[Path]:
+def candidates(
+    path_env: str | None = None, pyenv_root: Path = PYENV_ROOT, system_dirs: tuple[Path, ...] = SYSTEM_DIRS
+) -> list[Path]:
     """Executables that may be Python 3 interpreters: python3* on PATH (pyenv's shims left out: they run whatever
     pyenv selects, and its versions are read directly), pyenv's versions and the system's directories."""
-    dirs = [Path(d) for d in (path_env if path_env is not None else os.environ.get("PATH", "")).split(os.pathsep)
-            if d and "shims" not in Path(d).parts]
-    found = [p for d in [*dirs, *system_dirs] if d.is_dir() for p in sorted(d.iterdir())
-             if NAME.match(p.name) and os.access(p, os.X_OK) and p.is_file()]
+    dirs = [
+        Path(d)
+        for d in (path_env if path_env is not None else os.environ.get("PATH", "")).split(os.pathsep)
+        if d and "shims" not in Path(d).parts
+    ]
+    found = [
+        p
+        for d in [*dirs, *system_dirs]
+        if d.is_dir()
+        for p in sorted(d.iterdir())
+        if NAME.match(p.name) and os.access(p, os.X_OK) and p.is_file()
+    ]
     versions = pyenv_root / "versions"
     if versions.is_dir():
         found += [v / "bin" / "python3" for v in sorted(versions.iterdir()) if (v / "bin" / "python3").is_file()]
@@ -159,8 +175,9 @@ def interpreter_or_none(path: Path) -> Interpreter | None:
         return None
 
 
-def resolve(request: str, found: tuple[Interpreter, ...] | None = None,
-            lowest: tuple[int, int] | None = None) -> Interpreter:
+def resolve(
+    request: str, found: tuple[Interpreter, ...] | None = None, lowest: tuple[int, int] | None = None
+) -> Interpreter:
     """The interpreter a request names: a path to one, or a version ("3.12", "3.13t": free-threaded), the newest
     patch release found of it. PythonNotHere, in one line, for a request that is neither, a version this machine
     lacks (with the ones it has) or one older than the suite supports (with the lowest)."""
@@ -171,23 +188,29 @@ def resolve(request: str, found: tuple[Interpreter, ...] | None = None,
         return interpreter
     match = REQUEST.match(request.strip())
     if not match:
-        raise PythonNotHere(f"--python {request}: neither a version (3.12, or 3.13t for a free-threaded build) "
-                            "nor a path to an interpreter")
+        raise PythonNotHere(
+            f"--python {request}: neither a version (3.12, or 3.13t for a free-threaded build) "
+            "nor a path to an interpreter"
+        )
     wanted, threaded = (int(match.group(1)), int(match.group(2))), bool(match.group(3))
     too_old(wanted, f"Python {request} is", lowest)
     found = installed() if found is None else found
     matches = [i for i in found if i.minor == wanted and i.free_threaded == threaded]
     if not matches:
         have = ", ".join(map(str, found)) or "none"
-        raise PythonNotHere(f"no Python {request} on this machine (PATH, {PYENV_ROOT}/versions, "
-                            f"{', '.join(map(str, SYSTEM_DIRS))}); found: {have}")
+        raise PythonNotHere(
+            f"no Python {request} on this machine (PATH, {PYENV_ROOT}/versions, "
+            f"{', '.join(map(str, SYSTEM_DIRS))}); found: {have}"
+        )
     return matches[-1]
 
 
 def too_old(minor: tuple[int, int], what: str, lowest: tuple[int, int]) -> None:
     if minor < lowest:
-        raise PythonNotHere(f"{what} older than the suite supports: the lowest is {lowest[0]}.{lowest[1]} "
-                            "(python-contract's requires-python)")
+        raise PythonNotHere(
+            f"{what} older than the suite supports: the lowest is {lowest[0]}.{lowest[1]} "
+            "(python-contract's requires-python)"
+        )
 
 
 def suite_requirements() -> tuple[Path, ...]:

@@ -6,6 +6,7 @@ new one. It is built from wheels only (`pip --only-binary=:all:`): a pinned pack
 interpreter is refused naming the package, never compiled for minutes. A build takes a lock beside the folder, so
 two runs wanting the same one build it once; the stamp written last marks it finished.
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -18,8 +19,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .pyenvs import (STAMP, EnvBuildFailed, EnvNotBuilt, Interpreter, cache_root, installed, resolve,
-                     suite_requirements)
+from .pyenvs import STAMP, EnvBuildFailed, EnvNotBuilt, Interpreter, cache_root, installed, resolve, suite_requirements
 from .refusal import Refusal
 
 NO_WHEEL = re.compile(r"No matching distribution found for (\S+)")
@@ -31,7 +31,7 @@ FAILED: dict[Path, str] = {}
 @dataclass(frozen=True)
 class PythonEnv:
     interpreter: Interpreter
-    requirements: tuple[Path, ...]      # pip requirement files, installed together
+    requirements: tuple[Path, ...]  # pip requirement files, installed together
 
     @property
     def key(self) -> str:
@@ -62,9 +62,11 @@ class PythonEnv:
         if self.path in FAILED:
             raise EnvBuildFailed(FAILED[self.path])
         if not self.ready():
-            raise EnvNotBuilt(f"the Python {self.interpreter.label} environment for {purpose} ({self.path}): the run "
-                              "builds it first (a minute or two, from PyPI), or now: "
-                              f".venv/bin/python -m crossbench.pyvenv {self.interpreter.label}")
+            raise EnvNotBuilt(
+                f"the Python {self.interpreter.label} environment for {purpose} ({self.path}): the run "
+                "builds it first (a minute or two, from PyPI), or now: "
+                f".venv/bin/python -m crossbench.pyvenv {self.interpreter.label}"
+            )
 
     def build(self) -> None:
         """Builds it unless built; EnvBuildFailed (remembered in FAILED) with the reason in one line."""
@@ -80,26 +82,50 @@ class PythonEnv:
                 raise
 
     def _build(self) -> None:
-        shutil.rmtree(self.path, ignore_errors=True)        # an unfinished build: no stamp
-        made = subprocess.run([str(self.interpreter.path), "-m", "venv", str(self.path)], capture_output=True,
-                              text=True, stdin=subprocess.DEVNULL, timeout=300)
+        shutil.rmtree(self.path, ignore_errors=True)  # an unfinished build: no stamp
+        made = subprocess.run(
+            [str(self.interpreter.path), "-m", "venv", str(self.path)],
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=300,
+        )
         if made.returncode != 0:
             raise EnvBuildFailed(f"Python {self.interpreter}: python -m venv failed: {last_line(made)}")
         log = self.path / "pip-install.log"
-        command = [str(self.python), "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
-                   "--only-binary=:all:", *(f"--requirement={r}" for r in self.requirements)]
+        command = [
+            str(self.python),
+            "-m",
+            "pip",
+            "install",
+            "--disable-pip-version-check",
+            "--no-input",
+            "--only-binary=:all:",
+            *(f"--requirement={r}" for r in self.requirements),
+        ]
         with open(log, "w") as out:
-            pip = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                 timeout=PIP_TIMEOUT_S)
+            pip = subprocess.run(
+                command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=PIP_TIMEOUT_S
+            )
         if pip.returncode != 0:
             raise EnvBuildFailed(self.failure(log.read_text(errors="replace")))
-        frozen = subprocess.run([str(self.python), "-m", "pip", "freeze", "--all"], capture_output=True, text=True,
-                                timeout=120)
+        frozen = subprocess.run(
+            [str(self.python), "-m", "pip", "freeze", "--all"], capture_output=True, text=True, timeout=120
+        )
         packages = dict(line.split("==", 1) for line in frozen.stdout.splitlines() if "==" in line)
-        (self.path / STAMP).write_text(json.dumps({
-            "interpreter": str(self.interpreter.path), "version": self.interpreter.version,
-            "free_threaded": self.interpreter.free_threaded,
-            "requirements": [str(r) for r in self.requirements], "packages": packages}, indent=1) + "\n")
+        (self.path / STAMP).write_text(
+            json.dumps(
+                {
+                    "interpreter": str(self.interpreter.path),
+                    "version": self.interpreter.version,
+                    "free_threaded": self.interpreter.free_threaded,
+                    "requirements": [str(r) for r in self.requirements],
+                    "packages": packages,
+                },
+                indent=1,
+            )
+            + "\n"
+        )
 
     def failure(self, pip_output: str) -> str:
         """The one line a failed install is refused with: the pinned package without a wheel for this interpreter
@@ -108,11 +134,14 @@ class PythonEnv:
         if missing:
             requirement = missing.group(1)
             name = re.split(r"[=<>!~\[; ]", requirement, maxsplit=1)[0]
-            pinned_in = [str(r) for r in self.requirements if re.search(rf"(?im)^\s*{re.escape(name)}\b",
-                                                                        r.read_text())]
+            pinned_in = [
+                str(r) for r in self.requirements if re.search(rf"(?im)^\s*{re.escape(name)}\b", r.read_text())
+            ]
             where = f" (pinned in {', '.join(pinned_in)})" if pinned_in else ""
-            return (f"Python {self.interpreter}: no wheel of {requirement}{where} for this interpreter on the "
-                    "package index: its cells are left out of the run")
+            return (
+                f"Python {self.interpreter}: no wheel of {requirement}{where} for this interpreter on the "
+                "package index: its cells are left out of the run"
+            )
         lines = [line.strip() for line in pip_output.splitlines() if line.strip()]
         return f"Python {self.interpreter}: building its environment failed: {lines[-1] if lines else 'no output'}"
 

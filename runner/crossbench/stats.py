@@ -1,12 +1,13 @@
 """The suite's statistics, in one place with known-answer tests: the one percentile definition (nearest rank),
 used wherever the runner computes latency figures from individual samples itself (the probe, the holder, the
 open-loop generators' per-request rows), and the error of a figure over launches (intervals, ratio tests)."""
+
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import cache
 from fractions import Fraction
+from functools import cache
 
 LATENCY_PERCENTILES = {"p50": 50, "p90": 90, "p99": 99}
 
@@ -26,8 +27,11 @@ def latency_summary(latencies_ms, extra_percentiles: dict[str, float] | None = N
     wanted = {**LATENCY_PERCENTILES, **(extra_percentiles or {})}
     if not values:
         return {"mean": None, **{k: None for k in wanted}, "max": None}
-    return {"mean": sum(values) / len(values), **{k: nearest_rank(values, p) for k, p in wanted.items()},
-            "max": values[-1]}
+    return {
+        "mean": sum(values) / len(values),
+        **{k: nearest_rank(values, p) for k, p in wanted.items()},
+        "max": values[-1],
+    }
 
 
 # --- error of a figure over launches. A launch is the unit of repetition (Georges et al., OOPSLA 2007): the
@@ -60,6 +64,7 @@ class Estimate:
 
     With fewer than MIN_LAUNCHES launches, or a launch at zero (an idle CPU), the value has no interval and says
     why (`method`)."""
+
     value: float
     low: float | None
     high: float | None
@@ -81,9 +86,16 @@ class Estimate:
 
     def as_figure(self) -> dict:
         """The figure as points.jsonl keeps it."""
-        return {"value": self.value, "ci95_low": self.low, "ci95_high": self.high, "n": self.n,
-                "half_width_rel": self.half_width_rel, "estimator": self.method, "indicative": self.indicative,
-                "launches": list(self.launches)}
+        return {
+            "value": self.value,
+            "ci95_low": self.low,
+            "ci95_high": self.high,
+            "n": self.n,
+            "half_width_rel": self.half_width_rel,
+            "estimator": self.method,
+            "indicative": self.indicative,
+            "launches": list(self.launches),
+        }
 
 
 def estimate(values: list[float], confidence: float = CONFIDENCE) -> Estimate:
@@ -100,10 +112,11 @@ def estimate(values: list[float], confidence: float = CONFIDENCE) -> Estimate:
         return Estimate(geometric(values, centre), None, None, n, INDICATIVE, tuple(values))
     half = t_quantile(confidence, n - 1) * log_spread(logs) / math.sqrt(n)
     value = geometric(values, centre)
-    if half == 0:                     # launches that tie: an interval of no width, at their value
+    if half == 0:  # launches that tie: an interval of no width, at their value
         return Estimate(value, value, value, n, GEOMETRIC, tuple(values))
-    return Estimate(value, min(value, math.exp(centre - half)), max(value, math.exp(centre + half)), n, GEOMETRIC,
-                    tuple(values))
+    return Estimate(
+        value, min(value, math.exp(centre - half)), max(value, math.exp(centre + half)), n, GEOMETRIC, tuple(values)
+    )
 
 
 def geometric(values: list[float], log_centre: float) -> float:
@@ -124,10 +137,16 @@ def stein_estimate(values: list[float], confidence: float = CONFIDENCE) -> Estim
     logs = [math.log(v) for v in plain.launches]
     half = t_quantile(confidence, MIN_LAUNCHES - 1) * log_spread(logs[:MIN_LAUNCHES]) / math.sqrt(len(logs))
     centre = sum(logs) / len(logs)
-    if half == 0:        # a first stage that ties says nothing of the later launches' spread: the usual interval
+    if half == 0:  # a first stage that ties says nothing of the later launches' spread: the usual interval
         return plain
-    return Estimate(plain.value, min(plain.value, math.exp(centre - half)), max(plain.value, math.exp(centre + half)),
-                    plain.n, STEIN, plain.launches)
+    return Estimate(
+        plain.value,
+        min(plain.value, math.exp(centre - half)),
+        max(plain.value, math.exp(centre + half)),
+        plain.n,
+        STEIN,
+        plain.launches,
+    )
 
 
 def log_spread(logs: list[float]) -> float:
@@ -152,6 +171,7 @@ def launches_needed(first_stage: list[float], precision: float, confidence: floa
 class Interval:
     """A mean over launches and its two-sided confidence interval (None, None with one launch): an arithmetic
     mean, for differences that may be negative (a fitted slope's inputs); positive figures use `estimate`."""
+
     mean: float
     low: float | None
     high: float | None
@@ -182,7 +202,8 @@ def t_interval(values: list[float], confidence: float = CONFIDENCE) -> Interval:
 @cache
 def t_quantile(confidence: float, df: float) -> float:
     """Student's t quantile of a two-sided `confidence` interval."""
-    from scipy.stats import t      # imported here: scipy takes ~0.3 s to import and most callers never need it
+    from scipy.stats import t  # imported here: scipy takes ~0.3 s to import and most callers never need it
+
     return float(t.ppf(0.5 + confidence / 2, df))
 
 
@@ -190,6 +211,7 @@ def t_quantile(confidence: float, df: float) -> float:
 class LineFit:
     """y = slope x + intercept by least squares, the slope's interval (Student t, n - 2 degrees of freedom; None
     from two points) and r2 (None when y does not vary: the fit says nothing of it)."""
+
     slope: float
     intercept: float
     n: int
@@ -198,8 +220,9 @@ class LineFit:
     r2: float | None
 
 
-def least_squares(xs: list[float], ys: list[float], confidence: float = CONFIDENCE,
-                  min_points: int = 2) -> LineFit | None:
+def least_squares(
+    xs: list[float], ys: list[float], confidence: float = CONFIDENCE, min_points: int = 2
+) -> LineFit | None:
     """The line through (xs, ys); None with fewer than `min_points` points or no spread in x."""
     n = len(xs)
     if n < max(2, min_points) or n != len(ys):
@@ -224,6 +247,7 @@ def least_squares(xs: list[float], ys: list[float], confidence: float = CONFIDEN
 class RatioTest:
     """B over A from two sets of launch values: the ratio of their geometric means, its interval, and the p
     value of Welch's t test on the log values (throughput and latency are ratio-scaled: a change is a factor)."""
+
     ratio: float
     low: float | None
     high: float | None
@@ -251,9 +275,10 @@ def log_ratio(a: list[float], b: list[float], confidence: float = CONFIDENCE) ->
     se = math.sqrt(va + vb)
     if se == 0:
         return RatioTest(ratio, ratio, ratio, 0.0 if ratio != 1 else 1.0, len(a), len(b), WELCH_METHOD)
-    df = (va + vb) ** 2 / (va ** 2 / (len(la) - 1) + vb ** 2 / (len(lb) - 1))
+    df = (va + vb) ** 2 / (va**2 / (len(la) - 1) + vb**2 / (len(lb) - 1))
     half = t_quantile(confidence, df) * se
     from scipy.stats import t
+
     p = float(2 * t.sf(abs(mb - ma) / se, df))
     return RatioTest(ratio, math.exp(mb - ma - half), math.exp(mb - ma + half), p, len(a), len(b), WELCH_METHOD)
 
@@ -281,5 +306,6 @@ def paired_log_ratio(pairs: list[tuple[float, float]], confidence: float = CONFI
         return RatioTest(ratio, ratio, ratio, 0.0 if ratio != 1 else 1.0, n, n, PAIRED_METHOD)
     half = t_quantile(confidence, n - 1) * se
     from scipy.stats import t
+
     p = float(2 * t.sf(abs(mean) / se, n - 1))
     return RatioTest(ratio, math.exp(mean - half), math.exp(mean + half), p, n, n, PAIRED_METHOD)

@@ -2,6 +2,7 @@
 in their repository, read, not copied): the headers every answer carries, /json's object, /plaintext's body, the
 fortunes page (the table's twelve rows and the one added at request time, sorted by message, escaped, UTF-8).
 Pure functions of an answer; the cells (database/verify.py, cell.py) and the contract suite apply them."""
+
 from __future__ import annotations
 
 import json

@@ -1,5 +1,6 @@
 """The project's version, for every command's --version and each run's metadata: the package's version and the git
 revision the code runs from (+uncommitted when the work tree differs from it)."""
+
 from __future__ import annotations
 
 import argparse
@@ -14,10 +15,15 @@ PACKAGE = "crossbench-runner"
 
 def git_revision() -> str:
     try:
-        rev = subprocess.run(["git", "-C", str(paths.REPO), "rev-parse", "HEAD"], capture_output=True,
-                             text=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(paths.REPO), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10).stdout.strip()
+        rev = subprocess.run(
+            ["git", "-C", str(paths.REPO), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(paths.REPO), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
         return (rev + ("+uncommitted" if dirty else "")) or "unknown"
     except (OSError, subprocess.SubprocessError):
         return "unknown"
@@ -45,8 +51,13 @@ def text() -> str:
 class VersionAction(argparse.Action):
     """--version: prints text() and exits 0; git is asked only when the option is given."""
 
-    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
-                 help="print the version (the package's and the git revision) and exit"):
+    def __init__(
+        self,
+        option_strings,
+        dest=argparse.SUPPRESS,
+        default=argparse.SUPPRESS,
+        help="print the version (the package's and the git revision) and exit",
+    ):
         super().__init__(option_strings, dest, nargs=0, default=default, help=help)
 
     def __call__(self, parser, namespace, values, option_string=None):

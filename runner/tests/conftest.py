@@ -1,15 +1,16 @@
 """Shared pytest setup for the runner's tests: a place to report measured figures (the `live` marker is declared
 in runner/pyproject.toml, with --strict-markers)."""
+
 from __future__ import annotations
 
 import os
 
 import pytest
 
-from crossbench.sampling import noise
-
 # a test outside the live tier starts no process unless marked `spawns` (spawn_guard.py)
 from spawn_guard import pytest_runtest_call, pytest_runtest_setup, pytest_runtest_teardown  # noqa: F401
+
+from crossbench.sampling import noise
 
 MEASURED: list[str] = []
 

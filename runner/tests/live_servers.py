@@ -1,4 +1,5 @@
 """Starts the real servers for tests, on free ports, and always stops them."""
+
 from __future__ import annotations
 
 import contextlib
@@ -53,8 +54,9 @@ def request(port: int, method: str, path: str, headers: dict | None = None, time
 @dataclass(frozen=True)
 class Timed:
     """One request's times, read on the thread that sent it (perf_counter: one clock for every thread)."""
-    sent: float          # just before its bytes went out (sent apart: before its connection was opened)
-    answered: float      # after the whole answer was read
+
+    sent: float  # just before its bytes went out (sent apart: before its connection was opened)
+    answered: float  # after the whole answer was read
     status: int
 
 
@@ -83,7 +85,7 @@ def timed_requests(port: int, path: str, count: int, apart_s: float = 0.0) -> li
             response.read()
             return Timed(sent_at[i], time.perf_counter(), response.status)
         finally:
-            sent_events[i].set()          # a failed send must not leave the next request waiting for ever
+            sent_events[i].set()  # a failed send must not leave the next request waiting for ever
             conn.close()
 
     with ThreadPoolExecutor(max_workers=count) as pool:

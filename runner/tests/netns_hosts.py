@@ -7,6 +7,7 @@ also on failure or Ctrl-C. Needs root, `ip netns` and /usr/sbin/sshd (openssh-se
 
 The namespaces share this machine's processes and files: a process started over SSH in a namespace is visible
 here (psutil), and the project's checkout is at the same path in every namespace."""
+
 from __future__ import annotations
 
 import contextlib
@@ -24,12 +25,12 @@ from pathlib import Path
 
 import psutil
 import pytest
-
-from crossbench import oskit
 from testkit import wait_until
 
+from crossbench import oskit
+
 SSHD = Path("/usr/sbin/sshd")
-PRIVSEP_DIR = Path("/run/sshd")      # sshd refuses to start without it; the service unit normally makes it
+PRIVSEP_DIR = Path("/run/sshd")  # sshd refuses to start without it; the service unit normally makes it
 SSH_PORT = 22
 READY_LIMIT_S = 10.0
 COMMAND_TIMEOUT_S = 10.0
@@ -89,12 +90,16 @@ def skip_reason() -> str | None:
 
 def pick_subnet() -> int:
     """N for 10.N.0.0/24, clear of every route and address this machine has."""
-    taken = [ipaddress.ip_network(line.split()[0], strict=False)
-             for line in sh("ip", "-4", "route", "show", "table", "all").splitlines()
-             if line and line.split()[0][0].isdigit()]
-    taken += [ipaddress.ip_interface(word).network
-              for line in sh("ip", "-4", "-o", "addr").splitlines()
-              for word in line.split()[3:4]]
+    taken = [
+        ipaddress.ip_network(line.split()[0], strict=False)
+        for line in sh("ip", "-4", "route", "show", "table", "all").splitlines()
+        if line and line.split()[0][0].isdigit()
+    ]
+    taken += [
+        ipaddress.ip_interface(word).network
+        for line in sh("ip", "-4", "-o", "addr").splitlines()
+        for word in line.split()[3:4]
+    ]
     for n in SUBNET_CANDIDATES:
         subnet = ipaddress.ip_network(f"10.{n}.0.0/24")
         if n not in SUBNETS_IN_USE and not any(subnet.overlaps(other) for other in taken):
@@ -110,6 +115,7 @@ def wait_until_listening(address: str, port: int, sshd: subprocess.Popen, log: P
         with contextlib.suppress(OSError), socket.create_connection((address, port), timeout=1):
             return True
         return False
+
     wait_until(listening, READY_LIMIT_S, lambda: f"sshd on {address}:{port} to listen: {log.read_text()}")
 
 
@@ -131,14 +137,14 @@ class NetnsLab:
     """Namespaces `names` (sshd in each but `without_sshd`) on a fresh bridge. Use as a context manager."""
 
     def __init__(self, names: list[str], without_sshd: tuple[str, ...] | list[str] = ()):
-        self.prefix = f"cb{os.getpid() % 100000}{next(LAB_LETTERS)}"     # + 2 characters: <= 15 for links
+        self.prefix = f"cb{os.getpid() % 100000}{next(LAB_LETTERS)}"  # + 2 characters: <= 15 for links
         self.names = [*names, *without_sshd]
         self.without_sshd = set(without_sshd)
         self.bridge = f"{self.prefix}br"
         self.subnet: int | None = None
         self.work: Path | None = None
         self.hosts: dict[str, NetnsHost] = {}
-        self.sshd_before = sshd_pids()       # any sshd beyond these at the end is a leftover of ours
+        self.sshd_before = sshd_pids()  # any sshd beyond these at the end is a leftover of ours
 
     def __enter__(self) -> NetnsLab:
         try:
@@ -168,19 +174,28 @@ class NetnsLab:
         for index, name in enumerate(self.names, start=2):
             self.add_namespace(name, index)
         sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "crossbench-test", "-f", str(self.client_key))
-        self.ssh_config.write_text(CLIENT_CONFIG.format(
-            addresses=" ".join(host.address for host in self.hosts.values()), key=self.client_key,
-            known_hosts=self.work / "known_hosts"))
+        self.ssh_config.write_text(
+            CLIENT_CONFIG.format(
+                addresses=" ".join(host.address for host in self.hosts.values()),
+                key=self.client_key,
+                known_hosts=self.work / "known_hosts",
+            )
+        )
         PRIVSEP_DIR.mkdir(mode=0o755, exist_ok=True)
         for name, host in self.hosts.items():
             if name not in self.without_sshd:
                 self.start_sshd(host)
 
     def add_namespace(self, name: str, index: int) -> None:
-        host = NetnsHost(name, f"{self.prefix}-{name}", f"10.{self.subnet}.0.{index}",
-                         f"{self.prefix}h{index}", f"{self.prefix}n{index}")
+        host = NetnsHost(
+            name,
+            f"{self.prefix}-{name}",
+            f"10.{self.subnet}.0.{index}",
+            f"{self.prefix}h{index}",
+            f"{self.prefix}n{index}",
+        )
         sh("ip", "netns", "add", host.namespace)
-        self.hosts[name] = host      # from here on, teardown removes it
+        self.hosts[name] = host  # from here on, teardown removes it
         sh("ip", "link", "add", host.veth_outside, "type", "veth", "peer", "name", host.veth_inside)
         sh("ip", "link", "set", host.veth_inside, "netns", host.namespace)
         sh("ip", "link", "set", host.veth_outside, "master", self.bridge, "up")
@@ -193,25 +208,55 @@ class NetnsLab:
         own.mkdir()
         sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(own / "host_key"))
         config = own / "sshd_config"
-        config.write_text(SSHD_CONFIG.format(address=host.address, port=SSH_PORT, host_key=own / "host_key",
-                                             authorized_keys=f"{self.client_key}.pub"))
+        config.write_text(
+            SSHD_CONFIG.format(
+                address=host.address, port=SSH_PORT, host_key=own / "host_key", authorized_keys=f"{self.client_key}.pub"
+            )
+        )
         log = own / "sshd.log"
         with log.open("wb") as log_file:
-            host.sshd = subprocess.Popen([*oskit.pdeathsig_prefix(), "ip", "netns", "exec", host.namespace,
-                                          str(SSHD), "-D", "-e", "-f", str(config)],
-                                         stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file,
-                                         start_new_session=True)
+            host.sshd = subprocess.Popen(
+                [
+                    *oskit.pdeathsig_prefix(),
+                    "ip",
+                    "netns",
+                    "exec",
+                    host.namespace,
+                    str(SSHD),
+                    "-D",
+                    "-e",
+                    "-f",
+                    str(config),
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=log_file,
+                stderr=log_file,
+                start_new_session=True,
+            )
         wait_until_listening(host.address, SSH_PORT, host.sshd, log)
 
     def add_delay(self, name: str, delay_ms: float) -> None:
         """netem on the host's side of the link: every packet it sends waits `delay_ms` (RTT + delay_ms)."""
         host = self.hosts[name]
-        sh("ip", "netns", "exec", host.namespace, "tc", "qdisc", "add", "dev", host.veth_inside, "root",
-           "netem", "delay", f"{delay_ms:g}ms")
+        sh(
+            "ip",
+            "netns",
+            "exec",
+            host.namespace,
+            "tc",
+            "qdisc",
+            "add",
+            "dev",
+            host.veth_inside,
+            "root",
+            "netem",
+            "delay",
+            f"{delay_ms:g}ms",
+        )
 
     def hosts_file(self, roles: dict[str, str | list[str]], project_dirs: dict[str, str] | None = None) -> Path:
         """A hosts TOML mapping each role to the lab's host(s) of that name, with the lab's ssh_config."""
-        quoted = json.dumps        # a JSON string is a TOML basic string
+        quoted = json.dumps  # a JSON string is a TOML basic string
         lines = ['ssh_config = "ssh_config"', "[roles]"]
         for role, names in roles.items():
             if isinstance(names, list):
@@ -220,8 +265,10 @@ class NetnsLab:
                 lines.append(f"{role} = {quoted(self.hosts[names].destination)}")
         if project_dirs:
             lines.append("[project_dir]")
-            lines += [f"{quoted(self.hosts[name].destination)} = {quoted(directory)}"
-                      for name, directory in project_dirs.items()]
+            lines += [
+                f"{quoted(self.hosts[name].destination)} = {quoted(directory)}"
+                for name, directory in project_dirs.items()
+            ]
         path = self.work / "hosts.toml"
         path.write_text("\n".join(lines) + "\n")
         return path
@@ -245,27 +292,34 @@ class NetnsLab:
     def leftovers(self) -> list[str]:
         """What of this lab still exists: namespaces, links, sshd processes, files. Empty after teardown."""
         found = [line for line in sh("ip", "netns", "list").splitlines() if line.startswith(self.prefix)]
-        found += [line.split(":")[1].strip() for line in sh("ip", "-o", "link").splitlines()
-                  if line.split(":")[1].strip().startswith(self.prefix)]
+        found += [
+            line.split(":")[1].strip()
+            for line in sh("ip", "-o", "link").splitlines()
+            if line.split(":")[1].strip().startswith(self.prefix)
+        ]
         found += [f"sshd pid {pid}" for pid in sshd_pids() - self.sshd_before]
         return found + ([str(self.work)] if self.work and self.work.exists() else [])
 
 
 def sshd_pids() -> set[int]:
     """Every running sshd: our listeners and their per-connection children ("sshd: root@notty")."""
-    return {p.pid for p in psutil.process_iter(["name", "status"])
-            if p.info["name"] == "sshd" and p.info["status"] != psutil.STATUS_ZOMBIE}
+    return {
+        p.pid
+        for p in psutil.process_iter(["name", "status"])
+        if p.info["name"] == "sshd" and p.info["status"] != psutil.STATUS_ZOMBIE
+    }
 
 
 def kill_everything_in(namespace: str) -> None:
-    listed = subprocess.run(["ip", "netns", "pids", namespace], capture_output=True, text=True,
-                            timeout=COMMAND_TIMEOUT_S)
+    listed = subprocess.run(
+        ["ip", "netns", "pids", namespace], capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S
+    )
     processes = []
     for pid in listed.stdout.split():
         with contextlib.suppress(psutil.NoSuchProcess):
             processes.append(psutil.Process(int(pid)))
             processes[-1].kill()
-    with contextlib.suppress(AssertionError):       # a clean-up: what is still there is the next test's finding
+    with contextlib.suppress(AssertionError):  # a clean-up: what is still there is the next test's finding
         wait_until(lambda: not any(alive(p) for p in processes), 3, f"the processes of {namespace} to end")
 
 

@@ -12,6 +12,7 @@ While a test's setup, call or teardown runs, starting a process fails the test w
 and the command, and nothing is started: subprocess (so asyncio's subprocesses, os.popen and multiprocessing's
 spawn too), os.posix_spawn/posix_spawnp, os.fork/forkpty (multiprocessing's fork), os.system, os.exec*. A process
 started by a thread of the test, or by code that swallows the failure, still fails the test when the phase ends."""
+
 from __future__ import annotations
 
 import os
@@ -21,14 +22,29 @@ from contextlib import contextmanager
 import pytest
 
 EXEMPT = ("live", "spawns")
-OS_CALLS = ("posix_spawn", "posix_spawnp", "fork", "forkpty", "system", "execv", "execve", "execvp", "execvpe",
-            "execl", "execle", "execlp", "execlpe")
+OS_CALLS = (
+    "posix_spawn",
+    "posix_spawnp",
+    "fork",
+    "forkpty",
+    "system",
+    "execv",
+    "execve",
+    "execvp",
+    "execvpe",
+    "execl",
+    "execle",
+    "execlp",
+    "execlpe",
+)
 
 
 def message(nodeid: str, command) -> str:
     shown = command if isinstance(command, str) else " ".join(map(str, command)) if command else "?"
-    return (f"{nodeid} started a process outside the live tier: {shown}\n"
-            "mark the test `spawns` (or `live`), or keep it from starting one (runner/tests/spawn_guard.py)")
+    return (
+        f"{nodeid} started a process outside the live tier: {shown}\n"
+        "mark the test `spawns` (or `live`), or keep it from starting one (runner/tests/spawn_guard.py)"
+    )
 
 
 @contextmanager
@@ -41,12 +57,13 @@ def refusing(nodeid: str):
         refused.append(command)
         pytest.fail(message(nodeid, command), pytrace=False)
 
-    def execute_child(self, args, *rest, **kwargs):       # every subprocess.Popen, however it was imported
+    def execute_child(self, args, *rest, **kwargs):  # every subprocess.Popen, however it was imported
         refuse(args)
 
     def os_call(name):
         def call(*args, **kwargs):
             refuse(f"os.{name}{args[:2]!r}" if args else f"os.{name}()")
+
         return call
 
     saved = {name: getattr(os, name) for name in OS_CALLS if hasattr(os, name)}

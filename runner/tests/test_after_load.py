@@ -1,5 +1,6 @@
 """The check after the load (cell_checks.verify_after_load): a row a straggler rewrote between an /updates answer
 and its read-back passes on the second check; a server that stopped storing fails both."""
+
 from types import SimpleNamespace
 
 import pytest

@@ -1,5 +1,6 @@
 """TechEmpower's best levels launched again (best_level_launches): which launches the run adds, from the records
 alone, until each stack's best level in each group has its launches."""
+
 import pytest
 
 from crossbench import stats
@@ -49,7 +50,7 @@ def test_each_stacks_best_level_in_each_group_gets_three_launches_and_nothing_el
     assert len(relaunched) == len(stacks)
     for pid in relaunched:
         assert sorted(by_point[pid]) == [1, 2, 3]
-    for group, server in stacks:         # the relaunched point is the one with the most workers (the highest rps)
+    for group, server in stacks:  # the relaunched point is the one with the most workers (the highest rps)
         here = [c for c in cells if (c.group, c.server) == (group, server)]
         top = max(here, key=lambda c: c.sweep_step or 1)
         assert top.point_id in relaunched
@@ -60,7 +61,7 @@ def test_the_pick_is_the_plans_launch_and_launches_after_it_never_move_it():
     would move to the next one. The pick reads each level's first launch only."""
     conf = config()
     cells = [c for c in experiment.expand(conf) if c.server == "tornado" and c.group == "json"]
-    first = {c.point_id: 10_000.0 + c.sweep_step for c in cells}         # the most workers read best ...
+    first = {c.point_id: 10_000.0 + c.sweep_step for c in cells}  # the most workers read best ...
     top = max(cells, key=lambda c: c.sweep_step)
     records = [record(c, first[c.point_id]) for c in cells]
     added = []
@@ -68,7 +69,7 @@ def test_the_pick_is_the_plans_launch_and_launches_after_it_never_move_it():
         more = best_levels.next_launches(cells, records, experiment.recorded(conf).run)
         cells += more
         added += more
-        records += [record(c, 1_000.0) for c in more]                   # ... and far less when launched again
+        records += [record(c, 1_000.0) for c in more]  # ... and far less when launched again
     assert [(c.point_id, c.repetition) for c in added] == [(top.point_id, 2), (top.point_id, 3)]
 
 
@@ -76,8 +77,10 @@ def test_a_best_level_is_stated_from_the_launches_after_the_one_that_picked_it()
     """Known answer: launches 12,600 (the pick), 12,000, 12,400, 12,200: the figure is the geometric mean of the
     last three, 12,199, with their interval; a level of one launch is left as it is."""
     cells = [f"p-r{n}" for n in (1, 2, 3, 4)]
-    records = [{"cell_id": cell, "point_id": "p", "repetition": n, "status": "ok", "flags": [], "rps": rps,
-                "latency_ms": {}} for n, (cell, rps) in enumerate(zip(cells, (12600, 12000, 12400, 12200)), 1)]
+    records = [
+        {"cell_id": cell, "point_id": "p", "repetition": n, "status": "ok", "flags": [], "rps": rps, "latency_ms": {}}
+        for n, (cell, rps) in enumerate(zip(cells, (12600, 12000, 12400, 12200)), 1)
+    ]
     [point] = points.aggregate(records)
     assert points.picking_rps(point) == 12600
     again = points.confirming(point, records)
@@ -88,8 +91,9 @@ def test_a_best_level_is_stated_from_the_launches_after_the_one_that_picked_it()
     assert points.confirming(alone, records[:1]) is alone
 
 
-@pytest.mark.parametrize("flag, picked", [("few_completions", "next"), ("loadgen_saturated", "top"),
-                                          ("server_closed_connections", "top")])
+@pytest.mark.parametrize(
+    "flag, picked", [("few_completions", "next"), ("loadgen_saturated", "top"), ("server_closed_connections", "top")]
+)
 def test_a_level_the_analysis_cannot_state_is_not_launched_again(flag, picked):
     """The highest level's launch is flagged: a flag the reference leaves out (too few round trips) moves the
     launches to the next level, the one the analysis then states; the generator's ceiling and a caveat do not."""

@@ -1,6 +1,7 @@
 """Capacity at a latency target (rates = "search"): the search's decisions from records alone, driven here against
 a simulated server whose capacity is known, the verdict of one rate by its interval, and the experiment file's
 refusals. The live search is test_capacity_live.py."""
+
 import copy
 import math
 import random
@@ -12,7 +13,7 @@ from crossbench.plan import experiment
 from crossbench.plan.experiment_schema import ExperimentError, validate
 from crossbench.plan.search_spec import SearchSpec
 
-TRUE_CAPACITY = 97.0            # req/s the simulated Tomcat holds: 20 threads, each request ~206 ms
+TRUE_CAPACITY = 97.0  # req/s the simulated Tomcat holds: 20 threads, each request ~206 ms
 
 
 def resolve(name="capacity-quick", **overrides):
@@ -33,11 +34,23 @@ def simulated(cell, rng, capacity_rps=TRUE_CAPACITY, window_s=3.0, generator_cei
     flags = ["unsustainable"] if over > 0.02 else []
     if generator_ceiling and rate > generator_ceiling:
         flags.append("loadgen_saturated")
-    requests = round(min(rate, capacity_rps) * window_s)      # answered of those its window fired
-    return {**cell.to_dict(), "status": "ok", "flags": flags, "latency_ms": {"p99": p99}, "rate_achieved": achieved,
-            "measured_s": window_s,
-            "rps": achieved, "requests": requests, "error_total": 0, "cpu_percent": achieved * 0.04,
-            "threads_peak": 40, "rss_peak_mb": 180.0, "setting": "tomcat maxThreads=20", "parallel_limit": 20}
+    requests = round(min(rate, capacity_rps) * window_s)  # answered of those its window fired
+    return {
+        **cell.to_dict(),
+        "status": "ok",
+        "flags": flags,
+        "latency_ms": {"p99": p99},
+        "rate_achieved": achieved,
+        "measured_s": window_s,
+        "rps": achieved,
+        "requests": requests,
+        "error_total": 0,
+        "cpu_percent": achieved * 0.04,
+        "threads_peak": 40,
+        "rss_peak_mb": 180.0,
+        "setting": "tomcat maxThreads=20",
+        "parallel_limit": 20,
+    }
 
 
 def searched(config, seed=1, **server):
@@ -81,16 +94,16 @@ def test_the_bracket_holds_the_true_capacity_within_its_resolution(seed):
     assert out["failed_rps"] <= out["passed_rps"] * (1 + out["resolution"])
     assert out["held_rps"] == out["passed_rps"] and out["fails_rps"] == out["failed_rps"]
     assert len(out["trials"]) <= 8
-    assert len({c.cell_id for c in cells}) == len(cells)            # no launch planned twice
+    assert len({c.cell_id for c in cells}) == len(cells)  # no launch planned twice
     assert out["predicted_rps"] == 100 and out["target_p99_ms"] == 300
 
 
 def test_the_search_starts_at_the_predicted_limit_halves_below_a_failure_then_bisects():
     config = tomcat_only()
     records, _ = searched(config)
-    assert [r["rate"] for r in records[:4]] == [100, 100, 100, 50]     # 100 fails (the pool answers 97) ...
+    assert [r["rate"] for r in records[:4]] == [100, 100, 100, 50]  # 100 fails (the pool answers 97) ...
     [out] = capacity_answer.outcomes(records, experiment.recorded(config))
-    assert 70.7 in [t["rate"] for t in out["trials"]]                  # ... then the geometric middle of 50-100
+    assert 70.7 in [t["rate"] for t in out["trials"]]  # ... then the geometric middle of 50-100
 
 
 def test_a_search_from_below_doubles_up_to_the_first_failure():
@@ -106,7 +119,7 @@ def test_the_cost_at_the_passing_rate_has_its_interval():
     records, _ = searched(config)
     [out] = capacity_answer.outcomes(records, experiment.recorded(config))
     cpu = out["cost"]["cpu_ms_per_request"]
-    assert cpu["value"] == pytest.approx(0.4, rel=0.02)            # 4 % of a core at ~100 req/s: 0.4 ms each
+    assert cpu["value"] == pytest.approx(0.4, rel=0.02)  # 4 % of a core at ~100 req/s: 0.4 ms each
     assert cpu["ci95_low"] is not None and cpu["n"] >= 3
     assert out["cost"]["threads_peak"]["value"] == 40
     assert "CPU 0.4" in capacity_words.sentence(out)
@@ -140,6 +153,7 @@ def test_the_generators_ceiling_is_measured_first_and_no_search_counts_a_rate_ab
 
     def launch(cell):
         return simulated(cell, rng, capacity_rps=1000, generator_ceiling=50 if cell.group == "generator" else None)
+
     cells = experiment.expand(config)
     records = [launch(c) for c in cells]
     for _ in range(100):
@@ -148,11 +162,14 @@ def test_the_generators_ceiling_is_measured_first_and_no_search_counts_a_rate_ab
             break
         cells += more
         records += [launch(c) for c in more]
-    gen, server = sorted(capacity_answer.outcomes(records, experiment.recorded(config)),
-                         key=lambda out: out["group"] != "generator")
+    gen, server = sorted(
+        capacity_answer.outcomes(records, experiment.recorded(config)), key=lambda out: out["group"] != "generator"
+    )
     assert gen["generator"] and gen["passed_rps"] == 40 and gen["ceiling_rps"] == 80
-    assert "the load generator's ceiling, sends on schedule up to 40 req/s (it fell behind its schedule at 80)" \
+    assert (
+        "the load generator's ceiling, sends on schedule up to 40 req/s (it fell behind its schedule at 80)"
         in capacity_words.sentence(gen)
+    )
     assert server["status"] == capacity.ABOVE_CEILING and server["passed_rps"] == 40
     assert "above the load generator's ceiling of 40 req/s" in server["trials"][-1]["why"]
     # measured first: the server's search tried nothing past its planned first rate until the generator's was over
@@ -186,21 +203,33 @@ def test_a_resumed_search_decides_what_the_uninterrupted_one_did():
     for cut in range(planned, len(cells)):
         if all(c.cell_id in {r["cell_id"] for r in records[:cut]} for c in cells[:cut]):
             more = capacity.next_launches(cells[:cut], records[:cut], experiment.recorded(config))
-            assert [c.cell_id for c in more] == [c.cell_id for c in cells[cut:cut + len(more)]]
+            assert [c.cell_id for c in more] == [c.cell_id for c in cells[cut : cut + len(more)]]
 
 
 def launches(p99s, rate=100.0, flags=(), requests=300):
-    return [{"latency_ms": {"p99": v}, "rate_achieved": rate, "requests": requests, "measured_s": 300 / rate,
-             "error_total": 0, "flags": list(flags)} for v in p99s]
+    return [
+        {
+            "latency_ms": {"p99": v},
+            "rate_achieved": rate,
+            "requests": requests,
+            "measured_s": 300 / rate,
+            "error_total": 0,
+            "flags": list(flags),
+        }
+        for v in p99s
+    ]
 
 
-@pytest.mark.parametrize("p99s, verdict", [
-    ([210, 212, 211], capacity.PASS),
-    ([900, 950, 920], capacity.FAIL),
-    ([250, 330, 290], capacity.PENDING),           # launches that disagree, with launches to spare
-    ([250, 330, 290, 310, 260], capacity.UNDECIDED),
-    ([210, 212], capacity.PENDING),                 # under three launches
-])
+@pytest.mark.parametrize(
+    "p99s, verdict",
+    [
+        ([210, 212, 211], capacity.PASS),
+        ([900, 950, 920], capacity.FAIL),
+        ([250, 330, 290], capacity.PENDING),  # launches that disagree, with launches to spare
+        ([250, 330, 290, 310, 260], capacity.UNDECIDED),
+        ([210, 212], capacity.PENDING),  # under three launches
+    ],
+)
 def test_a_rate_passes_when_every_launch_held_and_fails_when_none_did(p99s, verdict):
     spec = SearchSpec(p99_ms=300, max_launches=5)
     got, why = capacity.judge({"rate": 100.0}, launches(p99s), spec, 300)
@@ -246,15 +275,18 @@ def test_a_launch_that_opened_connections_in_its_window_is_left_out_and_launched
     assert got == capacity.PENDING and "opened connections" in why
 
 
-@pytest.mark.parametrize("change, words", [
-    ({"kind": "closed_loop"}, "needs kind = \"open_loop\""),
-    ({"search": {"p99_ms": 200}}, "at or below the delay"),
-    ({"search": {"p99": 300}}, "unknown search keys"),
-    ({"search": {"p99_ms": 300, "resolution": 2}}, "search.resolution"),
-    ({"search": {"p99_ms": 300, "generator": "yes"}}, "search.generator is true or false"),
-    ({"search": {"p99_ms": 300, "max_launches": 2}}, "search.max_launches"),
-    ({"rates": [100]}, "applies to rates = \"search\" only"),
-])
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        ({"kind": "closed_loop"}, "needs kind = \"open_loop\""),
+        ({"search": {"p99_ms": 200}}, "at or below the delay"),
+        ({"search": {"p99": 300}}, "unknown search keys"),
+        ({"search": {"p99_ms": 300, "resolution": 2}}, "search.resolution"),
+        ({"search": {"p99_ms": 300, "generator": "yes"}}, "search.generator is true or false"),
+        ({"search": {"p99_ms": 300, "max_launches": 2}}, "search.max_launches"),
+        ({"rates": [100]}, "applies to rates = \"search\" only"),
+    ],
+)
 def test_a_search_it_cannot_run_is_refused_in_one_line(change, words):
     config = experiment.load("capacity-quick")
     group_named(config, "tomcat").update(change)
@@ -290,16 +322,26 @@ def test_a_tail_that_does_not_grow_with_the_rate_is_named_a_plateau_not_a_capaci
     flat = out["plateau"]
     assert flat and flat["rise"] == pytest.approx(310 / 285, rel=0.05) and flat["from_rps"] == 100
     assert "set by a tail that does not grow with the rate, not by a capacity" in capacity_words.sentence(out)
-    steep, _ = searched(tomcat_only())          # the pool's queue: p99 grows past capacity, no plateau
+    steep, _ = searched(tomcat_only())  # the pool's queue: p99 grows past capacity, no plateau
     [queue] = capacity_answer.outcomes(steep, experiment.recorded(tomcat_only()))
     assert queue["plateau"] is None and "bracket " in capacity_words.sentence(queue)
     assert queue["held_rps"] <= TRUE_CAPACITY * 1.02 < queue["fails_rps"]
 
 
 def test_without_a_failure_the_answer_is_at_least_the_highest_hold():
-    out = {"setting": "tornado", "endpoint": "/delay/async", "delay_ms": 200, "target_p99_ms": 300,
-           "status": capacity.BUDGET, "passed_rps": 800.0, "failed_rps": None, "top_rps": 1600.0, "cost": {},
-           "held_rps": 800.0, "fails_rps": None}
+    out = {
+        "setting": "tornado",
+        "endpoint": "/delay/async",
+        "delay_ms": 200,
+        "target_p99_ms": 300,
+        "status": capacity.BUDGET,
+        "passed_rps": 800.0,
+        "failed_rps": None,
+        "top_rps": 1600.0,
+        "cost": {},
+        "held_rps": 800.0,
+        "fails_rps": None,
+    }
     words = capacity_words.sentence(out)
     assert "holds at least up to 800 req/s in its short launches; no failure shown up to 1600" in words
     assert words.endswith("(budget reached)")

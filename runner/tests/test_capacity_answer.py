@@ -2,17 +2,17 @@
 driven against the simulated pool of test_capacity.py: nothing is stated above a rate that failed its long launch
 nor above a pool's size over its delay, an estimate only where launches at one rate disagreed, and how far the held
 rate moves between sittings said per setting."""
+
 from __future__ import annotations
 
 import random
 import re
 
 import pytest
+from test_capacity import searched, simulated, tomcat_only
 
 from crossbench.decide import capacity, capacity_answer, capacity_spread, capacity_words
 from crossbench.plan import experiment
-
-from test_capacity import searched, simulated, tomcat_only
 
 MACHINE = "Test CPU, 2 cores"
 
@@ -39,7 +39,7 @@ def test_a_setting_whose_long_launch_failed_at_1000_is_never_stated_above_1000()
     [out] = capacity_answer.outcomes(records, experiment.recorded(config), MACHINE)
     assert out["passed_rps"] == 1000 and out["confirmations"][0]["rate"] == 1000
     first = next(r for r in records if "-confirm-q1000" in r["cell_id"])
-    first["latency_ms"] = {"p99": 343.0}                     # the 60 s launch at 1,000 did not hold
+    first["latency_ms"] = {"p99": 343.0}  # the 60 s launch at 1,000 did not hold
     more = capacity.next_launches(cells, records, experiment.recorded(config))
     records += relaunched(more)
     [out] = capacity_answer.outcomes(as_pool(records, 200), experiment.recorded(config), MACHINE)
@@ -61,7 +61,7 @@ def test_a_pool_of_200_at_200_ms_is_never_stated_above_1000():
     config = tomcat_only(start_rate=500, max_launches=5)
     records, _ = searched(config, capacity_rps=1100)
     [out] = capacity_answer.outcomes(as_pool(records, 200), experiment.recorded(config), MACHINE)
-    assert out["passed_rps"] > 1000                         # the short launches held above the pool's ceiling
+    assert out["passed_rps"] > 1000  # the short launches held above the pool's ceiling
     assert out["known_ceiling_rps"] == 1000 and out["known_ceiling"] == "its pool: 200 / 200 ms"
     assert out["held_rps"] <= 1000
     assert out["estimate"] is None or out["estimate"]["ci95_high"] <= 1000
@@ -78,8 +78,7 @@ def test_an_estimate_only_where_launches_at_one_rate_disagreed():
     config = tomcat_only()
     records, _ = searched(config)
     [clean] = capacity_answer.outcomes(records, experiment.recorded(config), MACHINE)
-    assert not capacity_answer.mixed_rates([(t["rate"], i < t["held"]) for t in clean["trials"]
-                                            for i in range(t["n"])])
+    assert not capacity_answer.mixed_rates([(t["rate"], i < t["held"]) for t in clean["trials"] for i in range(t["n"])])
     assert clean["estimate"] is None and "launches that disagree" in clean["estimate_why"]
     assert ", no estimate (no rate with launches that disagree" in capacity_words.sentence(clean)
     launches = [(90.0, True)] * 3 + [(95.0, True), (95.0, False), (95.0, True), (95.0, False)] + [(100.0, False)] * 3
@@ -96,15 +95,17 @@ def test_the_spread_between_sittings_is_said_per_setting(tmp_path, monkeypatch):
     table = tmp_path / "spread.toml"
     monkeypatch.setattr(capacity_spread, "FILE", table)
     for held, moves, wider in (([95.0, 97.0, 96.0], "2 %", False), ([60.0, 97.0], "62 %", True)):
-        table.write_text(f'[[machine]]\nmeasured_on = "{MACHINE}"\nsource = "three runs"\n'
-                         f'[[machine.setting]]\nseries = "{series}"\nheld_rps = {held}\n'
-                         f'[[machine.setting]]\nseries = "another"\nheld_rps = [10.0, 20.0]\n')
+        table.write_text(
+            f'[[machine]]\nmeasured_on = "{MACHINE}"\nsource = "three runs"\n'
+            f'[[machine.setting]]\nseries = "{series}"\nheld_rps = {held}\n'
+            f'[[machine.setting]]\nseries = "another"\nheld_rps = [10.0, 20.0]\n'
+        )
         [out] = capacity_answer.outcomes(records, experiment.recorded(config), MACHINE)
         assert out["spread"]["held_rps"] == held and out["spread_wider"] is wider
         words = capacity_words.sentence(out)
         assert f"the held rate moves {moves} between sittings ({len(held)} on {MACHINE}" in words
         assert ("another sitting may answer outside it" in words) is wider
-        assert (out["passed_rps"], out["failed_rps"]) == (out["held_rps"], out["fails_rps"])    # not widened
+        assert (out["passed_rps"], out["failed_rps"]) == (out["held_rps"], out["fails_rps"])  # not widened
     [elsewhere] = capacity_answer.outcomes(records, experiment.recorded(config), "Other CPU, 2 cores")
     assert elsewhere["spread"] is None
     assert "not measured between sittings on this machine" in capacity_words.sentence(elsewhere)

@@ -1,5 +1,6 @@
 """The capacity search run as a user runs it: Tomcat with 20 threads on /delay/sync 200 ms, whose capacity its pool
 predicts (maxThreads / delay = 100 req/s), searched at a 300 ms p99 target with the real Tomcat and oha."""
+
 import json
 import subprocess
 
@@ -23,8 +24,12 @@ def test_tomcat_with_20_threads_holds_about_what_its_pool_predicts(tmp_path):
     out = tmp_path / "capacity"
     experiment = tmp_path / "capacity-quick.toml"
     experiment.write_text(below_the_limit((paths.RUNNER / "experiments" / "capacity-quick.toml").read_text()))
-    done = subprocess.run([RUN_ALL, "--experiment", str(experiment), "--groups", "tomcat", "--out", str(out),
-                           "--duration", "2s"], capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [RUN_ALL, "--experiment", str(experiment), "--groups", "tomcat", "--out", str(out), "--duration", "2s"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     [found] = json.loads((out / capacity.FILE).read_text())
     assert found["status"] in (capacity.BRACKETED, capacity.BUDGET), found
@@ -43,11 +48,13 @@ def test_tomcat_with_20_threads_holds_about_what_its_pool_predicts(tmp_path):
     assert found["confirm_s"] == 4 and check and check["rate"] <= found["passed_rps"] and check["cells"], check
     assert found["held_s"] == (4 if check["held"] else None)
     # the findings, printed last: the summary table names the pool as the limit, the finding leads with the rate
-    assert "its pool: 20 / 200 ms = 100 req/s" in done.stderr and "tomcat maxThreads=20, 200 ms delay: holds " in \
-        done.stderr
+    assert (
+        "its pool: 20 / 200 ms = 100 req/s" in done.stderr
+        and "tomcat maxThreads=20, 200 ms delay: holds " in done.stderr
+    )
     findings = (out / "findings.md").read_text()
-    assert f"bracket {sig(found['held_rps'])}-{sig(found['fails_rps'])} req/s" in findings   # "90.0-107"
-    assert "Little's law predicts 100 req/s (20 / 200 ms)" in findings       # in the finding's fold
+    assert f"bracket {sig(found['held_rps'])}-{sig(found['fails_rps'])} req/s" in findings  # "90.0-107"
+    assert "Little's law predicts 100 req/s (20 / 200 ms)" in findings  # in the finding's fold
     assert (out / "charts" / "capacity.png").is_file() and (out / "charts" / "openloop_latency.png").is_file()
 
 
@@ -56,5 +63,7 @@ def below_the_limit(toml: str) -> str:
     confirmation launch 4 s long instead of the file's 10 (what is checked here is that it runs and counts)."""
     search = "search = { p99_ms = 300, resolution = 0.2, max_rates = 8, max_launches = 3, confirm_s = 10 }"
     assert toml.count(search) == 1, "capacity-quick's Tomcat search line changed"
-    return toml.replace(search, "search = { p99_ms = 300, resolution = 0.2, start_rate = 90, max_rates = 8, "
-                                "max_launches = 3, confirm_s = 4 }")
+    return toml.replace(
+        search,
+        "search = { p99_ms = 300, resolution = 0.2, start_rate = 90, max_rates = 8, max_launches = 3, confirm_s = 4 }",
+    )

@@ -3,6 +3,7 @@
 A server's few documented deviations (KNOWN_DEVIATIONS) are checked too, so they cannot drift unnoticed.
 Every answer any test here gets, whatever its status, is also checked for the headers every server sends
 (`answer`: Server, Date, Content-Type, Content-Length, as far as HTTP allows them on that status)."""
+
 from __future__ import annotations
 
 import contextlib
@@ -11,25 +12,31 @@ import hashlib
 import math
 
 import pytest
+from live_servers import build_missing_reason, request, running, span_s, timed_parallel, timed_requests
 
 from crossbench import paths
 from crossbench.jdk import select_jdk
-from crossbench.servers import tomcat
-from crossbench.servers import PLUGINS, STATIC_ENDPOINT
-from live_servers import build_missing_reason, request, running, span_s, timed_parallel, timed_requests
+from crossbench.servers import PLUGINS, STATIC_ENDPOINT, tomcat
 
-pytestmark = [pytest.mark.live,
-              pytest.mark.skipif(build_missing_reason() is not None, reason=str(build_missing_reason()))]
+pytestmark = [
+    pytest.mark.live,
+    pytest.mark.skipif(build_missing_reason() is not None, reason=str(build_missing_reason())),
+]
 
 SERVERS = tuple(PLUGINS)
-STATIC = {"index.html": ("text/html", 692_224), "big.jpg": ("image/jpeg", 1_677_722),
-          "small.png": ("image/png", 12_288)}
+STATIC = {
+    "index.html": ("text/html", 692_224),
+    "big.jpg": ("image/jpeg", 1_677_722),
+    "small.png": ("image/png", 12_288),
+}
 TEXT = {"/hello": b"Hello, world", "/now": b"OK", "/delay/sync?ms=0": b"OK", "/delay/async?ms=0": b"OK"}
 
 
 # (server, path) -> (status it answers, why it differs from the contract's)
-NGINX_SEGMENTS = "nginx has no path parameters and takes a backslash as a plain character: the segment is a " \
-                 "name, not '..', so the path stays under the root and matches no file"
+NGINX_SEGMENTS = (
+    "nginx has no path parameters and takes a backslash as a plain character: the segment is a "
+    "name, not '..', so the path stays under the root and matches no file"
+)
 KNOWN_DEVIATIONS: dict[tuple[str, str], tuple[int, str]] = {
     ("nginx", "/static/..;/..;/etc/passwd"): (404, NGINX_SEGMENTS),
     ("nginx", "/static/..\\..\\etc/passwd"): (404, NGINX_SEGMENTS),
@@ -52,7 +59,7 @@ def serving(path: str) -> list[str]:
     return [name for name in SERVERS if endpoint_of(path) in PLUGINS[name].endpoints]
 
 
-NO_CONTENT_STATUSES = frozenset({204, 304})   # RFC 9110 15.3.5 and 15.4.5: no content, so no Content-Type
+NO_CONTENT_STATUSES = frozenset({204, 304})  # RFC 9110 15.3.5 and 15.4.5: no content, so no Content-Type
 
 
 def check_headers(where, status: int, headers: dict, body: bytes) -> None:
@@ -105,6 +112,7 @@ def fixture_bytes(name: str) -> bytes:
 
 # --- answers ---------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("path", sorted(TEXT))
 @pytest.mark.parametrize("method", ["GET", "HEAD"])
 def test_text_endpoints(servers, path, method):
@@ -155,15 +163,17 @@ def test_conditional_get_answers_304(servers, validator):
         assert (status, len(body)) == (200, STATIC["small.png"][1]), name
 
 
-@pytest.mark.parametrize("range_header, start, end", [("bytes=0-99", 0, 99), ("bytes=1000-1999", 1000, 1999),
-                                                       ("bytes=-100", 692_124, 692_223)])
+@pytest.mark.parametrize(
+    "range_header, start, end",
+    [("bytes=0-99", 0, 99), ("bytes=1000-1999", 1000, 1999), ("bytes=-100", 692_124, 692_223)],
+)
 def test_single_byte_range_answers_206(servers, range_header, start, end):
     expected = fixture_bytes("index.html")
     for name, (status, headers, body) in served(servers, "GET", "/static/index.html", {"Range": range_header}).items():
         assert status == 206, name
         assert headers["content-range"] == f"bytes {start}-{end}/{len(expected)}", name
         assert headers["content-length"] == str(end - start + 1), name
-        assert body == expected[start:end + 1], name
+        assert body == expected[start : end + 1], name
 
 
 def test_unsatisfiable_range_is_416_everywhere(servers):
@@ -182,8 +192,20 @@ def test_an_endpoint_a_server_does_not_serve_is_404(servers, path, method):
 
 # --- bad input: the same 4xx on both, and never a file's content -------------------------------------------
 
-BAD_DELAYS = ["", "?ms=", "?ms=abc", "?ms=-1", "?ms=1.5", "?ms=60001", "?ms=99999999999999999999", "?ms=%2B5",
-              "?ms=%205", "?ms=1e3", "?ms=1&ms=2", "?other=5"]
+BAD_DELAYS = [
+    "",
+    "?ms=",
+    "?ms=abc",
+    "?ms=-1",
+    "?ms=1.5",
+    "?ms=60001",
+    "?ms=99999999999999999999",
+    "?ms=%2B5",
+    "?ms=%205",
+    "?ms=1e3",
+    "?ms=1&ms=2",
+    "?other=5",
+]
 
 
 @pytest.mark.parametrize("endpoint", ["/delay/sync", "/delay/async"])
@@ -194,14 +216,39 @@ def test_bad_delay_parameters_are_400(servers, endpoint, query):
         assert b"ms must be one integer from 0 to 60000" in body, name
 
 
-NOT_FOUND = ["/nothing", "/static/", "/static", "/static/nothing.png", "/static/README.md", "/static/SHA256SUMS",
-             "/static/generate.py", "/static/index.html/", "/hello/", "/WEB-INF/web.xml", "/WEB-INF/",
-             "/META-INF/MANIFEST.MF", "/static/../WEB-INF/web.xml", "/static/%2e%2e/WEB-INF/web.xml",
-             "/static/%2E%2E/static-fixtures/README.md", "/static/%252e%252e/%252e%252e/etc/passwd",
-             "/static/..%252f..%252fetc/passwd", "/static/WEB-INF/web.xml", "/static/sub/../README.md"]
-BAD_REQUEST = ["/static/../../etc/passwd", "/static/%2E%2E/%2E%2E/etc/passwd", "/static/%2e%2e/%2e%2e/etc/passwd",
-               "/%2e%2e/etc/passwd", "/static/..%2f..%2fetc/passwd", "/static/%2e%2e%2f%2e%2e%2fetc/passwd",
-               "/static/..;/..;/etc/passwd", "/static/index.html%00", "/static/%zz", "/static/..\\..\\etc/passwd"]
+NOT_FOUND = [
+    "/nothing",
+    "/static/",
+    "/static",
+    "/static/nothing.png",
+    "/static/README.md",
+    "/static/SHA256SUMS",
+    "/static/generate.py",
+    "/static/index.html/",
+    "/hello/",
+    "/WEB-INF/web.xml",
+    "/WEB-INF/",
+    "/META-INF/MANIFEST.MF",
+    "/static/../WEB-INF/web.xml",
+    "/static/%2e%2e/WEB-INF/web.xml",
+    "/static/%2E%2E/static-fixtures/README.md",
+    "/static/%252e%252e/%252e%252e/etc/passwd",
+    "/static/..%252f..%252fetc/passwd",
+    "/static/WEB-INF/web.xml",
+    "/static/sub/../README.md",
+]
+BAD_REQUEST = [
+    "/static/../../etc/passwd",
+    "/static/%2E%2E/%2E%2E/etc/passwd",
+    "/static/%2e%2e/%2e%2e/etc/passwd",
+    "/%2e%2e/etc/passwd",
+    "/static/..%2f..%2fetc/passwd",
+    "/static/%2e%2e%2f%2e%2e%2fetc/passwd",
+    "/static/..;/..;/etc/passwd",
+    "/static/index.html%00",
+    "/static/%zz",
+    "/static/..\\..\\etc/passwd",
+]
 
 
 @pytest.mark.parametrize("path", NOT_FOUND)
@@ -218,8 +265,9 @@ def test_climbing_above_the_root_is_400(servers, path):
         assert b"root:" not in body, name
 
 
-@pytest.mark.parametrize("path", ["/hello", "/now", "/delay/sync?ms=1", "/delay/async?ms=1", "/static/index.html",
-                                  "/static/small.png"])
+@pytest.mark.parametrize(
+    "path", ["/hello", "/now", "/delay/sync?ms=1", "/delay/async?ms=1", "/static/index.html", "/static/small.png"]
+)
 @pytest.mark.parametrize("method", ["POST", "PUT", "DELETE"])
 def test_other_methods_are_405(servers, method, path):
     for name, (status, _, _) in served(servers, method, path, {"Content-Length": "0"}).items():
@@ -228,8 +276,13 @@ def test_other_methods_are_405(servers, method, path):
 
 def test_path_normalisation_still_serves_files(servers):
     """The normalisation that blocks traversal must not break legal spellings of a path."""
-    for path in ["/static//small.png", "/static/./small.png", "/static/sub/../small.png", "/static/%73mall.png",
-                 "/static/small.png;jsessionid=x"]:
+    for path in [
+        "/static//small.png",
+        "/static/./small.png",
+        "/static/sub/../small.png",
+        "/static/%73mall.png",
+        "/static/small.png;jsessionid=x",
+    ]:
         for name, (status, _, body) in served(servers, "GET", path).items():
             if (name, path) in KNOWN_DEVIATIONS:
                 assert status == expected(name, path, 200), (name, path)
@@ -239,12 +292,12 @@ def test_path_normalisation_still_serves_files(servers):
 
 # --- timing: what the experiments rely on ---------------------------------------------------------------
 
+
 @pytest.mark.parametrize("endpoint", ["/delay/sync", "/delay/async"])
 def test_delay_accuracy(servers, endpoint, report_figure):
     for name in serving(endpoint):
         times = [timed_parallel(servers[name].spec.port, f"{endpoint}?ms=300", 1)[0] for _ in range(5)]
-        report_figure(f"{name} {endpoint}?ms=300 alone, 5 runs: "
-                      + ", ".join(f"{t * 1000:.0f}" for t in times) + " ms")
+        report_figure(f"{name} {endpoint}?ms=300 alone, 5 runs: " + ", ".join(f"{t * 1000:.0f}" for t in times) + " ms")
         assert all(0.300 <= t < 0.400 for t in times), (name, times)
 
 
@@ -256,8 +309,10 @@ def test_ten_parallel_sync_delays_take_the_rounds_the_plugin_predicts(servers, n
     limit = plugin.parallel_limit(plugin.settings({}), "/delay/sync")
     rounds = math.ceil(10 / limit) if limit else 1
     elapsed, statuses = timed_parallel(servers[name].spec.port, "/delay/sync?ms=300", 10)
-    report_figure(f"10 parallel /delay/sync?ms=300: {name} ({plugin.describe(plugin.settings({}))}, "
-                  f"parallel limit {limit}) {elapsed:.2f} s, predicted {rounds} rounds")
+    report_figure(
+        f"10 parallel /delay/sync?ms=300: {name} ({plugin.describe(plugin.settings({}))}, "
+        f"parallel limit {limit}) {elapsed:.2f} s, predicted {rounds} rounds"
+    )
     assert statuses == [200] * 10
     assert 0.3 * rounds <= elapsed < 0.3 * rounds + 0.35, (name, elapsed)
 
@@ -274,11 +329,12 @@ def test_tomcat_pool_of_two_serialises_sync_but_not_async(report_figure):
     with running("tomcat", max_threads=2) as tomcat:
         sync_s, sync_statuses = timed_parallel(tomcat.spec.port, "/delay/sync?ms=300", 10)
         async_s, async_statuses = timed_parallel(tomcat.spec.port, "/delay/async?ms=300", 10)
-    report_figure(f"tomcat maxThreads=2, 10 parallel: /delay/sync?ms=300 {sync_s:.2f} s, "
-                  f"/delay/async?ms=300 {async_s:.2f} s")
+    report_figure(
+        f"tomcat maxThreads=2, 10 parallel: /delay/sync?ms=300 {sync_s:.2f} s, /delay/async?ms=300 {async_s:.2f} s"
+    )
     assert sync_statuses == async_statuses == [200] * 10
-    assert 1.5 <= sync_s < 1.9        # five rounds of two
-    assert 0.3 <= async_s < 0.6       # the pool only starts them
+    assert 1.5 <= sync_s < 1.9  # five rounds of two
+    assert 0.3 <= async_s < 0.6  # the pool only starts them
 
 
 def test_tornado_processes_share_the_sync_load(report_figure):
@@ -288,8 +344,7 @@ def test_tornado_processes_share_the_sync_load(report_figure):
         assert len(tornado.tree()) == 3  # the supervisor and its two workers
         timed = timed_requests(tornado.spec.port, "/delay/sync?ms=300", 2, apart_s=0.1)
     statuses, elapsed = [t.status for t in timed], span_s(timed)
-    report_figure(f"tornado --processes 2, two /delay/sync?ms=300 100 ms apart: {elapsed:.2f} s "
-                  "(one process: 0.60 s)")
+    report_figure(f"tornado --processes 2, two /delay/sync?ms=300 100 ms apart: {elapsed:.2f} s (one process: 0.60 s)")
     assert statuses == [200, 200]
     assert 0.4 <= elapsed < 0.55, [(t.sent - timed[0].sent, t.answered - t.sent) for t in timed]
 
@@ -301,8 +356,10 @@ def test_virtual_threads_are_not_bounded_by_a_pool(report_figure):
     with running("tomcat", executor="virtual") as tomcat:
         elapsed, statuses = timed_parallel(tomcat.spec.port, "/delay/sync?ms=1000", parallel)
         peak_threads = max(p.num_threads() for p in tomcat.tree())
-    report_figure(f"tomcat virtual threads (JDK {VIRTUAL_JDK.version}), {parallel} parallel /delay/sync?ms=1000: "
-                  f"{elapsed:.2f} s; JVM threads after: {peak_threads}")
+    report_figure(
+        f"tomcat virtual threads (JDK {VIRTUAL_JDK.version}), {parallel} parallel /delay/sync?ms=1000: "
+        f"{elapsed:.2f} s; JVM threads after: {peak_threads}"
+    )
     assert statuses == [200] * parallel
     assert 1.0 <= elapsed < 1.8
-    assert peak_threads < 100        # no thread per request
+    assert peak_threads < 100  # no thread per request

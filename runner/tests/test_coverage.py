@@ -7,6 +7,7 @@ the usual interval after that rule covers 91-94 %). The rule the suite used befo
 once the interval looks narrow) is simulated too, and must fail the band, so the test can tell them apart.
 
 A fixed seed makes every figure below the same on every run: nothing here is timing-dependent."""
+
 import math
 
 import numpy as np
@@ -14,12 +15,12 @@ import pytest
 
 from crossbench import stats
 
-SIMULATED = 2000            # points per case: a coverage of 95 % is read to +-0.5 % (one standard error)
+SIMULATED = 2000  # points per case: a coverage of 95 % is read to +-0.5 % (one standard error)
 BAND = (0.93, 0.97)
-RUN_DRIFT = 0.05            # the run's own level, log sd: every launch of a run shares it
-OUTLIER_SHARE, OUTLIER_FACTOR = 0.01, 0.7      # a launch disturbed by something outside it
+RUN_DRIFT = 0.05  # the run's own level, log sd: every launch of a run shares it
+OUTLIER_SHARE, OUTLIER_FACTOR = 0.01, 0.7  # a launch disturbed by something outside it
 PRECISION = 0.05
-LATENCY_SIGMA, REQUESTS = 0.4, 1000            # a launch's latencies: lognormal, this many a window
+LATENCY_SIGMA, REQUESTS = 0.4, 1000  # a launch's latencies: lognormal, this many a window
 
 
 def launch_factors(rng, n: int, cv: float) -> np.ndarray:
@@ -30,13 +31,14 @@ def launch_factors(rng, n: int, cv: float) -> np.ndarray:
 
 def launch_count(rng, cv: float, launches: int, rule: str, draw) -> list[float]:
     """The launch values of one point: `launches` of them, or as the stopping rule decides up to that many."""
-    values = list(draw(launch_factors(rng, stats.MIN_LAUNCHES if rule == "stein" else 2 if rule == "narrow"
-                                      else launches, cv)))
+    values = list(
+        draw(launch_factors(rng, stats.MIN_LAUNCHES if rule == "stein" else 2 if rule == "narrow" else launches, cv))
+    )
     if rule == "stein":
         wanted = min(launches, stats.launches_needed(values, PRECISION))
         values += list(draw(launch_factors(rng, wanted - len(values), cv)))
     while rule == "narrow" and len(values) < launches:
-        interval = stats.t_interval(values)          # the old rule: the usual interval, stop once it is narrow
+        interval = stats.t_interval(values)  # the old rule: the usual interval, stop once it is narrow
         if interval.half_width_rel <= PRECISION:
             break
         values += list(draw(launch_factors(rng, 1, cv)))
@@ -59,7 +61,7 @@ def estimated(values: list[float], rule: str) -> tuple[float, float]:
     return found.low, found.high
 
 
-P99_RANK = int(stats.nearest_rank(range(REQUESTS), 99))      # the suite's one nearest rank, as an index
+P99_RANK = int(stats.nearest_rank(range(REQUESTS), 99))  # the suite's one nearest rank, as an index
 
 
 def p99s(rng, scales) -> list[float]:
@@ -81,10 +83,18 @@ CASES = [(cv, n) for cv in (0.01, 0.05, 0.15) for n in (3, 5, 10)]
 def test_a_points_mean_covers_as_stated_with_and_without_the_stopping_rule(cv, launches):
     def throughput(rng, factors):
         return 1000.0 * factors
+
     rules = ("fixed", "stein") if launches > stats.MIN_LAUNCHES else ("fixed",)
     for rule in rules:
-        share = covered(estimated, rule, seed=launches * 100 + int(cv * 100), cv=cv, launches=launches,
-                        draw=throughput, truth=1000.0)
+        share = covered(
+            estimated,
+            rule,
+            seed=launches * 100 + int(cv * 100),
+            cv=cv,
+            launches=launches,
+            draw=throughput,
+            truth=1000.0,
+        )
         assert BAND[0] <= share <= BAND[1], f"{rule}: {share:.3f} of intervals hold the truth"
 
 
@@ -113,6 +123,13 @@ def test_a_percentile_covers_as_stated_with_and_without_the_stopping_rule(cv, la
 
 def test_stopping_once_the_interval_looks_narrow_covers_less_than_it_says():
     """The rule Stein's replaced: with 5 % launch noise it stops early exactly when launches happen to agree."""
-    share = covered(lambda v, _: (stats.t_interval(v).low, stats.t_interval(v).high), "narrow", seed=5, cv=0.05,
-                    launches=10, draw=lambda rng, f: 1000.0 * f, truth=1000.0)
+    share = covered(
+        lambda v, _: (stats.t_interval(v).low, stats.t_interval(v).high),
+        "narrow",
+        seed=5,
+        cv=0.05,
+        launches=10,
+        draw=lambda rng, f: 1000.0 * f,
+        truth=1000.0,
+    )
     assert share < BAND[0], f"the old rule held the truth in {share:.3f}"

@@ -1,5 +1,6 @@
 """The run's own PostgreSQL: rendered settings, a real cluster started, loaded, counted and stopped, and no
 postgres left behind, even when the runner is killed outright."""
+
 from __future__ import annotations
 
 import os
@@ -9,14 +10,21 @@ import sys
 
 import psutil
 import pytest
+from testkit import wait_until
 
 from crossbench import paths
-from crossbench.database import (Cluster, DatabaseError, ensure_tables, psql, reset_statements, statement_calls,
-                                 tables_missing)
+from crossbench.database import (
+    Cluster,
+    DatabaseError,
+    ensure_tables,
+    psql,
+    reset_statements,
+    statement_calls,
+    tables_missing,
+)
 from crossbench.database.checks import others_busy, wait_idle
 from crossbench.database.cluster import HBA, hba, render_conf, settings
 from crossbench.database.datagen import copy_script
-from testkit import wait_until
 
 
 def test_settings_are_the_runs_own():
@@ -24,7 +32,7 @@ def test_settings_are_the_runs_own():
     assert values["listen_addresses"] == "'127.0.0.1'" and values["port"] == "54321"
     assert values["max_connections"] == "300" and values["synchronous_commit"] == "off"
     assert "pg_stat_statements" in values["shared_preload_libraries"]
-    assert values["unix_socket_directories"] == f"'{paths.REPO / 'sock'}'"     # not /var/run/postgresql
+    assert values["unix_socket_directories"] == f"'{paths.REPO / 'sock'}'"  # not /var/run/postgresql
     assert int(values["shared_buffers"].removesuffix("MB")) <= 2048
     assert "port = 54321\n" in render_conf(values)
     assert "127.0.0.1/32 trust" in HBA and "0.0.0.0" not in HBA
@@ -75,15 +83,21 @@ def test_the_check_after_the_load_waits_for_statements_still_running(tmp_path):
     """A statement another session still runs (a request the server held when the load stopped) keeps the
     database busy: wait_idle gives up at its limit while it runs, and returns only once it has ended."""
     with Cluster(tmp_path) as db:
-        sleeper = subprocess.Popen(["psql", db.url, "-X", "-q", "-c", "SELECT pg_sleep(1.5)"],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        sleeper = subprocess.Popen(
+            ["psql", db.url, "-X", "-q", "-c", "SELECT pg_sleep(1.5)"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             wait_until(lambda: others_busy(db.url) == 1, 10, "the sleeping statement to show as active")
             assert wait_idle(db.url, limit_s=0.2) is False
             assert wait_idle(db.url, limit_s=20) is True
-            still = psql(db.url, "SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid() "
-                                 "AND query LIKE '%pg_sleep(1.5)%' AND state = 'active'").stdout.strip()
-            assert still == "0"                       # the statement had ended when wait_idle said idle
+            still = psql(
+                db.url,
+                "SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid() "
+                "AND query LIKE '%pg_sleep(1.5)%' AND state = 'active'",
+            ).stdout.strip()
+            assert still == "0"  # the statement had ended when wait_idle said idle
             assert sleeper.wait(timeout=10) == 0
         finally:
             sleeper.kill()
@@ -92,7 +106,7 @@ def test_the_check_after_the_load_waits_for_statements_still_running(tmp_path):
 
 @pytest.mark.live
 def test_an_empty_database_is_refused_with_the_load_command(tmp_path):
-    with Cluster(tmp_path) as db:          # the cluster's files are cached between runs: the database may be left over
+    with Cluster(tmp_path) as db:  # the cluster's files are cached between runs: the database may be left over
         psql(db.url, "DROP DATABASE IF EXISTS empty")
         psql(db.url, "CREATE DATABASE empty")
         try:
@@ -123,14 +137,18 @@ time.sleep(600)
 
 @pytest.mark.live
 def test_postgres_dies_with_a_runner_killed_outright(tmp_path):
-    runner = subprocess.Popen([sys.executable, "-c", KILLED_RUNNER, str(paths.RUNNER), str(tmp_path)],
-                              stdout=subprocess.PIPE, text=True)
+    runner = subprocess.Popen(
+        [sys.executable, "-c", KILLED_RUNNER, str(paths.RUNNER), str(tmp_path)], stdout=subprocess.PIPE, text=True
+    )
     try:
         postmaster = psutil.Process(int(runner.stdout.readline()))
         os.kill(runner.pid, signal.SIGKILL)
         runner.wait(10)
-        wait_until(lambda: not postmaster.is_running() or postmaster.status() == psutil.STATUS_ZOMBIE, 30,
-                   "postgres to end with its runner")
+        wait_until(
+            lambda: not postmaster.is_running() or postmaster.status() == psutil.STATUS_ZOMBIE,
+            30,
+            "postgres to end with its runner",
+        )
     finally:
         if runner.poll() is None:
             runner.kill()
@@ -138,6 +156,7 @@ def test_postgres_dies_with_a_runner_killed_outright(tmp_path):
 
 def test_no_postgres_installed_names_the_package(monkeypatch, tmp_path):
     from crossbench.database import cluster
+
     monkeypatch.setattr(cluster.Path, "glob", lambda self, pattern: iter(()))
     with pytest.raises(DatabaseError, match="apt-get install postgresql postgresql-contrib"):
         cluster.bin_dir()

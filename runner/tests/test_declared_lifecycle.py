@@ -2,6 +2,7 @@
 ready URL that never answers is refused with the last 20 lines of the server's log, a command that daemonises is
 refused with that explanation, a port in use is refused before anything starts, the declared stop signal is the
 one sent; nothing is left running after any of them."""
+
 from __future__ import annotations
 
 import socket
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from testkit import wait_until
 
 from crossbench import oskit, servers
 from crossbench.hosts.local import HERE
@@ -17,7 +19,6 @@ from crossbench.oskit import PortInUse
 from crossbench.servers import RunningServer, ServerFailed
 from crossbench.servers.declared import DeclaredPlugin
 from crossbench.servers.declared_schema import check
-from testkit import wait_until
 
 pytestmark = pytest.mark.spawns
 
@@ -55,8 +56,12 @@ http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), http.server.SimpleHTTPRe
 
 def declared(tmp_path: Path, script: str, **table) -> DeclaredPlugin:
     (tmp_path / "server.py").write_text(textwrap.dedent(script))
-    declaration = {"command": ["{python}", "server.py", "{port}"], "workdir": str(tmp_path),
-                   "ready": {"path": "/", "timeout_s": 10}, **table}
+    declaration = {
+        "command": ["{python}", "server.py", "{port}"],
+        "workdir": str(tmp_path),
+        "ready": {"path": "/", "timeout_s": 10},
+        **table,
+    }
     return DeclaredPlugin("mine", check("mine", declaration, "test", None))
 
 

@@ -1,13 +1,14 @@
 """The endpoint table (crossbench/endpoints.py): every URL a cell sends is rendered from a typed request, with the
 delay its caller wants; the query count's clamp is the contract's; CONTRACT.md and the servers' plug-ins agree
 with the table."""
+
 import re
 
 import pytest
-from crossbench_contract.db import MAX_QUERIES, query_count
 
 from crossbench import endpoints, paths, servers
 from crossbench.endpoints import TABLE, Request
+from crossbench_contract.db import MAX_QUERIES, query_count
 
 CROSSBENCH_DIR = paths.RUNNER / "crossbench"
 
@@ -33,9 +34,12 @@ def test_the_delay_endpoints_and_the_count_endpoints_are_what_the_table_says():
 
 def test_a_request_takes_another_delay_without_touching_a_string():
     slow = Request("/db/slow", delay_ms=400)
-    assert (slow.path(), slow.with_delay(0).path(), slow.with_delay(1).path()) == \
-        ("/db/slow?ms=400", "/db/slow?ms=0", "/db/slow?ms=1")
-    assert Request("/hello", delay_ms=400).path() == "/hello"           # no delay to take: the bare path
+    assert (slow.path(), slow.with_delay(0).path(), slow.with_delay(1).path()) == (
+        "/db/slow?ms=400",
+        "/db/slow?ms=0",
+        "/db/slow?ms=1",
+    )
+    assert Request("/hello", delay_ms=400).path() == "/hello"  # no delay to take: the bare path
     assert Request("/queries", delay_ms=400, queries=3).with_delay(1).path() == "/queries?queries=3"
 
 
@@ -43,12 +47,13 @@ def test_a_request_takes_another_delay_without_touching_a_string():
 @pytest.mark.parametrize("path", ["/queries", "/updates"])
 def test_the_count_is_clamped_as_the_contract_clamps_it(path, asked, rows):
     assert Request(path, queries=asked).queries_per_request == rows == query_count([str(asked)])
-    assert Request("/db", queries=asked).queries_per_request == 1      # /db reads one row whatever is asked
+    assert Request("/db", queries=asked).queries_per_request == 1  # /db reads one row whatever is asked
     assert MAX_QUERIES == 500
 
 
 def test_each_database_endpoint_names_the_statements_it_runs():
     from crossbench.database.checks import STATEMENTS
+
     for endpoint in TABLE:
         assert set(endpoint.statements) <= set(STATEMENTS), endpoint
     assert endpoints.endpoint("/updates").statements == ("world", "update")
@@ -75,14 +80,25 @@ def test_the_contract_page_covers_every_endpoint():
 def test_no_module_writes_or_patches_a_parameter_into_a_url_string():
     """URLs come from endpoints.Request: a `ms=` or `queries=` built or edited elsewhere is a second rule."""
     pattern = re.compile(r"""(?<![\w.])(ms|queries)=(["'{(]|\\d)|["'?&](ms|queries)=""")
-    offenders = [f"{path.relative_to(CROSSBENCH_DIR)}:{number}"
-                 for path in sorted(CROSSBENCH_DIR.rglob("*.py")) if path.name != "endpoints.py"
-                 for number, line in enumerate(path.read_text().splitlines(), 1) if pattern.search(line)]
+    offenders = [
+        f"{path.relative_to(CROSSBENCH_DIR)}:{number}"
+        for path in sorted(CROSSBENCH_DIR.rglob("*.py"))
+        if path.name != "endpoints.py"
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if pattern.search(line)
+    ]
     assert offenders == []
 
 
 def test_the_families_the_analysis_reads_come_from_the_table():
     assert endpoints.TECHEMPOWER == ("/json", "/plaintext", "/db", "/queries", "/fortunes", "/updates")
-    assert set(endpoints.SEED004) <= set(endpoints.family("db")) and all(endpoints.endpoint(p) for p in endpoints.SEED004)
-    assert [endpoints.is_static(p) for p in ("/static/index.html", "/static/*", "/delay/sync", None, "/staticx")] == \
-        [True, True, False, False, False]
+    assert set(endpoints.SEED004) <= set(endpoints.family("db")) and all(
+        endpoints.endpoint(p) for p in endpoints.SEED004
+    )
+    assert [endpoints.is_static(p) for p in ("/static/index.html", "/static/*", "/delay/sync", None, "/staticx")] == [
+        True,
+        True,
+        False,
+        False,
+        False,
+    ]

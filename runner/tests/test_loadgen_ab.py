@@ -1,4 +1,5 @@
 """ab adapter: command line, parser on captured ab output, per-request TSV, and a live run."""
+
 from __future__ import annotations
 
 import csv
@@ -6,10 +7,10 @@ import re
 from pathlib import Path
 
 import pytest
+from test_loadgen_support import counting_server, need  # noqa: F401  (pytest fixture)
 
 from crossbench.loadgen import ab
 from crossbench.loadgen.base import ERROR_KINDS, LoadgenError, LoadSpec
-from test_loadgen_support import counting_server, need  # noqa: F401  (pytest fixture)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "loadgen" / "ab"
 WITH_RESULTS = sorted(p.name for p in FIXTURES.iterdir() if "Complete requests" in (p / "ab.stdout").read_text())
@@ -36,6 +37,7 @@ def csv_rows(case: str) -> dict[int, float]:
 
 # --- command line -----------------------------------------------------------------------------
 
+
 def test_seed000_count_run(tmp_path):
     cmd = ab.build_command(spec(keepalive=False), tmp_path, ab.AbOptions(requests=200))
     assert cmd[:7] == ["ab", "-n", "200", "-c", "40", "-s", "5"]
@@ -47,30 +49,35 @@ def test_seed000_count_run(tmp_path):
 
 def test_time_limit_comes_before_count(tmp_path):
     cmd = ab.build_command(spec(duration_s=2.2, timeout_s=0.5), tmp_path, ab.AbOptions(requests=1000))
-    assert cmd.index("-t") < cmd.index("-n")            # ab -t resets -n to 50000
+    assert cmd.index("-t") < cmd.index("-n")  # ab -t resets -n to 50000
     assert cmd[cmd.index("-t") + 1] == "3" and cmd[cmd.index("-s") + 1] == "1"
     assert "-n" not in ab.build_command(spec(duration_s=2), tmp_path)
 
 
 def test_keepalive_pinning_and_exit_on_error(tmp_path):
-    cmd = ab.build_command(spec(keepalive=True, cpus=(1,), duration_s=1), tmp_path,
-                           ab.AbOptions(exit_on_recv_error=True))
+    cmd = ab.build_command(
+        spec(keepalive=True, cpus=(1,), duration_s=1), tmp_path, ab.AbOptions(exit_on_recv_error=True)
+    )
     assert cmd[:4] == ["taskset", "-c", "1", "ab"] and "-k" in cmd and "-r" not in cmd
 
 
-@pytest.mark.parametrize("bad, options", [
-    (dict(urls=("http://127.0.0.1:8080/a", "http://127.0.0.1:8080/b"), duration_s=1), None),
-    (dict(pipeline=2, duration_s=1), None),
-    (dict(duration_s=0), None),                                  # neither time nor count
-    (dict(concurrency=40), ab.AbOptions(requests=10)),            # ab refuses c > n
-    (dict(concurrency=20001, duration_s=1), None),
-])
+@pytest.mark.parametrize(
+    "bad, options",
+    [
+        (dict(urls=("http://127.0.0.1:8080/a", "http://127.0.0.1:8080/b"), duration_s=1), None),
+        (dict(pipeline=2, duration_s=1), None),
+        (dict(duration_s=0), None),  # neither time nor count
+        (dict(concurrency=40), ab.AbOptions(requests=10)),  # ab refuses c > n
+        (dict(concurrency=20001, duration_s=1), None),
+    ],
+)
 def test_refused_specs(tmp_path, bad, options):
     with pytest.raises(LoadgenError):
         ab.build_command(spec(**bad), tmp_path, options)
 
 
 # --- parser on real ab output -----------------------------------------------------------------
+
 
 @pytest.mark.parametrize("case", WITH_RESULTS)
 def test_parse_matches_the_report(case):
@@ -138,7 +145,7 @@ def test_receive_failures_are_not_responses():
     result = ab.parse(FIXTURES / "reset_r")
     assert result.extra["complete_requests"] == 300 and result.requests == 150
     assert result.errors["read"] == 150 and result.errors["other"] == 149 + 150
-    refused = ab.parse(FIXTURES / "refused")            # nobody listening: 100 "complete", 0 answers
+    refused = ab.parse(FIXTURES / "refused")  # nobody listening: 100 "complete", 0 answers
     assert refused.requests == 0 and refused.errors["read"] == 100 and refused.errors["connect"] == 0
 
 
@@ -155,6 +162,7 @@ def test_runs_that_ended_early_have_no_results(case):
 
 
 # --- per-request TSV --------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("case", [c for c in WITH_RESULTS if (FIXTURES / c / "ab.tsv").exists()])
 def test_per_request_rows(case):
@@ -175,7 +183,8 @@ def test_first_request_alone():
 
 # --- live -------------------------------------------------------------------------------------
 
-@pytest.mark.spawns        # ab
+
+@pytest.mark.spawns  # ab
 def test_version_probe():
     need("ab")
     assert ab.version() == "2.3"
@@ -184,12 +193,13 @@ def test_version_probe():
 @pytest.mark.live
 def test_live_count_run_without_keepalive(counting_server, tmp_path):
     need("ab")
-    run_spec = LoadSpec(urls=(counting_server.url("/hello"),), concurrency=4, duration_s=0, timeout_s=5,
-                        keepalive=False)
+    run_spec = LoadSpec(
+        urls=(counting_server.url("/hello"),), concurrency=4, duration_s=0, timeout_s=5, keepalive=False
+    )
     result = ab.run(run_spec, tmp_path, ab.AbOptions(requests=200))
     seen = counting_server.seen
     assert result.requests == 200 and result.error_count == 0 and seen.hits["/hello"] == 200
-    assert 200 <= seen.connections <= 200 + 4            # one connection per request
+    assert 200 <= seen.connections <= 200 + 4  # one connection per request
     assert result.extra["stopped_by_count"] is True
     assert len(ab.per_request(tmp_path)) == 200
     assert {Path(p).name for p in result.raw_files} == {"ab.stdout", "ab.stderr", "ab.csv", "ab.tsv"}
@@ -202,7 +212,7 @@ def test_live_time_limited_keepalive(counting_server, tmp_path):
     result = ab.run(run_spec, tmp_path)
     seen = counting_server.seen
     assert result.error_count == 0 and result.requests > 20
-    assert seen.connections == 4                          # kept alive
+    assert seen.connections == 4  # kept alive
     assert result.extra["keepalive_requests"] == result.requests
     assert result.requests <= seen.requests <= result.requests + 4
     assert 1.0 <= result.duration_s < 3 or result.extra["stopped_by_count"]

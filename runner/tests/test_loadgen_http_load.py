@@ -4,16 +4,17 @@ The outputs are copies of /work/shared/fixtures/http_load (ACME http_load 09Mar2
 kept in the repository so these tests run without it; test_copies_match_shared checks the copies
 whenever the shared folder is there.
 """
+
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
 import pytest
+from test_loadgen_support import counting_server, need  # noqa: F401  (pytest fixture)
 
 from crossbench.loadgen import http_load
 from crossbench.loadgen.base import ERROR_KINDS, LoadgenError, LoadSpec
-from test_loadgen_support import counting_server, need  # noqa: F401  (pytest fixture)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "loadgen" / "http_load"
 SHARED = Path("/work/shared/fixtures/http_load")
@@ -21,15 +22,19 @@ OUTPUTS = sorted(p.name for p in FIXTURES.glob("*.out"))
 
 
 def spec(**overrides) -> LoadSpec:
-    values = dict(urls=("http://127.0.0.1:8080/static/small.png", "http://127.0.0.1:8080/static/big.jpg"),
-                  concurrency=100, duration_s=60, timeout_s=10, keepalive=False)
+    values = dict(
+        urls=("http://127.0.0.1:8080/static/small.png", "http://127.0.0.1:8080/static/big.jpg"),
+        concurrency=100,
+        duration_s=60,
+        timeout_s=10,
+        keepalive=False,
+    )
     return LoadSpec(**{**values, **overrides})
 
 
 def parse(name: str):
     out, err = FIXTURES / name, (FIXTURES / name).with_suffix(".err")
-    return http_load.parse(out.read_text(), tool_version="09Mar2016",
-                           stderr=err.read_text() if err.exists() else None)
+    return http_load.parse(out.read_text(), tool_version="09Mar2016", stderr=err.read_text() if err.exists() else None)
 
 
 def test_copies_match_shared():
@@ -42,14 +47,17 @@ def test_copies_match_shared():
 
 # --- refusals and command line ----------------------------------------------------------------
 
+
 def test_refuses_above_1000_parallel(tmp_path):
     with pytest.raises(LoadgenError, match="FD_SETSIZE"):
         http_load.build_command(spec(concurrency=1001), tmp_path)
     assert "1000" in http_load.build_command(spec(concurrency=1000), tmp_path)
 
 
-@pytest.mark.parametrize("bad", [dict(keepalive=True), dict(pipeline=2), dict(concurrency=0),
-                                 dict(urls=("https://127.0.0.1/",)), dict(urls=())])
+@pytest.mark.parametrize(
+    "bad",
+    [dict(keepalive=True), dict(pipeline=2), dict(concurrency=0), dict(urls=("https://127.0.0.1/",)), dict(urls=())],
+)
 def test_refused_specs(tmp_path, bad):
     with pytest.raises(LoadgenError):
         http_load.build_command(spec(**bad), tmp_path)
@@ -58,8 +66,16 @@ def test_refused_specs(tmp_path, bad):
 def test_runs_under_ulimit_1024(tmp_path):
     cmd = http_load.build_command(spec(duration_s=5.5, timeout_s=2), tmp_path)
     assert cmd[:3] == ["bash", "-c", 'ulimit -n 1024 && exec "$0" "$@"']
-    assert cmd[3:] == ["http_load", "-parallel", "100", "-seconds", "6", "-timeout", "2",
-                       str(tmp_path / "http_load.urls")]
+    assert cmd[3:] == [
+        "http_load",
+        "-parallel",
+        "100",
+        "-seconds",
+        "6",
+        "-timeout",
+        "2",
+        str(tmp_path / "http_load.urls"),
+    ]
     assert http_load.build_command(spec(cpus=(0, 1)), tmp_path)[:4] == ["taskset", "-c", "0,1", "bash"]
 
 
@@ -70,7 +86,7 @@ def test_url_file_has_one_url_per_line_and_no_blank_line():
 
 # --- parser on the real outputs ---------------------------------------------------------------
 
-VALID = {   # name: (responses, seconds, bytes, first-response mean, max) as printed in the file
+VALID = {  # name: (responses, seconds, bytes, first-response mean, max) as printed in the file
     "parallel10_seconds5.out": (17816, 5.0, 92014800, 1.59562, 425.995),
     "rate50_seconds5.out": (249, 5.00001, 1343330, 1.04591, 81.948),
     "parallel10_fetches100.out": (100, 1.02358, 492352, 2.44067, 9.019),
@@ -141,9 +157,11 @@ def test_run_directory_is_parsed_with_its_stderr(tmp_path):
 
 def test_timeouts_and_refusals_explain_fetches_without_codes():
     # assembled from the line formats above: every fetch refused or timed out is a result, not garbage
-    out = ("20 fetches, 10 max parallel, 0 bytes, in 5.00012 seconds\n0 mean bytes/connection\n"
-           "3.99990 fetches/sec, 0 bytes/sec\nmsecs/connect: 0.1 mean, 0.2 max, 0.05 min\n5 timeouts\n"
-           "HTTP response codes:\n")
+    out = (
+        "20 fetches, 10 max parallel, 0 bytes, in 5.00012 seconds\n0 mean bytes/connection\n"
+        "3.99990 fetches/sec, 0 bytes/sec\nmsecs/connect: 0.1 mean, 0.2 max, 0.05 min\n5 timeouts\n"
+        "HTTP response codes:\n"
+    )
     err = "".join(f"http://127.0.0.1:9/x: {m}\n" for m in ["Connection refused"] * 15 + ["timed out"] * 5)
     result = http_load.parse(out, stderr=err)
     assert result.requests == 0 and result.errors["connect"] == 15 and result.errors["timeout"] == 5
@@ -151,11 +169,12 @@ def test_timeouts_and_refusals_explain_fetches_without_codes():
 
 # --- run() wiring, with a stand-in http_load that replays a real output -------------------------
 
-@pytest.mark.spawns        # http_load (a stand-in)
+
+@pytest.mark.spawns  # http_load (a stand-in)
 def test_run_with_a_stand_in_binary(tmp_path, monkeypatch):
     bin_dir, out_dir = tmp_path / "bin", tmp_path / "cell"
     bin_dir.mkdir()
-    fake = bin_dir / "http_load"     # the version string is what the real binary carries for User-Agent
+    fake = bin_dir / "http_load"  # the version string is what the real binary carries for User-Agent
     fake.write_text(f"""#!/bin/sh
 # http_load 09Mar2016 stand-in
 echo "$@" > {tmp_path}/args; ulimit -n > {tmp_path}/ulimit; cp "$7" {tmp_path}/urls
@@ -165,15 +184,22 @@ cat {FIXTURES / "parallel10_seconds5.out"}
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
     result = http_load.run(spec(concurrency=10, duration_s=5), out_dir)
     assert (tmp_path / "ulimit").read_text().strip() == "1024"
-    assert (tmp_path / "args").read_text().split() == ["-parallel", "10", "-seconds", "5", "-timeout", "10",
-                                                       str(out_dir / "http_load.urls")]
+    assert (tmp_path / "args").read_text().split() == [
+        "-parallel",
+        "10",
+        "-seconds",
+        "5",
+        "-timeout",
+        "10",
+        str(out_dir / "http_load.urls"),
+    ]
     assert (tmp_path / "urls").read_text() == http_load.url_file_text(spec())
     assert result.requests == 17816 and result.tool_version == "09Mar2016"
     assert result.extra["command"][:3] == ["bash", "-c", 'ulimit -n 1024 && exec "$0" "$@"']
     assert {Path(p).name for p in result.raw_files} == {"http_load.stdout", "http_load.stderr", "http_load.urls"}
 
 
-@pytest.mark.spawns        # http_load (a stand-in)
+@pytest.mark.spawns  # http_load (a stand-in)
 def test_nonzero_exit_is_an_error(tmp_path, monkeypatch):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -185,6 +211,7 @@ def test_nonzero_exit_is_an_error(tmp_path, monkeypatch):
 
 
 # --- live -------------------------------------------------------------------------------------
+
 
 @pytest.mark.live
 def test_live_run(counting_server, tmp_path):

@@ -1,4 +1,5 @@
 """k6 adapter (open loop, the cross-check): command line and script, parser on captured runs, and a live run."""
+
 from __future__ import annotations
 
 import csv
@@ -7,11 +8,12 @@ import math
 from pathlib import Path
 
 import pytest
+from test_loadgen_support import open_loop_against_tornado
+from test_loadgen_support import open_loop_spec as spec
 
 from crossbench import loadgen
 from crossbench.loadgen import k6, openloop
 from crossbench.loadgen.base import ERROR_KINDS, LoadgenError
-from test_loadgen_support import open_loop_against_tornado, open_loop_spec as spec
 
 FIXTURES = Path(__file__).parent / "fixtures" / "loadgen" / "k6"
 CASES = ("normal", "not_found", "closed_port", "dropped")
@@ -28,6 +30,7 @@ def latencies_ms(case: str) -> list[float]:
 
 # --- command line and script ----------------------------------------------------------------------
 
+
 def test_command_writes_csv_and_summary_and_runs_the_script():
     cmd = k6.build_command(spec(cpus=(0,)), Path("/cell"))
     assert cmd[:3] == ["taskset", "-c", "0"]
@@ -37,9 +40,14 @@ def test_command_writes_csv_and_summary_and_runs_the_script():
 
 def test_script_is_constant_arrival_rate_with_latency_from_the_schedule():
     text = k6.script(spec(rate=250, concurrency=40, duration_s=3, keepalive=False))
-    for part in ("executor: 'constant-arrival-rate', rate: 250, timeUnit: '1s'", "duration: '3000ms'",
-                 "preAllocatedVUs: 40, maxVUs: 40", "noConnectionReuse: true", "const periodMs = 4.0;",
-                 "late + t.blocked + t.connecting + t.tls_handshaking + t.duration"):
+    for part in (
+        "executor: 'constant-arrival-rate', rate: 250, timeUnit: '1s'",
+        "duration: '3000ms'",
+        "preAllocatedVUs: 40, maxVUs: 40",
+        "noConnectionReuse: true",
+        "const periodMs = 4.0;",
+        "late + t.blocked + t.connecting + t.tls_handshaking + t.duration",
+    ):
         assert part in text, part
 
 
@@ -57,13 +65,24 @@ def test_registered_and_open_loop():
     assert loadgen.get("k6") is k6.GENERATOR and k6.GENERATOR.open_loop
 
 
-@pytest.mark.parametrize("code, kind", [(1050, "timeout"), (1211, "timeout"), (1212, "connect"),
-                                        (1101, "connect"), (1201, "write"), (1220, "read"), (1000, "other")])
+@pytest.mark.parametrize(
+    "code, kind",
+    [
+        (1050, "timeout"),
+        (1211, "timeout"),
+        (1212, "connect"),
+        (1101, "connect"),
+        (1201, "write"),
+        (1220, "read"),
+        (1000, "other"),
+    ],
+)
 def test_error_kinds(code, kind):
     assert k6.error_kind(code) == kind
 
 
 # --- parser on real k6 runs (see fixtures/loadgen/k6/README.md) ---------------------------------
+
 
 @pytest.mark.parametrize("case", CASES)
 def test_percentiles_are_nearest_rank_over_every_answered_request(case):
@@ -78,7 +97,7 @@ def test_percentiles_are_nearest_rank_over_every_answered_request(case):
         assert result.latency_ms[key] == values[math.ceil(float(p) * len(values) / 100 - 1e-9) - 1]
     assert result.latency_ms["max"] == values[-1]
     tool = json.loads((FIXTURES / case / "k6.summary.json").read_text())["metrics"][k6.LATENCY_METRIC]
-    middle = (len(values) - 1) / 2                                              # k6 interpolates the median
+    middle = (len(values) - 1) / 2  # k6 interpolates the median
     assert values[math.floor(middle)] <= tool["med"] + 1e-9 and tool["med"] <= values[math.ceil(middle)] + 1e-9
 
 
@@ -89,7 +108,7 @@ def test_normal():
     assert (x["rate"], x["rate_sent"], x["never_sent"], x["status_counts"]) == (200, 200.5, 0, {"200": 401})
     assert result.latency_ms["p99"] == pytest.approx(6.941251) and result.latency_ms["p999"] == pytest.approx(30.722159)
     assert x["schedule_lag_exact"] and x["schedule_lag_ms"]["p99"] == 4.0 and "behind_schedule" not in x
-    assert x["tool_percentiles_ms"]["p(99.9)"] == pytest.approx(25.3565698)      # k6's own, interpolated
+    assert x["tool_percentiles_ms"]["p(99.9)"] == pytest.approx(25.3565698)  # k6's own, interpolated
 
 
 def test_an_http_error_status_is_an_answer_counted_as_non_2xx():
@@ -110,10 +129,11 @@ def test_dropped_iterations_are_never_sent_and_do_not_blame_the_generator():
     x = result.extra
     assert result.requests == 98 and x["never_sent"] == 103 and not x["schedule_lag_exact"]
     assert x["rate_achieved"] == pytest.approx(47.52, abs=0.01)
-    assert "behind_schedule" not in x          # the server held every VU; the lag is only an upper bound
+    assert "behind_schedule" not in x  # the server held every VU; the lag is only an upper bound
 
 
 # --- live --------------------------------------------------------------------------------------
+
 
 @pytest.mark.live
 def test_live_rate_is_kept_against_tornado(tmp_path):

@@ -1,23 +1,33 @@
 """Several load generators' results merged exactly (each adapter's GENERATOR.merge over loadgen/merge.py): wrk histograms
 added bucket by bucket and read with wrk's own percentile rule (checked against a live wrk run, whose own
 percentiles one histogram must reproduce)."""
+
 from __future__ import annotations
 
 import pytest
+from test_loadgen_support import counting_server, need  # noqa: F401  (pytest fixture)
 
 from crossbench.loadgen import wrk
 from crossbench.loadgen.base import LoadResult, LoadSpec, empty_errors
-from test_loadgen_support import counting_server, need  # noqa: F401  (pytest fixture)
 
 
 def result(histogram, requests, duration_s=10.0, **errors) -> LoadResult:
-    return LoadResult("wrk", "x", requests, duration_s, 100 * requests, {**empty_errors(), **errors},
-                      {}, "wrk's histogram.", (f"/cells/{requests}/wrk.json",),
-                      {"histogram_us": histogram, "command": ["wrk", str(requests)]})
+    return LoadResult(
+        "wrk",
+        "x",
+        requests,
+        duration_s,
+        100 * requests,
+        {**empty_errors(), **errors},
+        {},
+        "wrk's histogram.",
+        (f"/cells/{requests}/wrk.json",),
+        {"histogram_us": histogram, "command": ["wrk", str(requests)]},
+    )
 
 
 def test_wrks_rank_rule_on_a_small_histogram():
-    histogram = [(100, 1), (200, 2), (300, 1)]                  # n = 4: ranks round(p/100*4 + 0.5)
+    histogram = [(100, 1), (200, 2), (300, 1)]  # n = 4: ranks round(p/100*4 + 0.5)
     assert [wrk.percentile(histogram, p) for p in (0, 25, 50, 75, 99, 100)] == [100, 200, 200, 300, 300, 300]
     assert wrk.percentile([], 50) is None
 
@@ -36,8 +46,13 @@ def test_two_hosts_merge_into_the_union_of_their_samples():
     assert one.requests == 200 and one.duration_s == 10.2 and one.bytes == 20000
     assert one.errors["connect"] == 1 and one.errors["timeout"] == 3
     # the union: 90 x 1 ms, 60 x 2 ms, 50 x 9 ms; averaging the hosts' p50s (1 and 2 ms) would say 1.5
-    assert one.latency_ms == {"mean": pytest.approx((90 * 1 + 60 * 2 + 50 * 9) / 200), "p50": 2.0, "p90": 9.0,
-                              "p99": 9.0, "max": 9.0}
+    assert one.latency_ms == {
+        "mean": pytest.approx((90 * 1 + 60 * 2 + 50 * 9) / 200),
+        "p50": 2.0,
+        "p90": 9.0,
+        "p99": 9.0,
+        "max": 9.0,
+    }
     assert [h["host"] for h in one.extra["per_host"]] == ["a", "b"] and one.extra["hosts"] == 2
     assert one.extra["per_host"][1]["cpu_percent"] == 97.5 and one.extra["per_host"][0]["requests"] == 100
     assert len(one.raw_files) == 2 and "2 load hosts" in one.latency_source
@@ -51,8 +66,7 @@ def test_a_json_without_histogram_is_refused():
 @pytest.mark.live
 def test_one_runs_histogram_gives_wrks_own_figures(counting_server, tmp_path):
     need("wrk")
-    run = wrk.run(LoadSpec(urls=(counting_server.url("/hello"),), concurrency=8, duration_s=1, timeout_s=2),
-                  tmp_path)
+    run = wrk.run(LoadSpec(urls=(counting_server.url("/hello"),), concurrency=8, duration_s=1, timeout_s=2), tmp_path)
     # the histogram wrk handed over (its coordinated-omission correction's synthetic samples in it, never fewer
     # than the requests) gives wrk's own figures by wrk's rule; the recovered one holds one sample per request
     reported = [(int(v), int(c)) for v, c in run.extra["latency_us"]["histogram"]]
@@ -67,13 +81,15 @@ def test_one_runs_histogram_gives_wrks_own_figures(counting_server, tmp_path):
 
 def test_two_open_loop_runs_merge_into_one_population_of_requests():
     from pathlib import Path
+
     from crossbench.loadgen import oha, openloop
+
     normal = Path(__file__).parent / "fixtures" / "loadgen" / "oha" / "normal"
     run = oha.parse(normal)
     both = oha.GENERATOR.merge([("a", run, 10.0), ("b", run, 12.0)])
     rows = oha.requests(normal)
     assert both.requests == 2 * run.requests == 2 * len(rows)
-    assert both.latency_ms == openloop.latency(rows + rows)          # the union, not an average of figures
+    assert both.latency_ms == openloop.latency(rows + rows)  # the union, not an average of figures
     assert both.extra["rate"] == 2 * run.extra["rate"] and both.extra["never_sent"] == 2 * run.extra["never_sent"]
     assert both.extra["rate_achieved"] == pytest.approx(2 * run.extra["rate_achieved"]) == both.rps
     assert [h["host"] for h in both.extra["per_host"]] == ["a", "b"]
@@ -81,8 +97,13 @@ def test_two_open_loop_runs_merge_into_one_population_of_requests():
 
 def test_a_broken_pipelined_histogram_leaves_only_the_largest_max():
     broken = result([(100, 5)], 50)
-    broken = LoadResult(**{**broken.__dict__, "latency_ms": {"max": 7.5},
-                           "extra": {**broken.extra, "latency_invalid": "synthetic samples below min"}})
+    broken = LoadResult(
+        **{
+            **broken.__dict__,
+            "latency_ms": {"max": 7.5},
+            "extra": {**broken.extra, "latency_invalid": "synthetic samples below min"},
+        }
+    )
     fine = result([(2000, 50)], 50)
     one = wrk.GENERATOR.merge([("a", broken, None), ("b", fine, None)])
     assert one.latency_ms == {"mean": None, "p50": None, "p90": None, "p99": None, "max": 7.5}
@@ -91,7 +112,9 @@ def test_a_broken_pipelined_histogram_leaves_only_the_largest_max():
 
 def test_two_k6_runs_merge_like_oha_runs():
     from pathlib import Path
+
     from crossbench.loadgen import k6, openloop
+
     fixtures = Path(__file__).parent / "fixtures" / "loadgen" / "k6"
     run_dir = next(d for d in sorted(fixtures.iterdir()) if (d / "k6.csv").is_file())
     run = k6.parse(run_dir)

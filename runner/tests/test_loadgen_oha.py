@@ -1,4 +1,5 @@
 """oha adapter (open loop): command line, parser on captured runs, exact percentiles, and a live run."""
+
 from __future__ import annotations
 
 import json
@@ -7,11 +8,12 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from test_loadgen_support import open_loop_against_tornado
+from test_loadgen_support import open_loop_spec as spec
 
 from crossbench import loadgen
 from crossbench.loadgen import oha, openloop
 from crossbench.loadgen.base import ERROR_KINDS, LoadgenError
-from test_loadgen_support import open_loop_against_tornado, open_loop_spec as spec
 
 FIXTURES = Path(__file__).parent / "fixtures" / "loadgen" / "oha"
 CASES = ("normal", "not_found", "closed_port", "queueing")
@@ -25,12 +27,21 @@ def durations_ms(case: str) -> list[float]:
 
 # --- command line -------------------------------------------------------------------------------
 
+
 def test_command_is_open_loop_with_latency_correction():
     cmd = oha.build_command(spec(cpus=(0,), threads=2), Path("/cell"))
     assert cmd[:3] == ["taskset", "-c", "0"]
     joined = " ".join(cmd)
-    for part in ("-q 200 --latency-correction", "-z 2000ms", "-c 10", "-t 5000ms", "-w", "--worker-threads 2",
-                 "--db-url /cell/oha.sqlite", "--output-format json -o /cell/oha.json"):
+    for part in (
+        "-q 200 --latency-correction",
+        "-z 2000ms",
+        "-c 10",
+        "-t 5000ms",
+        "-w",
+        "--worker-threads 2",
+        "--db-url /cell/oha.sqlite",
+        "--output-format json -o /cell/oha.json",
+    ):
         assert part in joined
     assert cmd[-1] == "http://127.0.0.1:8080/hello" and "--disable-keepalive" not in cmd
 
@@ -62,7 +73,7 @@ def test_a_held_open_loop_runs_at_its_rate_for_the_whole_process():
     assert cmd[cmd.index("-z") + 1] == "7500ms"
 
 
-@pytest.mark.spawns        # oha
+@pytest.mark.spawns  # oha
 def test_registered_and_found_in_the_tools_cache(tmp_path, monkeypatch):
     assert loadgen.get("oha") is oha.GENERATOR
     monkeypatch.setenv("CROSSBENCH_TOOLS", str(tmp_path))
@@ -77,6 +88,7 @@ def test_registered_and_found_in_the_tools_cache(tmp_path, monkeypatch):
 
 # --- percentiles and merging ----------------------------------------------------------------------
 
+
 def test_nearest_rank():
     values = list(range(1, 1001))
     assert [openloop.percentile(values, p) for p in ("50", "90", "99", "99.9")] == [500, 900, 990, 999]
@@ -88,10 +100,11 @@ def test_merge_is_the_union_of_rows():
     a, b = oha.requests(FIXTURES / "normal"), oha.requests(FIXTURES / "not_found")
     merged = openloop.latency(openloop.merge(a, b))
     assert merged == openloop.summarize(durations_ms("normal") + durations_ms("not_found"))
-    assert merged["max"] == pytest.approx(6.622149)      # not_found's slowest
+    assert merged["max"] == pytest.approx(6.622149)  # not_found's slowest
 
 
 # --- parser on real oha runs (see fixtures/loadgen/oha/README.md) --------------------------------
+
 
 @pytest.mark.parametrize("case", CASES)
 def test_percentiles_are_exact_and_agree_with_oha(case):
@@ -107,8 +120,8 @@ def test_percentiles_are_exact_and_agree_with_oha(case):
     assert result.latency_ms["mean"] == pytest.approx(tool["summary"]["average"] * 1000)
     for key, p in openloop.PERCENTILES.items():
         ours = result.latency_ms[key]
-        assert ours == values[math.ceil(float(p) * n / 100 - 1e-9) - 1]            # nearest rank
-        theirs = tool["latencyPercentiles"][f"p{p}"] * 1000                         # oha: floor(p n / 100), 0-based
+        assert ours == values[math.ceil(float(p) * n / 100 - 1e-9) - 1]  # nearest rank
+        theirs = tool["latencyPercentiles"][f"p{p}"] * 1000  # oha: floor(p n / 100), 0-based
         assert theirs == pytest.approx(values[min(int(float(p) / 100 * n), n - 1)])
         assert theirs == pytest.approx(ours) or (float(p) * n / 100).is_integer()
 
@@ -116,7 +129,7 @@ def test_percentiles_are_exact_and_agree_with_oha(case):
 def test_normal():
     result = oha.parse(FIXTURES / "normal")
     assert result.requests == 400 and result.error_count == 0 and result.bytes == 2740
-    assert result.duration_s == 2 and result.rps == pytest.approx(400 / (2 - 0.00328446))     # rate_achieved
+    assert result.duration_s == 2 and result.rps == pytest.approx(400 / (2 - 0.00328446))  # rate_achieved
     assert result.latency_ms["p99"] == pytest.approx(5.092771) and result.latency_ms["max"] == pytest.approx(6.455407)
     x = result.extra
     assert (x["rate"], x["rate_answered"], x["rate_sent"], x["never_sent"]) == (200, 200, 200, 0)
@@ -124,7 +137,7 @@ def test_normal():
     assert x["rate_achieved"] == pytest.approx(400 / (2 - 0.00328446))
     assert x["schedule_lag_exact"] and x["schedule_lag_ms"]["max"] == pytest.approx(2.838068)
     assert x["status_counts"] == {"200": 400} and "behind_schedule" not in x
-    assert {r.url for r in oha.requests(FIXTURES / "normal")} == {"/hello", "/now"}   # oha stores the path
+    assert {r.url for r in oha.requests(FIXTURES / "normal")} == {"/hello", "/now"}  # oha stores the path
 
 
 def test_not_found_counts_non_2xx_and_keeps_their_latency():
@@ -154,23 +167,34 @@ def test_queueing_server_shows_growing_latency_and_unsent_ticks():
     x = result.extra
     assert result.requests == 93 and result.error_count == 0
     assert x["rate_answered"] == 46.5 and x["scheduled"] == 200 and x["never_sent"] == 107
-    assert x["rate_achieved"] == pytest.approx(45.06, abs=0.01)     # 3 answers came after the window's end
-    assert result.rps == x["rate_achieved"]             # what the server did in the window, not its late answers
-    assert result.latency_ms["max"] == pytest.approx(1168.013665) and result.latency_ms["p50"] == pytest.approx(576.680727)
-    assert x["latency_slope_ms_per_s"] > 1000            # each second of the window adds a second of queue
+    assert x["rate_achieved"] == pytest.approx(45.06, abs=0.01)  # 3 answers came after the window's end
+    assert result.rps == x["rate_achieved"]  # what the server did in the window, not its late answers
+    assert result.latency_ms["max"] == pytest.approx(1168.013665) and result.latency_ms["p50"] == pytest.approx(
+        576.680727
+    )
+    assert x["latency_slope_ms_per_s"] > 1000  # each second of the window adds a second of queue
     assert x["queue_wait_ms"]["max"] == pytest.approx(1068.36556)
-    assert "behind_schedule" not in x                    # the server fell behind, not oha's ticker
+    assert "behind_schedule" not in x  # the server fell behind, not oha's ticker
 
 
-@pytest.mark.parametrize("message, kind", [
-    ("Connection refused (os error 111)", "connect"), ("timeout", "timeout"),
-    ("connection closed before message completed", "read"), ("Connection reset by peer (os error 104)", "read"),
-    ("Broken pipe (os error 32)", "write"), ("aborted due to deadline", None), ("something new", "other")])
+@pytest.mark.parametrize(
+    "message, kind",
+    [
+        ("Connection refused (os error 111)", "connect"),
+        ("timeout", "timeout"),
+        ("connection closed before message completed", "read"),
+        ("Connection reset by peer (os error 104)", "read"),
+        ("Broken pipe (os error 32)", "write"),
+        ("aborted due to deadline", None),
+        ("something new", "other"),
+    ],
+)
 def test_error_kinds(message, kind):
     assert oha.error_kind(message) == kind
 
 
 # --- live --------------------------------------------------------------------------------------
+
 
 @pytest.mark.live
 def test_live_rate_is_kept_against_tornado(tmp_path):
@@ -182,20 +206,46 @@ def test_live_rate_is_kept_against_tornado(tmp_path):
 
 # --- a held open-loop window, from rows written as oha writes them ------------------------------
 
-def write_held_run(out: Path, ticks: list[tuple[float, float]], *, rate: float, held_s: float, window_s: float,
-                   tail_s: float, launched_at: float = 1000.0) -> Path:
+
+def write_held_run(
+    out: Path,
+    ticks: list[tuple[float, float]],
+    *,
+    rate: float,
+    held_s: float,
+    window_s: float,
+    tail_s: float,
+    launched_at: float = 1000.0,
+) -> Path:
     """oha's three files for a run whose request i was fired at `ticks[i][0]` and answered after `ticks[i][1]` s."""
     out.mkdir(parents=True, exist_ok=True)
     with sqlite3.connect(out / "oha.sqlite") as db:
-        db.execute("CREATE TABLE oha (url TEXT NOT NULL, start REAL NOT NULL, start_latency_correction REAL, "
-                   "end REAL NOT NULL, duration REAL NOT NULL, status INTEGER NOT NULL, len_bytes INTEGER NOT NULL, "
-                   "run INTEGER NOT NULL)")
-        db.executemany("INSERT INTO oha VALUES (?, ?, ?, ?, ?, 200, 2, 0)",
-                       [("http://h/d", fired, fired, fired + took, took) for fired, took in ticks])
-    (out / "oha.json").write_text(json.dumps({"summary": {"total": held_s + window_s + tail_s},
-                                              "errorDistribution": {}, "latencyPercentiles": {}}))
-    (out / "oha.spec.json").write_text(json.dumps({"rate": rate, "window_s": window_s, "concurrency": 3,
-                                                   "held_s": held_s, "tail_s": tail_s, "launched_at": launched_at}))
+        db.execute(
+            "CREATE TABLE oha (url TEXT NOT NULL, start REAL NOT NULL, start_latency_correction REAL, "
+            "end REAL NOT NULL, duration REAL NOT NULL, status INTEGER NOT NULL, len_bytes INTEGER NOT NULL, "
+            "run INTEGER NOT NULL)"
+        )
+        db.executemany(
+            "INSERT INTO oha VALUES (?, ?, ?, ?, ?, 200, 2, 0)",
+            [("http://h/d", fired, fired, fired + took, took) for fired, took in ticks],
+        )
+    (out / "oha.json").write_text(
+        json.dumps(
+            {"summary": {"total": held_s + window_s + tail_s}, "errorDistribution": {}, "latencyPercentiles": {}}
+        )
+    )
+    (out / "oha.spec.json").write_text(
+        json.dumps(
+            {
+                "rate": rate,
+                "window_s": window_s,
+                "concurrency": 3,
+                "held_s": held_s,
+                "tail_s": tail_s,
+                "launched_at": launched_at,
+            }
+        )
+    )
     return out
 
 
@@ -216,7 +266,7 @@ def test_a_held_open_loop_window_is_the_requests_its_schedule_fired_inside_it(tm
 
 def test_a_held_open_loop_window_counts_its_requests_answered_after_the_load(tmp_path):
     """A server that fell behind: the window's last requests are answered after the load stopped (counted)."""
-    ticks = [(i / 10, 0.2 + max(0.0, i / 10 - 1.0)) for i in range(40)]     # from 1 s on, each waits longer
+    ticks = [(i / 10, 0.2 + max(0.0, i / 10 - 1.0)) for i in range(40)]  # from 1 s on, each waits longer
     result = oha.parse(write_held_run(tmp_path, ticks, rate=10, held_s=1.0, window_s=2.0, tail_s=1.0))
     assert result.extra["held_window"]["finished_after_load"] > 0
     assert result.latency_ms["max"] > 2000 and result.extra["latency_slope_ms_per_s"] > 900
@@ -226,8 +276,10 @@ def test_held_open_loop_windows_of_several_load_hosts_merge_into_one(tmp_path):
     """Two load hosts at 5 req/s each, held the same way: one window of both hosts' requests fired inside it, and
     every answer that came inside it."""
     ticks = [(i / 5, 0.2) for i in range(20)]
-    parts = [(host, oha.parse(write_held_run(tmp_path / host, ticks, rate=5, held_s=1.0, window_s=2.0, tail_s=1.0)),
-              None) for host in ("a", "b")]
+    parts = [
+        (host, oha.parse(write_held_run(tmp_path / host, ticks, rate=5, held_s=1.0, window_s=2.0, tail_s=1.0)), None)
+        for host in ("a", "b")
+    ]
     merged = oha.merge_hosts(parts)
     assert merged.requests == 20 and merged.extra["run_requests"] == 40
     assert merged.rps == pytest.approx(10.0) and merged.extra["rate_achieved"] == pytest.approx(10.0)

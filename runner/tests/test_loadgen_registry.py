@@ -1,6 +1,7 @@
 """Load generators are declared, not probed: each adapter module's GENERATOR (a LoadGenerator, loadgen/base.py) holds
 every attribute with its declared type, and registering refuses a module that still sets one of them as a module
 constant or misspells one (it would silently read as the default), as LoadGenerator refuses an unknown keyword."""
+
 from __future__ import annotations
 
 import collections.abc
@@ -22,8 +23,17 @@ def never(*args):
 
 
 def declared(**overrides) -> LoadGenerator:
-    return LoadGenerator(**{"name": "fake", "available": lambda: True, "version": lambda: "1",
-                            "build_command": never, "run": never, "parse": never, **overrides})
+    return LoadGenerator(
+        **{
+            "name": "fake",
+            "available": lambda: True,
+            "version": lambda: "1",
+            "build_command": never,
+            "run": never,
+            "parse": never,
+            **overrides,
+        }
+    )
 
 
 def adapter_module(**constants) -> ModuleType:
@@ -65,8 +75,13 @@ def test_the_type_check_itself_tells_a_wrong_type():
 
 
 def test_each_module_registers_its_own_generator_with_what_it_declares():
-    assert [loadgen.get(m.name) for m in (wrk, ab, http_load, oha, k6)] == \
-        [wrk.GENERATOR, ab.GENERATOR, http_load.GENERATOR, oha.GENERATOR, k6.GENERATOR]
+    assert [loadgen.get(m.name) for m in (wrk, ab, http_load, oha, k6)] == [
+        wrk.GENERATOR,
+        ab.GENERATOR,
+        http_load.GENERATOR,
+        oha.GENERATOR,
+        k6.GENERATOR,
+    ]
     of = loadgen.ADAPTERS
     assert {n for n, g in of.items() if g.open_loop} == {"oha", "k6"}
     assert {n for n, g in of.items() if not g.keepalive} == {"http_load"}
@@ -88,15 +103,19 @@ def test_registration_refuses_a_module_without_its_generator_a_wrong_name_or_a_s
         loadgen.register(adapter_module(), registry)
 
 
-@pytest.mark.parametrize("bad, message", [
-    (dict(open_lop=True), "unexpected keyword argument 'open_lop'"),
-    (dict(Keepalive=False), "unexpected keyword argument 'Keepalive'"),
-    (dict(open_loop="yes"), "open_loop must be True or False"),
-    (dict(keepalive=None), "keepalive must be True or False"),
-    (dict(merge=True), "merge must be a function or None"),
-    (dict(run=None), "run must be a function, not None"),
-    (dict(on_load_hosts="apt"), "on_load_hosts must be one of"),
-    (dict(name=""), "name must be a non-empty string")])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (dict(open_lop=True), "unexpected keyword argument 'open_lop'"),
+        (dict(Keepalive=False), "unexpected keyword argument 'Keepalive'"),
+        (dict(open_loop="yes"), "open_loop must be True or False"),
+        (dict(keepalive=None), "keepalive must be True or False"),
+        (dict(merge=True), "merge must be a function or None"),
+        (dict(run=None), "run must be a function, not None"),
+        (dict(on_load_hosts="apt"), "on_load_hosts must be one of"),
+        (dict(name=""), "name must be a non-empty string"),
+    ],
+)
 def test_a_generator_with_an_unknown_keyword_or_a_wrong_type_is_refused(bad, message):
     with pytest.raises(TypeError, match=message):
         declared(**bad)

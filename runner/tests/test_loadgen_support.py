@@ -5,6 +5,7 @@ It answers 200 on the paths it is given and 404 elsewhere, honours Connection: c
 and counts what the tools really sent: connections, requests per path, requests carrying
 Connection: close, and how many complete requests each read from a socket held (pipelining).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -33,9 +34,11 @@ def open_loop_against_tornado(adapter, rate: float, out_dir):
     """A live run of an open-loop adapter (k6, oha): `rate` req/s of /hello for 2 s, at most 10 in flight, against
     a real Tornado; the pinned build must be there and say its pinned version."""
     if not adapter.available():
-        pytest.fail(f"{adapter.name} {adapter.VERSION} is not built: run runner/install-openloop.sh (runner/test.sh "
-                    "does)")
+        pytest.fail(
+            f"{adapter.name} {adapter.VERSION} is not built: run runner/install-openloop.sh (runner/test.sh does)"
+        )
     from live_servers import running
+
     with running("tornado") as server:
         result = adapter.run(open_loop_spec(urls=(server.url + "/hello",), rate=rate), out_dir)
     assert result.tool_version == adapter.VERSION
@@ -67,7 +70,7 @@ class CountingServer(TCPServer):
             while True:
                 buffer += await stream.read_bytes(65536, partial=True)
                 heads = []
-                while b"\r\n\r\n" in buffer:             # GET and HEAD only: no bodies to skip
+                while b"\r\n\r\n" in buffer:  # GET and HEAD only: no bodies to skip
                     head, buffer = buffer.split(b"\r\n\r\n", 1)
                     heads.append(head)
                 if not heads:
@@ -96,8 +99,13 @@ class CountingServer(TCPServer):
         self.seen.hits[path] += 1
         self.seen.close_requests += "close" in connection
         status, body = (b"200 OK", BODY) if path in self.paths else (b"404 Not Found", b"not found")
-        return (b"HTTP/1.1 " + status + b"\r\nContent-Type: text/plain\r\nContent-Length: %d\r\nConnection: %s\r\n\r\n"
-                % (len(body), b"keep-alive" if keep else b"close") + body), keep
+        return (
+            b"HTTP/1.1 "
+            + status
+            + b"\r\nContent-Type: text/plain\r\nContent-Length: %d\r\nConnection: %s\r\n\r\n"
+            % (len(body), b"keep-alive" if keep else b"close")
+            + body
+        ), keep
 
 
 class ServerThread:

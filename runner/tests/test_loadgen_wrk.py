@@ -1,15 +1,16 @@
 """wrk adapter: command line, parser on captured wrk.json files, and live runs against a counting server."""
+
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
 import pytest
+from test_loadgen_support import counting_server, need  # noqa: F401  (pytest fixture)
 
 from crossbench import loadgen
 from crossbench.loadgen import wrk
 from crossbench.loadgen.base import ERROR_KINDS, LoadgenError, LoadSpec
-from test_loadgen_support import counting_server, need  # noqa: F401  (pytest fixture)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "loadgen" / "wrk"
 CASES = sorted(p.name for p in FIXTURES.iterdir() if (p / "wrk.json").exists())
@@ -25,6 +26,7 @@ def raw(case: str) -> dict:
 
 
 # --- command line -----------------------------------------------------------------------------
+
 
 def test_threads_capped_to_connections():
     cmd = wrk.build_command(spec(concurrency=4, threads=8))
@@ -63,15 +65,18 @@ def test_script_args_carry_depth_and_every_path():
     cmd = wrk.build_command(spec(urls=urls, pipeline=24))
     sep = cmd.index("--")
     assert cmd[sep - 1] == urls[0]
-    assert cmd[sep + 1:] == ["24", "/static/a.png", "/delay/async?ms=10"]
+    assert cmd[sep + 1 :] == ["24", "/static/a.png", "/delay/async?ms=10"]
 
 
-@pytest.mark.parametrize("bad", [
-    dict(pipeline=4, keepalive=False),
-    dict(urls=("http://127.0.0.1:8080/a", "http://127.0.0.1:9090/b")),
-    dict(urls=()),
-    dict(concurrency=0),
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        dict(pipeline=4, keepalive=False),
+        dict(urls=("http://127.0.0.1:8080/a", "http://127.0.0.1:9090/b")),
+        dict(urls=()),
+        dict(concurrency=0),
+    ],
+)
 def test_refused_specs(bad):
     with pytest.raises(LoadgenError):
         wrk.build_command(spec(**bad))
@@ -97,6 +102,7 @@ def test_every_adapter_builds_a_command_without_out_dir(tool):
 
 # --- parser on real wrk output ----------------------------------------------------------------
 
+
 @pytest.mark.parametrize("case", CASES)
 def test_parse_matches_the_json_wrk_wrote(case):
     data, result = raw(case), wrk.parse(FIXTURES / case, tool_version="x")
@@ -118,10 +124,14 @@ def test_parse_two_urls_keeps_wrks_figures_but_without_a_histogram_states_none()
     them) are kept for audit, and no latency figure is stated, since the correction cannot be undone."""
     latency = raw("two_urls")["latency_us"]
     result = wrk.parse(FIXTURES / "two_urls")
-    assert result.reported_latency_ms == {"mean": latency["mean"] / 1000, "p50": latency["percentiles"]["50"] / 1000,
-                                          "p90": latency["percentiles"]["90"] / 1000,
-                                          "p99": latency["percentiles"]["99"] / 1000, "max": latency["max"] / 1000}
-    assert result.reported_latency_ms["p50"] == 1.737       # wrk.stdout of that run: "50%    1.74ms"
+    assert result.reported_latency_ms == {
+        "mean": latency["mean"] / 1000,
+        "p50": latency["percentiles"]["50"] / 1000,
+        "p90": latency["percentiles"]["90"] / 1000,
+        "p99": latency["percentiles"]["99"] / 1000,
+        "max": latency["max"] / 1000,
+    }
+    assert result.reported_latency_ms["p50"] == 1.737  # wrk.stdout of that run: "50%    1.74ms"
     assert result.latency_method == "none" and result.latency_ms["mean"] is None
     assert result.latency_ms["max"] == latency["max"] / 1000 and "no histogram" in result.extra["latency_invalid"]
     assert result.requests == 4566 and result.error_count == 0
@@ -131,7 +141,7 @@ def test_parse_states_the_recovered_figures_by_wrks_rank_rule():
     result = wrk.parse(FIXTURES / "recovered_c32_static")
     histogram = wrk.histogram_of(result)
     assert result.latency_ms == wrk.latency_ms_of(histogram) and result.latency_method == "recovered"
-    assert result.latency_ms["p99"] <= result.reported_latency_ms["p99"]    # synthetic samples only lift the tail
+    assert result.latency_ms["p99"] <= result.reported_latency_ms["p99"]  # synthetic samples only lift the tail
 
 
 def test_parse_accepts_file_and_text():
@@ -141,8 +151,8 @@ def test_parse_accepts_file_and_text():
 
 
 def test_status_errors_are_4xx_5xx_only():
-    assert wrk.parse(FIXTURES / "status_404").errors["non_2xx"] == 3964   # "Non-2xx or 3xx responses: 3964"
-    redirects = wrk.parse(FIXTURES / "status_301")                      # every response was a 301
+    assert wrk.parse(FIXTURES / "status_404").errors["non_2xx"] == 3964  # "Non-2xx or 3xx responses: 3964"
+    redirects = wrk.parse(FIXTURES / "status_301")  # every response was a 301
     assert redirects.requests == 3309 and redirects.errors["non_2xx"] == 0
 
 
@@ -177,7 +187,7 @@ def test_a_pipelined_histogram_is_recovered_where_wrks_own_figures_were_wrong():
     the histogram's min, which its own statistics never visit: its p99 reads 0. Undone, the batches' own samples
     give ordered figures."""
     data = raw("recovered_pipeline4")["latency_us"]
-    assert data["percentiles"]["99"] == 0                                 # wrk's own figure
+    assert data["percentiles"]["99"] == 0  # wrk's own figure
     result = wrk.parse(FIXTURES / "recovered_pipeline4")
     figures = [result.latency_ms[k] for k in ("p50", "p90", "p99", "max")]
     assert result.latency_method == "recovered" and figures == sorted(figures) and figures[0] > 0
@@ -195,7 +205,8 @@ def test_unreadable_json_is_an_error(tmp_path):
 
 # --- live: the real wrk against a counting server ---------------------------------------------
 
-@pytest.mark.spawns        # wrk
+
+@pytest.mark.spawns  # wrk
 def test_version_probe():
     need("wrk")
     version = wrk.version()
@@ -210,22 +221,23 @@ def test_live_random_choice_among_urls(counting_server, tmp_path):
     seen = counting_server.seen
     assert result.error_count == 0 and result.requests > 50
     assert result.requests <= seen.requests <= result.requests + 4
-    tolerance = 5 * (2 / 9 / seen.requests) ** 0.5       # five binomial standard deviations
-    for path in ("/a", "/b", "/c"):                       # uniform choice: a third each
+    tolerance = 5 * (2 / 9 / seen.requests) ** 0.5  # five binomial standard deviations
+    for path in ("/a", "/b", "/c"):  # uniform choice: a third each
         assert abs(seen.hits[path] / seen.requests - 1 / 3) < tolerance, seen.hits
-    assert seen.connections == 4 + 1                      # keep-alive: C, plus wrk's start-up probe
+    assert seen.connections == 4 + 1  # keep-alive: C, plus wrk's start-up probe
     assert {Path(p).name for p in result.raw_files} == {"wrk.json", "wrk.stdout", "wrk.stderr"}
 
 
 @pytest.mark.live
 def test_live_connection_close_is_one_connection_per_request(counting_server, tmp_path):
     need("wrk")
-    spec_ = LoadSpec(urls=(counting_server.url("/hello"),), concurrency=4, duration_s=1, timeout_s=2,
-                     threads=2, keepalive=False)
+    spec_ = LoadSpec(
+        urls=(counting_server.url("/hello"),), concurrency=4, duration_s=1, timeout_s=2, threads=2, keepalive=False
+    )
     result = wrk.run(spec_, tmp_path)
     seen = counting_server.seen
     assert result.error_count == 0 and result.requests > 20
-    assert seen.close_requests == seen.requests                       # every request said close
+    assert seen.close_requests == seen.requests  # every request said close
     assert seen.requests <= seen.connections <= seen.requests + 4 + 1  # a connection each
 
 
@@ -236,8 +248,8 @@ def test_live_pipeline_sends_depth_requests_per_round(counting_server, tmp_path)
     result = wrk.run(LoadSpec(urls=urls, concurrency=2, duration_s=1, timeout_s=2, threads=1, pipeline=4), tmp_path)
     seen = counting_server.seen
     assert result.error_count == 0 and result.requests > 20
-    assert set(seen.batches) == {4}                       # each read held exactly 4 requests
-    assert seen.hits["/a"] > 0 and seen.hits["/b"] > 0   # random choice inside the batch too
+    assert set(seen.batches) == {4}  # each read held exactly 4 requests
+    assert seen.hits["/a"] > 0 and seen.hits["/b"] > 0  # random choice inside the batch too
     assert result.requests <= seen.requests
 
 
@@ -248,16 +260,17 @@ def test_live_histogram_of_latencies_spread_over_seconds_is_wrks_own(tmp_path):
     over wrk's stats struct reads the right fields."""
     need("wrk")
     from live_servers import running
+
     with running("tornado") as server:
         urls = tuple(f"{server.url}/delay/async?ms={ms}" for ms in (1, 300, 700, 1500, 2500))
         result = wrk.run(LoadSpec(urls=urls, concurrency=200, duration_s=3, timeout_s=5), tmp_path)
     latency = result.extra["latency_us"]
-    histogram = [(int(v), int(c)) for v, c in latency["histogram"]]      # as wrk handed it to done()
+    histogram = [(int(v), int(c)) for v, c in latency["histogram"]]  # as wrk handed it to done()
     assert len(histogram) > 200 and histogram[-1][0] - histogram[0][0] > 2_000_000
     assert (histogram[0][0], histogram[-1][0]) == (latency["min"], latency["max"])
     for percent, value in latency["percentiles"].items():
         assert wrk.percentile(histogram, float(percent)) == value, percent
-    recovered = wrk.histogram_of(result)                                # its correction undone: one per answer
+    recovered = wrk.histogram_of(result)  # its correction undone: one per answer
     assert result.requests - result.errors["timeout"] <= sum(c for _, c in recovered) <= result.requests
 
 
@@ -265,9 +278,10 @@ def test_live_histogram_of_latencies_spread_over_seconds_is_wrks_own(tmp_path):
 def test_live_closed_port_raises_with_wrk_message(tmp_path):
     need("wrk")
     from tornado.netutil import bind_sockets
+
     sock = bind_sockets(0, "127.0.0.1")[0]
     port = sock.getsockname()[1]
-    sock.close()                                          # a port nobody listens on
+    sock.close()  # a port nobody listens on
     with pytest.raises(LoadgenError, match="unable to connect"):
         wrk.run(LoadSpec(urls=(f"http://127.0.0.1:{port}/",), concurrency=1, duration_s=1, timeout_s=1), tmp_path)
     assert (tmp_path / "wrk.stderr").read_text().startswith("unable to connect")

@@ -2,6 +2,7 @@
 the project's environment (runner/python-env.sh), the apps' modules sit beside the script or are handed to the
 server (--app-dir, --pythonpath), and the tests find their shared helpers through pytest's pythonpath option
 (runner/pyproject.toml). A script a test writes out as a string is its fixture: ast does not look inside strings."""
+
 from __future__ import annotations
 
 import ast
@@ -10,9 +11,20 @@ from pathlib import Path
 
 from crossbench import paths
 
-SKIPPED_DIRS = {"__pycache__", "results", "target", "node_modules"}     # and every hidden folder (.venv, .git)
-MUTATORS = {"insert", "append", "extend", "remove", "pop", "clear", "reverse", "sort", "__setitem__",
-            "__delitem__", "__iadd__"}
+SKIPPED_DIRS = {"__pycache__", "results", "target", "node_modules"}  # and every hidden folder (.venv, .git)
+MUTATORS = {
+    "insert",
+    "append",
+    "extend",
+    "remove",
+    "pop",
+    "clear",
+    "reverse",
+    "sort",
+    "__setitem__",
+    "__delitem__",
+    "__iadd__",
+}
 
 
 def project_sources(root: Path = paths.REPO) -> list[Path]:
@@ -51,8 +63,11 @@ def sys_path_edits(source: str) -> list[tuple[int, str]]:
 
     def touches(target) -> bool:
         """The target is sys.path itself, or an item or slice of it (sys.path[:0] = ...)."""
-        return is_sys_path(target) or (isinstance(target, ast.Subscript) and is_sys_path(target.value)) or (
-            isinstance(target, (ast.Tuple, ast.List)) and any(touches(t) for t in target.elts))
+        return (
+            is_sys_path(target)
+            or (isinstance(target, ast.Subscript) and is_sys_path(target.value))
+            or (isinstance(target, (ast.Tuple, ast.List)) and any(touches(t) for t in target.elts))
+        )
 
     edits = []
     for node in ast.walk(tree):
@@ -66,8 +81,12 @@ def sys_path_edits(source: str) -> list[tuple[int, str]]:
             func = node.func
             if isinstance(func, ast.Attribute) and func.attr in MUTATORS and is_sys_path(func.value):
                 edits.append((node.lineno, f"sys.path.{func.attr}"))
-            elif (isinstance(func, ast.Attribute) and func.attr == "addsitedir" and isinstance(func.value, ast.Name)
-                  and func.value.id in site_names) or (isinstance(func, ast.Name) and func.id in addsitedir_names):
+            elif (
+                isinstance(func, ast.Attribute)
+                and func.attr == "addsitedir"
+                and isinstance(func.value, ast.Name)
+                and func.value.id in site_names
+            ) or (isinstance(func, ast.Name) and func.id in addsitedir_names):
                 edits.append((node.lineno, "site.addsitedir"))
     return sorted(edits)
 
@@ -110,8 +129,10 @@ def test_no_project_module_edits_sys_path():
     for path in project_sources():
         try:
             edits = sys_path_edits(path.read_text(encoding="utf-8"))
-        except SyntaxError as e:        # cannot be read, so cannot be cleared
+        except SyntaxError as e:  # cannot be read, so cannot be cleared
             edits = [(e.lineno, f"not checked, does not parse: {e.msg}")]
         found += [f"{path.relative_to(paths.REPO)}:{line}: {what}" for line, what in edits]
-    assert found == [], ("sys.path edited (install the package instead, or for tests use pythonpath in "
-                         "runner/pyproject.toml):\n" + "\n".join(found))
+    assert found == [], (
+        "sys.path edited (install the package instead, or for tests use pythonpath in "
+        "runner/pyproject.toml):\n" + "\n".join(found)
+    )

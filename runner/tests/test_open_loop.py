@@ -1,4 +1,5 @@
 """Open-loop cells: planning (rates, --loadgen oha, rates = "auto"), the driver's flags on captured oha runs."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -42,8 +43,12 @@ def auto_config(**group_changes) -> dict:
 
 def test_openloop_quick_plans_each_rate_on_each_server():
     cells = cells_of("openloop-quick", groups=["delay"])
-    assert sorted((c.server, c.rate) for c in cells) == [("tomcat", 50), ("tomcat", 150),
-                                                         ("tornado", 50), ("tornado", 150)]
+    assert sorted((c.server, c.rate) for c in cells) == [
+        ("tomcat", 50),
+        ("tomcat", 150),
+        ("tornado", 50),
+        ("tornado", 150),
+    ]
     assert {(c.kind, c.loadgen) for c in cells} == {("open_loop", "oha")}
     assert "delay-tomcat-mt20-delay_sync-c1000-d200-q150-r1" in {c.cell_id for c in cells}
 
@@ -55,9 +60,15 @@ def test_an_open_loop_generator_turns_closed_loop_groups_open():
         cells_of("quick", loadgen="oha", groups=["delay"])
 
 
-@pytest.mark.parametrize("group, message", [({"rates": [50, 0]}, "positive"), ({"rates": "fast"}, "positive"),
-                                            ({"rate_shares": [0]}, "shares of the peak"),
-                                            ({"peak_loadgen": "oha"}, "closed-loop generator")])
+@pytest.mark.parametrize(
+    "group, message",
+    [
+        ({"rates": [50, 0]}, "positive"),
+        ({"rates": "fast"}, "positive"),
+        ({"rate_shares": [0]}, "shares of the peak"),
+        ({"peak_loadgen": "oha"}, "closed-loop generator"),
+    ],
+)
 def test_bad_rates_are_refused(group, message):
     config = load("openloop-quick")
     config["group"] = [{**config["group"][0], **group}]
@@ -69,7 +80,7 @@ def test_auto_rates_measure_the_peak_first_then_offer_shares_of_it():
     cells = expand(apply_overrides(auto_config(), {"shuffle": True, "repetitions": 2}))
     peaks = [c for c in cells if c.peak_cell is None]
     assert len(peaks) == 2 * 2 and {(c.kind, c.loadgen, c.rate) for c in peaks} == {("closed_loop", "wrk", None)}
-    for peak in peaks:               # shuffled, yet every launch of a peak runs before any cell offering its share
+    for peak in peaks:  # shuffled, yet every launch of a peak runs before any cell offering its share
         assert peak.index < min(c.index for c in cells if c.peak_cell and point_of(c.peak_cell) == peak.point_id)
     offered = [c for c in cells if c.peak_cell is not None]
     assert len(offered) == 2 * 2 * len(AUTO_SHARES)
@@ -94,8 +105,11 @@ def test_the_rate_is_a_share_of_the_mean_over_the_peaks_launches_that_counted():
     cells = expand(apply_overrides(auto_config(rate_shares=[0.5]), {"servers": ["tornado"], "repetitions": 2}))
     first, second = [c for c in cells if c.peak_cell is None]
     half = next(c for c in cells if c.peak_cell)
-    launches = {first.cell_id: {"status": "ok", "rps": 480.0}, second.cell_id: {"status": "ok", "rps": 500.0},
-                "other-point-r1": {"status": "ok", "rps": 9000.0}}
+    launches = {
+        first.cell_id: {"status": "ok", "rps": 480.0},
+        second.cell_id: {"status": "ok", "rps": 500.0},
+        "other-point-r1": {"status": "ok", "rps": 9000.0},
+    }
     assert with_rate_from_peak(half, launches).rate == 245.0
     launches[second.cell_id] = {"status": "failed", "rps": None}
     assert with_rate_from_peak(half, launches).rate == 240.0
@@ -120,9 +134,8 @@ def test_a_capacity_search_holds_its_window_on_a_pool_sized_from_littles_law():
     spec = driver.load_spec(cell, "http://127.0.0.1:1")
     assert (spec.rate, spec.concurrency, spec.held_s, spec.duration_s, spec.tail_s) == (100.0, 45, 1.0, 3.0, 1.0)
     assert driver.planned_s(cell) == 5.0
-    slow = replace(cell, rate=10.0)       # 300 requests take 30 s at 10 req/s, the longest a window runs
+    slow = replace(cell, rate=10.0)  # 300 requests take 30 s at 10 req/s, the longest a window runs
     assert driver.load_spec(slow, "http://127.0.0.1:1").duration_s == 30.0
-
 
 
 def test_a_fixed_rate_holds_its_window_on_a_pool_sized_at_its_delay():
@@ -157,13 +170,16 @@ def test_a_pool_too_small_for_the_target_is_refused_with_the_number_it_needs(gen
         DRIVERS["open_loop"].preflight(replace(cell, concurrency=20))
 
 
-@pytest.mark.parametrize("rate, achieved, rise, p50, flagged", [
-    (100, 96, 2.0, 200, False),        # kept up, flat
-    (100, 94, 2.0, 200, True),         # fell short of 95%
-    (100, 100, 101, 200, True),        # a queue growing by more than half the median
-    (100, 100, 9.0, 5, False),         # tiny latencies: under the 10 ms floor is noise
-    (100, 100, None, None, False),     # too few answers to fit a slope
-])
+@pytest.mark.parametrize(
+    "rate, achieved, rise, p50, flagged",
+    [
+        (100, 96, 2.0, 200, False),  # kept up, flat
+        (100, 94, 2.0, 200, True),  # fell short of 95%
+        (100, 100, 101, 200, True),  # a queue growing by more than half the median
+        (100, 100, 9.0, 5, False),  # tiny latencies: under the 10 ms floor is noise
+        (100, 100, None, None, False),  # too few answers to fit a slope
+    ],
+)
 def test_unsustainable_rule(rate, achieved, rise, p50, flagged):
     assert (unsustainable(rate, achieved, rise, p50) is not None) == flagged
 
@@ -183,16 +199,19 @@ def test_a_queueing_server_is_flagged_unsustainable_with_its_unsent_requests():
     figures, flags = open_loop_figures(plan_at(100, delay_ms=20), oha.parse(OHA_RUNS / "queueing"))
     assert "unsustainable" in flags and "of 100 req/s offered" in figures["unsustainable_reason"]
     assert figures["never_sent"] == 107 and figures["latency_rise_ms"] > 500
-    assert figures["latency_ratio"] > 10        # mean latency / 20 ms delay: the queue, not the delay
+    assert figures["latency_ratio"] > 10  # mean latency / 20 ms delay: the queue, not the delay
 
 
 def test_the_achieved_rate_counts_only_answers_inside_the_window():
     from crossbench.loadgen.openloop import Request, completion_rate
+
     # offered 150/s for 10 s to a server that answers 100/s: the generator waits for the rest after the window
-    rows = [Request(scheduled_s=i / 150, start_s=i / 150, end_s=0.2 + i / 100, latency_ms=0, status=200, bytes=0)
-            for i in range(1500)]
+    rows = [
+        Request(scheduled_s=i / 150, start_s=i / 150, end_s=0.2 + i / 100, latency_ms=0, status=200, bytes=0)
+        for i in range(1500)
+    ]
     assert completion_rate(rows, 10.0) == pytest.approx(100, rel=0.01)
-    assert completion_rate(rows[:100], 10.0) == pytest.approx(100 / 9.8)     # it stopped answering after 1 s
+    assert completion_rate(rows[:100], 10.0) == pytest.approx(100 / 9.8)  # it stopped answering after 1 s
     assert completion_rate([], 10.0) == 0.0
 
 
@@ -201,15 +220,17 @@ def test_the_generator_is_judged_behind_by_what_its_lag_could_move():
     20 threads "above the generator's ceiling". The lag judged has five lags above it, and is held against the
     larger of 5 ms and 5 % of the median latency."""
     from crossbench.loadgen import openloop
+
     hiccup = openloop.lag_figures([1.0] * 49 + [5.5])
     assert hiccup["p99"] == 5.5 and hiccup["judged"]["percentile"] == 90.0 and hiccup["judged"]["ms"] == 1.0
     assert openloop.behind_schedule({"schedule_lag_ms": hiccup}, 200.0) is None
-    late = openloop.lag_figures([12.0] * 50)                           # every tick 12 ms late
+    late = openloop.lag_figures([12.0] * 50)  # every tick 12 ms late
     assert "limit 10.0 ms" in openloop.behind_schedule({"schedule_lag_ms": late}, 200.0)
-    assert openloop.behind_schedule({"schedule_lag_ms": late}, 300.0) is None    # 5 % of 300 ms is 15
-    fast = openloop.lag_figures([6.0] * 1000)                          # 1 ms answers: the 5 ms floor decides
+    assert openloop.behind_schedule({"schedule_lag_ms": late}, 300.0) is None  # 5 % of 300 ms is 15
+    fast = openloop.lag_figures([6.0] * 1000)  # 1 ms answers: the 5 ms floor decides
     assert fast["judged"]["percentile"] == 99.0 and "limit 5.0 ms" in openloop.behind_schedule(
-        {"schedule_lag_ms": fast}, 1.0)
+        {"schedule_lag_ms": fast}, 1.0
+    )
     assert openloop.behind_schedule({"schedule_lag_ms": late, "schedule_lag_exact": False}, 1.0) is None
     # a record of an older run has no judged lag: its p99 is judged, as before
     assert openloop.behind_schedule({"schedule_lag_ms": {"p99": 6.0}}, 1.0) is not None

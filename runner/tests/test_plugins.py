@@ -1,6 +1,7 @@
 """Servers and drivers are plug-ins: the runner, analysis and tests know one only through its registry entry (a
 new one registered here is planned, dry-run, placed and charted without an edit elsewhere), and each plug-in's
 knobs behave as the experiment files and the command line expect."""
+
 from __future__ import annotations
 
 import os
@@ -31,13 +32,16 @@ from crossbench_analysis.charts.kit_labels import panel_style, series_of
 class WidgetPlugin(ServerPlugin):
     """A server only these tests know: registered at test time, it must be planned, dry-run and charted like the
     others without a line elsewhere naming it."""
+
     name = "widgetd"
     summary = "a server registered by a test"
     endpoints = frozenset({"/hello", "/delay/sync"})
     process_knob, process_flag = "widgets", "-x"
     palette = ("#123456", "#654321", "#abcdef")
-    knobs = (Knob("widgets", 1, "widget processes", sweep=True, label="widgets={}"),
-             Knob("spin", 2, "a knob charts do not show"))
+    knobs = (
+        Knob("widgets", 1, "widget processes", sweep=True, label="widgets={}"),
+        Knob("spin", 2, "a knob charts do not show"),
+    )
 
     def parallel_limit(self, settings: dict, endpoint: str) -> int | None:
         return settings["widgets"] if endpoint == "/delay/sync" else None
@@ -45,6 +49,7 @@ class WidgetPlugin(ServerPlugin):
 
 class NowhereLoop(ClosedLoop):
     """A driver kind registered by a test: closed loop, but never with --hosts."""
+
     on_hosts = False
 
 
@@ -80,8 +85,9 @@ def widget(monkeypatch, tmp_path):
 
 def test_a_new_server_and_driver_are_planned_and_dry_run_without_edits_elsewhere(widget, tmp_path, capsys):
     """Planning, the command line (its knob becomes a flag) and --dry-run take the plug-ins from the registries."""
-    args = run.parse_args(["--experiment", str(widget), "--dry-run", "--out", str(tmp_path / "run"),
-                           "--widgets", "2,3"])
+    args = run.parse_args(
+        ["--experiment", str(widget), "--dry-run", "--out", str(tmp_path / "run"), "--widgets", "2,3"]
+    )
     with ExitStack() as remote:
         assert run.run(args, remote) == 0
     printed = capsys.readouterr().out.splitlines()
@@ -90,13 +96,18 @@ def test_a_new_server_and_driver_are_planned_and_dry_run_without_edits_elsewhere
     assert any("nowhere-widgetd-x2-" in line and "/hello C=2" in line for line in printed)
     cells = experiment.expand(run.resolve_config(args))
     assert {(c.kind, c.settings["widgets"], c.parallel_limit) for c in cells} == {
-        ("closed_loop", 2, 2), ("closed_loop", 3, 3), ("nowhere_loop", 2, None), ("nowhere_loop", 3, None)}
+        ("closed_loop", 2, 2),
+        ("closed_loop", 3, 3),
+        ("nowhere_loop", 2, None),
+        ("nowhere_loop", 3, None),
+    }
     assert not (tmp_path / "run").exists()
 
 
 def test_a_new_load_generator_is_offered_planned_and_refused_by_its_own_rules(widget, tmp_path, monkeypatch, capsys):
     """A load generator is a LoadGenerator (crossbench.loadgen): registered, --loadgen offers it, the plan uses
     it and the closed-loop driver asks it, not a list of names, what it refuses."""
+
     def build_command(spec, out_dir=None):
         if spec.concurrency > 3:
             raise LoadgenError(f"pacer keeps at most 3 connections, not {spec.concurrency}")
@@ -104,8 +115,10 @@ def test_a_new_load_generator_is_offered_planned_and_refused_by_its_own_rules(wi
 
     def never(*args):
         raise AssertionError("a dry run runs no load")
-    pacer = LoadGenerator(name="pacer", available=lambda: True, version=lambda: "1", build_command=build_command,
-                          run=never, parse=never)
+
+    pacer = LoadGenerator(
+        name="pacer", available=lambda: True, version=lambda: "1", build_command=build_command, run=never, parse=never
+    )
     monkeypatch.setitem(loadgen.ADAPTERS, "pacer", pacer)
     argv = ["--experiment", str(widget), "--dry-run", "--out", str(tmp_path / "run"), "--loadgen", "pacer"]
     args = run.parse_args([*argv, "--groups", "nowhere"])
@@ -113,20 +126,20 @@ def test_a_new_load_generator_is_offered_planned_and_refused_by_its_own_rules(wi
     with ExitStack() as remote:
         assert run.run(args, remote) == 0
     assert len(capsys.readouterr().out.splitlines()) == 2
-    with ExitStack() as remote:       # the delay group's 4 clients: refused by pacer itself, before anything runs
+    with ExitStack() as remote:  # the delay group's 4 clients: refused by pacer itself, before anything runs
         assert run.run(run.parse_args([*argv, "--groups", "delay"]), remote) == 2
     assert "pacer keeps at most 3 connections, not 4" in capsys.readouterr().err
 
 
 def test_where_a_driver_kind_may_run_is_the_driver_s_own_say(widget, monkeypatch):
-    monkeypatch.setitem(DRIVERS, "anywhere_loop", ClosedLoop())      # a new kind that runs with --hosts
+    monkeypatch.setitem(DRIVERS, "anywhere_loop", ClosedLoop())  # a new kind that runs with --hosts
     cells = experiment.expand(experiment.load(str(widget)))
     cells += [replace(c, kind="anywhere_loop") for c in cells if c.kind == "closed_loop"]
     hosts = SimpleNamespace(loadgen=["a-load-host"], server=None, db=None, proxy=None)
     with pytest.raises(HostsError, match=r"nowhere-widgetd-.* is a nowhere_loop cell") as refused:
         placement.refuse_unbuilt(hosts, cells)
     assert "closed_loop" in str(refused.value) and "nowhere_loop, " not in str(refused.value)
-    placement.refuse_unbuilt(hosts, [c for c in cells if c.kind != "nowhere_loop"])     # the others: placed
+    placement.refuse_unbuilt(hosts, [c for c in cells if c.kind != "nowhere_loop"])  # the others: placed
 
 
 def test_a_new_server_is_labelled_coloured_and_ordered_by_its_plug_in(widget):
@@ -134,21 +147,37 @@ def test_a_new_server_is_labelled_coloured_and_ordered_by_its_plug_in(widget):
     from crossbench_analysis.charts import kit
     from crossbench_analysis.read.runinfo import server_rank
     from crossbench_analysis.report import report
-    records = [{"cell_id": f"w{n}", "index": n, "server": "widgetd", "endpoint": "/hello", "widgets": n,
-                "spin": 2, "processes": n, "loadgen": "wrk", "keepalive": True, "setting": f"widgetd x{n}",
-                "concurrency": 4, "group": "g"} for n in (1, 3)]
+
+    records = [
+        {
+            "cell_id": f"w{n}",
+            "index": n,
+            "server": "widgetd",
+            "endpoint": "/hello",
+            "widgets": n,
+            "spin": 2,
+            "processes": n,
+            "loadgen": "wrk",
+            "keepalive": True,
+            "setting": f"widgetd x{n}",
+            "concurrency": 4,
+            "group": "g",
+        }
+        for n in (1, 3)
+    ]
     series, of_cell = series_of(records, lambda c: 1)
     assert [s.label for s in series] == ["widgetd widgets=1 1 proc", "widgetd widgets=3 3 proc"]
     style = panel_style(1, series, {})
-    assert style["colors_1"] == "#654321 #abcdef"      # two settings: the ramp after its own colour, in order
+    assert style["colors_1"] == "#654321 #abcdef"  # two settings: the ramp after its own colour, in order
     assert server_rank("widgetd") == list(PLUGINS).index("widgetd") < server_rank("no-such-server")
     assert report.settings_of(records[1], "wrk") == "x3, 3 proc"
     assert report.settings_of({**records[1], "loadgen": "oha"}, "wrk") == "x3, 3 proc, oha"
-    assert kit.against_concurrency(records) == records        # their kind: none given, the default closed loop
+    assert kit.against_concurrency(records) == records  # their kind: none given, the default closed loop
 
 
 def test_a_new_driver_says_what_analysis_draws_its_cells_against(monkeypatch):
     from crossbench_analysis.charts import kit
+
     monkeypatch.setitem(DRIVERS, "scheduled", type("Scheduled", (ClosedLoop,), {"axis": "rate"})())
     cells = [{"cell_id": "a", "kind": "scheduled"}, {"cell_id": "b", "kind": "nowhere"}, {"cell_id": "c"}]
     assert [c["cell_id"] for c in kit.against_concurrency(cells)] == ["b", "c"]
@@ -163,9 +192,9 @@ def test_the_proxy_is_the_plug_in_that_says_it_proxies(monkeypatch):
 def test_a_setting_this_machine_cannot_run_is_the_plug_in_s_own_error():
     """The runner skips cells on CannotRunHere, whatever the plug-in's own reason (Tomcat: no JDK 21+)."""
     from crossbench.servers.tomcat import settings_jdk
+
     with pytest.raises(servers.CannotRunHere, match="/no/such/jdk is not a JDK home"):
         settings_jdk(PLUGINS["tomcat"].settings({"jdk": "/no/such/jdk"}))
-
 
 
 @pytest.mark.parametrize("name", sorted(PLUGINS))
@@ -206,11 +235,12 @@ def test_unavailable_servers_are_refused_with_the_reason(monkeypatch):
 
 def test_tomcat_makes_its_class_data_archive_once_then_maps_it(tmp_path, monkeypatch):
     from crossbench.servers.tomcat import CdsArchive
+
     archive = CdsArchive(tmp_path / "cds" / "tomcat.jsa")
     assert archive.options() == (f"-XX:ArchiveClassesAtExit={archive.making}",)
-    archive.keep()                                  # the JVM made nothing (killed): nothing to keep
+    archive.keep()  # the JVM made nothing (killed): nothing to keep
     assert not archive.path.exists()
-    archive.making.write_bytes(b"archive")          # what the JVM writes at exit
+    archive.making.write_bytes(b"archive")  # what the JVM writes at exit
     archive.keep()
     assert archive.path.read_bytes() == b"archive" and not archive.making.exists()
     assert archive.options() == (f"-XX:SharedArchiveFile={archive.path}",)
@@ -218,12 +248,12 @@ def test_tomcat_makes_its_class_data_archive_once_then_maps_it(tmp_path, monkeyp
 
 def test_a_jdk_that_ships_no_base_archive_gets_no_option_until_one_is_made(tmp_path):
     from crossbench.servers.tomcat import CdsArchive
+
     archive = CdsArchive(tmp_path / "cds" / "tomcat.jsa", base=tmp_path / "cds" / "base.jsa")
-    assert archive.options() == ()                  # the JVM would refuse ArchiveClassesAtExit without a base
+    assert archive.options() == ()  # the JVM would refuse ArchiveClassesAtExit without a base
     archive.base.parent.mkdir(parents=True)
     archive.base.write_bytes(b"base")
-    assert archive.options() == (f"-XX:SharedArchiveFile={archive.base}",
-                                 f"-XX:ArchiveClassesAtExit={archive.making}")
+    assert archive.options() == (f"-XX:SharedArchiveFile={archive.base}", f"-XX:ArchiveClassesAtExit={archive.making}")
     archive.path.write_bytes(b"top")
     assert archive.options() == (f"-XX:SharedArchiveFile={archive.base}:{archive.path}",)
 
@@ -231,6 +261,7 @@ def test_a_jdk_that_ships_no_base_archive_gets_no_option_until_one_is_made(tmp_p
 def test_the_base_archive_is_asked_for_only_where_the_jdk_ships_none(tmp_path):
     from crossbench.jdk import Jdk
     from crossbench.servers.tomcat import CdsArchive
+
     (tmp_path / "shipped" / "lib" / "server").mkdir(parents=True)
     (tmp_path / "shipped" / "lib" / "server" / "classes.jsa").write_bytes(b"")
     assert CdsArchive.for_start("9.0.1", Jdk(tmp_path / "shipped", "17.0.1")).base is None
@@ -242,6 +273,7 @@ def test_the_base_archive_is_asked_for_only_where_the_jdk_ships_none(tmp_path):
 def test_tomcat_accepts_every_setting_its_rendered_config_gives():
     """Tomcat only warns about an attribute it does not know (the setting is then silently not applied)."""
     from live_servers import running
+
     with running("tomcat") as server:
         logs = "".join(p.read_text() for p in server.spec.log_path.parent.glob("*.log"))
     assert "Server startup in" in logs
@@ -264,20 +296,24 @@ class PrimingPlugin:
 def test_every_server_variant_is_primed_once_before_the_first_launch_and_only_here():
     from crossbench.hosts.placement import Placement
     from crossbench.run.run_checks import prime_servers
+
     plugin = PrimingPlugin()
-    cells = [SimpleNamespace(server="tomcat", plugin=plugin, settings={"jdk": jdk}, server_cpus=(1,))
-             for jdk in (17, 25, 17, 25, 17)]
+    cells = [
+        SimpleNamespace(server="tomcat", plugin=plugin, settings={"jdk": jdk}, server_cpus=(1,))
+        for jdk in (17, 25, 17, 25, 17)
+    ]
     assert prime_servers(cells, Placement()) == ["made the archive for JDK 17", "made the archive for JDK 25"]
     assert plugin.primed == [(17, (1,)), (25, (1,))]
     from crossbench.hosts import Host, SshHost
     from crossbench.hosts.remote import RemoteHost
+
     far = RemoteHost(SshHost(Host("root", "10.77.0.4")), 0.0, "10.77.0.4")
-    assert prime_servers(cells, Placement(server_host=far)) == []           # its cache is on its own host
+    assert prime_servers(cells, Placement(server_host=far)) == []  # its cache is on its own host
     assert len(plugin.primed) == 2
-    failing = [SimpleNamespace(server="tomcat", plugin=PrimingPlugin(fails=True), settings={"jdk": 17},
-                               server_cpus=())]
+    failing = [SimpleNamespace(server="tomcat", plugin=PrimingPlugin(fails=True), settings={"jdk": 17}, server_cpus=())]
     assert prime_servers(failing, Placement()) == [
-        "tomcat: the unmeasured first start failed: tomcat exited with status 1 before answering:"]
+        "tomcat: the unmeasured first start failed: tomcat exited with status 1 before answering:"
+    ]
 
 
 @pytest.mark.live
@@ -288,6 +324,7 @@ def test_tomcat_makes_its_class_data_archive_before_the_first_measured_launch(tm
     from live_servers import build_missing_reason
 
     from crossbench import paths
+
     if build_missing_reason():
         pytest.skip(build_missing_reason())
     monkeypatch.setattr(paths, "CACHE", tmp_path / "cache")
@@ -298,9 +335,11 @@ def test_tomcat_makes_its_class_data_archive_before_the_first_measured_launch(tm
     assert made == f"made Tomcat's class-data archive {archive} with one unmeasured start"
     assert archive.stat().st_size > 1_000_000 and not list(archive.parent.glob("*.tmp"))
     spec = tomcat.spec(settings, 8080, tmp_path)
-    assert "-XX:SharedArchiveFile=" in spec.describe["class_data_sharing"] and str(archive) in \
-        spec.describe["class_data_sharing"]                                  # a measured start maps it
-    assert tomcat.prime(settings, tmp_path, (), HERE) is None                # made once, then mapped
+    assert (
+        "-XX:SharedArchiveFile=" in spec.describe["class_data_sharing"]
+        and str(archive) in spec.describe["class_data_sharing"]
+    )  # a measured start maps it
+    assert tomcat.prime(settings, tmp_path, (), HERE) is None  # made once, then mapped
     assert tomcat.prime({**settings, "class_data_sharing": False}, tmp_path, (), HERE) is None
 
 
@@ -335,6 +374,7 @@ def test_tomcat_starts_on_every_core_and_answers_with_its_every_thread_on_its_ow
     (-XX:ActiveProcessorCount), and is pinned once it answers: every thread on its core, and the same kinds of
     threads as a JVM started there (the JVM's default collector, for one, is chosen by the processors it counts)."""
     from live_servers import build_missing_reason
+
     if build_missing_reason():
         pytest.skip(build_missing_reason())
     core = pinned_like_the_runner
@@ -343,7 +383,7 @@ def test_tomcat_starts_on_every_core_and_answers_with_its_every_thread_on_its_ow
     spec = tomcat.spec(settings, oskit.free_port(), tmp_path, cpus=(core,))
     assert spec.pinned_once_ready and "-XX:ActiveProcessorCount=1" in spec.argv
     started = HERE.start_server(spec, tmp_path)
-    try:        # setpriv and taskset exec into the JVM: its cores are set once the pid is java's
+    try:  # setpriv and taskset exec into the JVM: its cores are set once the pid is java's
         wait_until(lambda: psutil.Process(started.pid).name() == "java", 10, "the JVM to be exec'd")
         assert os.sched_getaffinity(started.pid) == set(oskit.every_core())
     finally:

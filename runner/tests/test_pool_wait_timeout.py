@@ -1,6 +1,7 @@
 """A database request may wait db_wait_ms for a pooled connection before its 503: the load generator's timeout
 lies above that wait, so a slow answer the server would have given is not counted as the generator's timeout
 (tfb's 20-query cells at C=512 wait seconds for one of 10 connections); cells without a database keep theirs."""
+
 from crossbench.drivers.closed_loop import load_spec
 from crossbench.plan import experiment
 from crossbench.record import metrics

@@ -1,5 +1,6 @@
 """The plan line and the progress line: a cell that runs to a request count (ab -n) is not shown against a window
 it does not keep, and the plan says how many such cells its estimate counts as their window."""
+
 from __future__ import annotations
 
 import io

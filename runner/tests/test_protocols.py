@@ -1,6 +1,7 @@
 """The declared seams between the runner's parts: both hosts satisfy the Host protocol (hosts/protocol.py) and every
 registered server's probe satisfies the Probe protocol (servers/probe.py), member by member with the same
 parameters (names, kinds, defaults), not only by name as isinstance on a runtime_checkable Protocol does."""
+
 from __future__ import annotations
 
 import ast
@@ -10,7 +11,8 @@ from types import SimpleNamespace
 import pytest
 
 from crossbench import paths, servers
-from crossbench.hosts import Host as HostsFileEntry, SshHost
+from crossbench.hosts import Host as HostsFileEntry
+from crossbench.hosts import SshHost
 from crossbench.hosts.local import HERE, LocalHost
 from crossbench.hosts.protocol import Host
 from crossbench.hosts.remote import RemoteHost
@@ -22,8 +24,13 @@ from crossbench.servers.tomcat_probe import BackgroundJvmProbe
 def members(protocol) -> dict[str, object]:
     """What a Protocol declares: its annotated attributes (None), properties and methods, by name."""
     found = {name: None for name in vars(protocol).get("__annotations__", {})}
-    found.update({name: value for name, value in vars(protocol).items()
-                  if not name.startswith("_") and isinstance(value, (property, type(members)))})
+    found.update(
+        {
+            name: value
+            for name, value in vars(protocol).items()
+            if not name.startswith("_") and isinstance(value, (property, type(members)))
+        }
+    )
     return found
 
 
@@ -54,10 +61,28 @@ def remote() -> RemoteHost:
 
 
 def test_the_protocols_declare_the_surface():
-    assert {"label", "on", "address", "clock_offset_s", "last_start_s", "last_argv", "probes_starting_servers",
-            "free_port", "server",
-            "start_server", "pin", "stop_server", "tree", "cpu_percent", "run_bounded", "sampler", "jvm_probe",
-            "socket_census", "database", "pgbouncer"} == set(members(Host))
+    assert {
+        "label",
+        "on",
+        "address",
+        "clock_offset_s",
+        "last_start_s",
+        "last_argv",
+        "probes_starting_servers",
+        "free_port",
+        "server",
+        "start_server",
+        "pin",
+        "stop_server",
+        "tree",
+        "cpu_percent",
+        "run_bounded",
+        "sampler",
+        "jvm_probe",
+        "socket_census",
+        "database",
+        "pgbouncer",
+    } == set(members(Host))
     assert {"latest", "server_ready", "wait_attached", "waiting_now", "stop", "figures"} == set(members(Probe))
 
 
@@ -69,8 +94,9 @@ def test_both_hosts_satisfy_the_host_protocol(host):
 
 def test_a_host_missing_a_member_or_with_other_parameters_is_told():
     class Lacking(LocalHost):
-        def run_bounded(self, cmd, out_dir, tool, limit_s, env=None):      # no start_at
+        def run_bounded(self, cmd, out_dir, tool, limit_s, env=None):  # no start_at
             return None
+
     problems = unmet(Lacking(), Host)
     assert len(problems) == 1 and problems[0].startswith("run_bounded(")
     assert unmet(SimpleNamespace(), Probe) == [f"{name}: missing" for name in members(Probe)]
@@ -81,12 +107,14 @@ def test_a_protocol_module_imports_nothing_from_the_package(module):
     tree = ast.parse((paths.RUNNER / "crossbench" / module).read_text())
     imported = [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]
     standard = ("__future__", "pathlib", "typing")
-    assert all(isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in standard
-               for node in imported), module
+    assert all(isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in standard for node in imported), (
+        module
+    )
 
 
 class StubJvm:
     """The JVM probe's surface as BackgroundJvmProbe uses it, attaching to nothing."""
+
     returncode, start_timeout_s, stderr_tail, jvm_info = None, 1.0, "", None
 
     def start(self):

@@ -2,16 +2,17 @@
 environment, gives a series per interpreter in the records, the points, the summary and the charts, compare --within
 pairs them, every record carries its interpreter and metadata.json the interpreters found and used. The environments are built on first use (a
 minute or two each, from PyPI) and reused after."""
+
 from __future__ import annotations
 
 import json
 import subprocess
 
 import pytest
+from testkit import records
 
 from crossbench import paths, pyenvs
 from crossbench.pyenvs import PythonNotHere
-from testkit import records
 
 pytestmark = pytest.mark.live
 
@@ -32,10 +33,33 @@ def test_two_interpreters_are_two_series_with_the_interpreter_in_every_record(tm
     if missing:
         pytest.skip(f"this machine has no Python {', '.join(missing)}")
     out = tmp_path / "run"
-    done = subprocess.run([RUN_ALL, "--quick", "--out", str(out), "--servers", "tornado", "--groups", "delay",
-                           "--concurrency", "1,20", "--delays", "100ms", "--duration", "2s", "--warmup", "1s",
-                           "--repetitions", "1", "--python", ",".join(WANTED)],
-                          capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        [
+            RUN_ALL,
+            "--quick",
+            "--out",
+            str(out),
+            "--servers",
+            "tornado",
+            "--groups",
+            "delay",
+            "--concurrency",
+            "1,20",
+            "--delays",
+            "100ms",
+            "--duration",
+            "2s",
+            "--warmup",
+            "1s",
+            "--repetitions",
+            "1",
+            "--python",
+            ",".join(WANTED),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     cells = list(records(out))
     assert len(cells) == 4 and all(r["status"] == "ok" for r in cells), [r.get("failure") for r in cells]
@@ -57,9 +81,16 @@ def test_two_interpreters_are_two_series_with_the_interpreter_in_every_record(tm
     meta = json.loads((out / "metadata.json").read_text())
     assert all(any(used.startswith(v + ".") for used in meta["pythons"]["used"]) for v in WANTED), meta["pythons"]
     assert len(meta["pythons"]["used"]) == 2 and len(meta["pythons"]["found"]) >= 2
-    series = [line.split("\t")[0] for line in (out / "charts" / "data" / "latency.dat").read_text().splitlines()
-              if line.startswith('"')]
-    assert sorted(series) == [f'"tornado Python {v}"' for v in WANTED], series      # a series per interpreter
-    within = subprocess.run([str(paths.REPO / "analysis" / "compare.sh"), str(out), "--within",
-                             *(f"tornado Python {v}" for v in WANTED)], capture_output=True, text=True, timeout=300)
+    series = [
+        line.split("\t")[0]
+        for line in (out / "charts" / "data" / "latency.dat").read_text().splitlines()
+        if line.startswith('"')
+    ]
+    assert sorted(series) == [f'"tornado Python {v}"' for v in WANTED], series  # a series per interpreter
+    within = subprocess.run(
+        [str(paths.REPO / "analysis" / "compare.sh"), str(out), "--within", *(f"tornado Python {v}" for v in WANTED)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert within.returncode == 0 and "2 point(s) compared" in within.stdout, within.stdout + within.stderr

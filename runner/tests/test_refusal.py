@@ -1,5 +1,6 @@
 """Every error the runner refuses with before its first cell derives from one base, Refusal, whose exit status the
 top floor returns (run.run, serve.main): one except clause there, not a list that a new refusal can miss."""
+
 import ast
 
 import pytest
@@ -17,8 +18,22 @@ from crossbench.run import run
 from crossbench.run.run_checks import Refused
 from crossbench.servers.base import CannotRunHere, SettingsError, ToolMissing
 
-REFUSALS = (ExperimentError, Refused, RunDirError, CannotRunHere, paths.BuildMissing, LoadgenError, DriverRefused,
-            ToolMissing, SettingsError, oskit.LimitTooLow, oskit.PortInUse, DatabaseError, HostsError, SloError)
+REFUSALS = (
+    ExperimentError,
+    Refused,
+    RunDirError,
+    CannotRunHere,
+    paths.BuildMissing,
+    LoadgenError,
+    DriverRefused,
+    ToolMissing,
+    SettingsError,
+    oskit.LimitTooLow,
+    oskit.PortInUse,
+    DatabaseError,
+    HostsError,
+    SloError,
+)
 
 
 @pytest.mark.parametrize("error", REFUSALS, ids=lambda e: e.__name__)
@@ -28,8 +43,11 @@ def test_every_refusal_derives_from_the_one_base_and_says_exit_status_2(error):
 
 def test_the_top_floor_catches_the_base_not_a_list():
     source = ast.parse(open(run.__file__).read())
-    caught = [ast.unparse(handler.type) for handler in ast.walk(source)
-              if isinstance(handler, ast.ExceptHandler) and handler.type is not None]
+    caught = [
+        ast.unparse(handler.type)
+        for handler in ast.walk(source)
+        if isinstance(handler, ast.ExceptHandler) and handler.type is not None
+    ]
     assert "Refusal" in caught
     assert not any(error.__name__ in text for text in caught for error in REFUSALS)
 

@@ -1,5 +1,6 @@
 """--resume DIR continues a run as it was planned; the one thing it may change is raising TechEmpower's best-level
 launches (--best-level-launches), recorded in the run's metadata before any launch."""
+
 import json
 
 import pytest
@@ -18,7 +19,7 @@ def tfb_run_dir(tmp_path, launches=3):
     return run_dir
 
 
-@pytest.mark.spawns        # git, for the revision the raise was made on
+@pytest.mark.spawns  # git, for the revision the raise was made on
 def test_a_resume_raises_the_count_and_the_next_resume_keeps_it(tmp_path):
     run_dir = tfb_run_dir(tmp_path)
     args = run.parse_args(["--resume", str(run_dir.path), "--best-level-launches", "4"])
@@ -55,8 +56,14 @@ def test_a_resume_never_lowers_the_count(tmp_path, lower):
     assert "amended" not in json.loads(run_dir.metadata_file.read_text())
 
 
-@pytest.mark.parametrize("option, named", [(["--servers", "tomcat"], "--servers"), (["--duration", "5s"], "--duration"),
-                                           (["--no-shuffle"], "--shuffle/--no-shuffle")])
+@pytest.mark.parametrize(
+    "option, named",
+    [
+        (["--servers", "tomcat"], "--servers"),
+        (["--duration", "5s"], "--duration"),
+        (["--no-shuffle"], "--shuffle/--no-shuffle"),
+    ],
+)
 def test_other_matrix_options_do_not_go_with_resume(tmp_path, capsys, option, named):
     with pytest.raises(SystemExit) as stopped:
         run.parse_args(["--resume", str(tmp_path), *option])

@@ -1,5 +1,6 @@
 """The runner end to end against the real servers and real wrk: the quick profile, Ctrl-C and --resume,
 a server that dies mid-run. Each run is bounded (short cells) and leaves no process behind."""
+
 from __future__ import annotations
 
 import json
@@ -10,13 +11,15 @@ from pathlib import Path
 
 import psutil
 import pytest
-
-from crossbench import paths, stats
 from live_servers import build_missing_reason
 from testkit import descendants, options, records, wait_until
 
-pytestmark = [pytest.mark.live,
-              pytest.mark.skipif(build_missing_reason() is not None, reason=str(build_missing_reason()))]
+from crossbench import paths, stats
+
+pytestmark = [
+    pytest.mark.live,
+    pytest.mark.skipif(build_missing_reason() is not None, reason=str(build_missing_reason())),
+]
 
 RUN_ALL = str(paths.RUNNER / "run_all.sh")
 
@@ -48,8 +51,13 @@ def test_quick_profile_end_to_end(tmp_path, report_figure):
     # A machine Tomcat never started on (a cache of its own): the run makes the class-data archive with one
     # unmeasured start, so that every measured launch maps it and keeps its JFR recording.
     env = {**marked_env(str(out)), "CROSSBENCH_CACHE": str(tmp_path / "cache")}
-    done = subprocess.run([RUN_ALL, "--quick", "--out", str(out), "--duration", "2s", "--warmup", "1s"],
-                          capture_output=True, text=True, timeout=600, env=env)
+    done = subprocess.run(
+        [RUN_ALL, "--quick", "--out", str(out), "--duration", "2s", "--warmup", "1s"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stderr.count("made Tomcat's class-data archive") == 1, done.stderr[-3000:]
     meta = json.loads((out / "metadata.json").read_text())
@@ -62,18 +70,22 @@ def test_quick_profile_end_to_end(tmp_path, report_figure):
     relaunched = [r for r in cells.values() if r["repetition"] > 3]
     assert len(cells) == 30 + len(relaunched) and all(r["status"] == "ok" for r in cells.values())
     order = [r["point_id"] for r in records(out)][:30]
-    assert set(order[:10]) == set(order[10:20]) == set(order[20:]) and len(set(order)) == 10   # round by round
+    assert set(order[:10]) == set(order[10:20]) == set(order[20:]) and len(set(order)) == 10  # round by round
     points = {p["point_id"]: p for p in map(json.loads, (out / "points.jsonl").read_text().splitlines())}
-    tally = {pid: (p["n"], p["disturbed_cells"], p["failed"], sum(r["point_id"] == pid for r in relaunched))
-             for pid, p in points.items()}
-    assert len(points) == 10 and all(n >= 1 and n + len(disturbed) == 3 + again and again <= len(disturbed) + 1
-                                     and failed == 0 for n, disturbed, failed, again in tally.values()), tally
+    tally = {
+        pid: (p["n"], p["disturbed_cells"], p["failed"], sum(r["point_id"] == pid for r in relaunched))
+        for pid, p in points.items()
+    }
+    assert len(points) == 10 and all(
+        n >= 1 and n + len(disturbed) == 3 + again and again <= len(disturbed) + 1 and failed == 0
+        for n, disturbed, failed, again in tally.values()
+    ), tally
     for point in points.values():
-        for name, figure in point["figures"].items():      # one estimator, named; no bound below zero
+        for name, figure in point["figures"].items():  # one estimator, named; no bound below zero
             assert figure["estimator"] in (stats.GEOMETRIC, stats.INDICATIVE, stats.NOT_POSITIVE), (name, figure)
             assert figure["ci95_low"] is None or 0 < figure["ci95_low"] <= figure["value"] <= figure["ci95_high"]
             assert (figure["ci95_low"] is None) == (point["n"] < 3 or figure["estimator"] == stats.NOT_POSITIVE)
-        p99 = point["figures"]["latency_ms.p99"]        # a percentile from its launches' own, like any figure
+        p99 = point["figures"]["latency_ms.p99"]  # a percentile from its launches' own, like any figure
         assert p99["launches"] == [cells[c]["latency_ms"]["p99"] for c in point["cells"]]
     assert all(r["steal_percent"] is not None and r["tcp_passive_opens"] is not None for r in cells.values())
     assert meta["config"]["run"]["shuffle_seed"] and meta["noise_floor"]["cores"] >= 1
@@ -101,7 +113,7 @@ def test_quick_profile_end_to_end(tmp_path, report_figure):
     assert tornado["latency_ratio"] < 1.5, tornado
     assert 200 < tomcat["threads_peak"] < 260 and tomcat["pool_busy_peak"] == 200
     assert tornado["threads_peak"] <= 2
-    assert tomcat["jvm"]["available_processors"] == 1    # pinned to one core, and recorded
+    assert tomcat["jvm"]["available_processors"] == 1  # pinned to one core, and recorded
     for launch in (r for r in cells.values() if r["server"] == "tomcat"):
         assert "SharedArchiveFile" in launch["server_settings"]["class_data_sharing"], launch["cell_id"]
         assert launch["tomcat_jfr_unreadable"] is None and launch["tomcat_gc_pause_total_ms"] is not None, launch
@@ -109,12 +121,16 @@ def test_quick_profile_end_to_end(tmp_path, report_figure):
     phases = [json.loads((out / "cells" / cid / "phases.json").read_text()) for cid in cells]
     assert all({"server_start", "verify", "warmup", "window", "server_stop", "record"} <= set(p) for p in phases)
     spent = {name: sum(p.get(name, 0.0) for p in phases) for name in phases[0]}
-    report_figure("quick profile, seconds per phase summed over its launches: "
-                  + ", ".join(f"{name} {s:.1f}" for name, s in sorted(spent.items(), key=lambda kv: -kv[1])))
-    report_figure(f"quick profile: {meta['wall_s']:.0f} s wall; tomcat C=400 250 ms ratio "
-                  f"{tomcat['efficiency_ratio']:.2f} (latency ratio {tomcat['latency_ratio']:.2f}, threads "
-                  f"{tomcat['threads_peak']}), tornado ratio {tornado['efficiency_ratio']:.2f} "
-                  f"(latency ratio {tornado['latency_ratio']:.2f}, threads {tornado['threads_peak']})")
+    report_figure(
+        "quick profile, seconds per phase summed over its launches: "
+        + ", ".join(f"{name} {s:.1f}" for name, s in sorted(spent.items(), key=lambda kv: -kv[1]))
+    )
+    report_figure(
+        f"quick profile: {meta['wall_s']:.0f} s wall; tomcat C=400 250 ms ratio "
+        f"{tomcat['efficiency_ratio']:.2f} (latency ratio {tomcat['latency_ratio']:.2f}, threads "
+        f"{tomcat['threads_peak']}), tornado ratio {tornado['efficiency_ratio']:.2f} "
+        f"(latency ratio {tornado['latency_ratio']:.2f}, threads {tornado['threads_peak']})"
+    )
     if (paths.REPO / "analysis").is_dir():
         assert (out / "report.html").is_file()
     assert our_processes(str(out)) == []
@@ -128,9 +144,24 @@ def test_every_server_is_measured_once(tmp_path, report_figure):
     about 18 s of the suite)."""
     out = tmp_path / "servers"
     # 2 s windows (the file's 3 s are for users; saves ~10 s of the suite): 20 rounds of the 100 ms delay
-    done = subprocess.run([RUN_ALL, "--experiment", "servers-quick", "--out", str(out), "--no-analysis",
-                           "--servers", "gunicorn,uvicorn,nginx", "--duration", "2s"],
-                          capture_output=True, text=True, timeout=300, env=marked_env(str(out)))
+    done = subprocess.run(
+        [
+            RUN_ALL,
+            "--experiment",
+            "servers-quick",
+            "--out",
+            str(out),
+            "--no-analysis",
+            "--servers",
+            "gunicorn,uvicorn,nginx",
+            "--duration",
+            "2s",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=marked_env(str(out)),
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     cells = records(out)
     assert {r["server"] for r in cells} == {"gunicorn", "uvicorn", "nginx"} and len(cells) == 5
@@ -141,8 +172,10 @@ def test_every_server_is_measured_once(tmp_path, report_figure):
     assert 2.3 < gunicorn["latency_ratio"] < 2.9, gunicorn
     assert by_id["delay-uvicorn-delay_async-c10-d100-r1"]["latency_ratio"] < 1.3
     assert by_id["static-nginx-static_mix-c10-d0-r1"]["processes"] == 1
-    report_figure("servers-quick static C=10 req/s: " + ", ".join(
-        f"{r['server']} {r['rps']:.0f}" for r in cells if r["group"] == "static"))
+    report_figure(
+        "servers-quick static C=10 req/s: "
+        + ", ".join(f"{r['server']} {r['rps']:.0f}" for r in cells if r["group"] == "static")
+    )
     assert our_processes(str(out)) == []
 
 
@@ -166,23 +199,54 @@ def server_under_load(run: subprocess.Popen, out: Path) -> psutil.Process | None
     """The run's Tomcat while its load generator runs; None before."""
     if not any(c.info["name"] in LOAD_TOOLS for c in descendants(run.pid)):
         return None
-    return next((p for p in psutil.process_iter(["cmdline"])
-                 if str(out) in " ".join(p.info["cmdline"] or []) and "Bootstrap" in " ".join(p.info["cmdline"] or [])),
-                None)
+    return next(
+        (
+            p
+            for p in psutil.process_iter(["cmdline"])
+            if str(out) in " ".join(p.info["cmdline"] or []) and "Bootstrap" in " ".join(p.info["cmdline"] or [])
+        ),
+        None,
+    )
 
 
 def small_run(out: Path, *extra: str) -> list[str]:
     """Three Tomcat cells of 2 s. No JFR recording: 0.6-1.0 s less per start here and 0.6 s less reading it
     (test_jfr.py and the quick profile check the recording)."""
-    return [RUN_ALL, *options(["--experiment", "quick", "--out", str(out), "--groups", "delay", "--servers", "tomcat",
-                               "--concurrency", "2,3,4", "--delays", "200ms", "--duration", "2s", "--warmup", "0",
-                               "--repetitions", "1", "--no-analysis", "--no-jfr"], *extra)]
+    return [
+        RUN_ALL,
+        *options(
+            [
+                "--experiment",
+                "quick",
+                "--out",
+                str(out),
+                "--groups",
+                "delay",
+                "--servers",
+                "tomcat",
+                "--concurrency",
+                "2,3,4",
+                "--delays",
+                "200ms",
+                "--duration",
+                "2s",
+                "--warmup",
+                "0",
+                "--repetitions",
+                "1",
+                "--no-analysis",
+                "--no-jfr",
+            ],
+            *extra,
+        ),
+    ]
 
 
 def test_sigterm_keeps_finished_cells_and_resume_runs_only_the_rest(tmp_path):
     out = tmp_path / "interrupted"
-    proc = subprocess.Popen(small_run(out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=marked_env(str(out)))
+    proc = subprocess.Popen(
+        small_run(out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=marked_env(str(out))
+    )
     try:
         wait_until(lambda: records(out), 90, "the first cell to finish")
         # into the second cell: a server and its load generator are running
@@ -200,20 +264,23 @@ def test_sigterm_keeps_finished_cells_and_resume_runs_only_the_rest(tmp_path):
     first_sitting = json.loads((out / "metadata.json").read_text())["wall_s"]
     assert first_sitting > 0, "the interrupted sitting's wall time is kept"
 
-    done = subprocess.run([RUN_ALL, "--resume", str(out), "--no-analysis"], capture_output=True, text=True,
-                          timeout=180)
+    done = subprocess.run([RUN_ALL, "--resume", str(out), "--no-analysis"], capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr[-2000:]
     assert f"{3 - len(kept)} to run" in done.stderr
     assert json.loads((out / "metadata.json").read_text())["wall_s"] > first_sitting
     final = [r["cell_id"] for r in records(out)]
-    assert final[:len(kept)] == kept and len(final) == len(set(final)) == 3
+    assert final[: len(kept)] == kept and len(final) == len(set(final)) == 3
 
 
 def test_a_server_that_dies_fails_its_cell_and_the_run_goes_on(tmp_path):
     out = tmp_path / "dies"
     # two cells: the one whose server dies and one after it (the run goes on)
-    proc = subprocess.Popen(small_run(out, "--duration", "4s", "--concurrency", "2,3"), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        small_run(out, "--duration", "4s", "--concurrency", "2,3"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         # measuring: now kill the server under it
         victim = wait_until(lambda: server_under_load(proc, out), 60, "the load generator measuring the first cell")
@@ -225,40 +292,48 @@ def test_a_server_that_dies_fails_its_cell_and_the_run_goes_on(tmp_path):
     assert proc.returncode == 0, stderr
     results = records(out)
     assert [r["status"] for r in results] == ["failed", "ok"], stderr
-    assert results[0]["flags"] == ["server_died"], results[0]["error"]     # decided from the server process
+    assert results[0]["flags"] == ["server_died"], results[0]["error"]  # decided from the server process
     assert results[0]["valid"] is False and "exited with status" in results[0]["error"]
 
     # after the fault: a plain resume says what --retry-failed would do and runs nothing; --retry-failed launches
     # that point again, its failed launch kept beside the new one
     dead = results[0]["point_id"]
     first_wall = json.loads((out / "metadata.json").read_text())["wall_s"]
-    plain = subprocess.run([RUN_ALL, "--resume", str(out), "--no-analysis"], capture_output=True, text=True,
-                           timeout=120)
+    plain = subprocess.run(
+        [RUN_ALL, "--resume", str(out), "--no-analysis"], capture_output=True, text=True, timeout=120
+    )
     assert plain.returncode == 0 and "1 point(s) have no launch that counted" in plain.stderr, plain.stderr[-2000:]
     assert len(records(out)) == 2
-    done = subprocess.run([RUN_ALL, "--resume", str(out), "--retry-failed", "--no-analysis"], capture_output=True,
-                          text=True, timeout=180)
+    done = subprocess.run(
+        [RUN_ALL, "--resume", str(out), "--retry-failed", "--no-analysis"], capture_output=True, text=True, timeout=180
+    )
     assert done.returncode == 0, done.stderr[-2000:]
-    assert f"--retry-failed: 1 point(s) with no launch that counted, launched again (1 launch): {dead}" \
-        in done.stderr and "1 to run" in done.stderr and "x 1 rounds and 1 launch decided after them" in done.stderr
+    assert (
+        f"--retry-failed: 1 point(s) with no launch that counted, launched again (1 launch): {dead}" in done.stderr
+        and "1 to run" in done.stderr
+        and "x 1 rounds and 1 launch decided after them" in done.stderr
+    )
     again = records(out)
     assert [r["cell_id"] for r in again[:2]] == [r["cell_id"] for r in results]
     assert again[2]["cell_id"] == f"{dead}-r2" and again[2]["status"] == "ok", again[2].get("error")
     [point] = [p for p in map(json.loads, (out / "points.jsonl").read_text().splitlines()) if p["point_id"] == dead]
     assert (point["n"], point["failed"], point["failed_cells"]) == (1, 1, [results[0]["cell_id"]])
     assert f"{dead}-r2" in [c["cell_id"] for c in json.loads((out / "plan.json").read_text())]
-    assert json.loads((out / "metadata.json").read_text())["wall_s"] > first_wall      # the sittings added up
+    assert json.loads((out / "metadata.json").read_text())["wall_s"] > first_wall  # the sittings added up
 
 
 def test_bad_options_are_refused_before_anything_runs(tmp_path):
-    for args, message in [(["--concurrency", "ten"], "expected integers"),
-                          (["--servers", "bogus"], "unknown server 'bogus'"),
-                          (["--server-cpus", "0", "--loadgen-cpus", "0"], "overlap"),
-                          (["--server-cpus", "64"], "not available here"),
-                          (["--loadgen", "http_load", "--concurrency", "2000"], "http_load"),
-                          (["--retry-failed"], "--retry-failed goes with --resume DIR")]:
-        done = subprocess.run([RUN_ALL, "--quick", "--out", str(tmp_path / "x"), *args], capture_output=True,
-                              text=True, timeout=60)
+    for args, message in [
+        (["--concurrency", "ten"], "expected integers"),
+        (["--servers", "bogus"], "unknown server 'bogus'"),
+        (["--server-cpus", "0", "--loadgen-cpus", "0"], "overlap"),
+        (["--server-cpus", "64"], "not available here"),
+        (["--loadgen", "http_load", "--concurrency", "2000"], "http_load"),
+        (["--retry-failed"], "--retry-failed goes with --resume DIR"),
+    ]:
+        done = subprocess.run(
+            [RUN_ALL, "--quick", "--out", str(tmp_path / "x"), *args], capture_output=True, text=True, timeout=60
+        )
         assert done.returncode == 2, (args, done.stderr)
         assert message in done.stderr, (args, done.stderr)
         assert not (tmp_path / "x" / "cells.jsonl").exists()

@@ -8,7 +8,7 @@ def test_records_survive_and_resume_sees_them(tmp_path):
     run.create({"run_id": "x"}, [{"cell_id": "a"}, {"cell_id": "b"}])
     run.append({"cell_id": "a", "status": "ok"})
     with open(run.cells_file, "a") as out:
-        out.write('{"cell_id": "b", "sta')      # a crash in the middle of a write
+        out.write('{"cell_id": "b", "sta')  # a crash in the middle of a write
     assert RunDir(tmp_path / "run").finished_ids() == {"a"}
     meta, plan = run.load()
     assert meta == {"run_id": "x"} and [p["cell_id"] for p in plan] == ["a", "b"]

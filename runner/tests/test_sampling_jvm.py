@@ -1,4 +1,5 @@
 """JvmProbe (runner/probes/JvmProbe.java) against real JVMs; sampler cost on a JVM; Tomcat."""
+
 from __future__ import annotations
 
 import functools
@@ -13,13 +14,13 @@ from pathlib import Path
 
 import psutil
 import pytest
-
-from crossbench.sampling import SERIAL_GC_NAMES, JvmProbe, JvmProbeError, ProcessTreeSampler
-from crossbench.jdk import bundled_home
-from crossbench.sampling.jvm_probe import pick_pool
 from testkit import kill_group, wait_until
 
-pytestmark = pytest.mark.live     # starts real JVMs and attaches to them
+from crossbench.jdk import bundled_home
+from crossbench.sampling import SERIAL_GC_NAMES, JvmProbe, JvmProbeError, ProcessTreeSampler
+from crossbench.sampling.jvm_probe import pick_pool
+
+pytestmark = pytest.mark.live  # starts real JVMs and attaches to them
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).resolve().parents[2]
@@ -39,21 +40,28 @@ def holder_classes() -> str:
     """ThreadsHolder compiled once by the JDK 17 compiler for Java 17, so a runtime without javac runs it too."""
     out = Path(tempfile.mkdtemp(prefix="crossbench-holder-"))
     javac = Path(JDK17).with_name("javac")
-    subprocess.run([str(javac), "--release", "17", "-d", str(out), str(FIXTURES / "ThreadsHolder.java")],
-                   check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [str(javac), "--release", "17", "-d", str(out), str(FIXTURES / "ThreadsHolder.java")],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     return str(out)
 
 
 class Holder:
     """ThreadsHolder.java: a JVM with n sleeping threads; exits on stdin EOF."""
 
-    def __init__(self, java: str, n: int, prefix: tuple[str, ...] = (),
-                 opts: tuple[str, ...] = ()):
+    def __init__(self, java: str, n: int, prefix: tuple[str, ...] = (), opts: tuple[str, ...] = ()):
         _need(java)
         self.n = n
-        self.proc = subprocess.Popen([*prefix, java, *opts, "-cp", holder_classes(), "ThreadsHolder",
-                                      str(n)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     text=True, start_new_session=True)
+        self.proc = subprocess.Popen(
+            [*prefix, java, *opts, "-cp", holder_classes(), "ThreadsHolder", str(n)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
         try:
             line = self.proc.stdout.readline()
             if not line.startswith("ready"):
@@ -62,7 +70,7 @@ class Holder:
             self.kill()
             raise
         self.pid = self.proc.pid
-        assert int(line.split()[1]) == self.pid       # taskset execs: same pid
+        assert int(line.split()[1]) == self.pid  # taskset execs: same pid
 
     def kill(self) -> None:
         kill_group(self.proc)
@@ -77,6 +85,7 @@ def starter(make, stop, then=lambda made: made):
         made = make(*args, **kw)
         made_all.append(made)
         return then(made)
+
     try:
         yield start
     finally:
@@ -103,8 +112,7 @@ def assert_gone(pid: int) -> None:
 
 
 @pytest.mark.parametrize("java", JDKS)
-def test_probe_reports_jvm_info_and_thread_counts(java, holders, probes, tmp_path,
-                                                  report_figure):
+def test_probe_reports_jvm_info_and_thread_counts(java, holders, probes, tmp_path, report_figure):
     h = holders(java, 40)
     raw = tmp_path / "probe.jsonl"
     threads_before = psutil.Process(h.pid).num_threads()
@@ -117,7 +125,7 @@ def test_probe_reports_jvm_info_and_thread_counts(java, holders, probes, tmp_pat
     assert isinstance(info["input_arguments"], list)
     spec = "17" if java == JDK17 else "25"
     assert info["spec_version"] == spec and info["vm_version"].startswith(spec)
-    assert info["probe_java_version"].startswith(spec)        # same JDK as the target
+    assert info["probe_java_version"].startswith(spec)  # same JDK as the target
     # the probe runs the target's own java binary, in its own process group
     probe_proc = psutil.Process(probe.probe_pid)
     assert probe_proc.exe() == os.path.realpath(java)
@@ -125,27 +133,29 @@ def test_probe_reports_jvm_info_and_thread_counts(java, holders, probes, tmp_pat
 
     line = wait_until(probe.latest_line, 10, "a pool line")
     assert line["jvm_threads"] >= h.n and line["jvm_threads_peak"] >= line["jvm_threads"]
-    assert line["pools"] == []                 # not Tomcat: no connector pool
+    assert line["pools"] == []  # not Tomcat: no connector pool
     assert probe.latest() is None
-    wait_until(lambda: probe.lines >= 5, 5, "4 pool lines")           # lines counts the jvm line
+    wait_until(lambda: probe.lines >= 5, 5, "4 pool lines")  # lines counts the jvm line
     gc_lines = [json.loads(x) for x in raw.read_text().splitlines()[1:] if '"gc"' in x]
     assert gc_lines and {g["name"] for g in gc_lines[0]["gc"]} == set(info["gc"])
 
     added = psutil.Process(h.pid).num_threads() - threads_before
-    report_figure(f"JVM probe on JDK {spec}: the target JVM has {added:+d} OS threads while "
-                  "attached (Attach Listener, RMI/JMX threads)")
+    report_figure(
+        f"JVM probe on JDK {spec}: the target JVM has {added:+d} OS threads while "
+        "attached (Attach Listener, RMI/JMX threads)"
+    )
     assert 0 < added <= 10
 
     pid = probe.probe_pid
     t0 = time.monotonic()
     assert probe.stop() == 0
-    assert time.monotonic() - t0 < 1.5            # stdin EOF ends it at once
+    assert time.monotonic() - t0 < 1.5  # stdin EOF ends it at once
     assert_gone(pid)
     assert probe.end_info["reason"] == "stdin_closed"
     lines = [json.loads(x) for x in raw.read_text().splitlines()]
     assert lines[0]["type"] == "jvm" and lines[-1]["type"] == "end"
     assert sum(1 for x in lines if x["type"] == "pool") >= 4
-    assert h.proc.poll() is None               # the target is unharmed
+    assert h.proc.poll() is None  # the target is unharmed
 
 
 def test_pinned_jvm_reports_one_processor_and_serial_gc(holders, probes):
@@ -159,7 +169,7 @@ def test_pinned_jvm_reports_one_processor_and_serial_gc(holders, probes):
         free = holders(JDK17, 10)
         free_info = probes(free.pid, interval_s=0.5).jvm_info
         assert free_info["available_processors"] >= 2
-        assert not set(free_info["gc"]) & SERIAL_GC_NAMES    # G1 on a server-class machine
+        assert not set(free_info["gc"]) & SERIAL_GC_NAMES  # G1 on a server-class machine
 
 
 def test_probe_refuses_a_jvm_with_attach_disabled(holders):
@@ -167,13 +177,25 @@ def test_probe_refuses_a_jvm_with_attach_disabled(holders):
     with pytest.raises(JvmProbeError, match="DisableAttachMechanism"):
         JvmProbe(h.pid).start()
     # the Java side on its own fails cleanly too: one error line, exit status 2
-    r = subprocess.run([JDK17, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx32m",
-                        str(REPO / "runner/probes/JvmProbe.java"), str(h.pid), "250"],
-                       stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [
+            JDK17,
+            "-XX:TieredStopAtLevel=1",
+            "-XX:+UseSerialGC",
+            "-Xmx32m",
+            str(REPO / "runner/probes/JvmProbe.java"),
+            str(h.pid),
+            "250",
+        ],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 2, r
     err = json.loads(r.stdout.splitlines()[0])
     assert err["type"] == "error" and "attach" in err["message"]
-    assert h.proc.poll() is None               # no SIGQUIT killed or disturbed the target
+    assert h.proc.poll() is None  # no SIGQUIT killed or disturbed the target
 
 
 def test_probe_refuses_a_process_that_is_not_a_jvm():
@@ -204,17 +226,15 @@ def test_probe_exits_when_the_target_dies_or_on_sigterm(holders, probes):
     assert_gone(pid)
 
 
-def test_sampler_cost_on_a_tomcat_sized_jvm_with_probe_plugged_in(holders, probes, tmp_path,
-                                                                report_figure):
+def test_sampler_cost_on_a_tomcat_sized_jvm_with_probe_plugged_in(holders, probes, tmp_path, report_figure):
     """4 Hz against a JVM with ~220 threads: the sampler thread and the probe stay cheap."""
     h = holders(JDK17, 200)
     probe = probes(h.pid, interval_s=0.25)
     probe_proc, target = psutil.Process(probe.probe_pid), psutil.Process(h.pid)
-    cpu = lambda p: sum(p.cpu_times()[:2])                    # noqa: E731 (user + system)
-    sampler = ProcessTreeSampler(h.pid, interval_s=0.25, out_csv=tmp_path / "s.csv",
-                                 pool_source=probe)
+    cpu = lambda p: sum(p.cpu_times()[:2])  # noqa: E731 (user + system)
+    sampler = ProcessTreeSampler(h.pid, interval_s=0.25, out_csv=tmp_path / "s.csv", pool_source=probe)
     p0, t0_cpu, t0 = cpu(probe_proc), cpu(target), time.monotonic()
-    with sampler:       # 3 s at 4 Hz
+    with sampler:  # 3 s at 4 Hz
         wait_until(lambda: len(sampler.samples()) >= 12, 30, "12 samples at 4 Hz")
     wall = time.monotonic() - t0
     probe_pct = (cpu(probe_proc) - p0) / wall * 100
@@ -222,30 +242,37 @@ def test_sampler_cost_on_a_tomcat_sized_jvm_with_probe_plugged_in(holders, probe
     samples = sampler.samples()
     assert sampler.errors == 0
     assert 10 <= len(samples) <= 14
-    assert len(samples) <= wall / 0.25 + 2, (len(samples), wall)       # never faster than 4 Hz
+    assert len(samples) <= wall / 0.25 + 2, (len(samples), wall)  # never faster than 4 Hz
     assert all(s.procs == 1 and s.threads >= 200 for s in samples)
     # a JVM without Tomcat has no connector pool: the pool columns stay empty
     assert all(s.pool_current is None and s.pool_busy is None for s in samples)
     sampler_pct = sampler.self_cpu_s / wall * 100
-    report_figure(f"sampler at 4 Hz on a {samples[-1].threads}-thread JVM: {sampler_pct:.2f} % "
-                  f"of a core ({sampler.self_cpu_s / len(samples) * 1000:.2f} ms CPU/sample)")
-    report_figure(f"JVM probe at 4 Hz, first seconds after start: probe JVM {probe_pct:.1f} % "
-                  f"of a core, target JVM {target_pct:.1f} % (JMX reads, JIT warm-up)")
+    report_figure(
+        f"sampler at 4 Hz on a {samples[-1].threads}-thread JVM: {sampler_pct:.2f} % "
+        f"of a core ({sampler.self_cpu_s / len(samples) * 1000:.2f} ms CPU/sample)"
+    )
+    report_figure(
+        f"JVM probe at 4 Hz, first seconds after start: probe JVM {probe_pct:.1f} % "
+        f"of a core, target JVM {target_pct:.1f} % (JMX reads, JIT warm-up)"
+    )
     # measured ~0.5 %; 3 % leaves room for a loaded CI machine
     assert sampler_pct < 3, (sampler.self_cpu_s, wall)
     assert probe_pct < 15 and target_pct < 25
 
 
 def test_pick_pool_takes_the_http_connector_and_hides_unknowns():
-    line = {"type": "pool", "t_epoch": 5.0, "jvm_threads": 40, "jvm_threads_peak": 41,
-            "pools": [
-                {"kind": "connector", "name": "ajp-nio-8009", "current": 9, "busy": 9},
-                {"kind": "executor", "name": "http-exec", "current": 7, "busy": 7},
-                {"kind": "connector", "name": "http-nio-8080", "current": 10, "busy": 3,
-                 "max": 200, "connections": 4},
-                {"kind": "connector", "name": "https-vt", "current": -1, "busy": -1,
-                 "max": None, "connections": 2},
-            ]}
+    line = {
+        "type": "pool",
+        "t_epoch": 5.0,
+        "jvm_threads": 40,
+        "jvm_threads_peak": 41,
+        "pools": [
+            {"kind": "connector", "name": "ajp-nio-8009", "current": 9, "busy": 9},
+            {"kind": "executor", "name": "http-exec", "current": 7, "busy": 7},
+            {"kind": "connector", "name": "http-nio-8080", "current": 10, "busy": 3, "max": 200, "connections": 4},
+            {"kind": "connector", "name": "https-vt", "current": -1, "busy": -1, "max": None, "connections": 2},
+        ],
+    }
     r = pick_pool(line)
     assert (r.name, r.current, r.busy, r.max, r.connections) == ("http-nio-8080", 10, 3, 200, 4)
     assert (r.t_epoch, r.jvm_threads, r.jvm_threads_peak) == (5.0, 40, 41)
@@ -288,20 +315,28 @@ def test_pool_probe_against_real_tomcat(executor, tmp_path):
 
     port = _free_port()
     log = open(tmp_path / "serve.log", "w")
-    server = subprocess.Popen([str(SERVE), "tomcat", "--port", str(port), "--executor", executor],
-                              cwd=REPO, stdin=subprocess.DEVNULL, stdout=log,
-                              stderr=subprocess.STDOUT, start_new_session=True)
+    server = subprocess.Popen(
+        [str(SERVE), "tomcat", "--port", str(port), "--executor", executor],
+        cwd=REPO,
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     probe = None
     curls: list[subprocess.Popen] = []
     try:
+
         def up():
             if server.poll() is not None:
-                raise AssertionError(f"serve.sh exited {server.returncode}: "
-                                     + (tmp_path / "serve.log").read_text()[-2000:])
+                raise AssertionError(
+                    f"serve.sh exited {server.returncode}: " + (tmp_path / "serve.log").read_text()[-2000:]
+                )
             try:
                 return requests.get(f"http://127.0.0.1:{port}/", timeout=1) is not None
             except requests.RequestException:
                 return False
+
         wait_until(up, 120, "Tomcat to answer", step_s=0.25)
         jvm = wait_until(lambda: _java_in_tree(server.pid), 10, "the Tomcat JVM")
         probe = JvmProbe(jvm, interval_s=0.1, raw_out=tmp_path / "probe.jsonl").start()
@@ -311,17 +346,24 @@ def test_pool_probe_against_real_tomcat(executor, tmp_path):
         assert {p["domain"] for p in line["pools"]} == {"Catalina"}
 
         n = 4
-        curls = [subprocess.Popen(["curl", "-s", "-o", "/dev/null", "--max-time", "20",
-                                   f"http://127.0.0.1:{port}/delay/sync?ms=2000"])
-                 for _ in range(n)]
+        curls = [
+            subprocess.Popen(
+                ["curl", "-s", "-o", "/dev/null", "--max-time", "20", f"http://127.0.0.1:{port}/delay/sync?ms=2000"]
+            )
+            for _ in range(n)
+        ]
         if executor == "platform":
             assert idle.max == 200
-            busy = wait_until(lambda: (r := probe.latest()) and r.busy is not None
-                            and r.busy >= n and r, 1.5, f"busy >= {n}")
+            busy = wait_until(
+                lambda: (r := probe.latest()) and r.busy is not None and r.busy >= n and r, 1.5, f"busy >= {n}"
+            )
             assert busy.current >= busy.busy >= n
         else:
-            busy = wait_until(lambda: (r := probe.latest()) and r.connections is not None
-                            and r.connections >= n and r, 1.5, f"connections >= {n}")
+            busy = wait_until(
+                lambda: (r := probe.latest()) and r.connections is not None and r.connections >= n and r,
+                1.5,
+                f"connections >= {n}",
+            )
             assert busy.current is None and busy.busy is None and busy.max is None
             executors = [p for p in probe.latest_line()["pools"] if p["kind"] == "executor"]
             assert [e["name"] for e in executors] == ["virtualThreads"]
@@ -351,6 +393,7 @@ def test_a_probe_made_as_tomcat_starts_attaches_during_the_start_and_reads_the_p
     starting JVM catches SIGQUIT, attaches while Tomcat starts, and once told the server answers reads the MBean
     names again: the line the window waits for names the http connector's pool."""
     from live_servers import build_missing_reason
+
     if build_missing_reason():
         pytest.skip(build_missing_reason())
     from crossbench.hosts.local import HERE
@@ -374,8 +417,8 @@ def test_a_probe_made_as_tomcat_starts_attaches_during_the_start_and_reads_the_p
             line = probe.probe.latest_line()
             assert not probe.failed and line is not None, (tmp_path / "jvm-probe.jsonl").read_text()[-2000:]
             launched = psutil.Process(probe.probe.probe_pid).create_time()
-            assert launched < answered          # launched beside the starting JVM, not after it answered
-            if probe.names_asked:               # attached before it answered: the names were read again since
+            assert launched < answered  # launched beside the starting JVM, not after it answered
+            if probe.names_asked:  # attached before it answered: the names were read again since
                 assert probe.probe.names_answered(BackgroundJvmProbe.NAMES_TOKEN)
             assert any("http" in pool["name"] for pool in line["pools"]), line
             assert probe.probe.latest() is not None and probe.probe.latest().max == 200

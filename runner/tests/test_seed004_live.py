@@ -1,5 +1,6 @@
 """seed004-quick end to end: the run's own PostgreSQL, every stack's database endpoints verified and counted,
 the database and nginx sampled beside the server, nothing left running afterwards."""
+
 from __future__ import annotations
 
 import os
@@ -26,12 +27,27 @@ def test_seed004_quick_end_to_end(tmp_path, report_figure):
     # 1 s windows without warm-up (the quick file's 1 + 4 s are for users; 4 samples at 0.25 s a cell): what is
     # checked here is that every stack answers from the database, through nginx and PgBouncer, counted, sampled,
     # swept and drawn
-    done = subprocess.run([str(paths.RUNNER / "run_all.sh"), "--experiment", "seed004-quick", "--out", str(out),
-                           "--duration", "1s", "--warmup", "0"], capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [
+            str(paths.RUNNER / "run_all.sh"),
+            "--experiment",
+            "seed004-quick",
+            "--out",
+            str(out),
+            "--duration",
+            "1s",
+            "--warmup",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     cells = records_by_id(out)
-    assert len(cells) == 24 and all(r["status"] == "ok" for r in cells.values()), \
-        [r.get("error") for r in cells.values() if r["status"] != "ok"]
+    assert len(cells) == 24 and all(r["status"] == "ok" for r in cells.values()), [
+        r.get("error") for r in cells.values() if r["status"] != "ok"
+    ]
     for r in cells.values():
         per_request = 20 if r["endpoint"] == "/queries" else 1
         assert r["queries_expected"] == r["queries_counted"] == 20 * per_request, r["cell_id"]
@@ -50,12 +66,12 @@ def test_seed004_quick_end_to_end(tmp_path, report_figure):
         assert (out / "cells" / r["cell_id"] / "pgbouncer" / "pgbouncer.ini").is_file()
     for r in (c for c in cells.values() if c["endpoint"] == "/db/slow"):
         assert r["latency_ms"]["p50"] >= 5, (r["cell_id"], r["latency_ms"])
-        assert r["db_connections_total"] in (2, 16), r["cell_id"]      # equal totals, split over processes
+        assert r["db_connections_total"] in (2, 16), r["cell_id"]  # equal totals, split over processes
     for server in ("tomcat-mt200", "tornado", "uvicorn", "gunicorn-w2"):
-        starved = cells[f"pools-{server}-pool2-db_slow-c16-d5-r1"]           # 16 clients, 2 connections
+        starved = cells[f"pools-{server}-pool2-db_slow-c16-d5-r1"]  # 16 clients, 2 connections
         roomy = cells[f"pools-{server}-pool16-db_slow-c16-d5-r1"]
         assert starved["db_pool_active_peak"] == 2, starved
-        if server.startswith("gunicorn"):      # two sync workers: two requests at a time, none waits in the pool
+        if server.startswith("gunicorn"):  # two sync workers: two requests at a time, none waits in the pool
             assert starved["db_pool_waiting_peak"] == roomy["db_pool_waiting_peak"] == 0, (starved, roomy)
             assert roomy["db_pool_active_peak"] == 2, roomy
         else:
@@ -67,24 +83,42 @@ def test_seed004_quick_end_to_end(tmp_path, report_figure):
     for r in cells.values():
         if r["sweep"]:
             sweeps.setdefault(r["sweep"], []).append(r["sweep_step"])
-    assert sweeps == {"db-tornado-pN-db-c16-d0": [1, 2, 3], "db-gunicorn-wN-db-c16-d0": [1, 2, 3],
-                      "db-uvicorn-wN-db-c16-d0": [1, 2, 3]}
+    assert sweeps == {
+        "db-tornado-pN-db-c16-d0": [1, 2, 3],
+        "db-gunicorn-wN-db-c16-d0": [1, 2, 3],
+        "db-uvicorn-wN-db-c16-d0": [1, 2, 3],
+    }
     charts = {p.stem for p in (out / "charts").glob("*.png")}
     assert {"seed004_workers", "seed004_table_db", "seed004_table_db-pgbouncer", "seed004_table_pools"} <= charts
     assert (out / "database" / "postgresql.conf").is_file()
     for name, pids in before.items():
         assert not (running(name) - pids), f"{name} left running after the run"
-    report_figure("seed004-quick (/db, C=16, req/s): " + ", ".join(
-        f"{r['setting']}{' via nginx' if r['proxy'] else ''} {r['rps']:.0f} (db cpu {r['db_cpu_percent']:.0f}%)"
-        for r in cells.values() if r["endpoint"] == "/db" and r["sweep_step"] in (None, 2)) + "; /queries?queries=20 through PgBouncer: " + ", ".join(
-        f"{r['setting']} {r['rps']:.0f}" for r in pooled))
+    report_figure(
+        "seed004-quick (/db, C=16, req/s): "
+        + ", ".join(
+            f"{r['setting']}{' via nginx' if r['proxy'] else ''} {r['rps']:.0f} (db cpu {r['db_cpu_percent']:.0f}%)"
+            for r in cells.values()
+            if r["endpoint"] == "/db" and r["sweep_step"] in (None, 2)
+        )
+        + "; /queries?queries=20 through PgBouncer: "
+        + ", ".join(f"{r['setting']} {r['rps']:.0f}" for r in pooled)
+    )
 
 
 # --- faults: the database stopped in mid-cell, Ctrl-C --------------------------------------------------------
 
+
 def db_run(out, *extra: str) -> list[str]:
-    return [str(paths.RUNNER / "run_all.sh"), "--experiment", "seed004-quick", "--out", str(out), "--no-analysis",
-            "--no-shuffle", *extra]           # the tests act on cells in plan order
+    return [
+        str(paths.RUNNER / "run_all.sh"),
+        "--experiment",
+        "seed004-quick",
+        "--out",
+        str(out),
+        "--no-analysis",
+        "--no-shuffle",
+        *extra,
+    ]  # the tests act on cells in plan order
 
 
 def wait_for_measuring(cell_dir, samples: int = 1) -> None:
@@ -101,13 +135,17 @@ def postmasters_of(pid: int) -> list[psutil.Process]:
 
 def test_a_database_stopped_mid_cell_gives_counted_503s_and_the_next_cell_a_database(tmp_path):
     out = tmp_path / "outage"
-    proc = subprocess.Popen(db_run(out, "--groups", "db-behind-nginx", "--duration", "6s", "--warmup", "0"),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        db_run(out, "--groups", "db-behind-nginx", "--duration", "6s", "--warmup", "0"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         # 1.5 s into the window (the sampler takes 4 a second): answered requests before the outage
         wait_for_measuring(out / "cells" / "db-behind-nginx-gunicorn-w2-via-nginx-db-c16-d0-r1", samples=6)
         (postmaster,) = postmasters_of(proc.pid)
-        postmaster.send_signal(signal.SIGQUIT)                       # immediate shutdown, as a crash would
+        postmaster.send_signal(signal.SIGQUIT)  # immediate shutdown, as a crash would
         _, stderr = proc.communicate(timeout=180)
     finally:
         if proc.poll() is None:
@@ -115,7 +153,7 @@ def test_a_database_stopped_mid_cell_gives_counted_503s_and_the_next_cell_a_data
     assert proc.returncode == 0, stderr[-3000:]
     first, second = records(out)
     assert first["status"] == "ok" and "database_died" in first["flags"] and not first["valid"]
-    assert first["errors"]["non_2xx"] > 0 and first["requests"] > first["errors"]["non_2xx"]   # 503s, counted
+    assert first["errors"]["non_2xx"] > 0 and first["requests"] > first["errors"]["non_2xx"]  # 503s, counted
     # valid but for the host's own noise: another process on a busy machine flags the window noisy_host (seen
     # with the cores kept busy), which says nothing of the database the cell got
     assert second["status"] == "ok" and set(second["flags"]) <= DISTURBED, second.get("flags")
@@ -143,14 +181,25 @@ def test_ctrl_c_in_a_whole_stack_cell_leaves_nothing_running(tmp_path):
     before = {name: running(name) for name in stack_names}
     (tmp_path / "whole-stack.toml").write_text(WHOLE_STACK)
     out = tmp_path / "interrupted"
-    proc = subprocess.Popen([str(paths.RUNNER / "run_all.sh"), "--experiment", str(tmp_path / "whole-stack.toml"),
-                             "--out", str(out), "--no-analysis"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            str(paths.RUNNER / "run_all.sh"),
+            "--experiment",
+            str(tmp_path / "whole-stack.toml"),
+            "--out",
+            str(out),
+            "--no-analysis",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         wait_for_measuring(out / "cells" / "stack-uvicorn-via-nginx-pgbouncer-db-c4-d0-r1")
         started = {p.info["name"] for p in descendants(proc.pid)}
         assert set(stack_names) <= started, started
-        os.killpg(proc.pid, signal.SIGINT)              # as a terminal's Ctrl-C: the whole foreground group
+        os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole foreground group
         _, stderr = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:

@@ -1,5 +1,6 @@
 """The pure parts of the seed 000 / 001 drivers: ab's start-up artifact taken out, the probe's percentiles,
 counting pipelined responses in a byte stream."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -19,6 +20,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "loadgen" / "ab"
 
 # --- ab's lone first request ----------------------------------------------------------------------
 
+
 def rows_for_async_run(n: int, c: int, delay_ms: float) -> tuple[list[tuple[float, float]], float]:
     """What ab sees on a server that answers every request after exactly delay_ms, all C at once:
     the lone first request, then rounds of C."""
@@ -34,15 +36,15 @@ def rows_for_async_run(n: int, c: int, delay_ms: float) -> tuple[list[tuple[floa
 
 def test_the_seed_setting_loses_one_round_and_gets_it_back():
     rows, taken = rows_for_async_run(200, 40, 1000)
-    assert taken == pytest.approx(6.0)                 # 1 lone + 5 rounds: ab says 33.3 req/s
+    assert taken == pytest.approx(6.0)  # 1 lone + 5 rounds: ab says 33.3 req/s
     free = ab_startup.startup_free(rows, taken, 40)
-    assert free["rps"] == pytest.approx(199 / 5.0)     # 39.8: what the server did
+    assert free["rps"] == pytest.approx(199 / 5.0)  # 39.8: what the server did
     assert free["time_per_request_ms"] == pytest.approx(40 * 1000 / (199 / 5.0))
     assert free["lone_request_ms"] == 1000 and free["requests"] == 199
 
 
 def test_a_serial_server_pays_nothing_for_the_lone_request():
-    rows = [(float(i), 1000.0 * (i + 1)) for i in range(200)]   # served one by one: no extra round
+    rows = [(float(i), 1000.0 * (i + 1)) for i in range(200)]  # served one by one: no extra round
     free = ab_startup.startup_free(rows, 200.0, 40)
     assert free["rps"] == pytest.approx(199 / 199.0)
     assert ab_startup.expected_rounds(200, 40, blocking_workers=1) == {"ideal": 200, "with_lone_first_request": 200}
@@ -60,11 +62,15 @@ def test_on_real_ab_output_with_the_artifact():
     # ab -n 40 -c 10 on a 200 ms delay: 1.021 s = the lone request + 4 rounds; ab says 39.17 req/s
     case = FIXTURES / "slow_first_alone"
     reported = ab_startup.ab_reported((case / "ab.stdout").read_text())
-    assert reported == {"rps": 39.17, "time_per_request_ms": 255.291, "time_per_request_across_ms": 25.529,
-                        "time_taken_s": 1.021}
+    assert reported == {
+        "rps": 39.17,
+        "time_per_request_ms": 255.291,
+        "time_per_request_across_ms": 25.529,
+        "time_taken_s": 1.021,
+    }
     free = ab_startup.startup_free(ab.per_request(case), reported["time_taken_s"], 10)
     assert free["lone_request_ms"] == 202
-    assert free["rps"] == pytest.approx(39 / (1.021 - 0.202))       # 47.6: 4 rounds of ~205 ms
+    assert free["rps"] == pytest.approx(39 / (1.021 - 0.202))  # 47.6: 4 rounds of ~205 ms
     assert 10 / 0.205 * 0.95 < free["rps"] < 10 / 0.205
 
 
@@ -82,8 +88,9 @@ def test_ab_reported_time_per_request_is_c_times_time_over_n():
 
 # --- the probe's percentiles -------------------------------------------------------------------------
 
+
 def test_nearest_rank():
-    values = [float(v) for v in range(1, 101)]          # 1..100
+    values = [float(v) for v in range(1, 101)]  # 1..100
     assert nearest_rank(values, 50) == 50 and nearest_rank(values, 99) == 99 and nearest_rank(values, 100) == 100
     assert nearest_rank(values, 0) == 1
     assert nearest_rank([7.0], 99) == 7.0
@@ -139,18 +146,29 @@ def test_the_batch_is_the_requests_wrk_sends():
 def test_pipeline_figures_little_law():
     class Plan:
         pipeline, concurrency = 24, 100
-    result = LoadResult("wrk", "4.1.0", requests=240_000, duration_s=10.0, bytes=0, errors=empty_errors(),
-                        latency_ms={}, latency_source="")
+
+    result = LoadResult(
+        "wrk",
+        "4.1.0",
+        requests=240_000,
+        duration_s=10.0,
+        bytes=0,
+        errors=empty_errors(),
+        latency_ms={},
+        latency_source="",
+    )
     figures = pipeline_figures(Plan, result)
     assert figures["pipeline_batches_per_connection"] == 100
     assert figures["pipeline_flowing"] is True
-    assert figures["batch_latency_mean_ms"] == pytest.approx(100 * 24 / 24_000 * 1000)   # 100 ms
+    assert figures["batch_latency_mean_ms"] == pytest.approx(100 * 24 / 24_000 * 1000)  # 100 ms
 
 
 # --- the experiment files and the refusals before a run ------------------------------------------------
 
+
 def test_seed_experiments_expand_into_the_planned_cells():
     from crossbench.plan import experiment
+
     seed000 = experiment.expand(experiment.apply_overrides(experiment.load("seed000"), {"precision": False}))
     kinds = sorted((c.kind, c.server, c.endpoint) for c in seed000)
     assert len(kinds) == 8 and {k for k, _, _ in kinds} == {"fixed_count", "hol_probe"}
@@ -160,14 +178,19 @@ def test_seed_experiments_expand_into_the_planned_cells():
     # ab runs without -k (the group's keepalive = false) and its cells say so; the probe's background keeps the
     # run's keep-alive, but the requests its record counts are probes on a connection each
     from crossbench.drivers import DRIVERS
+
     assert {c.keepalive for c in seed000 if c.kind == "fixed_count"} == {False}
     probes = [c for c in seed000 if c.kind == "hol_probe"]
     assert {c.keepalive for c in probes} == {True}
     assert not any(DRIVERS[c.kind].reuses_connections(c) for c in seed000)
     assert DRIVERS["hol_probe"].headline({"delay_ms": 1000}) == "latency_ms.p50"
     seed001 = experiment.expand(experiment.apply_overrides(experiment.load("seed001"), {"precision": False}))
-    assert sorted((c.server, c.settings.get("processes"), c.pipeline, c.concurrency) for c in seed001) == \
-        [("tomcat", None, 24, 100), ("tornado", 1, 24, 100), ("tornado", 2, 24, 100), ("uvicorn", None, 24, 100)]
+    assert sorted((c.server, c.settings.get("processes"), c.pipeline, c.concurrency) for c in seed001) == [
+        ("tomcat", None, 24, 100),
+        ("tornado", 1, 24, 100),
+        ("tornado", 2, 24, 100),
+        ("uvicorn", None, 24, 100),
+    ]
 
 
 def test_fixed_count_refuses_what_ab_cannot_do():
@@ -175,10 +198,14 @@ def test_fixed_count_refuses_what_ab_cannot_do():
 
     from crossbench.drivers import DRIVERS, DriverRefused
     from crossbench.plan import experiment
-    plan = next(c for c in experiment.expand(experiment.apply_overrides(experiment.load("seed000-quick"), {}))
-                if c.kind == "fixed_count")
+
+    plan = next(
+        c
+        for c in experiment.expand(experiment.apply_overrides(experiment.load("seed000-quick"), {}))
+        if c.kind == "fixed_count"
+    )
     preflight = DRIVERS["fixed_count"].preflight
     preflight(plan)
-    for options in ({}, {"requests": "40"}, {"requests": 4}):   # missing, not an int, below C = 8
+    for options in ({}, {"requests": "40"}, {"requests": 4}):  # missing, not an int, below C = 8
         with pytest.raises(DriverRefused):
             preflight(replace(plan, options=options))

@@ -1,5 +1,6 @@
 """Seeds 000 and 001 against the real servers: pipelining answered in full by both, and the quick variants of
 both experiments end to end through run_all.sh (real ab, wrk, Tomcat, Tornado), in about 90 s together."""
+
 from __future__ import annotations
 
 import contextlib
@@ -10,21 +11,24 @@ import threading
 from pathlib import Path
 
 import pytest
-
-from crossbench import paths
-from crossbench.clients import pipeline_check
 from live_servers import build_missing_reason, running
 from testkit import records_by_id
 
-pytestmark = [pytest.mark.live,
-              pytest.mark.skipif(build_missing_reason() is not None, reason=str(build_missing_reason()))]
+from crossbench import paths
+from crossbench.clients import pipeline_check
+
+pytestmark = [
+    pytest.mark.live,
+    pytest.mark.skipif(build_missing_reason() is not None, reason=str(build_missing_reason())),
+]
 
 RUN_ALL = str(paths.RUNNER / "run_all.sh")
 
 
 def run_experiment(name: str, out: Path) -> dict[str, dict]:
-    done = subprocess.run([RUN_ALL, "--experiment", name, "--out", str(out), "--no-analysis"],
-                          capture_output=True, text=True, timeout=240)
+    done = subprocess.run(
+        [RUN_ALL, "--experiment", name, "--out", str(out), "--no-analysis"], capture_output=True, text=True, timeout=240
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     cells = records_by_id(out)
     assert all(r["status"] == "ok" for r in cells.values()), [r.get("error") for r in cells.values()]
@@ -32,6 +36,7 @@ def run_experiment(name: str, out: Path) -> dict[str, dict]:
 
 
 # --- pipelining -----------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("server", ["tomcat", "tornado"])
 def test_both_servers_answer_all_24_pipelined_requests(server):
@@ -58,7 +63,7 @@ class DropsPipelined:
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello, world")
                 conn.settimeout(30)
                 with contextlib.suppress(OSError):
-                    while conn.recv(65536):      # the rest is never answered; open until the check hangs up
+                    while conn.recv(65536):  # the rest is never answered; open until the check hangs up
                         pass
 
 
@@ -69,6 +74,7 @@ def test_the_check_catches_a_server_that_drops_pipelined_requests():
 
 
 # --- the quick experiments ------------------------------------------------------------------------------
+
 
 def test_seed000_quick_end_to_end(tmp_path, report_figure):
     out = tmp_path / "seed000-quick"
@@ -83,8 +89,11 @@ def test_seed000_quick_end_to_end(tmp_path, report_figure):
     assert 3.0 < sync["rps"] < 3.4 and sync["ab"]["rounds"]["ideal"] == 40
     # everything else answers 8 at once: 5 rounds, but ab takes 6 (the lone first request); the figure
     # without it is back near 8 / 0.3 s
-    for cell_id in ("ab_async-tornado-delay_async-c8-d300-r1", "ab_async-tomcat-mt200-delay_async-c8-d300-r1",
-                    "ab_sync-tomcat-mt200-delay_sync-c8-d300-r1"):
+    for cell_id in (
+        "ab_async-tornado-delay_async-c8-d300-r1",
+        "ab_async-tomcat-mt200-delay_async-c8-d300-r1",
+        "ab_sync-tomcat-mt200-delay_sync-c8-d300-r1",
+    ):
         r = ab_cells[cell_id]
         assert r["ab"]["rounds"] == {"ideal": 5, "with_lone_first_request": 6}
         assert 40 / (6 * 0.3) * 0.8 < r["rps"] < 40 / (5.5 * 0.3), r["rps"]
@@ -102,21 +111,31 @@ def test_seed000_quick_end_to_end(tmp_path, report_figure):
     blocked = probes["hol_sync-tornado-delay_sync-c4-d300-r1"]
     # one event loop blocked by 4 connections x 300 ms: /now waits behind them (the seed's "A then C")
     assert blocked["latency_ms"]["p50"] > 300 and blocked["probes_sent"] < 10
-    for cell_id in ("hol_async-tornado-delay_async-c4-d300-r1", "hol_sync-tomcat-mt200-delay_sync-c4-d300-r1",
-                    "hol_async-tomcat-mt200-delay_async-c4-d300-r1"):
+    for cell_id in (
+        "hol_async-tornado-delay_async-c4-d300-r1",
+        "hol_sync-tomcat-mt200-delay_sync-c4-d300-r1",
+        "hol_async-tomcat-mt200-delay_async-c4-d300-r1",
+    ):
         assert probes[cell_id]["latency_ms"]["p50"] < 100 and probes[cell_id]["probes_sent"] >= 20, probes[cell_id]
     report_figure(
-        "seed000-quick: ab req/s (startup-free) " + ", ".join(
-            f"{r['server']} {r['endpoint']} {r['rps']:.1f} ({r['rps_startup_free']:.1f})" for r in ab_cells.values())
-        + "; /now p50 " + ", ".join(f"{r['server']} {r['endpoint']} {r['latency_ms']['p50']:.1f} ms"
-                                    for r in probes.values()))
+        "seed000-quick: ab req/s (startup-free) "
+        + ", ".join(
+            f"{r['server']} {r['endpoint']} {r['rps']:.1f} ({r['rps_startup_free']:.1f})" for r in ab_cells.values()
+        )
+        + "; /now p50 "
+        + ", ".join(f"{r['server']} {r['endpoint']} {r['latency_ms']['p50']:.1f} ms" for r in probes.values())
+    )
 
 
 def test_seed001_quick_end_to_end(tmp_path, report_figure):
     out = tmp_path / "seed001-quick"
     cells = run_experiment("seed001-quick", out)
-    assert sorted((r["server"], r["processes"]) for r in cells.values()) == \
-        [("tomcat", 1), ("tornado", 1), ("tornado", 2), ("uvicorn", 1)]
+    assert sorted((r["server"], r["processes"]) for r in cells.values()) == [
+        ("tomcat", 1),
+        ("tornado", 1),
+        ("tornado", 2),
+        ("uvicorn", 1),
+    ]
     for r in cells.values():
         assert r["pipeline"] == 24 and r["concurrency"] == 100
         assert r["pipeline_verified"] is True and r["pipeline_check"]["answered"] == 24
@@ -131,5 +150,7 @@ def test_seed001_quick_end_to_end(tmp_path, report_figure):
         # counted 69 of 100 in that instant): the census only has to find them with the server's processes
         assert len(r["connections_by_process"]) <= (r["processes"] or 1), r["connections_by_process"]
         assert 50 <= sum(r["connections_by_process"].values()) <= 101, r["connections_by_process"]
-    report_figure("seed001-quick: pipelined req/s " + ", ".join(
-        f"{r['server']} x{r['processes'] or 1} {r['rps']:.0f}" for r in cells.values()))
+    report_figure(
+        "seed001-quick: pipelined req/s "
+        + ", ".join(f"{r['server']} x{r['processes'] or 1} {r['rps']:.0f}" for r in cells.values())
+    )

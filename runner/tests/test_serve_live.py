@@ -1,5 +1,6 @@
 """./runner/serve.sh as a user runs it: prints the URL when ready, stops cleanly on Ctrl-C / SIGTERM with no
 child left, and says clearly when the port is taken or the build is missing."""
+
 from __future__ import annotations
 
 import os
@@ -12,19 +13,20 @@ import urllib.request
 
 import psutil
 import pytest
+from live_servers import build_missing_reason
 
 from crossbench import paths
 from crossbench.oskit import free_port
 from crossbench.servers import tomcat
-from live_servers import build_missing_reason
 
 pytestmark = pytest.mark.live
 SERVE = str(paths.RUNNER / "serve.sh")
 
 
 def start(*args) -> subprocess.Popen:
-    return subprocess.Popen([SERVE, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    return subprocess.Popen(
+        [SERVE, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
 
 
 def wait_for_url(proc: subprocess.Popen, timeout_s: float = 60) -> str:
@@ -38,12 +40,19 @@ def wait_for_url(proc: subprocess.Popen, timeout_s: float = 60) -> str:
     raise AssertionError("serve.sh never said ready")
 
 
-@pytest.mark.parametrize("server, args, sig", [
-    ("tornado", ["--processes", "2"], signal.SIGINT),
-    ("tornado", [], signal.SIGTERM),
-    pytest.param("tomcat", [], signal.SIGINT,
-                 marks=pytest.mark.skipif(build_missing_reason() is not None, reason=str(build_missing_reason()))),
-])
+@pytest.mark.parametrize(
+    "server, args, sig",
+    [
+        ("tornado", ["--processes", "2"], signal.SIGINT),
+        ("tornado", [], signal.SIGTERM),
+        pytest.param(
+            "tomcat",
+            [],
+            signal.SIGINT,
+            marks=pytest.mark.skipif(build_missing_reason() is not None, reason=str(build_missing_reason())),
+        ),
+    ],
+)
 def test_starts_answers_and_stops_with_no_child_left(server, args, sig):
     proc = start(server, "--port", str(free_port()), *args)
     try:
@@ -73,8 +82,11 @@ def test_a_taken_port_is_a_clear_error():
 
 
 def test_bad_options_are_clear_errors():
-    for args, message in [(["bogus"], "unknown server 'bogus'"), (["tomcat", "--max-threads", "0"], "at least 1"),
-                          (["tomcat", "--executor", "green"], "invalid choice")]:
+    for args, message in [
+        (["bogus"], "unknown server 'bogus'"),
+        (["tomcat", "--max-threads", "0"], "at least 1"),
+        (["tomcat", "--executor", "green"], "invalid choice"),
+    ]:
         done = subprocess.run([SERVE, *args], capture_output=True, text=True, timeout=60)
         assert done.returncode == 2 and message in done.stderr, (args, done.stderr)
 
@@ -102,8 +114,9 @@ os.kill(os.getpid(), 9)
 
 def test_servers_die_with_a_runner_killed_outright(tmp_path):
     """SIGKILL leaves no `finally` to run: the servers' parent-death signal still stops them."""
-    done = subprocess.run([sys.executable, "-c", KILLED_PARENT, str(tmp_path)],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED_PARENT, str(tmp_path)], capture_output=True, text=True, timeout=60
+    )
     pids = [int(p) for p in done.stdout.split()]
     assert len(pids) == 3
     procs = []

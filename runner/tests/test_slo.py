@@ -1,5 +1,6 @@
 """--slo: targets parsed or refused in one line, each point judged pass / fail / undecided by its interval, and
 the run's exit status when one fails."""
+
 import json
 import subprocess
 
@@ -19,10 +20,19 @@ def test_the_forms_it_understands():
     assert (errors.figure, errors.limit) == ("error_rate", pytest.approx(0.001))
 
 
-@pytest.mark.parametrize("text, words", [
-    ("p99<300", "with its unit"), ("p99>300ms", "upper bound"), ("latency<3ms", "the forms are"),
-    ("rps<500", "lower bound"), ("errors<0.1", "percent"), ("errors<100%", "under 100"), ("p99<0ms", "above zero"),
-    ("p99<-1ms", "the forms are")])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("p99<300", "with its unit"),
+        ("p99>300ms", "upper bound"),
+        ("latency<3ms", "the forms are"),
+        ("rps<500", "lower bound"),
+        ("errors<0.1", "percent"),
+        ("errors<100%", "under 100"),
+        ("p99<0ms", "above zero"),
+        ("p99<-1ms", "the forms are"),
+    ],
+)
 def test_a_target_it_cannot_judge_is_refused_in_one_line(text, words):
     with pytest.raises(slo.SloError, match=words) as refused:
         slo.parse(text)
@@ -33,35 +43,49 @@ def test_a_latency_target_at_or_under_the_delay_can_never_hold():
     slo.check_reachable([slo.parse("p99<300ms")], {0, 250})
     with pytest.raises(slo.SloError, match="holds requests for 250 ms"):
         slo.check_reachable([slo.parse("p99<250ms")], {0, 250})
-    slo.check_reachable([slo.parse("rps>10")], {250})          # a throughput target has no such bound
+    slo.check_reachable([slo.parse("rps>10")], {250})  # a throughput target has no such bound
 
 
 def point(pid, figure, value, low=None, high=None, launches=None, cells=()):
-    return {"point_id": pid, "cells": list(cells),
-            "figures": {figure: {"value": value, "ci95_low": low, "ci95_high": high,
-                                 "launches": launches or [value]}}}
+    return {
+        "point_id": pid,
+        "cells": list(cells),
+        "figures": {figure: {"value": value, "ci95_low": low, "ci95_high": high, "launches": launches or [value]}},
+    }
 
 
 def test_each_point_is_judged_by_its_whole_interval():
     target = slo.parse("p99<300ms")
-    points = [point("under", "latency_ms.p99", 250, 240, 260), point("over", "latency_ms.p99", 350, 320, 380),
-              point("across", "latency_ms.p99", 295, 280, 310),
-              point("two-agree", "latency_ms.p99", 200, launches=[190, 210]),
-              point("two-split", "latency_ms.p99", 300, launches=[280, 320]), {"point_id": "none", "figures": {}}]
+    points = [
+        point("under", "latency_ms.p99", 250, 240, 260),
+        point("over", "latency_ms.p99", 350, 320, 380),
+        point("across", "latency_ms.p99", 295, 280, 310),
+        point("two-agree", "latency_ms.p99", 200, launches=[190, 210]),
+        point("two-split", "latency_ms.p99", 300, launches=[280, 320]),
+        {"point_id": "none", "figures": {}},
+    ]
     verdicts = {j.point_id: j.verdict for j in slo.evaluate(points, [], [target])}
-    assert verdicts == {"under": "pass", "over": "fail", "across": "undecided", "two-agree": "pass",
-                        "two-split": "undecided", "none": "undecided"}
+    assert verdicts == {
+        "under": "pass",
+        "over": "fail",
+        "across": "undecided",
+        "two-agree": "pass",
+        "two-split": "undecided",
+        "none": "undecided",
+    }
     judged = slo.evaluate(points, [], [target])
     assert slo.failed(judged)
     text = slo.summary(judged)
     assert "slo p99<300ms: 2 pass, 1 fail, 3 undecided of 6 points" in text
     assert "FAIL over: 350 (95 % interval [320, 380])" in text and "indicative: 2 launches" in text
-    assert "under" not in text.split("\n", 1)[1]            # passes are counted, not listed
+    assert "under" not in text.split("\n", 1)[1]  # passes are counted, not listed
 
 
 def test_errors_are_counted_over_the_points_launches():
-    records = [{"cell_id": "p-r1", "requests": 1000, "error_total": 0},
-               {"cell_id": "p-r2", "requests": 1000, "error_total": 3}]
+    records = [
+        {"cell_id": "p-r1", "requests": 1000, "error_total": 0},
+        {"cell_id": "p-r2", "requests": 1000, "error_total": 3},
+    ]
     p = {"point_id": "p", "cells": ["p-r1", "p-r2"], "figures": {}}
     [fine] = slo.evaluate([p], records, [slo.parse("errors<0.5%")])
     [bad] = slo.evaluate([p], records, [slo.parse("errors<0.1%")])
@@ -79,10 +103,33 @@ RUN_ALL = str(paths.RUNNER / "run_all.sh")
 def test_a_run_whose_point_fails_its_target_exits_99_and_names_it(tmp_path):
     """20 threads, 50 clients, a 200 ms hold: each answer waits about 2.5 holds, far past 300 ms, in every launch."""
     out = tmp_path / "slo"
-    done = subprocess.run([RUN_ALL, "--experiment", "maxthreads-quick", "--out", str(out), "--no-analysis",
-                           "--max-threads", "20", "--executor", "platform", "--concurrency", "50", "--duration", "2s",
-                           "--warmup", "1s", "--slo", "p99<300ms", "--slo", "errors<1%"],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [
+            RUN_ALL,
+            "--experiment",
+            "maxthreads-quick",
+            "--out",
+            str(out),
+            "--no-analysis",
+            "--max-threads",
+            "20",
+            "--executor",
+            "platform",
+            "--concurrency",
+            "50",
+            "--duration",
+            "2s",
+            "--warmup",
+            "1s",
+            "--slo",
+            "p99<300ms",
+            "--slo",
+            "errors<1%",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == slo.EXIT_FAILED, done.stderr[-2000:]
     assert "slo p99<300ms: 0 pass, 1 fail, 0 undecided of 1 points" in done.stderr
     assert "FAIL delay-tomcat-mt20-delay_sync-c50-d200" in done.stderr
@@ -93,8 +140,12 @@ def test_a_run_whose_point_fails_its_target_exits_99_and_names_it(tmp_path):
 
 @pytest.mark.live
 def test_a_target_that_can_never_hold_is_refused_before_any_cell_runs(tmp_path):
-    done = subprocess.run([RUN_ALL, "--experiment", "maxthreads-quick", "--out", str(tmp_path / "never"),
-                           "--slo", "p99<150ms"], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [RUN_ALL, "--experiment", "maxthreads-quick", "--out", str(tmp_path / "never"), "--slo", "p99<150ms"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2 and "holds requests for 200 ms" in done.stderr
     assert not (tmp_path / "never" / "cells.jsonl").exists()
     bad = subprocess.run([RUN_ALL, "--quick", "--slo", "p99 under 3"], capture_output=True, text=True, timeout=60)

@@ -1,5 +1,6 @@
 """The spawn guard (spawn_guard.py): outside the live tier a test starts no process unless marked `spawns`, and
 ./runner/test.sh --fast runs none of those. Every check here runs under the guard itself and starts nothing."""
+
 from __future__ import annotations
 
 import asyncio
@@ -8,13 +9,13 @@ import re
 import subprocess
 import threading
 import tomllib
-from subprocess import Popen       # imported by name, as a module may: the guard still sees it
+from subprocess import Popen  # imported by name, as a module may: the guard still sees it
 
 import pytest
-
-from crossbench import paths
 import spawn_guard
 from spawn_guard import guarded, refusing
+
+from crossbench import paths
 
 NODE = "tests/test_x.py::test_y"
 # os's own, taken at import (outside any test's phase): a call below that would really fork or replace pytest is
@@ -51,7 +52,7 @@ def test_every_way_of_starting_a_process_is_refused_and_nothing_starts(tmp_path)
         refused_with(lambda: os.posix_spawnp("touch", ["touch", str(made)], {}), "os.posix_spawnp")
         refused_with(lambda: os.execv("/usr/bin/touch", ["touch", str(made)]), "os.execv")
     assert len(refused) == 10 and not made.exists()
-    assert (subprocess.Popen._execute_child, os.fork, os.system) == before     # put back as found
+    assert (subprocess.Popen._execute_child, os.fork, os.system) == before  # put back as found
 
 
 class Item:
@@ -64,18 +65,19 @@ class Item:
 
 def test_a_process_started_by_a_thread_or_behind_a_broad_except_still_fails_the_test():
     phase = guarded(Item())
-    next(phase)                                    # the test's phase runs here
+    next(phase)  # the test's phase runs here
 
     def hides_it():
         try:
             subprocess.run(["true"])
-        except BaseException:                      # noqa: BLE001 - what a careless helper does
+        except BaseException:  # noqa: BLE001 - what a careless helper does
             pass
+
     thread = threading.Thread(target=hides_it)
     thread.start()
     thread.join()
     with pytest.raises(pytest.fail.Exception, match=f"{re.escape(NODE)} started a process .*: true"):
-        phase.send(None)                           # the phase ends
+        phase.send(None)  # the phase ends
 
 
 @pytest.mark.parametrize("marker", spawn_guard.EXEMPT)
@@ -101,10 +103,11 @@ def test_every_folder_the_suite_runs_installs_the_guard_and_the_fast_tier_leaves
     each folder's own installs the hooks: a new folder without them would run unguarded."""
     script = (paths.RUNNER / "test.sh").read_text()
     listed = re.search(r"^tests=\(([^)]*)\)", script, re.M)
-    assert listed and '"${tests[@]}"' in script[script.index("run_pytest()"):], "test.sh lists its test folders once"
+    assert listed and '"${tests[@]}"' in script[script.index("run_pytest()") :], "test.sh lists its test folders once"
     folders = re.findall(r"\b([a-z-]+/tests)\b", listed.group(1))
-    assert {"runner/tests", "analysis/tests", "tornado-app/tests", "gunicorn-app/tests",
-            "uvicorn-app/tests"} <= set(folders), folders
+    assert {"runner/tests", "analysis/tests", "tornado-app/tests", "gunicorn-app/tests", "uvicorn-app/tests"} <= set(
+        folders
+    ), folders
     hooks = {"pytest_runtest_setup", "pytest_runtest_call", "pytest_runtest_teardown"}
     for folder in folders:
         conftest = paths.REPO / folder / "conftest.py"

@@ -3,6 +3,7 @@
 Stdlib only. Each validator takes bytes so the tests can also prove that a
 damaged copy (truncated, bit-flipped) is rejected.
 """
+
 import hashlib
 import struct
 import zlib
@@ -35,12 +36,12 @@ def validate_png(data):
     pos, chunks = 8, []
     while pos < len(data):
         assert pos + 12 <= len(data), f"truncated chunk header at {pos}"
-        (length,) = struct.unpack(">I", data[pos:pos + 4])
-        ctype = data[pos + 4:pos + 8]
-        body = data[pos + 8:pos + 8 + length]
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        ctype = data[pos + 4 : pos + 8]
+        body = data[pos + 8 : pos + 8 + length]
         assert len(body) == length, f"truncated {ctype!r} chunk"
         assert pos + 12 + length <= len(data), f"truncated CRC of {ctype!r}"
-        (crc,) = struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])
+        (crc,) = struct.unpack(">I", data[pos + 8 + length : pos + 12 + length])
         assert zlib.crc32(ctype + body) & 0xFFFFFFFF == crc, f"bad CRC in {ctype!r} chunk"
         chunks.append((ctype, body))
         pos += 12 + length
@@ -69,11 +70,11 @@ def validate_jpeg(data):
         assert data[pos] == 0xFF, f"expected a marker at {pos}"
         marker = data[pos + 1]
         assert marker not in (0xD8, 0xD9), f"unexpected marker {marker:#x} before SOS"
-        (length,) = struct.unpack(">H", data[pos + 2:pos + 4])
+        (length,) = struct.unpack(">H", data[pos + 2 : pos + 4])
         assert length >= 2 and pos + 2 + length <= len(data), f"segment {marker:#x} overruns file"
         seen.append(marker)
         if marker == 0xC0:
-            _, h, w, ncomp = struct.unpack(">BHHB", data[pos + 4:pos + 10])
+            _, h, w, ncomp = struct.unpack(">BHHB", data[pos + 4 : pos + 10])
             sof = (w, h, ncomp)
         pos += 2 + length
         if marker == 0xDA:
@@ -94,8 +95,7 @@ def validate_jpeg(data):
 
 
 class _Balance(HTMLParser):
-    VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link",
-            "meta", "source", "track", "wbr"}
+    VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 
     def __init__(self):
         super().__init__()
@@ -163,36 +163,45 @@ def _flip(data, at):
     return bytes(b)
 
 
-@pytest.mark.parametrize("damage", [
-    lambda d: d[:-1],                    # truncated by one byte
-    lambda d: d[:len(d) // 2],           # truncated in the middle
-    lambda d: _flip(d, 100),             # bit flip inside IDAT
-    lambda d: _flip(d, 0),               # bad signature
-    lambda d: d + b"\0",                 # garbage after IEND
-])
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda d: d[:-1],  # truncated by one byte
+        lambda d: d[: len(d) // 2],  # truncated in the middle
+        lambda d: _flip(d, 100),  # bit flip inside IDAT
+        lambda d: _flip(d, 0),  # bad signature
+        lambda d: d + b"\0",  # garbage after IEND
+    ],
+)
 def test_png_validator_rejects_damage(damage):
     with pytest.raises(Exception):
         validate_png(damage(read("small.png")))
 
 
-@pytest.mark.parametrize("damage", [
-    lambda d: d[:-1],                    # EOI cut off
-    lambda d: d[:len(d) // 2],           # truncated in the scan
-    lambda d: d[:1000],                  # truncated in the header segments
-    lambda d: d + b"\0",                 # garbage after EOI
-    lambda d: d[2:],                     # no SOI
-])
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda d: d[:-1],  # EOI cut off
+        lambda d: d[: len(d) // 2],  # truncated in the scan
+        lambda d: d[:1000],  # truncated in the header segments
+        lambda d: d + b"\0",  # garbage after EOI
+        lambda d: d[2:],  # no SOI
+    ],
+)
 def test_jpeg_validator_rejects_damage(damage):
     with pytest.raises(AssertionError):
         validate_jpeg(damage(read("big.jpg")))
 
 
-@pytest.mark.parametrize("damage", [
-    lambda d: d[:len(d) // 2],           # truncated: unclosed tags
-    lambda d: d.replace(b"</body>", b""),
-    lambda d: d[15:],                    # no doctype
-    lambda d: d.replace(b"<title>", b"<title>\xff"),  # not UTF-8
-])
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda d: d[: len(d) // 2],  # truncated: unclosed tags
+        lambda d: d.replace(b"</body>", b""),
+        lambda d: d[15:],  # no doctype
+        lambda d: d.replace(b"<title>", b"<title>\xff"),  # not UTF-8
+    ],
+)
 def test_html_validator_rejects_damage(damage):
     with pytest.raises((AssertionError, UnicodeDecodeError)):
         validate_html(damage(read("index.html")))

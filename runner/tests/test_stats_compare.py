@@ -1,5 +1,6 @@
 """Known answers for compare's tests in crossbench.figures.changes: Welch on logs with a run-to-run variance
 component, the paired test, the call against an equivalence margin (TOST) and Benjamini-Hochberg."""
+
 from __future__ import annotations
 
 import math
@@ -23,9 +24,9 @@ def test_run_log_ratio_without_run_variance_is_welchs_t_on_logs():
 def test_run_variance_widens_the_interval_by_hand():
     # logs 0, .1, .2 and .2, .3, .4: each variance .01, so se^2 = .01/3 + .01/3 + 2 * .05^2
     test = changes.run_log_ratio([E(0), E(0.1), E(0.2)], [E(0.2), E(0.3), E(0.4)], run_sd=0.05)
-    se2 = 0.01 / 3 * 2 + 2 * 0.05 ** 2
+    se2 = 0.01 / 3 * 2 + 2 * 0.05**2
     assert test.diff == pytest.approx(0.2) and test.se == pytest.approx(math.sqrt(se2))
-    assert test.df == pytest.approx(se2 ** 2 / (2 * (0.01 / 3) ** 2 / 2))
+    assert test.df == pytest.approx(se2**2 / (2 * (0.01 / 3) ** 2 / 2))
     low, high = test.interval()
     half = sp.t.ppf(0.975, test.df) * math.sqrt(se2)
     assert (math.log(low), math.log(high)) == pytest.approx((0.2 - half, 0.2 + half))
@@ -99,6 +100,7 @@ def test_benjamini_hochberg_by_hand():
 
 def test_benjamini_hochberg_matches_scipy():
     import random
+
     rng = random.Random(36)
     for m in (2, 7, 65):
         p = [rng.random() ** 3 for _ in range(m)] + [0.2, 0.2]

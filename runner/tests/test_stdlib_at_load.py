@@ -5,6 +5,7 @@ installed or the Python environment made (runner/script-options.sh, crossbench_f
 
 The test reads the source with ast (nothing is imported): it follows the own imports from each script's module
 (test_imports.py's edges) and fails on a module-level import of anything else."""
+
 from __future__ import annotations
 
 import ast
@@ -14,8 +15,13 @@ from pathlib import Path
 from test_imports import PACKAGES, REPO, _imports, _module_files, import_graph
 
 # the modules the scripts run with `python -m` (run_all.sh, serve.sh, db.sh, hosts.sh, analysis/*.sh)
-ENTRIES = ("crossbench.run.__main__", "crossbench.run.serve", "crossbench.database.__main__",
-           "crossbench.hosts.setup", "crossbench_analysis.__main__")
+ENTRIES = (
+    "crossbench.run.__main__",
+    "crossbench.run.serve",
+    "crossbench.database.__main__",
+    "crossbench.hosts.setup",
+    "crossbench_analysis.__main__",
+)
 OWN_PACKAGES = {**PACKAGES, "crossbench_contract": REPO / "python-contract" / "crossbench_contract"}
 
 
@@ -48,9 +54,11 @@ def third_party_at_load(path: Path, own: set[str]) -> list[str]:
 
 def offenders(entries, packages) -> list[str]:
     modules = _module_files(packages)
-    return [f"{modules[name].relative_to(REPO) if modules[name].is_relative_to(REPO) else modules[name]}:{line}"
-            for name in sorted(reached(entries, modules))
-            for line in third_party_at_load(modules[name], set(packages))]
+    return [
+        f"{modules[name].relative_to(REPO) if modules[name].is_relative_to(REPO) else modules[name]}:{line}"
+        for name in sorted(reached(entries, modules))
+        for line in third_party_at_load(modules[name], set(packages))
+    ]
 
 
 def test_the_check_sees_a_third_party_import_at_load_and_not_one_at_its_use(tmp_path):
@@ -58,8 +66,9 @@ def test_the_check_sees_a_third_party_import_at_load_and_not_one_at_its_use(tmp_
     root.mkdir()
     (root / "__init__.py").write_text("")
     (root / "cli.py").write_text("import argparse\nfrom . import plumbing\n")
-    (root / "plumbing.py").write_text("import os\nimport psutil\nfrom scipy.stats import t\n\n\n"
-                                      "def used():\n    import jinja2\n")
+    (root / "plumbing.py").write_text(
+        "import os\nimport psutil\nfrom scipy.stats import t\n\n\ndef used():\n    import jinja2\n"
+    )
     (root / "typed.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import psutil\n")
     (root / "unreached.py").write_text("import numpy\n")
     found = offenders(["pkg.cli", "pkg.typed"], {"pkg": root})
@@ -70,5 +79,7 @@ def test_the_scripts_modules_load_on_the_standard_library():
     modules = _module_files(OWN_PACKAGES)
     assert set(ENTRIES) <= set(modules)
     found = offenders(ENTRIES, OWN_PACKAGES)
-    assert not found, ("third-party imports at module level in what the scripts' command lines load (import it "
-                       "inside the function that uses it):\n" + "\n".join(found))
+    assert not found, (
+        "third-party imports at module level in what the scripts' command lines load (import it "
+        "inside the function that uses it):\n" + "\n".join(found)
+    )

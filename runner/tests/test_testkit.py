@@ -1,4 +1,5 @@
 """The shared test helpers that a live test leans on while the runner starts and stops processes under it."""
+
 from __future__ import annotations
 
 import subprocess
@@ -6,17 +7,24 @@ import sys
 
 import psutil
 import pytest
-
 from testkit import descendants, wait_until
 
-pytestmark = pytest.mark.spawns       # real process trees for the helpers to read
+pytestmark = pytest.mark.spawns  # real process trees for the helpers to read
 
 
 def test_descendants_reads_a_live_tree_and_leaves_out_a_child_that_ends_while_read(monkeypatch):
-    parent = subprocess.Popen([sys.executable, "-c", "import subprocess, sys; "
-                               "a = subprocess.Popen(['sleep', '30']); b = subprocess.Popen(['sleep', '31']); "
-                               "sys.stdin.read()"], stdin=subprocess.PIPE)
+    parent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import subprocess, sys; "
+            "a = subprocess.Popen(['sleep', '30']); b = subprocess.Popen(['sleep', '31']); "
+            "sys.stdin.read()",
+        ],
+        stdin=subprocess.PIPE,
+    )
     try:
+
         def both_sleeping():
             tree = descendants(parent.pid)
             return tree if [p.info["name"] for p in tree] == ["sleep", "sleep"] else None

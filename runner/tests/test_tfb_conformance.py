@@ -2,6 +2,7 @@
 server with the run's own PostgreSQL: /json, /plaintext (pipelined too), /fortunes, /updates (clamping, rows really
 stored), the headers every answer carries, and the query counts pg_stat_statements sees, with the same functions
 the cells verify with (crossbench/tfb.py, crossbench/database/verify.py). nginx serves none of them: 404."""
+
 from __future__ import annotations
 
 import contextlib
@@ -9,17 +10,20 @@ import json
 import socket
 
 import pytest
+from live_servers import build_missing_reason, request, running
 
 from crossbench import tfb
 from crossbench.database import Cluster, ensure_tables, psql
-from crossbench.database.pgbouncer import SERVER_SETTINGS as BOUNCED, PgBouncer
+from crossbench.database.pgbouncer import SERVER_SETTINGS as BOUNCED
+from crossbench.database.pgbouncer import PgBouncer
 from crossbench.database.verify import VerifyFailed, check_answer, count_queries
 from crossbench.endpoints import Request
 from crossbench.servers import DB_ENDPOINTS, PLUGINS, TFB_ENDPOINTS
-from live_servers import build_missing_reason, request, running
 
-pytestmark = [pytest.mark.live,
-              pytest.mark.skipif(build_missing_reason() is not None, reason=str(build_missing_reason()))]
+pytestmark = [
+    pytest.mark.live,
+    pytest.mark.skipif(build_missing_reason() is not None, reason=str(build_missing_reason())),
+]
 
 SERVERS = ("tomcat", "tornado", "gunicorn", "uvicorn")
 TYPES = ("/json", "/plaintext", "/db", "/queries?queries=5", "/fortunes", "/updates?queries=5")
@@ -41,18 +45,21 @@ SETTINGS = {"gunicorn": {"worker_class": "gthread", "threads": 4, "workers": 2}}
 @pytest.fixture(scope="module")
 def servers(database):
     with contextlib.ExitStack() as stack:
-        yield {name: stack.enter_context(running(name, db_url=database, **SETTINGS.get(name, {})))
-               for name in SERVERS}
+        yield {name: stack.enter_context(running(name, db_url=database, **SETTINGS.get(name, {}))) for name in SERVERS}
 
 
 @pytest.fixture(scope="module")
 def bounced(database, tmp_path_factory):
     """Every server behind PgBouncer in transaction mode, with the settings a pooled cell gives it (no named
     prepared statements: PgBouncer 1.18 cannot keep one for a client)."""
-    with PgBouncer(database, tmp_path_factory.mktemp("pgbouncer"), pool_size=4, max_clients=200) as bouncer, \
-            contextlib.ExitStack() as stack:
-        yield {name: stack.enter_context(running(name, db_url=bouncer.url, **BOUNCED, **SETTINGS.get(name, {})))
-               for name in SERVERS}
+    with (
+        PgBouncer(database, tmp_path_factory.mktemp("pgbouncer"), pool_size=4, max_clients=200) as bouncer,
+        contextlib.ExitStack() as stack,
+    ):
+        yield {
+            name: stack.enter_context(running(name, db_url=bouncer.url, **BOUNCED, **SETTINGS.get(name, {})))
+            for name in SERVERS
+        }
 
 
 def pipelined(port: int, path: str, depth: int) -> bytes:
@@ -115,7 +122,7 @@ def test_fortunes_sorted_escaped_with_the_added_row_in_utf8(servers, name):
     status, headers, body = get(servers[name], "/fortunes")
     assert status == 200
     tfb.check_fortunes(headers, body)
-    assert "フレームワークのベンチマーク".encode() in body           # UTF-8 bytes, not character references
+    assert "フレームワークのベンチマーク".encode() in body  # UTF-8 bytes, not character references
     assert b"&lt;script&gt;" in body
 
 
@@ -126,7 +133,7 @@ def test_updates_clamp_like_queries_and_store_what_they_answer(servers, database
     assert status == 200 and tfb.media_type(headers["content-type"])[0] == "application/json", (status, headers)
     answer = json.loads(body)
     assert len(answer) == rows, (name, value, len(answer))
-    written = {row["id"]: row["randomNumber"] for row in answer}      # a row read twice: its last value
+    written = {row["id"]: row["randomNumber"] for row in answer}  # a row read twice: its last value
     found = psql(database, f"SELECT id, randomnumber FROM world WHERE id IN ({','.join(map(str, written))})")
     assert dict(tuple(map(int, line.split("|"))) for line in found.stdout.split()) == written
 
@@ -137,11 +144,14 @@ def test_updates_change_the_table(servers, database, name):
     get(servers[name], "/updates?queries=500")
     after = psql(database, "SELECT id, randomnumber FROM world ORDER BY id").stdout
     changed = sum(a != b for a, b in zip(before.split(), after.split()))
-    assert changed > 400, f"{name}: 500 updates changed {changed} rows"     # ids repeat, a number may too
+    assert changed > 400, f"{name}: 500 updates changed {changed} rows"  # ids repeat, a number may too
 
 
-@pytest.mark.parametrize("request_", [Request("/fortunes"), Request("/updates", queries=20),
-                                      Request("/updates", queries=1)], ids=lambda r: r.path())
+@pytest.mark.parametrize(
+    "request_",
+    [Request("/fortunes"), Request("/updates", queries=20), Request("/updates", queries=1)],
+    ids=lambda r: r.path(),
+)
 @pytest.mark.parametrize("name", SERVERS)
 def test_cells_verify_answers_and_count_statements(servers, database, name, request_):
     base = f"http://127.0.0.1:{servers[name].spec.port}"

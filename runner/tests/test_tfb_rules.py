@@ -1,5 +1,6 @@
 """TechEmpower's rules as crossbench/tfb.py states them, on answers made here (each check shown to fail on what it
 must refuse), and the tfb experiments' plan: TechEmpower's levels, plaintext alone pipelined, sweeps."""
+
 from __future__ import annotations
 
 import pytest
@@ -15,7 +16,7 @@ HTML = {"content-type": "text/html; charset=UTF-8"}
 
 
 def test_the_expected_fortunes_are_techempowers_twelve_and_the_added_one_sorted():
-    assert len(tfb.EXPECTED_FORTUNES) == 13 and tfb.EXPECTED_FORTUNES[0][0] == 11     # '<' sorts first
+    assert len(tfb.EXPECTED_FORTUNES) == 13 and tfb.EXPECTED_FORTUNES[0][0] == 11  # '<' sorts first
     assert [m for _, m in tfb.EXPECTED_FORTUNES] == sorted(m for _, m in tfb.EXPECTED_FORTUNES)
     assert (0, "Additional fortune added at request time.") in tfb.EXPECTED_FORTUNES
     assert tfb.EXPECTED_FORTUNES[-1] == (12, "フレームワークのベンチマーク")
@@ -26,14 +27,17 @@ def test_an_escaped_page_passes_with_any_escaping_style():
     tfb.check_fortunes(HTML, ESCAPED.replace("&quot;", "&#34;").replace("'", "&#39;").encode())
 
 
-@pytest.mark.parametrize("page, headers, message", [
-    (PAGE, HTML, "unescaped"),
-    (ESCAPED.replace("<tr><td>0</td>", "<tr><td>99</td>"), HTML, "sorted"),
-    (ESCAPED.replace(f"<tr><td>0</td><td>{tfb.ADDED_FORTUNE}</td></tr>", ""), HTML, "sorted"),
-    (ESCAPED, {"content-type": "text/html"}, "charset"),
-    (ESCAPED.replace("<!DOCTYPE html>", ""), HTML, "DOCTYPE"),
-    (ESCAPED.replace("<th>id</th>", ""), HTML, "header row"),
-])
+@pytest.mark.parametrize(
+    "page, headers, message",
+    [
+        (PAGE, HTML, "unescaped"),
+        (ESCAPED.replace("<tr><td>0</td>", "<tr><td>99</td>"), HTML, "sorted"),
+        (ESCAPED.replace(f"<tr><td>0</td><td>{tfb.ADDED_FORTUNE}</td></tr>", ""), HTML, "sorted"),
+        (ESCAPED, {"content-type": "text/html"}, "charset"),
+        (ESCAPED.replace("<!DOCTYPE html>", ""), HTML, "DOCTYPE"),
+        (ESCAPED.replace("<th>id</th>", ""), HTML, "header row"),
+    ],
+)
 def test_a_page_that_breaks_a_rule_is_refused(page, headers, message):
     with pytest.raises(tfb.RuleBroken, match=message):
         tfb.check_fortunes(headers, page.encode())
@@ -60,7 +64,7 @@ def test_json_plaintext_and_headers():
         tfb.check_headers({k: v for k, v in complete.items() if k != "server"}, body, "/json")
     with pytest.raises(tfb.RuleBroken, match="Content-Length 26"):
         tfb.check_headers({**complete, "content-length": "26"}, body, "/json")
-    tfb.check_answer("/db", {}, b"")                       # not one of the two: nothing checked here
+    tfb.check_answer("/db", {}, b"")  # not one of the two: nothing checked here
 
 
 def plan(name):
@@ -79,17 +83,20 @@ def test_tfb_runs_techempowers_levels_and_pipelines_only_plaintext():
     assert {c.pipeline for c in cells if c.group == "plaintext"} == {16}
     assert {c.pipeline for c in cells if c.group != "plaintext"} == {1}
     for endpoint in ("/queries", "/updates"):
-        assert {c.paths()[0] for c in cells if c.endpoint == endpoint} == \
-            {f"{endpoint}?queries={n}" for n in (1, 5, 10, 15, 20)}
-    assert all(c.sweep for c in cells if c.plugin.process_knob)           # every Python stack swept
+        assert {c.paths()[0] for c in cells if c.endpoint == endpoint} == {
+            f"{endpoint}?queries={n}" for n in (1, 5, 10, 15, 20)
+        }
+    assert all(c.sweep for c in cells if c.plugin.process_knob)  # every Python stack swept
     assert {c.settings["worker_class"] for c in cells if "worker_class" in c.settings} == {"gthread"}
 
 
 def test_tfb_quick_covers_all_six_types_on_every_server():
     cells = plan("tfb-quick")
     assert {(c.server, c.endpoint) for c in cells} == {
-        (s, e) for s in ("tomcat", "tornado", "gunicorn", "uvicorn")
-        for e in ("/json", "/plaintext", "/db", "/fortunes", "/queries", "/updates")}
+        (s, e)
+        for s in ("tomcat", "tornado", "gunicorn", "uvicorn")
+        for e in ("/json", "/plaintext", "/db", "/fortunes", "/queries", "/updates")
+    }
     assert sum(c.duration_s + c.warmup_s for c in cells) <= 150
 
 

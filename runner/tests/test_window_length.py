@@ -7,6 +7,7 @@ keep-alive threads do, ahead of the queue) gives some connections quick turns an
 few round trips then holds one turn of each too many or too few, and its figures move by up to round trip /
 window. metrics.window_for_bias sizes the window at 50 slowest round trips for 2 %; metrics.held_truth_broken
 flags the window that broke a truth (window_too_short)."""
+
 from __future__ import annotations
 
 import heapq
@@ -19,8 +20,8 @@ from crossbench.loadgen.held import cut
 from crossbench.loadgen.openloop import Request
 from crossbench.record import metrics
 
-CLIENTS, POOL, DELAY_S = 50, 20, 0.2          # maxthreads-quick's C=50 on maxThreads=20 at 200 ms
-SLOWEST_S = -(-CLIENTS // POOL) * DELAY_S     # 3 rounds of the delay: 0.6 s
+CLIENTS, POOL, DELAY_S = 50, 20, 0.2  # maxthreads-quick's C=50 on maxThreads=20 at 200 ms
+SLOWEST_S = -(-CLIENTS // POOL) * DELAY_S  # 3 rounds of the delay: 0.6 s
 CEILING = POOL / DELAY_S
 
 
@@ -38,6 +39,7 @@ def pool_rows(run_s: float, ahead: float, seed: int) -> list[Request]:
         while free and queue:
             free -= 1
             heapq.heappush(done, (now + DELAY_S, queue.popleft()))
+
     start(0.0)
     while done and (now := done[0][0]) <= run_s:
         _, c = heapq.heappop(done)
@@ -56,14 +58,25 @@ def held_figures(window_s: float, ahead: float, seed: int) -> tuple[float, float
     """(rps, mean latency in ms) of a held window of window_s cut as the closed-loop driver plans it."""
     held_s, tail_s = 2.5 * SLOWEST_S, 2.0 * SLOWEST_S
     stopped = held_s + window_s + tail_s
-    window = cut(pool_rows(stopped + 5.0, ahead, seed), concurrency=CLIENTS, held_s=held_s, window_s=window_s,
-                 load_stopped_s=stopped)
+    window = cut(
+        pool_rows(stopped + 5.0, ahead, seed),
+        concurrency=CLIENTS,
+        held_s=held_s,
+        window_s=window_s,
+        load_stopped_s=stopped,
+    )
     return window.rate, 1000 * sum(r.end_s - r.start_s for r in window.sent) / len(window.sent)
 
 
 def broken(window_s: float, rps: float, mean_ms: float) -> bool:
-    return metrics.held_truth_broken(rps=rps, ceiling=CEILING, window_s=window_s, concurrency=CLIENTS,
-                                     in_flight_=metrics.in_flight(rps, mean_ms), mean_latency_ms=mean_ms)
+    return metrics.held_truth_broken(
+        rps=rps,
+        ceiling=CEILING,
+        window_s=window_s,
+        concurrency=CLIENTS,
+        in_flight_=metrics.in_flight(rps, mean_ms),
+        mean_latency_ms=mean_ms,
+    )
 
 
 def worst_error(window_s: float, ahead: float) -> float:

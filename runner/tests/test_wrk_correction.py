@@ -1,5 +1,6 @@
 """wrk's coordinated-omission correction undone: known answers from a line-for-line port of wrk's stats_correct
 (src/stats.c of wrk 4.1.0), and the real wrk's own output recovered to one sample per request."""
+
 from __future__ import annotations
 
 import json
@@ -32,15 +33,15 @@ def pairs(data: dict[int, int]) -> list[tuple[int, int]]:
 
 
 def test_the_interval_is_wrks_integer_arithmetic():
-    assert interval_us(4_000_000, 8_590, 1) == 465                 # 4e6 // 8590
-    assert interval_us(10_000_000, 3_000, 400) == 1_428_571        # 3000 // 400 = 7 round trips each
-    assert interval_us(1_000_000, 3, 4) is None                    # fewer requests than connections: no correction
+    assert interval_us(4_000_000, 8_590, 1) == 465  # 4e6 // 8590
+    assert interval_us(10_000_000, 3_000, 400) == 1_428_571  # 3000 // 400 = 7 round trips each
+    assert interval_us(1_000_000, 3, 4) is None  # fewer requests than connections: no correction
     with pytest.raises(Unrecoverable):
         interval_us(1_000_000, 3, 0)
 
 
 def test_samples_above_two_intervals_gain_synthetic_samples_which_come_off():
-    corrected = stats_correct({10: 5, 31: 1, 40: 2}, 10)         # 31 -> 21, 11; 40 -> 30, 20 (10 is not above 10)
+    corrected = stats_correct({10: 5, 31: 1, 40: 2}, 10)  # 31 -> 21, 11; 40 -> 30, 20 (10 is not above 10)
     assert corrected == {10: 5, 11: 1, 20: 2, 21: 1, 30: 2, 31: 1, 40: 2}
     assert undone(pairs(corrected), 10) == [(10, 5), (31, 1), (40, 2)]
 
@@ -51,7 +52,7 @@ def test_random_histograms_come_back_exactly(seed):
     interval = rng.choice([1, 3, 50, 465, 1000])
     own = {}
     for _ in range(rng.randint(1, 400)):
-        value = int(rng.lognormvariate(6, 1.5)) + 1                # a long tail: many buckets above 2 x interval
+        value = int(rng.lognormvariate(6, 1.5)) + 1  # a long tail: many buckets above 2 x interval
         own[value] = own.get(value, 0) + rng.randint(1, 5)
     corrected = stats_correct(own, interval)
     assert undone(pairs(corrected), interval) == pairs(own)
@@ -67,13 +68,13 @@ def test_a_bucket_below_what_the_correction_added_is_unrecoverable():
     with pytest.raises(Unrecoverable, match="bucket 21"):
         undone([(10, 5), (21, 0), (31, 1)], 10)
     with pytest.raises(Unrecoverable):
-        undone([(10, 1), (21, 1), (31, 2)], 10)                    # 31's two samples added two at 21
+        undone([(10, 1), (21, 1), (31, 2)], 10)  # 31's two samples added two at 21
 
 
 def test_the_counts_must_be_the_requests():
     check_count(100, requests=100, timeouts=0, pipeline=1, connections=4)
-    check_count(98, requests=100, timeouts=2, pipeline=1, connections=4)     # two answers past --timeout
-    check_count(24, requests=100, timeouts=0, pipeline=4, connections=4)     # a batch cut short by the window
+    check_count(98, requests=100, timeouts=2, pipeline=1, connections=4)  # two answers past --timeout
+    check_count(24, requests=100, timeouts=0, pipeline=4, connections=4)  # a batch cut short by the window
     with pytest.raises(Unrecoverable, match="expected 100 to 100"):
         check_count(130, requests=100, timeouts=0, pipeline=1, connections=4)
     with pytest.raises(Unrecoverable):
@@ -104,7 +105,7 @@ def test_real_wrk_output_recovers_one_sample_per_request(case):
     reported = sum(c for _, c in data["latency_us"]["histogram"])
     assert result.extra["synthetic_samples"] == reported - samples >= 0
     assert result.reported_latency_ms["mean"] == data["latency_us"]["mean"] / 1000
-    assert result.latency_ms["max"] == data["latency_us"]["max"] / 1000       # the top bucket is always real
+    assert result.latency_ms["max"] == data["latency_us"]["max"] / 1000  # the top bucket is always real
     # Little's law on one closed loop: no more in flight than connections x depth
     assert result.rps * result.latency_ms["mean"] / 1000 <= data["connections"] * pipeline * 1.02
 

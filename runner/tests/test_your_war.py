@@ -2,6 +2,7 @@
 where it lies, never changed), the command line's checks, one group per path with C=1 among its levels, the
 ratios of a user's endpoint against its own C=1 latency, and the refusals of a WAR that did not deploy and of a
 path that does not answer 2xx."""
+
 from __future__ import annotations
 
 import hashlib
@@ -50,10 +51,10 @@ def test_the_war_is_deployed_from_where_it_lies_in_a_base_of_its_own(tmp_path, u
     config = tomcat_config.TomcatConfig(port=8080, war=user_war, context="/shop")
     base = tomcat_config.prepare_base(config, tmp_path / "base", home)
     contexts = sorted(p.name for p in (base / "conf" / "Catalina" / "localhost").iterdir())
-    assert contexts == ["shop.xml"]                   # the suite's webapp is not deployed beside it
+    assert contexts == ["shop.xml"]  # the suite's webapp is not deployed beside it
     text = (base / "conf" / "Catalina" / "localhost" / "shop.xml").read_text()
     assert f'docBase="{user_war}"' in text
-    assert "JarScanFilter" not in text                # its jars are scanned as Tomcat would (their TLDs)
+    assert "JarScanFilter" not in text  # its jars are scanned as Tomcat would (their TLDs)
     assert digest(user_war) == before and sorted(user_war.parent.iterdir()) == listing
 
 
@@ -95,17 +96,20 @@ def test_war_needs_its_requests_and_runs_the_your_war_sweep(user_war, capsys, mo
 
 
 def test_each_path_is_a_group_swept_from_c1_on_every_server(user_war):
-    config = experiment.apply_overrides(experiment.load("your-war-quick"),
-                                        {"paths": ["/shop/a", "/shop/b?x=1"], "concurrency": [10, 40],
-                                         "war": str(user_war)})
+    config = experiment.apply_overrides(
+        experiment.load("your-war-quick"),
+        {"paths": ["/shop/a", "/shop/b?x=1"], "concurrency": [10, 40], "war": str(user_war)},
+    )
     groups = [(g["name"], g["endpoint"], g["concurrency"]) for g in config["group"]]
-    assert groups == [("shop-a", {"tomcat": "/shop/a"}, [1, 10, 40]),
-                      ("shop-b-x-1", {"tomcat": "/shop/b?x=1"}, [1, 10, 40])]
+    assert groups == [
+        ("shop-a", {"tomcat": "/shop/a"}, [1, 10, 40]),
+        ("shop-b-x-1", {"tomcat": "/shop/b?x=1"}, [1, 10, 40]),
+    ]
     cells = experiment.expand(config)
     assert {c.endpoint for c in cells} == {"/shop/a", "/shop/b?x=1"}
     assert {c.concurrency for c in cells} == {1, 10, 40} and all(c.delay_ms == 0 for c in cells)
     assert [r.path() for r in cells[0].requests()] == [cells[0].endpoint]
-    endpoints.USER.clear()                          # a resumed run or the analysis registers them again
+    endpoints.USER.clear()  # a resumed run or the analysis registers them again
     assert experiment.recorded(config).run.paths == ("/shop/a", "/shop/b?x=1")
     assert endpoints.is_user("/shop/a")
 
@@ -118,28 +122,45 @@ def test_a_group_on_a_path_the_run_does_not_name_is_refused():
 
 
 def record(cell: str, setting: int, concurrency: int, rps: float, mean_ms: float, endpoint="/shop/a", delay=0):
-    return {"cell_id": cell, "point_id": cell, "group": "g", "server": "tomcat", "endpoint": endpoint,
-            "setting": f"mt{setting}", "max_threads": setting, "concurrency": concurrency, "delay_ms": delay,
-            "status": "ok", "flags": [], "rps": rps, "latency_ms": {"mean": mean_ms}, "efficiency_ratio": None,
-            "latency_ratio": None}
+    return {
+        "cell_id": cell,
+        "point_id": cell,
+        "group": "g",
+        "server": "tomcat",
+        "endpoint": endpoint,
+        "setting": f"mt{setting}",
+        "max_threads": setting,
+        "concurrency": concurrency,
+        "delay_ms": delay,
+        "status": "ok",
+        "flags": [],
+        "rps": rps,
+        "latency_ms": {"mean": mean_ms},
+        "efficiency_ratio": None,
+        "latency_ratio": None,
+    }
 
 
 def test_a_user_endpoint_s_ratios_are_against_its_own_c1_latency_per_setting():
     endpoints.declare_user(["/shop/a"])
-    records = [record("a1", 10, 1, 100.0, 10.0), record("a20", 10, 20, 500.0, 40.0),
-               record("b1", 50, 1, 50.0, 20.0), record("b20", 50, 20, 500.0, 40.0),
-               record("contract", 10, 20, 90.0, 220.0, endpoint="/delay/sync", delay=200)]
+    records = [
+        record("a1", 10, 1, 100.0, 10.0),
+        record("a20", 10, 20, 500.0, 40.0),
+        record("b1", 50, 1, 50.0, 20.0),
+        record("b20", 50, 20, 500.0, 40.0),
+        record("contract", 10, 20, 90.0, 220.0, endpoint="/delay/sync", delay=200),
+    ]
     by_cell = {r["cell_id"]: r for r in service_time.with_ratios(records, points.IDENTITY, points.counted)}
     assert by_cell["a20"]["service_time_ms"] == 10.0
-    assert by_cell["a20"]["efficiency_ratio"] == pytest.approx((20 / 500) / 0.010)      # 4.0
+    assert by_cell["a20"]["efficiency_ratio"] == pytest.approx((20 / 500) / 0.010)  # 4.0
     assert by_cell["a20"]["latency_ratio"] == pytest.approx(4.0)
-    assert by_cell["b20"]["latency_ratio"] == pytest.approx(2.0)                          # its own setting's C=1
+    assert by_cell["b20"]["latency_ratio"] == pytest.approx(2.0)  # its own setting's C=1
     assert by_cell["a1"]["latency_ratio"] == pytest.approx(1.0)
     again = records + [{**record("a1", 10, 1, 100.0, 14.0), "cell_id": "a1-r2", "repetition": 2}]
     by_cell = {r["cell_id"]: r for r in service_time.with_ratios(again, points.IDENTITY, points.counted)}
-    assert by_cell["a20"]["service_time_ms"] == pytest.approx(12.0)          # the mean of the C=1 launches
-    assert [by_cell[c]["service_time_ms"] for c in ("a1", "a1-r2")] == [10.0, 14.0]   # each its own
-    assert by_cell["contract"] is records[4]                                               # left as it was
+    assert by_cell["a20"]["service_time_ms"] == pytest.approx(12.0)  # the mean of the C=1 launches
+    assert [by_cell[c]["service_time_ms"] for c in ("a1", "a1-r2")] == [10.0, 14.0]  # each its own
+    assert by_cell["contract"] is records[4]  # left as it was
     point = next(p for p in points.aggregate(records) if p["point_id"] == "a20")
     assert point["figures"]["efficiency_ratio"]["value"] == pytest.approx(4.0)
 
@@ -148,21 +169,26 @@ def test_a_war_tomcat_did_not_deploy_is_said_with_the_cause_from_its_logs(tmp_pa
     logs = tmp_path / "logs"
     logs.mkdir()
     console = logs / "console.log"
-    console.write_text("02-Dec-2026 01:00:00.000 INFO [main] org.apache.catalina.startup.Catalina.load Server "
-                       "initialized\n02-Dec-2026 01:00:01.100 SEVERE [main] org.apache.catalina.core.StandardContext."
-                       "startInternal One or more listeners failed to start. Full details will be found in the "
-                       "appropriate container log file\n")
+    console.write_text(
+        "02-Dec-2026 01:00:00.000 INFO [main] org.apache.catalina.startup.Catalina.load Server "
+        "initialized\n02-Dec-2026 01:00:01.100 SEVERE [main] org.apache.catalina.core.StandardContext."
+        "startInternal One or more listeners failed to start. Full details will be found in the "
+        "appropriate container log file\n"
+    )
     settings = TOMCAT.settings({"war": str(user_war)})
-    said = TOMCAT.deploy_problem(settings, console)              # the container's log not there: the console's
-    assert said == (f"tomcat: {user_war} did not deploy; Tomcat's log says: 02-Dec-2026 01:00:01.100 SEVERE [main] "
-                     "org.apache.catalina.core.StandardContext.startInternal One or more listeners failed to start. "
-                     "Full details will be found in the appropriate container log file")
+    said = TOMCAT.deploy_problem(settings, console)  # the container's log not there: the console's
+    assert said == (
+        f"tomcat: {user_war} did not deploy; Tomcat's log says: 02-Dec-2026 01:00:01.100 SEVERE [main] "
+        "org.apache.catalina.core.StandardContext.startInternal One or more listeners failed to start. "
+        "Full details will be found in the appropriate container log file"
+    )
     (logs / "localhost.2026-12-02.log").write_text(
         "02-Dec-2026 01:00:01.000 SEVERE [main] org.apache.catalina.core.StandardContext.listenerStart Error "
-        "configuring application listener of class [com.example.Missing]\n\tjava.lang.ClassNotFoundException\n")
-    said = TOMCAT.deploy_problem(settings, console)              # the cause, where Tomcat writes it
+        "configuring application listener of class [com.example.Missing]\n\tjava.lang.ClassNotFoundException\n"
+    )
+    said = TOMCAT.deploy_problem(settings, console)  # the cause, where Tomcat writes it
     assert said.endswith("listenerStart Error configuring application listener of class [com.example.Missing]")
-    assert TOMCAT.deploy_problem(TOMCAT.settings({}), console) is None          # the suite's own webapp: not asked
+    assert TOMCAT.deploy_problem(TOMCAT.settings({}), console) is None  # the suite's own webapp: not asked
     for log in logs.iterdir():
         log.write_text(log.read_text().replace("SEVERE", "INFO"))
     assert TOMCAT.deploy_problem(settings, console) is None
@@ -199,8 +225,7 @@ def test_a_path_that_does_not_answer_2xx_is_refused_with_its_status_and_body():
 
 def test_user_path_groups_are_named_apart():
     taken: set[str] = set()
-    assert [user_paths.group_name(p, taken) for p in ("/", "/a/b", "/a-b", "/A_B")] == ["root", "a-b", "a-b-2",
-                                                                                        "a-b-3"]
+    assert [user_paths.group_name(p, taken) for p in ("/", "/a/b", "/a-b", "/A_B")] == ["root", "a-b", "a-b-2", "a-b-3"]
 
 
 def test_a_path_the_contract_also_names_is_the_user_s_exact_request():

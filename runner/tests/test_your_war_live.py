@@ -4,6 +4,7 @@ javax.servlet, from Maven Central; fetched by Maven, never committed) run by run
 carry their ratios against the path's C=1 service time, and the summary names each setting and where it bends.
 The bad input: a WAR Tomcat cannot deploy and a path that answers 404, each refused in one line before any cell.
 Nothing is left running after any of them."""
+
 from __future__ import annotations
 
 import json
@@ -19,13 +20,16 @@ import pytest
 
 from crossbench import paths
 
-pytestmark = [pytest.mark.live, pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk is not installed"),
-              pytest.mark.skipif(shutil.which("mvn") is None, reason="mvn is not installed")]
+pytestmark = [
+    pytest.mark.live,
+    pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk is not installed"),
+    pytest.mark.skipif(shutil.which("mvn") is None, reason="mvn is not installed"),
+]
 
 RUN_ALL = str(paths.RUNNER / "run_all.sh")
 ARTIFACT = "org.jolokia:jolokia-war-unsecured:1.7.2:war"
 CONTEXT = "/jolokia"
-PATH = "/jolokia/read/java.lang:type=Memory/HeapMemoryUsage/used"     # one MBean attribute read, as JSON
+PATH = "/jolokia/read/java.lang:type=Memory/HeapMemoryUsage/used"  # one MBean attribute read, as JSON
 MARKER = "CROSSBENCH_TEST_WAR"
 
 
@@ -33,8 +37,12 @@ MARKER = "CROSSBENCH_TEST_WAR"
 def jolokia_war(tmp_path_factory) -> Path:
     """The WAR as Maven fetches it (from its local repository when it has it), copied into a folder of the test's."""
     folder = tmp_path_factory.mktemp("war")
-    done = subprocess.run(["mvn", "-B", "-q", "dependency:copy", f"-Dartifact={ARTIFACT}",
-                           f"-DoutputDirectory={folder}"], capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        ["mvn", "-B", "-q", "dependency:copy", f"-Dartifact={ARTIFACT}", f"-DoutputDirectory={folder}"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     wars = list(folder.glob("*.war"))
     if done.returncode != 0 or not wars:
         pytest.skip(f"Maven could not fetch {ARTIFACT}: {done.stdout[-300:]}")
@@ -43,8 +51,9 @@ def jolokia_war(tmp_path_factory) -> Path:
 
 def run_all(*args: str, marker: str) -> subprocess.CompletedProcess:
     env = {**os.environ, MARKER: marker}
-    return subprocess.run([RUN_ALL, *args], capture_output=True, text=True, timeout=900, env=env,
-                          stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [RUN_ALL, *args], capture_output=True, text=True, timeout=900, env=env, stdin=subprocess.DEVNULL
+    )
 
 
 def left_running(marker: str) -> list[psutil.Process]:
@@ -61,12 +70,25 @@ def left_running(marker: str) -> list[psutil.Process]:
 def test_a_third_party_war_is_swept_over_max_threads_on_its_own_request(tmp_path, jolokia_war):
     before = jolokia_war.read_bytes()
     marker, out = uuid.uuid4().hex, tmp_path / "run"
-    done = run_all("--war", str(jolokia_war), "--context", CONTEXT, "--path", PATH, "--max-threads", "10,50",
-                   "--quick", "--out", str(out), marker=marker)
+    done = run_all(
+        "--war",
+        str(jolokia_war),
+        "--context",
+        CONTEXT,
+        "--path",
+        PATH,
+        "--max-threads",
+        "10,50",
+        "--quick",
+        "--out",
+        str(out),
+        marker=marker,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert not left_running(marker)
-    assert jolokia_war.read_bytes() == before and sorted(p.name for p in jolokia_war.parent.iterdir()) == \
-        [jolokia_war.name]
+    assert jolokia_war.read_bytes() == before and sorted(p.name for p in jolokia_war.parent.iterdir()) == [
+        jolokia_war.name
+    ]
     records = [json.loads(line) for line in (out / "cells.jsonl").read_text().splitlines()]
     assert len(records) == 8 and all(r["status"] == "ok" for r in records), [r.get("error") for r in records]
     assert {r["endpoint"] for r in records} == {PATH} and {r["war"] for r in records} == {str(jolokia_war)}
@@ -83,21 +105,24 @@ def test_a_third_party_war_is_swept_over_max_threads_on_its_own_request(tmp_path
     check_summary(out)
 
 
-BENDS = ("C=", "C ", "not up to C=", "at or below C=")       # a fitted knee, a bracket, or past either end
+BENDS = ("C=", "C ", "not up to C=", "at or below C=")  # a fitted knee, a bracket, or past either end
 
 
 def check_summary(out: Path) -> None:
     """Each setting has its summary row on the path, named with its service time, and says where it bends; where
     it cannot tell, the knees file says which of its points were left out for what (a host too busy to measure)."""
     rows = json.loads((out / "findings.json").read_text())["summary"]["rows"]
-    knees = {k["max_threads"]: k for k in map(json.loads, (out / "charts" / "data" / "knees.jsonl").read_text()
-                                                  .splitlines())}
+    knees = {
+        k["max_threads"]: k for k in map(json.loads, (out / "charts" / "data" / "knees.jsonl").read_text().splitlines())
+    }
     for threads in (10, 50):
         row = next((r for r in rows if r["setting"] == f"tomcat maxThreads={threads}"), None)
         assert row is not None, rows
         assert row["workload"].startswith(f"{PATH}, ") and "service time at C=1" in row["workload"]
-        assert knees[threads]["endpoint"] == PATH and knees[threads]["ratio_used"] in ("latency_ratio",
-                                                                                        "efficiency_ratio")
+        assert knees[threads]["endpoint"] == PATH and knees[threads]["ratio_used"] in (
+            "latency_ratio",
+            "efficiency_ratio",
+        )
         if not row["bends_at"].startswith(BENDS):
             assert row["bends_at"] == "cannot tell (see findings)" and knees[threads]["left_out"], (row, knees)
 
@@ -106,9 +131,12 @@ def broken_war(folder: Path) -> Path:
     """A WAR whose web.xml names a listener class it does not hold: Tomcat starts, and cannot deploy it."""
     war = folder / "broken.war"
     with zipfile.ZipFile(war, "w") as z:
-        z.writestr("WEB-INF/web.xml", '<web-app xmlns="http://xmlns.jcp.org/xml/ns/javaee" version="3.1">'
-                                      "<listener><listener-class>com.example.Missing</listener-class></listener>"
-                                      "</web-app>")
+        z.writestr(
+            "WEB-INF/web.xml",
+            '<web-app xmlns="http://xmlns.jcp.org/xml/ns/javaee" version="3.1">'
+            "<listener><listener-class>com.example.Missing</listener-class></listener>"
+            "</web-app>",
+        )
     return war
 
 
@@ -124,8 +152,18 @@ def test_a_war_that_does_not_deploy_is_refused_with_tomcat_s_first_severe_line(t
 
 def test_a_path_that_answers_404_before_load_is_refused_with_its_status(tmp_path, jolokia_war):
     marker, out = uuid.uuid4().hex, tmp_path / "run"
-    done = run_all("--war", str(jolokia_war), "--context", CONTEXT, "--path", "/no-such-page", "--quick",
-                   "--out", str(out), marker=marker)
+    done = run_all(
+        "--war",
+        str(jolokia_war),
+        "--context",
+        CONTEXT,
+        "--path",
+        "/no-such-page",
+        "--quick",
+        "--out",
+        str(out),
+        marker=marker,
+    )
     assert done.returncode != 0
     last = done.stderr.strip().splitlines()[-1]
     assert "GET /no-such-page answered 404 before load; each --path must answer 2xx" in last, done.stderr[-2000:]

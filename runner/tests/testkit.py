@@ -1,6 +1,7 @@
 """Helpers every test folder shares (runner, the apps', analysis): one way to wait for something, one way to read
 a run's records, one way to read a process tree, one way to kill a test's process group. A module of its own, not a conftest.py: `from conftest
 import ...` would pick whichever conftest.py of the test folders was imported first."""
+
 from __future__ import annotations
 
 import json
@@ -63,8 +64,9 @@ def assert_records_match_contract(found: list[dict]) -> None:
     """Fails naming each field and cell where a record of the current schema lacks a declared field or carries
     an undeclared one (crossbench.cell.fields; older schemas, as the analysis tests' fixtures, are read through
     record.upgrade and not held to it)."""
-    wrong = [problem for r in found if r.get("schema_version") == record.SCHEMA_VERSION
-             for problem in fields.problems(r)]
+    wrong = [
+        problem for r in found if r.get("schema_version") == record.SCHEMA_VERSION for problem in fields.problems(r)
+    ]
     assert not wrong, "records break the contract (crossbench/record/record.py):\n" + "\n".join(wrong)
 
 
@@ -78,8 +80,9 @@ def measure_samples(run_or_cell_dir: Path) -> int:
     samples.csv of the cell directory given, or of every cell of the run directory given): the run's own account
     of where it is, for a test that must act inside a window."""
     directory = Path(run_or_cell_dir)
-    files = [directory / "samples.csv"] if (directory / "samples.csv").exists() else \
-        directory.glob("cells/*/samples.csv")
+    files = (
+        [directory / "samples.csv"] if (directory / "samples.csv").exists() else directory.glob("cells/*/samples.csv")
+    )
     return sum(f.read_text().count(",measure,") for f in files)
 
 

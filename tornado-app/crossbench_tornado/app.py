@@ -1,4 +1,5 @@
 """The Tornado application: routes, Tomcat-compatible path handling, settings fit for measuring."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -36,5 +37,5 @@ def make_app(static_dir: Path, database: db.Database | None = None) -> web.Appli
     ]
     # debug off (it disables caches), access log off (it would be measured too).
     return CrossbenchApplication(
-        routes, debug=False, default_handler_class=handlers.NotFoundHandler,
-        log_function=lambda handler: None)
+        routes, debug=False, default_handler_class=handlers.NotFoundHandler, log_function=lambda handler: None
+    )

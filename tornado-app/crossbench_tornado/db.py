@@ -7,6 +7,7 @@ limit, the answer is 503 with a plain reason. asyncpg prepares and caches every 
 `prepared` is off (PgBouncer in transaction mode): then it keeps no statement cache and /queries prepares nothing,
 so each statement travels unnamed and any backend can run it.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -16,10 +17,26 @@ import asyncpg
 import jinja2
 
 from crossbench_contract import JSON_TYPE, tfb
-from crossbench_contract.asyncpg_queries import (FORTUNES, KV, SLOW, WORLD, lend, many_worlds, statement_cache,
-                                                 update_worlds)
-from crossbench_contract.db import (NO_DATABASE, POOL_TIMEOUT, kv, query_count, random_kv_key, random_world_id,
-                                    unavailable, world)
+from crossbench_contract.asyncpg_queries import (
+    FORTUNES,
+    KV,
+    SLOW,
+    WORLD,
+    lend,
+    many_worlds,
+    statement_cache,
+    update_worlds,
+)
+from crossbench_contract.db import (
+    NO_DATABASE,
+    POOL_TIMEOUT,
+    kv,
+    query_count,
+    random_kv_key,
+    random_world_id,
+    unavailable,
+    world,
+)
 from crossbench_contract.pool_gauge import PoolGauge
 
 from .handlers import TextHandler
@@ -30,8 +47,7 @@ TEMPLATES = jinja2.Environment(loader=jinja2.FileSystemLoader(tfb.TEMPLATES), au
 class Database:
     """One asyncpg pool per server process, made on first use."""
 
-    def __init__(self, url: str | None, size: int, wait_s: float, prepared: bool = True,
-                 pool_log: str | None = None):
+    def __init__(self, url: str | None, size: int, wait_s: float, prepared: bool = True, pool_log: str | None = None):
         self.url, self.size, self.wait_s, self.prepared = url, size, wait_s, prepared
         self.gauge = PoolGauge(size, pool_log)
         self.pool: asyncpg.Pool | None = None
@@ -40,8 +56,13 @@ class Database:
     async def get_pool(self) -> asyncpg.Pool:
         async with self.lock:
             if self.pool is None:
-                self.pool = await asyncpg.create_pool(self.url, min_size=self.size, max_size=self.size,
-                                                      timeout=self.wait_s, **statement_cache(self.prepared))
+                self.pool = await asyncpg.create_pool(
+                    self.url,
+                    min_size=self.size,
+                    max_size=self.size,
+                    timeout=self.wait_s,
+                    **statement_cache(self.prepared),
+                )
         return self.pool
 
 
@@ -62,7 +83,7 @@ class DbHandler(TextHandler):
             pool = await self.database.get_pool()
             async with lend(pool, self.database.gauge, self.database.wait_s) as connection:
                 body = await self.work(connection)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return self.unavailable(POOL_TIMEOUT)
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as e:
             return self.unavailable(unavailable(e))
@@ -116,6 +137,11 @@ class UpdatesHandler(DbHandler):
 
 def routes(database: Database) -> list[tuple]:
     options = {"database": database}
-    return [(r"/db", SingleQueryHandler, options), (r"/queries", MultipleQueriesHandler, options),
-            (r"/db/kv", KeyValueHandler, options), (r"/db/slow", SlowQueryHandler, options),
-            (r"/fortunes", FortunesHandler, options), (r"/updates", UpdatesHandler, options)]
+    return [
+        (r"/db", SingleQueryHandler, options),
+        (r"/queries", MultipleQueriesHandler, options),
+        (r"/db/kv", KeyValueHandler, options),
+        (r"/db/slow", SlowQueryHandler, options),
+        (r"/fortunes", FortunesHandler, options),
+        (r"/updates", UpdatesHandler, options),
+    ]

@@ -1,4 +1,5 @@
 """One handler per endpoint of the contract (see SPEC.md: Endpoints)."""
+
 from __future__ import annotations
 
 import json
@@ -9,7 +10,6 @@ from tornado import web
 
 from crossbench_contract import HELLO, JSON_TYPE, OK, TEXT_TYPE, tfb
 from crossbench_contract.delay import parse_delay, sleep_at_least
-
 
 
 class TextHandler(web.RequestHandler):

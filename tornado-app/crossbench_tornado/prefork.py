@@ -3,6 +3,7 @@
 Tornado's own fork_processes restarts dead children and leaves them running when the parent is killed;
 here the parent forwards SIGTERM/SIGINT to its workers, and each worker dies with its parent (PDEATHSIG).
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -47,6 +48,7 @@ def run(make_app, port: int, backlog: int, processes: int, address: str = "127.0
 
 def supervise(children: list[int]) -> int:
     """Waits for the workers; on a signal, or when one dies, stops them all."""
+
     def stop_all(*_):
         for pid in children:
             try:

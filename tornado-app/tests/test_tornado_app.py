@@ -2,6 +2,7 @@
 endpoint contract of SPEC.md (paths, statuses, bodies, headers) through tornado.testing, on the one loopback port
 it binds. The database endpoints need PostgreSQL and are tested live elsewhere; here only their answer without a
 database (503, plain reason, at once)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -11,13 +12,13 @@ import time
 from pathlib import Path
 
 import pytest
+from crossbench_tornado import app  # tornado-app is on the tests' path (pythonpath in runner/pyproject.toml)
 from tornado import gen
 from tornado.testing import AsyncHTTPTestCase, gen_test
 
 from crossbench_contract import TEXT_TYPE
 from crossbench_contract.db import NO_DATABASE
 from crossbench_contract.delay import DELAY_RULE
-from crossbench_tornado import app          # tornado-app is on the tests' path (pythonpath in runner/pyproject.toml)
 
 
 def load_server():
@@ -31,7 +32,7 @@ def load_server():
 
 server = load_server()
 STATIC = server.STATIC_DIR
-SIZES = {"index.html": 692_224, "big.jpg": 1_677_722, "small.png": 12_288}      # SPEC.md's table
+SIZES = {"index.html": 692_224, "big.jpg": 1_677_722, "small.png": 12_288}  # SPEC.md's table
 
 
 class TornadoApp(AsyncHTTPTestCase):
@@ -55,7 +56,7 @@ class TestTextEndpoints(TornadoApp):
         for path, body in (("/hello", b"Hello, world"), ("/now", b"OK"), ("/plaintext", b"Hello, World!")):
             response = self.get(path)
             self.assert_text(response, 200, body)
-            assert "ETag" not in response.headers and "Last-Modified" not in response.headers, path   # as Tomcat
+            assert "ETag" not in response.headers and "Last-Modified" not in response.headers, path  # as Tomcat
 
     def test_json_is_techempowers_message(self):
         response = self.get("/json")
@@ -75,11 +76,20 @@ class TestTextEndpoints(TornadoApp):
             self.assert_text(self.get(path), 404, b"not found\n")
 
     def test_a_method_an_endpoint_does_not_take_is_405(self):
-        for path in ("/hello", "/now", "/json", "/plaintext", "/delay/sync?ms=0", "/delay/async?ms=0",
-                     "/static/index.html", "/static/small.png"):
+        for path in (
+            "/hello",
+            "/now",
+            "/json",
+            "/plaintext",
+            "/delay/sync?ms=0",
+            "/delay/async?ms=0",
+            "/static/index.html",
+            "/static/small.png",
+        ):
             for method in ("POST", "PUT", "DELETE"):
-                response = self.get(path, method, body=b"x" if method != "DELETE" else None,
-                                    allow_nonstandard_methods=True)
+                response = self.get(
+                    path, method, body=b"x" if method != "DELETE" else None, allow_nonstandard_methods=True
+                )
                 assert response.code == 405, (method, path, response.code)
                 assert response.body == b"method not allowed\n", (method, path, response.body)
 
@@ -99,14 +109,25 @@ class TestDelay(TornadoApp):
 
     def test_a_bad_delay_is_400_at_once_with_the_rule_in_its_body(self):
         integer = "ms is not a non-negative integer"
-        bad = {"": "missing ms", "?delay=10": "missing ms", "?ms=": integer, "?ms=abc": integer, "?ms=-1": integer,
-               "?ms=1.5": integer, "?ms=1e3": integer, "?ms=%2B5": integer, "?ms=%205": integer,
-               "?ms=99999999999999999999": integer, "?ms=60001": "ms above the cap", "?ms=10&ms=20": "ms given 2 times"}
+        bad = {
+            "": "missing ms",
+            "?delay=10": "missing ms",
+            "?ms=": integer,
+            "?ms=abc": integer,
+            "?ms=-1": integer,
+            "?ms=1.5": integer,
+            "?ms=1e3": integer,
+            "?ms=%2B5": integer,
+            "?ms=%205": integer,
+            "?ms=99999999999999999999": integer,
+            "?ms=60001": "ms above the cap",
+            "?ms=10&ms=20": "ms given 2 times",
+        }
         for style in ("sync", "async"):
             for query, why in bad.items():
                 started = time.monotonic()
                 response = self.get(f"/delay/{style}{query}")
-                assert time.monotonic() - started < 1.0, (style, query)      # nothing slept
+                assert time.monotonic() - started < 1.0, (style, query)  # nothing slept
                 assert response.code == 400, (style, query, response.code)
                 body = response.body.decode()
                 assert body.startswith(why) and body == f"{body.split(';')[0]}; {DELAY_RULE}\n", (style, query, body)
@@ -115,13 +136,14 @@ class TestDelay(TornadoApp):
     @gen_test(timeout=5)
     async def test_async_delay_leaves_the_loop_free_and_sync_delay_holds_it(self):
         """Seed 000's two handlers: /now answers while /delay/async waits, and only after /delay/sync has."""
+
         async def timed(path):
             response = await self.http_client.fetch(self.get_url(path), raise_error=False)
             return response.code, time.monotonic()
 
         for style, now_first in (("async", True), ("sync", False)):
-            waiting = asyncio.ensure_future(timed(f"/delay/{style}?ms=300"))     # sent now
-            await gen.sleep(0.05)                      # the delayed request is in the server first
+            waiting = asyncio.ensure_future(timed(f"/delay/{style}?ms=300"))  # sent now
+            await gen.sleep(0.05)  # the delayed request is in the server first
             (now_code, now_done), (delay_code, delay_done) = await timed("/now"), await waiting
             assert (delay_code, now_code) == (200, 200)
             assert (now_done < delay_done) == now_first, (style, now_done - delay_done)
@@ -167,19 +189,34 @@ class TestStatic(TornadoApp):
         assert response.headers["Content-Length"] == "100"
 
     def test_a_directory_or_a_file_outside_the_manifest_is_404_never_its_content(self):
-        for path in ("/static/", "/static/index.html/", "/static/README.md", "/static/generate.py",
-                     "/static/SHA256SUMS", "/static/missing.png", "/static/WEB-INF/web.xml", "/static/WEB-INF"):
+        for path in (
+            "/static/",
+            "/static/index.html/",
+            "/static/README.md",
+            "/static/generate.py",
+            "/static/SHA256SUMS",
+            "/static/missing.png",
+            "/static/WEB-INF/web.xml",
+            "/static/WEB-INF",
+        ):
             response = self.get(path)
             assert response.code == 404, (path, response.code)
             assert response.body == b"not found\n", (path, response.body[:80])
 
     def test_a_path_that_leaves_the_fixtures_is_404_under_the_root_and_400_above_it(self):
-        for path in ("/static/%2e%2e/tornado-app/server.py", "/static/%2E%2E/README.md",
-                     "/static/./%2e%2e/static/../hello/../static-fixtures/README.md"):
+        for path in (
+            "/static/%2e%2e/tornado-app/server.py",
+            "/static/%2E%2E/README.md",
+            "/static/./%2e%2e/static/../hello/../static-fixtures/README.md",
+        ):
             response = self.get(path)
             assert response.code == 404 and b"crossbench" not in response.body, (path, response.code)
-        for path in ("/static/%2E%2E/%2E%2E/etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/static/../../../etc/passwd",
-                     "/static/..%2Fserver.py"):      # an encoded slash: Tomcat's connector refuses it (400) too
+        for path in (
+            "/static/%2E%2E/%2E%2E/etc/passwd",
+            "/%2e%2e/%2e%2e/etc/passwd",
+            "/static/../../../etc/passwd",
+            "/static/..%2Fserver.py",
+        ):  # an encoded slash: Tomcat's connector refuses it (400) too
             response = self.get(path)
             assert response.code == 400, (path, response.code)
             assert b"root:" not in response.body and response.headers["Content-Type"] == TEXT_TYPE, path

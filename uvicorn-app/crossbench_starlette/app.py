@@ -4,6 +4,7 @@ Every path is first normalised from the raw request path as Tomcat's connector d
 python-contract/). /delay/sync blocks the event loop with time.sleep, as Tornado's does; /delay/async awaits.
 TechEmpower's /json and /plaintext here; /fortunes (Jinja2Templates) and /updates with the database endpoints.
 """
+
 from __future__ import annotations
 
 import os
@@ -23,7 +24,7 @@ from crossbench_contract.static import STATIC_DIR, served_files
 from . import db
 
 SERVED = served_files(STATIC_DIR)
-FILES = StaticFiles(directory=STATIC_DIR)      # only for its conditional-GET rule; routing stays ours
+FILES = StaticFiles(directory=STATIC_DIR)  # only for its conditional-GET rule; routing stays ours
 REASONS = {400: "bad request", 404: "not found", 405: "method not allowed"}
 
 
@@ -55,7 +56,7 @@ async def plaintext(request: Request) -> Response:
 
 
 async def delay_sync(request: Request) -> Response:
-    time.sleep(delay_ms(request) / 1000)      # blocks the whole loop, on purpose (seed 000's handler A)
+    time.sleep(delay_ms(request) / 1000)  # blocks the whole loop, on purpose (seed 000's handler A)
     return text(OK)
 
 
@@ -68,8 +69,8 @@ async def static_file(request: Request) -> Response:
     name = request.path_params["name"]
     if name not in SERVED:
         raise HTTPException(404)
-    path = STATIC_DIR / name          # stat given, so ETag and Last-Modified are set before it is sent
-    response = FileResponse(path, stat_result=os.stat(path))         # byte ranges it answers itself
+    path = STATIC_DIR / name  # stat given, so ETag and Last-Modified are set before it is sent
+    response = FileResponse(path, stat_result=os.stat(path))  # byte ranges it answers itself
     if FILES.is_not_modified(response.headers, request.headers):
         return NotModifiedResponse(response.headers)
     return response
@@ -82,13 +83,18 @@ async def plain_error(request: Request, error: HTTPException) -> Response:
 
 
 GET = ["GET", "HEAD"]
-routes = [Route("/hello", hello, methods=GET), Route("/now", now, methods=GET),
-          Route("/json", json_message, methods=GET), Route("/plaintext", plaintext, methods=GET),
-          Route("/delay/sync", delay_sync, methods=GET), Route("/delay/async", delay_async, methods=GET),
-          Route("/static/{name}", static_file, methods=GET),
-          *(Route(path, endpoint, methods=GET) for path, endpoint in db.routes(delay_ms, text))]
+routes = [
+    Route("/hello", hello, methods=GET),
+    Route("/now", now, methods=GET),
+    Route("/json", json_message, methods=GET),
+    Route("/plaintext", plaintext, methods=GET),
+    Route("/delay/sync", delay_sync, methods=GET),
+    Route("/delay/async", delay_async, methods=GET),
+    Route("/static/{name}", static_file, methods=GET),
+    *(Route(path, endpoint, methods=GET) for path, endpoint in db.routes(delay_ms, text)),
+]
 starlette_app = Starlette(routes=routes, exception_handlers={HTTPException: plain_error})
-starlette_app.router.redirect_slashes = False     # /hello/ is 404, as on Tomcat, not a redirect
+starlette_app.router.redirect_slashes = False  # /hello/ is 404, as on Tomcat, not a redirect
 
 
 async def app(scope, receive, send):

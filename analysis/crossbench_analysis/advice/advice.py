@@ -4,6 +4,7 @@ in memory and CPU; acceptCount and maxConnections for bursts; whether virtual th
 number names the points it comes from, and `could_not_tell` says what the run could not; beside it, the
 capacity a capacity run measured per setting against the models' (advice_capacity.py). Written as advice.json
 and advice.md in the run directory (advice_text.py renders the words)."""
+
 from __future__ import annotations
 
 import json
@@ -26,9 +27,9 @@ from . import advice_capacity, advice_run, advice_text
 from .advice_capacity import NoCapacity
 from .advice_run import AdviceRefused
 
-TOMCAT_MAX_CONNECTIONS = 8192     # NIO connector defaults (Tomcat 9)
+TOMCAT_MAX_CONNECTIONS = 8192  # NIO connector defaults (Tomcat 9)
 TOMCAT_ACCEPT_COUNT = 100
-BURST_S = 1.0                     # acceptCount holds this long of arrivals as new connections
+BURST_S = 1.0  # acceptCount holds this long of arrivals as new connections
 
 __all__ = ["AdviceRefused", "NoCapacity", "advise", "write"]
 
@@ -37,16 +38,36 @@ def advise(run_dir: Path | Run, workload: Workload | None, capacity_dir: Path | 
     """The advice as a dict (advice.json); without a workload, only what the run says about this machine. The
     measured capacity per setting comes from `capacity_dir` (a capacity run; NoCapacity when it has no search
     of Tomcat), else from run_dir itself when it searched capacity, else it is missing and said to be."""
-    run = run_dir if isinstance(run_dir, Run) else points_run.load_any(Path(run_dir))   # read once for both parts
+    run = run_dir if isinstance(run_dir, Run) else points_run.load_any(Path(run_dir))  # read once for both parts
     meas = advice_run.measure(run)
     pool = size_pool(workload, meas) if workload else None
     capacity = capacity_beside(run, capacity_dir, pool["value"] if pool else None)
-    advice = {"source": source(run), "run": {key: meas[key] for key in ("run_id", "run_dir", "experiment", "machine", "jdk", "server_cores",
-                                        "delays_ms", "max_threads_measured", "max_concurrency", "launches")},
-              "workload": workload.to_dict() if workload else None, "max_threads": pool,
-              "knee_check": knee_check(meas), "cost": cost(meas, pool["value"] if pool else None, workload),
-              "connections": connections(meas, pool, workload), "virtual_threads": virtual(meas, workload),
-              "capacity": capacity, "measurements": meas}
+    advice = {
+        "source": source(run),
+        "run": {
+            key: meas[key]
+            for key in (
+                "run_id",
+                "run_dir",
+                "experiment",
+                "machine",
+                "jdk",
+                "server_cores",
+                "delays_ms",
+                "max_threads_measured",
+                "max_concurrency",
+                "launches",
+            )
+        },
+        "workload": workload.to_dict() if workload else None,
+        "max_threads": pool,
+        "knee_check": knee_check(meas),
+        "cost": cost(meas, pool["value"] if pool else None, workload),
+        "connections": connections(meas, pool, workload),
+        "virtual_threads": virtual(meas, workload),
+        "capacity": capacity,
+        "measurements": meas,
+    }
     advice["could_not_tell"] = could_not_tell(meas, advice, workload)
     return advice
 
@@ -55,8 +76,11 @@ def source(run: Run) -> dict:
     """What the advice read: a run's records, or a reference run's points alone (no raw records: the JDK's
     version and the connections Tomcat held are not kept)."""
     if points_run.has_points_only(run.path):
-        return {"kind": "reference", "words": f"the points.jsonl of the reference run {run.run_id} (its raw "
-                "records, with the JDK's version and the connections Tomcat held, stay with the run)"}
+        return {
+            "kind": "reference",
+            "words": f"the points.jsonl of the reference run {run.run_id} (its raw "
+            "records, with the JDK's version and the connections Tomcat held, stay with the run)",
+        }
     return {"kind": "run", "words": f"the run {run.run_id} ({run.path})"}
 
 
@@ -80,14 +104,22 @@ def size_pool(w: Workload, meas: dict) -> dict:
     budget = w.p99_ms - w.hold_ms - overhead if w.p99_ms is not None else None
     for_p99 = pool_for_p99(busy, w.hold_ms, budget) if budget is not None else None
     value = max(head, for_p99 or 0)
-    return {"value": value, "busy": round(busy, 3), "for_headroom": head, "for_p99": for_p99,
-            "headroom_threads": round(value - busy, 3),
-            "headroom_percent": round(100 * (value - busy) / busy, 1) if busy else None,
-            "full_share": FULL_SHARE, "p99_share": P99_SHARE, "p99_overhead_ms": overhead,
-            "wait_budget_ms": None if budget is None else round(budget, 3),
-            "p99_reachable": None if budget is None else budget >= 0,
-            "checked": any(bend["points"] for bend in meas["knees"] if bend["max_threads"]),
-            "from": (meas["p99_overhead"] or {}).get("point"), "p99_figure": (meas["p99_overhead"] or {}).get("p99")}
+    return {
+        "value": value,
+        "busy": round(busy, 3),
+        "for_headroom": head,
+        "for_p99": for_p99,
+        "headroom_threads": round(value - busy, 3),
+        "headroom_percent": round(100 * (value - busy) / busy, 1) if busy else None,
+        "full_share": FULL_SHARE,
+        "p99_share": P99_SHARE,
+        "p99_overhead_ms": overhead,
+        "wait_budget_ms": None if budget is None else round(budget, 3),
+        "p99_reachable": None if budget is None else budget >= 0,
+        "checked": any(bend["points"] for bend in meas["knees"] if bend["max_threads"]),
+        "from": (meas["p99_overhead"] or {}).get("point"),
+        "p99_figure": (meas["p99_overhead"] or {}).get("p99"),
+    }
 
 
 def knee_check(meas: dict) -> dict:
@@ -98,10 +130,15 @@ def knee_check(meas: dict) -> dict:
     verdict = None if not judged else not not_following
     limit = min((bend["knee_between"][1] for bend in not_following), default=None)
     observed = [bend for bend in mine if bend.get("tracks_pool") is not None]
-    return {"follows": verdict, "settings_judged": [bend["setting"] for bend in judged],
-            "settings_not_following": [bend["setting"] for bend in not_following], "machine_limit_concurrency": limit,
-            "observed_tracking": [bend["setting"] for bend in observed if bend["tracks_pool"]],
-            "observed_judged": [bend["setting"] for bend in observed], "knees": mine}
+    return {
+        "follows": verdict,
+        "settings_judged": [bend["setting"] for bend in judged],
+        "settings_not_following": [bend["setting"] for bend in not_following],
+        "machine_limit_concurrency": limit,
+        "observed_tracking": [bend["setting"] for bend in observed if bend["tracks_pool"]],
+        "observed_judged": [bend["setting"] for bend in observed],
+        "knees": mine,
+    }
 
 
 def cost(meas: dict, pool: int | None, w: Workload | None) -> dict:
@@ -120,14 +157,15 @@ def cost(meas: dict, pool: int | None, w: Workload | None) -> dict:
             out["rss"]["total_mb"] = round(fit["intercept"] + fit["slope"] * (pool + own), 1)
     fit = cpu["fit"]
     if fit:
-        out["cpu"]["ms_per_request"] = round(fit["slope"] * 10, 3)      # 1 % of a core = 10 ms of CPU per second
+        out["cpu"]["ms_per_request"] = round(fit["slope"] * 10, 3)  # 1 % of a core = 10 ms of CPU per second
         out["cpu"]["ms_per_request_ci95"] = scaled(fit["slope_ci95"], 10, places=3)
         out["cpu"]["idle_percent"] = round(fit["intercept"], 1)
         if w:
             at_rate = fit["intercept"] + fit["slope"] * w.rate
             out["cpu"]["at_rate_percent"] = round(at_rate, 1)
-            out["cpu"]["at_rate_percent_ci95"] = None if not fit["slope_ci95"] else [
-                round(fit["intercept"] + s * w.rate, 1) for s in fit["slope_ci95"]]
+            out["cpu"]["at_rate_percent_ci95"] = (
+                None if not fit["slope_ci95"] else [round(fit["intercept"] + s * w.rate, 1) for s in fit["slope_ci95"]]
+            )
             out["cpu"]["server_cores"] = meas["server_cores"]
             out["cpu"]["share_of_cores"] = round(at_rate / (100 * meas["server_cores"]), 3)
     return out
@@ -165,8 +203,14 @@ def virtual(meas: dict, w: Workload | None) -> dict:
     top = max(knees, key=lambda bend: bend["max_concurrency"] or 0)
     removes = None if not top["points"] else top["status"] == "not_reached"
     covers = None if not w or top["max_concurrency"] is None else w.busy <= top["max_concurrency"]
-    return {"measured": True, "removes_knee": removes, "covers_workload": covers, "knees": knees,
-            "max_ratio": max(top["ratios"].values(), default=None), "cpu": meas["cpu_per_request_virtual"]}
+    return {
+        "measured": True,
+        "removes_knee": removes,
+        "covers_workload": covers,
+        "knees": knees,
+        "max_ratio": max(top["ratios"].values(), default=None),
+        "cpu": meas["cpu_per_request_virtual"],
+    }
 
 
 def could_not_tell(meas: dict, advice: dict, w: Workload | None) -> list[str]:

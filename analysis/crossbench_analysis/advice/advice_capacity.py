@@ -2,6 +2,7 @@
 the maxThreads advice: from a run with capacity searches (`--experiment capacity`: maxThreads 20 and 200 and
 virtual threads at one target), each setting's bracket, Little's law and Erlang C, and where model and
 measurement disagree; then what that means for the pool the advice sizes."""
+
 from __future__ import annotations
 
 import json
@@ -42,14 +43,22 @@ def searches_of(source: Path | Run) -> tuple[str, list[dict], int]:
 def row(out: dict, cores: int) -> dict:
     """One setting: its bracket at its target (the highest rate held, over the long launch where one held, to
     the lowest shown to fail in any window) and the models beside it."""
-    return {"setting": out["setting"], "max_threads": out["parallel_limit"], "delay_ms": out["delay_ms"],
-            "target_p99_ms": out["target_p99_ms"], "status": out["status"],
-            "passed_rps": capacity_answer.held_rps(out), "failed_rps": capacity_answer.fails(out),
-            "ceiling_rps": out["ceiling_rps"],
-            "long_launch_rps": capacity_answer.confirmed_rps(out), "long_launch_s": out.get("confirm_s"),
-            "held_rps": capacity_answer.held_rps(out),
-            "launches": [t["n"] for t in out["trials"]], "cpu_ms_per_request": out["cost"].get("cpu_ms_per_request"),
-            **capacity_models.models(out, cores)}
+    return {
+        "setting": out["setting"],
+        "max_threads": out["parallel_limit"],
+        "delay_ms": out["delay_ms"],
+        "target_p99_ms": out["target_p99_ms"],
+        "status": out["status"],
+        "passed_rps": capacity_answer.held_rps(out),
+        "failed_rps": capacity_answer.fails(out),
+        "ceiling_rps": out["ceiling_rps"],
+        "long_launch_rps": capacity_answer.confirmed_rps(out),
+        "long_launch_s": out.get("confirm_s"),
+        "held_rps": capacity_answer.held_rps(out),
+        "launches": [t["n"] for t in out["trials"]],
+        "cpu_ms_per_request": out["cost"].get("cpu_ms_per_request"),
+        **capacity_models.models(out, cores),
+    }
 
 
 def measured(capacity_dir: Path | Run, pool: int | None) -> dict:
@@ -58,23 +67,35 @@ def measured(capacity_dir: Path | Run, pool: int | None) -> dict:
     run_id, found, cores = searches_of(capacity_dir)
     tomcat = [out for out in found if out.get("server") == "tomcat"]
     if not tomcat:
-        raise NoCapacity(f"run {run_id} has no capacity search of Tomcat (groups with rates = \"search\"): "
-                         f"run {RUN_IT} (about 20 min; --quick: about 4 min) and give its directory to --capacity")
+        raise NoCapacity(
+            f"run {run_id} has no capacity search of Tomcat (groups with rates = \"search\"): "
+            f"run {RUN_IT} (about 20 min; --quick: about 4 min) and give its directory to --capacity"
+        )
     rows = sorted((row(out, cores) for out in tomcat), key=lambda x: (x["max_threads"] is None, x["max_threads"] or 0))
     pools = [x for x in rows if x["max_threads"]]
     held = [x["max_threads"] for x in pools if x["little_where"] == capacity_models.INSIDE]
     missed = [x for x in pools if x["little_where"] not in (capacity_models.INSIDE, capacity_models.UNJUDGED)]
     where = capacity_dir.path if isinstance(capacity_dir, Run) else capacity_dir
-    return {"run_id": run_id, "run_dir": str(where), "rows": rows, "model_held_at": held,
-            "model_missed_at": [x["max_threads"] for x in missed], "for_pool": for_pool(pool, held, missed),
-            "event_loops": [row(out, cores) for out in found if is_event_loop(out)]}
+    return {
+        "run_id": run_id,
+        "run_dir": str(where),
+        "rows": rows,
+        "model_held_at": held,
+        "model_missed_at": [x["max_threads"] for x in missed],
+        "for_pool": for_pool(pool, held, missed),
+        "event_loops": [row(out, cores) for out in found if is_event_loop(out)],
+    }
 
 
 def is_event_loop(out: dict) -> bool:
     """A search of a server that waits without a worker (no parallel limit) on its kept connections, and is not
     Tomcat (whose virtual threads the rows hold): the event loops the advice sets beside the pool."""
-    return (out.get("server") != "tomcat" and out.get("parallel_limit") is None and bool(out.get("keepalive"))
-            and bool(out.get("delay_ms")))
+    return (
+        out.get("server") != "tomcat"
+        and out.get("parallel_limit") is None
+        and bool(out.get("keepalive"))
+        and bool(out.get("delay_ms"))
+    )
 
 
 def for_pool(pool: int | None, held: list[int], missed: list[dict]) -> dict | None:
@@ -84,11 +105,19 @@ def for_pool(pool: int | None, held: list[int], missed: list[dict]) -> dict | No
         return None
     first_missed = min(missed, key=lambda x: x["max_threads"]) if missed else None
     if first_missed and pool >= first_missed["max_threads"]:
-        return {"verdict": "past_a_miss", "setting": first_missed["setting"],
-                "max_threads": first_missed["max_threads"], "passed_rps": first_missed["passed_rps"],
-                "failed_rps": first_missed["failed_rps"], "little_rps": first_missed["little_rps"],
-                "cpu_bound": first_missed["cpu_bound"]}
+        return {
+            "verdict": "past_a_miss",
+            "setting": first_missed["setting"],
+            "max_threads": first_missed["max_threads"],
+            "passed_rps": first_missed["passed_rps"],
+            "failed_rps": first_missed["failed_rps"],
+            "little_rps": first_missed["little_rps"],
+            "cpu_bound": first_missed["cpu_bound"],
+        }
     if held and pool <= max(held):
         return {"verdict": "within_held", "max_threads": max(held)}
-    return {"verdict": "unchecked", "held_up_to": max(held) if held else None,
-            "missed_from": first_missed["max_threads"] if first_missed else None}
+    return {
+        "verdict": "unchecked",
+        "held_up_to": max(held) if held else None,
+        "missed_from": first_missed["max_threads"] if first_missed else None,
+    }

@@ -1,6 +1,7 @@
 """advice.md's sections on a capacity run beside the advice (advice_capacity.py's figures): each Tomcat setting's
 measured capacity beside Little's law and Erlang C, where they disagree and why, and whether an event loop would
 carry the workload with less."""
+
 from __future__ import annotations
 
 from .advice_capacity import RUN_IT as CAPACITY_RUN_IT
@@ -11,14 +12,20 @@ def capacity_lines(capacity: dict | None, pool: dict | None) -> list[str]:
     """The measured capacity per setting beside Little's law and Erlang C (advice_capacity.py)."""
     lines = ["## Measured capacity beside the model", ""]
     if not capacity:
-        return lines + [f"- No capacity run given: `{CAPACITY_RUN_IT}` measures each setting's capacity at a p99 "
-                        f"target; then `--capacity RUN` puts it here.", ""]
+        return lines + [
+            f"- No capacity run given: `{CAPACITY_RUN_IT}` measures each setting's capacity at a p99 "
+            f"target; then `--capacity RUN` puts it here.",
+            "",
+        ]
     for found in capacity["rows"]:
         lines.append(f"- {capacity_row(found)}")
     lines += [f"- {x}" for x in model_verdict(capacity, pool)]
-    return lines + [f"- From run `{capacity['run_id']}` ({capacity['run_dir']}): a rate held when three launches or "
-                    f"more all held p99 at the target, failed when as many all failed (launches per rate: see "
-                    f"capacity.json).", ""]
+    return lines + [
+        f"- From run `{capacity['run_id']}` ({capacity['run_dir']}): a rate held when three launches or "
+        f"more all held p99 at the target, failed when as many all failed (launches per rate: see "
+        f"capacity.json).",
+        "",
+    ]
 
 
 def capacity_row(found: dict, wait: str = "hold") -> str:
@@ -56,14 +63,18 @@ def event_loop_lines(capacity: dict | None, pool: dict | None, w: dict | None) -
     if w and pool:
         best = max(loops, key=lambda x: x["held_rps"] or 0.0)
         if (best["held_rps"] or 0.0) >= w["rate"]:
-            lines.append(f"- Yes, if your handler's wait can be written asynchronously: {best['setting']} held "
-                         f"{n(best['held_rps'])} req/s on one thread, at or above your {n(w['rate'])} req/s, where "
-                         f"the pool needs {pool['value']} threads. An event loop holds no thread while a request "
-                         "waits, so its capacity is its CPU per request, not the holding time; a handler that "
-                         "blocks stops the whole loop (seed000, docs/methods.md).")
+            lines.append(
+                f"- Yes, if your handler's wait can be written asynchronously: {best['setting']} held "
+                f"{n(best['held_rps'])} req/s on one thread, at or above your {n(w['rate'])} req/s, where "
+                f"the pool needs {pool['value']} threads. An event loop holds no thread while a request "
+                "waits, so its capacity is its CPU per request, not the holding time; a handler that "
+                "blocks stops the whole loop (seed000, docs/methods.md)."
+            )
         else:
-            lines.append(f"- Not on one process: the most an event loop held here was {n(best['held_rps'])} req/s "
-                         f"({best['setting']}), under your {n(w['rate'])} req/s; more processes or cores would.")
+            lines.append(
+                f"- Not on one process: the most an event loop held here was {n(best['held_rps'])} req/s "
+                f"({best['setting']}), under your {n(w['rate'])} req/s; more processes or cores would."
+            )
     return lines + [""]
 
 
@@ -72,26 +83,38 @@ def model_verdict(capacity: dict, pool: dict | None) -> list[str]:
     out = []
     if capacity["model_held_at"]:
         held = ", ".join(map(str, capacity["model_held_at"]))
-        out.append(f"Little's law held on this machine at maxThreads {held}: the measured capacity brackets "
-                   f"maxThreads / hold.")
+        out.append(
+            f"Little's law held on this machine at maxThreads {held}: the measured capacity brackets maxThreads / hold."
+        )
     for found in (x for x in capacity["rows"] if x["max_threads"] in capacity["model_missed_at"]):
-        why = (f"the server's CPU was {n(100 * found['cpu_share'])} % busy there: the core, not the pool, sets the "
-               "capacity" if found["cpu_bound"] else "not the CPU (under 80 % busy): look at the connector's "
-               "queues and the machine's flags")
-        out.append(f"Model and measurement disagree at maxThreads {found['max_threads']}: Little's law says "
-                   f"{n(found['little_rps'])} req/s, the server held "
-                   f"{n(found['passed_rps'])}-{n(found['failed_rps'])} ({found['little_where']} the bracket); {why}.")
+        why = (
+            f"the server's CPU was {n(100 * found['cpu_share'])} % busy there: the core, not the pool, sets the "
+            "capacity"
+            if found["cpu_bound"]
+            else "not the CPU (under 80 % busy): look at the connector's queues and the machine's flags"
+        )
+        out.append(
+            f"Model and measurement disagree at maxThreads {found['max_threads']}: Little's law says "
+            f"{n(found['little_rps'])} req/s, the server held "
+            f"{n(found['passed_rps'])}-{n(found['failed_rps'])} ({found['little_where']} the bracket); {why}."
+        )
     mine = capacity.get("for_pool")
     if mine and pool:
         if mine["verdict"] == "within_held":
-            out.append(f"Your maxThreads {pool['value']} is within the settings where the model held (up to "
-                       f"{mine['max_threads']}): its capacity should be about maxThreads / hold here.")
+            out.append(
+                f"Your maxThreads {pool['value']} is within the settings where the model held (up to "
+                f"{mine['max_threads']}): its capacity should be about maxThreads / hold here."
+            )
         elif mine["verdict"] == "past_a_miss":
-            out.append(f"Your maxThreads {pool['value']} is at or past {mine['setting']}, where this machine held "
-                       f"{n(mine['passed_rps'])}-{n(mine['failed_rps'])} req/s against the model's "
-                       f"{n(mine['little_rps'])}: expect no more than the machine gave there, whatever the pool.")
+            out.append(
+                f"Your maxThreads {pool['value']} is at or past {mine['setting']}, where this machine held "
+                f"{n(mine['passed_rps'])}-{n(mine['failed_rps'])} req/s against the model's "
+                f"{n(mine['little_rps'])}: expect no more than the machine gave there, whatever the pool."
+            )
         else:
-            out.append(f"Your maxThreads {pool['value']} lies between the settings measured: the capacity run "
-                       "cannot say whether the model holds there; `--max-threads` in the capacity experiment "
-                       "measures it.")
+            out.append(
+                f"Your maxThreads {pool['value']} lies between the settings measured: the capacity run "
+                "cannot say whether the model holds there; `--max-threads` in the capacity experiment "
+                "measures it."
+            )
     return out

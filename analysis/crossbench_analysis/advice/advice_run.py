@@ -3,6 +3,7 @@ maxThreads), the JVM's own threads, RSS per busy platform thread and CPU per req
 run's points), the p99 a request pays with no queue, what queueing past maxThreads and past the connector's
 limits looked like, and the virtual-thread cells. Works on points (crossbench.figures.points: a figure's value and 95 %
 interval over launches); flagged points feed nothing and are listed instead. Each figure names its points."""
+
 from __future__ import annotations
 
 import math
@@ -21,8 +22,8 @@ from crossbench_analysis.read.setting import pool_size, setting, sweeps_pool
 # A point flagged only ratio_disagreement whose two ratios are both above 1.1 is past the knee by either: the flag
 # says how far past is uncertain, not whether, so it may close a knee's bracket (it feeds no other figure).
 PAST_EITHER_WAY = {"ratio_disagreement"}
-FOLLOWS = (0.8, 1.3)      # a knee within -20 % .. +30 % of maxThreads counts as "at maxThreads"
-BUSY_FLAGS = ("loadgen_saturated", "noisy_host")   # cells the machine, not the server, may have decided
+FOLLOWS = (0.8, 1.3)  # a knee within -20 % .. +30 % of maxThreads counts as "at maxThreads"
+BUSY_FLAGS = ("loadgen_saturated", "noisy_host")  # cells the machine, not the server, may have decided
 RUN_IT = "./runner/run_all.sh --experiment maxthreads"
 
 
@@ -37,7 +38,8 @@ def load_points(run: Run) -> list[dict]:
     found = load_run_points(run.path)
     for point in found:
         point["cell"] = next((by_id[i] for i in point.get("cells") or [] if i in by_id), None) or next(
-            (c for c in run.cells if point_id(c) == point["point_id"]), {})
+            (c for c in run.cells if point_id(c) == point["point_id"]), {}
+        )
     return found
 
 
@@ -60,15 +62,31 @@ def sweep_points(run: Run, all_points: list[dict]) -> list[dict]:
     settings = sorted({pool_size(point["cell"]) for point in found if pool_size(point["cell"]) is not None})
     if len(settings) < 2:
         had = f"only maxThreads={settings[0]}" if settings else "no maxThreads sweep"
-        raise AdviceRefused(f"run {run.run_id} has {had} (Tomcat platform threads on /delay/sync); advice compares "
-                            f"two settings or more: run {RUN_IT} (about 45 min; --quick: about 2 min)")
-    return sorted(found, key=lambda point: (pool_size(point["cell"]) is None, num(pool_size(point["cell"])) or 0,
-                                            num(point["cell"].get("delay_ms")) or 0, num(point["cell"]["concurrency"])))
+        raise AdviceRefused(
+            f"run {run.run_id} has {had} (Tomcat platform threads on /delay/sync); advice compares "
+            f"two settings or more: run {RUN_IT} (about 45 min; --quick: about 2 min)"
+        )
+    return sorted(
+        found,
+        key=lambda point: (
+            pool_size(point["cell"]) is None,
+            num(pool_size(point["cell"])) or 0,
+            num(point["cell"].get("delay_ms")) or 0,
+            num(point["cell"]["concurrency"]),
+        ),
+    )
 
 
 def left_out(points: list[dict]) -> list[dict]:
-    return [{"point": point["point_id"], "concurrency": point["cell"].get("concurrency"),
-             "flags": point.get("flags") or ["not valid"]} for point in points if not point.get("valid")]
+    return [
+        {
+            "point": point["point_id"],
+            "concurrency": point["cell"].get("concurrency"),
+            "flags": point.get("flags") or ["not valid"],
+        }
+        for point in points
+        if not point.get("valid")
+    ]
 
 
 def knee_between(knee: knee_rule.Knee) -> tuple[float, float] | None:
@@ -91,8 +109,11 @@ def follows(knee: knee_rule.Knee, max_threads: float | None) -> bool | None:
 
 def past_either_way(point: dict) -> bool:
     flags = set(point.get("flags") or [])
-    return bool(flags) and flags <= PAST_EITHER_WAY and all(
-        (value(point, ratio) or 0) > knee_finder.THRESHOLD for ratio in ("latency_ratio", "efficiency_ratio"))
+    return (
+        bool(flags)
+        and flags <= PAST_EITHER_WAY
+        and all((value(point, ratio) or 0) > knee_finder.THRESHOLD for ratio in ("latency_ratio", "efficiency_ratio"))
+    )
 
 
 def knees(points: list[dict]) -> list[dict]:
@@ -106,32 +127,46 @@ def knees(points: list[dict]) -> list[dict]:
     for (name, delay), mine in by_setting.items():
         past = [point for point in mine if past_either_way(point)]
         valid = [point for point in mine if point.get("valid")] + past
-        used = "latency_ratio" if valid and all(value(point, "latency_ratio") is not None for point in valid) \
+        used = (
+            "latency_ratio"
+            if valid and all(value(point, "latency_ratio") is not None for point in valid)
             else "efficiency_ratio"
-        valid = sorted((point for point in valid if value(point, used) is not None),
-                       key=lambda point: point["cell"]["concurrency"])
-        knee = knee_rule.judge(knee_rule.figure_launches(
-            [(point["cell"]["concurrency"], figure(point, used)) for point in valid]))
+        )
+        valid = sorted(
+            (point for point in valid if value(point, used) is not None), key=lambda point: point["cell"]["concurrency"]
+        )
+        knee = knee_rule.judge(
+            knee_rule.figure_launches([(point["cell"]["concurrency"], figure(point, used)) for point in valid])
+        )
         limit = num(pool_size(mine[0]["cell"]))
         between = knee_between(knee)
-        found.append({
-            "setting": name, "max_threads": int(limit) if limit else None, "delay_ms": delay,
-            "knee_concurrency": knee_finder.rounded(knee.concurrency), "status": knee.status,
-            "text": knee_rule.knee_text(knee, int(limit) if limit else None),
-            "knee_low": knee_finder.rounded(knee.low), "knee_high": knee_finder.rounded(knee.high),
-            "knee_between": list(between) if between else None, "indicative": knee.indicative,
-            "follows_max_threads": follows(knee, limit),
-            "ratio": used, "ratios": {point["point_id"]: round(value(point, used), 3) for point in valid},
-            "measured": [[point["cell"]["concurrency"], round(value(point, used), 3)] for point in valid],
-            "tracks_pool": tracks_pool(valid, used, limit),
-            "max_concurrency": max((point["cell"]["concurrency"] for point in valid), default=None),
-            "points": [point["point_id"] for point in valid],
-            "flagged_but_past": [point["point_id"] for point in past],
-            "left_out": [x for x in left_out(mine) if x["point"] not in {p["point_id"] for p in past}]})
+        found.append(
+            {
+                "setting": name,
+                "max_threads": int(limit) if limit else None,
+                "delay_ms": delay,
+                "knee_concurrency": knee_finder.rounded(knee.concurrency),
+                "status": knee.status,
+                "text": knee_rule.knee_text(knee, int(limit) if limit else None),
+                "knee_low": knee_finder.rounded(knee.low),
+                "knee_high": knee_finder.rounded(knee.high),
+                "knee_between": list(between) if between else None,
+                "indicative": knee.indicative,
+                "follows_max_threads": follows(knee, limit),
+                "ratio": used,
+                "ratios": {point["point_id"]: round(value(point, used), 3) for point in valid},
+                "measured": [[point["cell"]["concurrency"], round(value(point, used), 3)] for point in valid],
+                "tracks_pool": tracks_pool(valid, used, limit),
+                "max_concurrency": max((point["cell"]["concurrency"] for point in valid), default=None),
+                "points": [point["point_id"] for point in valid],
+                "flagged_but_past": [point["point_id"] for point in past],
+                "left_out": [x for x in left_out(mine) if x["point"] not in {p["point_id"] for p in past}],
+            }
+        )
     return found
 
 
-TRACK_SHARE = 0.15     # a ratio within this share of C / maxThreads past the pool (and near 1 below it) tracks it
+TRACK_SHARE = 0.15  # a ratio within this share of C / maxThreads past the pool (and near 1 below it) tracks it
 
 
 def tracks_pool(valid: list[dict], ratio: str, limit: float | None) -> bool | None:
@@ -143,8 +178,9 @@ def tracks_pool(valid: list[dict], ratio: str, limit: float | None) -> bool | No
     past = [(c, r) for c, r in pairs if c > limit]
     if not past:
         return None
-    return all(abs(r / (c / limit) - 1) <= TRACK_SHARE for c, r in past) and \
-        all(r <= knee_finder.THRESHOLD for c, r in pairs if c <= limit)
+    return all(abs(r / (c / limit) - 1) <= TRACK_SHARE for c, r in past) and all(
+        r <= knee_finder.THRESHOLD for c, r in pairs if c <= limit
+    )
 
 
 def platform(points: list[dict]) -> list[dict]:
@@ -153,15 +189,17 @@ def platform(points: list[dict]) -> list[dict]:
 
 def jvm_own_threads(points: list[dict]) -> dict | None:
     """Threads beyond the pool where the pool was full (C >= maxThreads): the JVM's and Tomcat's own; median."""
-    own = {point["point_id"]: value(point, "threads_peak") - pool_size(point["cell"]) for point in platform(points)
-           if value(point, "threads_peak") is not None and point["cell"]["concurrency"] >= pool_size(point["cell"])}
+    own = {
+        point["point_id"]: value(point, "threads_peak") - pool_size(point["cell"])
+        for point in platform(points)
+        if value(point, "threads_peak") is not None and point["cell"]["concurrency"] >= pool_size(point["cell"])
+    }
     if not own:
         return None
     ordered = sorted(own.values())
     mid = len(ordered) // 2
     median = ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
-    return {"value": median, "method": "median of threads_peak - maxThreads where C >= maxThreads",
-            "points": own}
+    return {"value": median, "method": "median of threads_peak - maxThreads where C >= maxThreads", "points": own}
 
 
 def line_fit(xs: list[float], ys: list[float]) -> dict | None:
@@ -172,61 +210,103 @@ def line_fit(xs: list[float], ys: list[float]) -> dict | None:
     if fit is None:
         return None
     if fit.slope_low is None:
-        return {"slope": fit.slope, "intercept": fit.intercept, "n": fit.n, "slope_ci95": None,
-                "method": "least squares through two points: no interval"}
-    return {"slope": fit.slope, "intercept": fit.intercept, "n": fit.n, "slope_ci95": [fit.slope_low, fit.slope_high],
-            "method": f"least squares over {fit.n} points, slope +- t({fit.n - 2}) x its standard error"}
+        return {
+            "slope": fit.slope,
+            "intercept": fit.intercept,
+            "n": fit.n,
+            "slope_ci95": None,
+            "method": "least squares through two points: no interval",
+        }
+    return {
+        "slope": fit.slope,
+        "intercept": fit.intercept,
+        "n": fit.n,
+        "slope_ci95": [fit.slope_low, fit.slope_high],
+        "method": f"least squares over {fit.n} points, slope +- t({fit.n - 2}) x its standard error",
+    }
 
 
 def cost_fit(points: list[dict], x: str, y: str, *, settings_needed: int = 2) -> dict:
     """y against x over the valid points of at least `settings_needed` settings, or the reason there is none."""
-    used = [point for point in points
-            if point.get("valid") and value(point, x) is not None and value(point, y) is not None]
+    used = [
+        point for point in points if point.get("valid") and value(point, x) is not None and value(point, y) is not None
+    ]
     settings = {setting_of(point) for point in used}
     if len(settings) < settings_needed or len(used) < 2:
-        return {"fit": None, "points": [point["point_id"] for point in used],
-                "why_not": f"{len(used)} valid point{'s' * (len(used) != 1)} from {len(settings)} "
-                           f"setting{'s' * (len(settings) != 1)}: too few to fit "
-                           f"(needs {settings_needed} settings)"}
+        return {
+            "fit": None,
+            "points": [point["point_id"] for point in used],
+            "why_not": f"{len(used)} valid point{'s' * (len(used) != 1)} from {len(settings)} "
+            f"setting{'s' * (len(settings) != 1)}: too few to fit "
+            f"(needs {settings_needed} settings)",
+        }
     fit = line_fit([value(point, x) for point in used], [value(point, y) for point in used])
-    return {"fit": fit, "points": [point["point_id"] for point in used],
-            "why_not": None if fit else f"no spread in {x} across the points"}
+    return {
+        "fit": fit,
+        "points": [point["point_id"] for point in used],
+        "why_not": None if fit else f"no spread in {x} across the points",
+    }
 
 
 def p99_overhead(points: list[dict]) -> dict | None:
     """What a request pays beyond its holding time with no queue: p99 - delay at the valid platform points whose
     ratio stayed at or under 1.1 (the largest: the safe side)."""
-    quiet = [point for point in platform(points) if value(point, "latency_ms.p99") is not None and (
-        value(point, "latency_ratio") or value(point, "efficiency_ratio") or 9) <= knee_finder.THRESHOLD]
+    quiet = [
+        point
+        for point in platform(points)
+        if value(point, "latency_ms.p99") is not None
+        and (value(point, "latency_ratio") or value(point, "efficiency_ratio") or 9) <= knee_finder.THRESHOLD
+    ]
     if not quiet:
         return None
     worst = max(quiet, key=lambda point: value(point, "latency_ms.p99") - point["cell"]["delay_ms"])
-    return {"value_ms": round(value(worst, "latency_ms.p99") - worst["cell"]["delay_ms"], 1),
-            "point": worst["point_id"], "p99": figure(worst, "latency_ms.p99"),
-            "of": [point["point_id"] for point in quiet]}
+    return {
+        "value_ms": round(value(worst, "latency_ms.p99") - worst["cell"]["delay_ms"], 1),
+        "point": worst["point_id"],
+        "p99": figure(worst, "latency_ms.p99"),
+        "of": [point["point_id"] for point in quiet],
+    }
 
 
 def queueing(points: list[dict]) -> list[dict]:
     """Valid platform points with more clients than threads: the ratio against C / maxThreads (each request
     waits its turn in Tomcat's queue), p50 and p99, threads busy and connections Tomcat held."""
-    return [{"point": point["point_id"], "concurrency": point["cell"]["concurrency"],
-             "max_threads": pool_size(point["cell"]),
-             "ratio": round(value(point, "latency_ratio") or value(point, "efficiency_ratio") or math.nan, 3),
-             "predicted": round(point["cell"]["concurrency"] / pool_size(point["cell"]), 3),
-             "p50_ms": value(point, "latency_ms.p50"), "p99_ms": value(point, "latency_ms.p99"),
-             "pool_busy_peak": point["cell"].get("pool_busy_peak"),
-             "connections_held": point["cell"].get("tomcat_connection_count_peak")}
-            for point in platform(points) if point["cell"]["concurrency"] > pool_size(point["cell"])]
+    return [
+        {
+            "point": point["point_id"],
+            "concurrency": point["cell"]["concurrency"],
+            "max_threads": pool_size(point["cell"]),
+            "ratio": round(value(point, "latency_ratio") or value(point, "efficiency_ratio") or math.nan, 3),
+            "predicted": round(point["cell"]["concurrency"] / pool_size(point["cell"]), 3),
+            "p50_ms": value(point, "latency_ms.p50"),
+            "p99_ms": value(point, "latency_ms.p99"),
+            "pool_busy_peak": point["cell"].get("pool_busy_peak"),
+            "connections_held": point["cell"].get("tomcat_connection_count_peak"),
+        }
+        for point in platform(points)
+        if point["cell"]["concurrency"] > pool_size(point["cell"])
+    ]
 
 
 def queue_limits(run: Run) -> list[dict]:
     """Cells past maxConnections or maxThreads + acceptCount (the full experiment's group `queues`)."""
     groups = queue_groups(run.cells)
-    return [{"cell": c["cell_id"], "concurrency": c["concurrency"], "max_threads": pool_size(c),
-             "accept_count": c.get("accept_count"), "max_connections": c.get("max_connections"),
-             "connections_held": c.get("tomcat_connection_count_peak"), "rps": num(c.get("rps")),
-             "errors": c.get("error_total"), "ratio": num(c.get("efficiency_ratio")), "flags": c.get("flags")}
-            for c in tomcat_ok(run.cells) if c.get("group") in groups and beyond_queues(c)]
+    return [
+        {
+            "cell": c["cell_id"],
+            "concurrency": c["concurrency"],
+            "max_threads": pool_size(c),
+            "accept_count": c.get("accept_count"),
+            "max_connections": c.get("max_connections"),
+            "connections_held": c.get("tomcat_connection_count_peak"),
+            "rps": num(c.get("rps")),
+            "errors": c.get("error_total"),
+            "ratio": num(c.get("efficiency_ratio")),
+            "flags": c.get("flags"),
+        }
+        for c in tomcat_ok(run.cells)
+        if c.get("group") in groups and beyond_queues(c)
+    ]
 
 
 def busy_machine(run: Run) -> dict[str, list[str]]:
@@ -246,20 +326,31 @@ def measure(run_dir: Path | Run) -> dict:
     plat = [point for point in points if pool_size(point["cell"]) is not None]
     virt = [point for point in points if sweeps_pool(point["cell"]) and pool_size(point["cell"]) is None]
     return {
-        "run_id": run.run_id, "run_dir": str(run.path), "experiment": run.experiment, "machine": run.machine_line(),
+        "run_id": run.run_id,
+        "run_dir": str(run.path),
+        "experiment": run.experiment,
+        "machine": run.machine_line(),
         "server_cores": len(plat[0]["cell"].get("server_cpus") or [1]),
-        "jdk": get(plat[0]["cell"], "jvm.vm_version"), "somaxconn": num(run.machine.get("somaxconn")),
+        "jdk": get(plat[0]["cell"], "jvm.vm_version"),
+        "somaxconn": num(run.machine.get("somaxconn")),
         "heap": sorted({str(get(point["cell"], "server_settings.heap")) for point in plat}),
         "delays_ms": sorted({point["cell"]["delay_ms"] for point in points}),
         "max_threads_measured": sorted({pool_size(point["cell"]) for point in plat}),
         "max_concurrency": max(point["cell"]["concurrency"] for point in points),
         "launches": sorted({point.get("n") or 0 for point in points}),
-        "knees": knees(points), "jvm_own_threads": jvm_own_threads(points),
+        "knees": knees(points),
+        "jvm_own_threads": jvm_own_threads(points),
         "rss_per_thread": cost_fit(plat, "threads_peak", "rss_peak_mb"),
         "cpu_per_request": cost_fit(plat, "rps", "cpu_percent"),
         "cpu_per_request_virtual": cost_fit(virt, "rps", "cpu_percent", settings_needed=1) if virt else None,
-        "p99_overhead": p99_overhead(points), "queueing": queueing(points), "queue_limits": queue_limits(run),
-        "virtual_points": [point["point_id"] for point in virt], "left_out": left_out(points),
+        "p99_overhead": p99_overhead(points),
+        "queueing": queueing(points),
+        "queue_limits": queue_limits(run),
+        "virtual_points": [point["point_id"] for point in virt],
+        "left_out": left_out(points),
         "busy_machine": busy_machine(run),
-        "foreign_cpu_max": max((num(c.get("foreign_cpu_percent")) for c in run.cells
-                                if num(c.get("foreign_cpu_percent")) is not None), default=None)}
+        "foreign_cpu_max": max(
+            (num(c.get("foreign_cpu_percent")) for c in run.cells if num(c.get("foreign_cpu_percent")) is not None),
+            default=None,
+        ),
+    }

@@ -1,4 +1,5 @@
 """How the advice quotes a number, shared by its renderers (advice_text.py, advice_capacity_text.py, model.py)."""
+
 from __future__ import annotations
 
 from crossbench.figures.points import short

@@ -5,6 +5,7 @@ Charts come in families, one module each with the same two names: `HEADINGS` (ch
 and `jobs(run, data_dir) -> list[ChartJob]` (writes its data files, returns its charts with headings set, none
 when the run has nothing for it). A new family is one such module, added to FAMILIES; families import only
 the kit and runinfo, never each other or this module."""
+
 from __future__ import annotations
 
 import json
@@ -16,8 +17,19 @@ from . import capacity_charts, gc, hold, maxthreads, openloop, resources, seed00
 from .kit import ChartJob
 
 MANIFEST = "manifest.json"
-FAMILIES = (seed002, maxthreads, capacity_charts, openloop, seed004, tfb, hold, seeds, gc, spectrum,
-            resources)    # the report's order
+FAMILIES = (
+    seed002,
+    maxthreads,
+    capacity_charts,
+    openloop,
+    seed004,
+    tfb,
+    hold,
+    seeds,
+    gc,
+    spectrum,
+    resources,
+)  # the report's order
 
 
 def export(run: Run, charts_dir: Path) -> list[ChartJob]:

@@ -10,6 +10,7 @@ file has the same series blocks in the same order in every panel, so a series ke
 series a panel lacks is a block with one row of NaN. NaN marks a value that is not there (a failed cell, a null
 figure). A cell row's figures are followed by its tail, `valid repetition cell_id`, then (charts that draw
 intervals) each figure's point mean and 95 % interval over launches, `<figure>_mean _lo _hi`."""
+
 from __future__ import annotations
 
 import re
@@ -31,6 +32,7 @@ from .kit_labels import panel_style, series_of
 @dataclass
 class ChartJob:
     """One chart: gnuplot/<script> draws charts/<name>.png and .svg from data files in charts/data/."""
+
     name: str
     script: str
     title: str
@@ -44,9 +46,14 @@ class ChartJob:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "ChartJob":
-        return cls(**{k: d[k] for k in ("name", "script", "title", "caption", "params", "data_files", "note", "heading")
-                      if k in d})
+    def from_dict(cls, d: dict) -> ChartJob:
+        return cls(
+            **{
+                k: d[k]
+                for k in ("name", "script", "title", "caption", "params", "data_files", "note", "heading")
+                if k in d
+            }
+        )
 
 
 def against_concurrency(cells: list[dict]) -> list[dict]:
@@ -85,8 +92,9 @@ def panel_order(cells: list[dict]) -> list[tuple[str, str]]:
 def count(cells: list[dict], *figures: str) -> int:
     """How many cells have a concurrency and a value for any of the figures: drawable points. A panel with
     none gets a notice instead of a plot."""
-    return sum(1 for c in cells if num(c.get("concurrency")) is not None
-               and any(num(get(c, f)) is not None for f in figures))
+    return sum(
+        1 for c in cells if num(c.get("concurrency")) is not None and any(num(get(c, f)) is not None for f in figures)
+    )
 
 
 def by_c(cells):
@@ -137,14 +145,18 @@ def panels(cells: list[dict]):
 
 def write_series(path: Path, about: str, columns: list[str], row_of, cells: list[dict], series, of_cell) -> None:
     """A block per series of the points' launches, each row with its point's mean and 95 % interval columns."""
-    write_blocks(path, f"{about}; <figure>_mean, _lo, _hi: the point's mean over its launches and its 95 % "
-                 "interval (NaN with one launch)", columns + interval_columns(columns, row_of),
-                 [(s.label, with_intervals([c for c in by_c(cells) if of_cell[c["cell_id"]] is s], row_of))
-                  for s in series])
+    write_blocks(
+        path,
+        f"{about}; <figure>_mean, _lo, _hi: the point's mean over its launches and its 95 % "
+        "interval (NaN with one launch)",
+        columns + interval_columns(columns, row_of),
+        [(s.label, with_intervals([c for c in by_c(cells) if of_cell[c["cell_id"]] is s], row_of)) for s in series],
+    )
 
 
-def panel_files(run: Run, data_dir: Path, chart: str, cells: list[dict], columns: list[str], row_of,
-                figures: tuple, extra=None) -> tuple[dict, list[str]]:
+def panel_files(
+    run: Run, data_dir: Path, chart: str, cells: list[dict], columns: list[str], row_of, figures: tuple, extra=None
+) -> tuple[dict, list[str]]:
     """One data file per panel (group or delay) holding the blocks of the series present there."""
     series, of_cell = series_of(cells, panel_key)
     panels = panel_order(cells)
@@ -154,11 +166,18 @@ def panel_files(run: Run, data_dir: Path, chart: str, cells: list[dict], columns
         here = [c for c in cells if panel_key(c) == key]
         present = [s for s in series if any(of_cell[c["cell_id"]] is s for c in here)]
         name = f"{chart}_{key}.dat" if len(panels) > 1 else f"{chart}.dat"
-        write_series(data_dir / name, f"{chart}, panel '{title}' (run {run.run_id})", columns, row_of, here,
-                     present, of_cell)
+        write_series(
+            data_dir / name, f"{chart}, panel '{title}' (run {run.run_id})", columns, row_of, here, present, of_cell
+        )
         files.append(name)
-        params.update({f"file_{p}": name, f"title_{p}": title, **panel_style(p, present, keyed),
-                       f"values_{p}": count(here, *figures)})
+        params.update(
+            {
+                f"file_{p}": name,
+                f"title_{p}": title,
+                **panel_style(p, present, keyed),
+                f"values_{p}": count(here, *figures),
+            }
+        )
         if extra:
             params.update({f"{k}_{p}": v for k, v in extra(here).items()})
     return params, files

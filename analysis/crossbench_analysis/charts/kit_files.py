@@ -1,5 +1,6 @@
 """The chart kit's data files: a value as a gnuplot cell, one table with a header line, and blocks of series (the
 format is in kit's docstring)."""
+
 from __future__ import annotations
 
 import re
@@ -22,10 +23,16 @@ def fmt(value) -> str:
 def write_table(path: Path, description: str, columns: list[str], rows: list[list]) -> int:
     """Writes one gnuplot data file of a single table whose first line names the columns (gnuplot:
     `set datafile columnheaders`, then column('name')); text cells are quoted. Returns the rows written."""
+
     def cell(value):
         return '"' + value.replace('"', "'") + '"' if isinstance(value, str) else fmt(value)
-    lines = [f"# crossbench analysis export: {description}", f"# columns: {' '.join(columns)}",
-             "# NaN = no value", " ".join(columns)]
+
+    lines = [
+        f"# crossbench analysis export: {description}",
+        f"# columns: {' '.join(columns)}",
+        "# NaN = no value",
+        " ".join(columns),
+    ]
     lines += [" ".join(cell(v) for v in row) for row in rows]
     path.write_text("\n".join(lines) + "\n")
     return len(rows)
@@ -33,10 +40,12 @@ def write_table(path: Path, description: str, columns: list[str], rows: list[lis
 
 def write_blocks(path: Path, description: str, columns: list[str], blocks: list[tuple[str, list[list]]]) -> int:
     """Writes one gnuplot data file; returns the number of data rows written (NaN placeholders excluded)."""
-    lines = [f"# crossbench analysis export: {description}",
-             f"# columns: {' '.join(columns)}",
-             "# one block per series (gnuplot `index N`), blocks separated by two blank lines; a block's first",
-             "# line is the series label then the column names. NaN = no value (failed cell or null figure)."]
+    lines = [
+        f"# crossbench analysis export: {description}",
+        f"# columns: {' '.join(columns)}",
+        "# one block per series (gnuplot `index N`), blocks separated by two blank lines; a block's first",
+        "# line is the series label then the column names. NaN = no value (failed cell or null figure).",
+    ]
     written = 0
     for i, (label, rows) in enumerate(blocks):
         if i:

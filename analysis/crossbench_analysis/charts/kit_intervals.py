@@ -3,6 +3,7 @@ the one estimator the points use (crossbench.figures.points.figure_of over the l
 chart's line and bar are the value and ± its finding prints; a point the findings leave out (a flag beyond
 points.CAVEATS on a counted launch) has none, and its launches stand off the line as hollow marks; and the key
 entry saying what a bar is."""
+
 from __future__ import annotations
 
 from crossbench.figures.points import CAVEATS, counted, figure_of, point_id
@@ -20,7 +21,7 @@ def interval_columns(columns: list[str], row_of, first: int = 1) -> list[str]:
     """For each figure column of a chart (every column row_of gives from `first` on; before it the x and any
     label), the names of its point's value and 95 % interval, appended after the tail so the existing columns keep
     their places."""
-    figures = columns[first:len(columns) - len(TAIL_COLUMNS)]
+    figures = columns[first : len(columns) - len(TAIL_COLUMNS)]
     return [f"{name}_{part}" for name in figures for part in ("mean", "lo", "hi")]
 
 

@@ -1,5 +1,6 @@
 """The chart kit's series: the servers' palettes, the fields a series label may show, the series of a chart's
 cells and their colours and dashes per panel."""
+
 from __future__ import annotations
 
 import json
@@ -82,7 +83,7 @@ def series_of(cells: list[dict], panel_of) -> tuple[list[Series], dict[str, Seri
 
     by_label: dict[str, Series] = {}
     of_cell: dict[str, Series] = {}
-    for position, c in enumerate(sorted(cells, key=lambda c: (num(c.get("index")) or 0))):
+    for position, c in enumerate(sorted(cells, key=lambda c: num(c.get("index")) or 0)):
         text = label(c, with_group)
         if text not in by_label:
             by_label[text] = Series(text, c.get("server"), (*series_order(c.get("server"), setting(c)), position))
@@ -133,5 +134,9 @@ def panel_style(p: int, present: list[Series], keyed: dict) -> dict:
     show_key = p == 1 or any(keyed.get(s.label) != s.color for s in present)
     if show_key:
         keyed.update({s.label: s.color for s in present})
-    return {f"nseries_{p}": len(present), f"colors_{p}": " ".join(s.color for s in present) or "#000000",
-            f"dashes_{p}": " ".join(str(s.dash) for s in present) or "1", f"key_{p}": int(show_key)}
+    return {
+        f"nseries_{p}": len(present),
+        f"colors_{p}": " ".join(s.color for s in present) or "#000000",
+        f"dashes_{p}": " ".join(str(s.dash) for s in present) or "1",
+        f"key_{p}": int(show_key),
+    }

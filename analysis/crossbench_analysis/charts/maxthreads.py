@@ -1,6 +1,7 @@
 """The maxthreads experiment's charts: where each setting's ratio bends (knees.py, kept as knees.jsonl),
 peak threads vs maxThreads, what the threads cost (RSS, CPU), the static mix per setting, and what a client sees
 beyond the connector's queues. Each function returns a ChartJob, or None when the run has nothing for it."""
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -51,8 +52,11 @@ def queue_groups(cells: list[dict]) -> set[str]:
 def sweep_cells(cells: list[dict]) -> list[dict]:
     """The sweep: Tomcat's blocking delay cells (a thread held per request) outside the queue-limit groups."""
     queues = queue_groups(cells)
-    return [c for c in tomcat_ok(cells) if c.get("endpoint") == "/delay/sync" and num(c.get("delay_ms"))
-            and c.get("group") not in queues]
+    return [
+        c
+        for c in tomcat_ok(cells)
+        if c.get("endpoint") == "/delay/sync" and num(c.get("delay_ms")) and c.get("group") not in queues
+    ]
 
 
 def colors(n: int, cells: list[dict]) -> str:
@@ -86,8 +90,10 @@ def peak_point(cells: list[dict]) -> list:
 
 def peak_cells(cells: list[dict]) -> list[tuple[str, dict]]:
     """Per setting, its highest-concurrency cell (lowest repetition): where the pool is used the most."""
-    return [(name, max(mine, key=lambda c: (num(c.get("concurrency")) or 0, -(num(c.get("repetition")) or 0))))
-            for name, mine in by_setting(cells)]
+    return [
+        (name, max(mine, key=lambda c: (num(c.get("concurrency")) or 0, -(num(c.get("repetition")) or 0))))
+        for name, mine in by_setting(cells)
+    ]
 
 
 def write_knees(run: Run, data_dir: Path) -> list[dict]:
@@ -108,7 +114,7 @@ def knee_range(k: dict) -> list[float | None]:
     return [None, None, None]
 
 
-LABEL_EDGE = 0.8      # a knee this far along the panel's log C range, or further, is labelled to its left
+LABEL_EDGE = 0.8  # a knee this far along the panel's log C range, or further, is labelled to its left
 
 
 def label_edge(concurrencies: list[float]) -> float:
@@ -127,49 +133,103 @@ def knees_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
     panels: dict[tuple, list[dict]] = defaultdict(list)
     for k in knees:
         panels[(k["group"], k["delay_ms"])].append(k)
-    params: dict = {"panels": len(panels), "nflagged": sum(1 for k in knees for pt in k["points"]
-                                                           if not pt.get("valid", True)),
-                    **interval_key([c for c in cells if c["cell_id"] in
-                                    {i for k in knees for pt in k["points"] for i in pt.get("cell_ids", [])}])}
+    params: dict = {
+        "panels": len(panels),
+        "nflagged": sum(1 for k in knees for pt in k["points"] if not pt.get("valid", True)),
+        **interval_key(
+            [
+                c
+                for c in cells
+                if c["cell_id"] in {i for k in knees for pt in k["points"] for i in pt.get("cell_ids", [])}
+            ]
+        ),
+    }
     files = []
     for p, ((group, delay), mine) in enumerate(sorted(panels.items(), key=lambda kv: (kv[0][1], kv[0][0])), 1):
         mine = sorted(mine, key=lambda k: series_order(k["server"], k["setting"]))
         shades, dashes = knee_shades(mine)
         name, marks = f"maxthreads_knees_{group}_d{delay}.dat", f"maxthreads_knees_{group}_d{delay}_marks.dat"
-        write_blocks(data_dir / name, f"maxthreads knees, group {group}, delay {delay} ms (run "
-                     f"{run.run_id}); ratio = {mine[0]['ratio_used']}, efficiency_ratio = the seed's",
-                     ["concurrency", "ratio", "threads_peak", "efficiency_ratio", "valid", "ratio_lo", "ratio_hi",
-                      "launches"],
-                     [(k["setting"], [[pt["concurrency"], pt["ratio"], pt.get("threads_peak"),
-                                       pt.get("efficiency_ratio"), pt.get("valid", True), pt.get("ratio_low"),
-                                       pt.get("ratio_high"), pt.get("launches")] for pt in k["points"]])
-                      for k in mine])
-        write_blocks(data_dir / marks, "knees: the hinge's fitted N (NaN: none stated), its 95 % interval, or "
-                     "the bracket of measured concurrencies that holds it (range_*); predicted = the parallel limit "
-                     "(maxThreads, workers)",
-                     ["knee_concurrency", "threshold", "predicted", "range_mid", "range_low", "range_high", "text"],
-                     [(k["setting"], [[k["knee_concurrency"] if k["status"] == "fitted" else None, k["threshold"],
-                                       k["predicted"], *knee_range(k), k["text"]]]) for k in mine])
+        write_blocks(
+            data_dir / name,
+            f"maxthreads knees, group {group}, delay {delay} ms (run "
+            f"{run.run_id}); ratio = {mine[0]['ratio_used']}, efficiency_ratio = the seed's",
+            ["concurrency", "ratio", "threads_peak", "efficiency_ratio", "valid", "ratio_lo", "ratio_hi", "launches"],
+            [
+                (
+                    k["setting"],
+                    [
+                        [
+                            pt["concurrency"],
+                            pt["ratio"],
+                            pt.get("threads_peak"),
+                            pt.get("efficiency_ratio"),
+                            pt.get("valid", True),
+                            pt.get("ratio_low"),
+                            pt.get("ratio_high"),
+                            pt.get("launches"),
+                        ]
+                        for pt in k["points"]
+                    ],
+                )
+                for k in mine
+            ],
+        )
+        write_blocks(
+            data_dir / marks,
+            "knees: the hinge's fitted N (NaN: none stated), its 95 % interval, or "
+            "the bracket of measured concurrencies that holds it (range_*); predicted = the parallel limit "
+            "(maxThreads, workers)",
+            ["knee_concurrency", "threshold", "predicted", "range_mid", "range_low", "range_high", "text"],
+            [
+                (
+                    k["setting"],
+                    [
+                        [
+                            k["knee_concurrency"] if k["status"] == "fitted" else None,
+                            k["threshold"],
+                            k["predicted"],
+                            *knee_range(k),
+                            k["text"],
+                        ]
+                    ],
+                )
+                for k in mine
+            ],
+        )
         files += [name, marks]
-        params.update({f"file_{p}": name, f"marks_{p}": marks, f"nseries_{p}": len(mine), f"key_{p}": 1,
-                       f"title_{p}": f"{group}, delay {delay / 1000:g} s", f"colors_{p}": shades,
-                       f"dashes_{p}": dashes, f"threshold_{p}": mine[0]["threshold"],
-                       f"ratio_{p}": mine[0]["ratio_used"],
-                       f"predicted_{p}": " ".join(str(k["predicted"] or "NaN") for k in mine),
-                       f"label_edge_{p}": label_edge([pt["concurrency"] for k in mine for pt in k["points"]])})
+        params.update(
+            {
+                f"file_{p}": name,
+                f"marks_{p}": marks,
+                f"nseries_{p}": len(mine),
+                f"key_{p}": 1,
+                f"title_{p}": f"{group}, delay {delay / 1000:g} s",
+                f"colors_{p}": shades,
+                f"dashes_{p}": dashes,
+                f"threshold_{p}": mine[0]["threshold"],
+                f"ratio_{p}": mine[0]["ratio_used"],
+                f"predicted_{p}": " ".join(str(k["predicted"] or "NaN") for k in mine),
+                f"label_edge_{p}": label_edge([pt["concurrency"] for k in mine for pt in k["points"]]),
+            }
+        )
     summary = "; ".join(f"{k['setting']}: {k['text']}" for k in knees)
     ratio = knees[0]["ratio_used"].replace("_", " ")
-    return ChartJob("maxthreads_knees", "maxthreads_knees.gp",
-                    f"Where the ratio bends: {ratio} vs concurrent clients per server setting, knee marked",
-                    "One curve per setting (Tomcat's maxThreads or virtual threads, gunicorn's workers, ...), log "
-                    "scales. The knee (diamond) is the parallel limit N of a hinge, ratio = a max(1, C / N), fitted "
-                    "over every launch; its horizontal bar is N's 95 % interval (from the launches' spread), or, "
-                    "where the launches do not place it more closely, the bracket of measured concurrencies that holds it; the dotted "
-                    "vertical line of the same colour is the prediction, the parallel limit (maxThreads, workers). Thin dashed: "
-                    "the seed's ratio from the window's count, which past the knee shows the queue the answered "
-                    "requests' latency hides when the window is short. Each point is the geometric mean of its "
-                    "launches, its bar the 95 % interval (none under 3 launches). From "
-                    f"charts/data/knees.jsonl: {summary}.", params, files)
+    return ChartJob(
+        "maxthreads_knees",
+        "maxthreads_knees.gp",
+        f"Where the ratio bends: {ratio} vs concurrent clients per server setting, knee marked",
+        "One curve per setting (Tomcat's maxThreads or virtual threads, gunicorn's workers, ...), log "
+        "scales. The knee (diamond) is the parallel limit N of a hinge, ratio = a max(1, C / N), fitted "
+        "over every launch; its horizontal bar is N's 95 % interval (from the launches' spread), or, "
+        "where the launches do not place it more closely, the bracket of measured concurrencies that holds it; the dotted "
+        "vertical line of the same colour is the prediction, the parallel limit (maxThreads, workers). Thin dashed: "
+        "the seed's ratio from the window's count, which past the knee shows the queue the answered "
+        "requests' latency hides when the window is short. Each point is the geometric mean of its "
+        "launches, its bar the 95 % interval (none under 3 launches). From "
+        f"charts/data/knees.jsonl: {summary}.",
+        params,
+        files,
+    )
 
 
 def threads_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
@@ -180,8 +240,7 @@ def threads_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | Non
     platform, virtual = defaultdict(list), []
     with_jdk = knee_finder.jdks_vary(sweep_cells(cells))
     for name, mine in settings:
-        peak = max((num(c.get("threads_peak")) for c in mine if num(c.get("threads_peak")) is not None),
-                   default=None)
+        peak = max((num(c.get("threads_peak")) for c in mine if num(c.get("threads_peak")) is not None), default=None)
         top = int(max(num(c.get("concurrency")) or 0 for c in mine))
         interval = peak_point(mine)
         if pool_size(mine[0]) is None:
@@ -189,27 +248,42 @@ def threads_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | Non
         else:
             series = f"platform threads, JDK {knee_finder.jdk_feature(mine[0])}" if with_jdk else "platform threads"
             platform[series].append([int(num(pool_size(mine[0]))), peak, top, *interval])
-    write_blocks(data_dir / "maxthreads_threads.dat", f"peak threads per setting over its sweep "
-                 f"(run {run.run_id}); threads_peak_mean, _lo, _hi: the point (concurrency) with the highest mean, "
-                 "its 95 % interval over launches", ["max_threads", "threads_peak", "max_concurrency",
-                                                     "threads_peak_mean", "threads_peak_lo", "threads_peak_hi"],
-                 list(platform.items()) or [("platform threads", [])])
+    write_blocks(
+        data_dir / "maxthreads_threads.dat",
+        f"peak threads per setting over its sweep "
+        f"(run {run.run_id}); threads_peak_mean, _lo, _hi: the point (concurrency) with the highest mean, "
+        "its 95 % interval over launches",
+        ["max_threads", "threads_peak", "max_concurrency", "threads_peak_mean", "threads_peak_lo", "threads_peak_hi"],
+        list(platform.items()) or [("platform threads", [])],
+    )
     pools = sorted({row[0] for rows in platform.values() for row in rows})
-    write_blocks(data_dir / "maxthreads_threads_virtual.dat", "virtual threads: peak JVM threads",
-                 ["threads_peak", "max_concurrency", "threads_peak_mean", "threads_peak_lo", "threads_peak_hi"],
-                 [("virtual threads", virtual)])
+    write_blocks(
+        data_dir / "maxthreads_threads_virtual.dat",
+        "virtual threads: peak JVM threads",
+        ["threads_peak", "max_concurrency", "threads_peak_mean", "threads_peak_lo", "threads_peak_hi"],
+        [("virtual threads", virtual)],
+    )
     xmax = max(pools or [100])
-    return ChartJob("maxthreads_threads", "maxthreads_threads.gp",
-                    "Peak server threads vs Tomcat maxThreads (highest over each setting's concurrency sweep)",
-                    "Each point: the most threads the Tomcat JVM had at once in any cell of that setting (JVM "
-                    "housekeeping included). Dotted: threads = maxThreads; the gap above it is the JVM's and "
-                    "Tomcat's own threads. Virtual threads (right) need no pool: their count is the carriers and "
-                    "housekeeping. Bar: the 95 % interval over launches of the setting's point with the highest "
-                    "mean peak (none with one launch).",
-                    {**interval_key(sweep_cells(cells)), "file_1": "maxthreads_threads.dat", "virtual_file": "maxthreads_threads_virtual.dat",
-                     "nvirtual": len(virtual), "virtual_x": xmax * 2.5,
-                     "maxthreads": " ".join(str(x) for x in pools), "nplatform": max(1, len(platform))},
-                    ["maxthreads_threads.dat", "maxthreads_threads_virtual.dat"])
+    return ChartJob(
+        "maxthreads_threads",
+        "maxthreads_threads.gp",
+        "Peak server threads vs Tomcat maxThreads (highest over each setting's concurrency sweep)",
+        "Each point: the most threads the Tomcat JVM had at once in any cell of that setting (JVM "
+        "housekeeping included). Dotted: threads = maxThreads; the gap above it is the JVM's and "
+        "Tomcat's own threads. Virtual threads (right) need no pool: their count is the carriers and "
+        "housekeeping. Bar: the 95 % interval over launches of the setting's point with the highest "
+        "mean peak (none with one launch).",
+        {
+            **interval_key(sweep_cells(cells)),
+            "file_1": "maxthreads_threads.dat",
+            "virtual_file": "maxthreads_threads_virtual.dat",
+            "nvirtual": len(virtual),
+            "virtual_x": xmax * 2.5,
+            "maxthreads": " ".join(str(x) for x in pools),
+            "nplatform": max(1, len(platform)),
+        },
+        ["maxthreads_threads.dat", "maxthreads_threads_virtual.dat"],
+    )
 
 
 def cost_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
@@ -218,28 +292,63 @@ def cost_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
     if len(peaks) < 2:
         return None
     swept = sweep_cells(cells)
-    rows = [(name, [[num(c.get("threads_peak")), num(c.get("rss_peak_mb")), num(c.get("rps")),
-                     num(c.get("cpu_percent")), c.get("concurrency"), is_valid(c), c["cell_id"],
-                     *[v for f in COST_FIGURES for v in point_interval(swept, c, lambda x, f=f: x.get(f))]]])
-            for name, c in peaks]
-    write_blocks(data_dir / "maxthreads_cost.dat", f"per setting, its highest-concurrency cell "
-                 f"(run {run.run_id}); <figure>_mean, _lo, _hi: that point's mean over its launches and 95 % "
-                 "interval", ["threads_peak", "rss_peak_mb", "rps", "cpu_percent", "concurrency", "valid", "cell_id",
-                              *[f"{f}_{part}" for f in COST_FIGURES for part in ("mean", "lo", "hi")]], rows)
+    rows = [
+        (
+            name,
+            [
+                [
+                    num(c.get("threads_peak")),
+                    num(c.get("rss_peak_mb")),
+                    num(c.get("rps")),
+                    num(c.get("cpu_percent")),
+                    c.get("concurrency"),
+                    is_valid(c),
+                    c["cell_id"],
+                    *[v for f in COST_FIGURES for v in point_interval(swept, c, lambda x, f=f: x.get(f))],
+                ]
+            ],
+        )
+        for name, c in peaks
+    ]
+    write_blocks(
+        data_dir / "maxthreads_cost.dat",
+        f"per setting, its highest-concurrency cell "
+        f"(run {run.run_id}); <figure>_mean, _lo, _hi: that point's mean over its launches and 95 % "
+        "interval",
+        [
+            "threads_peak",
+            "rss_peak_mb",
+            "rps",
+            "cpu_percent",
+            "concurrency",
+            "valid",
+            "cell_id",
+            *[f"{f}_{part}" for f in COST_FIGURES for part in ("mean", "lo", "hi")],
+        ],
+        rows,
+    )
     heaps = {str(get(c, "server_settings.heap") or "the JVM's default") for _, c in peaks}
-    return ChartJob("maxthreads_cost", "maxthreads_cost.gp",
-                    "What the threads cost: memory and CPU per Tomcat setting at its highest concurrency",
-                    "Left: peak resident memory vs peak threads, one point per setting (the slope is what a "
-                    "thread costs in memory). Right: the server's CPU (100 = one core) vs responses per second. "
-                    "Each point is the setting's highest-concurrency cell of the sweep; the cross, its point's 95 % "
-                    "interval over launches in both figures (none with one launch). Heap: "
-                    f"{', '.join(sorted(heaps))}; with a heap the JVM sizes from the machine's memory, RSS follows "
-                    "the heap more than the "
-                    "threads.",
-                    {"file_1": "maxthreads_cost.dat", "nseries_1": len(rows), "colors_1": colors(len(rows), cells),
-                     **interval_key([c for _, peak in peaks for c in same_point(swept, peak)]),
-                     "nflagged": flagged([c for _, c in peaks], "rss_peak_mb")},
-                    ["maxthreads_cost.dat"], missing_note([c for _, c in peaks], "rss_peak_mb"))
+    return ChartJob(
+        "maxthreads_cost",
+        "maxthreads_cost.gp",
+        "What the threads cost: memory and CPU per Tomcat setting at its highest concurrency",
+        "Left: peak resident memory vs peak threads, one point per setting (the slope is what a "
+        "thread costs in memory). Right: the server's CPU (100 = one core) vs responses per second. "
+        "Each point is the setting's highest-concurrency cell of the sweep; the cross, its point's 95 % "
+        "interval over launches in both figures (none with one launch). Heap: "
+        f"{', '.join(sorted(heaps))}; with a heap the JVM sizes from the machine's memory, RSS follows "
+        "the heap more than the "
+        "threads.",
+        {
+            "file_1": "maxthreads_cost.dat",
+            "nseries_1": len(rows),
+            "colors_1": colors(len(rows), cells),
+            **interval_key([c for _, peak in peaks for c in same_point(swept, peak)]),
+            "nflagged": flagged([c for _, c in peaks], "rss_peak_mb"),
+        },
+        ["maxthreads_cost.dat"],
+        missing_note([c for _, c in peaks], "rss_peak_mb"),
+    )
 
 
 def static_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
@@ -256,17 +365,30 @@ def static_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None
                 mean, low, high = interval_of(rps)
                 by_c[c].append([x, name, mean, min(rps), max(rps), len(rps), low, high])
     blocks = [(f"{c} concurrent clients (C={c})", rows) for c, rows in sorted(by_c.items())]
-    write_blocks(data_dir / "maxthreads_static.dat", f"static mix per setting (run {run.run_id}); rps_lo, rps_hi: "
-                 "the 95 % interval of the mean over launches (NaN with one launch)",
-                 ["x", "setting", "rps_mean", "rps_min", "rps_max", "cells", "rps_lo", "rps_hi"], blocks)
-    return ChartJob("maxthreads_static", "maxthreads_static.gp",
-                    f"Static mix: responses per second per Tomcat setting ({how(static)})",
-                    "Seed 002's second conclusion put to the test: do more threads help short requests? One "
-                    "series per number of clients; the point is the mean of the launches, the bar its 95 % "
-                    "interval (none with one launch; an interval wider than the differences between settings means "
-                    "the machine, not the setting, decided).",
-                    {**interval_key(static), "file_1": "maxthreads_static.dat", "nseries_1": len(blocks), "nsettings": len(settings),
-                     "colors_1": colors(len(blocks), cells)}, ["maxthreads_static.dat"])
+    write_blocks(
+        data_dir / "maxthreads_static.dat",
+        f"static mix per setting (run {run.run_id}); rps_lo, rps_hi: "
+        "the 95 % interval of the mean over launches (NaN with one launch)",
+        ["x", "setting", "rps_mean", "rps_min", "rps_max", "cells", "rps_lo", "rps_hi"],
+        blocks,
+    )
+    return ChartJob(
+        "maxthreads_static",
+        "maxthreads_static.gp",
+        f"Static mix: responses per second per Tomcat setting ({how(static)})",
+        "Seed 002's second conclusion put to the test: do more threads help short requests? One "
+        "series per number of clients; the point is the mean of the launches, the bar its 95 % "
+        "interval (none with one launch; an interval wider than the differences between settings means "
+        "the machine, not the setting, decided).",
+        {
+            **interval_key(static),
+            "file_1": "maxthreads_static.dat",
+            "nseries_1": len(blocks),
+            "nsettings": len(settings),
+            "colors_1": colors(len(blocks), cells),
+        },
+        ["maxthreads_static.dat"],
+    )
 
 
 def queues_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
@@ -278,39 +400,84 @@ def queues_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None
     here = [c for c in tomcat_ok(cells) if c.get("group") in groups and num(c.get("delay_ms"))]
     series: dict[str, list[dict]] = defaultdict(list)
     with_jdk = knee_finder.jdks_vary(here)
-    for c in sorted(here, key=lambda c: (num(c["delay_ms"]), setting_sort(c, with_jdk),
-                                         num(c.get("concurrency")) or 0)):
+    for c in sorted(
+        here, key=lambda c: (num(c["delay_ms"]), setting_sort(c, with_jdk), num(c.get("concurrency")) or 0)
+    ):
         series[", ".join([setting(c, with_jdk), *fixed_knobs(c), f"delay {num(c['delay_ms']) / 1000:g} s"])].append(c)
-    blocks = [(label, [[c["concurrency"], num(c.get("rps")), num(c.get("tomcat_connection_count_peak")),
-                        *[num(get(c, f"errors.{k}")) for k in ERROR_KINDS], num(c.get("efficiency_ratio")),
-                        num(c.get("latency_ratio")), is_valid(c), c["cell_id"],
-                        *point_interval(here, c, lambda x: x.get("rps"))] for c in mine])
-              for label, mine in series.items()]
-    write_blocks(data_dir / "maxthreads_queues.dat", f"queue limits (run {run.run_id}); rps_mean, _lo, _hi: the "
-                 "point's mean over its launches and 95 % interval (NaN with one launch)",
-                 ["concurrency", "rps", "connections_held", *ERROR_KINDS, "efficiency_ratio", "latency_ratio",
-                  "valid", "cell_id", "rps_mean", "rps_lo", "rps_hi"], blocks)
+    blocks = [
+        (
+            label,
+            [
+                [
+                    c["concurrency"],
+                    num(c.get("rps")),
+                    num(c.get("tomcat_connection_count_peak")),
+                    *[num(get(c, f"errors.{k}")) for k in ERROR_KINDS],
+                    num(c.get("efficiency_ratio")),
+                    num(c.get("latency_ratio")),
+                    is_valid(c),
+                    c["cell_id"],
+                    *point_interval(here, c, lambda x: x.get("rps")),
+                ]
+                for c in mine
+            ],
+        )
+        for label, mine in series.items()
+    ]
+    write_blocks(
+        data_dir / "maxthreads_queues.dat",
+        f"queue limits (run {run.run_id}); rps_mean, _lo, _hi: the "
+        "point's mean over its launches and 95 % interval (NaN with one launch)",
+        [
+            "concurrency",
+            "rps",
+            "connections_held",
+            *ERROR_KINDS,
+            "efficiency_ratio",
+            "latency_ratio",
+            "valid",
+            "cell_id",
+            "rps_mean",
+            "rps_lo",
+            "rps_hi",
+        ],
+        blocks,
+    )
     first = next(iter(series.values()))[0]
     limit_queue = (num(pool_size(first)) or 0) + (num(first.get("accept_count")) or 0)
     note = f"limits drawn for the first of {len(blocks)} series" if len(blocks) > 1 else ""
-    return ChartJob("maxthreads_queues", "maxthreads_queues.gp",
-                    f"Beyond the connector's queues (group {', '.join(groups)}): what the client sees",
-                    "Responses per second, the connections Tomcat held at once (its connectionCount, from the JVM "
-                    "probe) and the load generator's errors by kind, against concurrent clients. Vertical lines: "
-                    "maxThreads + acceptCount and maxConnections. Clients beyond them wait outside Tomcat and wrk "
-                    "counts no error for them (runner/crossbench/loadgen/README.md): only the flat throughput and "
-                    "the held-connection ceiling show them. Bars: each point's 95 % interval of responses per "
-                    "second over launches (none with one launch).",
-                    {**interval_key(here), "file_1": "maxthreads_queues.dat", "nseries_1": len(blocks), "colors_1": colors(len(blocks), cells),
-                     "nflagged": flagged(here, "rps"),
-                     "limit_queue": limit_queue, "limit_connections": num(first.get("max_connections")) or 0,
-                     "pool_rps": (num(pool_size(first)) or 0) / (num(first["delay_ms"]) / 1000)},
-                    ["maxthreads_queues.dat"], note)
+    return ChartJob(
+        "maxthreads_queues",
+        "maxthreads_queues.gp",
+        f"Beyond the connector's queues (group {', '.join(groups)}): what the client sees",
+        "Responses per second, the connections Tomcat held at once (its connectionCount, from the JVM "
+        "probe) and the load generator's errors by kind, against concurrent clients. Vertical lines: "
+        "maxThreads + acceptCount and maxConnections. Clients beyond them wait outside Tomcat and wrk "
+        "counts no error for them (runner/crossbench/loadgen/README.md): only the flat throughput and "
+        "the held-connection ceiling show them. Bars: each point's 95 % interval of responses per "
+        "second over launches (none with one launch).",
+        {
+            **interval_key(here),
+            "file_1": "maxthreads_queues.dat",
+            "nseries_1": len(blocks),
+            "colors_1": colors(len(blocks), cells),
+            "nflagged": flagged(here, "rps"),
+            "limit_queue": limit_queue,
+            "limit_connections": num(first.get("max_connections")) or 0,
+            "pool_rps": (num(pool_size(first)) or 0) / (num(first["delay_ms"]) / 1000),
+        },
+        ["maxthreads_queues.dat"],
+        note,
+    )
 
 
-HEADINGS = {"maxthreads_knees": "Knees: where the ratio bends", "maxthreads_threads": "maxThreads: peak threads",
-            "maxthreads_cost": "maxThreads: what the threads cost", "maxthreads_static": "maxThreads: static mix",
-            "maxthreads_queues": "maxThreads: beyond the connector's queues"}
+HEADINGS = {
+    "maxthreads_knees": "Knees: where the ratio bends",
+    "maxthreads_threads": "maxThreads: peak threads",
+    "maxthreads_cost": "maxThreads: what the threads cost",
+    "maxthreads_static": "maxThreads: static mix",
+    "maxthreads_queues": "maxThreads: beyond the connector's queues",
+}
 
 
 def jobs(run: Run, data_dir: Path) -> list[ChartJob]:

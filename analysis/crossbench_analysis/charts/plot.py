@@ -3,6 +3,7 @@
 Parameters reach the scripts only as gnuplot variables (`gnuplot -e "name='value'; ..." script.gp`): values
 are data (file names, titles, numbers), never gnuplot commands. gnuplot runs in charts/data/ so the scripts
 name their data files relative to it, and finds common.gp through GNUPLOT_LIB."""
+
 from __future__ import annotations
 
 import os
@@ -39,8 +40,10 @@ def gnuplot_binary() -> str:
     wanted = os.environ.get("GNUPLOT") or "gnuplot"
     binary = shutil.which(wanted)
     if not binary:
-        raise GnuplotMissing(f"{wanted} not found (PATH or $GNUPLOT): the charts need gnuplot (Debian/Ubuntu: "
-                             "apt-get install gnuplot-nox; GNUPLOT=/path/to/gnuplot picks another)")
+        raise GnuplotMissing(
+            f"{wanted} not found (PATH or $GNUPLOT): the charts need gnuplot (Debian/Ubuntu: "
+            "apt-get install gnuplot-nox; GNUPLOT=/path/to/gnuplot picks another)"
+        )
     return binary
 
 
@@ -69,8 +72,9 @@ def run_gnuplot(script: Path, params: dict, cwd: Path, timeout_s: float = TIMEOU
     env["GNUPLOT_LIB"] = os.pathsep.join(filter(None, [str(GNUPLOT_DIR), env.get("GNUPLOT_LIB")]))
     command = [gnuplot_binary(), "-e", assignments(params), str(script)]
     try:
-        proc = subprocess.run(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True,
-                              text=True, timeout=timeout_s)
+        proc = subprocess.run(
+            command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout_s
+        )
     except subprocess.TimeoutExpired as e:
         raise AnalysisError(f"gnuplot {script.name} took longer than {timeout_s:g} s and was stopped") from e
     if proc.returncode != 0:
@@ -89,8 +93,14 @@ def plot_chart(job: ChartJob, charts_dir: Path, footer: str, formats=FORMATS) ->
         for fmt in formats:
             out = charts_dir / f"{job.name}.{fmt}"
             out.unlink(missing_ok=True)
-            params = {"fmt": fmt, "outfile": str(out.resolve()), "title": job.title, "footer": footer,
-                      "note": job.note, **job.params}
+            params = {
+                "fmt": fmt,
+                "outfile": str(out.resolve()),
+                "title": job.title,
+                "footer": footer,
+                "note": job.note,
+                **job.params,
+            }
             run_gnuplot(script, params, data_dir)
             if not out.is_file() or out.stat().st_size == 0:
                 raise AnalysisError(f"gnuplot {job.script} exited 0 but wrote no {out.name}")

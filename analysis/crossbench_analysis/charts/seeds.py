@@ -3,6 +3,7 @@
 seed000_ab: ab's req/s and time per request beside the article's and the figure without ab's start-up
 artifact; seed000_hol: /now latency while a delay endpoint is busy; seed001_pipelined: pipelined hello-world
 throughput and latency. One row per cell, in a fixed reading order (x = 1, 2, ...)."""
+
 from __future__ import annotations
 
 import math
@@ -15,8 +16,11 @@ from .kit_files import write_blocks
 from .kit_intervals import interval_columns, interval_key, with_intervals
 
 ENDPOINT_ORDER = {"/delay/sync": 0, "/delay/async": 1, "/hello": 2}
-HEADINGS = {"seed000_ab": "Seed 000: ab -n -c, beside the article", "seed000_hol": "Seed 000: head-of-line blocking",
-            "seed001_pipelined": "Seed 001: pipelined hello world"}
+HEADINGS = {
+    "seed000_ab": "Seed 000: ab -n -c, beside the article",
+    "seed000_hol": "Seed 000: head-of-line blocking",
+    "seed001_pipelined": "Seed 001: pipelined hello world",
+}
 
 
 # The drivers whose cells these charts are (crossbench.drivers), one constant each: findings_seeds.py reads them too.
@@ -24,12 +28,22 @@ AB_KIND, HOL_KIND, PIPELINED_KIND = "fixed_count", "hol_probe", "pipelined"
 
 
 def _ordered(cells: list[dict], kind: str) -> list[dict]:
-    mine = [c for c in cells if c.get("kind") == kind and c.get("status") == "ok"
-            and (kind != AB_KIND or c.get("endpoint") in ENDPOINT_ORDER)]     # seed 004's ab cells: seed004.py
-    return sorted(mine, key=lambda c: (server_rank(c.get("server")) if kind == PIPELINED_KIND else
-                                       -server_rank(c.get("server")),
-                                       ENDPOINT_ORDER.get(c.get("endpoint"), 9), num(c.get("processes")) or 0,
-                                       num(c.get("repetition")) or 0))
+    mine = [
+        c
+        for c in cells
+        if c.get("kind") == kind
+        and c.get("status") == "ok"
+        and (kind != AB_KIND or c.get("endpoint") in ENDPOINT_ORDER)
+    ]  # seed 004's ab cells: seed004.py
+    return sorted(
+        mine,
+        key=lambda c: (
+            server_rank(c.get("server")) if kind == PIPELINED_KIND else -server_rank(c.get("server")),
+            ENDPOINT_ORDER.get(c.get("endpoint"), 9),
+            num(c.get("processes")) or 0,
+            num(c.get("repetition")) or 0,
+        ),
+    )
 
 
 def _name(cell: dict) -> str:
@@ -47,10 +61,15 @@ def _short(cell: dict) -> str:
 def params(file: str, rows: list[list], here: list[dict], *figures: str) -> dict:
     """The chart's parameters: its file, the x axis's labels (ncells, label_1 .. label_N, spaces intact),
     how many cells are flagged and how many have a value to draw."""
-    return {"panels": 1, "file_1": file, "ncells": len(rows), **{f"label_{row[0]}": row[1] for row in rows},
-            **interval_key(here),
-            "nflagged": sum(1 for c in here if not is_valid(c)),
-            "values_1": sum(1 for c in here if any(num(get(c, f)) is not None for f in figures))}
+    return {
+        "panels": 1,
+        "file_1": file,
+        "ncells": len(rows),
+        **{f"label_{row[0]}": row[1] for row in rows},
+        **interval_key(here),
+        "nflagged": sum(1 for c in here if not is_valid(c)),
+        "values_1": sum(1 for c in here if any(num(get(c, f)) is not None for f in figures)),
+    }
 
 
 def log_range(name: str, values: list) -> dict:
@@ -70,20 +89,46 @@ def ab_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob | None:
 
     def row_of(c):
         ref = get(c, "ab.reference") or {}
-        return [x_of[c["cell_id"]], f"{_name(c)} {_short(c)}", num(ref.get("rps")), num(get(c, "ab.reported.rps")),
-                num(c.get("rps_startup_free")), num(ref.get("mean_ms")), num(get(c, "ab.reported.time_per_request_ms")),
-                num(get(c, "ab.startup_free.time_per_request_ms"))]
+        return [
+            x_of[c["cell_id"]],
+            f"{_name(c)} {_short(c)}",
+            num(ref.get("rps")),
+            num(get(c, "ab.reported.rps")),
+            num(c.get("rps_startup_free")),
+            num(ref.get("mean_ms")),
+            num(get(c, "ab.reported.time_per_request_ms")),
+            num(get(c, "ab.startup_free.time_per_request_ms")),
+        ]
+
     rows = with_intervals(here, row_of, first=2)
-    columns = ["x", "label", "article_rps", "ab_rps", "startup_free_rps", "article_tpr_ms", "ab_tpr_ms",
-               "startup_free_tpr_ms", "valid", "repetition", "cell_id"]
+    columns = [
+        "x",
+        "label",
+        "article_rps",
+        "ab_rps",
+        "startup_free_rps",
+        "article_tpr_ms",
+        "ab_tpr_ms",
+        "startup_free_tpr_ms",
+        "valid",
+        "repetition",
+        "cell_id",
+    ]
     columns += interval_columns(columns, row_of, first=2)
     c0 = here[0]
-    scales = {**log_range("rps", [v for row in rows for v in row[2:5]]),
-              **log_range("tpr", [v for row in rows for v in row[5:8]])}
-    write_blocks(data_dir / "seed000_ab.dat", f"seed 000, ab per cell (run {run_id})", columns,
-                 [(f"ab -n {get(c0, 'requests_planned')} -c {c0.get('concurrency')}", rows)])
+    scales = {
+        **log_range("rps", [v for row in rows for v in row[2:5]]),
+        **log_range("tpr", [v for row in rows for v in row[5:8]]),
+    }
+    write_blocks(
+        data_dir / "seed000_ab.dat",
+        f"seed 000, ab per cell (run {run_id})",
+        columns,
+        [(f"ab -n {get(c0, 'requests_planned')} -c {c0.get('concurrency')}", rows)],
+    )
     return ChartJob(
-        "seed000_ab", "seed000_ab.gp",
+        "seed000_ab",
+        "seed000_ab.gp",
         f"Seed 000: ab -n {get(c0, 'requests_planned')} -c {c0.get('concurrency')}, {c0.get('delay_ms')} ms delay "
         "- the article, ab here, and ab without its start-up artifact",
         "Requests per second and ab's 'Time per request (mean)' (C x time taken / n) per server and endpoint. "
@@ -91,7 +136,10 @@ def ab_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob | None:
         "without ab's lone first request (Debian's ab sends it alone and opens the other C-1 connections only "
         "when it is answered: one extra round of the delay wherever the server answers C at once). A group per "
         "launch; the black bar on each of ab's figures is its point's 95 % interval over launches (none with one "
-        "launch).", {**params("seed000_ab.dat", rows, here, "rps"), **scales}, ["seed000_ab.dat"])
+        "launch).",
+        {**params("seed000_ab.dat", rows, here, "rps"), **scales},
+        ["seed000_ab.dat"],
+    )
 
 
 def hol_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob | None:
@@ -101,15 +149,27 @@ def hol_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob | None
     x_of = {c["cell_id"]: x for x, c in enumerate(here, 1)}
 
     def row_of(c):
-        return [x_of[c["cell_id"]], f"{_name(c)}, {_short(c)} busy", num(get(c, "latency_ms.p50")),
-                num(get(c, "latency_ms.p99")), num(get(c, "latency_ms.max")), c.get("probes_sent")]
+        return [
+            x_of[c["cell_id"]],
+            f"{_name(c)}, {_short(c)} busy",
+            num(get(c, "latency_ms.p50")),
+            num(get(c, "latency_ms.p99")),
+            num(get(c, "latency_ms.max")),
+            c.get("probes_sent"),
+        ]
+
     rows = with_intervals(here, row_of, first=2)
     columns = ["x", "label", "p50_ms", "p99_ms", "max_ms", "probes", "valid", "repetition", "cell_id"]
-    write_blocks(data_dir / "seed000_hol.dat", f"seed 000, /now probe per cell (run {run_id})",
-                 columns + interval_columns(columns, row_of, first=2), [("/now latency", rows)])
+    write_blocks(
+        data_dir / "seed000_hol.dat",
+        f"seed 000, /now probe per cell (run {run_id})",
+        columns + interval_columns(columns, row_of, first=2),
+        [("/now latency", rows)],
+    )
     c0 = here[0]
     return ChartJob(
-        "seed000_hol", "seed000_hol.gp",
+        "seed000_hol",
+        "seed000_hol.gp",
         f"Seed 000, A then C: {c0.get('probe_path', '/now')} latency while {c0.get('concurrency')} connections "
         f"keep a {c0.get('delay_ms')} ms delay busy",
         "Sequential probes (one new connection each, one every "
@@ -117,7 +177,9 @@ def hol_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob | None
         "the probe's latency, log scale; the number above each group is how many probes were answered (a "
         "blocked event loop lets few through). A group per launch; black bars: the point's 95 % interval of p50 "
         "and p99 over launches (none with one launch).",
-        params("seed000_hol.dat", rows, here, "latency_ms.p50"), ["seed000_hol.dat"])
+        params("seed000_hol.dat", rows, here, "latency_ms.p50"),
+        ["seed000_hol.dat"],
+    )
 
 
 def pipelined_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob | None:
@@ -127,23 +189,45 @@ def pipelined_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob 
     x_of = {c["cell_id"]: x for x, c in enumerate(here, 1)}
 
     def row_of(c):
-        return [x_of[c["cell_id"]], _name(c), num(c.get("rps")), num(c.get("batch_latency_mean_ms")),
-                num(get(c, "latency_ms.max")), num(c.get("cpu_percent"))]
+        return [
+            x_of[c["cell_id"]],
+            _name(c),
+            num(c.get("rps")),
+            num(c.get("batch_latency_mean_ms")),
+            num(get(c, "latency_ms.max")),
+            num(c.get("cpu_percent")),
+        ]
+
     rows = with_intervals(here, row_of, first=2)
-    columns = ["x", "label", "rps", "batch_latency_mean_ms", "wrk_max_ms", "cpu_percent", "valid", "repetition",
-               "cell_id"]
-    write_blocks(data_dir / "seed001_pipelined.dat", f"seed 001, pipelined hello world per cell (run {run_id})",
-                 columns + interval_columns(columns, row_of, first=2), [("pipelined /hello", rows)])
+    columns = [
+        "x",
+        "label",
+        "rps",
+        "batch_latency_mean_ms",
+        "wrk_max_ms",
+        "cpu_percent",
+        "valid",
+        "repetition",
+        "cell_id",
+    ]
+    write_blocks(
+        data_dir / "seed001_pipelined.dat",
+        f"seed 001, pipelined hello world per cell (run {run_id})",
+        columns + interval_columns(columns, row_of, first=2),
+        [("pipelined /hello", rows)],
+    )
     c0 = here[0]
     return ChartJob(
-        "seed001_pipelined", "seed001_pipelined.gp",
+        "seed001_pipelined",
+        "seed001_pipelined.gp",
         f"Seed 001: /hello, wrk {c0.get('concurrency')} connections x {c0.get('pipeline')} pipelined",
         "Left: responses per second. Right: mean latency of a pipelined batch by Little's law (C x depth / rps; "
         "wrk 4.1.0's own pipelined percentiles are wrong) and wrk's max. The servers are pinned to "
         f"cores {c0.get('server_cpus')}: N Tornado processes share them. A bar per launch; black bars: the "
         "point's 95 % interval over launches (none with one launch).",
         {**params("seed001_pipelined.dat", rows, here, "rps"), **log_range("lat", [v for r in rows for v in r[3:5]])},
-        ["seed001_pipelined.dat"])
+        ["seed001_pipelined.dat"],
+    )
 
 
 def jobs(run: Run, data_dir: Path) -> list[ChartJob]:

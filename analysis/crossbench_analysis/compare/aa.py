@@ -17,6 +17,7 @@ errs on the side of less power.
 
 python -m crossbench_analysis aa --within RUN [RUN ...] [--plant 0.10]
 """
+
 from __future__ import annotations
 
 import itertools
@@ -58,11 +59,11 @@ def planted_copy(run_dir: Path, into: Path, plant: float) -> Path:
     return into
 
 
-def verdict_counts(run_a: Path, run_b: Path, run_sd: float | None, margin: float,
-                   spreads: dict | None = None) -> dict[str, dict[str, int]]:
+def verdict_counts(
+    run_a: Path, run_b: Path, run_sd: float | None, margin: float, spreads: dict | None = None
+) -> dict[str, dict[str, int]]:
     """The headline verdicts of a compare of two runs, counted per kind of point (static, delayed) and in all."""
-    comparison = compare.compare_runs(load_run(run_a), load_run(run_b), run_sd=run_sd, margin=margin,
-                                      spreads=spreads)
+    comparison = compare.compare_runs(load_run(run_a), load_run(run_b), run_sd=run_sd, margin=margin, spreads=spreads)
     kinds = {p["point_id"]: compare_stats.kind_of(p) for p in point_data.load(Path(run_a))}
     counts: dict[str, dict[str, int]] = {}
     for row in comparison.rows:
@@ -72,8 +73,13 @@ def verdict_counts(run_a: Path, run_b: Path, run_sd: float | None, margin: float
     return counts
 
 
-def study(runs: list[Path], plant: float = 0.10, run_sd: float | None = None,
-          margin: float = compare_stats.DEFAULT_MARGIN, spreads: dict | None = None) -> dict:
+def study(
+    runs: list[Path],
+    plant: float = 0.10,
+    run_sd: float | None = None,
+    margin: float = compare_stats.DEFAULT_MARGIN,
+    spreads: dict | None = None,
+) -> dict:
     """False alarms over every pair of runs, and the planted change found over the same pairs (B planted), in all
     and per kind of point (`by_kind`). spreads: aa --observe-floor's output from other runs (held out)."""
     pairs = list(itertools.combinations(runs, 2))
@@ -82,8 +88,9 @@ def study(runs: list[Path], plant: float = 0.10, run_sd: float | None = None,
     with tempfile.TemporaryDirectory() as scratch:
         for i, (a, b) in enumerate(pairs):
             for kind, counts in verdict_counts(a, b, run_sd, margin, spreads).items():
-                tally = aa.setdefault(kind, dict.fromkeys(("points", "changed", "same", "inconclusive",
-                                                           "cannot_tell"), 0))
+                tally = aa.setdefault(
+                    kind, dict.fromkeys(("points", "changed", "same", "inconclusive", "cannot_tell"), 0)
+                )
                 tally["points"] += sum(counts.values())
                 tally["changed"] += counts.get(compare_stats.FASTER, 0) + counts.get(compare_stats.SLOWER, 0)
                 tally["same"] += counts.get(compare_stats.SAME, 0)
@@ -94,20 +101,34 @@ def study(runs: list[Path], plant: float = 0.10, run_sd: float | None = None,
                 tally = found.setdefault(kind, {"points": 0, "slower": 0})
                 tally["points"] += sum(counts.values())
                 tally["slower"] += counts.get(compare_stats.SLOWER, 0)
-    table = compare_stats.observed_table(spreads) if spreads else \
-        compare_stats.run_sds(run_sd, compare.machines_of(*map(load_run, runs)))
-    by_kind = {kind: {"aa": rates(aa[kind]), "planted": power(found.get(kind, {"points": 0, "slower": 0}))}
-               for kind in aa if kind != "all"}
-    return {"runs": [str(r) for r in runs], "pairs": len(pairs), "plant": plant, "margin": margin,
-            "run_sd": table, "aa": rates(aa.get("all", dict.fromkeys(("points", "changed", "same",
-                                                                         "inconclusive", "cannot_tell"), 0))),
-            "planted": power(found.get("all", {"points": 0, "slower": 0})), "by_kind": by_kind}
+    table = (
+        compare_stats.observed_table(spreads)
+        if spreads
+        else compare_stats.run_sds(run_sd, compare.machines_of(*map(load_run, runs)))
+    )
+    by_kind = {
+        kind: {"aa": rates(aa[kind]), "planted": power(found.get(kind, {"points": 0, "slower": 0}))}
+        for kind in aa
+        if kind != "all"
+    }
+    return {
+        "runs": [str(r) for r in runs],
+        "pairs": len(pairs),
+        "plant": plant,
+        "margin": margin,
+        "run_sd": table,
+        "aa": rates(aa.get("all", dict.fromkeys(("points", "changed", "same", "inconclusive", "cannot_tell"), 0))),
+        "planted": power(found.get("all", {"points": 0, "slower": 0})),
+        "by_kind": by_kind,
+    }
 
 
 def rates(tally: dict[str, int]) -> dict:
     """An A/A tally with its false-alarm and "same" shares."""
+
     def share(k: str) -> float | None:
         return tally[k] / tally["points"] if tally["points"] else None
+
     return {**tally, "false_alarm_rate": share("changed"), "same_rate": share("same")}
 
 
@@ -127,30 +148,49 @@ def observed_floor(runs: list[Path]) -> dict:
     case: the run means' variance itself (the launches' share left in) times (k - 1) / chi2(0.05, k - 1). Not
     both: the bound with the degrees of freedom counts the uncertainty twice."""
     from scipy.stats import chi2
+
     if len(runs) < 2:
         raise AnalysisError("--observe-floor takes two or more runs of one configuration")
     model = noise_fit.fit(noise_fit.load_tables(runs))
     df = model["run_df"]
-    bound = {kind: {figure: round(math.sqrt(found["run_means_variance"] * df / chi2.ppf(0.05, df)), 4)
-                    for figure, found in figures.items()} for kind, figures in model["detail"].items()}
-    return {"measured_on": model["measured_on"], "runs": len(model["runs"]), "run_ids": model["runs"],
-            "run_df": df, "measured": True, "run_sd": bound, "estimate": model["run_sd"],
-            "by_server": model["by_server"], "sees": model["sees"], "core_speed_ms": model["core_speed_ms"],
-            "detail": model["detail"]}
+    bound = {
+        kind: {
+            figure: round(math.sqrt(found["run_means_variance"] * df / chi2.ppf(0.05, df)), 4)
+            for figure, found in figures.items()
+        }
+        for kind, figures in model["detail"].items()
+    }
+    return {
+        "measured_on": model["measured_on"],
+        "runs": len(model["runs"]),
+        "run_ids": model["runs"],
+        "run_df": df,
+        "measured": True,
+        "run_sd": bound,
+        "estimate": model["run_sd"],
+        "by_server": model["by_server"],
+        "sees": model["sees"],
+        "core_speed_ms": model["core_speed_ms"],
+        "detail": model["detail"],
+    }
 
 
 def text(result: dict) -> str:
-    lines = [f"{len(result['runs'])} runs, {result['pairs']} pairs; run-to-run spread: "
-             f"{result['run_sd']['source']}; margin {result['margin']:.0%}"]
+    lines = [
+        f"{len(result['runs'])} runs, {result['pairs']} pairs; run-to-run spread: "
+        f"{result['run_sd']['source']}; margin {result['margin']:.0%}"
+    ]
     for kind, part in [("all points", result), *((f"{k} points", v) for k, v in result.get("by_kind", {}).items())]:
         aa, planted = part["aa"], part["planted"]
         if not aa["points"]:
             continue
-        lines.append(f"{kind}: A/A {aa['changed']} of {aa['points']} point comparisons called a change (false-alarm "
-                     f"rate {aa['false_alarm_rate']:.1%}); {aa['same']} same ({aa['same_rate']:.1%}), "
-                     f"{aa['inconclusive']} inconclusive, {aa['cannot_tell']} cannot tell; planted "
-                     f"{result['plant']:.0%} slower: found in {planted['slower']} of {planted['points']} "
-                     f"({planted['power']:.1%})")
+        lines.append(
+            f"{kind}: A/A {aa['changed']} of {aa['points']} point comparisons called a change (false-alarm "
+            f"rate {aa['false_alarm_rate']:.1%}); {aa['same']} same ({aa['same_rate']:.1%}), "
+            f"{aa['inconclusive']} inconclusive, {aa['cannot_tell']} cannot tell; planted "
+            f"{result['plant']:.0%} slower: found in {planted['slower']} of {planted['points']} "
+            f"({planted['power']:.1%})"
+        )
     return "\n".join(lines)
 
 
@@ -168,8 +208,9 @@ def planted_pairs(pairs: list[tuple[float, float]], figure: str, plant: float) -
 def study_within(runs: list[Path], plant: float = 0.10) -> dict:
     """Per run and point, by its headline figure: A/A between its odd and even rounds, and the planted change
     found, by the paired test compare --within uses; Welch's t on the same halves (unpaired, no floor) beside."""
-    counts = {test: {"points": 0, "aa_changed": 0, "aa_cannot_tell": 0, "planted_found": 0}
-              for test in ("paired", "welch")}
+    counts = {
+        test: {"points": 0, "aa_changed": 0, "aa_cannot_tell": 0, "planted_found": 0} for test in ("paired", "welch")
+    }
     per_point = []
     for run_dir in runs:
         run = load_run(run_dir)
@@ -179,9 +220,12 @@ def study_within(runs: list[Path], plant: float = 0.10) -> dict:
             if len(pairs) < 2:
                 continue
             both = (pairs, planted_pairs(pairs, figure, plant))
-            judged = {"paired": tuple(compare_stats.judge_paired(figure, ps, None, None) for ps in both),
-                      "welch": tuple(compare_stats.judge(figure, [a for a, _ in ps], [b for _, b in ps], None, None,
-                                                         0.0) for ps in both)}
+            judged = {
+                "paired": tuple(compare_stats.judge_paired(figure, ps, None, None) for ps in both),
+                "welch": tuple(
+                    compare_stats.judge(figure, [a for a, _ in ps], [b for _, b in ps], None, None, 0.0) for ps in both
+                ),
+            }
             for test, (aa_verdict, planted_verdict) in judged.items():
                 tally = counts[test]
                 tally["points"] += 1
@@ -189,11 +233,20 @@ def study_within(runs: list[Path], plant: float = 0.10) -> dict:
                 tally["aa_cannot_tell"] += aa_verdict.word == compare_stats.CANNOT_TELL
                 tally["planted_found"] += planted_verdict.word == compare_stats.SLOWER
             aa_verdict, aa_test = judged["paired"][0], judged["paired"][0].test
-            per_point.append({"run": run.run_id, "point_id": point["point_id"], "figure": figure, "pairs": len(pairs),
-                              "aa_ratio": aa_verdict.ratio, "aa_low": aa_test and aa_test.low,
-                              "aa_high": aa_test and aa_test.high,
-                              "aa_verdict": judged["paired"][0].word, "planted_verdict": judged["paired"][1].word,
-                              "welch_planted_verdict": judged["welch"][1].word})
+            per_point.append(
+                {
+                    "run": run.run_id,
+                    "point_id": point["point_id"],
+                    "figure": figure,
+                    "pairs": len(pairs),
+                    "aa_ratio": aa_verdict.ratio,
+                    "aa_low": aa_test and aa_test.low,
+                    "aa_high": aa_test and aa_test.high,
+                    "aa_verdict": judged["paired"][0].word,
+                    "planted_verdict": judged["paired"][1].word,
+                    "welch_planted_verdict": judged["welch"][1].word,
+                }
+            )
     for tally in counts.values():
         tally["false_alarm_rate"] = tally["aa_changed"] / tally["points"] if tally["points"] else None
         tally["power"] = tally["planted_found"] / tally["points"] if tally["points"] else None
@@ -201,15 +254,21 @@ def study_within(runs: list[Path], plant: float = 0.10) -> dict:
 
 
 def text_within(result: dict) -> str:
-    lines = [f"{len(result['runs'])} run(s); each point's odd rounds (A) against its even rounds (B), round 2k-1 "
-             f"paired with 2k; planted: B {result['plant']:.0%} slower"]
-    for test, name in (("paired", "paired t on log values (compare --within)"),
-                       ("welch", "Welch's t on the same halves, unpaired, no floor")):
+    lines = [
+        f"{len(result['runs'])} run(s); each point's odd rounds (A) against its even rounds (B), round 2k-1 "
+        f"paired with 2k; planted: B {result['plant']:.0%} slower"
+    ]
+    for test, name in (
+        ("paired", "paired t on log values (compare --within)"),
+        ("welch", "Welch's t on the same halves, unpaired, no floor"),
+    ):
         t = result["tests"][test]
         if not t["points"]:
             lines.append(f"{name}: no point with 2 or more pairs of rounds")
             continue
-        lines.append(f"{name}: A/A {t['aa_changed']} of {t['points']} points called a change (false-alarm rate "
-                     f"{t['false_alarm_rate']:.1%}); planted found in {t['planted_found']} of {t['points']} "
-                     f"(power {t['power']:.1%})")
+        lines.append(
+            f"{name}: A/A {t['aa_changed']} of {t['points']} points called a change (false-alarm rate "
+            f"{t['false_alarm_rate']:.1%}); planted found in {t['planted_found']} of {t['points']} "
+            f"(power {t['power']:.1%})"
+        )
     return "\n".join(lines)

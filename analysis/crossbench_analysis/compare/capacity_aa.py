@@ -9,6 +9,7 @@ records.
 
 python -m crossbench_analysis capacity-aa RUN RUN [RUN ...]
 """
+
 from __future__ import annotations
 
 import json
@@ -25,8 +26,11 @@ def searched(run_dir: Path) -> tuple[str, str, list[dict]]:
     if saved.is_file() and meta_file.is_file():
         meta = json.loads(meta_file.read_text())
         machine = meta.get("machine") or {}
-        return (meta.get("run_id") or run_dir.name, f"{machine.get('cpu_model')}, {machine.get('cores')} cores",
-                json.loads(saved.read_text()))
+        return (
+            meta.get("run_id") or run_dir.name,
+            f"{machine.get('cpu_model')}, {machine.get('cores')} cores",
+            json.loads(saved.read_text()),
+        )
     run = load_run(run_dir)
     return run.run_id, run.machine_name, outcomes(run)
 
@@ -51,34 +55,55 @@ def spread(runs: list[Path]) -> dict:
     measured = [held_rates(run) for run in runs]
     machines = {machine for _, machine, _ in measured}
     if len(machines) > 1:
-        raise AnalysisError(f"capacity-aa: runs of different machines ({', '.join(sorted(machines))}): a spread "
-                            "belongs to one machine")
+        raise AnalysisError(
+            f"capacity-aa: runs of different machines ({', '.join(sorted(machines))}): a spread belongs to one machine"
+        )
     series = [s for s in measured[0][2] if all(s in found for _, _, found in measured)]
     if not series:
         raise AnalysisError("capacity-aa: no search held a rate in every run")
     settings = []
     for name in series:
         held = [found[name][1] for _, _, found in measured]
-        settings.append({"series": name, "setting": measured[-1][2][name][0], "held_rps": held,
-                         "windows_s": [found[name][2] for _, _, found in measured],
-                         "moves": max(held) / min(held) - 1})
+        settings.append(
+            {
+                "series": name,
+                "setting": measured[-1][2][name][0],
+                "held_rps": held,
+                "windows_s": [found[name][2] for _, _, found in measured],
+                "moves": max(held) / min(held) - 1,
+            }
+        )
     left_out = sorted({s for _, _, found in measured for s in found} - set(series))
-    return {"machine": machines.pop(), "runs": [run_id for run_id, _, _ in measured], "settings": settings,
-            "left_out": left_out}
+    return {
+        "machine": machines.pop(),
+        "runs": [run_id for run_id, _, _ in measured],
+        "settings": settings,
+        "left_out": left_out,
+    }
 
 
 def text(result: dict) -> str:
     lines = [f"held rates over {len(result['runs'])} runs on {result['machine']} ({', '.join(result['runs'])}):"]
     for found in result["settings"]:
-        held = ", ".join(f"{v:g}" + (f" ({s:g} s)" if s else " (short)")
-                         for v, s in zip(found["held_rps"], found["windows_s"]))
+        held = ", ".join(
+            f"{v:g}" + (f" ({s:g} s)" if s else " (short)") for v, s in zip(found["held_rps"], found["windows_s"])
+        )
         lines.append(f"  {found['setting']}: {held} req/s; moves {found['moves'] * 100:.1f} %")
     if result["left_out"]:
         lines.append(f"  left out (held no rate in every run): {', '.join(result['left_out'])}")
-    lines += ["", "# for runner/crossbench/decide/capacity_spread.toml:", "[[machine]]",
-              f"measured_on = \"{result['machine']}\"",
-              f"source = \"capacity-aa over {len(result['runs'])} runs: {', '.join(result['runs'])}\""]
+    lines += [
+        "",
+        "# for runner/crossbench/decide/capacity_spread.toml:",
+        "[[machine]]",
+        f"measured_on = \"{result['machine']}\"",
+        f"source = \"capacity-aa over {len(result['runs'])} runs: {', '.join(result['runs'])}\"",
+    ]
     for found in result["settings"]:
-        lines += ["", "[[machine.setting]]", f"series = \"{found['series']}\"", f"setting = \"{found['setting']}\"",
-                  f"held_rps = [{', '.join(f'{v:g}' for v in found['held_rps'])}]"]
+        lines += [
+            "",
+            "[[machine.setting]]",
+            f"series = \"{found['series']}\"",
+            f"setting = \"{found['setting']}\"",
+            f"held_rps = [{', '.join(f'{v:g}' for v in found['held_rps'])}]",
+        ]
     return "\n".join(lines)

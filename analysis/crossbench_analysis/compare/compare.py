@@ -7,6 +7,7 @@ Points match on their point_id (what was measured with which settings, everythin
 (CompareRefused) when the experiments differ or the runs hold different points, naming what differs and the
 points it could not pair, unless force=True, which compares the points both hold and says what was left out.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -31,8 +32,11 @@ class CompareRefused(AnalysisError):
 
 
 def launch_values(run: Run, point: dict, figure: str) -> list[float]:
-    return [v for cell_id in point["cells"]
-            if isinstance(v := point_data.value_at(run.cell_by_id.get(cell_id, {}), figure), (int, float))]
+    return [
+        v
+        for cell_id in point["cells"]
+        if isinstance(v := point_data.value_at(run.cell_by_id.get(cell_id, {}), figure), (int, float))
+    ]
 
 
 def labels(points: list[dict]) -> dict[str, str]:
@@ -50,15 +54,20 @@ def mismatches(run_a: Run, run_b: Run, only_a: list[str], only_b: list[str]) -> 
     """What does not match between the two runs, in words: the experiments, the machines, the points."""
     found = []
     if run_a.experiment != run_b.experiment:
-        found.append(f"the experiments differ: A ({run_a.run_id}) ran {run_a.experiment!r}, B ({run_b.run_id}) "
-                     f"ran {run_b.experiment!r}")
-    if run_a.machine.get("cpu_model") != run_b.machine.get("cpu_model") or \
-            run_a.machine.get("cores") != run_b.machine.get("cores"):
+        found.append(
+            f"the experiments differ: A ({run_a.run_id}) ran {run_a.experiment!r}, B ({run_b.run_id}) "
+            f"ran {run_b.experiment!r}"
+        )
+    if run_a.machine.get("cpu_model") != run_b.machine.get("cpu_model") or run_a.machine.get(
+        "cores"
+    ) != run_b.machine.get("cores"):
         found.append(f"the machines differ: A {run_a.machine_line()}; B {run_b.machine_line()}")
     if only_a or only_b:
-        found.append(f"the points differ: {len(only_a)} point(s) only in A could not be paired"
-                     f"{': ' + listed(only_a) if only_a else ''}; {len(only_b)} only in B"
-                     f"{': ' + listed(only_b) if only_b else ''}")
+        found.append(
+            f"the points differ: {len(only_a)} point(s) only in A could not be paired"
+            f"{': ' + listed(only_a) if only_a else ''}; {len(only_b)} only in B"
+            f"{': ' + listed(only_b) if only_b else ''}"
+        )
     return found
 
 
@@ -80,8 +89,10 @@ def matched(run_a: Run, run_b: Run, force: bool) -> tuple[list[tuple[dict, dict]
     speeds = [run.core_speed_cv for run in (run_a, run_b)]
     if any(v is not None for v in speeds):
         a, b = (f"{v:g} %" if v is not None else "not measured" for v in speeds)
-        notes.append(f"the cores' speed before each run varied by {a} (A) and {b} (B) (a fixed unit of arithmetic "
-                     "timed for 2 s on each core, steal not counted); a CPU-bound figure moves with it between runs")
+        notes.append(
+            f"the cores' speed before each run varied by {a} (A) and {b} (B) (a fixed unit of arithmetic "
+            "timed for 2 s on each core, steal not counted); a CPU-bound figure moves with it between runs"
+        )
     return pairs, only_a, only_b, notes
 
 
@@ -98,8 +109,14 @@ def checked_margin(margin: float) -> float:
     return margin
 
 
-def compare_runs(run_a: Run, run_b: Run, force: bool = False, run_sd: float | None = None,
-                 margin: float = compare_stats.DEFAULT_MARGIN, spreads: dict | None = None) -> Comparison:
+def compare_runs(
+    run_a: Run,
+    run_b: Run,
+    force: bool = False,
+    run_sd: float | None = None,
+    margin: float = compare_stats.DEFAULT_MARGIN,
+    spreads: dict | None = None,
+) -> Comparison:
     """The two runs' matched points judged; run_sd overrides noise_floor.toml's run-to-run spread (on logs) for
     every figure, spreads (aa --observe-floor's output, measured on other runs) per kind and figure."""
     margin = checked_margin(margin)
@@ -119,11 +136,26 @@ def compare_runs(run_a: Run, run_b: Run, force: bool = False, run_sd: float | No
         for figure in judged_figures(headline, a, b):
             fa, fb = a["figures"].get(figure) or {}, b["figures"].get(figure) or {}
             verdicts[figure] = compare_stats.judge(
-                figure, launch_values(run_a, a, figure), launch_values(run_b, b, figure), fa.get("value"),
-                fb.get("value"), compare_stats.run_sd_of(figure, compare_stats.kind_of(a), table, a.get("server")),
-                margin, table.get("run_df"), compare_stats.kind_of(a))
-        rows.append(Row(a["point_id"], names[a["point_id"]], headline, verdicts,
-                        not (a.get("valid") and b.get("valid")), (a["n"], b["n"])))
+                figure,
+                launch_values(run_a, a, figure),
+                launch_values(run_b, b, figure),
+                fa.get("value"),
+                fb.get("value"),
+                compare_stats.run_sd_of(figure, compare_stats.kind_of(a), table, a.get("server")),
+                margin,
+                table.get("run_df"),
+                compare_stats.kind_of(a),
+            )
+        rows.append(
+            Row(
+                a["point_id"],
+                names[a["point_id"]],
+                headline,
+                verdicts,
+                not (a.get("valid") and b.get("valid")),
+                (a["n"], b["n"]),
+            )
+        )
     rows = fdr_controlled(rows)
     return Comparison(run_a, run_b, rows, table, margin, only_a, only_b, notes + launch_more(rows))
 
@@ -131,8 +163,10 @@ def compare_runs(run_a: Run, run_b: Run, force: bool = False, run_sd: float | No
 def machine_checked(table: dict, run_a: Run, run_b: Run) -> tuple[dict, list[str]]:
     """The spreads in force once the runs' core speed readings are held against the model's range
     (machine_check.py): widened with a note, or refused in one line."""
-    readings = {f"{side} ({run.run_id})": machine_check.core_speed_ms(run.metadata)
-                for side, run in (("A", run_a), ("B", run_b))}
+    readings = {
+        f"{side} ({run.run_id})": machine_check.core_speed_ms(run.metadata)
+        for side, run in (("A", run_a), ("B", run_b))
+    }
     try:
         return machine_check.checked(table, readings)
     except machine_check.MachineDiffers as e:
@@ -151,8 +185,10 @@ def launch_more(rows: list[Row]) -> list[str]:
     if not few:
         return []
     need = compare_stats.stats.MIN_LAUNCHES
-    return [f"{few} of {len(rows)} point(s) have fewer than {need} launches on a side (or rounds holding both): "
-            f"cannot tell; launch more (--repetitions {need} or more) to compare them"]
+    return [
+        f"{few} of {len(rows)} point(s) have fewer than {need} launches on a side (or rounds holding both): "
+        f"cannot tell; launch more (--repetitions {need} or more) to compare them"
+    ]
 
 
 def machine_of(run: Run) -> str:
@@ -169,23 +205,34 @@ def floor_elsewhere(machines: tuple[str, ...]) -> list[str]:
     if compare_stats.floor_set(machines) is not None:
         return []
     held = ", ".join(compare_stats.floor_machines()) or "none"
-    return [f"no run-to-run spread was measured on {', '.join(machines)} (noise_floor.toml holds {held}): compare "
-            f"uses the conservative default {compare_stats.pct(compare_stats.floor_file()['unmeasured'])} for every "
-            "figure, never another machine's; measure this machine's own (aa --observe-floor over runs hours "
-            "apart) and add it to noise_floor.toml, pass one with --noise-floor, or compare two variants inside "
-            "one run (--within)"]
+    return [
+        f"no run-to-run spread was measured on {', '.join(machines)} (noise_floor.toml holds {held}): compare "
+        f"uses the conservative default {compare_stats.pct(compare_stats.floor_file()['unmeasured'])} for every "
+        "figure, never another machine's; measure this machine's own (aa --observe-floor over runs hours "
+        "apart) and add it to noise_floor.toml, pass one with --noise-floor, or compare two variants inside "
+        "one run (--within)"
+    ]
 
 
 def floor_unmeasured(table: dict) -> list[str]:
     if table["measured"] or "conservative default" in table["source"]:
         return []
-    return ["the run-to-run spread in force was converted from an older, threshold-style floor, not measured as "
-            "a spread: re-measure it (aa --observe-floor) before trusting a same or a change between runs"]
+    return [
+        "the run-to-run spread in force was converted from an older, threshold-style floor, not measured as "
+        "a spread: re-measure it (aa --observe-floor) before trusting a same or a change between runs"
+    ]
 
 
-def compare(run_a_dir: Path, run_b_dir: Path, out: Path | None = None, force: bool = False, charts: bool = True,
-            noise_floor: float | None = None, margin: float = compare_stats.DEFAULT_MARGIN,
-            run_sd: float | None = None) -> tuple[Comparison, Path, str]:
+def compare(
+    run_a_dir: Path,
+    run_b_dir: Path,
+    out: Path | None = None,
+    force: bool = False,
+    charts: bool = True,
+    noise_floor: float | None = None,
+    margin: float = compare_stats.DEFAULT_MARGIN,
+    run_sd: float | None = None,
+) -> tuple[Comparison, Path, str]:
     """Compares two run directories; writes OUT/compare.html, OUT/compare.txt and OUT/charts/compare.png|svg
     (OUT defaults to RUN_B/compare-<run id of A>). Returns (comparison, html path, text table). run_sd (or its
     older name noise_floor, --noise-floor) overrides the run-to-run spread sigma_run, on logs, for every figure;

@@ -16,14 +16,14 @@ test that gave it, and a verdict that says what was shown, nothing more.
 - Two variants inside one run (judge_paired): launches paired by round, the paired t on the log values, no run
   variance (one run has no run-to-run drift, and the pairing takes out the drift within it).
 """
+
 from __future__ import annotations
 
 import math
+import tomllib
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
-
-import tomllib
 
 from crossbench import stats
 from crossbench.figures import changes
@@ -42,16 +42,16 @@ STATIC, DELAYED = "static", "delayed"
 @dataclass(frozen=True)
 class Verdict:
     figure: str
-    a: float | None            # the point's value in each run
+    a: float | None  # the point's value in each run
     b: float | None
-    ratio: float | None        # B/A of the launches' geometric means, shown even when nothing can be told
+    ratio: float | None  # B/A of the launches' geometric means, shown even when nothing can be told
     test: changes.ChangeTest | None
     margin: float
     word: str
-    why: str = ""              # cannot tell: the reason; inconclusive after BH: the adjusted p
+    why: str = ""  # cannot tell: the reason; inconclusive after BH: the adjusted p
     p_adjusted: float | None = None
     sees: float | None = None  # the smallest change (a share) found with POWER, from the spread and the launches
-    about: str = ""            # what sees is of, in words ("static rps")
+    about: str = ""  # what sees is of, in words ("static rps")
 
     @property
     def changed(self) -> bool:
@@ -84,8 +84,7 @@ class Verdict:
         if self.sees is None:
             return ""
         given = "however many launches, " if self.test is None else ""
-        return (f"; {given}changes under {pct(self.sees)} cannot be seen on {self.about or self.figure} on this "
-                "machine")
+        return f"; {given}changes under {pct(self.sees)} cannot be seen on {self.about or self.figure} on this machine"
 
 
 def pct(share: float) -> str:
@@ -110,8 +109,17 @@ def geometric_ratio(a: list[float], b: list[float]) -> float:
     return math.exp(sum(map(math.log, b)) / len(b) - sum(map(math.log, a)) / len(a))
 
 
-def judge(figure: str, a_values, b_values, a_value, b_value, run_sd: float,
-          margin: float = DEFAULT_MARGIN, run_df: float | None = None, kind: str = "") -> Verdict:
+def judge(
+    figure: str,
+    a_values,
+    b_values,
+    a_value,
+    b_value,
+    run_sd: float,
+    margin: float = DEFAULT_MARGIN,
+    run_df: float | None = None,
+    kind: str = "",
+) -> Verdict:
     """Two runs' launches of one figure: the test with the run-to-run variance (run_sd, on logs, estimated with
     run_df degrees of freedom; None: taken as known) added. Each tested verdict carries the smallest change it
     could have found (`sees`, smallest_seen); an untested one the smallest that the run-to-run spread alone
@@ -130,7 +138,7 @@ def judge(figure: str, a_values, b_values, a_value, b_value, run_sd: float,
     return replace(verdict, sees=smallest_seen(test.se, test.df, margin), about=about)
 
 
-POWER = 0.80    # the share of the time a change of `sees` is found
+POWER = 0.80  # the share of the time a change of `sees` is found
 
 
 def smallest_seen(se: float, df: float | None, margin: float) -> float:
@@ -138,12 +146,14 @@ def smallest_seen(se: float, df: float | None, margin: float) -> float:
     known) finds POWER of the time: its whole 95 % interval must clear the margin, so the change must pass
     log(1 + margin) + (t(0.975) + t(POWER)) se. A change under it is found less often than that."""
     from scipy.stats import t
+
     dof = df if df else 1e9
     return math.exp(math.log(1 + margin) + (float(t.ppf(0.975, dof)) + float(t.ppf(POWER, dof))) * se) - 1
 
 
-def judge_paired(figure: str, pairs: list[tuple[float, float]], a_value, b_value,
-                 margin: float = DEFAULT_MARGIN) -> Verdict:
+def judge_paired(
+    figure: str, pairs: list[tuple[float, float]], a_value, b_value, margin: float = DEFAULT_MARGIN
+) -> Verdict:
     """Two variants launched in the same rounds of one run, (a, b) per round: the paired test, no run variance."""
     pairs = [(float(a), float(b)) for a, b in pairs if a and b and a > 0 and b > 0]
     if not pairs:
@@ -185,12 +195,16 @@ def controlled(verdicts: list[Verdict], q: float = FDR_Q) -> list[Verdict]:
         p = p_same if out[i].word == SAME else p_change
         out[i] = replace(out[i], p_adjusted=p)
         if out[i].word in (FASTER, SLOWER, SAME) and p > q:
-            out[i] = replace(out[i], word=INCONCLUSIVE,
-                             why=f"{out[i].said} by itself, not after Benjamini-Hochberg: adjusted p {p:.2g} > {q:g}")
+            out[i] = replace(
+                out[i],
+                word=INCONCLUSIVE,
+                why=f"{out[i].said} by itself, not after Benjamini-Hochberg: adjusted p {p:.2g} > {q:g}",
+            )
     return out
 
 
 # --- the run-to-run spread (noise_floor.toml)
+
 
 @cache
 def floor_file() -> dict:
@@ -201,8 +215,14 @@ def floor_file() -> dict:
 def floor_set(machines: tuple[str, ...]) -> dict | None:
     """The noise_floor.toml machine every one of these runs ran on: its `measured_on` equal to each run's
     identity (compare.machine_of: the CPU model and its cores), never a part of it."""
-    return next((machine for machine in floor_file()["machine"]
-                 if machines and all(machine["measured_on"] == found for found in machines)), None)
+    return next(
+        (
+            machine
+            for machine in floor_file()["machine"]
+            if machines and all(machine["measured_on"] == found for found in machines)
+        ),
+        None,
+    )
 
 
 def floor_machines() -> list[str]:
@@ -216,20 +236,38 @@ def run_sds(override: float | None = None, machines: tuple[str, ...] = ()) -> di
     measured on the runs' machine with their degrees of freedom, else none: the stated conservative default for
     every figure, never another machine's (compare says so)."""
     if override is not None:
-        return {STATIC: {}, DELAYED: {}, "default": override, "run_df": None, "measured": True,
-                "source": f"sigma_run {override:g} for every figure, given on the command line"}
+        return {
+            STATIC: {},
+            DELAYED: {},
+            "default": override,
+            "run_df": None,
+            "measured": True,
+            "source": f"sigma_run {override:g} for every figure, given on the command line",
+        }
     machine = floor_set(machines)
     if machine is None:
         default = floor_file()["unmeasured"]
-        return {STATIC: {}, DELAYED: {}, "default": default, "run_df": None, "measured": False,
-                "source": f"no spread measured on {', '.join(machines) or 'this machine'}: the conservative default "
-                          f"{pct(default)} for every figure"}
+        return {
+            STATIC: {},
+            DELAYED: {},
+            "default": default,
+            "run_df": None,
+            "measured": False,
+            "source": f"no spread measured on {', '.join(machines) or 'this machine'}: the conservative default "
+            f"{pct(default)} for every figure",
+        }
     spreads = machine.get("run_sd", {})
-    return {STATIC: spreads.get(STATIC, {}), DELAYED: spreads.get(DELAYED, {}), "default": floor_file()["default"],
-            "by_server": machine.get("by_server", {}), "run_df": machine.get("run_df"),
-            "measured": bool(machine.get("measured")), "measured_on": machine["measured_on"],
-            "core_speed_ms": machine.get("core_speed_ms"),
-            "source": f"{machine['source']}, on {machine['measured_on']}"}
+    return {
+        STATIC: spreads.get(STATIC, {}),
+        DELAYED: spreads.get(DELAYED, {}),
+        "default": floor_file()["default"],
+        "by_server": machine.get("by_server", {}),
+        "run_df": machine.get("run_df"),
+        "measured": bool(machine.get("measured")),
+        "measured_on": machine["measured_on"],
+        "core_speed_ms": machine.get("core_speed_ms"),
+        "source": f"{machine['source']}, on {machine['measured_on']}",
+    }
 
 
 def observed_table(observed: dict) -> dict:
@@ -237,10 +275,17 @@ def observed_table(observed: dict) -> dict:
     runs by spreads they played no part in."""
     spreads = observed.get("run_sd") or {}
     runs = observed.get("runs")
-    return {STATIC: spreads.get(STATIC, {}), DELAYED: spreads.get(DELAYED, {}), "default": floor_file()["default"],
-            "by_server": observed.get("by_server", {}), "run_df": observed.get("run_df"), "measured": True,
-            "measured_on": observed.get("measured_on"), "core_speed_ms": observed.get("core_speed_ms"),
-            "source": f"aa --observe-floor over {len(runs) if isinstance(runs, list) else runs} other runs"}
+    return {
+        STATIC: spreads.get(STATIC, {}),
+        DELAYED: spreads.get(DELAYED, {}),
+        "default": floor_file()["default"],
+        "by_server": observed.get("by_server", {}),
+        "run_df": observed.get("run_df"),
+        "measured": True,
+        "measured_on": observed.get("measured_on"),
+        "core_speed_ms": observed.get("core_speed_ms"),
+        "source": f"aa --observe-floor over {len(runs) if isinstance(runs, list) else runs} other runs",
+    }
 
 
 def run_sd_of(figure: str, kind: str, table: dict, server: str | None = None) -> float:
@@ -252,10 +297,16 @@ def run_sd_of(figure: str, kind: str, table: dict, server: str | None = None) ->
 
 def run_sd_text(table: dict) -> str:
     """The spreads in force in words, for the method line."""
-    parts = [f"{kind}: " + ", ".join(f"{f} {pct(v)}" for f, v in table[kind].items())
-             for kind in (STATIC, DELAYED) if table[kind]]
-    parts += [f"{kind} {server}'s own: " + ", ".join(f"{f} {pct(v)}" for f, v in figures.items())
-              for kind, servers in (table.get("by_server") or {}).items() for server, figures in servers.items()]
+    parts = [
+        f"{kind}: " + ", ".join(f"{f} {pct(v)}" for f, v in table[kind].items())
+        for kind in (STATIC, DELAYED)
+        if table[kind]
+    ]
+    parts += [
+        f"{kind} {server}'s own: " + ", ".join(f"{f} {pct(v)}" for f, v in figures.items())
+        for kind, servers in (table.get("by_server") or {}).items()
+        for server, figures in servers.items()
+    ]
     parts.append(f"any other figure {pct(table['default'])}")
     if table.get("core_speed_ms"):
         parts.append("measured on cores that timed the fixed unit at {:g} to {:g} ms".format(*table["core_speed_ms"]))

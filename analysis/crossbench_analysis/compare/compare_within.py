@@ -10,6 +10,7 @@ the run has one variant of it, its server ("tornado"). Points match when everyth
 (MATCH_FIELDS: group, concurrency, delay, rate, load generator, ...); a rates = "auto" point matches by its
 share of its own server's peak.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -47,8 +48,10 @@ def side(points: list[dict], variant: str) -> dict[tuple, dict]:
     for point in chosen:
         key = where_key(point)
         if key in by_where:
-            raise CompareRefused(f"{variant!r} names more than one variant ({by_where[key].get('setting')!r}, "
-                                 f"{point.get('setting')!r}); name one by its setting")
+            raise CompareRefused(
+                f"{variant!r} names more than one variant ({by_where[key].get('setting')!r}, "
+                f"{point.get('setting')!r}); name one by its setting"
+            )
         by_where[key] = point
     return by_where
 
@@ -69,12 +72,18 @@ def paired(run: Run, a: dict, b: dict, figure: str) -> list[tuple[float, float]]
     return [(va[r], vb[r]) for r in sorted(va) if r in vb]
 
 
-ONE_RUN = {compare_stats.STATIC: {}, compare_stats.DELAYED: {}, "default": 0.0, "measured": True,
-           "source": "one run: no run-to-run variance"}
+ONE_RUN = {
+    compare_stats.STATIC: {},
+    compare_stats.DELAYED: {},
+    "default": 0.0,
+    "measured": True,
+    "source": "one run: no run-to-run variance",
+}
 
 
-def compare_within(run: Run, variant_a: str, variant_b: str,
-                   margin: float = compare_stats.DEFAULT_MARGIN) -> Comparison:
+def compare_within(
+    run: Run, variant_a: str, variant_b: str, margin: float = compare_stats.DEFAULT_MARGIN
+) -> Comparison:
     margin = checked_margin(margin)
     all_points = point_data.load(run.path)
     side_a, side_b = side(all_points, variant_a), side(all_points, variant_b)
@@ -97,15 +106,28 @@ def row(run: Run, a: dict, b: dict, margin: float) -> Row:
     verdicts = {}
     for figure in judged_figures(headline, a, b):
         fa, fb = a["figures"].get(figure) or {}, b["figures"].get(figure) or {}
-        verdicts[figure] = compare_stats.judge_paired(figure, paired(run, a, b, figure), fa.get("value"),
-                                                      fb.get("value"), margin)
+        verdicts[figure] = compare_stats.judge_paired(
+            figure, paired(run, a, b, figure), fa.get("value"), fb.get("value"), margin
+        )
     label = where_of(a if a.get("endpoint") == b.get("endpoint") else {**a, "endpoint": ""})  # else its group
-    return Row(a["point_id"] + " / " + b["point_id"], label, headline, verdicts,
-               not (a.get("valid") and b.get("valid")), (a["n"], b["n"]))
+    return Row(
+        a["point_id"] + " / " + b["point_id"],
+        label,
+        headline,
+        verdicts,
+        not (a.get("valid") and b.get("valid")),
+        (a["n"], b["n"]),
+    )
 
 
-def compare_in_run(run_dir: Path, variant_a: str, variant_b: str, out: Path | None = None, charts: bool = True,
-                   margin: float = compare_stats.DEFAULT_MARGIN) -> tuple[Comparison, Path, str]:
+def compare_in_run(
+    run_dir: Path,
+    variant_a: str,
+    variant_b: str,
+    out: Path | None = None,
+    charts: bool = True,
+    margin: float = compare_stats.DEFAULT_MARGIN,
+) -> tuple[Comparison, Path, str]:
     """compare_within on a run directory; writes OUT/compare.html, compare.txt and the chart (OUT defaults to
     RUN/compare-within-<A>-<B>). Returns (comparison, html path, text table)."""
     cmp = compare_within(load_run(run_dir), variant_a, variant_b, margin)

@@ -8,6 +8,7 @@ counts, a lower bound on the true uncertainty.
 
 python -m crossbench_analysis aa --holdout RUN RUN RUN [...] [--json FILE]
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -20,12 +21,13 @@ from . import compare_stats, machine_check, noise_fit
 from .noise_fit import RunTable
 
 PLANTS = (0.05, 0.10)
-STATED_RATE = 1 - compare_stats.stats.CONFIDENCE    # a change is called when its 95 % interval clears the margin
+STATED_RATE = 1 - compare_stats.stats.CONFIDENCE  # a change is called when its 95 % interval clears the margin
 
 
 def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     """The exact binomial interval of a rate of k in n."""
     from scipy.stats import beta
+
     if n <= 0:
         raise ValueError("a binomial interval needs one or more trials")
     alpha = 1 - confidence
@@ -40,8 +42,9 @@ def planted(values: list[float], figure: str, plant: float) -> list[float]:
     return [v * factor for v in values]
 
 
-def pair_verdicts(a: RunTable, b: RunTable, table: dict, margin: float,
-                  plant: float = 0.0) -> list[tuple[str, str, bool, compare_stats.Verdict]]:
+def pair_verdicts(
+    a: RunTable, b: RunTable, table: dict, margin: float, plant: float = 0.0
+) -> list[tuple[str, str, bool, compare_stats.Verdict]]:
     """(kind figure, server, is headline, verdict) of every figure of every point both runs hold, B planted; the
     headlines held to the false discovery rate across the points, as compare does."""
     found = []
@@ -50,8 +53,17 @@ def pair_verdicts(a: RunTable, b: RunTable, table: dict, margin: float,
         figures_b = b.points[pid][2]
         for i, figure in enumerate(figures_a):
             sd = compare_stats.run_sd_of(figure, kind, table, server)
-            verdict = compare_stats.judge(figure, figures_a[figure], planted(figures_b.get(figure, []), figure, plant),
-                                          None, None, sd, margin, table.get("run_df"), kind)
+            verdict = compare_stats.judge(
+                figure,
+                figures_a[figure],
+                planted(figures_b.get(figure, []), figure, plant),
+                None,
+                None,
+                sd,
+                margin,
+                table.get("run_df"),
+                kind,
+            )
             found.append((f"{kind} {figure}", server, i == 0, verdict))
     heads = [i for i, said in enumerate(found) if said[2]]
     held = compare_stats.controlled([found[i][3] for i in heads])
@@ -67,9 +79,14 @@ def model_for(held: RunTable, others: list[RunTable]) -> dict:
 
 
 def tally(counts: dict, key: str, verdict: compare_stats.Verdict, plant: float) -> None:
-    entry = counts.setdefault(key, {"aa": dict.fromkeys(("comparisons", "changed", "same", "inconclusive",
-                                                          "cannot_tell"), 0), "sees": [],
-                                    "planted": {str(p): {"comparisons": 0, "found": 0} for p in PLANTS}})
+    entry = counts.setdefault(
+        key,
+        {
+            "aa": dict.fromkeys(("comparisons", "changed", "same", "inconclusive", "cannot_tell"), 0),
+            "sees": [],
+            "planted": {str(p): {"comparisons": 0, "found": 0} for p in PLANTS},
+        },
+    )
     if plant:
         part = entry["planted"][str(plant)]
         part["comparisons"] += 1
@@ -88,13 +105,24 @@ def tally(counts: dict, key: str, verdict: compare_stats.Verdict, plant: float) 
 def held_out(held: RunTable, others: list[RunTable], margin: float, by_figure: dict, by_server: dict) -> dict:
     """One held-out run: its model, and compare's A/A over the pairs that hold it (its headlines counted)."""
     table = model_for(held, others)
-    study_row = {"run": held.run_id, "fitted_on": [t.run_id for t in others], "core_speed_ms": held.core_speed_ms,
-           "model_core_speed_ms": table["core_speed_ms"], "run_sd": {k: table[k] for k in ("static", "delayed")},
-           "by_server": table["by_server"], "pairs": 0, "refused": [], "notes": [], "headlines": 0, "changed": 0}
+    study_row = {
+        "run": held.run_id,
+        "fitted_on": [t.run_id for t in others],
+        "core_speed_ms": held.core_speed_ms,
+        "model_core_speed_ms": table["core_speed_ms"],
+        "run_sd": {k: table[k] for k in ("static", "delayed")},
+        "by_server": table["by_server"],
+        "pairs": 0,
+        "refused": [],
+        "notes": [],
+        "headlines": 0,
+        "changed": 0,
+    }
     for other in others:
         try:
-            checked, notes = machine_check.checked(table, {held.run_id: held.core_speed_ms,
-                                                           other.run_id: other.core_speed_ms})
+            checked, notes = machine_check.checked(
+                table, {held.run_id: held.core_speed_ms, other.run_id: other.core_speed_ms}
+            )
         except machine_check.MachineDiffers as e:
             study_row["refused"].append(f"{other.run_id}: {e}")
             continue
@@ -113,8 +141,12 @@ def held_out(held: RunTable, others: list[RunTable], margin: float, by_figure: d
 
 def rate(changed: int, comparisons: int) -> dict:
     low, high = clopper_pearson(changed, comparisons) if comparisons else (None, None)
-    return {"changed": changed, "comparisons": comparisons, "rate": changed / comparisons if comparisons else None,
-            "interval": [low, high]}
+    return {
+        "changed": changed,
+        "comparisons": comparisons,
+        "rate": changed / comparisons if comparisons else None,
+        "interval": [low, high],
+    }
 
 
 def study(tables: list[RunTable], margin: float = compare_stats.DEFAULT_MARGIN) -> dict:
@@ -127,24 +159,43 @@ def study(tables: list[RunTable], margin: float = compare_stats.DEFAULT_MARGIN) 
     rows = [held_out(held, [t for t in tables if t is not held], margin, by_figure, by_server) for held in tables]
     for study_row in rows:
         study_row["aa"] = rate(study_row.pop("changed"), study_row.pop("headlines"))
-    figures = {key: {**summed(entry), "by_server": {server: summed(part) for server, part in
-                                                    sorted(by_server.get(key, {}).items())}}
-               for key, entry in sorted(by_figure.items())}
+    figures = {
+        key: {
+            **summed(entry),
+            "by_server": {server: summed(part) for server, part in sorted(by_server.get(key, {}).items())},
+        }
+        for key, entry in sorted(by_figure.items())
+    }
     total = rate(sum(one["aa"]["changed"] for one in rows), sum(one["aa"]["comparisons"] for one in rows))
-    return {"runs": [t.run_id for t in tables], "machine": tables[0].machine, "margin": margin,
-            "stated_rate": STATED_RATE, "plants": list(PLANTS), "aa": total, "held_out": rows,
-            "by_figure": figures}
+    return {
+        "runs": [t.run_id for t in tables],
+        "machine": tables[0].machine,
+        "margin": margin,
+        "stated_rate": STATED_RATE,
+        "plants": list(PLANTS),
+        "aa": total,
+        "held_out": rows,
+        "by_figure": figures,
+    }
 
 
 def summed(entry: dict) -> dict:
     """A kind of figure's tally as stated: the A/A rate and each plant's power with their binomial intervals."""
     aa = entry["aa"]
-    return {"aa": {**aa, **rate(aa["changed"], aa["comparisons"])},
-            "sees": median(entry["sees"]) if entry["sees"] else None,
-            "planted": {p: {**part, "power": part["found"] / part["comparisons"] if part["comparisons"] else None,
-                            "interval": list(clopper_pearson(part["found"], part["comparisons"]))
-                            if part["comparisons"] else [None, None]}
-                        for p, part in entry["planted"].items()}}
+    return {
+        "aa": {**aa, **rate(aa["changed"], aa["comparisons"])},
+        "sees": median(entry["sees"]) if entry["sees"] else None,
+        "planted": {
+            p: {
+                **part,
+                "power": part["found"] / part["comparisons"] if part["comparisons"] else None,
+                "interval": list(clopper_pearson(part["found"], part["comparisons"]))
+                if part["comparisons"]
+                else [None, None],
+            }
+            for p, part in entry["planted"].items()
+        },
+    }
 
 
 def study_of(run_dirs: list[Path], margin: float = compare_stats.DEFAULT_MARGIN) -> dict:
@@ -161,15 +212,21 @@ def interval_text(part: dict) -> str:
 
 
 def text(result: dict) -> str:
-    lines = [f"{len(result['runs'])} runs on {result['machine']}, each held out in turn; margin "
-             f"{pct(result['margin'])}; stated false-change rate {pct(result['stated_rate'])}",
-             f"held-out A/A, headlines: {interval_text(result['aa'])} called a change"]
+    lines = [
+        f"{len(result['runs'])} runs on {result['machine']}, each held out in turn; margin "
+        f"{pct(result['margin'])}; stated false-change rate {pct(result['stated_rate'])}",
+        f"held-out A/A, headlines: {interval_text(result['aa'])} called a change",
+    ]
     for study_row in result["held_out"]:
         refused = f"; {len(study_row['refused'])} pair(s) refused (cores' speed)" if study_row["refused"] else ""
         lines.append(f"  {study_row['run']} held out: {interval_text(study_row['aa'])}{refused}")
     for key, part in result["by_figure"].items():
-        found = "; ".join(f"planted {pct(float(p))} found {v['found']} of {v['comparisons']} ({pct(v['power'])})"
-                          for p, v in part["planted"].items())
-        lines.append(f"{key}: A/A {interval_text(part['aa'])}; {found}; changes under {pct(part['sees'])} "
-                     "cannot be seen (median over the comparisons)")
+        found = "; ".join(
+            f"planted {pct(float(p))} found {v['found']} of {v['comparisons']} ({pct(v['power'])})"
+            for p, v in part["planted"].items()
+        )
+        lines.append(
+            f"{key}: A/A {interval_text(part['aa'])}; {found}; changes under {pct(part['sees'])} "
+            "cannot be seen (median over the comparisons)"
+        )
     return "\n".join(lines)

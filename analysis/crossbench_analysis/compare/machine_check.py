@@ -10,6 +10,7 @@ VM's cores can change speed between days, which moves every CPU-bound figure wit
   spread is given (--noise-floor).
 - A run with no reading: said, not checked.
 """
+
 from __future__ import annotations
 
 import math
@@ -28,7 +29,7 @@ class MachineDiffers(AnalysisError):
 def core_speed_ms(metadata: dict) -> float | None:
     """A run's cores' speed reading: the mean over its cores of the median time of the fixed unit timed before the
     run (metadata noise_floor.core_speed.per_core); None where the run did not time it."""
-    per_core = (((metadata.get("noise_floor") or {}).get("core_speed") or {}).get("per_core") or {})
+    per_core = ((metadata.get("noise_floor") or {}).get("core_speed") or {}).get("per_core") or {}
     medians = [c["median_ms"] for c in per_core.values() if isinstance(c, dict) and c.get("median_ms")]
     return sum(medians) / len(medians) if medians else None
 
@@ -45,24 +46,39 @@ def checked(table: dict, readings: dict[str, float | None]) -> tuple[dict, list[
     if not span or not table.get("measured"):
         return table, []
     low, high = span
-    notes = [f"{name} did not time its cores before the run: whether the noise model (cores at {low:g}-{high:g} "
-             "ms a unit) holds for it is not checked" for name, ms in readings.items() if ms is None]
+    notes = [
+        f"{name} did not time its cores before the run: whether the noise model (cores at {low:g}-{high:g} "
+        "ms a unit) holds for it is not checked"
+        for name, ms in readings.items()
+        if ms is None
+    ]
     factors = {name: outside(ms, low, high) for name, ms in readings.items() if ms is not None}
     worst = max(factors, key=factors.get, default=None)
     if worst is None or factors[worst] == 1.0:
         return table, notes
-    said = (f"{worst}'s cores timed the fixed unit at {readings[worst]:.3g} ms, {factors[worst]:.2f} times outside "
-            f"the {low:g}-{high:g} ms the noise model of {table.get('measured_on')} was measured over")
+    said = (
+        f"{worst}'s cores timed the fixed unit at {readings[worst]:.3g} ms, {factors[worst]:.2f} times outside "
+        f"the {low:g}-{high:g} ms the noise model of {table.get('measured_on')} was measured over"
+    )
     if factors[worst] > REFUSE_FACTOR:
-        raise MachineDiffers(f"{said}, more than {REFUSE_FACTOR:g} times: its spreads say nothing there; measure "
-                             "this machine's again (aa --observe-floor) or give one with --noise-floor SD")
+        raise MachineDiffers(
+            f"{said}, more than {REFUSE_FACTOR:g} times: its spreads say nothing there; measure "
+            "this machine's again (aa --observe-floor) or give one with --noise-floor SD"
+        )
     extra = math.log(factors[worst])
-    widened = {figure: round(math.sqrt(sd ** 2 + extra ** 2), 4)
-               for figure, sd in table[compare_stats.STATIC].items()}
-    servers = {server: {figure: round(math.sqrt(sd ** 2 + extra ** 2), 4) for figure, sd in figures.items()}
-               for server, figures in ((table.get("by_server") or {}).get(compare_stats.STATIC) or {}).items()}
+    widened = {figure: round(math.sqrt(sd**2 + extra**2), 4) for figure, sd in table[compare_stats.STATIC].items()}
+    servers = {
+        server: {figure: round(math.sqrt(sd**2 + extra**2), 4) for figure, sd in figures.items()}
+        for server, figures in ((table.get("by_server") or {}).get(compare_stats.STATIC) or {}).items()
+    }
     by_server = {**(table.get("by_server") or {}), compare_stats.STATIC: servers}
-    notes.append(f"{said}: the static (CPU-bound) figures' spread widened by log {factors[worst]:.2f} = "
-                 f"{extra:.3f} in quadrature, the delayed ones' kept")
-    return {**table, compare_stats.STATIC: widened, "by_server": by_server,
-            "source": f"{table['source']}; static widened for the cores' speed"}, notes
+    notes.append(
+        f"{said}: the static (CPU-bound) figures' spread widened by log {factors[worst]:.2f} = "
+        f"{extra:.3f} in quadrature, the delayed ones' kept"
+    )
+    return {
+        **table,
+        compare_stats.STATIC: widened,
+        "by_server": by_server,
+        "source": f"{table['source']}; static widened for the cores' speed",
+    }, notes

@@ -6,6 +6,7 @@ A run enters as a RunTable: its points' launch values by figure, read from cells
 from the launches each figure of points.jsonl lists (a committed reference: the same counted launches), and its
 cores' speed reading.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,11 +25,12 @@ from .machine_check import core_speed_ms
 @dataclass(frozen=True)
 class RunTable:
     """One run as the noise model sees it: point_id -> (kind, server, {figure: launch values})."""
+
     run_id: str
     machine: str
     core_speed_ms: float | None
     points: dict[str, tuple[str, str, dict[str, list[float]]]]
-    configuration: str = ""     # what was measured how (configuration_of): runs of one model share it
+    configuration: str = ""  # what was measured how (configuration_of): runs of one model share it
 
 
 # Not part of what a run measures: its order of launches and its words.
@@ -49,8 +51,11 @@ def table_of(run: Run) -> RunTable:
     found = {}
     for point in point_data.load(run.path):
         figures = compare.judged_figures(point.get("headline") or "rps", point, point)
-        found[point["point_id"]] = (compare_stats.kind_of(point), str(point.get("server")),
-                                    {f: compare_stats.positive(compare.launch_values(run, point, f)) for f in figures})
+        found[point["point_id"]] = (
+            compare_stats.kind_of(point),
+            str(point.get("server")),
+            {f: compare_stats.positive(compare.launch_values(run, point, f)) for f in figures},
+        )
     return RunTable(run.run_id, run.machine_name, core_speed_ms(run.metadata), found, configuration_of(run.metadata))
 
 
@@ -96,13 +101,20 @@ def moments(rows: list[list[tuple[float, float]]]) -> dict:
         between.append(spread)
         excess.append(spread - launches)
         within.append(launches)
+
     def mean(xs: list[float]) -> float:
         return sum(xs) / len(xs)
-    return {"sd": round(math.sqrt(max(0.0, mean(excess))), 4), "points": len(rows),
-            "run_means_variance": mean(between), "raw_variance": mean(excess), "launch_variance": mean(within)}
+
+    return {
+        "sd": round(math.sqrt(max(0.0, mean(excess))), 4),
+        "points": len(rows),
+        "run_means_variance": mean(between),
+        "raw_variance": mean(excess),
+        "launch_variance": mean(within),
+    }
 
 
-DIFFERS_AT = 0.05    # a server keeps a spread of its own where an F test tells its run means apart at this level
+DIFFERS_AT = 0.05  # a server keeps a spread of its own where an F test tells its run means apart at this level
 
 
 def server_moments(by_server: dict[tuple[str, str, str], list]) -> dict[tuple[str, str], dict[str, dict]]:
@@ -110,6 +122,7 @@ def server_moments(by_server: dict[tuple[str, str, str], list]) -> dict[tuple[st
     servers' (two-sided F test at DIFFERS_AT, each side over its points' runs - 1 degrees of freedom: the points
     of a run share its level, so the runs, not the points, count)."""
     from scipy.stats import f as f_dist
+
     grouped: dict[tuple[str, str], dict[str, list]] = {}
     for (kind, server, figure), rows in by_server.items():
         grouped.setdefault((kind, figure), {})[server] = rows
@@ -140,9 +153,11 @@ def check_one_set(tables: list[RunTable]) -> None:
     configurations = {t.configuration for t in tables}
     if len(configurations) > 1:
         groups = {c: [t.run_id for t in tables if t.configuration == c] for c in configurations}
-        raise AnalysisError("runs measured with different configurations or record schemas ("
-                            + "; ".join(", ".join(ids) for ids in groups.values())
-                            + "): a spread across them is not noise; fit each set apart")
+        raise AnalysisError(
+            "runs measured with different configurations or record schemas ("
+            + "; ".join(", ".join(ids) for ids in groups.values())
+            + "): a spread across them is not noise; fit each set apart"
+        )
 
 
 def fit(tables: list[RunTable]) -> dict:
@@ -171,31 +186,54 @@ def fit(tables: list[RunTable]) -> dict:
             if found["differs"]:
                 servers.setdefault(kind, {}).setdefault(server, {})[figure] = found["sd"]
     speeds = [t.core_speed_ms for t in tables if t.core_speed_ms is not None]
-    sees = {kind: {figure: round(smallest_seen_between(found["launch_variance"], found["sd"], len(tables) - 1), 4)
-                   for figure, found in figures.items()} for kind, figures in detail.items()}
-    return {"measured_on": machines.pop(), "runs": [t.run_id for t in tables], "run_df": len(tables) - 1,
-            "measured": True, "run_sd": run_sd, "by_server": servers, "sees": sees, "detail": detail,
-            "core_speed_ms": [round(min(speeds), 3), round(max(speeds), 3)] if len(speeds) == len(tables) else None}
+    sees = {
+        kind: {
+            figure: round(smallest_seen_between(found["launch_variance"], found["sd"], len(tables) - 1), 4)
+            for figure, found in figures.items()
+        }
+        for kind, figures in detail.items()
+    }
+    return {
+        "measured_on": machines.pop(),
+        "runs": [t.run_id for t in tables],
+        "run_df": len(tables) - 1,
+        "measured": True,
+        "run_sd": run_sd,
+        "by_server": servers,
+        "sees": sees,
+        "detail": detail,
+        "core_speed_ms": [round(min(speeds), 3), round(max(speeds), 3)] if len(speeds) == len(tables) else None,
+    }
 
 
-def smallest_seen_between(launch_variance: float, run_sd: float, run_df: int,
-                          launches: int = compare_stats.stats.MIN_LAUNCHES,
-                          margin: float = compare_stats.DEFAULT_MARGIN) -> float:
+def smallest_seen_between(
+    launch_variance: float,
+    run_sd: float,
+    run_df: int,
+    launches: int = compare_stats.stats.MIN_LAUNCHES,
+    margin: float = compare_stats.DEFAULT_MARGIN,
+) -> float:
     """The smallest change compare finds 80 % of the time between two runs of `launches` launches a side whose
     run means carry launch_variance each (s^2 / n, as fitted) and run_sd between runs: the test's standard error
     and its Welch-Satterthwaite degrees of freedom (changes.run_log_ratio) put into compare_stats.smallest_seen."""
-    run_term = 2 * run_sd ** 2
+    run_term = 2 * run_sd**2
     total = 2 * launch_variance + run_term
     if total <= 0:
         return margin
-    df = total ** 2 / (2 * launch_variance ** 2 / (launches - 1) + run_term ** 2 / run_df)
-    return compare_stats.smallest_seen(total ** 0.5, df, margin)
+    df = total**2 / (2 * launch_variance**2 / (launches - 1) + run_term**2 / run_df)
+    return compare_stats.smallest_seen(total**0.5, df, margin)
 
 
 def model_table(model: dict, source: str) -> dict:
     """A fitted model as compare_stats.run_sds gives the spreads in force."""
-    return {compare_stats.STATIC: model["run_sd"].get(compare_stats.STATIC, {}),
-            compare_stats.DELAYED: model["run_sd"].get(compare_stats.DELAYED, {}),
-            "by_server": model.get("by_server", {}), "default": compare_stats.floor_file()["default"],
-            "run_df": model["run_df"], "measured": True, "measured_on": model["measured_on"],
-            "core_speed_ms": model.get("core_speed_ms"), "source": source}
+    return {
+        compare_stats.STATIC: model["run_sd"].get(compare_stats.STATIC, {}),
+        compare_stats.DELAYED: model["run_sd"].get(compare_stats.DELAYED, {}),
+        "by_server": model.get("by_server", {}),
+        "default": compare_stats.floor_file()["default"],
+        "run_df": model["run_df"],
+        "measured": True,
+        "measured_on": model["measured_on"],
+        "core_speed_ms": model.get("core_speed_ms"),
+        "source": source,
+    }

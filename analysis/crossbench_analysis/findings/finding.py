@@ -5,6 +5,7 @@ numbers in words.
 
 Points come from `crossbench.figures.points` (points.jsonl, or computed from cells.jsonl for older runs): a figure is
 its `value` with the 95 % interval over launches, or "(1 launch)"."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -15,30 +16,32 @@ from crossbench.figures.points import fmt_interval, fmt_range
 from crossbench_analysis.read.runinfo import Run, get, num
 from crossbench_analysis.read.setting import setting
 
-THRESHOLD = 1.1            # the bend: a delay sweep's ratio above this for good
+THRESHOLD = 1.1  # the bend: a delay sweep's ratio above this for good
 # The ratios a delay sweep is judged by, in the knees' order of preference (knees.RATIO_FIELDS), and their words.
-RATIO_WORDS = {"latency_ratio": "latency ratio (mean latency / delay)",
-               "efficiency_ratio": "efficiency ratio ((C / rps) / delay)"}
+RATIO_WORDS = {
+    "latency_ratio": "latency ratio (mean latency / delay)",
+    "efficiency_ratio": "efficiency ratio ((C / rps) / delay)",
+}
 
 
 @dataclass
 class Finding:
-    family: str                 # the section it belongs to (the experiment family)
+    family: str  # the section it belongs to (the experiment family)
     sentence: str
-    label: str = ""                    # what the figure is ("efficiency ratio at C=400")
+    label: str = ""  # what the figure is ("efficiency ratio at C=400")
     figure: float | None = None
     unit: str = ""
-    interval: list | None = None       # [low, high], 95 %, over launches; None under three launches
-    n: int | None = None               # launches behind the figure
-    launches: list | None = None       # the launch values, shown instead of an interval under three launches
+    interval: list | None = None  # [low, high], 95 %, over launches; None under three launches
+    n: int | None = None  # launches behind the figure
+    launches: list | None = None  # the launch values, shown instead of an interval under three launches
     method: str = ""
-    basis: str = ""                    # what the figure rests on when it is not launches of one point
-    digits: int = 3                    # significant figures of a figure without an interval
-    chart: str | None = None           # a chart name (charts/<chart>.png)
+    basis: str = ""  # what the figure rests on when it is not launches of one point
+    digits: int = 3  # significant figures of a figure without an interval
+    chart: str | None = None  # a chart name (charts/<chart>.png)
     cells: list[str] = field(default_factory=list)
-    left_out: list[dict] = field(default_factory=list)    # [{"cell": id, "reason": "flags"}]
-    leads: bool = False                # the sentence opens with its figure: the figure text is not repeated after it
-    detail: str = ""                   # how it was computed, beyond the method: the fold under the sentence
+    left_out: list[dict] = field(default_factory=list)  # [{"cell": id, "reason": "flags"}]
+    leads: bool = False  # the sentence opens with its figure: the figure text is not repeated after it
+    detail: str = ""  # how it was computed, beyond the method: the fold under the sentence
 
     @property
     def figure_text(self) -> str:
@@ -50,7 +53,7 @@ class Finding:
             shown = points.fmt_range(self.figure, *self.interval, self.unit)
             if "[" in shown:
                 return f"{label}{shown} (95 %, {self.basis or f'{self.n} launches'})"
-            if self.n and not self.basis:       # launches that tie (but for rounding): no interval of zero width
+            if self.n and not self.basis:  # launches that tie (but for rounding): no interval of zero width
                 return f"{label}{points.short(self.figure)}{unit} (all {self.n} launches)"
         if not self.basis and self.launches and len(self.launches) > 1:
             values = ", ".join(sig(v, self.digits) for v in self.launches)
@@ -74,6 +77,7 @@ def sig(value: float | None, figures: int = 3) -> str:
 
 # ---------------------------------------------------------------------------------------------- points
 
+
 def aggregate(values: list[float]) -> dict | None:
     """A figure points.jsonl does not state (loadgen CPU, probes, held connections...) over the counted launches,
     from the points' own estimator (points.figure_of), in the same shape."""
@@ -86,11 +90,16 @@ def load_points(run: Run) -> list[dict]:
     launches it left out of its figures as disturbed (noisy_host) under "disturbed_records"."""
     by_id = run.cell_by_id
     stored = (run.path / points.POINTS_FILE).is_file()
-    out = []      # without points.jsonl, from the cells analysis read (a torn last line of cells.jsonl left out)
-    for point in (points.load(run.path) if stored else points.aggregate(run.cells, run.precision)):
+    out = []  # without points.jsonl, from the cells analysis read (a torn last line of cells.jsonl left out)
+    for point in points.load(run.path) if stored else points.aggregate(run.cells, run.precision):
         ids = [*point.get("cells", []), *point.get("failed_cells", [])]
-        out.append({**point, "records": [by_id[i] for i in ids if i in by_id],
-                    "disturbed_records": [by_id[i] for i in point.get("disturbed_cells", []) if i in by_id]})
+        out.append(
+            {
+                **point,
+                "records": [by_id[i] for i in ids if i in by_id],
+                "disturbed_records": [by_id[i] for i in point.get("disturbed_cells", []) if i in by_id],
+            }
+        )
     return [p for p in out if p["records"]]
 
 
@@ -123,8 +132,7 @@ def sweep_ratio(pts: list[dict]) -> str:
     """The ratio a delay sweep is judged by, as the knees and a delayed point's headline judge it: mean latency /
     delay when every point has it, else the seed's (C / rps) / delay; one ratio for the whole sweep, never a mix.
     (The seed's ratio also counts the window's edge: an answer due just after the window closes is missed.)"""
-    return "latency_ratio" if pts and all(value(p, "latency_ratio") is not None for p in pts) \
-        else "efficiency_ratio"
+    return "latency_ratio" if pts and all(value(p, "latency_ratio") is not None for p in pts) else "efficiency_ratio"
 
 
 def comparison(a: dict, b: dict, name: str) -> stats.RatioTest | None:
@@ -171,8 +179,12 @@ def split(points: list[dict]) -> tuple[list[dict], list[dict]]:
             if c.get("status") != "ok":
                 left.append({"cell": c["cell_id"], "reason": f"failed: {c.get('error') or c.get('status')}"})
             elif not p["valid"]:
-                left.append({"cell": c["cell_id"], "reason": ", ".join(str(f) for f in c.get("flags") or [])
-                             or ", ".join(p["flags"])})
+                left.append(
+                    {
+                        "cell": c["cell_id"],
+                        "reason": ", ".join(str(f) for f in c.get("flags") or []) or ", ".join(p["flags"]),
+                    }
+                )
     return good, left
 
 
@@ -185,8 +197,12 @@ def with_figure(finding: Finding, point: dict, name: str, unit: str = "", label:
     found = figure(point, name)
     finding.label, finding.digits = label, digits
     if found:
-        finding.figure, finding.n, finding.method, finding.unit = found["value"], found.get("n"), \
-            found.get("estimator", ""), unit
+        finding.figure, finding.n, finding.method, finding.unit = (
+            found["value"],
+            found.get("n"),
+            found.get("estimator", ""),
+            unit,
+        )
         low, high = found.get("ci95_low"), found.get("ci95_high")
         finding.interval = [low, high] if low is not None and high is not None else None
         finding.launches = found.get("launches")
@@ -197,8 +213,9 @@ def left_note(left: list[dict]) -> str:
     """' (2 launches left out: timeouts)' or '': which flags, the counts per flag in findings.json's left_out."""
     if not left:
         return ""
-    flags = sorted({r for entry in left if not entry["reason"].startswith("failed")
-                    for r in entry["reason"].split(", ") if r})
+    flags = sorted(
+        {r for entry in left if not entry["reason"].startswith("failed") for r in entry["reason"].split(", ") if r}
+    )
     failed = "failed" if any(entry["reason"].startswith("failed") for entry in left) else ""
     return f" ({len(left)} launch{'es' if len(left) != 1 else ''} left out: {', '.join([*flags, failed] if failed else flags)})"
 
@@ -219,8 +236,11 @@ def reasons(left: list[dict]) -> str:
         if entry not in failed:
             for reason in entry["reason"].split(", "):
                 counts[reason] = counts.get(reason, 0) + 1
-    parts = ["flagged " + ", ".join(f"{r} ({n})" if len(left) > 1 else r for r, n in sorted(counts.items()))
-             ] if counts else []
+    parts = (
+        ["flagged " + ", ".join(f"{r} ({n})" if len(left) > 1 else r for r, n in sorted(counts.items()))]
+        if counts
+        else []
+    )
     if failed:
         parts.append(f"failed ({len(failed)})" if len(left) > 1 else failed[0]["reason"])
     return "; ".join(parts)
@@ -228,8 +248,12 @@ def reasons(left: list[dict]) -> str:
 
 def all_flagged(family: str, what: str, left: list[dict], chart: str | None) -> Finding:
     """The finding a topic gets when every one of its cells was left out: it says so instead of vanishing."""
-    return Finding(family, f"{what}: no figure, every cell of it was left out ({len(left)}, {reasons(left)}).",
-                   chart=chart, left_out=left)
+    return Finding(
+        family,
+        f"{what}: no figure, every cell of it was left out ({len(left)}, {reasons(left)}).",
+        chart=chart,
+        left_out=left,
+    )
 
 
 def against_second(ranked: list[dict], name: str, label=None) -> str:

@@ -5,6 +5,7 @@ prints them last (`text`).
 
 An experiment is matched to its family by name (seed002, seed002-quick, ...); a run of an experiment no family
 knows gets every maker that finds cells of its kind."""
+
 from __future__ import annotations
 
 import json
@@ -14,13 +15,13 @@ from pathlib import Path
 from crossbench_analysis.read import points_run
 from crossbench_analysis.read.runinfo import Run, load_run
 
+from ..report import tables
 from . import findings_capacity, findings_tfb, merge, summary
 from . import findings_seeds as seeds
 from . import findings_sweeps as sweeps
-from ..report import tables
 from .finding import Finding, load_points
 
-WORDED = {f for f in Finding.__dataclass_fields__}       # a record's fields a Finding is made from
+WORDED = {f for f in Finding.__dataclass_fields__}  # a record's fields a Finding is made from
 
 FILE_JSON, FILE_MD = "findings.json", "findings.md"
 
@@ -34,8 +35,12 @@ def seed001(points):
 
 
 def seed002(points, family="seed002"):
-    return (sweeps.bends(family, points) + sweeps.ratio_at_top(family, points)
-            + sweeps.thread_plateaus(family, points) + sweeps.static_throughput(family, points))
+    return (
+        sweeps.bends(family, points)
+        + sweeps.ratio_at_top(family, points)
+        + sweeps.thread_plateaus(family, points)
+        + sweeps.static_throughput(family, points)
+    )
 
 
 def quick(points):
@@ -48,8 +53,13 @@ def seed003(points):
 
 def seed004(points):
     f = "seed004"
-    return (seeds.table_ranking(f, points) + seeds.pools(f, points) + seeds.pgbouncer(f, points)
-            + seeds.worker_sweeps(f, points) + findings_tfb.ranking(f, points))
+    return (
+        seeds.table_ranking(f, points)
+        + seeds.pools(f, points)
+        + seeds.pgbouncer(f, points)
+        + seeds.worker_sweeps(f, points)
+        + findings_tfb.ranking(f, points)
+    )
 
 
 def tfb(points):
@@ -58,9 +68,13 @@ def tfb(points):
 
 def maxthreads(points):
     f = "maxthreads"
-    return (sweeps.bends(f, points, "maxthreads_knees") + sweeps.ratio_at_top(f, points, "maxthreads_knees")
-            + sweeps.thread_plateaus(f, points, "maxthreads_threads") + sweeps.thread_cost(f, points)
-            + sweeps.static_throughput(f, points, "maxthreads_static"))
+    return (
+        sweeps.bends(f, points, "maxthreads_knees")
+        + sweeps.ratio_at_top(f, points, "maxthreads_knees")
+        + sweeps.thread_plateaus(f, points, "maxthreads_threads")
+        + sweeps.thread_cost(f, points)
+        + sweeps.static_throughput(f, points, "maxthreads_static")
+    )
 
 
 def openloop(points):
@@ -72,18 +86,30 @@ def servers(points):
     return sweeps.static_throughput(f, points) + sweeps.bends(f, points) + sweeps.ratio_at_top(f, points)
 
 
-FAMILIES = {"seed000": seed000, "seed001": seed001, "seed002": seed002, "quick": quick, "seed003": seed003,
-            "seed004": seed004, "maxthreads": maxthreads, "openloop": openloop, "servers": servers, "tfb": tfb}
+FAMILIES = {
+    "seed000": seed000,
+    "seed001": seed001,
+    "seed002": seed002,
+    "quick": quick,
+    "seed003": seed003,
+    "seed004": seed004,
+    "maxthreads": maxthreads,
+    "openloop": openloop,
+    "servers": servers,
+    "tfb": tfb,
+}
 # Families read from the whole run (its configuration too), not from its points alone.
 RUN_FAMILIES = {findings_capacity.FAMILY: findings_capacity.findings}
 RUN_SUMMARIES = {findings_capacity.FAMILY: findings_capacity.summary}
-ANY = (seed000, seed001, seed002, seed003, seed004, openloop)      # for an experiment no family knows
+ANY = (seed000, seed001, seed002, seed003, seed004, openloop)  # for an experiment no family knows
 
 
 def family_of(experiment: str | None) -> str | None:
     name = str(experiment or "")
-    return next((f for f in sorted({*FAMILIES, *RUN_FAMILIES}, key=len, reverse=True)
-                 if name == f or name.startswith(f + "-")), None)
+    return next(
+        (f for f in sorted({*FAMILIES, *RUN_FAMILIES}, key=len, reverse=True) if name == f or name.startswith(f + "-")),
+        None,
+    )
 
 
 def compute(run: Run, points: list[dict] | None = None) -> list[Finding]:
@@ -116,10 +142,14 @@ def summarize(run: Run, points: list[dict]) -> dict:
 
 
 def markdown(run: Run, records: list[dict], table: dict = tables.EMPTY) -> str:
-    lines = [f"# Findings of run {run.run_id}", "",
-             "Computed from cells.jsonl by the analysis (crossbench_analysis/findings/findings.py); flagged cells "
-             "feed none.",
-             "", *tables.markdown(table)]
+    lines = [
+        f"# Findings of run {run.run_id}",
+        "",
+        "Computed from cells.jsonl by the analysis (crossbench_analysis/findings/findings.py); flagged cells "
+        "feed none.",
+        "",
+        *tables.markdown(table),
+    ]
     for section in sections(records):
         lines += [f"## {section['title']}", ""]
         for f in section["items"]:
@@ -142,8 +172,12 @@ def write(run: Run, charts: set[str]) -> list[dict]:
 
 def written(run: Run, records: list[dict], table: dict) -> list[dict]:
     """Writes findings.json and findings.md of `records` under `table` (the summary); returns the records."""
-    (run.path / FILE_JSON).write_text(json.dumps({"run_id": run.run_id, "experiment": run.experiment,
-                                                  "summary": table, "findings": records}, indent=2) + "\n")
+    (run.path / FILE_JSON).write_text(
+        json.dumps(
+            {"run_id": run.run_id, "experiment": run.experiment, "summary": table, "findings": records}, indent=2
+        )
+        + "\n"
+    )
     (run.path / FILE_MD).write_text(markdown(run, records, table))
     return records
 
@@ -155,20 +189,25 @@ def write_again(run_dir: Path) -> list[dict]:
     records it no longer has."""
     run_dir = Path(run_dir)
     stored = json.loads((run_dir / FILE_JSON).read_text()) if (run_dir / FILE_JSON).is_file() else {}
-    if not points_run.has_points_only(run_dir):      # the charts it has, and those a reference's findings named
+    if not points_run.has_points_only(run_dir):  # the charts it has, and those a reference's findings named
         charts = {p.stem for p in (run_dir / "charts").glob("*.png")}
         return write(load_run(run_dir), charts | {r.get("chart_name") for r in stored.get("findings", [])} - {None})
     run = points_run.load(run_dir)
     records = merge.merged([reworded(r) for r in stored.get("findings", [])])
-    if family_of(run.experiment) in RUN_FAMILIES:       # their summary reads files beside the points: kept
+    if family_of(run.experiment) in RUN_FAMILIES:  # their summary reads files beside the points: kept
         return written(run, records, stored.get("summary") or tables.EMPTY)
     return written(run, records, summarize(run, load_points(run)))
 
 
 # A stored sentence's wording and today's, for the same figures (a pool's busy peak read 'of 200 busy at once'
 # beside a thread count that also holds idle threads: the fold now says what each counts)
-REWORDED = [(re.compile(r"never filled its pool \((\d+) of (\d+) busy at once\)"),
-             r"never filled its pool (at most \1 of \2 busy)", sweeps.THREADS_WORDS)]
+REWORDED = [
+    (
+        re.compile(r"never filled its pool \((\d+) of (\d+) busy at once\)"),
+        r"never filled its pool (at most \1 of \2 busy)",
+        sweeps.THREADS_WORDS,
+    )
+]
 
 
 def reworded(record: dict) -> dict:
@@ -181,8 +220,7 @@ def reworded(record: dict) -> dict:
             out["detail"] = "; ".join(d for d in (out.get("detail"), fold) if d)
     if out.get("figure") is None:
         return out
-    return {**out, "figure_text": Finding(**{k: v for k, v in out.items() if k in WORDED and k != "chart"}
-                                          ).figure_text}
+    return {**out, "figure_text": Finding(**{k: v for k, v in out.items() if k in WORDED and k != "chart"}).figure_text}
 
 
 def written_summary(run_dir: Path) -> dict:

@@ -4,6 +4,7 @@ the lowest rate shown to fail, an estimate only where launches disagreed, and ho
 sittings (the ceiling it knows, the cost, the models and the rates tried in its fold); and a summary table: per
 setting, what it held, its bracket, the estimate, the spread between sittings, what limited it and which settings it
 holds more than: those it held a rate they failed at, by more than either's spread between sittings."""
+
 from __future__ import annotations
 
 from crossbench.decide import capacity, capacity_words
@@ -16,17 +17,30 @@ from crossbench_analysis.read.runinfo import Run
 from .finding import Finding, sig
 
 FAMILY = "capacity"
-COLUMNS = ("server setting", "workload", "holds (req/s)", "bracket (req/s)", "estimate [95 %]", "between sittings",
-           "long launch", "limited by", "holds more than")
+COLUMNS = (
+    "server setting",
+    "workload",
+    "holds (req/s)",
+    "bracket (req/s)",
+    "estimate [95 %]",
+    "between sittings",
+    "long launch",
+    "limited by",
+    "holds more than",
+)
 KEYS = ("setting", "workload", "holds", "bracket", "estimate", "sittings", "long_launch", "limited_by", "above")
-INTRO = ("Per server setting: the rate it held at its latency target, the bracket to the lowest rate shown to fail, "
-         "an estimate where launches disagreed, how far the held rate moved between sittings, what limited it and "
-         "which settings it holds more than (the findings below say how each was computed).")
-NOTE = ("Holds: the highest rate a long launch held (the short launches' where none ran), never above a rate that "
-        "failed its long launch or a ceiling the run knows (a pool's size over its delay, the generator's). "
-        "Bracket: up to the lowest rate shown to fail in any window. Estimate: only where launches at one rate "
-        "disagreed. Between sittings: the held rates of independent searches of the setting on this machine. "
-        "Settings not in each other's last column were not told apart.")
+INTRO = (
+    "Per server setting: the rate it held at its latency target, the bracket to the lowest rate shown to fail, "
+    "an estimate where launches disagreed, how far the held rate moved between sittings, what limited it and "
+    "which settings it holds more than (the findings below say how each was computed)."
+)
+NOTE = (
+    "Holds: the highest rate a long launch held (the short launches' where none ran), never above a rate that "
+    "failed its long launch or a ceiling the run knows (a pool's size over its delay, the generator's). "
+    "Bracket: up to the lowest rate shown to fail in any window. Estimate: only where launches at one rate "
+    "disagreed. Between sittings: the held rates of independent searches of the setting on this machine. "
+    "Settings not in each other's last column were not told apart."
+)
 
 
 def findings(run: Run) -> list[Finding]:
@@ -40,12 +54,21 @@ def cores(run: Run, out: dict) -> int:
 
 
 def bracket(out: dict) -> Finding:
-    finding = Finding(FAMILY, short(out), label="held", unit="req/s", chart="capacity", leads=True,
-                      cells=[c for t in out["trials"] for c in t["cells"]], detail=detail(out))
+    finding = Finding(
+        FAMILY,
+        short(out),
+        label="held",
+        unit="req/s",
+        chart="capacity",
+        leads=True,
+        cells=[c for t in out["trials"] for c in t["cells"]],
+        detail=detail(out),
+    )
     if out["held_rps"]:
         finding.figure = out["held_rps"]
-        finding.basis = f"bracket {sig(out['held_rps'])}-{sig(out['fails_rps'])} req/s" if out["fails_rps"] \
-            else out["status"]
+        finding.basis = (
+            f"bracket {sig(out['held_rps'])}-{sig(out['fails_rps'])} req/s" if out["fails_rps"] else out["status"]
+        )
         check = out.get("confirmation")
         if check:
             finding.basis = f"{'confirmed' if check['held'] else 'not confirmed'} by a long launch; {finding.basis}"
@@ -63,15 +86,18 @@ def short(out: dict) -> str:
     if out.get("generator"):
         return f"{who(out)}: the load generator {capacity_words.generator_words(out)}"
     if out["status"] == capacity.ABOVE_CEILING:
-        return (f"{who(out)}: above the load generator's ceiling of {sig(out['ceiling_rps'])} req/s" +
-                (f"; held {sig(low)} req/s at {target}" if low else ""))
+        return f"{who(out)}: above the load generator's ceiling of {sig(out['ceiling_rps'])} req/s" + (
+            f"; held {sig(low)} req/s at {target}" if low else ""
+        )
     if low is None:
         return f"{who(out)}: {target} held at no rate tried" + (f" (down to {sig(high)} req/s)" if high else "")
     flat = out.get("plateau")
     if flat:
-        return (f"{who(out)}: p99 {flat['p99_ms'][0]:.0f}-{flat['p99_ms'][1]:.0f} ms from {sig(flat['from_rps'])} "
-                f"to {sig(flat['to_rps'])} req/s: a tail that does not grow with the rate, not a capacity, sets the "
-                f"{out['target_p99_ms']:g} ms target")
+        return (
+            f"{who(out)}: p99 {flat['p99_ms'][0]:.0f}-{flat['p99_ms'][1]:.0f} ms from {sig(flat['from_rps'])} "
+            f"to {sig(flat['to_rps'])} req/s: a tail that does not grow with the rate, not a capacity, sets the "
+            f"{out['target_p99_ms']:g} ms target"
+        )
     text = f"{who(out)}: holds {sig(low)} req/s at {target}{long_words(out)}"
     if high is None:
         top = out.get("top_rps") or low
@@ -79,8 +105,9 @@ def short(out: dict) -> str:
     else:
         fitted = out.get("estimate")
         ended = "" if out["status"] == capacity.BRACKETED else f" ({out['status']})"
-        text += f"; bracket {sig(low)}-{sig(high)} req/s{ended}" + \
-            (f", capacity {points.fmt_interval(fitted, 'req/s')}" if fitted else "")
+        text += f"; bracket {sig(low)}-{sig(high)} req/s{ended}" + (
+            f", capacity {points.fmt_interval(fitted, 'req/s')}" if fitted else ""
+        )
     return text + moves_words(out)
 
 
@@ -111,10 +138,15 @@ def detail(out: dict) -> str:
     held and every rate tried."""
     text = capacity_words.sentence(out) + capacity_models.sentence(out)
     cost = out["cost"]
-    extras = [f"{label} {points.fmt_interval(cost[name], unit)}" for name, label, unit in
-              (("rss_peak_mb", "RSS", "MB"), ("threads_peak", "threads", ""), ("db_connections_peak",
-                                                                                "database connections", ""))
-              if cost.get(name)]
+    extras = [
+        f"{label} {points.fmt_interval(cost[name], unit)}"
+        for name, label, unit in (
+            ("rss_peak_mb", "RSS", "MB"),
+            ("threads_peak", "threads", ""),
+            ("db_connections_peak", "database connections", ""),
+        )
+        if cost.get(name)
+    ]
     if extras:
         text += f"; at {sig(out['held_rps'])} req/s: {', '.join(extras)}"
     tried = ", ".join(f"{sig(t['rate'])} {t['verdict']}" for t in out["trials"])
@@ -132,12 +164,19 @@ def summary(run: Run) -> dict:
 
 def row(out: dict, server_cores: int, below: list[str]) -> dict:
     fitted = out.get("estimate")
-    return {"setting": label(out), "workload": workload(out),
-            "holds": sig(out["held_rps"]) + (f" for {out['held_s']:g} s" if out.get("held_s") else "")
-            if out["held_rps"] else "none", "bracket": bracket_text(out),
-            "estimate": points.fmt_interval(fitted) if fitted else "none",
-            "sittings": sittings_text(out), "long_launch": long_launch(out),
-            "limited_by": limited_by(out, server_cores), "above": ", ".join(below) or "-"}
+    return {
+        "setting": label(out),
+        "workload": workload(out),
+        "holds": sig(out["held_rps"]) + (f" for {out['held_s']:g} s" if out.get("held_s") else "")
+        if out["held_rps"]
+        else "none",
+        "bracket": bracket_text(out),
+        "estimate": points.fmt_interval(fitted) if fitted else "none",
+        "sittings": sittings_text(out),
+        "long_launch": long_launch(out),
+        "limited_by": limited_by(out, server_cores),
+        "above": ", ".join(below) or "-",
+    }
 
 
 def bracket_text(out: dict) -> str:
@@ -200,8 +239,12 @@ def ranking(found: list[dict]) -> dict[str, list[str]]:
     for high in sorted(shown, key=lambda out: out["held_rps"], reverse=True):
         for low in shown:
             same = (high["target_p99_ms"], high["delay_ms"]) == (low["target_p99_ms"], low["delay_ms"])
-            if same and low is not high and low.get("fails_rps") and \
-                    high["held_rps"] / (1 + moves(high)) >= low["fails_rps"] * (1 + moves(low)):
+            if (
+                same
+                and low is not high
+                and low.get("fails_rps")
+                and high["held_rps"] / (1 + moves(high)) >= low["fails_rps"] * (1 + moves(low))
+            ):
                 above.setdefault(label(high), []).append(label(low))
     return above
 

@@ -2,6 +2,7 @@
 head-of-line probe), seed 001 (pipelined hello world), seed 003 (held connections, memory per connection,
 maxConnections) and seed 004 (the article's table by p99, pools, PgBouncer, worker sweeps). Each function takes
 (family, points) and returns findings; none when the run has no such cells."""
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -47,8 +48,9 @@ def by_server(points: list[dict]) -> dict[str, list[dict]]:
 def sync_async(family: str, points: list[dict], chart: str = "seed000_ab") -> list[Finding]:
     """ab -n -c on /delay/sync and /delay/async per server: how much the blocking handler costs."""
     out = []
-    for name, pts in by_server([p for p in of_kind(points, AB_KIND)
-                                if p.get("endpoint") in ("/delay/sync", "/delay/async")]).items():
+    for name, pts in by_server(
+        [p for p in of_kind(points, AB_KIND) if p.get("endpoint") in ("/delay/sync", "/delay/async")]
+    ).items():
         good, left = split(pts)
         ends = {p["endpoint"]: p for p in good}
         if len(ends) < 2:
@@ -58,13 +60,28 @@ def sync_async(family: str, points: list[dict], chart: str = "seed000_ab") -> li
         sync, nosync = ends["/delay/sync"], ends["/delay/async"]
         ratio, test = value(nosync, "rps") / value(sync, "rps"), comparison(sync, nosync, "rps")
         c, d = num(sync.get("concurrency")), num(sync.get("delay_ms"))
-        text = (f"{times_text(ratio, test)}: {name}'s /delay/async against its /delay/sync under "
-                f"ab -c {c:g} at {delay_text(sync)} ({sig(value(nosync, 'rps'))} against {sig(value(sync, 'rps'))} "
-                f"req/s); {blocking_verdict(test)}." + left_note(left))
-        out.append(with_figure(Finding(family, text, chart=chart, cells=cells_of([sync, nosync]), left_out=left,
-                                       leads=True, detail=f"all {c:g} at once would be {sig(c * 1000 / d)} req/s, one "
-                                                          f"at a time {sig(1000 / d, 2)}"),
-                               sync, "rps", "req/s", f"{name} /delay/sync"))
+        text = (
+            f"{times_text(ratio, test)}: {name}'s /delay/async against its /delay/sync under "
+            f"ab -c {c:g} at {delay_text(sync)} ({sig(value(nosync, 'rps'))} against {sig(value(sync, 'rps'))} "
+            f"req/s); {blocking_verdict(test)}." + left_note(left)
+        )
+        out.append(
+            with_figure(
+                Finding(
+                    family,
+                    text,
+                    chart=chart,
+                    cells=cells_of([sync, nosync]),
+                    left_out=left,
+                    leads=True,
+                    detail=f"all {c:g} at once would be {sig(c * 1000 / d)} req/s, one at a time {sig(1000 / d, 2)}",
+                ),
+                sync,
+                "rps",
+                "req/s",
+                f"{name} /delay/sync",
+            )
+        )
     return out
 
 
@@ -79,8 +96,9 @@ def head_of_line(family: str, points: list[dict], chart: str = "seed000_hol") ->
             continue
         sent, planned = value(p, "probes_sent"), value(p, "probes_planned")
         text = f"{what}: {count_text(sent)} of {count_text(planned)} probes were answered."
-        out.append(with_figure(Finding(family, text, chart=chart, cells=p["cells"]), p, "latency_ms.p99", "ms",
-                               "probe p99"))
+        out.append(
+            with_figure(Finding(family, text, chart=chart, cells=p["cells"]), p, "latency_ms.p99", "ms", "probe p99")
+        )
     return out
 
 
@@ -89,14 +107,15 @@ def count_text(mean: float) -> str:
     return f"{mean:,.0f}" if float(mean).is_integer() else sig(mean, 2)
 
 
-LOOP_HELD = 2.0     # async over sync past this: the blocking handler serialised the loop (one at a time)
+LOOP_HELD = 2.0  # async over sync past this: the blocking handler serialised the loop (one at a time)
 
 
 def blocking_verdict(test) -> str:
     """What the async / sync ratio's interval claims: the loop held (all of it above LOOP_HELD), little cost (all of
     it below), or nothing."""
-    return interval_verdict(test, LOOP_HELD, "a blocking handler holds its one loop",
-                            "the blocking handler costs it little", "either way")
+    return interval_verdict(
+        test, LOOP_HELD, "a blocking handler holds its one loop", "the blocking handler costs it little", "either way"
+    )
 
 
 def times_text(ratio: float, test) -> str:
@@ -121,11 +140,29 @@ def pipelined(family: str, points: list[dict], chart: str = "seed001_pipelined")
         return instead
     depth = ranked[0]["records"][0].get("pipeline")
     where = f"on pipelined /hello (C={ranked[0].get('concurrency')}, {depth} deep)"
-    text = (f"{sig(value(ranked[0], 'rps'))} req/s: {who(ranked[0])}, the most {where}"
-            + against_second(ranked, "rps") + "." + left_note(left))
-    return [with_figure(Finding(family, text, chart=chart, cells=cells_of(ranked), left_out=left, leads=True,
-                                detail="by req/s: " + order_of(ranked, "rps", who)), ranked[0], "rps", "req/s",
-                        who(ranked[0]))]
+    text = (
+        f"{sig(value(ranked[0], 'rps'))} req/s: {who(ranked[0])}, the most {where}"
+        + against_second(ranked, "rps")
+        + "."
+        + left_note(left)
+    )
+    return [
+        with_figure(
+            Finding(
+                family,
+                text,
+                chart=chart,
+                cells=cells_of(ranked),
+                left_out=left,
+                leads=True,
+                detail="by req/s: " + order_of(ranked, "rps", who),
+            ),
+            ranked[0],
+            "rps",
+            "req/s",
+            who(ranked[0]),
+        )
+    ]
 
 
 def order_of(ranked: list[dict], name: str, label) -> str:
@@ -150,8 +187,15 @@ def held(family: str, points: list[dict]) -> list[Finding]:
         held_n, target = value(p, "connections_held_peak"), value(p, "connections_target")
         text = f"{name} held {sig(held_n)} of {sig(target)} keep-alive connections at once"
         text += ("." if held_n >= target else f": past {sig(held_n)} the others got no answer.") + left_note(left)
-        out.append(with_figure(Finding(family, text, chart="hold_server", cells=p["cells"]), p,
-                               "rss_per_connection_kb", "KB", "server memory per connection"))
+        out.append(
+            with_figure(
+                Finding(family, text, chart="hold_server", cells=p["cells"]),
+                p,
+                "rss_per_connection_kb",
+                "KB",
+                "server memory per connection",
+            )
+        )
     return out
 
 
@@ -166,9 +210,11 @@ def limit_bit(family: str, name: str, point: dict, left: list[dict]) -> Finding:
         for kind, count in (r.get("errors") or {}).items():
             kinds[kind] = kinds.get(kind, 0) + (count or 0)
     failed = ", ".join(f"{kind} {sig(count / len(records))}" for kind, count in sorted(kinds.items()) if count)
-    text = (f"{name} held {held_text} of {sig(point.get('concurrency'))} keep-alive connections at once in "
-            f"{'all ' if len(records) > 1 else ''}{len(records)} launch{'es' if len(records) != 1 else ''}: its limit; "
-            f"the other connections' requests failed ({failed or 'none counted'} a launch).")
+    text = (
+        f"{name} held {held_text} of {sig(point.get('concurrency'))} keep-alive connections at once in "
+        f"{'all ' if len(records) > 1 else ''}{len(records)} launch{'es' if len(records) != 1 else ''}: its limit; "
+        f"the other connections' requests failed ({failed or 'none counted'} a launch)."
+    )
     return Finding(family, text, chart="hold_limit", cells=[r["cell_id"] for r in records], left_out=left)
 
 
@@ -204,14 +250,32 @@ def table_ranking(family: str, points: list[dict]) -> list[Finding]:
             out.append(all_flagged(family, f"Table {key}", left, f"seed004_table_{key}"))
             continue
         ranked = sorted(good, key=lambda p: value(p, "latency_ms.p99"))
-        text = (f"{sig(value(ranked[0], 'latency_ms.p99'), 2)} ms p99: {stack(ranked[0])}, the lowest of "
-                f"{len(ranked)} on {key} ({ranked[0].get('endpoint')}, C={ranked[0].get('concurrency')})"
-                + against_second(ranked, "latency_ms.p99", stack) + "." + left_note(left))
-        out.append(with_figure(Finding(family, text, chart=f"seed004_table_{key}", cells=cells_of(ranked),
-                                       left_out=left, leads=True,
-                                       detail="by p99, best first (ms): " + order_of(ranked, "latency_ms.p99", stack)
-                                       + order_caveat(ranked)),
-                               ranked[0], "latency_ms.p99", "ms", f"{stack(ranked[0])}, p99"))
+        text = (
+            f"{sig(value(ranked[0], 'latency_ms.p99'), 2)} ms p99: {stack(ranked[0])}, the lowest of "
+            f"{len(ranked)} on {key} ({ranked[0].get('endpoint')}, C={ranked[0].get('concurrency')})"
+            + against_second(ranked, "latency_ms.p99", stack)
+            + "."
+            + left_note(left)
+        )
+        out.append(
+            with_figure(
+                Finding(
+                    family,
+                    text,
+                    chart=f"seed004_table_{key}",
+                    cells=cells_of(ranked),
+                    left_out=left,
+                    leads=True,
+                    detail="by p99, best first (ms): "
+                    + order_of(ranked, "latency_ms.p99", stack)
+                    + order_caveat(ranked),
+                ),
+                ranked[0],
+                "latency_ms.p99",
+                "ms",
+                f"{stack(ranked[0])}, p99",
+            )
+        )
     return out
 
 
@@ -221,8 +285,10 @@ def pools(family: str, points: list[dict], chart: str = "seed004_pool_waiting") 
     out = []
     for name, pts in by_server(slow).items():
         good, left = split(pts)
-        sized = sorted((p for p in good if num(p["records"][0].get("db_connections_total"))),
-                       key=lambda p: num(p["records"][0]["db_connections_total"]))
+        sized = sorted(
+            (p for p in good if num(p["records"][0].get("db_connections_total"))),
+            key=lambda p: num(p["records"][0]["db_connections_total"]),
+        )
         if len(sized) < 2:
             if left:
                 out.append(all_flagged(family, f"{name}: pool sizes on /db/slow", left, chart))
@@ -230,20 +296,33 @@ def pools(family: str, points: list[dict], chart: str = "seed004_pool_waiting") 
         small, large = sized[0], sized[-1]
         n_small, n_large = (int(num(p["records"][0]["db_connections_total"])) for p in (small, large))
         gain, test = value(large, "rps") / value(small, "rps"), comparison(small, large, "rps")
-        text = (f"{times_text(gain, test)}: {name} on /db/slow with {n_large} pooled connections "
-                f"against {n_small} ({sig(value(small, 'rps'))} req/s); {pool_verdict(test)}." + left_note(left))
-        out.append(with_figure(Finding(family, text, chart=chart, cells=cells_of([small, large]), left_out=left,
-                                       leads=True), large, "rps", "req/s", f"{name}, pool {n_large}"))
+        text = (
+            f"{times_text(gain, test)}: {name} on /db/slow with {n_large} pooled connections "
+            f"against {n_small} ({sig(value(small, 'rps'))} req/s); {pool_verdict(test)}." + left_note(left)
+        )
+        out.append(
+            with_figure(
+                Finding(family, text, chart=chart, cells=cells_of([small, large]), left_out=left, leads=True),
+                large,
+                "rps",
+                "req/s",
+                f"{name}, pool {n_large}",
+            )
+        )
     return out
 
 
-POOL_BOUND = 1.5     # more connections answered this much more: the pool was the limit
+POOL_BOUND = 1.5  # more connections answered this much more: the pool was the limit
 
 
 def pool_verdict(test) -> str:
-    return interval_verdict(test, POOL_BOUND, "the pool was its limit",
-                            "something else (its workers, or the CPU) limits it before the pool",
-                            "on what limits it")
+    return interval_verdict(
+        test,
+        POOL_BOUND,
+        "the pool was its limit",
+        "something else (its workers, or the CPU) limits it before the pool",
+        "on what limits it",
+    )
 
 
 def pgbouncer(family: str, points: list[dict], chart: str = "seed004_table_db-pgbouncer") -> list[Finding]:
@@ -251,12 +330,30 @@ def pgbouncer(family: str, points: list[dict], chart: str = "seed004_table_db-pg
     ranked, left, instead = by_rps(family, pts, "Through PgBouncer", chart)
     if not ranked:
         return instead
-    text = (f"{sig(value(ranked[0], 'rps'))} req/s: {who(ranked[0])}, the most through PgBouncer "
-            f"({ranked[0].get('endpoint')}, C={ranked[0].get('concurrency')})" + against_second(ranked, "rps") + "."
-            + left_note(left))
-    return [with_figure(Finding(family, text, chart=chart, cells=cells_of(ranked), left_out=left, leads=True,
-                                detail="by req/s: " + order_of(ranked, "rps", stack)), ranked[0],
-                        "rps", "req/s", who(ranked[0]))]
+    text = (
+        f"{sig(value(ranked[0], 'rps'))} req/s: {who(ranked[0])}, the most through PgBouncer "
+        f"({ranked[0].get('endpoint')}, C={ranked[0].get('concurrency')})"
+        + against_second(ranked, "rps")
+        + "."
+        + left_note(left)
+    )
+    return [
+        with_figure(
+            Finding(
+                family,
+                text,
+                chart=chart,
+                cells=cells_of(ranked),
+                left_out=left,
+                leads=True,
+                detail="by req/s: " + order_of(ranked, "rps", stack),
+            ),
+            ranked[0],
+            "rps",
+            "req/s",
+            who(ranked[0]),
+        )
+    ]
 
 
 def worker_sweeps(family: str, points: list[dict], chart: str = "seed004_workers") -> list[Finding]:
@@ -276,10 +373,28 @@ def worker_sweeps(family: str, points: list[dict], chart: str = "seed004_workers
         ties = tied_steps([r for p in good for r in p["records"] if r.get("status") == "ok"], sweep)
         tie = f"; not told apart from {', '.join(map(str, ties))}" if ties else ""
         processes = f"{step} process{'es' * (num(step) != 1)}"
-        text = (f"{processes}: {best.get('server')}'s best count on {best.get('endpoint')} (of "
-                f"{', '.join(map(str, steps))} tried){tie}." + left_note(left))
-        out.append(with_figure(Finding(family, text, chart=chart, cells=cells_of(good), left_out=left, leads=True,
-                                       detail="not told apart: the throughput ratio's 95 % interval holds 1, or "
-                                              "fewer than 3 launches on a side" if ties else ""), best,
-                               "rps", "req/s", f"{best.get('server')} x{step}"))
+        text = (
+            f"{processes}: {best.get('server')}'s best count on {best.get('endpoint')} (of "
+            f"{', '.join(map(str, steps))} tried){tie}." + left_note(left)
+        )
+        out.append(
+            with_figure(
+                Finding(
+                    family,
+                    text,
+                    chart=chart,
+                    cells=cells_of(good),
+                    left_out=left,
+                    leads=True,
+                    detail="not told apart: the throughput ratio's 95 % interval holds 1, or "
+                    "fewer than 3 launches on a side"
+                    if ties
+                    else "",
+                ),
+                best,
+                "rps",
+                "req/s",
+                f"{best.get('server')} x{step}",
+            )
+        )
     return out

@@ -2,6 +2,7 @@
 each server setting bends, its ratio at the highest concurrency and why, its threads against maxThreads, what a
 thread costs, static throughput and whether the load generator was the limit, the highest sustainable rate.
 Each function takes (family, points) and returns findings; none when the run has no such cells."""
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -41,8 +42,8 @@ from .finding import (
 )
 
 MIN_COST_SETTINGS = 3
-OFFSET_EXPLAINED = 0.02    # a fitted knee this close to its pool, its interval missing it: the overheads say why
-SATURATED_PCT = 90.0       # the runner's loadgen_saturated threshold (runner/crossbench/record/metrics.py)
+OFFSET_EXPLAINED = 0.02  # a fitted knee this close to its pool, its interval missing it: the overheads say why
+SATURATED_PCT = 90.0  # the runner's loadgen_saturated threshold (runner/crossbench/record/metrics.py)
 
 
 def delay_sweeps(points: list[dict]) -> list[tuple[str, list[dict]]]:
@@ -52,16 +53,25 @@ def delay_sweeps(points: list[dict]) -> list[tuple[str, list[dict]]]:
     (maxThreads=50 before 200, whatever order the shuffled run measured them in)."""
     grouped: dict[tuple, list[dict]] = defaultdict(list)
     for p in points:
-        if by_default_driver(p) and ((num(p.get("delay_ms")) or 0) > 0 or served_once(p)) \
-                and p.get("endpoint") not in family("db"):
+        if (
+            by_default_driver(p)
+            and ((num(p.get("delay_ms")) or 0) > 0 or served_once(p))
+            and p.get("endpoint") not in family("db")
+        ):
             grouped[(p.get("group"), p.get("endpoint"), p.get("delay_ms"), who(p))].append(p)
     groups, endpoints = list(dict.fromkeys(k[0] for k in grouped)), list(dict.fromkeys(k[1] for k in grouped))
-    ordered = sorted(grouped.items(), key=lambda kv: (groups.index(kv[0][0]), endpoints.index(kv[0][1]),
-                                                      num(kv[0][2]) or 0, setting_order(kv[0][3])))
+    ordered = sorted(
+        grouped.items(),
+        key=lambda kv: (groups.index(kv[0][0]), endpoints.index(kv[0][1]), num(kv[0][2]) or 0, setting_order(kv[0][3])),
+    )
     names = [sweep_name(pts[0]) for _, pts in ordered]
-    return [(name if names.count(name) == 1 else f"{name[:-1]}, group {key[0]})",
-             sorted(pts, key=lambda p: num(p.get("concurrency")) or 0))
-            for name, (key, pts) in zip(names, ordered)]
+    return [
+        (
+            name if names.count(name) == 1 else f"{name[:-1]}, group {key[0]})",
+            sorted(pts, key=lambda p: num(p.get("concurrency")) or 0),
+        )
+        for name, (key, pts) in zip(names, ordered)
+    ]
 
 
 def served_once(point: dict) -> bool:
@@ -102,12 +112,23 @@ def bends(family: str, points: list[dict], chart: str = "efficiency") -> list[Fi
         point = bend_point(good, knee)
         measured = measured_overheads(good, ratio)
         text = resolution(name, knee, ratio, point) + offset_clause(knee, measured)
-        finding = with_figure(Finding(family, text + caveat_note(good) + "." + left_note(left), chart=chart,
-                                      cells=cells_of(good), left_out=left, leads=True,
-                                      detail=fit_detail(knee, RATIO_WORDS[ratio]) + offset_detail(measured)
-                                      + (seed_ratio_note(point, ratio) if knee.status in ("fitted", "bracket")
-                                         else "")),
-                              point, ratio, digits=4, label=f"{ratio.replace('_', ' ')} at C={point['concurrency']}")
+        finding = with_figure(
+            Finding(
+                family,
+                text + caveat_note(good) + "." + left_note(left),
+                chart=chart,
+                cells=cells_of(good),
+                left_out=left,
+                leads=True,
+                detail=fit_detail(knee, RATIO_WORDS[ratio])
+                + offset_detail(measured)
+                + (seed_ratio_note(point, ratio) if knee.status in ("fitted", "bracket") else ""),
+            ),
+            point,
+            ratio,
+            digits=4,
+            label=f"{ratio.replace('_', ' ')} at C={point['concurrency']}",
+        )
         out.append(with_knee(finding, knee))
     return out
 
@@ -119,8 +140,7 @@ def resolution(name: str, knee: Knee, ratio: str, point: dict) -> str:
     fit, short = knee.fit, ratio.replace("_", " ")
     at = f"{both_ratios(point, ratio)} at C={num(point.get('concurrency')):g}"
     if knee.status == "fitted":
-        return (f"Knee at {fitted_c_text(knee)}: {name} bends "
-                f"there, its {short} growing as C / N past it")
+        return f"Knee at {fitted_c_text(knee)}: {name} bends there, its {short} growing as C / N past it"
     if knee.status == "bracket":
         return f"Knee between C={knee.bracket[0]:g} and C={knee.bracket[1]:g}: {name} bends there"
     if knee.status == "not_reached":
@@ -147,18 +167,22 @@ def offset_clause(knee: Knee, found: Overheads | None) -> str:
         return ""
     off = knee.concurrency / found.pool - 1
     if abs(off) > OFFSET_EXPLAINED or not knee.low <= found.predicted <= knee.high:
-        return ""           # an offset the overheads do not explain is not explained by them
+        return ""  # an offset the overheads do not explain is not explained by them
     pool = f"{found.pool:g}"
-    return (f", {100 * abs(off):.2f} % {'above' if off > 0 else 'below'} its pool of {pool}: the fit estimates "
-            f"{pool} x a / a' = {sig(found.predicted, 5)}")
+    return (
+        f", {100 * abs(off):.2f} % {'above' if off > 0 else 'below'} its pool of {pool}: the fit estimates "
+        f"{pool} x a / a' = {sig(found.predicted, 5)}"
+    )
 
 
 def offset_detail(found: Overheads | None) -> str:
     if found is None:
         return ""
     pool = found.pool
-    return (f"; the ratio at C <= {pool:g}, a = {found.a:.5f}, and per C / {pool:g} past it, a' = "
-            f"{found.a_past:.5f} (geometric means): {pool:g} x a / a' = {found.predicted:.2f}")
+    return (
+        f"; the ratio at C <= {pool:g}, a = {found.a:.5f}, and per C / {pool:g} past it, a' = "
+        f"{found.a_past:.5f} (geometric means): {pool:g} x a / a' = {found.predicted:.2f}"
+    )
 
 
 def fit_detail(knee: Knee, words: str) -> str:
@@ -166,13 +190,14 @@ def fit_detail(knee: Knee, words: str) -> str:
     fit = knee.fit
     if fit is None:
         return f"no hinge fitted to the {words}"
-    detail = (f"the hinge {words} = a max(1, C / N) fitted over {fit.launches} launches, a = {fit.a:.3f}; "
-              f"{knee.words()}")
+    detail = f"the hinge {words} = a max(1, C / N) fitted over {fit.launches} launches, a = {fit.a:.3f}; {knee.words()}"
     if knee.status == "not_reached":
         detail += f"; under a {100 * (THRESHOLD - 1):.0f} % bend at C={knee.top:g}"
     if fit.widened > 1 and knee.status in ("fitted", "bracket"):
-        detail += (f"; its interval widened for the lack of fit (p = {fit.lack_of_fit_p:.2g}: the concurrencies' "
-                   f"means stray from the hinge {fit.widened:.3g} times as much as their launches from each other)")
+        detail += (
+            f"; its interval widened for the lack of fit (p = {fit.lack_of_fit_p:.2g}: the concurrencies' "
+            f"means stray from the hinge {fit.widened:.3g} times as much as their launches from each other)"
+        )
     return detail + knee.note()
 
 
@@ -192,9 +217,9 @@ def both_ratios(point: dict, ratio: str) -> str:
     said = [f"{ratio.replace('_', ' ')} {figure_of(point, ratio)}"]
     if ratio != "efficiency_ratio" and value(point, "efficiency_ratio") is not None:
         said.append(f"efficiency ratio {figure_of(point, 'efficiency_ratio')}")
-    note = said[0][said[0].rfind(" ("):] if said[0].endswith(")") and " (" in said[0] else None
-    if note and len(said) == 2 and said[1].endswith(note):        # '(1 launch)' said once, after both
-        said[0] = said[0][:-len(note)]
+    note = said[0][said[0].rfind(" (") :] if said[0].endswith(")") and " (" in said[0] else None
+    if note and len(said) == 2 and said[1].endswith(note):  # '(1 launch)' said once, after both
+        said[0] = said[0][: -len(note)]
     text = " and ".join(said)
     return text[0].upper() + text[1:]
 
@@ -229,18 +254,27 @@ def ratio_at_top(family: str, points: list[dict], chart: str = "efficiency") -> 
     for name, pts in delay_sweeps(points):
         good, left, ratio, knee = counted(pts)
         if not good or knee.status not in ("fitted", "bracket", "below_range"):
-            continue                                # no knee: bends() says the ratio at the top
+            continue  # no knee: bends() says the ratio at the top
         top = good[-1]
-        finding = Finding(family, f"{both_ratios(top, ratio)} at C={top['concurrency']:g}: {name}, "
-                                  f"{why_ratio(top)}." + left_note(left),
-                          chart=chart, cells=top["cells"], left_out=left, leads=True, detail=cpu_words(top))
-        out.append(with_figure(finding, top, ratio, digits=4,
-                               label=f"{ratio.replace('_', ' ')} at C={top['concurrency']}"))
+        finding = Finding(
+            family,
+            f"{both_ratios(top, ratio)} at C={top['concurrency']:g}: {name}, {why_ratio(top)}." + left_note(left),
+            chart=chart,
+            cells=top["cells"],
+            left_out=left,
+            leads=True,
+            detail=cpu_words(top),
+        )
+        out.append(
+            with_figure(finding, top, ratio, digits=4, label=f"{ratio.replace('_', ' ')} at C={top['concurrency']}")
+        )
     return out
 
 
-THREADS_WORDS = ("threads: every thread of the server's JVM at its peak (the pool's, busy or idle, and the JVM's "
-                 "and Tomcat's own); busy: the pool's busy count at its sampled peak")
+THREADS_WORDS = (
+    "threads: every thread of the server's JVM at its peak (the pool's, busy or idle, and the JVM's "
+    "and Tomcat's own); busy: the pool's busy count at its sampled peak"
+)
 
 
 def thread_plateaus(family: str, points: list[dict], chart: str = "threads_peak") -> list[Finding]:
@@ -265,14 +299,30 @@ def thread_plateaus(family: str, points: list[dict], chart: str = "threads_peak"
             if busy is None or not limit:
                 text = f"{most}, maxThreads {limit:g} (the pool's busy count was not sampled)"
             elif busy >= limit:
-                text = f"{most} filled its pool ({busy:.0f} of {limit:g} busy); the other {threads - limit:.0f} " \
-                       "are the JVM's and Tomcat's own"
+                text = (
+                    f"{most} filled its pool ({busy:.0f} of {limit:g} busy); the other {threads - limit:.0f} "
+                    "are the JVM's and Tomcat's own"
+                )
             else:
                 text = f"{most} never filled its pool (at most {busy:.0f} of {limit:g} busy)"
-        out.append(with_figure(Finding(family, text + "." + left_note(left), chart=chart, cells=peak["cells"],
-                                       left_out=left, leads=True, detail=THREADS_WORDS if limit else ""),
-                               peak, "threads_peak", "threads",
-                               f"peak threads at C={peak['concurrency']}", 2))
+        out.append(
+            with_figure(
+                Finding(
+                    family,
+                    text + "." + left_note(left),
+                    chart=chart,
+                    cells=peak["cells"],
+                    left_out=left,
+                    leads=True,
+                    detail=THREADS_WORDS if limit else "",
+                ),
+                peak,
+                "threads_peak",
+                "threads",
+                f"peak threads at C={peak['concurrency']}",
+                2,
+            )
+        )
     return out
 
 
@@ -293,18 +343,32 @@ def thread_cost(family: str, points: list[dict], chart: str = "maxthreads_cost")
     fit = stats.least_squares([value(p, "threads_peak") for p in used], [value(p, "rss_peak_mb") for p in used])
     if fit is None:
         return []
-    kb = {"value": 1024 * fit.slope, "n": len(used),
-          "ci95_low": None if fit.slope_low is None else 1024 * fit.slope_low,
-          "ci95_high": None if fit.slope_high is None else 1024 * fit.slope_high}
+    kb = {
+        "value": 1024 * fit.slope,
+        "n": len(used),
+        "ci95_low": None if fit.slope_low is None else 1024 * fit.slope_low,
+        "ci95_high": None if fit.slope_high is None else 1024 * fit.slope_high,
+    }
     settings = len({pool_size(p["records"][0]) for p in used})
-    return [Finding(family, f"{fmt_interval(kb, 'KB')} of resident memory per thread here: the slope of peak RSS "
-                            f"against peak threads over {len(used)} points of {settings} maxThreads settings (the "
-                            "heap's growth is in it too)." + left_note(left_all), leads=True,
-                    label="memory per thread", figure=kb["value"], unit="KB", n=len(used),
-                    interval=[kb["ci95_low"], kb["ci95_high"]] if kb["ci95_low"] is not None else None,
-                    method="least squares, slope +- t x its standard error",
-                    basis=f"least squares over {len(used)} points", chart=chart, cells=cells_of(used),
-                    left_out=left_all)]
+    return [
+        Finding(
+            family,
+            f"{fmt_interval(kb, 'KB')} of resident memory per thread here: the slope of peak RSS "
+            f"against peak threads over {len(used)} points of {settings} maxThreads settings (the "
+            "heap's growth is in it too)." + left_note(left_all),
+            leads=True,
+            label="memory per thread",
+            figure=kb["value"],
+            unit="KB",
+            n=len(used),
+            interval=[kb["ci95_low"], kb["ci95_high"]] if kb["ci95_low"] is not None else None,
+            method="least squares, slope +- t x its standard error",
+            basis=f"least squares over {len(used)} points",
+            chart=chart,
+            cells=cells_of(used),
+            left_out=left_all,
+        )
+    ]
 
 
 def load_words(point: dict) -> str:
@@ -313,12 +377,18 @@ def load_words(point: dict) -> str:
     cores = len(record.get("loadgen_cpus") or []) or num(record.get("loadgen_threads")) or 1
     server_cores = len(record.get("server_cpus") or []) or 1
     cpu, loadgen_cpu = value(point, "cpu_percent"), value(point, "loadgen_cpu_percent")
-    server = "the server's CPU was not measured" if cpu is None else \
-        f"the server at {sig(cpu, 2)} % of its {server_cores:g} core{'s' if server_cores > 1 else ''}" + \
-        (" (its limit)" if cpu >= SATURATED_PCT * server_cores else "")
-    loadgen = "the load generator's CPU was not measured" if loadgen_cpu is None else \
-        f"{record.get('loadgen')} at {sig(loadgen_cpu, 2)} % of its {cores:g} core{'s' if cores > 1 else ''}" + \
-        (" (its limit)" if loadgen_cpu >= SATURATED_PCT * cores else "")
+    server = (
+        "the server's CPU was not measured"
+        if cpu is None
+        else f"the server at {sig(cpu, 2)} % of its {server_cores:g} core{'s' if server_cores > 1 else ''}"
+        + (" (its limit)" if cpu >= SATURATED_PCT * server_cores else "")
+    )
+    loadgen = (
+        "the load generator's CPU was not measured"
+        if loadgen_cpu is None
+        else f"{record.get('loadgen')} at {sig(loadgen_cpu, 2)} % of its {cores:g} core{'s' if cores > 1 else ''}"
+        + (" (its limit)" if loadgen_cpu >= SATURATED_PCT * cores else "")
+    )
     return f"{server}, {loadgen}"
 
 
@@ -333,18 +403,44 @@ def static_throughput(family: str, points: list[dict], chart: str = "static_rps"
     good, left = split(here)
     out = []
     for p in sorted(good, key=lambda p: -(value(p, "rps") or 0)):
-        finding = Finding(family, f"{figure_of(p, 'rps', 'req/s')}: {who(p)} on the static mix at C={top_c:g}; "
-                                  f"{load_words(p)}{caveat_note([p])}.", chart=chart, cells=p["cells"], leads=True)
+        finding = Finding(
+            family,
+            f"{figure_of(p, 'rps', 'req/s')}: {who(p)} on the static mix at C={top_c:g}; "
+            f"{load_words(p)}{caveat_note([p])}.",
+            chart=chart,
+            cells=p["cells"],
+            leads=True,
+        )
         out.append(with_figure(finding, p, "rps", "req/s", f"{who(p)}, static mix, C={top_c:g}"))
     if len(good) >= 2:
         ranked = sorted(good, key=lambda p: -(value(p, "rps") or 0))
-        out.append(with_figure(Finding(family, ranking_text(ranked[0], ranked[1], top_c) + left_note(left),
-                                       chart=chart, cells=cells_of(ranked), left_out=left, leads=True,
-                                       detail=RANK_METHOD),
-                               ranked[0], "rps", "req/s", f"{who(ranked[0])}"))
+        out.append(
+            with_figure(
+                Finding(
+                    family,
+                    ranking_text(ranked[0], ranked[1], top_c) + left_note(left),
+                    chart=chart,
+                    cells=cells_of(ranked),
+                    left_out=left,
+                    leads=True,
+                    detail=RANK_METHOD,
+                ),
+                ranked[0],
+                "rps",
+                "req/s",
+                f"{who(ranked[0])}",
+            )
+        )
     elif left and good:
-        out.append(Finding(family, f"No ranking on the static mix at C={top_c:g}: only {who(good[0])} counted."
-                           + left_note(left), chart=chart, cells=cells_of(good), left_out=left))
+        out.append(
+            Finding(
+                family,
+                f"No ranking on the static mix at C={top_c:g}: only {who(good[0])} counted." + left_note(left),
+                chart=chart,
+                cells=cells_of(good),
+                left_out=left,
+            )
+        )
     elif left:
         out.append(all_flagged(family, f"Static mix at C={top_c:g}", left, chart))
     return out
@@ -389,10 +485,17 @@ def open_loop(family: str, points: list[dict], chart: str = "openloop_latency") 
             continue
         best = sustained[-1]
         beyond = pts[len(sustained)] if len(sustained) < len(pts) else None
-        then = (f", not {num(beyond['rate']):g} req/s ({', '.join(beyond['flags']) or 'failed'})" if beyond
-                else ", the highest offered")
-        finding = Finding(family, f"{num(best['rate']):g} req/s offered and sustained: {where}{then}{predicted}."
-                                  + left_note(left), chart=chart, cells=cells_of(sustained),
-                          left_out=left)
+        then = (
+            f", not {num(beyond['rate']):g} req/s ({', '.join(beyond['flags']) or 'failed'})"
+            if beyond
+            else ", the highest offered"
+        )
+        finding = Finding(
+            family,
+            f"{num(best['rate']):g} req/s offered and sustained: {where}{then}{predicted}." + left_note(left),
+            chart=chart,
+            cells=cells_of(sustained),
+            left_out=left,
+        )
         out.append(with_figure(finding, best, "latency_ms.p99", "ms", f"p99 at {num(best['rate']):g} req/s"))
     return out

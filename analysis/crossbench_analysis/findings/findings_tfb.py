@@ -3,6 +3,7 @@ at its best level, as TechEmpower quotes it, ranked, with the ratio to the leade
 level's first launch and stated from the launches after it (finding.confirmed_best_levels: the best of many single launches
 reads high); a stack whose best cannot be told from the leader's (their ratio's 95 % interval holds 1) is named
 as a tie."""
+
 from __future__ import annotations
 
 from crossbench_analysis.charts.tfb import is_tfb
@@ -42,19 +43,39 @@ def ranking(family: str, points: list[dict], chart: str = "tfb_rps") -> list[Fin
         if not good:
             out.append(all_flagged(family, type_words(group), left, chart))
             continue
-        best = confirmed_best_levels(good, lambda p: str(p.get("server")))   # each server at its best level and workers
+        best = confirmed_best_levels(good, lambda p: str(p.get("server")))  # each server at its best level and workers
         ranked = sorted(best.values(), key=lambda p: value(p, "rps"), reverse=True)
         top = ranked[0]
-        parts = [f"{who(p)} at C={p.get('concurrency')}: {sig(value(p, 'rps'), 3)} req/s"
-                 + ("" if p is top else f" (x{value(p, 'rps') / value(top, 'rps'):.2f}{tie(p, top)})")
-                 for p in ranked]
-        text = (f"{sig(value(top, 'rps'), 3)} req/s: {who(top)} at C={top.get('concurrency')}, the most on "
-                f"{type_words(group)} ({top.get('endpoint')}) of {len(ranked)} stacks at their best levels"
-                + against_second(ranked, "rps") + "." + left_note(left))
-        out.append(with_figure(Finding(family, text, chart=chart, cells=cells_of(ranked), left_out=left, leads=True,
-                                       detail="each stack at its best level, against the leader only (the order "
-                                              "among the others is untested): " + "; ".join(parts)),
-                               top, "rps", "req/s", f"{who(top)}, best level"))
+        parts = [
+            f"{who(p)} at C={p.get('concurrency')}: {sig(value(p, 'rps'), 3)} req/s"
+            + ("" if p is top else f" (x{value(p, 'rps') / value(top, 'rps'):.2f}{tie(p, top)})")
+            for p in ranked
+        ]
+        text = (
+            f"{sig(value(top, 'rps'), 3)} req/s: {who(top)} at C={top.get('concurrency')}, the most on "
+            f"{type_words(group)} ({top.get('endpoint')}) of {len(ranked)} stacks at their best levels"
+            + against_second(ranked, "rps")
+            + "."
+            + left_note(left)
+        )
+        out.append(
+            with_figure(
+                Finding(
+                    family,
+                    text,
+                    chart=chart,
+                    cells=cells_of(ranked),
+                    left_out=left,
+                    leads=True,
+                    detail="each stack at its best level, against the leader only (the order "
+                    "among the others is untested): " + "; ".join(parts),
+                ),
+                top,
+                "rps",
+                "req/s",
+                f"{who(top)}, best level",
+            )
+        )
     return out
 
 
@@ -77,11 +98,24 @@ def against_reference(family: str, points: list[dict]) -> list[Finding]:
     out = [Finding(family, f"TechEmpower's reference data: {problem}") for problem in result["problems"]]
     for te_type, said in tfb_reference.counts(result).items():
         words = ", ".join(f"{n} {verdict}" for verdict, n in sorted(said.items(), key=lambda kv: -kv[1]))
-        reversed_pairs = sorted({f"{each['b']}/{each['a']}" for t in result["types"] if t["type"] == te_type
-                                 for each in t["pairs"] for run in each["runs"]
-                                 if run["verdict"] == tfb_reference.REVERSED})
+        reversed_pairs = sorted(
+            {
+                f"{each['b']}/{each['a']}"
+                for t in result["types"]
+                if t["type"] == te_type
+                for each in t["pairs"]
+                for run in each["runs"]
+                if run["verdict"] == tfb_reference.REVERSED
+            }
+        )
         note = f"; reversed: {', '.join(reversed_pairs)}" if reversed_pairs else ""
-        out.append(Finding(family, f"{te_type} against TechEmpower's published runs, ratio by ratio between our "
-                                   f"stacks at their best levels: {words} (tfb-reference.md)", chart="tfb_rps",
-                           detail=note.lstrip("; ")))
+        out.append(
+            Finding(
+                family,
+                f"{te_type} against TechEmpower's published runs, ratio by ratio between our "
+                f"stacks at their best levels: {words} (tfb-reference.md)",
+                chart="tfb_rps",
+                detail=note.lstrip("; "),
+            )
+        )
     return out

@@ -6,6 +6,7 @@ name lists the delays, '(/delay/sync, 1 / 3 / 10 s)', and each number that diffe
 order, '4.989 [4.975, 5.002] / 4.97 [4.90, 5.04] / 5.00 [4.90, 5.11]'; where no number differs the name says
 'each of 1, 3 and 10 s'. The fold keeps each delay's own figure, method and detail, and the cells of all of them.
 Works on findings.json's records, so a committed run's findings can be merged again without its raw records."""
+
 from __future__ import annotations
 
 import re
@@ -60,15 +61,30 @@ def joined(members: list[dict]) -> dict:
     sentence = sentence.replace(PLACE + "D", delay_list(delays, varies))
     folds = [f"at {d}: " + "; ".join(part for part in (fold_of(r),) if part) for d, r in zip(delays, members)]
     first = members[0]
-    return {**first, "sentence": sentence, "label": "", "figure": None, "interval": None, "n": None,
-            "launches": None, "method": "", "basis": "", "figure_text": "", "leads": True,
-            "detail": " | ".join(folds), "cells": [c for r in members for c in r.get("cells") or []],
-            "left_out": [x for r in members for x in r.get("left_out") or []]}
+    return {
+        **first,
+        "sentence": sentence,
+        "label": "",
+        "figure": None,
+        "interval": None,
+        "n": None,
+        "launches": None,
+        "method": "",
+        "basis": "",
+        "figure_text": "",
+        "leads": True,
+        "detail": " | ".join(folds),
+        "cells": [c for r in members for c in r.get("cells") or []],
+        "left_out": [x for r in members for x in r.get("left_out") or []],
+    }
 
 
 def fold_of(record: dict) -> str:
-    parts = [record["figure_text"] + (f", {record['method']}" if record.get("method") else "")] \
-        if record.get("figure_text") else []
+    parts = (
+        [record["figure_text"] + (f", {record['method']}" if record.get("method") else "")]
+        if record.get("figure_text")
+        else []
+    )
     return "; ".join(parts + ([record["detail"].lstrip("; ")] if record.get("detail") else []))
 
 

@@ -4,6 +4,7 @@ ratio, which is all the knee's fit reads, so its knee sentences (findings_sweeps
 "bends at" follow the suite's fit while every other finding, which reads the cells, stays as the run's analysis
 wrote it. `python -m crossbench_analysis.findings.refit RUN_DIR...` rewrites findings.json and findings.md in
 place and says how many knees it fitted again."""
+
 from __future__ import annotations
 
 import argparse
@@ -13,8 +14,8 @@ from types import SimpleNamespace
 
 from crossbench.figures.points import POINTS_FILE
 
-from . import findings, summary
 from ..report import tables
+from . import findings, summary
 from .finding import left_note, who
 from .findings_sweeps import bends, counted, delay_sweeps
 
@@ -40,14 +41,18 @@ def refit(run_dir: Path) -> int:
             continue
         old = records[at]
         found.family, found.chart = old["family"], old.get("chart_name") or found.chart
-        found.left_out = old.get("left_out") or []     # the launches left out are known from their records only
+        found.left_out = old.get("left_out") or []  # the launches left out are known from their records only
         found.sentence += left_note(found.left_out)
         records[at] = found.to_dict({old["chart_name"]} if old.get("chart_name") else set())
         replaced += 1
-    knees = {(who(pts[0]), f"{pts[0].get('endpoint')}, {summary.delay_text(pts[0])} delay"):
-             summary.bend_text(counted(pts)[3]) for _, pts in delay_sweeps(points)}
+    knees = {
+        (who(pts[0]), f"{pts[0].get('endpoint')}, {summary.delay_text(pts[0])} delay"): summary.bend_text(
+            counted(pts)[3]
+        )
+        for _, pts in delay_sweeps(points)
+    }
     table = written.get("summary") or tables.EMPTY
-    for line in table.get("rows", []):          # the summary table's lines, not records
+    for line in table.get("rows", []):  # the summary table's lines, not records
         if "bends_at" in line:
             line["bends_at"] = knees.get((line.get("setting"), line.get("workload")), line["bends_at"])
     path.write_text(json.dumps(written, indent=2) + "\n")

@@ -9,6 +9,7 @@ between; and the seed's efficiency ratio at the sweep's highest counted concurre
 Rows stand in reading order: server (the registry's order), its setting in its own order (maxThreads=50 before
 200), then the workload (endpoint, delay by length, the static mix last), whatever order the run measured them in.
 Figures are a point's value with its 95 % interval over launches (points.fmt_interval's one notation)."""
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -24,8 +25,8 @@ from crossbench_analysis.report.tables import COLUMNS, KEYS
 from .finding import delay_text, figure, sig, split, value, who
 from .findings_sweeps import SATURATED_PCT, counted, delay_sweeps
 
-BUSY_CORE_PCT = 90.0          # a core this busy is what holds the throughput (loadgen_saturated's threshold too)
-POOL_SHARE = 0.9              # a pool past its size that answers this share of size / delay is held by the pool
+BUSY_CORE_PCT = 90.0  # a core this busy is what holds the throughput (loadgen_saturated's threshold too)
+POOL_SHARE = 0.9  # a pool past its size that answers this share of size / delay is held by the pool
 
 
 def rows(points: list[dict]) -> list[dict]:
@@ -36,15 +37,16 @@ def rows(points: list[dict]) -> list[dict]:
     for _, pts in delay_sweeps(points):
         good, _, _, knee = counted(pts)
         if good:
-            delayed = " delay" if num(pts[0].get("delay_ms")) else ""       # else a user path's service time
+            delayed = " delay" if num(pts[0].get("delay_ms")) else ""  # else a user path's service time
             line = row(good, f"{pts[0].get('endpoint')}, {delay_text(pts[0])}{delayed}", bend_text(knee), pts)
             placed.append((reading_order(pts), line | {"efficiency_top": efficiency_at_top(good, line["at_c"])}))
     for pts in static_sweeps(points):
         good, _ = split(pts)
         good = [p for p in good if value(p, "rps") is not None]
         if good:
-            placed.append((reading_order(pts), row(good, "static mix", "n/a (no delay)", pts)
-                           | {"efficiency_top": "n/a"}))
+            placed.append(
+                (reading_order(pts), row(good, "static mix", "n/a (no delay)", pts) | {"efficiency_top": "n/a"})
+            )
     return [r for _, r in sorted(placed, key=lambda placed_row: placed_row[0])]
 
 
@@ -53,8 +55,14 @@ def reading_order(pts: list[dict]) -> tuple:
     after the delays)."""
     first = pts[0]
     delay = num(first.get("delay_ms")) or 0
-    return (server_rank(first.get("server")), str(first.get("server") or ""), setting_order(who(first)),
-            delay == 0, str(first.get("endpoint") or ""), delay)
+    return (
+        server_rank(first.get("server")),
+        str(first.get("server") or ""),
+        setting_order(who(first)),
+        delay == 0,
+        str(first.get("endpoint") or ""),
+        delay,
+    )
 
 
 def efficiency_at_top(good: list[dict], at_c: str) -> str:
@@ -70,7 +78,7 @@ def static_sweeps(points: list[dict]) -> list[list[dict]]:
     for p in points:
         if by_default_driver(p) and is_static(p.get("endpoint")) and not num(p.get("delay_ms")):
             grouped[(p.get("group"), who(p))].append(p)
-    ordered = sorted(grouped.items(), key=lambda kv: (str(kv[0][0]), setting_order(kv[0][1])))    # 50 before 200
+    ordered = sorted(grouped.items(), key=lambda kv: (str(kv[0][0]), setting_order(kv[0][1])))  # 50 before 200
     return [sorted(pts, key=lambda p: num(p.get("concurrency")) or 0) for _, pts in ordered]
 
 
@@ -79,10 +87,16 @@ def row(good: list[dict], workload: str, bends: str, sweep: list[dict]) -> dict:
     best = max(good, key=lambda p: value(p, "rps") or 0)
     beyond = [p for p in sweep if not p["valid"] and (num(p.get("concurrency")) or 0) > num(best.get("concurrency"))]
     p50, p99 = value(best, "latency_ms.p50"), value(best, "latency_ms.p99")
-    return {"setting": who(best), "workload": workload, "bends_at": bends,
-            "most_rps": figures.fmt_interval(figure(best, "rps")), "at_c": f"{num(best.get('concurrency')):g}",
-            "latency_ms": f"{sig(p50)} / {sig(p99)}" if p50 is not None and p99 is not None else "n/a",
-            "limited_by": limited_by(best, beyond), "point_id": best.get("point_id")}
+    return {
+        "setting": who(best),
+        "workload": workload,
+        "bends_at": bends,
+        "most_rps": figures.fmt_interval(figure(best, "rps")),
+        "at_c": f"{num(best.get('concurrency')):g}",
+        "latency_ms": f"{sig(p50)} / {sig(p99)}" if p50 is not None and p99 is not None else "n/a",
+        "limited_by": limited_by(best, beyond),
+        "point_id": best.get("point_id"),
+    }
 
 
 def bend_text(knee: Knee) -> str:
@@ -109,16 +123,18 @@ def limited_by(point: dict, beyond: list[dict] = ()) -> str:
     if saturated:
         cpu = value(point, "cpu_percent")
         cores = len(point["records"][0].get("server_cpus") or []) or 1
-        beyond_text = (f"the load generator at C={saturated_c_text(saturated)} (at full use there: those points "
-                       "left out)")
+        beyond_text = (
+            f"the load generator at C={saturated_c_text(saturated)} (at full use there: those points left out)"
+        )
         if cpu is not None and cpu >= BUSY_CORE_PCT * cores:
             return f"the server's core{'s' if cores > 1 else ''} ({sig(cpu, 2)} % CPU); past it {beyond_text}"
         return beyond_text + (f"; here the server {sig(cpu, 2)} % CPU" if cpu is not None else "")
     record = point["records"][0]
     loadgen_cpu = value(point, "loadgen_cpu_percent")
     loadgen_cores = len(record.get("loadgen_cpus") or []) or num(record.get("loadgen_threads")) or 1
-    if "loadgen_saturated" in (point.get("flags") or []) or \
-            (loadgen_cpu is not None and loadgen_cpu >= SATURATED_PCT * loadgen_cores):
+    if "loadgen_saturated" in (point.get("flags") or []) or (
+        loadgen_cpu is not None and loadgen_cpu >= SATURATED_PCT * loadgen_cores
+    ):
         return f"the load generator ({sig(loadgen_cpu, 2)} % CPU)" if loadgen_cpu is not None else "the load generator"
     c, delay_s = num(point.get("concurrency")) or 0, (num(point.get("delay_ms")) or 0) / 1000
     pool, rps = num(predicted_knee(record)), value(point, "rps") or 0

@@ -8,36 +8,43 @@ tfb-reference.md and tfb-reference.json into the run directory, and the tfb find
 Ratios, not throughput: TechEmpower's machines had 14 to 56 cores and their own load generator machine; ours has
 the server on one core and wrk on another, so a figure at the generator's ceiling compares nothing, and a server
 at its core's limit compares per-core throughput where TechEmpower compared whole machines."""
+
 from __future__ import annotations
 
 import csv
 import itertools
 import json
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import tomllib
 
 from crossbench.figures.points import GENERATOR_CEILING as SATURATED
 from crossbench.figures.points import may_be_best
 from crossbench_analysis.charts.tfb import is_tfb
 from crossbench_analysis.read.runinfo import offered_rate
 
-from .finding import confirmed_best_levels
-from .finding import comparison, figure, load_points, ratio_text, sig, split, value
+from .finding import comparison, confirmed_best_levels, figure, load_points, ratio_text, sig, split, value
 
 REFERENCE_DIR = Path(__file__).resolve().parents[2] / "reference" / "techempower"
 MAPPING = "mapping.toml"
 # (name, file): the reference runs, oldest first (their README says what each is)
-RUNS = (("Round 21 (official run edd8ab2e, 2022)", "round21-citrine-edd8ab2e.csv"),
-        ("continuous run de12400a (2023, before Round 22)", "continuous-citrine-2023-09-19-de12400a.csv"),
-        ("Round 23 (run 91a66052, 2025; uvicorn only)", "round23-uvicorn-91a66052.csv"))
+RUNS = (
+    ("Round 21 (official run edd8ab2e, 2022)", "round21-citrine-edd8ab2e.csv"),
+    ("continuous run de12400a (2023, before Round 22)", "continuous-citrine-2023-09-19-de12400a.csv"),
+    ("Round 23 (run 91a66052, 2025; uvicorn only)", "round23-uvicorn-91a66052.csv"),
+)
 COLUMNS = ["framework", "test_type", "best_rps", "concurrency_or_level", "source"]
 # our endpoint -> (TechEmpower's test type, mapping.toml's key)
-TYPES = {"/json": ("json", "json"), "/plaintext": ("plaintext", "plaintext"), "/db": ("db", "db"),
-         "/queries": ("query", "queries"), "/fortunes": ("fortune", "fortunes"), "/updates": ("update", "updates")}
-REFERENCE_QUERIES = 20        # the query and update rows are TechEmpower's 20-queries sample
-CPU_BOUND_SHARE = 0.9         # a server using this share of its cores is at their limit
+TYPES = {
+    "/json": ("json", "json"),
+    "/plaintext": ("plaintext", "plaintext"),
+    "/db": ("db", "db"),
+    "/queries": ("query", "queries"),
+    "/fortunes": ("fortune", "fortunes"),
+    "/updates": ("update", "updates"),
+}
+REFERENCE_QUERIES = 20  # the query and update rows are TechEmpower's 20-queries sample
+CPU_BOUND_SHARE = 0.9  # a server using this share of its cores is at their limit
 JSON_FILE, MD_FILE = "tfb-reference.json", "tfb-reference.md"
 NO_TFB = "has no cells of TechEmpower's types: run ./runner/run_all.sh --experiment tfb (or tfb-quick) first"
 SAME, REVERSED, NOISE, NOT_READ = "same order", "reversed", "within our noise", "not read"
@@ -50,6 +57,7 @@ class NoTfbCells(ValueError):
 @dataclass
 class Reference:
     """One reference run: best requests/s by (entry, test type), and what was wrong with its file, if anything."""
+
     name: str
     file: str
     rps: dict = field(default_factory=dict)
@@ -66,8 +74,9 @@ def load_run(directory: Path, name: str, file: str) -> Reference:
     with path.open(newline="") as handle:
         rows = list(csv.reader(handle))
     if not rows or rows[0] != COLUMNS:
-        ref.problems.append(f"{file} is not of the shape {','.join(COLUMNS)} (its header: "
-                            f"{','.join(rows[0]) if rows else 'none'})")
+        ref.problems.append(
+            f"{file} is not of the shape {','.join(COLUMNS)} (its header: {','.join(rows[0]) if rows else 'none'})"
+        )
         return ref
     for number, row in enumerate(rows[1:], 2):
         try:
@@ -134,8 +143,12 @@ def entries_of(mapping: dict, server: str, key: str) -> tuple[list[str], str]:
 
 def reference_ratio(ref: Reference, te_type: str, entries_a: list[str], entries_b: list[str]) -> dict | None:
     """B / A in one reference run over every pair of their entries: {low, high, pairs}; None without both."""
-    pairs = [(a, b, ref.rps[(b, te_type)] / ref.rps[(a, te_type)])
-             for a in entries_a for b in entries_b if (a, te_type) in ref.rps and (b, te_type) in ref.rps]
+    pairs = [
+        (a, b, ref.rps[(b, te_type)] / ref.rps[(a, te_type)])
+        for a in entries_a
+        for b in entries_b
+        if (a, te_type) in ref.rps and (b, te_type) in ref.rps
+    ]
     if not pairs:
         return None
     ratios = [r for _, _, r in pairs]
@@ -172,31 +185,48 @@ def compare(points: list[dict], directory: Path = REFERENCE_DIR) -> dict:
         if not stacks:
             continue
         levels = {server: level(p) for server, p in stacks.items()}
-        pairs = [pair(stacks[a], stacks[b], te_type, key, refs, mapping)
-                 for a, b in itertools.combinations(sorted(stacks), 2)]
+        pairs = [
+            pair(stacks[a], stacks[b], te_type, key, refs, mapping)
+            for a, b in itertools.combinations(sorted(stacks), 2)
+        ]
         types.append({"type": te_type, "endpoint": endpoint, "levels": levels, "pairs": pairs})
-    return {"types": types, "problems": problems, "left_out": left,
-            "references": [{"name": r.name, "file": r.file} for r in refs]}
+    return {
+        "types": types,
+        "problems": problems,
+        "left_out": left,
+        "references": [{"name": r.name, "file": r.file} for r in refs],
+    }
 
 
 def level(point: dict) -> dict:
     """A stack's best level: its throughput with the interval, and where its CPU went (the server's tree and the
     run's PostgreSQL, in % of a core, means over the launches), which says what set the figure here."""
     found = figure(point, "rps") or {}
-    return {"point_id": point["point_id"], "concurrency": point.get("concurrency"), "rps": found.get("value"),
-            "low": found.get("ci95_low"), "high": found.get("ci95_high"), "n": point["n"],
-            "picked_by": point.get("picked_by"),
-            "processes": point.get("processes"), "ceiling": ceiling(point),
-            "cores": len(point.get("server_cpus") or ()) or None, "cpu_percent": value(point, "cpu_percent"),
-            "db_cpu_percent": value(point, "db_cpu_percent")}
+    return {
+        "point_id": point["point_id"],
+        "concurrency": point.get("concurrency"),
+        "rps": found.get("value"),
+        "low": found.get("ci95_low"),
+        "high": found.get("ci95_high"),
+        "n": point["n"],
+        "picked_by": point.get("picked_by"),
+        "processes": point.get("processes"),
+        "ceiling": ceiling(point),
+        "cores": len(point.get("server_cpus") or ()) or None,
+        "cpu_percent": value(point, "cpu_percent"),
+        "db_cpu_percent": value(point, "db_cpu_percent"),
+    }
 
 
 def pair(a: dict, b: dict, te_type: str, key: str, refs: list[Reference], mapping: dict) -> dict:
     server_a, server_b = str(a.get("server")), str(b.get("server"))
     test = comparison(a, b, "rps")
-    ours = {"ratio": test.ratio if test else value(b, "rps") / value(a, "rps"),
-            "low": test.low if test else None, "high": test.high if test else None,
-            "text": ratio_text(test) if test else f"{sig(value(b, 'rps') / value(a, 'rps'))} (indicative)"}
+    ours = {
+        "ratio": test.ratio if test else value(b, "rps") / value(a, "rps"),
+        "low": test.low if test else None,
+        "high": test.high if test else None,
+        "text": ratio_text(test) if test else f"{sig(value(b, 'rps') / value(a, 'rps'))} (indicative)",
+    }
     entries_a, why_a = entries_of(mapping, server_a, key)
     entries_b, why_b = entries_of(mapping, server_b, key)
     limits = (ceiling(a), ceiling(b))
@@ -205,18 +235,27 @@ def pair(a: dict, b: dict, te_type: str, key: str, refs: list[Reference], mappin
         theirs = reference_ratio(ref, te_type, entries_a, entries_b)
         said, why = verdict(ours, theirs, limits)
         runs.append({"reference": ref.name, "ratio": theirs, "verdict": said, "why": why})
-    return {"a": server_a, "b": server_b, "ours": ours, "limits": list(limits), "runs": runs,
-            "entries": {server_a: entries_a, server_b: entries_b}, "differs": {server_a: why_a, server_b: why_b}}
+    return {
+        "a": server_a,
+        "b": server_b,
+        "ours": ours,
+        "limits": list(limits),
+        "runs": runs,
+        "entries": {server_a: entries_a, server_b: entries_b},
+        "differs": {server_a: why_a, server_b: why_b},
+    }
 
 
 LIMIT_WORDS = {"generator": "wrk on one core was saturated", "cores": "the server used its cores fully"}
-BOTH_AT_CORES = ("both used their cores fully, so ours compares the CPU a request costs each stack; "
-                 "TechEmpower's compared whole machines of many cores, where a stack's worker model decides how much "
-                 "of that it turns into throughput")
+BOTH_AT_CORES = (
+    "both used their cores fully, so ours compares the CPU a request costs each stack; "
+    "TechEmpower's compared whole machines of many cores, where a stack's worker model decides how much "
+    "of that it turns into throughput"
+)
 
 
 def cpu_words(lv: dict) -> str:
-    """"CPU: server 97 % of its 1 core, PostgreSQL 41 %" of a best level ('' without the figures)."""
+    """ "CPU: server 97 % of its 1 core, PostgreSQL 41 %" of a best level ('' without the figures)."""
     if lv.get("cpu_percent") is None:
         return ""
     cores = lv.get("cores")
@@ -233,33 +272,48 @@ def reversal_words(each: dict) -> str:
     return f"{said}. Which of these explains it, the measurement here cannot tell"
 
 
-INTRO = ("Ratios between stacks at each one's best level: ours with their 95 % interval over the best levels' "
-         "launches, TechEmpower's between the entries `analysis/reference/techempower/mapping.toml` names "
-         "(a range where two entries bracket a stack). Computed by crossbench_analysis/findings/tfb_reference.py.")
+INTRO = (
+    "Ratios between stacks at each one's best level: ours with their 95 % interval over the best levels' "
+    "launches, TechEmpower's between the entries `analysis/reference/techempower/mapping.toml` names "
+    "(a range where two entries bracket a stack). Computed by crossbench_analysis/findings/tfb_reference.py."
+)
 
 
 def tables(result: dict) -> dict:
     """The comparison as a reader sees it, for tfb-reference.md and the report alike: the reference runs' names,
     the reference files' problems, and per test type its best levels, one row a pair (B / A, ours, then one cell
     a reference run) and what each reversal says."""
-    return {"intro": INTRO, "references": [ref["name"] for ref in result["references"]],
-            "problems": list(result["problems"]),
-            "types": [{"title": f"{t['type']} ({t['endpoint']})",
-                       "levels": [level_words(server, lv) for server, lv in t["levels"].items()],
-                       "rows": [[f"{each['b']} / {each['a']}", each["ours"]["text"],
-                                 *(run_words(run) for run in each["runs"])] for each in t["pairs"]],
-                       "alone": "" if t["pairs"] else alone_words(t),
-                       "reversals": [f"{each['b']} / {each['a']} reversed: what differs from the entries: "
-                                     f"{reversal_words(each)}" for each in t["pairs"]
-                                     if any(run["verdict"] == REVERSED for run in each["runs"])]}
-                      for t in result["types"]]}
+    return {
+        "intro": INTRO,
+        "references": [ref["name"] for ref in result["references"]],
+        "problems": list(result["problems"]),
+        "types": [
+            {
+                "title": f"{t['type']} ({t['endpoint']})",
+                "levels": [level_words(server, lv) for server, lv in t["levels"].items()],
+                "rows": [
+                    [f"{each['b']} / {each['a']}", each["ours"]["text"], *(run_words(run) for run in each["runs"])]
+                    for each in t["pairs"]
+                ],
+                "alone": "" if t["pairs"] else alone_words(t),
+                "reversals": [
+                    f"{each['b']} / {each['a']} reversed: what differs from the entries: {reversal_words(each)}"
+                    for each in t["pairs"]
+                    if any(run["verdict"] == REVERSED for run in each["runs"])
+                ],
+            }
+            for t in result["types"]
+        ],
+    }
 
 
 def alone_words(t: dict) -> str:
     """A type where one stack alone has a best level its flags let count: no ratio, and why, in place of a table."""
     only = ", ".join(sorted(t["levels"]))
-    return (f"No ratio to set beside TechEmpower's: {only} alone has a best level here; every launch of the other "
-            "stacks was left out (the run's findings say why).")
+    return (
+        f"No ratio to set beside TechEmpower's: {only} alone has a best level here; every launch of the other "
+        "stacks was left out (the run's findings say why)."
+    )
 
 
 def level_words(server: str, lv: dict) -> str:
@@ -267,15 +321,19 @@ def level_words(server: str, lv: dict) -> str:
     limit = f"; {LIMIT_WORDS[lv['ceiling']]}" if lv["ceiling"] else ""
     workers = f", {lv['processes']} processes" if (lv.get("processes") or 1) > 1 else ""
     launches = f"{lv['n']} launch{'es' * (lv['n'] != 1)}" + (
-        " after the one that picked it" if lv.get("picked_by") else " (the one that picked it: reads high)")
+        " after the one that picked it" if lv.get("picked_by") else " (the one that picked it: reads high)"
+    )
     return f"{server}: best at C={lv['concurrency']}{workers}, {shown}, {launches}{cpu_words(lv)}{limit}"
 
 
 def run_words(run: dict) -> str:
     """One reference run's cell of a pair: its ratio (a range where entries bracket a stack) and verdict."""
     ratio = run["ratio"]
-    shown = "no entry" if ratio is None else (
-        sig(ratio["low"]) if ratio["low"] == ratio["high"] else f"{sig(ratio['low'])}-{sig(ratio['high'])}")
+    shown = (
+        "no entry"
+        if ratio is None
+        else (sig(ratio["low"]) if ratio["low"] == ratio["high"] else f"{sig(ratio['low'])}-{sig(ratio['high'])}")
+    )
     return f"{shown}: {run['verdict']}" + (f" ({run['why']})" if run["why"] else "")
 
 
@@ -288,8 +346,11 @@ def markdown(run_id: str, result: dict) -> str:
         if not t["rows"]:
             lines += ["", t["alone"]]
             continue
-        lines += ["", "| B / A | ours | " + " | ".join(shown["references"]) + " |",
-                  "|---|---|" + "---|" * len(shown["references"])]
+        lines += [
+            "",
+            "| B / A | ours | " + " | ".join(shown["references"]) + " |",
+            "|---|---|" + "---|" * len(shown["references"]),
+        ]
         lines += ["| " + " | ".join(row) + " |" for row in t["rows"]]
         lines += [""] * bool(t["reversals"]) + [f"- {words}" for words in t["reversals"]]
     return "\n".join(lines).rstrip() + "\n"

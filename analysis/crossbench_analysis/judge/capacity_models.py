@@ -3,6 +3,7 @@ where the prediction sits against the bracket: Little's law (a pool of N threads
 most N / delay) and Erlang C (the rate at which random arrivals keep 99 % of waits within the target), and the
 share of the server's cores a request's CPU took at the rate that held. The capacity findings and the maxThreads
 advice both read it, so they say the same thing of the same search."""
+
 from __future__ import annotations
 
 from crossbench.decide import capacity_answer
@@ -11,7 +12,7 @@ from crossbench.figures.points import sig
 from .workload import rate_within_p99
 
 INSIDE, ABOVE, BELOW, UNJUDGED = "inside", "above", "below", "not judged"
-BUSY_CORES = 0.8          # at this share of its cores or more, the server's CPU, not its pool, limits it
+BUSY_CORES = 0.8  # at this share of its cores or more, the server's CPU, not its pool, limits it
 
 
 def where(predicted: float | None, out: dict) -> str:
@@ -56,9 +57,14 @@ def models(out: dict, cores: int = 1) -> dict:
     little = out.get("predicted_rps")
     erlang = rate_within_p99(int(limit), delay, target) if limit and delay and target else None
     share = cpu_share(out, cores)
-    return {"little_rps": little, "little_where": where(little, out),
-            "erlang_rps": erlang, "erlang_where": where(erlang, out),
-            "cpu_share": share, "cpu_bound": share is not None and share >= BUSY_CORES}
+    return {
+        "little_rps": little,
+        "little_where": where(little, out),
+        "erlang_rps": erlang,
+        "erlang_where": where(erlang, out),
+        "cpu_share": share,
+        "cpu_bound": share is not None and share >= BUSY_CORES,
+    }
 
 
 def sentence(out: dict) -> str:
@@ -68,10 +74,14 @@ def sentence(out: dict) -> str:
     if not limit or not delay:
         return ""
     found = models(out)
-    text = f"; Little's law predicts {sig(found['little_rps'], commas=True)} req/s ({limit} / {delay} ms): " \
-           f"{in_words(found['little_rps'], out)}"
+    text = (
+        f"; Little's law predicts {sig(found['little_rps'], commas=True)} req/s ({limit} / {delay} ms): "
+        f"{in_words(found['little_rps'], out)}"
+    )
     if found["erlang_rps"]:
-        text += (f"; Erlang C, for arrivals at random, {sig(found['erlang_rps'], commas=True)} req/s: "
-                 f"{in_words(found['erlang_rps'], out)} (the generator sends on a fixed schedule, which queues less "
-                 "than random arrivals)")
+        text += (
+            f"; Erlang C, for arrivals at random, {sig(found['erlang_rps'], commas=True)} req/s: "
+            f"{in_words(found['erlang_rps'], out)} (the generator sends on a fixed schedule, which queues less "
+            "than random arrivals)"
+        )
     return text

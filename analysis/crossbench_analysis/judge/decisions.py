@@ -1,6 +1,7 @@
 """The decisions charts and findings take from launches, each in one place: a worker sweep's best step (the best
 mean, never the best launch) and the steps tied with it (Welch's t on logs; an indicative step ranks nothing).
 Seed 004's charts and findings and the TechEmpower ranking import them from here."""
+
 from __future__ import annotations
 
 from crossbench import stats

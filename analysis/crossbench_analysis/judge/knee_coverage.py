@@ -11,6 +11,7 @@ their overheads' pool x a / a_past.
 
 A fixed seed makes every figure the same on every run. `python -m crossbench_analysis.judge.knee_coverage
 --out FILE` runs the full study and writes its result as JSON."""
+
 from __future__ import annotations
 
 import argparse
@@ -24,15 +25,18 @@ from .knees import overheads
 
 REFERENCE = Path(__file__).resolve().parents[3] / "docs" / "results" / "maxthreads" / "runs" / "maxthreads-delay"
 LAUNCHES = 3
-GRIDS = {"coarse": ((25, 50, 100, 200, 400, 800, 1000), (50, 100, 200, 400, 800)),
-         "fine": ((100, 125, 150, 175, 200, 225, 250, 300, 350, 400), (200,))}
-SWEEPS = 4000               # per grid: a coverage of 95 % is read to +-0.35 % (one standard error)
+GRIDS = {
+    "coarse": ((25, 50, 100, 200, 400, 800, 1000), (50, 100, 200, 400, 800)),
+    "fine": ((100, 125, 150, 175, 200, 225, 250, 300, 350, 400), (200,)),
+}
+SWEEPS = 4000  # per grid: a coverage of 95 % is read to +-0.35 % (one standard error)
 
 
 def reference_noise(run: Path = REFERENCE) -> dict:
     """From a maxthreads run's points.jsonl: the log spread (sd of the launches' logs) of every concurrency of
     every pool's latency ratio, at or under its pool (flat) and past it, and each pool's overheads (a, a_past)."""
     import numpy as np
+
     by_pool: dict[float, dict[float, list[float]]] = defaultdict(dict)
     for line in (run / "points.jsonl").read_text().splitlines():
         point = json.loads(line) if line.strip() else {}
@@ -67,6 +71,7 @@ def covered(grid: str, sweeps: int = SWEEPS, seed: int = 1, noise: dict | None =
     """The share of simulated sweeps on `grid` whose fit interval holds N a / a_past, and of those whose stated
     answer (a fitted knee's interval, else its bracket) holds it; `rule` takes launches, returns a Knee."""
     import numpy as np
+
     noise = noise or reference_noise()
     concurrencies, pools = GRIDS[grid]
     rng = np.random.default_rng(seed)
@@ -86,10 +91,19 @@ def covered(grid: str, sweeps: int = SWEEPS, seed: int = 1, noise: dict | None =
             stated += 1
             fitted += knee.status == "fitted"
             stated_held += low <= truth <= high
-    return {"grid": grid, "concurrencies": list(concurrencies), "pools": list(pools), "sweeps": sweeps,
-            "launches_each": LAUNCHES, "seed": seed, "interval_coverage": held / sweeps,
-            "stated": stated, "stated_fitted": fitted, "stated_coverage": stated_held / stated if stated else None,
-            "median_width_pct": 100 * (math.exp(float(np.median(widths))) - 1) if widths else None}
+    return {
+        "grid": grid,
+        "concurrencies": list(concurrencies),
+        "pools": list(pools),
+        "sweeps": sweeps,
+        "launches_each": LAUNCHES,
+        "seed": seed,
+        "interval_coverage": held / sweeps,
+        "stated": stated,
+        "stated_fitted": fitted,
+        "stated_coverage": stated_held / stated if stated else None,
+        "median_width_pct": 100 * (math.exp(float(np.median(widths))) - 1) if widths else None,
+    }
 
 
 def reference_means(run: Path = REFERENCE) -> dict[float, dict[float, float]]:
@@ -108,6 +122,7 @@ def replayed(sweeps: int = SWEEPS, seed: int = 1, noise: dict | None = None) -> 
     """The share of sweeps replayed from the reference's own means (one pool after another, launches spread as
     the reference's were) whose fit interval holds the knee those means predict, and how many were widened."""
     import numpy as np
+
     noise = noise or reference_noise()
     means = reference_means()
     pools = sorted(means)
@@ -124,18 +139,28 @@ def replayed(sweeps: int = SWEEPS, seed: int = 1, noise: dict | None = None) -> 
         fit = judge(launches).fit
         held += fit.low <= truth <= fit.high
         widened += fit.widened > 1
-    return {"grid": "reference means", "pools": pools, "sweeps": sweeps, "launches_each": LAUNCHES, "seed": seed,
-            "interval_coverage": held / sweeps, "widened_share": widened / sweeps}
+    return {
+        "grid": "reference means",
+        "pools": pools,
+        "sweeps": sweeps,
+        "launches_each": LAUNCHES,
+        "seed": seed,
+        "interval_coverage": held / sweeps,
+        "widened_share": widened / sweeps,
+    }
 
 
 def study(sweeps: int = SWEEPS, seed: int = 1) -> dict:
     """The full study: every grid, with the noise and overheads of the reference it draws from."""
     noise = reference_noise()
-    return {"confidence": 0.95, "noise_from": str(REFERENCE.relative_to(REFERENCE.parents[4])),
-            "flat_sd_range": [min(noise["flat"]), max(noise["flat"])],
-            "past_sd_range": [min(noise["past"]), max(noise["past"])],
-            "grids": [covered(grid, sweeps, seed, noise) for grid in GRIDS],
-            "replayed": replayed(sweeps, seed, noise)}
+    return {
+        "confidence": 0.95,
+        "noise_from": str(REFERENCE.relative_to(REFERENCE.parents[4])),
+        "flat_sd_range": [min(noise["flat"]), max(noise["flat"])],
+        "past_sd_range": [min(noise["past"]), max(noise["past"])],
+        "grids": [covered(grid, sweeps, seed, noise) for grid in GRIDS],
+        "replayed": replayed(sweeps, seed, noise),
+    }
 
 
 def main(argv=None) -> int:

@@ -23,6 +23,7 @@ load (Tomcat maxThreads=200 in the quick profile: a = 1.008 at C=1, 1.023 at C=1
 1.035 there), so an a read far below the knee puts N below its pool. Only a flat point
 close to the knee (within GRID_RESOLVES) measures a at nearly the knee's load; a coarser grid gets the bracket.
 """
+
 from __future__ import annotations
 
 import math
@@ -33,8 +34,8 @@ from crossbench.figures.points import fmt_range
 from . import hinge
 
 MARGIN = 1.1
-GRID_RESOLVES = 2.0       # the measured concurrencies around a stated knee at most this factor apart
-MIN_PAST = 3              # launches past the knee for a stated interval (crossbench.stats.MIN_LAUNCHES)
+GRID_RESOLVES = 2.0  # the measured concurrencies around a stated knee at most this factor apart
+MIN_PAST = 3  # launches past the knee for a stated interval (crossbench.stats.MIN_LAUNCHES)
 POOR_FIT_P = 0.01
 POOR_FIT_OFFSET = 0.05
 
@@ -42,15 +43,16 @@ POOR_FIT_OFFSET = 0.05
 @dataclass(frozen=True)
 class Knee:
     """What the launches say of the knee (see the module's rule)."""
-    status: str     # fitted, bracket, not_reached, below_range, not_resolved, poor_fit, too_few
-    concurrency: float | None          # the fitted N (fitted; bracket: the fit, indicative); else None
-    low: float | None                  # its interval, when stated
+
+    status: str  # fitted, bracket, not_reached, below_range, not_resolved, poor_fit, too_few
+    concurrency: float | None  # the fitted N (fitted; bracket: the fit, indicative); else None
+    low: float | None  # its interval, when stated
     high: float | None
     bracket: tuple[float, float] | None
-    bottom: float | None               # the lowest and highest concurrency measured
+    bottom: float | None  # the lowest and highest concurrency measured
     top: float | None
     fit: hinge.HingeFit | None = None
-    measured: tuple = ()               # the concurrencies measured, as the records give them
+    measured: tuple = ()  # the concurrencies measured, as the records give them
 
     @property
     def indicative(self) -> bool:
@@ -68,11 +70,16 @@ class Knee:
         if self.status == "below_range":
             return f"bends at or below C={self.bottom:g}"
         if self.status == "poor_fit":
-            return (f"no knee: the ratio does not rise as a pool's C / N (lack of fit p = {fit.lack_of_fit_p:.2g}, "
-                    f"a concurrency {100 * fit.worst_offset:.0f} % off the hinge)")
+            return (
+                f"no knee: the ratio does not rise as a pool's C / N (lack of fit p = {fit.lack_of_fit_p:.2g}, "
+                f"a concurrency {100 * fit.worst_offset:.0f} % off the hinge)"
+            )
         if self.status == "too_few":
-            return (f"one concurrency measured (C={self.top:g}): no knee fitted" if self.top is not None
-                    else "no launch to fit")
+            return (
+                f"one concurrency measured (C={self.top:g}): no knee fitted"
+                if self.top is not None
+                else "no launch to fit"
+            )
         if fit.flat_fits and fit.bent_fits:
             return f"not resolved up to C={self.top:g}: the launches fit any knee"
         side = f"N > {c_text(fit.low)}" if fit.flat_fits else f"N < {c_text(fit.high)}"
@@ -86,8 +93,10 @@ class Knee:
         if self.indicative:
             past = self.fit.past
             return f"; fit C={c_text(self.concurrency)}, indicative: {past} launch{'es' if past != 1 else ''} past it"
-        return (f"; the hinge through them: C={c_text(self.concurrency)} [{c_text(self.low)}, {c_text(self.high)}], "
-                "if the overhead past the knee were the flat side's")
+        return (
+            f"; the hinge through them: C={c_text(self.concurrency)} [{c_text(self.low)}, {c_text(self.high)}], "
+            "if the overhead past the knee were the flat side's"
+        )
 
 
 def c_text(c: float) -> str:
@@ -107,8 +116,18 @@ def judge(launches: list[tuple[float, float]]) -> Knee:
     fit = hinge.fit(launches)
 
     def knee(status: str, n=None, low=None, high=None, bracket=None) -> Knee:
-        return Knee(status, n, low, high, bracket, measured[0] if measured else None,
-                    measured[-1] if measured else None, fit, measured)
+        return Knee(
+            status,
+            n,
+            low,
+            high,
+            bracket,
+            measured[0] if measured else None,
+            measured[-1] if measured else None,
+            fit,
+            measured,
+        )
+
     if fit is None:
         return knee("too_few")
     bottom, top = measured[0], measured[-1]
@@ -135,8 +154,13 @@ def judge(launches: list[tuple[float, float]]) -> Knee:
 def figure_launches(figures: list[tuple[float, dict | None]]) -> list[tuple[float, float]]:
     """(concurrency, ratio) of every launch from (concurrency, figure) pairs of points.jsonl figures: the
     figure's launch values, its value alone where a record keeps none."""
-    return [(c, v) for c, found in figures if found and found.get("value") is not None
-            for v in (found.get("launches") or [found["value"]]) if v is not None]
+    return [
+        (c, v)
+        for c, found in figures
+        if found and found.get("value") is not None
+        for v in (found.get("launches") or [found["value"]])
+        if v is not None
+    ]
 
 
 def neighbours(concurrencies: list[float], n: float) -> tuple[float, float]:

@@ -3,6 +3,7 @@ gunicorn's workers on a blocking endpoint): `settings_knees` groups a run's cell
 each by knee_rule (the hinge fitted over every launch, hinge.py), with the seed's ratio judged the same way.
 Analysis computes them from the records every time it runs (maxthreads.py keeps them as charts/data/knees.jsonl),
 so an old run re-analysed gets today's rule."""
+
 from __future__ import annotations
 
 import json
@@ -21,13 +22,13 @@ from crossbench_analysis.read.setting import EXECUTOR_KNOB, pool_size, setting, 
 
 from .knee_rule import MARGIN, Knee, c_text, judge, knee_text
 
-THRESHOLD = MARGIN        # the name the charts and findings draw the 1.1 line by
+THRESHOLD = MARGIN  # the name the charts and findings draw the 1.1 line by
 KNEES_FILE = "knees.jsonl"
 # The edge-bias-free ratio first (mean latency / delay); the seed's window count when a record lacks it. The seed's
 # ratio is also judged on its own: only it sees clients that wait outside the server (past maxConnections and the
 # accept queue they get no answer, so no latency), and the knee record says when the two disagree.
 RATIO_FIELDS = ("latency_ratio", "efficiency_ratio")
-DISAGREEMENT = 0.25       # fitted knees further apart than this (relative), or one bent and the other not
+DISAGREEMENT = 0.25  # fitted knees further apart than this (relative), or one bent and the other not
 DECIDED = {"fitted", "bracket", "below_range", "not_reached"}
 
 
@@ -38,6 +39,7 @@ class Overheads(NamedTuple):
     time beyond the delay that holds no thread (the client's and the network's share) is paid once on the flat
     side, not per round of the queue, so a > a_past; a hinge with one a then puts N at pool x a / a_past
     (`predicted`), not at the pool."""
+
     pool: float
     a: float
     a_past: float
@@ -78,32 +80,33 @@ def fit_record(knee: Knee) -> dict | None:
 @dataclass
 class SettingKnee:
     """One line of knees.jsonl."""
+
     group: str
     endpoint: str
     delay_ms: int
     server: str
     executor: str | None
     max_threads: int | None
-    setting: str                       # the record's setting: "tomcat maxThreads=200", "tornado p2", ...
-    predicted: int | None              # the parallel limit (pool size); none where waiting holds nothing
-    knee_concurrency: float | None     # the fitted N where one is stated (fitted, or a bracket's indicative fit)
-    status: str                        # judge's: fitted, bracket, not_reached, below_range, not_resolved, ...
+    setting: str  # the record's setting: "tomcat maxThreads=200", "tornado p2", ...
+    predicted: int | None  # the parallel limit (pool size); none where waiting holds nothing
+    knee_concurrency: float | None  # the fitted N where one is stated (fitted, or a bracket's indicative fit)
+    status: str  # judge's: fitted, bracket, not_reached, below_range, not_resolved, ...
     text: str
     ratio_used: str
-    threshold: float                   # MARGIN: a bend under it at an end of the range is no knee
+    threshold: float  # MARGIN: a bend under it at an end of the range is no knee
     max_concurrency: int
     knee_vs_predicted: float | None
-    threads_peak_max: int | None       # the thread plateau of this setting over all its cells
-    knee_low: float | None = None      # the fitted N's 95 % interval (status fitted)
+    threads_peak_max: int | None  # the thread plateau of this setting over all its cells
+    knee_low: float | None = None  # the fitted N's 95 % interval (status fitted)
     knee_high: float | None = None
-    bracket: list[float] | None = None     # the measured concurrencies that hold it (status bracket)
-    fit: dict | None = None            # the hinge fit (hinge.HingeFit) over every launch
-    seed_ratio_knee: float | None = None   # the knee on the seed's efficiency_ratio, by the same fit
+    bracket: list[float] | None = None  # the measured concurrencies that hold it (status bracket)
+    fit: dict | None = None  # the hinge fit (hinge.HingeFit) over every launch
+    seed_ratio_knee: float | None = None  # the knee on the seed's efficiency_ratio, by the same fit
     seed_ratio_status: str | None = None
-    disagreement: str | None = None    # why the two ratios' knees differ, when they do
-    overheads: dict | None = None      # a, a_past and the N they predict, maxThreads x a / a_past (Overheads)
+    disagreement: str | None = None  # why the two ratios' knees differ, when they do
+    overheads: dict | None = None  # a, a_past and the N they predict, maxThreads x a / a_past (Overheads)
     points: list[dict] = field(default_factory=list)
-    left_out: list[dict] = field(default_factory=list)   # concurrencies whose point is not valid: not fitted
+    left_out: list[dict] = field(default_factory=list)  # concurrencies whose point is not valid: not fitted
 
 
 def jdk_feature(record: dict) -> str | None:
@@ -127,8 +130,7 @@ def setting_label(record: dict, with_jdk: bool = False) -> str:
 
 
 def setting_key(record: dict, with_jdk: bool = False) -> tuple:
-    return (record["group"], record["endpoint"], record["delay_ms"], record["server"],
-            setting_label(record, with_jdk))
+    return (record["group"], record["endpoint"], record["delay_ms"], record["server"], setting_label(record, with_jdk))
 
 
 def series_of(record: dict) -> str:
@@ -146,8 +148,9 @@ def labelled_apart(by_series: dict[tuple, list[dict]]) -> dict[tuple, list[dict]
     for (key, series), cells in by_series.items():
         others = shared[key]
         mine = series.split("-")
-        varying = [part for i, part in enumerate(mine)
-                   if len(others) > 1 and any(i >= len(o) or o[i] != part for o in others)]
+        varying = [
+            part for i, part in enumerate(mine) if len(others) > 1 and any(i >= len(o) or o[i] != part for o in others)
+        ]
         grouped[(*key[:4], key[4] + "".join(f", {part}" for part in varying))] = cells
     return grouped
 
@@ -155,13 +158,16 @@ def labelled_apart(by_series: dict[tuple, list[dict]]) -> dict[tuple, list[dict]
 def predicted_knee(record: dict) -> int | None:
     if "parallel_limit" in record:
         return record["parallel_limit"]
-    return pool_size(record)   # schema 1
+    return pool_size(record)  # schema 1
 
 
 def usable(record: dict) -> bool:
-    return (record.get("status") == "ok" and bool(record.get("delay_ms") or record.get(service_time.FIELD))
-            and not offered_rate(record)
-            and any(record.get(f) is not None for f in RATIO_FIELDS))
+    return (
+        record.get("status") == "ok"
+        and bool(record.get("delay_ms") or record.get(service_time.FIELD))
+        and not offered_rate(record)
+        and any(record.get(f) is not None for f in RATIO_FIELDS)
+    )
 
 
 def ratio_field(records: list[dict]) -> str:
@@ -193,29 +199,50 @@ def setting_knee(key: tuple, records: list[dict], threshold: float = THRESHOLD) 
     group, endpoint, delay_ms, server, label = key
     used = ratio_field(records)
     by_c, left = launches_at(records, used)
-    points = [{"concurrency": c, **ratio_interval([r[used] for r in rs]),
-               "efficiency_ratio": mean(r.get("efficiency_ratio") for r in rs), "cell_ids": [r["cell_id"] for r in rs],
-               "threads_peak": max_or_none(r.get("threads_peak") for r in rs),
-               "valid": all(r.get("valid", True) for r in rs)}
-              for c, rs in by_c.items()]
+    points = [
+        {
+            "concurrency": c,
+            **ratio_interval([r[used] for r in rs]),
+            "efficiency_ratio": mean(r.get("efficiency_ratio") for r in rs),
+            "cell_ids": [r["cell_id"] for r in rs],
+            "threads_peak": max_or_none(r.get("threads_peak") for r in rs),
+            "valid": all(r.get("valid", True) for r in rs),
+        }
+        for c, rs in by_c.items()
+    ]
     knee = judge([(c, r[used]) for c, rs in by_c.items() for r in rs])
-    seed = judge([(c, r["efficiency_ratio"]) for c, rs in by_c.items() for r in rs
-                  if r.get("efficiency_ratio") is not None])
+    seed = judge(
+        [(c, r["efficiency_ratio"]) for c, rs in by_c.items() for r in rs if r.get("efficiency_ratio") is not None]
+    )
     predicted = predicted_knee(records[0])
     return SettingKnee(
-        group=group, endpoint=endpoint, delay_ms=delay_ms, server=server, executor=records[0].get(EXECUTOR_KNOB),
-        max_threads=pool_size(records[0]), setting=label, predicted=predicted,
-        knee_concurrency=rounded(knee.concurrency), status=knee.status, text=knee_text(knee, predicted),
-        ratio_used=used, threshold=threshold,
+        group=group,
+        endpoint=endpoint,
+        delay_ms=delay_ms,
+        server=server,
+        executor=records[0].get(EXECUTOR_KNOB),
+        max_threads=pool_size(records[0]),
+        setting=label,
+        predicted=predicted,
+        knee_concurrency=rounded(knee.concurrency),
+        status=knee.status,
+        text=knee_text(knee, predicted),
+        ratio_used=used,
+        threshold=threshold,
         max_concurrency=max([p["concurrency"] for p in points] + [x["concurrency"] for x in left]),
         knee_vs_predicted=round(knee.concurrency / predicted, 3) if knee.concurrency and predicted else None,
         threads_peak_max=max_or_none(p["threads_peak"] for p in points),
-        knee_low=rounded(knee.low), knee_high=rounded(knee.high),
-        bracket=list(knee.bracket) if knee.status == "bracket" else None, fit=fit_record(knee),
-        seed_ratio_knee=rounded(seed.concurrency), seed_ratio_status=seed.status,
+        knee_low=rounded(knee.low),
+        knee_high=rounded(knee.high),
+        bracket=list(knee.bracket) if knee.status == "bracket" else None,
+        fit=fit_record(knee),
+        seed_ratio_knee=rounded(seed.concurrency),
+        seed_ratio_status=seed.status,
         disagreement=disagreement(knee, seed, used),
         overheads=overheads_record(overheads(predicted, [(p["concurrency"], p["ratio"]) for p in points])),
-        points=points, left_out=left)
+        points=points,
+        left_out=left,
+    )
 
 
 def rounded(x: float | None) -> float | None:
@@ -226,23 +253,35 @@ def ratio_interval(values: list[float]) -> dict:
     """A concurrency's ratio over its launches, by the points' estimator (crossbench.stats.estimate: geometric
     mean, Student's t on logs; no interval under 3 launches), and the launch values the fit reads."""
     found = stats.estimate(values)
-    return {"ratio": round(found.value, 4), "ratio_low": found.low, "ratio_high": found.high,
-            "launches": found.n, "ratio_launches": list(found.launches)}
+    return {
+        "ratio": round(found.value, 4),
+        "ratio_low": found.low,
+        "ratio_high": found.high,
+        "launches": found.n,
+        "ratio_launches": list(found.launches),
+    }
 
 
 def disagreement(knee: Knee, seed: Knee, used: str) -> str | None:
     """Why the seed's ratio bends where mean latency / delay does not (or far from it), by the same fit."""
     if used == "efficiency_ratio" or not {knee.status, seed.status} <= DECIDED:
-        return None     # a side that cannot tell (not resolved, poor fit, too few) has nothing to disagree with
+        return None  # a side that cannot tell (not resolved, poor fit, too few) has nothing to disagree with
     if (knee.status == "not_reached") == (seed.status == "not_reached"):
-        if knee.concurrency is None or seed.concurrency is None or \
-                abs(knee.concurrency - seed.concurrency) / knee.concurrency <= DISAGREEMENT:
+        if (
+            knee.concurrency is None
+            or seed.concurrency is None
+            or abs(knee.concurrency - seed.concurrency) / knee.concurrency <= DISAGREEMENT
+        ):
             return None
+
     def said(k: Knee) -> str:
         return k.words() + (f" (fit C={c_text(k.concurrency)})" if k.status == "bracket" else "")
-    return (f"the seed's ratio (C / rps / delay) says {said(seed)} while mean latency / delay says "
-            f"{said(knee)}: clients the server does not answer (waiting outside it, past maxConnections and the "
-            f"accept queue) lower rps but add no latency, so only the seed's ratio sees them")
+
+    return (
+        f"the seed's ratio (C / rps / delay) says {said(seed)} while mean latency / delay says "
+        f"{said(knee)}: clients the server does not answer (waiting outside it, past maxConnections and the "
+        f"accept queue) lower rps but add no latency, so only the seed's ratio sees them"
+    )
 
 
 def mean(values) -> float | None:
@@ -282,7 +321,10 @@ def left_text(left: list[dict]) -> str:
 
 def summary(knees: list[dict]) -> str:
     """The knees in words, one line per setting (knees.jsonl's records)."""
-    lines = [f"  {k['group']} {k['setting']} delay {k['delay_ms']} ms: {k['text']} [{k['ratio_used']}]"
-             + (f"\n    note: {k['disagreement']}" if k["disagreement"] else "")
-             + (f"\n    not fitted: {left_text(k['left_out'])}" if k.get("left_out") else "") for k in knees]
+    lines = [
+        f"  {k['group']} {k['setting']} delay {k['delay_ms']} ms: {k['text']} [{k['ratio_used']}]"
+        + (f"\n    note: {k['disagreement']}" if k["disagreement"] else "")
+        + (f"\n    not fitted: {left_text(k['left_out'])}" if k.get("left_out") else "")
+        for k in knees
+    ]
     return "knees (" + KNEES_FILE + "):\n" + "\n".join(lines) if lines else "knees: no delay cells to judge"

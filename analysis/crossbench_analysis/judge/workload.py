@@ -7,13 +7,14 @@ p99 target), checked, and the queueing arithmetic that sizes a pool for it. Pure
   The pool is sized so that it is full (an arrival would wait) at most FULL_SHARE of the time.
 - A p99 target: Erlang C (M/M/N) gives the share of requests that wait for a thread and how long; exponential
   holding times wait longer than fixed ones, so the pool it asks for is on the safe side."""
+
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
 
-FULL_SHARE = 0.001        # the pool may be full 0.1 % of the time
-P99_SHARE = 0.01          # a p99 target: at most 1 % of requests may wait past the budget
+FULL_SHARE = 0.001  # the pool may be full 0.1 % of the time
+P99_SHARE = 0.01  # a p99 target: at most 1 % of requests may wait past the budget
 
 
 class WorkloadRefused(ValueError):
@@ -22,8 +23,8 @@ class WorkloadRefused(ValueError):
 
 @dataclass(frozen=True)
 class Workload:
-    rate: float                  # arrivals per second
-    hold_ms: float               # how long one request holds a thread
+    rate: float  # arrivals per second
+    hold_ms: float  # how long one request holds a thread
     p99_ms: float | None = None  # the latency 99 % of requests must stay under
 
     def to_dict(self) -> dict:
@@ -47,11 +48,14 @@ def checked(rate, hold_ms, p99_ms=None, *, names=("--rate", "--hold-ms", "--p99-
     if rate <= 0:
         raise WorkloadRefused(f"{rate_name} {rate:g}: an arrival rate must be above 0 requests per second")
     if hold_ms <= 0:
-        raise WorkloadRefused(f"{hold_name} {hold_ms:g}: a request holds its thread for some time; it must be "
-                              f"above 0 ms")
+        raise WorkloadRefused(
+            f"{hold_name} {hold_ms:g}: a request holds its thread for some time; it must be above 0 ms"
+        )
     if p99_ms is not None and p99_ms < hold_ms:
-        raise WorkloadRefused(f"{p99_name} {p99_ms:g} is below {hold_name} {hold_ms:g}: no request can be "
-                              f"answered faster than it holds its thread")
+        raise WorkloadRefused(
+            f"{p99_name} {p99_ms:g} is below {hold_name} {hold_ms:g}: no request can be "
+            f"answered faster than it holds its thread"
+        )
     return Workload(float(rate), float(hold_ms), None if p99_ms is None else float(p99_ms))
 
 
@@ -63,7 +67,7 @@ def poisson_tail(mean: float, n: int) -> float:
         return 1.0
     if mean <= 0:
         return 0.0
-    if n <= mean:           # 1 - P(X <= n - 1), summed down from k = n - 1
+    if n <= mean:  # 1 - P(X <= n - 1), summed down from k = n - 1
         k, term, total = n - 1, math.exp(-mean + (n - 1) * math.log(mean) - math.lgamma(n)), 0.0
         while term > 1e-17 * total:
             total += term
@@ -73,7 +77,7 @@ def poisson_tail(mean: float, n: int) -> float:
             k -= 1
         return max(0.0, 1.0 - total)
     k, term, total = n, math.exp(-mean + n * math.log(mean) - math.lgamma(n + 1)), 0.0
-    while term > 1e-17 * total:            # P(X >= n), summed up from k = n
+    while term > 1e-17 * total:  # P(X >= n), summed up from k = n
         total += term
         k += 1
         term *= mean / k
@@ -92,7 +96,7 @@ def erlang_c(n: int, load: float) -> float:
     """The share of arrivals that wait for one of n threads (M/M/n, offered load in threads); 1 when n <= load."""
     if n <= load:
         return 1.0
-    blocked = 1.0                                  # Erlang B, by the recurrence B(k) = A B(k-1) / (k + A B(k-1))
+    blocked = 1.0  # Erlang B, by the recurrence B(k) = A B(k-1) / (k + A B(k-1))
     for k in range(1, n + 1):
         blocked = load * blocked / (k + load * blocked)
     return n * blocked / (n - load * (1 - blocked))
@@ -129,7 +133,7 @@ def rate_within_p99(pool: int, hold_ms: float, p99_ms: float, share: float = P99
     budget = p99_ms - hold_ms
     if budget < 0 or pool < 1 or hold_ms <= 0:
         return None
-    low, high = 0.0, float(pool)          # offered load in threads: wait_beyond is 1 from `pool` on
+    low, high = 0.0, float(pool)  # offered load in threads: wait_beyond is 1 from `pool` on
     for _ in range(60):
         mid = (low + high) / 2
         low, high = (mid, high) if wait_beyond(pool, mid, hold_ms, budget) <= share else (low, mid)

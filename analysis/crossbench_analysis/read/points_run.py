@@ -4,6 +4,7 @@ Each point becomes one record per launch, carrying the point's settings and, for
 (a figure's `launches` are its counted launches, in the order of the point's `cells`). The summary and advise read
 such a run as they read a full one; a field only the raw records held (a sampled peak, a tool's own counters) is
 absent, and what reads it says it was not measured."""
+
 from __future__ import annotations
 
 import json
@@ -36,8 +37,12 @@ def load(path: Path) -> Run:
     config = metadata.get("config") if isinstance(metadata.get("config"), dict) else {}
     cells = [record for point in points.read_jsonl(path / points.POINTS_FILE) for record in records(point, config)]
     cells.sort(key=sort_key)
-    return Run(path=path, metadata=metadata, cells=cells,
-               warnings=[f"{path.name}: read from {points.POINTS_FILE} alone (no cells.jsonl)"])
+    return Run(
+        path=path,
+        metadata=metadata,
+        cells=cells,
+        warnings=[f"{path.name}: read from {points.POINTS_FILE} alone (no cells.jsonl)"],
+    )
 
 
 def records(point: dict, config: dict | None = None) -> list[dict]:
@@ -50,16 +55,19 @@ def records(point: dict, config: dict | None = None) -> list[dict]:
     flags, valid = list(point.get("flags") or []), bool(point.get("valid"))
     out = []
     for i, cell_id in enumerate(point.get("cells") or []):
-        record = {**settings, "cell_id": cell_id, "repetition": i + 1, "status": "ok", "flags": flags,
-                  "valid": valid}
+        record = {**settings, "cell_id": cell_id, "repetition": i + 1, "status": "ok", "flags": flags, "valid": valid}
         for name, figure in (point.get("figures") or {}).items():
             launches = figure.get("launches") or []
             put(record, name, launches[i] if len(launches) == len(point["cells"]) else figure.get("value"))
         out.append(record)
-    out += [{**settings, "cell_id": c, "status": "failed", "flags": [], "valid": False}
-            for c in point.get("failed_cells") or []]
-    out += [{**settings, "cell_id": c, "status": "ok", "flags": ["noisy_host"], "valid": False}
-            for c in point.get("disturbed_cells") or []]
+    out += [
+        {**settings, "cell_id": c, "status": "failed", "flags": [], "valid": False}
+        for c in point.get("failed_cells") or []
+    ]
+    out += [
+        {**settings, "cell_id": c, "status": "ok", "flags": ["noisy_host"], "valid": False}
+        for c in point.get("disturbed_cells") or []
+    ]
     return out
 
 

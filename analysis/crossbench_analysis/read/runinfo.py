@@ -3,6 +3,7 @@
 Tolerant by design: a failed cell may carry nulls almost everywhere, a field may be missing in an older or newer
 record, and a crash may have cut the last line of cells.jsonl short. Nothing here raises on a null; the charts and
 the report decide what to do with a missing value."""
+
 from __future__ import annotations
 
 import csv
@@ -13,14 +14,14 @@ from functools import cached_property
 from pathlib import Path
 
 from crossbench import endpoints, servers
-from crossbench.figures import points, service_time
 from crossbench.drivers import DEFAULT_KIND, DRIVERS, of_record
+from crossbench.figures import points, service_time
 from crossbench.record.record import SCHEMA_VERSION, upgrade
 from crossbench.servers import PLUGINS
 
 from .setting import setting, setting_order
 
-SUPPORTED_SCHEMA = SCHEMA_VERSION     # the runner's own; older records are read through record.upgrade
+SUPPORTED_SCHEMA = SCHEMA_VERSION  # the runner's own; older records are read through record.upgrade
 
 
 class AnalysisError(RuntimeError):
@@ -78,10 +79,18 @@ def is_failed(cell: dict) -> bool:
 
 def sort_key(cell: dict, group_rank: dict | None = None):
     """Reading order: group (in the run's order), delay, server, endpoint, settings, concurrency, repetition."""
-    return ((group_rank or {}).get(cell.get("group"), 0), str(cell.get("group") or ""), num(cell.get("delay_ms")) or 0,
-            server_rank(cell.get("server")), str(cell.get("server") or ""),
-            str(cell.get("endpoint") or ""), setting_order(setting(cell)),
-            num(cell.get("concurrency")) or 0, num(cell.get("repetition")) or 0, str(cell.get("cell_id") or ""))
+    return (
+        (group_rank or {}).get(cell.get("group"), 0),
+        str(cell.get("group") or ""),
+        num(cell.get("delay_ms")) or 0,
+        server_rank(cell.get("server")),
+        str(cell.get("server") or ""),
+        str(cell.get("endpoint") or ""),
+        setting_order(setting(cell)),
+        num(cell.get("concurrency")) or 0,
+        num(cell.get("repetition")) or 0,
+        str(cell.get("cell_id") or ""),
+    )
 
 
 @dataclass
@@ -224,18 +233,22 @@ def load_run(path: Path) -> Run:
             continue
         version = record.get("schema_version")
         if version is not None and num(version) is not None and num(version) > SUPPORTED_SCHEMA:
-            warnings.append(f"cell {record.get('cell_id')}: schema_version {version} is newer than this "
-                            f"analysis knows ({SUPPORTED_SCHEMA}); read as version {SUPPORTED_SCHEMA}")
+            warnings.append(
+                f"cell {record.get('cell_id')}: schema_version {version} is newer than this "
+                f"analysis knows ({SUPPORTED_SCHEMA}); read as version {SUPPORTED_SCHEMA}"
+            )
         record.setdefault("cell_id", f"line{number}")
         cells.append(upgrade(record))
-    cells = service_time.with_ratios(cells, points.IDENTITY, points.counted)     # a user's path's ratios
+    cells = service_time.with_ratios(cells, points.IDENTITY, points.counted)  # a user's path's ratios
     group_rank: dict = {}
     for c in sorted(cells, key=lambda c: num(c.get("index")) or 0):
         group_rank.setdefault(c.get("group"), len(group_rank))
     cells.sort(key=lambda c: sort_key(c, group_rank))
     corrected = sum(c.get("latency_method") == "corrected" for c in cells)
     if corrected:
-        warnings.append(f"{corrected} cell(s) measured with wrk before the runner undid its correction: their latency figures are wrk's "
-                        "own, its coordinated-omission correction's synthetic samples in them (static-mix latencies "
-                        "up to 2.2x what the requests had; docs/methods.md): measure again to read them")
+        warnings.append(
+            f"{corrected} cell(s) measured with wrk before the runner undid its correction: their latency figures are wrk's "
+            "own, its coordinated-omission correction's synthetic samples in them (static-mix latencies "
+            "up to 2.2x what the requests had; docs/methods.md): measure again to read them"
+        )
     return Run(path=path, metadata=metadata, cells=cells, warnings=warnings)

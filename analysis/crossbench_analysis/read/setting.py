@@ -2,6 +2,7 @@
 'tomcat maxThreads=200', 'tomcat virtual', 'gunicorn 2 sync workers'), the order settings read in, and the one
 knob the maxthreads family does arithmetic with (the connector pool it sweeps). Labels and series names come
 from here, never from a server's knob fields; a point in words (label_of, where_of) too."""
+
 from __future__ import annotations
 
 import re
@@ -59,8 +60,7 @@ def label_of(point: dict) -> str:
 def where_of(point: dict) -> str:
     """The point's load in words, its server left out: endpoint, delay, concurrency and offered rate."""
     endpoint = str(point.get("endpoint") or "")
-    parts = ["static" if is_static(endpoint) else endpoint.rstrip("/").split("/")[-1] or
-             str(point.get("group"))]
+    parts = ["static" if is_static(endpoint) else endpoint.rstrip("/").split("/")[-1] or str(point.get("group"))]
     if point.get("delay_ms"):
         parts.append(f"{point['delay_ms'] / 1000:g}s")
     parts.append(f"C{point.get('concurrency')}")

@@ -4,12 +4,13 @@ noisy_host; with a warning when any of it could move the headline figures.
 
 The limits are the runner's own (metadata noise_floor.limits, crossbench/sampling/noise.py): a launch is flagged
 when what foreign CPU and steal could take from its figures passes noise_impact_percent."""
+
 from __future__ import annotations
 
 from statistics import median
 
-CORE_SPREAD_WARN = 0.15      # the fastest and slowest core's medians this far apart: launches differ by core
-SHARED_BELOW = 0.9           # a core probe with less of its core than this measured sharing (sampling/core_speed.py)
+CORE_SPREAD_WARN = 0.15  # the fastest and slowest core's medians this far apart: launches differ by core
+SHARED_BELOW = 0.9  # a core probe with less of its core than this measured sharing (sampling/core_speed.py)
 
 
 def core_speed(meta: dict) -> tuple[str, float | None]:
@@ -20,10 +21,15 @@ def core_speed(meta: dict) -> tuple[str, float | None]:
         return "the cores' speed was not timed before the run", None
     spread = max(medians.values()) / min(medians.values()) - 1
     shown = " and ".join(f"{v:.1f}" for v in medians.values())
-    shared = [f"core {core} had {c['core_share_percent']:.0f} % of its time" for core, c in sorted(per_core.items())
-              if c.get("core_share_percent") is not None and c["core_share_percent"] < 100 * SHARED_BELOW]
-    said = (f"before the run, cores {', '.join(medians)} timed a fixed unit at {shown} ms (medians, "
-            f"{100 * spread:.0f} % apart)")
+    shared = [
+        f"core {core} had {c['core_share_percent']:.0f} % of its time"
+        for core, c in sorted(per_core.items())
+        if c.get("core_share_percent") is not None and c["core_share_percent"] < 100 * SHARED_BELOW
+    ]
+    said = (
+        f"before the run, cores {', '.join(medians)} timed a fixed unit at {shown} ms (medians, "
+        f"{100 * spread:.0f} % apart)"
+    )
     if shared:
         return f"{said}, but the probe shared its core ({', '.join(shared)}): that spread is not the cores'", None
     return said, spread
@@ -50,9 +56,13 @@ def header(meta: dict, cells: list[dict]) -> dict:
     windows, noisy = during(cells)
     warnings = []
     if spread is not None and spread > CORE_SPREAD_WARN:
-        warnings.append(f"the cores' speeds differed by {100 * spread:.0f} % before the run, so a figure may "
-                        "depend on the core a role ran on")
+        warnings.append(
+            f"the cores' speeds differed by {100 * spread:.0f} % before the run, so a figure may "
+            "depend on the core a role ran on"
+        )
     if noisy:
-        warnings.append(f"{noisy} launch{'es' if noisy != 1 else ''} ran beside foreign work that could move their figures past the "
-                        "precision target: the points left them out and launched them again where they could")
+        warnings.append(
+            f"{noisy} launch{'es' if noisy != 1 else ''} ran beside foreign work that could move their figures past the "
+            "precision target: the points left them out and launched them again where they could"
+        )
     return {"text": f"The machine: {speed}; {windows}.", "warning": "; ".join(warnings)}

@@ -23,6 +23,7 @@ Each reference set is a folder of docs/results/ with a README.md saying how it w
   findings, each with its figure and interval, and what `aa --within` found on it when the folder holds its
   aa-within.json (aa-static).
 """
+
 from __future__ import annotations
 
 import json
@@ -37,8 +38,8 @@ MEASURED_BEGIN = "<!-- measured: produced by `python -m crossbench_analysis refe
 MEASURED_END = "<!-- measured: end -->"
 KNEE_SETTING = "tomcat maxThreads=200 (/delay/sync"
 EDGE_POINT = "delay-tomcat-mt200-delay_sync-c1-d250"
-TFB_REFERENCE = "tfb-reference.md"   # what findings/tfb_reference.py writes into a run directory
-AA_WITHIN = "aa-within.json"         # what `aa --within RUN --json` wrote, beside an experiment's runs/
+TFB_REFERENCE = "tfb-reference.md"  # what findings/tfb_reference.py writes into a run directory
+AA_WITHIN = "aa-within.json"  # what `aa --within RUN --json` wrote, beside an experiment's runs/
 
 
 def read_json(path: Path):
@@ -73,9 +74,11 @@ def provenance(runs: list[Path]) -> str:
     launches = launch_count(run_points)
     revisions = sorted({revision(m.get("git_revision")) for m in metas})
     machine = metas[0].get("machine") or {}
-    return (f"{len(runs)} run{'s' * (len(runs) != 1)} of `{metas[0].get('experiment')}` ({launches} launches in all) on "
-            f"{machine.get('cpu_model', 'an unnamed CPU')}, {machine.get('cores', '?')} cores, from main at "
-            f"{', '.join(revisions)}, {metas[0].get('started_at', '')[:10]}; {disturbed_words(run_points)}")
+    return (
+        f"{len(runs)} run{'s' * (len(runs) != 1)} of `{metas[0].get('experiment')}` ({launches} launches in all) on "
+        f"{machine.get('cpu_model', 'an unnamed CPU')}, {machine.get('cores', '?')} cores, from main at "
+        f"{', '.join(revisions)}, {metas[0].get('started_at', '')[:10]}; {disturbed_words(run_points)}"
+    )
 
 
 def disturbed_words(run_points: list[dict]) -> str:
@@ -86,8 +89,10 @@ def disturbed_words(run_points: list[dict]) -> str:
     if not left_out and not kept:
         return f"no launch flagged {' or '.join(sorted(points.DISTURBED))}"
     flagged = left_out + kept
-    return (f"{flagged} launch{'es' * (flagged != 1)} flagged {' or '.join(sorted(points.DISTURBED))} "
-            f"({left_out} left out of their points, {kept} kept where every launch of a point was)")
+    return (
+        f"{flagged} launch{'es' * (flagged != 1)} flagged {' or '.join(sorted(points.DISTURBED))} "
+        f"({left_out} left out of their points, {kept} kept where every launch of a point was)"
+    )
 
 
 def revision(text) -> str:
@@ -103,9 +108,11 @@ def intervals_line(runs: list[Path]) -> str:
     lowest = min((f["ci95_low"] / f["value"] for f in stated if f["value"]), default=None)
     estimators = sorted({f.get("estimator", "none named") for f in figures})
     below = sum(f["ci95_low"] < 0 for f in stated)
-    return (f"{len(figures)} figures in their points.jsonl, each naming its estimator ({'; '.join(estimators)}); "
-            f"{len(stated)} state a 95 % interval, {below} of them below zero"
-            + (f" (the lowest bound {lowest:.2f} of its value)" if lowest is not None else ""))
+    return (
+        f"{len(figures)} figures in their points.jsonl, each naming its estimator ({'; '.join(estimators)}); "
+        f"{len(stated)} state a 95 % interval, {below} of them below zero"
+        + (f" (the lowest bound {lowest:.2f} of its value)" if lowest is not None else "")
+    )
 
 
 def study_line(studies: list[dict], kind: str) -> str:
@@ -116,10 +123,12 @@ def study_line(studies: list[dict], kind: str) -> str:
     if not aa["points"]:
         return f"{kind} points: none compared"
     kept = aa["same"] + aa["inconclusive"] + aa["cannot_tell"]
-    return (f"{kind} points: A/A {aa['changed']} of {aa['points']} comparisons called a change, {kept} "
-            f"({kept / aa['points']:.0%}) same or inconclusive or cannot tell, of which {aa['same']} "
-            f"({aa['same'] / aa['points']:.0%}) same within {studies[0]['margin']:.0%}; a planted "
-            f"{studies[0]['plant']:.0%} slowdown found in {found['slower']} of {found['points']}")
+    return (
+        f"{kind} points: A/A {aa['changed']} of {aa['points']} comparisons called a change, {kept} "
+        f"({kept / aa['points']:.0%}) same or inconclusive or cannot tell, of which {aa['same']} "
+        f"({aa['same'] / aa['points']:.0%}) same within {studies[0]['margin']:.0%}; a planted "
+        f"{studies[0]['plant']:.0%} slowdown found in {found['slower']} of {found['points']}"
+    )
 
 
 def knee_lines(runs: list[Path]) -> list[str]:
@@ -137,22 +146,29 @@ def knee_lines(runs: list[Path]) -> list[str]:
 def disturbed_lines(folder: Path) -> list[str]:
     run = runs_of(folder)[0]
     launches = [json.loads(line) for line in (run / "launches.jsonl").read_text().splitlines() if line.strip()]
-    marks = dict(line.split(" ", 2)[1:] for line in (run / "disturbed.txt").read_text().splitlines()
-                 if line.startswith("launch "))
+    marks = dict(
+        line.split(" ", 2)[1:]
+        for line in (run / "disturbed.txt").read_text().splitlines()
+        if line.startswith("launch ")
+    )
     by_index = {str(r["index"]): r for r in launches}
     disturbed = {i for i, word in marks.items() if word == "disturbed" and i in by_index}
     quiet = set(by_index) - disturbed
     flagged = {i for i, r in by_index.items() if "noisy_host" in (r.get("flags") or [])}
     missed = sorted(disturbed - flagged, key=int)
     quiet_impact = [by_index[i].get("noise_impact_percent") or 0 for i in quiet]
-    line = (f"{run.name}: `yes` on the server's core beside {len(disturbed)} of {len(launches)} launches; "
-            f"{len(flagged & disturbed)} of those {len(disturbed)} flagged `noisy_host`, and {len(flagged & quiet)} "
-            f"of the {len(quiet)} quiet ones (their noise impact at most {max(quiet_impact, default=0):.1f} %)")
+    line = (
+        f"{run.name}: `yes` on the server's core beside {len(disturbed)} of {len(launches)} launches; "
+        f"{len(flagged & disturbed)} of those {len(disturbed)} flagged `noisy_host`, and {len(flagged & quiet)} "
+        f"of the {len(quiet)} quiet ones (their noise impact at most {max(quiet_impact, default=0):.1f} %)"
+    )
     if missed:
-        line += ("; the disturbed launches not flagged were waiting cells whose server used "
-                 + ", ".join(f"{by_index[i]['cpu_percent']:.1f} %" for i in missed)
-                 + " of its core, so the loop could move their figures by at most "
-                 + ", ".join(f"{by_index[i]['noise_impact_percent']:.1f} %" for i in missed))
+        line += (
+            "; the disturbed launches not flagged were waiting cells whose server used "
+            + ", ".join(f"{by_index[i]['cpu_percent']:.1f} %" for i in missed)
+            + " of its core, so the loop could move their figures by at most "
+            + ", ".join(f"{by_index[i]['noise_impact_percent']:.1f} %" for i in missed)
+        )
     return [line]
 
 
@@ -163,8 +179,10 @@ def window_edge_line(runs: list[Path]) -> str:
         for point in points.read_jsonl(run / points.POINTS_FILE):
             if point["point_id"] == EDGE_POINT:
                 figures = point["figures"]
-                parts.append(f"{run.name} {points.fmt_interval(figures['efficiency_ratio'])} against "
-                             f"{points.fmt_interval(figures['latency_ratio'])}")
+                parts.append(
+                    f"{run.name} {points.fmt_interval(figures['efficiency_ratio'])} against "
+                    f"{points.fmt_interval(figures['latency_ratio'])}"
+                )
     return "; ".join(parts)
 
 
@@ -174,22 +192,30 @@ def render(results: Path) -> str:
     runs = runs_of(aa_dir)
     halves = sorted(p.stem.split("-", 1)[1] for p in aa_dir.glob("study-*.json"))
     studies = [read_json(aa_dir / f"study-{half}.json") for half in halves]
-    lines = [MEASURED_BEGIN, f"From `docs/results/quick-aa/`: {provenance(runs)}.", "",
-             f"- **Every figure with its estimator:** {intervals_line(runs)}.",
-             "- **Run-to-run spread** (sigma_run on logs, `aa --observe-floor`): "
-             + "; ".join(spreads_line(read_json(aa_dir / f"observed-{half}.json"), f"runs {half}")
-                         for half in halves) + ".",
-             f"- **compare between runs, held out** (each half's pairs judged by the spreads of the other half; "
-             f"margin {studies[0]['margin']:.0%}): " + "; ".join(study_line(studies, kind)
-                                                                 for kind in ("delayed", "static")) + ".",
-             *holdout_lines(aa_dir),
-             *hours_lines(results),
-             "- **Knee of Tomcat maxThreads=200** (C = 1, 100, 400; the findings' sentence): "
-             + "; ".join(knee_lines(runs)) + ".",
-             "- **The window's edge** (Tomcat, 250 ms delay, C=1, 4 s windows: the seed's efficiency ratio against "
-             "the latency ratio, 95 %): " + window_edge_line(runs) + "."]
+    lines = [
+        MEASURED_BEGIN,
+        f"From `docs/results/quick-aa/`: {provenance(runs)}.",
+        "",
+        f"- **Every figure with its estimator:** {intervals_line(runs)}.",
+        "- **Run-to-run spread** (sigma_run on logs, `aa --observe-floor`): "
+        + "; ".join(spreads_line(read_json(aa_dir / f"observed-{half}.json"), f"runs {half}") for half in halves)
+        + ".",
+        f"- **compare between runs, held out** (each half's pairs judged by the spreads of the other half; "
+        f"margin {studies[0]['margin']:.0%}): "
+        + "; ".join(study_line(studies, kind) for kind in ("delayed", "static"))
+        + ".",
+        *holdout_lines(aa_dir),
+        *hours_lines(results),
+        "- **Knee of Tomcat maxThreads=200** (C = 1, 100, 400; the findings' sentence): "
+        + "; ".join(knee_lines(runs))
+        + ".",
+        "- **The window's edge** (Tomcat, 250 ms delay, C=1, 4 s windows: the seed's efficiency ratio against "
+        "the latency ratio, 95 %): " + window_edge_line(runs) + ".",
+    ]
     if disturbed_dir.is_dir():
-        lines.append(f"- **Noise flags** (`docs/results/quick-disturbed/`): {'; '.join(disturbed_lines(disturbed_dir))}.")
+        lines.append(
+            f"- **Noise flags** (`docs/results/quick-disturbed/`): {'; '.join(disturbed_lines(disturbed_dir))}."
+        )
     return "\n".join(lines + [MEASURED_END])
 
 
@@ -238,21 +264,31 @@ def within_lines(folder: Path) -> list[str]:
     if not written.is_file():
         return []
     result = read_json(written)
-    lines = ["", f"compare's own check on this run (`aa --within`, `{AA_WITHIN}`): each point's odd rounds against "
-                 f"its even rounds, round 2k-1 paired with 2k, and again with the even rounds made "
-                 f"{result['plant']:.0%} slower:"]
-    for test, name in (("paired", "paired t on the logs (compare --within)"),
-                       ("welch", "Welch's t on the same halves, unpaired")):
+    lines = [
+        "",
+        f"compare's own check on this run (`aa --within`, `{AA_WITHIN}`): each point's odd rounds against "
+        f"its even rounds, round 2k-1 paired with 2k, and again with the even rounds made "
+        f"{result['plant']:.0%} slower:",
+    ]
+    for test, name in (
+        ("paired", "paired t on the logs (compare --within)"),
+        ("welch", "Welch's t on the same halves, unpaired"),
+    ):
         tally = result["tests"][test]
-        lines.append(f"- {name}: A/A called a change at {tally['aa_changed']} of {tally['points']} points, "
-                     f"could not tell at {tally['aa_cannot_tell']}; the planted slowdown found at "
-                     f"{tally['planted_found']} of {tally['points']}.")
+        lines.append(
+            f"- {name}: A/A called a change at {tally['aa_changed']} of {tally['points']} points, "
+            f"could not tell at {tally['aa_cannot_tell']}; the planted slowdown found at "
+            f"{tally['planted_found']} of {tally['points']}."
+        )
     for point in result["points"]:
-        interval = "n/a" if point["aa_low"] is None else \
-            points.fmt_range(point["aa_ratio"], point["aa_low"], point["aa_high"])
-        lines.append(f"- {point['point_id']} ({point['figure']}, {point['pairs']} pairs): even / odd rounds "
-                     f"{interval}, {point['aa_verdict']}; planted: {point['planted_verdict']} (Welch: "
-                     f"{point['welch_planted_verdict']}).")
+        interval = (
+            "n/a" if point["aa_low"] is None else points.fmt_range(point["aa_ratio"], point["aa_low"], point["aa_high"])
+        )
+        lines.append(
+            f"- {point['point_id']} ({point['figure']}, {point['pairs']} pairs): even / odd rounds "
+            f"{interval}, {point['aa_verdict']}; planted: {point['planted_verdict']} (Welch: "
+            f"{point['welch_planted_verdict']})."
+        )
     return lines
 
 
@@ -263,13 +299,13 @@ def tfb_reference_tables(run: Path) -> list[str]:
     if not written.is_file():
         return []
     text = written.read_text()
-    body = text[text.index("\n## "):] if "\n## " in text else ""
+    body = text[text.index("\n## ") :] if "\n## " in text else ""
     return [""] + ["#" + line if line.startswith("## ") else line for line in body.strip("\n").splitlines()]
 
 
 FOUND_BEGIN = "<!-- measured found: produced by `python -m crossbench_analysis reference`; do not edit by hand -->"
 FOUND_END = "<!-- measured found: end -->"
-FOUND_SENTENCES = 3       # a reference run without a summary table shows its first findings
+FOUND_SENTENCES = 3  # a reference run without a summary table shows its first findings
 
 
 def render_found(results: Path) -> str:
@@ -289,7 +325,9 @@ def render_found(results: Path) -> str:
     return "\n".join(lines + ["", FOUND_END])
 
 
-INDEX_BEGIN = "<!-- measured experiments: produced by `python -m crossbench_analysis reference`; do not edit by hand -->"
+INDEX_BEGIN = (
+    "<!-- measured experiments: produced by `python -m crossbench_analysis reference`; do not edit by hand -->"
+)
 INDEX_END = "<!-- measured experiments: end -->"
 
 
@@ -318,28 +356,42 @@ def rendered_in(repo: Path, name: str) -> str:
 def render_index(results: Path) -> str:
     """docs/methods.md's table of the experiments measured here: each one's question (its file's description),
     its reference run and the document that states what it found, with its leading finding."""
-    lines = [INDEX_BEGIN, "| experiment | what it asks | its reference run | leading finding | all of it in |",
-             "|---|---|---|---|---|"]
+    lines = [
+        INDEX_BEGIN,
+        "| experiment | what it asks | its reference run | leading finding | all of it in |",
+        "|---|---|---|---|---|",
+    ]
     for name in experiment_sets(results):
         runs = runs_of(results / name)
         metas = [read_json(run / "metadata.json") for run in runs]
         sittings = f" in {len(runs)} runs" if len(runs) > 1 else ""
-        cell = (f"{launch_count(run_points_of(runs))} launches{sittings}, "
-                f"{wall_text(sum(m.get('wall_s') or 0 for m in metas))}, "
-                f"{', '.join(sorted({m.get('started_at', '')[:10] for m in metas}))}, "
-                f"main at {', '.join(sorted({revision(m.get('git_revision')) for m in metas}))}")
-        lines.append(f"| `{name}` | {(metas[0].get('config') or {}).get('description', '')} | {cell} | "
-                     f"{lead_sentence(runs[0])} | {rendered_in(results.parents[1], name)} |")
+        cell = (
+            f"{launch_count(run_points_of(runs))} launches{sittings}, "
+            f"{wall_text(sum(m.get('wall_s') or 0 for m in metas))}, "
+            f"{', '.join(sorted({m.get('started_at', '')[:10] for m in metas}))}, "
+            f"main at {', '.join(sorted({revision(m.get('git_revision')) for m in metas}))}"
+        )
+        lines.append(
+            f"| `{name}` | {(metas[0].get('config') or {}).get('description', '')} | {cell} | "
+            f"{lead_sentence(runs[0])} | {rendered_in(results.parents[1], name)} |"
+        )
     return "\n".join(lines + [INDEX_END])
 
 
 def sections(text: str, results: Path) -> list[tuple[str, str, str]]:
     """(begin marker, end marker, fresh text) of every measured section a document has."""
-    fixed = ((MEASURED_BEGIN, MEASURED_END, render), (FOUND_BEGIN, FOUND_END, render_found),
-             (INDEX_BEGIN, INDEX_END, render_index), *front.SECTIONS)
+    fixed = (
+        (MEASURED_BEGIN, MEASURED_END, render),
+        (FOUND_BEGIN, FOUND_END, render_found),
+        (INDEX_BEGIN, INDEX_END, render_index),
+        *front.SECTIONS,
+    )
     found = [(begin, end, rendered(results)) for begin, end, rendered in fixed if begin in text]
-    return found + [(run_begin(name), run_end(name), render_run(results, name))
-                    for name in experiment_sets(results) if run_begin(name) in text]
+    return found + [
+        (run_begin(name), run_end(name), render_run(results, name))
+        for name in experiment_sets(results)
+        if run_begin(name) in text
+    ]
 
 
 def documents(repo: Path) -> list[Path]:

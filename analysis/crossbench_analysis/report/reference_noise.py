@@ -3,17 +3,17 @@ apart (quick-hours/observed.json, what compare/noise_floor.toml holds) and the m
 fitted on (holdout.json, `aa --holdout`, in quick-hours/ and quick-aa/): per held-out run compare's A/A changes
 with their binomial interval, and per kind of figure the power for a planted change and the smallest change
 the data could see."""
+
 from __future__ import annotations
 
 import json
 from datetime import datetime
 from pathlib import Path
 
-HOURS = "quick-hours"       # quick runs made hours apart: the machine's run-to-run spread in noise_floor.toml
-HOLDOUT = "holdout.json"    # what `aa --holdout RUNS --json` wrote beside a reference set's runs/
+HOURS = "quick-hours"  # quick runs made hours apart: the machine's run-to-run spread in noise_floor.toml
+HOLDOUT = "holdout.json"  # what `aa --holdout RUNS --json` wrote beside a reference set's runs/
 # The kinds of figure in the order they are said: each kind's headline first.
-FIGURE_ORDER = ("delayed latency_ratio", "delayed rps", "delayed latency_ms.p99", "static rps",
-                "static latency_ms.p99")
+FIGURE_ORDER = ("delayed latency_ratio", "delayed rps", "delayed latency_ms.p99", "static rps", "static latency_ms.p99")
 
 
 def read_json(path: Path):
@@ -25,25 +25,37 @@ def pct(share: float | None) -> str:
 
 
 def spreads_line(observed: dict, name: str) -> str:
-    parts = [f"{kind} " + ", ".join(f"{figure} {sd:.2%}" for figure, sd in figures.items())
-             for kind, figures in observed["run_sd"].items()]
+    parts = [
+        f"{kind} " + ", ".join(f"{figure} {sd:.2%}" for figure, sd in figures.items())
+        for kind, figures in observed["run_sd"].items()
+    ]
     return f"{name}: " + "; ".join(parts)
 
 
 def servers_line(observed: dict) -> str:
     """A server's own spreads, where the fit kept them apart (an F test at 5 %), and the cores' speed range."""
-    parts = [f"{kind} {server} " + ", ".join(f"{figure} {sd:.2%}" for figure, sd in figures.items())
-             for kind, servers in (observed.get("by_server") or {}).items() for server, figures in servers.items()]
+    parts = [
+        f"{kind} {server} " + ", ".join(f"{figure} {sd:.2%}" for figure, sd in figures.items())
+        for kind, servers in (observed.get("by_server") or {}).items()
+        for server, figures in servers.items()
+    ]
     said = "; a server's own where its run means vary apart from the others' (F test at 5 %): " + (
-        "; ".join(parts) if parts else "none")
+        "; ".join(parts) if parts else "none"
+    )
     span = observed.get("core_speed_ms")
     if span:
         said += f"; the runs' cores timed the fixed unit at {span[0]:g} to {span[1]:g} ms"
-    sees = [f"{kind} {figure} {pct(share)}" for kind, figures in (observed.get("sees") or {}).items()
-            for figure, share in figures.items()]
+    sees = [
+        f"{kind} {figure} {pct(share)}"
+        for kind, figures in (observed.get("sees") or {}).items()
+        for figure, share in figures.items()
+    ]
     if sees:
-        said += ("; by these spreads, with 3 launches a side, compare finds a change 80 % of the time from: "
-                 + ", ".join(sees) + " (changes under that cannot be seen on this machine)")
+        said += (
+            "; by these spreads, with 3 launches a side, compare finds a change 80 % of the time from: "
+            + ", ".join(sees)
+            + " (changes under that cannot be seen on this machine)"
+        )
     return said
 
 
@@ -59,11 +71,16 @@ def hours_lines(results: Path) -> list[str]:
     observed = read_json(folder / "observed.json")
     span = (starts[-1] - starts[0]).total_seconds() / 3600
     when = f"{starts[0]:%Y-%m-%d %H:%M} to {starts[-1]:%Y-%m-%d %H:%M} UTC, {span:.1f} h apart at most"
-    return [f"- **Run-to-run spread, hours apart** (`docs/results/{HOURS}/`, runs kept for compare's noise "
-            f"model, `noise_floor.toml`): {len(starts)} quick runs started from {when}; "
-            + spreads_line(observed, f"95 % upper bound over {observed['run_df']} degrees of freedom") + "; "
-            + spreads_line({"run_sd": observed["estimate"]}, "estimate by moments") + servers_line(observed) + ".",
-            *holdout_lines(folder)]
+    return [
+        f"- **Run-to-run spread, hours apart** (`docs/results/{HOURS}/`, runs kept for compare's noise "
+        f"model, `noise_floor.toml`): {len(starts)} quick runs started from {when}; "
+        + spreads_line(observed, f"95 % upper bound over {observed['run_df']} degrees of freedom")
+        + "; "
+        + spreads_line({"run_sd": observed["estimate"]}, "estimate by moments")
+        + servers_line(observed)
+        + ".",
+        *holdout_lines(folder),
+    ]
 
 
 def held_words(part: dict) -> str:
@@ -72,16 +89,22 @@ def held_words(part: dict) -> str:
 
 
 def figure_words(key: str, part: dict) -> str:
-    found = ", ".join(f"{pct(float(plant))} in {v['found']} of {v['comparisons']}{server_words(part, plant)}"
-                      for plant, v in part["planted"].items())
-    return (f"{key}: A/A {held_words(part['aa'])}, a planted slowdown of {found}; changes under "
-            f"{pct(part['sees'])} cannot be seen")
+    found = ", ".join(
+        f"{pct(float(plant))} in {v['found']} of {v['comparisons']}{server_words(part, plant)}"
+        for plant, v in part["planted"].items()
+    )
+    return (
+        f"{key}: A/A {held_words(part['aa'])}, a planted slowdown of {found}; changes under "
+        f"{pct(part['sees'])} cannot be seen"
+    )
 
 
 def server_words(part: dict, plant: str) -> str:
     """' (tomcat 36 of 36, tornado 21 of 36)': a plant's power per server, where it differs between them."""
-    found = {server: (v["planted"][plant]["found"], v["planted"][plant]["comparisons"])
-             for server, v in (part.get("by_server") or {}).items()}
+    found = {
+        server: (v["planted"][plant]["found"], v["planted"][plant]["comparisons"])
+        for server, v in (part.get("by_server") or {}).items()
+    }
     if len({k / n for k, n in found.values() if n}) < 2:
         return ""
     return " (" + ", ".join(f"{server} {k} of {n}" for server, (k, n) in found.items()) + ")"
@@ -94,15 +117,21 @@ def holdout_lines(folder: Path) -> list[str]:
         return []
     result = read_json(written)
     runs = len(result["runs"])
-    per_run = ", ".join(f"{study_row['run']} {study_row['aa']['changed']} of {study_row['aa']['comparisons']}"
-                        for study_row in result["held_out"])
-    figures = [figure_words(key, result["by_figure"][key])
-               for key in (*FIGURE_ORDER, *sorted(set(result["by_figure"]) - set(FIGURE_ORDER)))
-               if key in result["by_figure"]]
-    return [f"- **compare judged on runs it was not fitted on** (`docs/results/{folder.name}/{HOLDOUT}`, "
-            f"`aa --holdout`): each of the {runs} runs held out in turn, the model fitted on the other {runs - 1} "
-            f"({runs - 2} degrees of freedom), compare over the {runs - 1} pairs that hold it, margin "
-            f"{pct(result['margin'])}. The points' verdicts called a change in {held_words(result['aa'])} "
-            f"A/A comparisons, against the stated {pct(result['stated_rate'])} ({per_run}); per kind of figure "
-            "(every figure's verdict; the smallest change is the median over the comparisons of the change found "
-            "80 % of the time): " + "; ".join(figures) + "."]
+    per_run = ", ".join(
+        f"{study_row['run']} {study_row['aa']['changed']} of {study_row['aa']['comparisons']}"
+        for study_row in result["held_out"]
+    )
+    figures = [
+        figure_words(key, result["by_figure"][key])
+        for key in (*FIGURE_ORDER, *sorted(set(result["by_figure"]) - set(FIGURE_ORDER)))
+        if key in result["by_figure"]
+    ]
+    return [
+        f"- **compare judged on runs it was not fitted on** (`docs/results/{folder.name}/{HOLDOUT}`, "
+        f"`aa --holdout`): each of the {runs} runs held out in turn, the model fitted on the other {runs - 1} "
+        f"({runs - 2} degrees of freedom), compare over the {runs - 1} pairs that hold it, margin "
+        f"{pct(result['margin'])}. The points' verdicts called a change in {held_words(result['aa'])} "
+        f"A/A comparisons, against the stated {pct(result['stated_rate'])} ({per_run}); per kind of figure "
+        "(every figure's verdict; the smallest change is the median over the comparisons of the change found "
+        "80 % of the time): " + "; ".join(figures) + "."
+    ]

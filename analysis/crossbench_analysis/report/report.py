@@ -3,6 +3,7 @@
 The charts are <img src="charts/NAME.png"> with a link to the SVG; the table lists every cell, flagged and
 failed ones marked; the run's metadata (machine, versions, git revision, configuration) closes the page. The
 HTML is in templates/ (report.html on base.html); this module only prepares the data it shows."""
+
 from __future__ import annotations
 
 import json
@@ -40,11 +41,17 @@ COLUMNS = [
     ("group", "", lambda c: str(c.get("group") or "")),
     ("server", "", lambda c: str(c.get("server") or "")),
     ("endpoint", "", lambda c: str(c.get("endpoint") or "")),
-    ("settings", "the server's setting as its plug-in words it; the load generator where most cells used another",
-     None),
+    (
+        "settings",
+        "the server's setting as its plug-in words it; the load generator where most cells used another",
+        None,
+    ),
     ("C", "concurrent clients", lambda c: text(c.get("concurrency"))),
-    ("delay s", "delay of the delay endpoints, seconds", lambda c: text((num(c.get("delay_ms")) or 0) / 1000, 1)
-     if num(c.get("delay_ms")) else DASH),
+    (
+        "delay s",
+        "delay of the delay endpoints, seconds",
+        lambda c: text((num(c.get("delay_ms")) or 0) / 1000, 1) if num(c.get("delay_ms")) else DASH,
+    ),
     ("rep", "repetition", lambda c: text(c.get("repetition"))),
     ("rps", "responses per second: requests / measured window", lambda c: text(c.get("rps"), 1)),
     ("rps steady", "edge-bias-free estimate", lambda c: text(c.get("rps_steady"), 1)),
@@ -60,8 +67,22 @@ COLUMNS = [
     ("valid", "", None),
     ("flags", "", None),
 ]
-NUMERIC = {"C", "delay s", "rep", "rps", "rps steady", "eff. ratio", "lat. ratio", "p50 ms", "p99 ms", "errors",
-           "threads peak", "RSS MiB", "CPU %", "loadgen CPU %"}
+NUMERIC = {
+    "C",
+    "delay s",
+    "rep",
+    "rps",
+    "rps steady",
+    "eff. ratio",
+    "lat. ratio",
+    "p50 ms",
+    "p99 ms",
+    "errors",
+    "threads peak",
+    "RSS MiB",
+    "CPU %",
+    "loadgen CPU %",
+}
 
 
 def settings_of(cell: dict, usual_loadgen: str | None = None) -> str:
@@ -89,8 +110,13 @@ def row(run: Run, cell: dict, usual: str | None = None) -> dict:
     failed, valid = is_failed(cell), is_valid(cell)
     tds = []
     for header, _, render in COLUMNS:
-        td = {"klass": "n" if header in NUMERIC else ("flags" if header == "flags" else ""), "text": "",
-              "href": None, "title": None, "bold": False}
+        td = {
+            "klass": "n" if header in NUMERIC else ("flags" if header == "flags" else ""),
+            "text": "",
+            "href": None,
+            "title": None,
+            "bold": False,
+        }
         if header == "#":
             series = cell.get("series") or f"cells/{cell['cell_id']}/samples.csv"
             index = cell.get("index")
@@ -112,11 +138,18 @@ def row(run: Run, cell: dict, usual: str | None = None) -> dict:
 def machine_facts(run: Run) -> list[tuple]:
     meta = run.metadata
     versions = meta.get("versions") if isinstance(meta.get("versions"), dict) else {}
-    return ([("run id", run.run_id), ("experiment", run.experiment), ("started", meta.get("started_at")),
-             ("ended", meta.get("ended_at")), ("git revision", meta.get("git_revision")),
-             ("schema version", meta.get("schema_version"))]
-            + [(f"machine: {k}", v) for k, v in run.machine.items()]
-            + [(f"version: {k}", v) for k, v in versions.items()])
+    return (
+        [
+            ("run id", run.run_id),
+            ("experiment", run.experiment),
+            ("started", meta.get("started_at")),
+            ("ended", meta.get("ended_at")),
+            ("git revision", meta.get("git_revision")),
+            ("schema version", meta.get("schema_version")),
+        ]
+        + [(f"machine: {k}", v) for k, v in run.machine.items()]
+        + [(f"version: {k}", v) for k, v in versions.items()]
+    )
 
 
 def with_columns(summary: dict) -> dict:
@@ -125,12 +158,27 @@ def with_columns(summary: dict) -> dict:
     return {**summary, "columns": titles, "keys": keys}
 
 
-OWN_KEYS = ("config", "machine", "versions", "run_id", "experiment", "started_at", "ended_at", "git_revision",
-            "schema_version")
+OWN_KEYS = (
+    "config",
+    "machine",
+    "versions",
+    "run_id",
+    "experiment",
+    "started_at",
+    "ended_at",
+    "git_revision",
+    "schema_version",
+)
 
 
-def write_report(run: Run, jobs: list[ChartJob], results: list[PlotResult], findings: list[dict] = (),
-                 tfb: dict | None = None, summary: dict | None = None) -> Path:
+def write_report(
+    run: Run,
+    jobs: list[ChartJob],
+    results: list[PlotResult],
+    findings: list[dict] = (),
+    tfb: dict | None = None,
+    summary: dict | None = None,
+) -> Path:
     """findings: findings.json's sections, [{"title": ..., "items": [finding, ...]}]; tfb: the comparison with
     TechEmpower's published figures as findings.tfb_reference.tables() shows it (None: the run has no tfb cells);
     summary: findings.json's summary table ({"columns", "rows", "note"}), shown first."""
@@ -140,16 +188,28 @@ def write_report(run: Run, jobs: list[ChartJob], results: list[PlotResult], find
     other = {k: v for k, v in meta.items() if k not in OWN_KEYS}
     usual = usual_loadgen(run.cells)
     html = pages.render(
-        "report.html", run=run, meta=meta, jobs=jobs, results={r.name: r for r in results},
-        findings=list(findings), tfb=tfb, summary=with_columns(summary or {"rows": []}),
+        "report.html",
+        run=run,
+        meta=meta,
+        jobs=jobs,
+        results={r.name: r for r in results},
+        findings=list(findings),
+        tfb=tfb,
+        summary=with_columns(summary or {"rows": []}),
         noise=noise_words.header(meta, run.cells),
-        counts={"cells": len(run.cells), "valid": len(run.cells) - failed - flagged, "flagged": flagged,
-                "failed": failed},
-        columns=[{"name": h, "tip": tip} for h, tip, _ in COLUMNS], rows=[row(run, c, usual) for c in run.cells],
+        counts={
+            "cells": len(run.cells),
+            "valid": len(run.cells) - failed - flagged,
+            "flagged": flagged,
+            "failed": failed,
+        },
+        columns=[{"name": h, "tip": tip} for h, tip, _ in COLUMNS],
+        rows=[row(run, c, usual) for c in run.cells],
         points=point_rows(run),
         machine_facts=machine_facts(run),
         config_json=json.dumps(meta.get("config", {}), indent=2, sort_keys=True),
-        other_json=json.dumps(other, indent=2, sort_keys=True, default=str) if other else "")
+        other_json=json.dumps(other, indent=2, sort_keys=True, default=str) if other else "",
+    )
     path = run.path / "report.html"
     path.write_text(html)
     return path
@@ -163,9 +223,19 @@ def point_rows(run: Run) -> list[dict]:
     rows = []
     for point in points.load(run.path):
         figures = point.get("figures") or {}
-        rows.append({"label": label_of(point), "point_id": point["point_id"], "n": point.get("n"),
-                     "failed": point.get("failed"), "flags": ", ".join(point.get("flags") or []),
-                     "headline": point.get("headline"), "cells": point.get("cells") or [],
-                     "figures": [points.fmt_interval(figures.get(name), unit) if figures.get(name) else "-"
-                                 for name, unit in POINT_FIGURES]})
+        rows.append(
+            {
+                "label": label_of(point),
+                "point_id": point["point_id"],
+                "n": point.get("n"),
+                "failed": point.get("failed"),
+                "flags": ", ".join(point.get("flags") or []),
+                "headline": point.get("headline"),
+                "cells": point.get("cells") or [],
+                "figures": [
+                    points.fmt_interval(figures.get(name), unit) if figures.get(name) else "-"
+                    for name, unit in POINT_FIGURES
+                ],
+            }
+        )
     return rows

@@ -2,18 +2,29 @@
 reference docs): the summary (findings/summary.py, a capacity run's findings_capacity.py: each names its columns and
 its rows' keys) as a Markdown table or aligned columns, whether a finding's figure text follows its sentence, and
 the fold that says how a finding was computed."""
+
 from __future__ import annotations
 
 import textwrap
 
-COLUMNS = ("server setting", "workload", "knee", "most req/s [95 %]", "at C", "p50 / p99 (ms)",
-           "efficiency ratio at top C", "limited by")
+COLUMNS = (
+    "server setting",
+    "workload",
+    "knee",
+    "most req/s [95 %]",
+    "at C",
+    "p50 / p99 (ms)",
+    "efficiency ratio at top C",
+    "limited by",
+)
 KEYS = ("setting", "workload", "bends_at", "most_rps", "at_c", "latency_ms", "efficiency_top", "limited_by")
 EMPTY = {"columns": list(COLUMNS), "rows": [], "note": ""}
-WIDTH = 100         # the terminal's summary fits this many columns
+WIDTH = 100  # the terminal's summary fits this many columns
 INDENT = "  "
-KEY = ("knee: C=N [95 %] is the hinge fitted over every launch, C a-b the measured C it lies between; "
-       "efficiency ratio: (C / req/s) / delay")
+KEY = (
+    "knee: C=N [95 %] is the hinge fitted over every launch, C a-b the measured C it lies between; "
+    "efficiency ratio: (C / req/s) / delay"
+)
 
 
 def columns(summary: dict) -> tuple[list[str], list[str]]:
@@ -67,8 +78,11 @@ def side_by_side(table: list[list[str]], width: int) -> int:
 
 
 def wrapped(text: str, width: int, indent: str) -> list[str]:
-    return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent + INDENT,
-                         break_on_hyphens=False) if text else []
+    return (
+        textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent + INDENT, break_on_hyphens=False)
+        if text
+        else []
+    )
 
 
 def shows_figure(record: dict) -> bool:
@@ -78,8 +92,11 @@ def shows_figure(record: dict) -> bool:
 
 def how_computed(record: dict) -> str:
     """The fold under a finding: its figure with launches and method, how it was fitted, its chart and cells."""
-    parts = [record["figure_text"] + (f", {record['method']}" if record.get("method") else "")] \
-        if record.get("figure_text") else []
+    parts = (
+        [record["figure_text"] + (f", {record['method']}" if record.get("method") else "")]
+        if record.get("figure_text")
+        else []
+    )
     parts += [record["detail"].lstrip("; ")] if record.get("detail") else []
     parts += [f"chart `{record['chart']}`"] if record.get("chart") else []
     parts += [f"cells {', '.join(record['cells'])}"] if record.get("cells") else []

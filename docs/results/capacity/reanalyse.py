@@ -9,6 +9,7 @@ of launches that held, as their search recorded them.
 
 python docs/results/capacity/reanalyse.py    (from the repository's root, in the project's environment)
 """
+
 from __future__ import annotations
 
 import json
@@ -50,7 +51,7 @@ def reanalyse(run: Path) -> None:
         (copy / "cells.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records(run)))
         loaded = load_run(copy)
         (copy / capacity.FILE).write_text(json.dumps(outcomes(loaded), indent=1) + "\n")
-        findings.write(loaded, {"capacity"})     # the chart the run drew beside its findings
+        findings.write(loaded, {"capacity"})  # the chart the run drew beside its findings
         for name in KEPT:
             shutil.copy(copy / name, run / name)
 
@@ -59,18 +60,25 @@ def from_saved(out: dict, machine: str) -> dict:
     """A saved outcome's answer recomputed from its rates' verdicts and counts of launches that held."""
     if out.get("generator"):
         return {**out, "estimate": None}
-    launches = [(t["rate"], i < t["held"]) for t in out["trials"] if t["verdict"] != capacity.CEILING
-                for i in range(t["n"])]
+    launches = [
+        (t["rate"], i < t["held"]) for t in out["trials"] if t["verdict"] != capacity.CEILING for i in range(t["n"])
+    ]
     launches += [(c["rate"], c["held"]) for c in out.get("confirmations") or ()]
-    found, failure, ceiling = capacity_answer.held(out), capacity_answer.fails(out), \
-        capacity_answer.known_ceiling(out)
+    found, failure, ceiling = capacity_answer.held(out), capacity_answer.fails(out), capacity_answer.known_ceiling(out)
     fitted, why = capacity_answer.estimate(out, launches)
     spread = capacity_spread.for_setting(out["series"], machine)
-    return {**out, "held_rps": found[0] if found else None, "held_s": found[1] if found else None,
-            "fails_rps": failure, "fails_s": out.get("confirm_s") if failure in capacity_answer.long_failures(out)
-            else None, "known_ceiling_rps": ceiling[0] if ceiling else None,
-            "known_ceiling": ceiling[1] if ceiling else None, "estimate": fitted, "estimate_why": why,
-            "spread": spread.as_dict() if spread else None}
+    return {
+        **out,
+        "held_rps": found[0] if found else None,
+        "held_s": found[1] if found else None,
+        "fails_rps": failure,
+        "fails_s": out.get("confirm_s") if failure in capacity_answer.long_failures(out) else None,
+        "known_ceiling_rps": ceiling[0] if ceiling else None,
+        "known_ceiling": ceiling[1] if ceiling else None,
+        "estimate": fitted,
+        "estimate_why": why,
+        "spread": spread.as_dict() if spread else None,
+    }
 
 
 def resave(run: Path) -> None:

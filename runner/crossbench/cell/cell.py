@@ -1,6 +1,7 @@
 """One lifecycle for a cell, in one place: start a fresh server, wait until ready, verify, warm up,
 measure while sampling, stop in `finally`, and build the record. Nothing here decides what to run.
 The checks that fail a cell are in cell_checks.py, the record's fields in cell_record.py; both re-exported."""
+
 from __future__ import annotations
 
 import sys
@@ -27,17 +28,24 @@ from .cell_record import cell_flags, failed_record, noise_figures, shared_record
 from .phases import Phases
 
 SAMPLE_INTERVAL_S = 0.25
-SAMPLED_LIMIT_S = 2.0         # at most this long for each sampler's first sample, and its first after the window
-POOL_SETTLE_LIMIT_S = 5.0     # after the warm-up, at most this long for the database pool's queue to drain
+SAMPLED_LIMIT_S = 2.0  # at most this long for each sampler's first sample, and its first after the window
+POOL_SETTLE_LIMIT_S = 5.0  # after the warm-up, at most this long for the database pool's queue to drain
 POOL_SETTLE_POLL_S = 0.05
-PROBE_ATTACH_LIMIT_S = 10.0   # at most this long for a server's probe (Tomcat's JVM probe) to attach before the window
+PROBE_ATTACH_LIMIT_S = 10.0  # at most this long for a server's probe (Tomcat's JVM probe) to attach before the window
 
 
 def server_spec(plan: CellPlan, ctx: CellContext, port: int, db_url: str | None = None) -> ServerSpec:
     work = ctx.cell_dir / "server"
     work.mkdir(parents=True, exist_ok=True)
-    return plan.plugin.spec(plan.settings, port, work, plan.server_cpus, ctx.cell_dir, db_url=db_url,
-                            address=ctx.placement.server_host.address)
+    return plan.plugin.spec(
+        plan.settings,
+        port,
+        work,
+        plan.server_cpus,
+        ctx.cell_dir,
+        db_url=db_url,
+        address=ctx.placement.server_host.address,
+    )
 
 
 def database_url(plan: CellPlan, ctx: CellContext) -> str | None:
@@ -57,7 +65,7 @@ def start_server(plan: CellPlan, ctx: CellContext, db_url: str | None) -> Runnin
 if TYPE_CHECKING:
     import psutil
 
-OWN_CLIENTS = "crossbench.clients."      # the project's own load clients run as `python -m crossbench.clients.X`
+OWN_CLIENTS = "crossbench.clients."  # the project's own load clients run as `python -m crossbench.clients.X`
 
 
 def is_load_client(process: psutil.Process, tools=frozenset(loadgen.ADAPTERS)) -> bool:
@@ -73,7 +81,8 @@ def is_load_client(process: psutil.Process, tools=frozenset(loadgen.ADAPTERS)) -
 
 def loadgen_pid(tools=frozenset(loadgen.ADAPTERS)):
     """The load generator: the runner's own child that is a load client (is_load_client)."""
-    import psutil    # at its use: the command lines load without the Python environment (runner/README.md)
+    import psutil  # at its use: the command lines load without the Python environment (runner/README.md)
+
     me = psutil.Process()
 
     def find() -> int | None:
@@ -84,6 +93,7 @@ def loadgen_pid(tools=frozenset(loadgen.ADAPTERS)):
             except (psutil.NoSuchProcess, psutil.ZombieProcess):
                 continue
         return None
+
     return find
 
 
@@ -98,7 +108,7 @@ def run_cell(plan: CellPlan, ctx: CellContext) -> dict:
     except KeyboardInterrupt:
         raise
     except Exception as e:  # noqa: BLE001 - any failure is recorded and the run goes on
-        fault = faults.cell_fault(plan, e, ctx.cell_dir)     # the disk or a tool: the run stops, nothing recorded
+        fault = faults.cell_fault(plan, e, ctx.cell_dir)  # the disk or a tool: the run stops, nothing recorded
         if fault:
             raise fault from e
         (ctx.cell_dir / "failure.txt").write_text(traceback.format_exc())
@@ -108,32 +118,37 @@ def run_cell(plan: CellPlan, ctx: CellContext) -> dict:
         try:
             phases.write(ctx.cell_dir)
         except OSError:
-            pass                 # a full or read-only disk: the run's own fault handling says so, not this
+            pass  # a full or read-only disk: the run's own fault handling says so, not this
 
 
 def measure(plan: CellPlan, ctx: CellContext, started: str, phases: Phases) -> dict:
     db_url = database_url(plan, ctx)
     probe, hosts = None, ctx.placement
     with ExitStack() as running:
-        bouncer = running.enter_context(stack.pooler(plan, db_url, ctx.cell_dir, hosts.server_host)) \
-            if plan.pooler else None
+        bouncer = (
+            running.enter_context(stack.pooler(plan, db_url, ctx.cell_dir, hosts.server_host)) if plan.pooler else None
+        )
         made: list[Probe | None] = []
-        running.callback(stop_probes, made)         # after the server: one that never answered stops its probe too
+        running.callback(stop_probes, made)  # after the server: one that never answered stops its probe too
         server = probe_as_it_starts(plan, ctx, start_server(plan, ctx, bouncer.url if bouncer else db_url), made)
         server = running.enter_context(server)
         probe = probe_once_ready(plan, ctx, server, made)
-        front = running.enter_context(stack.proxy(plan, server, ctx.cell_dir, hosts.proxy_host)) \
-            if plan.proxy else server
+        front = (
+            running.enter_context(stack.proxy(plan, server, ctx.cell_dir, hosts.proxy_host)) if plan.proxy else server
+        )
         phases.mark("server_start")
         verify(front, plan)
         figures = verify_database(plan, front, db_url) if db_url else {}
         phases.mark("verify")
         # the server's tree with the load generator's and the probe's pool; beside it, the other processes'
-        sampler = server.sampler(ctx.cell_dir / "samples.csv", SAMPLE_INTERVAL_S, "warmup", pool_source=probe,
-                                 loadgen_pid_fn=loadgen_pid())
-        sides = {"db": ctx.database.sampler(ctx.cell_dir / "db-samples.csv", SAMPLE_INTERVAL_S) if db_url else None,
-                 "proxy": front.sampler(ctx.cell_dir / "proxy-samples.csv", SAMPLE_INTERVAL_S) if plan.proxy else None,
-                 "pooler": bouncer.sampler(ctx.cell_dir / "pooler-samples.csv", SAMPLE_INTERVAL_S) if bouncer else None}
+        sampler = server.sampler(
+            ctx.cell_dir / "samples.csv", SAMPLE_INTERVAL_S, "warmup", pool_source=probe, loadgen_pid_fn=loadgen_pid()
+        )
+        sides = {
+            "db": ctx.database.sampler(ctx.cell_dir / "db-samples.csv", SAMPLE_INTERVAL_S) if db_url else None,
+            "proxy": front.sampler(ctx.cell_dir / "proxy-samples.csv", SAMPLE_INTERVAL_S) if plan.proxy else None,
+            "pooler": bouncer.sampler(ctx.cell_dir / "pooler-samples.csv", SAMPLE_INTERVAL_S) if bouncer else None,
+        }
         try:
             for side in sides.values():
                 if side:
@@ -165,25 +180,39 @@ def measure(plan: CellPlan, ctx: CellContext, started: str, phases: Phases) -> d
     shared.update(probe.figures(measurement.t0, measurement.t1) if probe else db_pool.peaks([], 0, 0))
     for prefix, side in sides.items():
         shared.update(side_figures(prefix, side, measurement.t0, measurement.t1))
-    stopped = plan.plugin.stopped_figures(plan.settings, ctx.cell_dir, server.spec.describe, measurement.t0,
-                                          measurement.t1)
+    stopped = plan.plugin.stopped_figures(
+        plan.settings, ctx.cell_dir, server.spec.describe, measurement.t0, measurement.t1
+    )
     shared.update(stopped)
     shared.update(figures)
     shared.update(noise_figures(plan, ctx, measurement, shared))
     own = cell_flags(plan, window, measurement.result)
     driver = DRIVERS[plan.kind]
-    saturated = "loadgen_saturated" in own + measurement.flags      # here, or on a load host
+    saturated = "loadgen_saturated" in own + measurement.flags  # here, or on a load host
     extra, driver_flags = driver.figures(plan, measurement, loadgen_saturated=saturated)
-    flags = list(dict.fromkeys([*driver_flags, *own, *database_flags(ctx, db_url),
-                                *noise.flags(shared, driver.reuses_connections(plan), driver.pool(plan),
-                                             pool_before_window=driver.opens_before_window(plan)),
-                                *plan.plugin.stopped_flags(plan.settings, stopped)]))
+    flags = list(
+        dict.fromkeys(
+            [
+                *driver_flags,
+                *own,
+                *database_flags(ctx, db_url),
+                *noise.flags(
+                    shared,
+                    driver.reuses_connections(plan),
+                    driver.pool(plan),
+                    pool_before_window=driver.opens_before_window(plan),
+                ),
+                *plan.plugin.stopped_flags(plan.settings, stopped),
+            ]
+        )
+    )
     shared.update(flags=flags, valid=not flags, time_wait_drain_s=round(drained_s, 1))
     return contract.merge(shared, extra, plan.kind, driver.FIELDS)
 
 
-def probe_as_it_starts(plan: CellPlan, ctx: CellContext, server: RunningServer,
-                       made: list[Probe | None]) -> RunningServer:
+def probe_as_it_starts(
+    plan: CellPlan, ctx: CellContext, server: RunningServer, made: list[Probe | None]
+) -> RunningServer:
     """The server, set to make its probe as its process starts where its host allows (hosts: probes_starting_servers):
     Tomcat's JVM probe then attaches while Tomcat starts, where attached once it answered, a held window waited
     for it about a second a cell."""
@@ -193,8 +222,7 @@ def probe_as_it_starts(plan: CellPlan, ctx: CellContext, server: RunningServer,
     return server
 
 
-def probe_once_ready(plan: CellPlan, ctx: CellContext, server: RunningServer,
-                     made: list[Probe | None]) -> Probe | None:
+def probe_once_ready(plan: CellPlan, ctx: CellContext, server: RunningServer, made: list[Probe | None]) -> Probe | None:
     """The probe made as the server started, told that it answers now; else one made now."""
     if made:
         if made[0] is not None:
@@ -210,8 +238,9 @@ def stop_probes(made: list[Probe | None]) -> None:
             probe.stop()
 
 
-def run_phases(driver, plan: CellPlan, ctx: CellContext, server: RunningServer, sampler,
-               probe: Probe | None, phases: Phases) -> Measurement:
+def run_phases(
+    driver, plan: CellPlan, ctx: CellContext, server: RunningServer, sampler, probe: Probe | None, phases: Phases
+) -> Measurement:
     """Warm-up (unrecorded), then the measured window; the samples after it are labelled cooldown."""
     if plan.warmup_s > 0:
         ctx.report("warmup", sampler)
@@ -251,9 +280,13 @@ def keep_up(plan: CellPlan, ctx: CellContext, server: RunningServer) -> None:
     """--keep-up: the measured server stays up after its window (nothing more is measured), its pid printed."""
     if ctx.keep_up_s <= 0:
         return
-    print(f"run_all: keeping {plan.cell_id}'s {plan.server} up for {ctx.keep_up_s:g} s: pid "
-          f"{server.pid}{ctx.placement.server_host.on}, "
-          f"{server.url}/", file=sys.stderr, flush=True)
+    print(
+        f"run_all: keeping {plan.cell_id}'s {plan.server} up for {ctx.keep_up_s:g} s: pid "
+        f"{server.pid}{ctx.placement.server_host.on}, "
+        f"{server.url}/",
+        file=sys.stderr,
+        flush=True,
+    )
     time.sleep(ctx.keep_up_s)
 
 

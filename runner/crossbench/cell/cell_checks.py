@@ -1,6 +1,7 @@
 """What fails a cell besides its load: the answers checked before the load and again after it (every URL
 answers 200, TechEmpower's rules, the database endpoints from the real tables), the server process alive, the
 run's database alive. The cell lifecycle (cell.py) calls these; each raises CellFailed or returns a flag."""
+
 from __future__ import annotations
 
 import urllib.request
@@ -14,7 +15,7 @@ from crossbench.servers import RunningServer
 
 from .cell_context import CellContext
 
-AFTER_LOAD_IDLE_LIMIT_S = 15.0   # how long the check after the load waits for the window's stragglers to finish
+AFTER_LOAD_IDLE_LIMIT_S = 15.0  # how long the check after the load waits for the window's stragglers to finish
 
 
 class CellFailed(RuntimeError):
@@ -60,7 +61,7 @@ def verify_after_load(plan: CellPlan, front: RunningServer, db_url: str | None, 
     answers are checked twice before the cell fails: a straggler rewrites a row once, a server that stopped
     storing fails both."""
     if plan.endpoint not in (*servers.TFB_ENDPOINTS, *servers.DB_ENDPOINTS) or database_flags(ctx, db_url):
-        return          # a database that died in the window: its 503s are the outage, flagged database_died
+        return  # a database that died in the window: its 503s are the outage, flagged database_died
     idle = wait_idle(db_url, AFTER_LOAD_IDLE_LIMIT_S) if db_url else True
     verify(front, plan)
     if not db_url:
@@ -71,8 +72,9 @@ def verify_after_load(plan: CellPlan, front: RunningServer, db_url: str | None, 
             return
         except (VerifyFailed, OSError, ValueError) as e:
             if attempt == 2:
-                busy = "" if idle else \
-                    f" (other requests were still running {AFTER_LOAD_IDLE_LIMIT_S:g} s after the load)"
+                busy = (
+                    "" if idle else f" (other requests were still running {AFTER_LOAD_IDLE_LIMIT_S:g} s after the load)"
+                )
                 raise CellFailed(f"verify after the load, twice: {e}{busy}") from e
             idle = wait_idle(db_url, AFTER_LOAD_IDLE_LIMIT_S)
 
@@ -87,5 +89,6 @@ def died(plan: CellPlan, server: RunningServer) -> ServerDied | None:
     """Decided from the server process itself: a load generator's own failure is never the server dying."""
     if server.alive():
         return None
-    return ServerDied(f"{plan.server} exited with status {server.process.returncode} during the cell:\n"
-                      f"{server.log_tail()}")
+    return ServerDied(
+        f"{plan.server} exited with status {server.process.returncode} during the cell:\n{server.log_tail()}"
+    )

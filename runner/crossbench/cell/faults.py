@@ -3,6 +3,7 @@ read-only or unwritable, a tool the run's preflight found and that has gone sinc
 and the run goes on; a fault of the environment would fail every cell after it the same way, so the run stops
 instead, with one line saying what happened and what to do. Nothing measured is lost: each finished record is on
 disk (synced) before the next cell starts, and the cell the fault hit is not recorded, so --resume runs it again."""
+
 from __future__ import annotations
 
 import errno
@@ -11,12 +12,16 @@ from pathlib import Path
 
 from crossbench.drivers import DRIVERS
 
-EXIT_CODE = 3            # 2: refused before anything ran; 130: interrupted
+EXIT_CODE = 3  # 2: refused before anything ran; 130: interrupted
 WRITE_CHECK_BYTES = 64 * 1024
 # errno -> what to do about it
-DISK_ERRORS = {errno.ENOSPC: "make room on its disk", errno.EDQUOT: "make room within the disk quota",
-               errno.EROFS: "make its file system writable again", errno.EACCES: "make it writable again",
-               errno.EPERM: "make it writable again"}
+DISK_ERRORS = {
+    errno.ENOSPC: "make room on its disk",
+    errno.EDQUOT: "make room within the disk quota",
+    errno.EROFS: "make its file system writable again",
+    errno.EACCES: "make it writable again",
+    errno.EPERM: "make it writable again",
+}
 
 
 class EnvironmentFault(RuntimeError):
@@ -67,8 +72,9 @@ def write_check(directory: Path) -> OSError | None:
 
 def disk_fault(error: OSError, run_path: Path) -> EnvironmentFault:
     where = error.filename or run_path
-    return EnvironmentFault(f"cannot write {where}: {error.strerror or error}",
-                            DISK_ERRORS.get(error.errno, "make it writable again"))
+    return EnvironmentFault(
+        f"cannot write {where}: {error.strerror or error}", DISK_ERRORS.get(error.errno, "make it writable again")
+    )
 
 
 def tool_fault(plan) -> EnvironmentFault | None:
@@ -95,8 +101,10 @@ def stop_message(error: BaseException, run_path: Path, kept: int, total: int) ->
         if found is None:
             return None
         error = disk_fault(found, run_path)
-    return (f"run_all: stopped: {error.cause}; {kept} of {total} cells kept in {run_path}; {error.remedy}, then "
-            f"finish with: ./runner/run_all.sh --resume {run_path}")
+    return (
+        f"run_all: stopped: {error.cause}; {kept} of {total} cells kept in {run_path}; {error.remedy}, then "
+        f"finish with: ./runner/run_all.sh --resume {run_path}"
+    )
 
 
 def write_error_line(error: OSError) -> str | None:
@@ -105,4 +113,6 @@ def write_error_line(error: OSError) -> str | None:
     if error.errno not in DISK_ERRORS or not error.filename:
         return None
     fault = disk_fault(error, Path(error.filename).parent)
-    return f"run_all: stopped: {fault.cause}; {DISK_ERRORS[error.errno]}, then run it again (--resume DIR finishes a run)"
+    return (
+        f"run_all: stopped: {fault.cause}; {DISK_ERRORS[error.errno]}, then run it again (--resume DIR finishes a run)"
+    )

@@ -1,6 +1,7 @@
 """Where a cell's wall time goes, phase by phase (server start, verify, samplers, warm-up, probe attach, window,
 stop, ...): written to the cell's phases.json, launched or failed, so a slow run or test can be read for what
 its harness spends beside the windows. Not part of the record: the harness's time, not the server's."""
+
 from __future__ import annotations
 
 import json

@@ -11,6 +11,7 @@ asyncio with uvloop when it is installed (the record says which loop ran).
 
     python -m crossbench.clients.holder --port 8080 --connections 10000 --hold 30 --csv holder.csv --json holder.json
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,20 +20,54 @@ import signal
 import sys
 from pathlib import Path
 
-from .holder_client import (CLOSE_RETRY_S, MB, Holder, ensure_open_files, event_loop_name, hold,
-                            percentiles)
-from .holder_types import (FAILURE_KINDS, FD_MARGIN, SLOT_STEP_S, TIMELINE_COLUMNS, Counters, HoldConfig,
-                           HolderRefused, HoldResult, Non2xx, classify, status_of, validate)
+from .holder_client import CLOSE_RETRY_S, MB, Holder, ensure_open_files, event_loop_name, hold, percentiles
+from .holder_types import (
+    FAILURE_KINDS,
+    FD_MARGIN,
+    SLOT_STEP_S,
+    TIMELINE_COLUMNS,
+    Counters,
+    HoldConfig,
+    HolderRefused,
+    HoldResult,
+    Non2xx,
+    classify,
+    status_of,
+    validate,
+)
 
-__all__ = ["CLOSE_RETRY_S", "FAILURE_KINDS", "FD_MARGIN", "MB", "SLOT_STEP_S", "TIMELINE_COLUMNS", "Counters",
-           "HoldConfig", "HoldResult", "Holder", "HolderRefused", "Non2xx", "classify", "ensure_open_files",
-           "event_loop_name", "hold", "main", "parse_args", "percentiles", "status_of", "validate"]
+__all__ = [
+    "CLOSE_RETRY_S",
+    "FAILURE_KINDS",
+    "FD_MARGIN",
+    "MB",
+    "SLOT_STEP_S",
+    "TIMELINE_COLUMNS",
+    "Counters",
+    "HoldConfig",
+    "HoldResult",
+    "Holder",
+    "HolderRefused",
+    "Non2xx",
+    "classify",
+    "ensure_open_files",
+    "event_loop_name",
+    "hold",
+    "main",
+    "parse_args",
+    "percentiles",
+    "status_of",
+    "validate",
+]
 
 
 def parse_args(argv):
     d = HoldConfig()
-    p = argparse.ArgumentParser(prog="python -m crossbench.clients.holder", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m crossbench.clients.holder",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--host", default=d.host)
     p.add_argument("--port", type=int, required=True)
     p.add_argument("--path", default=d.path)
@@ -47,8 +82,19 @@ def parse_args(argv):
     p.add_argument("--csv", type=Path, help="the timeline")
     p.add_argument("--json", type=Path, help="the result")
     args = p.parse_args(argv)
-    config = HoldConfig(args.host, args.port, args.path, args.connections, args.rate_per_10ms, args.head_interval,
-                        args.hold, args.timeout, args.retry, args.sample, args.seed)
+    config = HoldConfig(
+        args.host,
+        args.port,
+        args.path,
+        args.connections,
+        args.rate_per_10ms,
+        args.head_interval,
+        args.hold,
+        args.timeout,
+        args.retry,
+        args.sample,
+        args.seed,
+    )
     validate(config)
     return config, args
 
@@ -67,9 +113,11 @@ def main(argv=None) -> int:
         return 2
     if args.json:
         args.json.write_text(json.dumps(result.to_dict(), indent=1))
-    print(f"holder ({result.event_loop}): held peak {result.connections_held_peak} of {config.connections}, "
-          f"at end {result.connections_held_at_end}; {result.requests_answered} HEADs answered; failures "
-          f"{ {k: v for k, v in result.failures.items() if v} or 0}")
+    print(
+        f"holder ({result.event_loop}): held peak {result.connections_held_peak} of {config.connections}, "
+        f"at end {result.connections_held_at_end}; {result.requests_answered} HEADs answered; failures "
+        f"{ {k: v for k, v in result.failures.items() if v} or 0 }"
+    )
     return 130 if result.interrupted else 0
 
 

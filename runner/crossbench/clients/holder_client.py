@@ -1,5 +1,6 @@
 """The holder's client: N keep-alive connections opened at the seed's rate and each kept alive with HEADs, its
 timeline sampled, everything closed at the end (the behaviour is in holder.py's docstring)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -13,8 +14,18 @@ from pathlib import Path
 from crossbench import oskit
 from crossbench.stats import latency_summary
 
-from .holder_types import (FAILURE_KINDS, SLOT_STEP_S, TIMELINE_COLUMNS, Counters, HoldConfig, HoldResult,
-                           HolderRefused, Non2xx, classify, status_of)
+from .holder_types import (
+    FAILURE_KINDS,
+    SLOT_STEP_S,
+    TIMELINE_COLUMNS,
+    Counters,
+    HoldConfig,
+    HolderRefused,
+    HoldResult,
+    Non2xx,
+    classify,
+    status_of,
+)
 
 CLOSE_RETRY_S = 0.5
 MB = 1024 * 1024
@@ -48,7 +59,8 @@ class Holder:
         self.writers: set[asyncio.StreamWriter] = set()
         self.phase = "ramp"
         self.closing = False
-        import psutil    # at its use: the command lines load without the Python environment (runner/README.md)
+        import psutil  # at its use: the command lines load without the Python environment (runner/README.md)
+
         self.process = psutil.Process()
         self.cpu0 = 0.0
 
@@ -63,7 +75,7 @@ class Holder:
             self.counters.connect_attempts += 1
             try:
                 reader, writer = await asyncio.wait_for(asyncio.open_connection(c.host, c.port), c.timeout_s)
-            except (OSError, asyncio.TimeoutError) as e:
+            except (TimeoutError, OSError) as e:
                 self.fail("connect", e)
             else:
                 await self.keep_alive(reader, writer)
@@ -96,7 +108,7 @@ class Holder:
                     delay = self.rng.uniform(0, c.head_interval_s)
                 else:
                     delay = c.head_interval_s
-        except (OSError, asyncio.TimeoutError, asyncio.IncompleteReadError, Non2xx, ValueError) as e:
+        except (TimeoutError, OSError, asyncio.IncompleteReadError, Non2xx, ValueError) as e:
             self.fail("request", e)
         finally:
             counters.connections_open -= 1
@@ -122,12 +134,22 @@ class Holder:
         self.result.client_rss_mb_peak = max(self.result.client_rss_mb_peak, rss)
         self.result.connections_held_peak = max(self.result.connections_held_peak, counters.connections_held)
         self.result.connections_open_peak = max(self.result.connections_open_peak, counters.connections_open)
-        if (self.result.all_held_after_s is None and counters.connections_held == self.config.connections):
+        if self.result.all_held_after_s is None and counters.connections_held == self.config.connections:
             self.result.all_held_after_s = time.time() - self.result.started_epoch
         failures = counters.failures
-        return [f"{time.time():.3f}", self.phase, counters.connections_open, counters.connections_held,
-                counters.connect_attempts, counters.requests_sent, counters.requests_answered,
-                sum(failures.values()), *(failures[k] for k in FAILURE_KINDS), f"{cpu:.3f}", f"{rss:.1f}"]
+        return [
+            f"{time.time():.3f}",
+            self.phase,
+            counters.connections_open,
+            counters.connections_held,
+            counters.connect_attempts,
+            counters.requests_sent,
+            counters.requests_answered,
+            sum(failures.values()),
+            *(failures[k] for k in FAILURE_KINDS),
+            f"{cpu:.3f}",
+            f"{rss:.1f}",
+        ]
 
     async def sample(self, writer) -> None:
         while True:
@@ -195,6 +217,7 @@ def hold(config: HoldConfig, csv_path: Path | None = None) -> HoldResult:
     holder = Holder(config, csv_path)
     try:
         import uvloop
+
         runner = asyncio.Runner(loop_factory=uvloop.new_event_loop)
     except ImportError:
         runner = asyncio.Runner()

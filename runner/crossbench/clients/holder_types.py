@@ -1,18 +1,38 @@
 """The holder's vocabulary: what it is asked (HoldConfig, checked by validate), its failure kinds and how an
 exception is classified, its timeline's columns, its counters and its result."""
+
 from __future__ import annotations
 
 import asyncio
 import errno
 from dataclasses import asdict, dataclass, field
 
-FAILURE_KINDS = ("connect_refused", "connect_timeout", "reset", "read_timeout", "non_2xx", "closed_by_server",
-                 "no_local_port", "too_many_open_files", "other")
-TIMELINE_COLUMNS = ("t_epoch", "phase", "connections_open", "connections_held", "connect_attempts",
-                    "requests_sent", "requests_answered", "failures", *FAILURE_KINDS,
-                    "client_cpu_s", "client_rss_mb")
+FAILURE_KINDS = (
+    "connect_refused",
+    "connect_timeout",
+    "reset",
+    "read_timeout",
+    "non_2xx",
+    "closed_by_server",
+    "no_local_port",
+    "too_many_open_files",
+    "other",
+)
+TIMELINE_COLUMNS = (
+    "t_epoch",
+    "phase",
+    "connections_open",
+    "connections_held",
+    "connect_attempts",
+    "requests_sent",
+    "requests_answered",
+    "failures",
+    *FAILURE_KINDS,
+    "client_cpu_s",
+    "client_rss_mb",
+)
 FD_MARGIN = 256
-SLOT_STEP_S = 0.010            # the seed: 10 connections every 10 ms
+SLOT_STEP_S = 0.010  # the seed: 10 connections every 10 ms
 
 
 class Non2xx(Exception):
@@ -34,8 +54,8 @@ class HoldConfig:
     rate_per_10ms: int = 10
     head_interval_s: float = 10.0
     hold_s: float = 30.0
-    timeout_s: float = 5.0         # connect, and each HEAD's answer
-    retry_s: float = 1.0           # a failed slot reconnects after this; 0 = it gives up
+    timeout_s: float = 5.0  # connect, and each HEAD's answer
+    retry_s: float = 1.0  # a failed slot reconnects after this; 0 = it gives up
     sample_s: float = 0.25
     seed: int = 0
 
@@ -95,8 +115,8 @@ def validate(config: HoldConfig) -> None:
 
 @dataclass
 class Counters:
-    connections_open: int = 0      # TCP connected, not closed yet
-    connections_held: int = 0      # open and answered at least one HEAD
+    connections_open: int = 0  # TCP connected, not closed yet
+    connections_held: int = 0  # open and answered at least one HEAD
     connect_attempts: int = 0
     requests_sent: int = 0
     requests_answered: int = 0
@@ -108,7 +128,7 @@ class HoldResult:
     config: dict
     event_loop: str
     started_epoch: float = 0.0
-    ramp_end_epoch: float = 0.0    # every slot has started connecting
+    ramp_end_epoch: float = 0.0  # every slot has started connecting
     hold_end_epoch: float = 0.0
     closed_epoch: float = 0.0
     interrupted: bool = False
@@ -116,12 +136,12 @@ class HoldResult:
     connections_open_peak: int = 0
     connections_held_at_end: int = 0
     connections_open_at_end: int = 0
-    all_held_after_s: float | None = None   # from the start until every connection was held (None: never)
+    all_held_after_s: float | None = None  # from the start until every connection was held (None: never)
     connect_attempts: int = 0
     requests_sent: int = 0
     requests_answered: int = 0
     failures: dict = field(default_factory=dict)
-    first_failure: dict = field(default_factory=dict)   # kind -> the first exception's text
+    first_failure: dict = field(default_factory=dict)  # kind -> the first exception's text
     latency_ms: dict = field(default_factory=dict)
     client_cpu_s: float = 0.0
     client_rss_mb_start: float = 0.0

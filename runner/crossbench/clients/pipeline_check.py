@@ -4,6 +4,7 @@ Sends N GETs in one write on one raw socket (the bytes wrk's pipelining sends) a
 responses that come back (status line, headers, Content-Length body) until N are in, the server closes, or
 the time is up.
 """
+
 from __future__ import annotations
 
 import re
@@ -19,10 +20,10 @@ CONTENT_LENGTH = re.compile(rb"^content-length:\s*(\d+)\s*$", re.IGNORECASE | re
 class PipelineCheck:
     path: str
     sent: int
-    answered: int                  # complete responses
-    statuses: dict[int, int]       # status -> count
-    bodies_as_expected: int        # answers whose body is the expected one (all of them when none is given)
-    leftover_bytes: int            # bytes after the last complete response
+    answered: int  # complete responses
+    statuses: dict[int, int]  # status -> count
+    bodies_as_expected: int  # answers whose body is the expected one (all of them when none is given)
+    leftover_bytes: int  # bytes after the last complete response
     elapsed_ms: float
     closed_by_server: bool
 
@@ -53,13 +54,19 @@ def split_responses(data: bytes) -> tuple[list[tuple[int, bytes]], int]:
         body_end = end + 4 + int(length.group(1))
         if body_end > len(data):
             break
-        responses.append((int(status.group(1)), data[end + 4:body_end]))
+        responses.append((int(status.group(1)), data[end + 4 : body_end]))
         offset = body_end
     return responses, len(data) - offset
 
 
-def check(host: str, port: int, path: str = "/hello", depth: int = 24, expected_body: bytes | None = None,
-          timeout_s: float = 5.0) -> PipelineCheck:
+def check(
+    host: str,
+    port: int,
+    path: str = "/hello",
+    depth: int = 24,
+    expected_body: bytes | None = None,
+    timeout_s: float = 5.0,
+) -> PipelineCheck:
     started = time.perf_counter()
     deadline = started + timeout_s
     data, closed = b"", False
@@ -80,5 +87,6 @@ def check(host: str, port: int, path: str = "/hello", depth: int = 24, expected_
     for status, _ in responses:
         statuses[status] = statuses.get(status, 0) + 1
     good = sum(1 for _, body in responses if expected_body is None or body == expected_body)
-    return PipelineCheck(path, depth, len(responses), statuses, good, leftover,
-                         (time.perf_counter() - started) * 1000, closed)
+    return PipelineCheck(
+        path, depth, len(responses), statuses, good, leftover, (time.perf_counter() - started) * 1000, closed
+    )

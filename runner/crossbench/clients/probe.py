@@ -6,6 +6,7 @@ experiment, and its latency includes being accepted, which on an event loop is i
 waits behind a blocking handler (a kept-alive connection would hide that part). Probes never overlap, so the
 probe adds at most one connection to the background load.
 """
+
 from __future__ import annotations
 
 import csv
@@ -22,7 +23,8 @@ LATENCY_SOURCE = (
     "crossbench's probe: sequential GETs, one new connection each (Connection: close), from connect() to "
     "the last body byte (time.perf_counter in the runner, on the load generator's core); percentiles by "
     "nearest rank over the probes. Sequential: a probe that waits N seconds holds back the next one, so a "
-    "long stall yields one slow sample, not N / interval of them (probes_planned says how many were due).")
+    "long stall yields one slow sample, not N / interval of them (probes_planned says how many were due)."
+)
 
 
 # A tick this share of an interval before the window's end is at its end: 0.01 added 1,200 times is 11.99999...,
@@ -32,11 +34,11 @@ TICK_SLACK = 1e-6
 
 @dataclass(frozen=True)
 class ProbeSample:
-    sent_s: float           # seconds since the probe started
+    sent_s: float  # seconds since the probe started
     latency_ms: float
-    status: int             # 0 when no answer
+    status: int  # 0 when no answer
     nbytes: int
-    error: str              # "" when answered; else connect / read / timeout / other
+    error: str  # "" when answered; else connect / read / timeout / other
 
 
 def latency_stats(latencies_ms: list[float]) -> dict[str, float | None]:
@@ -67,12 +69,13 @@ def probe_once(host: str, port: int, path: str, timeout_s: float, started: float
 class Probe:
     """Runs in its own thread: waits `lead_s`, then probes for `window_s`; the last probe may end later."""
 
-    def __init__(self, host: str, port: int, path: str, *, interval_s: float, lead_s: float, window_s: float,
-                 timeout_s: float):
+    def __init__(
+        self, host: str, port: int, path: str, *, interval_s: float, lead_s: float, window_s: float, timeout_s: float
+    ):
         self.host, self.port, self.path = host, port, path
         self.interval_s, self.lead_s, self.window_s, self.timeout_s = interval_s, lead_s, window_s, timeout_s
         self.samples: list[ProbeSample] = []
-        self.t0 = self.t1 = 0.0                     # epochs of the first send and the last answer
+        self.t0 = self.t1 = 0.0  # epochs of the first send and the last answer
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="hol-probe", daemon=True)
 
@@ -81,7 +84,7 @@ class Probe:
         """The ticks due inside the window, 0, i, 2i, ... before its end (the send loop's own rule, TICK_SLACK)."""
         return math.ceil(self.window_s / self.interval_s - TICK_SLACK)
 
-    def start(self) -> "Probe":
+    def start(self) -> Probe:
         self._thread.start()
         return self
 

@@ -2,6 +2,7 @@
 --db-url, curl, psql). `./runner/db.sh load URL`: the tables into an existing database.
 `./runner/db.sh pgbouncer URL --pool-size N --max-clients M`: PgBouncer in front of URL, in the foreground until
 Ctrl-C (the runner starts it this way on a server's own host)."""
+
 from __future__ import annotations
 
 import argparse
@@ -11,9 +12,9 @@ import tempfile
 import threading
 from pathlib import Path
 
-from . import Cluster, DatabaseError, ensure_tables
 from .. import version
 from ..oskit import PortInUse
+from . import Cluster, DatabaseError, ensure_tables
 from .pgbouncer import PgBouncer
 
 
@@ -25,8 +26,13 @@ def parse_args(argv):
     start.add_argument("--port", type=int, help="default: a free port")
     start.add_argument("--max-connections", type=int, default=200, help="PostgreSQL's max_connections (default 200)")
     start.add_argument("--listen", default="127.0.0.1", help="also listen on this address (for other hosts)")
-    start.add_argument("--allow", action="append", default=[], metavar="ADDRESS",
-                       help="a client address allowed in over --listen (repeat it; default: this machine only)")
+    start.add_argument(
+        "--allow",
+        action="append",
+        default=[],
+        metavar="ADDRESS",
+        help="a client address allowed in over --listen (repeat it; default: this machine only)",
+    )
     load = sub.add_parser("load", help="load (or reload) the tables into an existing database")
     load.add_argument("url", help="postgresql://USER@HOST:PORT/DB")
     bouncer = sub.add_parser("pgbouncer", help="PgBouncer in transaction mode in front of URL, until Ctrl-C")
@@ -58,8 +64,13 @@ def main(argv=None) -> int:
                 print(f"{bouncer.url}  (log: {bouncer.log_path}; Ctrl-C stops it)", flush=True)
                 until_stopped(bouncer)
             return 0
-        with Cluster(Path(tempfile.mkdtemp(prefix="crossbench-db-")), port=args.port,
-                     max_connections=args.max_connections, listen=args.listen, allowed=tuple(args.allow)) as db:
+        with Cluster(
+            Path(tempfile.mkdtemp(prefix="crossbench-db-")),
+            port=args.port,
+            max_connections=args.max_connections,
+            listen=args.listen,
+            allowed=tuple(args.allow),
+        ) as db:
             print(f"tables loaded in {ensure_tables(db.local_url):.1f} s (0: already there)", file=sys.stderr)
             print(f"{db.url}  (log: {db.log_path}; Ctrl-C stops it)", flush=True)
             until_stopped(db)

@@ -10,6 +10,7 @@ CROSSBENCH_DB_CACHE says otherwise.
 `postgres -D DATA` runs in the foreground, not `pg_ctl start`: pg_ctl daemonizes, and a daemon is not our
 child, so neither the parent-death signal nor stopping the process group would reach it.
 """
+
 from __future__ import annotations
 
 import os
@@ -67,6 +68,7 @@ def owner_ids() -> tuple[int, int] | None:
         return None
     import grp
     import pwd
+
     return pwd.getpwnam("nobody").pw_uid, grp.getgrnam("nogroup").gr_gid
 
 
@@ -83,35 +85,44 @@ def owned_dir(path: Path) -> Path:
 LOOPBACK = "127.0.0.1"
 
 
-def settings(port: int, socket_dir: Path, log_dir: Path, max_connections: int,
-             listen: str = LOOPBACK) -> dict[str, str]:
+def settings(
+    port: int, socket_dir: Path, log_dir: Path, max_connections: int, listen: str = LOOPBACK
+) -> dict[str, str]:
     """postgresql.conf for one start. TechEmpower's config sets shared_buffers to a fixed large value for its
     big machines; here it is sized to this one (an eighth of memory, at most 2 GB)."""
-    import psutil    # at its use: the command lines load without the Python environment (runner/README.md)
+    import psutil  # at its use: the command lines load without the Python environment (runner/README.md)
+
     shared_mb = min(2048, psutil.virtual_memory().total // (8 * 1024 * 1024))
     addresses = LOOPBACK if listen == LOOPBACK else f"{LOOPBACK},{listen}"
     return {
-        "listen_addresses": f"'{addresses}'", "port": str(port),
+        "listen_addresses": f"'{addresses}'",
+        "port": str(port),
         "unix_socket_directories": f"'{socket_dir}'",
         "max_connections": str(max_connections),
         "shared_buffers": f"{shared_mb}MB",
-        "synchronous_commit": "off",              # as TechEmpower: the benchmark reads, commits need not wait
+        "synchronous_commit": "off",  # as TechEmpower: the benchmark reads, commits need not wait
         "shared_preload_libraries": "'pg_stat_statements'",
         "pg_stat_statements.track": "all",
-        "logging_collector": "off", "log_destination": "'stderr'",
-        "log_min_messages": "warning", "log_checkpoints": "off",
-        "datestyle": "'iso, mdy'", "timezone": "'UTC'",
+        "logging_collector": "off",
+        "log_destination": "'stderr'",
+        "log_min_messages": "warning",
+        "log_checkpoints": "off",
+        "datestyle": "'iso, mdy'",
+        "timezone": "'UTC'",
     }
 
 
 def render_conf(values: dict[str, str]) -> str:
-    return "# written by crossbench for one start: see runner/crossbench/database/cluster.py\n" + \
-        "".join(f"{key} = {value}\n" for key, value in values.items())
+    return "# written by crossbench for one start: see runner/crossbench/database/cluster.py\n" + "".join(
+        f"{key} = {value}\n" for key, value in values.items()
+    )
 
 
-HBA = ("# written by crossbench: the run's own role, from this machine (and the run's other hosts, listed below)\n"
-       "local all all trust\n"
-       "host all all 127.0.0.1/32 trust\n")
+HBA = (
+    "# written by crossbench: the run's own role, from this machine (and the run's other hosts, listed below)\n"
+    "local all all trust\n"
+    "host all all 127.0.0.1/32 trust\n"
+)
 
 
 def hba(allowed: tuple[str, ...]) -> str:
@@ -122,9 +133,17 @@ def hba(allowed: tuple[str, ...]) -> str:
 class Cluster(OwnedProcess):
     """`with Cluster(run_dir) as db:` starts postgres on a free loopback port; `db.url` is what servers get."""
 
-    def __init__(self, run_dir: Path, *, max_connections: int = 200, port: int | None = None,
-                 cpus: tuple[int, ...] = (), listen: str = LOOPBACK, allowed: tuple[str, ...] = ()):
-        self.listen, self.allowed = listen, tuple(allowed)    # another address to listen on, who may connect there
+    def __init__(
+        self,
+        run_dir: Path,
+        *,
+        max_connections: int = 200,
+        port: int | None = None,
+        cpus: tuple[int, ...] = (),
+        listen: str = LOOPBACK,
+        allowed: tuple[str, ...] = (),
+    ):
+        self.listen, self.allowed = listen, tuple(allowed)  # another address to listen on, who may connect there
         self.run_dir = Path(run_dir)
         self.max_connections = max_connections
         self.port = port
@@ -152,13 +171,26 @@ class Cluster(OwnedProcess):
             shutil.rmtree(self.data_dir)
         owned_dir(self.data_dir.parent)
         owned_dir(self.data_dir)
-        done = subprocess.run([*as_owner(), str(bin_dir() / "initdb"), "-D", str(self.data_dir), "-U", ROLE,
-                               "--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8"],
-                              capture_output=True, text=True, timeout=180)
+        done = subprocess.run(
+            [
+                *as_owner(),
+                str(bin_dir() / "initdb"),
+                "-D",
+                str(self.data_dir),
+                "-U",
+                ROLE,
+                "--auth=trust",
+                "--encoding=UTF8",
+                "--locale=C.UTF-8",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
         if done.returncode != 0:
             raise DatabaseError(f"initdb failed: {done.stderr.strip()[-1500:]}")
 
-    def start(self) -> "Cluster":
+    def start(self) -> Cluster:
         if not self.initialised():
             self.initdb()
         self.port = self.port or free_port(self.listen)
@@ -168,25 +200,33 @@ class Cluster(OwnedProcess):
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.write_config()
         # the parent-death signal after the change of user: a change of credentials clears it
-        argv = [*oskit.taskset_prefix(self.cpus), *as_owner(), *oskit.pdeathsig_prefix(),
-                str(bin_dir() / "postgres"), "-D", str(self.data_dir)]
+        argv = [
+            *oskit.taskset_prefix(self.cpus),
+            *as_owner(),
+            *oskit.pdeathsig_prefix(),
+            str(bin_dir() / "postgres"),
+            "-D",
+            str(self.data_dir),
+        ]
         with open(self.log_path, "ab") as log:
-            self.process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                            start_new_session=True)
+            self.process = subprocess.Popen(
+                argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+            )
         self.wait_ready()
         self.create_database()
         return self
 
     def write_config(self) -> None:
         conf = self.data_dir / "crossbench.conf"
-        conf.write_text(render_conf(settings(self.port, self.socket_dir, self.run_dir, self.max_connections,
-                                             self.listen)))
+        conf.write_text(
+            render_conf(settings(self.port, self.socket_dir, self.run_dir, self.max_connections, self.listen))
+        )
         main = self.data_dir / "postgresql.conf"
         if "include = 'crossbench.conf'" not in main.read_text():
             with open(main, "a") as out:
                 out.write("\ninclude = 'crossbench.conf'\n")
         (self.data_dir / "pg_hba.conf").write_text(hba(self.allowed))
-        (self.run_dir / "postgresql.conf").write_text(conf.read_text())     # what this run used, kept with it
+        (self.run_dir / "postgresql.conf").write_text(conf.read_text())  # what this run used, kept with it
         ids = owner_ids()
         if ids:
             for path in (conf, self.data_dir / "pg_hba.conf"):
@@ -208,11 +248,19 @@ class Cluster(OwnedProcess):
         if not exists.strip():
             self.psql(f"CREATE DATABASE {DATABASE}", database="postgres")
 
-    def psql(self, sql: str, *, database: str = DATABASE, check: bool = True, stdin: str | None = None,
-             timeout_s: float = 600) -> subprocess.CompletedProcess:
+    def psql(
+        self,
+        sql: str,
+        *,
+        database: str = DATABASE,
+        check: bool = True,
+        stdin: str | None = None,
+        timeout_s: float = 600,
+    ) -> subprocess.CompletedProcess:
         """One psql call on this cluster (unaligned, tuples only); `check` raises DatabaseError on failure."""
-        return psql(f"postgresql://{ROLE}@127.0.0.1:{self.port}/{database}", sql, check=check, stdin=stdin,
-                    timeout_s=timeout_s)
+        return psql(
+            f"postgresql://{ROLE}@127.0.0.1:{self.port}/{database}", sql, check=check, stdin=stdin, timeout_s=timeout_s
+        )
 
     def stop(self) -> int | None:
         """Fast shutdown (SIGINT: roll back, disconnect, checkpoint), then the group is killed if it lingers."""
@@ -223,15 +271,21 @@ class Cluster(OwnedProcess):
         return code
 
 
-def psql(url: str, sql: str, *, check: bool = True, stdin: str | None = None,
-         timeout_s: float = 600) -> subprocess.CompletedProcess:
+def psql(
+    url: str, sql: str, *, check: bool = True, stdin: str | None = None, timeout_s: float = 600
+) -> subprocess.CompletedProcess:
     """Runs `sql` (unaligned, tuples only), or, when `stdin` is given, the script it holds (sql is then a name
     for messages): a script may carry COPY data inline."""
     if not shutil.which("psql"):
         raise DatabaseError(f"psql not found: {INSTALL_HINT}")
     source = ["-f", "-"] if stdin is not None else ["-c", sql]
-    done = subprocess.run(["psql", url, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", *source], input=stdin,
-                          capture_output=True, text=True, timeout=timeout_s)
+    done = subprocess.run(
+        ["psql", url, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", *source],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+    )
     if check and done.returncode != 0:
         raise DatabaseError(f"psql on {url} ({sql[:60]}) failed: {done.stderr.strip()[-1500:]}")
     return done

@@ -3,6 +3,7 @@ endpoints"): world and kv, and TechEmpower's fortune table (its twelve rows, uns
 for /fortunes). Loaded once per cluster with COPY and kept while DATAGEN_VERSION is the same; a change of
 version (or of the table sizes) reloads them. /updates writes world's randomnumber column, so after a run that
 measured it the column no longer holds the seeded values (the ids and the 1..10000 range stay)."""
+
 from __future__ import annotations
 
 import io
@@ -14,7 +15,7 @@ from crossbench.tfb import FORTUNES
 
 from .cluster import DatabaseError, psql
 
-DATAGEN_VERSION = 2        # 2: the fortune table
+DATAGEN_VERSION = 2  # 2: the fortune table
 SEED = 20261122
 WORLD_ROWS = 10_000
 KV_ROWS = 1_000_000
@@ -28,7 +29,6 @@ CREATE TABLE crossbench_meta (datagen_version integer, world_rows integer, kv_ro
                               loaded_at timestamptz DEFAULT now());
 CREATE EXTENSION IF NOT EXISTS pg_stat_statements;
 """
-
 
 
 def fortune_rows() -> str:
@@ -53,8 +53,10 @@ def copy_script(world: int, kv: int) -> str:
     out.write("COPY world (id, randomnumber) FROM STDIN;\n" + world_rows(rng, world) + "\\.\n")
     out.write("COPY kv (a, b) FROM STDIN;\n" + kv_rows(rng, kv) + "\\.\n")
     out.write("COPY fortune (id, message) FROM STDIN;\n" + fortune_rows() + "\\.\n")
-    out.write(f"INSERT INTO crossbench_meta (datagen_version, world_rows, kv_rows) VALUES "
-              f"({DATAGEN_VERSION}, {world}, {kv});\nANALYZE world;\nANALYZE kv;\nANALYZE fortune;\n")
+    out.write(
+        f"INSERT INTO crossbench_meta (datagen_version, world_rows, kv_rows) VALUES "
+        f"({DATAGEN_VERSION}, {world}, {kv});\nANALYZE world;\nANALYZE kv;\nANALYZE fortune;\n"
+    )
     return out.getvalue()
 
 

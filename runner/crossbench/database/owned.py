@@ -1,5 +1,6 @@
 """What the run's database and its pooler share: a process of the run's own, started in the foreground in a
 session of its own, with a log file, stopped when the `with` block ends (or when its start fails)."""
+
 from __future__ import annotations
 
 import subprocess
@@ -10,6 +11,7 @@ from ..sampling.process_tree import ProcessTreeSampler
 
 class OwnedProcess:
     """Subclasses set `process` and `log_path`, and give start() (returning self) and stop()."""
+
     process: subprocess.Popen | None = None
     log_path: Path
 

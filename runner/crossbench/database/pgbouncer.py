@@ -6,6 +6,7 @@ keep a named prepared statement for it (1.21 can): servers behind it run with `d
 refuses to run as root, so under root it runs as `nobody` (as postgres does, cluster.py), with its config in the
 database cache where nobody can read it; the run keeps a copy beside the cell.
 """
+
 from __future__ import annotations
 
 import os
@@ -18,7 +19,7 @@ from urllib.parse import urlsplit
 
 from .. import oskit
 from ..oskit import check_port_free, free_port
-from .cluster import DATABASE, ROLE, DatabaseError, as_owner, cache_root, owner_ids, owned_dir, psql
+from .cluster import DATABASE, ROLE, DatabaseError, as_owner, cache_root, owned_dir, owner_ids, psql
 from .owned import OwnedProcess
 
 # What the servers behind it run with: 1.18's transaction mode keeps no named prepared statement. The planner
@@ -33,19 +34,30 @@ def settings(port: int, db_url: str, pool_size: int, max_clients: int, userlist:
     """pgbouncer.ini for one start: the run's database under its own name, a fixed pool of server connections."""
     target = urlsplit(db_url)
     return {
-        "databases": {DATABASE: f"host={target.hostname} port={target.port} dbname={target.path.lstrip('/')} "
-                                f"user={target.username or ROLE}"},
+        "databases": {
+            DATABASE: f"host={target.hostname} port={target.port} dbname={target.path.lstrip('/')} "
+            f"user={target.username or ROLE}"
+        },
         "pgbouncer": {
-            "listen_addr": "127.0.0.1", "listen_port": str(port), "unix_socket_dir": "",
-            "auth_type": "trust", "auth_file": str(userlist),
+            "listen_addr": "127.0.0.1",
+            "listen_port": str(port),
+            "unix_socket_dir": "",
+            "auth_type": "trust",
+            "auth_file": str(userlist),
             "pool_mode": "transaction",
-            "default_pool_size": str(pool_size), "min_pool_size": "0", "reserve_pool_size": "0",
+            "default_pool_size": str(pool_size),
+            "min_pool_size": "0",
+            "reserve_pool_size": "0",
             "max_client_conn": str(max_clients),
             # JDBC and asyncpg send these at connect; PgBouncer refuses unknown startup parameters otherwise
             "ignore_startup_parameters": "extra_float_digits,options",
             "server_reset_query": "",
-            "logfile": "", "pidfile": "", "syslog": "0",
-            "log_connections": "0", "log_disconnections": "0", "stats_period": "60",
+            "logfile": "",
+            "pidfile": "",
+            "syslog": "0",
+            "log_connections": "0",
+            "log_disconnections": "0",
+            "stats_period": "60",
         },
     }
 
@@ -60,8 +72,16 @@ def render_ini(values: dict[str, dict]) -> str:
 class PgBouncer(OwnedProcess):
     """`with PgBouncer(db_url, work_dir, pool_size=N, max_clients=M) as bouncer:` servers get `bouncer.url`."""
 
-    def __init__(self, db_url: str, work_dir: Path, *, pool_size: int, max_clients: int,
-                 cpus: tuple[int, ...] = (), port: int | None = None):
+    def __init__(
+        self,
+        db_url: str,
+        work_dir: Path,
+        *,
+        pool_size: int,
+        max_clients: int,
+        cpus: tuple[int, ...] = (),
+        port: int | None = None,
+    ):
         self.db_url, self.work_dir = db_url, Path(work_dir)
         self.pool_size, self.max_clients, self.cpus = pool_size, max_clients, cpus
         self.port = port
@@ -73,7 +93,7 @@ class PgBouncer(OwnedProcess):
     def url(self) -> str:
         return f"postgresql://{ROLE}@127.0.0.1:{self.port}/{DATABASE}"
 
-    def start(self) -> "PgBouncer":
+    def start(self) -> PgBouncer:
         binary = shutil.which("pgbouncer")
         if not binary:
             raise DatabaseError(f"pgbouncer not found: {INSTALL_HINT}")
@@ -84,8 +104,9 @@ class PgBouncer(OwnedProcess):
         argv = [*oskit.taskset_prefix(self.cpus), *as_owner(), *oskit.pdeathsig_prefix(), binary, str(config)]
         self.work_dir.mkdir(parents=True, exist_ok=True)
         with open(self.log_path, "ab") as log:
-            self.process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                            start_new_session=True)
+            self.process = subprocess.Popen(
+                argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+            )
         self.wait_ready()
         return self
 
@@ -100,7 +121,7 @@ class PgBouncer(OwnedProcess):
             for path in (userlist, config):
                 shutil.chown(path, *ids)
         self.work_dir.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(config, self.work_dir / "pgbouncer.ini")       # what this cell used, kept with it
+        shutil.copyfile(config, self.work_dir / "pgbouncer.ini")  # what this cell used, kept with it
         return config
 
     def wait_ready(self) -> None:
@@ -112,8 +133,7 @@ class PgBouncer(OwnedProcess):
                 return
             time.sleep(0.1)
         self.stop()
-        raise DatabaseError(f"pgbouncer did not accept connections within {READY_TIMEOUT_S:.0f} s:\n"
-                            f"{self.log_tail()}")
+        raise DatabaseError(f"pgbouncer did not accept connections within {READY_TIMEOUT_S:.0f} s:\n{self.log_tail()}")
 
     def stop(self) -> int | None:
         """SIGTERM is PgBouncer's immediate shutdown (SIGINT would wait for its clients)."""

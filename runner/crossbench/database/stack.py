@@ -1,6 +1,7 @@
 """What stands around the server in a cell: the database its database endpoints read (one per run, started on
 first need and started again before a cell if it died), PgBouncer between them when the cell's group asks for a
 pooler, and nginx in front when it asks for a proxy. The cell samples each beside the server."""
+
 from __future__ import annotations
 
 import shutil
@@ -13,7 +14,7 @@ from crossbench.database.pgbouncer import INSTALL_HINT as PGBOUNCER_HINT
 from crossbench.sampling.process_tree import ProcessTreeSampler
 from crossbench.servers import DB_ENDPOINTS, RunningServer
 
-DB_CONNECTION_MARGIN = 20     # postgres connections beyond the largest pool total: psql, checks, a spare
+DB_CONNECTION_MARGIN = 20  # postgres connections beyond the largest pool total: psql, checks, a spare
 
 
 def needs_database(plan) -> bool:
@@ -32,8 +33,9 @@ def preflight(cells, existing_url: str | None) -> None:
 class RunDatabase:
     """The run's database: a cluster of its own in the run directory, or an existing server (--db-url)."""
 
-    def __init__(self, run_dir: Path, *, existing_url: str | None = None, cpus: tuple[int, ...] = (),
-                 max_connections: int = 200):
+    def __init__(
+        self, run_dir: Path, *, existing_url: str | None = None, cpus: tuple[int, ...] = (), max_connections: int = 200
+    ):
         self.run_dir = Path(run_dir)
         self.existing_url = existing_url
         self.cpus = cpus
@@ -54,8 +56,9 @@ class RunDatabase:
             return self.existing_url
         if self.cluster is None or not self.cluster.alive():
             self.stop()
-            self.cluster = Cluster(self.run_dir / "database", max_connections=self.max_connections,
-                                   cpus=self.cpus).start()
+            self.cluster = Cluster(
+                self.run_dir / "database", max_connections=self.max_connections, cpus=self.cpus
+            ).start()
             self.starts += 1
             ensure_tables(self.cluster.url)
         return self.cluster.url
@@ -87,12 +90,19 @@ def proxy(plan, server: RunningServer, cell_dir: Path, host) -> RunningServer:
     plugin = servers.proxy()
     work = cell_dir / "proxy"
     work.mkdir(parents=True, exist_ok=True)
-    spec = plugin.proxy_spec(plan.proxy, host.free_port(), server.spec.port, work, plan.server_cpus,
-                             address=host.address, upstream_address=server.spec.address)
+    spec = plugin.proxy_spec(
+        plan.proxy,
+        host.free_port(),
+        server.spec.port,
+        work,
+        plan.server_cpus,
+        address=host.address,
+        upstream_address=server.spec.address,
+    )
     return host.server(spec, cell_dir)
 
 
-POOLER_CLIENT_MARGIN = 10     # pooler client slots beyond the server's pools: verify's and a spare
+POOLER_CLIENT_MARGIN = 10  # pooler client slots beyond the server's pools: verify's and a spare
 
 
 def app_connections(plan) -> int | None:
@@ -110,15 +120,19 @@ def pooler(plan, db_url: str, cell_dir: Path, host):
     """PgBouncer between the cell's server and the database, beside the server on its host (`host`); here its
     config is kept in the cell's `pgbouncer/`."""
     clients = app_connections(plan) or 1
-    return host.pgbouncer(db_url, cell_dir / "pgbouncer", pooler_connections(plan), clients + POOLER_CLIENT_MARGIN,
-                          plan.server_cpus)
+    return host.pgbouncer(
+        db_url, cell_dir / "pgbouncer", pooler_connections(plan), clients + POOLER_CLIENT_MARGIN, plan.server_cpus
+    )
 
 
 def database_figures(plan, count) -> dict:
     """The record's database fields for a database cell (count: verify's query count)."""
-    return {"db_connections_total": app_connections(plan),
-            "pooler_connections": pooler_connections(plan),
-            "queries_expected": count.expected, "queries_counted": count.counted}
+    return {
+        "db_connections_total": app_connections(plan),
+        "pooler_connections": pooler_connections(plan),
+        "queries_expected": count.expected,
+        "queries_counted": count.counted,
+    }
 
 
 __all__ = ["RunDatabase", "app_connections", "database_figures", "needs_database", "pooler", "proxy"]

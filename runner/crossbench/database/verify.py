@@ -2,6 +2,7 @@
 tables (/fortunes its HTML page, /updates rows the table then holds), and N requests run exactly N queries (N x
 queries for /queries; N x queries reads and as many UPDATEs for /updates), counted by pg_stat_statements, as
 TechEmpower's verification counts them. A cell that fails either is not measured."""
+
 from __future__ import annotations
 
 import json
@@ -15,7 +16,7 @@ from .checks import STATEMENTS, reset_statements, statement_calls
 from .cluster import psql
 
 COUNT_REQUESTS = 20
-VERIFY_DELAY_MS = 1         # /db/slow's delay while verifying: the statement still sleeps, briefly
+VERIFY_DELAY_MS = 1  # /db/slow's delay while verifying: the statement still sleeps, briefly
 WORLD_ROWS = 10_000
 KV_KEY = re.compile(r"^\d{10}$")
 KV_VALUE = re.compile(r"^[A-Za-z]{20}$")
@@ -62,16 +63,21 @@ def check_fortunes(url: str) -> None:
 def check_stored(rows: list[dict], db_url: str, path: str) -> None:
     """/updates: the table holds what the answer says was written (a row read twice: its last value)."""
     written = {row["id"]: row["randomNumber"] for row in rows}
-    found = psql(db_url, "SELECT id, randomnumber FROM world WHERE id IN "
-                         f"({','.join(str(int(i)) for i in written)})").stdout.split()
+    found = psql(
+        db_url, f"SELECT id, randomnumber FROM world WHERE id IN ({','.join(str(int(i)) for i in written)})"
+    ).stdout.split()
     stored = {int(i): int(n) for i, n in (line.split("|") for line in found)}
     if stored != written:
         raise VerifyFailed(f"{path}: answered {written}, the table holds {stored}")
 
 
 def check_world(row, where: str) -> None:
-    if not (isinstance(row, dict) and set(row) == {"id", "randomNumber"} and 1 <= row["id"] <= WORLD_ROWS
-            and 1 <= row["randomNumber"] <= WORLD_ROWS):
+    if not (
+        isinstance(row, dict)
+        and set(row) == {"id", "randomNumber"}
+        and 1 <= row["id"] <= WORLD_ROWS
+        and 1 <= row["randomNumber"] <= WORLD_ROWS
+    ):
         raise VerifyFailed(f"{where}: not a world row: {row!r}")
 
 
@@ -90,7 +96,9 @@ def check_answer(base_url: str, request: Request, db_url: str) -> None:
         if "update" in request.statements:
             check_stored(answer, db_url, path)
     elif request.endpoint == "/db/kv":
-        if not (isinstance(answer, dict) and KV_KEY.match(str(answer.get("a"))) and KV_VALUE.match(str(answer.get("b")))):
+        if not (
+            isinstance(answer, dict) and KV_KEY.match(str(answer.get("a"))) and KV_VALUE.match(str(answer.get("b")))
+        ):
             raise VerifyFailed(f"{path}: not a kv row: {answer!r}")
         stored = psql(db_url, f"SELECT b FROM kv WHERE a = {int(answer['a'])}").stdout.strip()
         if stored != answer["b"]:
@@ -111,8 +119,10 @@ def count_queries(base_url: str, request: Request, db_url: str, times: int = COU
     counted = {STATEMENTS[name]: statement_calls(db_url, STATEMENTS[name]) for name in request.statements}
     for statement, calls in counted.items():
         if calls != wanted:
-            raise VerifyFailed(f"{path}: {times} requests ran {calls} statements like '{statement}', expected "
-                               f"{wanted} (a cache, or queries the endpoint should not make)")
+            raise VerifyFailed(
+                f"{path}: {times} requests ran {calls} statements like '{statement}', expected "
+                f"{wanted} (a cache, or queries the endpoint should not make)"
+            )
     return QueryCount(wanted * len(counted), sum(counted.values()))
 
 

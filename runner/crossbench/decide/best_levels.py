@@ -7,6 +7,7 @@ many single launches reads high, the winner's curse (docs/methods.md measures by
 keep TechEmpower's one launch.
 
 Decided from the records alone, so an interrupted run resumes where it stopped."""
+
 from __future__ import annotations
 
 import random
@@ -24,8 +25,11 @@ def next_launches(cells: list[CellPlan], records: list[dict], run: RunSettings) 
     if wanted_n < 2:
         return []
     planned, launched = launches_so_far(cells)
-    wanted = [planned[pid].launch(launched[pid] + 1) for pid in best_points(records)
-              if pid in planned and launched[pid] < wanted_n]
+    wanted = [
+        planned[pid].launch(launched[pid] + 1)
+        for pid in best_points(records)
+        if pid in planned and launched[pid] < wanted_n
+    ]
     if run.shuffle and wanted:
         random.Random(round_seed(run.shuffle_seed, len(cells))).shuffle(wanted)
     return wanted

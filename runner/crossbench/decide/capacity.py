@@ -21,6 +21,7 @@ splitting the bracket in two steps (the widest bisected first), until every step
 max_rates rates were tried. With `confirm_s` it ends with a long launch at the rate that passed, a resolution step
 lower while one does not hold (MAX_CONFIRMATIONS in all); a search that launched one had ended its bisection.
 """
+
 from __future__ import annotations
 
 import math
@@ -37,10 +38,15 @@ from crossbench.plan.search_spec import SearchSpec, round_rate
 from crossbench.record.record import cell_id_of
 
 PASS, FAIL, UNDECIDED, PENDING, CEILING = "pass", "fail", "undecided", "pending", "ceiling"
-BRACKETED, BUDGET, ABOVE_CEILING, FAILS_ALL, RUNNING, POOL_LIMIT = \
-    "bracketed", "budget reached", "above the generator's ceiling", "fails at every rate tried", "running", \
-    "holds at the most its pool carries"
-LOWEST_RATE = 1.0           # a search that fails here stops halving
+BRACKETED, BUDGET, ABOVE_CEILING, FAILS_ALL, RUNNING, POOL_LIMIT = (
+    "bracketed",
+    "budget reached",
+    "above the generator's ceiling",
+    "fails at every rate tried",
+    "running",
+    "holds at the most its pool carries",
+)
+LOWEST_RATE = 1.0  # a search that fails here stops halving
 FILE = "capacity.json"
 SATURATED = points.GENERATOR_CEILING
 OPENED_IN_WINDOW = "connections_in_window"
@@ -52,6 +58,7 @@ MAX_CONFIRMATIONS = 3
 @dataclass(frozen=True)
 class Trial:
     """One rate tried: its verdict against the target and why."""
+
     rate: float
     verdict: str
     why: str
@@ -62,13 +69,14 @@ class Trial:
 @dataclass
 class Search:
     """One server setting's search: the rates tried, in rate order."""
+
     series: str
     group: str
     spec: SearchSpec
     target_ms: float
     trials: list[Trial] = field(default_factory=list)
-    confirmations: list[Trial] = field(default_factory=list)    # the long last launches (spec.confirm_s), rate down
-    generator_rps: float | None = None      # the run's generator ceiling (cap_at_generator), where it measured one
+    confirmations: list[Trial] = field(default_factory=list)  # the long last launches (spec.confirm_s), rate down
+    generator_rps: float | None = None  # the run's generator ceiling (cap_at_generator), where it measured one
 
     @property
     def confirmation(self) -> Trial | None:
@@ -80,8 +88,12 @@ class Search:
         """The rate of the next long launch, from a search that asks for them and found a rate shown to hold: that
         rate first, then one resolution step (the group's) below each that did not hold, MAX_CONFIRMATIONS in
         all; None once one held, the last did not run, or none is wanted."""
-        if not self.spec.confirm_s or self.spec.generator or self.passed is None or \
-                self.status() not in (BRACKETED, POOL_LIMIT, BUDGET):
+        if (
+            not self.spec.confirm_s
+            or self.spec.generator
+            or self.passed is None
+            or self.status() not in (BRACKETED, POOL_LIMIT, BUDGET)
+        ):
             return None
         if not self.confirmations:
             return self.passed.rate
@@ -152,8 +164,10 @@ class Search:
         """The geometric middle of the widest step between the highest rate shown to hold and the lowest shown to
         fail, the undecided rates between them included (the capacity lies in one of those steps: each is
         narrowed); None once every step is within the resolution or its middle was tried."""
-        inside = sorted({self.passed.rate, self.failed.rate} |
-                        {t.rate for t in self.trials if self.passed.rate < t.rate < self.failed.rate})
+        inside = sorted(
+            {self.passed.rate, self.failed.rate}
+            | {t.rate for t in self.trials if self.passed.rate < t.rate < self.failed.rate}
+        )
         steps = sorted(zip(inside, inside[1:]), key=lambda step: step[1] / step[0], reverse=True)
         for low, high in steps:
             middle = round_rate(math.sqrt(low * high))
@@ -222,9 +236,11 @@ def judge(point: dict, launches: list[dict], spec: SearchSpec, target_ms: float)
     launches = [r for r in launches if r not in spoiled]
     n = len(launches)
     if n < stats.MIN_LAUNCHES:
-        return PENDING, f"{n} of {stats.MIN_LAUNCHES} launches" + (f" ({len(spoiled)} left out: the generator "
-                                                                    "fell behind or opened connections in its "
-                                                                    "window)" if spoiled else "")
+        return PENDING, f"{n} of {stats.MIN_LAUNCHES} launches" + (
+            f" ({len(spoiled)} left out: the generator fell behind or opened connections in its window)"
+            if spoiled
+            else ""
+        )
     reasons = [launch_holds(r, rate, spec, target_ms) for r in launches]
     held = sum(reason is None for reason in reasons)
     p99s = sorted(v for v in points.launch_values(launches, "latency_ms.p99"))
@@ -255,7 +271,7 @@ def searches(records: list[dict], experiment: Experiment) -> list[Search]:
             continue
         verdict, why = judge(point, launches, spec, target)
         tried = point["n"] + point["failed"] + len(point.get("disturbed_cells", []))
-        if verdict == PENDING and tried >= spec.max_launches:     # launches failed or were disturbed: no more
+        if verdict == PENDING and tried >= spec.max_launches:  # launches failed or were disturbed: no more
             verdict, why = UNDECIDED, f"{point['n']} of {tried} launches counted ({why})"
         search = found.setdefault(series, Search(series, point["group"], spec, target))
         search.trials.append(Trial(point["rate"], verdict, why, point["n"], point))
@@ -272,10 +288,18 @@ def confirmed(point: dict, launches: list[dict], spec: SearchSpec, target_ms: fl
     [launch] = launches[-1:]
     why = launch_holds(launch, point["rate"], spec, target_ms)
     p99 = (launch.get("latency_ms") or {}).get("p99")
-    shown = f"p99 {p99:.0f} ms over {launch.get('requests')} requests in {launch.get('measured_s'):g} s" \
-        if p99 is not None and launch.get("measured_s") else "no p99"
-    return Trial(point["rate"], PASS if why is None else FAIL, shown + (f" ({why})" if why and not
-                                                                        why.startswith("p99") else ""), 1, point)
+    shown = (
+        f"p99 {p99:.0f} ms over {launch.get('requests')} requests in {launch.get('measured_s'):g} s"
+        if p99 is not None and launch.get("measured_s")
+        else "no p99"
+    )
+    return Trial(
+        point["rate"],
+        PASS if why is None else FAIL,
+        shown + (f" ({why})" if why and not why.startswith("p99") else ""),
+        1,
+        point,
+    )
 
 
 def generator_ceiling(found: list[Search]) -> tuple[float, str] | None:
@@ -296,20 +320,21 @@ def cap_at_generator(found: list[Search]) -> list[Search]:
     for search in found:
         if not search.spec.generator:
             search.generator_rps = rate
-            search.trials = [replace(t, verdict=CEILING, why=f"{why}; {t.why}") if t.rate > rate else t
-                             for t in search.trials]
+            search.trials = [
+                replace(t, verdict=CEILING, why=f"{why}; {t.why}") if t.rate > rate else t for t in search.trials
+            ]
     return found
 
 
-CONFIRM = CONFIRMATION.removesuffix("-q")      # "-confirm": what series_of strips
+CONFIRM = CONFIRMATION.removesuffix("-q")  # "-confirm": what series_of strips
 
 
 def series_of(point_id: str, rate: float) -> str:
     """The search a point belongs to: its id without the offered rate (cellplan.Point.id ends in -q<rate>) and a
     confirmation's mark."""
     suffix = f"-q{rate:g}"
-    point_id = point_id[:-len(suffix)] if point_id.endswith(suffix) else point_id
-    return point_id[:-len(CONFIRM)] if point_id.endswith(CONFIRM) else point_id
+    point_id = point_id[: -len(suffix)] if point_id.endswith(suffix) else point_id
+    return point_id[: -len(CONFIRM)] if point_id.endswith(CONFIRM) else point_id
 
 
 def is_confirmation(point_id: str) -> bool:
@@ -329,7 +354,7 @@ def next_launches(cells: list[CellPlan], records: list[dict], experiment: Experi
     wanted: list[CellPlan] = []
     found = searches(records, experiment)
     measuring = [s for s in found if s.spec.generator and s.status() == RUNNING]
-    for search in measuring or found:     # the generator's ceiling first: no server search passes it meanwhile
+    for search in measuring or found:  # the generator's ceiling first: no server search passes it meanwhile
         pending = [t for t in search.trials if t.verdict == PENDING]
         for trial in pending:
             pid = trial.point["point_id"]
@@ -340,7 +365,7 @@ def next_launches(cells: list[CellPlan], records: list[dict], experiment: Experi
             wanted += [at_rate(model, rate, repetition) for repetition in first_launches]
         elif confirm is not None:
             wanted.append(confirmation_launch(model, confirm, search.spec.confirm_s))
-    if experiment.run.shuffle and wanted:      # drift spread over the searches, as rounds spread it
+    if experiment.run.shuffle and wanted:  # drift spread over the searches, as rounds spread it
         random.Random(seed_of(experiment.run.shuffle_seed, len(cells))).shuffle(wanted)
     return wanted
 
@@ -352,12 +377,14 @@ def search_groups(experiment: Experiment) -> set[str]:
 def at_rate(model: CellPlan, rate: float, repetition: int) -> CellPlan:
     """A launch of a search's cell at another rate (the same server, settings and endpoint)."""
     point_id = f"{series_of(model.point_id, model.rate)}-q{rate:g}"
-    return replace(model, rate=rate, point_id=point_id, repetition=repetition,
-                   cell_id=cell_id_of(point_id, repetition), index=0)
+    return replace(
+        model, rate=rate, point_id=point_id, repetition=repetition, cell_id=cell_id_of(point_id, repetition), index=0
+    )
 
 
 def confirmation_launch(model: CellPlan, rate: float, window_s: float) -> CellPlan:
     """A long last launch of the search at `rate`: a point of its own (-confirm-q<rate>), window_s long."""
     point_id = f"{series_of(model.point_id, model.rate)}{CONFIRM}-q{rate:g}"
-    return replace(model, rate=rate, point_id=point_id, repetition=1, cell_id=cell_id_of(point_id, 1), index=0,
-                   duration_s=window_s)
+    return replace(
+        model, rate=rate, point_id=point_id, repetition=1, cell_id=cell_id_of(point_id, 1), index=0, duration_s=window_s
+    )

@@ -9,13 +9,25 @@ ceiling. A 4 s window at exactly a pool's rate may hold where a 60 s one does no
 so a long launch's failure is a failure, whatever the short launches at that rate said.
 
 Also what a request cost at the rate that held, and a plateau where a tail, not a capacity, set the target."""
+
 from __future__ import annotations
 
 import math
 
 from crossbench.decide import capacity_fit, capacity_spread
-from crossbench.decide.capacity import CEILING, FAIL, OPENED_IN_WINDOW, PASS, SATURATED, UNDECIDED, Search, Trial, \
-    answered_offer, launch_holds, searches
+from crossbench.decide.capacity import (
+    CEILING,
+    FAIL,
+    OPENED_IN_WINDOW,
+    PASS,
+    SATURATED,
+    UNDECIDED,
+    Search,
+    Trial,
+    answered_offer,
+    launch_holds,
+    searches,
+)
 from crossbench.figures import points
 from crossbench.plan.experiment_schema import Experiment
 
@@ -101,8 +113,10 @@ def estimate(out: dict, launches: list[tuple[float, bool]]) -> tuple[dict | None
         return None, "launches that disagree but never cross one half"
     limit = cap(out)
     if limit and fitted.rate >= limit[0]:
-        return None, (f"its launches place it at or above {points.sig(limit[0], commas=True)} req/s, which "
-                      f"{limit[1] if limit[1].startswith('failed') else 'is ' + limit[1]}")
+        return None, (
+            f"its launches place it at or above {points.sig(limit[0], commas=True)} req/s, which "
+            f"{limit[1] if limit[1].startswith('failed') else 'is ' + limit[1]}"
+        )
     found = fitted.as_dict()
     if limit and found["ci95_high"] > limit[0]:
         found["ci95_high"] = round(limit[0], 3)
@@ -112,13 +126,17 @@ def estimate(out: dict, launches: list[tuple[float, bool]]) -> tuple[dict | None
 def cost(trial: Trial, launches: list[dict]) -> dict:
     """What a request cost at a rate, each figure with its interval over the launches: ms of the server's CPU a
     request (its process tree's CPU over the answers per second), peak RSS, threads, database connections."""
+
     def per_request(r):
         cpu, rps = r.get("cpu_percent"), r.get("rps")
         return cpu * 10 / rps if isinstance(cpu, (int, float)) and rps else None
-    figures = {"cpu_ms_per_request": points.figure_of(points.launch_values(launches, per_request)),
-               "rss_peak_mb": trial.point["figures"].get("rss_peak_mb"),
-               "threads_peak": trial.point["figures"].get("threads_peak"),
-               "db_connections_peak": points.figure_of(points.launch_values(launches, "db_pool_active_peak"))}
+
+    figures = {
+        "cpu_ms_per_request": points.figure_of(points.launch_values(launches, per_request)),
+        "rss_peak_mb": trial.point["figures"].get("rss_peak_mb"),
+        "threads_peak": trial.point["figures"].get("threads_peak"),
+        "db_connections_peak": points.figure_of(points.launch_values(launches, "db_pool_active_peak")),
+    }
     return {name: figure for name, figure in figures.items() if figure}
 
 
@@ -131,8 +149,11 @@ def counted_launches(trial: Trial, by_cell: dict[str, dict]) -> list[dict]:
 def held_launches(search: Search, by_cell: dict[str, dict]) -> list[tuple[float, bool]]:
     """(rate, held) for every counted launch of the search below the generator's ceiling, the long ones too."""
     tried = [t for t in search.trials if t.verdict != CEILING] + list(search.confirmations)
-    return [(t.rate, launch_holds(r, t.rate, search.spec, search.target_ms) is None)
-            for t in tried for r in counted_launches(t, by_cell)]
+    return [
+        (t.rate, launch_holds(r, t.rate, search.spec, search.target_ms) is None)
+        for t in tried
+        for r in counted_launches(t, by_cell)
+    ]
 
 
 def median_p99(trial: Trial, by_cell: dict[str, dict]) -> float | None:
@@ -155,10 +176,20 @@ def plateau(search: Search, by_cell: dict[str, dict]) -> dict | None:
     low, high = median_p99(passed, by_cell), median_p99(failed, by_cell)
     if not (at_fail and cpu and answered and low and high) or max(cpu) >= PLATEAU_CPU or high >= PLATEAU_RISE * low:
         return None
-    flat = [v for t in search.trials if t.verdict in (PASS, FAIL, UNDECIDED) and t.rate <= failed.rate
-            for v in [median_p99(t, by_cell)] if v is not None]
-    return {"p99_ms": [round(min(flat), 1), round(max(flat), 1)], "from_rps": min(t.rate for t in search.trials),
-            "to_rps": failed.rate, "rise": round(high / low, 3), "cpu_percent_max": round(max(cpu), 1)}
+    flat = [
+        v
+        for t in search.trials
+        if t.verdict in (PASS, FAIL, UNDECIDED) and t.rate <= failed.rate
+        for v in [median_p99(t, by_cell)]
+        if v is not None
+    ]
+    return {
+        "p99_ms": [round(min(flat), 1), round(max(flat), 1)],
+        "from_rps": min(t.rate for t in search.trials),
+        "to_rps": failed.rate,
+        "rise": round(high / low, 3),
+        "cpu_percent_max": round(max(cpu), 1),
+    }
 
 
 def search_dict(search: Search, by_cell: dict[str, dict]) -> dict:
@@ -166,22 +197,44 @@ def search_dict(search: Search, by_cell: dict[str, dict]) -> dict:
     with its verdict and how many of its launches held."""
     passed, failed, ceiling, first = search.passed, search.failed, search.ceiling, search.first
     return {
-        "series": search.series, "group": search.group, "server": first.get("server"),
-        "setting": first.get("setting"), "endpoint": first.get("endpoint"), "delay_ms": first.get("delay_ms"),
-        "concurrency": first.get("concurrency"), "parallel_limit": first.get("parallel_limit"),
-        "keepalive": first.get("keepalive"), "predicted_rps": predicted(first), "generator_rps": search.generator_rps,
-        "target_p99_ms": search.target_ms, "status": search.status(),
-        "passed_rps": passed.rate if passed else None, "failed_rps": failed.rate if failed else None,
+        "series": search.series,
+        "group": search.group,
+        "server": first.get("server"),
+        "setting": first.get("setting"),
+        "endpoint": first.get("endpoint"),
+        "delay_ms": first.get("delay_ms"),
+        "concurrency": first.get("concurrency"),
+        "parallel_limit": first.get("parallel_limit"),
+        "keepalive": first.get("keepalive"),
+        "predicted_rps": predicted(first),
+        "generator_rps": search.generator_rps,
+        "target_p99_ms": search.target_ms,
+        "status": search.status(),
+        "passed_rps": passed.rate if passed else None,
+        "failed_rps": failed.rate if failed else None,
         "failed_verdict": failed.verdict if failed else None,
-        "ceiling_rps": ceiling.rate if ceiling else None, "resolution": search.resolution,
-        "generator": search.spec.generator, "confirm_s": search.spec.confirm_s,
+        "ceiling_rps": ceiling.rate if ceiling else None,
+        "resolution": search.resolution,
+        "generator": search.spec.generator,
+        "confirm_s": search.spec.confirm_s,
         "confirmation": confirmation_dict(search.confirmation) if search.confirmation else None,
         "confirmations": [confirmation_dict(t) for t in search.confirmations],
-        "plateau": plateau(search, by_cell), "top_rps": search.top,
-        "trials": [{"rate": t.rate, "verdict": t.verdict, "why": t.why, "n": t.n, "point_id": t.point["point_id"],
-                    "held": sum(launch_holds(r, t.rate, search.spec, search.target_ms) is None
-                                for r in counted_launches(t, by_cell)),
-                    "cells": t.point["cells"]} for t in search.trials],
+        "plateau": plateau(search, by_cell),
+        "top_rps": search.top,
+        "trials": [
+            {
+                "rate": t.rate,
+                "verdict": t.verdict,
+                "why": t.why,
+                "n": t.n,
+                "point_id": t.point["point_id"],
+                "held": sum(
+                    launch_holds(r, t.rate, search.spec, search.target_ms) is None for r in counted_launches(t, by_cell)
+                ),
+                "cells": t.point["cells"],
+            }
+            for t in search.trials
+        ],
     }
 
 
@@ -195,13 +248,21 @@ def outcome(search: Search, records: list[dict], machine: str | None = None) -> 
     fitted, why_none = estimate(out, held_launches(search, by_cell))
     spread = capacity_spread.for_setting(search.series, machine)
     at = next((t for t in search.trials + search.confirmations if found and t.rate == found[0]), None)
-    return {**out, "held_rps": found[0] if found else None, "held_s": found[1] if found else None,
-            "fails_rps": failure, "fails_s": out["confirm_s"] if failure in long_failures(out) else None,
-            "known_ceiling_rps": ceiling[0] if ceiling else None, "known_ceiling": ceiling[1] if ceiling else None,
-            "estimate": fitted, "estimate_why": why_none, "spread": spread.as_dict() if spread else None,
-            "spread_wider": bool(spread and found and failure and spread.moves > failure / found[0] - 1),
-            "cost": cost(at, [by_cell[c] for c in at.point["cells"] if c in by_cell]) if at else {},
-            "passed_p99_ms": at.point["figures"].get("latency_ms.p99") if at else None}
+    return {
+        **out,
+        "held_rps": found[0] if found else None,
+        "held_s": found[1] if found else None,
+        "fails_rps": failure,
+        "fails_s": out["confirm_s"] if failure in long_failures(out) else None,
+        "known_ceiling_rps": ceiling[0] if ceiling else None,
+        "known_ceiling": ceiling[1] if ceiling else None,
+        "estimate": fitted,
+        "estimate_why": why_none,
+        "spread": spread.as_dict() if spread else None,
+        "spread_wider": bool(spread and found and failure and spread.moves > failure / found[0] - 1),
+        "cost": cost(at, [by_cell[c] for c in at.point["cells"] if c in by_cell]) if at else {},
+        "passed_p99_ms": at.point["figures"].get("latency_ms.p99") if at else None,
+    }
 
 
 def confirmation_dict(trial: Trial) -> dict:

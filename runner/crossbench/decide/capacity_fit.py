@@ -11,6 +11,7 @@ narrower than the bracket around it: the highest rate where every launch held an
 (monotone or not, the data cannot place it closer than that).
 None where every launch held or every one failed: no crossing was seen.
 """
+
 from __future__ import annotations
 
 import math
@@ -19,19 +20,24 @@ from dataclasses import dataclass
 
 BOOTSTRAP = 2000
 CONFIDENCE = 0.95
-SEED = 20261127                      # a fixed seed: the same launches give the same interval
+SEED = 20261127  # a fixed seed: the same launches give the same interval
 
 
 @dataclass(frozen=True)
 class Estimate:
-    rate: float                       # where P(hold) = 0.5
-    low: float                        # its 95 % interval
+    rate: float  # where P(hold) = 0.5
+    low: float  # its 95 % interval
     high: float
     launches: int
 
     def as_dict(self) -> dict:
-        return {"value": round(self.rate, 3), "ci95_low": round(self.low, 3), "ci95_high": round(self.high, 3),
-                "method": "isotonic", "launches": self.launches}
+        return {
+            "value": round(self.rate, 3),
+            "ci95_low": round(self.low, 3),
+            "ci95_high": round(self.high, 3),
+            "method": "isotonic",
+            "launches": self.launches,
+        }
 
 
 def shares(launches: list[tuple[float, bool]]) -> list[tuple[float, float, int]]:
@@ -40,7 +46,7 @@ def shares(launches: list[tuple[float, bool]]) -> list[tuple[float, float, int]]
     by_rate: dict[float, list[bool]] = {}
     for rate, holds in launches:
         by_rate.setdefault(rate, []).append(holds)
-    blocks = []                       # [held, launches, [rates]]
+    blocks = []  # [held, launches, [rates]]
     for rate in sorted(by_rate):
         held = by_rate[rate]
         blocks.append([sum(held), len(held), [rate]])
@@ -75,8 +81,9 @@ def estimate(launches: list[tuple[float, bool]]) -> Estimate | None:
     if centre is None or all(holds for _, holds in launches):
         return None
     rng = random.Random(SEED)
-    again = sorted(c for c in (crossing([rng.choice(launches) for _ in launches]) for _ in range(BOOTSTRAP))
-                   if c is not None)
+    again = sorted(
+        c for c in (crossing([rng.choice(launches) for _ in launches]) for _ in range(BOOTSTRAP)) if c is not None
+    )
     low, high = bracket(launches, centre)
     if len(again) >= BOOTSTRAP / 2:
         tail = (1 - CONFIDENCE) / 2

@@ -2,6 +2,7 @@
 rate each independent search of it held, as `python -m crossbench_analysis capacity-aa` measured them. The answer
 says it beside the bracket ("moves 5 % between sittings"), and says so where it is wider than the bracket; it
 widens nothing, and a setting or a machine not measured gets no figure, never another's."""
+
 from __future__ import annotations
 
 import os
@@ -18,7 +19,7 @@ FILE = Path(__file__).with_name("capacity_spread.toml")
 @dataclass(frozen=True)
 class SettingSpread:
     series: str
-    held_rps: tuple[float, ...]       # the rate each sitting's search held, one a sitting
+    held_rps: tuple[float, ...]  # the rate each sitting's search held, one a sitting
     machine: str
     source: str
 
@@ -30,12 +31,18 @@ class SettingSpread:
     def words(self) -> str:
         """'moves 5 % between sittings (3 on AMD EPYC, 2 cores: held 952-1,000 req/s)'."""
         low, high = min(self.held_rps), max(self.held_rps)
-        return (f"moves {self.moves * 100:.0f} % between sittings ({len(self.held_rps)} on {self.machine}: held "
-                f"{sig(low, commas=True)}-{sig(high, commas=True)} req/s)")
+        return (
+            f"moves {self.moves * 100:.0f} % between sittings ({len(self.held_rps)} on {self.machine}: held "
+            f"{sig(low, commas=True)}-{sig(high, commas=True)} req/s)"
+        )
 
     def as_dict(self) -> dict:
-        return {"moves": round(self.moves, 4), "held_rps": list(self.held_rps), "machine": self.machine,
-                "source": self.source}
+        return {
+            "moves": round(self.moves, 4),
+            "held_rps": list(self.held_rps),
+            "machine": self.machine,
+            "source": self.source,
+        }
 
 
 def this_machine() -> str:
@@ -51,8 +58,9 @@ def for_setting(series: str, machine: str | None = None, path: Path | None = Non
             continue
         for setting in entry.get("setting", []):
             if setting.get("series") == series and len(setting.get("held_rps", [])) >= 2:
-                return SettingSpread(series, tuple(float(v) for v in setting["held_rps"]), machine,
-                                     entry.get("source", ""))
+                return SettingSpread(
+                    series, tuple(float(v) for v in setting["held_rps"]), machine, entry.get("source", "")
+                )
     return None
 
 

@@ -1,6 +1,7 @@
 """A capacity search's answer in words (capacity_answer.py's outcome), as the terminal, findings and reports say it:
 what held and for how long, the bracket up to the lowest failure, the estimate only where launches disagreed, the
 ceiling the run knows, and how far the held rate moves between sittings."""
+
 from __future__ import annotations
 
 from crossbench.decide import capacity_spread
@@ -45,20 +46,33 @@ def bracket_words(out: dict) -> str:
         return f"{target}: no rate decided yet ({status})"
     if low is None:
         return f"{target} not shown at any rate tried (down to {high:g} req/s: {status})"
-    beside = estimate_words(out) + ceiling_words(out) + above_ceiling_words(out) + spread_words(out) + ended + \
-        confirmation_words(out)
+    beside = (
+        estimate_words(out)
+        + ceiling_words(out)
+        + above_ceiling_words(out)
+        + spread_words(out)
+        + ended
+        + confirmation_words(out)
+    )
     if high is None:
         top = out.get("top_rps") or low
-        return (f"{target} holds at least up to {low:g} req/s {window(out.get('held_s'))}" +
-                (f"; no failure shown up to {top:g}" if top > low else ", the highest tried") + beside)
+        return (
+            f"{target} holds at least up to {low:g} req/s {window(out.get('held_s'))}"
+            + (f"; no failure shown up to {top:g}" if top > low else ", the highest tried")
+            + beside
+        )
     flat = out.get("plateau")
     if flat:
-        return (f"{target} is set by a tail that does not grow with the rate, not by a capacity: p99 "
-                f"{flat['p99_ms'][0]:.0f}-{flat['p99_ms'][1]:.0f} ms from {flat['from_rps']:g} to {flat['to_rps']:g} "
-                f"req/s, every offered request answered, CPU at most {flat['cpu_percent_max']:.0f} % (crossed "
-                f"between {low:g} and {high:g} req/s){ended}")
-    return (f"{target} holds {low:g} req/s {window(out.get('held_s'))} and fails at {high:g} "
-            f"{window(out.get('fails_s'))}: bracket {low:g}-{high:g} req/s" + beside)
+        return (
+            f"{target} is set by a tail that does not grow with the rate, not by a capacity: p99 "
+            f"{flat['p99_ms'][0]:.0f}-{flat['p99_ms'][1]:.0f} ms from {flat['from_rps']:g} to {flat['to_rps']:g} "
+            f"req/s, every offered request answered, CPU at most {flat['cpu_percent_max']:.0f} % (crossed "
+            f"between {low:g} and {high:g} req/s){ended}"
+        )
+    return (
+        f"{target} holds {low:g} req/s {window(out.get('held_s'))} and fails at {high:g} "
+        f"{window(out.get('fails_s'))}: bracket {low:g}-{high:g} req/s" + beside
+    )
 
 
 def estimate_words(out: dict) -> str:
@@ -67,8 +81,10 @@ def estimate_words(out: dict) -> str:
     if not fitted:
         return f", no estimate ({out['estimate_why']})" if out.get("estimate_why") else ""
     mixed = ", ".join(f"{r:g}" for r in fitted.get("mixed_rps") or ())
-    return (f", capacity {points.fmt_interval(fitted, 'req/s')} ({fitted['launches']} launches; they disagreed at "
-            f"{mixed} req/s)")
+    return (
+        f", capacity {points.fmt_interval(fitted, 'req/s')} ({fitted['launches']} launches; they disagreed at "
+        f"{mixed} req/s)"
+    )
 
 
 def ceiling_words(out: dict) -> str:
@@ -83,14 +99,19 @@ def above_ceiling_words(out: dict) -> str:
     ceiling, passed = out.get("known_ceiling_rps"), out.get("passed_rps")
     if not (ceiling and passed and passed > ceiling):
         return ""
-    return (f" (its short launches held up to {passed:g} req/s, above that ceiling: a queue that grows too slowly "
-            "for a short window to show, not counted)")
+    return (
+        f" (its short launches held up to {passed:g} req/s, above that ceiling: a queue that grows too slowly "
+        "for a short window to show, not counted)"
+    )
 
 
 def spread_words(out: dict) -> str:
     """How far the held rate moves between sittings, and whether that is more than the bracket."""
-    text = f"; the held rate {capacity_spread.words(out.get('spread'))}" if out.get("spread") else \
-        f"; {capacity_spread.words(None)}"
+    text = (
+        f"; the held rate {capacity_spread.words(out.get('spread'))}"
+        if out.get("spread")
+        else f"; {capacity_spread.words(None)}"
+    )
     if out.get("spread_wider"):
         width = out["fails_rps"] / out["held_rps"] - 1
         text += f", more than this bracket's {width * 100:.0f} %: another sitting may answer outside it"
@@ -106,8 +127,10 @@ def confirmation_words(out: dict) -> str:
     above = [c for c in out.get("confirmations") or () if c["rate"] > check["rate"]]
     missed = "; ".join(f"{c['rate']:g} req/s: {c['why']}" for c in above)
     missed = f" (not at {missed})" if missed else ""
-    return f"; {'confirmed' if check['held'] else 'NOT confirmed'} by a long launch at {check['rate']:g} req/s: " \
-           f"{check['why']}{missed}"
+    return (
+        f"; {'confirmed' if check['held'] else 'NOT confirmed'} by a long launch at {check['rate']:g} req/s: "
+        f"{check['why']}{missed}"
+    )
 
 
 def generator_words(out: dict) -> str:
@@ -115,8 +138,13 @@ def generator_words(out: dict) -> str:
     low, high, ceiling = out["passed_rps"], out["failed_rps"], out["ceiling_rps"]
     if not low:
         return f"not shown at any rate tried ({out['status']})"
-    stop = (f"it fell behind its schedule at {ceiling:g}" if ceiling and (not high or ceiling <= high) else
-            f"p99 over {out['target_p99_ms']:g} ms from {high:g}" if high else "the highest rate tried")
+    stop = (
+        f"it fell behind its schedule at {ceiling:g}"
+        if ceiling and (not high or ceiling <= high)
+        else f"p99 over {out['target_p99_ms']:g} ms from {high:g}"
+        if high
+        else "the highest rate tried"
+    )
     return f"sends on schedule up to {low:g} req/s ({stop}): no server search counts a rate above it"
 
 

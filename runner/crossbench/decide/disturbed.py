@@ -14,6 +14,7 @@ point's figures. With a precision target such a launch widens the point's interv
 
 Decided from the records alone, like the precision rounds, so --resume continues where it stopped.
 """
+
 from __future__ import annotations
 
 import random
@@ -27,8 +28,9 @@ from crossbench.plan.experiment_schema import RunSettings
 from crossbench.record.metrics import WINDOW_TOO_SHORT, window_for_bias
 
 
-def relaunches(cells: list[CellPlan], records: list[dict], run: RunSettings,
-               searching: set[str] = frozenset()) -> list[CellPlan]:
+def relaunches(
+    cells: list[CellPlan], records: list[dict], run: RunSettings, searching: set[str] = frozenset()
+) -> list[CellPlan]:
     """One more launch of each point that has a disturbed launch, or an outlying one, not yet launched again
     (shuffled like a round)."""
     rounds = first_rounds(run)
@@ -50,9 +52,9 @@ def relaunches(cells: list[CellPlan], records: list[dict], run: RunSettings,
     for pid, count in disturbed.items():
         cell = planned.get(pid)
         if cell is None or cell.group in searching or any(c.peak_cell == cell.cell_id for c in cells):
-            continue        # a peak's launches set its open-loop cells' rates once, before them
+            continue  # a peak's launches set its open-loop cells' rates once, before them
         if any(c.point_id == pid and c.cell_id not in finished for c in cells):
-            continue        # a launch of it still to run
+            continue  # a launch of it still to run
         again = launched[pid] - rounds
         if again < min(count, rounds):
             launch = cell.launch(launched[pid] + 1)

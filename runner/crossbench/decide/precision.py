@@ -9,6 +9,7 @@ shows both). A point whose final interval is still wider than P keeps it and the
 Decided from the records alone, so an interrupted run resumes where it stopped: a launch is a cell id
 (point_id-rN), never run twice, never lost.
 """
+
 from __future__ import annotations
 
 import random
@@ -37,7 +38,7 @@ def next_round(cells: list[CellPlan], records: list[dict], run: RunSettings) -> 
         if pid not in planned or point["n"] == 0 or launched[pid] >= launch_cap(point, run.max_launches):
             continue
         if planned[pid].peak_cell is None and is_peak(planned[pid], cells):
-            continue        # a peak only sets the rates of its open-loop cells; its shares are the points
+            continue  # a peak only sets the rates of its open-loop cells; its shares are the points
         if point["n"] < needed(point, precision) or WINDOW_TOO_SHORT in point["flags"]:
             launch = planned[pid].launch(launched[pid] + 1)
             wanted.append(longer(launch, short[pid]) if pid in short else launch)
@@ -68,5 +69,4 @@ def summary(point_records: list[dict], precision: float) -> str:
     measured = [p for p in point_records if p["n"]]
     reached = [p for p in measured if points.IMPRECISE not in p["flags"]]
     launches = sum(p["n"] + p["failed"] + len(p.get("disturbed_cells", [])) for p in point_records)
-    return (f"precision {precision:g}: {len(reached)} of {len(measured)} points within it, "
-            f"{launches} launches in all")
+    return f"precision {precision:g}: {len(reached)} of {len(measured)} points within it, {launches} launches in all"

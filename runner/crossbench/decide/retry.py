@@ -5,6 +5,7 @@ resume only finishes the launches planned, and the precision target never relaun
 to judge. The failed launches stay on the record beside the new ones (points.jsonl counts them as failed), and
 the new launches come on top of max_launches.
 """
+
 from __future__ import annotations
 
 import random
@@ -19,8 +20,9 @@ def retries(cells: list[CellPlan], records: list[dict], run: RunSettings) -> lis
     """The new launches, in run order: a peak point's first (open-loop shares take their rate from its launches
     that counted), the others shuffled like a round."""
     finished = {record["cell_id"] for record in records}
-    counted = {record.get("point_id") or point_of(record["cell_id"]) for record in records
-               if record.get("status") == "ok"}
+    counted = {
+        record.get("point_id") or point_of(record["cell_id"]) for record in records if record.get("status") == "ok"
+    }
     planned: dict[str, list[CellPlan]] = {}
     for cell in cells:
         planned.setdefault(cell.point_id, []).append(cell)
@@ -47,12 +49,17 @@ def summary(new: list[CellPlan]) -> str:
     """One line for the plan: how many failed points are launched again."""
     pids = point_ids(new)
     launches = f"{len(new)} launch" + ("es" if len(new) != 1 else "")
-    return (f"--retry-failed: {len(pids)} point(s) with no launch that counted, launched again ({launches}): "
-            f"{', '.join(pids)}" if pids else
-            "--retry-failed: every point has a launch that counted; nothing to launch again")
+    return (
+        f"--retry-failed: {len(pids)} point(s) with no launch that counted, launched again ({launches}): "
+        f"{', '.join(pids)}"
+        if pids
+        else "--retry-failed: every point has a launch that counted; nothing to launch again"
+    )
 
 
 def hint(new: list[CellPlan]) -> str:
     """For a plain --resume of a run that has such points: what --retry-failed would do."""
-    return (f"run_all: {len(point_ids(new))} point(s) have no launch that counted (every one failed); add "
-            "--retry-failed to launch them again")
+    return (
+        f"run_all: {len(point_ids(new))} point(s) have no launch that counted (every one failed); add "
+        "--retry-failed to launch them again"
+    )

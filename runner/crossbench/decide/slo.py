@@ -7,6 +7,7 @@ as k6's thresholds judge a run, but saying how sure each judgement is:
 - an error target is judged on the errors of all the point's counted launches over their requests (a count, not
   a sampled figure: no interval to weigh).
 The run prints the failures last and exits with EXIT_FAILED when any point fails, so a pipeline can gate on it."""
+
 from __future__ import annotations
 
 import re
@@ -14,12 +15,13 @@ from dataclasses import asdict, dataclass
 
 from crossbench.refusal import Refusal
 
-EXIT_FAILED = 99           # k6's exit code for a failed threshold: what a pipeline that gates on k6 expects
+EXIT_FAILED = 99  # k6's exit code for a failed threshold: what a pipeline that gates on k6 expects
 PASS, FAIL, UNDECIDED = "pass", "fail", "undecided"
-PERCENTILES = {"p50": "latency_ms.p50", "p90": "latency_ms.p90", "p99": "latency_ms.p99",
-               "p999": "latency_ms.p999"}
-FORM = re.compile(r"^\s*(?P<name>p50|p90|p99|p999|rps|errors)\s*(?P<op><|>)\s*(?P<limit>[0-9]+(?:\.[0-9]+)?)"
-                  r"\s*(?P<unit>ms|s|%|req/s)?\s*$")
+PERCENTILES = {"p50": "latency_ms.p50", "p90": "latency_ms.p90", "p99": "latency_ms.p99", "p999": "latency_ms.p999"}
+FORM = re.compile(
+    r"^\s*(?P<name>p50|p90|p99|p999|rps|errors)\s*(?P<op><|>)\s*(?P<limit>[0-9]+(?:\.[0-9]+)?)"
+    r"\s*(?P<unit>ms|s|%|req/s)?\s*$"
+)
 FORMS = "p50|p90|p99|p999<N ms or s, rps>N [req/s], errors<N %"
 
 
@@ -29,11 +31,11 @@ class SloError(Refusal, ValueError):
 
 @dataclass(frozen=True)
 class Target:
-    name: str           # p99, rps, errors
-    figure: str         # the points.jsonl figure judged ("error_rate" for errors: a share of requests)
-    op: str             # "<" or ">"
-    limit: float        # in the figure's own unit: ms, req/s, a share of requests
-    text: str           # as the user wrote it
+    name: str  # p99, rps, errors
+    figure: str  # the points.jsonl figure judged ("error_rate" for errors: a share of requests)
+    op: str  # "<" or ">"
+    limit: float  # in the figure's own unit: ms, req/s, a share of requests
+    text: str  # as the user wrote it
 
     def holds(self, value: float) -> bool:
         return value < self.limit if self.op == "<" else value > self.limit
@@ -56,8 +58,7 @@ def parse(text: str) -> Target:
         figure = "rps"
     else:
         if op != "<" or unit != "%" or limit >= 100:
-            raise SloError(f"--slo {text!r}: an error target is an upper bound in percent under 100, e.g. "
-                           "errors<0.1%")
+            raise SloError(f"--slo {text!r}: an error target is an upper bound in percent under 100, e.g. errors<0.1%")
         limit, figure = limit / 100, "error_rate"
     if limit <= 0 and figure != "error_rate":
         raise SloError(f"--slo {text!r}: a target above zero, please")
@@ -69,8 +70,10 @@ def check_reachable(targets: list[Target], delays_ms: set[int]) -> None:
     longest = max(delays_ms, default=0)
     for target in targets:
         if target.figure in PERCENTILES.values() and longest and target.limit <= longest:
-            raise SloError(f"--slo {target.text!r}: the run holds requests for {longest} ms, so no point with that "
-                           f"delay can answer within {target.limit:g} ms")
+            raise SloError(
+                f"--slo {target.text!r}: the run holds requests for {longest} ms, so no point with that "
+                f"delay can answer within {target.limit:g} ms"
+            )
 
 
 @dataclass(frozen=True)
@@ -114,15 +117,25 @@ def judge_errors(point: dict, launches: list[dict], target: Target) -> Judgement
     if not requests:
         return Judgement(point["point_id"], target.text, UNDECIDED, None, None, None, "no requests counted")
     rate = errors / requests
-    return Judgement(point["point_id"], target.text, PASS if target.holds(rate) else FAIL, rate, None, None,
-                     f"{errors} errors in {requests} requests over {len(launches)} launch(es)")
+    return Judgement(
+        point["point_id"],
+        target.text,
+        PASS if target.holds(rate) else FAIL,
+        rate,
+        None,
+        None,
+        f"{errors} errors in {requests} requests over {len(launches)} launch(es)",
+    )
 
 
 def evaluate(points: list[dict], records: list[dict], targets: list[Target]) -> list[Judgement]:
     """Every point against every target, in the points' order."""
     by_id = {r.get("cell_id"): r for r in records}
-    return [judge(point, [by_id[c] for c in point.get("cells", []) if c in by_id], target)
-            for point in points for target in targets]
+    return [
+        judge(point, [by_id[c] for c in point.get("cells", []) if c in by_id], target)
+        for point in points
+        for target in targets
+    ]
 
 
 def summary(judgements: list[Judgement]) -> str:
@@ -131,10 +144,11 @@ def summary(judgements: list[Judgement]) -> str:
     for target in dict.fromkeys(j.target for j in judgements):
         mine = [j for j in judgements if j.target == target]
         counts = {word: sum(j.verdict == word for j in mine) for word in (PASS, FAIL, UNDECIDED)}
-        lines.append(f"slo {target}: {counts[PASS]} pass, {counts[FAIL]} fail, {counts[UNDECIDED]} undecided "
-                     f"of {len(mine)} points")
-        lines += [f"  {j.verdict.upper()} {j.point_id}: {shown(j.value)} ({j.why})"
-                  for j in mine if j.verdict != PASS]
+        lines.append(
+            f"slo {target}: {counts[PASS]} pass, {counts[FAIL]} fail, {counts[UNDECIDED]} undecided "
+            f"of {len(mine)} points"
+        )
+        lines += [f"  {j.verdict.upper()} {j.point_id}: {shown(j.value)} ({j.why})" for j in mine if j.verdict != PASS]
     return "\n".join(lines)
 
 

@@ -3,6 +3,7 @@
 Each module exposes DRIVER, an instance of a base.Driver subclass; a group in an experiment file picks one with
 `kind = "..."`.
 """
+
 from __future__ import annotations
 
 from . import closed_loop, fixed_count, hol_probe, hold, open_loop, pipelined
@@ -17,9 +18,9 @@ DRIVERS: dict[str, Driver] = {
     "open_loop": open_loop.DRIVER,
 }
 
-DEFAULT_KIND = "closed_loop"            # a group without `kind`, and records older than the field
-PEAK_KIND = DEFAULT_KIND                # the kind that measures a point's peak (rates = "auto")
-RATE_KIND = "open_loop"                 # the kind that offers a fixed rate (rates = [...] or a share of the peak)
+DEFAULT_KIND = "closed_loop"  # a group without `kind`, and records older than the field
+PEAK_KIND = DEFAULT_KIND  # the kind that measures a point's peak (rates = "auto")
+RATE_KIND = "open_loop"  # the kind that offers a fixed rate (rates = [...] or a share of the peak)
 
 
 def of_record(record: dict) -> Driver | None:

@@ -10,12 +10,15 @@ The figure without it: the requests after the lone one, over the time after it:
 ab's -g file has whole-second start times, too coarse to find the lone request by its start; its time is the
 fastest request's instead (it met an idle server: no later request can be faster by more than noise).
 """
+
 from __future__ import annotations
 
 import re
 
-METHOD = ("(complete - 1) / (ab's time taken - the lone first request's time); that time estimated as the "
-          "fastest per-request total in ab's -g file (the lone request meets an idle server)")
+METHOD = (
+    "(complete - 1) / (ab's time taken - the lone first request's time); that time estimated as the "
+    "fastest per-request total in ab's -g file (the lone request meets an idle server)"
+)
 
 
 def startup_free(rows: list[tuple[float, float]], taken_s: float, concurrency: int) -> dict | None:
@@ -27,8 +30,14 @@ def startup_free(rows: list[tuple[float, float]], taken_s: float, concurrency: i
     if rest_s <= 0:
         return None
     rps = (len(rows) - 1) / rest_s
-    return {"rps": rps, "time_per_request_ms": concurrency * 1000 / rps, "lone_request_ms": lone_ms,
-            "time_s": rest_s, "requests": len(rows) - 1, "method": METHOD}
+    return {
+        "rps": rps,
+        "time_per_request_ms": concurrency * 1000 / rps,
+        "lone_request_ms": lone_ms,
+        "time_s": rest_s,
+        "requests": len(rows) - 1,
+        "method": METHOD,
+    }
 
 
 def starts_per_second(rows: list[tuple[float, float]], seconds: int = 10) -> list[int]:
@@ -46,14 +55,19 @@ def starts_per_second(rows: list[tuple[float, float]], seconds: int = 10) -> lis
 
 def ab_reported(stdout: str) -> dict:
     """ab's own headline figures, as printed (the seed's table quotes these)."""
+
     def number(pattern):
         match = re.search(pattern, stdout, re.MULTILINE)
         return float(match.group(1)) if match else None
-    return {"rps": number(r"^Requests per second:\s+([\d.]+)"),
-            "time_per_request_ms": number(r"^Time per request:\s+([\d.]+) \[ms\] \(mean\)$"),
-            "time_per_request_across_ms": number(
-                r"^Time per request:\s+([\d.]+) \[ms\] \(mean, across all concurrent requests\)"),
-            "time_taken_s": number(r"^Time taken for tests:\s+([\d.]+) seconds")}
+
+    return {
+        "rps": number(r"^Requests per second:\s+([\d.]+)"),
+        "time_per_request_ms": number(r"^Time per request:\s+([\d.]+) \[ms\] \(mean\)$"),
+        "time_per_request_across_ms": number(
+            r"^Time per request:\s+([\d.]+) \[ms\] \(mean, across all concurrent requests\)"
+        ),
+        "time_taken_s": number(r"^Time taken for tests:\s+([\d.]+) seconds"),
+    }
 
 
 def expected_rounds(requests: int, concurrency: int, *, blocking_workers: int | None) -> dict:

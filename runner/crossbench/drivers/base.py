@@ -7,6 +7,7 @@ figures and flags (each figure declared in its FIELDS; `figures` hands them over
 known). A group in an experiment file picks its driver with `kind = "..."` and passes it settings with
 `options = { ... }` (plan.options).
 """
+
 from __future__ import annotations
 
 import shutil
@@ -27,23 +28,23 @@ class DriverToolMissing(DriverRefused, Missing):
 
 @dataclass
 class Measurement:
-    result: LoadResult            # the measured window's load result: requests, errors, latency
-    t0: float | None = None       # the window, as epochs, when the driver's own is narrower than the cell's
+    result: LoadResult  # the measured window's load result: requests, errors, latency
+    t0: float | None = None  # the window, as epochs, when the driver's own is narrower than the cell's
     t1: float | None = None
-    extra: dict = field(default_factory=dict)   # the driver's own record fields (never a shared one: record.py)
-    flags: list[str] = field(default_factory=list)   # the driver's own flags (the cell adds loadgen_saturated)
-    noise: tuple = ()             # the cell's (before, after) kernel snapshots around the window (sampling/noise.py)
+    extra: dict = field(default_factory=dict)  # the driver's own record fields (never a shared one: record.py)
+    flags: list[str] = field(default_factory=list)  # the driver's own flags (the cell adds loadgen_saturated)
+    noise: tuple = ()  # the cell's (before, after) kernel snapshots around the window (sampling/noise.py)
 
 
 class Driver:
-    loadgen: str | None = None          # the tool this kind always uses; None: the run's --loadgen
-    tools: tuple[tuple[str, str], ...] = ()   # (executable, what installs it) beyond the loadgen adapter's
-    FIELDS: dict[str, str] = {}         # the record fields this driver adds, each with its line of documentation
-    load_tool: str | None = None        # what its load hosts run (--hosts), when not the cell's loadgen
-    on_hosts: bool = True               # its cells can run with --hosts (load hosts, a server on its own host)
-    one_load_host: bool = False         # its own client, not a merged tool, runs on one load host
-    axis: str = "concurrency"           # what analysis draws its cells against: "concurrency" or "rate" (offered)
-    ends_at_window: bool = True         # its measuring ends with the window; False: it runs to a request count
+    loadgen: str | None = None  # the tool this kind always uses; None: the run's --loadgen
+    tools: tuple[tuple[str, str], ...] = ()  # (executable, what installs it) beyond the loadgen adapter's
+    FIELDS: dict[str, str] = {}  # the record fields this driver adds, each with its line of documentation
+    load_tool: str | None = None  # what its load hosts run (--hosts), when not the cell's loadgen
+    on_hosts: bool = True  # its cells can run with --hosts (load hosts, a server on its own host)
+    one_load_host: bool = False  # its own client, not a merged tool, runs on one load host
+    axis: str = "concurrency"  # what analysis draws its cells against: "concurrency" or "rate" (offered)
+    ends_at_window: bool = True  # its measuring ends with the window; False: it runs to a request count
 
     def keepalive(self, run_keepalive: bool, options: dict) -> bool:
         """The cell's keepalive (its plan and record): the run's, unless this kind decides it from its options."""

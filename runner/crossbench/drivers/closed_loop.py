@@ -6,6 +6,7 @@ load for a held time before the window (until the queue has settled), the window
 from its rows. The closed-loop figures (the seed's efficiency ratio, its latency twin, Little's-law throughput)
 and flags belong here.
 """
+
 from __future__ import annotations
 
 from crossbench import loadgen
@@ -40,15 +41,16 @@ HELD_BUDGET_S = 300.0
 
 def holds_window(plan) -> bool:
     """The cell runs as one held process (its plan's generator holds windows: experiment_expand.held_window)."""
-    adapter = loadgen.ADAPTERS.get(plan.loadgen)       # a kind with a client of its own names that instead
+    adapter = loadgen.ADAPTERS.get(plan.loadgen)  # a kind with a client of its own names that instead
     return adapter is not None and adapter.holds_window and plan.rate is None
 
 
 def worst_latency_s(plan) -> float:
     """The slowest answer a healthy server can give in the cell at its own delay (metrics)."""
     limit = plan.parallel_limit
-    return metrics.expected_worst_latency_s(delay_ms=plan.delay_ms, concurrency=plan.concurrency,
-                                            blocking=limit is not None, workers=limit)
+    return metrics.expected_worst_latency_s(
+        delay_ms=plan.delay_ms, concurrency=plan.concurrency, blocking=limit is not None, workers=limit
+    )
 
 
 def pool_wait_s(plan) -> float:
@@ -64,8 +66,10 @@ def held_times(plan) -> tuple[float, float]:
     """A held window's load before it and after it, seconds (HELD_ROUNDS, TAIL_ROUNDS, HELD_BUDGET_S)."""
     worst = worst_latency_s(plan)
     tail_rounds = TAIL_ROUNDS["pooled" if plan.parallel_limit is not None else "unpooled"]
-    return (min(HELD_BUDGET_S, max(plan.warmup_s, HELD_ROUNDS * worst)),
-            min(HELD_BUDGET_S, max(MIN_TAIL_S, tail_rounds * worst)))
+    return (
+        min(HELD_BUDGET_S, max(plan.warmup_s, HELD_ROUNDS * worst)),
+        min(HELD_BUDGET_S, max(MIN_TAIL_S, tail_rounds * worst)),
+    )
 
 
 def load_spec(plan, base_url: str, *, warmup: bool = False) -> LoadSpec:
@@ -79,19 +83,25 @@ def load_spec(plan, base_url: str, *, warmup: bool = False) -> LoadSpec:
         duration = plan.warmup_s
         worst = worst * WARMUP_DELAY_MS / plan.delay_ms if plan.delay_ms else worst
     held = dict(zip(("held_s", "tail_s"), held_times(plan))) if holds_window(plan) else {}
-    return LoadSpec(urls=tuple(urls), concurrency=plan.concurrency, duration_s=duration,
-                    timeout_s=metrics.loadgen_timeout_s(max(worst, pool_wait_s(plan))), keepalive=plan.keepalive,
-                    pipeline=plan.pipeline,
-                    threads=plan.loadgen_threads, cpus=plan.loadgen_cpus, **held)
+    return LoadSpec(
+        urls=tuple(urls),
+        concurrency=plan.concurrency,
+        duration_s=duration,
+        timeout_s=metrics.loadgen_timeout_s(max(worst, pool_wait_s(plan))),
+        keepalive=plan.keepalive,
+        pipeline=plan.pipeline,
+        threads=plan.loadgen_threads,
+        cpus=plan.loadgen_cpus,
+        **held,
+    )
 
 
-FIELDS = record.common("efficiency_ratio", "latency_ratio", "rps_steady", "rps_method", "rps_steady_method",
-                       "in_flight", "held_window")
-HELD_RPS = ("requests credited with the share of their life inside the held window, per second of it "
-            "(loadgen/held.py)")
-NOT_HELD = "window_not_held"      # the queue turned over late, or the window's requests outlived the load
-SATURATED = ("null: the load generator was saturated, so time between its requests is missing from the "
-             "latency")
+FIELDS = record.common(
+    "efficiency_ratio", "latency_ratio", "rps_steady", "rps_method", "rps_steady_method", "in_flight", "held_window"
+)
+HELD_RPS = "requests credited with the share of their life inside the held window, per second of it (loadgen/held.py)"
+NOT_HELD = "window_not_held"  # the queue turned over late, or the window's requests outlived the load
+SATURATED = "null: the load generator was saturated, so time between its requests is missing from the latency"
 
 
 def closed_loop_figures(plan, result: LoadResult, loadgen_saturated: bool = False) -> tuple[dict, list[str]]:
@@ -99,16 +109,29 @@ def closed_loop_figures(plan, result: LoadResult, loadgen_saturated: bool = Fals
     r = metrics.ratios(plan.concurrency, plan.delay_ms, result.rps, mean, loadgen_saturated)
     in_flight = metrics.in_flight(result.rps, mean)
     window = result.extra.get("held_window")
-    figures = {"efficiency_ratio": r.efficiency_ratio, "latency_ratio": r.latency_ratio, "in_flight": in_flight,
-               "rps_steady": r.rps_steady,
-               "rps_method": HELD_RPS if window else "requests / measured window (the seed's definition)",
-               "rps_steady_method": SATURATED if loadgen_saturated else "concurrency / mean latency (Little's law)",
-               "held_window": window}
-    flags = metrics.flags(concurrency=plan.concurrency, requests=result.requests, errors=result.errors, ratios_=r,
-                          window_s=result.duration_s, mean_latency_ms=mean, in_flight_=in_flight,
-                          pipeline=plan.pipeline, rounding=result.rps * result.latency_resolution_ms / 2000,
-                          held=window is not None, rps=result.rps,
-                          ceiling=metrics.ceiling_rps(plan.parallel_limit, plan.delay_ms) if window else None)
+    figures = {
+        "efficiency_ratio": r.efficiency_ratio,
+        "latency_ratio": r.latency_ratio,
+        "in_flight": in_flight,
+        "rps_steady": r.rps_steady,
+        "rps_method": HELD_RPS if window else "requests / measured window (the seed's definition)",
+        "rps_steady_method": SATURATED if loadgen_saturated else "concurrency / mean latency (Little's law)",
+        "held_window": window,
+    }
+    flags = metrics.flags(
+        concurrency=plan.concurrency,
+        requests=result.requests,
+        errors=result.errors,
+        ratios_=r,
+        window_s=result.duration_s,
+        mean_latency_ms=mean,
+        in_flight_=in_flight,
+        pipeline=plan.pipeline,
+        rounding=result.rps * result.latency_resolution_ms / 2000,
+        held=window is not None,
+        rps=result.rps,
+        ceiling=metrics.ceiling_rps(plan.parallel_limit, plan.delay_ms) if window else None,
+    )
     if window and (window["short"] or window["finished_after_load"] > 0.01 * max(1, window["sent"])):
         flags.append(NOT_HELD)
     return figures, flags
@@ -120,9 +143,10 @@ class ClosedLoop(GeneratorDriver):
     def preflight(self, plan) -> None:
         """The load generator refuses what it cannot do (http_load above 1000 clients, ab with several URLs)."""
         adapter = loadgen.get(plan.loadgen)
-        if not adapter.available() and adapter.binary is None:      # a pinned build the run makes first
-            raise DriverToolMissing(f"load generator {adapter.name} is not on PATH (run_all.sh installs wrk and ab "
-                                "on Debian)")
+        if not adapter.available() and adapter.binary is None:  # a pinned build the run makes first
+            raise DriverToolMissing(
+                f"load generator {adapter.name} is not on PATH (run_all.sh installs wrk and ab on Debian)"
+            )
         adapter.build_command(load_spec(plan, "http://127.0.0.1:1"), None)
 
     def load_spec(self, plan, base_url: str, warmup: bool = False) -> LoadSpec:

@@ -6,6 +6,7 @@ The record's main figures are the probe's (latency_ms is the /now latency, reque
 the background's own figures go under `background`. Options (all optional):
   probe_path = "/now", interval_ms = 50, lead_s = 1.0
 """
+
 from __future__ import annotations
 
 import time
@@ -28,8 +29,9 @@ PROBE_PASSES = 2
 
 def worst_latency_s(plan) -> float:
     limit = plan.parallel_limit
-    return metrics.expected_worst_latency_s(delay_ms=plan.delay_ms, concurrency=plan.concurrency,
-                                            blocking=limit is not None, workers=limit)
+    return metrics.expected_worst_latency_s(
+        delay_ms=plan.delay_ms, concurrency=plan.concurrency, blocking=limit is not None, workers=limit
+    )
 
 
 def probe_timeout_s(plan) -> float:
@@ -54,10 +56,15 @@ def run_phase(plan, server, out_dir, load, *, warmup: bool) -> tuple[Probe, Load
     spec = background_spec(plan, server.url, lead_s, window_s, warmup=warmup)
     start_at = load.start_at()
     host_port = urlsplit(server.url)
-    probe = Probe(host_port.hostname, host_port.port, options.get("probe_path", "/now"),
-                  interval_s=options.get("interval_ms", 50) / 1000,
-                  lead_s=lead_s + (start_at - time.time() if start_at else 0), window_s=window_s,
-                  timeout_s=probe_timeout_s(plan))
+    probe = Probe(
+        host_port.hostname,
+        host_port.port,
+        options.get("probe_path", "/now"),
+        interval_s=options.get("interval_ms", 50) / 1000,
+        lead_s=lead_s + (start_at - time.time() if start_at else 0),
+        window_s=window_s,
+        timeout_s=probe_timeout_s(plan),
+    )
     probe.start()
     try:
         # wrk in this thread: Ctrl-C reaches run_bounded, which kills it
@@ -78,20 +85,38 @@ def probe_result(probe: Probe) -> LoadResult:
             errors[s.error if s.error in errors else "other"] += 1
         elif not 200 <= s.status < 300:
             errors["non_2xx"] += 1
-    return LoadResult(tool="crossbench-probe", tool_version="1", requests=len(answered),
-                      duration_s=max(probe.t1 - probe.t0, 1e-9), bytes=sum(s.nbytes for s in answered),
-                      errors=errors, latency_ms=latency_stats([s.latency_ms for s in answered]),
-                      latency_source=LATENCY_SOURCE, raw_files=("probe.csv",))
+    return LoadResult(
+        tool="crossbench-probe",
+        tool_version="1",
+        requests=len(answered),
+        duration_s=max(probe.t1 - probe.t0, 1e-9),
+        bytes=sum(s.nbytes for s in answered),
+        errors=errors,
+        latency_ms=latency_stats([s.latency_ms for s in answered]),
+        latency_source=LATENCY_SOURCE,
+        raw_files=("probe.csv",),
+    )
 
 
 def background_figures(plan, result: LoadResult) -> dict:
-    return {"endpoint": plan.endpoint, "path": plan.paths()[0], "concurrency": plan.concurrency,
-            "delay_ms": plan.delay_ms, "loadgen": HolProbe.load_tool, "loadgen_version": result.tool_version,
-            "requests": result.requests, "duration_s": result.duration_s, "rps": result.rps,
-            "rps_steady": metrics.ratios(plan.concurrency, plan.delay_ms, result.rps,
-                                         result.latency_ms.get("mean")).rps_steady,
-            "latency_ms": result.latency_ms, "errors": result.errors, "error_total": result.error_count,
-            "command": result.extra.get("command")}
+    return {
+        "endpoint": plan.endpoint,
+        "path": plan.paths()[0],
+        "concurrency": plan.concurrency,
+        "delay_ms": plan.delay_ms,
+        "loadgen": HolProbe.load_tool,
+        "loadgen_version": result.tool_version,
+        "requests": result.requests,
+        "duration_s": result.duration_s,
+        "rps": result.rps,
+        "rps_steady": metrics.ratios(
+            plan.concurrency, plan.delay_ms, result.rps, result.latency_ms.get("mean")
+        ).rps_steady,
+        "latency_ms": result.latency_ms,
+        "errors": result.errors,
+        "error_total": result.error_count,
+        "command": result.extra.get("command"),
+    }
 
 
 def cell_flags(probe: LoadResult, background: LoadResult) -> list[str]:
@@ -99,8 +124,9 @@ def cell_flags(probe: LoadResult, background: LoadResult) -> list[str]:
     found = []
     if probe.errors["timeout"] or background.errors["timeout"]:
         found.append("timeouts")
-    if any(n for k, n in {**probe.errors, "timeout": 0}.items()) or \
-            any(n for k, n in {**background.errors, "timeout": 0}.items()):
+    if any(n for k, n in {**probe.errors, "timeout": 0}.items()) or any(
+        n for k, n in {**background.errors, "timeout": 0}.items()
+    ):
         found.append("errors")
     if probe.requests < MIN_PROBES:
         found.append("few_completions")
@@ -109,7 +135,7 @@ def cell_flags(probe: LoadResult, background: LoadResult) -> list[str]:
 
 class HolProbe(Driver):
     loadgen = "crossbench-probe"
-    load_tool = wrk.name                          # the background load is always wrk (the probe runs here)
+    load_tool = wrk.name  # the background load is always wrk (the probe runs here)
     tools = ((load_tool, "apt-get install wrk"),)
     FIELDS = {
         "probe_path": "the path each probe asks for (options.probe_path, /now by default)",
@@ -120,15 +146,15 @@ class HolProbe(Driver):
         "probe_raw": "the probes' own latencies, relative to the cell directory (probe.csv)",
         "probe_timeout_s": "how long a probe waits for its answer",
         "background": "the background load's own figures (wrk: endpoint, path, C, delay, requests, rps, "
-                      "rps_steady, latency_ms, errors, command)",
+        "rps_steady, latency_ms, errors, command)",
         **record.common("rps_method"),
     }
 
     def headline(self, record: dict) -> str:
-        return "latency_ms.p50"         # seed 000's question: how long an instant request waits (no ratio here)
+        return "latency_ms.p50"  # seed 000's question: how long an instant request waits (no ratio here)
 
     def reuses_connections(self, plan) -> bool:
-        return False                    # the record counts the probes, a new connection each (keepalive: wrk's)
+        return False  # the record counts the probes, a new connection each (keepalive: wrk's)
 
     def preflight(self, plan) -> None:
         super().preflight(plan)
@@ -143,13 +169,17 @@ class HolProbe(Driver):
         probe.write_csv(ctx.cell_dir / "probe.csv")
         result = probe_result(probe)
         extra = {
-            "probe_path": probe.path, "probe_interval_ms": probe.interval_s * 1000,
+            "probe_path": probe.path,
+            "probe_interval_ms": probe.interval_s * 1000,
             "probe_connection": "new connection per probe (Connection: close)",
-            "probes_planned": probe.planned, "probes_sent": len(probe.samples), "probe_raw": "probe.csv",
-            "probe_timeout_s": probe.timeout_s, "background": background_figures(plan, background),
+            "probes_planned": probe.planned,
+            "probes_sent": len(probe.samples),
+            "probe_raw": "probe.csv",
+            "probe_timeout_s": probe.timeout_s,
+            "background": background_figures(plan, background),
             # no closed-loop ratio for a probe: the figures that would carry one are the background's
             "rps_method": "probes answered / probe window (sequential probes: not a throughput)",
-            **ctx.placement.load.record_fields(background),     # the background's load hosts; the probe ran here
+            **ctx.placement.load.record_fields(background),  # the background's load hosts; the probe ran here
         }
         return Measurement(result, probe.t0, probe.t1 or time.time(), extra, cell_flags(result, background))
 

@@ -10,6 +10,7 @@ own (not the runner's sampler thread and imports), its event loop does not share
 and whatever happens to it, the kernel closes its sockets when it exits, so no connection leaks into the
 next cell.
 """
+
 from __future__ import annotations
 
 import json
@@ -29,14 +30,25 @@ from . import hold_fit
 from .base import Driver, DriverRefused, Measurement
 
 # what a group's options may set, defaulting as the holder does (clients/holder_types.HoldConfig)
-DEFAULTS = {f.name: f.default for f in fields(HoldConfig)
-            if f.name in ("rate_per_10ms", "head_interval_s", "hold_s", "timeout_s", "retry_s")}
+DEFAULTS = {
+    f.name: f.default
+    for f in fields(HoldConfig)
+    if f.name in ("rate_per_10ms", "head_interval_s", "hold_s", "timeout_s", "retry_s")
+}
 TAIL_SAMPLES_S = 0.6
 CLIENT_SATURATED_PCT = 90.0
 # The cell record's error kinds (loadgen.base.ERROR_KINDS), from the holder's finer ones.
-ERROR_KIND_OF = {"connect_refused": "connect", "connect_timeout": "connect", "no_local_port": "connect",
-                 "too_many_open_files": "connect", "reset": "read", "closed_by_server": "read",
-                 "read_timeout": "timeout", "non_2xx": "non_2xx", "other": "other"}
+ERROR_KIND_OF = {
+    "connect_refused": "connect",
+    "connect_timeout": "connect",
+    "no_local_port": "connect",
+    "too_many_open_files": "connect",
+    "reset": "read",
+    "closed_by_server": "read",
+    "read_timeout": "timeout",
+    "non_2xx": "non_2xx",
+    "other": "other",
+}
 
 
 class HoldOptionsError(DriverRefused):
@@ -46,8 +58,9 @@ class HoldOptionsError(DriverRefused):
 def hold_config(plan, port: int, host: str = "127.0.0.1") -> HoldConfig:
     options = dict(plan.options)
     if "connections" in options:
-        raise HoldOptionsError("hold_connections: the number of connections is the group's `concurrency`, "
-                               "not an option")
+        raise HoldOptionsError(
+            "hold_connections: the number of connections is the group's `concurrency`, not an option"
+        )
     unknown = set(options) - set(DEFAULTS)
     if unknown:
         raise HoldOptionsError(f"hold_connections: unknown options {sorted(unknown)}; known: {sorted(DEFAULTS)}")
@@ -55,14 +68,24 @@ def hold_config(plan, port: int, host: str = "127.0.0.1") -> HoldConfig:
     for key, value in o.items():
         low = 0 if key == "retry_s" else 1e-9
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < low:
-            raise HoldOptionsError(f"hold_connections: {key} must be a number {'>= 0' if low == 0 else '> 0'}, "
-                                   f"not {value!r}")
+            raise HoldOptionsError(
+                f"hold_connections: {key} must be a number {'>= 0' if low == 0 else '> 0'}, not {value!r}"
+            )
     if o["rate_per_10ms"] != int(o["rate_per_10ms"]) or o["rate_per_10ms"] < 1:
-        raise HoldOptionsError(f"hold_connections: rate_per_10ms must be a whole number >= 1, not "
-                               f"{o['rate_per_10ms']!r}")
-    return HoldConfig(host=host, port=port, path=plan.paths()[0], connections=plan.concurrency,
-                      rate_per_10ms=int(o["rate_per_10ms"]), head_interval_s=float(o["head_interval_s"]),
-                      hold_s=float(o["hold_s"]), timeout_s=float(o["timeout_s"]), retry_s=float(o["retry_s"]))
+        raise HoldOptionsError(
+            f"hold_connections: rate_per_10ms must be a whole number >= 1, not {o['rate_per_10ms']!r}"
+        )
+    return HoldConfig(
+        host=host,
+        port=port,
+        path=plan.paths()[0],
+        connections=plan.concurrency,
+        rate_per_10ms=int(o["rate_per_10ms"]),
+        head_interval_s=float(o["head_interval_s"]),
+        hold_s=float(o["hold_s"]),
+        timeout_s=float(o["timeout_s"]),
+        retry_s=float(o["retry_s"]),
+    )
 
 
 def hold_flags(errors: dict[str, int]) -> list[str]:
@@ -71,11 +94,34 @@ def hold_flags(errors: dict[str, int]) -> list[str]:
 
 
 def command(config: HoldConfig, cell_dir: Path, cpus: tuple[int, ...]) -> list[str]:
-    return [*taskset_prefix(cpus), sys.executable, "-m", "crossbench.clients.holder", "--host", config.host,
-            "--port", str(config.port), "--path", config.path, "--connections", str(config.connections),
-            "--rate-per-10ms", str(config.rate_per_10ms), "--head-interval", str(config.head_interval_s),
-            "--hold", str(config.hold_s), "--timeout", str(config.timeout_s), "--retry", str(config.retry_s),
-            "--csv", str(cell_dir / "holder.csv"), "--json", str(cell_dir / "holder.json")]
+    return [
+        *taskset_prefix(cpus),
+        sys.executable,
+        "-m",
+        "crossbench.clients.holder",
+        "--host",
+        config.host,
+        "--port",
+        str(config.port),
+        "--path",
+        config.path,
+        "--connections",
+        str(config.connections),
+        "--rate-per-10ms",
+        str(config.rate_per_10ms),
+        "--head-interval",
+        str(config.head_interval_s),
+        "--hold",
+        str(config.hold_s),
+        "--timeout",
+        str(config.timeout_s),
+        "--retry",
+        str(config.retry_s),
+        "--csv",
+        str(cell_dir / "holder.csv"),
+        "--json",
+        str(cell_dir / "holder.json"),
+    ]
 
 
 def load_result(held: dict, cell_dir: Path, argv: list[str]) -> LoadResult:
@@ -83,12 +129,18 @@ def load_result(held: dict, cell_dir: Path, argv: list[str]) -> LoadResult:
     for kind, n in held["failures"].items():
         errors[ERROR_KIND_OF[kind]] += n
     duration = held["hold_end_epoch"] - held["started_epoch"]
-    return LoadResult(tool="crossbench-holder", tool_version=f"crossbench-holder ({held['event_loop']}, "
-                      f"Python {sys.version.split()[0]})", requests=held["requests_answered"],
-                      duration_s=duration, bytes=0, errors=errors, latency_ms=held["latency_ms"],
-                      latency_source="holder: HEAD sent to end of the response head, per request",
-                      raw_files=tuple(str(cell_dir / f) for f in ("holder.json", "holder.csv", "holder.stdout")),
-                      extra={"command": " ".join(argv)})
+    return LoadResult(
+        tool="crossbench-holder",
+        tool_version=f"crossbench-holder ({held['event_loop']}, Python {sys.version.split()[0]})",
+        requests=held["requests_answered"],
+        duration_s=duration,
+        bytes=0,
+        errors=errors,
+        latency_ms=held["latency_ms"],
+        latency_source="holder: HEAD sent to end of the response head, per request",
+        raw_files=tuple(str(cell_dir / f) for f in ("holder.json", "holder.csv", "holder.stdout")),
+        extra={"command": " ".join(argv)},
+    )
 
 
 def first_peak_time(timeline: list[dict], column: str = "connections_held") -> float | None:
@@ -112,8 +164,9 @@ def server_figures(samples, timeline: list[dict], held: dict, server_cpus: tuple
         "server_threads_idle": before[-1].threads if before else None,
         "server_rss_mb_hold_peak": at_hold["rss_peak_mb"],
         "server_cpu_percent_hold": cpu_hold,
-        "server_cpu_percent_hold_per_1k_connections": (1000 * cpu_hold / held_at_end
-                                                       if cpu_hold is not None and held_at_end else None),
+        "server_cpu_percent_hold_per_1k_connections": (
+            1000 * cpu_hold / held_at_end if cpu_hold is not None and held_at_end else None
+        ),
         "server_threads_hold_peak": at_hold["threads_peak"],
         "server_cpu_percent_ramp": summarize(samples, start, ramp_end)["cpu_percent"],
         "server_core_foreign_percent": foreign_load(summarize(samples, start, hold_end), server_cpus),
@@ -137,30 +190,36 @@ def client_figures(timeline: list[dict], held: dict, cpus: tuple[int, ...]) -> d
         if len(rows) < 2 or rows[-1]["t_epoch"] <= rows[0]["t_epoch"]:
             return None
         return 100 * (rows[-1]["client_cpu_s"] - rows[0]["client_cpu_s"]) / (rows[-1]["t_epoch"] - rows[0]["t_epoch"])
+
     ramp_cpu = cpu_percent(start, ramp_end)
     return {
-        "client_cpu_s": held["client_cpu_s"], "client_cpu_percent_ramp": ramp_cpu,
+        "client_cpu_s": held["client_cpu_s"],
+        "client_cpu_percent_ramp": ramp_cpu,
         "client_cpu_percent_hold": cpu_percent(ramp_end, hold_end),
         "client_cpu_percent": cpu_percent(start, hold_end),
         "client_saturated": bool(ramp_cpu and ramp_cpu >= CLIENT_SATURATED_PCT * max(len(cpus), 1)),
-        "client_rss_mb_start": held["client_rss_mb_start"], "client_rss_mb_peak": held["client_rss_mb_peak"],
+        "client_rss_mb_start": held["client_rss_mb_start"],
+        "client_rss_mb_peak": held["client_rss_mb_peak"],
         "client_rss_per_connection_kb": hold_fit.client_per_connection(timeline, start, ramp_end),
-        "client_event_loop": held["event_loop"], "client_cpus": list(cpus),
+        "client_event_loop": held["event_loop"],
+        "client_cpus": list(cpus),
     }
 
 
 def kernel_figures(census: SocketCensus) -> dict:
     return {
         "server_established_peak": census.peak("server_established"),
-        "accept_queue_peak": census.peak("accept_queue"), "accept_queue_limit": census.peak("accept_queue_limit"),
-        "syn_recv_peak": census.peak("syn_recv"), "listen_overflows": census.delta("listen_overflows"),
-        "system_tcp_mem_pages_peak": census.peak("tcp_mem_pages"),   # every TCP socket of the machine
+        "accept_queue_peak": census.peak("accept_queue"),
+        "accept_queue_limit": census.peak("accept_queue_limit"),
+        "syn_recv_peak": census.peak("syn_recv"),
+        "listen_overflows": census.delta("listen_overflows"),
+        "system_tcp_mem_pages_peak": census.peak("tcp_mem_pages"),  # every TCP socket of the machine
     }
 
 
 class HoldConnections(Driver):
     loadgen = "crossbench-holder"
-    one_load_host = True                # one client process holds the connections
+    one_load_host = True  # one client process holds the connections
     FIELDS = {
         # the holder (holder.json; its series holder.csv)
         "connections_target": "connections the holder was asked to hold (the group's concurrency)",
@@ -170,19 +229,23 @@ class HoldConnections(Driver):
         "connections_open_at_end": "connections open when the hold ended",
         "all_held_after_s": "seconds from the start until every connection was held; null: never",
         "ramp_s": "seconds from the first connection to the end of the ramp",
-        "hold_s": "seconds held after the ramp", "connect_attempts": "connections tried, retries included",
-        "requests_sent": "HEADs sent", "failures": "failures by kind (connect_refused, connect_timeout, reset, "
-                                                  "read_timeout, non_2xx, closed_by_server, no_local_port, "
-                                                  "too_many_open_files, other)",
-        "failure_total": "sum of failures", "first_failure": "per failure kind, the first one's exception text",
-        "hold_options": "the options the holder ran with (rate_per_10ms, head_interval_s, hold_s, timeout_s, "
-                        "retry_s)",
+        "hold_s": "seconds held after the ramp",
+        "connect_attempts": "connections tried, retries included",
+        "requests_sent": "HEADs sent",
+        "failures": "failures by kind (connect_refused, connect_timeout, reset, "
+        "read_timeout, non_2xx, closed_by_server, no_local_port, "
+        "too_many_open_files, other)",
+        "failure_total": "sum of failures",
+        "first_failure": "per failure kind, the first one's exception text",
+        "hold_options": "the options the holder ran with (rate_per_10ms, head_interval_s, hold_s, timeout_s, retry_s)",
         "holder_series": "the holder's time series (CSV), relative to the run directory",
         "sockets_series": "the socket census's time series (CSV), relative to the run directory",
         # the server while the count rises and while holding (hold_fit.py)
         "rss_per_connection_kb": "server RSS per held connection, KiB: least squares of RSS on connections held "
-                                 "while that count rises", "rss_per_connection_kb_r2": "that fit's r squared",
-        "rss_fit_points": "samples in that fit", "rss_fit_intercept_mb": "that fit's RSS at no connection, MiB",
+        "while that count rises",
+        "rss_per_connection_kb_r2": "that fit's r squared",
+        "rss_fit_points": "samples in that fit",
+        "rss_fit_intercept_mb": "that fit's RSS at no connection, MiB",
         "fit_window_s": "seconds from the start to the held count's first peak (the fit's window)",
         "server_rss_mb_idle": "server RSS before the first connection, MiB",
         "server_threads_idle": "server threads before the first connection",
@@ -192,30 +255,35 @@ class HoldConnections(Driver):
         "server_threads_hold_peak": "most server threads while holding",
         "server_cpu_percent_ramp": "server CPU during the ramp (percent of one core)",
         "server_core_foreign_percent": "how busy the server's cores were with other work over the cell (percent "
-                                       "of one core): the server's figures are its own only when this is small",
+        "of one core): the server's figures are its own only when this is small",
         # the client (the holder's own CPU and memory)
-        "client_cpu_s": "the holder's CPU seconds", "client_cpu_percent": "its CPU from start to the hold's end",
-        "client_cpu_percent_ramp": "its CPU during the ramp", "client_cpu_percent_hold": "its CPU while holding",
+        "client_cpu_s": "the holder's CPU seconds",
+        "client_cpu_percent": "its CPU from start to the hold's end",
+        "client_cpu_percent_ramp": "its CPU during the ramp",
+        "client_cpu_percent_hold": "its CPU while holding",
         "client_saturated": "its CPU during the ramp reached 90% of its cores",
-        "client_rss_mb_start": "its RSS at the start, MiB", "client_rss_mb_peak": "its peak RSS, MiB",
+        "client_rss_mb_start": "its RSS at the start, MiB",
+        "client_rss_mb_peak": "its peak RSS, MiB",
         "client_rss_per_connection_kb": "its RSS growth per open connection during the ramp, KiB",
-        "client_event_loop": "asyncio or uvloop", "client_cpus": "cores the holder was pinned to",
+        "client_event_loop": "asyncio or uvloop",
+        "client_cpus": "cores the holder was pinned to",
         # the kernel's view of the server's port (sampling/socket_census.py)
         "server_established_peak": "most established connections on the server's port",
-        "accept_queue_peak": "longest accept queue", "accept_queue_limit": "the accept queue's limit (backlog)",
+        "accept_queue_peak": "longest accept queue",
+        "accept_queue_limit": "the accept queue's limit (backlog)",
         "syn_recv_peak": "most half-open connections on the port",
         "listen_overflows": "the kernel's ListenOverflows over the cell (a full accept queue; machine-wide counter)",
         "system_tcp_mem_pages_peak": "the machine's TCP memory, pages (every TCP socket, not only the server's)",
     }
 
     def headline(self, record: dict) -> str:
-        return "rss_per_connection_kb"   # seed 003's question: what a held connection costs
+        return "rss_per_connection_kb"  # seed 003's question: what a held connection costs
 
     def preflight(self, plan) -> None:
-        hold_config(plan, 1)   # refuses unknown or impossible options
+        hold_config(plan, 1)  # refuses unknown or impossible options
 
     def warmup(self, plan, ctx, server) -> None:
-        time.sleep(plan.warmup_s)       # idle: the server's baseline, and the JVM probe attaches
+        time.sleep(plan.warmup_s)  # idle: the server's baseline, and the JVM probe attaches
 
     def measure(self, plan, ctx, server, sampler) -> Measurement:
         """The holder here, or on the run's (first) load host: its files come back into the cell, its times are
@@ -240,21 +308,31 @@ def on_our_clock(held: dict, timeline: list[dict], offset_s: float) -> tuple[dic
 
 def figures(plan, cell_dir, sampler, census, finished, config, argv, clock_offset_s: float = 0.0) -> Measurement:
     if finished.returncode != 0 or not (cell_dir / "holder.json").is_file():
-        raise RuntimeError(f"holder exited with status {finished.returncode}: "
-                           f"{finished.stderr.read_text(errors='replace')[-2000:]}")
-    held, timeline = on_our_clock(json.loads((cell_dir / "holder.json").read_text()),
-                                  hold_fit.read_timeline(cell_dir / "holder.csv"), clock_offset_s)
+        raise RuntimeError(
+            f"holder exited with status {finished.returncode}: {finished.stderr.read_text(errors='replace')[-2000:]}"
+        )
+    held, timeline = on_our_clock(
+        json.loads((cell_dir / "holder.json").read_text()),
+        hold_fit.read_timeline(cell_dir / "holder.csv"),
+        clock_offset_s,
+    )
     extra = {
-        "connections_target": config.connections, "connections_held_peak": held["connections_held_peak"],
+        "connections_target": config.connections,
+        "connections_held_peak": held["connections_held_peak"],
         "connections_held_at_end": held["connections_held_at_end"],
         "connections_open_peak": held["connections_open_peak"],
-        "connections_open_at_end": held["connections_open_at_end"], "all_held_after_s": held["all_held_after_s"],
+        "connections_open_at_end": held["connections_open_at_end"],
+        "all_held_after_s": held["all_held_after_s"],
         "ramp_s": round(held["ramp_end_epoch"] - held["started_epoch"], 3),
         "hold_s": round(held["hold_end_epoch"] - held["ramp_end_epoch"], 3),
-        "connect_attempts": held["connect_attempts"], "requests_sent": held["requests_sent"],
-        "failures": {k: held["failures"][k] for k in FAILURE_KINDS}, "failure_total": held["failure_total"],
-        "first_failure": held["first_failure"], "hold_options": {k: getattr(config, k) for k in DEFAULTS},
-        "holder_series": f"cells/{plan.cell_id}/holder.csv", "sockets_series": f"cells/{plan.cell_id}/sockets.csv",
+        "connect_attempts": held["connect_attempts"],
+        "requests_sent": held["requests_sent"],
+        "failures": {k: held["failures"][k] for k in FAILURE_KINDS},
+        "failure_total": held["failure_total"],
+        "first_failure": held["first_failure"],
+        "hold_options": {k: getattr(config, k) for k in DEFAULTS},
+        "holder_series": f"cells/{plan.cell_id}/holder.csv",
+        "sockets_series": f"cells/{plan.cell_id}/sockets.csv",
         **server_figures(sampler.samples(), timeline, held, plan.server_cpus),
         **client_figures(timeline, held, plan.loadgen_cpus),
         **kernel_figures(census),

@@ -1,5 +1,6 @@
 """Seed 003's per-connection figures, from two time series joined on time: the holder's timeline
 (connections held) and the process-tree sampler's (server RSS, CPU, threads). Pure functions."""
+
 from __future__ import annotations
 
 import bisect
@@ -34,8 +35,9 @@ def value_at(timeline: list[dict], t: float, column: str) -> float | None:
     return before[column] + share * (after[column] - before[column])
 
 
-def joined(timeline: list[dict], samples, column: str, t0: float, t1: float,
-           connections: str = "connections_held") -> list[tuple[float, float, float]]:
+def joined(
+    timeline: list[dict], samples, column: str, t0: float, t1: float, connections: str = "connections_held"
+) -> list[tuple[float, float, float]]:
     """(t, connections, sample.column) for every server sample in [t0, t1] that has a value."""
     out = []
     for s in samples:
@@ -55,9 +57,12 @@ def rss_per_connection(timeline: list[dict], samples, t0: float, t1: float) -> d
     count; the records give them at idle and while holding instead."""
     points = joined(timeline, samples, "rss_mb", t0, t1)
     fit = least_squares([p[1] for p in points], [p[2] for p in points])
-    return {"rss_per_connection_kb": fit.slope * 1024.0 if fit else None,
-            "rss_per_connection_kb_r2": fit.r2 if fit else None, "rss_fit_points": fit.n if fit else 0,
-            "rss_fit_intercept_mb": fit.intercept if fit else None}
+    return {
+        "rss_per_connection_kb": fit.slope * 1024.0 if fit else None,
+        "rss_per_connection_kb_r2": fit.r2 if fit else None,
+        "rss_fit_points": fit.n if fit else 0,
+        "rss_fit_intercept_mb": fit.intercept if fit else None,
+    }
 
 
 def client_per_connection(timeline: list[dict], t0: float, t1: float) -> float | None:

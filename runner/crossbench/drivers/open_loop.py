@@ -18,6 +18,7 @@ flagged connections_in_window.
 Flags of its own: `unsustainable` (the server did not keep up: achieved below 95% of the offered rate, or
 latency rising through the window) and `loadgen_saturated` (the generator fell behind its own schedule).
 """
+
 from __future__ import annotations
 
 import math
@@ -30,18 +31,18 @@ from ..loadgen.base import LoadSpec
 from .base import DriverRefused, GeneratorDriver, Measurement
 from .closed_loop import WARMUP_DELAY_MS
 
-SUSTAINED_SHARE = 0.95        # achieved / offered below this: the server did not keep up
-RISE_SHARE = 0.5              # latency rising over the window by more than this share of the median ...
-RISE_FLOOR_MS = 10.0          # ... and by more than this: a queue that grows, not noise
+SUSTAINED_SHARE = 0.95  # achieved / offered below this: the server did not keep up
+RISE_SHARE = 0.5  # latency rising over the window by more than this share of the median ...
+RISE_FLOOR_MS = 10.0  # ... and by more than this: a queue that grows, not noise
 # A held window's pool: this many times the requests in flight at the latency expected (Little's law: rate x target
 # or delay), so that a server holding it rarely makes a request wait for a connection, and one past it makes them
 # wait (counted)
 POOL_TARGETS = 1.5
-POOL_TURNS = 2.0              # load before the window: at least this many ticks per pool connection (each opens one)
-TAIL_TARGETS = 2.0            # after it: the window's last requests answered under load, if the latency holds
+POOL_TURNS = 2.0  # load before the window: at least this many ticks per pool connection (each opens one)
+TAIL_TARGETS = 2.0  # after it: the window's last requests answered under load, if the latency holds
 MIN_TAIL_S = 1.0
-MIN_WINDOW_REQUESTS = 300     # a held window long enough for its p99 to be the 3rd slowest of its requests ...
-MAX_WINDOW_S = 30.0           # ... up to this long (at 10 req/s and under)
+MIN_WINDOW_REQUESTS = 300  # a held window long enough for its p99 to be the 3rd slowest of its requests ...
+MAX_WINDOW_S = 30.0  # ... up to this long (at 10 req/s and under)
 
 
 def holds_window(plan) -> bool:
@@ -81,8 +82,10 @@ def window_s(plan) -> float:
 
 def held_times(plan) -> tuple[float, float]:
     """A held window's load before it (the warm-up, and long enough to open the pool) and after it, seconds."""
-    return (max(plan.warmup_s, POOL_TURNS * pool_size(plan) / plan.rate),
-            max(MIN_TAIL_S, TAIL_TARGETS * (expected_latency_ms(plan) or 0.0) / 1000))
+    return (
+        max(plan.warmup_s, POOL_TURNS * pool_size(plan) / plan.rate),
+        max(MIN_TAIL_S, TAIL_TARGETS * (expected_latency_ms(plan) or 0.0) / 1000),
+    )
 
 
 def load_spec(plan, base_url: str, *, warmup: bool = False) -> LoadSpec:
@@ -92,9 +95,17 @@ def load_spec(plan, base_url: str, *, warmup: bool = False) -> LoadSpec:
     held = dict(zip(("held_s", "tail_s"), held_times(plan))) if holds_window(plan) and not warmup else {}
     # A request may wait out the whole run in a queue: that wait is the figure, not a timeout.
     timeout = metrics.loadgen_timeout_s(sum(held.values()) + duration + delay_ms / 1000)
-    return LoadSpec(urls=urls, concurrency=pool_size(plan), duration_s=duration, timeout_s=timeout,
-                    keepalive=plan.keepalive, threads=plan.loadgen_threads, cpus=plan.loadgen_cpus, rate=plan.rate,
-                    **held)
+    return LoadSpec(
+        urls=urls,
+        concurrency=pool_size(plan),
+        duration_s=duration,
+        timeout_s=timeout,
+        keepalive=plan.keepalive,
+        threads=plan.loadgen_threads,
+        cpus=plan.loadgen_cpus,
+        rate=plan.rate,
+        **held,
+    )
 
 
 def unsustainable(rate: float, achieved: float, rise_ms: float | None, p50_ms: float | None) -> str | None:
@@ -114,8 +125,11 @@ def open_loop_figures(plan, result) -> tuple[dict, list[str]]:
     behind = extra.get("behind_schedule")
     mean = result.latency_ms.get("mean")
     figures = {
-        "rate_achieved": achieved, "latency_rise_ms": rise, "unsustainable_reason": why,
-        "schedule_lag_ms": extra.get("schedule_lag_ms"), "loadgen_behind_schedule": behind,
+        "rate_achieved": achieved,
+        "latency_rise_ms": rise,
+        "unsustainable_reason": why,
+        "schedule_lag_ms": extra.get("schedule_lag_ms"),
+        "loadgen_behind_schedule": behind,
         "never_sent": extra.get("never_sent"),
         # the efficiency ratio's open-loop twin: mean latency / delay at the offered rate
         "latency_ratio": metrics.latency_ratio(mean, plan.delay_ms),
@@ -132,30 +146,30 @@ def open_loop_figures(plan, result) -> tuple[dict, list[str]]:
     return figures, flags
 
 
-
 def open_loop_generators() -> list[str]:
     """The generators that send on a schedule (their LoadGenerator's open_loop)."""
     return [name for name, generator in loadgen.ADAPTERS.items() if generator.open_loop]
 
+
 class OpenLoop(GeneratorDriver):
-    axis = "rate"                       # analysis draws its cells against the offered rate (openloop.py)
+    axis = "rate"  # analysis draws its cells against the offered rate (openloop.py)
     FIELDS = {
         "rate_achieved": "answers per second the server gave inside the window (from its first answer to the "
-                         "window's end), at the offered rate",
+        "window's end), at the offered rate",
         "latency_rise_ms": "the latency's rise through the window (least-squares slope x window)",
         "unsustainable_reason": "why the server did not keep up (flag unsustainable), else null",
         "schedule_lag_ms": "p50, p99, max of the generator's lag behind its own schedule, and the percentile judged "
-                           "(the highest with 5 lags above it, at most p99: loadgen/openloop.py lag_figures)",
+        "(the highest with 5 lags above it, at most p99: loadgen/openloop.py lag_figures)",
         "loadgen_behind_schedule": "why the generator could not keep its schedule (flag loadgen_saturated)",
         "never_sent": "scheduled requests still waiting for a connection when the window ended",
         "pool_connections": "the most connections the generator held open (oha -c): a held window sizes it from "
-                            "Little's law at a capacity search's target or the cell's delay (drivers/open_loop.py), "
-                            "else the group's concurrency",
+        "Little's law at a capacity search's target or the cell's delay (drivers/open_loop.py), "
+        "else the group's concurrency",
         **record.common("latency_ratio", "rps_method", "held_window"),
     }
 
     def headline(self, record: dict) -> str:
-        return "latency_ms.p99"        # what an open-loop point is judged by: its tail at the offered rate
+        return "latency_ms.p99"  # what an open-loop point is judged by: its tail at the offered rate
 
     def keepalive(self, run_keepalive: bool, options: dict) -> bool:
         """The run's, unless the group states its clients' model: options = { keepalive = false } for clients that
@@ -165,19 +179,23 @@ class OpenLoop(GeneratorDriver):
     def preflight(self, plan) -> None:
         adapter = loadgen.get(plan.loadgen)
         if not adapter.open_loop:
-            raise DriverRefused(f"{plan.cell_id}: open-loop cells need an open-loop generator (--loadgen "
-                                f"{' or '.join(open_loop_generators())}), not {plan.loadgen}")
+            raise DriverRefused(
+                f"{plan.cell_id}: open-loop cells need an open-loop generator (--loadgen "
+                f"{' or '.join(open_loop_generators())}), not {plan.loadgen}"
+            )
         if not adapter.available():
             raise DriverRefused(f"{adapter.name} is not built: run ./runner/install-openloop.sh (needs cargo / go)")
-        if plan.rate_share is not None:     # rates = "auto": the rate comes from the peak cell, at run time
+        if plan.rate_share is not None:  # rates = "auto": the rate comes from the peak cell, at run time
             plan = replace(plan, rate=1.0)
         if not plan.rate or plan.rate <= 0:
             raise DriverRefused(f"{plan.cell_id}: open-loop cells need a positive rate (rates = [...] or --rates)")
         need = little_need(plan.rate, plan.target_ms) if plan.target_ms is not None else 0
         if plan.concurrency < need:
-            raise DriverRefused(f"{plan.cell_id}: concurrency {plan.concurrency} cannot carry {plan.rate:g} req/s "
-                                f"within {plan.target_ms:g} ms: Little's law needs {need} connections (concurrency = "
-                                f"[{need}] or more)")
+            raise DriverRefused(
+                f"{plan.cell_id}: concurrency {plan.concurrency} cannot carry {plan.rate:g} req/s "
+                f"within {plan.target_ms:g} ms: Little's law needs {need} connections (concurrency = "
+                f"[{need}] or more)"
+            )
         adapter.build_command(load_spec(plan, "http://127.0.0.1:1"), None)
 
     def load_spec(self, plan, base_url: str, warmup: bool = False) -> LoadSpec:
@@ -207,8 +225,9 @@ class OpenLoop(GeneratorDriver):
         result, host_flags, host_fields = self.run_window(plan, ctx, server)
         figures, flags = open_loop_figures(plan, result)
         t0, t1 = result.extra.get("window_epoch") or (None, None)
-        return Measurement(result, t0=t0, t1=t1, extra={**figures, **host_fields},
-                           flags=list(dict.fromkeys(flags + host_flags)))
+        return Measurement(
+            result, t0=t0, t1=t1, extra={**figures, **host_fields}, flags=list(dict.fromkeys(flags + host_flags))
+        )
 
 
 DRIVER = OpenLoop()

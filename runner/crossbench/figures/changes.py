@@ -2,6 +2,7 @@
 a component, the paired t inside one run, the call against an equivalence margin (criterion's rule for a change,
 TOST for "the same") and Benjamini-Hochberg across the points of one compare. Built on stats (t quantile, the
 minimum of launches); analysis/crossbench_analysis/compare/compare_stats.py turns these calls into verdicts."""
+
 from __future__ import annotations
 
 import math
@@ -18,6 +19,7 @@ class ChangeTest:
     """B over A on the log scale: the difference of the log means, its standard error and degrees of freedom,
     from which every interval, p value and call of a compare follows. `run_sd` is the run-to-run spread that was
     added to the variance (0 within one run)."""
+
     diff: float
     se: float
     df: float
@@ -47,6 +49,7 @@ class ChangeTest:
     def p_value(self) -> float:
         """Two-sided p of "no change" (B/A = 1)."""
         from scipy.stats import t
+
         return float(2 * t.sf(abs(self.diff) / self.se, self.df))
 
     def p_change(self, margin: float) -> float:
@@ -54,12 +57,14 @@ class ChangeTest:
         the estimate: what a faster or slower rests on, defined for every test so that Benjamini-Hochberg weighs
         the claims among all the points tested."""
         from scipy.stats import t
+
         return float(t.sf((abs(self.diff) - math.log(1 + margin)) / self.se, self.df))
 
     def p_same(self, margin: float) -> float:
         """TOST's p that the change is beyond the margin (the larger of its two one-sided tests): what a same
         rests on."""
         from scipy.stats import t
+
         bound = math.log(1 + margin)
         return float(max(t.sf((self.diff + bound) / self.se, self.df), t.sf((bound - self.diff) / self.se, self.df)))
 
@@ -88,9 +93,9 @@ def run_log_ratio(a: list[float], b: list[float], run_sd: float = 0.0, run_df: f
     ma, mb = sum(la) / len(la), sum(lb) / len(lb)
     va = sum((v - ma) ** 2 for v in la) / (len(la) - 1) / len(la)
     vb = sum((v - mb) ** 2 for v in lb) / (len(lb) - 1) / len(lb)
-    total = va + vb + 2 * run_sd ** 2
-    run_term = (2 * run_sd ** 2) ** 2 / run_df if run_df else 0.0
-    df = total ** 2 / (va ** 2 / (len(la) - 1) + vb ** 2 / (len(lb) - 1) + run_term)
+    total = va + vb + 2 * run_sd**2
+    run_term = (2 * run_sd**2) ** 2 / run_df if run_df else 0.0
+    df = total**2 / (va**2 / (len(la) - 1) + vb**2 / (len(lb) - 1) + run_term)
     method = RUN_WELCH_METHOD if run_sd else WELCH_METHOD
     return ChangeTest(mb - ma, math.sqrt(total), df, len(a), len(b), method, run_sd)
 

@@ -10,6 +10,7 @@ figure, from its launches' own percentiles: the launch is the unit that varies, 
 come from the same launches (a merged histogram's percentile would be one estimate and the launches' spread
 another). Which launches count is decided here once (`counted`), for points.jsonl, the charts and findings alike.
 """
+
 from __future__ import annotations
 
 import json
@@ -32,8 +33,19 @@ from crossbench.servers.tomcat_jfr import UNREADABLE as JFR_UNREADABLE
 
 POINTS_FILE = "points.jsonl"
 # Figures every point states when its launches have them (dotted names read inside an object).
-FIGURES = ("rps", "latency_ms.p50", "latency_ms.p90", "latency_ms.p99", "latency_ms.p999", "efficiency_ratio",
-           "latency_ratio", "threads_peak", "cpu_percent", "rss_peak_mb", service_time.FIELD)
+FIGURES = (
+    "rps",
+    "latency_ms.p50",
+    "latency_ms.p90",
+    "latency_ms.p99",
+    "latency_ms.p999",
+    "efficiency_ratio",
+    "latency_ratio",
+    "threads_peak",
+    "cpu_percent",
+    "rss_peak_mb",
+    service_time.FIELD,
+)
 NOT_IDENTITY = {"cell_id", "repetition", "index", "settings", "peak_cell"}
 # Flags that say what happened around a launch, not what the point is: such a launch is left out of its point's
 # figures while the point has a launch without them (and the precision target then asks for another launch).
@@ -53,7 +65,10 @@ CAVEATS = frozenset({IMPRECISE, SERVER_CLOSED, JFR_UNREADABLE, LATENCY_UNRECOVER
 # TechEmpower's reference still states such a best level (its figure is what the setup carries), and says so.
 GENERATOR_CEILING = "loadgen_saturated"
 IDENTITY = tuple(f.name for f in fields(CellPlan) if f.name not in NOT_IDENTITY) + (
-    "setting", "parallel_limit", "processes")
+    "setting",
+    "parallel_limit",
+    "processes",
+)
 
 
 def value_at(record: dict, name: str):
@@ -80,8 +95,10 @@ def aggregate(records: list[dict], precision: float | None = None) -> list[dict]
     by_point: dict[str, list[dict]] = {}
     for record in by_cell.values():
         by_point.setdefault(point_id(record), []).append(record)
-    return [point_record(pid, sorted(launches, key=lambda r: r.get("repetition") or 0), precision)
-            for pid, launches in by_point.items()]
+    return [
+        point_record(pid, sorted(launches, key=lambda r: r.get("repetition") or 0), precision)
+        for pid, launches in by_point.items()
+    ]
 
 
 def counted(launches: list[dict]) -> list[dict]:
@@ -131,22 +148,37 @@ def point_record(pid: str, launches: list[dict], precision: float | None) -> dic
     flags = sorted({flag for r in counted_launches for flag in r.get("flags") or []})
     main = headline(first)
     names = [*FIGURES, *([main] if main not in FIGURES else [])]
-    figures = {name: figure for name in names
-               if (figure := point_figure(name, counted_launches, precision is not None)) is not None}
+    figures = {
+        name: figure
+        for name in names
+        if (figure := point_figure(name, counted_launches, precision is not None)) is not None
+    }
     if precision is not None and not precise(figures.get(main), precision):
         flags.append(IMPRECISE)
     failed = [r["cell_id"] for r in launches if r.get("status") != "ok"]
-    return {**identity, "point_id": pid, "cells": [r["cell_id"] for r in counted_launches], "failed_cells": failed,
-            "disturbed_cells": [r["cell_id"] for r in ok if r not in counted_launches],
-            "n": len(counted_launches), "failed": len(failed), "headline": main,
-            "flags": flags, "valid": bool(counted_launches) and not set(flags) - CAVEATS, "figures": figures}
+    return {
+        **identity,
+        "point_id": pid,
+        "cells": [r["cell_id"] for r in counted_launches],
+        "failed_cells": failed,
+        "disturbed_cells": [r["cell_id"] for r in ok if r not in counted_launches],
+        "n": len(counted_launches),
+        "failed": len(failed),
+        "headline": main,
+        "flags": flags,
+        "valid": bool(counted_launches) and not set(flags) - CAVEATS,
+        "figures": figures,
+    }
 
 
 def launch_values(launches: list[dict], value_of) -> list[float]:
     """The finite numbers `value_of` gives for the launches (a dotted figure name or a function of a record)."""
     get = (lambda r: value_at(r, value_of)) if isinstance(value_of, str) else value_of
-    return [float(v) for r in launches if isinstance(v := get(r), (int, float)) and not isinstance(v, bool)
-            and math.isfinite(v)]
+    return [
+        float(v)
+        for r in launches
+        if isinstance(v := get(r), (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    ]
 
 
 # Whether the precision target set how many launches the points being read got (their figures then use
@@ -270,12 +302,12 @@ def fmt_interval(figure: dict | None, unit: str = "") -> str:
     if low is None or high is None:
         return indicative_text(figure, suffix)
     sides = [d for d in (value - low, high - value) if d > 1e-9 * abs(value)]
-    if not sides:                     # launches that tie, but for rounding: no interval of zero width
+    if not sides:  # launches that tie, but for rounding: no interval of zero width
         n = figure.get("n") or len(figure.get("launches") or [])
         return f"{short(value)}{suffix} (all {n} launches)" if n else f"{short(value)}{suffix}"
-    side = min(sides)                 # an end at the value itself (a fitted knee on a measured C): the other's
+    side = min(sides)  # an end at the value itself (a fitted knee on a measured C): the other's
     exponent = math.floor(math.log10(side))
-    places = -exponent + (1 if int(side / 10 ** exponent) <= 2 else 0)
+    places = -exponent + (1 if int(side / 10**exponent) <= 2 else 0)
     shown = [f"{round(v, places):.{max(0, places)}f}" for v in (value, low, high)]
     return f"{shown[0]} [{shown[1]}, {shown[2]}]{suffix}"
 

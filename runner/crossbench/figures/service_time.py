@@ -7,15 +7,16 @@ requests wait for nothing but their own work, as a delayed endpoint's are while 
 They are computed here, after the run, from the records of its C=1 cells (the mean of their mean latencies), and
 not by the cells themselves: a run's rounds are shuffled and resumable, so no cell may rely on another having run
 first. Records of contract endpoints and records that already carry a ratio pass through unchanged."""
+
 from __future__ import annotations
 
 import statistics
-from typing import Callable
+from collections.abc import Callable
 
 from crossbench import endpoints
 
 SERVICE_CONCURRENCY = 1
-FIELD = "service_time_ms"       # the C=1 mean latency the ratios are taken against, in each such record
+FIELD = "service_time_ms"  # the C=1 mean latency the ratios are taken against, in each such record
 # A point's identity but these: its load (concurrency), its id, and how long it was measured (a longer launch of a
 # disturbed point is the same series)
 KEY_LEFT_OUT = ("concurrency", "point_id", "duration_s", "warmup_s")
@@ -30,8 +31,9 @@ def is_user_record(record: dict) -> bool:
     return endpoints.is_user(record.get("endpoint")) and not record.get("delay_ms")
 
 
-def service_times(records: list[dict], identity: tuple[str, ...],
-                  counted: Callable[[list[dict]], list[dict]]) -> dict[tuple, float]:
+def service_times(
+    records: list[dict], identity: tuple[str, ...], counted: Callable[[list[dict]], list[dict]]
+) -> dict[tuple, float]:
     """Per series of a user endpoint: the mean of its counted C=1 launches' mean latencies, in ms."""
     by_series: dict[tuple, list[dict]] = {}
     for record in records:
@@ -39,15 +41,19 @@ def service_times(records: list[dict], identity: tuple[str, ...],
             by_series.setdefault(series_key(record, identity), []).append(record)
     found = {}
     for key, launches in by_series.items():
-        means = [m for r in counted(launches) if isinstance(m := (r.get("latency_ms") or {}).get("mean"), (int, float))
-                 and m > 0]
+        means = [
+            m
+            for r in counted(launches)
+            if isinstance(m := (r.get("latency_ms") or {}).get("mean"), (int, float)) and m > 0
+        ]
         if means:
             found[key] = statistics.fmean(means)
     return found
 
 
-def with_ratios(records: list[dict], identity: tuple[str, ...],
-                counted: Callable[[list[dict]], list[dict]]) -> list[dict]:
+def with_ratios(
+    records: list[dict], identity: tuple[str, ...], counted: Callable[[list[dict]], list[dict]]
+) -> list[dict]:
     """The records, each of a user endpoint given its series' service time and the two ratios against it (a new
     dict; the others as they were). A C=1 launch's FIELD is its own mean latency (its point's figure then has the
     launches' interval), the others' the series' mean. A series without a usable C=1 launch keeps no ratios."""
@@ -62,7 +68,12 @@ def with_ratios(records: list[dict], identity: tuple[str, ...],
         rps, concurrency = record.get("rps") or 0, record.get("concurrency") or 0
         # a C=1 launch carries its own mean, so the C=1 point's service time has its interval over launches
         own = concurrency == SERVICE_CONCURRENCY and isinstance(mean, (int, float)) and mean > 0
-        out.append({**record, FIELD: mean if own else base_ms,
-                    "efficiency_ratio": (concurrency / rps) / (base_ms / 1000) if rps > 0 else None,
-                    "latency_ratio": mean / base_ms if isinstance(mean, (int, float)) else None})
+        out.append(
+            {
+                **record,
+                FIELD: mean if own else base_ms,
+                "efficiency_ratio": (concurrency / rps) / (base_ms / 1000) if rps > 0 else None,
+                "latency_ratio": mean / base_ms if isinstance(mean, (int, float)) else None,
+            }
+        )
     return out

@@ -12,9 +12,19 @@ The surface both offer is declared once: the Host protocol (protocol.py, not the
 every other role on a LocalHost. Beneath them: `Hosts` and `Host`, the hosts file and one entry of it
 (hostsfile.py); `SshHost`, one master connection (ssh.py); the tether (tether.py, run on the host as a script),
 a role's scratch directory (scratch.py), the preflight (preflight.py) and each host's facts (facts.py)."""
+
 from .hostsfile import Host, Hosts, HostsError, load_hosts
 from .preflight import check_hosts
 from .ssh import SshError, SshHost, open_masters, stop_tethered
 
-__all__ = ["Host", "Hosts", "HostsError", "SshError", "SshHost", "check_hosts", "load_hosts", "open_masters",
-           "stop_tethered"]
+__all__ = [
+    "Host",
+    "Hosts",
+    "HostsError",
+    "SshError",
+    "SshHost",
+    "check_hosts",
+    "load_hosts",
+    "open_masters",
+    "stop_tethered",
+]

@@ -3,6 +3,7 @@
     python3 runner/crossbench/hosts/facts.py [--tool wrk --tool java ...]     prints one JSON object
 
 Standard library only, so any host's python3 runs it (the local runner's metadata.py has more, with psutil)."""
+
 from __future__ import annotations
 
 import argparse
@@ -17,7 +18,7 @@ import sys
 from pathlib import Path
 
 VERSION_TIMEOUT_S = 10
-VERSION_FLAGS = ("--version", "-V")      # wrk answers neither with status 0, but prints its version first
+VERSION_FLAGS = ("--version", "-V")  # wrk answers neither with status 0, but prints its version first
 LOOKS_LIKE_A_VERSION = re.compile(r"\d+\.\d+")
 
 
@@ -51,8 +52,7 @@ def os_release() -> str | None:
 
 def first_line(argv: list[str]) -> tuple[int, str]:
     try:
-        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                              timeout=VERSION_TIMEOUT_S)
+        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=VERSION_TIMEOUT_S)
     except (OSError, subprocess.TimeoutExpired):
         return -1, ""
     lines = [line.strip() for line in (done.stdout + "\n" + done.stderr).splitlines() if line.strip()]

@@ -1,21 +1,21 @@
 """The hosts file (`--hosts FILE`, TOML): which machine plays which role. A role left out is this machine.
 
-    ssh_config = "ssh_config"            # optional: passed to ssh as -F, relative to the hosts file
-    [roles]
-    server = "root@10.77.0.2"            # user@host[:port]; user may be left to the SSH config
-    db = "root@10.77.0.3:22"
-    loadgen = ["root@10.77.0.4", "root@10.77.0.5"]
-    [project_dir]                        # optional: where the project is checked out on a host
-    "root@10.77.0.2" = "/srv/crossbench" # default: the same path as on this machine
+ssh_config = "ssh_config"            # optional: passed to ssh as -F, relative to the hosts file
+[roles]
+server = "root@10.77.0.2"            # user@host[:port]; user may be left to the SSH config
+db = "root@10.77.0.3:22"
+loadgen = ["root@10.77.0.4", "root@10.77.0.5"]
+[project_dir]                        # optional: where the project is checked out on a host
+"root@10.77.0.2" = "/srv/crossbench" # default: the same path as on this machine
 """
+
 from __future__ import annotations
 
 import re
 import sys
+import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-
-import tomllib
 
 from crossbench.refusal import Refusal
 
@@ -26,8 +26,10 @@ ROLES = (*SINGLE_ROLES, "loadgen")
 TOP_LEVEL_KEYS = ("ssh_config", "roles", "project_dir")
 DEFAULT_PORT = 22
 # user@host, user@[v6 address], each with an optional :port; the user may be omitted
-DESTINATION = re.compile(r"^(?:(?P<user>[^@\s:\[\]]+)@)?(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<host>[^@\s:\[\]/]+))"
-                         r"(?::(?P<port>\d+))?$")
+DESTINATION = re.compile(
+    r"^(?:(?P<user>[^@\s:\[\]]+)@)?(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<host>[^@\s:\[\]/]+))"
+    r"(?::(?P<port>\d+))?$"
+)
 
 
 class HostsError(Refusal, ValueError):
@@ -68,6 +70,7 @@ class Host:
 @dataclass(frozen=True)
 class Hosts:
     """None (or an empty loadgen list) means the role runs on this machine."""
+
     server: Host | None = None
     db: Host | None = None
     proxy: Host | None = None
@@ -96,12 +99,13 @@ class Hosts:
 
 def parse_destination(text: object, where: str) -> Host:
     if not isinstance(text, str):
-        raise HostsError(f"{where}: expected a string like \"root@10.0.0.2\" or \"root@10.0.0.2:2222\", "
-                         f"got {text!r}")
+        raise HostsError(f"{where}: expected a string like \"root@10.0.0.2\" or \"root@10.0.0.2:2222\", got {text!r}")
     match = DESTINATION.match(text.strip())
     if not match:
-        raise HostsError(f"{where}: {text!r} is not a destination of the form user@host[:port] "
-                         f"(an IPv6 address goes in brackets: root@[fd00::2]:22)")
+        raise HostsError(
+            f"{where}: {text!r} is not a destination of the form user@host[:port] "
+            f"(an IPv6 address goes in brackets: root@[fd00::2]:22)"
+        )
     port = int(match["port"]) if match["port"] else DEFAULT_PORT
     if not 1 <= port <= 65535:
         raise HostsError(f"{where}: port {port} in {text!r} is out of range (1-65535)")
@@ -145,8 +149,9 @@ def read_project_dirs(table: dict, path: Path) -> dict[str, Path]:
 
 def read_loadgen(value: object, path: Path) -> tuple[Host, ...]:
     if not isinstance(value, list):
-        raise HostsError(f"{path}: roles.loadgen must be a list of destinations, e.g. [\"root@10.0.0.4\"], "
-                         f"got {value!r}")
+        raise HostsError(
+            f"{path}: roles.loadgen must be a list of destinations, e.g. [\"root@10.0.0.4\"], got {value!r}"
+        )
     return tuple(parse_destination(item, f"{path}: roles.loadgen[{i}]") for i, item in enumerate(value))
 
 
@@ -165,14 +170,19 @@ def read_ssh_config(document: dict, path: Path) -> Path | None:
 def with_project_dirs(hosts: Hosts, project_dirs: dict[str, Path], path: Path) -> Hosts:
     labels = {host.label for host in hosts.all()}
     for label in project_dirs:
-        if label not in labels:      # a typo would otherwise fall back to the default path silently
+        if label not in labels:  # a typo would otherwise fall back to the default path silently
             raise HostsError(f"{path}: [project_dir] names {label}, which plays no role in [roles]")
 
     def placed(host: Host | None) -> Host | None:
         return host and replace(host, project_dir=project_dirs.get(host.label, paths.REPO))
 
-    return replace(hosts, server=placed(hosts.server), db=placed(hosts.db), proxy=placed(hosts.proxy),
-                   loadgen=tuple(placed(host) for host in hosts.loadgen))
+    return replace(
+        hosts,
+        server=placed(hosts.server),
+        db=placed(hosts.db),
+        proxy=placed(hosts.proxy),
+        loadgen=tuple(placed(host) for host in hosts.loadgen),
+    )
 
 
 def load_hosts(path: Path | str) -> Hosts:
@@ -182,6 +192,10 @@ def load_hosts(path: Path | str) -> Hosts:
     roles = read_table(document, "roles", path)
     check_keys(roles, ROLES, "role", path)
     single = {role: parse_destination(roles[role], f"{path}: roles.{role}") for role in SINGLE_ROLES if role in roles}
-    hosts = Hosts(**single, loadgen=read_loadgen(roles.get("loadgen", []), path),
-                  ssh_config=read_ssh_config(document, path), source=path)
+    hosts = Hosts(
+        **single,
+        loadgen=read_loadgen(roles.get("loadgen", []), path),
+        ssh_config=read_ssh_config(document, path),
+        source=path,
+    )
     return with_project_dirs(hosts, read_project_dirs(read_table(document, "project_dir", path), path), path)

@@ -2,6 +2,7 @@
 its own process group, a bounded command, a sampler beside a process, the JVM probe, the socket census,
 PgBouncer, a clock offset of 0 and the address the others reach it at. A role the hosts file leaves out runs on
 a LocalHost; the roles themselves never ask where they run."""
+
 from __future__ import annotations
 
 import os
@@ -26,15 +27,16 @@ from ..servers.lifecycle import RunningServer, ServerSpec
 
 class LocalHost:
     """This machine, listening on `address` (loopback, or the address that faces the hosts that reach it)."""
+
     label = "here"
-    clock_offset_s = 0.0        # its clock minus ours
-    on = ""                     # how messages say where a process runs ("" here, " on <host>" elsewhere)
-    probes_starting_servers = True      # its JVM probe waits until a starting JVM can be attached to (jvm_launch)
+    clock_offset_s = 0.0  # its clock minus ours
+    on = ""  # how messages say where a process runs ("" here, " on <host>" elsewhere)
+    probes_starting_servers = True  # its JVM probe waits until a starting JVM can be attached to (jvm_launch)
 
     def __init__(self, address: str = HOST):
         self.address = address
-        self.last_start_s: float | None = None     # what a load host reports of its last run: nothing here, where
-        self.last_argv: list[str] | None = None     # the cell sees the tool itself
+        self.last_start_s: float | None = None  # what a load host reports of its last run: nothing here, where
+        self.last_argv: list[str] | None = None  # the cell sees the tool itself
 
     def free_port(self) -> int:
         return free_port(self.address)
@@ -52,11 +54,17 @@ class LocalHost:
         argv = [*oskit.pdeathsig_prefix(), *oskit.taskset_prefix(cores), *spec.argv]
         spec.log_path.parent.mkdir(parents=True, exist_ok=True)
         mark = f"{spec.name}-{spec.port}-{uuid.uuid4().hex}"
-        since = time.time() - 1.0       # process start times are in clock ticks: a second's slack
+        since = time.time() - 1.0  # process start times are in clock ticks: a second's slack
         with open(spec.log_path, "ab") as log:
-            process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                       start_new_session=True, cwd=spec.workdir,
-                                       env={**os.environ, **spec.env, oskit.SERVER_MARK: mark})
+            process = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                cwd=spec.workdir,
+                env={**os.environ, **spec.env, oskit.SERVER_MARK: mark},
+            )
         process.server_mark, process.server_since = mark, since
         return process
 
@@ -78,17 +86,31 @@ class LocalHost:
         """A remote load host's tool CPU; here the cell's sampler measures the load generator itself."""
         return None
 
-    def run_bounded(self, cmd: list[str], out_dir: Path, tool: str, limit_s: float, env: dict | None = None,
-                    start_at: float | None = None) -> Finished:
+    def run_bounded(
+        self,
+        cmd: list[str],
+        out_dir: Path,
+        tool: str,
+        limit_s: float,
+        env: dict | None = None,
+        start_at: float | None = None,
+    ) -> Finished:
         """cmd to completion within limit_s seconds here (loadgen.process.run_here)."""
         return run_here(cmd, out_dir, tool, limit_s, env, start_at)
 
-    def sampler(self, pid: int, out_csv: Path, interval_s: float, phase: str = "idle", pool_source=None,
-                loadgen_pid_fn=None) -> ProcessTreeSampler:
+    def sampler(
+        self, pid: int, out_csv: Path, interval_s: float, phase: str = "idle", pool_source=None, loadgen_pid_fn=None
+    ) -> ProcessTreeSampler:
         """pid's process tree sampled into out_csv (not started: a with-block runs it); with `loadgen_pid_fn`, the
         load generator's too (it runs here, the runner's child)."""
-        return ProcessTreeSampler(pid, loadgen_pid_fn=loadgen_pid_fn, interval_s=interval_s, out_csv=out_csv,
-                                  pool_source=pool_source, phase=phase)
+        return ProcessTreeSampler(
+            pid,
+            loadgen_pid_fn=loadgen_pid_fn,
+            interval_s=interval_s,
+            out_csv=out_csv,
+            pool_source=pool_source,
+            phase=phase,
+        )
 
     def jvm_probe(self, pid: int, **kwargs):
         return JvmProbe(pid, **kwargs)
@@ -96,8 +118,14 @@ class LocalHost:
     def socket_census(self, port: int, out_csv: Path):
         return SocketCensus(port, out_csv)
 
-    def database(self, run_dir: Path, clients: tuple[str, ...], max_connections: int, existing_url: str | None,
-                 cpus: tuple[int, ...]) -> RunDatabase:
+    def database(
+        self,
+        run_dir: Path,
+        clients: tuple[str, ...],
+        max_connections: int,
+        existing_url: str | None,
+        cpus: tuple[int, ...],
+    ) -> RunDatabase:
         """The run's database: --db-url's server, else a cluster of its own in the run directory (on `cpus`)."""
         return RunDatabase(run_dir, existing_url=existing_url, cpus=cpus, max_connections=max_connections)
 

@@ -1,6 +1,7 @@
 """Which host plays each role of a run: a RemoteHost for a role the hosts file names, this machine (a LocalHost,
 listening where the hosts that reach it can) for every other. Decided once, before the first cell; the cell and
 its roles use the hosts they are given and never ask where they run."""
+
 from __future__ import annotations
 
 import socket
@@ -15,12 +16,12 @@ from .remote import RemoteHost
 
 @dataclass
 class Placement:
-    load: Here | Spread = field(default_factory=lambda: Here(HERE))     # where the load generators run
+    load: Here | Spread = field(default_factory=lambda: Here(HERE))  # where the load generators run
     server_host: LocalHost | RemoteHost = field(default_factory=LocalHost)
-    proxy_host: LocalHost | RemoteHost = field(default_factory=LocalHost)    # nginx's, for proxied cells
-    db_host: LocalHost | RemoteHost = field(default_factory=LocalHost)    # the run's database's
-    db_clients: tuple[str, ...] = ()    # the addresses the database on its host lets in (this machine, the server)
-    checks: dict | None = None          # the preflight's findings, for the run's metadata
+    proxy_host: LocalHost | RemoteHost = field(default_factory=LocalHost)  # nginx's, for proxied cells
+    db_host: LocalHost | RemoteHost = field(default_factory=LocalHost)  # the run's database's
+    db_clients: tuple[str, ...] = ()  # the addresses the database on its host lets in (this machine, the server)
+    checks: dict | None = None  # the preflight's findings, for the run's metadata
 
     def server_is_here(self) -> bool:
         """The server runs on this machine, so what it keeps between starts (a cache) is kept here."""
@@ -51,11 +52,11 @@ def place(hosts, connections: dict, checks: dict) -> Placement:
 
     def facing(host) -> str:
         return facing_address(*connections[host].resolved_address())
+
     load = Spread([remote(h) for h in hosts.loadgen]) if hosts.loadgen else Here(HERE)
     load_side = facing(hosts.loadgen[0]) if hosts.loadgen else HOST
     proxy_host = remote(hosts.proxy) if hosts.proxy else LocalHost(load_side)
-    server_host = remote(hosts.server) if hosts.server else \
-        LocalHost(facing(hosts.proxy) if hosts.proxy else load_side)
+    server_host = remote(hosts.server) if hosts.server else LocalHost(facing(hosts.proxy) if hosts.proxy else load_side)
     db_host = remote(hosts.db) if hosts.db else LocalHost()
     clients = (facing(hosts.db), *((server_host.address,) if hosts.server else ())) if hosts.db else ()
     return Placement(load, server_host, proxy_host, db_host, clients, checks)

@@ -12,6 +12,7 @@ into this checkout are rewritten to the scratch directory and the host's checkou
 into the cell's raw files; the files the tool wrote (wrk.json, oha.sqlite...) are copied back when it ends, and the
 scratch directory is removed. The tether reports the tool's own CPU time, from which the host's CPU percent over
 the run is taken."""
+
 from __future__ import annotations
 
 import io
@@ -43,6 +44,7 @@ PID_WAIT_S = 10.0
 class RemoteHost:
     """One role's host: its SSH master (opened by the run), its clock offset (seconds to add to this machine's
     clock to read the host's), the address the other roles reach it at, and the CPU figures of its last run."""
+
     # its JVM probe attaches at once (no wait for a starting JVM to catch SIGQUIT there): made once the server answers
     probes_starting_servers = False
 
@@ -52,8 +54,8 @@ class RemoteHost:
         self.address = address or ssh.host.address
         self.last_cpu_s: float | None = None
         self.last_wall_s: float | None = None
-        self.last_start_s: float | None = None      # when the tool started, this machine's clock
-        self.last_argv: list[str] | None = None     # the command as the host ran it (its paths)
+        self.last_start_s: float | None = None  # when the tool started, this machine's clock
+        self.last_argv: list[str] | None = None  # the command as the host ran it (its paths)
 
     @property
     def label(self) -> str:
@@ -73,7 +75,7 @@ class RemoteHost:
         """A server to run on this host (a with-block starts it)."""
         return RunningServer(spec, self, cell_dir)
 
-    def start_server(self, spec: ServerSpec, cell_dir: Path) -> "TetheredServer":
+    def start_server(self, spec: ServerSpec, cell_dir: Path) -> TetheredServer:
         return TetheredServer(self, spec, cell_dir).start()
 
     def pin(self, pid: int, cpus: tuple[int, ...]) -> None:
@@ -83,15 +85,16 @@ class RemoteHost:
         if done.returncode != 0:
             raise SshError(f"{self.label}: cannot pin process {pid} to cores {cpus}: {done.stderr.strip()}")
 
-    def stop_server(self, process: "TetheredServer", grace_s: float, first_signal: int = signal.SIGTERM) -> int | None:
+    def stop_server(self, process: TetheredServer, grace_s: float, first_signal: int = signal.SIGTERM) -> int | None:
         """Through the tether, which sends SIGTERM whatever the server declares (first_signal is this machine's)."""
         return process.stop(grace_s)
 
     def tree(self, pid: int) -> list:
-        return []            # on another host: its sampler says what the tree holds
+        return []  # on another host: its sampler says what the tree holds
 
-    def sampler(self, pid: int, out_csv: Path, interval_s: float, phase: str = "idle", pool_source=None,
-                loadgen_pid_fn=None) -> TetheredSampler:
+    def sampler(
+        self, pid: int, out_csv: Path, interval_s: float, phase: str = "idle", pool_source=None, loadgen_pid_fn=None
+    ) -> TetheredSampler:
         """pid's process tree sampled beside it on this host, streamed back (no load generator of the cell's runs
         there to sample)."""
         return TetheredSampler(self, pid, out_csv, interval_s, phase, pool_source)
@@ -104,15 +107,18 @@ class RemoteHost:
         copy of JvmProbe.java; its lines come back with their times moved onto this machine's clock."""
         done = self.ssh.run(["readlink", f"/proc/{probe.pid}/exe"], timeout_s=15)
         if done.returncode != 0 or not done.stdout.strip().endswith("/java"):
-            raise JvmProbeError(f"process {probe.pid} on {self.label} is not a java launcher: "
-                                f"{(done.stdout + done.stderr).strip()}")
+            raise JvmProbeError(
+                f"process {probe.pid} on {self.label} is not a java launcher: {(done.stdout + done.stderr).strip()}"
+            )
         source = self.ssh.host.project_dir / PROBE_SRC.relative_to(paths.REPO)
         interval_ms = max(1, int(round(probe.interval_s * 1000)))
         # the tether gives its command /dev/null for stdin: the probe must not stop at its end; closing our
         # pipe (stop) ends the session, and the tether stops the probe
-        proc = self.ssh.start_tethered([done.stdout.strip(), *PROBE_JVM_OPTS, str(source), str(probe.pid),
-                                        str(interval_ms), "--ignore-stdin"],
-                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = self.ssh.start_tethered(
+            [done.stdout.strip(), *PROBE_JVM_OPTS, str(source), str(probe.pid), str(interval_ms), "--ignore-stdin"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         proc.stdout = ShiftedLines(io.TextIOWrapper(proc.stdout, encoding="utf-8"), self.clock_offset_s)
         proc.stderr = io.TextIOWrapper(proc.stderr, encoding="utf-8", errors="replace")
         return proc
@@ -123,8 +129,13 @@ class RemoteHost:
     def census_rows(self, sampling: SocketCensus):
         """The census taken beside the server here (`python -m crossbench.sampling.socket_census`, under the
         tether), its rows streamed back with their times on this machine's clock, until the census stops."""
-        argv = self.ssh.host.module_argv("crossbench.sampling.socket_census", "--port", str(sampling.port),
-                                         "--interval-s", f"{sampling.interval_s:g}")
+        argv = self.ssh.host.module_argv(
+            "crossbench.sampling.socket_census",
+            "--port",
+            str(sampling.port),
+            "--interval-s",
+            f"{sampling.interval_s:g}",
+        )
         proc = self.ssh.start_tethered(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         threading.Thread(target=lambda: (sampling.stopping.wait(), stop_tethered(proc)), daemon=True).start()
         for line in proc.stdout:
@@ -132,8 +143,14 @@ class RemoteHost:
             if row:
                 yield row
 
-    def database(self, run_dir: Path, clients: tuple[str, ...], max_connections: int, existing_url: str | None,
-                 cpus: tuple[int, ...]) -> RemoteDatabase:
+    def database(
+        self,
+        run_dir: Path,
+        clients: tuple[str, ...],
+        max_connections: int,
+        existing_url: str | None,
+        cpus: tuple[int, ...],
+    ) -> RemoteDatabase:
         """The run's database on this host, letting in `clients` (the db role's host wins over --db-url)."""
         return RemoteDatabase(self, clients, max_connections + DB_CONNECTION_MARGIN)
 
@@ -147,8 +164,15 @@ class RemoteHost:
             return None
         return 100 * self.last_cpu_s / self.last_wall_s
 
-    def run_bounded(self, cmd: list[str], out_dir: Path, tool: str, limit_s: float, env: dict | None = None,
-                    start_at: float | None = None) -> Finished:
+    def run_bounded(
+        self,
+        cmd: list[str],
+        out_dir: Path,
+        tool: str,
+        limit_s: float,
+        env: dict | None = None,
+        start_at: float | None = None,
+    ) -> Finished:
         """As LocalHost.run_bounded, on the host; `start_at` (this machine's epoch) starts the tool then."""
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -174,14 +198,17 @@ class RemoteHost:
         stdout, stderr = raw_path(out_dir, tool, "stdout"), raw_path(out_dir, tool, "stderr")
         started = time.monotonic()
         with open(stdout, "wb") as out, open(stderr, "wb") as err:
-            proc = self.ssh.start_tethered(argv, start_at=remote_start, report=f"{scratch.remote}/.tether.json",
-                                           stdout=out, stderr=err)
+            proc = self.ssh.start_tethered(
+                argv, start_at=remote_start, report=f"{scratch.remote}/.tether.json", stdout=out, stderr=err
+            )
             try:
                 returncode = proc.wait(timeout=limit_s + (max(0.0, start_at - time.time()) if start_at else 0))
             except subprocess.TimeoutExpired:
                 stop_tethered(proc)
-                raise LoadgenError(f"{tool} still running after its {limit_s:.0f} s bound; "
-                                   f"stopped through its tether (raw output in {out_dir})") from None
+                raise LoadgenError(
+                    f"{tool} still running after its {limit_s:.0f} s bound; "
+                    f"stopped through its tether (raw output in {out_dir})"
+                ) from None
             except BaseException:
                 stop_tethered(proc)
                 raise
@@ -194,8 +221,11 @@ class RemoteHost:
         for word in cmd:
             local = Path(word.split("=", 1)[-1])
             if local.parent == out_dir and local.is_file():
-                done = self.ssh.run(["sh", "-c", 'cat > "$1"', "sh", f"{remote_dir}/{local.name}"],
-                                    timeout_s=COPY_LIMIT_S, input=local.read_text())
+                done = self.ssh.run(
+                    ["sh", "-c", 'cat > "$1"', "sh", f"{remote_dir}/{local.name}"],
+                    timeout_s=COPY_LIMIT_S,
+                    input=local.read_text(),
+                )
                 if done.returncode != 0:
                     raise LoadgenError(f"cannot copy {local.name} there: {done.stderr.strip()}")
 
@@ -223,17 +253,22 @@ class TetheredServer:
         self.pid: int | None = None
         self.log = None
 
-    def start(self) -> "TetheredServer":
+    def start(self) -> TetheredServer:
         try:
             self.scratch.create(upload=True)
             env = [f"{k}={v}" for k, v in self.spec.env.items()]
-            cores = () if self.spec.pinned_once_ready else self.spec.cpus     # () there: its session's, every core
-            argv = ["env", *self.scratch.translated(env), *oskit.taskset_prefix(cores),
-                    *self.scratch.translated(self.spec.argv)]
+            cores = () if self.spec.pinned_once_ready else self.spec.cpus  # () there: its session's, every core
+            argv = [
+                "env",
+                *self.scratch.translated(env),
+                *oskit.taskset_prefix(cores),
+                *self.scratch.translated(self.spec.argv),
+            ]
             self.spec.log_path.parent.mkdir(parents=True, exist_ok=True)
             self.log = open(self.spec.log_path, "ab")
-            self.client = self.host.ssh.start_tethered(argv, pid_file=f"{self.scratch.remote}/{PID_FILE}",
-                                                       stdout=self.log, stderr=subprocess.STDOUT)
+            self.client = self.host.ssh.start_tethered(
+                argv, pid_file=f"{self.scratch.remote}/{PID_FILE}", stdout=self.log, stderr=subprocess.STDOUT
+            )
             self.pid = self.wait_for_pid()
         except BaseException:
             self.stop()

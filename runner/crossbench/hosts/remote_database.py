@@ -5,6 +5,7 @@ beside them.
 The database (role db) listens on its host's address and lets in only the run's hosts; it is started on first
 need and again if it died, as the local one. PgBouncer runs on the server's own host, on that host's loopback,
 for the cells of a server there (it is the server's neighbour, as PgBouncer usually is)."""
+
 from __future__ import annotations
 
 import subprocess
@@ -14,7 +15,7 @@ import uuid
 from ..database import DatabaseError
 from .ssh import stop_tethered
 
-START_LIMIT_S = 600.0         # a first start makes the cluster and loads a million rows
+START_LIMIT_S = 600.0  # a first start makes the cluster and loads a million rows
 STOP_GRACE_S = 15.0
 
 
@@ -27,11 +28,15 @@ class RemoteCommand:
         self.remote_pid: int | None = None
         self.url: str | None = None
 
-    def start(self) -> "RemoteCommand":
+    def start(self) -> RemoteCommand:
         ssh = self.host.ssh
         pid_file = f"/tmp/crossbench-{uuid.uuid4().hex[:12]}.pid"
-        self.process = ssh.start_tethered(ssh.host.module_argv("crossbench.database", *self.argv),
-                                          pid_file=pid_file, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.process = ssh.start_tethered(
+            ssh.host.module_argv("crossbench.database", *self.argv),
+            pid_file=pid_file,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         self.url = self.read_url()
         self.remote_pid = int(ssh.run(["sh", "-c", 'cat "$1" && rm -f "$1"', "sh", pid_file], timeout_s=15).stdout)
         return self
@@ -65,7 +70,7 @@ class RemoteCommand:
             stop_tethered(self.process, grace_s=STOP_GRACE_S)
             self.process = None
 
-    def __enter__(self) -> "RemoteCommand":
+    def __enter__(self) -> RemoteCommand:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -86,8 +91,14 @@ class RemoteDatabase:
     def url(self) -> str:
         if not self.alive():
             self.stop()
-            argv = ["start", "--listen", self.host.address, "--max-connections", str(self.max_connections),
-                    *(f"--allow={address}" for address in self.allowed)]
+            argv = [
+                "start",
+                "--listen",
+                self.host.address,
+                "--max-connections",
+                str(self.max_connections),
+                *(f"--allow={address}" for address in self.allowed),
+            ]
             self.command = RemoteCommand(self.host, argv, "the database").start()
             self.starts += 1
         return self.command.url
@@ -110,5 +121,6 @@ class RemoteDatabase:
 
 def remote_pgbouncer(host, db_url: str, pool_size: int, max_clients: int) -> RemoteCommand:
     """PgBouncer on the server's host (started by the with-block): its URL is on that host's loopback."""
-    return RemoteCommand(host, ["pgbouncer", db_url, "--pool-size", str(pool_size), "--max-clients",
-                                str(max_clients)], "PgBouncer")
+    return RemoteCommand(
+        host, ["pgbouncer", db_url, "--pool-size", str(pool_size), "--max-clients", str(max_clients)], "PgBouncer"
+    )

@@ -1,6 +1,7 @@
 """A role's working directory on its host: a scratch directory there standing for a directory here. Commands are
 rewritten to it (and this checkout to the host's), files go there before a run and come back after it, by tar
 through the host's SSH master."""
+
 from __future__ import annotations
 
 import subprocess
@@ -36,22 +37,33 @@ class Scratch:
         """Every file in the directory on the host, into the local directory; then (`remove`) gone from the host.
         `keep_newer`: a local file changed since the upload (a log streamed here) is not replaced."""
         script = 'tar -C "$1" -cf - .' + (' && rm -rf "$1"' if remove else "")
-        pack = self.ssh.popen(["sh", "-c", script, "sh", self.remote], stdin=subprocess.DEVNULL,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        pack = self.ssh.popen(
+            ["sh", "-c", script, "sh", self.remote],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         try:
             keep = ["--keep-newer-files"] if keep_newer else []
-            unpack = subprocess.run(["tar", "-C", str(self.local_dir), *keep, "-xf", "-"], stdin=pack.stdout,
-                                    capture_output=True, timeout=COPY_LIMIT_S)
+            unpack = subprocess.run(
+                ["tar", "-C", str(self.local_dir), *keep, "-xf", "-"],
+                stdin=pack.stdout,
+                capture_output=True,
+                timeout=COPY_LIMIT_S,
+            )
             pack.stdout.close()
             pack.wait(timeout=COPY_LIMIT_S)
         except subprocess.TimeoutExpired:
             pack.kill()
             pack.wait()
-            raise SshError(f"{self.ssh.host.label}: copying {self.remote} back took over {COPY_LIMIT_S:.0f} s") \
-                from None
+            raise SshError(
+                f"{self.ssh.host.label}: copying {self.remote} back took over {COPY_LIMIT_S:.0f} s"
+            ) from None
         if pack.returncode or unpack.returncode:
-            raise SshError(f"{self.ssh.host.label}: copying {self.remote} back failed: "
-                           f"{pack.stderr.read().decode(errors='replace')}{unpack.stderr.decode(errors='replace')}")
+            raise SshError(
+                f"{self.ssh.host.label}: copying {self.remote} back failed: "
+                f"{pack.stderr.read().decode(errors='replace')}{unpack.stderr.decode(errors='replace')}"
+            )
 
     def remove(self) -> None:
         """Best effort: a lost connection leaves the directory on the host (in /tmp)."""
@@ -69,13 +81,19 @@ class Scratch:
         return done
 
 
-def send_tree(ssh: SshHost, local_dir: Path, remote_dir: str, excludes: tuple[str, ...] = (),
-              limit_s: float = COPY_LIMIT_S) -> None:
+def send_tree(
+    ssh: SshHost, local_dir: Path, remote_dir: str, excludes: tuple[str, ...] = (), limit_s: float = COPY_LIMIT_S
+) -> None:
     """The files of local_dir into remote_dir on the host (made if missing), by tar through the host's master."""
-    pack = subprocess.Popen(["tar", "-C", str(local_dir), *(f"--exclude={e}" for e in excludes), "-cf", "-", "."],
-                            stdout=subprocess.PIPE)
-    unpack = ssh.popen(["sh", "-c", 'mkdir -p "$1" && tar -C "$1" -xf -', "sh", remote_dir], stdin=pack.stdout,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    pack = subprocess.Popen(
+        ["tar", "-C", str(local_dir), *(f"--exclude={e}" for e in excludes), "-cf", "-", "."], stdout=subprocess.PIPE
+    )
+    unpack = ssh.popen(
+        ["sh", "-c", 'mkdir -p "$1" && tar -C "$1" -xf -', "sh", remote_dir],
+        stdin=pack.stdout,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     pack.stdout.close()
     try:
         unpack.wait(timeout=limit_s)
@@ -86,5 +104,7 @@ def send_tree(ssh: SshHost, local_dir: Path, remote_dir: str, excludes: tuple[st
             proc.wait()
         raise SshError(f"{ssh.host.label}: copying {local_dir} to {remote_dir} took over {limit_s:.0f} s") from None
     if unpack.returncode or pack.returncode:
-        raise SshError(f"{ssh.host.label}: copying {local_dir} to {remote_dir} failed: "
-                       f"{unpack.stderr.read().decode(errors='replace').strip()}")
+        raise SshError(
+            f"{ssh.host.label}: copying {local_dir} to {remote_dir} failed: "
+            f"{unpack.stderr.read().decode(errors='replace').strip()}"
+        )

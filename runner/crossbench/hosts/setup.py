@@ -4,6 +4,7 @@ not a rebuild) copied to the host's project_dir, then on the host the same prere
 as root) and python-env.sh (the pinned Python environment) a local run uses.
 
 `./runner/hosts.sh check --hosts FILE` runs the preflight alone (reachable, tools, clock, RTT) and prints it."""
+
 from __future__ import annotations
 
 import argparse
@@ -29,7 +30,7 @@ def copy_checkout(ssh: SshHost) -> None:
     """This checkout (with its build output) into the host's project_dir, replacing what was there."""
     target = str(ssh.host.project_dir)
     if ssh.host.project_dir == paths.REPO and same_directory(ssh):
-        return                   # the host sees this very directory (a test namespace on this machine)
+        return  # the host sees this very directory (a test namespace on this machine)
     send_tree(ssh, paths.REPO, target, EXCLUDED, COPY_LIMIT_S)
 
 
@@ -71,22 +72,36 @@ def setup(hosts_file, python_env: bool = True, open_loop: bool = False) -> list[
 
 def check(hosts_file, window_s: float) -> dict:
     hosts = load_hosts(hosts_file)
-    return check_hosts(hosts, {role: ROLE_TOOLS[role] for role in ("loadgen", "server", "db", "proxy")
-                               if hosts.hosts_of(role)}, window_s)
+    return check_hosts(
+        hosts,
+        {role: ROLE_TOOLS[role] for role in ("loadgen", "server", "db", "proxy") if hosts.hosts_of(role)},
+        window_s,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="hosts.sh", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("action", choices=("setup", "check"), help="setup: prepare the hosts; check: their clocks "
-                        "and reachability, as JSON")
+    parser = argparse.ArgumentParser(
+        prog="hosts.sh", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "action",
+        choices=("setup", "check"),
+        help="setup: prepare the hosts; check: their clocks and reachability, as JSON",
+    )
     version.add_option(parser)
     parser.add_argument("--hosts", required=True, help="the hosts file (TOML)")
-    parser.add_argument("--no-python-env", dest="python_env", action="store_false",
-                        help="setup: leave the hosts' Python environment as it is")
-    parser.add_argument("--open-loop", action="store_true",
-                        help=f"setup: also build the pinned {' and '.join(loadgen.on_load_hosts('build'))} on the load "
-                             "hosts (open-loop cells; needs cargo)")
+    parser.add_argument(
+        "--no-python-env",
+        dest="python_env",
+        action="store_false",
+        help="setup: leave the hosts' Python environment as it is",
+    )
+    parser.add_argument(
+        "--open-loop",
+        action="store_true",
+        help=f"setup: also build the pinned {' and '.join(loadgen.on_load_hosts('build'))} on the load "
+        "hosts (open-loop cells; needs cargo)",
+    )
     parser.add_argument("--window", type=float, default=15.0, help="check: the window the clocks must bear (s)")
     args = parser.parse_args(argv)
     try:
@@ -102,4 +117,3 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-

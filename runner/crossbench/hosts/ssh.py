@@ -3,6 +3,7 @@
 The master is our child, in a session of its own (a Ctrl-C reaches the runner, which closes it in `finally`)
 and with a parent-death signal (it dies with the runner even on SIGKILL). Commands that must not outlive the
 connection run under the tether (`start_tethered`): they die when their SSH session does."""
+
 from __future__ import annotations
 
 import contextlib
@@ -19,9 +20,9 @@ from . import tether
 from .hostsfile import DEFAULT_PORT, Host, Hosts, HostsError
 
 CONNECT_TIMEOUT_S = 5
-OPEN_LIMIT_S = 20.0          # the handshake, authentication and the first check, all bounded by this
-CONTROL_TIMEOUT_S = 5.0      # `ssh -O check|exit`: local socket talk only
-SOCKET_PATH_MAX = 104        # sun_path is 108 bytes on Linux, 104 on the BSDs; %C adds 40 characters
+OPEN_LIMIT_S = 20.0  # the handshake, authentication and the first check, all bounded by this
+CONTROL_TIMEOUT_S = 5.0  # `ssh -O check|exit`: local socket talk only
+SOCKET_PATH_MAX = 104  # sun_path is 108 bytes on Linux, 104 on the BSDs; %C adds 40 characters
 
 
 class SshError(HostsError):
@@ -32,14 +33,14 @@ class SshHost:
     def __init__(self, host: Host, ssh_config: Path | None = None, control_dir: Path | None = None):
         self.host = host
         self.ssh_config = ssh_config
-        self.own_control_dir = control_dir is None       # then open() makes one and close() removes it
+        self.own_control_dir = control_dir is None  # then open() makes one and close() removes it
         self.control_dir = control_dir
         if control_dir is not None and len(str(control_dir)) + 41 > SOCKET_PATH_MAX:
             raise SshError(f"control directory {control_dir} is too long for a socket path: use a shorter one")
         self.master: subprocess.Popen | None = None
-        self.closed = False                 # closed on purpose (close()), not lost
+        self.closed = False  # closed on purpose (close()), not lost
         self.master_log = None
-        self.open_s: float | None = None      # how long the last open() took: handshake and authentication
+        self.open_s: float | None = None  # how long the last open() took: handshake and authentication
 
     def __enter__(self) -> SshHost:
         self.open()
@@ -53,8 +54,16 @@ class SshHost:
         when the hosts file gives another than 22: otherwise the SSH config's Port, if any, applies)."""
         config = ["-F", str(self.ssh_config)] if self.ssh_config else []
         port = ["-p", str(self.host.port)] if self.host.port != DEFAULT_PORT else []
-        return [*config, "-o", f"ControlPath={self.control_dir}/%C", "-o", "BatchMode=yes",
-                "-o", f"ConnectTimeout={CONNECT_TIMEOUT_S}", *port]
+        return [
+            *config,
+            "-o",
+            f"ControlPath={self.control_dir}/%C",
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            f"ConnectTimeout={CONNECT_TIMEOUT_S}",
+            *port,
+        ]
 
     def open(self) -> float:
         """Starts the master and waits until it answers `-O check`; returns the seconds that took."""
@@ -63,12 +72,28 @@ class SshHost:
             self.control_dir = Path(tempfile.mkdtemp(prefix="cbssh-"))
         elif self.master_answers():
             raise SshError(f"{self.host.label}: a master already listens on {self.control_dir}: one SshHost per host")
-        argv = ["ssh", *self.options(), "-M", "-N", "-o", "ControlPersist=no", "-o", "ServerAliveInterval=2",
-                "-o", "ServerAliveCountMax=3", self.host.destination]
+        argv = [
+            "ssh",
+            *self.options(),
+            "-M",
+            "-N",
+            "-o",
+            "ControlPersist=no",
+            "-o",
+            "ServerAliveInterval=2",
+            "-o",
+            "ServerAliveCountMax=3",
+            self.host.destination,
+        ]
         self.master_log = tempfile.TemporaryFile()
         self.closed = False
-        self.master = subprocess.Popen([*oskit.pdeathsig_prefix(), *argv], stdin=subprocess.DEVNULL,
-                                       stdout=subprocess.DEVNULL, stderr=self.master_log, start_new_session=True)
+        self.master = subprocess.Popen(
+            [*oskit.pdeathsig_prefix(), *argv],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=self.master_log,
+            start_new_session=True,
+        )
         try:
             self.wait_for_master(start)
         except BaseException:
@@ -82,8 +107,10 @@ class SshHost:
             if self.master.poll() is not None:
                 raise SshError(f"{self.host.label}: ssh could not connect: {self.master_output() or 'no message'}")
             if time.monotonic() - start > OPEN_LIMIT_S:
-                raise SshError(f"{self.host.label}: no SSH connection after {OPEN_LIMIT_S:.0f} s: "
-                               f"{self.master_output() or 'ssh said nothing'}")
+                raise SshError(
+                    f"{self.host.label}: no SSH connection after {OPEN_LIMIT_S:.0f} s: "
+                    f"{self.master_output() or 'ssh said nothing'}"
+                )
             time.sleep(0.05)
 
     def master_answers(self) -> bool:
@@ -91,8 +118,13 @@ class SshHost:
 
     def control(self, command: str) -> subprocess.CompletedProcess:
         try:
-            return subprocess.run(["ssh", *self.options(), "-O", command, self.host.destination],
-                                  stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=CONTROL_TIMEOUT_S)
+            return subprocess.run(
+                ["ssh", *self.options(), "-O", command, self.host.destination],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=CONTROL_TIMEOUT_S,
+            )
         except subprocess.TimeoutExpired as e:
             return subprocess.CompletedProcess(e.cmd, 255, "", f"ssh -O {command} timed out")
 
@@ -105,8 +137,7 @@ class SshHost:
         ControlMaster=no: a session never becomes a master of its own."""
         if not argv:
             raise ValueError("no command")
-        return ["ssh", *self.options(), "-o", "ControlMaster=no", "-T", self.host.destination, "--",
-                shlex.join(argv)]
+        return ["ssh", *self.options(), "-o", "ControlMaster=no", "-T", self.host.destination, "--", shlex.join(argv)]
 
     def run(self, argv: list[str], timeout_s: float, input: str | None = None) -> subprocess.CompletedProcess:
         """One command through the master, its output captured as text. Exit status 255 is ssh's own failure.
@@ -114,8 +145,9 @@ class SshHost:
         with it."""
         self.require_open()
         stdin = None if input is not None else subprocess.DEVNULL
-        return subprocess.run(self.command_argv(argv), input=input, stdin=stdin, capture_output=True, text=True,
-                              timeout=timeout_s)
+        return subprocess.run(
+            self.command_argv(argv), input=input, stdin=stdin, capture_output=True, text=True, timeout=timeout_s
+        )
 
     def popen(self, argv: list[str], **popen_kwargs) -> subprocess.Popen:
         """A long-running command through the master (see `start_tethered`). The local ssh client gets its own
@@ -124,16 +156,24 @@ class SshHost:
         popen_kwargs.setdefault("start_new_session", True)
         return subprocess.Popen([*oskit.pdeathsig_prefix(), *self.command_argv(argv)], **popen_kwargs)
 
-    def start_tethered(self, argv: list[str], grace_s: float = tether.DEFAULT_GRACE_S,
-                       heartbeat_s: float = tether.DEFAULT_HEARTBEAT_S, start_at: float | None = None,
-                       report: str | None = None, pid_file: str | None = None, **popen_kwargs) -> subprocess.Popen:
+    def start_tethered(
+        self,
+        argv: list[str],
+        grace_s: float = tether.DEFAULT_GRACE_S,
+        heartbeat_s: float = tether.DEFAULT_HEARTBEAT_S,
+        start_at: float | None = None,
+        report: str | None = None,
+        pid_file: str | None = None,
+        **popen_kwargs,
+    ) -> subprocess.Popen:
         """`argv` on the host under the tether, its stdin a pipe we hold: closing it (`stop_tethered`) stops the
         command gracefully; killing the local ssh, or losing the connection, stops it too (after `heartbeat_s` of
         silence: a thread writes a byte every second; 0 = no heartbeat). `start_at` (the host's epoch) delays
         the command's start; `report` names a file on the host for its status, CPU seconds and run time;
         `pid_file` one for the command's process id."""
-        remote = tether.tether_argv(self.host.project_dir, argv, grace_s, heartbeat_s, start_at=start_at,
-                                    report=report, pid_file=pid_file)
+        remote = tether.tether_argv(
+            self.host.project_dir, argv, grace_s, heartbeat_s, start_at=start_at, report=report, pid_file=pid_file
+        )
         proc = self.popen(remote, stdin=subprocess.PIPE, **popen_kwargs)
         if heartbeat_s:
             threading.Thread(target=beat, args=(proc,), name=f"heartbeat {self.host.label}", daemon=True).start()
@@ -141,8 +181,13 @@ class SshHost:
 
     def resolved_address(self) -> tuple[str, int]:
         """The address and port ssh really connects to once the SSH config is applied (HostName, Port)."""
-        done = subprocess.run(["ssh", *self.options(), "-G", self.host.destination], stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True, timeout=CONTROL_TIMEOUT_S)
+        done = subprocess.run(
+            ["ssh", *self.options(), "-G", self.host.destination],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=CONTROL_TIMEOUT_S,
+        )
         settings = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
         return settings.get("hostname", self.host.address), int(settings.get("port", self.host.port))
 
@@ -150,8 +195,9 @@ class SshHost:
         if self.master is None or self.closed:
             raise SshError(f"{self.host.label}: the SSH master connection is not open")
         if self.master.poll() is not None:
-            raise SshError(f"{self.host.label}: the SSH connection was lost (its master exited with "
-                           f"{self.master.returncode})")
+            raise SshError(
+                f"{self.host.label}: the SSH connection was lost (its master exited with {self.master.returncode})"
+            )
 
     def close(self) -> None:
         """Asks the master to exit, then makes sure: terminate, kill, reap. Safe to call twice."""
@@ -201,7 +247,7 @@ def beat(proc: subprocess.Popen) -> None:
         try:
             proc.stdin.write(b"\n")
             proc.stdin.flush()
-        except (OSError, ValueError):       # closed by stop_tethered, or the ssh is gone
+        except (OSError, ValueError):  # closed by stop_tethered, or the ssh is gone
             return
         time.sleep(tether.HEARTBEAT_INTERVAL_S)
 

@@ -13,6 +13,7 @@ every second (`SshHost.start_tethered`). Then: SIGTERM to the command's group, u
 SIGKILL to the group, reap. A process that leaves the group (setsid, a daemon) is beyond the tether's reach.
 
 Runs with any python3 3.9+ on Linux 5.3+ (pidfd), standard library only: a host needs no virtual environment."""
+
 from __future__ import annotations
 
 import argparse
@@ -28,16 +29,23 @@ import time
 from pathlib import Path
 
 DEFAULT_GRACE_S = 5.0
-HEARTBEAT_INTERVAL_S = 1.0      # how often the local side writes to our stdin
-DEFAULT_HEARTBEAT_S = 5.0       # the silence after which a tether started by the runner gives up
+HEARTBEAT_INTERVAL_S = 1.0  # how often the local side writes to our stdin
+DEFAULT_HEARTBEAT_S = 5.0  # the silence after which a tether started by the runner gives up
 PR_SET_PDEATHSIG = 1
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 STDIN = 0
 
 
-def tether_argv(project_dir: Path, argv: list[str], grace_s: float = DEFAULT_GRACE_S,
-                heartbeat_s: float = 0.0, python: str = "python3", start_at: float | None = None,
-                report: str | None = None, pid_file: str | None = None) -> list[str]:
+def tether_argv(
+    project_dir: Path,
+    argv: list[str],
+    grace_s: float = DEFAULT_GRACE_S,
+    heartbeat_s: float = 0.0,
+    python: str = "python3",
+    start_at: float | None = None,
+    report: str | None = None,
+    pid_file: str | None = None,
+) -> list[str]:
     """The remote command line that runs `argv` under the tether of the checkout at `project_dir`."""
     script = Path(project_dir) / "runner" / "crossbench" / "hosts" / "tether.py"
     heartbeat = ["--heartbeat-s", f"{heartbeat_s:g}"] if heartbeat_s else []
@@ -49,10 +57,18 @@ def tether_argv(project_dir: Path, argv: list[str], grace_s: float = DEFAULT_GRA
 
 def parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="tether", usage="tether [--grace-s S] [--heartbeat-s S] -- command ...")
-    parser.add_argument("--grace-s", type=float, default=DEFAULT_GRACE_S,
-                        help="seconds between SIGTERM and SIGKILL when the session ends (default %(default)s)")
-    parser.add_argument("--heartbeat-s", type=float, default=0.0,
-                        help="end the session when stdin is silent this long (default: only at EOF)")
+    parser.add_argument(
+        "--grace-s",
+        type=float,
+        default=DEFAULT_GRACE_S,
+        help="seconds between SIGTERM and SIGKILL when the session ends (default %(default)s)",
+    )
+    parser.add_argument(
+        "--heartbeat-s",
+        type=float,
+        default=0.0,
+        help="end the session when stdin is silent this long (default: only at EOF)",
+    )
     parser.add_argument("--start-at", type=float, help="start the command at this epoch (this host's clock)")
     parser.add_argument("--report", help="write {status, cpu_s, wall_s} of the command here as JSON when it ends")
     parser.add_argument("--pid-file", help="write the command's process id here once it runs")
@@ -60,7 +76,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
         parser.error("the command goes after --")
     split = argv.index("--")
     options = parser.parse_args(argv[:split])
-    options.command = argv[split + 1:]
+    options.command = argv[split + 1 :]
     if not options.command:
         parser.error("no command after --")
     return options
@@ -136,8 +152,15 @@ def write_report(path: str, status: int, started_epoch: float, wall_s: float) ->
     how long it ran."""
     used = resource.getrusage(resource.RUSAGE_CHILDREN)
     with open(path, "w") as out:
-        json.dump({"status": status, "cpu_s": used.ru_utime + used.ru_stime, "started_epoch": started_epoch,
-                   "wall_s": wall_s}, out)
+        json.dump(
+            {
+                "status": status,
+                "cpu_s": used.ru_utime + used.ru_stime,
+                "started_epoch": started_epoch,
+                "wall_s": wall_s,
+            },
+            out,
+        )
 
 
 def main(argv: list[str]) -> int:

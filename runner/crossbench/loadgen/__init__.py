@@ -3,6 +3,7 @@ one LoadGenerator (base.py: every attribute with its default and meaning) as its
 
 See README.md in this folder for where each latency figure comes from.
 """
+
 from __future__ import annotations
 
 from types import ModuleType
@@ -20,8 +21,10 @@ def register(module: ModuleType, registry: dict[str, LoadGenerator] | None = Non
     if not isinstance(generator, LoadGenerator):
         raise TypeError(f"load generator module {module.__name__} declares no GENERATOR = LoadGenerator(...)")
     if found.get("name", generator.name) != generator.name:
-        raise TypeError(f"load generator module {module.__name__}: its name {found['name']!r} is not its "
-                        f"GENERATOR's {generator.name!r}")
+        raise TypeError(
+            f"load generator module {module.__name__}: its name {found['name']!r} is not its "
+            f"GENERATOR's {generator.name!r}"
+        )
     if generator.name in registry:
         raise TypeError(f"load generator {generator.name!r} registered twice ({module.__name__})")
     registry[generator.name] = generator
@@ -29,11 +32,15 @@ def register(module: ModuleType, registry: dict[str, LoadGenerator] | None = Non
 
 
 ADAPTERS: dict[str, LoadGenerator] = {}
-for _adapter in (wrk, ab, http_load,
-                 oha,       # open loop (LoadSpec.rate): runner/install-openloop.sh builds it
-                 k6):       # open loop, the cross-check
+for _adapter in (
+    wrk,
+    ab,
+    http_load,
+    oha,  # open loop (LoadSpec.rate): runner/install-openloop.sh builds it
+    k6,
+):  # open loop, the cross-check
     register(_adapter)
-DEFAULT = "wrk"        # a run's generator unless its experiment or --loadgen names another, and a peak cell's
+DEFAULT = "wrk"  # a run's generator unless its experiment or --loadgen names another, and a peak cell's
 
 
 def holding_window() -> str:

@@ -3,6 +3,7 @@
 ab writes three files here: ab.stdout (its report, parsed), ab.csv (-e: the 0..100th percentiles in
 ms with 3 decimals) and ab.tsv (-g: one line per request, whole ms, start time in whole seconds).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -16,8 +17,8 @@ from crossbench.loadgen import merge, openloop, process
 from crossbench.loadgen.base import LoadGenerator, LoadgenError, LoadResult, LoadSpec, empty_errors, raw_path
 
 name = "ab"
-MAX_CONCURRENCY = 20000          # ab.c MAX_CONCURRENCY
-TIME_LIMIT_REQUESTS = 50000      # ab -t implies -n 50000 (and stops there even before the time is up)
+MAX_CONCURRENCY = 20000  # ab.c MAX_CONCURRENCY
+TIME_LIMIT_REQUESTS = 50000  # ab -t implies -n 50000 (and stops there even before the time is up)
 MARGIN_S = 15.0
 
 LATENCY_SOURCE = (
@@ -26,14 +27,15 @@ LATENCY_SOURCE = (
     "coordinated-omission correction. Includes ab's start-up artifact: ab sends one request alone "
     "and opens the other C-1 connections only when its header has arrived. mean: whole ms from the "
     "'Total' row; p50/p90/p99/max from ab.csv (0.001 ms) when it is consistent, else whole ms "
-    "from the 'Percentage of the requests served' table.")
+    "from the 'Percentage of the requests served' table."
+)
 
 
 @dataclass(frozen=True)
 class AbOptions:
-    requests: int | None = None        # -n: stop after this many (with -t, whichever comes first)
-    exit_on_recv_error: bool = False   # ab's own default; False passes -r so one reset does not end the run
-    wall_limit_s: float = 600.0        # bound for a count-only run (no -t)
+    requests: int | None = None  # -n: stop after this many (with -t, whichever comes first)
+    exit_on_recv_error: bool = False  # ab's own default; False passes -r so one reset does not end the run
+    wall_limit_s: float = 600.0  # bound for a count-only run (no -t)
 
 
 def available() -> bool:
@@ -66,7 +68,7 @@ def build_command(spec: LoadSpec, out_dir: Path | None = None, options: AbOption
     if spec.duration_s > 0:
         cmd += ["-t", str(process.whole_seconds(spec.duration_s))]
     if options.requests:
-        cmd += ["-n", str(options.requests)]     # after -t, which would reset it to 50000
+        cmd += ["-n", str(options.requests)]  # after -t, which would reset it to 50000
     cmd += ["-c", str(spec.concurrency), "-s", str(process.whole_seconds(spec.timeout_s))]
     if spec.keepalive:
         cmd.append("-k")
@@ -85,14 +87,24 @@ def run(spec: LoadSpec, out_dir: Path, options: AbOptions | None = None) -> Load
         raw_path(out_dir, name, suffix).unlink(missing_ok=True)
     cmd = build_command(spec, out_dir, options)
     window = process.whole_seconds(spec.duration_s) if spec.duration_s > 0 else options.wall_limit_s
-    done = process.run_bounded(cmd, out_dir, name, window + process.whole_seconds(spec.timeout_s) + MARGIN_S,
-                               host=spec.host, start_at=spec.start_at)
+    done = process.run_bounded(
+        cmd,
+        out_dir,
+        name,
+        window + process.whole_seconds(spec.timeout_s) + MARGIN_S,
+        host=spec.host,
+        start_at=spec.start_at,
+    )
     if done.returncode != 0:
         raise LoadgenError(f"ab exited {done.returncode}: {process.tail(done.stderr) or process.tail(done.stdout)}")
     result = parse(out_dir, tool_version=version())
     cap = options.requests or (TIME_LIMIT_REQUESTS if spec.duration_s > 0 else None)
-    extra = {**result.extra, "command": cmd, "keepalive": spec.keepalive,
-             "stopped_by_count": bool(cap and result.extra["complete_requests"] >= cap)}
+    extra = {
+        **result.extra,
+        "command": cmd,
+        "keepalive": spec.keepalive,
+        "stopped_by_count": bool(cap and result.extra["complete_requests"] >= cap),
+    }
     return dataclasses.replace(result, extra=extra)
 
 
@@ -130,18 +142,31 @@ def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
     failed = re.search(r"\(Connect: (\d+), Receive: (\d+), Length: (\d+), Exceptions: (\d+)\)", text)
     connect, receive, length, exceptions = (int(g) for g in failed.groups()) if failed else (0, 0, 0, 0)
     errors = empty_errors()
-    errors.update(connect=connect, read=receive, write=_number(r"^Write errors:\s+(\d+)", text, default=0),
-                  non_2xx=_number(r"^Non-2xx responses:\s+(\d+)", text, default=0), other=length + exceptions)
+    errors.update(
+        connect=connect,
+        read=receive,
+        write=_number(r"^Write errors:\s+(\d+)", text, default=0),
+        non_2xx=_number(r"^Non-2xx responses:\s+(\d+)", text, default=0),
+        other=length + exceptions,
+    )
 
-    rows = {m.group(1): [int(x) for x in m.group(2, 3, 5, 6)] + [float(m.group(4))] for m in re.finditer(
-        r"^(Connect|Processing|Waiting|Total):\s+(\d+)\s+(\d+)\s+([\d.]+)\s+(\d+)\s+(\d+)$", text, re.MULTILINE)}
+    rows = {
+        m.group(1): [int(x) for x in m.group(2, 3, 5, 6)] + [float(m.group(4))]
+        for m in re.finditer(
+            r"^(Connect|Processing|Waiting|Total):\s+(\d+)\s+(\d+)\s+([\d.]+)\s+(\d+)\s+(\d+)$", text, re.MULTILINE
+        )
+    }
     table = {int(p): float(ms) for p, ms in re.findall(r"^\s*(\d+)%\s+(\d+)", text, re.MULTILINE)}
     csv = _csv_percentiles(raw_path(directory, name, "csv")) if directory else None
     pct = csv or table
-    total = rows.get("Total")          # min, mean, median, max, sd
-    latency = {"mean": float(total[1]) if total else None,
-               "p50": pct.get(50), "p90": pct.get(90), "p99": pct.get(99),
-               "max": pct.get(100, float(total[3]) if total else None)}
+    total = rows.get("Total")  # min, mean, median, max, sd
+    latency = {
+        "mean": float(total[1]) if total else None,
+        "p50": pct.get(50),
+        "p90": pct.get(90),
+        "p99": pct.get(99),
+        "max": pct.get(100, float(total[3]) if total else None),
+    }
     return LoadResult(
         tool=name,
         tool_version=tool_version,
@@ -152,20 +177,20 @@ def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
         errors=errors,
         latency_ms=latency,
         latency_source=LATENCY_SOURCE,
-        latency_resolution_ms=1.0,         # the mean is the 'Total' row's, in whole ms
+        latency_resolution_ms=1.0,  # the mean is the 'Total' row's, in whole ms
         raw_files=process.existing(directory, name, ("stdout", "stderr", "csv", "tsv")) if directory else (),
-        extra={"complete_requests": complete,
-               "failed_requests": _number(r"^Failed requests:\s+(\d+)", text, default=0),
-               "failed_breakdown": {"connect": connect, "receive": receive, "length": length,
-                                    "exceptions": exceptions},
-               "keepalive_requests": _number(r"^Keep-Alive requests:\s+(\d+)", text),
-               "html_bytes": _number(r"^HTML transferred:\s+(\d+) bytes", text),
-               "document_length": _number(r"^Document Length:\s+(\d+) bytes", text),
-               "rps_reported": _number(r"^Requests per second:\s+([\d.]+)", text, float),
-               "connection_times_ms": {k: dict(zip(("min", "mean", "median", "max", "sd"), v))
-                                       for k, v in rows.items()},
-               "percentiles_ms": pct,
-               "percentiles_from": "ab.csv" if csv else "report table"},
+        extra={
+            "complete_requests": complete,
+            "failed_requests": _number(r"^Failed requests:\s+(\d+)", text, default=0),
+            "failed_breakdown": {"connect": connect, "receive": receive, "length": length, "exceptions": exceptions},
+            "keepalive_requests": _number(r"^Keep-Alive requests:\s+(\d+)", text),
+            "html_bytes": _number(r"^HTML transferred:\s+(\d+) bytes", text),
+            "document_length": _number(r"^Document Length:\s+(\d+) bytes", text),
+            "rps_reported": _number(r"^Requests per second:\s+([\d.]+)", text, float),
+            "connection_times_ms": {k: dict(zip(("min", "mean", "median", "max", "sd"), v)) for k, v in rows.items()},
+            "percentiles_ms": pct,
+            "percentiles_from": "ab.csv" if csv else "report table",
+        },
     )
 
 
@@ -181,7 +206,7 @@ def per_request(source: Path | str) -> list[tuple[float, float]]:
         path = raw_path(path, name, "tsv")
     rows = []
     for line in path.read_text().splitlines()[1:]:
-        fields = line.split("\t")      # starttime (ctime text), seconds, ctime, dtime, ttime, wait
+        fields = line.split("\t")  # starttime (ctime text), seconds, ctime, dtime, ttime, wait
         rows.append((float(fields[1]), float(fields[4])))
     return sorted(rows, key=lambda row: row[0])
 
@@ -196,9 +221,19 @@ def merge_hosts(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult
     figures = {k: openloop.percentile(totals, p) for k, p in (("p50", "50"), ("p90", "90"), ("p99", "99"))}
     one = merge.merged(parts, {"mean": mean, **figures, "max": totals[-1] if totals else None})
     summed = {key: sum(r.extra.get(key) or 0 for _, r, _ in parts) for key in ("complete_requests", "failed_requests")}
-    return dataclasses.replace(one, latency_source=one.latency_source + " Percentiles from the hosts' ab.tsv rows "
-                               "(whole ms).", extra={**one.extra, **summed})
+    return dataclasses.replace(
+        one,
+        latency_source=one.latency_source + " Percentiles from the hosts' ab.tsv rows (whole ms).",
+        extra={**one.extra, **summed},
+    )
 
 
-GENERATOR = LoadGenerator(name=name, available=available, version=version, build_command=build_command, run=run,
-                          parse=parse, merge=merge_hosts)
+GENERATOR = LoadGenerator(
+    name=name,
+    available=available,
+    version=version,
+    build_command=build_command,
+    run=run,
+    parse=parse,
+    merge=merge_hosts,
+)

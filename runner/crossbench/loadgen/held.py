@@ -24,6 +24,7 @@ The cut (`cut`):
   260 ms: Little's law's 385); latency is that of the requests sent inside it, each waited for. The window's edges
   cost no round trip.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -42,14 +43,15 @@ INTO_TAIL = 0.25
 @dataclass(frozen=True)
 class HeldWindow:
     """The window cut from a held run: its rows and where it lay in the run (seconds from the run's start)."""
-    opened_s: float                 # the window's start: max(held_s, settled_s)
-    closed_s: float                 # a window later (at most a quarter of the way into the tail)
-    turned_over_s: float | None     # when every connection's first request had been answered
-    settled_s: float | None         # when every request sent before that had been answered too
-    answered: list[Request]         # requests that ended inside the window (the record's count)
-    credited: float                 # requests credited with the share of their life inside it: the throughput
-    sent: list[Request]             # requests sent inside it: the latency's samples, each waited for
-    finished_after_load: int        # of `sent`, how many ended after the load stopped (their latency may read low)
+
+    opened_s: float  # the window's start: max(held_s, settled_s)
+    closed_s: float  # a window later (at most a quarter of the way into the tail)
+    turned_over_s: float | None  # when every connection's first request had been answered
+    settled_s: float | None  # when every request sent before that had been answered too
+    answered: list[Request]  # requests that ended inside the window (the record's count)
+    credited: float  # requests credited with the share of their life inside it: the throughput
+    sent: list[Request]  # requests sent inside it: the latency's samples, each waited for
+    finished_after_load: int  # of `sent`, how many ended after the load stopped (their latency may read low)
 
     @property
     def length_s(self) -> float:
@@ -62,13 +64,19 @@ class HeldWindow:
 
     def figures(self, planned_s: float, load_stopped_s: float) -> dict:
         """The window's account, for the record (held_window)."""
-        return {"opened_s": round(self.opened_s, 3), "closed_s": round(self.closed_s, 3),
-                "turned_over_s": None if self.turned_over_s is None else round(self.turned_over_s, 3),
-                "settled_s": None if self.settled_s is None else round(self.settled_s, 3),
-                "planned_s": planned_s, "load_stopped_s": round(load_stopped_s, 3),
-                "answered": len(self.answered), "credited": round(self.credited, 2), "sent": len(self.sent),
-                "finished_after_load": self.finished_after_load,
-                "short": self.length_s < SHORT_WINDOW_SHARE * planned_s}
+        return {
+            "opened_s": round(self.opened_s, 3),
+            "closed_s": round(self.closed_s, 3),
+            "turned_over_s": None if self.turned_over_s is None else round(self.turned_over_s, 3),
+            "settled_s": None if self.settled_s is None else round(self.settled_s, 3),
+            "planned_s": planned_s,
+            "load_stopped_s": round(load_stopped_s, 3),
+            "answered": len(self.answered),
+            "credited": round(self.credited, 2),
+            "sent": len(self.sent),
+            "finished_after_load": self.finished_after_load,
+            "short": self.length_s < SHORT_WINDOW_SHARE * planned_s,
+        }
 
 
 def turned_over(rows: list[Request], concurrency: int) -> float | None:
@@ -87,8 +95,7 @@ def settled(rows: list[Request], over: float | None) -> float | None:
     return max([r.end_s for r in rows if r.start_s < over], default=over)
 
 
-def cut(rows: list[Request], *, concurrency: int, held_s: float, window_s: float,
-        load_stopped_s: float) -> HeldWindow:
+def cut(rows: list[Request], *, concurrency: int, held_s: float, window_s: float, load_stopped_s: float) -> HeldWindow:
     """The window of a held run (module docstring); rows' times are seconds from the run's start. A queue that
     settled after held_s moves the window later, into the tail, as far as a quarter of it (INTO_TAIL): the rest stays for the
     window's own requests to be answered under load."""
@@ -101,8 +108,9 @@ def cut(rows: list[Request], *, concurrency: int, held_s: float, window_s: float
     answered = [r for r in rows if opened <= r.end_s < closed]
     sent = [r for r in rows if opened <= r.start_s < closed]
     late = sum(1 for r in sent if r.end_s > load_stopped_s)
-    return HeldWindow(opened, closed, over, calm, answered, sum(share_inside(r, opened, closed) for r in rows), sent,
-                      late)
+    return HeldWindow(
+        opened, closed, over, calm, answered, sum(share_inside(r, opened, closed) for r in rows), sent, late
+    )
 
 
 def share_inside(row: Request, opened: float, closed: float) -> float:
@@ -117,5 +125,6 @@ def from_window_start(rows: list[Request], held_s: float) -> list[Request]:
     """An open-loop held run's rows with their times from the window's start (the window is the requests its
     schedule fired inside it: nothing to settle, the rate is the generator's, and the pool's connections were
     opened by the load before it)."""
-    return [replace(r, scheduled_s=r.scheduled_s - held_s, start_s=r.start_s - held_s, end_s=r.end_s - held_s)
-            for r in rows]
+    return [
+        replace(r, scheduled_s=r.scheduled_s - held_s, start_s=r.start_s - held_s, end_s=r.end_s - held_s) for r in rows
+    ]

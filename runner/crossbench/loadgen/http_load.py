@@ -4,6 +4,7 @@ http_load exits 0 whatever happened and, above about 1020 parallel fetches, its 
 overflows FD_SETSIZE and reports garbage. So: at most 1000 parallel, run under `ulimit -n 1024`
 (an overflow then fails loudly), and the output is checked for the known corruption signatures.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -18,19 +19,25 @@ from crossbench.loadgen.base import LoadGenerator, LoadgenError, LoadResult, Loa
 name = "http_load"
 MAX_PARALLEL = 1000
 MARGIN_S = 15.0
-NUM = r"([-+]?[\d.]+(?:e[-+]?\d+)?)"     # printf %g: 5164.71, 9.20148e+07
+NUM = r"([-+]?[\d.]+(?:e[-+]?\d+)?)"  # printf %g: 5164.71, 9.20148e+07
 
 LATENCY_SOURCE = (
     "http_load's msecs/first-response: time from sending the request to the first response byte, "
     "not the full response; it prints mean, max and min only, so p50/p90/p99 are unknown. TCP "
-    "connect time is separate (msecs/connect, in extra).")
+    "connect time is separate (msecs/connect, in extra)."
+)
 
 # perror()/strerror texts http_load writes to stderr as "<url>: <message>", by error kind.
 # "byte count wrong", "checksum wrong" and "timed out" are also counted on stdout: not counted twice.
-STDERR_KINDS = {"Connection refused": "connect", "Connection timed out": "connect",
-                "No route to host": "connect", "Network is unreachable": "connect",
-                "Cannot assign requested address": "connect", "Connection reset by peer": "read",
-                "Broken pipe": "write"}
+STDERR_KINDS = {
+    "Connection refused": "connect",
+    "Connection timed out": "connect",
+    "No route to host": "connect",
+    "Network is unreachable": "connect",
+    "Cannot assign requested address": "connect",
+    "Connection reset by peer": "read",
+    "Broken pipe": "write",
+}
 COUNTED_ON_STDOUT = ("byte count wrong", "checksum wrong", "timed out")
 # connect() answering EALREADY (or a bad descriptor) means select() reported sockets it was not
 # watching: the FD_SETSIZE overflow, as in fixtures parallel1100_fd_overflow.err.
@@ -54,7 +61,7 @@ def url_file_text(spec: LoadSpec) -> str:
     bad = [u for u in spec.urls if not u.startswith("http://")]
     if not spec.urls or bad:
         raise LoadgenError(f"http_load needs http:// URLs (one per line), got {bad or 'none'}")
-    return "".join(u.strip() + "\n" for u in spec.urls)      # no blank line: one aborts the run
+    return "".join(u.strip() + "\n" for u in spec.urls)  # no blank line: one aborts the run
 
 
 def build_command(spec: LoadSpec, out_dir: Path | None = None) -> list[str]:
@@ -63,17 +70,29 @@ def build_command(spec: LoadSpec, out_dir: Path | None = None) -> list[str]:
         raise LoadgenError(
             f"http_load refused at -parallel {spec.concurrency}: above about 1020 parallel fetches its "
             f"select() loop overflows FD_SETSIZE (1024) and it reports garbage while exiting 0; "
-            f"keep it at or below {MAX_PARALLEL}, or use wrk")
+            f"keep it at or below {MAX_PARALLEL}, or use wrk"
+        )
     if spec.concurrency < 1:
         raise LoadgenError(f"http_load -parallel must be >= 1, got {spec.concurrency}")
     if spec.keepalive or spec.pipeline != 1:
-        raise LoadgenError("http_load opens one connection per fetch: it cannot keep connections "
-                           "alive or pipeline (set keepalive=False, pipeline=1)")
+        raise LoadgenError(
+            "http_load opens one connection per fetch: it cannot keep connections "
+            "alive or pipeline (set keepalive=False, pipeline=1)"
+        )
     url_file_text(spec)
     return process.taskset_prefix(spec.cpus) + [
-        "bash", "-c", 'ulimit -n 1024 && exec "$0" "$@"', "http_load",
-        "-parallel", str(spec.concurrency), "-seconds", str(process.whole_seconds(spec.duration_s)),
-        "-timeout", str(process.whole_seconds(spec.timeout_s)), str(raw_path(Path(out_dir or "."), name, "urls"))]
+        "bash",
+        "-c",
+        'ulimit -n 1024 && exec "$0" "$@"',
+        "http_load",
+        "-parallel",
+        str(spec.concurrency),
+        "-seconds",
+        str(process.whole_seconds(spec.duration_s)),
+        "-timeout",
+        str(process.whole_seconds(spec.timeout_s)),
+        str(raw_path(Path(out_dir or "."), name, "urls")),
+    ]
 
 
 def run(spec: LoadSpec, out_dir: Path) -> LoadResult:
@@ -95,7 +114,7 @@ def stderr_messages(text: str) -> Counter:
     counts = Counter()
     for line in text.splitlines():
         match = re.match(r"^\s*(?:(\d+)\s+)?\S+?: (.+?)\s*$", line)
-        if match and not line.startswith("---"):          # '--- 60 secs, ...' is -verbose progress
+        if match and not line.startswith("---"):  # '--- 60 secs, ...' is -verbose progress
             counts[match.group(2)] += int(match.group(1) or 1)
     return counts
 
@@ -124,8 +143,7 @@ def parse(source: Path | str, tool_version: str = "unknown", stderr: str | None 
         if not message.endswith(COUNTED_ON_STDOUT) and message not in CORRUPTION_SIGNS:
             errors[STDERR_KINDS.get(message, "other")] += count
     responses = sum(codes.values())
-    _check_sane(fetches, responses, timeouts, bad_bytes, errors["connect"] + errors["read"] + errors["write"],
-                messages)
+    _check_sane(fetches, responses, timeouts, bad_bytes, errors["connect"] + errors["read"] + errors["write"], messages)
     errors["timeout"] = timeouts
     errors["non_2xx"] = sum(n for c, n in codes.items() if not 200 <= c <= 299)
     # a refused, reset or timed-out fetch is also a "bad byte count" (0 or partial bytes): count the rest
@@ -143,12 +161,18 @@ def parse(source: Path | str, tool_version: str = "unknown", stderr: str | None 
         latency_source=LATENCY_SOURCE,
         latency_method="summary",
         raw_files=process.existing(directory, name, ("stdout", "stderr", "urls")) if directory else (),
-        extra={"fetches": fetches, "max_parallel": max_parallel, "status_codes": codes,
-               "fetches_per_sec": _float(rf"^{NUM} fetches/sec", text),
-               "connect_ms": connect, "first_response_ms": first,
-               "bad_byte_counts": bad_bytes, "bad_checksums": bad_checksums,
-               "stderr_messages": dict(messages),
-               "bytes_precision": "6 significant digits (printf %g)"},
+        extra={
+            "fetches": fetches,
+            "max_parallel": max_parallel,
+            "status_codes": codes,
+            "fetches_per_sec": _float(rf"^{NUM} fetches/sec", text),
+            "connect_ms": connect,
+            "first_response_ms": first,
+            "bad_byte_counts": bad_bytes,
+            "bad_checksums": bad_checksums,
+            "stderr_messages": dict(messages),
+            "bytes_precision": "6 significant digits (printf %g)",
+        },
     )
 
 
@@ -159,11 +183,15 @@ def _check_sane(fetches, responses, timeouts, bad_bytes, socket_failures, messag
     if signs:
         raise LoadgenError(f"http_load output corrupt: stderr says {signs} (select() FD_SETSIZE overflow)")
     if fetches > 0 and responses == 0 and explained < fetches:
-        raise LoadgenError(f"http_load output corrupt: {fetches} fetches but no response codes, and only "
-                           f"{explained} of them explained by timeouts or socket errors on stderr")
+        raise LoadgenError(
+            f"http_load output corrupt: {fetches} fetches but no response codes, and only "
+            f"{explained} of them explained by timeouts or socket errors on stderr"
+        )
     if bad_bytes > 10 * max(explained, 1):
-        raise LoadgenError(f"http_load output corrupt: {bad_bytes} bad byte counts against {responses} "
-                           f"responses (select() overflow, or a server closing without answering)")
+        raise LoadgenError(
+            f"http_load output corrupt: {bad_bytes} bad byte counts against {responses} "
+            f"responses (select() overflow, or a server closing without answering)"
+        )
 
 
 def _count(pattern: str, text: str) -> int:
@@ -183,5 +211,5 @@ def _stats(label: str, text: str) -> dict[str, float | None]:
 
 
 GENERATOR = LoadGenerator(
-    name=name, available=available, version=version, build_command=build_command, run=run, parse=parse,
-    keepalive=False)                   # opens one connection per fetch: a run with it has keepalive = false
+    name=name, available=available, version=version, build_command=build_command, run=run, parse=parse, keepalive=False
+)  # opens one connection per fetch: a run with it has keepalive = false

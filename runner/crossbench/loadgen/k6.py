@@ -10,6 +10,7 @@ latency is exact to about +-1 ms (fine for delays, too coarse for sub-ms /hello 
 Files: k6.js, k6.csv (--out csv, unix_micro, one row per sample), k6.summary.json (--summary-export),
 stdout, stderr.
 """
+
 from __future__ import annotations
 
 import csv
@@ -23,11 +24,11 @@ from crossbench.loadgen import merge, openloop, process
 from crossbench.loadgen.base import LoadGenerator, LoadgenError, LoadResult, LoadSpec, empty_errors, raw_path
 
 name = "k6"
-VERSION = "1.8.1"                  # runner/install-openloop.sh builds this one
+VERSION = "1.8.1"  # runner/install-openloop.sh builds this one
 MARGIN_S = 20.0
 LATENCY_METRIC = "crossbench_latency"
 LAG_METRIC = "crossbench_lag"
-HTTP_STATUS_CODES = (1400, 1599)   # k6's error_code for an answer with status 4xx/5xx: 1000 + status
+HTTP_STATUS_CODES = (1400, 1599)  # k6's error_code for an answer with status 4xx/5xx: 1000 + status
 
 LATENCY_SOURCE = (
     "k6 1.8.1 constant-arrival-rate, one crossbench_latency sample per request (k6.csv) written by the "
@@ -35,7 +36,8 @@ LATENCY_SOURCE = (
     "+ connecting + TLS + http_req_duration. k6's own http_req_duration leaves out the schedule lag and "
     "connect time. Iterations k6 could not start (all maxVUs busy) are dropped, not queued: they have no "
     "latency (extra never_sent) and shift later schedule slots, so lags are then upper bounds. "
-    "Percentiles: nearest rank over every row.")
+    "Percentiles: nearest rank over every row."
+)
 
 SCRIPT = """\
 import http from 'k6/http';
@@ -85,10 +87,18 @@ def _rate(rate: float) -> tuple[int, str]:
 def script(spec: LoadSpec) -> str:
     rate, unit = _rate(spec.rate)
     return SCRIPT % {
-        "urls": json.dumps(list(spec.urls)), "period_ms": repr(1000.0 / spec.rate), "rate": rate,
-        "time_unit": unit, "duration": f"{round(spec.duration_s * 1000)}ms", "vus": spec.concurrency,
-        "grace": f"{round(spec.timeout_s * 1000) + 1000}ms", "timeout": f"{round(spec.timeout_s * 1000)}ms",
-        "no_reuse": "false" if spec.keepalive else "true", "latency": LATENCY_METRIC, "lag": LAG_METRIC}
+        "urls": json.dumps(list(spec.urls)),
+        "period_ms": repr(1000.0 / spec.rate),
+        "rate": rate,
+        "time_unit": unit,
+        "duration": f"{round(spec.duration_s * 1000)}ms",
+        "vus": spec.concurrency,
+        "grace": f"{round(spec.timeout_s * 1000) + 1000}ms",
+        "timeout": f"{round(spec.timeout_s * 1000)}ms",
+        "no_reuse": "false" if spec.keepalive else "true",
+        "latency": LATENCY_METRIC,
+        "lag": LAG_METRIC,
+    }
 
 
 def build_command(spec: LoadSpec, out_dir: Path | None = None) -> list[str]:
@@ -96,9 +106,16 @@ def build_command(spec: LoadSpec, out_dir: Path | None = None) -> list[str]:
     TOOL.refuse_unfit(spec)
     out_dir = Path(out_dir or ".")
     return process.taskset_prefix(spec.cpus) + [
-        binary() or name, "run", "--quiet", "--no-usage-report",
-        "--out", f"csv={raw_path(out_dir, name, 'csv')}",
-        "--summary-export", str(raw_path(out_dir, name, "summary.json")), str(raw_path(out_dir, name, "js"))]
+        binary() or name,
+        "run",
+        "--quiet",
+        "--no-usage-report",
+        "--out",
+        f"csv={raw_path(out_dir, name, 'csv')}",
+        "--summary-export",
+        str(raw_path(out_dir, name, "summary.json")),
+        str(raw_path(out_dir, name, "js")),
+    ]
 
 
 def run(spec: LoadSpec, out_dir: Path) -> LoadResult:
@@ -159,9 +176,16 @@ def requests(out_dir: Path | str) -> list[openloop.Request]:
             continue
         slot = int(_metadata(row)["i"])
         latency_ms = float(row["metric_value"])
-        result.append(openloop.Request(scheduled_s=slot / rate, start_s=slot / rate, end_s=slot / rate +
-                                       latency_ms / 1000, latency_ms=latency_ms,
-                                       status=int(tags.get("code", "0")), bytes=0))
+        result.append(
+            openloop.Request(
+                scheduled_s=slot / rate,
+                start_s=slot / rate,
+                end_s=slot / rate + latency_ms / 1000,
+                latency_ms=latency_ms,
+                status=int(tags.get("code", "0")),
+                bytes=0,
+            )
+        )
     return sorted(result, key=lambda r: r.scheduled_s)
 
 
@@ -223,12 +247,27 @@ def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
         "http_req_duration_ms": summary.get("metrics", {}).get("http_req_duration"),
     }
     return openloop.result(
-        name, tool_version, rows, window, bytes=int(_summary_value(summary, "data_received", "count")),
-        errors=errors, latency_source=LATENCY_SOURCE,
-        raw_files=process.existing(out_dir, name, ("js", "csv", "summary.json", "stdout", "stderr")), extra=extra)
+        name,
+        tool_version,
+        rows,
+        window,
+        bytes=int(_summary_value(summary, "data_received", "count")),
+        errors=errors,
+        latency_source=LATENCY_SOURCE,
+        raw_files=process.existing(out_dir, name, ("js", "csv", "summary.json", "stdout", "stderr")),
+        extra=extra,
+    )
 
 
 GENERATOR = LoadGenerator(
-    name=name, available=available, version=version, build_command=build_command, run=run, parse=parse,
-    open_loop=True,                    # sends on a schedule (LoadSpec.rate): open-loop cells use it
-    merge=merge_hosts, binary=binary, requests=requests)
+    name=name,
+    available=available,
+    version=version,
+    build_command=build_command,
+    run=run,
+    parse=parse,
+    open_loop=True,  # sends on a schedule (LoadSpec.rate): open-loop cells use it
+    merge=merge_hosts,
+    binary=binary,
+    requests=requests,
+)

@@ -2,6 +2,7 @@
 samples (wrk: their full histograms added bucket by bucket; open-loop tools: their per-request rows
 concatenated), never from averaged percentiles. Each generator's own figures stay in `extra["per_host"]`.
 What is common lives here; each adapter's merge (its GENERATOR's) reads its own raw files and calls it."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -13,9 +14,16 @@ from .base import LoadgenError, LoadResult
 
 
 def host_figures(host: str, result: LoadResult, cpu_percent: float | None) -> dict:
-    return {"host": host, "requests": result.requests, "rps": result.rps, "duration_s": result.duration_s,
-            "errors": result.error_count, "latency_ms": result.latency_ms, "cpu_percent": cpu_percent,
-            "command": result.extra.get("command")}
+    return {
+        "host": host,
+        "requests": result.requests,
+        "rps": result.rps,
+        "duration_s": result.duration_s,
+        "errors": result.error_count,
+        "latency_ms": result.latency_ms,
+        "cpu_percent": cpu_percent,
+        "command": result.extra.get("command"),
+    }
 
 
 def merged(parts: list[tuple[str, LoadResult, float | None]], latency_ms: dict) -> LoadResult:
@@ -24,12 +32,20 @@ def merged(parts: list[tuple[str, LoadResult, float | None]], latency_ms: dict) 
     first = parts[0][1]
     errors = {kind: sum(r.errors.get(kind, 0) for _, r, _ in parts) for kind in first.errors}
     return dataclasses.replace(
-        first, requests=sum(r.requests for _, r, _ in parts), duration_s=max(r.duration_s for _, r, _ in parts),
-        bytes=sum(r.bytes for _, r, _ in parts), errors=errors, latency_ms=latency_ms,
+        first,
+        requests=sum(r.requests for _, r, _ in parts),
+        duration_s=max(r.duration_s for _, r, _ in parts),
+        bytes=sum(r.bytes for _, r, _ in parts),
+        errors=errors,
+        latency_ms=latency_ms,
         latency_source=first.latency_source + f" Merged from {len(parts)} load hosts' exact samples.",
         raw_files=tuple(f for _, r, _ in parts for f in r.raw_files),
-        extra={"per_host": [host_figures(h, r, cpu) for h, r, cpu in parts], "hosts": len(parts),
-               "command": [r.extra.get("command") for _, r, _ in parts]})
+        extra={
+            "per_host": [host_figures(h, r, cpu) for h, r, cpu in parts],
+            "hosts": len(parts),
+            "command": [r.extra.get("command") for _, r, _ in parts],
+        },
+    )
 
 
 def raw_dir(result: LoadResult, suffix: str) -> Path:
@@ -49,14 +65,25 @@ def merge_open_loop(parts: list[tuple[str, LoadResult, float | None]], requests_
     window = max(r.duration_s for _, r, _ in parts)
     lags = [e.get("schedule_lag_ms") or {} for e in extras]
     worst = max(lags, key=lambda lag: (lag.get("judged") or {}).get("ms") or lag.get("p99") or 0)
-    summed = {key: sum(e.get(key) or 0 for e in extras) for key in
-              ("rate", "rate_sent", "scheduled", "never_sent", "aborted_at_deadline", "concurrency")}
+    summed = {
+        key: sum(e.get(key) or 0 for e in extras)
+        for key in ("rate", "rate_sent", "scheduled", "never_sent", "aborted_at_deadline", "concurrency")
+    }
     status = sum((Counter(e.get("status_counts") or {}) for e in extras), Counter())
     behind = [f"{h}: {e['behind_schedule']}" for (h, _, _), e in zip(parts, extras) if e.get("behind_schedule")]
     achieved = openloop.completion_rate(rows, window)
-    return dataclasses.replace(one, window_rate=achieved, extra={
-        **one.extra, **summed, "rate_achieved": achieved,
-        "rate_answered": len(rows) / window, "schedule_lag_ms": worst,
-        "schedule_lag_exact": all(e.get("schedule_lag_exact", True) for e in extras),
-        "latency_slope_ms_per_s": openloop.slope_ms_per_s(rows), "status_counts": dict(sorted(status.items())),
-        **({"behind_schedule": "; ".join(behind)} if behind else {})})
+    return dataclasses.replace(
+        one,
+        window_rate=achieved,
+        extra={
+            **one.extra,
+            **summed,
+            "rate_achieved": achieved,
+            "rate_answered": len(rows) / window,
+            "schedule_lag_ms": worst,
+            "schedule_lag_exact": all(e.get("schedule_lag_exact", True) for e in extras),
+            "latency_slope_ms_per_s": openloop.slope_ms_per_s(rows),
+            "status_counts": dict(sorted(status.items())),
+            **({"behind_schedule": "; ".join(behind)} if behind else {}),
+        },
+    )

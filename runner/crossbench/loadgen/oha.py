@@ -9,6 +9,7 @@ Files: oha.json (its summary, --output-format json), oha.sqlite (--db-url: one r
 any status), oha.spec.json (what run() asked for: rate, window), oha.urls (several URLs), stdout, stderr.
 Errors (refused, timeout, reset) are not rows: oha counts them only by message in the summary.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -24,7 +25,7 @@ from crossbench.loadgen import held, merge, openloop, process
 from crossbench.loadgen.base import LoadGenerator, LoadgenError, LoadResult, LoadSpec, empty_errors, raw_path
 
 name = "oha"
-VERSION = "1.16.0"                 # runner/install-openloop.sh builds this one
+VERSION = "1.16.0"  # runner/install-openloop.sh builds this one
 MARGIN_S = 15.0
 
 LATENCY_SOURCE = (
@@ -33,19 +34,22 @@ LATENCY_SOURCE = (
     "as schedule_lag_ms) to the last byte of the response; includes the wait for a free connection "
     "(at most -c in flight), connect time and the server's queueing. Percentiles: nearest rank over "
     "every row. Requests that failed (refused, timeout, reset) are not in them (counted in errors); "
-    "ticks still waiting for a connection when the window ended were never sent (extra never_sent).")
+    "ticks still waiting for a connection when the window ended were never sent (extra never_sent)."
+)
 HELD_LATENCY_SOURCE = (
     "oha 1.16.0 closed loop (-c C, no rate) in a held window (loadgen/held.py): one process ran the cell's load "
     "before, through and after the window; latency of each request sent inside the window, from its send to the "
     "last byte of its answer (one row per answered request in oha.sqlite), every one waited for under the same "
     "load; throughput credits each request with the share of its life inside the window. Percentiles: nearest "
-    "rank over those rows. Requests that failed are counted in errors over the whole run.")
+    "rank over those rows. Requests that failed are counted in errors over the whole run."
+)
 HELD_OPEN_LATENCY_SOURCE = (
     "oha 1.16.0 -q RATE --latency-correction in a held window (loadgen/held.py): one process offered the rate "
     "before, through and after the window on a pool of -c keep-alive connections, opened before it; latency of "
     "each request the schedule fired inside the window, from its tick (start + i / rate) to the last byte of its "
     "answer, so the wait for a free connection counts. Percentiles: nearest rank over those rows. Requests that "
-    "failed are counted in errors over the whole run.")
+    "failed are counted in errors over the whole run."
+)
 
 
 # the pinned build in the tools cache, else one on PATH; its version as it prints it ("oha 1.16.0")
@@ -69,12 +73,25 @@ def build_command(spec: LoadSpec, out_dir: Path | None = None) -> list[str]:
     out_dir = Path(out_dir or ".")
     schedule = [] if spec.rate is None else ["-q", f"{spec.rate:g}", "--latency-correction"]
     cmd = process.taskset_prefix(spec.cpus) + [
-        binary() or name, "--no-tui", "--output-format", "json", "-o", str(raw_path(out_dir, name, "json")),
-        "--db-url", str(raw_path(out_dir, name, "sqlite")),
-        "-z", _ms(run_length_s(spec)), *schedule,
-        "-w",                                  # answers in flight at the end are waited for (up to -t)
-        "-c", str(spec.concurrency), "-t", _ms(spec.timeout_s),
-        "--worker-threads", str(max(1, spec.threads))]
+        binary() or name,
+        "--no-tui",
+        "--output-format",
+        "json",
+        "-o",
+        str(raw_path(out_dir, name, "json")),
+        "--db-url",
+        str(raw_path(out_dir, name, "sqlite")),
+        "-z",
+        _ms(run_length_s(spec)),
+        *schedule,
+        "-w",  # answers in flight at the end are waited for (up to -t)
+        "-c",
+        str(spec.concurrency),
+        "-t",
+        _ms(spec.timeout_s),
+        "--worker-threads",
+        str(max(1, spec.threads)),
+    ]
     if not spec.keepalive:
         cmd.append("--disable-keepalive")
     if len(spec.urls) > 1:
@@ -88,14 +105,26 @@ def run(spec: LoadSpec, out_dir: Path) -> LoadResult:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     for suffix in ("json", "sqlite"):
-        raw_path(out_dir, name, suffix).unlink(missing_ok=True)   # --db-url appends to an existing file
+        raw_path(out_dir, name, suffix).unlink(missing_ok=True)  # --db-url appends to an existing file
     if len(spec.urls) > 1:
         raw_path(out_dir, name, "urls").write_text("".join(f"{u}\n" for u in spec.urls))
     cmd = build_command(spec, out_dir)
-    raw_path(out_dir, name, "spec.json").write_text(json.dumps(
-        {"rate": spec.rate, "window_s": spec.duration_s, "concurrency": spec.concurrency,
-         "timeout_s": spec.timeout_s, "held_s": spec.held_s, "tail_s": spec.tail_s,
-         "launched_at": max(time.time(), spec.start_at or 0.0), "command": cmd}, indent=1) + "\n")
+    raw_path(out_dir, name, "spec.json").write_text(
+        json.dumps(
+            {
+                "rate": spec.rate,
+                "window_s": spec.duration_s,
+                "concurrency": spec.concurrency,
+                "timeout_s": spec.timeout_s,
+                "held_s": spec.held_s,
+                "tail_s": spec.tail_s,
+                "launched_at": max(time.time(), spec.start_at or 0.0),
+                "command": cmd,
+            },
+            indent=1,
+        )
+        + "\n"
+    )
     limit = process.whole_seconds(run_length_s(spec)) + process.whole_seconds(spec.timeout_s) + MARGIN_S
     done = process.run_bounded(cmd, out_dir, name, limit, host=spec.host, start_at=spec.start_at)
     if done.returncode != 0:
@@ -110,11 +139,22 @@ def requests(out_dir: Path | str) -> list[openloop.Request]:
     if not path.exists():
         raise LoadgenError(f"oha: no per-request database {path}")
     with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
-        rows = db.execute("SELECT start_latency_correction, start, end, duration, status, len_bytes, url "
-                          "FROM oha ORDER BY COALESCE(start_latency_correction, start)").fetchall()
-    return [openloop.Request(scheduled_s=fired if fired is not None else start, start_s=start, end_s=end,
-                             latency_ms=duration * 1000, status=status, bytes=size, url=url)
-            for fired, start, end, duration, status, size, url in rows]
+        rows = db.execute(
+            "SELECT start_latency_correction, start, end, duration, status, len_bytes, url "
+            "FROM oha ORDER BY COALESCE(start_latency_correction, start)"
+        ).fetchall()
+    return [
+        openloop.Request(
+            scheduled_s=fired if fired is not None else start,
+            start_s=start,
+            end_s=end,
+            latency_ms=duration * 1000,
+            status=status,
+            bytes=size,
+            url=url,
+        )
+        for fired, start, end, duration, status, size, url in rows
+    ]
 
 
 def error_kind(message: str) -> str | None:
@@ -142,11 +182,18 @@ def merge_hosts(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult
     one = merge.merge_open_loop(parts, lambda r: window_requests(merge.raw_dir(r, "oha.sqlite")))
     if first.get("held_window") is None:
         return one
-    window = one.duration_s        # an open-loop held window: every host's answers inside it
+    window = one.duration_s  # an open-loop held window: every host's answers inside it
     achieved = sum(r.extra["held_window"]["answered"] for _, r, _ in parts) / window
-    return dataclasses.replace(one, window_rate=achieved, extra={
-        **one.extra, "rate_achieved": achieved, "window_epoch": first.get("window_epoch"),
-        "run_requests": sum(r.extra.get("run_requests") or 0 for _, r, _ in parts)})
+    return dataclasses.replace(
+        one,
+        window_rate=achieved,
+        extra={
+            **one.extra,
+            "rate_achieved": achieved,
+            "window_epoch": first.get("window_epoch"),
+            "run_requests": sum(r.extra.get("run_requests") or 0 for _, r, _ in parts),
+        },
+    )
 
 
 def window_requests(out_dir: Path) -> list[openloop.Request]:
@@ -174,9 +221,14 @@ def merge_held(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult:
     rows = openloop.merge(*(requests(d) for d in dirs))
     figures = held_figures(rows, sum(int(s["concurrency"]) for s in specs), specs[0])
     one = merge.merged(parts, figures["latency_ms"])
-    return dataclasses.replace(one, requests=figures["requests"], duration_s=figures["duration_s"],
-                               window_rate=figures["rate"], bytes=figures["bytes"],
-                               extra={**one.extra, **figures["extra"]})
+    return dataclasses.replace(
+        one,
+        requests=figures["requests"],
+        duration_s=figures["duration_s"],
+        window_rate=figures["rate"],
+        bytes=figures["bytes"],
+        extra={**one.extra, **figures["extra"]},
+    )
 
 
 def counted_errors(summary: dict) -> tuple[dict[str, int], int]:
@@ -198,12 +250,20 @@ def held_figures(rows: list[openloop.Request], concurrency: int, spec: dict) -> 
     stopped = held_s + window_s + float(spec.get("tail_s") or 0.0)
     window = held.cut(rows, concurrency=concurrency, held_s=held_s, window_s=window_s, load_stopped_s=stopped)
     launched = float(spec.get("launched_at") or 0.0)
-    return {"requests": len(window.answered), "duration_s": window.length_s, "rate": window.rate,
-            "bytes": sum(r.bytes for r in window.answered), "latency_ms": openloop.latency(window.sent),
-            "non_2xx": sum(1 for r in window.answered if not 200 <= r.status < 300),
-            "extra": {"held_window": window.figures(window_s, stopped), "concurrency": concurrency,
-                      "run_requests": len(rows),
-                      "window_epoch": [launched + window.opened_s, launched + window.closed_s]}}
+    return {
+        "requests": len(window.answered),
+        "duration_s": window.length_s,
+        "rate": window.rate,
+        "bytes": sum(r.bytes for r in window.answered),
+        "latency_ms": openloop.latency(window.sent),
+        "non_2xx": sum(1 for r in window.answered if not 200 <= r.status < 300),
+        "extra": {
+            "held_window": window.figures(window_s, stopped),
+            "concurrency": concurrency,
+            "run_requests": len(rows),
+            "window_epoch": [launched + window.opened_s, launched + window.closed_s],
+        },
+    }
 
 
 def parse_held(out_dir: Path, summary: dict, spec: dict, tool_version: str) -> LoadResult:
@@ -212,11 +272,22 @@ def parse_held(out_dir: Path, summary: dict, spec: dict, tool_version: str) -> L
     errors, _ = counted_errors(summary)
     errors["non_2xx"] = figures["non_2xx"]
     return LoadResult(
-        tool=name, tool_version=tool_version, requests=figures["requests"], duration_s=figures["duration_s"],
-        bytes=figures["bytes"], errors=errors, latency_ms=figures["latency_ms"], window_rate=figures["rate"],
-        latency_source=HELD_LATENCY_SOURCE, extra={**figures["extra"], "error_messages": summary.get(
-            "errorDistribution", {}), "tool_total_s": summary["summary"]["total"]},
-        raw_files=process.existing(out_dir, name, ("json", "sqlite", "spec.json", "urls", "stdout", "stderr")))
+        tool=name,
+        tool_version=tool_version,
+        requests=figures["requests"],
+        duration_s=figures["duration_s"],
+        bytes=figures["bytes"],
+        errors=errors,
+        latency_ms=figures["latency_ms"],
+        window_rate=figures["rate"],
+        latency_source=HELD_LATENCY_SOURCE,
+        extra={
+            **figures["extra"],
+            "error_messages": summary.get("errorDistribution", {}),
+            "tool_total_s": summary["summary"]["total"],
+        },
+        raw_files=process.existing(out_dir, name, ("json", "sqlite", "spec.json", "urls", "stdout", "stderr")),
+    )
 
 
 def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
@@ -236,8 +307,8 @@ def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
 
     messages = summary.get("errorDistribution", {})
     errors, deadline = counted_errors(summary)
-    sent = len(every) + sum(messages.values())          # every tick a connection took, answered or not
-    scheduled = math.ceil(run_s * rate - 1e-9)           # ticks i = 0.. with i / rate before the deadline
+    sent = len(every) + sum(messages.values())  # every tick a connection took, answered or not
+    scheduled = math.ceil(run_s * rate - 1e-9)  # ticks i = 0.. with i / rate before the deadline
     failed = sum(messages.values()) - deadline
     # The ticker's own lateness: the k-th fired tick against k / rate. Exact when every tick became a
     # row; with failures mid-run a row's k is too small, so the figures are an upper bound.
@@ -257,17 +328,23 @@ def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
         "status_counts": {str(k): v for k, v in sorted(Counter(r.status for r in rows).items())},
         "error_messages": messages,
         "concurrency": spec.get("concurrency"),
-        "tool_percentiles_ms": {k: v * 1000 for k, v in summary.get("latencyPercentiles", {}).items()
-                                if v is not None},
+        "tool_percentiles_ms": {k: v * 1000 for k, v in summary.get("latencyPercentiles", {}).items() if v is not None},
         "tool_total_s": summary["summary"]["total"],
     }
     if held_s or tail_s:
         extra.update(held_open_loop(every, rows, spec, run_s))
     result = openloop.result(
-        name, tool_version, rows, window, bytes=sum(r.bytes for r in rows), errors=errors,
-        latency_source=HELD_OPEN_LATENCY_SOURCE if held_s else LATENCY_SOURCE, extra=extra,
-        raw_files=process.existing(out_dir, name, ("json", "sqlite", "spec.json", "urls", "stdout", "stderr")))
-    if held_s:       # the window opened on a running load: every answer inside it counts, not from its first
+        name,
+        tool_version,
+        rows,
+        window,
+        bytes=sum(r.bytes for r in rows),
+        errors=errors,
+        latency_source=HELD_OPEN_LATENCY_SOURCE if held_s else LATENCY_SOURCE,
+        extra=extra,
+        raw_files=process.existing(out_dir, name, ("json", "sqlite", "spec.json", "urls", "stdout", "stderr")),
+    )
+    if held_s:  # the window opened on a running load: every answer inside it counts, not from its first
         result = dataclasses.replace(result, window_rate=extra["rate_achieved"])
     return result
 
@@ -278,18 +355,35 @@ def held_open_loop(every: list[openloop.Request], rows: list[openloop.Request], 
     held_s, window = float(spec["held_s"]), float(spec["window_s"])
     launched = float(spec.get("launched_at") or 0.0)
     answered = sum(1 for r in every if held_s <= r.end_s < held_s + window)
-    return {"rate_achieved": answered / window,
-            "run_requests": len(every),
-            "held_window": {"opened_s": held_s, "closed_s": held_s + window, "planned_s": window,
-                            "load_stopped_s": round(run_s, 3), "answered": answered, "sent": len(rows),
-                            "finished_after_load": sum(1 for r in rows if r.end_s + held_s > run_s),
-                            "short": False},
-            "window_epoch": [launched + held_s, launched + held_s + window]}
+    return {
+        "rate_achieved": answered / window,
+        "run_requests": len(every),
+        "held_window": {
+            "opened_s": held_s,
+            "closed_s": held_s + window,
+            "planned_s": window,
+            "load_stopped_s": round(run_s, 3),
+            "answered": answered,
+            "sent": len(rows),
+            "finished_after_load": sum(1 for r in rows if r.end_s + held_s > run_s),
+            "short": False,
+        },
+        "window_epoch": [launched + held_s, launched + held_s + window],
+    }
 
 
 GENERATOR = LoadGenerator(
-    name=name, available=available, version=version, build_command=build_command, run=run, parse=parse,
-    open_loop=True,                    # sends on a schedule (LoadSpec.rate): open-loop cells use it
-    holds_window=True,                 # and closed loop, one process spanning a held window (held.py)
-    on_load_hosts="build",             # hosts.sh setup --open-loop builds it on the load hosts (install-openloop.sh)
-    merge=merge_hosts, binary=binary, requests=requests, percentiles=window_percentiles)
+    name=name,
+    available=available,
+    version=version,
+    build_command=build_command,
+    run=run,
+    parse=parse,
+    open_loop=True,  # sends on a schedule (LoadSpec.rate): open-loop cells use it
+    holds_window=True,  # and closed loop, one process spanning a held window (held.py)
+    on_load_hosts="build",  # hosts.sh setup --open-loop builds it on the load hosts (install-openloop.sh)
+    merge=merge_hosts,
+    binary=binary,
+    requests=requests,
+    percentiles=window_percentiles,
+)

@@ -8,6 +8,7 @@ Percentiles are nearest-rank: the p-th percentile of n sorted values is the ceil
 (1-based), always a measured value. oha's own summary takes the floor(p / 100 * n)-th (0-based), which
 is the same value unless p / 100 * n is a whole number, where oha's is the next one up.
 """
+
 from __future__ import annotations
 
 import os
@@ -25,17 +26,18 @@ PERCENTILES = {"p50": "50", "p90": "90", "p99": "99", "p999": "99.9"}
 # LAG_SHARE of the median latency measured: a lag far under the latencies cannot move them (5.5 ms at 25 req/s beside
 # 200 ms answers once called Tomcat's 20 threads "above the generator's ceiling", a CI flake).
 LAG_LIMIT_MS = 5.0
-LAG_SHARE = 0.05            # the precision target's default: what a lag may move the latencies by
-LAG_TAIL_SAMPLES = 5        # the judged lag has at least this many lags above it: never one hiccup
+LAG_SHARE = 0.05  # the precision target's default: what a lag may move the latencies by
+LAG_TAIL_SAMPLES = 5  # the judged lag has at least this many lags above it: never one hiccup
 
 
 @dataclass(frozen=True)
 class Request:
     """One request of an open-loop run; times in seconds from the run's own start."""
-    scheduled_s: float      # when the generator's schedule fired it (the latency's origin)
-    start_s: float          # when a connection really took it (after waiting for a free one)
-    end_s: float            # last byte of the response
-    latency_ms: float       # end - scheduled, as the tool computed it
+
+    scheduled_s: float  # when the generator's schedule fired it (the latency's origin)
+    start_s: float  # when a connection really took it (after waiting for a free one)
+    end_s: float  # last byte of the response
+    latency_ms: float  # end - scheduled, as the tool computed it
     status: int
     bytes: int
     url: str = ""
@@ -50,6 +52,7 @@ def tools_dir() -> Path:
 class PinnedTool:
     """A generator built pinned into the tools cache by install-openloop.sh (oha, k6): where its binary is, and
     what version it reports (`version_argv` prints it, `version_pattern`'s group reads it)."""
+
     name: str
     version: str
     version_argv: tuple[str, ...]
@@ -64,8 +67,9 @@ class PinnedTool:
         return self.binary() is not None
 
     def installed_version(self) -> str:
-        found = re.search(self.version_pattern, process.probe([self.binary() or self.name, *self.version_argv]),
-                          re.MULTILINE)
+        found = re.search(
+            self.version_pattern, process.probe([self.binary() or self.name, *self.version_argv]), re.MULTILINE
+        )
         return found.group(1) if found else "unknown"
 
     def refuse_unfit(self, spec, closed_loop: bool = False) -> None:
@@ -76,8 +80,9 @@ class PinnedTool:
         if spec.pipeline != 1:
             raise LoadgenError(f"{self.name} cannot pipeline HTTP/1.1 requests")
         if not spec.urls or spec.concurrency < 1 or spec.duration_s <= 0:
-            raise LoadgenError(f"{self.name} needs a URL, concurrency >= 1 (its most requests in flight) and a "
-                               "duration")
+            raise LoadgenError(
+                f"{self.name} needs a URL, concurrency >= 1 (its most requests in flight) and a duration"
+            )
 
 
 def cached_binary(tool: str, version: str) -> Path:
@@ -93,8 +98,7 @@ def summarize(values_ms: list[float]) -> dict[str, float | None]:
     """mean, p50, p90, p99, p999, max of latencies in ms (None for every figure when there are none)."""
     values = sorted(values_ms)
     figures = {name: percentile(values, p) for name, p in PERCENTILES.items()}
-    return {"mean": sum(values) / len(values) if values else None, **figures,
-            "max": values[-1] if values else None}
+    return {"mean": sum(values) / len(values) if values else None, **figures, "max": values[-1] if values else None}
 
 
 def latency(rows: list[Request]) -> dict[str, float | None]:
@@ -135,8 +139,7 @@ def completion_rate(rows: list[Request], window_s: float) -> float:
 def spread(values_ms: list[float]) -> dict[str, float | None]:
     """p50, p99, max of a list of ms values (lags, waits)."""
     values = sorted(values_ms)
-    return {"p50": percentile(values, "50"), "p99": percentile(values, "99"),
-            "max": values[-1] if values else None}
+    return {"p50": percentile(values, "50"), "p99": percentile(values, "99"), "max": values[-1] if values else None}
 
 
 def lag_figures(lags_ms: list[float]) -> dict:
@@ -146,16 +149,18 @@ def lag_figures(lags_ms: list[float]) -> dict:
     n = len(lags_ms)
     if n:
         percent = max(50.0, min(99.0, 100.0 * (1 - LAG_TAIL_SAMPLES / n)))
-        figures["judged"] = {"percentile": round(percent, 1), "ms": percentile(sorted(lags_ms), percent),
-                             "samples": n}
+        figures["judged"] = {"percentile": round(percent, 1), "ms": percentile(sorted(lags_ms), percent), "samples": n}
     return figures
 
 
 def rates(rows: list[Request], window: float, rate: float, sent: int) -> dict:
     """The offered rate beside what became of it: completed in the window, answered at all, sent."""
-    return {"rate": rate, "rate_achieved": completion_rate(rows, window),
-            "rate_answered": len(rows) / window,         # answered at any time, the window's late answers too
-            "rate_sent": sent / window}
+    return {
+        "rate": rate,
+        "rate_achieved": completion_rate(rows, window),
+        "rate_answered": len(rows) / window,  # answered at any time, the window's late answers too
+        "rate_sent": sent / window,
+    }
 
 
 def result(tool: str, tool_version: str, rows: list[Request], window: float, **fields):
@@ -165,8 +170,15 @@ def result(tool: str, tool_version: str, rows: list[Request], window: float, **f
     saturated = behind_schedule(fields["extra"], figures.get("p50"))
     if saturated:
         fields["extra"]["behind_schedule"] = saturated
-    return LoadResult(tool=tool, tool_version=tool_version, requests=len(rows), duration_s=window,
-                      latency_ms=figures, window_rate=completion_rate(rows, window), **fields)
+    return LoadResult(
+        tool=tool,
+        tool_version=tool_version,
+        requests=len(rows),
+        duration_s=window,
+        latency_ms=figures,
+        window_rate=completion_rate(rows, window),
+        **fields,
+    )
 
 
 def behind_schedule(extra: dict, median_latency_ms: float | None = None) -> str | None:
@@ -182,7 +194,9 @@ def behind_schedule(extra: dict, median_latency_ms: float | None = None) -> str 
         return None
     limit = max(LAG_LIMIT_MS, LAG_SHARE * (median_latency_ms or 0.0))
     if judged["ms"] > limit:
-        return (f"the generator's p{judged['percentile']:g} lag behind its own schedule was {judged['ms']:.1f} ms "
-                f"(limit {limit:.1f} ms: the larger of {LAG_LIMIT_MS:g} ms and {LAG_SHARE:.0%} of the median "
-                "latency)")
+        return (
+            f"the generator's p{judged['percentile']:g} lag behind its own schedule was {judged['ms']:.1f} ms "
+            f"(limit {limit:.1f} ms: the larger of {LAG_LIMIT_MS:g} ms and {LAG_SHARE:.0%} of the median "
+            "latency)"
+        )
     return None

@@ -3,6 +3,7 @@ in the cell's directory and its result the cell's; or `Spread` over the run's lo
 connections split between them, every host's tool started at one moment (each host's clock offset applied), its
 files brought back into `loadgen-<n>/`, and the results merged exactly (loadgen/merge.py). A driver calls
 `ctx.placement.load.run(...)` and never asks which."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -15,7 +16,7 @@ from crossbench.record import metrics
 from . import ADAPTERS, get
 from .base import LoadgenError, LoadResult, LoadSpec
 
-START_MARGIN_S = 1.0          # for every host to open its session and scratch directory (0.2-0.7 s here)
+START_MARGIN_S = 1.0  # for every host to open its session and scratch directory (0.2-0.7 s here)
 # the generators whose results from several load hosts merge exactly (their LoadGenerator's merge, loadgen/merge.py);
 # http_load reports neither per-request times nor a histogram: several of its runs cannot be merged exactly
 MERGERS = {name: generator.merge for name, generator in ADAPTERS.items() if generator.merge is not None}
@@ -42,8 +43,9 @@ class Here:
         """When a process here must keep time with the load (seed 000's probe): it starts at once."""
         return None
 
-    def run(self, tool: str, spec: LoadSpec, out_dir: Path, run=None,
-            start_at: float | None = None) -> tuple[LoadResult, list[str]]:
+    def run(
+        self, tool: str, spec: LoadSpec, out_dir: Path, run=None, start_at: float | None = None
+    ) -> tuple[LoadResult, list[str]]:
         return own_run(tool, run)(dataclasses.replace(spec, host=self.hosts[0]), out_dir, 0, 1), []
 
     def record_fields(self, result: LoadResult) -> dict:
@@ -59,8 +61,9 @@ class Spread:
     def start_at(self) -> float | None:
         return time.time() + START_MARGIN_S
 
-    def run(self, tool: str, spec: LoadSpec, out_dir: Path, run=None,
-            start_at: float | None = None) -> tuple[LoadResult, list[str]]:
+    def run(
+        self, tool: str, spec: LoadSpec, out_dir: Path, run=None, start_at: float | None = None
+    ) -> tuple[LoadResult, list[str]]:
         return run_spread(tool, spec, out_dir, self.hosts, run, start_at)
 
     def record_fields(self, result: LoadResult) -> dict:
@@ -68,8 +71,9 @@ class Spread:
         return {"loadgen_hosts": result.extra["per_host"]}
 
 
-def run_spread(tool: str, spec: LoadSpec, out_dir: Path, hosts: list, run=None,
-               start_at: float | None = None) -> tuple[LoadResult, list[str]]:
+def run_spread(
+    tool: str, spec: LoadSpec, out_dir: Path, hosts: list, run=None, start_at: float | None = None
+) -> tuple[LoadResult, list[str]]:
     """The load of `spec` from `hosts` together, and the flags it raised.
     Each host takes its share of the connections and, open loop, an equal share of the rate. `run(spec, out_dir,
     share, shares)` runs one host's share (default: the adapter's run; ab also splits its request count).
@@ -78,16 +82,21 @@ def run_spread(tool: str, spec: LoadSpec, out_dir: Path, hosts: list, run=None,
     run = own_run(tool, run)
     if tool not in MERGERS:
         raise LoadgenError(f"{tool} cannot run on load hosts yet (only {', '.join(MERGERS)} results merge)")
-    hosts = hosts[:spec.concurrency]          # one connection needs one host: C=1 runs from the first
+    hosts = hosts[: spec.concurrency]  # one connection needs one host: C=1 runs from the first
     start_at = start_at or (time.time() + START_MARGIN_S if len(hosts) > 1 else None)
     rate = spec.rate / len(hosts) if spec.rate else None
-    specs = [dataclasses.replace(spec, concurrency=c, host=h, start_at=start_at, rate=rate)
-             for c, h in zip(shares(spec.concurrency, len(hosts)), hosts)]
+    specs = [
+        dataclasses.replace(spec, concurrency=c, host=h, start_at=start_at, rate=rate)
+        for c, h in zip(shares(spec.concurrency, len(hosts)), hosts)
+    ]
     dirs = [Path(out_dir) / f"loadgen-{n}" for n in range(1, len(hosts) + 1)]
     results = run_together(run, specs, dirs)
     parts = [(h.label, r, h.cpu_percent()) for h, r in zip(hosts, results)]
-    flags = ["loadgen_saturated"] if any(metrics.loadgen_saturated(cpu, s.threads) for (_, _, cpu), s
-                                         in zip(parts, specs)) else []
+    flags = (
+        ["loadgen_saturated"]
+        if any(metrics.loadgen_saturated(cpu, s.threads) for (_, _, cpu), s in zip(parts, specs))
+        else []
+    )
     merged = MERGERS[tool](parts)
     for figures, host in zip(merged.extra["per_host"], hosts):
         late = host.last_start_s - start_at if host.last_start_s is not None and start_at else None
@@ -105,6 +114,7 @@ def run_together(run, specs: list[LoadSpec], dirs: list[Path]) -> list[LoadResul
             results[n] = run(specs[n], dirs[n], n, len(specs))
         except Exception as e:  # noqa: BLE001 - reported below with the host's name
             results[n] = e
+
     threads = [threading.Thread(target=one, args=(n,), name=f"load host {n + 1}") for n in range(len(specs))]
     for thread in threads:
         thread.start()

@@ -4,6 +4,7 @@ The Lua script runner/lua/report.lua picks a URL path at random per request, pip
 and writes wrk's own summary (counters, latency histogram, per-thread rate) as wrk.json from done().
 Nothing is scraped from wrk's human-readable stdout; it is kept as wrk.stdout for people.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -30,7 +31,8 @@ LATENCY_SOURCE = (
     "expected interval, duration / (requests / connections) (stats_correct); they are taken off exactly "
     "(loadgen/wrk_correction.py) and wrk's own figures kept as loadgen_reported_latency_ms. Responses slower "
     "than --timeout are left out and counted as timeout errors. With pipeline depth N there is one sample per "
-    "batch of N requests.")
+    "batch of N requests."
+)
 CONNECTIONS_ENV, PIPELINE_ENV = "CROSSBENCH_WRK_CONNECTIONS", "CROSSBENCH_WRK_PIPELINE"
 
 
@@ -73,14 +75,25 @@ def build_command(spec: LoadSpec, out_dir: Path | None = None) -> list[str]:
     if spec.concurrency < 1 or spec.pipeline < 1:
         raise LoadgenError(f"wrk: concurrency and pipeline must be >= 1, got {spec.concurrency}, {spec.pipeline}")
     if spec.pipeline > 1 and not spec.keepalive:
-        raise LoadgenError("wrk: pipelining needs keep-alive (Connection: close ends the connection "
-                           "after the first response of the batch)")
+        raise LoadgenError(
+            "wrk: pipelining needs keep-alive (Connection: close ends the connection "
+            "after the first response of the batch)"
+        )
     paths = _paths(spec)
     cmd = process.taskset_prefix(spec.cpus) + [
-        "wrk", "-t", str(threads_for(spec)), "-c", str(spec.concurrency),
-        "-d", f"{process.whole_seconds(spec.duration_s)}s",
-        "--timeout", f"{process.whole_seconds(spec.timeout_s)}s",
-        "--latency", "-s", str(LUA_SCRIPT)]
+        "wrk",
+        "-t",
+        str(threads_for(spec)),
+        "-c",
+        str(spec.concurrency),
+        "-d",
+        f"{process.whole_seconds(spec.duration_s)}s",
+        "--timeout",
+        f"{process.whole_seconds(spec.timeout_s)}s",
+        "--latency",
+        "-s",
+        str(LUA_SCRIPT),
+    ]
     if not spec.keepalive:
         cmd += ["-H", "Connection: close"]
     return cmd + [spec.urls[0], "--", str(spec.pipeline), *paths]
@@ -101,8 +114,14 @@ def run(spec: LoadSpec, out_dir: Path) -> LoadResult:
     if not json_path.exists() or not json_path.read_text().strip():
         raise LoadgenError(f"wrk wrote no JSON (Lua error?): {process.tail(done.stderr)}")
     result = parse(out_dir, tool_version=version())
-    extra = {**result.extra, "command": cmd, "threads": threads_for(spec),
-             "connections": spec.concurrency, "pipeline": spec.pipeline, "keepalive": spec.keepalive}
+    extra = {
+        **result.extra,
+        "command": cmd,
+        "threads": threads_for(spec),
+        "connections": spec.concurrency,
+        "pipeline": spec.pipeline,
+        "keepalive": spec.keepalive,
+    }
     return dataclasses.replace(result, extra=extra)
 
 
@@ -148,8 +167,10 @@ def histogram_of(result: LoadResult) -> list[tuple[int, int]]:
     """The samples the run's requests had (wrk's correction undone: parse)."""
     histogram = result.extra.get("histogram_us")
     if histogram is None:
-        raise LoadgenError("wrk: no recovered histogram (its JSON has none, or one that could not be recovered: "
-                           f"{result.extra.get('latency_invalid')}): its launches cannot be merged exactly")
+        raise LoadgenError(
+            "wrk: no recovered histogram (its JSON has none, or one that could not be recovered: "
+            f"{result.extra.get('latency_invalid')}): its launches cannot be merged exactly"
+        )
     return [(int(v), int(c)) for v, c in histogram]
 
 
@@ -193,9 +214,14 @@ def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
     kinds = empty_errors()
     for kind in ("connect", "read", "write", "timeout"):
         kinds[kind] = int(errors[kind])
-    kinds["non_2xx"] = int(errors["status"])   # wrk counts status > 399 only: 3xx are not errors here
-    reported = {"mean": _ms(latency["mean"]), "p50": _ms(percentiles["50"]), "p90": _ms(percentiles["90"]),
-                "p99": _ms(percentiles["99"]), "max": _ms(latency["max"])}
+    kinds["non_2xx"] = int(errors["status"])  # wrk counts status > 399 only: 3xx are not errors here
+    reported = {
+        "mean": _ms(latency["mean"]),
+        "p50": _ms(percentiles["50"]),
+        "p90": _ms(percentiles["90"]),
+        "p99": _ms(percentiles["99"]),
+        "max": _ms(latency["max"]),
+    }
     recovered, why = _recovered(data, path, requests, duration_us, kinds["timeout"])
     if why:
         latency_ms, method = {**dict.fromkeys(PERCENTILES, None), "mean": None, "max": reported["max"]}, "none"
@@ -213,21 +239,32 @@ def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
         latency_method=method,
         reported_latency_ms=reported,
         raw_files=process.existing(path.parent, name, ("json", "stdout", "stderr")) if path else (),
-        extra={"latency_us": latency, "thread_rps": data.get("thread_rps"),
-               "non_2xx_counts": "status > 399 only (wrk ignores 3xx)",
-               **({"latency_invalid": why} if why else
-                  {"histogram_us": recovered,
-                   "synthetic_samples": sum(c for _, c in latency["histogram"]) - sum(c for _, c in recovered)})},
+        extra={
+            "latency_us": latency,
+            "thread_rps": data.get("thread_rps"),
+            "non_2xx_counts": "status > 399 only (wrk ignores 3xx)",
+            **(
+                {"latency_invalid": why}
+                if why
+                else {
+                    "histogram_us": recovered,
+                    "synthetic_samples": sum(c for _, c in latency["histogram"]) - sum(c for _, c in recovered),
+                }
+            ),
+        },
     )
 
 
-def _recovered(data: dict, path: Path | None, requests: int, duration_us: int,
-               timeouts: int) -> tuple[list[tuple[int, int]], str | None]:
+def _recovered(
+    data: dict, path: Path | None, requests: int, duration_us: int, timeouts: int
+) -> tuple[list[tuple[int, int]], str | None]:
     """The histogram of the requests' own samples, or why it cannot be had."""
     histogram = data["latency_us"].get("histogram")
     if histogram is None:
-        return [], ("wrk's JSON has no histogram (a report.lua that could not read wrk's buckets within its "
-                    "budget, or an older one): the correction cannot be undone")
+        return [], (
+            "wrk's JSON has no histogram (a report.lua that could not read wrk's buckets within its "
+            "budget, or an older one): the correction cannot be undone"
+        )
     connections = data.get("connections")
     if connections is None and path is not None:
         connections = wrk_correction.connections_from_stdout(path.parent / f"{name}.stdout")
@@ -235,16 +272,30 @@ def _recovered(data: dict, path: Path | None, requests: int, duration_us: int,
         return [], "wrk's connection count is unknown (not in its JSON nor its stdout): the correction cannot be undone"
     pipeline = int(data.get("pipeline") or 1)
     try:
-        own = wrk_correction.undone([(int(v), int(c)) for v, c in histogram],
-                                    wrk_correction.interval_us(duration_us, requests, int(connections)))
-        wrk_correction.check_count(sum(c for _, c in own), requests=requests, timeouts=timeouts,
-                                   pipeline=pipeline, connections=int(connections))
+        own = wrk_correction.undone(
+            [(int(v), int(c)) for v, c in histogram],
+            wrk_correction.interval_us(duration_us, requests, int(connections)),
+        )
+        wrk_correction.check_count(
+            sum(c for _, c in own),
+            requests=requests,
+            timeouts=timeouts,
+            pipeline=pipeline,
+            connections=int(connections),
+        )
     except wrk_correction.Unrecoverable as exc:
         return [], f"wrk's histogram could not be recovered: {exc}"
     return own, None
 
 
 GENERATOR = LoadGenerator(
-    name=name, available=available, version=version, build_command=build_command, run=run, parse=parse,
-    on_load_hosts="prerequisites",     # prerequisites.sh installs it on every load host (hosts.sh check asks for it)
-    merge=merge_hosts, percentiles=histogram_percentiles)
+    name=name,
+    available=available,
+    version=version,
+    build_command=build_command,
+    run=run,
+    parse=parse,
+    on_load_hosts="prerequisites",  # prerequisites.sh installs it on every load host (hosts.sh check asks for it)
+    merge=merge_hosts,
+    percentiles=histogram_percentiles,
+)

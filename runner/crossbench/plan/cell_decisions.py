@@ -1,5 +1,6 @@
 """Decisions the run takes between cells from what it has measured so far: whether a worker sweep's next step
 runs, and the rate a rates = "auto" cell offers (its share of its peak cell's throughput)."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -19,7 +20,11 @@ def sweep_stopped(plan: CellPlan, records: dict[str, dict], single_launch: bool 
         return None
     by_step: dict[int, list[float]] = {}
     for record in records.values():
-        if record.get("sweep") == plan.sweep and record.get("status") == "ok" and record["sweep_step"] < plan.sweep_step:
+        if (
+            record.get("sweep") == plan.sweep
+            and record.get("status") == "ok"
+            and record["sweep_step"] < plan.sweep_step
+        ):
             by_step.setdefault(record["sweep_step"], []).append(record["rps"] or 0.0)
     steps = [values for _, values in sorted(by_step.items())]
     below = plainly_below if single_launch else clearly_below
@@ -53,8 +58,11 @@ def with_rate_from_peak(plan: CellPlan, records: dict[str, dict]) -> CellPlan:
     if plan.peak_cell is None:
         return plan
     peak_point = point_of(plan.peak_cell)
-    throughputs = [r["rps"] for cell_id, r in records.items() if r.get("status") == "ok" and r.get("rps")
-                   and (r.get("point_id") or point_of(cell_id)) == peak_point]
+    throughputs = [
+        r["rps"]
+        for cell_id, r in records.items()
+        if r.get("status") == "ok" and r.get("rps") and (r.get("point_id") or point_of(cell_id)) == peak_point
+    ]
     if not throughputs:
         peak = records.get(plan.peak_cell)
         why = "was not measured" if peak is None else f"has no throughput ({peak.get('error') or peak.get('flags')})"

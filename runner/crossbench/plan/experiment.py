@@ -4,13 +4,13 @@ into the list of cells to measure. The resolved configuration is what a run reco
 This module loads a file and applies the command line's overrides; experiment_schema.py checks the result into
 typed values, experiment_expand.py turns those into cells (cellplan.CellPlan), and cell_decisions.py holds what
 the run decides between cells; a caller imports each name from the module that defines it."""
+
 from __future__ import annotations
 
 import copy
 import random
-from pathlib import Path
-
 import tomllib
+from pathlib import Path
 
 from crossbench import durations, endpoints, loadgen, paths, servers
 from crossbench.servers import declared
@@ -23,11 +23,24 @@ from .experiment_schema import RUN_KEYS, Experiment, ExperimentError, typed, val
 # precision = P: min_launches first rounds, then as many launches as their spread says the headline figure's 95 %
 # interval needs to be within P, at most max_launches (crossbench.decide.precision); repetitions then only sets
 # the first rounds.
-RUN_DEFAULTS = {"repetitions": 1, "shuffle": True, "shuffle_seed": None, "keepalive": True, "loadgen": loadgen.DEFAULT,
-                "precision": None, "min_launches": 3, "max_launches": 6, "min_window_delays": 0, "best_level_launches": 0,
-                "max_window_bias": 0,
-                "server_cpus": [], "loadgen_cpus": [], "loadgen_threads": 1,
-                "pipeline": 1, "servers": list(servers.DEFAULT_PAIR)}
+RUN_DEFAULTS = {
+    "repetitions": 1,
+    "shuffle": True,
+    "shuffle_seed": None,
+    "keepalive": True,
+    "loadgen": loadgen.DEFAULT,
+    "precision": None,
+    "min_launches": 3,
+    "max_launches": 6,
+    "min_window_delays": 0,
+    "best_level_launches": 0,
+    "max_window_bias": 0,
+    "server_cpus": [],
+    "loadgen_cpus": [],
+    "loadgen_threads": 1,
+    "pipeline": 1,
+    "servers": list(servers.DEFAULT_PAIR),
+}
 
 
 def experiment_path(name_or_path: str) -> Path:
@@ -55,8 +68,10 @@ def load(name_or_path: str, server_files: tuple[str, ...] = ()) -> dict:
         found = declared_in(Path(server_file), set(declarations))
         declarations.update(found)
         # a server given on the command line is measured beside the experiment's own (--servers chooses otherwise)
-        config["run"]["servers"] = [*config["run"]["servers"],
-                                    *(name for name in found if name not in config["run"]["servers"])]
+        config["run"]["servers"] = [
+            *config["run"]["servers"],
+            *(name for name in found if name not in config["run"]["servers"]),
+        ]
     if declarations:
         config[declared.SECTION] = declarations
         servers.declare(config, str(path))
@@ -122,13 +137,17 @@ def declared_in(path: Path, taken: set[str]) -> dict:
     config = read_toml(path)
     other = sorted(set(config) - {declared.SECTION})
     if other or not config.get(declared.SECTION):
-        raise servers.DeclarationError(f"{path}: a server file holds [server.NAME] sections only"
-                                       + (f", not [{other[0]}]" if other else ", and this one has none"))
+        raise servers.DeclarationError(
+            f"{path}: a server file holds [server.NAME] sections only"
+            + (f", not [{other[0]}]" if other else ", and this one has none")
+        )
     found = declared.normalised(config[declared.SECTION], str(path), path.parent, servers.BUILT_IN)
     again = sorted(taken & set(found))
     if again:
-        raise servers.DeclarationError(f"{path}: [server.{again[0]}] name: {again[0]} is declared already (by the "
-                                       "experiment or an earlier --server-file)")
+        raise servers.DeclarationError(
+            f"{path}: [server.{again[0]}] name: {again[0]} is declared already (by the "
+            "experiment or an earlier --server-file)"
+        )
     return found
 
 
@@ -158,7 +177,7 @@ def apply_overrides(config: dict, overrides: dict) -> dict:
             group["concurrency"] = overrides["concurrency"]
         if overrides.get("delays_ms") is not None and "delays_ms" in group:
             group["delays_ms"] = overrides["delays_ms"]
-    if overrides.get("paths"):      # after --concurrency: each path's groups take it, and C=1 beside it
+    if overrides.get("paths"):  # after --concurrency: each path's groups take it, and C=1 beside it
         user_paths.measure(config, overrides["paths"])
     if overrides.get("groups"):
         unknown = set(overrides["groups"]) - {g["name"] for g in config.get("group", [])}
@@ -166,7 +185,7 @@ def apply_overrides(config: dict, overrides: dict) -> dict:
             raise ExperimentError(f"--groups: no group {', '.join(sorted(unknown))} in {config['name']}")
         config["group"] = [g for g in config["group"] if g["name"] in overrides["groups"]]
     validate(config)
-    if run.get("shuffle_seed") is None:      # drawn once, then recorded with the configuration (and reused by --resume)
+    if run.get("shuffle_seed") is None:  # drawn once, then recorded with the configuration (and reused by --resume)
         run["shuffle_seed"] = random.SystemRandom().randrange(1, 1_000_000)
     return config
 

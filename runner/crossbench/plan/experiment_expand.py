@@ -1,5 +1,6 @@
 """An experiment's cells, in run order: every group's matrix (server x settings x delay x concurrency x pool x
 rate), each point launched once per round, the rounds shuffled with the run's recorded seed."""
+
 from __future__ import annotations
 
 import os
@@ -22,6 +23,7 @@ from .search_spec import round_rate
 @dataclass(frozen=True)
 class Coordinates:
     """Where a point sits in its group's matrix, before its rates."""
+
     group: Group
     server: str
     endpoint: str
@@ -59,9 +61,16 @@ def in_rounds(cells: list[CellPlan], run: RunSettings) -> list[CellPlan]:
     for cell in cells:
         is_peak = cell.point_id in peak_points
         units = rounds.setdefault(1 if is_peak else cell.repetition, [])
-        home = next((u for u in units if (cell.sweep and u[0].sweep == cell.sweep) or
-                     (is_peak and u[0].point_id == cell.point_id) or
-                     (cell.peak_cell and u[0].cell_id == cell.peak_cell)), None)
+        home = next(
+            (
+                u
+                for u in units
+                if (cell.sweep and u[0].sweep == cell.sweep)
+                or (is_peak and u[0].point_id == cell.point_id)
+                or (cell.peak_cell and u[0].cell_id == cell.peak_cell)
+            ),
+            None,
+        )
         home.append(cell) if home else units.append([cell])
     ordered = []
     for number, units in sorted(rounds.items()):
@@ -97,8 +106,10 @@ def pool_variants(group: Group, server: str, settings: dict, concurrency: int) -
     if not group.db_pool_total:
         return [settings]
     processes = servers.get(server).process_count(settings)
-    return [{**settings, "db_pool": max(1, (concurrency if total == "concurrency" else total) // processes)}
-            for total in group.db_pool_total]
+    return [
+        {**settings, "db_pool": max(1, (concurrency if total == "concurrency" else total) // processes)}
+        for total in group.db_pool_total
+    ]
 
 
 def point_cells(experiment: Experiment, at: Coordinates) -> list[CellPlan]:
@@ -110,10 +121,16 @@ def point_cells(experiment: Experiment, at: Coordinates) -> list[CellPlan]:
         return [plan_cell(experiment, at, repetition, rate) for repetition in search_launches(experiment.run)]
     if is_open_loop(experiment.run, group) and rates_of(group) == AUTO_RATES:
         peaks = [plan_cell(experiment, at, repetition, peak=True) for repetition in repetitions]
-        return peaks + [replace(plan_cell(experiment, at, repetition, share=share), peak_cell=peaks[0].cell_id)
-                        for share in group.rate_shares for repetition in repetitions]
-    return [plan_cell(experiment, at, repetition, rate)
-            for rate in group_rates(experiment.run, group) for repetition in repetitions]
+        return peaks + [
+            replace(plan_cell(experiment, at, repetition, share=share), peak_cell=peaks[0].cell_id)
+            for share in group.rate_shares
+            for repetition in repetitions
+        ]
+    return [
+        plan_cell(experiment, at, repetition, rate)
+        for rate in group_rates(experiment.run, group)
+        for repetition in repetitions
+    ]
 
 
 def search_launches(run: RunSettings) -> range:
@@ -130,8 +147,10 @@ def search_start(at: Coordinates) -> float:
     limit = servers.get(at.server).parallel_limit(at.settings, at.endpoint)
     if limit and at.delay_ms:
         return round_rate(limit * 1000 / at.delay_ms)
-    raise ExperimentError(f"group {at.group.name}: {at.server} on {at.endpoint} has no predicted limit to start "
-                          "its capacity search from; give search.start_rate (e.g. its closed-loop peak)")
+    raise ExperimentError(
+        f"group {at.group.name}: {at.server} on {at.endpoint} has no predicted limit to start "
+        "its capacity search from; give search.start_rate (e.g. its closed-loop peak)"
+    )
 
 
 def first_rounds(run: RunSettings) -> int:
@@ -159,15 +178,32 @@ def group_rates(run: RunSettings, group: Group) -> list[float | None]:
 def point_of_cell(at: Coordinates, *, rate=None, share=None, peak=False) -> Point:
     """The typed point a cell measures (its id and the cell ids derive from it: cellplan.Point)."""
     group, plugin = at.group, servers.get(at.server)
-    return Point(group=group.name, server=at.server, variant=plugin.variant_label(at.settings),
-                 endpoint=at.endpoint, concurrency=at.concurrency, delay_ms=at.delay_ms, peak=peak,
-                 proxy=group.proxy, pool_total=at.settings["db_pool"] * plugin.process_count(at.settings)
-                 if group.db_pool_total else None, pooler=group.pooler,
-                 pooler_pool=group.pooler_pool if group.pooler else None, rate=rate, share=share)
+    return Point(
+        group=group.name,
+        server=at.server,
+        variant=plugin.variant_label(at.settings),
+        endpoint=at.endpoint,
+        concurrency=at.concurrency,
+        delay_ms=at.delay_ms,
+        peak=peak,
+        proxy=group.proxy,
+        pool_total=at.settings["db_pool"] * plugin.process_count(at.settings) if group.db_pool_total else None,
+        pooler=group.pooler,
+        pooler_pool=group.pooler_pool if group.pooler else None,
+        rate=rate,
+        share=share,
+    )
 
 
-def plan_cell(experiment: Experiment, at: Coordinates, repetition: int, rate=None, *,
-              share: float | None = None, peak: bool = False) -> CellPlan:
+def plan_cell(
+    experiment: Experiment,
+    at: Coordinates,
+    repetition: int,
+    rate=None,
+    *,
+    share: float | None = None,
+    peak: bool = False,
+) -> CellPlan:
     """One cell. An open-loop cell offers `rate`, or (rates = "auto") `share` of its peak cell's throughput;
     `peak` plans that closed-loop cell."""
     run, group = experiment.run, at.group
@@ -183,22 +219,42 @@ def plan_cell(experiment: Experiment, at: Coordinates, repetition: int, rate=Non
     settings = {**at.settings, **POOLERS[group.pooler].SERVER_SETTINGS} if pooler else at.settings
     sweep, step = sweep_of(point, group, settings)
     return CellPlan(
-        cell_id=point.cell_id(repetition), point_id=point.id, experiment=experiment.name, group=group.name,
-        server=at.server, endpoint=at.endpoint, concurrency=at.concurrency, delay_ms=at.delay_ms,
-        duration_s=window_s(run, at, open_loop), warmup_s=run.warmup_s, repetition=repetition, loadgen=loadgen,
-        keepalive=DRIVERS[kind].keepalive(run.keepalive, group.options),     # a group may pipeline alone (tfb's plaintext):
-        pipeline=pipeline, server_cpus=run.server_cpus, loadgen_cpus=run.loadgen_cpus,
+        cell_id=point.cell_id(repetition),
+        point_id=point.id,
+        experiment=experiment.name,
+        group=group.name,
+        server=at.server,
+        endpoint=at.endpoint,
+        concurrency=at.concurrency,
+        delay_ms=at.delay_ms,
+        duration_s=window_s(run, at, open_loop),
+        warmup_s=run.warmup_s,
+        repetition=repetition,
+        loadgen=loadgen,
+        keepalive=DRIVERS[kind].keepalive(
+            run.keepalive, group.options
+        ),  # a group may pipeline alone (tfb's plaintext):
+        pipeline=pipeline,
+        server_cpus=run.server_cpus,
+        loadgen_cpus=run.loadgen_cpus,
         loadgen_threads=run.loadgen_threads,
-        settings=dict(settings), kind=kind, options=dict(group.options), rate=rate, rate_share=share, proxy=proxy,
-        pooler=pooler, sweep=sweep, sweep_step=step,
-        target_ms=group.search.target_ms(at.delay_ms) if group.search is not None else None)
+        settings=dict(settings),
+        kind=kind,
+        options=dict(group.options),
+        rate=rate,
+        rate_share=share,
+        proxy=proxy,
+        pooler=pooler,
+        sweep=sweep,
+        sweep_step=step,
+        target_ms=group.search.target_ms(at.delay_ms) if group.search is not None else None,
+    )
 
 
 def held_window(run: RunSettings, kind: str, delay_ms: int, loadgen: str, pipeline: int) -> bool:
     """A delayed closed-loop cell of a run with held_windows, on the default generator without pipelining: its
     window is held (loadgen/held.py) by the generator that can (a generator the run names itself is kept)."""
-    return run.held_windows and kind == DEFAULT_KIND and delay_ms > 0 and loadgen == DEFAULT_LOADGEN and \
-        pipeline == 1
+    return run.held_windows and kind == DEFAULT_KIND and delay_ms > 0 and loadgen == DEFAULT_LOADGEN and pipeline == 1
 
 
 def window_s(run: RunSettings, at: Coordinates, open_loop: bool = False) -> float:
@@ -215,8 +271,9 @@ def round_trip_s(at: Coordinates) -> float:
     """The slowest round trip a healthy server gives the point: ceil(C / parallel limit) rounds of the delay, one
     round without a limit (metrics.expected_worst_latency_s)."""
     limit = servers.get(at.server).parallel_limit(at.settings, at.endpoint)
-    return metrics.expected_worst_latency_s(delay_ms=at.delay_ms, concurrency=at.concurrency,
-                                            blocking=limit is not None, workers=limit)
+    return metrics.expected_worst_latency_s(
+        delay_ms=at.delay_ms, concurrency=at.concurrency, blocking=limit is not None, workers=limit
+    )
 
 
 def sweep_of(point: Point, group: Group, settings: dict) -> tuple[str | None, int | None]:

@@ -1,6 +1,7 @@
 """What an experiment file may say, checked: the known sections and keys (an unknown one is refused by name),
 each value's range, and the typed values validation yields (RunSettings, Group, Experiment) for expansion
 (experiment_expand.py). The file's own dict stays what a run records and what --resume reuses."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -21,15 +22,52 @@ from .search_spec import parse as parse_search
 ALL_ENDPOINTS = tuple(e.path for e in endpoints.TABLE)
 MAX_CONCURRENCY = 20_000
 
-RUN_KEYS = {"duration_s", "warmup_s", "repetitions", "shuffle", "shuffle_seed", "loadgen", "keepalive", "servers",
-            "server_cpus", "loadgen_cpus", "loadgen_threads", "pipeline", "rates", "db_url",
-            "precision", "min_launches", "max_launches", "min_window_delays", "best_level_launches",
-            "held_windows", "max_window_bias", "paths"}
-ANALYSIS_KEYS = {"knees", "advise"}   # knees = true: print the knees analysis found at the end of the run;
+RUN_KEYS = {
+    "duration_s",
+    "warmup_s",
+    "repetitions",
+    "shuffle",
+    "shuffle_seed",
+    "loadgen",
+    "keepalive",
+    "servers",
+    "server_cpus",
+    "loadgen_cpus",
+    "loadgen_threads",
+    "pipeline",
+    "rates",
+    "db_url",
+    "precision",
+    "min_launches",
+    "max_launches",
+    "min_window_delays",
+    "best_level_launches",
+    "held_windows",
+    "max_window_bias",
+    "paths",
+}
+ANALYSIS_KEYS = {"knees", "advise"}  # knees = true: print the knees analysis found at the end of the run;
 # advise = true: maxThreads advice at the end (crossbench_analysis.advice; the workload from --advise-*)
-GROUP_KEYS = {"name", "kind", "endpoint", "concurrency", "delays_ms", "rates", "rate_shares", "peak_loadgen", "options",
-              "proxy", "db_pool_total", "pooler", "pooler_pool", "worker_sweep", "pipeline", "search", *servers.PLUGINS}
-PROXIES = servers.proxies()       # group key proxy = "<name>": that plug-in in front of the server (its [<name>])
+GROUP_KEYS = {
+    "name",
+    "kind",
+    "endpoint",
+    "concurrency",
+    "delays_ms",
+    "rates",
+    "rate_shares",
+    "peak_loadgen",
+    "options",
+    "proxy",
+    "db_pool_total",
+    "pooler",
+    "pooler_pool",
+    "worker_sweep",
+    "pipeline",
+    "search",
+    *servers.PLUGINS,
+}
+PROXIES = servers.proxies()  # group key proxy = "<name>": that plug-in in front of the server (its [<name>])
 # group key pooler = "pgbouncer": PgBouncer (transaction mode) between the server and the database, holding
 # pooler_pool server connections (default: as many as the server's own pools); servers then run with the
 # pooler's SERVER_SETTINGS (PgBouncer's: prepare nothing).
@@ -38,7 +76,7 @@ POOLERS = {"pgbouncer": pgbouncer}
 # then the open-loop cells offer these shares of it (10% .. 120%: below, at and past the peak).
 AUTO_RATES = "auto"
 AUTO_SHARES = (0.1, 0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.2)
-PEAK_LOADGEN = DEFAULT_LOADGEN    # the closed-loop generator a peak cell uses unless the group says peak_loadgen
+PEAK_LOADGEN = DEFAULT_LOADGEN  # the closed-loop generator a peak cell uses unless the group says peak_loadgen
 
 
 class ExperimentError(Refusal, ValueError):
@@ -48,6 +86,7 @@ class ExperimentError(Refusal, ValueError):
 @dataclass(frozen=True)
 class RunSettings:
     """[run], defaults filled in (experiment.RUN_DEFAULTS) and checked."""
+
     duration_s: float
     warmup_s: float
     repetitions: int
@@ -64,9 +103,9 @@ class RunSettings:
     min_launches: int
     max_launches: int
     min_window_delays: float
-    rates: object = None              # [r, ...], "auto" or None: the groups' rates unless a group has its own
+    rates: object = None  # [r, ...], "auto" or None: the groups' rates unless a group has its own
     db_url: str | None = None
-    best_level_launches: int = 0      # best levels launched to this count, the picking one included (0: off)
+    best_level_launches: int = 0  # best levels launched to this count, the picking one included (0: off)
     # delayed closed-loop cells of the default generator measured in a held window (loadgen/held.py): one process of
     # the generator that holds windows spans warm-up, window and tail, so the window holds the queue C makes
     held_windows: bool = False
@@ -81,13 +120,14 @@ class RunSettings:
 @dataclass(frozen=True)
 class Group:
     """One [[group]]: which endpoint each server measures, over which concurrencies, delays and rates."""
+
     name: str
     kind: str
-    endpoints: dict                   # server -> endpoint (a server without one is not in the group)
+    endpoints: dict  # server -> endpoint (a server without one is not in the group)
     concurrency: tuple[int, ...]
-    delays_ms: tuple[int, ...]        # (0,) for an endpoint without a delay
-    sections: dict                    # server -> its settings: the experiment's [server] with the group's on top
-    rates: object = None              # the group's own, else the run's
+    delays_ms: tuple[int, ...]  # (0,) for an endpoint without a delay
+    sections: dict  # server -> its settings: the experiment's [server] with the group's on top
+    rates: object = None  # the group's own, else the run's
     rate_shares: tuple[float, ...] = AUTO_SHARES
     peak_loadgen: str = PEAK_LOADGEN
     options: dict = field(default_factory=dict)
@@ -96,7 +136,7 @@ class Group:
     pooler: str | None = None
     pooler_pool: int | None = None
     worker_sweep: bool = False
-    pipeline: int | None = None       # None: the run's
+    pipeline: int | None = None  # None: the run's
     search: SearchSpec | None = None  # rates = "search": the capacity search (search_spec.py)
 
 
@@ -105,12 +145,13 @@ class Experiment:
     name: str
     run: RunSettings
     groups: tuple[Group, ...]
-    knees_at_end: bool = False        # [analysis] knees = true: the knees printed at the end of the run
-    advise_at_end: bool = False       # [analysis] advise = true: the maxThreads advice at the end
+    knees_at_end: bool = False  # [analysis] knees = true: the knees printed at the end of the run
+    advise_at_end: bool = False  # [analysis] advise = true: the maxThreads advice at the end
 
 
 def validate(config: dict) -> Experiment:
     """The configuration checked (a clear one-line ExperimentError on the first fault), as typed values."""
+
     def fail(message):
         raise ExperimentError(f"experiment {config.get('name')}: {message}")
 
@@ -118,8 +159,10 @@ def validate(config: dict) -> Experiment:
     declare_paths(config, fail)
     unknown = set(config) - {"name", "description", "run", "group", "analysis", "server", *servers.PLUGINS}
     if unknown:
-        fail(f"unknown sections {sorted(unknown)}; known: run, group, analysis, server and one per server "
-             f"({', '.join(servers.PLUGINS)})")
+        fail(
+            f"unknown sections {sorted(unknown)}; known: run, group, analysis, server and one per server "
+            f"({', '.join(servers.PLUGINS)})"
+        )
     for section, allowed in (("run", RUN_KEYS), ("analysis", ANALYSIS_KEYS)):
         unknown = set(config.get(section, {})) - allowed
         if unknown:
@@ -143,8 +186,11 @@ def validate(config: dict) -> Experiment:
     best = run.get("best_level_launches", 0)
     if isinstance(best, bool) or not isinstance(best, int) or best < 0 or best == 1:
         fail(f"best_level_launches is 0 (off) or the launches each stack's best level gets, 2 or more, not {best!r}")
-    if isinstance(run["min_window_delays"], bool) or not isinstance(run["min_window_delays"], (int, float)) \
-            or run["min_window_delays"] < 0:
+    if (
+        isinstance(run["min_window_delays"], bool)
+        or not isinstance(run["min_window_delays"], (int, float))
+        or run["min_window_delays"] < 0
+    ):
         fail(f"min_window_delays is a number of delays (0: off), not {run['min_window_delays']!r}")
     bias = run.get("max_window_bias", 0)
     if isinstance(bias, bool) or not isinstance(bias, (int, float)) or not 0 <= bias < 1:
@@ -152,38 +198,49 @@ def validate(config: dict) -> Experiment:
     if not isinstance(run.get("held_windows", False), bool):
         fail(f"held_windows is true or false, not {run['held_windows']!r}")
     if set(run["server_cpus"]) & set(run["loadgen_cpus"]):
-        fail(f"server_cpus {run['server_cpus']} and loadgen_cpus {run['loadgen_cpus']} overlap; "
-             "give them disjoint cores (or leave one empty to let the kernel place it)")
+        fail(
+            f"server_cpus {run['server_cpus']} and loadgen_cpus {run['loadgen_cpus']} overlap; "
+            "give them disjoint cores (or leave one empty to let the kernel place it)"
+        )
     groups = config.get("group", [])
     if not groups:
         fail("no [[group]] to measure")
     for name, plugin in servers.PLUGINS.items():
         check_settings(plugin, config.get(name, {}), f"[{name}]", fail)
     if run.get("precision") and any(group.get("rates") == SEARCH_RATES for group in groups):
-        fail("a precision target and a capacity search (rates = \"search\") both decide launches: the search "
-             "launches each rate until its interval decides it; run the search groups without --precision")
+        fail(
+            "a precision target and a capacity search (rates = \"search\") both decide launches: the search "
+            "launches each rate until its interval decides it; run the search groups without --precision"
+        )
     for group in groups:
         validate_group(group, fail)
         for name, plugin in servers.PLUGINS.items():
             check_settings(plugin, server_section(config, group, name), f"group {group['name']}: [{name}]", fail)
     for name in [n for n in run["servers"] if n not in servers.BUILT_IN]:
         if not any(name in group.get("endpoint", {}) for group in groups):
-            fail(f"the declared server {name} is in no group: name its endpoint in a group's endpoint table, or "
-                 "declare like = \"<a built-in server>\" to take that server's endpoint in each group")
+            fail(
+                f"the declared server {name} is in no group: name its endpoint in a group's endpoint table, or "
+                "declare like = \"<a built-in server>\" to take that server's endpoint in each group"
+            )
     return typed(config)
 
 
 def validate_precision(run: dict, fail) -> None:
     precision = run.get("precision")
-    if precision is not None and precision is not False and (
-            isinstance(precision, bool) or not isinstance(precision, (int, float)) or not 0 < precision < 1):
+    if (
+        precision is not None
+        and precision is not False
+        and (isinstance(precision, bool) or not isinstance(precision, (int, float)) or not 0 < precision < 1)
+    ):
         fail(f"precision is a share of the mean between 0 and 1 (0.03 = within 3 %), not {precision!r}")
     for key in ("min_launches", "max_launches"):
         if isinstance(run[key], bool) or not isinstance(run[key], int) or run[key] < 1:
             fail(f"{key} must be a positive integer, not {run[key]!r}")
     if run["min_launches"] < MIN_LAUNCHES and precision:
-        fail(f"min_launches must be at least {MIN_LAUNCHES} with a precision target (the first stage that sets "
-             "how many launches a point needs; fewer give no interval)")
+        fail(
+            f"min_launches must be at least {MIN_LAUNCHES} with a precision target (the first stage that sets "
+            "how many launches a point needs; fewer give no interval)"
+        )
     if run["min_launches"] > run["max_launches"]:
         fail(f"min_launches {run['min_launches']} is above max_launches {run['max_launches']}")
 
@@ -206,8 +263,10 @@ def validate_group_shape(group: dict, fail) -> None:
     if not isinstance(group.get("name"), str) or not group["name"]:
         fail(f"every [[group]] needs a name = \"...\", not {group.get('name')!r}")
     if not isinstance(group.get("endpoint", {}), dict):
-        fail(f"group {group['name']}: endpoint is a table of server = endpoint, as endpoint = "
-             f"{{ tomcat = \"/hello\", tornado = \"/hello\" }}, not {group['endpoint']!r}")
+        fail(
+            f"group {group['name']}: endpoint is a table of server = endpoint, as endpoint = "
+            f"{{ tomcat = \"/hello\", tornado = \"/hello\" }}, not {group['endpoint']!r}"
+        )
     for key in LIST_KEYS:
         if key in group and not isinstance(group[key], list):
             fail(f"group {group['name']}: {key} is a list, as {key} = [{group[key]!r}], not {group[key]!r}")
@@ -222,11 +281,15 @@ def validate_group(group: dict, fail) -> None:
         fail(f"group {group.get('name')}: kind {group['kind']!r} unknown; known: {', '.join(DRIVERS)}")
     for server, endpoint in group.get("endpoint", {}).items():
         if server not in servers.PLUGINS or (endpoint not in ALL_ENDPOINTS and not endpoints.is_user(endpoint)):
-            fail(f"group {group.get('name')}: endpoint {server} = {endpoint!r}; servers are "
-                 f"{', '.join(servers.PLUGINS)}, endpoints {', '.join(ALL_ENDPOINTS)} and [run] paths")
+            fail(
+                f"group {group.get('name')}: endpoint {server} = {endpoint!r}; servers are "
+                f"{', '.join(servers.PLUGINS)}, endpoints {', '.join(ALL_ENDPOINTS)} and [run] paths"
+            )
         if not endpoints.is_user(endpoint) and endpoint not in servers.PLUGINS[server].endpoints:
-            fail(f"group {group.get('name')}: {server} does not serve {endpoint} (it serves "
-                 f"{', '.join(sorted(servers.PLUGINS[server].endpoints))})")
+            fail(
+                f"group {group.get('name')}: {server} does not serve {endpoint} (it serves "
+                f"{', '.join(sorted(servers.PLUGINS[server].endpoints))})"
+            )
     for c in group.get("concurrency", []):
         if not isinstance(c, int) or not 1 <= c <= MAX_CONCURRENCY:
             fail(f"group {group['name']}: concurrency must be integers from 1 to {MAX_CONCURRENCY}, not {c!r}")
@@ -235,8 +298,10 @@ def validate_group(group: dict, fail) -> None:
     rates = group.get("rates")
     for rate in [] if rates in (None, AUTO_RATES, SEARCH_RATES) else rates if isinstance(rates, list) else [rates]:
         if isinstance(rate, bool) or not isinstance(rate, (int, float)) or rate <= 0:
-            fail(f"group {group['name']}: rates must be positive requests per second, \"auto\" or \"search\", "
-                 f"not {rate!r}")
+            fail(
+                f"group {group['name']}: rates must be positive requests per second, \"auto\" or \"search\", "
+                f"not {rate!r}"
+            )
     validate_search(group, fail)
     for share in group.get("rate_shares", []):
         if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 5:
@@ -252,15 +317,17 @@ def validate_group(group: dict, fail) -> None:
         fail(f"group {group['name']}: pipeline is the requests in flight per connection (1 or more), not {pipeline!r}")
     if not isinstance(group.get("worker_sweep", False), bool):
         fail(f"group {group['name']}: worker_sweep is true or false, not {group['worker_sweep']!r}")
-    if group.get("peak_loadgen", PEAK_LOADGEN) not in ADAPTERS or \
-            ADAPTERS[group.get("peak_loadgen", PEAK_LOADGEN)].open_loop:
+    if (
+        group.get("peak_loadgen", PEAK_LOADGEN) not in ADAPTERS
+        or ADAPTERS[group.get("peak_loadgen", PEAK_LOADGEN)].open_loop
+    ):
         fail(f"group {group['name']}: peak_loadgen must be a closed-loop generator, not {group['peak_loadgen']!r}")
     delays = group.get("delays_ms")
     is_delay = any(endpoints.takes_delay(e) for e in group.get("endpoint", {}).values())
     if is_delay and not delays:
         fail(f"group {group['name']}: delay endpoints need delays_ms")
     for d in delays or []:
-        if not isinstance(d, int) or not 1 <= d <= MAX_DELAY_MS:       # the contract's cap on ms
+        if not isinstance(d, int) or not 1 <= d <= MAX_DELAY_MS:  # the contract's cap on ms
             fail(f"group {group['name']}: delays_ms must be integers from 1 to {MAX_DELAY_MS}, not {d!r}")
 
 
@@ -268,13 +335,17 @@ def validate_search(group: dict, fail) -> None:
     """rates = "search" (a capacity search) takes an open-loop group and its search table (search_spec.py)."""
     searching = group.get("rates") == SEARCH_RATES
     if "search" in group and not searching:
-        fail(f"group {group['name']}: a search table applies to rates = \"search\" only (rates is "
-             f"{group.get('rates')!r})")
+        fail(
+            f"group {group['name']}: a search table applies to rates = \"search\" only (rates is "
+            f"{group.get('rates')!r})"
+        )
     if not searching:
         return
     if group.get("kind") != RATE_KIND:
-        fail(f"group {group['name']}: rates = \"search\" searches an open-loop rate: the group needs "
-             f"kind = \"{RATE_KIND}\"")
+        fail(
+            f"group {group['name']}: rates = \"search\" searches an open-loop rate: the group needs "
+            f"kind = \"{RATE_KIND}\""
+        )
     try:
         spec = parse_search(group.get("search"), f"group {group['name']}")
         check_target(spec, group.get("delays_ms") or [0], f"group {group['name']}")
@@ -290,8 +361,10 @@ def validate_pooler(group: dict, fail) -> None:
     if group["pooler"] not in POOLERS:
         fail(f"group {group['name']}: pooler must be one of {', '.join(POOLERS)}, not {group['pooler']!r}")
     if any(e not in DB_ENDPOINTS for e in group.get("endpoint", {}).values()):
-        fail(f"group {group['name']}: a pooler stands before the database: only database endpoints "
-             f"({', '.join(DB_ENDPOINTS)})")
+        fail(
+            f"group {group['name']}: a pooler stands before the database: only database endpoints "
+            f"({', '.join(DB_ENDPOINTS)})"
+        )
     size = group.get("pooler_pool")
     if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
         fail(f"group {group['name']}: pooler_pool is a number of server connections, not {size!r}")
@@ -300,6 +373,7 @@ def validate_pooler(group: dict, fail) -> None:
 def server_section(config: dict, group: dict, server: str) -> dict:
     """The experiment's [server] settings, with the group's own section on top."""
     return {**config.get(server, {}), **group.get(server, {})}
+
 
 def declare_paths(config: dict, fail) -> None:
     """[run] paths, the user's own requests, checked and registered as endpoints (endpoints.declare_user)."""
@@ -316,28 +390,56 @@ def typed(config: dict) -> Experiment:
     """The checked configuration as typed values (validate() first)."""
     run = config["run"]
     settings = RunSettings(
-        duration_s=run["duration_s"], warmup_s=run["warmup_s"], repetitions=run["repetitions"],
-        shuffle=run["shuffle"], shuffle_seed=run.get("shuffle_seed"), loadgen=run["loadgen"],
-        keepalive=run["keepalive"], servers=tuple(run["servers"]), server_cpus=tuple(run["server_cpus"]),
-        loadgen_cpus=tuple(run["loadgen_cpus"]), loadgen_threads=run["loadgen_threads"], pipeline=run["pipeline"],
-        precision=run.get("precision"), min_launches=run["min_launches"], max_launches=run["max_launches"],
-        min_window_delays=run["min_window_delays"], rates=run.get("rates"), db_url=run.get("db_url"),
-        best_level_launches=run.get("best_level_launches", 0), held_windows=run.get("held_windows", False),
-        max_window_bias=run.get("max_window_bias", 0), paths=tuple(run.get("paths") or ()))
+        duration_s=run["duration_s"],
+        warmup_s=run["warmup_s"],
+        repetitions=run["repetitions"],
+        shuffle=run["shuffle"],
+        shuffle_seed=run.get("shuffle_seed"),
+        loadgen=run["loadgen"],
+        keepalive=run["keepalive"],
+        servers=tuple(run["servers"]),
+        server_cpus=tuple(run["server_cpus"]),
+        loadgen_cpus=tuple(run["loadgen_cpus"]),
+        loadgen_threads=run["loadgen_threads"],
+        pipeline=run["pipeline"],
+        precision=run.get("precision"),
+        min_launches=run["min_launches"],
+        max_launches=run["max_launches"],
+        min_window_delays=run["min_window_delays"],
+        rates=run.get("rates"),
+        db_url=run.get("db_url"),
+        best_level_launches=run.get("best_level_launches", 0),
+        held_windows=run.get("held_windows", False),
+        max_window_bias=run.get("max_window_bias", 0),
+        paths=tuple(run.get("paths") or ()),
+    )
     analysis = config.get("analysis", {})
-    return Experiment(config["name"], settings, tuple(typed_group(config, group) for group in config["group"]),
-                      knees_at_end=bool(analysis.get("knees")), advise_at_end=bool(analysis.get("advise")))
+    return Experiment(
+        config["name"],
+        settings,
+        tuple(typed_group(config, group) for group in config["group"]),
+        knees_at_end=bool(analysis.get("knees")),
+        advise_at_end=bool(analysis.get("advise")),
+    )
 
 
 def typed_group(config: dict, group: dict) -> Group:
     return Group(
-        name=group["name"], kind=group.get("kind", DEFAULT_KIND), endpoints=dict(group["endpoint"]),
-        concurrency=tuple(group["concurrency"]), delays_ms=tuple(group.get("delays_ms") or [0]),
+        name=group["name"],
+        kind=group.get("kind", DEFAULT_KIND),
+        endpoints=dict(group["endpoint"]),
+        concurrency=tuple(group["concurrency"]),
+        delays_ms=tuple(group.get("delays_ms") or [0]),
         sections={name: server_section(config, group, name) for name in servers.PLUGINS},
         rates=group.get("rates") or config["run"].get("rates"),
-        rate_shares=tuple(group.get("rate_shares", AUTO_SHARES)), peak_loadgen=group.get("peak_loadgen", PEAK_LOADGEN),
-        options=dict(group.get("options", {})), proxy=group.get("proxy"),
-        db_pool_total=tuple(group.get("db_pool_total") or ()), pooler=group.get("pooler"),
-        pooler_pool=group.get("pooler_pool"), worker_sweep=group.get("worker_sweep", False),
+        rate_shares=tuple(group.get("rate_shares", AUTO_SHARES)),
+        peak_loadgen=group.get("peak_loadgen", PEAK_LOADGEN),
+        options=dict(group.get("options", {})),
+        proxy=group.get("proxy"),
+        db_pool_total=tuple(group.get("db_pool_total") or ()),
+        pooler=group.get("pooler"),
+        pooler_pool=group.get("pooler_pool"),
+        worker_sweep=group.get("worker_sweep", False),
         pipeline=group.get("pipeline"),
-        search=parse_search(group.get("search"), group["name"]) if group.get("rates") == SEARCH_RATES else None)
+        search=parse_search(group.get("search"), group["name"]) if group.get("rates") == SEARCH_RATES else None,
+    )

@@ -24,14 +24,24 @@ server must answer far faster than the generator can send (nginx's /hello), so t
 most the generator (on its cores, or on every load host of --hosts together) was shown to send on schedule. It runs
 before the other searches go past their first rate, and no rate above it counts for them (crossbench.decide.capacity).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 SEARCH_RATES = "search"
-P99_DELAYS = 1.5            # the default target: p99 within 1.5 x the delay the endpoint holds
-KEYS = {"p99_ms", "resolution", "start_rate", "max_rates", "max_launches", "errors", "achieved", "generator",
-        "confirm_s"}
+P99_DELAYS = 1.5  # the default target: p99 within 1.5 x the delay the endpoint holds
+KEYS = {
+    "p99_ms",
+    "resolution",
+    "start_rate",
+    "max_rates",
+    "max_launches",
+    "errors",
+    "achieved",
+    "generator",
+    "confirm_s",
+}
 
 
 class SearchSpecError(ValueError):
@@ -40,15 +50,15 @@ class SearchSpecError(ValueError):
 
 @dataclass(frozen=True)
 class SearchSpec:
-    p99_ms: float | None = None        # None: P99_DELAYS x the delay
+    p99_ms: float | None = None  # None: P99_DELAYS x the delay
     resolution: float = 0.05
-    start_rate: float | None = None    # None: the server's predicted limit
+    start_rate: float | None = None  # None: the server's predicted limit
     max_rates: int = 10
     max_launches: int = 5
-    errors: float = 0.001              # errors at most this share of requests (0.1 %)
-    achieved: float = 0.99             # answers at least this share of the offered rate
-    generator: bool = False            # this search measures the load generator's own ceiling (below)
-    confirm_s: float = 0.0             # a last launch this long at the rate found (0: none; below)
+    errors: float = 0.001  # errors at most this share of requests (0.1 %)
+    achieved: float = 0.99  # answers at least this share of the offered rate
+    generator: bool = False  # this search measures the load generator's own ceiling (below)
+    confirm_s: float = 0.0  # a last launch this long at the rate found (0: none; below)
 
     def target_ms(self, delay_ms: int) -> float | None:
         return self.p99_ms if self.p99_ms is not None else (P99_DELAYS * delay_ms if delay_ms else None)
@@ -68,18 +78,24 @@ def parse(table, where: str) -> SearchSpec:
     unknown = set(table) - KEYS
     if unknown:
         raise SearchSpecError(f"{where}: unknown search keys {sorted(unknown)}; known: {sorted(KEYS)}")
-    checks = {"p99_ms": (0, None, "a latency in ms above zero"),
-              "start_rate": (0, None, "requests per second above zero"),
-              "resolution": (0, 1, "a share of the rate between 0 and 1, e.g. 0.05"),
-              "errors": (0, 1, "a share of requests between 0 and 1, e.g. 0.001"),
-              "achieved": (0, 1, "a share of the offered rate between 0 and 1, e.g. 0.99"),
-              "confirm_s": (0, 600, "a window in seconds above zero, at most 600, e.g. 60")}
+    checks = {
+        "p99_ms": (0, None, "a latency in ms above zero"),
+        "start_rate": (0, None, "requests per second above zero"),
+        "resolution": (0, 1, "a share of the rate between 0 and 1, e.g. 0.05"),
+        "errors": (0, 1, "a share of requests between 0 and 1, e.g. 0.001"),
+        "achieved": (0, 1, "a share of the offered rate between 0 and 1, e.g. 0.99"),
+        "confirm_s": (0, 600, "a window in seconds above zero, at most 600, e.g. 60"),
+    }
     for key, (low, high, what) in checks.items():
         value = table.get(key)
         if value is None:
             continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= low or \
-                (high is not None and value > high):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or value <= low
+            or (high is not None and value > high)
+        ):
             raise SearchSpecError(f"{where}: search.{key} is {what}, not {value!r}")
     if not isinstance(table.get("generator", False), bool):
         raise SearchSpecError(f"{where}: search.generator is true or false, not {table['generator']!r}")
@@ -97,5 +113,6 @@ def check_target(spec: SearchSpec, delays_ms, where: str) -> None:
         if target is None:
             raise SearchSpecError(f"{where}: search.p99_ms is needed for an endpoint without a delay")
         if delay and target <= delay:
-            raise SearchSpecError(f"{where}: search.p99_ms {target:g} ms is at or below the delay of {delay} ms: "
-                                  "no rate can hold it")
+            raise SearchSpecError(
+                f"{where}: search.p99_ms {target:g} ms is at or below the delay of {delay} ms: no rate can hold it"
+            )

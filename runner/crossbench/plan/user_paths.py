@@ -5,12 +5,13 @@ same endpoint's C=1 point (figures/service_time.py), so every group measures C=1
 
 Its recorded form is the configuration's `[run] paths` and these groups: a resumed run and the analysis read the
 paths from there (experiment_schema.declare_paths)."""
+
 from __future__ import annotations
 
 import re
 
-SERVICE_CONCURRENCY = 1     # the level whose latency is a path's service time
-KEPT = ("kind", "concurrency", "options", "pipeline")      # what each path's group takes of the template
+SERVICE_CONCURRENCY = 1  # the level whose latency is a path's service time
+KEPT = ("kind", "concurrency", "options", "pipeline")  # what each path's group takes of the template
 
 
 def group_name(path: str, taken: set[str]) -> str:
@@ -39,4 +40,3 @@ def measure(config: dict, paths: list[str]) -> None:
         group["endpoint"] = {server: path for server in config["run"]["servers"]}
         made.append(group)
     config["group"] = made
-

@@ -1,16 +1,17 @@
 """The figures a cell is judged by: the seed's efficiency ratio, its direct counterpart, and the flags that
 say why a cell is not to be trusted. Pure functions, so every rule is tested on its own."""
+
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
 # A cell is flagged when ...
-RATIO_DISAGREEMENT = 0.10      # ... efficiency ratio and latency ratio differ by more than this (relative)
-MIN_ROUND_TRIPS = 3.0          # ... connections completed fewer requests each than this on average
-MIN_HELD_TRIPS = 1.0           # ... in a held window, whose edges cost no round trip: one answer each, or
-MIN_HELD_ANSWERS = 30          # this many in all (a queue of 5 rounds of 10 s answers 600 of 1000 in 30 s)
-LOADGEN_SATURATED_PCT = 90.0   # ... the load generator used more than this share of each core it had
+RATIO_DISAGREEMENT = 0.10  # ... efficiency ratio and latency ratio differ by more than this (relative)
+MIN_ROUND_TRIPS = 3.0  # ... connections completed fewer requests each than this on average
+MIN_HELD_TRIPS = 1.0  # ... in a held window, whose edges cost no round trip: one answer each, or
+MIN_HELD_ANSWERS = 30  # this many in all (a queue of 5 rounds of 10 s answers 600 of 1000 in 30 s)
+LOADGEN_SATURATED_PCT = 90.0  # ... the load generator used more than this share of each core it had
 # ... rps x mean latency passes concurrency x pipeline by more than this (relative): a window of its own generator
 # process has no request straddling its edges, so a connection's latencies sum to at most the window, and a held
 # window credits a straddling request by its share of life inside it (loadgen/held.py); the slack is for the 1 us
@@ -31,14 +32,15 @@ WINDOW_TOO_SHORT = "window_too_short"
 
 @dataclass(frozen=True)
 class Ratios:
-    efficiency_ratio: float | None       # (C / rps) / delay: the seed's figure, from the window's count
-    rps_steady: float | None             # C / mean latency (Little's law): free of the window-edge bias
-    latency_ratio: float | None          # mean latency / delay: the same idea measured directly; it is also
-                                         # (C / rps_steady) / delay, so no second "steady ratio" is kept
+    efficiency_ratio: float | None  # (C / rps) / delay: the seed's figure, from the window's count
+    rps_steady: float | None  # C / mean latency (Little's law): free of the window-edge bias
+    latency_ratio: float | None  # mean latency / delay: the same idea measured directly; it is also
+    # (C / rps_steady) / delay, so no second "steady ratio" is kept
 
 
-def ratios(concurrency: int, delay_ms: int, rps: float, mean_latency_ms: float | None,
-           loadgen_saturated: bool = False) -> Ratios:
+def ratios(
+    concurrency: int, delay_ms: int, rps: float, mean_latency_ms: float | None, loadgen_saturated: bool = False
+) -> Ratios:
     """In a closed loop every connection always has one request outstanding, so C = rps x mean latency
     (Little's law). The window's own count (rps) loses the requests still in flight when it ends: with a
     20 s window and a 1 s delay that is up to 5%; the latency mean does not have that edge. Little's law
@@ -64,8 +66,9 @@ def in_flight(rps: float, mean_latency_ms: float | None) -> float | None:
     return rps * mean_latency_ms / 1000 if mean_latency_ms is not None and rps > 0 else None
 
 
-def in_flight_over_concurrency(in_flight_: float | None, concurrency: int, pipeline: int = 1,
-                               rounding: float = 0.0) -> bool:
+def in_flight_over_concurrency(
+    in_flight_: float | None, concurrency: int, pipeline: int = 1, rounding: float = 0.0
+) -> bool:
     """A closed loop holds at most concurrency x pipeline requests at once: more on average means the latency
     figures hold samples no request had (wrk's own correction did, measured up to 2.36 x C) or the count is off.
     `rounding`: requests in flight the mean's rounding alone can add (rps x half its step)."""
@@ -101,8 +104,9 @@ def over_ceiling(rps: float, ceiling: float | None, window_s: float | None) -> b
     return ceiling is not None and bool(window_s) and rps > ceiling * (1 + MAX_WINDOW_BIAS) + 1 / window_s
 
 
-def off_concurrency(in_flight_: float | None, concurrency: int, mean_latency_ms: float | None,
-                    pipeline: int = 1, rounding: float = 0.0) -> bool:
+def off_concurrency(
+    in_flight_: float | None, concurrency: int, mean_latency_ms: float | None, pipeline: int = 1, rounding: float = 0.0
+) -> bool:
     """rps x mean latency off C x pipeline by more than MAX_WINDOW_BIAS, the generator's turnaround
     (TURNAROUND_ALLOWANCE_MS, below C only) and the mean's rounding allowed: in a closed loop every connection
     always has a request outstanding, so a held window whose edges cost nothing reads C unless its round trips did
@@ -114,13 +118,22 @@ def off_concurrency(in_flight_: float | None, concurrency: int, mean_latency_ms:
     return in_flight_ < below or in_flight_ > full * (1 + MAX_WINDOW_BIAS) + rounding
 
 
-def held_truth_broken(*, rps: float, ceiling: float | None, window_s: float | None, in_flight_: float | None,
-                      concurrency: int, mean_latency_ms: float | None, pipeline: int = 1,
-                      rounding: float = 0.0) -> bool:
+def held_truth_broken(
+    *,
+    rps: float,
+    ceiling: float | None,
+    window_s: float | None,
+    in_flight_: float | None,
+    concurrency: int,
+    mean_latency_ms: float | None,
+    pipeline: int = 1,
+    rounding: float = 0.0,
+) -> bool:
     """A held window whose figures break what the cell's mechanics fix (over_ceiling, off_concurrency): flag
     WINDOW_TOO_SHORT, the window too short for its round trips (window_for_bias says how long would do)."""
-    return over_ceiling(rps, ceiling, window_s) or off_concurrency(in_flight_, concurrency, mean_latency_ms,
-                                                                   pipeline, rounding)
+    return over_ceiling(rps, ceiling, window_s) or off_concurrency(
+        in_flight_, concurrency, mean_latency_ms, pipeline, rounding
+    )
 
 
 def window_for_bias(round_trip_s: float, bias: float = MAX_WINDOW_BIAS) -> float:
@@ -129,10 +142,21 @@ def window_for_bias(round_trip_s: float, bias: float = MAX_WINDOW_BIAS) -> float
     return round_trip_s / bias
 
 
-def flags(*, concurrency: int, requests: int, errors: dict[str, int], ratios_: Ratios,
-          window_s: float | None = None, mean_latency_ms: float | None = None, in_flight_: float | None = None,
-          pipeline: int = 1, rounding: float = 0.0, held: bool = False, rps: float = 0.0,
-          ceiling: float | None = None) -> list[str]:
+def flags(
+    *,
+    concurrency: int,
+    requests: int,
+    errors: dict[str, int],
+    ratios_: Ratios,
+    window_s: float | None = None,
+    mean_latency_ms: float | None = None,
+    in_flight_: float | None = None,
+    pipeline: int = 1,
+    rounding: float = 0.0,
+    held: bool = False,
+    rps: float = 0.0,
+    ceiling: float | None = None,
+) -> list[str]:
     """The closed-loop flags (the cell adds loadgen_saturated for every kind). ratio_disagreement: the two
     ratios differ by more than RATIO_DISAGREEMENT beyond what the window's edge explains (edge_allowance: only a
     window of its own loses the round trip in flight at its end; a held window's edges cost none);
@@ -153,9 +177,16 @@ def flags(*, concurrency: int, requests: int, errors: dict[str, int], ratios_: R
         found.append("ratio_disagreement")
     # a saturated generator spends time between requests that Little's law does not count (rps_steady null)
     steady = in_flight_ if ratios_.rps_steady is not None else None
-    if held and held_truth_broken(rps=rps, ceiling=ceiling, window_s=window_s, in_flight_=steady,
-                                  concurrency=concurrency, mean_latency_ms=mean_latency_ms, pipeline=pipeline,
-                                  rounding=rounding):
+    if held and held_truth_broken(
+        rps=rps,
+        ceiling=ceiling,
+        window_s=window_s,
+        in_flight_=steady,
+        concurrency=concurrency,
+        mean_latency_ms=mean_latency_ms,
+        pipeline=pipeline,
+        rounding=rounding,
+    ):
         found.append(WINDOW_TOO_SHORT)
     return found
 

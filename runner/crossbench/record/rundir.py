@@ -1,5 +1,6 @@
 """A run directory: metadata.json, plan.json (cell order), cells.jsonl (one record per finished cell, appended
 and synced as each cell ends, so an interrupted run keeps every finished cell), cells/<id>/ raw outputs."""
+
 from __future__ import annotations
 
 import json
@@ -36,8 +37,9 @@ class RunDir:
 
     def create(self, metadata: dict, plan: list[dict]) -> None:
         if self.cells_file.exists():
-            raise RunDirError(f"{self.path} already holds a run: continue it with --resume {self.path}, "
-                              "or give another --out")
+            raise RunDirError(
+                f"{self.path} already holds a run: continue it with --resume {self.path}, or give another --out"
+            )
         self.path.mkdir(parents=True, exist_ok=True)
         write_json(self.metadata_file, metadata)
         write_json(self.plan_file, plan)
@@ -62,7 +64,7 @@ class RunDir:
         with open(self.cells_file, "a+b") as out:
             out.seek(0, os.SEEK_END)
             if out.tell() and (out.seek(-1, os.SEEK_END), out.read(1))[1] != b"\n":
-                out.write(b"\n")      # a line torn by a crash mid-write stays alone (and skipped), never joined
+                out.write(b"\n")  # a line torn by a crash mid-write stays alone (and skipped), never joined
             out.write((json.dumps(record, sort_keys=True) + "\n").encode())
             out.flush()
             os.fsync(out.fileno())

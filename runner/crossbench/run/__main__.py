@@ -1,4 +1,5 @@
 """`python -m crossbench.run` (run_all.sh): the runner, run.py's main."""
+
 import sys
 
 from .run import main

@@ -2,6 +2,7 @@
 serves them, where the run puts it, and each path sent once. A server that started but says in its log that it did
 not deploy (a user's WAR Tomcat could not load: its first SEVERE line) and a path that answers other than 2xx (its
 status and the first bytes of its body) are refused in one line before any cell, with nothing left running."""
+
 from __future__ import annotations
 
 import tempfile
@@ -14,7 +15,7 @@ from crossbench.plan.cellplan import CellPlan
 
 from .run_checks import Refused
 
-BODY_SHOWN = 200        # bytes of a refused answer's body the refusal quotes
+BODY_SHOWN = 200  # bytes of a refused answer's body the refusal quotes
 ANSWER_TIMEOUT_S = 30.0  # one request to a server that just started (a first JSP compiles, a cache fills)
 
 
@@ -43,8 +44,9 @@ def check_answers(cells: list[CellPlan], placement) -> None:
                     for path in paths:
                         refuse_answer(server, path, *answer(running.url + path))
             except (servers.ServerFailed, oskit.PortInUse) as e:
-                raise Refused(f"{server}: the start before load that checks --path failed: "
-                              f"{' '.join(str(e).split())[:400]}") from None
+                raise Refused(
+                    f"{server}: the start before load that checks --path failed: {' '.join(str(e).split())[:400]}"
+                ) from None
 
 
 def refuse_undeployed(cell: CellPlan, log_path: Path) -> None:
@@ -70,5 +72,7 @@ def refuse_answer(server: str, path: str, status: int | None, body: bytes, error
         raise Refused(f"{server}: GET {path} got no answer before load ({error}); each --path must answer 2xx")
     if not 200 <= status < 300:
         shown = body.decode("utf-8", errors="replace")
-        raise Refused(f"{server}: GET {path} answered {status} before load; each --path must answer 2xx; its body "
-                      f"begins: {shown!r}")
+        raise Refused(
+            f"{server}: GET {path} answered {status} before load; each --path must answer 2xx; its body "
+            f"begins: {shown!r}"
+        )

@@ -2,6 +2,7 @@
 the Tomcat build, a tool a server or a kind of cell needs), each with the command that brings it. Nothing is
 installed, built, started or written; run_all.sh adds the Debian packages and the Python environment, which it
 checks itself. It runs on the standard library alone, so a fresh clone answers it before any set-up."""
+
 from __future__ import annotations
 
 import sys
@@ -17,9 +18,11 @@ def findings(run, cells) -> tuple[list[str], list[str]]:
     """What the checks before the first cell find, each said once in the order they run: (missing, refused).
     Missing: the pinned generators the run would build first and what a command installs (Missing); refused:
     every other refusal, which no installation lifts."""
-    missing = [f"{tool}, pinned, for {needing} cell(s): the run builds it first (minutes on 2 cores), or now: "
-               f"{INSTALL_GENERATOR} {tool} (with --dry-run: what building it needs)"
-               for tool, needing in unbuilt_generators(cells).items()]
+    missing = [
+        f"{tool}, pinned, for {needing} cell(s): the run builds it first (minutes on 2 cores), or now: "
+        f"{INSTALL_GENERATOR} {tool} (with --dry-run: what building it needs)"
+        for tool, needing in unbuilt_generators(cells).items()
+    ]
     refused = []
     for check in checks(run, cells):
         try:

@@ -1,4 +1,5 @@
 """What produced a run: machine, software versions, git revision. Recorded once per run."""
+
 from __future__ import annotations
 
 import importlib.metadata
@@ -11,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from crossbench import paths, pyenvs, servers
+from crossbench import pyenvs, servers
 from crossbench.hosts.facts import cpu_model
 from crossbench.jdk import JdkError, default_jdk, installed_jdks
 from crossbench.loadgen import ADAPTERS
@@ -27,7 +28,8 @@ def read_sysctl(name: str) -> str | None:
 
 
 def machine() -> dict:
-    import psutil    # at its use: the command lines load without the Python environment (runner/README.md)
+    import psutil  # at its use: the command lines load without the Python environment (runner/README.md)
+
     return {
         "cpu_model": cpu_model(),
         "cores": os.cpu_count(),
@@ -66,13 +68,26 @@ def pythons(cells) -> dict:
         if not isinstance(cell.plugin, servers.PythonServer):
             continue
         env = cell.plugin.python_env(cell.settings)
-        where = (f"{env.interpreter} in {env.path}" if env else
-                 f"{platform.python_version()} ({os.path.realpath(sys.executable)}) in the project's environment")
+        where = (
+            f"{env.interpreter} in {env.path}"
+            if env
+            else f"{platform.python_version()} ({os.path.realpath(sys.executable)}) in the project's environment"
+        )
         used[where] = None
     return {"found": [str(i) for i in pyenvs.installed()], "used": list(used)}
 
 
 def collect(run_id: str, config: dict, argv: list[str], cells=()) -> dict:
-    return {"schema_version": SCHEMA_VERSION, "run_id": run_id, "experiment": config["name"], "started_at": now_iso(),
-            "ended_at": None, "machine": machine(), "versions": versions(), "pythons": pythons(cells),
-            "git_revision": git_revision(), "command": argv, "config": config}
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "run_id": run_id,
+        "experiment": config["name"],
+        "started_at": now_iso(),
+        "ended_at": None,
+        "machine": machine(),
+        "versions": versions(),
+        "pythons": pythons(cells),
+        "git_revision": git_revision(),
+        "command": argv,
+        "config": config,
+    }

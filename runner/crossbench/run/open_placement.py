@@ -7,6 +7,7 @@ exactly), the server (with PgBouncer beside it on its host), nginx in front of i
 beside itself. What runs here listens on this machine's address that faces the hosts that must reach it. Not
 placed yet (refused before the run starts): seed 003's held connections from several load hosts (one client
 holds them), a declared server on a server host (its working directory is a path on this machine)."""
+
 from __future__ import annotations
 
 from contextlib import ExitStack
@@ -28,20 +29,29 @@ def refuse_unbuilt(hosts, cells) -> None:
     for cell in cells:
         if hosts.loadgen and DRIVERS[cell.kind].one_load_host:
             if len(hosts.loadgen) > 1:
-                raise HostsError(f"--hosts: {cell.cell_id}: a {cell.kind} cell runs from one load host (its "
-                                 "connections are held by one client process): give it one")
+                raise HostsError(
+                    f"--hosts: {cell.cell_id}: a {cell.kind} cell runs from one load host (its "
+                    "connections are held by one client process): give it one"
+                )
         elif hosts.loadgen and (cell.kind not in remote_kinds or load_tool(cell) not in MERGERS):
-            raise HostsError(f"--hosts: {cell.cell_id} is a {cell.kind} cell measured with {load_tool(cell)}; load "
-                             f"hosts run {', '.join(remote_kinds)} cells with {', '.join(MERGERS)} so far")
+            raise HostsError(
+                f"--hosts: {cell.cell_id} is a {cell.kind} cell measured with {load_tool(cell)}; load "
+                f"hosts run {', '.join(remote_kinds)} cells with {', '.join(MERGERS)} so far"
+            )
         if hosts.server and cell.kind not in remote_kinds:
-            raise HostsError(f"--hosts: {cell.cell_id}: a server on its own host runs {', '.join(remote_kinds)} "
-                             "cells so far")
+            raise HostsError(
+                f"--hosts: {cell.cell_id}: a server on its own host runs {', '.join(remote_kinds)} cells so far"
+            )
         if hosts.server and isinstance(cell.plugin, DeclaredPlugin):
-            raise HostsError(f"--hosts: {cell.cell_id}: a declared server ({cell.server}) runs on this machine so "
-                             "far (its working directory is a path here)")
+            raise HostsError(
+                f"--hosts: {cell.cell_id}: a declared server ({cell.server}) runs on this machine so "
+                "far (its working directory is a path here)"
+            )
         if hosts.server and needs_database(cell) and not hosts.db:
-            raise HostsError(f"--hosts: {cell.cell_id}: a server on its own host cannot reach a database on this "
-                             "machine's loopback: give the db role a host too")
+            raise HostsError(
+                f"--hosts: {cell.cell_id}: a server on its own host cannot reach a database on this "
+                "machine's loopback: give the db role a host too"
+            )
 
 
 def server_tools(hosts, cells) -> list[str]:
@@ -70,9 +80,10 @@ def open_placement(hosts_file: Path | None, cells, window_s: float, stack: ExitS
     hosts = load_hosts(hosts_file)
     refuse_unbuilt(hosts, cells)
     connections = open_masters(hosts, stack)
-    tools = {"loadgen": sorted({loadgen_binary(load_tool(c)) for c in cells if not DRIVERS[c.kind].one_load_host}),
-             "server": server_tools(hosts, cells),
-             **({"db": [str(hosts.db.python)]} if hosts.db else {}),
-             **({"proxy": [t.what for t in servers.proxy().tools]}
-                if hosts.proxy or any(c.proxy for c in cells) else {})}
+    tools = {
+        "loadgen": sorted({loadgen_binary(load_tool(c)) for c in cells if not DRIVERS[c.kind].one_load_host}),
+        "server": server_tools(hosts, cells),
+        **({"db": [str(hosts.db.python)]} if hosts.db else {}),
+        **({"proxy": [t.what for t in servers.proxy().tools]} if hosts.proxy or any(c.proxy for c in cells) else {}),
+    }
     return place(hosts, connections, check_hosts(hosts, tools, window_s, connections))

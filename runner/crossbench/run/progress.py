@@ -1,11 +1,12 @@
 """The progress line: cell i of N, what runs, its live figures (from the sampler), and the ETA."""
+
 from __future__ import annotations
 
 import sys
 import threading
 import time
 
-CELL_OVERHEAD_GUESS_S = 5.0   # start, verify, stop: replaced by the measured mean once a cell has run
+CELL_OVERHEAD_GUESS_S = 5.0  # start, verify, stop: replaced by the measured mean once a cell has run
 
 
 def fmt_duration(seconds: float) -> str:
@@ -16,7 +17,7 @@ def fmt_duration(seconds: float) -> str:
 class Progress:
     def __init__(self, total: int, planned_cell_s: float, stream=sys.stderr):
         self.total = total
-        self.planned_cell_s = planned_cell_s      # warm-up + window of one cell
+        self.planned_cell_s = planned_cell_s  # warm-up + window of one cell
         self.stream = stream
         self.tty = stream.isatty()
         self.done = 0
@@ -57,8 +58,11 @@ class Progress:
         parts = [self._label]
         if self._phase in ("warmup", "measure"):
             elapsed = time.monotonic() - self._phase_started
-            parts.append(f"{self._phase} {elapsed:.0f}/{self._phase_length:.0f} s" if self._phase_length is not None
-                         else f"{self._phase} {elapsed:.0f} s, to its request count")
+            parts.append(
+                f"{self._phase} {elapsed:.0f}/{self._phase_length:.0f} s"
+                if self._phase_length is not None
+                else f"{self._phase} {elapsed:.0f} s, to its request count"
+            )
         elif self._phase:
             parts.append(self._phase)
         sample = self._sampler.samples()[-1] if self._sampler and self._sampler.samples() else None
@@ -80,7 +84,7 @@ class Progress:
                 continue
             if self.tty:
                 self._write(self.line())
-            elif time.monotonic() - last_plain >= 15:   # logs and CI: a line now and then, not a flood
+            elif time.monotonic() - last_plain >= 15:  # logs and CI: a line now and then, not a flood
                 last_plain = time.monotonic()
                 self._write(self.line(), final=True)
 

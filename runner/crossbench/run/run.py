@@ -3,6 +3,7 @@ its cells into a run directory, then writes points.jsonl and draws the charts. T
 (run_all.sh's --help), the checks before the first cell run_checks.py, the loop over the cells run_loop.py. A run
 is plan(), execute_planned() and finish(); a refusal before the first cell is a Refusal (crossbench.refusal) with
 its exit status."""
+
 from __future__ import annotations
 
 import json
@@ -60,17 +61,26 @@ def plan_summary(resolved: Experiment, cells: list[CellPlan], todo: list[CellPla
         retry_note += f"; then each stack's best level in each group up to {run.best_level_launches} launches"
     if searching:
         retry_note += "; capacity searches: three launches at each start rate, then as many as the search asks"
-    precision_note = f" (then as many more as the first {rounds} launches' spread asks for an interval within " \
-                     f"{run.precision:g}, up to {run.max_launches})" \
-        if run.precision and run.max_launches > rounds else ""
+    precision_note = (
+        f" (then as many more as the first {rounds} launches' spread asks for an interval within "
+        f"{run.precision:g}, up to {run.max_launches})"
+        if run.precision and run.max_launches > rounds
+        else ""
+    )
     counted = sum(not DRIVERS[c.kind].ends_at_window for c in todo)
-    count_note = f" ({counted} of them run to a request count, not a window, and are counted here as " \
-                 "their window: the run takes longer)" if counted else ""
-    return (f"{resolved.name}: {len(cells)} cells ({len({c.point_id for c in cells})} points x {rounds} "
-            f"rounds{retry_note}{precision_note}), {len(todo)} to run, {run.warmup_s:g} s warm-up + "
-            f"{window} window each{held_note(cells)}; about {fmt_duration(progress.eta_s(len(todo)))}"
-            f"{count_note}; "
-            f"server on cores {list(run.server_cpus) or 'any'}, {run.loadgen} on cores {list(run.loadgen_cpus) or 'any'}")
+    count_note = (
+        f" ({counted} of them run to a request count, not a window, and are counted here as "
+        "their window: the run takes longer)"
+        if counted
+        else ""
+    )
+    return (
+        f"{resolved.name}: {len(cells)} cells ({len({c.point_id for c in cells})} points x {rounds} "
+        f"rounds{retry_note}{precision_note}), {len(todo)} to run, {run.warmup_s:g} s warm-up + "
+        f"{window} window each{held_note(cells)}; about {fmt_duration(progress.eta_s(len(todo)))}"
+        f"{count_note}; "
+        f"server on cores {list(run.server_cpus) or 'any'}, {run.loadgen} on cores {list(run.loadgen_cpus) or 'any'}"
+    )
 
 
 def held_note(cells: list[CellPlan]) -> str:
@@ -82,16 +92,26 @@ def held_note(cells: list[CellPlan]) -> str:
     notes = []
     if closed:
         over = [c for c in closed if DRIVERS[c.kind].over_budget(c)]
-        warning = (f"; {len(over)} of them wait on a queue longer than the held budget (e.g. {over[0].describe()}): "
-                   "their windows may open before it settles, flagged window_not_held if so") if over else ""
-        notes.append(f"{len(closed)} delayed cells held by {closed[0].loadgen}: one process each, {span(closed)} of "
-                     f"load, the window opening once the queue has settled{warning}")
+        warning = (
+            (
+                f"; {len(over)} of them wait on a queue longer than the held budget (e.g. {over[0].describe()}): "
+                "their windows may open before it settles, flagged window_not_held if so"
+            )
+            if over
+            else ""
+        )
+        notes.append(
+            f"{len(closed)} delayed cells held by {closed[0].loadgen}: one process each, {span(closed)} of "
+            f"load, the window opening once the queue has settled{warning}"
+        )
     if offered:
         later = sum(c.rate_share is not None for c in cells)
         auto = f", and {later} more once their peak sets their rate" if later else ""
-        notes.append(f"{len(offered)} open-loop cells held by {offered[0].loadgen}{auto}: one process each at its "
-                     f"rate, {span(offered)} of load, the window opening on the running load (a pool of connections "
-                     "opened before it)")
+        notes.append(
+            f"{len(offered)} open-loop cells held by {offered[0].loadgen}{auto}: one process each at its "
+            f"rate, {span(offered)} of load, the window opening on the running load (a pool of connections "
+            "opened before it)"
+        )
     return f" ({'; '.join(notes)})" if notes else ""
 
 
@@ -102,8 +122,10 @@ def span(cells: list[CellPlan]) -> str:
 
 def retried(cells: list[CellPlan], run_dir: RunDir, run: RunSettings) -> list[CellPlan]:
     """--retry-failed: new launches of the points whose launches all failed, numbered after the plan's cells."""
-    return [replace(cell, index=len(cells) + position)
-            for position, cell in enumerate(retry.retries(cells, run_dir.records(), run), 1)]
+    return [
+        replace(cell, index=len(cells) + position)
+        for position, cell in enumerate(retry.retries(cells, run_dir.records(), run), 1)
+    ]
 
 
 def timing(run_dir: RunDir, wall_s: float, planned_s: float) -> dict:
@@ -112,8 +134,11 @@ def timing(run_dir: RunDir, wall_s: float, planned_s: float) -> dict:
     before, _ = run_dir.load()
     wall_s += before.get("wall_s") or 0.0
     planned_s += before.get("planned_s") or 0.0
-    return {"wall_s": round(wall_s, 1), "planned_s": round(planned_s, 1),
-            "overhead_percent": round(100 * (wall_s / planned_s - 1), 2) if planned_s else None}
+    return {
+        "wall_s": round(wall_s, 1),
+        "planned_s": round(planned_s, 1),
+        "overhead_percent": round(100 * (wall_s / planned_s - 1), 2) if planned_s else None,
+    }
 
 
 def write_points(run_dir: RunDir, run: RunSettings) -> list[dict]:
@@ -136,14 +161,15 @@ def analyse(run_dir: RunDir, resolved: Experiment, workload=None) -> None:
         return
     try:
         crossbench_analysis.analyze(run_dir.path)
-    except crossbench_analysis.AnalysisError as e:   # the measurements are safe; only drawing failed
+    except crossbench_analysis.AnalysisError as e:  # the measurements are safe; only drawing failed
         print(f"run_all: charts incomplete: {e}\nredraw with ./analysis/analyze.sh {run_dir.path}", file=sys.stderr)
     if resolved.knees_at_end:
         print(knees.summary(knees.read_jsonl(run_dir.path / "charts" / "data" / knees.KNEES_FILE)), file=sys.stderr)
-    if resolved.advise_at_end or workload:    # maxThreads advice (advice.md, advice.json)
+    if resolved.advise_at_end or workload:  # maxThreads advice (advice.md, advice.json)
         from crossbench_analysis.advice import advice  # optional: as above, only when advice is asked for
+
         print(advice.at_end(run_dir.path, workload), file=sys.stderr)
-    found = findings.text(run_dir.path)     # the run's findings (findings.md), last before the report's path
+    found = findings.text(run_dir.path)  # the run's findings (findings.md), last before the report's path
     if found:
         print(found, file=sys.stderr)
     print(f"charts and report: {run_dir.path / 'report.html'}", file=sys.stderr)
@@ -152,10 +178,10 @@ def analyse(run_dir: RunDir, resolved: Experiment, workload=None) -> None:
 def main(argv=None) -> int:
     args = parse_args(argv)
     oskit.interrupt_on_signals()
-    with ExitStack() as remote:      # the hosts' SSH masters: closed last, whatever happens
+    with ExitStack() as remote:  # the hosts' SSH masters: closed last, whatever happens
         try:
             return run(args, remote)
-        except OSError as e:          # the run directory unwritable outside a cell (faults.py)
+        except OSError as e:  # the run directory unwritable outside a cell (faults.py)
             line = faults.write_error_line(e)
             if line is None:
                 raise
@@ -166,21 +192,22 @@ def main(argv=None) -> int:
 @dataclass
 class Planned:
     """A run ready for its first cell: what plan() found and opened."""
-    experiment: Experiment      # the configuration metadata.json records, typed: what the run and its decisions read
+
+    experiment: Experiment  # the configuration metadata.json records, typed: what the run and its decisions read
     cells: list[CellPlan]
     todo: list[CellPlan]
     run_dir: RunDir
     placement: Placement
     database: RunDatabase | None
     progress: Progress
-    cell_s: float               # a cell's mean warm-up and window
-    kept_before: int            # cells a resumed run had already
+    cell_s: float  # a cell's mean warm-up and window
+    kept_before: int  # cells a resumed run had already
 
 
 def run(args, remote: ExitStack) -> int:
     """Plan (or resume), execute, finish; a refusal before the first cell is one line and its exit status."""
     try:
-        if args.dry_run:        # the plan and what is missing, nothing run
+        if args.dry_run:  # the plan and what is missing, nothing run
             _, resolved, cells, run_dir, _ = planned_cells(args)
             return dry_run.show(resolved.run, summarised(resolved, cells, run_dir)[0])
         planned = plan(args, remote)
@@ -218,12 +245,12 @@ def plan(args, remote: ExitStack) -> Planned:
     config, resolved, cells, run_dir, again = planned_cells(args)
     preflight(resolved.run, cells)
     placement = open_placement(args.hosts, cells, min(c.duration_s for c in cells), remote)
-    check_answers(cells, placement)     # the user's paths (--path) answer 2xx, their server deployed
+    check_answers(cells, placement)  # the user's paths (--path) answer 2xx, their server deployed
     database = run_database(resolved.run, cells, run_dir, placement)
     todo, progress = summarised(resolved, cells, run_dir)
     if not args.resume:
         run_dir.create(metadata.collect(run_dir.path.name, config, sys.argv, cells), [c.to_dict() for c in cells])
-        run_dir.update_metadata(noise_floor=noise.floor())     # the machine's own noise, before any load
+        run_dir.update_metadata(noise_floor=noise.floor())  # the machine's own noise, before any load
     else:
         record_raise(run_dir, config)
     if again:
@@ -280,8 +307,10 @@ def raised_best_levels(run_dir: RunDir, config: dict, wanted: int | None) -> dic
     if wanted is None or wanted == had:
         return config
     if wanted < max(had, 2):
-        raise Refusal(f"--best-level-launches {wanted}: a resume raises a run's count ({had} in {run_dir.path}) to 2 "
-                      "or more, never lowers it (launches already made stay on the record)")
+        raise Refusal(
+            f"--best-level-launches {wanted}: a resume raises a run's count ({had} in {run_dir.path}) to 2 "
+            "or more, never lowers it (launches already made stay on the record)"
+        )
     return {**config, "run": {**config["run"], "best_level_launches": wanted}}
 
 
@@ -292,8 +321,10 @@ def record_raise(run_dir: RunDir, config: dict) -> None:
     had = metadata["config"].get("run", {}).get("best_level_launches", 0)
     wanted = config["run"].get("best_level_launches", 0)
     if wanted != had:
-        amended = [*metadata.get("amended", []), {"at": now_iso(), "git_revision": git_revision(),
-                                                   "best_level_launches": {"from": had, "to": wanted}}]
+        amended = [
+            *metadata.get("amended", []),
+            {"at": now_iso(), "git_revision": git_revision(), "best_level_launches": {"from": had, "to": wanted}},
+        ]
         run_dir.update_metadata(config=config, amended=amended)
 
 
@@ -310,11 +341,14 @@ def interrupted(planned: Planned, wall_s: float) -> int:
     """Ctrl-C (or SIGTERM, SIGHUP): every cell kept, points written, how to finish; exit status 130."""
     run_dir = planned.run_dir
     planned.progress.close()
-    launched = len(run_dir.finished_ids()) - planned.kept_before     # the cells this sitting kept
+    launched = len(run_dir.finished_ids()) - planned.kept_before  # the cells this sitting kept
     run_dir.update_metadata(**timing(run_dir, wall_s, launched * planned.cell_s))
     write_points(run_dir, planned.experiment.run)
-    print(f"\nrun_all: interrupted; {len(run_dir.finished_ids())} cells kept in {run_dir.path}; "
-          f"finish with: ./runner/run_all.sh --resume {run_dir.path}", file=sys.stderr)
+    print(
+        f"\nrun_all: interrupted; {len(run_dir.finished_ids())} cells kept in {run_dir.path}; "
+        f"finish with: ./runner/run_all.sh --resume {run_dir.path}",
+        file=sys.stderr,
+    )
     return 130
 
 
@@ -324,15 +358,18 @@ def finish(planned: Planned, args, launched: int, wall_s: float) -> int:
     run_dir, run = planned.run_dir, planned.experiment.run
     planned.progress.close()
     run_dir.update_metadata(ended_at=now_iso(), **timing(run_dir, wall_s, launched * planned.cell_s))
-    print(f"run_all: {launched} cells in {fmt_duration(wall_s)} (windows and warm-ups "
-          f"{fmt_duration(launched * planned.cell_s)}); results in {run_dir.path}", file=sys.stderr)
+    print(
+        f"run_all: {launched} cells in {fmt_duration(wall_s)} (windows and warm-ups "
+        f"{fmt_duration(launched * planned.cell_s)}); results in {run_dir.path}",
+        file=sys.stderr,
+    )
     point_records = write_points(run_dir, run)
     if run.precision:
         print(f"run_all: {precision.summary(point_records, run.precision)}", file=sys.stderr)
     found = write_capacity(run_dir, planned.experiment)
     if not args.no_analysis:
         analyse(run_dir, planned.experiment, args.workload)
-    if found and args.no_analysis:        # else the findings, printed last, say it with the rest
+    if found and args.no_analysis:  # else the findings, printed last, say it with the rest
         print(capacity_words.summary(found), file=sys.stderr)
     return judged(run_dir, point_records, args.slo)
 
@@ -354,8 +391,10 @@ def judged(run_dir: RunDir, point_records: list[dict], targets: list[slo.Target]
     (run_dir.path / "slo.json").write_text(json.dumps(slo.as_records(judgements), indent=1) + "\n")
     print(slo.summary(judgements), file=sys.stderr)
     if slo.failed(judgements):
-        print(f"run_all: a point failed its target (slo.json in {run_dir.path}): exit status {slo.EXIT_FAILED}",
-              file=sys.stderr)
+        print(
+            f"run_all: a point failed its target (slo.json in {run_dir.path}): exit status {slo.EXIT_FAILED}",
+            file=sys.stderr,
+        )
         return slo.EXIT_FAILED
     return 0
 

@@ -8,6 +8,7 @@ Times take their unit as wrk and k6 take them (500ms, 1.5s, 30s, 2m, 1h, 1m30s):
 Defaults are those of the experiment that will run (--experiment, --quick), shown below for it.
 An option given twice with different values is refused.
 """
+
 # This docstring is run_all.sh's --help: this module is its command line (options, their checks, --quick);
 # the run itself is run.py.
 from __future__ import annotations
@@ -17,8 +18,8 @@ import sys
 from pathlib import Path
 
 from crossbench import durations, endpoints, loadgen, paths, servers, version
-from crossbench.options import refuse_repeated
 from crossbench.decide import slo
+from crossbench.options import refuse_repeated
 from crossbench.plan.experiment_schema import AUTO_RATES
 from crossbench.refusal import Refusal
 from crossbench_contract.delay import MAX_DELAY_MS
@@ -27,7 +28,7 @@ from . import run_help, server_files
 from .serve import knob_argument
 
 DEFAULT_EXPERIMENT = "seed002"
-WAR_EXPERIMENT = "your-war"         # what --war runs unless --experiment names another
+WAR_EXPERIMENT = "your-war"  # what --war runs unless --experiment names another
 
 
 def sends_on_schedule(adapter) -> bool:
@@ -47,24 +48,28 @@ def tools_that(kind) -> str:
 
 def integers(least: int, many: bool):
     """An argparse type: an integer from `least` up (`many`: a comma-separated list of them)."""
+
     def parse(text: str):
         try:
             values = [int(v) for v in text.split(",") if v.strip()] if many else [int(text)]
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {'integers separated by commas' if many else 'an integer'}, "
-                                             f"not {text!r}") from None
+            raise argparse.ArgumentTypeError(
+                f"expected {'integers separated by commas' if many else 'an integer'}, not {text!r}"
+            ) from None
         if not values or any(v < least for v in values):
-            raise argparse.ArgumentTypeError(f"expected {'integers' if many else 'an integer'} from {least} up, "
-                                             f"not {text!r}")
+            raise argparse.ArgumentTypeError(
+                f"expected {'integers' if many else 'an integer'} from {least} up, not {text!r}"
+            )
         return values if many else values[0]
+
     parse.__name__ = "integer list" if many else "integer"
     return parse
 
 
-int_list = integers(0, many=True)           # cores: 0 is the first
-positive_list = integers(1, many=True)      # concurrency: at least one connection
-positive_int = integers(1, many=False)      # repetitions, launches, threads
-count = integers(0, many=False)             # --best-level-launches: 0 is off
+int_list = integers(0, many=True)  # cores: 0 is the first
+positive_list = integers(1, many=True)  # concurrency: at least one connection
+positive_int = integers(1, many=False)  # repetitions, launches, threads
+count = integers(0, many=False)  # --best-level-launches: 0 is off
 
 
 def rate_list(text: str) -> list[int] | str:
@@ -87,17 +92,19 @@ def share(text: str) -> float | bool:
 
 def duration(zero: bool):
     """An argparse type: a duration (crossbench.durations) in seconds; `zero` False refuses 0 too."""
+
     def parse(text: str) -> float:
         try:
             return durations.seconds(text, zero=zero)
         except durations.DurationError as e:
             raise argparse.ArgumentTypeError(str(e)) from None
+
     parse.__name__ = "duration"
     return parse
 
 
-window = duration(zero=False)       # --duration: a window of 0 measures nothing
-span = duration(zero=True)          # --warmup, --keep-up: 0 is none
+window = duration(zero=False)  # --duration: a window of 0 measures nothing
+span = duration(zero=True)  # --warmup, --keep-up: 0 is none
 
 
 def delay_list(text: str) -> list[int]:
@@ -128,86 +135,197 @@ def build_parser(name: str = DEFAULT_EXPERIMENT) -> argparse.ArgumentParser:
 
     def default(dest: str) -> str:
         return run_help.note(shown, name, dest).replace("%", "%%")
-    p = argparse.ArgumentParser(prog="run_all.sh", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+
+    p = argparse.ArgumentParser(
+        prog="run_all.sh", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--experiment", default=DEFAULT_EXPERIMENT, help="name under runner/experiments/ or a .toml path")
-    p.add_argument("--server-file", action="append", default=[], metavar="PATH", dest="server_files",
-                   help="a TOML file declaring servers as data ([server.NAME]: command, ready, stop, knobs; "
-                        "examples/tornado-declared.toml), added to the experiment's; repeatable")
+    p.add_argument(
+        "--server-file",
+        action="append",
+        default=[],
+        metavar="PATH",
+        dest="server_files",
+        help="a TOML file declaring servers as data ([server.NAME]: command, ready, stop, knobs; "
+        "examples/tornado-declared.toml), added to the experiment's; repeatable",
+    )
     p.add_argument("--quick", action="store_true", help="the quick profile (experiment 'quick')")
     p.add_argument("--out", type=Path, help="run directory (default results/<run-id>/)")
     p.add_argument("--resume", type=Path, metavar="DIR", help="finish an interrupted run: only missing cells")
-    p.add_argument("--retry-failed", action="store_true", help="with --resume: launch again the points whose "
-                   "launches all failed (after a fix), as many launches as the first rounds; the failed ones stay "
-                   "on the record")
-    p.add_argument("--dry-run", action="store_true", help="print the plan and what this machine lacks to run it, "
-                   "each with the command that installs it; installs, builds and writes nothing")
+    p.add_argument(
+        "--retry-failed",
+        action="store_true",
+        help="with --resume: launch again the points whose "
+        "launches all failed (after a fix), as many launches as the first rounds; the failed ones stay "
+        "on the record",
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the plan and what this machine lacks to run it, "
+        "each with the command that installs it; installs, builds and writes nothing",
+    )
     p.add_argument("--no-analysis", action="store_true", help="do not draw charts at the end")
-    p.add_argument("--keep-up", type=span, default=0.0, dest="keep_up_s", metavar="TIME",
-                   help="keep each cell's server up this long after its window, its pid printed (attach VisualVM to "
-                        "the JVM that was measured), e.g. 5m (default 0: stopped at once)")
-    p.add_argument("--hold-s", type=span, dest="keep_up_s", help=argparse.SUPPRESS)   # another name of --keep-up
+    p.add_argument(
+        "--keep-up",
+        type=span,
+        default=0.0,
+        dest="keep_up_s",
+        metavar="TIME",
+        help="keep each cell's server up this long after its window, its pid printed (attach VisualVM to "
+        "the JVM that was measured), e.g. 5m (default 0: stopped at once)",
+    )
+    p.add_argument("--hold-s", type=span, dest="keep_up_s", help=argparse.SUPPRESS)  # another name of --keep-up
     version.add_option(p)
-    p.add_argument("--hosts", type=Path, metavar="FILE", help="roles on other machines over SSH (TOML: README, "
-                   "\"Running on several machines\"); without it every role runs here")
+    p.add_argument(
+        "--hosts",
+        type=Path,
+        metavar="FILE",
+        help="roles on other machines over SSH (TOML: README, "
+        "\"Running on several machines\"); without it every role runs here",
+    )
     m = p.add_argument_group("matrix overrides (replace the experiment file's values)")
-    m.add_argument("--servers", type=name_list, help="only these servers, comma-separated: "
-                   f"{', '.join(servers.PLUGINS)}{default('servers')}")
+    m.add_argument(
+        "--servers",
+        type=name_list,
+        help=f"only these servers, comma-separated: {', '.join(servers.PLUGINS)}{default('servers')}",
+    )
     m.add_argument("--groups", type=name_list, help="only these groups of the experiment (e.g. static,delay)")
-    m.add_argument("--concurrency", type=positive_list, help="closed loop: connections; open loop: most in flight"
-                   f"{default('concurrency')}")
-    m.add_argument("--rates", type=rate_list, help=f"open loop (--loadgen {tools_that(sends_on_schedule)}): offered "
-                   "requests per second, or 'auto' (10%% to 120%% of the closed-loop peak, measured first)"
-                   f"{default('rates')}")
-    m.add_argument("--delays", type=delay_list, dest="delays_ms", help="the endpoints' delays, comma-separated, "
-                   f"each with its unit (1s,3s or 250ms){default('delays_ms')}")
-    m.add_argument("--path", action="append", type=user_path, dest="paths", metavar="PATH",
-                   help="your own request (a GET of this path, e.g. /api/orders?id=7) as the workload instead of the "
-                        "experiment's groups: one group per path (repeatable), swept over the experiment's "
-                        "concurrency and C=1, whose latency is the path's service time (its ratios' 1.0); each path "
-                        "must answer 2xx once before load")
-    m.add_argument("--db-url", help="database cells: use this PostgreSQL (holding the tables, ./runner/db.sh load) "
-                   "instead of the run's own cluster")
-    m.add_argument("--duration", type=window, dest="duration_s", metavar="TIME",
-                   help=f"measured window per cell, above 0: 500ms, 30s, 2m, 1m30s{default('duration_s')}")
-    m.add_argument("--warmup", type=span, dest="warmup_s", metavar="TIME",
-                   help="unrecorded warm-up per cell (held windows: the least held before the window), e.g. 5s or 0"
-                        f"{default('warmup_s')}")
-    m.add_argument("--repetitions", type=positive_int, help="launches of every point, in rounds (every point once, "
-                   f"then again){default('repetitions')}")
-    m.add_argument("--precision", type=share, help="launch each point as often as the spread of its first "
-                   "--min-launches launches says its headline figure's 95%% interval needs to be within this share "
-                   "(e.g. 0.03; Stein's two-stage rule), at most --max-launches; "
-                   "off: the experiment's repetitions only (the seeds' own protocols)"
-                   f"{default('precision')}")
-    m.add_argument("--min-launches", type=positive_int, dest="min_launches", help="with --precision: first rounds, "
-                   f"at least 3{default('min_launches')}")
-    m.add_argument("--max-launches", type=positive_int, dest="max_launches", help="with --precision: at most"
-                   f"{default('max_launches')}")
-    m.add_argument("--best-level-launches", type=count, dest="best_level_launches", metavar="N",
-                   help="TechEmpower's experiments: launch each stack's best level to N launches, the one that "
-                        "picked it included, and state it from the others (0: off); with --resume, raises a run's "
-                        "count (a tfb run of 3 brought to 4)" + default("best_level_launches"))
+    m.add_argument(
+        "--concurrency",
+        type=positive_list,
+        help=f"closed loop: connections; open loop: most in flight{default('concurrency')}",
+    )
+    m.add_argument(
+        "--rates",
+        type=rate_list,
+        help=f"open loop (--loadgen {tools_that(sends_on_schedule)}): offered "
+        "requests per second, or 'auto' (10%% to 120%% of the closed-loop peak, measured first)"
+        f"{default('rates')}",
+    )
+    m.add_argument(
+        "--delays",
+        type=delay_list,
+        dest="delays_ms",
+        help=f"the endpoints' delays, comma-separated, each with its unit (1s,3s or 250ms){default('delays_ms')}",
+    )
+    m.add_argument(
+        "--path",
+        action="append",
+        type=user_path,
+        dest="paths",
+        metavar="PATH",
+        help="your own request (a GET of this path, e.g. /api/orders?id=7) as the workload instead of the "
+        "experiment's groups: one group per path (repeatable), swept over the experiment's "
+        "concurrency and C=1, whose latency is the path's service time (its ratios' 1.0); each path "
+        "must answer 2xx once before load",
+    )
+    m.add_argument(
+        "--db-url",
+        help="database cells: use this PostgreSQL (holding the tables, ./runner/db.sh load) "
+        "instead of the run's own cluster",
+    )
+    m.add_argument(
+        "--duration",
+        type=window,
+        dest="duration_s",
+        metavar="TIME",
+        help=f"measured window per cell, above 0: 500ms, 30s, 2m, 1m30s{default('duration_s')}",
+    )
+    m.add_argument(
+        "--warmup",
+        type=span,
+        dest="warmup_s",
+        metavar="TIME",
+        help="unrecorded warm-up per cell (held windows: the least held before the window), e.g. 5s or 0"
+        f"{default('warmup_s')}",
+    )
+    m.add_argument(
+        "--repetitions",
+        type=positive_int,
+        help=f"launches of every point, in rounds (every point once, then again){default('repetitions')}",
+    )
+    m.add_argument(
+        "--precision",
+        type=share,
+        help="launch each point as often as the spread of its first "
+        "--min-launches launches says its headline figure's 95%% interval needs to be within this share "
+        "(e.g. 0.03; Stein's two-stage rule), at most --max-launches; "
+        "off: the experiment's repetitions only (the seeds' own protocols)"
+        f"{default('precision')}",
+    )
+    m.add_argument(
+        "--min-launches",
+        type=positive_int,
+        dest="min_launches",
+        help=f"with --precision: first rounds, at least 3{default('min_launches')}",
+    )
+    m.add_argument(
+        "--max-launches",
+        type=positive_int,
+        dest="max_launches",
+        help=f"with --precision: at most{default('max_launches')}",
+    )
+    m.add_argument(
+        "--best-level-launches",
+        type=count,
+        dest="best_level_launches",
+        metavar="N",
+        help="TechEmpower's experiments: launch each stack's best level to N launches, the one that "
+        "picked it included, and state it from the others (0: off); with --resume, raises a run's "
+        "count (a tfb run of 3 brought to 4)" + default("best_level_launches"),
+    )
     m.add_argument("--shuffle", action="store_true", default=None, help="shuffle each round's order (the default)")
     m.add_argument("--no-shuffle", dest="shuffle", action="store_false", help="run each round in plan order")
-    m.add_argument("--loadgen", choices=sorted(loadgen.ADAPTERS), help="the load generator of every cell "
-                   f"{default('loadgen')}; delayed closed-loop cells of held_windows experiments go to oha")
-    m.add_argument("--connection-close", dest="keepalive", action="store_false", default=None,
-                   help=f"one connection per request (as {tools_that(closes_connections)}) instead of keep-alive")
+    m.add_argument(
+        "--loadgen",
+        choices=sorted(loadgen.ADAPTERS),
+        help="the load generator of every cell "
+        f"{default('loadgen')}; delayed closed-loop cells of held_windows experiments go to oha",
+    )
+    m.add_argument(
+        "--connection-close",
+        dest="keepalive",
+        action="store_false",
+        default=None,
+        help=f"one connection per request (as {tools_that(closes_connections)}) instead of keep-alive",
+    )
     in_file = run_help.knob_defaults(name, servers.PLUGINS.values())
     for knob_name, knob in server_knobs().items():
-        knob_argument(m, knob, sweep=True, help_prefix=f"[{', '.join(knob_owners(knob_name))}] ",
-                      default_note=defaults_note(knob_name, name, in_file.get(knob_name)))
-    m.add_argument("--server-cpus", type=int_list, metavar="CORES", help="pin the server to these cores, e.g. 1 "
-                   f"or 2,3{default('server_cpus')}")
-    m.add_argument("--loadgen-cpus", type=int_list, metavar="CORES", help="pin the load generator to these cores"
-                   f"{default('loadgen_cpus')}")
-    m.add_argument("--loadgen-threads", type=positive_int, metavar="N", help="the load generator's threads (wrk -t, "
-                   f"oha's runtime){default('loadgen_threads')}")
+        knob_argument(
+            m,
+            knob,
+            sweep=True,
+            help_prefix=f"[{', '.join(knob_owners(knob_name))}] ",
+            default_note=defaults_note(knob_name, name, in_file.get(knob_name)),
+        )
+    m.add_argument(
+        "--server-cpus",
+        type=int_list,
+        metavar="CORES",
+        help=f"pin the server to these cores, e.g. 1 or 2,3{default('server_cpus')}",
+    )
+    m.add_argument(
+        "--loadgen-cpus",
+        type=int_list,
+        metavar="CORES",
+        help=f"pin the load generator to these cores{default('loadgen_cpus')}",
+    )
+    m.add_argument(
+        "--loadgen-threads",
+        type=positive_int,
+        metavar="N",
+        help=f"the load generator's threads (wrk -t, oha's runtime){default('loadgen_threads')}",
+    )
     t = p.add_argument_group("service-level targets (any experiment)")
-    t.add_argument("--slo", action="append", default=[], metavar="TARGET",
-                   help="judge every point against a target, e.g. 'p99<300ms', 'rps>500', 'errors<0.1%%' (again for "
-                        "more): pass / fail / undecided by its 95%% interval; exit status 99 when a point fails")
+    t.add_argument(
+        "--slo",
+        action="append",
+        default=[],
+        metavar="TARGET",
+        help="judge every point against a target, e.g. 'p99<300ms', 'rps>500', 'errors<0.1%%' (again for "
+        "more): pass / fail / undecided by its 95%% interval; exit status 99 when a point fails",
+    )
     a = p.add_argument_group("maxThreads advice at the end (the maxthreads experiments; also ./analysis/advise.sh)")
     a.add_argument("--advise-rate", type=float, metavar="REQ_PER_S", help="your arrival rate, requests per second")
     a.add_argument("--advise-hold-ms", type=float, metavar="MS", help="how long one request holds a thread, ms")
@@ -217,7 +335,7 @@ def build_parser(name: str = DEFAULT_EXPERIMENT) -> argparse.ArgumentParser:
 
 def parse_args(argv):
     given = sys.argv[1:] if argv is None else list(argv)
-    try:        # --server-file's servers first: their knobs are options of the parser below
+    try:  # --server-file's servers first: their knobs are options of the parser below
         server_files.declare(given)
     except Refusal as e:
         print(f"run_all: {e}", file=sys.stderr)
@@ -229,21 +347,23 @@ def parse_args(argv):
     try:
         args.workload = advice_workload(args)
         args.slo = [slo.parse(text) for text in args.slo]
-    except ValueError as e:          # the analysis' WorkloadRefused, slo.SloError: refused before anything runs
+    except ValueError as e:  # the analysis' WorkloadRefused, slo.SloError: refused before anything runs
         p.exit(2, f"run_all: {e}\n")
     if args.quick:
         args.experiment = quick_variant(p, args.experiment)
     if args.resume and args.out:
         p.error("--resume DIR continues that directory; --out does not go with it")
     if args.resume and (given := matrix_given(p, args) - {"--best-level-launches"}):
-        p.error(f"--resume DIR continues that run as it was planned; {', '.join(sorted(given))} does not go with it "
-                "(only --best-level-launches, to raise its count)")
+        p.error(
+            f"--resume DIR continues that run as it was planned; {', '.join(sorted(given))} does not go with it "
+            "(only --best-level-launches, to raise its count)"
+        )
     if args.resume and args.server_files:
-        p.error("--resume DIR continues that run with the declared servers it recorded; --server-file does not go "
-                "with it")
+        p.error(
+            "--resume DIR continues that run with the declared servers it recorded; --server-file does not go with it"
+        )
     if args.retry_failed and not args.resume:
-        p.error("--retry-failed goes with --resume DIR: it launches again that run's points whose launches all "
-                "failed")
+        p.error("--retry-failed goes with --resume DIR: it launches again that run's points whose launches all failed")
     return args
 
 
@@ -252,10 +372,12 @@ def war_experiment(p: argparse.ArgumentParser, args, given: list[str]) -> None:
     --experiment it runs the your-war sweep."""
     if not getattr(args, "war", None):
         return
-    args.war = str(Path(args.war).resolve())     # as the run records it: a resume from elsewhere finds it
+    args.war = str(Path(args.war).resolve())  # as the run records it: a resume from elsewhere finds it
     if not args.paths:
-        p.error("--war: name the requests to measure with --path (e.g. --path /app/hello): your WAR serves none of "
-                "the suite's endpoints")
+        p.error(
+            "--war: name the requests to measure with --path (e.g. --path /app/hello): your WAR serves none of "
+            "the suite's endpoints"
+        )
     if not any(word == "--experiment" or word.startswith("--experiment=") for word in given):
         args.experiment = WAR_EXPERIMENT
 
@@ -265,7 +387,7 @@ def matrix_given(p: argparse.ArgumentParser, args) -> set[str]:
     --shuffle and --no-shuffle, named together)."""
     [matrix] = [g for g in p._action_groups if g.title and g.title.startswith("matrix overrides")]
     names: dict[str, list[str]] = {}
-    unset: dict[str, object] = {}       # a destination's value when no option of it is given: its first one's default
+    unset: dict[str, object] = {}  # a destination's value when no option of it is given: its first one's default
     for action in matrix._group_actions:
         names.setdefault(action.dest, []).append(action.option_strings[0])
         unset.setdefault(action.dest, action.default)
@@ -278,6 +400,7 @@ def advice_workload(args):
     if all(v is None for v in given):
         return None
     from crossbench_analysis.judge.workload import checked  # optional: the analysis package, only for --advise-*
+
     return checked(*given, names=("--advise-rate", "--advise-hold-ms", "--advise-p99-ms"))
 
 
@@ -289,8 +412,7 @@ def server_knobs() -> dict:
 def defaults_note(name: str, experiment_name: str, in_file: str | None) -> str:
     """A knob's defaults as run_all sees them: the experiment file's value when it sets one, else each server's
     own."""
-    own = "; ".join(f"{p.name} {knob_default(k)}" for p in servers.PLUGINS.values() for k in p.knobs
-                    if k.name == name)
+    own = "; ".join(f"{p.name} {knob_default(k)}" for p in servers.PLUGINS.values() for k in p.knobs if k.name == name)
     if in_file:
         return f"(default: {experiment_name}'s {in_file}; else the server's own: {own})".replace("%", "%%")
     return f"(default: the server's own: {own})"
@@ -313,5 +435,7 @@ def quick_variant(parser, name: str) -> str:
         return name
     if (paths.EXPERIMENTS / f"{name}-quick.toml").is_file():
         return f"{name}-quick"
-    parser.error(f"--quick: experiment {name} has no quick variant ({name}-quick.toml); run it without --quick "
-                 f"or shorten it with --duration")
+    parser.error(
+        f"--quick: experiment {name} has no quick variant ({name}-quick.toml); run it without --quick "
+        f"or shorten it with --duration"
+    )

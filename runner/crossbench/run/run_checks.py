@@ -2,15 +2,16 @@
 run are skipped with a message, the runner is pinned to the load generator's cores, the run's database is
 found or started (--db-url's, the db host's, else a cluster of its own), and what a server makes on its first
 start is made by an unmeasured one (prime_servers)."""
+
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Callable
 
 from crossbench import loadgen, oskit, paths, pyvenv, servers
 from crossbench.database import stack
@@ -33,8 +34,9 @@ def unbuilt_generators(cells: list[CellPlan]) -> dict[str, int]:
     """The pinned generators the cells need (LoadGenerator.binary: oha, k6) that the tools cache lacks, each with
     how many cells need it."""
     pinned = {name for name, generator in loadgen.ADAPTERS.items() if generator.binary is not None}
-    missing = sorted({cell.loadgen for cell in cells if cell.loadgen in pinned
-                      and not loadgen.get(cell.loadgen).available()})
+    missing = sorted(
+        {cell.loadgen for cell in cells if cell.loadgen in pinned and not loadgen.get(cell.loadgen).available()}
+    )
     return {tool: sum(cell.loadgen == tool for cell in cells) for tool in missing}
 
 
@@ -43,11 +45,17 @@ def build_generators(cells: list[CellPlan]) -> None:
     packages: the README's two commands are all the set-up any experiment needs. install-openloop.sh prints its
     progress and build time; Refused when it fails."""
     for tool, needing in unbuilt_generators(cells).items():
-        print(f"run_all: {needing} cell(s) need {tool}, not built yet: building it once into the tools cache "
-              "(runner/install-openloop.sh: minutes on 2 cores, reused after)", file=sys.stderr, flush=True)
+        print(
+            f"run_all: {needing} cell(s) need {tool}, not built yet: building it once into the tools cache "
+            "(runner/install-openloop.sh: minutes on 2 cores, reused after)",
+            file=sys.stderr,
+            flush=True,
+        )
         script = paths.RUNNER / "install-openloop.sh"
-        if subprocess.run([str(script), tool], stdin=subprocess.DEVNULL).returncode != 0 or \
-                not loadgen.get(tool).available():
+        if (
+            subprocess.run([str(script), tool], stdin=subprocess.DEVNULL).returncode != 0
+            or not loadgen.get(tool).available()
+        ):
             raise Refused(f"{tool} could not be built ({script} {tool} failed, its reason above)")
 
 
@@ -59,16 +67,20 @@ def build_python_envs(cells: list[CellPlan]) -> None:
         try:
             env = cell.plugin.python_env(cell.settings)
         except servers.CannotRunHere:
-            continue            # said by the preflight that follows
+            continue  # said by the preflight that follows
         if env is not None and not env.ready():
             wanted[env.path] = env
     for env in wanted.values():
-        print(f"run_all: building the environment of Python {env.interpreter} once into the tools cache "
-              f"({env.path}: a minute or two, from PyPI)", file=sys.stderr, flush=True)
+        print(
+            f"run_all: building the environment of Python {env.interpreter} once into the tools cache "
+            f"({env.path}: a minute or two, from PyPI)",
+            file=sys.stderr,
+            flush=True,
+        )
         try:
             env.build()
         except pyvenv.EnvBuildFailed:
-            pass                # its cells are left out by the preflight, with the reason
+            pass  # its cells are left out by the preflight, with the reason
 
 
 def preflight(run: RunSettings, cells: list[CellPlan]) -> None:
@@ -86,12 +98,14 @@ def checks(run: RunSettings, cells: list[CellPlan]) -> list[Callable[[], None]]:
     database's binaries, the noise floor's setting. A dry run makes them all and lists what they refuse."""
     found = [partial(DRIVERS[cell.kind].preflight, cell) for cell in cells]
     found += [partial(cell.plugin.preflight, cell.settings) for cell in one_per_variant(cells)]
-    found += [partial(check_cores, run),
-              # RLIMIT_NOFILE is per process: the client and the server are separate processes and each holds one
-              # end of a connection; both inherit the runner's limit.
-              partial(oskit.raise_open_files, max(c.concurrency for c in cells)),
-              partial(stack.preflight, cells, run.db_url),
-              noise.floor_seconds]         # refuses a bad $CROSSBENCH_NOISE_FLOOR_S before anything runs
+    found += [
+        partial(check_cores, run),
+        # RLIMIT_NOFILE is per process: the client and the server are separate processes and each holds one
+        # end of a connection; both inherit the runner's limit.
+        partial(oskit.raise_open_files, max(c.concurrency for c in cells)),
+        partial(stack.preflight, cells, run.db_url),
+        noise.floor_seconds,
+    ]  # refuses a bad $CROSSBENCH_NOISE_FLOOR_S before anything runs
     return found
 
 
@@ -100,8 +114,9 @@ def check_cores(run: RunSettings) -> None:
     for key, cores in (("server_cpus", run.server_cpus), ("loadgen_cpus", run.loadgen_cpus)):
         missing = set(cores) - usable
         if missing:
-            raise Refused(f"{key} {list(cores)}: cores {sorted(missing)} are not available here "
-                          f"(usable: {sorted(usable)})")
+            raise Refused(
+                f"{key} {list(cores)}: cores {sorted(missing)} are not available here (usable: {sorted(usable)})"
+            )
 
 
 def one_per_variant(cells: list[CellPlan]) -> list[CellPlan]:

@@ -1,6 +1,7 @@
 """The defaults run_all.sh's --help shows beside the matrix overrides: the values of the experiment that will run
 (--experiment NAME, --quick: its quick variant; else the default one), read from its file, so that a default
 shown is the one the run takes."""
+
 from __future__ import annotations
 
 import argparse
@@ -49,8 +50,8 @@ def defaults(name: str) -> dict[str, str]:
         "loadgen_threads": str(run["loadgen_threads"]),
         "concurrency": per_group(groups, "concurrency", listed),
         "delays_ms": per_group(groups, "delays_ms", lambda ms: ",".join(durations.text(v / 1000) for v in ms)),
-        "rates": per_group(groups, "rates", lambda r: r if isinstance(r, str) else listed(r)) or
-        (listed(run["rates"]) if isinstance(run.get("rates"), list) else run.get("rates") or ""),
+        "rates": per_group(groups, "rates", lambda r: r if isinstance(r, str) else listed(r))
+        or (listed(run["rates"]) if isinstance(run.get("rates"), list) else run.get("rates") or ""),
     }
     return {dest: text for dest, text in found.items() if text}
 
@@ -67,7 +68,9 @@ def knob_defaults(name: str, plugins) -> dict[str, str]:
         for knob in plugin.knobs:
             value = config.get(plugin.name, {}).get(knob.name)
             if value is not None:
-                found.setdefault(knob.name, []).append(f"{plugin.name} {listed(value) if isinstance(value, list) else value}")
+                found.setdefault(knob.name, []).append(
+                    f"{plugin.name} {listed(value) if isinstance(value, list) else value}"
+                )
     return {knob: "; ".join(values) for knob, values in found.items()}
 
 

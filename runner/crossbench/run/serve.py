@@ -3,6 +3,7 @@
 Every server plug-in's knobs are options here (`./runner/serve.sh SERVER --help` lists them for that server).
 `--server-file PATH` adds the servers a file declares as data (crossbench/servers/declared.py), knobs and all.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,6 +51,7 @@ def choice_list(choices: tuple[str, ...]):
         if bad or not values:
             raise argparse.ArgumentTypeError(f"choose among {', '.join(choices)} (comma-separated), not {text!r}")
         return values
+
     return parse
 
 
@@ -87,12 +89,19 @@ def build_parser(argv) -> argparse.ArgumentParser:
     """serve.sh's options: the chosen server's knobs (the first word of argv that is no option), and only its own."""
     parser = argparse.ArgumentParser(prog="serve.sh", description=__doc__)
     parser.add_argument("server", help=f"one of {', '.join(servers.PLUGINS)}")
-    parser.add_argument(server_files.OPTION, action="append", default=[], metavar="PATH", dest="server_files",
-                        help="a TOML file declaring servers as data ([server.NAME]; examples/tornado-declared.toml)")
+    parser.add_argument(
+        server_files.OPTION,
+        action="append",
+        default=[],
+        metavar="PATH",
+        dest="server_files",
+        help="a TOML file declaring servers as data ([server.NAME]; examples/tornado-declared.toml)",
+    )
     version.add_option(parser)
-    name = next((a for a in server_files.split(argv if argv is not None else sys.argv[1:])[1]
-                 if not a.startswith("-")), None)
-    if name in servers.PLUGINS:      # the chosen server's own knobs, and only its own
+    name = next(
+        (a for a in server_files.split(argv if argv is not None else sys.argv[1:])[1] if not a.startswith("-")), None
+    )
+    if name in servers.PLUGINS:  # the chosen server's own knobs, and only its own
         plugin = servers.PLUGINS[name]
         group = parser.add_argument_group(name)
         for knob in plugin.knobs:
@@ -100,8 +109,11 @@ def build_parser(argv) -> argparse.ArgumentParser:
     own_ports = ", ".join(f"{plugin.name} {plugin.default_port}" for plugin in servers.PLUGINS.values())
     parser.add_argument("--port", type=positive, help=f"default: the server's own ({own_ports})")
     parser.add_argument("--cpus", type=cpu_list, default=(), help="pin the server to these cores (taskset)")
-    parser.add_argument("--db-url", help="serve the database endpoints from this PostgreSQL "
-                                         "(postgresql://USER@HOST:PORT/DB, holding the tables world and kv)")
+    parser.add_argument(
+        "--db-url",
+        help="serve the database endpoints from this PostgreSQL "
+        "(postgresql://USER@HOST:PORT/DB, holding the tables world and kv)",
+    )
     return parser
 
 
@@ -140,8 +152,12 @@ def build_python_env(plugin, settings: dict) -> None:
     cache the first time it is asked for; a failed build is refused with its reason."""
     env = plugin.python_env(settings)
     if env is not None and not env.ready():
-        print(f"serve: building the environment of Python {env.interpreter} once into the tools cache ({env.path}: "
-              "a minute or two, from PyPI)", file=sys.stderr, flush=True)
+        print(
+            f"serve: building the environment of Python {env.interpreter} once into the tools cache ({env.path}: "
+            "a minute or two, from PyPI)",
+            file=sys.stderr,
+            flush=True,
+        )
         env.build()
 
 
@@ -157,10 +173,11 @@ def main(argv=None) -> int:
     try:
         build_python_env(args.plugin, args.settings)
         args.plugin.preflight(args.settings)
-        server = RunningServer(args.plugin.spec(args.settings, args.port, work_dir, args.cpus, args.artefacts_dir,
-                                                   args.db_url), HERE)
+        server = RunningServer(
+            args.plugin.spec(args.settings, args.port, work_dir, args.cpus, args.artefacts_dir, args.db_url), HERE
+        )
         server.start()
-    except Refusal as e:        # a missing build or tool, a port in use, a server that cannot run here, bad settings
+    except Refusal as e:  # a missing build or tool, a port in use, a server that cannot run here, bad settings
         print(f"serve: {e}", file=sys.stderr)
         return e.exit_code
     try:
@@ -169,11 +186,13 @@ def main(argv=None) -> int:
         print(f"{args.server} ready at {server.url}/ (pid {server.pid}; {settings})", flush=True)
         print(f"log: {server.spec.log_path} (removed after a clean stop); Ctrl-C stops it", flush=True)
         if wait_for_stop(server) == "died":
-            print(f"serve: {args.server} exited with status {server.process.returncode}:\n{server.log_tail()}",
-                  file=sys.stderr)
+            print(
+                f"serve: {args.server} exited with status {server.process.returncode}:\n{server.log_tail()}",
+                file=sys.stderr,
+            )
             return 1
         server.stop()
-        shutil.rmtree(work_dir, ignore_errors=True)   # a clean stop leaves nothing behind; a failure keeps the log
+        shutil.rmtree(work_dir, ignore_errors=True)  # a clean stop leaves nothing behind; a failure keeps the log
         return 0
     except ServerFailed as e:
         print(f"serve: {e}", file=sys.stderr)

@@ -1,6 +1,7 @@
 """`--server-file PATH` on run_all.sh and serve.sh: the servers a TOML file declares as data
 (crossbench/servers/declared.py), registered before either command line is parsed, so that their names are
 servers to choose and their knobs are options."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -7,6 +7,7 @@ a core) moves with the core's speed, a delayed one does not; so a run records ho
 and compare says it when it weighs two runs. On the project's 2-core VM, with nothing else running, the same
 arithmetic varied by 14 % (standard deviation) over two minutes while steal read 0.
 """
+
 from __future__ import annotations
 
 import statistics
@@ -14,7 +15,7 @@ import subprocess
 import sys
 
 PROBE_SECONDS = 2.0
-UNIT_LOOPS = 100_000        # one unit: about 5 ms of pure-Python arithmetic on the project's VM
+UNIT_LOOPS = 100_000  # one unit: about 5 ms of pure-Python arithmetic on the project's VM
 
 # The child: pin itself to its core, then time units of arithmetic until its seconds are up; one line of times,
 # then the share of the wall time it had the core (its CPU time over the wall's): under 1 when something else ran
@@ -33,7 +34,7 @@ while time.perf_counter() < end:
 print(" ".join(f"{t:.7f}" for t in times))
 print(f"{(time.process_time() - cpu) / (time.perf_counter() - wall):.4f}")
 """
-SHARED_BELOW = 0.9          # a probe that had less of its core than this ran beside other work there
+SHARED_BELOW = 0.9  # a probe that had less of its core than this ran beside other work there
 
 
 def summary(times: list[float], share: float | None = None) -> dict:
@@ -43,18 +44,27 @@ def summary(times: list[float], share: float | None = None) -> dict:
     ordered = sorted(times)
     rank = lambda share: ordered[min(len(ordered) - 1, max(0, round(share * len(ordered)) - 1))]  # noqa: E731
     mean = statistics.fmean(ordered)
-    return {"units": len(ordered), "median_ms": round(statistics.median(ordered) * 1000, 3),
-            "cv_percent": round(statistics.stdev(ordered) / mean * 100, 1) if len(ordered) > 1 else None,
-            "p95_over_p5": round(rank(0.95) / rank(0.05), 3),
-            "core_share_percent": None if share is None else round(100 * min(1.0, share), 1)}
+    return {
+        "units": len(ordered),
+        "median_ms": round(statistics.median(ordered) * 1000, 3),
+        "cv_percent": round(statistics.stdev(ordered) / mean * 100, 1) if len(ordered) > 1 else None,
+        "p95_over_p5": round(rank(0.95) / rank(0.05), 3),
+        "core_share_percent": None if share is None else round(100 * min(1.0, share), 1),
+    }
 
 
 def measure(cores: list[int], seconds: float = PROBE_SECONDS, loops: int = UNIT_LOOPS) -> dict:
     """{"seconds", "unit", "per_core": {core: summary or {"error": ...}}, "cv_percent": the largest}: every core
     probed at once, so no core's probe runs beside another's on the same core."""
-    children = {core: subprocess.Popen([sys.executable, "-c", CHILD, str(core), str(seconds), str(loops)],
-                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                for core in cores}
+    children = {
+        core: subprocess.Popen(
+            [sys.executable, "-c", CHILD, str(core), str(seconds), str(loops)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for core in cores
+    }
     per_core: dict[str, dict] = {}
     try:
         for core, child in children.items():
@@ -66,13 +76,20 @@ def measure(cores: list[int], seconds: float = PROBE_SECONDS, loops: int = UNIT_
             lines = out.splitlines()
             times = [float(t) for t in lines[0].split()] if lines else []
             share = float(lines[1]) if len(lines) > 1 else None
-            per_core[str(core)] = summary(times, share) if child.returncode == 0 and times else \
-                {"error": (err.strip().splitlines() or [f"exit {child.returncode}"])[-1]}
+            per_core[str(core)] = (
+                summary(times, share)
+                if child.returncode == 0 and times
+                else {"error": (err.strip().splitlines() or [f"exit {child.returncode}"])[-1]}
+            )
     finally:
         for child in children.values():
             if child.poll() is None:
                 child.kill()
                 child.wait()
     spreads = [c["cv_percent"] for c in per_core.values() if c.get("cv_percent") is not None]
-    return {"seconds": seconds, "unit": f"{loops} additions of squares in Python, timed back to back",
-            "per_core": per_core, "cv_percent": max(spreads) if spreads else None}
+    return {
+        "seconds": seconds,
+        "unit": f"{loops} additions of squares in Python, timed back to back",
+        "per_core": per_core,
+        "cv_percent": max(spreads) if spreads else None,
+    }

@@ -5,20 +5,21 @@ The Python servers' lines also carry active_most and waiting_most, the most at o
 line, so their peaks do not depend on where a line's instant fell (summed over processes, the most of each: an
 upper bound when they peaked at different moments); Tomcat's are the probe's instants.
 The record's db_pool_active_peak and db_pool_waiting_peak are this series' peaks inside the window."""
+
 from __future__ import annotations
 
 import csv
 import time
 from pathlib import Path
 
-from crossbench_contract.pool_gauge import INTERVAL_S as LINE_SPAN_S   # the time a line's "most" columns cover
+from crossbench_contract.pool_gauge import INTERVAL_S as LINE_SPAN_S  # the time a line's "most" columns cover
 
 SERIES_FILE = "db-pool.csv"
-LOG_DIR = "db-pool"           # where the Python servers' processes write, inside the cell directory
+LOG_DIR = "db-pool"  # where the Python servers' processes write, inside the cell directory
 COLUMNS = ["t_epoch", "active", "waiting", "size"]
 MOST_COLUMNS = ["active_most", "waiting_most"]
-MOST_OF = {1: 4, 2: 5}        # a row's index of active and of waiting -> that of their "most" columns
-STALE_S = 1.0                 # a process's last line older than this no longer counts (the process is gone)
+MOST_OF = {1: 4, 2: 5}  # a row's index of active and of waiting -> that of their "most" columns
+STALE_S = 1.0  # a process's last line older than this no longer counts (the process is gone)
 
 # (t_epoch, active, waiting, size) or, from the Python servers' files, (..., active_most, waiting_most)
 Row = tuple
@@ -40,9 +41,16 @@ def read_rows(path: Path) -> list[Row]:
             try:
                 active, waiting = _int(line["active"]), _int(line["waiting"])
                 most = [line.get(name) for name in MOST_COLUMNS]
-                rows.append((float(line["t_epoch"]), active, waiting, _int(line["size"] or ""),
-                             active if most[0] is None else _int(most[0]),
-                             waiting if most[1] is None else _int(most[1])))
+                rows.append(
+                    (
+                        float(line["t_epoch"]),
+                        active,
+                        waiting,
+                        _int(line["size"] or ""),
+                        active if most[0] is None else _int(most[0]),
+                        waiting if most[1] is None else _int(most[1]),
+                    )
+                )
             except (TypeError, ValueError, KeyError):
                 continue
     return rows
@@ -75,8 +83,11 @@ def peaks(rows: list[Row], t0: float, t1: float) -> dict:
     def most(row: Row, column: int):
         whole = len(row) > len(COLUMNS) and row[0] - LINE_SPAN_S >= t0
         return row[MOST_OF[column]] if whole else row[column]
-    return {"db_pool_active_peak": max((v for r in window if (v := most(r, 1)) is not None), default=None),
-            "db_pool_waiting_peak": max((v for r in window if (v := most(r, 2)) is not None), default=None)}
+
+    return {
+        "db_pool_active_peak": max((v for r in window if (v := most(r, 1)) is not None), default=None),
+        "db_pool_waiting_peak": max((v for r in window if (v := most(r, 2)) is not None), default=None),
+    }
 
 
 class ProcessLogProbe:

@@ -1,5 +1,6 @@
 """The JVM probe's process: the target's java, the probe program (from source, or compiled once into the cache),
 the checks before attaching, and the launch on this machine."""
+
 from __future__ import annotations
 
 import hashlib
@@ -14,8 +15,8 @@ from .. import paths
 from ..jdk import installed_jdks, read_jdk
 
 PROBE_SRC = Path(__file__).resolve().parents[2] / "probes" / "JvmProbe.java"
-ATTACHABLE_LIMIT_S = 10.0     # how long a probe launched beside a starting JVM waits for it to catch SIGQUIT
-LAUNCHERS = frozenset({"setpriv", "taskset"})    # what a server's command line starts with (oskit), exec'ing java
+ATTACHABLE_LIMIT_S = 10.0  # how long a probe launched beside a starting JVM waits for it to catch SIGQUIT
+LAUNCHERS = frozenset({"setpriv", "taskset"})  # what a server's command line starts with (oskit), exec'ing java
 PROBE_JVM_OPTS = ("-XX:TieredStopAtLevel=1", "-Xshare:auto", "-XX:+UseSerialGC", "-Xmx32m")
 
 
@@ -48,8 +49,10 @@ def probe_program(java: str) -> list[str]:
         jdk = read_jdk(Path(java).resolve().parents[1])
         if jdk is not None and jdk.has_compiler:
             return [str(PROBE_SRC)]
-        raise JvmProbeError(f"{java} has no compiler to run the probe from source, and no JDK here has javac to "
-                            "build it (apt-get install openjdk-17-jdk-headless)")
+        raise JvmProbeError(
+            f"{java} has no compiler to run the probe from source, and no JDK here has javac to "
+            "build it (apt-get install openjdk-17-jdk-headless)"
+        )
     return ["-cp", str(compiled_probe(compilers[0].home / "bin" / "javac")), "JvmProbe"]
 
 
@@ -60,13 +63,17 @@ def compiled_probe(javac: Path) -> Path:
     if (classes / "JvmProbe.class").is_file():
         return classes
     building = classes.with_name(f"{classes.name}.{os.getpid()}.tmp")
-    done = subprocess.run([str(javac), "--release", "17", "-d", str(building), str(PROBE_SRC)],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [str(javac), "--release", "17", "-d", str(building), str(PROBE_SRC)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     if done.returncode != 0:
         raise JvmProbeError(f"javac could not build the probe: {done.stderr.strip()[-500:]}")
     try:
         os.replace(building, classes)
-    except OSError:                  # another process built it first
+    except OSError:  # another process built it first
         shutil.rmtree(building, ignore_errors=True)
     return classes
 
@@ -117,19 +124,21 @@ def check_attachable(pid: int) -> None:
     except FileNotFoundError:
         raise JvmProbeError(f"process {pid} does not exist") from None
     if "-XX:+DisableAttachMechanism" in argv:
-        raise JvmProbeError(f"JVM {pid} runs with -XX:+DisableAttachMechanism: the pool probe "
-                            "cannot attach; start the server without it")
+        raise JvmProbeError(
+            f"JVM {pid} runs with -XX:+DisableAttachMechanism: the pool probe "
+            "cannot attach; start the server without it"
+        )
     uid = _status_field(pid, "Uid")
     if uid is not None:
         euid = int(uid.split()[1])
         if euid != os.geteuid() and os.geteuid() != 0:
-            raise JvmProbeError(f"JVM {pid} runs as uid {euid}, the probe would run as uid "
-                                f"{os.geteuid()}: attach needs the same user")
+            raise JvmProbeError(
+                f"JVM {pid} runs as uid {euid}, the probe would run as uid {os.geteuid()}: attach needs the same user"
+            )
     # HotSpot's attach listener is started on demand by SIGQUIT. A JVM that does not catch
     # SIGQUIT yet (still starting) or at all (-Xrs) would be killed by it instead.
     if not handles_sigquit(pid):
-        raise JvmProbeError(f"JVM {pid} does not handle SIGQUIT (still starting, or -Xrs): "
-                            "attaching now would kill it")
+        raise JvmProbeError(f"JVM {pid} does not handle SIGQUIT (still starting, or -Xrs): attaching now would kill it")
 
 
 def launch_here(probe) -> subprocess.Popen:
@@ -140,5 +149,13 @@ def launch_here(probe) -> subprocess.Popen:
     check_attachable(probe.pid)
     interval_ms = max(1, int(round(probe.interval_s * 1000)))
     cmd = [java, *PROBE_JVM_OPTS, *probe_program(java), str(probe.pid), str(interval_ms)]
-    return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True, text=True, bufsize=1, close_fds=True)
+    return subprocess.Popen(
+        cmd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        text=True,
+        bufsize=1,
+        close_fds=True,
+    )

@@ -1,5 +1,6 @@
 """The JVM probe's JSON lines read: the http connector pool's reading, a recorded probe's pool lines and counts
 (connections, the webapp's database pool), and lines moved by a host's clock offset."""
+
 from __future__ import annotations
 
 import json
@@ -10,12 +11,12 @@ from pathlib import Path
 @dataclass(frozen=True)
 class PoolReading:
     t_epoch: float
-    name: str | None                 # connector pool name, e.g. "http-nio-8080"
-    current: int | None              # threads in the pool (None when unknown, e.g. virtual threads)
-    busy: int | None                 # threads serving a request
+    name: str | None  # connector pool name, e.g. "http-nio-8080"
+    current: int | None  # threads in the pool (None when unknown, e.g. virtual threads)
+    busy: int | None  # threads serving a request
     max: int | None
     connections: int | None
-    jvm_threads: int | None          # java.lang:type=Threading ThreadCount (Java-visible threads)
+    jvm_threads: int | None  # java.lang:type=Threading ThreadCount (Java-visible threads)
     jvm_threads_peak: int | None
     raw: dict = field(default_factory=dict, repr=False, compare=False)
 
@@ -29,17 +30,25 @@ def _known(v) -> int | None:
 
 def pick_pool(line: dict, match: str = "http") -> PoolReading | None:
     """The connector pool whose name contains `match` (first by name) from a pool line."""
-    pools = [p for p in line.get("pools", [])
-             if p.get("kind", "connector") == "connector"
-             and match.lower() in str(p.get("name", "")).lower()]
+    pools = [
+        p
+        for p in line.get("pools", [])
+        if p.get("kind", "connector") == "connector" and match.lower() in str(p.get("name", "")).lower()
+    ]
     if not pools:
         return None
     p = sorted(pools, key=lambda p: str(p.get("name")))[0]
-    return PoolReading(t_epoch=float(line["t_epoch"]), name=p.get("name"),
-                       current=_known(p.get("current")), busy=_known(p.get("busy")),
-                       max=_known(p.get("max")), connections=_known(p.get("connections")),
-                       jvm_threads=_known(line.get("jvm_threads")),
-                       jvm_threads_peak=_known(line.get("jvm_threads_peak")), raw=p)
+    return PoolReading(
+        t_epoch=float(line["t_epoch"]),
+        name=p.get("name"),
+        current=_known(p.get("current")),
+        busy=_known(p.get("busy")),
+        max=_known(p.get("max")),
+        connections=_known(p.get("connections")),
+        jvm_threads=_known(line.get("jvm_threads")),
+        jvm_threads_peak=_known(line.get("jvm_threads_peak")),
+        raw=p,
+    )
 
 
 def pool_lines(probe_jsonl: Path) -> list[dict]:
@@ -75,9 +84,11 @@ def connection_counts(probe_jsonl: Path) -> list[tuple[float, int]]:
 def db_pool_counts(probe_jsonl: Path) -> list[tuple[float, int | None, int | None, int | None]]:
     """(t_epoch, active, waiting, total) of the webapp's HikariCP pool (its MBean) from a probe's raw lines:
     connections in use, requests waiting for one, connections open; [] when the JVM has no such pool."""
-    return [(float(obj["t_epoch"]), _known(pool.get("active")), _known(pool.get("waiting")),
-             _known(pool.get("total")))
-            for obj in pool_lines(probe_jsonl) for pool in obj.get("db_pools") or []]
+    return [
+        (float(obj["t_epoch"]), _known(pool.get("active")), _known(pool.get("waiting")), _known(pool.get("total")))
+        for obj in pool_lines(probe_jsonl)
+        for pool in obj.get("db_pools") or []
+    ]
 
 
 class ShiftedLines:

@@ -13,6 +13,7 @@ source launcher, in its own process group, with a small footprint
 runtime has no jdk.compiler, so no source launcher) runs the probe compiled once by a JDK that has one
 (`javac --release 17`, Debian's 17 here), kept in the cache under the source's hash.
 """
+
 from __future__ import annotations
 
 import collections
@@ -26,14 +27,27 @@ import time
 from pathlib import Path
 
 from .. import oskit
-from .jvm_launch import (PROBE_JVM_OPTS, PROBE_SRC, JvmProbeError, check_attachable, java_of, launch_here,
-                         probe_program)
-from .jvm_lines import (PoolReading, ShiftedLines, connection_counts, db_pool_counts, pick_pool, pool_lines,
-                        shifted)
+from .jvm_launch import PROBE_JVM_OPTS, PROBE_SRC, JvmProbeError, check_attachable, java_of, launch_here, probe_program
+from .jvm_lines import PoolReading, ShiftedLines, connection_counts, db_pool_counts, pick_pool, pool_lines, shifted
 
-__all__ = ["JvmProbe", "JvmProbeError", "PoolReading", "SERIAL_GC_NAMES", "PROBE_JVM_OPTS", "PROBE_SRC",
-           "ShiftedLines", "check_attachable", "connection_counts", "db_pool_counts", "java_of", "launch_here",
-           "pick_pool", "pool_lines", "probe_program", "shifted"]
+__all__ = [
+    "JvmProbe",
+    "JvmProbeError",
+    "PoolReading",
+    "SERIAL_GC_NAMES",
+    "PROBE_JVM_OPTS",
+    "PROBE_SRC",
+    "ShiftedLines",
+    "check_attachable",
+    "connection_counts",
+    "db_pool_counts",
+    "java_of",
+    "launch_here",
+    "pick_pool",
+    "pool_lines",
+    "probe_program",
+    "shifted",
+]
 
 log = logging.getLogger(__name__)
 
@@ -44,9 +58,16 @@ class JvmProbe:
     """Launches JvmProbe.java against `pid` (by `launcher`: on this machine, or beside a JVM on a host of its own,
     hosts/remote.py); see the module docstring."""
 
-    def __init__(self, pid: int, interval_s: float = 0.25, raw_out: Path | None = None,
-                 java: str | None = None, pool_match: str = "http",
-                 start_timeout_s: float = 30.0, launcher=launch_here):
+    def __init__(
+        self,
+        pid: int,
+        interval_s: float = 0.25,
+        raw_out: Path | None = None,
+        java: str | None = None,
+        pool_match: str = "http",
+        start_timeout_s: float = 30.0,
+        launcher=launch_here,
+    ):
         self.pid = pid
         self.launcher = launcher
         self.interval_s = interval_s
@@ -116,7 +137,7 @@ class JvmProbe:
         """The probe process: its stdin a pipe (closing it stops the probe), stdout and stderr text lines."""
         return self.launcher(self)
 
-    def start(self) -> "JvmProbe":
+    def start(self) -> JvmProbe:
         if self._proc is not None:
             raise RuntimeError("probe already started")
         raw = open(self.raw_out, "w") if self.raw_out is not None else None
@@ -127,10 +148,8 @@ class JvmProbe:
                 raw.close()
             raise
         self._threads = [
-            threading.Thread(target=self._read_stdout, args=(raw,), daemon=True,
-                             name=f"jvmprobe-out-{self.pid}"),
-            threading.Thread(target=self._read_stderr, daemon=True,
-                             name=f"jvmprobe-err-{self.pid}"),
+            threading.Thread(target=self._read_stdout, args=(raw,), daemon=True, name=f"jvmprobe-out-{self.pid}"),
+            threading.Thread(target=self._read_stderr, daemon=True, name=f"jvmprobe-err-{self.pid}"),
         ]
         for t in self._threads:
             t.start()
@@ -155,7 +174,7 @@ class JvmProbe:
         try:
             if proc.stdin and not proc.stdin.closed:
                 try:
-                    proc.stdin.close()          # the probe exits on stdin EOF
+                    proc.stdin.close()  # the probe exits on stdin EOF
                 except OSError:
                     pass
             if not self._wait_exited(proc, timeout_s):
@@ -172,7 +191,7 @@ class JvmProbe:
                 t.join(timeout=5.0)
         return proc.returncode
 
-    def __enter__(self) -> "JvmProbe":
+    def __enter__(self) -> JvmProbe:
         return self.start()
 
     def __exit__(self, *exc) -> None:

@@ -12,6 +12,7 @@ the runner's own CPU), one as the window opens and one as it closes.
   in front), hence requests per connection: a keep-alive cell whose server closes every connection is really
   connection-per-request (gunicorn's sync workers answer each request with Connection: close).
 """
+
 from __future__ import annotations
 
 import os
@@ -22,7 +23,7 @@ from ..refusal import Refusal
 from . import core_speed
 from .proc_readers import passive_opens
 
-STEAL_LIMIT_PERCENT = 2.0      # of the cell's cores' time: above it a cell whose roles share cores is flagged
+STEAL_LIMIT_PERCENT = 2.0  # of the cell's cores' time: above it a cell whose roles share cores is flagged
 # How much foreign CPU may move a cell's headline before the cell is flagged noisy_host: the precision target's
 # default (5 %). A role (the server, the load generator) pinned to its own cores loses about the foreign share of
 # its cores times the share of them it needs: a CPU-bound server (its core 100 % busy) sharing its core with a
@@ -31,8 +32,8 @@ STEAL_LIMIT_PERCENT = 2.0      # of the cell's cores' time: above it a cell whos
 # from a role's cores takes from the role as much as a foreign process would, so steal on a core a waiting server
 # barely uses does not flag its launch. noise_impact_percent is the larger of the two roles'.
 NOISE_IMPACT_LIMIT = 5.0
-FOREIGN_LIMIT_PERCENT = 10.0   # of one core over the cell's cores: the limit when the roles share cores
-FLOOR_SECONDS = 2.0           # each of the floor's two parts (busy and steal, then core speed); $CROSSBENCH_NOISE_FLOOR_S
+FOREIGN_LIMIT_PERCENT = 10.0  # of one core over the cell's cores: the limit when the roles share cores
+FLOOR_SECONDS = 2.0  # each of the floor's two parts (busy and steal, then core speed); $CROSSBENCH_NOISE_FLOOR_S
 FLOOR_SECONDS_ENV = "CROSSBENCH_NOISE_FLOOR_S"
 NOISY_HOST = "noisy_host"
 SERVER_CLOSED = "server_closed_connections"
@@ -49,20 +50,21 @@ CLOSED_OPENS_SLACK = 1.25
 OPENED_IN_WINDOW = "connections_in_window"
 OPENED_IN_WINDOW_SLACK = 0.02
 OPENED_IN_WINDOW_FEW = 3
-OPENED_IN_WINDOW_REUSED = 20        # requests for each connection opened in the window: the pool was reused
+OPENED_IN_WINDOW_REUSED = 20  # requests for each connection opened in the window: the pool was reused
 
 
 @dataclass(frozen=True)
 class Snapshot:
     t: float
-    cores: list[tuple[float, float, float]]     # per core: (total, user + nice + system, steal) seconds
+    cores: list[tuple[float, float, float]]  # per core: (total, user + nice + system, steal) seconds
     passive_opens: int | None
-    ours: dict[tuple[int, float], float]        # the runner and every process under it: CPU seconds by identity
-    pinned: dict[tuple[int, float], tuple[int, ...]] = field(default_factory=dict)    # their cores, by identity
+    ours: dict[tuple[int, float], float]  # the runner and every process under it: CPU seconds by identity
+    pinned: dict[tuple[int, float], tuple[int, ...]] = field(default_factory=dict)  # their cores, by identity
 
     @classmethod
-    def take(cls) -> "Snapshot":
-        import psutil    # at its use: the command lines load without the Python environment (runner/README.md)
+    def take(cls) -> Snapshot:
+        import psutil  # at its use: the command lines load without the Python environment (runner/README.md)
+
         cores = []
         for times in psutil.cpu_times(percpu=True):
             total = sum(times) - getattr(times, "guest", 0.0) - getattr(times, "guest_nice", 0.0)
@@ -74,7 +76,8 @@ class Snapshot:
 def our_processes() -> tuple[dict[tuple[int, float], float], dict[tuple[int, float], tuple[int, ...]]]:
     """CPU seconds of the runner and every process under it (server, database, proxy, probe, ...), and the cores
     each may run on, keyed by (pid, start time) so a pid reused in the window is not mistaken for the same."""
-    import psutil    # at its use: the command lines load without the Python environment (runner/README.md)
+    import psutil  # at its use: the command lines load without the Python environment (runner/README.md)
+
     me = psutil.Process()
     found, pinned = {}, {}
     for process in [me, *me.children(recursive=True)]:
@@ -104,13 +107,16 @@ def window(before: Snapshot, after: Snapshot, cores: tuple[int, ...], loadgen_pe
     ours_percent = sum(after.ours[k] - before.ours[k] for k in after.ours.keys() & before.ours.keys()) / wall * 100
     me = [k for k in after.ours if k[0] == os.getpid()]
     harness = sum(after.ours[k] - before.ours.get(k, after.ours[k]) for k in me) / wall * 100
-    return {"steal_percent": round(sum(d[2] for d in deltas) / total * 100, 2),
-            "foreign_cpu_percent": round(max(0.0, busy_percent - ours_percent - (loadgen_percent or 0.0)), 1),
-            "harness_cpu_percent": round(harness, 1)}
+    return {
+        "steal_percent": round(sum(d[2] for d in deltas) / total * 100, 2),
+        "foreign_cpu_percent": round(max(0.0, busy_percent - ours_percent - (loadgen_percent or 0.0)), 1),
+        "harness_cpu_percent": round(harness, 1),
+    }
 
 
-def noise_impact(before: Snapshot, after: Snapshot, roles: dict[str, tuple[int, ...]],
-                 loadgen_percent: float) -> float | None:
+def noise_impact(
+    before: Snapshot, after: Snapshot, roles: dict[str, tuple[int, ...]], loadgen_percent: float
+) -> float | None:
     """The most a role's figures can have lost to foreign CPU and steal, percent: for each role on cores of its
     own, the share of its cores taken from it (their busy time less our processes pinned inside them and the load
     generator's own, and the time the hypervisor stole) times the share of them the role itself used; None when
@@ -126,8 +132,15 @@ def noise_impact(before: Snapshot, after: Snapshot, roles: dict[str, tuple[int, 
         if not cores:
             continue
         busy = sum(after.cores[c][1] - before.cores[c][1] for c in cores) / wall * 100
-        own = sum(after.ours[k] - before.ours[k] for k in after.ours.keys() & before.ours.keys()
-                  if after.pinned.get(k) and set(after.pinned[k]) <= set(cores)) / wall * 100
+        own = (
+            sum(
+                after.ours[k] - before.ours[k]
+                for k in after.ours.keys() & before.ours.keys()
+                if after.pinned.get(k) and set(after.pinned[k]) <= set(cores)
+            )
+            / wall
+            * 100
+        )
         own += loadgen_percent if role == "loadgen" else 0.0
         capacity = 100.0 * len(cores)
         taken = max(0.0, busy - own) / capacity + steal_share(before, after, cores)
@@ -146,8 +159,10 @@ def connections(before: Snapshot, after: Snapshot, requests: int | None) -> dict
     if before.passive_opens is None or after.passive_opens is None:
         return {"tcp_passive_opens": None, "requests_per_connection": None}
     opened = after.passive_opens - before.passive_opens
-    return {"tcp_passive_opens": opened,
-            "requests_per_connection": round(requests / opened, 2) if requests and opened else None}
+    return {
+        "tcp_passive_opens": opened,
+        "requests_per_connection": round(requests / opened, 2) if requests and opened else None,
+    }
 
 
 def flags(figures: dict, keepalive: bool, concurrency: int, pool_before_window: bool = False) -> list[str]:
@@ -158,15 +173,24 @@ def flags(figures: dict, keepalive: bool, concurrency: int, pool_before_window: 
     if foreign_too_much(figures):
         found.append(NOISY_HOST)
     per_connection = figures.get("requests_per_connection")
-    if keepalive and per_connection is not None and per_connection < 2 and \
-            (figures.get("tcp_passive_opens") or 0) > CLOSED_OPENS_SLACK * concurrency + 2:
+    if (
+        keepalive
+        and per_connection is not None
+        and per_connection < 2
+        and (figures.get("tcp_passive_opens") or 0) > CLOSED_OPENS_SLACK * concurrency + 2
+    ):
         found.append(SERVER_CLOSED)
     opened = figures.get("tcp_opens_in_window")
-    if keepalive and pool_before_window and SERVER_CLOSED not in found and opened is not None and \
-            opened > max(OPENED_IN_WINDOW_FEW, OPENED_IN_WINDOW_SLACK * concurrency) and \
-            (figures.get("requests") or 0) < OPENED_IN_WINDOW_REUSED * opened:
-        found.append(OPENED_IN_WINDOW)      # a server that closes every connection (gunicorn's sync workers) opens
-    return found                            # them itself: that is what it does, said by server_closed_connections
+    if (
+        keepalive
+        and pool_before_window
+        and SERVER_CLOSED not in found
+        and opened is not None
+        and opened > max(OPENED_IN_WINDOW_FEW, OPENED_IN_WINDOW_SLACK * concurrency)
+        and (figures.get("requests") or 0) < OPENED_IN_WINDOW_REUSED * opened
+    ):
+        found.append(OPENED_IN_WINDOW)  # a server that closes every connection (gunicorn's sync workers) opens
+    return found  # them itself: that is what it does, said by server_closed_connections
 
 
 def foreign_too_much(figures: dict) -> bool:
@@ -177,8 +201,9 @@ def foreign_too_much(figures: dict) -> bool:
     impact = figures.get("noise_impact_percent")
     if impact is not None:
         return impact > NOISE_IMPACT_LIMIT
-    return (figures.get("foreign_cpu_percent") or 0) > FOREIGN_LIMIT_PERCENT or \
-        (figures.get("steal_percent") or 0) > STEAL_LIMIT_PERCENT
+    return (figures.get("foreign_cpu_percent") or 0) > FOREIGN_LIMIT_PERCENT or (
+        figures.get("steal_percent") or 0
+    ) > STEAL_LIMIT_PERCENT
 
 
 class BadFloorLength(Refusal, ValueError):
@@ -209,8 +234,15 @@ def floor(seconds: float | None = None) -> dict:
     time.sleep(seconds)
     after = Snapshot.take()
     figures = window(before, after, (), 0.0)
-    return {"seconds": seconds, "cores": len(after.cores), "steal_percent": figures["steal_percent"],
-            "busy_cpu_percent": figures["foreign_cpu_percent"],
-            "limits": {"steal_percent": STEAL_LIMIT_PERCENT, "foreign_cpu_percent": FOREIGN_LIMIT_PERCENT,
-                       "noise_impact_percent": NOISE_IMPACT_LIMIT},
-            "core_speed": core_speed.measure(sorted(os.sched_getaffinity(0)), seconds)}
+    return {
+        "seconds": seconds,
+        "cores": len(after.cores),
+        "steal_percent": figures["steal_percent"],
+        "busy_cpu_percent": figures["foreign_cpu_percent"],
+        "limits": {
+            "steal_percent": STEAL_LIMIT_PERCENT,
+            "foreign_cpu_percent": FOREIGN_LIMIT_PERCENT,
+            "noise_impact_percent": NOISE_IMPACT_LIMIT,
+        },
+        "core_speed": core_speed.measure(sorted(os.sched_getaffinity(0)), seconds),
+    }

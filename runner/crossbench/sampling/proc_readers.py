@@ -3,11 +3,13 @@
 The CPU figures are deltas between two consecutive reads (see process_tree's docstring for how they are
 counted); each reader keeps its previous read.
 """
+
 from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import psutil
@@ -15,7 +17,8 @@ if TYPE_CHECKING:
 
 def _gone() -> tuple[type[Exception], ...]:
     """psutil's errors for a process that vanished or may not be read: the reader skips it."""
-    import psutil    # at its use: the command lines load without the Python environment (runner/README.md)
+    import psutil  # at its use: the command lines load without the Python environment (runner/README.md)
+
     return psutil.NoSuchProcess, psutil.ZombieProcess, psutil.AccessDenied
 
 
@@ -27,7 +30,7 @@ def _read_stat(pid: int) -> tuple[int, int, bytes] | None:
     except OSError:
         return None
     # "pid (comm) state ppid ... starttime(22) ..."; comm may hold spaces and ')'
-    fields = data[data.rfind(b")") + 2:].split(b" ", 20)
+    fields = data[data.rfind(b")") + 2 :].split(b" ", 20)
     try:
         return int(fields[1]), int(fields[19]), fields[0]
     except (IndexError, ValueError):
@@ -105,16 +108,16 @@ class TreeReader:
         """Members seen at the last read (to be watched by the next table refresh)."""
         return [pid for pid, _ in self._procs] or [self.root_pid]
 
-    def _tree(self, table: dict[int, tuple[int, int, bytes]]
-              ) -> list[tuple[tuple[int, int], psutil.Process]]:
-        import psutil    # at its use: the command lines load without the Python environment (runner/README.md)
+    def _tree(self, table: dict[int, tuple[int, int, bytes]]) -> list[tuple[tuple[int, int], psutil.Process]]:
+        import psutil  # at its use: the command lines load without the Python environment (runner/README.md)
+
         root = table.get(self.root_pid)
         if root is None:
             self._procs = {}
             return []
         if self._root_start is None:
             self._root_start = root[1]
-        elif root[1] != self._root_start:   # the root pid now belongs to another process
+        elif root[1] != self._root_start:  # the root pid now belongs to another process
             self._procs = {}
             return []
         children: dict[int, list[int]] = {}
@@ -141,8 +144,7 @@ class TreeReader:
         self._procs = procs
         return list(procs.items())
 
-    def read(self, table: dict[int, tuple[int, int, bytes]] | None = None
-             ) -> tuple[int, int, int, float | None]:
+    def read(self, table: dict[int, tuple[int, int, bytes]] | None = None) -> tuple[int, int, int, float | None]:
         """Returns (procs, threads, rss_bytes, cpu_percent or None)."""
         if table is None:
             table = scan_proc()
@@ -157,7 +159,7 @@ class TreeReader:
                     n_threads = p.num_threads()
                     p_rss = p.memory_info().rss
             except _gone():
-                continue                     # vanished between listing and reading
+                continue  # vanished between listing and reading
             n_procs += 1
             threads += n_threads
             rss += p_rss
@@ -183,7 +185,8 @@ class CoreReader:
     @staticmethod
     def _read() -> list[tuple[float, float]]:
         out = []
-        import psutil    # at its use: the command lines load without the Python environment (runner/README.md)
+        import psutil  # at its use: the command lines load without the Python environment (runner/README.md)
+
         for t in psutil.cpu_times(percpu=True):
             total = sum(t)
             # on Linux guest time is already counted in user/nice (as psutil does)

@@ -15,6 +15,7 @@ CPU figures are deltas between two consecutive samples:
     (busy = total - idle - iowait) but without touching psutil's shared state.
 The first sample of the tree (and of every new load generator pid) has no CPU value.
 """
+
 from __future__ import annotations
 
 import csv
@@ -22,15 +23,25 @@ import logging
 import math
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Protocol
 
 from .proc_readers import CoreReader, ProcTable, TreeReader, passive_opens, scan_proc
-from .samples import (PhasedSampler, Sample, csv_header, read_samples, read_samples_csv, sample_to_row,
-                      summarize)
+from .samples import PhasedSampler, Sample, csv_header, read_samples, read_samples_csv, sample_to_row, summarize
 
-__all__ = ["ProcessTreeSampler", "PoolReading", "PoolSource", "Sample", "csv_header",
-           "read_samples", "read_samples_csv", "sample_to_row", "scan_proc", "summarize"]
+__all__ = [
+    "ProcessTreeSampler",
+    "PoolReading",
+    "PoolSource",
+    "Sample",
+    "csv_header",
+    "read_samples",
+    "read_samples_csv",
+    "sample_to_row",
+    "scan_proc",
+    "summarize",
+]
 
 log = logging.getLogger(__name__)
 
@@ -56,10 +67,16 @@ class ProcessTreeSampler(PhasedSampler):
         summary = summarize(s.samples(), t0, t1)
     """
 
-    def __init__(self, server_pid: int, loadgen_pid_fn: Callable[[], int | None] | None = None,
-                 interval_s: float = 0.25, out_csv: Path | None = None,
-                 pool_source: PoolSource | None = None, phase: str = "idle",
-                 pool_max_age_s: float = 3.0):
+    def __init__(
+        self,
+        server_pid: int,
+        loadgen_pid_fn: Callable[[], int | None] | None = None,
+        interval_s: float = 0.25,
+        out_csv: Path | None = None,
+        pool_source: PoolSource | None = None,
+        phase: str = "idle",
+        pool_max_age_s: float = 3.0,
+    ):
         if out_csv is None:
             raise ValueError("out_csv is required")
         if interval_s <= 0:
@@ -78,17 +95,17 @@ class ProcessTreeSampler(PhasedSampler):
         self._cores = CoreReader()
         self._loadgen: TreeReader | None = None
         self.n_cores = self._cores.n_cores
-        self.errors = 0                  # samples that failed (logged; the thread goes on)
+        self.errors = 0  # samples that failed (logged; the thread goes on)
         self.last_error: str | None = None
-        self.self_cpu_s = 0.0            # CPU seconds used by the sampler thread itself
-        self.sample_time_s = 0.0         # wall seconds spent taking samples
+        self.self_cpu_s = 0.0  # CPU seconds used by the sampler thread itself
+        self.sample_time_s = 0.0  # wall seconds spent taking samples
 
     # -- control ---------------------------------------------------------------------
     def set_pool_source(self, source: PoolSource | None) -> None:
         with self._lock:
             self._pool_source = source
 
-    def start(self) -> "ProcessTreeSampler":
+    def start(self) -> ProcessTreeSampler:
         if self._thread is not None:
             raise RuntimeError("sampler already started")
         self.out_csv.parent.mkdir(parents=True, exist_ok=True)
@@ -98,8 +115,7 @@ class ProcessTreeSampler(PhasedSampler):
         if new_file:
             self._writer.writerow(csv_header(self.n_cores))
             self._file.flush()
-        self._thread = threading.Thread(target=self._run, name="crossbench-sampler",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._run, name="crossbench-sampler", daemon=True)
         self._thread.start()
         return self
 
@@ -156,10 +172,19 @@ class ProcessTreeSampler(PhasedSampler):
             lg_procs, _, _, lg_cpu = lg.read(table)
             loadgen = lg_cpu if lg_procs else None
         pool_current, pool_busy = self._pool()
-        s = Sample(t_epoch=time.time(), phase=self.phase, procs=procs, threads=threads,
-                   rss_mb=rss / MB, cpu_percent=cpu, cpu_cores=cores,
-                   loadgen_cpu_percent=loadgen, pool_current=pool_current,
-                   pool_busy=pool_busy, passive_opens=passive_opens())
+        s = Sample(
+            t_epoch=time.time(),
+            phase=self.phase,
+            procs=procs,
+            threads=threads,
+            rss_mb=rss / MB,
+            cpu_percent=cpu,
+            cpu_cores=cores,
+            loadgen_cpu_percent=loadgen,
+            pool_current=pool_current,
+            pool_busy=pool_busy,
+            passive_opens=passive_opens(),
+        )
         with self._lock:
             self._samples.append(s)
         if self._thread is not None:
@@ -183,7 +208,7 @@ class ProcessTreeSampler(PhasedSampler):
                 self.self_cpu_s = time.thread_time() - cpu0
                 next_t += self.interval_s
                 now = time.monotonic()
-                if next_t < now:             # overran: skip the missed ticks, keep the cadence
+                if next_t < now:  # overran: skip the missed ticks, keep the cadence
                     next_t += math.ceil((now - next_t) / self.interval_s) * self.interval_s
                 self._stop.wait(next_t - now)
         finally:

@@ -2,33 +2,33 @@
 
 Empty CSV cells are None figures (the first sample has no CPU value; no pool source, no pool).
 """
+
 from __future__ import annotations
 
 import csv
 import logging
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class Sample:
-    t_epoch: float                      # wall time (time.time()) the sample was taken
-    phase: str                          # label set by the caller (warmup, measure, cooldown...)
-    procs: int                          # processes in the server tree (0 once it is gone)
-    threads: int                        # sum of num_threads over the tree
-    rss_mb: float                       # sum of RSS over the tree, MiB (shared pages counted per process)
-    cpu_percent: float | None           # tree CPU since the previous sample, 100 = one core
+    t_epoch: float  # wall time (time.time()) the sample was taken
+    phase: str  # label set by the caller (warmup, measure, cooldown...)
+    procs: int  # processes in the server tree (0 once it is gone)
+    threads: int  # sum of num_threads over the tree
+    rss_mb: float  # sum of RSS over the tree, MiB (shared pages counted per process)
+    cpu_percent: float | None  # tree CPU since the previous sample, 100 = one core
     cpu_cores: tuple[float | None, ...]  # system-wide busy percent per logical core
-    loadgen_cpu_percent: float | None   # load generator tree CPU, None when none runs
-    pool_current: int | None            # connector pool threads (from the pool source)
-    pool_busy: int | None               # connector pool busy threads
-    passive_opens: int | None = None    # TCP connections the machine had accepted since boot (/proc/net/snmp)
-
+    loadgen_cpu_percent: float | None  # load generator tree CPU, None when none runs
+    pool_current: int | None  # connector pool threads (from the pool source)
+    pool_busy: int | None  # connector pool busy threads
+    passive_opens: int | None = None  # TCP connections the machine had accepted since boot (/proc/net/snmp)
 
 
 class PhasedSampler:
@@ -76,9 +76,11 @@ class PhasedSampler:
 
 
 def csv_header(n_cores: int) -> list[str]:
-    return (["t_epoch", "phase", "procs", "threads", "rss_mb", "cpu_percent"]
-            + [f"cpu_core{i}" for i in range(n_cores)]
-            + ["loadgen_cpu_percent", "pool_current", "pool_busy", "tcp_passive_opens"])
+    return (
+        ["t_epoch", "phase", "procs", "threads", "rss_mb", "cpu_percent"]
+        + [f"cpu_core{i}" for i in range(n_cores)]
+        + ["loadgen_cpu_percent", "pool_current", "pool_busy", "tcp_passive_opens"]
+    )
 
 
 def _fmt(value, digits: int = 1) -> str:
@@ -90,10 +92,11 @@ def _fmt(value, digits: int = 1) -> str:
 
 
 def sample_to_row(s: Sample) -> list[str]:
-    return ([_fmt(s.t_epoch, 3), s.phase, str(s.procs), str(s.threads), _fmt(s.rss_mb),
-             _fmt(s.cpu_percent)]
-            + [_fmt(c) for c in s.cpu_cores]
-            + [_fmt(s.loadgen_cpu_percent), _fmt(s.pool_current), _fmt(s.pool_busy), _fmt(s.passive_opens)])
+    return (
+        [_fmt(s.t_epoch, 3), s.phase, str(s.procs), str(s.threads), _fmt(s.rss_mb), _fmt(s.cpu_percent)]
+        + [_fmt(c) for c in s.cpu_cores]
+        + [_fmt(s.loadgen_cpu_percent), _fmt(s.pool_current), _fmt(s.pool_busy), _fmt(s.passive_opens)]
+    )
 
 
 def _opt_float(text: str) -> float | None:
@@ -122,22 +125,24 @@ def read_samples(lines, source: str = "samples") -> list[Sample]:
     for row in reader:
         if not row:
             continue
-        if len(row) != len(header):      # a row cut by a crash mid-write
+        if len(row) != len(header):  # a row cut by a crash mid-write
             log.warning("%s: skipping malformed row %r", source, row)
             continue
-        samples.append(Sample(
-            t_epoch=float(row[idx["t_epoch"]]),
-            phase=row[idx["phase"]],
-            procs=int(row[idx["procs"]]),
-            threads=int(row[idx["threads"]]),
-            rss_mb=float(row[idx["rss_mb"]]),
-            cpu_percent=_opt_float(row[idx["cpu_percent"]]),
-            cpu_cores=tuple(_opt_float(row[i]) for i in core_cols),
-            loadgen_cpu_percent=_opt_float(row[idx["loadgen_cpu_percent"]]),
-            pool_current=_opt_int(row[idx["pool_current"]]),
-            pool_busy=_opt_int(row[idx["pool_busy"]]),
-            passive_opens=_opt_int(row[idx["tcp_passive_opens"]]) if "tcp_passive_opens" in idx else None,
-        ))
+        samples.append(
+            Sample(
+                t_epoch=float(row[idx["t_epoch"]]),
+                phase=row[idx["phase"]],
+                procs=int(row[idx["procs"]]),
+                threads=int(row[idx["threads"]]),
+                rss_mb=float(row[idx["rss_mb"]]),
+                cpu_percent=_opt_float(row[idx["cpu_percent"]]),
+                cpu_cores=tuple(_opt_float(row[i]) for i in core_cols),
+                loadgen_cpu_percent=_opt_float(row[idx["loadgen_cpu_percent"]]),
+                pool_current=_opt_int(row[idx["pool_current"]]),
+                pool_busy=_opt_int(row[idx["pool_busy"]]),
+                passive_opens=_opt_int(row[idx["tcp_passive_opens"]]) if "tcp_passive_opens" in idx else None,
+            )
+        )
     return samples
 
 
@@ -167,9 +172,9 @@ def summarize(samples: Iterable[Sample], t0: float, t1: float) -> dict:
         "threads_mean": _mean(s.threads for s in win),
         "rss_peak_mb": _peak(s.rss_mb for s in win),
         "cpu_percent": _mean(s.cpu_percent for s in win),
-        "cpu_per_core": {str(i): _mean(s.cpu_cores[i] if i < len(s.cpu_cores) else None
-                                       for s in win)
-                         for i in range(n_cores)},
+        "cpu_per_core": {
+            str(i): _mean(s.cpu_cores[i] if i < len(s.cpu_cores) else None for s in win) for i in range(n_cores)
+        },
         "loadgen_cpu_percent": _mean(s.loadgen_cpu_percent for s in win),
         "pool_current_peak": _peak(s.pool_current for s in win),
         "pool_busy_peak": _peak(s.pool_busy for s in win),

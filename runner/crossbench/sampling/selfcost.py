@@ -8,6 +8,7 @@ running JVM such as Tomcat), for --seconds each:
      and the target's extra CPU serving the JMX reads; target threads before/after attach.
 Prints one JSON object. Numbers are CPU seconds over the window and percent of one core.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,8 +33,12 @@ def _cpu(p: psutil.Process) -> float:
 
 def measure(pid: int, seconds: float, interval_s: float, warm_s: float) -> dict:
     target = psutil.Process(pid)
-    out: dict = {"target_pid": pid, "window_s": seconds, "interval_s": interval_s,
-                 "target_threads_before": target.num_threads()}
+    out: dict = {
+        "target_pid": pid,
+        "window_s": seconds,
+        "interval_s": interval_s,
+        "target_threads_before": target.num_threads(),
+    }
 
     c0 = _cpu(target)
     time.sleep(seconds)
@@ -46,11 +51,14 @@ def measure(pid: int, seconds: float, interval_s: float, warm_s: float) -> dict:
             time.sleep(seconds)
         wall = time.monotonic() - w0
     n = len(sampler.samples())
-    out["sampler"] = {"samples": n, "errors": sampler.errors,
-                      "thread_cpu_s": round(sampler.self_cpu_s, 4),
-                      "percent_of_core": round(sampler.self_cpu_s / wall * 100, 2),
-                      "cpu_ms_per_sample": round(sampler.self_cpu_s / max(n, 1) * 1000, 3),
-                      "tree_threads": sampler.samples()[-1].threads if n else None}
+    out["sampler"] = {
+        "samples": n,
+        "errors": sampler.errors,
+        "thread_cpu_s": round(sampler.self_cpu_s, 4),
+        "percent_of_core": round(sampler.self_cpu_s / wall * 100, 2),
+        "cpu_ms_per_sample": round(sampler.self_cpu_s / max(n, 1) * 1000, 3),
+        "tree_threads": sampler.samples()[-1].threads if n else None,
+    }
 
     w0 = time.monotonic()
     probe = JvmProbe(pid, interval_s=interval_s).start()
@@ -64,14 +72,15 @@ def measure(pid: int, seconds: float, interval_s: float, warm_s: float) -> dict:
         t1, p1, l1 = _cpu(target), _cpu(pp), probe.lines
         out["probe"] = {
             "java": probe.jvm_info.get("probe_java_version"),
-            "startup_wall_s": round(startup_wall, 2), "startup_cpu_s": round(startup_cpu, 2),
-            "warmup_s": warm_s, "lines": l1 - l0,
+            "startup_wall_s": round(startup_wall, 2),
+            "startup_cpu_s": round(startup_cpu, 2),
+            "warmup_s": warm_s,
+            "lines": l1 - l0,
             "probe_cpu_s": round(p1 - p0, 3),
             "probe_percent_of_core": round((p1 - p0) / seconds * 100, 2),
             "probe_rss_mb": round(pp.memory_info().rss / 2**20, 1),
             "target_cpu_s": round(t1 - t0, 3),
-            "target_extra_percent_of_core": round(
-                ((t1 - t0) - out["baseline_target_cpu_s"]) / seconds * 100, 2),
+            "target_extra_percent_of_core": round(((t1 - t0) - out["baseline_target_cpu_s"]) / seconds * 100, 2),
             "target_threads_with_probe": target.num_threads(),
         }
     finally:
@@ -87,19 +96,19 @@ def main(argv=None) -> None:
     ap.add_argument("--java", default="java", help="java for the ThreadsHolder fixture")
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--interval", type=float, default=0.25)
-    ap.add_argument("--probe-warmup", type=float, default=10.0,
-                    help="seconds the probe runs before its steady window")
+    ap.add_argument("--probe-warmup", type=float, default=10.0, help="seconds the probe runs before its steady window")
     a = ap.parse_args(argv)
     holder = None
     try:
         pid = a.pid
         if pid is None:
-            holder = subprocess.Popen([a.java, str(FIXTURE), str(a.threads)],
-                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            holder = subprocess.Popen(
+                [a.java, str(FIXTURE), str(a.threads)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+            )
             line = holder.stdout.readline()
             if not line.startswith("ready"):
                 raise SystemExit(f"ThreadsHolder did not start: {line!r}")
-            time.sleep(2.0)                  # let its start-up JIT settle
+            time.sleep(2.0)  # let its start-up JIT settle
             pid = holder.pid
         print(json.dumps(measure(pid, a.seconds, a.interval, a.probe_warmup), indent=2))
     finally:

@@ -4,6 +4,7 @@ accepted yet) and its limit, SYNs dropped because that queue was full, and the k
 
 What a client cannot tell apart (a connection the server accepted vs one waiting in the queue) is told
 apart here."""
+
 from __future__ import annotations
 
 import csv
@@ -12,8 +13,16 @@ import threading
 import time
 from pathlib import Path
 
-COLUMNS = ("t_epoch", "server_established", "accept_queue", "accept_queue_limit", "syn_recv",
-           "listen_overflows", "listen_drops", "tcp_mem_pages")
+COLUMNS = (
+    "t_epoch",
+    "server_established",
+    "accept_queue",
+    "accept_queue_limit",
+    "syn_recv",
+    "listen_overflows",
+    "listen_drops",
+    "tcp_mem_pages",
+)
 SS_TIMEOUT_S = 5.0
 
 
@@ -53,11 +62,19 @@ def census(port: int) -> list:
     syn_recv = len(ss_lines("state", "syn-recv", f"( sport = :{port} )"))
     ext = tcp_ext(Path("/proc/net/netstat").read_text())
     mem = tcp_mem_pages(Path("/proc/net/sockstat").read_text())
-    return [f"{time.time():.3f}", established, queue, limit, syn_recv, ext.get("ListenOverflows"),
-            ext.get("ListenDrops"), mem]
+    return [
+        f"{time.time():.3f}",
+        established,
+        queue,
+        limit,
+        syn_recv,
+        ext.get("ListenOverflows"),
+        ext.get("ListenDrops"),
+        mem,
+    ]
 
 
-def rows_here(sampling: "SocketCensus"):
+def rows_here(sampling: SocketCensus):
     """`census(port)` on this machine every interval until the census stops."""
     while not sampling.stopping.is_set():
         try:
@@ -98,7 +115,7 @@ class SocketCensus:
         values = [r[i] for r in self.rows if r[i] is not None]
         return values[-1] - values[0] if values else None
 
-    def __enter__(self) -> "SocketCensus":
+    def __enter__(self) -> SocketCensus:
         self.thread.start()
         return self
 
@@ -122,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     """The census of one port as CSV on stdout (header first), every interval, until stopped."""
     import argparse
     import sys
+
     parser = argparse.ArgumentParser(prog="crossbench.sampling.socket_census")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--interval-s", type=float, default=1.0)

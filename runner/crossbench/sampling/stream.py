@@ -2,6 +2,7 @@
 samples the tree rooted at PID as ProcessTreeSampler does here and writes its CSV rows (header first) to stdout,
 flushed one by one, until the process is gone or it is stopped (it runs under the tether). The host that starts
 it reads them back (hosts/remote_sampler.py)."""
+
 from __future__ import annotations
 
 import argparse

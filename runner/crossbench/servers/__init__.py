@@ -2,27 +2,39 @@
 app folder beside tornado-app/, and one section of that name in an experiment file: nothing else names it. A
 server declared as data (declared.py) is registered beside them for the run that declares it (declare()): the run's
 recorded configuration holds its declaration, so a resumed run and the analysis register it again."""
+
 from __future__ import annotations
 
 from . import declared, gunicorn, nginx, tomcat, tornado, uvicorn
-from .base import (DB_ENDPOINTS, ENDPOINTS, STATIC_ENDPOINT, TFB_ENDPOINTS, CannotRunHere, Knob, ServerPlugin,
-                   SettingsError, Tool, ToolMissing)
+from .base import (
+    DB_ENDPOINTS,
+    ENDPOINTS,
+    STATIC_ENDPOINT,
+    TFB_ENDPOINTS,
+    CannotRunHere,
+    Knob,
+    ServerPlugin,
+    SettingsError,
+    Tool,
+    ToolMissing,
+)
 from .declared_schema import DeclarationError
 from .lifecycle import RunningServer, ServerFailed, ServerSpec
 from .python_runtime import PythonServer
 
-BUILT_IN: dict[str, ServerPlugin] = {plugin.name: plugin for plugin in (
-    tomcat.PLUGIN, tornado.PLUGIN, gunicorn.PLUGIN, uvicorn.PLUGIN, nginx.PLUGIN)}
-PLUGINS: dict[str, ServerPlugin] = dict(BUILT_IN)     # and the servers this process's run declares
-DEFAULT_PAIR = ("tomcat", "tornado")    # the servers a run compares unless its experiment or --servers names others
+BUILT_IN: dict[str, ServerPlugin] = {
+    plugin.name: plugin for plugin in (tomcat.PLUGIN, tornado.PLUGIN, gunicorn.PLUGIN, uvicorn.PLUGIN, nginx.PLUGIN)
+}
+PLUGINS: dict[str, ServerPlugin] = dict(BUILT_IN)  # and the servers this process's run declares
+DEFAULT_PAIR = ("tomcat", "tornado")  # the servers a run compares unless its experiment or --servers names others
 
 # Seed 001's fastest servers, tried on the project's Python and refused with what happened (README: Servers).
 UNAVAILABLE: dict[str, str] = {
     "japronto": "tried on Python 3.11.7 on 2026-11-22: `pip install japronto` finds no distribution on PyPI "
-                "(\"No matching distribution found for japronto\"); the project has published nothing installable "
-                "for current Pythons",
+    "(\"No matching distribution found for japronto\"); the project has published nothing installable "
+    "for current Pythons",
     "meinheld": "tried meinheld 1.0.2 on Python 3.11.7 on 2026-11-22: it pins greenlet<0.5, and greenlet 0.4.17 does "
-                "not compile against Python 3.11 (greenlet.c: '_PyErr_StackItem' has no member named 'exc_type')",
+    "not compile against Python 3.11 (greenlet.c: '_PyErr_StackItem' has no member named 'exc_type')",
 }
 
 
@@ -66,8 +78,30 @@ def get(name: str) -> ServerPlugin:
         raise UnknownServer(f"unknown server {name!r}; known: {', '.join(PLUGINS)}") from None
 
 
-__all__ = ["BUILT_IN", "DeclarationError", "declare", "forget_declared",
-           "CannotRunHere", "DB_ENDPOINTS", "ENDPOINTS", "PLUGINS", "STATIC_ENDPOINT", "TFB_ENDPOINTS", "UNAVAILABLE", "Knob",
-           "DEFAULT_PAIR", "PythonServer", "RunningServer",
-           "ServerFailed", "ServerPlugin", "ServerSpec", "SettingsError", "Tool", "ToolMissing", "UnknownServer",
-           "get", "proxies", "proxy"]
+__all__ = [
+    "BUILT_IN",
+    "DeclarationError",
+    "declare",
+    "forget_declared",
+    "CannotRunHere",
+    "DB_ENDPOINTS",
+    "ENDPOINTS",
+    "PLUGINS",
+    "STATIC_ENDPOINT",
+    "TFB_ENDPOINTS",
+    "UNAVAILABLE",
+    "Knob",
+    "DEFAULT_PAIR",
+    "PythonServer",
+    "RunningServer",
+    "ServerFailed",
+    "ServerPlugin",
+    "ServerSpec",
+    "SettingsError",
+    "Tool",
+    "ToolMissing",
+    "UnknownServer",
+    "get",
+    "proxies",
+    "proxy",
+]

@@ -6,6 +6,7 @@ plug-in's name and from the command line), which endpoints it serves, the tools 
 command line, how many requests of a blocking endpoint it serves at once, and (optionally) a probe that looks
 inside it while a cell runs (Tomcat's JVM probe).
 """
+
 from __future__ import annotations
 
 import importlib.metadata
@@ -17,14 +18,15 @@ from pathlib import Path
 
 from crossbench.refusal import Missing, Refusal
 
-from ..endpoints import STATIC_ENDPOINT, family
+from ..endpoints import STATIC_ENDPOINT as STATIC_ENDPOINT  # re-exported: the plug-ins name it from here
+from ..endpoints import family
 from ..oskit import HOST
 from ..sampling import db_pool
 from .lifecycle import ServerSpec
 from .probe import Probe
 
 ENDPOINTS = family("core")
-TFB_ENDPOINTS = family("tfb")                     # TechEmpower's two types without a database
+TFB_ENDPOINTS = family("tfb")  # TechEmpower's two types without a database
 # need a database (--db-url, or the run's own); /fortunes and /updates are TechEmpower's, beside /db and /queries
 DB_ENDPOINTS = family("db")
 
@@ -35,10 +37,13 @@ def database_env(db_url: str | None, settings: dict, cell_dir: Path | None = Non
     if not db_url:
         return {}
     log_dir = pool_log_dir(cell_dir)
-    return {"CROSSBENCH_DB_URL": db_url, "CROSSBENCH_DB_POOL": str(settings["db_pool"]),
-            "CROSSBENCH_DB_WAIT_MS": str(settings["db_wait_ms"]),
-            "CROSSBENCH_DB_PREPARED": "1" if settings["db_prepared"] else "0",
-            **({"CROSSBENCH_DB_POOL_LOG": str(log_dir)} if log_dir else {})}
+    return {
+        "CROSSBENCH_DB_URL": db_url,
+        "CROSSBENCH_DB_POOL": str(settings["db_pool"]),
+        "CROSSBENCH_DB_WAIT_MS": str(settings["db_wait_ms"]),
+        "CROSSBENCH_DB_PREPARED": "1" if settings["db_prepared"] else "0",
+        **({"CROSSBENCH_DB_POOL_LOG": str(log_dir)} if log_dir else {}),
+    }
 
 
 def pool_log_dir(cell_dir: Path | None) -> Path | None:
@@ -62,14 +67,15 @@ class CannotRunHere(Refusal, RuntimeError):
 class Knob:
     """One setting of a server. `kind`: "int" (positive integer), "choice" (one of `choices`), "text", "bool",
     "list" (list of strings). A `sweep` knob may be a list in an experiment file: one cell per value."""
+
     name: str
     default: object
     help: str
     kind: str = "int"
     choices: tuple[str, ...] = ()
     sweep: bool = False
-    in_record: bool = True      # copied to the top level of each cell's record
-    label: str = ""             # how a value reads in a chart's series label ("maxThreads={}"); "": not shown
+    in_record: bool = True  # copied to the top level of each cell's record
+    label: str = ""  # how a value reads in a chart's series label ("maxThreads={}"); "": not shown
 
     @property
     def flag(self) -> str:
@@ -78,6 +84,7 @@ class Knob:
     def check(self, value, server: str):
         def refuse(accepts: str):
             raise SettingsError(f"{server}: {self.name} must be {accepts}, not {value!r}")
+
         if value is None:
             return None
         if self.kind == "int" and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
@@ -94,8 +101,12 @@ class Knob:
 
 
 # Every server with database endpoints has it: PgBouncer's cells (group pooler) turn it off.
-DB_PREPARED = Knob("db_prepared", True, "server-side prepared statements (off: PgBouncer 1.18 in transaction "
-                                        "mode cannot keep them)", kind="bool")
+DB_PREPARED = Knob(
+    "db_prepared",
+    True,
+    "server-side prepared statements (off: PgBouncer 1.18 in transaction mode cannot keep them)",
+    kind="bool",
+)
 DB_WAIT_MS = Knob("db_wait_ms", 5000, "how long a request waits for a pooled connection before its 503")
 
 
@@ -107,8 +118,9 @@ def db_knobs(pool: int, pool_help: str) -> tuple[Knob, ...]:
 @dataclass(frozen=True)
 class Tool:
     """Something the server needs on this machine: an executable on PATH or an importable Python module."""
-    what: str                   # executable name, or "python:<module>"
-    install: str                # the package that brings it, e.g. "apt-get install nginx-light"
+
+    what: str  # executable name, or "python:<module>"
+    install: str  # the package that brings it, e.g. "apt-get install nginx-light"
 
     def present(self) -> bool:
         if self.what.startswith("python:"):
@@ -124,13 +136,13 @@ class ServerPlugin:
     tools: tuple[Tool, ...] = ()
     default_port: int = 8000
     ready_timeout_s: float = 20.0
-    distributions: tuple[str, ...] = ()     # Python packages whose versions the run's metadata records
-    process_knob: str | None = None         # the knob that sets how many processes serve (worker sweeps)
-    process_flag: str = ""                  # variant labels: "-w" gives "-w4" for 4 processes, "" for 1
-    proxies: bool = False                   # it can stand in front of another server (group proxy = "<name>")
-    palette: tuple[str, ...] = ()           # its charts' shades: its own colour first, then darker ones,
-                                            # taken in setting order (analysis's charts/kit_labels.py)
-    FIELDS: dict[str, str] = {}             # record fields its records alone carry, beyond its knobs (record.py)
+    distributions: tuple[str, ...] = ()  # Python packages whose versions the run's metadata records
+    process_knob: str | None = None  # the knob that sets how many processes serve (worker sweeps)
+    process_flag: str = ""  # variant labels: "-w" gives "-w4" for 4 processes, "" for 1
+    proxies: bool = False  # it can stand in front of another server (group proxy = "<name>")
+    palette: tuple[str, ...] = ()  # its charts' shades: its own colour first, then darker ones,
+    # taken in setting order (analysis's charts/kit_labels.py)
+    FIELDS: dict[str, str] = {}  # record fields its records alone carry, beyond its knobs (record.py)
 
     # --- settings --------------------------------------------------------------------------------------
     def knob(self, name: str) -> Knob:
@@ -146,11 +158,12 @@ class ServerPlugin:
         """An experiment's section: known keys, each value (or each value of a sweep list) acceptable."""
         unknown = self.unknown_keys(section)
         if unknown:
-            raise SettingsError(f"unknown [{self.name}] keys {sorted(unknown)}; "
-                                f"allowed: {sorted(k.name for k in self.knobs)}")
+            raise SettingsError(
+                f"unknown [{self.name}] keys {sorted(unknown)}; allowed: {sorted(k.name for k in self.knobs)}"
+            )
         for key, value in section.items():
             knob = self.knob(key)
-            for one in (value if knob.sweep and isinstance(value, list) else [value]):
+            for one in value if knob.sweep and isinstance(value, list) else [value]:
                 knob.check(one, self.name)
 
     def settings(self, section: dict) -> dict:
@@ -170,15 +183,21 @@ class ServerPlugin:
             count = self.process_count(settings)
             return f"{self.process_flag}{count}" if count != 1 else ""
         """The part of a cell id that tells this server's variants apart: sweep knobs off their default."""
-        return "".join(f"-{k.name.replace('_', '')}{settings[k.name]}" for k in self.knobs
-                       if k.sweep and settings[k.name] != k.default)
+        return "".join(
+            f"-{k.name.replace('_', '')}{settings[k.name]}"
+            for k in self.knobs
+            if k.sweep and settings[k.name] != k.default
+        )
 
     def describe(self, settings: dict) -> str:
         return self.name + self.variant_label(settings).replace("-", " ")
 
     def record_fields(self, settings: dict) -> dict:
-        return {k.name: (list(settings[k.name]) if k.kind == "list" else settings[k.name])
-                for k in self.knobs if k.in_record}
+        return {
+            k.name: (list(settings[k.name]) if k.kind == "list" else settings[k.name])
+            for k in self.knobs
+            if k.in_record
+        }
 
     # --- what it does ----------------------------------------------------------------------------------
     def process_count(self, settings: dict) -> int:
@@ -194,8 +213,9 @@ class ServerPlugin:
         """Refuses, before anything runs, what cannot run here (ToolMissing, SettingsError)."""
         missing = [t for t in self.tools if not t.present()]
         if missing:
-            raise ToolMissing(f"{self.name} needs " + "; ".join(f"{t.what.removeprefix('python:')} "
-                                                                 f"({t.install})" for t in missing))
+            raise ToolMissing(
+                f"{self.name} needs " + "; ".join(f"{t.what.removeprefix('python:')} ({t.install})" for t in missing)
+            )
 
     def python_env(self, settings: dict):
         """The virtual environment its cells with these settings run in when it is not the project's own (a
@@ -209,8 +229,16 @@ class ServerPlugin:
         what it did, or None."""
         return None
 
-    def spec(self, settings: dict, port: int, work_dir: Path, cpus: tuple[int, ...] = (),
-             cell_dir: Path | None = None, db_url: str | None = None, address: str = HOST) -> ServerSpec:
+    def spec(
+        self,
+        settings: dict,
+        port: int,
+        work_dir: Path,
+        cpus: tuple[int, ...] = (),
+        cell_dir: Path | None = None,
+        db_url: str | None = None,
+        address: str = HOST,
+    ) -> ServerSpec:
         """The command line and log of one start. `cell_dir` is where per-cell artefacts go (a JFR file);
         `db_url` (postgresql://user@host:port/db) is the database the database endpoints query, if any;
         `address` where it listens (loopback unless load comes from other hosts)."""
@@ -244,5 +272,8 @@ class ServerPlugin:
         """What looks inside the server while the cell runs (a Probe, servers/probe.py): by default the pool files
         its processes write in database cells (nothing else); Tomcat's JVM probe in servers/tomcat_probe.py.
         None: no probe. `host` the server's (crossbench.hosts): `pid` is that host's."""
-        return db_pool.ProcessLogProbe(pool_log_dir(cell_dir), cell_dir, host.clock_offset_s) \
-            if DB_ENDPOINTS[0] in self.endpoints else None
+        return (
+            db_pool.ProcessLogProbe(pool_log_dir(cell_dir), cell_dir, host.clock_offset_s)
+            if DB_ENDPOINTS[0] in self.endpoints
+            else None
+        )

@@ -5,6 +5,7 @@ built-in plug-in. Its knobs are placeholders in its command; each start renders 
 Its runtime says what looks inside it: every runtime gets the process-tree sampler every server has (CPU, RSS,
 threads, connections); the JVM probe (thread dumps, GC, a connector pool's MBean) is the Tomcat plug-in's alone,
 so a "jvm" server is sampled as the others are."""
+
 from __future__ import annotations
 
 import itertools
@@ -20,11 +21,12 @@ from .lifecycle import RunningServer, ServerSpec
 # Once a declared server answers, its process must still run this long (lifecycle.ServerSpec.foreground_check_s):
 # what it costs each start against a command that daemonises and exits only once its daemon answers.
 FOREGROUND_CHECK_S = 0.5
-SECTION = "server"          # [server.NAME] in an experiment file or a --server-file; the run's config keeps it
+SECTION = "server"  # [server.NAME] in an experiment file or a --server-file; the run's config keeps it
 
 
 class DeclaredPlugin(ServerPlugin):
     """One declared server; `declaration` is its checked table (declared_schema.check), kept as recorded."""
+
     # magentas: its own colour, then a ramp from lighter to darker for its settings in order (as the built-ins')
     palette = ("#c51b7d", "#df82b8", "#d864a7", "#d04796", "#c92a85", "#b81975", "#9f1665", "#861255", "#6c0f45")
 
@@ -35,10 +37,17 @@ class DeclaredPlugin(ServerPlugin):
         self.endpoints = frozenset(declaration["endpoints"])
         self.ready_timeout_s = declaration["ready"]["timeout_s"]
         self.process_knob = declaration["processes"]
-        self.knobs = tuple(Knob(knob_name, knob["default"], f"declared knob {{{knob_name}}}",
-                                kind="int" if isinstance(knob["default"], int) else "text", sweep=True,
-                                label=f"{knob_name}={{}}")
-                           for knob_name, knob in declaration["knobs"].items())
+        self.knobs = tuple(
+            Knob(
+                knob_name,
+                knob["default"],
+                f"declared knob {{{knob_name}}}",
+                kind="int" if isinstance(knob["default"], int) else "text",
+                sweep=True,
+                label=f"{knob_name}={{}}",
+            )
+            for knob_name, knob in declaration["knobs"].items()
+        )
 
     @property
     def runtime(self) -> str:
@@ -63,14 +72,24 @@ class DeclaredPlugin(ServerPlugin):
         for name, knob in self.declaration["knobs"].items():
             bound = knob["at_most"]
             if bound is not None and settings[name] > settings[bound]:
-                raise SettingsError(f"{self.name}: {name} = {settings[name]} is above {bound} = {settings[bound]} "
-                                    f"(declared at_most = \"{bound}\")")
+                raise SettingsError(
+                    f"{self.name}: {name} = {settings[name]} is above {bound} = {settings[bound]} "
+                    f"(declared at_most = \"{bound}\")"
+                )
 
     def describe(self, settings: dict) -> str:
         """Its name and each knob it sweeps by declaration or that is off its default, as name=value."""
         swept = self.declared_sweeps()
-        return " ".join([self.name, *(f"{k.name}={settings[k.name]}" for k in self.knobs
-                                      if k.name in swept or settings[k.name] != k.default)])
+        return " ".join(
+            [
+                self.name,
+                *(
+                    f"{k.name}={settings[k.name]}"
+                    for k in self.knobs
+                    if k.name in swept or settings[k.name] != k.default
+                ),
+            ]
+        )
 
     def parallel_limit(self, settings: dict, endpoint: str) -> int | None:
         knob = self.declaration["parallel"].get(endpoint)
@@ -88,11 +107,22 @@ class DeclaredPlugin(ServerPlugin):
         argv = [render(word, values) for word in self.declaration["command"]]
         env = {key: render(value, values) for key, value in self.declaration["env"].items()}
         stop = self.declaration["stop"]
-        return ServerSpec(self.name, port, argv, work_dir / f"{self.name}-{port}.log", dict(settings), cpus,
-                          self.ready_timeout_s, env=env, address=address, workdir=Path(self.declaration["workdir"]),
-                          ready_path=self.declaration["ready"]["path"],
-                          stop_signal=signal.Signals["SIG" + stop["signal"]], stop_grace_s=stop["grace_s"],
-                          foreground_check_s=FOREGROUND_CHECK_S)
+        return ServerSpec(
+            self.name,
+            port,
+            argv,
+            work_dir / f"{self.name}-{port}.log",
+            dict(settings),
+            cpus,
+            self.ready_timeout_s,
+            env=env,
+            address=address,
+            workdir=Path(self.declaration["workdir"]),
+            ready_path=self.declaration["ready"]["path"],
+            stop_signal=signal.Signals["SIG" + stop["signal"]],
+            stop_grace_s=stop["grace_s"],
+            foreground_check_s=FOREGROUND_CHECK_S,
+        )
 
 
 def render(text: str, values: dict) -> str:
@@ -115,8 +145,9 @@ def normalised(tables: object, where: str, base_dir: Path | None, taken=()) -> d
     checked = {name: check(name, table, where, base_dir) for name, table in tables.items()}
     for name, declaration in checked.items():
         if taken and declaration["like"] is not None and declaration["like"] not in taken:
-            raise DeclarationError(f"{where}: [{SECTION}.{name}] like: one of {', '.join(taken)}, not "
-                                   f"{declaration['like']!r}")
+            raise DeclarationError(
+                f"{where}: [{SECTION}.{name}] like: one of {', '.join(taken)}, not {declaration['like']!r}"
+            )
     return checked
 
 
@@ -130,5 +161,7 @@ def endpoint_like(declaration: dict, group_endpoints: dict) -> str | None:
 def refuse_taken(names, where: str, taken) -> None:
     clash = sorted(set(names) & set(taken))
     if clash:
-        raise DeclarationError(f"{where}: [{SECTION}.{clash[0]}] name: {clash[0]} is a built-in server; give the "
-                               "declared one a name of its own")
+        raise DeclarationError(
+            f"{where}: [{SECTION}.{clash[0]}] name: {clash[0]} is a built-in server; give the "
+            "declared one a name of its own"
+        )

@@ -19,6 +19,7 @@ A table:
     threads = [10, 50, 200]          # a default (the first) and the values a run sweeps by default
     spare = { default = 10, at_most = "threads" }
 """
+
 from __future__ import annotations
 
 import re
@@ -31,17 +32,22 @@ from crossbench.refusal import Refusal
 
 from .. import endpoints
 
-KEYS = {"command", "workdir", "env", "runtime", "endpoints", "ready", "stop", "knobs", "processes", "parallel",
-        "like"}
+KEYS = {"command", "workdir", "env", "runtime", "endpoints", "ready", "stop", "knobs", "processes", "parallel", "like"}
 READY_KEYS = {"path", "timeout_s"}
 STOP_KEYS = {"signal", "grace_s"}
 KNOB_KEYS = {"default", "values", "at_most"}
 RUNTIMES = ("jvm", "python", "other")
 # What every command may use besides its knobs: where it listens and the suite's own interpreter.
 BUILT_IN_PLACEHOLDERS = ("port", "host", "python")
-DEFAULTS = {"workdir": ".", "env": {}, "runtime": "other", "endpoints": ["core"],
-            "ready": {"path": "/hello", "timeout_s": 30.0}, "stop": {"signal": "TERM", "grace_s": 15.0}}
-NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")     # a cell id joins its parts with -
+DEFAULTS = {
+    "workdir": ".",
+    "env": {},
+    "runtime": "other",
+    "endpoints": ["core"],
+    "ready": {"path": "/hello", "timeout_s": 30.0},
+    "stop": {"signal": "TERM", "grace_s": 15.0},
+}
+NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")  # a cell id joins its parts with -
 
 
 class DeclarationError(Refusal, ValueError):
@@ -60,6 +66,7 @@ def check(name: str, table: object, where: str, base_dir: Path | None, check_pat
     """The declaration of server `name` checked and normalised; `where` names its file in messages, `base_dir`
     is what a relative workdir is relative to (None: a recorded declaration, its workdir already absolute).
     check_paths=False: a recorded run read where its paths need not exist (the analysis of a copied run)."""
+
     def fail(key: str, message: str):
         raise DeclarationError(f"{where}: [server.{name}] {key}: {message}")
 
@@ -78,13 +85,19 @@ def check(name: str, table: object, where: str, base_dir: Path | None, check_pat
     check_placeholders(command, env, knobs, fail)
     workdir = table.get("workdir", DEFAULTS["workdir"])
     served = check_endpoints(table.get("endpoints", DEFAULTS["endpoints"]), fail)
-    return {"command": command, "workdir": check_workdir(workdir, base_dir, fail) if check_paths else workdir,
-            "env": env, "runtime": check_runtime(table.get("runtime", DEFAULTS["runtime"]), fail),
-            "endpoints": served, "ready": check_ready(table.get("ready", {}), fail),
-            "stop": check_stop(table.get("stop", {}), fail), "knobs": knobs,
-            "processes": check_knob_name(table.get("processes"), knobs, "processes", fail),
-            "parallel": check_parallel(table.get("parallel", {}), knobs, served, fail),
-            "like": check_like(table.get("like"), fail)}
+    return {
+        "command": command,
+        "workdir": check_workdir(workdir, base_dir, fail) if check_paths else workdir,
+        "env": env,
+        "runtime": check_runtime(table.get("runtime", DEFAULTS["runtime"]), fail),
+        "endpoints": served,
+        "ready": check_ready(table.get("ready", {}), fail),
+        "stop": check_stop(table.get("stop", {}), fail),
+        "knobs": knobs,
+        "processes": check_knob_name(table.get("processes"), knobs, "processes", fail),
+        "parallel": check_parallel(table.get("parallel", {}), knobs, served, fail),
+        "like": check_like(table.get("like"), fail),
+    }
 
 
 def check_command(command: object, fail) -> list[str]:
@@ -94,8 +107,7 @@ def check_command(command: object, fail) -> list[str]:
         except ValueError as e:
             fail("command", f"cannot be split into words ({e})")
     if not isinstance(command, list) or not command or not all(isinstance(w, str) and w for w in command):
-        fail("command", "a non-empty list of words (or one string split like a shell's), "
-                        f"not {command!r}")
+        fail("command", f"a non-empty list of words (or one string split like a shell's), not {command!r}")
     return command
 
 
@@ -117,9 +129,12 @@ def check_placeholders(command: list[str], env: dict, knobs: dict, fail) -> None
                 fail(key, f"a placeholder is malformed in {e}")
             missing = sorted(found - set(knobs) - set(BUILT_IN_PLACEHOLDERS))
             if missing:
-                fail(key, f"placeholder {{{missing[0]}}} is neither a knob (knobs: "
-                          f"{', '.join(sorted(knobs)) or 'none'}) nor one of "
-                          f"{', '.join('{' + p + '}' for p in BUILT_IN_PLACEHOLDERS)}")
+                fail(
+                    key,
+                    f"placeholder {{{missing[0]}}} is neither a knob (knobs: "
+                    f"{', '.join(sorted(knobs)) or 'none'}) nor one of "
+                    f"{', '.join('{' + p + '}' for p in BUILT_IN_PLACEHOLDERS)}",
+                )
             used |= found
     if "port" not in used:
         fail("command", "never uses {port}: the suite picks the port each start listens on")
@@ -161,8 +176,11 @@ def check_endpoints(given: object, fail) -> list[str]:
         elif one in endpoints.BY_PATH:
             paths.append(one)
         else:
-            fail("endpoints", f"{one!r} is neither a family ({', '.join(sorted(families))}) nor an endpoint "
-                              f"({', '.join(endpoints.BY_PATH)})")
+            fail(
+                "endpoints",
+                f"{one!r} is neither a family ({', '.join(sorted(families))}) nor an endpoint "
+                f"({', '.join(endpoints.BY_PATH)})",
+            )
     return sorted(set(paths))
 
 
@@ -205,11 +223,14 @@ def check_stop(stop: object, fail) -> dict:
     if not isinstance(stop, dict) or set(stop) - STOP_KEYS:
         fail("stop", f"a table of {', '.join(sorted(STOP_KEYS))}, not {stop!r}")
     name = stop.get("signal", DEFAULTS["stop"]["signal"])
-    if not isinstance(name, str) or not isinstance(getattr(signal, "SIG" + name.upper().removeprefix("SIG"), None),
-                                                   signal.Signals):
+    if not isinstance(name, str) or not isinstance(
+        getattr(signal, "SIG" + name.upper().removeprefix("SIG"), None), signal.Signals
+    ):
         fail("stop.signal", f"a signal's name (TERM, INT, QUIT, ...), not {name!r}")
-    return {"signal": name.upper().removeprefix("SIG"),
-            "grace_s": seconds(stop, "grace_s", DEFAULTS["stop"]["grace_s"], "stop", fail)}
+    return {
+        "signal": name.upper().removeprefix("SIG"),
+        "grace_s": seconds(stop, "grace_s", DEFAULTS["stop"]["grace_s"], "stop", fail),
+    }
 
 
 def seconds(table: dict, key: str, default: float, section: str, fail) -> float:
@@ -226,10 +247,13 @@ def check_knobs(knobs: object, fail) -> dict:
     checked = {}
     for name, given in knobs.items():
         if not re.match(r"^[a-z][a-z0-9_]*$", name) or name in BUILT_IN_PLACEHOLDERS:
-            fail(f"knobs.{name}", "a knob's name is lower-case letters, digits and _, and not "
-                                  f"{', '.join(BUILT_IN_PLACEHOLDERS)}")
-        table = given if isinstance(given, dict) else {"values": given} if isinstance(given, list) \
-            else {"default": given}
+            fail(
+                f"knobs.{name}",
+                f"a knob's name is lower-case letters, digits and _, and not {', '.join(BUILT_IN_PLACEHOLDERS)}",
+            )
+        table = (
+            given if isinstance(given, dict) else {"values": given} if isinstance(given, list) else {"default": given}
+        )
         unknown = set(table) - KNOB_KEYS
         if unknown:
             fail(f"knobs.{name}", f"unknown key {sorted(unknown)[0]}; allowed: {', '.join(sorted(KNOB_KEYS))}")
@@ -248,8 +272,10 @@ def check_knobs(knobs: object, fail) -> dict:
     for name, knob in checked.items():
         bound = knob["at_most"]
         if bound is not None and (bound not in checked or bound == name):
-            fail(f"knobs.{name}.at_most", f"names another knob ({', '.join(sorted(set(checked) - {name}))}), "
-                                          f"not {bound!r}")
+            fail(
+                f"knobs.{name}.at_most",
+                f"names another knob ({', '.join(sorted(set(checked) - {name}))}), not {bound!r}",
+            )
         if bound is not None and not all(isinstance(v, int) for v in [*knob["values"], *checked[bound]["values"]]):
             fail(f"knobs.{name}.at_most", "a bound compares integer knobs")
     check_bounds(checked, {n: k["values"] for n, k in checked.items()}, fail)

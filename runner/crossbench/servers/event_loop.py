@@ -1,5 +1,6 @@
 """What the event-loop servers share (Tornado, uvicorn): one event loop per process, every endpoint of the
 contract, and /delay/sync blocking the loop, so each process serves one such request at a time."""
+
 from __future__ import annotations
 
 from .base import DB_ENDPOINTS, ENDPOINTS, TFB_ENDPOINTS, ServerPlugin

@@ -1,6 +1,7 @@
 """The gunicorn plug-in: gunicorn-app/ (a Flask WSGI app) under gunicorn's pre-forked workers, seed 004's sync
 stack. A sync worker serves one request at a time, so /delay/sync bends at C = workers, as Tomcat's at maxThreads;
 gthread workers serve `threads` each."""
+
 from __future__ import annotations
 
 import os
@@ -8,8 +9,7 @@ import os
 from .. import paths
 from ..oskit import HOST
 from . import python_runtime
-from .base import (DB_ENDPOINTS, STATIC_ENDPOINT, TFB_ENDPOINTS, Knob, Tool, database_env,
-                   db_knobs)
+from .base import DB_ENDPOINTS, STATIC_ENDPOINT, TFB_ENDPOINTS, Knob, Tool, database_env, db_knobs
 from .lifecycle import ServerSpec
 
 APP_DIR = paths.REPO / "gunicorn-app"
@@ -25,17 +25,26 @@ class GunicornPlugin(python_runtime.PythonServer):
     summary = "a Flask app under gunicorn's pre-forked sync (or gthread) workers: seed 004's sync stack"
     endpoints = frozenset({STATIC_ENDPOINT, "/delay/sync", "/now", "/hello", *TFB_ENDPOINTS, *DB_ENDPOINTS})
     default_port = 8000
-    tools = (Tool("python:gunicorn", "the project's venv: runner/python-env.sh (gunicorn-app/requirements.txt)"),
-             Tool("python:flask", "the project's venv: runner/python-env.sh (gunicorn-app/requirements.txt)"))
+    tools = (
+        Tool("python:gunicorn", "the project's venv: runner/python-env.sh (gunicorn-app/requirements.txt)"),
+        Tool("python:flask", "the project's venv: runner/python-env.sh (gunicorn-app/requirements.txt)"),
+    )
     distributions = ("gunicorn", "flask", "psycopg", "psycopg-pool")
     process_knob = "workers"
     # its charts' colours: its own, then a ramp from lighter to darker for its settings in order
     palette = ("#1b9e77", "#82cab4", "#64bda3", "#47b191", "#2aa480", "#19946f", "#168060", "#126b51", "#0f5741")
     knobs = (
-        Knob("workers", documented_default_workers(), "worker processes (default: gunicorn's 2 x cores + 1)",
-             sweep=True),
-        Knob("worker_class", "sync", "sync: one request per worker; gthread: `threads` per worker",
-             kind="choice", choices=("sync", "gthread"), sweep=True),
+        Knob(
+            "workers", documented_default_workers(), "worker processes (default: gunicorn's 2 x cores + 1)", sweep=True
+        ),
+        Knob(
+            "worker_class",
+            "sync",
+            "sync: one request per worker; gthread: `threads` per worker",
+            kind="choice",
+            choices=("sync", "gthread"),
+            sweep=True,
+        ),
         Knob("threads", 1, "threads per gthread worker (sync workers have one)", sweep=True),
         Knob("backlog", 2048, "listen backlog (gunicorn's own default is 2048)"),
         *db_knobs(4, "psycopg_pool connections per worker (seed 004's article: 4 per sync worker)"),
@@ -50,8 +59,9 @@ class GunicornPlugin(python_runtime.PythonServer):
 
     def describe(self, settings: dict) -> str:
         threads = f" x {settings['threads']} threads" if settings["worker_class"] == "gthread" else ""
-        return (f"gunicorn {settings['workers']} {settings['worker_class']} workers{threads}"
-                + python_runtime.words(settings))
+        return f"gunicorn {settings['workers']} {settings['worker_class']} workers{threads}" + python_runtime.words(
+            settings
+        )
 
     def parallel_limit(self, settings: dict, endpoint: str) -> int | None:
         if endpoint != "/delay/sync":
@@ -60,18 +70,46 @@ class GunicornPlugin(python_runtime.PythonServer):
         return settings["workers"] * threads
 
     def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None, address=HOST) -> ServerSpec:
-        argv = [python_runtime.executable(settings), "-m", "gunicorn", "--bind", f"{address}:{port}",
-                "--workers", str(settings["workers"]), "--worker-class", settings["worker_class"],
-                "--threads", str(settings["threads"]), "--backlog", str(settings["backlog"]),
-                "--pythonpath", str(APP_DIR),       # the app (its shared rules: the crossbench_contract package)
-                "--error-logfile", "-",      # no access log (gunicorn keeps none unless asked): it would be measured
-                "--no-control-socket",       # gunicorn 27's control socket would live in $HOME, outside the cell
-                # the worker watchdog must outlast the longest delay (60 s cap): a sync worker blocks through it
-                "--timeout", "90", "crossbench_flask.app:app"]
-        env = {"CROSSBENCH_STATIC_DIR": str(paths.STATIC_DIR), **database_env(db_url, settings, cell_dir),
-               **python_runtime.env_vars(settings)}
-        return ServerSpec(self.name, port, argv, work_dir / f"gunicorn-{port}.log", self.describe_start(settings), cpus,
-                          self.ready_timeout_s, env=env, address=address)
+        argv = [
+            python_runtime.executable(settings),
+            "-m",
+            "gunicorn",
+            "--bind",
+            f"{address}:{port}",
+            "--workers",
+            str(settings["workers"]),
+            "--worker-class",
+            settings["worker_class"],
+            "--threads",
+            str(settings["threads"]),
+            "--backlog",
+            str(settings["backlog"]),
+            "--pythonpath",
+            str(APP_DIR),  # the app (its shared rules: the crossbench_contract package)
+            "--error-logfile",
+            "-",  # no access log (gunicorn keeps none unless asked): it would be measured
+            "--no-control-socket",  # gunicorn 27's control socket would live in $HOME, outside the cell
+            # the worker watchdog must outlast the longest delay (60 s cap): a sync worker blocks through it
+            "--timeout",
+            "90",
+            "crossbench_flask.app:app",
+        ]
+        env = {
+            "CROSSBENCH_STATIC_DIR": str(paths.STATIC_DIR),
+            **database_env(db_url, settings, cell_dir),
+            **python_runtime.env_vars(settings),
+        }
+        return ServerSpec(
+            self.name,
+            port,
+            argv,
+            work_dir / f"gunicorn-{port}.log",
+            self.describe_start(settings),
+            cpus,
+            self.ready_timeout_s,
+            env=env,
+            address=address,
+        )
 
 
 PLUGIN = GunicornPlugin()

@@ -1,20 +1,21 @@
 """One lifecycle for every server, on whichever host runs it (crossbench.hosts): start it there in its own process
 group (its port checked first), wait until it answers, stop the whole tree. Servers differ only in what their
 plug-in puts in the ServerSpec."""
+
 from __future__ import annotations
 
 import signal
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from ..oskit import HOST
 
 HEALTH_PATH = "/hello"
-READY_LOG_LINES = 20        # what a server that never answered shows of its log
+READY_LOG_LINES = 20  # what a server that never answered shows of its log
 
 
 class ServerFailed(RuntimeError):
@@ -24,6 +25,7 @@ class ServerFailed(RuntimeError):
 @dataclass
 class ServerSpec:
     """What to run: the name, the argv, where its log goes, and what describes it in records."""
+
     name: str
     port: int
     argv: list[str]
@@ -31,18 +33,18 @@ class ServerSpec:
     describe: dict = field(default_factory=dict)
     cpus: tuple[int, ...] = ()
     ready_timeout_s: float = 60.0
-    env: dict = field(default_factory=dict)     # added to the runner's environment
-    address: str = HOST                         # where it listens: loopback, or an address other hosts reach
-    after_stop: Callable[[], None] | None = None    # called once the server has exited (e.g. keep an archive)
+    env: dict = field(default_factory=dict)  # added to the runner's environment
+    address: str = HOST  # where it listens: loopback, or an address other hosts reach
+    after_stop: Callable[[], None] | None = None  # called once the server has exited (e.g. keep an archive)
     # Starts on every core its host lets it use and is pinned to `cpus` once it answers (nothing is measured
     # before): a JVM's compiler then works beside its main thread, not in turn with it (Tomcat on one core of the
     # 2-core test machine, JFR on: 3.56 s to 2.12 s on JDK 17, 3.58 s to 1.96 s on 25, medians of 6 and 4 starts).
     # A plug-in asks for it only with `cpus` to pin to, and sizes the process for them itself
     # (-XX:ActiveProcessorCount).
     pinned_once_ready: bool = False
-    workdir: Path | None = None                 # where it starts (None: wherever the runner runs)
-    ready_path: str = HEALTH_PATH               # the URL path whose 200 says it is ready
-    stop_signal: int = signal.SIGTERM           # what asks it to stop; SIGKILL after stop_grace_s
+    workdir: Path | None = None  # where it starts (None: wherever the runner runs)
+    ready_path: str = HEALTH_PATH  # the URL path whose 200 says it is ready
+    stop_signal: int = signal.SIGTERM  # what asks it to stop; SIGKILL after stop_grace_s
     stop_grace_s: float = 15.0
     # How long the started process must still run once it answers: a command that waits for the daemon it forked
     # to answer and then exits is told from a server in the foreground only by outliving its readiness.
@@ -63,7 +65,7 @@ class RunningServer:
         self.cell_dir = cell_dir
         self.process = None
         # called with the server once its process is started, before it answers (a cell attaches its probe)
-        self.on_spawn: Callable[["RunningServer"], None] | None = None
+        self.on_spawn: Callable[[RunningServer], None] | None = None
 
     @property
     def url(self) -> str:
@@ -73,7 +75,7 @@ class RunningServer:
     def pid(self) -> int:
         return self.process.pid
 
-    def start(self) -> "RunningServer":
+    def start(self) -> RunningServer:
         self.process = self.host.start_server(self.spec, self.cell_dir)
         return self
 
@@ -86,9 +88,11 @@ class RunningServer:
                 self.check_foreground()
                 return
             time.sleep(0.1)
-        raise ServerFailed(f"{self.spec.name} did not answer {self.spec.ready_path} within "
-                           f"{self.spec.ready_timeout_s:g} s; the last {READY_LOG_LINES} lines of its log "
-                           f"({self.spec.log_path}):\n{self.log_tail(READY_LOG_LINES)}")
+        raise ServerFailed(
+            f"{self.spec.name} did not answer {self.spec.ready_path} within "
+            f"{self.spec.ready_timeout_s:g} s; the last {READY_LOG_LINES} lines of its log "
+            f"({self.spec.log_path}):\n{self.log_tail(READY_LOG_LINES)}"
+        )
 
     def check_foreground(self) -> None:
         """It answers: the process the suite started must still run foreground_check_s later."""
@@ -102,12 +106,15 @@ class RunningServer:
         command put the server in the background (a daemon): the suite could neither sample nor stop what it
         measures, so that is refused with the reason."""
         if self.answers():
-            raise ServerFailed(f"{self.spec.name}: the process the suite started ({self.spec.argv[0]}) exited with "
-                               f"status {self.process.returncode} while port {self.spec.port} answers: the command "
-                               "puts the server in the background (daemonises); declare a command that stays in "
-                               "the foreground (no --daemon, no trailing &), so the suite can sample and stop it")
-        raise ServerFailed(f"{self.spec.name} exited with status {self.process.returncode} "
-                           f"before answering:\n{self.log_tail()}")
+            raise ServerFailed(
+                f"{self.spec.name}: the process the suite started ({self.spec.argv[0]}) exited with "
+                f"status {self.process.returncode} while port {self.spec.port} answers: the command "
+                "puts the server in the background (daemonises); declare a command that stays in "
+                "the foreground (no --daemon, no trailing &), so the suite can sample and stop it"
+            )
+        raise ServerFailed(
+            f"{self.spec.name} exited with status {self.process.returncode} before answering:\n{self.log_tail()}"
+        )
 
     def answers(self, timeout_s: float = 2.0) -> bool:
         try:
@@ -122,8 +129,7 @@ class RunningServer:
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
-    def sampler(self, out_csv: Path, interval_s: float, phase: str = "idle", pool_source=None,
-                loadgen_pid_fn=None):
+    def sampler(self, out_csv: Path, interval_s: float, phase: str = "idle", pool_source=None, loadgen_pid_fn=None):
         """Its process tree sampled into out_csv beside it (not started: a with-block runs it)."""
         return self.host.sampler(self.pid, out_csv, interval_s, phase, pool_source, loadgen_pid_fn)
 
@@ -149,7 +155,7 @@ class RunningServer:
         except FileNotFoundError:
             return "(no log)"
 
-    def __enter__(self) -> "RunningServer":
+    def __enter__(self) -> RunningServer:
         self.start()
         try:
             if self.on_spawn:

@@ -2,6 +2,7 @@
 directory, master in the foreground. As an origin it serves the contract's static files (sendfile), /hello and
 /now: seed 003's reference for holding connections and the physical reference for static files. As a reverse
 proxy (`proxy_spec`) it stands in front of any other server, as seed 004's stack has it."""
+
 from __future__ import annotations
 
 import os
@@ -15,7 +16,7 @@ from .lifecycle import ServerSpec
 
 TEMPLATES = paths.RUNNER / "nginx"
 TEMP_DIRS = ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
-UPSTREAM_KEEPALIVE = 64        # idle connections each worker keeps to the server behind
+UPSTREAM_KEEPALIVE = 64  # idle connections each worker keeps to the server behind
 
 
 class NginxPlugin(ServerPlugin):
@@ -25,7 +26,7 @@ class NginxPlugin(ServerPlugin):
     default_port = 8081
     tools = (Tool("nginx", "apt-get install nginx-light"),)
     process_knob, process_flag = "worker_processes", "-w"
-    proxies = True                  # group proxy = "nginx": in front of the cell's server (proxy_spec)
+    proxies = True  # group proxy = "nginx": in front of the cell's server (proxy_spec)
     # its charts' colours: its own, then a ramp from lighter to darker for its settings in order
     palette = ("#b8860b", "#d8bc79", "#cfad59", "#c69d3a", "#bd8e1b", "#ac7d0a", "#956c09", "#7d5b07", "#654a06")
     knobs = (
@@ -34,22 +35,35 @@ class NginxPlugin(ServerPlugin):
         Knob("worker_connections", 10240, "connections per worker (seed 003 holds 10,000)"),
         Knob("keepalive_requests", 1000, "requests per keep-alive connection (nginx 1.22's default)"),
         Knob("backlog", 511, "listen backlog (nginx's default on Linux)"),
-        Knob("upstream_keepalive", True, "proxy mode: keep connections to the server behind open",
-             kind="bool"),
+        Knob("upstream_keepalive", True, "proxy mode: keep connections to the server behind open", kind="bool"),
     )
 
     def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None, address=HOST) -> ServerSpec:
         locations = render("origin.locations.template", static_dir=paths.STATIC_DIR)
         return self._spec(settings, port, work_dir, cpus, locations, upstream="", address=address)
 
-    def proxy_spec(self, settings: dict, port: int, upstream_port: int, work_dir: Path,
-                   cpus: tuple[int, ...] = (), address: str = HOST, upstream_address: str = HOST) -> ServerSpec:
+    def proxy_spec(
+        self,
+        settings: dict,
+        port: int,
+        upstream_port: int,
+        work_dir: Path,
+        cpus: tuple[int, ...] = (),
+        address: str = HOST,
+        upstream_address: str = HOST,
+    ) -> ServerSpec:
         """nginx in front of the server listening on upstream_address:upstream_port: same paths, same answers."""
         keep = settings["upstream_keepalive"]
-        upstream = (f"    upstream crossbench_upstream {{\n        server {upstream_address}:{upstream_port};\n"
-                    + (f"        keepalive {UPSTREAM_KEEPALIVE};\n" if keep else "") + "    }")
-        headers = ('            proxy_http_version 1.1;\n            proxy_set_header Connection "";' if keep else
-                   "            # a new connection to the server behind for every request")
+        upstream = (
+            f"    upstream crossbench_upstream {{\n        server {upstream_address}:{upstream_port};\n"
+            + (f"        keepalive {UPSTREAM_KEEPALIVE};\n" if keep else "")
+            + "    }"
+        )
+        headers = (
+            '            proxy_http_version 1.1;\n            proxy_set_header Connection "";'
+            if keep
+            else "            # a new connection to the server behind for every request"
+        )
         locations = render("proxy.locations.template", upstream_headers=headers)
         return self._spec(settings, port, work_dir, cpus, locations, upstream, role="nginx-proxy", address=address)
 
@@ -62,14 +76,23 @@ class NginxPlugin(ServerPlugin):
             # workers run as nobody when the master is root: they must write request bodies and proxied answers
             os.chmod(prefix / "temp" / name, 0o777)
         conf = prefix / "nginx.conf"
-        conf.write_text(render("nginx.conf.template", prefix=prefix, address=address, port=port, upstream=upstream,
-                               locations=locations, rlimit_nofile=2 * settings["worker_connections"] + 64,
-                               **{k: settings[k] for k in ("worker_processes", "worker_connections",
-                                                           "keepalive_requests", "backlog")}))
+        conf.write_text(
+            render(
+                "nginx.conf.template",
+                prefix=prefix,
+                address=address,
+                port=port,
+                upstream=upstream,
+                locations=locations,
+                rlimit_nofile=2 * settings["worker_connections"] + 64,
+                **{k: settings[k] for k in ("worker_processes", "worker_connections", "keepalive_requests", "backlog")},
+            )
+        )
         argv = ["nginx", "-p", str(prefix), "-c", str(conf), "-e", str(prefix / "error.log")]
         describe = {**settings, "config": str(conf)}
-        return ServerSpec(role, port, argv, prefix / "console.log", describe, cpus, self.ready_timeout_s,
-                          address=address)
+        return ServerSpec(
+            role, port, argv, prefix / "console.log", describe, cpus, self.ready_timeout_s, address=address
+        )
 
 
 def render(template: str, **values) -> str:

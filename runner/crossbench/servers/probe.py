@@ -1,5 +1,6 @@
 """The Probe protocol: what a server's probe offers (ServerPlugin.probe returns one, or None) and what the cell and
 its sampler call. A leaf module: it imports nothing from crossbench."""
+
 from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable

@@ -7,21 +7,27 @@ and its setting's words, so each interpreter is a series of its own. Every recor
 facts in server_settings.python, read from it with the server's own modules imported (an extension module
 without free-threading support turns the GIL back on, so that is the GIL the server runs with).
 """
+
 from __future__ import annotations
 
 import os
 import sys
 from functools import cache
 
-from ..pyenvs import (CONTRACT, REQUEST, EnvBuildFailed, PythonNotHere, own_facts, resolve, run_facts,
-                      suite_requirements)
+from ..pyenvs import CONTRACT, REQUEST, EnvBuildFailed, PythonNotHere, own_facts, resolve, run_facts, suite_requirements
 from ..pyvenv import PythonEnv
 from .base import CannotRunHere, Knob, ServerPlugin
 
-KNOB = Knob("python", None, "the interpreter Python servers run on: a version this machine has (3.11; 3.13t a "
-                            "free-threaded build) or a path; a list runs each cell on each, in an environment per "
-                            "interpreter built once from the suite's pins (default: the project's environment)",
-            kind="text", sweep=True, label="Python {}")     # in each record: the charts' series tell them apart
+KNOB = Knob(
+    "python",
+    None,
+    "the interpreter Python servers run on: a version this machine has (3.11; 3.13t a "
+    "free-threaded build) or a path; a list runs each cell on each, in an environment per "
+    "interpreter built once from the suite's pins (default: the project's environment)",
+    kind="text",
+    sweep=True,
+    label="Python {}",
+)  # in each record: the charts' series tell them apart
 
 
 def named(settings: dict) -> bool:
@@ -79,7 +85,7 @@ def record_facts(settings: dict, modules: tuple[str, ...]) -> dict:
     """The record's server_settings.python: the interpreter's facts with `modules` imported, and the packages its
     environment holds (the project's environment: the server's own distributions are in the run's metadata)."""
     env = environment(settings)
-    if env is None:         # the runner's own interpreter, with the same packages: read here, nothing started
+    if env is None:  # the runner's own interpreter, with the same packages: read here, nothing started
         facts = own_facts()
     else:
         facts = dict(interpreter_facts(str(env.python), modules, tuple(sorted(env_vars(settings).items()))))

