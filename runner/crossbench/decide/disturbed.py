@@ -45,8 +45,8 @@ def relaunches(
         if record.get("status") == "ok" and DISTURBED.intersection(record.get("flags") or ()):
             disturbed[point_id(record)] = disturbed.get(point_id(record), 0) + 1
     for pid, launches in by_point.items():
-        if far := len(outliers(launches)):
-            disturbed[pid] = disturbed.get(pid, 0) + far
+        if outliers(launches):  # however many lie far out, and whether the new launch does too: once a point
+            disturbed[pid] = disturbed.get(pid, 0) + 1
     short = too_short(cells, records)
     wanted = []
     for pid, count in disturbed.items():
