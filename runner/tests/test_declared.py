@@ -116,6 +116,8 @@ knobs = { workers = 2 }
         (SERVER.replace('"--port", "{port}", ', ""), ("command", "never uses {port}")),
         (SERVER.replace('workdir = "."', 'workdir = "no-such-dir"'), ("workdir", "no-such-dir does not exist")),
         (SERVER.replace('runtime = "python"', 'runtime = "ruby"'), ("runtime", "one of jvm, python, other")),
+        (SERVER.replace('runtime = "python"', 'runtime = "python"\npool = "http"'), ("pool", 'runtime = "jvm"')),
+        (SERVER.replace('runtime = "python"', 'runtime = "jvm"\npool = 4'), ("pool", "part of a pool MBean's name")),
         (SERVER.replace('["core"]', '["/nope"]'), ("endpoints", "'/nope' is neither a family")),
         (SERVER.replace('path = "/ready"', 'path = "ready"'), ("ready.path", "starting with /")),
         (SERVER.replace('signal = "INT"', 'signal = "NOPE"'), ("stop.signal", "a signal's name")),

@@ -18,6 +18,7 @@ from testkit import kill_group, wait_until
 
 from crossbench.jdk import bundled_home
 from crossbench.sampling import SERIAL_GC_NAMES, JvmProbe, JvmProbeError, ProcessTreeSampler
+from crossbench.sampling.jvm_lines import pick_pool_or_executor
 from crossbench.sampling.jvm_probe import pick_pool
 
 pytestmark = pytest.mark.live  # starts real JVMs and attaches to them
@@ -279,6 +280,20 @@ def test_pick_pool_takes_the_http_connector_and_hides_unknowns():
     vt = pick_pool(line, "https")
     assert (vt.current, vt.busy, vt.max, vt.connections) == (None, None, None, 2)
     assert pick_pool({"type": "pool", "t_epoch": 1.0, "pools": []}) is None
+
+
+def test_a_connector_on_a_shared_executor_is_read_through_the_executor():
+    shared = {"kind": "connector", "name": "http-nio-8080", "current": -1, "busy": -1, "max": -1, "connections": 3}
+    executor = {"kind": "executor", "name": "tomcatThreadPool", "current": 12, "busy": 4, "max": 50}
+    line = {"type": "pool", "t_epoch": 2.0, "pools": [shared, executor]}
+    r = pick_pool_or_executor(line)
+    assert (r.name, r.current, r.busy, r.max) == ("tomcatThreadPool", 12, 4, 50)
+    own = {**shared, "current": 10, "busy": 2, "max": 200}  # a connector that knows its pool keeps it
+    assert pick_pool_or_executor({**line, "pools": [own, executor]}).name == "http-nio-8080"
+    other = {**executor, "name": "otherPool"}  # two executors, neither named like the match: none is taken
+    assert pick_pool_or_executor({**line, "pools": [shared, executor, other]}).name == "http-nio-8080"
+    assert pick_pool_or_executor({**line, "pools": [executor]}, "ajp").name == "tomcatThreadPool"
+    assert pick_pool_or_executor({**line, "pools": []}) is None
 
 
 # -- real Tomcat (only when the lead's runner/serve.sh is there) --------------------------

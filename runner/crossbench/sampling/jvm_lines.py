@@ -37,7 +37,11 @@ def pick_pool(line: dict, match: str = "http") -> PoolReading | None:
     ]
     if not pools:
         return None
-    p = sorted(pools, key=lambda p: str(p.get("name")))[0]
+    return reading_of(line, sorted(pools, key=lambda p: str(p.get("name")))[0])
+
+
+def reading_of(line: dict, p: dict) -> PoolReading:
+    """One pool or executor entry of a pool line as a reading, with the line's JVM thread counts."""
     return PoolReading(
         t_epoch=float(line["t_epoch"]),
         name=p.get("name"),
@@ -49,6 +53,20 @@ def pick_pool(line: dict, match: str = "http") -> PoolReading | None:
         jvm_threads_peak=_known(line.get("jvm_threads_peak")),
         raw=p,
     )
+
+
+def pick_pool_or_executor(line: dict, match: str = "http") -> PoolReading | None:
+    """The connector pool pick_pool reads where it knows its size; else the Executor MBean named like `match`, or
+    the only one: a connector on a shared executor reports -1 for its threads, which the executor holds."""
+    connector = pick_pool(line, match)
+    if connector is not None and connector.max is not None:
+        return connector
+    executors = [p for p in line.get("pools", []) if p.get("kind") == "executor"]
+    named = [p for p in executors if match.lower() in str(p.get("name", "")).lower()]
+    chosen = named or (executors if len(executors) == 1 else [])
+    if not chosen:
+        return connector
+    return reading_of(line, sorted(chosen, key=lambda p: str(p.get("name")))[0])
 
 
 def pool_lines(probe_jsonl: Path) -> list[dict]:

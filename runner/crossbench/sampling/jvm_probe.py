@@ -65,6 +65,7 @@ class JvmProbe:
         raw_out: Path | None = None,
         java: str | None = None,
         pool_match: str = "http",
+        pool_pick=pick_pool,
         start_timeout_s: float = 30.0,
         launcher=launch_here,
     ):
@@ -74,6 +75,7 @@ class JvmProbe:
         self.raw_out = Path(raw_out) if raw_out is not None else None
         self.java = java
         self.pool_match = pool_match
+        self.pool_pick = pool_pick  # (pool line, pool_match) -> the PoolReading latest() gives
         self.start_timeout_s = start_timeout_s
         self.jvm_info: dict | None = None
         self.end_info: dict | None = None
@@ -236,7 +238,7 @@ class JvmProbe:
                     self.jvm_info = obj
                     self._ready.set()
                 elif kind == "pool":
-                    reading = pick_pool(obj, self.pool_match)
+                    reading = self.pool_pick(obj, self.pool_match)
                     with self._lock:
                         self._latest_line = obj
                         self._latest = reading

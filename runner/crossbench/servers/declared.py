@@ -3,8 +3,8 @@ and command line come from the table, so the plan, the cells, the records and th
 built-in plug-in. Its knobs are placeholders in its command; each start renders them with its port and address.
 
 Its runtime says what looks inside it: every runtime gets the process-tree sampler every server has (CPU, RSS,
-threads, connections); the JVM probe (thread dumps, GC, a connector pool's MBean) is the Tomcat plug-in's alone,
-so a "jvm" server is sampled as the others are."""
+threads, connections); a "jvm" one the JVM probe as well (its collector, thread counts and the pool its
+declaration names: declared_jvm.py)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ from pathlib import Path
 
 from ..oskit import HOST
 from .base import Knob, ServerPlugin, SettingsError
+from .declared_jvm import FIELDS as JVM_FIELDS
+from .declared_jvm import DeclaredJvmProbe
 from .declared_schema import DeclarationError, check
 from .lifecycle import RunningServer, ServerSpec
 
@@ -37,6 +39,7 @@ class DeclaredPlugin(ServerPlugin):
         self.endpoints = frozenset(declaration["endpoints"])
         self.ready_timeout_s = declaration["ready"]["timeout_s"]
         self.process_knob = declaration["processes"]
+        self.FIELDS = JVM_FIELDS if declaration["runtime"] == "jvm" else {}
         self.knobs = tuple(
             Knob(
                 knob_name,
@@ -101,6 +104,12 @@ class DeclaredPlugin(ServerPlugin):
         finds the files its command reads in the page cache as later ones do. Says nothing when it answered."""
         with RunningServer(self.spec(settings, host.free_port(), work_dir, cpus), host):
             return None
+
+    def probe(self, pid: int, cell_dir: Path, host):
+        """A JVM's probe (declared_jvm.py); other runtimes the one every plug-in has."""
+        if self.runtime == "jvm":
+            return DeclaredJvmProbe(pid, cell_dir, host, self.declaration["pool"])
+        return super().probe(pid, cell_dir, host)
 
     def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None, address=HOST) -> ServerSpec:
         values = {**settings, "port": port, "host": address, "python": sys.executable}

@@ -9,6 +9,7 @@ A table:
     workdir = "."                   # relative to the file that declares it
     env = { KEY = "value" }         # added to the runner's environment; values take placeholders too
     runtime = "python"              # "jvm", "python" or "other": what the samplers read
+    pool = "http"                   # jvm only (the default there): part of the ThreadPool or Executor MBean's name
     endpoints = ["core"]            # families or paths of the suite's contract it answers
     ready = { path = "/hello", timeout_s = 30 }
     stop = { signal = "TERM", grace_s = 15 }
@@ -32,7 +33,20 @@ from crossbench.refusal import Refusal
 
 from .. import endpoints
 
-KEYS = {"command", "workdir", "env", "runtime", "endpoints", "ready", "stop", "knobs", "processes", "parallel", "like"}
+KEYS = {
+    "command",
+    "workdir",
+    "env",
+    "runtime",
+    "pool",
+    "endpoints",
+    "ready",
+    "stop",
+    "knobs",
+    "processes",
+    "parallel",
+    "like",
+}
 READY_KEYS = {"path", "timeout_s"}
 STOP_KEYS = {"signal", "grace_s"}
 KNOB_KEYS = {"default", "values", "at_most"}
@@ -43,6 +57,7 @@ DEFAULTS = {
     "workdir": ".",
     "env": {},
     "runtime": "other",
+    "pool": "http",
     "endpoints": ["core"],
     "ready": {"path": "/hello", "timeout_s": 30.0},
     "stop": {"signal": "TERM", "grace_s": 15.0},
@@ -85,7 +100,9 @@ def check(name: str, table: object, where: str, base_dir: Path | None, check_pat
     check_placeholders(command, env, knobs, fail)
     workdir = table.get("workdir", DEFAULTS["workdir"])
     served = check_endpoints(table.get("endpoints", DEFAULTS["endpoints"]), fail)
+    pool = check_pool(table, fail)
     return {
+        **({"pool": pool} if pool is not None else {}),  # a JVM's alone
         "command": command,
         "workdir": check_workdir(workdir, base_dir, fail) if check_paths else workdir,
         "env": env,
@@ -160,6 +177,20 @@ def check_runtime(runtime: object, fail) -> str:
     if runtime not in RUNTIMES:
         fail("runtime", f"one of {', '.join(RUNTIMES)}, not {runtime!r}")
     return runtime
+
+
+def check_pool(table: dict, fail) -> str | None:
+    """The name part the JVM probe matches among Tomcat's ThreadPool and Executor MBeans: a JVM's alone (None for
+    other runtimes)."""
+    pool = table.get("pool")
+    if table.get("runtime", DEFAULTS["runtime"]) != "jvm":
+        if pool is not None:
+            fail("pool", 'read by the JVM probe: declare runtime = "jvm" with it')
+        return None
+    pool = DEFAULTS["pool"] if pool is None else pool
+    if not isinstance(pool, str) or not pool:
+        fail("pool", f"part of a pool MBean's name (e.g. \"http\" for http-nio-8080), not {pool!r}")
+    return pool
 
 
 def check_endpoints(given: object, fail) -> list[str]:

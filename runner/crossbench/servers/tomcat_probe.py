@@ -19,10 +19,11 @@ class BackgroundJvmProbe:
 
     NAMES_TOKEN = 1
 
-    def __init__(self, pid: int, cell_dir: Path, host, interval_s: float = 0.25):
+    def __init__(self, pid: int, cell_dir: Path, host, interval_s: float = 0.25, **probe_options):
+        """probe_options: JvmProbe's pool_match and pool_pick, where the pool is not Tomcat's http connector."""
         self.cell_dir = cell_dir
         raw_out = cell_dir / "jvm-probe.jsonl"
-        self.probe = host.jvm_probe(pid, interval_s=interval_s, raw_out=raw_out)
+        self.probe = host.jvm_probe(pid, interval_s=interval_s, raw_out=raw_out, **probe_options)
         self.started, self.stopping = threading.Event(), threading.Event()
         self.failed = False
         self.names_asked = False  # a line with names_token: NAMES_TOKEN is what wait_attached waits for

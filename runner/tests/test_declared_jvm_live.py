@@ -1,0 +1,139 @@
+"""Declared servers whose runtime is "jvm" get the JVM probe: the suite's pinned Tomcat started as a user starts a
+standalone one (catalina.sh run, a CATALINA_BASE of their own whose server.xml reads the port and maxThreads from
+system properties). One short launch each at a load past the pool, on three declarations: the connector's own
+pool, found under the shell script that starts the JVM; a connector on a shared Executor (the connector reports -1
+threads, the probe reads the executor); and a declaration naming a pool the JVM does not have, whose records say
+why the pool's figures are empty instead of showing zeros. Nothing is left running."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import psutil
+import pytest
+from testkit import records
+
+from crossbench import paths, servers
+from crossbench.servers.tomcat_config import tomcat_home
+
+pytestmark = [
+    pytest.mark.live,
+    pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk is not installed"),
+]
+
+RUN_ALL = str(paths.RUNNER / "run_all.sh")
+MARKER = "CROSSBENCH_TEST_DECLARED_JVM"
+POOL, CLIENTS, DELAY_MS = 4, 8, 100
+
+# A standalone Tomcat's server.xml as its owner writes it: Tomcat fills ${name} from system properties.
+SERVER_XML = """<?xml version="1.0" encoding="UTF-8"?>
+<Server port="-1" shutdown="SHUTDOWN">
+  <Service name="Catalina">
+    {pool}
+    <Connector address="${{http.address}}" port="${{http.port}}" protocol="org.apache.coyote.http11.Http11NioProtocol"
+               {threads} acceptCount="1024" />
+    <Engine name="Catalina" defaultHost="localhost">
+      <Host name="localhost" appBase="webapps" unpackWARs="false" autoDeploy="false" deployOnStartup="true" />
+    </Engine>
+  </Service>
+</Server>
+"""
+OWN_POOL = {"pool": "", "threads": 'maxThreads="${max.threads}" minSpareThreads="1"'}
+SHARED_EXECUTOR = {
+    "pool": '<Executor name="tomcatThreadPool" maxThreads="${max.threads}" minSpareThreads="1" />',
+    "threads": 'executor="tomcatThreadPool"',
+}
+
+
+def catalina_base(folder: Path, home: Path, pool: dict) -> Path:
+    """A CATALINA_BASE of the user's own: Tomcat's conf files, the server.xml above, the suite's WAR as ROOT."""
+    (folder / "conf" / "Catalina" / "localhost").mkdir(parents=True)
+    for name in ("web.xml", "catalina.properties", "logging.properties"):
+        shutil.copy(home / "conf" / name, folder / "conf" / name)
+    (folder / "conf" / "server.xml").write_text(SERVER_XML.format(**pool))
+    (folder / "conf" / "Catalina" / "localhost" / "ROOT.xml").write_text(f'<Context docBase="{paths.WEBAPP_DIR}" />\n')
+    for empty in ("webapps", "logs", "temp", "work"):
+        (folder / empty).mkdir()
+    return folder
+
+
+def declared(name: str, home: Path, base: Path, pool: str | None = None) -> str:
+    return f"""
+[server.{name}]
+command = ["{home}/bin/catalina.sh", "run"]
+env = {{ CATALINA_BASE = "{base}", JAVA_OPTS = "-Dhttp.address={{host}} -Dhttp.port={{port}} -Dmax.threads={{max_threads}}" }}
+runtime = "jvm"
+{f'pool = "{pool}"' if pool else ""}
+ready = {{ path = "/hello", timeout_s = 60 }}
+parallel = {{ "/delay/sync" = "max_threads" }}
+[server.{name}.knobs]
+max_threads = {POOL}
+"""
+
+
+def experiment(tmp_path: Path, home: Path) -> str:
+    own, shared = (
+        catalina_base(tmp_path / "own", home, OWN_POOL),
+        catalina_base(tmp_path / "shared", home, SHARED_EXECUTOR),
+    )
+    return f"""
+name = "declared-jvm-live"
+[run]
+duration = "2s"
+warmup = "1s"
+repetitions = 1
+loadgen = "wrk"
+servers = ["own_pool", "shared_executor", "wrong_pool"]
+server_cpus = [1]
+loadgen_cpus = [0]
+{declared("own_pool", home, own)}
+{declared("shared_executor", home, shared)}
+{declared("wrong_pool", home, own, pool="ajp")}
+[[group]]
+name = "delay"
+endpoint = {{ own_pool = "/delay/sync", shared_executor = "/delay/sync", wrong_pool = "/delay/sync" }}
+concurrency = [{CLIENTS}]
+delays = ["{DELAY_MS}ms"]
+"""
+
+
+def left_running(marker: str) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter():
+        try:
+            if proc.environ().get(MARKER) == marker:
+                found.append(proc)
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            continue
+    return found
+
+
+def test_declared_jvms_get_the_jvm_probe_and_say_what_it_could_not_read(tmp_path):
+    exp, out = tmp_path / "declared-jvm.toml", tmp_path / "run"
+    exp.write_text(experiment(tmp_path, tomcat_home()))
+    done = subprocess.run(
+        [RUN_ALL, "--experiment", str(exp), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, MARKER: str(out)},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert left_running(str(out)) == []
+    meta = json.loads((out / "metadata.json").read_text())
+    try:
+        servers.declare(meta["config"], "metadata.json")
+        cells = {r["server"]: r for r in records(out) if r["status"] == "ok"}
+    finally:
+        servers.forget_declared()
+    own, shared, wrong = cells["own_pool"], cells["shared_executor"], cells["wrong_pool"]
+    assert own["jvm_pool"].startswith("http-nio-") and own["jvm_pool_unread"] is None, own
+    assert shared["jvm_pool"] == "tomcatThreadPool" and shared["jvm_pool_unread"] is None, shared
+    for cell in (own, shared):  # C=8 on a pool of 4: every thread busy
+        assert cell["pool_busy_peak"] == POOL and cell["jvm"]["gc"], cell
+    assert wrong["jvm_pool"] is None and wrong["pool_busy_peak"] is None and wrong["jvm"]["gc"], wrong
+    assert "no ThreadPool or Executor MBean named like 'ajp'" in wrong["jvm_pool_unread"], wrong
