@@ -11,7 +11,7 @@ from crossbench import servers
 from crossbench.servers.declared import DeclaredPlugin
 from crossbench_analysis.charts.kit_labels import label_fields, palette
 from crossbench_analysis.read.runinfo import load_run
-from crossbench_analysis.read.setting import setting
+from crossbench_analysis.read.setting import pool_size, setting, sweeps_pool
 
 DECLARATION = {
     "command": ["serve", "--port", "{port}", "--threads", "{threads}"],
@@ -56,3 +56,15 @@ def test_a_declaration_the_analysis_cannot_read_is_a_warning_not_a_failure(tmp_p
     run = load_run(run_dir(tmp_path, {"name": "x", "server": {"mine": {**DECLARATION, "runtime": "ruby"}}}))
     assert "mine" not in servers.PLUGINS and setting(run.cells[0]) == "mine"
     assert any("[server.mine] runtime: one of jvm, python, other" in w for w in run.warnings), run.warnings
+
+
+def test_a_declared_servers_pool_knob_is_the_pool_the_maxthreads_family_sweeps(tmp_path):
+    declaration = {**DECLARATION, "endpoints": ["/delay/sync", "/hello"], "parallel": {"/delay/sync": "threads"}}
+    load_run(run_dir(tmp_path, {"name": "x", "server": {"mine": declaration}}))
+    blocking = {"server": "mine", "threads": 50, "endpoint": "/delay/sync"}
+    assert pool_size(blocking) == 50 and sweeps_pool(blocking)
+    other = {**blocking, "endpoint": "/hello"}  # no knob caps it: not a pool's cell
+    assert pool_size(other) is None and not sweeps_pool(other)
+    tomcat = {"server": "tomcat", "max_threads": 20, "executor": "platform", "endpoint": "/hello"}
+    assert pool_size(tomcat) == 20 and pool_size({**tomcat, "executor": "virtual"}) is None
+    assert pool_size({"server": "tornado", "processes": 1, "endpoint": "/delay/sync"}) is None

@@ -36,13 +36,24 @@ def setting_order(text: str) -> tuple:
 
 
 def sweeps_pool(record: dict) -> bool:
-    """A cell of a server whose setting is a connector pool or virtual threads (what maxthreads sweeps)."""
-    return record.get(EXECUTOR_KNOB) is not None
+    """A cell of a server whose setting is a pool of threads or virtual threads (what maxthreads sweeps): Tomcat's
+    executor, or a declared server's pool knob for its endpoint."""
+    return record.get(EXECUTOR_KNOB) is not None or declared_pool(record) is not None
 
 
 def pool_size(record: dict):
-    """The connector pool's size (maxThreads), None without a pool (virtual threads, other servers)."""
-    return record.get(POOL_KNOB) if record.get(EXECUTOR_KNOB) == POOLED else None
+    """The pool's size (Tomcat's maxThreads, a declared server's pool knob), None without a pool (virtual threads,
+    the other built-in servers)."""
+    if record.get(EXECUTOR_KNOB) is not None:
+        return record.get(POOL_KNOB) if record.get(EXECUTOR_KNOB) == POOLED else None
+    return declared_pool(record)
+
+
+def declared_pool(record: dict):
+    """The value of the knob a declared server's `parallel` names for the record's endpoint; None otherwise."""
+    plugin = PLUGINS.get(record.get("server"))
+    knob = plugin.pool_knob(str(record.get("endpoint"))) if plugin else None
+    return record.get(knob) if knob else None
 
 
 def fixed_knobs(record: dict) -> list[str]:

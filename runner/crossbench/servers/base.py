@@ -209,6 +209,11 @@ class ServerPlugin:
         None when waiting holds nothing (an event loop's timer, virtual threads, a non-blocking endpoint)."""
         return None
 
+    def pool_knob(self, endpoint: str) -> str | None:
+        """The knob that sizes the one pool of threads serving `endpoint`, the variable a maxthreads sweep varies;
+        None where no single knob does. Tomcat's records say it through their executor (analysis read/setting.py)."""
+        return None
+
     def preflight(self, settings: dict) -> None:
         """Refuses, before anything runs, what cannot run here (ToolMissing, SettingsError)."""
         missing = [t for t in self.tools if not t.present()]

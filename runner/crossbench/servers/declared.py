@@ -95,8 +95,12 @@ class DeclaredPlugin(ServerPlugin):
         )
 
     def parallel_limit(self, settings: dict, endpoint: str) -> int | None:
-        knob = self.declaration["parallel"].get(endpoint)
+        knob = self.pool_knob(endpoint)
         return settings[knob] if knob else None
+
+    def pool_knob(self, endpoint: str) -> str | None:
+        """The knob its declaration's `parallel` names for the endpoint."""
+        return self.declaration["parallel"].get(endpoint)
 
     def prime(self, settings: dict, work_dir: Path, cpus: tuple[int, ...], host) -> str | None:
         """One unmeasured start before the first measured launch: a declaration whose command cannot start or
