@@ -9,6 +9,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from crossbench.endpoints import is_static
+from crossbench.figures.points import LaunchRule
 from crossbench.loadgen.base import ERROR_KINDS
 from crossbench_analysis.judge import knees as knee_finder
 from crossbench_analysis.read.runinfo import Run, get, is_valid, num
@@ -82,9 +83,9 @@ def by_setting(cells: list[dict]) -> list[tuple[str, list[dict]]]:
 COST_FIGURES = ("threads_peak", "rss_peak_mb", "rps", "cpu_percent")
 
 
-def peak_point(cells: list[dict]) -> list:
+def peak_point(cells: list[dict], rule: LaunchRule) -> list:
     """[mean, low, high] of threads_peak at the point (concurrency) of the cells whose mean peak is highest."""
-    found = [point_interval(cells, c, lambda x: x.get("threads_peak")) for c in cells]
+    found = [point_interval(cells, c, lambda x: x.get("threads_peak"), rule) for c in cells]
     return max((f for f in found if f[0] is not None), key=lambda f: f[0], default=[None, None, None])
 
 
@@ -242,7 +243,7 @@ def threads_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | Non
     for name, mine in settings:
         peak = max((num(c.get("threads_peak")) for c in mine if num(c.get("threads_peak")) is not None), default=None)
         top = int(max(num(c.get("concurrency")) or 0 for c in mine))
-        interval = peak_point(mine)
+        interval = peak_point(mine, run.launch_rule)
         if pool_size(mine[0]) is None:
             virtual.append([peak, top, *interval])
         else:
@@ -304,7 +305,11 @@ def cost_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
                     c.get("concurrency"),
                     is_valid(c),
                     c["cell_id"],
-                    *[v for f in COST_FIGURES for v in point_interval(swept, c, lambda x, f=f: x.get(f))],
+                    *[
+                        v
+                        for f in COST_FIGURES
+                        for v in point_interval(swept, c, lambda x, f=f: x.get(f), run.launch_rule)
+                    ],
                 ]
             ],
         )
@@ -362,7 +367,7 @@ def static_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None
         for c in sorted({m["concurrency"] for m in mine}):
             rps = [num(m.get("rps")) for m in mine if m["concurrency"] == c and num(m.get("rps")) is not None]
             if rps:
-                mean, low, high = interval_of(rps)
+                mean, low, high = interval_of(rps, run.launch_rule)
                 by_c[c].append([x, name, mean, min(rps), max(rps), len(rps), low, high])
     blocks = [(f"{c} concurrent clients (C={c})", rows) for c, rows in sorted(by_c.items())]
     write_blocks(
@@ -417,7 +422,7 @@ def queues_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None
                     num(c.get("latency_ratio")),
                     is_valid(c),
                     c["cell_id"],
-                    *point_interval(here, c, lambda x: x.get("rps")),
+                    *point_interval(here, c, lambda x: x.get("rps"), run.launch_rule),
                 ]
                 for c in mine
             ],
