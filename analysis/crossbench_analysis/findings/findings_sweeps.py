@@ -11,7 +11,7 @@ from collections import defaultdict
 from crossbench import stats
 from crossbench.endpoints import is_static
 from crossbench.figures.points import fmt_interval
-from crossbench_analysis.charts.maxthreads import sweep_cells
+from crossbench_analysis.charts.kit_pools import sweep_cells
 from crossbench_analysis.judge.knees import predicted_knee
 from crossbench_analysis.read.runinfo import num, offered_rate
 from crossbench_analysis.read.setting import pool_size, sweeps_pool
@@ -135,7 +135,7 @@ def thread_plateaus(family: str, points: list[dict], chart: str = "threads_peak"
 
 def thread_cost(family: str, points: list[dict], chart: str = "maxthreads_cost") -> list[Finding]:
     """Memory per thread: the least-squares slope of peak RSS against peak threads over every valid point of the
-    platform settings' sweep (charts.maxthreads.sweep_cells: what advise.sh fits, so the two say one figure),
+    platform settings' sweep (charts.kit_pools.sweep_cells: what advise.sh fits, so the two say one figure),
     with its 95 % interval; at least three settings (a line through two has no error to show)."""
     sweep = {c["cell_id"] for c in sweep_cells([r for p in points for r in p["records"]])}
     used, left_all = [], []
