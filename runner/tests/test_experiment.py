@@ -419,7 +419,7 @@ def test_every_run_all_option_has_help_and_no_server_default_poses_as_the_run_s(
 def test_the_experiment_is_typed_once_when_resolved_and_passed_on(monkeypatch):
     """apply_overrides checks the configuration into its typed Experiment once; expand and recorded read that value
     instead of typing the dict again. A copy made to change is a plain dict, typed anew with its change."""
-    from crossbench.plan import experiment_schema
+    from crossbench.plan import experiment_checks, experiment_schema
 
     calls, original = [], experiment_schema.typed
 
@@ -428,6 +428,7 @@ def test_the_experiment_is_typed_once_when_resolved_and_passed_on(monkeypatch):
         return original(config)
 
     monkeypatch.setattr(experiment_schema, "typed", counted)
+    monkeypatch.setattr(experiment_checks, "typed", counted)
     monkeypatch.setattr(experiment, "typed", counted)
     config = resolve("quick")
     cells = experiment.expand(config)

@@ -1,9 +1,10 @@
 """Experiments are data: a TOML file under runner/experiments/, overridden from the command line, expanded
 into the list of cells to measure. The resolved configuration is what a run records and what --resume reuses.
 
-This module loads a file and applies the command line's overrides; experiment_schema.py checks the result into
-typed values, experiment_expand.py turns those into cells (cellplan.CellPlan), and cell_decisions.py holds what
-the run decides between cells; a caller imports each name from the module that defines it."""
+This module loads a file and applies the command line's overrides; experiment_checks.py checks the result into
+typed values (experiment_schema.py), carried with it as one Resolved value; experiment_expand.py turns those into
+cells (cellplan.CellPlan), and cell_decisions.py holds what the run decides between cells; a caller imports each
+name from the module that defines it."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from crossbench_contract.delay import MAX_DELAY_MS
 
 from . import experiment_expand, user_paths
 from .cellplan import CellPlan
-from .experiment_schema import RUN_KEYS, Experiment, ExperimentError, typed, validate
+from .experiment_checks import validate
+from .experiment_schema import RUN_KEYS, Experiment, ExperimentError, typed
 
 # precision = P: min_launches first rounds, then as many launches as their spread says the headline figure's 95 %
 # interval needs to be within P, at most max_launches (crossbench.decide.precision); repetitions then only sets
