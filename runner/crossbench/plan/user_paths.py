@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 
-SERVICE_CONCURRENCY = 1  # the level whose latency is a path's service time
+from crossbench.endpoints import SERVICE_CONCURRENCY
+
 KEPT = ("kind", "concurrency", "options", "pipeline")  # what each path's group takes of the template
 
 
