@@ -278,6 +278,16 @@ def against_second(ranked: list[dict], name: str, label=None) -> str:
     return f"; {ratio_text(test)} times {label(ranked[1])}" + ("'s" if name.startswith("latency") else "")
 
 
+def most_rps(family: str, chart: str, ranked: list[dict], left: list[dict], claim: str, detail: str, label: str = ""):
+    """The finding that leads with the highest throughput of `ranked` (points by req/s, highest first): "2,710
+    req/s: <claim>", how the leader stands against the second (against_second), the launches left out; the leader's
+    rps is its figure (labelled `label`, who by default) and every ranked point's launches its cells."""
+    top = ranked[0]
+    text = f"{sig(value(top, 'rps'))} req/s: {claim}" + against_second(ranked, "rps") + "." + left_note(left)
+    finding = Finding(family, text, chart=chart, cells=cells_of(ranked), left_out=left, leads=True, detail=detail)
+    return with_figure(finding, top, "rps", "req/s", label or who(top))
+
+
 def interval_verdict(test, bound: float, above: str, below: str, nothing: str) -> str:
     """What a ratio's 95 % interval claims against a bound: `above` when all of it is above, `below` when all of it
     is below, else (it straddles the bound, or there is no interval) that no claim is made."""
