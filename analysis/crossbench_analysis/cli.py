@@ -14,17 +14,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from contextlib import nullcontext
 from pathlib import Path
 
 from crossbench import version
-from crossbench.figures.points import launch_rule
 from crossbench.options import refuse_repeated
 from crossbench_analysis.compare.compare import CompareRefused, compare
 from crossbench_analysis.compare.compare_within import compare_in_run
 from crossbench_analysis.findings.finding import load_points
 from crossbench_analysis.judge.workload import WorkloadRefused, checked
-from crossbench_analysis.read import points_run
 from crossbench_analysis.read.runinfo import AnalysisError, load_run
 
 from . import pictures
@@ -243,8 +240,7 @@ def advise_command(args) -> None:
 def main(argv=None) -> int:
     args = parse_args(argv)
     try:
-        with run_rule(args):
-            return command(args)
+        return command(args)
     except CompareRefused as e:
         print(f"compare refused: {e}", file=sys.stderr)
         return 2
@@ -258,17 +254,6 @@ def main(argv=None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 1
     return 0
-
-
-def run_rule(args):
-    """The launch rule of the run a command reads (crossbench.figures.points.launch_rule), so its figures come from the
-    estimator its points.jsonl used; none for commands over several runs."""
-    run_dir = getattr(args, "run_dir", None)
-    if not run_dir or args.command == "compare":
-        return nullcontext()
-    return launch_rule(
-        (points_run.load(run_dir) if points_run.has_points_only(run_dir) else load_run(run_dir)).adaptive
-    )
 
 
 def command(args) -> int:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from crossbench.figures.points import launch_rule
 from crossbench_analysis.read.runinfo import AnalysisError, Run, load_run
 
 from .charts import export, plot
@@ -32,9 +31,7 @@ def analyze(run_dir: Path, *, charts: bool = True) -> AnalysisResult:
     The report is written even when drawing fails (gnuplot missing, one chart's script failing), so the table
     is never lost; then AnalysisError says what went wrong. charts=False skips gnuplot entirely."""
     run_dir = Path(run_dir)
-    run = load_run(run_dir)
-    with launch_rule(run.adaptive):  # every bar and every ± of this run from its launches' own estimator
-        return analyzed(run, charts)
+    return analyzed(load_run(run_dir), charts)
 
 
 def analyzed(run: Run, charts: bool) -> AnalysisResult:

@@ -184,6 +184,7 @@ def test_the_line_goes_through_the_points_the_findings_state_not_flagged_launche
     """A chart's line is drawn through each point's stated value (the geometric mean of its counted launches); a
     point with a flag beyond the caveats has none, so its launches stand off the line as hollow marks, and a
     caveat alone (imprecise) keeps the point on it."""
+    from crossbench.figures.points import FIXED
     from crossbench_analysis.charts.kit_intervals import with_intervals
 
     def launch(c, rep, rps, flags=()):
@@ -210,7 +211,7 @@ def test_the_line_goes_through_the_points_the_findings_state_not_flagged_launche
         launch(100, 2, 500.0),
         launch(50, 1, 200.0, ["imprecise"]),
     ]
-    rows = {row[-4]: row for row in with_intervals(cells, lambda c: [c["concurrency"], c["rps"]])}
+    rows = {row[-4]: row for row in with_intervals(cells, lambda c: [c["concurrency"], c["rps"]], FIXED)}
     clean = rows["c10-r1"][-3]
     assert clean == pytest.approx(math.exp((math.log(40) + math.log(90) + math.log(60)) / 3))
     assert rows["c100-r2"][-3] is None and rows["c100-r1"][-3] is None

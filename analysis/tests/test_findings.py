@@ -16,7 +16,7 @@ from synthetic_run import rewrite
 from crossbench.figures.points import fmt_interval, short
 from crossbench_analysis import analyze
 from crossbench_analysis.findings import findings
-from crossbench_analysis.findings.findings_sweeps import offset_clause
+from crossbench_analysis.findings.findings_knees import offset_clause
 from crossbench_analysis.judge.knee_rule import Knee
 from crossbench_analysis.judge.knees import Overheads
 from crossbench_analysis.read.runinfo import load_run

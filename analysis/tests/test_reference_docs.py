@@ -7,7 +7,14 @@ import re
 import shutil
 from pathlib import Path
 
-from crossbench_analysis.report import front, reference
+from crossbench_analysis.report import (
+    front,
+    reference,
+    reference_experiments,
+    reference_noise,
+    reference_quick,
+    reference_sets,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "docs" / "results"
@@ -20,19 +27,21 @@ def test_the_docs_state_what_their_reference_results_say():
 
 
 def test_every_reference_set_is_rendered_somewhere():
-    text = "".join(doc.read_text() for doc in reference.documents(REPO) if doc.is_file())
-    assert reference.MEASURED_BEGIN in text
-    for name in reference.experiment_sets(RESULTS):
-        assert reference.run_begin(name) in text, f"docs/results/{name} is rendered nowhere"
+    text = "".join(doc.read_text() for doc in reference_sets.documents(REPO) if doc.is_file())
+    assert reference_quick.MEASURED_BEGIN in text
+    for name in reference_sets.experiment_sets(RESULTS):
+        assert reference_experiments.run_begin(name) in text, f"docs/results/{name} is rendered nowhere"
 
 
 def test_a_figure_typed_by_hand_is_caught(tmp_path):
     [source] = [
-        doc for doc in reference.documents(REPO) if doc.is_file() and reference.MEASURED_BEGIN in doc.read_text()
+        doc
+        for doc in reference_sets.documents(REPO)
+        if doc.is_file() and reference_quick.MEASURED_BEGIN in doc.read_text()
     ]
     doc = tmp_path / "doc.md"
     text = source.read_text()
-    start = text.index(reference.MEASURED_BEGIN)
+    start = text.index(reference_quick.MEASURED_BEGIN)
     doc.write_text(text[:start] + text[start:].replace(" launches in all", " launches in all (about)", 1))
     assert not reference.update(doc, RESULTS, check=True)
     assert reference.update(doc, RESULTS) and reference.update(doc, RESULTS, check=True)
@@ -52,7 +61,7 @@ def test_aa_within_is_said_with_its_counts_and_each_points_ratio(tmp_path):
         "planted_verdict": "slower",
         "welch_planted_verdict": "inconclusive",
     }
-    (tmp_path / reference.AA_WITHIN).write_text(
+    (tmp_path / reference_experiments.AA_WITHIN).write_text(
         json.dumps(
             {
                 "runs": ["r"],
@@ -63,7 +72,7 @@ def test_aa_within_is_said_with_its_counts_and_each_points_ratio(tmp_path):
             }
         )
     )
-    lines = reference.within_lines(tmp_path)
+    lines = reference_experiments.within_lines(tmp_path)
     assert (
         "- paired t on the logs (compare --within): A/A called a change at 1 of 6 points, could not tell at 0; "
         "the planted slowdown found at 5 of 6." in lines
@@ -73,12 +82,12 @@ def test_aa_within_is_said_with_its_counts_and_each_points_ratio(tmp_path):
         "- static-tornado-static_mix-c10-d0 (rps, 12 pairs): even / odd rounds 1.012 [0.987, 1.038], inconclusive; "
         "planted: slower (Welch: inconclusive)." in lines
     )
-    assert reference.within_lines(tmp_path / "none") == []
+    assert reference_experiments.within_lines(tmp_path / "none") == []
 
 
 def test_the_experiments_table_has_a_row_for_every_reference_run_and_where_it_is_rendered():
-    table = reference.render_index(RESULTS).splitlines()
-    for name in reference.experiment_sets(RESULTS):
+    table = reference_experiments.render_index(RESULTS).splitlines()
+    for name in reference_sets.experiment_sets(RESULTS):
         [row] = [line for line in table if line.startswith(f"| `{name}` |")]
         assert re.search(r" launches( in \d+ runs)?, ", row) and not row.endswith("| none |"), row
 
@@ -86,25 +95,25 @@ def test_the_experiments_table_has_a_row_for_every_reference_run_and_where_it_is
 def test_a_set_measured_in_sittings_says_each_runs_groups_and_counts_them_all(tmp_path):
     """An experiment measured group by group (`--groups`, one run per sitting): each run's source names its groups,
     the findings of both are shown, and the experiments table counts every launch of both."""
-    [source] = reference.runs_of(RESULTS / "seed000")
+    [source] = reference_sets.runs_of(RESULTS / "seed000")
     for name, groups in (("run-a", ["delay"]), ("run-b", ["static", "queues"])):
         run = tmp_path / "exp" / "runs" / name
         shutil.copytree(source, run)
         meta = json.loads((run / "metadata.json").read_text())
         meta["config"]["group"] = [{"name": g} for g in groups]
         (run / "metadata.json").write_text(json.dumps(meta))
-    section = reference.render_run(tmp_path, "exp")
+    section = reference_experiments.render_run(tmp_path, "exp")
     assert "From `docs/results/exp/runs/run-a/` (group delay): " in section
     assert "From `docs/results/exp/runs/run-b/` (groups static, queues): " in section
     lead = json.loads((source / "findings.json").read_text())["findings"][0]["sentence"]
     assert section.count(lead) == 2
-    launches = reference.launch_count(reference.run_points_of([source]))
-    [row] = [line for line in reference.render_index(tmp_path).splitlines() if line.startswith("| `exp` |")]
+    launches = reference_sets.launch_count(reference_sets.run_points_of([source]))
+    [row] = [line for line in reference_experiments.render_index(tmp_path).splitlines() if line.startswith("| `exp` |")]
     assert f"| {2 * launches} launches in 2 runs, " in row, row
 
 
 def test_runs_hours_apart_are_said_with_their_span_spreads_and_held_out_study(tmp_path):
-    folder = tmp_path / reference.HOURS
+    folder = tmp_path / reference_noise.HOURS
     for name, started in (("hours-1", "2026-11-28T06:44:05+00:00"), ("hours-2", "2026-11-28T09:14:40+00:00")):
         (folder / "runs" / name).mkdir(parents=True)
         (folder / "runs" / name / "metadata.json").write_text(json.dumps({"started_at": started}))
@@ -121,7 +130,7 @@ def test_runs_hours_apart_are_said_with_their_span_spreads_and_held_out_study(tm
             }
         )
     )
-    assert len(reference.hours_lines(tmp_path)) == 1  # no held-out study: none said
+    assert len(reference_noise.hours_lines(tmp_path)) == 1  # no held-out study: none said
     aa = {"changed": 1, "comparisons": 40, "rate": 0.025, "interval": [0.0006, 0.1316]}
     plant = {"found": 3, "comparisons": 12}
     (folder / "holdout.json").write_text(
@@ -146,7 +155,7 @@ def test_runs_hours_apart_are_said_with_their_span_spreads_and_held_out_study(tm
             }
         )
     )
-    first, second = reference.hours_lines(tmp_path)
+    first, second = reference_noise.hours_lines(tmp_path)
     assert first.startswith("- **Run-to-run spread, hours apart** (`docs/results/quick-hours/`, ")
     assert "2 quick runs started from 2026-11-28 06:44 to 2026-11-28 09:14 UTC, 2.5 h apart at most" in first
     assert "95 % upper bound over 1 degrees of freedom: static rps 25.12%" in first
@@ -164,8 +173,8 @@ def test_runs_hours_apart_are_said_with_their_span_spreads_and_held_out_study(tm
         "static rps: A/A 1 of 40 (2.5 %, 95 % interval 0.06 % to 13.2 %), a planted slowdown of 10 % in 3 of "
         "12 (tomcat 3 of 6, tornado 0 of 6); changes under 205 % cannot be seen" in second
     )
-    assert reference.hours_lines(tmp_path / "none") == []
-    assert reference.HOURS not in reference.experiment_sets(tmp_path)
+    assert reference_noise.hours_lines(tmp_path / "none") == []
+    assert reference_noise.HOURS not in reference_sets.experiment_sets(tmp_path)
 
 
 def test_the_readme_opens_with_the_measured_answer_and_the_quick_runs_output():

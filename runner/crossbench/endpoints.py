@@ -50,6 +50,9 @@ SEED004 = ("/db", "/queries", "/db/kv", "/db/slow")  # the database endpoints se
 
 
 USER_FAMILY = "user"
+# The concurrency whose latency is a user's request's service time: every --path group measures it, and the
+# request's ratios are taken against it (figures/service_time.py).
+SERVICE_CONCURRENCY = 1
 # The user's own requests (--path, a run's [run] paths): GETs of paths the suite's contract does not know, with no
 # configured delay. Registered for the run that names them (declare_user), as declared servers are: the run's
 # recorded configuration holds them, so a resumed run and the analysis register them again.

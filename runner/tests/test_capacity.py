@@ -10,7 +10,8 @@ import pytest
 
 from crossbench.decide import capacity, capacity_answer, capacity_words
 from crossbench.plan import experiment
-from crossbench.plan.experiment_schema import ExperimentError, validate
+from crossbench.plan.experiment_checks import validate
+from crossbench.plan.experiment_schema import ExperimentError
 from crossbench.plan.search_spec import SearchSpec
 
 TRUE_CAPACITY = 97.0  # req/s the simulated Tomcat holds: 20 threads, each request ~206 ms

@@ -1,3 +1,5 @@
+import copy
+
 import pytest
 
 from crossbench import durations, paths
@@ -412,3 +414,28 @@ def test_every_run_all_option_has_help_and_no_server_default_poses_as_the_run_s(
     assert "--accept-count" in parser_help and "(default: 100)" not in parser_help
     assert "else the server's own: tomcat 100" in " ".join(parser_help.split())
     assert argparse.SUPPRESS not in parser_help
+
+
+def test_the_experiment_is_typed_once_when_resolved_and_passed_on(monkeypatch):
+    """apply_overrides checks the configuration into its typed Experiment once; expand and recorded read that value
+    instead of typing the dict again. A copy made to change is a plain dict, typed anew with its change."""
+    from crossbench.plan import experiment_checks, experiment_schema
+
+    calls, original = [], experiment_schema.typed
+
+    def counted(config):
+        calls.append(config["name"])
+        return original(config)
+
+    monkeypatch.setattr(experiment_schema, "typed", counted)
+    monkeypatch.setattr(experiment_checks, "typed", counted)
+    monkeypatch.setattr(experiment, "typed", counted)
+    config = resolve("quick")
+    cells = experiment.expand(config)
+    typed = experiment.recorded(config)
+    assert calls == ["quick"] and typed is config.experiment
+    assert {c.duration_s for c in cells} == {typed.run.duration_s}
+    changed = copy.deepcopy(config)
+    changed["run"]["duration_s"] = typed.run.duration_s + 1
+    assert type(changed) is dict and experiment.recorded(changed).run.duration_s == typed.run.duration_s + 1
+    assert calls == ["quick", "quick"]

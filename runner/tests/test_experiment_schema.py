@@ -5,7 +5,8 @@ import pytest
 
 from crossbench.plan import experiment
 from crossbench.plan.cellplan import Point
-from crossbench.plan.experiment_schema import Experiment, ExperimentError, Group, RunSettings, validate
+from crossbench.plan.experiment_checks import validate
+from crossbench.plan.experiment_schema import Experiment, ExperimentError, Group, RunSettings
 from crossbench.record.record import point_of
 
 FILE = '''name = "typed"

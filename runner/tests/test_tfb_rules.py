@@ -7,7 +7,8 @@ import pytest
 
 from crossbench import tfb
 from crossbench.plan import experiment
-from crossbench.plan.experiment_schema import ExperimentError, validate
+from crossbench.plan.experiment_checks import validate
+from crossbench.plan.experiment_schema import ExperimentError
 
 ROWS = "".join(f"<tr><td>{i}</td><td>{m}</td></tr>" for i, m in tfb.EXPECTED_FORTUNES)
 PAGE = f"<!DOCTYPE html><html><body><table><tr><th>id</th><th>message</th></tr>{ROWS}</table></body></html>"

@@ -11,7 +11,6 @@ import json
 import math
 from pathlib import Path
 
-from crossbench.figures.points import launch_rule
 from crossbench_analysis.judge.workload import (
     FULL_SHARE,
     P99_SHARE,
@@ -242,9 +241,7 @@ def default_out(run_dir: Path, workload: Workload) -> Path:
 def at_end(run_dir: Path, workload: Workload | None) -> str:
     """What run_all prints after a run that asks for advice: the advice, or why there is none."""
     try:
-        run = load_run(Path(run_dir))
-        with launch_rule(run.adaptive):
-            text = write(advise(run, workload), run_dir)
+        text = write(advise(load_run(Path(run_dir)), workload), run_dir)
     except AdviceRefused as e:
         return f"no maxThreads advice: {e}"
     return text + f"advice: {Path(run_dir) / 'advice.md'}"

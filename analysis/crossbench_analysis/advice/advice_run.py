@@ -13,7 +13,7 @@ from pathlib import Path
 from crossbench import stats
 from crossbench.figures.points import load as load_run_points
 from crossbench.figures.points import point_id
-from crossbench_analysis.charts.maxthreads import beyond_queues, queue_groups, sweep_cells, tomcat_ok
+from crossbench_analysis.charts.kit_pools import beyond_queues, queue_groups, sweep_cells, tomcat_ok
 from crossbench_analysis.judge import knee_rule
 from crossbench_analysis.judge import knees as knee_finder
 from crossbench_analysis.read.runinfo import Run, get, load_run, num
@@ -56,7 +56,7 @@ def setting_of(point: dict) -> str:
 
 
 def sweep_points(run: Run, all_points: list[dict]) -> list[dict]:
-    """Points of Tomcat's blocking delay sweep (maxthreads.sweep_cells), refused when there are none."""
+    """Points of Tomcat's blocking delay sweep (charts.kit_pools.sweep_cells), refused when there are none."""
     ids = {point_id(c) for c in sweep_cells(run.cells)}
     found = [point for point in all_points if point["point_id"] in ids]
     settings = sorted({pool_size(point["cell"]) for point in found if pool_size(point["cell"]) is not None})

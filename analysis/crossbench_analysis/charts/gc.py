@@ -71,6 +71,7 @@ def jobs(run: Run, data_dir: Path) -> list[ChartJob]:
             here,
             series,
             of_cell,
+            run.launch_rule,
         )
         pauses = sum(int(num(c.get("tomcat_gc_pause_count")) or 0) for c in here)
         found.append(

@@ -17,6 +17,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from crossbench.figures.points import LaunchRule
 from crossbench_analysis.read.runinfo import Run, get, is_failed, is_valid, num, offered_rate
 from crossbench_analysis.read.setting import pool_size
 
@@ -143,14 +144,20 @@ def panels(cells: list[dict]):
         yield (key, title, here, *series_of(here, panel_key))
 
 
-def write_series(path: Path, about: str, columns: list[str], row_of, cells: list[dict], series, of_cell) -> None:
-    """A block per series of the points' launches, each row with its point's mean and 95 % interval columns."""
+def write_series(
+    path: Path, about: str, columns: list[str], row_of, cells: list[dict], series, of_cell, rule: LaunchRule
+) -> None:
+    """A block per series of the points' launches, each row with its point's mean and 95 % interval columns (under
+    the run's launch rule)."""
     write_blocks(
         path,
         f"{about}; <figure>_mean, _lo, _hi: the point's mean over its launches and its 95 % "
         "interval (NaN with one launch)",
         columns + interval_columns(columns, row_of),
-        [(s.label, with_intervals([c for c in by_c(cells) if of_cell[c["cell_id"]] is s], row_of)) for s in series],
+        [
+            (s.label, with_intervals([c for c in by_c(cells) if of_cell[c["cell_id"]] is s], row_of, rule))
+            for s in series
+        ],
     )
 
 
@@ -167,7 +174,14 @@ def panel_files(
         present = [s for s in series if any(of_cell[c["cell_id"]] is s for c in here)]
         name = f"{chart}_{key}.dat" if len(panels) > 1 else f"{chart}.dat"
         write_series(
-            data_dir / name, f"{chart}, panel '{title}' (run {run.run_id})", columns, row_of, here, present, of_cell
+            data_dir / name,
+            f"{chart}, panel '{title}' (run {run.run_id})",
+            columns,
+            row_of,
+            here,
+            present,
+            of_cell,
+            run.launch_rule,
         )
         files.append(name)
         params.update(

@@ -6,7 +6,7 @@ entry saying what a bar is."""
 
 from __future__ import annotations
 
-from crossbench.figures.points import CAVEATS, counted, figure_of, point_id
+from crossbench.figures.points import CAVEATS, LaunchRule, counted, figure_of, point_id
 from crossbench.stats import MIN_LAUNCHES
 from crossbench_analysis.read.runinfo import is_valid, num
 
@@ -25,10 +25,10 @@ def interval_columns(columns: list[str], row_of, first: int = 1) -> list[str]:
     return [f"{name}_{part}" for name in figures for part in ("mean", "lo", "hi")]
 
 
-def interval_of(values: list) -> list:
-    """[value, low, high] of a point's launch values (points.figure_of: low and high None with fewer than three
-    launches, all None with none)."""
-    found = figure_of([float(x) for v in values if isinstance(x := num(v), float | int) and x == x])
+def interval_of(values: list, rule: LaunchRule) -> list:
+    """[value, low, high] of a point's launch values under the run's launch rule (points.figure_of: low and high
+    None with fewer than three launches, all None with none)."""
+    found = figure_of([float(x) for v in values if isinstance(x := num(v), float | int) and x == x], rule)
     return [found["value"], found["ci95_low"], found["ci95_high"]] if found else [None, None, None]
 
 
@@ -45,12 +45,12 @@ def same_point(cells: list[dict], cell: dict) -> list[dict]:
     return counted([c for c in cells if point_id(c) == point_id(cell)])
 
 
-def point_interval(cells: list[dict], cell: dict, value_of) -> list:
+def point_interval(cells: list[dict], cell: dict, value_of, rule: LaunchRule) -> list:
     """[value, low, high] of value_of over the launches cell's point states its figures from (stated)."""
-    return interval_of([value_of(c) for c in stated(same_point(cells, cell))])
+    return interval_of([value_of(c) for c in stated(same_point(cells, cell))], rule)
 
 
-def with_intervals(cells: list[dict], row_of, first: int = 1) -> list[list]:
+def with_intervals(cells: list[dict], row_of, rule: LaunchRule, first: int = 1) -> list[list]:
     """Each launch's row, followed by its point's value and 95 % interval for every figure column, over the
     launches the point counts: the chart draws the launches as points and the interval as a bar."""
     launches: dict[str, list[dict]] = {}
@@ -62,7 +62,7 @@ def with_intervals(cells: list[dict], row_of, first: int = 1) -> list[list]:
         own = own_rows[point_id(c)]
         extra = []
         for i in range(first, len(row_of(c))):
-            extra += interval_of([row[i] for row in own])
+            extra += interval_of([row[i] for row in own], rule)
         rows.append(row_of(c) + tail(c) + extra)
     return rows
 

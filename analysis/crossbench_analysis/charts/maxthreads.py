@@ -1,90 +1,31 @@
-"""The maxthreads experiment's charts: where each setting's ratio bends (knees.py, kept as knees.jsonl),
+"""The maxthreads experiment's charts: where each setting's ratio bends (maxthreads_knees.py, kept as knees.jsonl),
 peak threads vs maxThreads, what the threads cost (RSS, CPU), the static mix per setting, and what a client sees
 beyond the connector's queues. Each function returns a ChartJob, or None when the run has nothing for it."""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import asdict
 from pathlib import Path
 
 from crossbench.endpoints import is_static
+from crossbench.figures.points import LaunchRule
 from crossbench.loadgen.base import ERROR_KINDS
 from crossbench_analysis.judge import knees as knee_finder
 from crossbench_analysis.read.runinfo import Run, get, is_valid, num
-from crossbench_analysis.read.setting import fixed_knobs, pool_size, setting_order, sweeps_pool
+from crossbench_analysis.read.setting import fixed_knobs, pool_size
 
 from .kit import ChartJob, flagged, how, missing_note, with_headings
 from .kit_files import write_blocks
 from .kit_intervals import interval_key, interval_of, point_interval, same_point
-from .kit_labels import series_order, shades_in_order
-
-
-def setting(cell: dict, with_jdk: bool = False) -> str:
-    """'tomcat maxThreads=50' or 'tomcat virtual' (the record's setting); with ', JDK 25' when the run set JDKs
-    against each other."""
-    return knee_finder.setting_label(cell, with_jdk)
-
-
-def setting_sort(cell: dict, with_jdk: bool = False) -> tuple:
-    return setting_order(setting(cell, with_jdk))
-
-
-def tomcat_ok(cells: list[dict]) -> list[dict]:
-    """The cells with a connector pool setting (Tomcat's executor): what this experiment sweeps."""
-    return [c for c in cells if sweeps_pool(c) and c.get("status") == "ok"]
-
-
-def beyond_queues(cell: dict) -> bool:
-    """More clients than the connector takes in: maxConnections, or maxThreads + acceptCount (platform)."""
-    c = num(cell.get("concurrency")) or 0
-    limits = [num(cell.get("max_connections"))]
-    if num(pool_size(cell)) and num(cell.get("accept_count")):
-        limits.append(num(pool_size(cell)) + num(cell["accept_count"]))
-    return any(limit and c > limit for limit in limits)
-
-
-def queue_groups(cells: list[dict]) -> set[str]:
-    """Groups of delay cells driven beyond the queues: charted apart, left out of the sweep's charts."""
-    return {c.get("group") for c in tomcat_ok(cells) if num(c.get("delay_ms")) and beyond_queues(c)}
-
-
-def sweep_cells(cells: list[dict]) -> list[dict]:
-    """The sweep: Tomcat's blocking delay cells (a thread held per request) outside the queue-limit groups."""
-    queues = queue_groups(cells)
-    return [
-        c
-        for c in tomcat_ok(cells)
-        if c.get("endpoint") == "/delay/sync" and num(c.get("delay_ms")) and c.get("group") not in queues
-    ]
-
-
-def colors(n: int, cells: list[dict]) -> str:
-    """n shades of the swept server's palette."""
-    return " ".join(color for color, _ in shades_in_order([cells[0].get("server") if cells else None] * n))
-
-
-def knee_shades(knees: list[dict]) -> tuple[str, str]:
-    """Colours and dashes of a panel's knee series, as the chart kit gives every chart's: each server's k-th
-    setting its shade in setting order (a run that sweeps Tomcat beside Tornado draws Tornado in its blue)."""
-    styles = shades_in_order([k["server"] for k in knees])
-    return " ".join(color for color, _ in styles), " ".join(str(dash) for _, dash in styles)
-
-
-def by_setting(cells: list[dict]) -> list[tuple[str, list[dict]]]:
-    grouped: dict[str, list[dict]] = defaultdict(list)
-    with_jdk = knee_finder.jdks_vary(cells)
-    for c in sorted(cells, key=lambda c: (setting_sort(c, with_jdk), num(c.get("concurrency")) or 0)):
-        grouped[setting(c, with_jdk)].append(c)
-    return list(grouped.items())
-
+from .kit_pools import by_setting, colors, queue_groups, setting, setting_sort, sweep_cells, tomcat_ok
+from .maxthreads_knees import knees_chart
 
 COST_FIGURES = ("threads_peak", "rss_peak_mb", "rps", "cpu_percent")
 
 
-def peak_point(cells: list[dict]) -> list:
+def peak_point(cells: list[dict], rule: LaunchRule) -> list:
     """[mean, low, high] of threads_peak at the point (concurrency) of the cells whose mean peak is highest."""
-    found = [point_interval(cells, c, lambda x: x.get("threads_peak")) for c in cells]
+    found = [point_interval(cells, c, lambda x: x.get("threads_peak"), rule) for c in cells]
     return max((f for f in found if f[0] is not None), key=lambda f: f[0], default=[None, None, None])
 
 
@@ -94,142 +35,6 @@ def peak_cells(cells: list[dict]) -> list[tuple[str, dict]]:
         (name, max(mine, key=lambda c: (num(c.get("concurrency")) or 0, -(num(c.get("repetition")) or 0))))
         for name, mine in by_setting(cells)
     ]
-
-
-def write_knees(run: Run, data_dir: Path) -> list[dict]:
-    """Finds every setting's knee in the run's cells (so re-analysing an old run recomputes them) and keeps them
-    beside the chart data as knees.jsonl."""
-    found = [asdict(k) for k in knee_finder.settings_knees(run.cells)]
-    knee_finder.write_jsonl(found, data_dir / knee_finder.KNEES_FILE)
-    return found
-
-
-def knee_range(k: dict) -> list[float | None]:
-    """[middle, low, high] of the knee's bar: the fitted N's interval, or the bracket (middle in log C)."""
-    if k["status"] == "fitted" and k["knee_low"] is not None:
-        return [k["knee_concurrency"], k["knee_low"], k["knee_high"]]
-    if k["status"] == "bracket" and k["bracket"]:
-        low, high = k["bracket"]
-        return [round((low * high) ** 0.5, 1), low, high]
-    return [None, None, None]
-
-
-LABEL_EDGE = 0.8  # a knee this far along the panel's log C range, or further, is labelled to its left
-
-
-def label_edge(concurrencies: list[float]) -> float:
-    """The concurrency past which a knee's label would run off the panel's right edge (LABEL_EDGE of the log range)."""
-    low, high = min(concurrencies), max(concurrencies)
-    return low * (high / low) ** LABEL_EDGE
-
-
-def knees_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
-    """Ratio vs concurrency, a curve per setting, its knee marked; one panel per group and delay."""
-    queues = queue_groups(cells)
-    # a setting whose every launch was left out (a busy machine flags them all) has nothing to draw
-    knees = [k for k in write_knees(run, data_dir) if k.get("group") not in queues and k["points"]]
-    if not knees:
-        return None
-    panels: dict[tuple, list[dict]] = defaultdict(list)
-    for k in knees:
-        panels[(k["group"], k["delay_ms"])].append(k)
-    params: dict = {
-        "panels": len(panels),
-        "nflagged": sum(1 for k in knees for pt in k["points"] if not pt.get("valid", True)),
-        **interval_key(
-            [
-                c
-                for c in cells
-                if c["cell_id"] in {i for k in knees for pt in k["points"] for i in pt.get("cell_ids", [])}
-            ]
-        ),
-    }
-    files = []
-    for p, ((group, delay), mine) in enumerate(sorted(panels.items(), key=lambda kv: (kv[0][1], kv[0][0])), 1):
-        mine = sorted(mine, key=lambda k: series_order(k["server"], k["setting"]))
-        shades, dashes = knee_shades(mine)
-        name, marks = f"maxthreads_knees_{group}_d{delay}.dat", f"maxthreads_knees_{group}_d{delay}_marks.dat"
-        write_blocks(
-            data_dir / name,
-            f"maxthreads knees, group {group}, delay {delay} ms (run "
-            f"{run.run_id}); ratio = {mine[0]['ratio_used']}, efficiency_ratio = the seed's",
-            ["concurrency", "ratio", "threads_peak", "efficiency_ratio", "valid", "ratio_lo", "ratio_hi", "launches"],
-            [
-                (
-                    k["setting"],
-                    [
-                        [
-                            pt["concurrency"],
-                            pt["ratio"],
-                            pt.get("threads_peak"),
-                            pt.get("efficiency_ratio"),
-                            pt.get("valid", True),
-                            pt.get("ratio_low"),
-                            pt.get("ratio_high"),
-                            pt.get("launches"),
-                        ]
-                        for pt in k["points"]
-                    ],
-                )
-                for k in mine
-            ],
-        )
-        write_blocks(
-            data_dir / marks,
-            "knees: the hinge's fitted N (NaN: none stated), its 95 % interval, or "
-            "the bracket of measured concurrencies that holds it (range_*); predicted = the parallel limit "
-            "(maxThreads, workers)",
-            ["knee_concurrency", "threshold", "predicted", "range_mid", "range_low", "range_high", "text"],
-            [
-                (
-                    k["setting"],
-                    [
-                        [
-                            k["knee_concurrency"] if k["status"] == "fitted" else None,
-                            k["threshold"],
-                            k["predicted"],
-                            *knee_range(k),
-                            k["text"],
-                        ]
-                    ],
-                )
-                for k in mine
-            ],
-        )
-        files += [name, marks]
-        params.update(
-            {
-                f"file_{p}": name,
-                f"marks_{p}": marks,
-                f"nseries_{p}": len(mine),
-                f"key_{p}": 1,
-                f"title_{p}": f"{group}, delay {delay / 1000:g} s",
-                f"colors_{p}": shades,
-                f"dashes_{p}": dashes,
-                f"threshold_{p}": mine[0]["threshold"],
-                f"ratio_{p}": mine[0]["ratio_used"],
-                f"predicted_{p}": " ".join(str(k["predicted"] or "NaN") for k in mine),
-                f"label_edge_{p}": label_edge([pt["concurrency"] for k in mine for pt in k["points"]]),
-            }
-        )
-    summary = "; ".join(f"{k['setting']}: {k['text']}" for k in knees)
-    ratio = knees[0]["ratio_used"].replace("_", " ")
-    return ChartJob(
-        "maxthreads_knees",
-        "maxthreads_knees.gp",
-        f"Where the ratio bends: {ratio} vs concurrent clients per server setting, knee marked",
-        "One curve per setting (Tomcat's maxThreads or virtual threads, gunicorn's workers, ...), log "
-        "scales. The knee (diamond) is the parallel limit N of a hinge, ratio = a max(1, C / N), fitted "
-        "over every launch; its horizontal bar is N's 95 % interval (from the launches' spread), or, "
-        "where the launches do not place it more closely, the bracket of measured concurrencies that holds it; the dotted "
-        "vertical line of the same colour is the prediction, the parallel limit (maxThreads, workers). Thin dashed: "
-        "the seed's ratio from the window's count, which past the knee shows the queue the answered "
-        "requests' latency hides when the window is short. Each point is the geometric mean of its "
-        "launches, its bar the 95 % interval (none under 3 launches). From "
-        f"charts/data/knees.jsonl: {summary}.",
-        params,
-        files,
-    )
 
 
 def threads_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
@@ -242,7 +47,7 @@ def threads_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | Non
     for name, mine in settings:
         peak = max((num(c.get("threads_peak")) for c in mine if num(c.get("threads_peak")) is not None), default=None)
         top = int(max(num(c.get("concurrency")) or 0 for c in mine))
-        interval = peak_point(mine)
+        interval = peak_point(mine, run.launch_rule)
         if pool_size(mine[0]) is None:
             virtual.append([peak, top, *interval])
         else:
@@ -304,7 +109,11 @@ def cost_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
                     c.get("concurrency"),
                     is_valid(c),
                     c["cell_id"],
-                    *[v for f in COST_FIGURES for v in point_interval(swept, c, lambda x, f=f: x.get(f))],
+                    *[
+                        v
+                        for f in COST_FIGURES
+                        for v in point_interval(swept, c, lambda x, f=f: x.get(f), run.launch_rule)
+                    ],
                 ]
             ],
         )
@@ -362,7 +171,7 @@ def static_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None
         for c in sorted({m["concurrency"] for m in mine}):
             rps = [num(m.get("rps")) for m in mine if m["concurrency"] == c and num(m.get("rps")) is not None]
             if rps:
-                mean, low, high = interval_of(rps)
+                mean, low, high = interval_of(rps, run.launch_rule)
                 by_c[c].append([x, name, mean, min(rps), max(rps), len(rps), low, high])
     blocks = [(f"{c} concurrent clients (C={c})", rows) for c, rows in sorted(by_c.items())]
     write_blocks(
@@ -417,7 +226,7 @@ def queues_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None
                     num(c.get("latency_ratio")),
                     is_valid(c),
                     c["cell_id"],
-                    *point_interval(here, c, lambda x: x.get("rps")),
+                    *point_interval(here, c, lambda x: x.get("rps"), run.launch_rule),
                 ]
                 for c in mine
             ],

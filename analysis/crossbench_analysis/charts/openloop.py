@@ -79,7 +79,10 @@ def per_panel(
             "the point's mean over its launches and its 95 % interval (NaN with one launch)",
             columns + interval_columns(columns, row_of),
             [
-                (s.label, with_intervals([c for c in by_rate(here) if of_cell[c["cell_id"]] is s], row_of))
+                (
+                    s.label,
+                    with_intervals([c for c in by_rate(here) if of_cell[c["cell_id"]] is s], row_of, run.launch_rule),
+                )
                 for s in present
             ],
         )

@@ -51,6 +51,7 @@ def resources(run: Run, data_dir: Path, cells: list[dict]) -> list[ChartJob]:
             here,
             series,
             of_cell,
+            run.launch_rule,
         )
         files = [f"{name}.dat"]
         params: dict = {
@@ -97,6 +98,7 @@ def resources(run: Run, data_dir: Path, cells: list[dict]) -> list[ChartJob]:
                                     c.get("concurrency"),
                                     num((c.get("cpu_per_core") or {}).get(core)),
                                 ],
+                                run.launch_rule,
                             ),
                         )
                     )

@@ -64,7 +64,11 @@ def table_chart(run: Run, data_dir: Path, group: str, cells: list[dict], best: d
         rows.append(
             [x, label, num(get(c, "latency_ms.p50")), num(get(c, "latency_ms.p99")), num(c.get("rps"))]
             + tail(c)
-            + [v for f in TABLE_FIGURES for v in point_interval(db_cells(run), c, lambda o, f=f: get(o, f))]
+            + [
+                v
+                for f in TABLE_FIGURES
+                for v in point_interval(db_cells(run), c, lambda o, f=f: get(o, f), run.launch_rule)
+            ]
         )
         colors.append(palette(c.get("server"))[0])
     name = f"seed004_table_{group}"
@@ -137,7 +141,7 @@ def workers_chart(run: Run, data_dir: Path, cells: list[dict], best: dict[str, d
                 [
                     [num(c.get("sweep_step")), num(c.get("rps")), 1 if c is best[sweep] else 0]
                     + tail(c)
-                    + point_interval(steps, c, lambda o: o.get("rps"))
+                    + point_interval(steps, c, lambda o: o.get("rps"), run.launch_rule)
                     for c in steps
                 ],
             )
@@ -181,8 +185,8 @@ def cpu_chart(run: Run, data_dir: Path, key: str, cells: list[dict]) -> ChartJob
         rows.append(
             [x, stack_label(c), *parts, *stacked, *per_request, rps]
             + tail(c)
-            + interval_of([t[1][-1] for t in totals])
-            + interval_of([t[2][-1] for t in totals])
+            + interval_of([t[1][-1] for t in totals], run.launch_rule)
+            + interval_of([t[2][-1] for t in totals], run.launch_rule)
         )
         colors.append(palette(c.get("server"))[0])
     names = [column for _, column, _, _ in CPU_PARTS]

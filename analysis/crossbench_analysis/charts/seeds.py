@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from crossbench.figures.points import LaunchRule
 from crossbench_analysis.read.runinfo import Run, get, is_valid, num, server_rank
 
 from .kit import ChartJob, with_headings
@@ -81,7 +82,7 @@ def log_range(name: str, values: list) -> dict:
     return {f"{name}_lo": float(10 ** math.floor(math.log10(min(values)))), f"{name}_hi": max(values) * 4.0}
 
 
-def ab_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob | None:
+def ab_chart(cells: list[dict], data_dir: Path, run_id: str, rule: LaunchRule) -> ChartJob | None:
     here = _ordered(cells, AB_KIND)
     if not here:
         return None
@@ -100,7 +101,7 @@ def ab_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob | None:
             num(get(c, "ab.startup_free.time_per_request_ms")),
         ]
 
-    rows = with_intervals(here, row_of, first=2)
+    rows = with_intervals(here, row_of, rule, first=2)
     columns = [
         "x",
         "label",
@@ -142,7 +143,7 @@ def ab_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob | None:
     )
 
 
-def hol_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob | None:
+def hol_chart(cells: list[dict], data_dir: Path, run_id: str, rule: LaunchRule) -> ChartJob | None:
     here = _ordered(cells, HOL_KIND)
     if not here:
         return None
@@ -158,7 +159,7 @@ def hol_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob | None
             c.get("probes_sent"),
         ]
 
-    rows = with_intervals(here, row_of, first=2)
+    rows = with_intervals(here, row_of, rule, first=2)
     columns = ["x", "label", "p50_ms", "p99_ms", "max_ms", "probes", "valid", "repetition", "cell_id"]
     write_blocks(
         data_dir / "seed000_hol.dat",
@@ -182,7 +183,7 @@ def hol_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob | None
     )
 
 
-def pipelined_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob | None:
+def pipelined_chart(cells: list[dict], data_dir: Path, run_id: str, rule: LaunchRule) -> ChartJob | None:
     here = _ordered(cells, PIPELINED_KIND)
     if not here:
         return None
@@ -198,7 +199,7 @@ def pipelined_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob 
             num(c.get("cpu_percent")),
         ]
 
-    rows = with_intervals(here, row_of, first=2)
+    rows = with_intervals(here, row_of, rule, first=2)
     columns = [
         "x",
         "label",
@@ -233,4 +234,4 @@ def pipelined_chart(cells: list[dict], data_dir: Path, run_id: str) -> ChartJob 
 def jobs(run: Run, data_dir: Path) -> list[ChartJob]:
     """The charts of whichever of these cells the run holds (none for a run without them)."""
     charts = (ab_chart, hol_chart, pipelined_chart)
-    return with_headings([chart(run.cells, data_dir, run.run_id) for chart in charts], HEADINGS)
+    return with_headings([chart(run.cells, data_dir, run.run_id, run.launch_rule) for chart in charts], HEADINGS)

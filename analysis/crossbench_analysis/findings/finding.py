@@ -78,16 +78,22 @@ def sig(value: float | None, figures: int = 3) -> str:
 # ---------------------------------------------------------------------------------------------- points
 
 
-def aggregate(values: list[float]) -> dict | None:
+# The key under which a point read for findings carries its run's launch rule (points.LaunchRule): a value in
+# memory, never written to points.jsonl or findings.json.
+LAUNCH_RULE = "launch_rule"
+
+
+def aggregate(values: list[float], rule: points.LaunchRule) -> dict | None:
     """A figure points.jsonl does not state (loadgen CPU, probes, held connections...) over the counted launches,
-    from the points' own estimator (points.figure_of), in the same shape."""
-    return points.figure_of([float(v) for v in values if v is not None])
+    from the points' own estimator under the run's launch rule (points.figure_of), in the same shape."""
+    return points.figure_of([float(v) for v in values if v is not None], rule)
 
 
 def load_points(run: Run) -> list[dict]:
     """The run's points (crossbench.figures.points: points.jsonl, or computed from cells.jsonl for older runs), each
     with its launches' records under "records" (counted and failed), the cells findings also read, and the
-    launches it left out of its figures as disturbed (noisy_host) under "disturbed_records"."""
+    launches it left out of its figures as disturbed (noisy_host) under "disturbed_records", and the run's launch
+    rule under LAUNCH_RULE, by which a figure the point does not state is computed from its launches (`figure`)."""
     by_id = run.cell_by_id
     stored = (run.path / points.POINTS_FILE).is_file()
     out = []  # without points.jsonl, from the cells analysis read (a torn last line of cells.jsonl left out)
@@ -98,6 +104,7 @@ def load_points(run: Run) -> list[dict]:
                 **point,
                 "records": [by_id[i] for i in ids if i in by_id],
                 "disturbed_records": [by_id[i] for i in point.get("disturbed_cells", []) if i in by_id],
+                LAUNCH_RULE: run.launch_rule,
             }
         )
     return [p for p in out if p["records"]]
@@ -120,7 +127,7 @@ def figure(point: dict, name: str) -> dict | None:
     found = point["figures"].get(name)
     if found is not None:
         return found
-    return aggregate([num(get(c, name)) for c in points.counted(point["records"])])
+    return aggregate([num(get(c, name)) for c in points.counted(point["records"])], point[LAUNCH_RULE])
 
 
 def value(point: dict, name: str) -> float | None:
@@ -269,6 +276,16 @@ def against_second(ranked: list[dict], name: str, label=None) -> str:
     if not separated(test):
         return f"; not told apart from {label(ranked[1])} ({ratio_text(test)})"
     return f"; {ratio_text(test)} times {label(ranked[1])}" + ("'s" if name.startswith("latency") else "")
+
+
+def most_rps(family: str, chart: str, ranked: list[dict], left: list[dict], claim: str, detail: str, label: str = ""):
+    """The finding that leads with the highest throughput of `ranked` (points by req/s, highest first): "2,710
+    req/s: <claim>", how the leader stands against the second (against_second), the launches left out; the leader's
+    rps is its figure (labelled `label`, who by default) and every ranked point's launches its cells."""
+    top = ranked[0]
+    text = f"{sig(value(top, 'rps'))} req/s: {claim}" + against_second(ranked, "rps") + "." + left_note(left)
+    finding = Finding(family, text, chart=chart, cells=cells_of(ranked), left_out=left, leads=True, detail=detail)
+    return with_figure(finding, top, "rps", "req/s", label or who(top))
 
 
 def interval_verdict(test, bound: float, above: str, below: str, nothing: str) -> str:

@@ -1,5 +1,5 @@
 """The run's findings, computed from its points every time analysis runs (never written by hand): one function
-per experiment family, each a list of the finding makers of findings_sweeps.py and findings_seeds.py. Written as
+per experiment family, each a list of the finding makers of findings_knees.py, findings_sweeps.py and findings_seeds.py. Written as
 findings.json (machine-readable) and findings.md in the run directory; report.html shows them first and run_all.sh
 prints them last (`text`).
 
@@ -17,6 +17,7 @@ from crossbench_analysis.read.runinfo import Run, load_run
 
 from ..report import tables
 from . import findings_capacity, findings_tfb, merge, summary
+from . import findings_knees as knees
 from . import findings_seeds as seeds
 from . import findings_sweeps as sweeps
 from .finding import Finding, load_points
@@ -36,7 +37,7 @@ def seed001(points):
 
 def seed002(points, family="seed002"):
     return (
-        sweeps.bends(family, points)
+        knees.bends(family, points)
         + sweeps.ratio_at_top(family, points)
         + sweeps.thread_plateaus(family, points)
         + sweeps.static_throughput(family, points)
@@ -69,7 +70,7 @@ def tfb(points):
 def maxthreads(points):
     f = "maxthreads"
     return (
-        sweeps.bends(f, points, "maxthreads_knees")
+        knees.bends(f, points, "maxthreads_knees")
         + sweeps.ratio_at_top(f, points, "maxthreads_knees")
         + sweeps.thread_plateaus(f, points, "maxthreads_threads")
         + sweeps.thread_cost(f, points)
@@ -83,7 +84,7 @@ def openloop(points):
 
 def servers(points):
     f = "servers"
-    return sweeps.static_throughput(f, points) + sweeps.bends(f, points) + sweeps.ratio_at_top(f, points)
+    return sweeps.static_throughput(f, points) + knees.bends(f, points) + sweeps.ratio_at_top(f, points)
 
 
 FAMILIES = {

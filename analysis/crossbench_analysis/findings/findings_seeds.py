@@ -24,6 +24,7 @@ from .finding import (
     delay_text,
     interval_verdict,
     left_note,
+    most_rps,
     ratio_text,
     separated,
     sig,
@@ -140,29 +141,8 @@ def pipelined(family: str, points: list[dict], chart: str = "seed001_pipelined")
         return instead
     depth = ranked[0]["records"][0].get("pipeline")
     where = f"on pipelined /hello (C={ranked[0].get('concurrency')}, {depth} deep)"
-    text = (
-        f"{sig(value(ranked[0], 'rps'))} req/s: {who(ranked[0])}, the most {where}"
-        + against_second(ranked, "rps")
-        + "."
-        + left_note(left)
-    )
-    return [
-        with_figure(
-            Finding(
-                family,
-                text,
-                chart=chart,
-                cells=cells_of(ranked),
-                left_out=left,
-                leads=True,
-                detail="by req/s: " + order_of(ranked, "rps", who),
-            ),
-            ranked[0],
-            "rps",
-            "req/s",
-            who(ranked[0]),
-        )
-    ]
+    claim = f"{who(ranked[0])}, the most {where}"
+    return [most_rps(family, chart, ranked, left, claim, "by req/s: " + order_of(ranked, "rps", who))]
 
 
 def order_of(ranked: list[dict], name: str, label) -> str:
@@ -330,30 +310,10 @@ def pgbouncer(family: str, points: list[dict], chart: str = "seed004_table_db-pg
     ranked, left, instead = by_rps(family, pts, "Through PgBouncer", chart)
     if not ranked:
         return instead
-    text = (
-        f"{sig(value(ranked[0], 'rps'))} req/s: {who(ranked[0])}, the most through PgBouncer "
-        f"({ranked[0].get('endpoint')}, C={ranked[0].get('concurrency')})"
-        + against_second(ranked, "rps")
-        + "."
-        + left_note(left)
+    claim = (
+        f"{who(ranked[0])}, the most through PgBouncer ({ranked[0].get('endpoint')}, C={ranked[0].get('concurrency')})"
     )
-    return [
-        with_figure(
-            Finding(
-                family,
-                text,
-                chart=chart,
-                cells=cells_of(ranked),
-                left_out=left,
-                leads=True,
-                detail="by req/s: " + order_of(ranked, "rps", stack),
-            ),
-            ranked[0],
-            "rps",
-            "req/s",
-            who(ranked[0]),
-        )
-    ]
+    return [most_rps(family, chart, ranked, left, claim, "by req/s: " + order_of(ranked, "rps", stack))]
 
 
 def worker_sweeps(family: str, points: list[dict], chart: str = "seed004_workers") -> list[Finding]:

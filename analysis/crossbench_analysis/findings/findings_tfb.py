@@ -12,19 +12,16 @@ from crossbench_analysis.read.runinfo import offered_rate
 from . import tfb_reference
 from .finding import (
     Finding,
-    against_second,
     all_flagged,
-    cells_of,
     comparison,
     confirmed_best_levels,
-    left_note,
+    most_rps,
     ratio_text,
     separated,
     sig,
     split,
     value,
     who,
-    with_figure,
 )
 
 
@@ -51,31 +48,12 @@ def ranking(family: str, points: list[dict], chart: str = "tfb_rps") -> list[Fin
             + ("" if p is top else f" (x{value(p, 'rps') / value(top, 'rps'):.2f}{tie(p, top)})")
             for p in ranked
         ]
-        text = (
-            f"{sig(value(top, 'rps'), 3)} req/s: {who(top)} at C={top.get('concurrency')}, the most on "
-            f"{type_words(group)} ({top.get('endpoint')}) of {len(ranked)} stacks at their best levels"
-            + against_second(ranked, "rps")
-            + "."
-            + left_note(left)
+        claim = (
+            f"{who(top)} at C={top.get('concurrency')}, the most on {type_words(group)} ({top.get('endpoint')}) "
+            f"of {len(ranked)} stacks at their best levels"
         )
-        out.append(
-            with_figure(
-                Finding(
-                    family,
-                    text,
-                    chart=chart,
-                    cells=cells_of(ranked),
-                    left_out=left,
-                    leads=True,
-                    detail="each stack at its best level, against the leader only (the order "
-                    "among the others is untested): " + "; ".join(parts),
-                ),
-                top,
-                "rps",
-                "req/s",
-                f"{who(top)}, best level",
-            )
-        )
+        detail = "each stack at its best level, against the leader only (the order among the others is untested): "
+        out.append(most_rps(family, chart, ranked, left, claim, detail + "; ".join(parts), f"{who(top)}, best level"))
     return out
 
 

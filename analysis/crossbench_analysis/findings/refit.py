@@ -1,6 +1,6 @@
 """The knee findings of a run whose cells are not at hand, fitted again from its points. A reference run under
 docs/results keeps points.jsonl, findings.json and findings.md, not cells.jsonl; its points keep every launch's
-ratio, which is all the knee's fit reads, so its knee sentences (findings_sweeps.bends) and the summary's
+ratio, which is all the knee's fit reads, so its knee sentences (findings_knees.bends) and the summary's
 "bends at" follow the suite's fit while every other finding, which reads the cells, stays as the run's analysis
 wrote it. `python -m crossbench_analysis.findings.refit RUN_DIR...` rewrites findings.json and findings.md in
 place and says how many knees it fitted again."""
@@ -13,17 +13,25 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from crossbench.figures.points import POINTS_FILE
+from crossbench_analysis.read.runinfo import Run
 
 from ..report import tables
 from . import findings, summary
-from .finding import left_note, who
-from .findings_sweeps import bends, counted, delay_sweeps
+from .finding import LAUNCH_RULE, left_note, who
+from .findings_knees import bends, counted, delay_sweeps
 
 
 def stored_points(run_dir: Path) -> list[dict]:
-    """The run's points.jsonl as the findings read points, with no launch records (the cells are not at hand)."""
+    """The run's points.jsonl as the findings read points, with no launch records (the cells are not at hand)
+    and the run's launch rule from its metadata.json."""
+    meta = run_dir / "metadata.json"
+    rule = Run(run_dir, json.loads(meta.read_text()) if meta.is_file() else {}, []).launch_rule
     lines = (run_dir / POINTS_FILE).read_text().splitlines()
-    return [{**json.loads(line), "records": [], "disturbed_records": []} for line in lines if line.strip()]
+    return [
+        {**json.loads(line), "records": [], "disturbed_records": [], LAUNCH_RULE: rule}
+        for line in lines
+        if line.strip()
+    ]
 
 
 def refit(run_dir: Path) -> int:

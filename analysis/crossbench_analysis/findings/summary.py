@@ -3,7 +3,7 @@ to learn before any sentence: where it bends, the most it answered and the laten
 (its pool, its core, the load generator, or only the clients' own pace). findings.md, the terminal's findings and
 report.html open with it; the findings below say how each figure was computed.
 
-A delay sweep's row reads its points and the knee the findings fit (findings_sweeps.counted: the same valid
+A delay sweep's row reads its points and the knee the findings fit (findings_knees.counted: the same valid
 launches): the fitted N with its interval where the hinge gives one, else the measured concurrencies it lies
 between; and the seed's efficiency ratio at the sweep's highest counted concurrency. A static sweep's has neither.
 Rows stand in reading order: server (the registry's order), its setting in its own order (maxThreads=50 before
@@ -23,7 +23,8 @@ from crossbench_analysis.read.setting import pool_size, setting_order
 from crossbench_analysis.report.tables import COLUMNS, KEYS
 
 from .finding import delay_text, figure, sig, split, value, who
-from .findings_sweeps import SATURATED_PCT, counted, delay_sweeps
+from .findings_knees import counted, delay_sweeps
+from .findings_sweeps import SATURATED_PCT
 
 BUSY_CORE_PCT = 90.0  # a core this busy is what holds the throughput (loadgen_saturated's threshold too)
 POOL_SHARE = 0.9  # a pool past its size that answers this share of size / delay is held by the pool

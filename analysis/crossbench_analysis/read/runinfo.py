@@ -124,10 +124,10 @@ class Run:
         return num((config.get("run") or {}).get("precision")) or None
 
     @property
-    def adaptive(self) -> bool:
-        """Whether the precision target set how many launches each point got (its figures then use Stein's
-        interval: crossbench.figures.points.launch_rule)."""
-        return self.precision is not None
+    def launch_rule(self) -> points.LaunchRule:
+        """How the run set its points' launch counts (the precision target or fixed in advance), which picks the
+        estimator of every figure read from its launches (crossbench.figures.points.LaunchRule)."""
+        return points.LaunchRule.of(self.precision)
 
     @property
     def machine(self) -> dict:

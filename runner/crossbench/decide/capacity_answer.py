@@ -125,17 +125,18 @@ def estimate(out: dict, launches: list[tuple[float, bool]]) -> tuple[dict | None
 
 def cost(trial: Trial, launches: list[dict]) -> dict:
     """What a request cost at a rate, each figure with its interval over the launches: ms of the server's CPU a
-    request (its process tree's CPU over the answers per second), peak RSS, threads, database connections."""
+    request (its process tree's CPU over the answers per second), peak RSS, threads, database connections. A
+    search decides its own launches (a precision target beside it is refused), so its figures take the fixed rule."""
 
     def per_request(r):
         cpu, rps = r.get("cpu_percent"), r.get("rps")
         return cpu * 10 / rps if isinstance(cpu, (int, float)) and rps else None
 
     figures = {
-        "cpu_ms_per_request": points.figure_of(points.launch_values(launches, per_request)),
+        "cpu_ms_per_request": points.figure_of(points.launch_values(launches, per_request), points.FIXED),
         "rss_peak_mb": trial.point["figures"].get("rss_peak_mb"),
         "threads_peak": trial.point["figures"].get("threads_peak"),
-        "db_connections_peak": points.figure_of(points.launch_values(launches, "db_pool_active_peak")),
+        "db_connections_peak": points.figure_of(points.launch_values(launches, "db_pool_active_peak"), points.FIXED),
     }
     return {name: figure for name, figure in figures.items() if figure}
 

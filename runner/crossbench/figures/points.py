@@ -16,9 +16,7 @@ from __future__ import annotations
 import json
 import math
 import statistics
-from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from crossbench import servers, stats
@@ -151,7 +149,7 @@ def point_record(pid: str, launches: list[dict], precision: float | None) -> dic
     figures = {
         name: figure
         for name in names
-        if (figure := point_figure(name, counted_launches, precision is not None)) is not None
+        if (figure := point_figure(name, counted_launches, LaunchRule.of(precision))) is not None
     }
     if precision is not None and not precise(figures.get(main), precision):
         flags.append(IMPRECISE)
@@ -181,34 +179,40 @@ def launch_values(launches: list[dict], value_of) -> list[float]:
     ]
 
 
-# Whether the precision target set how many launches the points being read got (their figures then use
-# Stein's interval, stats.stein_estimate): a property of the run, set once for all its readers by `launch_rule`.
-ADAPTIVE: ContextVar[bool] = ContextVar("adaptive_launches", default=False)
+@dataclass(frozen=True)
+class LaunchRule:
+    """How a run set its points' launch counts, which picks the estimator of every figure read from them: fixed in
+    advance (stats.estimate) or adaptive, set by the precision target (stats.stein_estimate, whose interval covers
+    as stated when the first launches set how many there are). A property of the run, passed to whatever computes
+    a figure from its launches."""
+
+    adaptive: bool = False
+
+    @classmethod
+    def of(cls, precision: float | None) -> LaunchRule:
+        """The rule of a run with this precision target (None: no target, launches fixed in advance)."""
+        return cls(adaptive=precision is not None)
+
+    def figure(self, values: list[float]) -> dict | None:
+        """A figure in points.jsonl's shape from its launch values in launch order; None without values."""
+        if not values:
+            return None
+        return (stats.stein_estimate if self.adaptive else stats.estimate)(values).as_figure()
 
 
-@contextmanager
-def launch_rule(adaptive: bool):
-    """Figures computed inside read their launches as the run planned them: adaptive (the precision target) or
-    fixed in advance. The analysis pipeline sets it from the run's metadata for every chart and finding."""
-    token = ADAPTIVE.set(bool(adaptive))
-    try:
-        yield
-    finally:
-        ADAPTIVE.reset(token)
+FIXED = LaunchRule(adaptive=False)
+ADAPTIVE = LaunchRule(adaptive=True)
 
 
-def figure_of(values: list[float], adaptive: bool | None = None) -> dict | None:
-    """A figure in points.jsonl's shape from its launch values in launch order; None without values. Charts,
-    findings and advice that need a figure points.jsonl does not keep call this, so every bar and every ± of the
-    suite comes from the one estimator (stats.estimate, or stats.stein_estimate under the precision target)."""
-    adaptive = ADAPTIVE.get() if adaptive is None else adaptive
-    if not values:
-        return None
-    return (stats.stein_estimate if adaptive else stats.estimate)(values).as_figure()
+def figure_of(values: list[float], rule: LaunchRule) -> dict | None:
+    """A figure in points.jsonl's shape from its launch values under the run's launch rule. Charts, findings and
+    advice that need a figure points.jsonl does not keep call this, so every bar and every ± of the suite comes
+    from the one estimator (stats.estimate, or stats.stein_estimate under the precision target)."""
+    return rule.figure(values)
 
 
-def point_figure(name: str, launches: list[dict], adaptive: bool) -> dict | None:
-    return figure_of(launch_values(launches, name), adaptive)
+def point_figure(name: str, launches: list[dict], rule: LaunchRule) -> dict | None:
+    return figure_of(launch_values(launches, name), rule)
 
 
 def precise(figure: dict | None, precision: float) -> bool:

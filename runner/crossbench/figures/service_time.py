@@ -14,8 +14,8 @@ import statistics
 from collections.abc import Callable
 
 from crossbench import endpoints
+from crossbench.endpoints import SERVICE_CONCURRENCY
 
-SERVICE_CONCURRENCY = 1
 FIELD = "service_time_ms"  # the C=1 mean latency the ratios are taken against, in each such record
 # A point's identity but these: its load (concurrency), its id, and how long it was measured (a longer launch of a
 # disturbed point is the same series)

@@ -1,9 +1,10 @@
 """Experiments are data: a TOML file under runner/experiments/, overridden from the command line, expanded
 into the list of cells to measure. The resolved configuration is what a run records and what --resume reuses.
 
-This module loads a file and applies the command line's overrides; experiment_schema.py checks the result into
-typed values, experiment_expand.py turns those into cells (cellplan.CellPlan), and cell_decisions.py holds what
-the run decides between cells; a caller imports each name from the module that defines it."""
+This module loads a file and applies the command line's overrides; experiment_checks.py checks the result into
+typed values (experiment_schema.py), carried with it as one Resolved value; experiment_expand.py turns those into
+cells (cellplan.CellPlan), and cell_decisions.py holds what the run decides between cells; a caller imports each
+name from the module that defines it."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from crossbench_contract.delay import MAX_DELAY_MS
 
 from . import experiment_expand, user_paths
 from .cellplan import CellPlan
-from .experiment_schema import RUN_KEYS, Experiment, ExperimentError, typed, validate
+from .experiment_checks import validate
+from .experiment_schema import RUN_KEYS, Experiment, ExperimentError, typed
 
 # precision = P: min_launches first rounds, then as many launches as their spread says the headline figure's 95 %
 # interval needs to be within P, at most max_launches (crossbench.decide.precision); repetitions then only sets
@@ -184,21 +186,43 @@ def apply_overrides(config: dict, overrides: dict) -> dict:
         if unknown:
             raise ExperimentError(f"--groups: no group {', '.join(sorted(unknown))} in {config['name']}")
         config["group"] = [g for g in config["group"] if g["name"] in overrides["groups"]]
-    validate(config)
     if run.get("shuffle_seed") is None:  # drawn once, then recorded with the configuration (and reused by --resume)
         run["shuffle_seed"] = random.SystemRandom().randrange(1, 1_000_000)
-    return config
+    return Resolved(config, validate(config))
+
+
+class Resolved(dict):
+    """A resolved configuration: the dict metadata.json records and --resume reads back, holding the typed
+    Experiment validate() checked it into (`experiment`), which expand() and recorded() pass on instead of typing
+    the dict again. It is not changed once made: a configuration to change is a copy, a plain dict (as --resume's
+    raised best levels are), typed again when read."""
+
+    def __init__(self, config: dict, experiment: Experiment):
+        super().__init__(config)
+        self.experiment = experiment
+
+    def __copy__(self) -> dict:
+        return dict(self)
+
+    def __deepcopy__(self, memo) -> dict:
+        return copy.deepcopy(dict(self), memo)
+
+    def copy(self) -> dict:
+        return dict(self)
 
 
 def expand(config: dict) -> list[CellPlan]:
-    """Every cell of the experiment (resolved: apply_overrides or validate checked it), in run order (shuffled with a recorded seed when asked)."""
-    return experiment_expand.expand(typed(config))
+    """Every cell of the experiment (resolved: apply_overrides or validate checked it), in run order (shuffled with
+    a recorded seed when asked)."""
+    return experiment_expand.expand(config.experiment if isinstance(config, Resolved) else typed(config))
 
 
 def recorded(config: dict) -> Experiment:
     """A resolved or recorded configuration (apply_overrides' result, a run's metadata) as the typed values the
-    run and its decisions read; the defaults of [run] keys a recorded configuration predates are filled in. Its
-    declared servers are registered again (a resumed run)."""
+    run and its decisions read: a resolved one's own, checked when it was resolved; a recorded one typed here, the
+    defaults of [run] keys it predates filled in. Its declared servers are registered again (a resumed run)."""
     servers.declare(config, f"the recorded experiment {config.get('name')}")
     endpoints.declare_user(config.get("run", {}).get("paths") or ())
+    if isinstance(config, Resolved):
+        return config.experiment
     return typed({**config, "run": {**RUN_DEFAULTS, **config.get("run", {})}})

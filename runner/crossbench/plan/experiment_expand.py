@@ -25,7 +25,7 @@ class Coordinates:
     """Where a point sits in its group's matrix, before its rates."""
 
     group: Group
-    server: str
+    plugin: servers.ServerPlugin  # the server's plug-in, looked up once by its name and passed along
     endpoint: str
     settings: dict
     delay_ms: int
@@ -40,11 +40,12 @@ def expand(experiment: Experiment) -> list[CellPlan]:
             endpoint = group.endpoints.get(server)
             if endpoint is None:
                 continue
-            for settings in sweep_variants(experiment.run, group, server):
+            plugin = servers.get(server)
+            for settings in sweep_variants(experiment.run, group, plugin):
                 for delay_ms in group.delays_ms:
                     for concurrency in group.concurrency:
-                        for pooled in pool_variants(group, server, settings, concurrency):
-                            at = Coordinates(group, server, endpoint, pooled, delay_ms, concurrency)
+                        for pooled in pool_variants(group, plugin, settings, concurrency):
+                            at = Coordinates(group, plugin, endpoint, pooled, delay_ms, concurrency)
                             cells += point_cells(experiment, at)
     return [replace(cell, index=position) for position, cell in enumerate(in_rounds(cells, experiment.run), 1)]
 
@@ -88,24 +89,23 @@ def sweep_cores(run: RunSettings) -> int:
     return len(run.server_cpus) or os.cpu_count() or 1
 
 
-def sweep_variants(run: RunSettings, group: Group, server: str) -> list[dict]:
+def sweep_variants(run: RunSettings, group: Group, plugin: servers.ServerPlugin) -> list[dict]:
     """The server's settings for a group; worker_sweep = true sets its process knob to 1, 2, 3, ... up to
     2 x cores + 1 (seed 004's rule; the run stops a series after two drops in a row, sweep_stopped). A server
     with no processes to count (Tomcat: one JVM) is measured once."""
-    plugin = servers.get(server)
-    section = group.sections[server]
+    section = group.sections[plugin.name]
     if not group.worker_sweep or not plugin.process_knob:
         return plugin.variants(section)
     steps = range(1, 2 * sweep_cores(run) + 2)
     return [settings for step in steps for settings in plugin.variants({**section, plugin.process_knob: step})]
 
 
-def pool_variants(group: Group, server: str, settings: dict, concurrency: int) -> list[dict]:
+def pool_variants(group: Group, plugin: servers.ServerPlugin, settings: dict, concurrency: int) -> list[dict]:
     """db_pool_total = [2, 4, "concurrency"]: the same total of database connections on every server, split over
     its processes (db_pool = total / processes, at least 1), so pools are compared at equal totals."""
     if not group.db_pool_total:
         return [settings]
-    processes = servers.get(server).process_count(settings)
+    processes = plugin.process_count(settings)
     return [
         {**settings, "db_pool": max(1, (concurrency if total == "concurrency" else total) // processes)}
         for total in group.db_pool_total
@@ -144,11 +144,11 @@ def search_start(at: Coordinates) -> float:
     spec = at.group.search
     if spec.start_rate:
         return round_rate(spec.start_rate)
-    limit = servers.get(at.server).parallel_limit(at.settings, at.endpoint)
+    limit = at.plugin.parallel_limit(at.settings, at.endpoint)
     if limit and at.delay_ms:
         return round_rate(limit * 1000 / at.delay_ms)
     raise ExperimentError(
-        f"group {at.group.name}: {at.server} on {at.endpoint} has no predicted limit to start "
+        f"group {at.group.name}: {at.plugin.name} on {at.endpoint} has no predicted limit to start "
         "its capacity search from; give search.start_rate (e.g. its closed-loop peak)"
     )
 
@@ -177,10 +177,10 @@ def group_rates(run: RunSettings, group: Group) -> list[float | None]:
 
 def point_of_cell(at: Coordinates, *, rate=None, share=None, peak=False) -> Point:
     """The typed point a cell measures (its id and the cell ids derive from it: cellplan.Point)."""
-    group, plugin = at.group, servers.get(at.server)
+    group, plugin = at.group, at.plugin
     return Point(
         group=group.name,
-        server=at.server,
+        server=plugin.name,
         variant=plugin.variant_label(at.settings),
         endpoint=at.endpoint,
         concurrency=at.concurrency,
@@ -217,13 +217,13 @@ def plan_cell(
     proxy = servers.get(group.proxy).variants(group.sections[group.proxy])[0] if group.proxy else None
     pooler = {"name": group.pooler, "pool_size": group.pooler_pool} if group.pooler else None
     settings = {**at.settings, **POOLERS[group.pooler].SERVER_SETTINGS} if pooler else at.settings
-    sweep, step = sweep_of(point, group, settings)
+    sweep, step = sweep_of(point, group, settings, at.plugin)
     return CellPlan(
         cell_id=point.cell_id(repetition),
         point_id=point.id,
         experiment=experiment.name,
         group=group.name,
-        server=at.server,
+        server=at.plugin.name,
         endpoint=at.endpoint,
         concurrency=at.concurrency,
         delay_ms=at.delay_ms,
@@ -270,16 +270,15 @@ def window_s(run: RunSettings, at: Coordinates, open_loop: bool = False) -> floa
 def round_trip_s(at: Coordinates) -> float:
     """The slowest round trip a healthy server gives the point: ceil(C / parallel limit) rounds of the delay, one
     round without a limit (metrics.expected_worst_latency_s)."""
-    limit = servers.get(at.server).parallel_limit(at.settings, at.endpoint)
+    limit = at.plugin.parallel_limit(at.settings, at.endpoint)
     return metrics.expected_worst_latency_s(
         delay_ms=at.delay_ms, concurrency=at.concurrency, blocking=limit is not None, workers=limit
     )
 
 
-def sweep_of(point: Point, group: Group, settings: dict) -> tuple[str | None, int | None]:
+def sweep_of(point: Point, group: Group, settings: dict, plugin: servers.ServerPlugin) -> tuple[str | None, int | None]:
     """(series id, step) of a worker-sweep cell: the series is the point's id with N for the process count (and
     the group's own name for a peak cell)."""
-    plugin = servers.get(point.server)
     knob = plugin.process_knob
     if not group.worker_sweep or not knob:
         return None, None

@@ -4,13 +4,14 @@ server of the run, without delays (a user's endpoint has none). Each path's poin
 same endpoint's C=1 point (figures/service_time.py), so every group measures C=1 whatever the concurrency asked.
 
 Its recorded form is the configuration's `[run] paths` and these groups: a resumed run and the analysis read the
-paths from there (experiment_schema.declare_paths)."""
+paths from there (experiment_checks.declare_paths)."""
 
 from __future__ import annotations
 
 import re
 
-SERVICE_CONCURRENCY = 1  # the level whose latency is a path's service time
+from crossbench.endpoints import SERVICE_CONCURRENCY
+
 KEPT = ("kind", "concurrency", "options", "pipeline")  # what each path's group takes of the template
 
 
