@@ -116,7 +116,10 @@ main() {
   fi
   mkdir -p "$TOOLS_DIR"
   exec 9>"$TOOLS_DIR/.install.lock"    # two runners starting at once build each tool only once
-  flock 9
+  if ! flock -n 9; then
+    say "a build is under way (run_all.sh starts it at once): waiting for it"
+    flock 9
+  fi
   for tool in "$@"; do
     case "$tool" in
       oha) build oha "$OHA_VERSION" ;;
