@@ -3,7 +3,7 @@
 #   ${CROSSBENCH_TOOLS:-$HOME/.cache/crossbench/tools}/<tool>-<version>/bin/<tool>
 # Usage: runner/install-openloop.sh [--dry-run] [oha] [k6]        (no tool named: both)
 #   --dry-run: says which are built and what building the others needs, and changes nothing
-#   oha 1.16.0 from crates.io (needs cargo, Rust 1.88+, and OpenSSL's headers: libssl-dev, pkg-config; ~4 min on 2 cores)
+#   oha 1.16.0 from crates.io (needs cargo, Rust 1.88+, and OpenSSL's headers: libssl-dev, pkg-config; ~5 min on 2 cores)
 #   k6  v1.8.1 from the Go module proxy (needs go; ~2 min)
 # A tool whose binary is already there and reports the pinned version is not rebuilt. A build says every 30 s how
 # many packages it has compiled; a second call while one is under way waits for it.
@@ -81,9 +81,8 @@ build() {
   case "$tool" in
     oha)
       # --locked: without it a newer dependency wants a newer rustc than 1.88. native-tls (the system's OpenSSL)
-      # in place of the default rustls, whose aws-lc-sys is a C build of its own: the suite sends plain HTTP, and
-      # this builds in 220 s where the default took 263 s (one build each, 2 cores). oha 1.16.0 does not compile
-      # with no TLS feature at all.
+      # in place of the default rustls, whose aws-lc-sys is a C build of its own that this one skips: the suite
+      # sends plain HTTP. oha 1.16.0 does not compile with no TLS feature at all.
       logged "$dir/build.log" oha cargo install oha --version "$OHA_VERSION" --locked --no-default-features \
         --features native-tls --root "$dir" ;;
     k6)
