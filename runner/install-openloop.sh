@@ -3,9 +3,10 @@
 #   ${CROSSBENCH_TOOLS:-$HOME/.cache/crossbench/tools}/<tool>-<version>/bin/<tool>
 # Usage: runner/install-openloop.sh [--dry-run] [oha] [k6]        (no tool named: both)
 #   --dry-run: says which are built and what building the others needs, and changes nothing
-#   oha 1.16.0 from crates.io (needs cargo, Rust 1.88+, and OpenSSL's headers: libssl-dev, pkg-config; ~4 min on 2 cores)
+#   oha 1.16.0 from crates.io (needs cargo, Rust 1.88+, and OpenSSL's headers: libssl-dev, pkg-config; ~5 min on 2 cores)
 #   k6  v1.8.1 from the Go module proxy (needs go; ~2 min)
-# A tool whose binary is already there and reports the pinned version is not rebuilt.
+# A tool whose binary is already there and reports the pinned version is not rebuilt. A build says every 30 s how
+# many packages it has compiled; a second call while one is under way waits for it.
 set -euo pipefail
 
 OHA_VERSION=1.16.0
@@ -40,6 +41,27 @@ need_openssl_headers() {
   crossbench_apt_install install-openloop libssl-dev pkg-config
 }
 
+# logged LOG TOOL COMMAND...: runs the build with its output in LOG, saying every 30 s how far it got (the
+# packages its log names as compiled); its last lines and exit 1 when it fails
+logged() {
+  local log="$1" tool="$2" pid started=$SECONDS waited
+  shift 2
+  "$@" >"$log" 2>&1 &
+  pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    for ((waited = 0; waited < 30; waited++)); do
+      kill -0 "$pid" 2>/dev/null || break 2
+      sleep 1
+    done
+    say "building $tool: $(grep -c -E '^ *Compiling |^[a-z0-9.-]+/' "$log" || true) packages compiled in $((SECONDS - started)) s"
+  done
+  if ! wait "$pid"; then
+    tail -n 20 "$log" >&2
+    say "building $tool failed"
+    exit 1
+  fi
+}
+
 build() {
   local tool="$1" version="$2" dir bin started
   dir="$TOOLS_DIR/$tool-$version"
@@ -59,15 +81,12 @@ build() {
   case "$tool" in
     oha)
       # --locked: without it a newer dependency wants a newer rustc than 1.88. native-tls (the system's OpenSSL)
-      # in place of the default rustls, whose aws-lc-sys is a C build of its own: the suite sends plain HTTP, and
-      # this builds in 220 s where the default took 263 s (one build each, 2 cores). oha 1.16.0 does not compile
-      # with no TLS feature at all.
-      cargo install oha --version "$OHA_VERSION" --locked --no-default-features --features native-tls \
-        --root "$dir" >"$dir/build.log" 2>&1 \
-        || { tail -n 20 "$dir/build.log" >&2; say "building oha failed"; exit 1; } ;;
+      # in place of the default rustls, whose aws-lc-sys is a C build of its own that this one skips: the suite
+      # sends plain HTTP. oha 1.16.0 does not compile with no TLS feature at all.
+      logged "$dir/build.log" oha cargo install oha --version "$OHA_VERSION" --locked --no-default-features \
+        --features native-tls --root "$dir" ;;
     k6)
-      GOBIN="$dir/bin" go install "go.k6.io/k6@v$K6_VERSION" >"$dir/build.log" 2>&1 \
-        || { tail -n 20 "$dir/build.log" >&2; say "building k6 failed"; exit 1; } ;;
+      logged "$dir/build.log" k6 env GOBIN="$dir/bin" go install -v "go.k6.io/k6@v$K6_VERSION" ;;
   esac
   if ! reports_version "$bin" "$version"; then
     say "$bin was built but does not report version $version"
@@ -116,7 +135,10 @@ main() {
   fi
   mkdir -p "$TOOLS_DIR"
   exec 9>"$TOOLS_DIR/.install.lock"    # two runners starting at once build each tool only once
-  flock 9
+  if ! flock -n 9; then
+    say "a build is under way (run_all.sh starts it at once): waiting for it"
+    flock 9
+  fi
   for tool in "$@"; do
     case "$tool" in
       oha) build oha "$OHA_VERSION" ;;

@@ -256,3 +256,16 @@ def test_a_core_probe_that_shared_its_core_is_not_read_as_the_cores_speed():
     }
     said = noise_words.header(meta, [])
     assert "the probe shared its core (core 0 had 61 % of its time)" in said["text"] and said["warning"] == ""
+
+
+def test_findings_mds_table_fits_100_columns_and_lists_the_rest_of_each_row():
+    """seed002's summary: the columns that fit from the left make the table, every other cell is under it."""
+    table = reference_summary("seed002/runs/seed002")
+    md = tables.markdown(table, width=tables.WIDTH)
+    assert max(len(line) for line in md) <= tables.WIDTH, max(md, key=len)
+    rows = [line for line in md if line.startswith("| tomcat") or line.startswith("| tornado")]
+    assert len(rows) == len(table["rows"]) and all(r.count(" | ") < len(table["keys"]) - 1 for r in rows)
+    said = " ".join(md)
+    for row in table["rows"]:
+        assert all(" ".join(row[k].split()) in " ".join(said.split()) for k in table["keys"] if row[k] != "n/a")
+    assert len(tables.markdown(table)[2]) > tables.WIDTH  # the reference docs' table, whole

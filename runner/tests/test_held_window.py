@@ -174,3 +174,13 @@ def test_a_queue_past_the_held_budget_is_said_before_the_run_and_capped():
     spec = load_spec(huge, "http://127.0.0.1:1")
     assert driver.over_budget(huge) and spec.held_s == spec.tail_s == HELD_BUDGET_S
     assert "1 of them wait on a queue longer than the held budget" in held_note([seed, huge])
+
+
+def test_the_plan_line_says_the_quick_profiles_held_load_once_rounded():
+    """quick's held cells run 5.5 to 6.25 s of load: the plan line says '6 s', never a range of two equal ends."""
+    from crossbench.plan import experiment
+    from crossbench.run.run import held_note
+
+    cells = experiment.expand(experiment.apply_overrides(experiment.load("quick"), {"shuffle": False}))
+    note = held_note(cells)
+    assert "one process each, 6 s of load" in note and "6-6 s" not in note, note

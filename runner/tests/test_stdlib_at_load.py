@@ -14,10 +14,12 @@ from pathlib import Path
 
 from test_imports import PACKAGES, REPO, _imports, _module_files, import_graph
 
-# the modules the scripts run with `python -m` (run_all.sh, serve.sh, db.sh, hosts.sh, analysis/*.sh)
+# the modules the scripts run with `python -m` (run_all.sh and its build at once, serve.sh, db.sh, hosts.sh,
+# analysis/*.sh)
 ENTRIES = (
     "crossbench.run.__main__",
     "crossbench.run.serve",
+    "crossbench.run.unbuilt",
     "crossbench.database.__main__",
     "crossbench.hosts.setup",
     "crossbench_analysis.__main__",

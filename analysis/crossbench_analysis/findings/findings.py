@@ -149,7 +149,7 @@ def markdown(run: Run, records: list[dict], table: dict = tables.EMPTY) -> str:
         "Computed from cells.jsonl by the analysis (crossbench_analysis/findings/findings.py); flagged cells "
         "feed none.",
         "",
-        *tables.markdown(table),
+        *tables.markdown(table, width=tables.WIDTH),
     ]
     for section in sections(records):
         lines += [f"## {section['title']}", ""]
@@ -186,14 +186,18 @@ def written(run: Run, records: list[dict], table: dict) -> list[dict]:
 def write_again(run_dir: Path) -> list[dict]:
     """findings.json and findings.md written again on today's rules: from the run's cells.jsonl when it has one,
     else (a committed reference run, kept as points.jsonl) the summary from its points and its stored findings
-    merged (merge.py) and their figures worded again (Finding.figure_text): their sentences need the raw
-    records it no longer has."""
+    merged (merge.py) and their figures worded again (Finding.figure_text): their sentences read raw records it
+    no longer has. A stored findings.json of the format before the summary table (no "summary") is computed
+    again from the points: its sentences are worded as that format worded them."""
     run_dir = Path(run_dir)
     stored = json.loads((run_dir / FILE_JSON).read_text()) if (run_dir / FILE_JSON).is_file() else {}
-    if not points_run.has_points_only(run_dir):  # the charts it has, and those a reference's findings named
-        charts = {p.stem for p in (run_dir / "charts").glob("*.png")}
-        return write(load_run(run_dir), charts | {r.get("chart_name") for r in stored.get("findings", [])} - {None})
+    charts = {p.stem for p in (run_dir / "charts").glob("*.png")}  # the charts it has, and those its findings named
+    charts |= {r.get("chart_name") for r in stored.get("findings", [])} - {None}
+    if not points_run.has_points_only(run_dir):
+        return write(load_run(run_dir), charts)
     run = points_run.load(run_dir)
+    if "summary" not in stored:
+        return write(run, charts)
     records = merge.merged([reworded(r) for r in stored.get("findings", [])])
     if family_of(run.experiment) in RUN_FAMILIES:  # their summary reads files beside the points: kept
         return written(run, records, stored.get("summary") or tables.EMPTY)

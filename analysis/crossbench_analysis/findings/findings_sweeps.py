@@ -104,7 +104,7 @@ def thread_plateaus(family: str, points: list[dict], chart: str = "threads_peak"
         else:
             busy = value(peak, "pool_busy_peak")
             if busy is None or not limit:
-                text = f"{most}, maxThreads {limit:g} (the pool's busy count was not sampled)"
+                text = f"{most}, maxThreads {limit:g} (the pool's busy count is not in the records)"
             elif busy >= limit:
                 text = (
                     f"{most} filled its pool ({busy:.0f} of {limit:g} busy); the other {threads - limit:.0f} "
@@ -185,13 +185,13 @@ def load_words(point: dict) -> str:
     server_cores = len(record.get("server_cpus") or []) or 1
     cpu, loadgen_cpu = value(point, "cpu_percent"), value(point, "loadgen_cpu_percent")
     server = (
-        "the server's CPU was not measured"
+        "the server's CPU is not in the records"
         if cpu is None
         else f"the server at {sig(cpu, 2)} % of its {server_cores:g} core{'s' if server_cores > 1 else ''}"
         + (" (its limit)" if cpu >= SATURATED_PCT * server_cores else "")
     )
     loadgen = (
-        "the load generator's CPU was not measured"
+        "the load generator's CPU is not in the records"
         if loadgen_cpu is None
         else f"{record.get('loadgen')} at {sig(loadgen_cpu, 2)} % of its {cores:g} core{'s' if cores > 1 else ''}"
         + (" (its limit)" if loadgen_cpu >= SATURATED_PCT * cores else "")

@@ -3,7 +3,7 @@
 Each point becomes one record per launch, carrying the point's settings and, for each figure, that launch's value
 (a figure's `launches` are its counted launches, in the order of the point's `cells`). The summary and advise read
 such a run as they read a full one; a field only the raw records held (a sampled peak, a tool's own counters) is
-absent, and what reads it says it was not measured."""
+absent, and what reads it says it is not in the records."""
 
 from __future__ import annotations
 

@@ -55,13 +55,14 @@ def study_line(studies: list[dict], kind: str) -> str:
 
 
 def knee_lines(runs: list[Path]) -> list[str]:
-    """Each run's knee sentence for Tomcat maxThreads=200 (its first clause), runs that say the same together."""
+    """Each run's knee sentence for Tomcat maxThreads=200 ('Knee between C=100 and C=400: tomcat ... bends
+    there'), runs that say the same together."""
     said: dict[str, list[str]] = {}
     for run in runs:
         for finding in read_json(run / "findings.json").get("findings", []):
-            sentence = finding.get("sentence", "")
-            if sentence.startswith(KNEE_SETTING) and " bend" in sentence.split(":")[0]:
-                said.setdefault(sentence.split(":")[0], []).append(run.name)
+            lead, _, rest = finding.get("sentence", "").partition(": ")
+            if lead.startswith("Knee") and rest.startswith(KNEE_SETTING):
+                said.setdefault(f"{lead}: {rest}".rstrip("."), []).append(run.name)
                 break
     return [f"{', '.join(names)}: \"{words}\"" for words, names in said.items()]
 

@@ -37,15 +37,46 @@ def columns(summary: dict) -> tuple[list[str], list[str]]:
     return [t for t, _ in kept], [k for _, k in kept]
 
 
-def markdown(summary: dict, heading: str = "## Summary", note: bool = True) -> list[str]:
+def markdown(summary: dict, heading: str = "## Summary", note: bool = True, width: int | None = None) -> list[str]:
     """The summary as a Markdown table under `heading` (findings.md; the reference docs name it in bold and leave
-    out its `note`, the pointer to advise.sh a run's reader needs once)."""
+    out its `note`, the pointer to advise.sh a run's reader needs once). Within `width` columns (findings.md's),
+    the table holds the columns that fit from the left and a list under it the rest of each row, as the
+    terminal's summary does (`plain`)."""
     if not summary["rows"]:
         return []
     titles, keys = columns(summary)
-    lines = [heading, "", "| " + " | ".join(titles) + " |", "|" + "---|" * len(titles)]
-    lines += ["| " + " | ".join(r[k] for k in keys) + " |" for r in summary["rows"]]
+    table = [titles] + [[r.get(k, "") for k in keys] for r in summary["rows"]]
+    shown = len(titles) if width is None else markdown_fit(table, width)
+    lines = [heading, "", markdown_row(titles[:shown]), "|" + "---|" * shown]
+    lines += [markdown_row(line[:shown]) for line in table[1:]]
+    rest = [markdown_rest(titles, line, shown, width or 0) for line in table[1:]] if shown < len(titles) else []
+    lines += [""] + [item for items in rest for item in items] if any(rest) else []
     return lines + ([""] + [summary["note"]] if summary["note"] and note else []) + [""]
+
+
+def markdown_row(cells: list[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def markdown_fit(table: list[list[str]], width: int) -> int:
+    """How many columns from the left make Markdown rows within `width` (two at least: what a row is)."""
+    fits = [n for n in range(2, len(table[0]) + 1) if all(len(markdown_row(line[:n])) <= width for line in table)]
+    return max(fits, default=2)
+
+
+def markdown_rest(titles: list[str], line: list[str], shown: int, width: int) -> list[str]:
+    """A row's cells past the table as one list item, 'setting, workload: title: cell; ...' (none for n/a),
+    wrapped within `width`."""
+    said = [f"{t}: {cell}" for t, cell in zip(titles[shown:], line[shown:]) if cell not in ("", "n/a")]
+    if not said:
+        return []
+    return textwrap.wrap(
+        f"{', '.join(line[:2])}: {'; '.join(said)}",
+        width,
+        initial_indent="- ",
+        subsequent_indent=INDENT,
+        break_on_hyphens=False,
+    )
 
 
 def plain(summary: dict, width: int = WIDTH) -> list[str]:

@@ -116,8 +116,10 @@ def held_note(cells: list[CellPlan]) -> str:
 
 
 def span(cells: list[CellPlan]) -> str:
+    """The cells' planned load in whole seconds: '6 s', or '6-12 s' where they differ at that precision."""
     lengths = sorted(DRIVERS[c.kind].planned_s(c) for c in cells)
-    return f"{lengths[0]:.0f} s" if lengths[0] == lengths[-1] else f"{lengths[0]:.0f}-{lengths[-1]:.0f} s"
+    low, high = f"{lengths[0]:.0f}", f"{lengths[-1]:.0f}"
+    return f"{low} s" if low == high else f"{low}-{high} s"
 
 
 def retried(cells: list[CellPlan], run_dir: RunDir, run: RunSettings) -> list[CellPlan]:

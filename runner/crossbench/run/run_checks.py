@@ -42,8 +42,9 @@ def unbuilt_generators(cells: list[CellPlan]) -> dict[str, int]:
 
 def build_generators(cells: list[CellPlan]) -> None:
     """The pinned generators the cells need built into the tools cache on first use, as run_all.sh installs Debian
-    packages: the README's two commands are all the set-up any experiment needs. install-openloop.sh prints its
-    progress and build time; Refused when it fails."""
+    packages: the README's two commands are all the set-up any experiment needs. run_all.sh has started their
+    build already (crossbench.run.unbuilt), and install-openloop.sh waits for it; it prints its progress and build
+    time; Refused when it fails."""
     for tool, needing in unbuilt_generators(cells).items():
         print(
             f"run_all: {needing} cell(s) need {tool}, not built yet: building it once into the tools cache "

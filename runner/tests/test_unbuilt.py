@@ -1,0 +1,44 @@
+"""run_all.sh starts the build of the pinned generators a run needs at once (crossbench.run.unbuilt): the quick
+profile's held windows need oha, a run of wrk and ab alone needs nothing, and arguments the runner refuses or a
+dry run start no build. It plans as --dry-run does, on the standard library alone, and writes nothing."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from crossbench import paths
+
+
+def unbuilt(tmp_path, *args: str) -> subprocess.CompletedProcess:
+    env = {
+        **os.environ,
+        "CROSSBENCH_TOOLS": str(tmp_path / "tools"),  # an empty cache: nothing built
+        "PYTHONPATH": os.pathsep.join(str(paths.REPO / d) for d in ("runner", "analysis", "python-contract")),
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    return subprocess.run(
+        [sys.executable, "-B", "-m", "crossbench.run.unbuilt", *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.spawns
+@pytest.mark.parametrize(
+    ("args", "wanted"),
+    [
+        (["--quick"], "oha\n"),
+        (["--experiment", "seed000-quick"], "\n"),  # ab and the head-of-line probe: nothing pinned
+        (["--quick", "--dry-run"], "\n"),  # a dry run builds nothing
+        (["--quick", "--duration", "0"], "\n"),  # refused by the runner, which says why
+    ],
+)
+def test_the_generators_to_build_at_once_are_the_plans(tmp_path, args, wanted):
+    done = unbuilt(tmp_path, *args, "--out", str(tmp_path / "run"))
+    assert done.returncode == 0 and done.stdout == wanted, (done.stdout, done.stderr[-400:])
+    assert done.stderr == "" and sorted(p.name for p in tmp_path.iterdir()) == [], list(tmp_path.iterdir())
