@@ -24,11 +24,10 @@ from crossbench.plan.experiment_schema import AUTO_RATES
 from crossbench.refusal import Refusal
 from crossbench_contract.delay import MAX_DELAY_MS
 
-from . import run_help, server_files
+from . import run_help, server_files, user_forms
 from .serve import knob_argument
 
 DEFAULT_EXPERIMENT = "seed002"
-WAR_EXPERIMENT = "your-war"  # what --war runs unless --experiment names another
 
 
 def sends_on_schedule(adapter) -> bool:
@@ -343,7 +342,8 @@ def parse_args(argv):
     p = build_parser(run_help.experiment_named(given, DEFAULT_EXPERIMENT))
     refuse_repeated(p, given, allowed={"slo", "server_files", "paths"})
     args = p.parse_args(argv)
-    war_experiment(p, args, given)
+    user_forms.war_experiment(p, args, given)
+    user_forms.app_experiment(p, args, given)
     try:
         args.workload = advice_workload(args)
         args.slo = [slo.parse(text) for text in args.slo]
@@ -365,21 +365,6 @@ def parse_args(argv):
     if args.retry_failed and not args.resume:
         p.error("--retry-failed goes with --resume DIR: it launches again that run's points whose launches all failed")
     return args
-
-
-def war_experiment(p: argparse.ArgumentParser, args, given: list[str]) -> None:
-    """--war measures the user's WAR on the requests they name (--path): it serves none of the suite's. Without
-    --experiment it runs the your-war sweep."""
-    if not getattr(args, "war", None):
-        return
-    args.war = str(Path(args.war).resolve())  # as the run records it: a resume from elsewhere finds it
-    if not args.paths:
-        p.error(
-            "--war: name the requests to measure with --path (e.g. --path /app/hello): your WAR serves none of "
-            "the suite's endpoints"
-        )
-    if not any(word == "--experiment" or word.startswith("--experiment=") for word in given):
-        args.experiment = WAR_EXPERIMENT
 
 
 def matrix_given(p: argparse.ArgumentParser, args) -> set[str]:
