@@ -86,11 +86,11 @@ class GunicornPlugin(python_runtime.PythonServer):
 
     def preflight(self, settings: dict) -> None:
         """Its worker class serves the app's kind (uvicorn's workers an ASGI app, the others a WSGI one)."""
-        super().preflight(settings)
         kind = settings["app_kind"] if python_app.given(settings) else python_app.WSGI
         if kind and settings["worker_class"] not in SERVING.get(kind, ()):
             what = f"--app {settings['app']} ({kind})" if python_app.given(settings) else "the suite's Flask app (WSGI)"
             raise SettingsError(f"gunicorn: worker_class {settings['worker_class']} cannot serve {what}")
+        super().preflight(settings)
 
     def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None, address=HOST) -> ServerSpec:
         argv = [

@@ -14,11 +14,10 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 from functools import cache
 from pathlib import Path
 
-from ..pyenvs import Interpreter, interpreter_at, resolve, suite_requirements
+from ..pyenvs import Interpreter, own_facts, resolve, suite_requirements
 from ..pyvenv import PythonEnv
 from ..refusal import Refusal
 from .base import Knob
@@ -174,8 +173,10 @@ def target(app: str) -> str:
 
 @cache
 def own_interpreter() -> Interpreter:
-    """The interpreter under the project's environment: an app's environment is its own, never the project's."""
-    return interpreter_at(sys.executable)
+    """The interpreter under the project's environment (read in this process): an app's environment is its own,
+    never the project's."""
+    facts = own_facts()
+    return Interpreter(Path(facts["executable"]), facts["version"], facts["implementation"], facts["free_threaded"])
 
 
 def environment(settings: dict) -> PythonEnv:
