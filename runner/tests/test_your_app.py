@@ -121,7 +121,10 @@ def test_a_tornado_app_runs_under_tornado_and_a_server_that_cannot_serve_a_kind_
         ("tornado_app:make_app", "tornado", True),
     ],
 )
-def test_an_app_s_kind_is_read_by_importing_it_once_and_nothing_is_written_in_its_folder(app_dir, app, kind, factory):
+def test_an_app_s_kind_is_read_by_importing_it_once_and_nothing_is_written_in_its_folder(
+    app_dir, app, kind, factory, monkeypatch
+):
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)  # a user's shell need not set it
     before = listing(app_dir)
     assert python_app.kind({"app": app, "app_dir": str(app_dir)}, sys.executable) == (kind, factory)
     assert listing(app_dir) == before  # no __pycache__
