@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """crossbench's Tornado server: `python tornado-app/server.py --port 8888 [--processes N] [--backlog N]`.
 
-With `--app MODULE:CALLABLE --app-dir DIR` it serves a user's Tornado Application (or what a function of no
-arguments, MODULE:CALLABLE(), makes: once in each process) the same way, imported from DIR instead of the suite's."""
+With `--app MODULE:CALLABLE` it serves a user's Tornado Application (or what a function of no arguments,
+MODULE:CALLABLE(), makes: once in each process) the same way instead of the suite's, imported from the path
+(the Tornado plug-in puts the app's folder first on PYTHONPATH and starts it there)."""
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
 from pathlib import Path
 
@@ -46,7 +46,6 @@ def parse_args(argv):
     parser.add_argument(
         "--app", help="a user's app, MODULE:CALLABLE or MODULE:FACTORY(), served instead of the suite's"
     )
-    parser.add_argument("--app-dir", type=Path, help="the folder --app imports from (its working directory)")
     parser.add_argument("--static-dir", type=Path, default=STATIC_DIR)
     parser.add_argument("--db-url", help="PostgreSQL for the database endpoints (postgresql://USER@HOST:PORT/DB)")
     parser.add_argument("--db-pool", type=positive, default=10, help="asyncpg pool size per process")
@@ -84,10 +83,8 @@ def suite_app(args):
 
 
 def user_app(args):
-    """The user's Application, imported from their folder; a factory (MODULE:NAME()) called in each process."""
+    """The user's Application; a factory (MODULE:NAME()) called in each process."""
     module, _, name = args.app.partition(":")
-    sys.path.insert(0, str(args.app_dir))
-    os.chdir(args.app_dir)
     found = importlib.import_module(module)
     for part in name.removesuffix("()").split("."):
         found = getattr(found, part)

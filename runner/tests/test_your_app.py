@@ -6,6 +6,7 @@ from its folder, where nothing is written."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -173,6 +174,9 @@ def test_the_app_s_environment_is_its_own_keyed_by_its_requirements_the_server_p
     assert with_file.requirements == (app_dir / "requirements.txt",) and key != env.key
     (app_dir / "requirements.txt").write_text("httpbin==0.10.3\n")
     assert python_app.environment(settings).key != key
+    other = pyenvs.Interpreter(Path(sys.executable), "3.13.0")  # --python 3.13: an environment of its own
+    monkeypatch.setattr(python_app, "resolve", lambda request: other if request == "3.13" else None)
+    assert python_app.environment({**settings, "python": "3.13"}).key.startswith("cpython-3.13.0-")
 
 
 def test_each_server_serves_the_app_from_its_folder_writing_nothing_there(app_dir, tmp_path, monkeypatch):
@@ -190,7 +194,8 @@ def test_each_server_serves_the_app_from_its_folder_writing_nothing_there(app_di
     uvicorn = UVICORN.spec(UVICORN.settings({**common, "app": "asgi_app:make()", "app_kind": "asgi"}), 8001, tmp_path)
     assert uvicorn.argv[3:7] == ["asgi_app:make", "--factory", "--app-dir", str(app_dir)]
     tornado = TORNADO.spec(TORNADO.settings({**common, "app": "tornado_app:make_app()"}), 8888, tmp_path)
-    assert tornado.argv[-4:] == ["--app", "tornado_app:make_app()", "--app-dir", str(app_dir)]
+    assert tornado.argv[-2:] == ["--app", "tornado_app:make_app()"]
     for spec in (gunicorn, uvicorn, tornado):
         assert spec.workdir == app_dir and spec.ready_any_answer
+        assert spec.env["PYTHONPATH"].split(os.pathsep)[0] == str(app_dir)
         assert Path(spec.env["PYTHONPYCACHEPREFIX"]).parent == tmp_path

@@ -65,7 +65,8 @@ def run_app(app: str, folder: Path, path: str, out: Path) -> list[dict]:
     assert listing(folder) == before
     records = [json.loads(line) for line in (out / "cells.jsonl").read_text().splitlines()]
     assert all(r["status"] == "ok" for r in records), [r.get("error") for r in records]
-    assert {r["endpoint"] for r in records} == {path} and {r["app_dir"] for r in records} == {str(folder)}
+    assert {r["endpoint"] for r in records} == {path}
+    assert {r["server_settings"]["app_dir"] for r in records} == {str(folder)}
     assert all(r["errors"]["non_2xx"] == 0 and r["rps"] > 0 for r in records)
     return records
 
@@ -88,7 +89,9 @@ def check_settings(out: Path, path: str, settings: set[str]) -> None:
 def test_a_third_party_wsgi_app_runs_under_gunicorn_sync_and_gthread_workers(tmp_path):
     folder, out = app_folder(tmp_path, "httpbin==0.10.4"), tmp_path / "run"
     records = run_app("httpbin:app", folder, "/get", out)
-    assert {r["app"] for r in records} == {"httpbin:app"} and {r["app_kind"] for r in records} == {"wsgi"}
+    assert {(r["server_settings"]["app"], r["server_settings"]["app_kind"]) for r in records} == {
+        ("httpbin:app", "wsgi")
+    }
     assert {(r["server"], r["worker_class"], r["concurrency"]) for r in records} == {
         ("gunicorn", w, c) for w in ("sync", "gthread") for c in LEVELS
     }
@@ -98,8 +101,8 @@ def test_a_third_party_wsgi_app_runs_under_gunicorn_sync_and_gthread_workers(tmp
 def test_a_third_party_asgi_app_runs_under_uvicorn_and_gunicorn_s_uvicorn_workers(tmp_path):
     folder, out = app_folder(tmp_path, "prometheus-client==0.26.0"), tmp_path / "run"
     records = run_app("prometheus_client:make_asgi_app", folder, "/metrics", out)
-    assert {r["app"] for r in records} == {"prometheus_client:make_asgi_app()"}  # a function making the app
-    assert {r["app_kind"] for r in records} == {"asgi"}
+    made = {(r["server_settings"]["app"], r["server_settings"]["app_kind"]) for r in records}
+    assert made == {("prometheus_client:make_asgi_app()", "asgi")}  # a function making the app
     assert {(r["server"], r.get("worker_class"), r["concurrency"]) for r in records} == {
         *(("uvicorn", None, c) for c in LEVELS),
         *(("gunicorn", "uvicorn-worker", c) for c in LEVELS),

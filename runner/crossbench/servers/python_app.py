@@ -38,30 +38,41 @@ APP_KNOBS = (
         "your Python app, MODULE:CALLABLE (a WSGI or ASGI app, a Tornado Application or a function that makes "
         "one), served instead of the suite's in an environment of its own; its requests are --path's",
         kind="text",
+        in_record=False,
     ),
-    Knob("app_dir", None, "the folder --app imports from, its servers' working directory (never written)", kind="text"),
+    Knob(
+        "app_dir",
+        None,
+        "the folder --app imports from, its servers' working directory (never written)",
+        kind="text",
+        in_record=False,
+    ),
     Knob(
         "requirements",
         None,
         "--app's pip requirements file, installed with the suite's pinned servers (default: requirements.txt "
         "in --app-dir when there is one)",
         kind="text",
+        in_record=False,
     ),
     Knob(
         "app_kind",
         None,
         "what --app is, wsgi, asgi or tornado (default: read by importing it once in its environment)",
         kind="text",
+        in_record=False,
     ),
 )
 
-# Run by the app's interpreter in its folder: imports MODULE, finds CALLABLE, prints its kind and whether it is a
+# The app knobs are in each record's server_settings (a Python server's start describes all its settings), not at
+# its top level: the suite's own cells have none of them.
+
+# Run by the app's interpreter in its folder (first on its path, as `python -c` puts it): imports MODULE, finds CALLABLE, prints its kind and whether it is a
 # factory (a function of no arguments, called once here to see what it makes), or exits 3 with the one line that
 # says why not. Nothing of the suite is imported: only the app's environment is there.
 PROBE = r"""
 import inspect, sys, traceback
-spec, folder = sys.argv[1], sys.argv[2]
-sys.path.insert(0, folder)
+spec = sys.argv[1]
 module_name, _, name = spec.partition(":")
 name = name.removesuffix("()")
 try:
@@ -190,7 +201,7 @@ def kind(settings: dict, python: Path | str) -> tuple[str, bool]:
     (no bytecode written there); AppRefused with the one line that says why it cannot be served."""
     try:
         done = subprocess.run(
-            [os.path.abspath(python), "-c", PROBE, settings["app"], str(settings["app_dir"])],
+            [os.path.abspath(python), "-c", PROBE, settings["app"]],
             capture_output=True,
             text=True,
             timeout=PROBE_TIMEOUT_S,
@@ -208,6 +219,8 @@ def kind(settings: dict, python: Path | str) -> tuple[str, bool]:
     return found, made == "factory"
 
 
-def server_env(settings: dict, work_dir: Path) -> dict:
-    """What a server of the app needs in its environment: no bytecode in the user's folder."""
-    return {"PYTHONPYCACHEPREFIX": str(work_dir / "pycache")}
+def server_env(settings: dict, work_dir: Path, env: dict) -> dict:
+    """A server's environment `env` with what the app needs: its folder first on the path, no bytecode written
+    there."""
+    path = os.pathsep.join(filter(None, [str(settings["app_dir"]), env.get("PYTHONPATH")]))
+    return {**env, "PYTHONPATH": path, "PYTHONPYCACHEPREFIX": str(work_dir / "pycache")}

@@ -160,9 +160,9 @@ class PythonServer(ServerPlugin):
         return {**settings, "python": record_facts(settings, modules)}
 
     def spec_extras(self, settings: dict, work_dir, spec_kwargs: dict) -> dict:
-        """What a start of a user's app adds to its ServerSpec: its folder as the working directory, no bytecode
-        written there, and ready once it answers at all (the user's app need not serve /hello)."""
+        """What a start of a user's app adds to its ServerSpec: its folder as the working directory and first on
+        the path, no bytecode written there, and ready once it answers at all (the app need not serve /hello)."""
         if not python_app.given(settings):
             return spec_kwargs
-        env = {**spec_kwargs.get("env", {}), **python_app.server_env(settings, work_dir)}
+        env = python_app.server_env(settings, work_dir, spec_kwargs.get("env", {}))
         return {**spec_kwargs, "env": env, "workdir": Path(settings["app_dir"]), "ready_any_answer": True}

@@ -46,7 +46,7 @@ class TornadoPlugin(python_runtime.PythonServer, EventLoopPlugin):
             str(settings["backlog"]),
         ]
         if python_app.given(settings):
-            argv += ["--app", settings["app"], "--app-dir", str(settings["app_dir"])]
+            argv += ["--app", settings["app"]]  # imported from its folder: spec_extras puts it on the path
         if db_url:
             argv += [
                 "--db-url",
