@@ -324,7 +324,10 @@ def server_knobs() -> dict:
 
 def defaults_note(name: str, experiment_name: str, in_file: str | None) -> str:
     """A knob's defaults as run_all sees them: the experiment file's value when it sets one, else each server's
-    own."""
+    own; nothing when no server has one of its own and its help says what unset means (--app-dir)."""
+    knobs = [k for p in servers.PLUGINS.values() for k in p.knobs if k.name == name]
+    if not in_file and all(k.default is None and "default" in k.help for k in knobs):
+        return ""
     own = "; ".join(f"{p.name} {knob_default(k)}" for p in servers.PLUGINS.values() for k in p.knobs if k.name == name)
     if in_file:
         return f"(default: {experiment_name}'s {in_file}; else the server's own: {own})".replace("%", "%%")

@@ -36,14 +36,15 @@ APP_KNOBS = (
         "app",
         None,
         "your Python app, MODULE:CALLABLE (a WSGI or ASGI app, a Tornado Application or a function that makes "
-        "one), served instead of the suite's in an environment of its own; its requests are --path's",
+        "one), served instead of the suite's in an environment of its own; its requests are --path's (default: "
+        "the suite's app)",
         kind="text",
         in_record=False,
     ),
     Knob(
         "app_dir",
         None,
-        "the folder --app imports from, its servers' working directory (never written)",
+        "the folder --app imports from, its servers' working directory (never written; no default: --app needs it)",
         kind="text",
         in_record=False,
     ),
