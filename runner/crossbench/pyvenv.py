@@ -32,12 +32,15 @@ FAILED: dict[Path, str] = {}
 class PythonEnv:
     interpreter: Interpreter
     requirements: tuple[Path, ...]  # pip requirement files, installed together
+    pins: tuple[str, ...] = ()  # requirement lines installed with them (a user's app: the suite's server pins)
 
     @property
     def key(self) -> str:
         digest = hashlib.sha256()
         for path in self.requirements:
             digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+        for line in self.pins:
+            digest.update(line.encode() + b"\0")
         threaded = "t" if self.interpreter.free_threaded else ""
         return f"{self.interpreter.implementation}-{self.interpreter.version}{threaded}-{digest.hexdigest()[:12]}"
 
@@ -62,10 +65,10 @@ class PythonEnv:
         if self.path in FAILED:
             raise EnvBuildFailed(FAILED[self.path])
         if not self.ready():
+            now = "" if self.pins else f", or now: .venv/bin/python -m crossbench.pyvenv {self.interpreter.label}"
             raise EnvNotBuilt(
                 f"the Python {self.interpreter.label} environment for {purpose} ({self.path}): the run "
-                "builds it first (a minute or two, from PyPI), or now: "
-                f".venv/bin/python -m crossbench.pyvenv {self.interpreter.label}"
+                f"builds it first (a minute or two, from PyPI){now}"
             )
 
     def build(self) -> None:
@@ -102,6 +105,7 @@ class PythonEnv:
             "--no-input",
             "--only-binary=:all:",
             *(f"--requirement={r}" for r in self.requirements),
+            *self.pins,
         ]
         with open(log, "w") as out:
             pip = subprocess.run(
@@ -120,6 +124,7 @@ class PythonEnv:
                     "version": self.interpreter.version,
                     "free_threaded": self.interpreter.free_threaded,
                     "requirements": [str(r) for r in self.requirements],
+                    "pins": list(self.pins),
                     "packages": packages,
                 },
                 indent=1,

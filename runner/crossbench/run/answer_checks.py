@@ -20,11 +20,11 @@ ANSWER_TIMEOUT_S = 30.0  # one request to a server that just started (a first JS
 
 
 def user_cells(cells: list[CellPlan]) -> dict[str, tuple[CellPlan, list[str]]]:
-    """Per server: its first cell on a user path (or with a user's WAR), and every path those cells request, in
-    plan order."""
+    """Per server: its first cell on a user path (or with a user's WAR or app), and every path those cells request,
+    in plan order."""
     found: dict[str, tuple[CellPlan, list[str]]] = {}
     for cell in cells:
-        if endpoints.is_user(cell.endpoint) or cell.settings.get("war"):
+        if endpoints.is_user(cell.endpoint) or cell.settings.get("war") or cell.settings.get("app"):
             first, paths = found.setdefault(cell.server, (cell, []))
             if cell.endpoint not in paths:
                 paths.append(cell.endpoint)

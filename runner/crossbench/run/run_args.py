@@ -17,18 +17,28 @@ import argparse
 import sys
 from pathlib import Path
 
-from crossbench import durations, endpoints, loadgen, paths, servers, version
+from crossbench import loadgen, paths, servers, version
 from crossbench.decide import slo
 from crossbench.options import refuse_repeated
-from crossbench.plan.experiment_schema import AUTO_RATES
 from crossbench.refusal import Refusal
-from crossbench_contract.delay import MAX_DELAY_MS
 
-from . import run_help, server_files
+from . import run_help, server_files, user_forms
+from .arg_types import (
+    count,
+    delay_list,
+    int_list,
+    name_list,
+    positive_int,
+    positive_list,
+    rate_list,
+    share,
+    span,
+    user_path,
+    window,
+)
 from .serve import knob_argument
 
 DEFAULT_EXPERIMENT = "seed002"
-WAR_EXPERIMENT = "your-war"  # what --war runs unless --experiment names another
 
 
 def sends_on_schedule(adapter) -> bool:
@@ -44,89 +54,6 @@ def closes_connections(adapter) -> bool:
 def tools_that(kind) -> str:
     """The registered load generators of a kind, for the help: "oha or k6"."""
     return " or ".join(name for name, adapter in loadgen.ADAPTERS.items() if kind(adapter))
-
-
-def integers(least: int, many: bool):
-    """An argparse type: an integer from `least` up (`many`: a comma-separated list of them)."""
-
-    def parse(text: str):
-        try:
-            values = [int(v) for v in text.split(",") if v.strip()] if many else [int(text)]
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"expected {'integers separated by commas' if many else 'an integer'}, not {text!r}"
-            ) from None
-        if not values or any(v < least for v in values):
-            raise argparse.ArgumentTypeError(
-                f"expected {'integers' if many else 'an integer'} from {least} up, not {text!r}"
-            )
-        return values if many else values[0]
-
-    parse.__name__ = "integer list" if many else "integer"
-    return parse
-
-
-int_list = integers(0, many=True)  # cores: 0 is the first
-positive_list = integers(1, many=True)  # concurrency: at least one connection
-positive_int = integers(1, many=False)  # repetitions, launches, threads
-count = integers(0, many=False)  # --best-level-launches: 0 is off
-
-
-def rate_list(text: str) -> list[int] | str:
-    """--rates 50,100,200, or --rates auto (shares of each cell's closed-loop peak, measured first)."""
-    return AUTO_RATES if text.strip() == AUTO_RATES else positive_list(text)
-
-
-def share(text: str) -> float | bool:
-    """--precision 0.03, or --precision off (one launch a point unless --repetitions says more)."""
-    if text.strip() == "off":
-        return False
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, not {text!r}") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"expected a share between 0 and 1 (0.03 = within 3 %), not {text}")
-    return value
-
-
-def duration(zero: bool):
-    """An argparse type: a duration (crossbench.durations) in seconds; `zero` False refuses 0 too."""
-
-    def parse(text: str) -> float:
-        try:
-            return durations.seconds(text, zero=zero)
-        except durations.DurationError as e:
-            raise argparse.ArgumentTypeError(str(e)) from None
-
-    parse.__name__ = "duration"
-    return parse
-
-
-window = duration(zero=False)  # --duration: a window of 0 measures nothing
-span = duration(zero=True)  # --warmup, --keep-up: 0 is none
-
-
-def delay_list(text: str) -> list[int]:
-    """--delays 1s,3s,250ms: each a whole number of milliseconds from 1 to the endpoints' cap."""
-    try:
-        values = [durations.whole_milliseconds(v, least=1, most=MAX_DELAY_MS) for v in text.split(",") if v.strip()]
-    except durations.DurationError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-    if not values:
-        raise argparse.ArgumentTypeError(f"expected delays separated by commas, not {text!r}")
-    return values
-
-
-def user_path(text: str) -> str:
-    """--path: a request path as sent (endpoints.user_path_problem says what it may not be)."""
-    if problem := endpoints.user_path_problem(text):
-        raise argparse.ArgumentTypeError(f"expected {problem}")
-    return text
-
-
-def name_list(text: str) -> list[str]:
-    return [v.strip() for v in text.split(",") if v.strip()]
 
 
 def build_parser(name: str = DEFAULT_EXPERIMENT) -> argparse.ArgumentParser:
@@ -343,7 +270,8 @@ def parse_args(argv):
     p = build_parser(run_help.experiment_named(given, DEFAULT_EXPERIMENT))
     refuse_repeated(p, given, allowed={"slo", "server_files", "paths"})
     args = p.parse_args(argv)
-    war_experiment(p, args, given)
+    user_forms.war_experiment(p, args, given)
+    user_forms.app_experiment(p, args, given)
     try:
         args.workload = advice_workload(args)
         args.slo = [slo.parse(text) for text in args.slo]
@@ -365,21 +293,6 @@ def parse_args(argv):
     if args.retry_failed and not args.resume:
         p.error("--retry-failed goes with --resume DIR: it launches again that run's points whose launches all failed")
     return args
-
-
-def war_experiment(p: argparse.ArgumentParser, args, given: list[str]) -> None:
-    """--war measures the user's WAR on the requests they name (--path): it serves none of the suite's. Without
-    --experiment it runs the your-war sweep."""
-    if not getattr(args, "war", None):
-        return
-    args.war = str(Path(args.war).resolve())  # as the run records it: a resume from elsewhere finds it
-    if not args.paths:
-        p.error(
-            "--war: name the requests to measure with --path (e.g. --path /app/hello): your WAR serves none of "
-            "the suite's endpoints"
-        )
-    if not any(word == "--experiment" or word.startswith("--experiment=") for word in given):
-        args.experiment = WAR_EXPERIMENT
 
 
 def matrix_given(p: argparse.ArgumentParser, args) -> set[str]:
@@ -411,7 +324,10 @@ def server_knobs() -> dict:
 
 def defaults_note(name: str, experiment_name: str, in_file: str | None) -> str:
     """A knob's defaults as run_all sees them: the experiment file's value when it sets one, else each server's
-    own."""
+    own; nothing when no server has one of its own and its help says what unset means (--app-dir)."""
+    knobs = [k for p in servers.PLUGINS.values() for k in p.knobs if k.name == name]
+    if not in_file and all(k.default is None and "default" in k.help for k in knobs):
+        return ""
     own = "; ".join(f"{p.name} {knob_default(k)}" for p in servers.PLUGINS.values() for k in p.knobs if k.name == name)
     if in_file:
         return f"(default: {experiment_name}'s {in_file}; else the server's own: {own})".replace("%", "%%")

@@ -1,6 +1,7 @@
 """The gunicorn plug-in: gunicorn-app/ (a Flask WSGI app) under gunicorn's pre-forked workers, seed 004's sync
 stack. A sync worker serves one request at a time, so /delay/sync bends at C = workers, as Tomcat's at maxThreads;
-gthread workers serve `threads` each."""
+gthread workers serve `threads` each. A user's app (--app, python_app.py) is served instead of the suite's: a WSGI
+one by sync or gthread workers, an ASGI one by uvicorn's workers."""
 
 from __future__ import annotations
 
@@ -8,11 +9,16 @@ import os
 
 from .. import paths
 from ..oskit import HOST
-from . import python_runtime
-from .base import DB_ENDPOINTS, STATIC_ENDPOINT, TFB_ENDPOINTS, Knob, Tool, database_env, db_knobs
+from . import python_app, python_runtime
+from .base import DB_ENDPOINTS, STATIC_ENDPOINT, TFB_ENDPOINTS, Knob, SettingsError, Tool, database_env, db_knobs
 from .lifecycle import ServerSpec
 
 APP_DIR = paths.REPO / "gunicorn-app"
+SUITE_APP = "crossbench_flask.app:app"
+# its worker classes by their knob's values; uvicorn-worker: uvicorn's, for an ASGI app
+WORKER_CLASSES = {"sync": "sync", "gthread": "gthread", "uvicorn-worker": "uvicorn.workers.UvicornWorker"}
+# the worker classes that serve each kind of app (the suite's own is Flask's: WSGI)
+SERVING = {python_app.WSGI: ("sync", "gthread"), python_app.ASGI: ("uvicorn-worker",)}
 
 
 def documented_default_workers() -> int:
@@ -31,6 +37,8 @@ class GunicornPlugin(python_runtime.PythonServer):
     )
     distributions = ("gunicorn", "flask", "psycopg", "psycopg-pool")
     process_knob = "workers"
+    app_kinds = tuple(SERVING)
+    app_distributions = ("gunicorn",)
     # its charts' colours: its own, then a ramp from lighter to darker for its settings in order
     palette = ("#1b9e77", "#82cab4", "#64bda3", "#47b191", "#2aa480", "#19946f", "#168060", "#126b51", "#0f5741")
     knobs = (
@@ -40,21 +48,25 @@ class GunicornPlugin(python_runtime.PythonServer):
         Knob(
             "worker_class",
             "sync",
-            "sync: one request per worker; gthread: `threads` per worker",
+            "sync: one request per worker; gthread: `threads` per worker; uvicorn-worker: uvicorn's workers, one "
+            "event loop each (an ASGI --app)",
             kind="choice",
-            choices=("sync", "gthread"),
+            choices=tuple(WORKER_CLASSES),
             sweep=True,
         ),
         Knob("threads", 1, "threads per gthread worker (sync workers have one)", sweep=True),
         Knob("backlog", 2048, "listen backlog (gunicorn's own default is 2048)"),
         *db_knobs(4, "psycopg_pool connections per worker (seed 004's article: 4 per sync worker)"),
         python_runtime.KNOB,
+        *python_app.APP_KNOBS,
     )
 
     def variant_label(self, settings: dict) -> str:
         label = f"-w{settings['workers']}"
         if settings["worker_class"] == "gthread":
             label += f"-gthread{settings['threads']}"
+        elif settings["worker_class"] == "uvicorn-worker":
+            label += "-uvicornworker"
         return label + python_runtime.label(settings)
 
     def describe(self, settings: dict) -> str:
@@ -69,6 +81,17 @@ class GunicornPlugin(python_runtime.PythonServer):
         threads = settings["threads"] if settings["worker_class"] == "gthread" else 1
         return settings["workers"] * threads
 
+    def app_settings(self, kind: str) -> dict:
+        return {"worker_class": list(SERVING[kind])}
+
+    def preflight(self, settings: dict) -> None:
+        """Its worker class serves the app's kind (uvicorn's workers an ASGI app, the others a WSGI one)."""
+        kind = settings["app_kind"] if python_app.given(settings) else python_app.WSGI
+        if kind and settings["worker_class"] not in SERVING.get(kind, ()):
+            what = f"--app {settings['app']} ({kind})" if python_app.given(settings) else "the suite's Flask app (WSGI)"
+            raise SettingsError(f"gunicorn: worker_class {settings['worker_class']} cannot serve {what}")
+        super().preflight(settings)
+
     def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None, address=HOST) -> ServerSpec:
         argv = [
             python_runtime.executable(settings),
@@ -79,20 +102,19 @@ class GunicornPlugin(python_runtime.PythonServer):
             "--workers",
             str(settings["workers"]),
             "--worker-class",
-            settings["worker_class"],
+            WORKER_CLASSES[settings["worker_class"]],
             "--threads",
             str(settings["threads"]),
             "--backlog",
             str(settings["backlog"]),
-            "--pythonpath",
-            str(APP_DIR),  # the app (its shared rules: the crossbench_contract package)
+            *app_place(settings),
             "--error-logfile",
             "-",  # no access log (gunicorn keeps none unless asked): it would be measured
             "--no-control-socket",  # gunicorn 27's control socket would live in $HOME, outside the cell
             # the worker watchdog must outlast the longest delay (60 s cap): a sync worker blocks through it
             "--timeout",
             "90",
-            "crossbench_flask.app:app",
+            settings["app"] or SUITE_APP,
         ]
         env = {
             "CROSSBENCH_STATIC_DIR": str(paths.STATIC_DIR),
@@ -107,9 +129,16 @@ class GunicornPlugin(python_runtime.PythonServer):
             self.describe_start(settings),
             cpus,
             self.ready_timeout_s,
-            env=env,
-            address=address,
+            **self.spec_extras(settings, work_dir, {"env": env, "address": address}),
         )
+
+
+def app_place(settings: dict) -> list[str]:
+    """Where the app is imported from: the user's folder (gunicorn starts in it and puts it first on the path),
+    else the suite's (its shared rules: the crossbench_contract package)."""
+    if python_app.given(settings):
+        return ["--chdir", str(settings["app_dir"])]
+    return ["--pythonpath", str(APP_DIR)]
 
 
 PLUGIN = GunicornPlugin()

@@ -13,10 +13,12 @@ from __future__ import annotations
 import os
 import sys
 from functools import cache
+from pathlib import Path
 
 from ..pyenvs import CONTRACT, REQUEST, EnvBuildFailed, PythonNotHere, own_facts, resolve, run_facts, suite_requirements
 from ..pyvenv import PythonEnv
-from .base import CannotRunHere, Knob, ServerPlugin
+from . import python_app
+from .base import CannotRunHere, Knob, ServerPlugin, SettingsError
 
 KNOB = Knob(
     "python",
@@ -48,7 +50,13 @@ def words(settings: dict) -> str:
 
 def environment(settings: dict) -> PythonEnv | None:
     """The environment a cell runs in; None for the project's own. CannotRunHere (its cells are left out, said
-    once) for an interpreter this machine lacks or one too old."""
+    once) for an interpreter this machine lacks or one too old. A user's app (--app) has one of its own on
+    whichever interpreter."""
+    if python_app.given(settings):
+        try:
+            return python_app.environment(settings)
+        except PythonNotHere as e:
+            raise CannotRunHere(str(e)) from None
     if not settings.get("python"):
         return None
     try:
@@ -74,8 +82,8 @@ def executable(settings: dict) -> str:
 
 def env_vars(settings: dict) -> dict:
     """What the server's process needs beyond its command line: the contract package on its path in an
-    environment of the suite's pins (which hold third-party packages only)."""
-    if not settings.get("python"):
+    environment of the suite's pins or of a user's app (which hold third-party packages only)."""
+    if not settings.get("python") and not python_app.given(settings):
         return {}
     contract = str(CONTRACT)
     return {"PYTHONPATH": os.pathsep.join(filter(None, [contract, os.environ.get("PYTHONPATH")]))}
@@ -103,7 +111,20 @@ def interpreter_facts(python: str, modules: tuple[str, ...], extra_env: tuple) -
 
 class PythonServer(ServerPlugin):
     """A plug-in whose server is a Python process: the `python` knob in its id, words, preflight and record. A
-    plug-in that writes its own variant_label or describe adds `label` and `words` itself."""
+    plug-in that writes its own variant_label or describe adds `label` and `words` itself. It says which kinds of
+    user's app (--app: python_app.py) it serves, with which of its settings, and what it runs them with."""
+
+    app_kinds: tuple[str, ...] = ()  # the kinds of --app it serves (python_app.KINDS)
+    app_distributions: tuple[str, ...] = ()  # what an app's environment needs of the suite's pins to run it
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        python_app.SERVER_DISTRIBUTIONS.update(cls.app_distributions)
+
+    def app_settings(self, kind: str) -> dict:
+        """The knobs' values it sweeps for an app of `kind` when the command line names none (gunicorn: its
+        worker classes)."""
+        return {}
 
     def variant_label(self, settings: dict) -> str:
         return super().variant_label({**settings, "python": None}) + label(settings)
@@ -112,8 +133,16 @@ class PythonServer(ServerPlugin):
         return super().describe({**settings, "python": None}) + words(settings)
 
     def preflight(self, settings: dict) -> None:
-        """On an interpreter of its own, its environment holds its packages; on the project's, they are checked."""
-        if settings.get("python"):
+        """On an interpreter of its own, its environment holds its packages; on the project's, they are checked.
+        A user's app is checked first (its folder, its form, its requirements file)."""
+        if python_app.given(settings):
+            python_app.check(settings)
+            if settings["app_kind"] and settings["app_kind"] not in self.app_kinds:
+                raise SettingsError(
+                    f"{self.name}: serves {' or '.join(self.app_kinds)} apps, and --app {settings['app']} is "
+                    f"{settings['app_kind']}"
+                )
+        if settings.get("python") or python_app.given(settings):
             check_environment(settings, self.name)
         else:
             super().preflight(settings)
@@ -127,4 +156,13 @@ class PythonServer(ServerPlugin):
 
     def describe_start(self, settings: dict) -> dict:
         """A start's server_settings: its knobs and the interpreter's facts."""
-        return {**settings, "python": record_facts(settings, self.modules())}
+        modules = self.modules()[:1] if python_app.given(settings) else self.modules()  # the server's own
+        return {**settings, "python": record_facts(settings, modules)}
+
+    def spec_extras(self, settings: dict, work_dir, spec_kwargs: dict) -> dict:
+        """What a start of a user's app adds to its ServerSpec: its folder as the working directory and first on
+        the path, no bytecode written there, and ready once it answers at all (the app need not serve /hello)."""
+        if not python_app.given(settings):
+            return spec_kwargs
+        env = python_app.server_env(settings, work_dir, spec_kwargs.get("env", {}))
+        return {**spec_kwargs, "env": env, "workdir": Path(settings["app_dir"]), "ready_any_answer": True}

@@ -1,10 +1,11 @@
-"""The Tornado plug-in: tornado-app/server.py, one event loop per process (prefork workers when processes > 1)."""
+"""The Tornado plug-in: tornado-app/server.py, one event loop per process (prefork workers when processes > 1).
+A user's Tornado Application or a function making one (--app, python_app.py) is served by it the same way."""
 
 from __future__ import annotations
 
 from .. import paths
 from ..oskit import HOST
-from . import python_runtime
+from . import python_app, python_runtime
 from .base import Knob, Tool, db_knobs, pool_log_dir
 from .event_loop import EventLoopPlugin
 from .lifecycle import ServerSpec
@@ -19,6 +20,8 @@ class TornadoPlugin(python_runtime.PythonServer, EventLoopPlugin):
     tools = (Tool("python:tornado", "the project's venv: runner/python-env.sh"),)
     distributions = ("tornado", "asyncpg")
     process_knob, process_flag = "processes", "-p"
+    app_kinds = ("tornado",)  # a Tornado Application, or a function making one
+    app_distributions = ("tornado",)
     # its charts' colours: its own, then a ramp from lighter to darker for its settings in order
     palette = ("#1f78b4", "#84b5d6", "#67a3cc", "#4a92c2", "#2d81b9", "#1d70a8", "#196191", "#15517a", "#114263")
     knobs = (
@@ -26,6 +29,7 @@ class TornadoPlugin(python_runtime.PythonServer, EventLoopPlugin):
         Knob("backlog", 128, "listen backlog (Tornado's own default is 128)"),
         *db_knobs(10, "asyncpg pool size per process (asyncpg's default max_size 10; fixed size)"),
         python_runtime.KNOB,
+        *python_app.APP_KNOBS,
     )
 
     def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None, address=HOST) -> ServerSpec:
@@ -41,6 +45,8 @@ class TornadoPlugin(python_runtime.PythonServer, EventLoopPlugin):
             "--backlog",
             str(settings["backlog"]),
         ]
+        if python_app.given(settings):
+            argv += ["--app", settings["app"]]  # imported from its folder: spec_extras puts it on the path
         if db_url:
             argv += [
                 "--db-url",
@@ -61,8 +67,7 @@ class TornadoPlugin(python_runtime.PythonServer, EventLoopPlugin):
             self.describe_start(settings),
             cpus,
             self.ready_timeout_s,
-            env=python_runtime.env_vars(settings),
-            address=address,
+            **self.spec_extras(settings, work_dir, {"env": python_runtime.env_vars(settings), "address": address}),
         )
 
 

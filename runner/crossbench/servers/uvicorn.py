@@ -1,16 +1,18 @@
 """The uvicorn plug-in: uvicorn-app/ (a Starlette ASGI app) on uvicorn with uvloop and httptools, seed 004's async
-stack. One event loop per worker process: /delay/sync blocks its loop, as Tornado's does."""
+stack. One event loop per worker process: /delay/sync blocks its loop, as Tornado's does. A user's ASGI app
+(--app, python_app.py) is served instead of the suite's, imported from its folder."""
 
 from __future__ import annotations
 
 from .. import paths
 from ..oskit import HOST
-from . import python_runtime
+from . import python_app, python_runtime
 from .base import Knob, Tool, database_env, db_knobs
 from .event_loop import EventLoopPlugin
 from .lifecycle import ServerSpec
 
 APP_DIR = paths.REPO / "uvicorn-app"
+SUITE_APP = "crossbench_starlette.app:app"
 VENV_HINT = "the project's venv: runner/python-env.sh (uvicorn-app/requirements.txt)"
 
 
@@ -26,6 +28,8 @@ class UvicornPlugin(python_runtime.PythonServer, EventLoopPlugin):
     )
     distributions = ("uvicorn", "starlette", "uvloop", "httptools", "asyncpg")
     process_knob, process_flag = "workers", "-w"
+    app_kinds = (python_app.ASGI,)
+    app_distributions = ("uvicorn", "uvloop", "httptools")  # its command line asks for uvloop and httptools
     # its charts' colours: its own, then a ramp from lighter to darker for its settings in order
     palette = ("#7b3fb0", "#b695d4", "#a57dc9", "#9464bf", "#834bb5", "#733ba5", "#63338e", "#532b77", "#442361")
     knobs = (
@@ -33,6 +37,7 @@ class UvicornPlugin(python_runtime.PythonServer, EventLoopPlugin):
         Knob("backlog", 2048, "listen backlog (uvicorn's own default is 2048)"),
         *db_knobs(10, "asyncpg pool size per worker (asyncpg's default max_size 10; fixed size)"),
         python_runtime.KNOB,
+        *python_app.APP_KNOBS,
     )
 
     def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None, address=HOST) -> ServerSpec:
@@ -40,9 +45,7 @@ class UvicornPlugin(python_runtime.PythonServer, EventLoopPlugin):
             python_runtime.executable(settings),
             "-m",
             "uvicorn",
-            "crossbench_starlette.app:app",
-            "--app-dir",
-            str(APP_DIR),
+            *app_target(settings),
             "--host",
             address,
             "--port",
@@ -72,9 +75,17 @@ class UvicornPlugin(python_runtime.PythonServer, EventLoopPlugin):
             self.describe_start(settings),
             cpus,
             self.ready_timeout_s,
-            env=env,
-            address=address,
+            **self.spec_extras(settings, work_dir, {"env": env, "address": address}),
         )
+
+
+def app_target(settings: dict) -> list[str]:
+    """The app and the folder it is imported from: the user's (a factory, MODULE:NAME(), called by uvicorn's
+    --factory), else the suite's."""
+    if not python_app.given(settings):
+        return [SUITE_APP, "--app-dir", str(APP_DIR)]
+    factory = ["--factory"] if python_app.factory(settings["app"]) else []
+    return [python_app.target(settings["app"]), *factory, "--app-dir", str(settings["app_dir"])]
 
 
 PLUGIN = UvicornPlugin()
