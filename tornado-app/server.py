@@ -10,6 +10,8 @@ from pathlib import Path
 # Run as a script: Python puts the script's folder first on the path, so crossbench_tornado (beside it) imports.
 from crossbench_tornado import app, db, prefork
 
+from crossbench_contract import runtime
+
 HERE = Path(__file__).resolve().parent
 STATIC_DIR = HERE.parent / "static-fixtures"
 DEFAULT_BACKLOG = 128  # Tornado's own default (tornado.netutil._DEFAULT_BACKLOG)
@@ -60,7 +62,8 @@ def parse_args(argv):
 
 
 def database(args) -> db.Database:
-    """Made in each worker process after the fork: a pool is per process."""
+    """Made in each worker process after the fork: a pool is per process (and each reports its interpreter)."""
+    runtime.report()
     return db.Database(args.db_url, args.db_pool, args.db_wait_ms / 1000, args.db_prepared, args.db_pool_log)
 
 

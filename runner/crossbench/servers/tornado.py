@@ -61,7 +61,7 @@ class TornadoPlugin(python_runtime.PythonServer, EventLoopPlugin):
             self.describe_start(settings),
             cpus,
             self.ready_timeout_s,
-            env=python_runtime.env_vars(settings),
+            env=python_runtime.env_vars(settings, cell_dir),
             address=address,
         )
 
