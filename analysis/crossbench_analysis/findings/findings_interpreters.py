@@ -6,41 +6,38 @@ line says whether a free-threaded build was here, and so whether the cells it wo
 
 from __future__ import annotations
 
+import math
 import re
 
 from crossbench import pyenvs
-from crossbench_analysis.compare import compare_stats
-from crossbench_analysis.compare.compare import CompareRefused
-from crossbench_analysis.compare.compare_within import compare_within
-from crossbench_analysis.compare.comparison import Row
+from crossbench.figures import changes
+from crossbench.figures import points as point_data
+from crossbench.stats import MIN_LAUNCHES, PAIRED_METHOD
 from crossbench_analysis.read.runinfo import Run
+from crossbench_analysis.read.setting import where_of
 
 from .finding import Finding, sig
 
 FAMILY = "interpreters"
+MARGIN = 0.05  # compare's default: a change within 5 % is "the same"
+FDR_Q = 0.05  # compare's: Benjamini-Hochberg across the points of one pair of interpreters
 # The interpreter's part of a Python server's setting (python_runtime.words): " Python 3.13", " Python 3.13t free-threaded"
 IN_SETTING = re.compile(r" Python (\d+)\.(\d+)(t?)( free-threaded)?$")
+LOWER_IS_BETTER = ("latency_ms.", "latency_ratio", "efficiency_ratio")  # as compare judges them
 FIGURE_WORDS = {"rps": "req/s", "latency_ratio": "latency ratio", "efficiency_ratio": "efficiency ratio"}
-VERDICT_WORDS = {
-    compare_stats.FASTER: "moved it: better beyond its interval and the {margin} margin",
-    compare_stats.SLOWER: "moved it: worse beyond its interval and the {margin} margin",
-    compare_stats.SAME: "did not move it: within {margin}",
-}
+# Where two points were measured: everything but the server's setting.
+WHERE = ("group", "kind", "endpoint", "concurrency", "delay_ms", "rate", "loadgen", "proxy", "pooler")
 
 
 def findings(run: Run, points: list[dict]) -> list[Finding]:
-    return [*moved(run, points), free_threaded(run, points)]
+    return [*moved(points), free_threaded(run, points)]
 
 
-def by_setting(points: list[dict]) -> dict[str, dict[str, str]]:
-    """{the setting without its interpreter: {interpreter: the setting}} for the points that name one."""
-    out: dict[str, dict[str, str]] = {}
-    for point in points:
-        setting = str(point.get("setting") or "")
-        found = IN_SETTING.search(setting)
-        if found:
-            out.setdefault(setting[: found.start()], {})[f"{found[1]}.{found[2]}{found[3]}"] = setting
-    return out
+def interpreter_of(point: dict) -> tuple[str, str] | None:
+    """(the setting without its interpreter, the interpreter: "3.13", "3.13t"), or None for a point on none named."""
+    setting = str(point.get("setting") or "")
+    found = IN_SETTING.search(setting)
+    return (setting[: found.start()], f"{found[1]}.{found[2]}{found[3]}") if found else None
 
 
 def version_key(label: str) -> tuple:
@@ -48,45 +45,107 @@ def version_key(label: str) -> tuple:
     return int(major), int(minor), label.endswith("t")
 
 
-def moved(run: Run, points: list[dict]) -> list[Finding]:
-    """Each newer interpreter against the oldest, point by point, for every setting measured on two or more."""
-    out = []
-    for base, settings in by_setting(points).items():
-        labels = sorted(settings, key=version_key)
+def moved(points: list[dict]) -> list[Finding]:
+    """Each newer interpreter against the oldest, point by point, for every setting measured on two or more; the
+    calls of one pair of interpreters held to the false discovery rate across its points."""
+    by_where: dict[tuple, dict[str, dict]] = {}
+    for point in points:
+        named = interpreter_of(point)
+        if named and point.get("valid"):
+            key = (named[0], *(repr(point.get(f)) for f in WHERE))
+            by_where.setdefault(key, {})[named[1]] = point
+    pairs: dict[tuple, list] = {}
+    for key, on in by_where.items():
+        labels = sorted(on, key=version_key)
         for newer in labels[1:]:
-            try:
-                pair = compare_within(run, settings[labels[0]], settings[newer])
-            except CompareRefused:
-                continue  # never measured under the same load: nothing to set side by side
-            out += [row_finding(row, base, labels[0], newer, pair.margin) for row in pair.rows]
+            pairs.setdefault((key[0], labels[0], newer), []).append((on[labels[0]], on[newer]))
+    out = []
+    for (base, oldest, newer), matched in pairs.items():
+        judged = [judge(a, b) for a, b in matched]
+        for (a, b), (figure, test, call) in zip(matched, held_to_fdr(judged)):
+            out.append(finding(base, oldest, newer, a, b, figure, test, call))
     return out
 
 
-def row_finding(row: Row, base: str, oldest: str, newer: str, margin: float) -> Finding:
-    verdict = row.verdict
-    figure = FIGURE_WORDS.get(row.headline, row.headline)
-    low, high = verdict.test.interval() if verdict.test is not None else (None, None)
-    ratio = "no value" if verdict.ratio is None else f"{sig(verdict.ratio)}x"
-    if low is not None:
-        ratio = f"{sig(verdict.ratio)}x [{sig(low)}, {sig(high)}]"
-    words = VERDICT_WORDS.get(verdict.word, "").format(margin=compare_stats.pct(margin)) or (
-        f"cannot say it moved: {verdict.said}"
-    )
-    flagged = " (a side flagged)" if row.flagged else ""
-    sentence = f"{ratio} {figure}: {base} on Python {newer} against {oldest}, {row.label}: {words}{flagged}."
+def by_round(point: dict, figure: str) -> dict[int, float]:
+    """The figure of each counted launch of the point, by its round (the record's repetition)."""
+    counted = set(point.get("cells") or [])
+    return {
+        r["repetition"]: float(v)
+        for r in point.get("records") or []
+        if r.get("cell_id") in counted
+        and isinstance(v := point_data.value_at(r, figure), (int, float))
+        and v > 0
+        and isinstance(r.get("repetition"), int)
+    }
+
+
+def judge(a: dict, b: dict) -> tuple[str, changes.ChangeTest | None, str]:
+    """(the headline figure, B/A's paired test or None, the call against MARGIN or why none can be made)."""
+    figure = a.get("headline") or "rps"
+    va, vb = by_round(a, figure), by_round(b, figure)
+    pairs = [(va[r], vb[r]) for r in sorted(va) if r in vb]
+    if len(pairs) < MIN_LAUNCHES or len({math.log(y / x) for x, y in pairs}) == 1:
+        return figure, None, f"{len(pairs)} round(s) holding both, fewer than {MIN_LAUNCHES} that differ"
+    test = changes.paired_change(pairs)
+    return figure, test, changes.change_call(test, MARGIN)
+
+
+def held_to_fdr(judged: list[tuple]) -> list[tuple]:
+    """A change or a same whose Benjamini-Hochberg adjusted p (among the pair's points) is above FDR_Q reads
+    inconclusive, as compare's verdicts do."""
+    tested = [i for i, (_, test, _) in enumerate(judged) if test is not None]
+    p_change = changes.benjamini_hochberg([judged[i][1].p_change(MARGIN) for i in tested])
+    p_same = changes.benjamini_hochberg([judged[i][1].p_same(MARGIN) for i in tested])
+    out = list(judged)
+    for i, pc, ps in zip(tested, p_change, p_same):
+        figure, test, call = judged[i]
+        if (ps if call == changes.EQUIVALENT else pc) > FDR_Q and call != changes.INCONCLUSIVE:
+            out[i] = (figure, test, changes.INCONCLUSIVE)
+    return out
+
+
+def verdict_words(figure: str, test: changes.ChangeTest | None, call: str) -> str:
+    margin = f"{MARGIN * 100:g} %"
+    if call in (changes.INCREASE, changes.DECREASE):
+        better = (call == changes.DECREASE) == figure.startswith(LOWER_IS_BETTER)
+        return f"moved it: {'better' if better else 'worse'} beyond its interval and the {margin} margin"
+    if call == changes.EQUIVALENT:
+        return f"did not move it: within {margin}"
+    if test is None:
+        return f"cannot tell ({call})"
+    half = test.interval()[1] / test.ratio - 1  # the 95 % interval's half-width, as a share (symmetric on logs)
+    return f"cannot say whether it moved it (interval +-{half * 100:.0f} %)"
+
+
+def finding(base: str, oldest: str, newer: str, a: dict, b: dict, figure: str, test, call: str) -> Finding:
+    words = FIGURE_WORDS.get(figure, figure)
+    if test is None:
+        ratio, interval = None, None
+        lead = "no paired figure"
+    else:
+        ratio, interval = test.ratio, list(test.interval())
+        lead = f"{sig(ratio)}x [{sig(interval[0])}, {sig(interval[1])}]"
+    sentence = f"{lead} {words}: {base} on Python {newer} against {oldest}, {where_of(a)}: {verdict_words(figure, test, call)}."
     return Finding(
         FAMILY,
         sentence,
-        label=f"{figure}, Python {newer} / {oldest}",
-        figure=verdict.ratio,
+        label=f"{words}, Python {newer} / {oldest}",
+        figure=ratio,
         unit="x",
-        interval=[low, high] if low is not None else None,
-        n=min(row.launches),
-        basis=f"{min(row.launches)} rounds paired",
-        method="B/A of the launches paired by round (compare --within), Benjamini-Hochberg across the pair's points",
+        interval=interval,
+        n=test.n_a if test else None,
+        basis=f"{test.n_a} rounds paired" if test else "",
+        method=f"B/A of the launches paired by round ({PAIRED_METHOD}), Benjamini-Hochberg at q = {FDR_Q:g} "
+        "across the pair's points, as compare --within",
+        cells=[*a["cells"], *b["cells"]],
         leads=True,
-        detail=f"{oldest}: {sig(verdict.a)}, {newer}: {sig(verdict.b)} {figure}; {verdict.said}",
+        detail=f"{oldest}: {sig(point_value(a, figure))}, {newer}: {sig(point_value(b, figure))} {words}",
     )
+
+
+def point_value(point: dict, figure: str) -> float | None:
+    return ((point.get("figures") or {}).get(figure) or {}).get("value")
 
 
 def free_threaded(run: Run, points: list[dict]) -> Finding:
