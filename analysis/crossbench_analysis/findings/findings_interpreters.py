@@ -12,7 +12,7 @@ import re
 from crossbench import pyenvs
 from crossbench.figures import changes
 from crossbench.figures import points as point_data
-from crossbench.stats import MIN_LAUNCHES, PAIRED_METHOD
+from crossbench.stats import MIN_LAUNCHES, PAIRED_METHOD, WELCH_METHOD
 from crossbench_analysis.read.runinfo import Run
 from crossbench_analysis.read.setting import where_of
 
@@ -59,12 +59,26 @@ def moved(points: list[dict]) -> list[Finding]:
         labels = sorted(on, key=version_key)
         for newer in labels[1:]:
             pairs.setdefault((key[0], labels[0], newer), []).append((on[labels[0]], on[newer]))
-    out = []
+    out = [left_out(points)] if any(interpreter_of(p) and not p.get("valid") for p in points) else []
     for (base, oldest, newer), matched in pairs.items():
         judged = [judge(a, b) for a, b in matched]
         for (a, b), (figure, test, call) in zip(matched, held_to_fdr(judged)):
             out.append(finding(base, oldest, newer, a, b, figure, test, call))
     return out
+
+
+def left_out(points: list[dict]) -> Finding:
+    """The points no comparison reads: flagged beyond what a point keeps (every launch disturbed, errors)."""
+    flagged = [p for p in points if interpreter_of(p) and not p.get("valid")]
+    flags = sorted({f for p in flagged for f in p.get("flags") or []})
+    return Finding(
+        FAMILY,
+        f"{len(flagged)} point(s) left out of the comparisons, flagged {', '.join(flags) or 'or failed'}: "
+        + "; ".join(f"{p.get('setting')} {where_of(p)}" for p in flagged[:4])
+        + ("; ..." if len(flagged) > 4 else "")
+        + ".",
+        cells=[c for p in flagged for c in p.get("cells") or []],
+    )
 
 
 def by_round(point: dict, figure: str) -> dict[int, float]:
@@ -81,13 +95,18 @@ def by_round(point: dict, figure: str) -> dict[int, float]:
 
 
 def judge(a: dict, b: dict) -> tuple[str, changes.ChangeTest | None, str]:
-    """(the headline figure, B/A's paired test or None, the call against MARGIN or why none can be made)."""
+    """(the headline figure, B/A's test or None, the call against MARGIN or why none can be made). Paired by round
+    where MIN_LAUNCHES rounds hold a counted launch of both; else (a disturbed launch left out and launched again
+    in a later round) Welch's t on each side's counted launches, unpaired."""
     figure = a.get("headline") or "rps"
     va, vb = by_round(a, figure), by_round(b, figure)
     pairs = [(va[r], vb[r]) for r in sorted(va) if r in vb]
-    if len(pairs) < MIN_LAUNCHES or len({math.log(y / x) for x, y in pairs}) == 1:
-        return figure, None, f"{len(pairs)} round(s) holding both, fewer than {MIN_LAUNCHES} that differ"
-    test = changes.paired_change(pairs)
+    if len(pairs) >= MIN_LAUNCHES and len({math.log(y / x) for x, y in pairs}) > 1:
+        test = changes.paired_change(pairs)
+    elif not changes.untestable(list(va.values()), list(vb.values())):
+        test = changes.run_log_ratio(list(va.values()), list(vb.values()))
+    else:
+        return figure, None, f"fewer than {MIN_LAUNCHES} launches on a side"
     return figure, test, changes.change_call(test, MARGIN)
 
 
@@ -134,14 +153,22 @@ def finding(base: str, oldest: str, newer: str, a: dict, b: dict, figure: str, t
         figure=ratio,
         unit="x",
         interval=interval,
-        n=test.n_a if test else None,
-        basis=f"{test.n_a} rounds paired" if test else "",
-        method=f"B/A of the launches paired by round ({PAIRED_METHOD}), Benjamini-Hochberg at q = {FDR_Q:g} "
-        "across the pair's points, as compare --within",
+        n=min(test.n_a, test.n_b) if test else None,
+        basis=basis(test),
+        method=f"B/A of the launches paired by round ({PAIRED_METHOD}; {WELCH_METHOD} where fewer rounds hold both), "
+        f"Benjamini-Hochberg at q = {FDR_Q:g} across the pair's points, as compare --within",
         cells=[*a["cells"], *b["cells"]],
         leads=True,
         detail=f"{oldest}: {sig(point_value(a, figure))}, {newer}: {sig(point_value(b, figure))} {words}",
     )
+
+
+def basis(test: changes.ChangeTest | None) -> str:
+    if test is None:
+        return ""
+    if test.method == PAIRED_METHOD:
+        return f"{test.n_a} rounds paired"
+    return f"{test.n_a} and {test.n_b} launches, unpaired"
 
 
 def point_value(point: dict, figure: str) -> float | None:
