@@ -139,9 +139,10 @@ def verdict_words(figure: str, test: changes.ChangeTest | None, call: str) -> st
 
 def finding(base: str, oldest: str, newer: str, a: dict, b: dict, figure: str, test, call: str) -> Finding:
     words = FIGURE_WORDS.get(figure, figure)
-    if test is None:
-        ratio, interval = None, None
-        lead = "no paired figure"
+    if test is None:  # the points' own figures, side by side: indicative, no interval
+        va, vb = point_value(a, figure), point_value(b, figure)
+        ratio, interval = (vb / va if va and vb else None), None
+        lead = f"{sig(ratio)}x (indicative, {a['n']} and {b['n']} launches)" if ratio else "no figure"
     else:
         ratio, interval = test.ratio, list(test.interval())
         lead = f"{sig(ratio)}x [{sig(interval[0])}, {sig(interval[1])}]"
