@@ -75,3 +75,13 @@ def test_a_launch_launched_again_in_a_later_round_is_compared_unpaired(tmp_path)
     assert all(
         f.sentence.startswith("0.9") and "cannot say whether it moved it (interval +-" in f.sentence for f in found
     )
+
+
+def test_a_small_change_the_pairing_sees_is_said_to_lie_within_the_margin(tmp_path):
+    run = make_run(tmp_path / "r", experiment="interpreters", run_id="R", repetitions=4, **SMALL)
+    said = sentences(on_two_interpreters(run, 0.98, ["3.11.7 (/opt/3.11)", "3.13.0 (/opt/3.13)"]))
+    moved = [s for s in said if "on Python 3.13 against 3.11" in s]
+    assert len(moved) == 2
+    assert all(
+        s.startswith("0.98") and "moved it (worse) beyond its interval, by less than the 5 % margin" in s for s in moved
+    )

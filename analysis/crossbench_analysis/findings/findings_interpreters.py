@@ -125,16 +125,23 @@ def held_to_fdr(judged: list[tuple]) -> list[tuple]:
 
 
 def verdict_words(figure: str, test: changes.ChangeTest | None, call: str) -> str:
+    """Whether the interpreter moved the figure: beyond its 95 % interval (it leaves 1), and beyond the margin (a
+    change), within it (a same) or neither surely; or that the launches cannot say."""
     margin = f"{MARGIN * 100:g} %"
-    if call in (changes.INCREASE, changes.DECREASE):
-        better = (call == changes.DECREASE) == figure.startswith(LOWER_IS_BETTER)
-        return f"moved it: {'better' if better else 'worse'} beyond its interval and the {margin} margin"
-    if call == changes.EQUIVALENT:
-        return f"did not move it: within {margin}"
     if test is None:
         return f"cannot tell ({call})"
-    half = test.interval()[1] / test.ratio - 1  # the 95 % interval's half-width, as a share (symmetric on logs)
-    return f"cannot say whether it moved it (interval +-{half * 100:.0f} %)"
+    low, high = test.interval()
+    better = (high < 1) == figure.startswith(LOWER_IS_BETTER)
+    way = "better" if better else "worse"
+    if call in (changes.INCREASE, changes.DECREASE):
+        return f"moved it: {way} beyond its interval and the {margin} margin"
+    if low <= 1 <= high:
+        if call == changes.EQUIVALENT:
+            return f"did not move it: within {margin}"
+        return f"cannot say whether it moved it (interval +-{(high / test.ratio - 1) * 100:.0f} %)"
+    if call == changes.EQUIVALENT:
+        return f"moved it ({way}) beyond its interval, by less than the {margin} margin"
+    return f"moved it ({way}) beyond its interval, not surely beyond the {margin} margin"
 
 
 def finding(base: str, oldest: str, newer: str, a: dict, b: dict, figure: str, test, call: str) -> Finding:
