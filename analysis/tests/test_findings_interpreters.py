@@ -85,3 +85,16 @@ def test_a_small_change_the_pairing_sees_is_said_to_lie_within_the_margin(tmp_pa
     assert all(
         s.startswith("0.98") and "moved it (worse) beyond its interval, by less than the 5 % margin" in s for s in moved
     )
+
+
+REFERENCE = Path(__file__).resolve().parents[2] / "docs" / "results" / "interpreters" / "runs" / "interpreters-ref"
+
+
+def test_seed_000s_pair_is_stated_on_each_interpreter_oldest_first_from_the_committed_reference():
+    from crossbench_analysis.read import points_run
+
+    said = [f.sentence for f in findings.compute(points_run.load(REFERENCE))]
+    pair = [s for s in said if "/delay/async against its /delay/sync" in s]
+    assert [s.split("times: ")[1].split("'s")[0] for s in pair] == [f"tornado Python 3.{m}" for m in (11, 12, 13)]
+    assert all("a blocking handler holds its one loop" in s for s in pair)
+    assert sum("against 3.11," in s for s in said) == 2 * 10  # 10 points on 3.12 and on 3.13 each

@@ -16,6 +16,7 @@ from crossbench.stats import MIN_LAUNCHES, PAIRED_METHOD, WELCH_METHOD
 from crossbench_analysis.read.runinfo import Run
 from crossbench_analysis.read.setting import where_of
 
+from . import findings_seeds as seeds
 from .finding import Finding, sig
 
 FAMILY = "interpreters"
@@ -30,7 +31,9 @@ WHERE = ("group", "kind", "endpoint", "concurrency", "delay_ms", "rate", "loadge
 
 
 def findings(run: Run, points: list[dict]) -> list[Finding]:
-    return [*moved(points), free_threaded(run, points)]
+    """Seed 000's question on each interpreter (a setting each), then each interpreter against the oldest."""
+    by_interpreter = sorted(points, key=lambda p: version_key(interpreter_of(p)[1]) if interpreter_of(p) else (0, 0))
+    return [*seeds.sync_async(FAMILY, by_interpreter), *moved(points), free_threaded(run, points)]
 
 
 def interpreter_of(point: dict) -> tuple[str, str] | None:
