@@ -117,7 +117,9 @@ def test_the_interpreter_experiment_runs_every_interpreter_and_its_findings_say_
         assert said["processes"] == (2 if record["server"] == "gunicorn" else 1), said
     findings = (out / "findings.md").read_text()
     moved = [line for line in findings.splitlines() if f"against {found[0]}," in line]
-    assert len(moved) == 3 * (len(found) - 1), findings  # every point, each newer interpreter against the oldest
+    # every point, each newer interpreter against the oldest, but for points a busy machine flagged throughout,
+    # which one line names
+    assert len(moved) == 3 * (len(found) - 1) or (moved and "left out of the comparisons" in findings), findings
     assert all(line[2].isdigit() and ("move" in line or "cannot" in line) for line in moved), moved
     assert "free-threaded" in findings
     drawn = " ".join(p.read_text() for p in (out / "charts" / "data").glob("*.dat"))
