@@ -15,6 +15,8 @@ from pathlib import Path
 # Run as a script: Python puts the script's folder first on the path, so crossbench_tornado (beside it) imports.
 from crossbench_tornado import prefork
 
+from crossbench_contract import runtime
+
 HERE = Path(__file__).resolve().parent
 STATIC_DIR = HERE.parent / "static-fixtures"
 DEFAULT_BACKLOG = 128  # Tornado's own default (tornado.netutil._DEFAULT_BACKLOG)
@@ -68,10 +70,11 @@ def parse_args(argv):
 
 
 def database(args):
-    """Made in each worker process after the fork: a pool is per process. Imported here: a user's app runs in an
-    environment that need not hold the suite's database packages."""
+    """Made in each worker process after the fork: a pool is per process (and each reports its interpreter).
+    Imported here: a user's app runs in an environment that need not hold the suite's database packages."""
     from crossbench_tornado import db
 
+    runtime.report()
     return db.Database(args.db_url, args.db_pool, args.db_wait_ms / 1000, args.db_prepared, args.db_pool_log)
 
 
@@ -83,7 +86,8 @@ def suite_app(args):
 
 
 def user_app(args):
-    """The user's Application; a factory (MODULE:NAME()) called in each process."""
+    """The user's Application; a factory (MODULE:NAME()) called in each process (each reports its interpreter)."""
+    runtime.report()
     module, _, name = args.app.partition(":")
     found = importlib.import_module(module)
     for part in name.removesuffix("()").split("."):

@@ -264,3 +264,24 @@ def test_a_run_whose_every_launch_was_left_out_is_analysed_without_a_knee_chart(
     assert "maxthreads_knees" not in {j.name for j in export.export(load_run(run_dir), run_dir / "charts")}
     result = analyze(run_dir)
     assert not result.failed_charts, [(c.name, c.error) for c in result.failed_charts]
+
+
+@needs_gnuplot
+@pytest.mark.spawns
+def test_a_delay_measured_at_one_concurrency_draws_no_knee_chart_and_fails_no_chart(tmp_path):
+    """A delay at one concurrency per setting (the interpreter experiment's Tornado at C=1000) is a point, not a
+    curve: no knee chart, and the analysis draws the others (gnuplot's stats once failed on its one x)."""
+    from crossbench_analysis import analyze
+
+    run_dir = make_run(
+        tmp_path / "r",
+        concurrency=(1000,),
+        delays=(100,),
+        groups=("delay",),
+        repetitions=3,
+        failed=False,
+        flagged=False,
+    )
+    assert "maxthreads_knees" not in {j.name for j in export.export(load_run(run_dir), run_dir / "charts")}
+    result = analyze(run_dir)
+    assert not result.failed_charts, [(c.name, c.error) for c in result.failed_charts]

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from flask import Flask, Response, abort, jsonify, request, send_from_directory
 from werkzeug.exceptions import HTTPException
 
-from crossbench_contract import HELLO, OK, TEXT_TYPE, paths, tfb
+from crossbench_contract import HELLO, OK, TEXT_TYPE, paths, runtime, tfb
 from crossbench_contract.delay import parse_delay
 from crossbench_contract.static import STATIC_DIR, served_files
 
@@ -23,6 +23,7 @@ from . import db
 SERVED = served_files(STATIC_DIR)
 app = Flask(__name__, static_folder=None, template_folder=str(tfb.TEMPLATES))  # .html: autoescape on
 app.json.compact = True
+runtime.report()  # imported in each worker: each says which interpreter and GIL it runs with
 
 
 def text(body: bytes, status: int = 200) -> Response:

@@ -213,6 +213,18 @@ def too_old(minor: tuple[int, int], what: str, lowest: tuple[int, int]) -> None:
         )
 
 
+FREE_THREADED_MATTERS = "gunicorn's gthread workers, threads that can run Python at once"
+
+
+def no_free_threaded(threaded_points: int) -> str:
+    """The one line a plan and its findings say when the machine has no free-threaded build (3.13t)."""
+    which = f" ({threaded_points} point(s) here)" if threaded_points else ""
+    return (
+        f"no free-threaded Python build (3.13t) on this machine: every Python cell runs with the GIL; one would "
+        f"matter to {FREE_THREADED_MATTERS}{which}"
+    )
+
+
 def suite_requirements() -> tuple[Path, ...]:
     """The pins every Python server of the suite runs with: each app folder's requirements.txt."""
     return tuple(sorted(paths.REPO.glob("*-app/requirements.txt")))

@@ -16,7 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .pyenvs import STAMP, EnvBuildFailed, EnvNotBuilt, Interpreter, cache_root, installed, resolve, suite_requirements
@@ -24,8 +24,6 @@ from .refusal import Refusal
 
 NO_WHEEL = re.compile(r"No matching distribution found for (\S+)")
 PIP_TIMEOUT_S = 1800
-# Builds that failed in this process, by folder: the cells on that interpreter are left out with this reason.
-FAILED: dict[Path, str] = {}
 
 
 @dataclass(frozen=True)
@@ -60,10 +58,8 @@ class PythonEnv:
         return json.loads((self.path / STAMP).read_text())
 
     def check(self, purpose: str) -> None:
-        """Before the run's cells: EnvBuildFailed when this process's build failed, EnvNotBuilt when no build has
-        been made yet (the run makes it first; a dry run says so)."""
-        if self.path in FAILED:
-            raise EnvBuildFailed(FAILED[self.path])
+        """Before the run's cells: EnvNotBuilt when no build has been made yet (the run makes it first; a dry run
+        says so)."""
         if not self.ready():
             now = "" if self.pins else f", or now: .venv/bin/python -m crossbench.pyvenv {self.interpreter.label}"
             raise EnvNotBuilt(
@@ -72,17 +68,13 @@ class PythonEnv:
             )
 
     def build(self) -> None:
-        """Builds it unless built; EnvBuildFailed (remembered in FAILED) with the reason in one line."""
+        """Builds it unless built; EnvBuildFailed with the reason in one line."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path.with_name(self.key + ".lock"), "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if self.ready():
                 return
-            try:
-                self._build()
-            except EnvBuildFailed as e:
-                FAILED[self.path] = str(e)
-                raise
+            self._build()
 
     def _build(self) -> None:
         shutil.rmtree(self.path, ignore_errors=True)  # an unfinished build: no stamp
@@ -149,6 +141,25 @@ class PythonEnv:
             )
         lines = [line.strip() for line in pip_output.splitlines() if line.strip()]
         return f"Python {self.interpreter}: building its environment failed: {lines[-1] if lines else 'no output'}"
+
+
+@dataclass
+class Builds:
+    """The environment builds of one run, handed from the step that builds them to the checks that leave out the
+    cells of one that failed: each failed build's folder and its one-line reason."""
+
+    failed: dict[Path, str] = field(default_factory=dict)
+
+    def build(self, env: PythonEnv) -> None:
+        """env.build(); a failure is remembered here and not raised (its cells are left out with its reason)."""
+        try:
+            env.build()
+        except EnvBuildFailed as e:
+            self.failed[env.path] = str(e)
+
+    def failure(self, env: PythonEnv | None) -> str | None:
+        """Why `env` cannot be used in this run (its build failed), or None."""
+        return self.failed.get(env.path) if env is not None else None
 
 
 def last_line(done: subprocess.CompletedProcess) -> str:

@@ -1,8 +1,9 @@
 import copy
+from pathlib import Path
 
 import pytest
 
-from crossbench import durations, paths
+from crossbench import durations, paths, pyenvs
 from crossbench.plan import experiment
 from crossbench.plan.cellplan import plan_from_dict
 from crossbench.plan.experiment_schema import ExperimentError
@@ -219,7 +220,10 @@ def test_jdk_selection():
 
 
 @pytest.mark.parametrize("name", sorted(p.stem for p in paths.EXPERIMENTS.glob("*.toml")))
-def test_every_experiment_file_loads_checks_and_expands(name):
+def test_every_experiment_file_loads_checks_and_expands(name, monkeypatch):
+    # python = "all" reads the interpreters found: two stand in for this machine's, none of them started
+    found = tuple(pyenvs.Interpreter(Path(f"/opt/py/{v}/bin/python{v}"), f"{v}.0") for v in ("3.11", "3.13"))
+    monkeypatch.setattr(pyenvs, "installed", lambda: found)
     cells = experiment.expand(experiment.apply_overrides(experiment.load(name), {}))
     assert cells and len({c.cell_id for c in cells}) == len(cells)
 

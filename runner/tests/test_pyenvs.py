@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -105,6 +106,8 @@ def test_a_pinned_package_without_a_wheel_is_named_with_the_file_that_pins_it(tm
 
 
 def test_an_unbuilt_environment_is_missing_and_a_failed_one_leaves_its_cells_out(tmp_path, monkeypatch):
+    from crossbench.run.run_checks import unbuilt
+
     monkeypatch.setenv("CROSSBENCH_TOOLS", str(tmp_path))
     monkeypatch.setattr(pyenvs, "installed", lambda: FOUND)
     plugin = servers.get("tornado")
@@ -113,9 +116,11 @@ def test_an_unbuilt_environment_is_missing_and_a_failed_one_leaves_its_cells_out
         plugin.preflight(settings)
     assert "the run builds it first" in str(missing.value) and isinstance(missing.value, servers.base.Missing)
     env = plugin.python_env(settings)
-    monkeypatch.setitem(pyvenv.FAILED, env.path, "Python 3.12.1: no wheel of uvloop==0.23.0")
+    builds = pyvenv.Builds({env.path: "Python 3.12.1: no wheel of uvloop==0.23.0"})  # this run's, nothing global
+    cell = SimpleNamespace(plugin=plugin, settings=settings)  # the two fields of a cell the check reads
     with pytest.raises(servers.CannotRunHere, match="no wheel of uvloop"):
-        plugin.preflight(settings)
+        unbuilt(builds, cell)
+    unbuilt(pyvenv.Builds(), cell)  # another run's builds know nothing of it
     with pytest.raises(servers.CannotRunHere, match="older than the suite supports"):
         plugin.preflight(plugin.settings({"python": "3.10"}))
 
@@ -163,7 +168,7 @@ def test_another_interpreter_answers_the_same_facts_as_this_one_reads_of_itself(
 
 
 @pytest.mark.spawns  # python -m venv, then pip
-def test_a_build_that_fails_says_pips_last_line_and_is_remembered(tmp_path, monkeypatch):
+def test_a_build_that_fails_says_pips_last_line_and_the_runs_builds_remember_it(tmp_path, monkeypatch):
     monkeypatch.setenv("CROSSBENCH_TOOLS", str(tmp_path))
     here = Interpreter(Path(sys.executable), ".".join(map(str, sys.version_info[:3])))
     missing = tmp_path / "absent" / "requirements.txt"
@@ -175,8 +180,9 @@ def test_a_build_that_fails_says_pips_last_line_and_is_remembered(tmp_path, monk
     with pytest.raises(pyenvs.EnvBuildFailed) as failed:
         env.build()
     assert "building its environment failed" in str(failed.value) and str(missing) in str(failed.value)
-    assert not env.ready() and env.path in pyvenv.FAILED
-    pyvenv.FAILED.pop(env.path)
+    builds = pyvenv.Builds()
+    builds.build(env)  # remembered, not raised: its cells are left out with the reason
+    assert not env.ready() and builds.failure(env) == str(failed.value)
 
 
 @pytest.mark.parametrize("server", ["tornado", "gunicorn", "uvicorn"])
@@ -209,8 +215,7 @@ def test_the_run_builds_each_interpreters_environment_once_and_leaves_out_only_t
     def build(env):  # the real build needs PyPI: 3.12 fails as a missing wheel does, 3.11 is stamped
         built.append(env.interpreter.version)
         if env.interpreter.version == "3.12.1":
-            pyvenv.FAILED[env.path] = env.failure("ERROR: No matching distribution found for uvloop==0.23.0")
-            raise pyenvs.EnvBuildFailed(pyvenv.FAILED[env.path])
+            raise pyenvs.EnvBuildFailed(env.failure("ERROR: No matching distribution found for uvloop==0.23.0"))
         env.path.mkdir(parents=True)
         (env.path / pyenvs.STAMP).write_text("{}")
 
@@ -226,10 +231,7 @@ def test_the_run_builds_each_interpreters_environment_once_and_leaves_out_only_t
             "repetitions": 1,
         },
     )
-    try:
-        cells = without_unrunnable(experiment.expand(config))
-    finally:
-        pyvenv.FAILED.clear()
+    cells = without_unrunnable(experiment.expand(config))
     assert sorted(built) == ["3.11.7", "3.12.1"]  # one build per interpreter, not per cell
     assert {c.plugin.describe(c.settings) for c in cells} == {"tornado Python 3.11", "uvicorn Python 3.11"}
     said = capsys.readouterr().err

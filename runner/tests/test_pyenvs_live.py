@@ -94,3 +94,35 @@ def test_two_interpreters_are_two_series_with_the_interpreter_in_every_record(tm
         timeout=300,
     )
     assert within.returncode == 0 and "2 point(s) compared" in within.stdout, within.stdout + within.stderr
+
+
+def test_the_interpreter_experiment_runs_every_interpreter_and_its_findings_say_what_each_moved(tmp_path):
+    found = list(dict.fromkeys(i.label for i in pyenvs.installed() if i.minor >= pyenvs.lowest_supported()))
+    if len(found) < 2:
+        pytest.skip(f"this machine has fewer than two interpreters the suite supports: {found}")
+    out = tmp_path / "run"
+    done = subprocess.run(
+        [RUN_ALL, "--experiment", "interpreters-quick", "--out", str(out)], capture_output=True, text=True, timeout=900
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    threaded = any(label.endswith("t") for label in found)
+    assert "free-threaded" in done.stderr and (threaded or "no free-threaded Python build" in done.stderr)
+    cells = list(records(out))
+    assert all(r["status"] == "ok" for r in cells), [r.get("failure") for r in cells]
+    assert {r["python"] for r in cells} == set(found)
+    for record in cells:  # the GIL as the server's own processes saw it, beside the side interpreter's reading
+        facts = record["server_settings"]["python"]
+        said = facts["in_server"]
+        assert said["gil_enabled"] is facts["gil_enabled"] and said["version"] == facts["version"], facts
+        assert said["processes"] == (2 if record["server"] == "gunicorn" else 1), said
+    findings = (out / "findings.md").read_text()
+    moved = [line for line in findings.splitlines() if f"against {found[0]}," in line]
+    # every point, each newer interpreter against the oldest, but for points a busy machine flagged throughout,
+    # which one line names
+    assert len(moved) == 3 * (len(found) - 1) or (moved and "left out of the comparisons" in findings), findings
+    assert all(line[2].isdigit() and ("move" in line or "cannot" in line) for line in moved), moved
+    assert "free-threaded" in findings
+    drawn = " ".join(p.read_text() for p in (out / "charts" / "data").glob("*.dat"))
+    assert all(f'"tornado Python {label}' in drawn for label in found), "a series per interpreter on the charts"
+    report = (out / "report.html").read_text()
+    assert all(f"tornado Python {label}" in report for label in found)

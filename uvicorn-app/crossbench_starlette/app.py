@@ -17,7 +17,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
 from starlette.staticfiles import NotModifiedResponse, StaticFiles
 
-from crossbench_contract import HELLO, OK, TEXT_TYPE, paths, tfb
+from crossbench_contract import HELLO, OK, TEXT_TYPE, paths, runtime, tfb
 from crossbench_contract.delay import parse_delay, sleep_at_least
 from crossbench_contract.static import STATIC_DIR, served_files
 
@@ -95,6 +95,7 @@ routes = [
 ]
 starlette_app = Starlette(routes=routes, exception_handlers={HTTPException: plain_error})
 starlette_app.router.redirect_slashes = False  # /hello/ is 404, as on Tomcat, not a redirect
+runtime.report()  # imported in each worker: each says which interpreter and GIL it runs with
 
 
 async def app(scope, receive, send):

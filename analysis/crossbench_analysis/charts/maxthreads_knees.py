@@ -55,8 +55,8 @@ def label_edge(concurrencies: list[float]) -> float:
 def knees_chart(run: Run, data_dir: Path, cells: list[dict]) -> ChartJob | None:
     """Ratio vs concurrency, a curve per setting, its knee marked; one panel per group and delay."""
     queues = queue_groups(cells)
-    # a setting whose every launch was left out (a busy machine flags them all) has nothing to draw
-    knees = [k for k in write_knees(run, data_dir) if k.get("group") not in queues and k["points"]]
+    # nothing to draw for a setting whose every launch was left out, nor one at one concurrency (no curve to bend)
+    knees = [k for k in write_knees(run, data_dir) if k.get("group") not in queues and len(k["points"]) > 1]
     if not knees:
         return None
     panels: dict[tuple, list[dict]] = defaultdict(list)

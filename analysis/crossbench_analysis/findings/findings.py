@@ -16,7 +16,7 @@ from crossbench_analysis.read import points_run
 from crossbench_analysis.read.runinfo import Run, load_run
 
 from ..report import tables
-from . import findings_capacity, findings_tfb, merge, summary
+from . import findings_capacity, findings_interpreters, findings_tfb, merge, summary
 from . import findings_knees as knees
 from . import findings_seeds as seeds
 from . import findings_sweeps as sweeps
@@ -102,13 +102,19 @@ FAMILIES = {
 # Families read from the whole run (its configuration too), not from its points alone.
 RUN_FAMILIES = {findings_capacity.FAMILY: findings_capacity.findings}
 RUN_SUMMARIES = {findings_capacity.FAMILY: findings_capacity.summary}
+# Families read from the whole run and its points, summarised as a sweep is.
+WITH_RUN = {findings_interpreters.FAMILY: findings_interpreters.findings}
 ANY = (seed000, seed001, seed002, seed003, seed004, openloop)  # for an experiment no family knows
 
 
 def family_of(experiment: str | None) -> str | None:
     name = str(experiment or "")
     return next(
-        (f for f in sorted({*FAMILIES, *RUN_FAMILIES}, key=len, reverse=True) if name == f or name.startswith(f + "-")),
+        (
+            f
+            for f in sorted({*FAMILIES, *RUN_FAMILIES, *WITH_RUN}, key=len, reverse=True)
+            if name == f or name.startswith(f + "-")
+        ),
         None,
     )
 
@@ -118,6 +124,8 @@ def compute(run: Run, points: list[dict] | None = None) -> list[Finding]:
     if family in RUN_FAMILIES:
         return RUN_FAMILIES[family](run)
     points = load_points(run) if points is None else points
+    if family in WITH_RUN:
+        return WITH_RUN[family](run, points)
     if family:
         return FAMILIES[family](points)
     found = [f for make in ANY for f in make(points)]

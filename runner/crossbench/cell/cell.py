@@ -184,6 +184,7 @@ def measure(plan: CellPlan, ctx: CellContext, started: str, phases: Phases) -> d
         plan.settings, ctx.cell_dir, server.spec.describe, measurement.t0, measurement.t1
     )
     shared.update(stopped)
+    shared["server_settings"] = plan.plugin.stopped_settings(shared["server_settings"], ctx.cell_dir)
     shared.update(figures)
     shared.update(noise_figures(plan, ctx, measurement, shared))
     own = cell_flags(plan, window, measurement.result)

@@ -152,8 +152,9 @@ MEASURED = {
     "pool was opened before it",
     "server_settings": "what the server reported of itself at start (versions, resolved settings); a Python "
     "server's `python`: its interpreter's version, implementation, free_threaded, gil_enabled "
-    "(with its modules imported), jit, executable, the version asked for, and its "
-    "environment's packages when it has one of its own (--python)",
+    "(with its modules imported), jit, executable, the version asked for, its "
+    "environment's packages when it has one of its own (--python), and in_server: what the server's own "
+    "processes wrote of themselves at start-up (how many, version, free_threaded, gil_enabled; null when none did)",
     "db_cpu_percent": "database cells: mean CPU of the database's process tree in the window (100 = one core)",
     "db_rss_peak_mb": "database cells: peak RSS of the database's process tree in the window, MiB",
     "proxy_cpu_percent": "proxied cells: mean CPU of nginx's process tree in the window (100 = one core)",

@@ -32,6 +32,7 @@ from crossbench.version import git_revision
 from . import dry_run, metadata
 from .answer_checks import check_answers
 from .open_placement import open_placement
+from .plan_notes import held_note, threads_note
 from .progress import Progress, fmt_duration
 from .run_args import parse_args
 from .run_checks import pin_runner, preflight, prime_servers, run_database, without_unrunnable
@@ -81,45 +82,6 @@ def plan_summary(resolved: Experiment, cells: list[CellPlan], todo: list[CellPla
         f"{count_note}; "
         f"server on cores {list(run.server_cpus) or 'any'}, {run.loadgen} on cores {list(run.loadgen_cpus) or 'any'}"
     )
-
-
-def held_note(cells: list[CellPlan]) -> str:
-    """What the held windows add to the plan line: which generator holds them and the load each runs (closed-loop
-    cells until the queue settles; open-loop ones at their rate, on a pool opened before the window)."""
-    held = [c for c in cells if DRIVERS[c.kind].holds(c)]
-    closed = [c for c in held if c.rate is None]
-    offered = [c for c in held if c.rate is not None]
-    notes = []
-    if closed:
-        over = [c for c in closed if DRIVERS[c.kind].over_budget(c)]
-        warning = (
-            (
-                f"; {len(over)} of them wait on a queue longer than the held budget (e.g. {over[0].describe()}): "
-                "their windows may open before it settles, flagged window_not_held if so"
-            )
-            if over
-            else ""
-        )
-        notes.append(
-            f"{len(closed)} delayed cells held by {closed[0].loadgen}: one process each, {span(closed)} of "
-            f"load, the window opening once the queue has settled{warning}"
-        )
-    if offered:
-        later = sum(c.rate_share is not None for c in cells)
-        auto = f", and {later} more once their peak sets their rate" if later else ""
-        notes.append(
-            f"{len(offered)} open-loop cells held by {offered[0].loadgen}{auto}: one process each at its "
-            f"rate, {span(offered)} of load, the window opening on the running load (a pool of connections "
-            "opened before it)"
-        )
-    return f" ({'; '.join(notes)})" if notes else ""
-
-
-def span(cells: list[CellPlan]) -> str:
-    """The cells' planned load in whole seconds: '6 s', or '6-12 s' where they differ at that precision."""
-    lengths = sorted(DRIVERS[c.kind].planned_s(c) for c in cells)
-    low, high = f"{lengths[0]:.0f}", f"{lengths[-1]:.0f}"
-    return f"{low} s" if low == high else f"{low}-{high} s"
 
 
 def retried(cells: list[CellPlan], run_dir: RunDir, run: RunSettings) -> list[CellPlan]:
@@ -277,6 +239,9 @@ def summarised(resolved: Experiment, cells: list[CellPlan], run_dir: RunDir) -> 
     progress = Progress(len(cells), cell_mean_s(cells))
     progress.done = len(cells) - len(todo)
     print(plan_summary(resolved, cells, todo, progress), file=sys.stderr)
+    note = threads_note(cells)
+    if note:
+        print(f"run_all: {note}", file=sys.stderr)
     return todo, progress
 
 

@@ -60,15 +60,13 @@ def build_generators(cells: list[CellPlan]) -> None:
             raise Refused(f"{tool} could not be built ({script} {tool} failed, its reason above)")
 
 
-def build_python_envs(cells: list[CellPlan]) -> None:
+def build_python_envs(cells: list[CellPlan]) -> pyvenv.Builds:
     """The environments the cells' interpreters need (--python), built once into the tools cache before any cell;
-    one that fails is remembered with its reason, and the preflight that follows leaves its cells out."""
+    the builds that failed are in what it returns, with their reasons, for the checks that leave their cells out."""
+    builds = pyvenv.Builds()
     wanted = {}
     for cell in one_per_variant(cells):
-        try:
-            env = cell.plugin.python_env(cell.settings)
-        except servers.CannotRunHere:
-            continue  # said by the preflight that follows
+        env = environment_of(cell)
         if env is not None and not env.ready():
             wanted[env.path] = env
     for env in wanted.values():
@@ -78,17 +76,33 @@ def build_python_envs(cells: list[CellPlan]) -> None:
             file=sys.stderr,
             flush=True,
         )
-        try:
-            env.build()
-        except pyvenv.EnvBuildFailed:
-            pass  # its cells are left out by the preflight, with the reason
+        builds.build(env)
+    return builds
+
+
+def environment_of(cell: CellPlan) -> pyvenv.PythonEnv | None:
+    """The cell's environment of its own (--python), or None (the project's, or an interpreter this machine lacks:
+    said by the preflight that follows)."""
+    try:
+        return cell.plugin.python_env(cell.settings)
+    except servers.CannotRunHere:
+        return None
+
+
+def unbuilt(builds: pyvenv.Builds, cell: CellPlan) -> None:
+    """CannotRunHere for a cell whose environment's build failed in this run, with the build's reason."""
+    reason = builds.failure(environment_of(cell))
+    if reason:
+        raise servers.CannotRunHere(reason)
 
 
 def preflight(run: RunSettings, cells: list[CellPlan]) -> None:
     """Everything that can be known wrong before the first cell, the missing generators and Python environments
     built first (a resumed run's too: its plan was checked when it began, on a cache that may have been cleared)."""
     build_generators(cells)
-    build_python_envs(cells)
+    builds = build_python_envs(cells)
+    for cell in one_per_variant(cells):
+        unbuilt(builds, cell)
     for check in checks(run, cells):
         check()
 
@@ -129,11 +143,11 @@ def without_unrunnable(cells: list[CellPlan], keep_refused: bool = False) -> lis
     """Cells a server cannot run on this machine (virtual threads without JDK 21+): say so and run the rest.
     `keep_refused` (a dry run): a cell whose server refuses for another reason (its build or a tool missing) is
     kept, for the dry run to list that reason with the plan; a dry run builds no Python environment either."""
-    if not keep_refused:
-        build_python_envs(cells)
+    builds = pyvenv.Builds() if keep_refused else build_python_envs(cells)
     runnable, reasons = [], {}
     for cell in cells:
         try:
+            unbuilt(builds, cell)
             cell.plugin.preflight(cell.settings)
             runnable.append(cell)
         except servers.CannotRunHere as e:

@@ -268,6 +268,11 @@ class ServerPlugin:
         (Tomcat: its JFR recording). Costs no measured time. None by default."""
         return {}
 
+    def stopped_settings(self, describe: dict, cell_dir: Path) -> dict:
+        """The record's server_settings once the server stopped: `describe` (what it said at start) with what it
+        left in `cell_dir` about itself (a Python server: the interpreter each process ran). As given by default."""
+        return describe
+
     def stopped_flags(self, settings: dict, figures: dict) -> list[str]:
         """Flags about what stopped_figures could not read (Tomcat: a recording that was on, but missing or
         torn). None by default."""

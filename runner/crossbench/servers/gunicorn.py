@@ -119,7 +119,7 @@ class GunicornPlugin(python_runtime.PythonServer):
         env = {
             "CROSSBENCH_STATIC_DIR": str(paths.STATIC_DIR),
             **database_env(db_url, settings, cell_dir),
-            **python_runtime.env_vars(settings),
+            **python_runtime.env_vars(settings, cell_dir),
         }
         return ServerSpec(
             self.name,

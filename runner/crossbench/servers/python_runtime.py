@@ -1,7 +1,7 @@
 """The interpreter a Python server runs on, as a setting: the `python` knob every Python plug-in carries.
 
 Unset, a server runs on the interpreter of the project's environment. Set ("3.11", "3.13t", or a path; a list
-runs each cell on each), it runs on that interpreter in an environment of its own built from the suite's pins
+runs each cell on each; "all" every interpreter the machine has that the suite supports, "3.12+" those from 3.12 up), it runs on that interpreter in an environment of its own built from the suite's pins
 (pyvenv.py), with the shared contract package on its path; a version asked for by name is part of the cell's id
 and its setting's words, so each interpreter is a series of its own. Every record carries the interpreter's
 facts in server_settings.python, read from it with the server's own modules imported (an extension module
@@ -10,12 +10,24 @@ without free-threading support turns the GIL back on, so that is the GIL the ser
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import sys
 from functools import cache
 from pathlib import Path
 
-from ..pyenvs import CONTRACT, REQUEST, EnvBuildFailed, PythonNotHere, own_facts, resolve, run_facts, suite_requirements
+from .. import pyenvs
+from ..pyenvs import (
+    CONTRACT,
+    REQUEST,
+    PythonNotHere,
+    lowest_supported,
+    own_facts,
+    resolve,
+    run_facts,
+    suite_requirements,
+)
 from ..pyvenv import PythonEnv
 from . import python_app
 from .base import CannotRunHere, Knob, ServerPlugin, SettingsError
@@ -25,11 +37,54 @@ KNOB = Knob(
     None,
     "the interpreter Python servers run on: a version this machine has (3.11; 3.13t a "
     "free-threaded build) or a path; a list runs each cell on each, in an environment per "
-    "interpreter built once from the suite's pins (default: the project's environment)",
+    "interpreter built once from the suite's pins; all: every one this machine has that the suite supports, "
+    "3.12+: those from 3.12 up (default: the project's environment)",
     kind="text",
     sweep=True,
     label="Python {}",
 )  # in each record: the charts' series tell them apart
+
+
+RUNTIME_ENV = "CROSSBENCH_PYTHON_RUNTIME"  # crossbench_contract.runtime.ENV: where each process writes its facts
+RUNTIME_DIR = "python-runtime"  # in the cell's folder
+ALL = "all"
+FROM = re.compile(r"(\d+)\.(\d+)\+$")  # "3.12+": every interpreter found from 3.12 up
+
+
+def expanded(value) -> list[str] | str | None:
+    """The knob's value with "all" and "3.12+" replaced by the versions this machine has from there up (the
+    suite's lowest at least), free-threaded builds as "3.13t": a list, so each is a cell of its own. PythonNotHere
+    when none is found."""
+    values = value if isinstance(value, list) else [value]
+    if not any(str(v).strip() == ALL or FROM.match(str(v).strip()) for v in values if v):
+        return value
+    out: list[str] = []
+    for v in values:
+        out += found_from(str(v).strip()) if v and (str(v).strip() == ALL or FROM.match(str(v).strip())) else [v]
+    return list(dict.fromkeys(out))
+
+
+def found_from(request: str) -> list[str]:
+    """The labels of the interpreters found from the version `request` names ("all": the suite's lowest)."""
+    lowest = lowest_supported()
+    match = FROM.match(request)
+    floor = max(lowest, (int(match.group(1)), int(match.group(2)))) if match else lowest
+    labels = list(dict.fromkeys(i.label for i in pyenvs.installed() if i.minor >= floor))
+    if not labels:
+        have = ", ".join(map(str, pyenvs.installed())) or "none"
+        raise PythonNotHere(f"--python {request}: no interpreter from {floor[0]}.{floor[1]} up found; found: {have}")
+    return labels
+
+
+def free_threaded(settings: dict) -> bool:
+    """A cell asked for a free-threaded build ("3.13t")."""
+    return str(settings.get("python") or "").endswith("t")
+
+
+def threaded(settings: dict) -> bool:
+    """A cell whose requests run on threads of one process (gunicorn's gthread workers): where a free-threaded
+    build lets them run Python at once."""
+    return settings.get("worker_class") == "gthread"
 
 
 def named(settings: dict) -> bool:
@@ -44,8 +99,10 @@ def label(settings: dict) -> str:
 
 
 def words(settings: dict) -> str:
-    """The setting's part: ' Python 3.11'."""
-    return f" Python {settings['python']}" if named(settings) else ""
+    """The setting's part: ' Python 3.11', ' Python 3.13t free-threaded'."""
+    if not named(settings):
+        return ""
+    return f" Python {settings['python']}" + (" free-threaded" if free_threaded(settings) else "")
 
 
 def environment(settings: dict) -> PythonEnv | None:
@@ -66,13 +123,11 @@ def environment(settings: dict) -> PythonEnv | None:
 
 
 def check_environment(settings: dict, server: str) -> None:
-    """Its environment built (else Missing: the run builds it first) and not failed (else CannotRunHere)."""
+    """Its environment built (else Missing: the run builds it first; a build that failed leaves its cells out
+    before this check, run_checks.unbuilt)."""
     env = environment(settings)
     if env is not None:
-        try:
-            env.check(f"{server}'s cells")
-        except EnvBuildFailed as e:
-            raise CannotRunHere(str(e)) from None
+        env.check(f"{server}'s cells")
 
 
 def executable(settings: dict) -> str:
@@ -80,13 +135,36 @@ def executable(settings: dict) -> str:
     return str(env.python) if env else sys.executable
 
 
-def env_vars(settings: dict) -> dict:
+def env_vars(settings: dict, cell_dir: Path | None = None) -> dict:
     """What the server's process needs beyond its command line: the contract package on its path in an
-    environment of the suite's pins or of a user's app (which hold third-party packages only)."""
+    environment of the suite's pins or of a user's app (which hold third-party packages only), and in a cell the
+    folder where each of its processes writes the interpreter it runs with (crossbench_contract.runtime)."""
+    out = {RUNTIME_ENV: str(cell_dir / RUNTIME_DIR)} if cell_dir else {}
     if not settings.get("python") and not python_app.given(settings):
-        return {}
+        return out
     contract = str(CONTRACT)
-    return {"PYTHONPATH": os.pathsep.join(filter(None, [contract, os.environ.get("PYTHONPATH")]))}
+    return {**out, "PYTHONPATH": os.pathsep.join(filter(None, [contract, os.environ.get("PYTHONPATH")]))}
+
+
+def in_server(cell_dir: Path) -> dict | None:
+    """What the server's processes wrote of their interpreter at start-up (crossbench_contract.runtime): how
+    many said, and the GIL as they saw it (true or false when all agree, "mixed" otherwise); None when none
+    wrote (a server on another host, or one that is not the suite's)."""
+    said = []
+    for path in sorted((cell_dir / RUNTIME_DIR).glob("*.json")):
+        try:
+            said.append(json.loads(path.read_text()))
+        except (OSError, ValueError):
+            continue
+    if not said:
+        return None
+    gil = {bool(s.get("gil_enabled")) for s in said}
+    return {
+        "processes": len(said),
+        "version": said[0].get("version"),
+        "free_threaded": bool(said[0].get("free_threaded")),
+        "gil_enabled": gil.pop() if len(gil) == 1 else "mixed",
+    }
 
 
 def record_facts(settings: dict, modules: tuple[str, ...]) -> dict:
@@ -125,6 +203,15 @@ class PythonServer(ServerPlugin):
         """The knobs' values it sweeps for an app of `kind` when the command line names none (gunicorn: its
         worker classes)."""
         return {}
+
+    def variants(self, section: dict) -> list[dict]:
+        """Its cells' settings, "all" or "3.12+" read as the interpreters found (expanded)."""
+        if section.get("python") is None:
+            return super().variants(section)
+        try:
+            return super().variants({**section, "python": expanded(section["python"])})
+        except PythonNotHere as e:
+            raise CannotRunHere(str(e)) from None
 
     def variant_label(self, settings: dict) -> str:
         return super().variant_label({**settings, "python": None}) + label(settings)
@@ -166,3 +253,10 @@ class PythonServer(ServerPlugin):
             return spec_kwargs
         env = python_app.server_env(settings, work_dir, spec_kwargs.get("env", {}))
         return {**spec_kwargs, "env": env, "workdir": Path(settings["app_dir"]), "ready_any_answer": True}
+
+    def stopped_settings(self, describe: dict, cell_dir: Path) -> dict:
+        """server_settings with what the server's own processes said of their interpreter at start-up:
+        python.in_server (its GIL as the server saw it, beside the one read with its modules imported)."""
+        if not isinstance(describe.get("python"), dict):
+            return describe
+        return {**describe, "python": {**describe["python"], "in_server": in_server(cell_dir)}}

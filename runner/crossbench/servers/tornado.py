@@ -67,7 +67,9 @@ class TornadoPlugin(python_runtime.PythonServer, EventLoopPlugin):
             self.describe_start(settings),
             cpus,
             self.ready_timeout_s,
-            **self.spec_extras(settings, work_dir, {"env": python_runtime.env_vars(settings), "address": address}),
+            **self.spec_extras(
+                settings, work_dir, {"env": python_runtime.env_vars(settings, cell_dir), "address": address}
+            ),
         )
 
 

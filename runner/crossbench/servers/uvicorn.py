@@ -65,7 +65,7 @@ class UvicornPlugin(python_runtime.PythonServer, EventLoopPlugin):
         env = {
             "CROSSBENCH_STATIC_DIR": str(paths.STATIC_DIR),
             **database_env(db_url, settings, cell_dir),
-            **python_runtime.env_vars(settings),
+            **python_runtime.env_vars(settings, cell_dir),
         }
         return ServerSpec(
             self.name,
