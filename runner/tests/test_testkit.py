@@ -7,7 +7,9 @@ import sys
 
 import psutil
 import pytest
-from testkit import descendants, wait_until
+from testkit import descendants, experiment_with, wait_until
+
+from crossbench.plan import experiment
 
 pytestmark = pytest.mark.spawns  # real process trees for the helpers to read
 
@@ -48,3 +50,11 @@ def test_descendants_reads_a_live_tree_and_leaves_out_a_child_that_ends_while_re
         parent.kill()
         parent.wait()
     assert descendants(parent.pid) == []
+
+
+def test_experiment_with_replaces_one_line_of_a_shipped_experiment_and_refuses_a_line_it_lacks(tmp_path):
+    copy = experiment_with(tmp_path, "maxthreads-quick", "max_window_bias = 0.02", "max_window_bias = 0.05")
+    assert experiment.load(str(copy))["run"]["max_window_bias"] == 0.05
+    assert experiment.load("maxthreads-quick")["run"]["max_window_bias"] == 0.02
+    with pytest.raises(AssertionError, match="no single line 'max_window_bias = 0.5'"):
+        experiment_with(tmp_path, "maxthreads-quick", "max_window_bias = 0.5", "max_window_bias = 0")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import psutil
 
-from crossbench import oskit
+from crossbench import oskit, paths
 from crossbench.cell import fields
 from crossbench.record import record
 
@@ -109,3 +109,15 @@ def kill_group(proc: subprocess.Popen) -> None:
     if proc.poll() is None:
         oskit.signal_unreaped_group(proc, signal.SIGKILL)
     proc.wait()
+
+
+def experiment_with(tmp_path: Path, name: str, line: str, replacement: str) -> Path:
+    """A copy of the shipped experiment `name` with one whole line of its file replaced, written into tmp_path: a
+    live test's own lighter load of the same experiment. Fails when the file no longer has that line."""
+    lines = (paths.EXPERIMENTS / f"{name}.toml").read_text().splitlines(keepends=True)
+    found = [i for i, text in enumerate(lines) if text.split("#")[0].strip() == line]
+    assert len(found) == 1, f"{name}.toml has no single line {line!r}"
+    lines[found[0]] = replacement + "\n"
+    copy = tmp_path / f"{name}.toml"
+    copy.write_text("".join(lines))
+    return copy
