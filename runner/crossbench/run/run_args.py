@@ -26,6 +26,7 @@ from crossbench_contract.delay import MAX_DELAY_MS
 
 from . import run_help, server_files
 from .serve import knob_argument
+from .target_args import external_target
 
 DEFAULT_EXPERIMENT = "seed002"
 WAR_EXPERIMENT = "your-war"  # what --war runs unless --experiment names another
@@ -344,6 +345,7 @@ def parse_args(argv):
     refuse_repeated(p, given, allowed={"slo", "server_files", "paths"})
     args = p.parse_args(argv)
     war_experiment(p, args, given)
+    external_target(p, args, given)
     try:
         args.workload = advice_workload(args)
         args.slo = [slo.parse(text) for text in args.slo]
