@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from crossbench_analysis.findings import not_read
+from crossbench_analysis.findings import not_read, summary
 from crossbench_analysis.read.runinfo import Run
 
 
@@ -29,3 +29,18 @@ def test_what_was_not_read_is_said_once_per_setting_of_a_server_the_run_did_not_
     ]
     assert [f.cells for f in found] == [["a-r1", "a-r2"], ["b-r1"]]
     assert not_read.findings(Run(Path("."), {}, cells[3:])) == []
+
+
+def point(server: str, cpu: float | None) -> dict:
+    launch = {"server": server, "status": "ok", "valid": True, "flags": [], "concurrency": 50, "delay_ms": 0}
+    figures = {"rps": {"value": 4866.0}, "loadgen_cpu_percent": {"value": 15.2}}
+    if cpu is not None:
+        figures["cpu_percent"] = {"value": cpu}
+    return {"concurrency": 50, "delay_ms": 0, "flags": [], "figures": figures, "records": [launch]}
+
+
+def test_what_limited_a_server_the_run_did_not_start_is_not_guessed():
+    assert summary.limited_by(point("external", None)) == (
+        "cannot tell: its CPU and pool not read (the suite did not start it); the load generator 15 % CPU"
+    )
+    assert summary.limited_by(point("tornado", 40.0)).startswith("no full core or pool (server 40 % CPU)")
