@@ -8,14 +8,17 @@ from __future__ import annotations
 import http.server
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from crossbench import endpoints, oskit
+from crossbench.cell.cell_record import noise_figures
 from crossbench.hosts.placement import Placement
 from crossbench.plan import experiment
 from crossbench.run import answer_checks, run, run_args
 from crossbench.run.run_checks import Refused
+from crossbench.sampling.noise import Snapshot
 from crossbench.sampling.process_tree import ProcessTreeSampler, read_samples_csv, summarize
 from crossbench.servers import SettingsError
 from crossbench.servers.external import PLUGIN as EXTERNAL
@@ -180,3 +183,21 @@ def test_the_plan_says_its_launches_share_one_process():
     assert note.startswith("; 127.0.0.1:8080: your server, already running: every launch measures that one process")
     assert "not independent starts" in note
     assert run.shared_process_note(experiment.expand(experiment.apply_overrides(experiment.load("quick"), {}))) == ""
+
+
+def test_foreign_cpu_is_unknown_where_the_server_s_own_cannot_be_told_from_another_s():
+    """Its server is outside the runner's tree: its CPU would count as foreign. Taken out where its process was
+    sampled (--target-pid), unknown where not; a server the suite started is in the runner's tree already."""
+    before = Snapshot(0.0, [(0.0, 0.0, 0.0)] * 2, 0, {})
+    after = Snapshot(1.0, [(1.0, 0.5, 0.0)] * 2, 100, {})  # both cores half busy: one core's worth
+    measurement = SimpleNamespace(noise=(before, after), result=SimpleNamespace(extra={}))
+    config = experiment.apply_overrides(
+        experiment.load("your-target-quick"),
+        {"target": "http://127.0.0.1:8080", "paths": ["/hello"], "servers": ["external"]},
+    )
+    ours = experiment.expand(config)[0]
+    figures = {"loadgen_cpu_percent": 10.0, "requests": 1000}
+    assert noise_figures(ours, None, measurement, {**figures, "cpu_percent": None})["foreign_cpu_percent"] is None
+    assert noise_figures(ours, None, measurement, {**figures, "cpu_percent": 60.0})["foreign_cpu_percent"] == 30.0
+    started = experiment.expand(experiment.apply_overrides(experiment.load("quick"), {"server_cpus": []}))[0]
+    assert noise_figures(started, None, measurement, {**figures, "cpu_percent": 60.0})["foreign_cpu_percent"] == 90.0
