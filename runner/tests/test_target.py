@@ -16,7 +16,7 @@ from crossbench import endpoints, oskit
 from crossbench.cell.cell_record import noise_figures
 from crossbench.hosts.placement import Placement
 from crossbench.plan import experiment
-from crossbench.run import answer_checks, run, run_args
+from crossbench.run import answer_checks, run_args, target_args
 from crossbench.run.run_checks import Refused
 from crossbench.sampling.noise import Snapshot
 from crossbench.sampling.process_tree import ProcessTreeSampler, read_samples_csv, summarize
@@ -179,10 +179,13 @@ def test_the_plan_says_its_launches_share_one_process():
         experiment.load("your-target-quick"),
         {"target": "http://127.0.0.1:8080", "paths": ["/hello"], "servers": ["external"]},
     )
-    note = run.shared_process_note(experiment.expand(config))
+    note = target_args.shared_process_note(experiment.expand(config))
     assert note.startswith("; 127.0.0.1:8080: your server, already running: every launch measures that one process")
     assert "not independent starts" in note
-    assert run.shared_process_note(experiment.expand(experiment.apply_overrides(experiment.load("quick"), {}))) == ""
+    assert (
+        target_args.shared_process_note(experiment.expand(experiment.apply_overrides(experiment.load("quick"), {})))
+        == ""
+    )
 
 
 def test_foreign_cpu_is_unknown_where_the_server_s_own_cannot_be_told_from_another_s():

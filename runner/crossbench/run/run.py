@@ -29,7 +29,7 @@ from crossbench.refusal import Refusal
 from crossbench.sampling import noise
 from crossbench.version import git_revision
 
-from . import dry_run, metadata
+from . import dry_run, metadata, target_args
 from .answer_checks import check_answers
 from .open_placement import open_placement
 from .progress import Progress, fmt_duration
@@ -80,20 +80,7 @@ def plan_summary(resolved: Experiment, cells: list[CellPlan], todo: list[CellPla
         f"{window} window each{held_note(cells)}; about {fmt_duration(progress.eta_s(len(todo)))}"
         f"{count_note}; "
         f"server on cores {list(run.server_cpus) or 'any'}, {run.loadgen} on cores {list(run.loadgen_cpus) or 'any'}"
-        f"{shared_process_note(cells)}"
-    )
-
-
-def shared_process_note(cells: list[CellPlan]) -> str:
-    """What the plan says of a server the suite did not start (--target): every launch measures its one running
-    process, so launches are not independent starts, and nothing of it is started, set or stopped."""
-    unstarted = sorted({c.plugin.describe(c.settings) for c in cells if not c.plugin.starts})
-    if not unstarted:
-        return ""
-    return (
-        f"; {', '.join(unstarted)}: your server, already running: every launch measures that one process (launches "
-        "share it, so they are not independent starts as a started server's are); the suite starts, sets and "
-        "stops nothing of it"
+        f"{target_args.shared_process_note(cells)}"
     )
 
 

@@ -2,7 +2,7 @@
 (crossbench/servers/external.py). Without --experiment it runs the your-target sweep; its requests are --path's,
 else the URL's own path. Refused before anything starts, one line each: a URL that is not http(s), a host that is
 neither loopback nor one of --hosts, and an option that sets or pins a server, which the suite cannot do to a
-server it did not start."""
+server it did not start. What the plan says of such a server: its launches share one process."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import argparse
 
 from crossbench import servers
 from crossbench.hosts.hostsfile import HostsError, load_hosts
+from crossbench.plan.cellplan import CellPlan
 from crossbench.servers import external
 
 TARGET_EXPERIMENT = "your-target"  # what --target runs unless --experiment names another
@@ -67,3 +68,16 @@ def hosts_addresses(p: argparse.ArgumentParser, hosts_file) -> tuple[str, ...]:
 
 def refuse(p: argparse.ArgumentParser, message: str) -> None:
     p.exit(2, f"run_all: {message}\n")
+
+
+def shared_process_note(cells: list[CellPlan]) -> str:
+    """What the plan says of a server the suite did not start (--target): every launch measures its one running
+    process, so launches are not independent starts, and nothing of it is started, set or stopped."""
+    unstarted = sorted({c.plugin.describe(c.settings) for c in cells if not c.plugin.starts})
+    if not unstarted:
+        return ""
+    return (
+        f"; {', '.join(unstarted)}: your server, already running: every launch measures that one process (launches "
+        "share it, so they are not independent starts as a started server's are); the suite starts, sets and "
+        "stops nothing of it"
+    )
