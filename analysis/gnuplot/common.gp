@@ -77,7 +77,9 @@ flagged_y(col) = column('valid') > 0 ? NaN : column(col)
 flagged_title = nflagged > 0 ? sprintf('hollow: flagged, valid=false (%d)', nflagged) : ''
 
 # A panel without a single value (every cell failed) gets fixed ranges and a notice instead of gnuplot's
-# "x range is invalid": `if (n == 0) { @NO_VALUES }` before its plot, `@VALUES_RESET` after it.
+# "x range is invalid": `if (n == 0) { @NO_VALUES }` before its plot, `@VALUES_RESET` after it. no_values_why
+# says why there are none when it is not failed cells (a server the suite did not start: not read).
+if (!exists("no_values_why")) no_values_why = 'failed cells: see the report table'
 NO_VALUES = "set xrange [1:1000]; set yrange [1:10]; \
-  set label 1004 'no values to draw (failed cells: see the report table)' at graph 0.5, 0.5 center"
+  set label 1004 sprintf('no values to draw (%s)', no_values_why) at graph 0.5, 0.5 center"
 VALUES_RESET = "unset label 1004; set autoscale x"

@@ -205,7 +205,8 @@ def test_each_plugin_declares_what_the_runner_needs(name):
     defaults = plugin.settings({})
     assert set(defaults) == {k.name for k in plugin.knobs}
     assert plugin.variants({}) == [defaults]
-    assert plugin.process_count(defaults) >= 1
+    # a server the suite did not start (--target) has a count nobody told it
+    assert plugin.process_count(defaults) >= 1 if plugin.starts else plugin.process_count(defaults) is None
     assert all(k.kind in ("int", "choice", "text", "bool", "list") for k in plugin.knobs)
     with pytest.raises(SettingsError, match="unknown"):
         plugin.settings({"no_such_knob": 1})

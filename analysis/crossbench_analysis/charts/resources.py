@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from crossbench.servers import PLUGINS
 from crossbench_analysis.read.runinfo import Run, num
 
 from .kit import ChartJob, against_concurrency, by_c, count, flagged, missing_note, panels, write_series
@@ -13,6 +14,13 @@ from .kit_intervals import interval_key, with_intervals
 from .kit_labels import panel_style
 
 HEADINGS: dict[str, str] = {}  # one chart per panel, each with its own heading ("Resources: <panel>")
+NOT_STARTED = "not read: the suite did not start this server"
+
+
+def not_started(cells: list[dict]) -> bool:
+    """Every cell's server one the suite did not start (--target): its process figures were not read."""
+    plugins = [PLUGINS.get(c.get("server")) for c in cells]
+    return bool(plugins) and all(p is not None and not p.starts for p in plugins)
 
 
 def jobs(run: Run, data_dir: Path) -> list[ChartJob]:
@@ -62,7 +70,9 @@ def resources(run: Run, data_dir: Path, cells: list[dict]) -> list[ChartJob]:
             **panel_style(1, series, {}),
             "ncoreblocks": 0,
             "nflagged": flagged(here, "cpu_percent", "rss_peak_mb"),
-            "values_cpu": count(here, "cpu_percent", "loadgen_cpu_percent"),
+            # the load generator's line is drawn from valid cells' means only: flagged ones alone draw nothing
+            "values_cpu": count(here, "cpu_percent")
+            + count([c for c in here if c.get("valid")], "loadgen_cpu_percent"),
             "values_rss": count(here, "rss_peak_mb"),
             "values_threads": count(here, "threads_peak"),
             "values_cores": sum(
@@ -72,6 +82,8 @@ def resources(run: Run, data_dir: Path, cells: list[dict]) -> list[ChartJob]:
                 if num(v) is not None and num(c.get("concurrency")) is not None
             ),
         }
+        if not_started(here):
+            params["no_values_why"] = NOT_STARTED
         cores = sorted(
             {str(k) for c in here for k in (c.get("cpu_per_core") or {})},
             key=lambda k: (num(k) is None, num(k) or 0, k),

@@ -16,7 +16,7 @@ from crossbench_analysis.read import points_run
 from crossbench_analysis.read.runinfo import Run, load_run
 
 from ..report import tables
-from . import findings_capacity, findings_interpreters, findings_tfb, merge, summary
+from . import findings_capacity, findings_interpreters, findings_tfb, merge, not_read, summary
 from . import findings_knees as knees
 from . import findings_seeds as seeds
 from . import findings_sweeps as sweeps
@@ -120,6 +120,11 @@ def family_of(experiment: str | None) -> str | None:
 
 
 def compute(run: Run, points: list[dict] | None = None) -> list[Finding]:
+    """The family's findings, then what the run could not read of a server it did not start (not_read.py)."""
+    return by_family(run, points) + not_read.findings(run)
+
+
+def by_family(run: Run, points: list[dict] | None) -> list[Finding]:
     family = family_of(run.experiment)
     if family in RUN_FAMILIES:
         return RUN_FAMILIES[family](run)

@@ -22,6 +22,7 @@ from crossbench_analysis.read.runinfo import by_default_driver, num, server_rank
 from crossbench_analysis.read.setting import pool_size, setting_order
 from crossbench_analysis.report.tables import COLUMNS, KEYS
 
+from . import not_read
 from .finding import delay_text, figure, sig, split, value, who
 from .findings_knees import counted, delay_sweeps
 from .findings_sweeps import SATURATED_PCT
@@ -137,6 +138,9 @@ def limited_by(point: dict, beyond: list[dict] = ()) -> str:
         loadgen_cpu is not None and loadgen_cpu >= SATURATED_PCT * loadgen_cores
     ):
         return f"the load generator ({sig(loadgen_cpu, 2)} % CPU)" if loadgen_cpu is not None else "the load generator"
+    if value(point, "cpu_percent") is None and not_read.not_started(record):
+        generator = f"; the load generator {sig(loadgen_cpu, 2)} % CPU" if loadgen_cpu is not None else ""
+        return f"cannot tell: its CPU and pool not read (the suite did not start it){generator}"
     c, delay_s = num(point.get("concurrency")) or 0, (num(point.get("delay_ms")) or 0) / 1000
     pool, rps = num(predicted_knee(record)), value(point, "rps") or 0
     if delay_s and pool and c > pool and rps >= POOL_SHARE * pool / delay_s:

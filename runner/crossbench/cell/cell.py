@@ -57,9 +57,10 @@ def database_url(plan: CellPlan, ctx: CellContext) -> str | None:
 
 
 def start_server(plan: CellPlan, ctx: CellContext, db_url: str | None) -> RunningServer:
-    """A fresh server for the cell on the server's host; not yet started (a with-block starts it)."""
+    """A fresh server for the cell on the server's host (or the user's own, running: its plug-in says); not yet
+    started (a with-block starts it)."""
     host = ctx.placement.server_host
-    return host.server(server_spec(plan, ctx, host.free_port(), db_url), ctx.cell_dir)
+    return plan.plugin.running(server_spec(plan, ctx, host.free_port(), db_url), host, ctx.cell_dir)
 
 
 if TYPE_CHECKING:

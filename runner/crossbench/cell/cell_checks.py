@@ -89,6 +89,4 @@ def died(plan: CellPlan, server: RunningServer) -> ServerDied | None:
     """Decided from the server process itself: a load generator's own failure is never the server dying."""
     if server.alive():
         return None
-    return ServerDied(
-        f"{plan.server} exited with status {server.process.returncode} during the cell:\n{server.log_tail()}"
-    )
+    return ServerDied(f"{plan.server} {server.exit_note()} during the cell:\n{server.log_tail()}")

@@ -44,11 +44,20 @@ def noise_figures(plan: CellPlan, ctx: CellContext, measurement, shared: dict) -
     cores = tuple(sorted({*plan.server_cpus, *plan.loadgen_cpus})) if pinned else ()
     roles = {"server": tuple(plan.server_cpus), "loadgen": tuple(plan.loadgen_cpus)} if pinned else {}
     loadgen_percent = shared.get("loadgen_cpu_percent") or 0.0
-    return {
-        **noise.window(before, after, cores, loadgen_percent),
+    figures = {
+        **noise.window(before, after, cores, loadgen_percent + unstarted_server_cpu(plan, shared)),
         "noise_impact_percent": noise.noise_impact(before, after, roles, loadgen_percent),
         **noise.connections(before, after, measurement.result.extra.get("run_requests") or shared.get("requests")),
     }
+    if not plan.plugin.starts and shared.get("cpu_percent") is None:
+        figures["foreign_cpu_percent"] = None  # its server's CPU is not ours and not read: foreign is unknown
+    return figures
+
+
+def unstarted_server_cpu(plan: CellPlan, shared: dict) -> float:
+    """The CPU of a server the suite did not start (outside the runner's tree, so counted as foreign unless taken
+    out), where its process was sampled; 0 for a server the suite started (the runner's tree has it)."""
+    return 0.0 if plan.plugin.starts else shared.get("cpu_percent") or 0.0
 
 
 def cell_flags(plan: CellPlan, window: dict, result: LoadResult) -> list[str]:

@@ -39,7 +39,7 @@ def check_answers(cells: list[CellPlan], placement) -> None:
         for server, (cell, paths) in user_cells(cells).items():
             spec = cell.plugin.spec(cell.settings, host.free_port(), Path(work), cell.server_cpus)
             try:
-                with servers.RunningServer(spec, host) as running:
+                with cell.plugin.running(spec, host) as running:
                     refuse_undeployed(cell, spec.log_path)
                     for path in paths:
                         refuse_answer(server, path, *answer(running.url + path))

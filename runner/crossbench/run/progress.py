@@ -70,7 +70,9 @@ class Progress:
             cpu = f"{sample.cpu_percent:.0f}%" if sample.cpu_percent is not None else "-"
             lg = f"{sample.loadgen_cpu_percent:.0f}%" if sample.loadgen_cpu_percent is not None else "-"
             busy = f" busy {sample.pool_busy}" if sample.pool_busy is not None else ""
-            parts.append(f"threads {sample.threads}{busy} cpu {cpu} rss {sample.rss_mb:.0f} MiB loadgen {lg}")
+            threads = sample.threads if sample.threads is not None else "-"
+            rss = f"{sample.rss_mb:.0f} MiB" if sample.rss_mb is not None else "-"
+            parts.append(f"threads {threads}{busy} cpu {cpu} rss {rss} loadgen {lg}")
         parts.append(f"ETA {fmt_duration(self.eta_s(self.total - self.done) - self._in_cell_s())}")
         return " | ".join(parts)
 

@@ -29,7 +29,7 @@ from crossbench.refusal import Refusal
 from crossbench.sampling import noise
 from crossbench.version import git_revision
 
-from . import dry_run, metadata
+from . import dry_run, metadata, target_args
 from .answer_checks import check_answers
 from .open_placement import open_placement
 from .plan_notes import held_note, threads_note
@@ -81,6 +81,7 @@ def plan_summary(resolved: Experiment, cells: list[CellPlan], todo: list[CellPla
         f"{window} window each{held_note(cells)}; about {fmt_duration(progress.eta_s(len(todo)))}"
         f"{count_note}; "
         f"server on cores {list(run.server_cpus) or 'any'}, {run.loadgen} on cores {list(run.loadgen_cpus) or 'any'}"
+        f"{target_args.shared_process_note(cells)}"
     )
 
 

@@ -37,6 +37,7 @@ from .arg_types import (
     window,
 )
 from .serve import knob_argument
+from .target_args import external_target
 
 DEFAULT_EXPERIMENT = "seed002"
 
@@ -272,6 +273,7 @@ def parse_args(argv):
     args = p.parse_args(argv)
     user_forms.war_experiment(p, args, given)
     user_forms.app_experiment(p, args, given)
+    external_target(p, args, given)
     try:
         args.workload = advice_workload(args)
         args.slo = [slo.parse(text) for text in args.slo]

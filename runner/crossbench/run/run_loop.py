@@ -150,7 +150,8 @@ def cell_summary(record: dict) -> str:
     )
     if record.get("efficiency_ratio") is not None:
         text += f", ratio {record['efficiency_ratio']:.2f} (latency ratio {record['latency_ratio']:.2f})"
-    text += f", threads peak {record['threads_peak']}"
+    if record.get("threads_peak") is not None:
+        text += f", threads peak {record['threads_peak']}"
     return text + (f"  flags: {','.join(record['flags'])}" if record["flags"] else "")
 
 

@@ -125,6 +125,8 @@ def parse_args(argv):
         plugin = servers.get(args.server)
     except servers.UnknownServer as e:
         parser.error(str(e))
+    if not plugin.starts:
+        parser.error(f"{args.server}: {plugin.summary}; serve.sh starts servers, there is none to start")
     args.plugin = plugin
     args.port = args.port or plugin.default_port
     given = {k.name: getattr(args, k.name) for k in plugin.knobs if getattr(args, k.name, None) is not None}

@@ -14,6 +14,9 @@ CPU figures are deltas between two consecutive samples:
   * per-core: psutil.cpu_times(percpu=True) deltas, computed like psutil.cpu_percent
     (busy = total - idle - iowait) but without touching psutil's shared state.
 The first sample of the tree (and of every new load generator pid) has no CPU value.
+
+A sampler with no server pid (a server the suite did not start and whose process it was not told: --target)
+samples the cores, the load generator and the connections accepted only; its server figures are empty, never 0.
 """
 
 from __future__ import annotations
@@ -69,7 +72,7 @@ class ProcessTreeSampler(PhasedSampler):
 
     def __init__(
         self,
-        server_pid: int,
+        server_pid: int | None,
         loadgen_pid_fn: Callable[[], int | None] | None = None,
         interval_s: float = 0.25,
         out_csv: Path | None = None,
@@ -91,7 +94,7 @@ class ProcessTreeSampler(PhasedSampler):
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._table = ProcTable()
-        self._tree = TreeReader(server_pid)
+        self._tree = TreeReader(server_pid) if server_pid is not None else None
         self._cores = CoreReader()
         self._loadgen: TreeReader | None = None
         self.n_cores = self._cores.n_cores
@@ -163,9 +166,9 @@ class ProcessTreeSampler(PhasedSampler):
     def sample_once(self) -> Sample:
         """Take one sample now (also used by the thread); appends it and writes it."""
         lg = self._loadgen_reader()
-        watch = self._tree.pids + (lg.pids if lg is not None else [])
+        watch = (self._tree.pids if self._tree else []) + (lg.pids if lg is not None else [])
         table = self._table.refresh(watch)
-        procs, threads, rss, cpu = self._tree.read(table)
+        procs, threads, rss, cpu = self._tree.read(table) if self._tree else (None, None, None, None)
         cores = self._cores.read()
         loadgen = None
         if lg is not None:
@@ -177,7 +180,7 @@ class ProcessTreeSampler(PhasedSampler):
             phase=self.phase,
             procs=procs,
             threads=threads,
-            rss_mb=rss / MB,
+            rss_mb=rss / MB if rss is not None else None,
             cpu_percent=cpu,
             cpu_cores=cores,
             loadgen_cpu_percent=loadgen,

@@ -20,9 +20,9 @@ log = logging.getLogger(__name__)
 class Sample:
     t_epoch: float  # wall time (time.time()) the sample was taken
     phase: str  # label set by the caller (warmup, measure, cooldown...)
-    procs: int  # processes in the server tree (0 once it is gone)
-    threads: int  # sum of num_threads over the tree
-    rss_mb: float  # sum of RSS over the tree, MiB (shared pages counted per process)
+    procs: int | None  # processes in the server tree (0 once it is gone; None: a process the suite cannot see)
+    threads: int | None  # sum of num_threads over the tree
+    rss_mb: float | None  # sum of RSS over the tree, MiB (shared pages counted per process)
     cpu_percent: float | None  # tree CPU since the previous sample, 100 = one core
     cpu_cores: tuple[float | None, ...]  # system-wide busy percent per logical core
     loadgen_cpu_percent: float | None  # load generator tree CPU, None when none runs
@@ -93,7 +93,7 @@ def _fmt(value, digits: int = 1) -> str:
 
 def sample_to_row(s: Sample) -> list[str]:
     return (
-        [_fmt(s.t_epoch, 3), s.phase, str(s.procs), str(s.threads), _fmt(s.rss_mb), _fmt(s.cpu_percent)]
+        [_fmt(s.t_epoch, 3), s.phase, _fmt(s.procs), _fmt(s.threads), _fmt(s.rss_mb), _fmt(s.cpu_percent)]
         + [_fmt(c) for c in s.cpu_cores]
         + [_fmt(s.loadgen_cpu_percent), _fmt(s.pool_current), _fmt(s.pool_busy), _fmt(s.passive_opens)]
     )
@@ -132,9 +132,9 @@ def read_samples(lines, source: str = "samples") -> list[Sample]:
             Sample(
                 t_epoch=float(row[idx["t_epoch"]]),
                 phase=row[idx["phase"]],
-                procs=int(row[idx["procs"]]),
-                threads=int(row[idx["threads"]]),
-                rss_mb=float(row[idx["rss_mb"]]),
+                procs=_opt_int(row[idx["procs"]]),
+                threads=_opt_int(row[idx["threads"]]),
+                rss_mb=_opt_float(row[idx["rss_mb"]]),
                 cpu_percent=_opt_float(row[idx["cpu_percent"]]),
                 cpu_cores=tuple(_opt_float(row[i]) for i in core_cols),
                 loadgen_cpu_percent=_opt_float(row[idx["loadgen_cpu_percent"]]),

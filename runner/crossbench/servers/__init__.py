@@ -5,7 +5,7 @@ recorded configuration holds its declaration, so a resumed run and the analysis 
 
 from __future__ import annotations
 
-from . import declared, gunicorn, nginx, tomcat, tornado, uvicorn
+from . import declared, external, gunicorn, nginx, tomcat, tornado, uvicorn
 from .base import (
     DB_ENDPOINTS,
     ENDPOINTS,
@@ -23,7 +23,8 @@ from .lifecycle import RunningServer, ServerFailed, ServerSpec
 from .python_runtime import PythonServer
 
 BUILT_IN: dict[str, ServerPlugin] = {
-    plugin.name: plugin for plugin in (tomcat.PLUGIN, tornado.PLUGIN, gunicorn.PLUGIN, uvicorn.PLUGIN, nginx.PLUGIN)
+    plugin.name: plugin
+    for plugin in (tomcat.PLUGIN, tornado.PLUGIN, gunicorn.PLUGIN, uvicorn.PLUGIN, nginx.PLUGIN, external.PLUGIN)
 }
 PLUGINS: dict[str, ServerPlugin] = dict(BUILT_IN)  # and the servers this process's run declares
 DEFAULT_PAIR = ("tomcat", "tornado")  # the servers a run compares unless its experiment or --servers names others

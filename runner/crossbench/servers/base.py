@@ -140,6 +140,9 @@ class ServerPlugin:
     process_knob: str | None = None  # the knob that sets how many processes serve (worker sweeps)
     process_flag: str = ""  # variant labels: "-w" gives "-w4" for 4 processes, "" for 1
     proxies: bool = False  # it can stand in front of another server (group proxy = "<name>")
+    # The suite starts it for each launch and stops it after; False: a server the user started and keeps
+    # running (external.py), whose launches all measure one process the suite neither sets nor stops.
+    starts: bool = True
     palette: tuple[str, ...] = ()  # its charts' shades: its own colour first, then darker ones,
     # taken in setting order (analysis's charts/kit_labels.py)
     FIELDS: dict[str, str] = {}  # record fields its records alone carry, beyond its knobs (record.py)
@@ -248,6 +251,11 @@ class ServerPlugin:
         `db_url` (postgresql://user@host:port/db) is the database the database endpoints query, if any;
         `address` where it listens (loopback unless load comes from other hosts)."""
         raise NotImplementedError
+
+    def running(self, spec: ServerSpec, host, cell_dir: Path | None = None):
+        """The server of one start on `host` (crossbench.hosts), not yet started: a with-block starts and stops
+        it (a RunningServer by default)."""
+        return host.server(spec, cell_dir)
 
     def deploy_problem(self, settings: dict, log_path: Path) -> str | None:
         """What its logs (`log_path`, its start's log, and what lies beside it) say went wrong in a start that

@@ -129,6 +129,10 @@ class RunningServer:
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
+    def exit_note(self) -> str:
+        """How it ended, for a cell it died in."""
+        return f"exited with status {self.process.returncode}"
+
     def sampler(self, out_csv: Path, interval_s: float, phase: str = "idle", pool_source=None, loadgen_pid_fn=None):
         """Its process tree sampled into out_csv beside it (not started: a with-block runs it)."""
         return self.host.sampler(self.pid, out_csv, interval_s, phase, pool_source, loadgen_pid_fn)

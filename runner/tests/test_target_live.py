@@ -1,0 +1,133 @@
+"""A server the user started themselves, measured with --target: the test starts the repository's Tornado app on
+its own (as a user would, outside the suite), and run_all.sh measures it on /hello with the quick your-target
+profile. Its records have latency and throughput and no process figures (null, not 0), the findings say once what
+was not read and why, its plan says that launches share the one process, and afterwards the user's server is the
+same process, still answering, while nothing of the suite's is left running. With --target-pid the same server's
+process is sampled (threads, memory) and the findings say only the pool and GC were not read."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+
+import psutil
+import pytest
+
+from crossbench import oskit, paths
+
+pytestmark = [pytest.mark.live, pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk is not installed")]
+
+RUN_ALL = str(paths.RUNNER / "run_all.sh")
+MARKER = "CROSSBENCH_TEST_TARGET"  # in the environment of everything run_all starts, never in the user's server's
+NOT_READ = "not read: the suite did not start it"
+
+
+@pytest.fixture
+def users_server(tmp_path):
+    """The repository's Tornado app started the way a user starts their own server, on a port of its own."""
+    port = oskit.free_port()
+    log = open(tmp_path / "users-server.log", "wb")
+    process = subprocess.Popen(
+        [sys.executable, str(paths.REPO / "tornado-app" / "server.py"), "--port", str(port)],
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while not answers(url) and time.monotonic() < deadline:
+        assert process.poll() is None, (tmp_path / "users-server.log").read_text()
+        time.sleep(0.1)
+    try:
+        yield url, psutil.Process(process.pid)
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+        log.close()
+
+
+def answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/hello", timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+def run_all(*args: str, marker: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, MARKER: marker}
+    return subprocess.run(
+        [RUN_ALL, *args], capture_output=True, text=True, timeout=600, env=env, stdin=subprocess.DEVNULL
+    )
+
+
+def left_running(marker: str) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter():
+        try:
+            if proc.environ().get(MARKER) == marker:
+                found.append(proc)
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            continue
+    return found
+
+
+def records(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "cells.jsonl").read_text().splitlines() if line.strip()]
+
+
+def test_a_server_the_user_started_is_measured_and_left_as_it_was(tmp_path, users_server):
+    url, server = users_server
+    started_at = server.create_time()
+    marker, out = uuid.uuid4().hex, tmp_path / "run"
+    done = run_all("--target", url, "--path", "/hello", "--quick", "--out", str(out), marker=marker)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "every launch measures that one process" in done.stderr  # the plan says launches share it
+    cells = records(out)
+    assert len(cells) == 4 and all(c["status"] == "ok" for c in cells)
+    for c in cells:
+        assert (c["server"], c["endpoint"], c["setting"]) == ("external", "/hello", url.removeprefix("http://"))
+        assert c["rps"] > 0 and c["latency_ms"]["p50"] > 0 and c["latency_ms"]["p99"] >= c["latency_ms"]["p50"]
+        for figure in ("threads_peak", "threads_mean", "rss_peak_mb", "cpu_percent", "processes"):
+            assert c[figure] is None, (figure, c[figure])
+    findings = (out / "findings.md").read_text()
+    assert findings.count(NOT_READ) == 1
+    assert "threads, CPU, memory, pool, GC and connections not read" in findings
+    assert server.is_running() and server.create_time() == started_at and answers(url)  # untouched
+    assert left_running(marker) == []
+
+
+def test_its_process_named_by_pid_is_sampled_as_any_server_s(tmp_path, users_server):
+    url, server = users_server
+    marker, out = uuid.uuid4().hex, tmp_path / "run"
+    done = run_all(
+        "--target",
+        url + "/hello",
+        "--target-pid",
+        str(server.pid),
+        "--target-name",
+        "users-tornado",
+        "--quick",
+        "--concurrency",
+        "5",
+        "--no-analysis",
+        "--out",
+        str(out),
+        marker=marker,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    cells = records(out)
+    assert {c["concurrency"] for c in cells} == {1, 5} and all(c["status"] == "ok" for c in cells)
+    for c in cells:
+        assert c["setting"] == "users-tornado" and c["target_pid"] == server.pid
+        assert c["threads_peak"] >= 1 and c["rss_peak_mb"] > 1 and c["cpu_percent"] is not None
+    assert server.is_running() and answers(url)
+    assert left_running(marker) == []
