@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from crossbench.figures.points import FIXED
 from crossbench_analysis.findings import not_read, summary
+from crossbench_analysis.findings.finding import LAUNCH_RULE
 from crossbench_analysis.read.runinfo import Run
 
 
@@ -36,7 +38,7 @@ def point(server: str, cpu: float | None) -> dict:
     figures = {"rps": {"value": 4866.0}, "loadgen_cpu_percent": {"value": 15.2}}
     if cpu is not None:
         figures["cpu_percent"] = {"value": cpu}
-    return {"concurrency": 50, "delay_ms": 0, "flags": [], "figures": figures, "records": [launch]}
+    return {"concurrency": 50, "delay_ms": 0, "flags": [], "figures": figures, "records": [launch], LAUNCH_RULE: FIXED}
 
 
 def test_what_limited_a_server_the_run_did_not_start_is_not_guessed():
