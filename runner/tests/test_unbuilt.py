@@ -33,9 +33,9 @@ def unbuilt(tmp_path, *args: str) -> subprocess.CompletedProcess:
     ("args", "wanted"),
     [
         (["--quick"], "oha\n"),
-        (["--experiment", "seed000-quick"], "\n"),  # ab and the head-of-line probe: nothing pinned
-        (["--quick", "--dry-run"], "\n"),  # a dry run builds nothing
-        (["--quick", "--duration", "0"], "\n"),  # refused by the runner, which says why
+        (["--experiment", "seed000-quick"], ""),  # ab and the head-of-line probe: nothing pinned
+        (["--quick", "--dry-run"], ""),  # a dry run builds nothing
+        (["--quick", "--duration", "0"], ""),  # refused by the runner, which says why
     ],
 )
 def test_the_generators_to_build_at_once_are_the_plans(tmp_path, args, wanted):

@@ -32,4 +32,5 @@ def unbuilt(argv: list[str]) -> list[str]:
 
 
 if __name__ == "__main__":
-    print("\n".join(unbuilt(sys.argv[1:])))
+    for name in unbuilt(sys.argv[1:]):  # nothing at all when nothing is to build: run_all.sh starts no build then
+        print(name)
