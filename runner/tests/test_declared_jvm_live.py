@@ -13,9 +13,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import psutil
 import pytest
-from testkit import records
+from testkit import marked_processes, records
 
 from crossbench import paths, servers
 from crossbench.servers.tomcat_config import tomcat_home
@@ -101,17 +100,6 @@ delays = ["{DELAY_MS}ms"]
 """
 
 
-def left_running(marker: str) -> list[psutil.Process]:
-    found = []
-    for proc in psutil.process_iter():
-        try:
-            if proc.environ().get(MARKER) == marker:
-                found.append(proc)
-        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
-            continue
-    return found
-
-
 def test_declared_jvms_get_the_jvm_probe_and_say_what_it_could_not_read(tmp_path):
     exp, out = tmp_path / "declared-jvm.toml", tmp_path / "run"
     exp.write_text(experiment(tmp_path, tomcat_home()))
@@ -123,7 +111,7 @@ def test_declared_jvms_get_the_jvm_probe_and_say_what_it_could_not_read(tmp_path
         env={**os.environ, MARKER: str(out)},
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    assert left_running(str(out)) == []
+    assert marked_processes(MARKER, str(out)) == []
     meta = json.loads((out / "metadata.json").read_text())
     try:
         servers.declare(meta["config"], "metadata.json")

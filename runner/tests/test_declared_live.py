@@ -10,9 +10,8 @@ import os
 import shutil
 import subprocess
 
-import psutil
 import pytest
-from testkit import records
+from testkit import marked_processes, records
 
 from crossbench import paths, servers
 
@@ -42,17 +41,6 @@ delays_ms = [{DELAY_MS}]
 """
 
 
-def left_running(marker: str) -> list[psutil.Process]:
-    found = []
-    for proc in psutil.process_iter():
-        try:
-            if proc.environ().get(MARKER) == marker:
-                found.append(proc)
-        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
-            continue
-    return found
-
-
 def agree(a: dict, b: dict) -> bool:
     """Their intervals overlap; where one has none (a launch the host disturbed left fewer than three counted),
     their values are within 20 % of each other."""
@@ -78,7 +66,7 @@ def test_the_declared_tornado_measures_as_the_built_in_plugin(tmp_path, report_f
         env=env,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    assert left_running(str(out)) == []
+    assert marked_processes(MARKER, str(out)) == []
     meta = json.loads((out / "metadata.json").read_text())
     try:  # the record contract of a declared server's records is its recorded declaration's
         servers.declare(meta["config"], "metadata.json")

@@ -12,7 +12,7 @@ from pathlib import Path
 import psutil
 import pytest
 from live_servers import build_missing_reason
-from testkit import descendants, options, records, wait_until
+from testkit import descendants, marked_processes, options, records, wait_until
 
 from crossbench import paths, stats
 
@@ -30,18 +30,6 @@ MARKER = "CROSSBENCH_TEST_RUN"
 def marked_env(marker: str) -> dict:
     """Every process the run starts inherits this variable, so the ones left behind can be found."""
     return {**os.environ, MARKER: marker}
-
-
-def our_processes(marker: str) -> list[psutil.Process]:
-    """Processes started by the run under test (servers, load generators, probes) that are still alive."""
-    found = []
-    for proc in psutil.process_iter():
-        try:
-            if proc.environ().get(MARKER) == marker:
-                found.append(proc)
-        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
-            continue
-    return found
 
 
 def test_quick_profile_end_to_end(tmp_path, report_figure):
@@ -133,7 +121,7 @@ def test_quick_profile_end_to_end(tmp_path, report_figure):
     )
     if (paths.REPO / "analysis").is_dir():
         assert (out / "report.html").is_file()
-    assert our_processes(str(out)) == []
+    assert marked_processes(MARKER, str(out)) == []
 
 
 def test_every_server_is_measured_once(tmp_path, report_figure):
@@ -176,7 +164,7 @@ def test_every_server_is_measured_once(tmp_path, report_figure):
         "servers-quick static C=10 req/s: "
         + ", ".join(f"{r['server']} {r['rps']:.0f}" for r in cells if r["group"] == "static")
     )
-    assert our_processes(str(out)) == []
+    assert marked_processes(MARKER, str(out)) == []
 
 
 # The generators a closed-loop window runs: wrk, or oha for a delayed cell's held window (runner/README.md)
@@ -186,7 +174,7 @@ LOAD_TOOLS = {"wrk", "oha"}
 def measuring_load(marker: str) -> list[psutil.Process]:
     """The run's load generator (small_run has no warm-up: a generator running is a measured window)."""
     found = []
-    for proc in our_processes(marker):
+    for proc in marked_processes(MARKER, marker):
         try:
             if proc.name() in LOAD_TOOLS:
                 found.append(proc)
@@ -260,7 +248,7 @@ def test_sigterm_keeps_finished_cells_and_resume_runs_only_the_rest(tmp_path):
     assert "--resume" in stderr
     kept = [r["cell_id"] for r in records(out)]
     assert 1 <= len(kept) < 3
-    assert our_processes(str(out)) == []
+    assert marked_processes(MARKER, str(out)) == []
     first_sitting = json.loads((out / "metadata.json").read_text())["wall_s"]
     assert first_sitting > 0, "the interrupted sitting's wall time is kept"
 

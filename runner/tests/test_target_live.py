@@ -8,7 +8,6 @@ process is sampled (threads, memory) and the findings say only the pool and GC w
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -19,12 +18,12 @@ from pathlib import Path
 
 import psutil
 import pytest
+from testkit import marked_processes, run_all_marked
 
 from crossbench import oskit, paths
 
 pytestmark = [pytest.mark.live, pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk is not installed")]
 
-RUN_ALL = str(paths.RUNNER / "run_all.sh")
 MARKER = "CROSSBENCH_TEST_TARGET"  # in the environment of everything run_all starts, never in the user's server's
 NOT_READ = "not read: the suite did not start it"
 
@@ -63,21 +62,7 @@ def answers(url: str) -> bool:
 
 
 def run_all(*args: str, marker: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, MARKER: marker}
-    return subprocess.run(
-        [RUN_ALL, *args], capture_output=True, text=True, timeout=600, env=env, stdin=subprocess.DEVNULL
-    )
-
-
-def left_running(marker: str) -> list[psutil.Process]:
-    found = []
-    for proc in psutil.process_iter():
-        try:
-            if proc.environ().get(MARKER) == marker:
-                found.append(proc)
-        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
-            continue
-    return found
+    return run_all_marked(MARKER, marker, *args, timeout_s=600)
 
 
 def records(out: Path) -> list[dict]:
@@ -102,7 +87,7 @@ def test_a_server_the_user_started_is_measured_and_left_as_it_was(tmp_path, user
     assert findings.count(NOT_READ) == 1
     assert "threads, CPU, memory, pool, GC and connections not read" in findings
     assert server.is_running() and server.create_time() == started_at and answers(url)  # untouched
-    assert left_running(marker) == []
+    assert marked_processes(MARKER, marker) == []
 
 
 def test_its_process_named_by_pid_is_sampled_as_any_server_s(tmp_path, users_server):
@@ -130,4 +115,4 @@ def test_its_process_named_by_pid_is_sampled_as_any_server_s(tmp_path, users_ser
         assert c["setting"] == "users-tornado" and c["target_pid"] == server.pid
         assert c["threads_peak"] >= 1 and c["rss_peak_mb"] > 1 and c["cpu_percent"] is not None
     assert server.is_running() and answers(url)
-    assert left_running(marker) == []
+    assert marked_processes(MARKER, marker) == []

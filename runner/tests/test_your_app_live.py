@@ -15,8 +15,8 @@ import subprocess
 import uuid
 from pathlib import Path
 
-import psutil
 import pytest
+from testkit import marked_processes
 
 from crossbench import paths
 
@@ -38,17 +38,6 @@ def listing(folder: Path) -> list[tuple[str, bytes]]:
     return sorted((str(p.relative_to(folder)), p.read_bytes() if p.is_file() else b"") for p in folder.rglob("*"))
 
 
-def left_running(marker: str) -> list[psutil.Process]:
-    found = []
-    for proc in psutil.process_iter():
-        try:
-            if proc.environ().get(MARKER) == marker:
-                found.append(proc)
-        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
-            continue
-    return found
-
-
 def run_app(app: str, folder: Path, path: str, out: Path) -> list[dict]:
     """The quick run of `app` on `path`: it succeeds, leaves nothing running and the folder as it was; its records."""
     before, marker = listing(folder), uuid.uuid4().hex
@@ -61,7 +50,7 @@ def run_app(app: str, folder: Path, path: str, out: Path) -> list[dict]:
         stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    assert not left_running(marker)
+    assert not marked_processes(MARKER, marker)
     assert listing(folder) == before
     records = [json.loads(line) for line in (out / "cells.jsonl").read_text().splitlines()]
     assert all(r["status"] == "ok" for r in records), [r.get("error") for r in records]

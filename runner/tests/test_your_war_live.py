@@ -8,17 +8,15 @@ Nothing is left running after any of them."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import uuid
 import zipfile
 from pathlib import Path
 
-import psutil
 import pytest
+from testkit import marked_processes, run_all_marked
 
-from crossbench import paths
 from crossbench_analysis.judge.knees import DECIDED
 
 pytestmark = [
@@ -27,7 +25,6 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("mvn") is None, reason="mvn is not installed"),
 ]
 
-RUN_ALL = str(paths.RUNNER / "run_all.sh")
 ARTIFACT = "org.jolokia:jolokia-war-unsecured:1.7.2:war"
 CONTEXT = "/jolokia"
 PATH = "/jolokia/read/java.lang:type=Memory/HeapMemoryUsage/used"  # one MBean attribute read, as JSON
@@ -51,21 +48,7 @@ def jolokia_war(tmp_path_factory) -> Path:
 
 
 def run_all(*args: str, marker: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, MARKER: marker}
-    return subprocess.run(
-        [RUN_ALL, *args], capture_output=True, text=True, timeout=900, env=env, stdin=subprocess.DEVNULL
-    )
-
-
-def left_running(marker: str) -> list[psutil.Process]:
-    found = []
-    for proc in psutil.process_iter():
-        try:
-            if proc.environ().get(MARKER) == marker:
-                found.append(proc)
-        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
-            continue
-    return found
+    return run_all_marked(MARKER, marker, *args, timeout_s=900)
 
 
 def test_a_third_party_war_is_swept_over_max_threads_on_its_own_request(tmp_path, jolokia_war):
@@ -94,7 +77,7 @@ def test_a_third_party_war_is_swept_over_max_threads_on_its_own_request(tmp_path
         marker=marker,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    assert not left_running(marker)
+    assert not marked_processes(MARKER, marker)
     assert jolokia_war.read_bytes() == before and sorted(p.name for p in jolokia_war.parent.iterdir()) == [
         jolokia_war.name
     ]
@@ -161,7 +144,7 @@ def test_a_war_that_does_not_deploy_is_refused_with_tomcat_s_first_severe_line(t
     last = done.stderr.strip().splitlines()[-1]
     assert "broken.war did not deploy; Tomcat's log says:" in last and " SEVERE " in last, done.stderr[-2000:]
     assert "com.example.Missing" in last
-    assert not left_running(marker) and not (out / "cells.jsonl").exists()
+    assert not marked_processes(MARKER, marker) and not (out / "cells.jsonl").exists()
 
 
 def test_a_path_that_answers_404_before_load_is_refused_with_its_status(tmp_path, jolokia_war):
@@ -181,4 +164,4 @@ def test_a_path_that_answers_404_before_load_is_refused_with_its_status(tmp_path
     assert done.returncode != 0
     last = done.stderr.strip().splitlines()[-1]
     assert "GET /no-such-page answered 404 before load; each --path must answer 2xx" in last, done.stderr[-2000:]
-    assert not left_running(marker) and not (out / "cells.jsonl").exists()
+    assert not marked_processes(MARKER, marker) and not (out / "cells.jsonl").exists()

@@ -5,6 +5,7 @@ import ...` would pick whichever conftest.py of the test folders was imported fi
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import time
@@ -102,6 +103,32 @@ def descendants(pid: int) -> list[psutil.Process]:
             continue
         alive.append(child)
     return alive
+
+
+def marked_processes(variable: str, value: str) -> list[psutil.Process]:
+    """The live processes whose environment holds variable=value: every process a run started with that mark
+    inherits it, so the ones left behind after the run are found however they were started."""
+    found = []
+    for proc in psutil.process_iter():
+        try:
+            if proc.environ().get(variable) == value:
+                found.append(proc)
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            continue
+    return found
+
+
+def run_all_marked(variable: str, value: str, *args: str, timeout_s: float) -> subprocess.CompletedProcess:
+    """./runner/run_all.sh ARGS to its end with variable=value in its environment (marked_processes finds what
+    it leaves), no input, its output captured."""
+    return subprocess.run(
+        [str(paths.RUNNER / "run_all.sh"), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        env={**os.environ, variable: value},
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def kill_group(proc: subprocess.Popen) -> None:
