@@ -3,7 +3,8 @@
 # builds the WAR and the pinned Tomcat (JUnit 5 through Surefire) and the open-loop generators, then runs every Python test (conformance
 # against the real servers, runner, load generators, analysis).
 #   ./runner/test.sh            everything (about 25 minutes here with its build, 23 of them pytest, 5 more the first time: oha and k6 build):
-#                               what starts no live server two at a time (pytest-xdist), then the live tests alone
+#                               what measures nothing two at a time (pytest-xdist), then the live tests that measure
+#                               alone (runner/tests/README.md)
 #   ./runner/test.sh --fast     only what needs no live server, no build and starts no process (under a minute;
 #                               tests marked spawns run tools, scripts or servers: runner/tests/spawn_guard.py)
 # Further arguments go to pytest, e.g. ./runner/test.sh -k conformance -x
@@ -48,13 +49,14 @@ for arg in "$@"; do
     exit
   fi
 done
-# The tests that measure nothing (no live server, no load) two at a time, one per core (pytest-xdist); then the
-# live ones one at a time: they measure on the machine's cores and must have them to themselves.
+# The tests that measure nothing (those that start no live server, and the live ones marked shares_cores) two at a
+# time, one per core (pytest-xdist); then the other live ones one at a time: they measure on the machine's cores and
+# must have them to themselves (runner/tests/README.md).
 # Exit status 5 is pytest's "no test selected": arguments such as -k may leave one of the two parts empty.
 status=0
-run_pytest -n 2 -m "not live" "${tests[@]}" "$@" || status=$?
+run_pytest -n 2 -m "not live or shares_cores" "${tests[@]}" "$@" || status=$?
 live_status=0
-run_pytest -m live "${tests[@]}" "$@" || live_status=$?
+run_pytest -m "live and not shares_cores" "${tests[@]}" "$@" || live_status=$?
 for part in "$status" "$live_status"; do
   if ((part != 0 && part != 5)); then
     exit "$part"
