@@ -22,6 +22,7 @@ from crossbench.servers import DB_ENDPOINTS, PLUGINS, TFB_ENDPOINTS
 
 pytestmark = [
     pytest.mark.live,
+    pytest.mark.shares_cores,  # answers and counts, no clock; every server and database its own
     pytest.mark.skipif(build_missing_reason() is not None, reason=str(build_missing_reason())),
 ]
 
