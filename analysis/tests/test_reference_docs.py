@@ -183,6 +183,8 @@ def test_the_readme_opens_with_the_measured_answer_and_the_quick_runs_output():
     assert len(lines) <= 150
     assert front.ANSWER_BEGIN in lines[:10], "the answer opens the README"
     assert front.QUICK_BEGIN in lines[:40], "the quick run's output is on the first screen"
+    opening = "\n".join(lines[: lines.index(front.ANSWER_BEGIN)])
+    assert "](docs/your-server.md)" in opening, "the opening says your own server can be measured, and where"
     text = "\n".join(lines)
     for page in (
         "docs/getting-started.md",
