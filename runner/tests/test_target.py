@@ -5,6 +5,7 @@ leaving the server's figures empty rather than 0."""
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import threading
 from pathlib import Path
@@ -12,7 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from crossbench import endpoints, oskit
+from crossbench import endpoints, oskit, paths
 from crossbench.cell.cell_record import noise_figures
 from crossbench.hosts.placement import Placement
 from crossbench.plan import experiment
@@ -204,3 +205,26 @@ def test_foreign_cpu_is_unknown_where_the_server_s_own_cannot_be_told_from_anoth
     assert noise_figures(ours, None, measurement, {**figures, "cpu_percent": 60.0})["foreign_cpu_percent"] == 30.0
     started = experiment.expand(experiment.apply_overrides(experiment.load("quick"), {"server_cpus": []}))[0]
     assert noise_figures(started, None, measurement, {**figures, "cpu_percent": 60.0})["foreign_cpu_percent"] == 90.0
+
+
+def test_an_experiment_file_s_target_off_loopback_is_refused_as_target_s(tmp_path, capsys):
+    """The same rule as --target's for a URL an experiment file gives ([external] target): refused before
+    anything starts, a host of --hosts let through."""
+    from crossbench.run import run as run_module
+
+    experiment_file = tmp_path / "theirs.toml"
+    experiment_file.write_text(
+        (paths.EXPERIMENTS / "your-target-quick.toml").read_text() + '\n[external]\ntarget = "http://10.1.2.3:8080"\n'
+    )
+    args = run_args.parse_args(["--experiment", str(experiment_file), "--dry-run", "--out", str(tmp_path / "run")])
+    assert run_module.run(args, contextlib.ExitStack()) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        "run_all: target http://10.1.2.3:8080: its host 10.1.2.3 is neither this machine's loopback "
+        "(127.0.0.0/8, ::1, localhost) nor a host of --hosts"
+    ), err
+    assert not (tmp_path / "run").exists()
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text('[roles]\nloadgen = ["root@10.1.2.3"]\n')
+    cells = experiment.expand(experiment.load(str(experiment_file)))
+    target_args.check_hosts(cells, hosts)  # one of --hosts: let through

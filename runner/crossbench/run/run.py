@@ -196,9 +196,10 @@ def run(args, remote: ExitStack) -> int:
 
 def planned_cells(args) -> tuple[dict, Experiment, list[CellPlan], RunDir, list[CellPlan]]:
     """A new run's plan, or a resumed one's with --retry-failed's relaunches (planned_anew, resumed), its --slo
-    targets checked against its delays."""
+    targets checked against its delays and its running servers' URLs against where load may go."""
     config, resolved, cells, run_dir, again = resumed(args) if args.resume else planned_anew(args)
     slo.check_reachable(args.slo, {c.delay_ms for c in cells})
+    target_args.check_hosts(cells, args.hosts)
     if args.retry_failed:
         print(f"run_all: {retry.summary(again)}", file=sys.stderr)
     return config, resolved, cells, run_dir, again

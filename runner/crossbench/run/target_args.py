@@ -11,6 +11,7 @@ import argparse
 from crossbench import servers
 from crossbench.hosts.hostsfile import HostsError, load_hosts
 from crossbench.plan.cellplan import CellPlan
+from crossbench.refusal import Refusal
 from crossbench.servers import external
 
 TARGET_EXPERIMENT = "your-target"  # what --target runs unless --experiment names another
@@ -44,6 +45,19 @@ def external_target(p: argparse.ArgumentParser, args, given: list[str]) -> None:
     args.paths = args.paths or [external.own_path(url)]
     if not any(word == "--experiment" or word.startswith("--experiment=") for word in given):
         args.experiment = TARGET_EXPERIMENT
+
+
+def check_hosts(cells: list[CellPlan], hosts_file) -> None:
+    """Every running server's URL in the plan, --target's or an experiment file's [external] target, on this
+    machine's loopback or a host of --hosts: load sent elsewhere lands where the suite knows nothing of the other
+    load. Raises a Refusal naming the first URL that is not."""
+    urls = sorted({c.settings["target"] for c in cells if c.server == external.PLUGIN.name and c.settings["target"]})
+    if not urls:
+        return
+    addresses = tuple(host.address for host in load_hosts(hosts_file).all()) if hosts_file else ()
+    for url in urls:
+        if problem := external.host_problem(url, addresses):
+            raise Refusal(f"target {url}: {problem}")
 
 
 def set_knob(args) -> str | None:
