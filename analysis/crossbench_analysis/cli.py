@@ -1,4 +1,4 @@
-"""Command line: python -m crossbench_analysis analyze RUN_DIR | compare RUN_A RUN_B [--out DIR] [--force]
+"""Command line: python -m crossbench_analysis analyze RUN_DIR | at-end RUN_DIR [--rate R --hold-ms H] | compare RUN_A RUN_B [--out DIR] [--force]
 | compare RUN --within VARIANT_A VARIANT_B [--out DIR]
 | export RUN_DIR | plot RUN_DIR | report RUN_DIR | aa RUN RUN [RUN ...] [--plant 0.10] | aa --holdout RUN RUN RUN ...
 | advise RUN_DIR --rate R --hold-ms H [--p99-ms T] [--capacity RUN] | findings RUN_DIR | reference [--check]
@@ -17,14 +17,14 @@ import sys
 from pathlib import Path
 
 from crossbench import version
+from crossbench.advice_load import WorkloadRefused, checked
 from crossbench.options import refuse_repeated
 from crossbench_analysis.compare.compare import CompareRefused, compare
 from crossbench_analysis.compare.compare_within import compare_in_run
 from crossbench_analysis.findings.finding import load_points
-from crossbench_analysis.judge.workload import WorkloadRefused, checked
 from crossbench_analysis.read.runinfo import AnalysisError, load_run
 
-from . import pictures
+from . import at_end, pictures
 from .advice import advice, model
 from .charts import export, plot
 from .compare import aa, capacity_aa, holdout
@@ -48,6 +48,16 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     a = command_parser(sub, "analyze", "export, draw every chart, write report.html")
     a.add_argument("run_dir", type=Path, help="the run directory (results/<run id>)")
+    e = command_parser(
+        sub,
+        "at-end",
+        "what run_all.sh prints after its last cell: analyze, then the knees and the "
+        "advice the experiment asks for, the findings and the report's path",
+    )
+    e.add_argument("run_dir", type=Path, help="the run directory (results/<run id>)")
+    e.add_argument("--rate", type=float, help="with --hold-ms: the load the advice sizes a pool for (--advise-rate)")
+    e.add_argument("--hold-ms", type=float, help="how long one request holds a thread, ms (--advise-hold-ms)")
+    e.add_argument("--p99-ms", type=float, help="the latency 99 %% of requests must stay under, ms (--advise-p99-ms)")
     for name, text in (
         ("export", "write charts/data/*.dat and manifest.json only"),
         ("plot", "draw the charts from charts/data/ (after export)"),
@@ -264,6 +274,9 @@ def command(args) -> int:
         if findings.text(args.run_dir):
             print(findings.text(args.run_dir))
         print(f"{len(result.charts)} charts in {args.run_dir / 'charts'}; report: {result.report}")
+    elif args.command == "at-end":
+        given = (args.rate, args.hold_ms, args.p99_ms)
+        at_end.at_end(args.run_dir, None if given == (None, None, None) else checked(*given))
     elif args.command == "export":
         jobs = export.export(load_run(args.run_dir), args.run_dir / "charts")
         print(f"{len(jobs)} charts' data in {args.run_dir / 'charts' / 'data'}")

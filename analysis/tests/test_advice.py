@@ -13,13 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from crossbench.advice_load import WorkloadRefused, checked
 from crossbench_analysis import cli
 from crossbench_analysis.advice import advice, advice_capacity
 from crossbench_analysis.advice.advice_run import AdviceRefused
 from crossbench_analysis.judge import capacity_models
 from crossbench_analysis.judge.workload import (
-    WorkloadRefused,
-    checked,
     erlang_c,
     poisson_tail,
     pool_for_headroom,

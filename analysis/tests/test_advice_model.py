@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from crossbench.advice_load import Workload
 from crossbench_analysis import cli
 from crossbench_analysis.advice import model
-from crossbench_analysis.judge.workload import Workload, poisson_tail, pool_for_headroom
+from crossbench_analysis.judge.workload import poisson_tail, pool_for_headroom
 
 REPO = Path(__file__).resolve().parents[2]
 REFERENCE = REPO / model.REFERENCE

@@ -56,9 +56,8 @@ LAYERS = {
         "crossbench_analysis",
     ],
 }
-# The analysis stands on the runner's layers below its top floor; the runner's top floor draws with the analysis
-# (an optional import: a run without the analysis package still records).
-ABOVE_THE_RUNNER = "crossbench.run"
+# The analysis stands on every layer of the runner, its top floor included; the runner imports nothing of the
+# analysis (it runs the analysis's command after a run: crossbench_analysis.at_end).
 
 
 def _module_files(packages: dict[str, Path] = PACKAGES) -> dict[str, Path]:
@@ -295,14 +294,13 @@ def layer_of(module: str) -> str:
 
 
 def ranks() -> dict[str, int]:
-    """Every layer's rank: the runner's first, the analysis's above them, the runner's top floor above all."""
+    """Every layer's rank: the runner's first, the analysis's above them."""
     found, rank = {}, 0
     for top in ("crossbench", "crossbench_analysis"):
         for layer in LAYERS[top]:
             for name in layer if isinstance(layer, tuple) else (layer,):
                 found[name] = rank
             rank += 1
-    found[ABOVE_THE_RUNNER] = rank
     return found
 
 
@@ -322,6 +320,15 @@ def test_no_import_points_up_or_sideways():
                 f"({below}, rank {rank[below]})"
             )
     assert not wrong, "imports up or sideways through the layers (LAYERS, runner/README.md):\n" + "\n".join(wrong)
+
+
+def test_the_runner_imports_nothing_of_the_analysis():
+    back = [
+        f"{path.relative_to(REPO)}:{line}: {a} imports {b}"
+        for a, b, path, line, _ in import_edges(_module_files())
+        if a.startswith("crossbench.") and b.split(".")[0] == "crossbench_analysis"
+    ]
+    assert not back, "the runner hands a run to the analysis by its command, never by an import:\n" + "\n".join(back)
 
 
 def test_the_layer_rule_sees_an_arrow_up():

@@ -11,10 +11,10 @@ import json
 import math
 from pathlib import Path
 
+from crossbench.advice_load import Workload
 from crossbench_analysis.judge.workload import (
     FULL_SHARE,
     P99_SHARE,
-    Workload,
     pool_for_headroom,
     pool_for_p99,
     queue_within_target,

@@ -9,7 +9,8 @@ it used, so an operator has a value in a minute and knows what a run on their ma
 
 from __future__ import annotations
 
-from crossbench_analysis.judge.workload import FULL_SHARE, P99_SHARE, Workload, pool_for_headroom, pool_for_p99
+from crossbench.advice_load import Workload
+from crossbench_analysis.judge.workload import FULL_SHARE, P99_SHARE, pool_for_headroom, pool_for_p99
 
 from .words import n
 

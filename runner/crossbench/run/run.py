@@ -6,7 +6,9 @@ its exit status."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import subprocess
 import sys
 import time
 from contextlib import ExitStack
@@ -14,6 +16,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from crossbench import oskit, paths
+from crossbench.advice_load import Workload
 from crossbench.cell import faults
 from crossbench.database.stack import RunDatabase
 from crossbench.decide import capacity, capacity_answer, capacity_words, precision, retry, slo
@@ -37,6 +40,8 @@ from .progress import Progress, fmt_duration
 from .run_args import parse_args
 from .run_checks import pin_runner, preflight, prime_servers, run_database, without_unrunnable
 from .run_loop import execute, execute_rest, launched_once, stopped_by_environment
+
+ANALYSIS = "crossbench_analysis"  # the package whose command draws a finished run (analysis/)
 
 
 def resolve_config(args) -> dict:
@@ -116,28 +121,22 @@ def write_points(run_dir: RunDir, run: RunSettings) -> list[dict]:
         return []
 
 
-def analyse(run_dir: RunDir, resolved: Experiment, workload=None) -> None:
-    try:
-        import crossbench_analysis  # optional: the analysis package draws; without it the run still records
-        from crossbench_analysis.findings import findings  # optional: as above
-        from crossbench_analysis.judge import knees  # optional: as above
-    except ImportError as e:
-        print(f"run_all: no charts drawn ({e})", file=sys.stderr)
+def analyse(run_dir: RunDir, workload: Workload | None = None) -> None:
+    """The analysis's last words on the run, by its command (crossbench_analysis.at_end): the runner imports
+    nothing of the analysis, and a run without the analysis package still records."""
+    if importlib.util.find_spec(ANALYSIS) is None:
+        print(f"run_all: no charts drawn (no {ANALYSIS} package in this Python environment)", file=sys.stderr)
         return
-    try:
-        crossbench_analysis.analyze(run_dir.path)
-    except crossbench_analysis.AnalysisError as e:  # the measurements are safe; only drawing failed
-        print(f"run_all: charts incomplete: {e}\nredraw with ./analysis/analyze.sh {run_dir.path}", file=sys.stderr)
-    if resolved.knees_at_end:
-        print(knees.summary(knees.read_jsonl(run_dir.path / "charts" / "data" / knees.KNEES_FILE)), file=sys.stderr)
-    if resolved.advise_at_end or workload:  # maxThreads advice (advice.md, advice.json)
-        from crossbench_analysis.advice import advice  # optional: as above, only when advice is asked for
-
-        print(advice.at_end(run_dir.path, workload), file=sys.stderr)
-    found = findings.text(run_dir.path)  # the run's findings (findings.md), last before the report's path
-    if found:
-        print(found, file=sys.stderr)
-    print(f"charts and report: {run_dir.path / 'report.html'}", file=sys.stderr)
+    command = [sys.executable, "-m", ANALYSIS, "at-end", str(run_dir.path)]
+    if workload:
+        command += ["--rate", repr(workload.rate), "--hold-ms", repr(workload.hold_ms)]
+        command += ["--p99-ms", repr(workload.p99_ms)] if workload.p99_ms is not None else []
+    done = subprocess.run(command, check=False)
+    if done.returncode != 0:
+        print(
+            f"run_all: the analysis stopped (exit {done.returncode}); run ./analysis/analyze.sh {run_dir.path}",
+            file=sys.stderr,
+        )
 
 
 def main(argv=None) -> int:
@@ -337,7 +336,7 @@ def finish(planned: Planned, args, launched: int, wall_s: float) -> int:
         print(f"run_all: {precision.summary(point_records, run.precision)}", file=sys.stderr)
     found = write_capacity(run_dir, planned.experiment)
     if not args.no_analysis:
-        analyse(run_dir, planned.experiment, args.workload)
+        analyse(run_dir, args.workload)
     if found and args.no_analysis:  # else the findings, printed last, say it with the rest
         print(capacity_words.summary(found), file=sys.stderr)
     return judged(run_dir, point_records, args.slo)

@@ -17,7 +17,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from crossbench import loadgen, paths, servers, version
+from crossbench import advice_load, loadgen, paths, servers, version
 from crossbench.decide import slo
 from crossbench.options import refuse_repeated
 from crossbench.refusal import Refusal
@@ -277,7 +277,7 @@ def parse_args(argv):
     try:
         args.workload = advice_workload(args)
         args.slo = [slo.parse(text) for text in args.slo]
-    except ValueError as e:  # the analysis' WorkloadRefused, slo.SloError: refused before anything runs
+    except ValueError as e:  # advice_load.WorkloadRefused, slo.SloError: refused before anything runs
         p.exit(2, f"run_all: {e}\n")
     if args.quick:
         args.experiment = quick_variant(p, args.experiment)
@@ -310,13 +310,11 @@ def matrix_given(p: argparse.ArgumentParser, args) -> set[str]:
 
 
 def advice_workload(args):
-    """The --advise-* workload checked by the analysis (crossbench_analysis.judge.workload), or None when not given."""
+    """The --advise-* load (crossbench.advice_load), checked, or None when not given."""
     given = (args.advise_rate, args.advise_hold_ms, args.advise_p99_ms)
     if all(v is None for v in given):
         return None
-    from crossbench_analysis.judge.workload import checked  # optional: the analysis package, only for --advise-*
-
-    return checked(*given, names=("--advise-rate", "--advise-hold-ms", "--advise-p99-ms"))
+    return advice_load.checked(*given, names=("--advise-rate", "--advise-hold-ms", "--advise-p99-ms"))
 
 
 def server_knobs() -> dict:
