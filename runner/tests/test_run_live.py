@@ -207,9 +207,9 @@ def server_under_load(marker: str) -> psutil.Process | None:
 
 
 def small_run(out: Path, *extra: str) -> list[str]:
-    """Two Tomcat cells of 2 s, one launch each: a test acts inside the second cell's window, or the first's, and
-    2 s leave it time to see the window from outside and act before it ends. No JFR recording: 0.6-1.0 s less per start here and 0.6 s less reading it
-    (test_jfr.py and the quick profile check the recording)."""
+    """Two Tomcat cells of 1 s, one launch each: a test acts inside the second cell's window, or the first's, as
+    soon as it sees the cell's load generator, which runs for the whole held window. No JFR recording: 0.6-1.0 s
+    less per start here and 0.6 s less reading it (test_jfr.py and the quick profile check the recording)."""
     return [
         RUN_ALL,
         *options(
@@ -227,7 +227,7 @@ def small_run(out: Path, *extra: str) -> list[str]:
                 "--delays",
                 "200ms",
                 "--duration",
-                "2s",
+                "1s",
                 "--warmup",
                 "0",
                 "--repetitions",

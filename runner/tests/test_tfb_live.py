@@ -24,7 +24,7 @@ def left_running(out) -> set[str]:
     return marked_names(MARKER, str(out))
 
 
-def test_tfb_quick_end_to_end(tmp_path):
+def test_tfb_quick_end_to_end(tmp_path, database_cache):
     """uvicorn's eight cells, one 1 s window each without a warm-up: verify before and after, the statement counts,
     wrk's pipelining and the worker sweep are the runner's, the same for every server, and a path that breaks
     fails its cell whatever the window; each server's answers to the six types are test_tfb_conformance.py's."""
@@ -48,7 +48,7 @@ def test_tfb_quick_end_to_end(tmp_path):
         capture_output=True,
         text=True,
         timeout=420,
-        env={**os.environ, MARKER: str(out)},
+        env={**os.environ, "CROSSBENCH_DB_CACHE": str(database_cache), MARKER: str(out)},
     )
     assert done.returncode == 0, done.stderr[-3000:]
     cells = records_by_id(out)
