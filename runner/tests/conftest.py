@@ -4,6 +4,9 @@ in runner/pyproject.toml, with --strict-markers)."""
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -25,6 +28,19 @@ os.environ.setdefault(noise.FLOOR_SECONDS_ENV, "0.2")
 def report_figure():
     """Tests that measure something call this; the figures are printed at the end of the run."""
     return MEASURED.append
+
+
+@pytest.fixture
+def database_cache():
+    """A database cache of the test's own, for $CROSSBENCH_DB_CACHE: the run's PostgreSQL starts in a data
+    directory no other run uses, so a test beside it with a database of its own cannot hold its lock file. Under
+    /var/tmp, where postgres's user (nobody, under root) can reach it; removed afterwards."""
+    path = Path(tempfile.mkdtemp(prefix="crossbench-test-db-", dir="/var/tmp"))
+    path.chmod(0o755)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -12,7 +12,7 @@ from pathlib import Path
 import psutil
 import pytest
 from live_servers import build_missing_reason
-from testkit import descendants, marked_processes, options, records, wait_until
+from testkit import marked_processes, options, records, wait_until
 
 from crossbench import paths, stats
 
@@ -124,45 +124,55 @@ def test_quick_profile_end_to_end(tmp_path, report_figure):
     assert marked_processes(MARKER, str(out)) == []
 
 
-def test_every_server_is_measured_once(tmp_path, report_figure):
-    """servers-quick: each plug-in starts, is verified, measured, sampled and stopped, and the plug-in's own
-    prediction holds: 4 gunicorn sync workers answer 40 req/s of a 100 ms delay, so 10 clients wait C / 4 = 2.5
-    delays per answer (Little's law), as Tomcat's clients do past maxThreads. Tomcat and Tornado are measured on
-    the same static and delayed endpoints by the quick profile's test, so they are left out here (4 cells and
-    about 18 s of the suite)."""
-    out = tmp_path / "servers"
-    # 2 s windows (the file's 3 s are for users; saves ~10 s of the suite): 20 rounds of the 100 ms delay
-    done = subprocess.run(
-        [
-            RUN_ALL,
-            "--experiment",
-            "servers-quick",
-            "--out",
-            str(out),
-            "--no-analysis",
-            "--servers",
-            "gunicorn,uvicorn,nginx",
-            "--duration",
-            "2s",
-        ],
+def servers_quick(out: Path, *extra: str) -> subprocess.CompletedProcess:
+    """servers-quick on gunicorn, uvicorn and nginx (Tomcat and Tornado are measured on the same static and delayed
+    endpoints by the quick profile's test), marked, without the analysis."""
+    return subprocess.run(
+        [RUN_ALL, "--experiment", "servers-quick", "--out", str(out), "--no-analysis", *extra],
         capture_output=True,
         text=True,
         timeout=300,
         env=marked_env(str(out)),
     )
+
+
+@pytest.mark.shares_cores
+def test_every_server_is_measured_once(tmp_path):
+    """servers-quick's static cells: each plug-in starts, is verified, measured, sampled and stopped. One 1 s
+    window without a warm-up a server still starts, answers wrk and stops, which is what fails when a plug-in
+    breaks; its Little's-law figures are test_a_sync_worker_pool_queues_as_littles_law_says's."""
+    out = tmp_path / "servers"
+    done = servers_quick(
+        out, "--groups", "static", "--servers", "gunicorn,uvicorn,nginx", "--duration", "1s", "--warmup", "0"
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     cells = records(out)
-    assert {r["server"] for r in cells} == {"gunicorn", "uvicorn", "nginx"} and len(cells) == 5
+    assert {r["server"] for r in cells} == {"gunicorn", "uvicorn", "nginx"} and len(cells) == 3
+    assert all(r["status"] == "ok" and r["requests"] > 0 and r["error_total"] == 0 for r in cells), cells
+    by_id = {r["cell_id"]: r for r in cells}
+    assert by_id["static-gunicorn-w4-static_mix-c10-d0-r1"]["processes"] == 4
+    assert by_id["static-nginx-static_mix-c10-d0-r1"]["processes"] == 1
+    assert marked_processes(MARKER, str(out)) == []
+
+
+def test_a_sync_worker_pool_queues_as_littles_law_says(tmp_path, report_figure):
+    """servers-quick's delayed cells, and the plug-in's own prediction holds: 4 gunicorn sync workers answer 40
+    req/s of a 100 ms delay, so 10 clients wait C / 4 = 2.5 delays per answer (Little's law), as Tomcat's clients
+    do past maxThreads; uvicorn's event loop answers each in about one delay."""
+    out = tmp_path / "servers"
+    # 2 s windows (the file's 3 s are for users): 20 rounds of the 100 ms delay
+    done = servers_quick(out, "--groups", "delay", "--servers", "gunicorn,uvicorn", "--duration", "2s")
+    assert done.returncode == 0, done.stderr[-3000:]
+    cells = records(out)
+    assert {r["server"] for r in cells} == {"gunicorn", "uvicorn"} and len(cells) == 2
     assert all(r["status"] == "ok" and r["requests"] > 0 and r["error_total"] == 0 for r in cells), cells
     by_id = {r["cell_id"]: r for r in cells}
     gunicorn = by_id["delay-gunicorn-w4-delay_sync-c10-d100-r1"]
     assert gunicorn["parallel_limit"] == 4 and gunicorn["processes"] == 4
     assert 2.3 < gunicorn["latency_ratio"] < 2.9, gunicorn
     assert by_id["delay-uvicorn-delay_async-c10-d100-r1"]["latency_ratio"] < 1.3
-    assert by_id["static-nginx-static_mix-c10-d0-r1"]["processes"] == 1
     report_figure(
-        "servers-quick static C=10 req/s: "
-        + ", ".join(f"{r['server']} {r['rps']:.0f}" for r in cells if r["group"] == "static")
+        "servers-quick delay C=10 latency ratio: " + ", ".join(f"{r['server']} {r['latency_ratio']:.2f}" for r in cells)
     )
     assert marked_processes(MARKER, str(out)) == []
 
@@ -183,23 +193,23 @@ def measuring_load(marker: str) -> list[psutil.Process]:
     return found
 
 
-def server_under_load(run: subprocess.Popen, out: Path) -> psutil.Process | None:
+def server_under_load(marker: str) -> psutil.Process | None:
     """The run's Tomcat while its load generator runs; None before."""
-    if not any(c.info["name"] in LOAD_TOOLS for c in descendants(run.pid)):
+    if not measuring_load(marker):
         return None
-    return next(
-        (
-            p
-            for p in psutil.process_iter(["cmdline"])
-            if str(out) in " ".join(p.info["cmdline"] or []) and "Bootstrap" in " ".join(p.info["cmdline"] or [])
-        ),
-        None,
-    )
+    for proc in marked_processes(MARKER, marker):
+        try:
+            if "Bootstrap" in " ".join(proc.cmdline()):
+                return proc
+        except (psutil.NoSuchProcess, psutil.ZombieProcess):
+            continue
+    return None
 
 
 def small_run(out: Path, *extra: str) -> list[str]:
-    """Three Tomcat cells of 2 s. No JFR recording: 0.6-1.0 s less per start here and 0.6 s less reading it
-    (test_jfr.py and the quick profile check the recording)."""
+    """Two Tomcat cells of 1 s, one launch each: a test acts inside the second cell's window, or the first's, as
+    soon as it sees the cell's load generator, which runs for the whole held window. No JFR recording: 0.6-1.0 s
+    less per start here and 0.6 s less reading it (test_jfr.py and the quick profile check the recording)."""
     return [
         RUN_ALL,
         *options(
@@ -213,11 +223,11 @@ def small_run(out: Path, *extra: str) -> list[str]:
                 "--servers",
                 "tomcat",
                 "--concurrency",
-                "2,3,4",
+                "2,3",
                 "--delays",
                 "200ms",
                 "--duration",
-                "2s",
+                "1s",
                 "--warmup",
                 "0",
                 "--repetitions",
@@ -230,7 +240,10 @@ def small_run(out: Path, *extra: str) -> list[str]:
     ]
 
 
+@pytest.mark.shares_cores
 def test_sigterm_keeps_finished_cells_and_resume_runs_only_the_rest(tmp_path):
+    """Two cells are the least that leave one finished and one to run again: SIGTERM in the second cell's window
+    still has to keep the first and stop the server, and --resume still has to run the second alone."""
     out = tmp_path / "interrupted"
     proc = subprocess.Popen(
         small_run(out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=marked_env(str(out))
@@ -247,31 +260,37 @@ def test_sigterm_keeps_finished_cells_and_resume_runs_only_the_rest(tmp_path):
     assert proc.returncode == 130, stderr
     assert "--resume" in stderr
     kept = [r["cell_id"] for r in records(out)]
-    assert 1 <= len(kept) < 3
+    assert len(kept) == 1
     assert marked_processes(MARKER, str(out)) == []
     first_sitting = json.loads((out / "metadata.json").read_text())["wall_s"]
     assert first_sitting > 0, "the interrupted sitting's wall time is kept"
 
-    done = subprocess.run([RUN_ALL, "--resume", str(out), "--no-analysis"], capture_output=True, text=True, timeout=180)
+    done = subprocess.run(
+        [RUN_ALL, "--resume", str(out), "--no-analysis"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=marked_env(str(out)),
+    )
     assert done.returncode == 0, done.stderr[-2000:]
-    assert f"{3 - len(kept)} to run" in done.stderr
+    assert "1 to run" in done.stderr
     assert json.loads((out / "metadata.json").read_text())["wall_s"] > first_sitting
     final = [r["cell_id"] for r in records(out)]
-    assert final[: len(kept)] == kept and len(final) == len(set(final)) == 3
+    assert final[: len(kept)] == kept and len(final) == len(set(final)) == 2
+    assert marked_processes(MARKER, str(out)) == []
 
 
+@pytest.mark.shares_cores
 def test_a_server_that_dies_fails_its_cell_and_the_run_goes_on(tmp_path):
+    """Two cells, the one whose server dies and one after it, are the least that show the run going on, and one
+    launch a point leaves --retry-failed exactly one launch to add."""
     out = tmp_path / "dies"
-    # two cells: the one whose server dies and one after it (the run goes on)
     proc = subprocess.Popen(
-        small_run(out, "--duration", "4s", "--concurrency", "2,3"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+        small_run(out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=marked_env(str(out))
     )
     try:
         # measuring: now kill the server under it
-        victim = wait_until(lambda: server_under_load(proc, out), 60, "the load generator measuring the first cell")
+        victim = wait_until(lambda: server_under_load(str(out)), 60, "the load generator measuring the first cell")
         os.kill(victim.pid, signal.SIGKILL)
         _, stderr = proc.communicate(timeout=120)
     finally:
@@ -288,12 +307,20 @@ def test_a_server_that_dies_fails_its_cell_and_the_run_goes_on(tmp_path):
     dead = results[0]["point_id"]
     first_wall = json.loads((out / "metadata.json").read_text())["wall_s"]
     plain = subprocess.run(
-        [RUN_ALL, "--resume", str(out), "--no-analysis"], capture_output=True, text=True, timeout=120
+        [RUN_ALL, "--resume", str(out), "--no-analysis"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=marked_env(str(out)),
     )
     assert plain.returncode == 0 and "1 point(s) have no launch that counted" in plain.stderr, plain.stderr[-2000:]
     assert len(records(out)) == 2
     done = subprocess.run(
-        [RUN_ALL, "--resume", str(out), "--retry-failed", "--no-analysis"], capture_output=True, text=True, timeout=180
+        [RUN_ALL, "--resume", str(out), "--retry-failed", "--no-analysis"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=marked_env(str(out)),
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert (
@@ -308,9 +335,12 @@ def test_a_server_that_dies_fails_its_cell_and_the_run_goes_on(tmp_path):
     assert (point["n"], point["failed"], point["failed_cells"]) == (1, 1, [results[0]["cell_id"]])
     assert f"{dead}-r2" in [c["cell_id"] for c in json.loads((out / "plan.json").read_text())]
     assert json.loads((out / "metadata.json").read_text())["wall_s"] > first_wall  # the sittings added up
+    assert marked_processes(MARKER, str(out)) == []
 
 
+@pytest.mark.shares_cores
 def test_bad_options_are_refused_before_anything_runs(tmp_path):
+    """Each refusal starts no server and no load: nothing here measures."""
     for args, message in [
         (["--concurrency", "ten"], "expected integers"),
         (["--servers", "bogus"], "unknown server 'bogus'"),

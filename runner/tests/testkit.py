@@ -118,6 +118,18 @@ def marked_processes(variable: str, value: str) -> list[psutil.Process]:
     return found
 
 
+def marked_names(variable: str, value: str) -> set[str]:
+    """The names of the live processes whose environment holds variable=value (marked_processes): what a run left
+    running, said in a failure message."""
+    found = set()
+    for proc in marked_processes(variable, value):
+        try:
+            found.add(proc.name())
+        except (psutil.NoSuchProcess, psutil.ZombieProcess):
+            continue
+    return found
+
+
 def run_all_marked(variable: str, value: str, *args: str, timeout_s: float) -> subprocess.CompletedProcess:
     """./runner/run_all.sh ARGS to its end with variable=value in its environment (marked_processes finds what
     it leaves), no input, its output captured."""
