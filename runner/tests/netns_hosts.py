@@ -36,7 +36,6 @@ READY_LIMIT_S = 10.0
 COMMAND_TIMEOUT_S = 10.0
 SUBNET_CANDIDATES = range(200, 255)  # 10.N.0.0/24
 LAB_LETTERS = itertools.cycle(string.ascii_lowercase)
-SUBNETS_IN_USE: set[int] = set()
 
 SSHD_CONFIG = """\
 ListenAddress {address}
@@ -88,8 +87,10 @@ def skip_reason() -> str | None:
     return None
 
 
-def pick_subnet() -> int:
-    """N for 10.N.0.0/24, clear of every route and address this machine has."""
+def claim_subnet() -> tuple[int, str]:
+    """N for 10.N.0.0/24, clear of every route and address this machine has, and the bridge named after it.
+    Making that bridge is the claim: a name exists once on the machine, so two labs built at the same time (two
+    test processes) never take the same subnet."""
     taken = [
         ipaddress.ip_network(line.split()[0], strict=False)
         for line in sh("ip", "-4", "route", "show", "table", "all").splitlines()
@@ -102,9 +103,16 @@ def pick_subnet() -> int:
     ]
     for n in SUBNET_CANDIDATES:
         subnet = ipaddress.ip_network(f"10.{n}.0.0/24")
-        if n not in SUBNETS_IN_USE and not any(subnet.overlaps(other) for other in taken):
-            SUBNETS_IN_USE.add(n)
-            return n
+        if any(subnet.overlaps(other) for other in taken):
+            continue
+        bridge = f"cbnet{n}"
+        made = subprocess.run(
+            ["ip", "link", "add", bridge, "type", "bridge"], capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S
+        )
+        if made.returncode == 0:
+            return n, bridge
+        if "exists" not in made.stderr:
+            raise RuntimeError(f"ip link add {bridge} type bridge failed ({made.returncode}): {made.stderr.strip()}")
     raise RuntimeError("no free 10.N.0.0/24 for the test hosts")
 
 
@@ -137,14 +145,16 @@ class NetnsLab:
     """Namespaces `names` (sshd in each but `without_sshd`) on a fresh bridge. Use as a context manager."""
 
     def __init__(self, names: list[str], without_sshd: tuple[str, ...] | list[str] = ()):
-        self.prefix = f"cb{os.getpid() % 100000}{next(LAB_LETTERS)}"  # + 2 characters: <= 15 for links
+        # the whole pid (at most 7 digits): labs of two test processes never share a name; links add <= 3 (<= 15)
+        self.prefix = f"cb{os.getpid()}{next(LAB_LETTERS)}"
         self.names = [*names, *without_sshd]
         self.without_sshd = set(without_sshd)
-        self.bridge = f"{self.prefix}br"
+        self.bridge: str | None = None
+        self.bridge_index: int | None = None  # the name passes to another lab once freed; the index is not reused
         self.subnet: int | None = None
         self.work: Path | None = None
         self.hosts: dict[str, NetnsHost] = {}
-        self.sshd_before = sshd_pids()  # any sshd beyond these at the end is a leftover of ours
+        self.netns_inodes: set[int] = set()  # what the lab's processes, sshd and its sessions among them, run in
 
     def __enter__(self) -> NetnsLab:
         try:
@@ -167,8 +177,8 @@ class NetnsLab:
 
     def build(self) -> None:
         self.work = Path(tempfile.mkdtemp(prefix="cbnetns-"))
-        self.subnet = pick_subnet()
-        sh("ip", "link", "add", self.bridge, "type", "bridge")
+        self.subnet, self.bridge = claim_subnet()
+        self.bridge_index = int(Path("/sys/class/net", self.bridge, "ifindex").read_text())
         sh("ip", "addr", "add", f"10.{self.subnet}.0.1/24", "dev", self.bridge)
         sh("ip", "link", "set", self.bridge, "up")
         for index, name in enumerate(self.names, start=2):
@@ -196,6 +206,7 @@ class NetnsLab:
         )
         sh("ip", "netns", "add", host.namespace)
         self.hosts[name] = host  # from here on, teardown removes it
+        self.netns_inodes.add(Path("/run/netns", host.namespace).stat().st_ino)
         sh("ip", "link", "add", host.veth_outside, "type", "veth", "peer", "name", host.veth_inside)
         sh("ip", "link", "set", host.veth_inside, "netns", host.namespace)
         sh("ip", "link", "set", host.veth_outside, "master", self.bridge, "up")
@@ -284,30 +295,35 @@ class NetnsLab:
             # the kernel frees a deleted namespace's links later, asynchronously: delete the pair ourselves
             subprocess.run(["ip", "link", "del", host.veth_outside], capture_output=True, timeout=COMMAND_TIMEOUT_S)
             subprocess.run(["ip", "netns", "del", host.namespace], capture_output=True, timeout=COMMAND_TIMEOUT_S)
-        subprocess.run(["ip", "link", "del", self.bridge], capture_output=True, timeout=COMMAND_TIMEOUT_S)
-        SUBNETS_IN_USE.discard(self.subnet)
+        if self.bridge is not None:
+            subprocess.run(["ip", "link", "del", self.bridge], capture_output=True, timeout=COMMAND_TIMEOUT_S)
         if self.work is not None:
             shutil.rmtree(self.work, ignore_errors=True)
 
     def leftovers(self) -> list[str]:
-        """What of this lab still exists: namespaces, links, sshd processes, files. Empty after teardown."""
+        """What of this lab still exists: namespaces, links (its bridge among them), processes still in one of its
+        namespaces (sshd or its sessions, what ran over SSH), files. Empty after teardown. Only the lab's own
+        names and namespaces are looked at, so another lab built beside it is never counted."""
         found = [line for line in sh("ip", "netns", "list").splitlines() if line.startswith(self.prefix)]
-        found += [
-            line.split(":")[1].strip()
-            for line in sh("ip", "-o", "link").splitlines()
-            if line.split(":")[1].strip().startswith(self.prefix)
-        ]
-        found += [f"sshd pid {pid}" for pid in sshd_pids() - self.sshd_before]
+        for line in sh("ip", "-o", "link").splitlines():
+            index, link = int(line.split(":")[0]), line.split(":")[1].strip().split("@")[0]
+            if link.startswith(self.prefix) or (index, link) == (self.bridge_index, self.bridge):
+                found.append(link)
+        found += processes_in(self.netns_inodes)
         return found + ([str(self.work)] if self.work and self.work.exists() else [])
 
 
-def sshd_pids() -> set[int]:
-    """Every running sshd: our listeners and their per-connection children ("sshd: root@notty")."""
-    return {
-        p.pid
-        for p in psutil.process_iter(["name", "status"])
-        if p.info["name"] == "sshd" and p.info["status"] != psutil.STATUS_ZOMBIE
-    }
+def processes_in(netns_inodes: set[int]) -> list[str]:
+    """The live processes whose network namespace is one of these (a zombie has none to read, and runs nothing)."""
+    found = []
+    for proc in psutil.process_iter(["name"]):
+        try:
+            link = os.readlink(f"/proc/{proc.pid}/ns/net")  # "net:[inode]"
+        except OSError:
+            continue
+        if int(link.split("[")[1].rstrip("]")) in netns_inodes:
+            found.append(f"{proc.info['name']} pid {proc.pid}")
+    return found
 
 
 def kill_everything_in(namespace: str) -> None:

@@ -85,6 +85,7 @@ def stopped_within(proc: subprocess.Popen, limit_s: float) -> int:
         pytest.fail(f"the holder did not stop within {limit_s:g} s of the signal; its stacks:\n{stderr[-4000:]}")
 
 
+@pytest.mark.shares_cores
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_holder_stops_on_a_signal_and_closes_everything(tmp_path, sig):
     with running("tornado", backlog=1024) as server:

@@ -21,6 +21,9 @@ from crossbench.hosts import HostsError, SshError, SshHost, check_hosts, load_ho
 from crossbench.hosts.preflight import measure_link, remote_facts
 
 pytestmark = pytest.mark.live
+# What a command, a tether or the preflight did shares the cores; a round trip, a clock offset, a netem delay and
+# a heartbeat's few seconds are timed, and run alone.
+shares_cores = pytest.mark.shares_cores
 
 GONE_WITHIN_S = 5.0
 
@@ -65,12 +68,14 @@ def test_a_command_runs_in_the_host_through_the_master(netns_lab, server, report
     )
 
 
+@shares_cores
 def test_arguments_reach_the_host_exactly_as_given(server):
     done = server.run(["printf", "%s|", "a b", "it's", "$HOME", "*", ""], timeout_s=10)
     assert done.stdout == "a b|it's|$HOME|*||"
     assert server.run(["cat"], timeout_s=10, input="through stdin\n").stdout == "through stdin\n"
 
 
+@shares_cores
 def test_a_host_without_sshd_is_refused_naming_it(netns_lab):
     down = hosts_of(netns_lab, {"server": "down"}).server
     ssh = SshHost(down, netns_lab.ssh_config)
@@ -79,6 +84,7 @@ def test_a_host_without_sshd_is_refused_naming_it(netns_lab):
     assert ssh.master.returncode is not None  # reaped, nothing left
 
 
+@shares_cores
 def test_close_ends_the_master(netns_lab):
     hosts = hosts_of(netns_lab, {"db": "db"})
     with SshHost(hosts.db, hosts.ssh_config) as ssh:
@@ -91,6 +97,7 @@ def test_close_ends_the_master(netns_lab):
         ssh.run(["true"], timeout_s=5)
 
 
+@shares_cores
 def test_the_tethered_command_dies_when_the_local_ssh_is_killed(server):
     duration = marker()
     local_ssh = server.start_tethered(["sleep", duration])
@@ -103,6 +110,7 @@ def test_the_tethered_command_dies_when_the_local_ssh_is_killed(server):
     assert gone_within(sleeper) and gone_within(tether)
 
 
+@shares_cores
 def test_the_tethered_command_dies_when_the_connection_dies_on_the_host(netns_lab):
     hosts = hosts_of(netns_lab, {"db": "db"})
     with SshHost(hosts.db, hosts.ssh_config) as ssh:
@@ -130,6 +138,7 @@ def test_the_tethered_command_dies_when_the_network_is_lost():
             local_ssh.wait()
 
 
+@shares_cores
 def test_closing_stdin_stops_the_command_gracefully_and_returns_its_status(server):
     duration = marker()
     local_ssh = server.start_tethered(["sleep", duration], grace_s=2)
@@ -171,12 +180,14 @@ def test_preflight_passes_and_measures_clocks_and_round_trips(netns_lab, report_
     )
 
 
+@shares_cores
 def test_preflight_refuses_a_host_without_sshd(netns_lab):
     hosts = hosts_of(netns_lab, {"server": "server", "db": "down"})
     with pytest.raises(HostsError, match=rf"cannot reach every host over SSH:\n  {hosts.db.label}: .*refused"):
         check_hosts(hosts, {"server": [], "db": []}, window_s=20)
 
 
+@shares_cores
 def test_preflight_refuses_a_missing_tool_and_a_missing_checkout(netns_lab):
     hosts = hosts_of(netns_lab, {"server": "server", "loadgen": ["load"]}, project_dirs={"load": "/nowhere"})
     with pytest.raises(HostsError) as refused:
@@ -186,6 +197,7 @@ def test_preflight_refuses_a_missing_tool_and_a_missing_checkout(netns_lab):
     assert f"{hosts.loadgen[0].label}: no project checkout at /nowhere" in message
 
 
+@shares_cores
 def test_the_hosts_facts(server):
     facts = remote_facts(server, ["python3", "cb-no-such-tool"])
     assert facts["cores"] == os.cpu_count() and facts["kernel"] == platform.release()
@@ -207,6 +219,7 @@ def test_a_netem_delay_shows_in_the_round_trip(report_figure):
     assert after >= before + 4
 
 
+@shares_cores
 def test_everything_is_removed_also_when_the_test_fails():
     lab = lab_or_skip(["solo"])
     with contextlib.ExitStack() as ours:  # the master and the local ssh, closed only after the lab

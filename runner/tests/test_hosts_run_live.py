@@ -1,13 +1,19 @@
 """run_all.sh --hosts with roles on hosts of their own: network namespaces running sshd (tests/netns_hosts.py).
 The cells must read what a single-host run reads, several load hosts must merge into one cell (wrk, oha, ab, seed
 000's background), every role may have its own host, the setup must copy the checkout there, and a lost SSH
-connection or Ctrl-C must leave nothing running on any host."""
+connection or Ctrl-C must leave nothing running on any host.
+
+The tests of what a run does (a lost connection, Ctrl-C, the setup's copy, every role placed, connections held from
+a load host) share the cores: they assert no figure, launch each point once and look for what a run left only in
+their own lab's namespaces. The ones that check figures against a truth (a delay's latency, an open loop's rate,
+ab's answers, head-of-line blocking) run alone."""
 
 from __future__ import annotations
 
 import json
 import signal
 import subprocess
+from pathlib import Path
 
 import psutil
 import pytest
@@ -17,6 +23,7 @@ from testkit import descendants, measure_samples, options, records, wait_until
 from crossbench import paths
 
 pytestmark = pytest.mark.live
+shares_cores = pytest.mark.shares_cores
 
 CELL = [
     "--experiment",
@@ -46,9 +53,9 @@ def run_all(out, *extra: str, timeout_s: float = 180) -> subprocess.CompletedPro
     )
 
 
-def running_load() -> list[psutil.Process]:
-    """The closed-loop generators running: wrk, or oha for a delayed cell's held window."""
-    return [p for p in psutil.process_iter(["name"]) if p.info["name"] in ("wrk", "oha")]
+def running_load(namespace: str) -> list[str]:
+    """The closed-loop generators running on a lab host: wrk, or oha for a delayed cell's held window."""
+    return [name for name in busy(namespace) if name in ("wrk", "oha")]
 
 
 @pytest.fixture(scope="module")
@@ -57,13 +64,17 @@ def lab():
         yield made
 
 
+@shares_cores
 def test_a_lost_ssh_connection_fails_the_cell_and_leaves_nothing_behind(lab, tmp_path):
-    before = {p.pid for p in running_load()}
+    """No warm-up: the master is killed a second into the measured window, where the lost connection must fail
+    the cell and leave neither the generator nor its tether on the load host; the window's length only outlasts
+    the kill."""
     out = tmp_path / "lost"
+    load_host = lab.hosts["load1"].namespace
     proc = subprocess.Popen(
         [
             str(paths.RUNNER / "run_all.sh"),
-            *CELL,
+            *options(CELL, "--warmup", "0"),
             "--out",
             str(out),
             "--duration",
@@ -76,7 +87,7 @@ def test_a_lost_ssh_connection_fails_the_cell_and_leaves_nothing_behind(lab, tmp
         text=True,
     )
     try:
-        wait_until(lambda: {p.pid for p in running_load()} - before, 30, "the load generator to start on the load host")
+        wait_until(lambda: running_load(load_host), 30, "the load generator to start on the load host")
         wait_until(lambda: measure_samples(out) >= 4, 30, "a second into the measured window")
         masters = [
             p
@@ -93,8 +104,7 @@ def test_a_lost_ssh_connection_fails_the_cell_and_leaves_nothing_behind(lab, tmp
     (record,) = records(out)
     assert record["status"] == "failed" and lab.hosts["load1"].address in record["error"], record
     assert "SSH connection was lost" in record["error"], record["error"]
-    wait_until(lambda: not ({p.pid for p in running_load()} - before), 10, "the load generator to end on the load host")
-    assert not [p for p in psutil.process_iter(["cmdline"]) if "tether.py" in " ".join(p.info["cmdline"] or [])]
+    wait_until(lambda: not busy(load_host), 10, lambda: f"the load host to be left with nothing: {busy(load_host)}")
 
 
 def test_the_quick_experiment_with_server_and_load_on_hosts_of_their_own_reads_the_delay(tmp_path, report_figure):
@@ -161,13 +171,16 @@ def test_the_quick_experiment_with_server_and_load_on_hosts_of_their_own_reads_t
     assert len(found["network"]) == 2 and all(link["rtt_ms"] is not None for link in found["network"])
 
 
+@shares_cores
 def test_ctrl_c_leaves_nothing_on_the_server_and_load_hosts(tmp_path):
+    """No warm-up: Ctrl-C comes once the server and wrk both run on their hosts, and must leave nothing on either;
+    the window's length only outlasts the signal."""
     with lab_or_skip(["server", "load1"]) as lab:
         hosts = lab.hosts_file({"server": "server", "loadgen": ["load1"]})
         proc = subprocess.Popen(
             [
                 str(paths.RUNNER / "run_all.sh"),
-                *CELL,
+                *options(CELL, "--warmup", "0"),
                 "--out",
                 str(tmp_path / "stopped"),
                 "--duration",
@@ -208,7 +221,10 @@ def busy(namespace: str) -> list[str]:
     return [name for name in names if name != "sshd"]
 
 
+@shares_cores
 def test_setup_copies_the_checkout_and_the_run_uses_the_hosts_own_copy(tmp_path):
+    """wrk's least window without a warm-up: the cell only has to run on the host's own copy of the Lua script
+    and end ok, which a copy that is missing or not used fails at any length."""
     with lab_or_skip(["load1"]) as lab:
         project = tmp_path / "elsewhere"  # the host's project_dir: not this checkout
         hosts = lab.hosts_file({"loadgen": ["load1"]}, {"load1": str(project)})
@@ -227,17 +243,19 @@ def test_setup_copies_the_checkout_and_the_run_uses_the_hosts_own_copy(tmp_path)
         out = tmp_path / "run"
         # the static cell: wrk with the host's own copy of the project's Lua script (a delayed cell's held window
         # runs oha from the tools cache)
-        done = run_all(out, "--duration", "2s", "--hosts", str(hosts), "--groups", "static")
+        done = run_all(out, "--duration", "1s", "--warmup", "0", "--hosts", str(hosts), "--groups", "static")
         assert done.returncode == 0, done.stderr[-2000:]
     (record,) = records(out)
     assert record["status"] == "ok", record.get("error")
     assert str(project / "runner" / "lua" / "report.lua") in record["loadgen_hosts"][0]["command"]
 
 
-def test_database_server_proxy_and_load_each_on_a_host_of_their_own(tmp_path, report_figure):
+@shares_cores
+def test_database_server_proxy_and_load_each_on_a_host_of_their_own(tmp_path):
     """uvicorn alone, a stack whose groups reach every role (a pool starved on the database host, nginx on a
     host of its own, PgBouncer beside the server); the other stacks take the same roads on one host in
-    test_seed004_live.py, so here they would add cells and no road."""
+    test_seed004_live.py, so here they would add cells and no road. It measures nothing (its 1 s cells' rates,
+    read beside other tests, would mean nothing): test_seed004_live.py holds seed 004's figures."""
     roles = ("server", "db", "proxy", "load1")
     with lab_or_skip(list(roles)) as lab:
         hosts = lab.hosts_file({"server": "server", "db": "db", "proxy": "proxy", "loadgen": ["load1"]})
@@ -292,14 +310,6 @@ def test_database_server_proxy_and_load_each_on_a_host_of_their_own(tmp_path, re
     }
     assert set(network) == {("loadgen", "proxy"), ("proxy", "server"), ("server", "db")}
     assert all(link["rtt_ms"] is not None for link in network.values())
-    report_figure(
-        "every role on its own host: "
-        + ", ".join(
-            f"{r['setting']}{' via nginx' if r['proxy'] else ''} {r['endpoint']} pool {r['db_connections_total']} "
-            f"{r['rps']:.0f} req/s"
-            for r in cells.values()
-        )
-    )
 
 
 def test_an_open_loop_cell_from_two_load_hosts_offers_the_whole_rate_and_merges_every_request(lab, tmp_path):
@@ -382,18 +392,33 @@ def test_seed000s_probe_from_here_meets_the_background_from_two_load_hosts(lab, 
     assert free["latency_ms"]["p99"] < 50 < blocked["latency_ms"]["p50"], (free["latency_ms"], blocked["latency_ms"])
 
 
+def held_for_a_second(tmp_path) -> Path:
+    """seed003-quick with every group's hold after the ramp cut to 1 s (the ramp, which the RSS fit reads, kept)."""
+    text = (paths.EXPERIMENTS / "seed003-quick.toml").read_text()
+    assert text.count(" hold_s = 5,") == 2, "seed003-quick.toml no longer holds 5 s in each of its two groups"
+    copy = tmp_path / "seed003-quick.toml"
+    copy.write_text(text.replace(" hold_s = 5,", " hold_s = 1,"))
+    return copy
+
+
+@shares_cores
 def test_seed003s_connections_held_from_a_load_host_on_a_server_of_its_own(tmp_path):
+    """One second held after the ramp and no idle warm-up: every connection is held, counted on the server's host
+    and its series fetched back from the load host however long they are held; the held figures' truth is
+    test_hold_live.py's seed003-quick run."""
     with lab_or_skip(["server", "load1"]) as lab:
         out = tmp_path / "hold"
         done = subprocess.run(
             [
                 str(paths.RUNNER / "run_all.sh"),
                 "--experiment",
-                "seed003-quick",
+                str(held_for_a_second(tmp_path)),
                 "--groups",
                 "hold",
                 "--servers",
                 "tornado",
+                "--warmup",
+                "0",
                 "--out",
                 str(out),
                 "--no-analysis",
