@@ -152,8 +152,9 @@ def test_the_quick_experiment_with_server_and_load_on_hosts_of_their_own_reads_t
         assert away["requests"] == sum(h["requests"] for h in per_host) and all(h["requests"] for h in per_host)
         assert all(h["cpu_percent"] is not None and -5 < h["start_late_ms"] < 200 for h in per_host), per_host
         if away["delay_ms"]:  # not the efficiency ratio: a 5 s window takes or misses its last answers by
-            # chance (CI read 1.106 and 1.056 for one cell); the latency ratio has no such edge
-            assert 1.0 <= away["latency_ratio"] < 1.06, (cell_id, away["latency_ratio"])
+            # chance; the latency ratio has no such edge. 40 clients on the delay read it within a tenth (a reading
+            # that counted the hosts' round trips or the ramp would not: twice the delay, or several times it)
+            assert 1.0 <= away["latency_ratio"] < 1.10, (cell_id, away["latency_ratio"])
         else:
             assert away["rps"] > 100 and away["in_flight"] <= 40 * 1.02, away
         report_figure(
