@@ -26,6 +26,7 @@ EXPECT_KEYS = ("status", "body_contains", "json_key")
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 JSON_TYPE = "application/json"
 MIX = "mix"  # the group whose cells send the whole file, each request chosen by its weight
+MIX_ENDPOINT = "/*"  # the mix group's endpoint: every request of the file (a point id reads it as "mix")
 OPTION = "declared_requests"  # the group option (and so the cell plan's) holding the requests its cells send
 
 
@@ -148,3 +149,11 @@ def declared(options: dict | None) -> list[dict]:
 def plain_get(request: dict) -> bool:
     """A GET with no headers and no body: what every load generator can send."""
     return request["method"] == "GET" and not request["headers"] and request["body"] is None
+
+
+def user_endpoints(run: dict) -> list[str]:
+    """The endpoints a run's [run] paths and [run] requests name, to register as the user's
+    (endpoints.declare_user): a planned run, a resumed one and the analysis alike."""
+    requests = run.get("requests") or []
+    found = [*(run.get("paths") or []), *(r["path"] for r in requests if isinstance(r, dict) and "path" in r)]
+    return [*dict.fromkeys(found), *([MIX_ENDPOINT] if requests else [])]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from crossbench import workload
+from crossbench import workload, workload_answers
 from crossbench.loadgen import wrk_requests
 from crossbench.plan import experiment
 from crossbench.plan.cellplan import plan_from_dict
@@ -156,3 +156,46 @@ def test_the_requests_table_quotes_every_byte_lua_would_read_otherwise():
         chunk
         == 'return {\n  { method = "PUT", path = "/p", headers = { ["X-A"] = "v" }, body = nil, weight = 2.0 },\n}\n'
     )
+
+
+def declared_answer(**expect) -> dict:
+    return {
+        "name": "order",
+        "method": "POST",
+        "path": "/o",
+        "headers": {},
+        "body": "{}",
+        "weight": 1,
+        "expect": {"status": None, "body_contains": None, "json_key": None, **expect},
+    }
+
+
+@pytest.mark.parametrize(
+    "expect, status, body, said",
+    [
+        ({}, 503, b"busy" * 100, "order (POST /o) answered 503 where 2xx was declared; its body begins: '"),
+        ({"status": 201}, 200, b"{}", "answered 200 where 201 was declared"),
+        ({"body_contains": "id"}, 200, b"nothing", "answered 200 where a body containing 'id' was declared"),
+        ({"json_key": "a.b"}, 200, b'{"a": {"c": 1}}', "where a JSON body with key 'a.b' was declared"),
+        ({"json_key": "a"}, 200, b"not json", "where a JSON body with key 'a' was declared"),
+    ],
+)
+def test_an_answer_not_as_declared_is_one_line_with_name_status_and_the_body_s_first_200_bytes(
+    expect, status, body, said
+):
+    problem = workload_answers.problem(declared_answer(**expect), status, body, "")
+    assert said in problem and "\n" not in problem
+    assert problem.endswith(repr(body[:200].decode()))
+
+
+def test_an_answer_as_declared_is_no_problem():
+    body = b'{"a": {"b": [1]}, "id": 3}'
+    assert workload_answers.problem(declared_answer(json_key="a.b", body_contains='"id"'), 200, body, "") is None
+    assert workload_answers.problem(declared_answer(status=404), 404, b"", "") is None
+    assert "got no answer (refused)" in workload_answers.problem(declared_answer(), None, b"", "refused")
+
+
+def test_a_run_s_user_endpoints_are_its_paths_its_requests_and_the_mix():
+    run = {"paths": ["/a"], "requests": workload.read(EXAMPLE)}
+    assert workload.user_endpoints(run) == ["/a", "/get?source=crossbench", "/post", "/status/200", "/*"]
+    assert workload.user_endpoints({"paths": ["/a"]}) == ["/a"]

@@ -246,7 +246,7 @@ def recorded(config: dict) -> Experiment:
     run and its decisions read: a resolved one's own, checked when it was resolved; a recorded one typed here, the
     defaults of [run] keys it predates filled in. Its declared servers are registered again (a resumed run)."""
     servers.declare(config, f"the recorded experiment {config.get('name')}")
-    endpoints.declare_user(user_paths.user_endpoints(config.get("run", {})))
+    endpoints.declare_user(workload.user_endpoints(config.get("run", {})))
     if isinstance(config, Resolved):
         return config.experiment
     return typed({**config, "run": {**RUN_DEFAULTS, **config.get("run", {})}})

@@ -11,7 +11,6 @@ from crossbench.servers import DB_ENDPOINTS, SettingsError
 from crossbench.stats import MIN_LAUNCHES
 from crossbench_contract.delay import MAX_DELAY_MS
 
-from . import user_paths
 from .experiment_schema import (
     ALL_ENDPOINTS,
     ANALYSIS_KEYS,
@@ -263,7 +262,7 @@ def declare_paths(config: dict, fail) -> None:
     requests = config.get("run", {}).get("requests") or []
     if not isinstance(requests, list) or not all(isinstance(r, dict) and "path" in r for r in requests):
         fail("[run] requests is a recorded workload (a list of requests, each with its path): give --workload FILE")
-    endpoints.declare_user(user_paths.user_endpoints(config.get("run", {})))
+    endpoints.declare_user(workload.user_endpoints(config.get("run", {})))
     for group in config.get("group", []):
         if problem := sendable(ADAPTERS.get(config.get("run", {}).get("loadgen")), group):
             fail(problem)

@@ -5,7 +5,7 @@ same endpoint's C=1 point (figures/service_time.py), so every group measures C=1
 
 `--workload FILE` (crossbench.workload) does the same per request kind, each group's cells sending that request
 as declared (its method, headers and body), plus one group `mix` whose cells send the whole file, each request
-chosen by its weight; the mix's endpoint is MIX_ENDPOINT, a name that is no path (its ratios against the mix's
+chosen by its weight; the mix's endpoint is workload.MIX_ENDPOINT, a name that is no path (its ratios against the mix's
 own C=1 point). Latency per request kind comes from the kinds' groups: the mix cell's figures are the mix's.
 
 Its recorded form is the configuration's `[run] paths` or `[run] requests`, and these groups, each kind's request
@@ -19,7 +19,6 @@ import re
 from crossbench import workload
 from crossbench.endpoints import SERVICE_CONCURRENCY
 
-MIX_ENDPOINT = "/*"  # the mix group's endpoint: every request of the file (a point id reads it as "mix")
 KEPT = ("kind", "concurrency", "options", "pipeline")  # what each path's group takes of the template
 
 
@@ -53,7 +52,7 @@ def measure_workload(config: dict, requests: list[dict]) -> None:
         group = swept(config, template, group_name(request["name"], taken), request["path"])
         group["options"] = {**group.get("options", {}), workload.OPTION: [request]}
         made.append(group)
-    mix = swept(config, template, workload.MIX, MIX_ENDPOINT)
+    mix = swept(config, template, workload.MIX, workload.MIX_ENDPOINT)
     mix["options"] = {**mix.get("options", {}), workload.OPTION: list(requests)}
     config["run"]["requests"] = list(requests)
     config["group"] = [*made, mix]
@@ -71,10 +70,3 @@ def swept(config: dict, template: dict, name: str, endpoint: str) -> dict:
     group["name"] = name
     group["endpoint"] = {server: endpoint for server in config["run"]["servers"]}
     return group
-
-
-def user_endpoints(run: dict) -> list[str]:
-    """The endpoints a run's [run] paths and [run] requests name (registered as the user's: endpoints.declare_user)."""
-    requests = run.get("requests") or []
-    found = [*(run.get("paths") or []), *(r["path"] for r in requests if isinstance(r, dict) and "path" in r)]
-    return [*dict.fromkeys(found), *([MIX_ENDPOINT] if requests else [])]
