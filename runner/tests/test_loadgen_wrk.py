@@ -311,7 +311,7 @@ def test_live_declared_requests_arrive_as_declared_by_weight_with_statuses_merge
     total = sum(sent.values())
     tolerance = 5 * (0.6 * 0.4 / total) ** 0.5  # five binomial standard deviations
     assert abs(kinds[("POST", "/b")] / total - 0.6) < tolerance, kinds
-    statuses = result.extra["statuses"]
+    statuses = result.extra["status_counts"]
     assert set(statuses) == {"200", "404"}
     assert statuses["404"] == result.errors["non_2xx"]
     assert sum(statuses.values()) == result.requests  # both threads' counts, merged in done()
@@ -322,4 +322,14 @@ def test_live_declared_requests_arrive_as_declared_by_weight_with_statuses_merge
 def test_live_statuses_are_not_counted_without_declared_requests(counting_server, tmp_path):
     need("wrk")
     result = wrk.run(LoadSpec(urls=(counting_server.url("/a"),), concurrency=2, duration_s=1, timeout_s=2), tmp_path)
-    assert result.extra["statuses"] is None and result.requests > 20
+    assert result.extra["status_counts"] is None and result.requests > 20
+
+
+def test_the_answers_per_status_are_read_from_wrk_json_and_added_over_load_hosts():
+    data = json.loads((FIXTURES / "recovered_c1_static" / "wrk.json").read_text())
+    counted = wrk.parse(json.dumps({**data, "statuses": {"200": 7, "404": 2}}))
+    assert counted.extra["status_counts"] == {"200": 7, "404": 2}
+    assert wrk.parse(json.dumps(data)).extra["status_counts"] is None  # a run that counted none
+    other = wrk.parse(json.dumps({**data, "statuses": {"200": 1, "503": 4}}))
+    merged = wrk.merge_hosts([("a", counted, None), ("b", other, None)])
+    assert merged.extra["status_counts"] == {"200": 8, "404": 2, "503": 4}

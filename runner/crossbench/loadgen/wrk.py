@@ -195,8 +195,13 @@ def merge_hosts(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult
     if broken:
         worst = max((r.latency_ms.get("max") or 0 for _, r, _ in parts), default=None)
         one = merge.merged(parts, {"mean": None, "p50": None, "p90": None, "p99": None, "max": worst})
-        return dataclasses.replace(one, latency_method="none", extra={**one.extra, "latency_invalid": broken[0]})
-    return merge.merged(parts, latency_ms_of(added([histogram_of(r) for _, r, _ in parts])))
+        return dataclasses.replace(
+            one,
+            latency_method="none",
+            extra={**one.extra, "latency_invalid": broken[0], "status_counts": merge.status_counts(parts)},
+        )
+    one = merge.merged(parts, latency_ms_of(added([histogram_of(r) for _, r, _ in parts])))
+    return dataclasses.replace(one, extra={**one.extra, "status_counts": merge.status_counts(parts)})
 
 
 def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
@@ -246,7 +251,7 @@ def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
         extra={
             "latency_us": latency,
             "thread_rps": data.get("thread_rps"),
-            "statuses": data.get("statuses"),  # answers per status: with declared requests only (report.lua)
+            "status_counts": data.get("statuses"),  # answers per status: with declared requests only (report.lua)
             "non_2xx_counts": "status > 399 only (wrk ignores 3xx)",
             **(
                 {"latency_invalid": why}

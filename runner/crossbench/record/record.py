@@ -140,8 +140,8 @@ MEASURED = {
     "loadgen_reported_latency_ms": "the load generator's own latency figures where they are not latency_ms (wrk's, "
     "with its synthetic samples), kept for audit; else null",
     "loadgen_status_counts": "answers per HTTP status ({\"200\": n, \"503\": m}) in the load generator's run: "
-    "wrk counts them in report.lua's response() for a cell with declared requests (a workload file) or when "
-    "CROSSBENCH_WRK_STATUSES=1, as that costs it throughput; else null",
+    "oha and k6 count them from their per-request rows; wrk in report.lua's response(), only for a cell with "
+    "declared requests (a workload file) or when CROSSBENCH_WRK_STATUSES=1, as that costs it throughput; else null",
     "loadgen_version": "the tool's own version",
     "loadgen_command": "the exact argv run",
     "threads_peak": "most threads of the server's process tree",
