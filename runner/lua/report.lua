@@ -58,8 +58,8 @@ function init(args)
    math.randomseed(os.time() * 1000 + (thread_number or 0))
 
    if #reqs == 1 then
-      if depth > 1 then                            -- as wrk's scripts/pipeline.lua
-         local batch = string.rep(reqs[1], depth)
+      if depth > 1 or cumulative then              -- as wrk's scripts/pipeline.lua; a declared request has its
+         local batch = string.rep(reqs[1], depth)  -- own method, headers and body, not the URL's GET
          request = function() return batch end
       end                                          -- else: no request(), wrk's static request
       return

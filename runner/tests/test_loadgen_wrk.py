@@ -333,3 +333,13 @@ def test_the_answers_per_status_are_read_from_wrk_json_and_added_over_load_hosts
     other = wrk.parse(json.dumps({**data, "statuses": {"200": 1, "503": 4}}))
     merged = wrk.merge_hosts([("a", counted, None), ("b", other, None)])
     assert merged.extra["status_counts"] == {"200": 8, "404": 2, "503": 4}
+
+
+@pytest.mark.live
+def test_live_one_declared_request_is_sent_as_declared_not_as_the_url_s_get(counting_server, tmp_path):
+    need("wrk")
+    declared = ({"method": "PUT", "path": "/b", "headers": {"X-Kind": "b"}, "body": "x=1", "weight": 1},)
+    spec_ = LoadSpec(urls=(counting_server.url("/b"),), concurrency=2, duration_s=1, timeout_s=2, requests=declared)
+    result = wrk.run(spec_, tmp_path)
+    assert set(counting_server.seen.sent) == {("PUT", "/b", "x=1", "b")}
+    assert result.extra["status_counts"] == {"200": result.requests} and result.requests > 20
