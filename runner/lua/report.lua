@@ -2,45 +2,86 @@
 -- that writes wrk's own summary as one JSON object for crossbench/loadgen/wrk.py to read.
 --
 -- Script arguments (after "--" on wrk's command line):  <pipeline depth> <path> [<path> ...]
+--                                                  or  <pipeline depth> @<requests file>
+-- A requests file (a workload file's requests, rendered by crossbench/loadgen/wrk_requests.py) is a Lua chunk
+-- returning { { method =, path =, headers = {}, body =, weight = }, ... }: each sent with wrk.format() (wrk's -H
+-- headers under its own), each chosen by its weight. With one, each thread counts its answers per status in
+-- response() and done() merges the threads' counts ("statuses"); response() makes wrk parse every answer's
+-- headers and body, which costs it throughput, so it is installed only then or when CROSSBENCH_WRK_STATUSES=1.
 -- Environment:  CROSSBENCH_WRK_JSON = the file done() writes (stdout when unset);
 --               CROSSBENCH_WRK_CONNECTIONS, CROSSBENCH_WRK_PIPELINE = -c and the depth, written beside wrk's
 --               summary so its coordinated-omission correction can be undone from the JSON alone (done() runs
 --               in wrk's main Lua state, which never sees init()'s arguments).
 -- Headers given with -H (e.g. "Connection: close") are in wrk.headers, so wrk.format() sends them.
 
-local threads = 0
+local threads = {}
 
 function setup(thread)
-   threads = threads + 1
-   thread:set("thread_number", threads)   -- each thread gets its own random seed below
+   threads[#threads + 1] = thread
+   thread:set("thread_number", #threads)  -- each thread gets its own random seed below
+end
+
+local function declared(file)
+   local reqs, cumulative, total = {}, {}, 0
+   for i, r in ipairs(dofile(file)) do
+      local headers = {}
+      for k, v in pairs(wrk.headers) do headers[k] = v end
+      for k, v in pairs(r.headers or {}) do headers[k] = v end
+      reqs[i] = wrk.format(r.method, r.path, headers, r.body)
+      total = total + r.weight
+      cumulative[i] = total
+   end
+   return reqs, cumulative, total
+end
+
+local function count_statuses()
+   statuses = {}
+   response = function(status)
+      statuses[status] = (statuses[status] or 0) + 1
+   end
 end
 
 function init(args)
    local depth = tonumber(args[1]) or 1
-   local reqs = {}
-   for i = 2, #args do
-      reqs[#reqs + 1] = wrk.format(nil, args[i])
+   local reqs, cumulative, total = {}, nil, nil
+   if args[2] and args[2]:sub(1, 1) == "@" then
+      reqs, cumulative, total = declared(args[2]:sub(2))
+   else
+      for i = 2, #args do
+         reqs[#reqs + 1] = wrk.format(nil, args[i])
+      end
    end
+   if cumulative or os.getenv("CROSSBENCH_WRK_STATUSES") == "1" then count_statuses() end
    if #reqs == 0 then
       reqs[1] = wrk.format()
    end
    math.randomseed(os.time() * 1000 + (thread_number or 0))
 
    if #reqs == 1 then
-      if depth > 1 then                            -- as wrk's scripts/pipeline.lua
-         local batch = string.rep(reqs[1], depth)
+      if depth > 1 or cumulative then              -- as wrk's scripts/pipeline.lua; a declared request has its
+         local batch = string.rep(reqs[1], depth)  -- own method, headers and body, not the URL's GET
          request = function() return batch end
       end                                          -- else: no request(), wrk's static request
       return
    end
 
    local n, random = #reqs, math.random
+   local pick = function() return reqs[random(n)] end
+   if cumulative then                              -- by weight: the first whose running total passes a draw
+      pick = function()
+         local draw = random() * total
+         for i = 1, n do
+            if draw < cumulative[i] then return reqs[i] end
+         end
+         return reqs[n]
+      end
+   end
    if depth == 1 then
-      request = function() return reqs[random(n)] end
+      request = pick
    else
       local batch = {}
       request = function()
-         for i = 1, depth do batch[i] = reqs[random(n)] end
+         for i = 1, depth do batch[i] = pick() end
          return table.concat(batch)
       end
    end
@@ -130,12 +171,33 @@ local function histogram(s)
    return "[" .. table.concat(pairs_, ", ") .. "]"
 end
 
+-- Every thread's answers per status added up (each thread's own table, read through thread:get), or null when
+-- no thread counted them.
+local function merged_statuses()
+   local counts, keys, seen = {}, {}, false
+   for _, thread in ipairs(threads) do
+      local own = thread:get("statuses")
+      if type(own) == "table" then
+         seen = true
+         for status, n in pairs(own) do
+            local key = tostring(status)
+            if not counts[key] then keys[#keys + 1] = key end
+            counts[key] = (counts[key] or 0) + n
+         end
+      end
+   end
+   if not seen then return "null" end
+   table.sort(keys)
+   return object(keys, counts)
+end
+
 function done(summary, latency, requests)
    local e = summary.errors
    local latency_us = stats(latency, true)
    latency_us = latency_us:sub(1, -2) .. ', "histogram": ' .. histogram(latency) .. "}"
    local json = object(
-      { "duration_us", "requests", "bytes", "connections", "pipeline", "errors", "latency_us", "thread_rps" },
+      { "duration_us", "requests", "bytes", "connections", "pipeline", "errors", "latency_us", "thread_rps",
+        "statuses" },
       {
          connections = tonumber(os.getenv("CROSSBENCH_WRK_CONNECTIONS") or ""),
          pipeline    = tonumber(os.getenv("CROSSBENCH_WRK_PIPELINE") or ""),
@@ -145,6 +207,7 @@ function done(summary, latency, requests)
          errors      = object({ "connect", "read", "write", "status", "timeout" }, e),
          latency_us  = latency_us,
          thread_rps  = stats(requests, false),
+         statuses    = merged_statuses(),
       })
    local path = os.getenv("CROSSBENCH_WRK_JSON")
    local out = path and assert(io.open(path, "w")) or io.stdout

@@ -2,8 +2,9 @@
 
 A minimal HTTP/1.x server on tornado's TCPServer, on 127.0.0.1 and a free port, in its own thread.
 It answers 200 on the paths it is given and 404 elsewhere, honours Connection: close / keep-alive,
-and counts what the tools really sent: connections, requests per path, requests carrying
-Connection: close, and how many complete requests each read from a socket held (pipelining).
+and counts what the tools really sent: connections, requests per path, requests per method and path with their
+bodies and the value of an X-Kind header, requests carrying Connection: close, and how many complete requests
+each read from a socket held (pipelining).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ class Seen:
     hits: Counter = field(default_factory=Counter)
     close_requests: int = 0
     batches: list[int] = field(default_factory=list)
+    sent: Counter = field(default_factory=Counter)  # (method, path, body, X-Kind header) of each request
 
     @property
     def requests(self) -> int:
@@ -70,15 +72,19 @@ class CountingServer(TCPServer):
             while True:
                 buffer += await stream.read_bytes(65536, partial=True)
                 heads = []
-                while b"\r\n\r\n" in buffer:  # GET and HEAD only: no bodies to skip
-                    head, buffer = buffer.split(b"\r\n\r\n", 1)
-                    heads.append(head)
+                while b"\r\n\r\n" in buffer:  # each request whole: its head and its Content-Length's body
+                    head, rest = buffer.split(b"\r\n\r\n", 1)
+                    length = content_length(head)
+                    if len(rest) < length:
+                        break
+                    heads.append((head, rest[:length]))
+                    buffer = rest[length:]
                 if not heads:
                     continue
                 self.seen.batches.append(len(heads))
                 answers, keep = [], True
-                for head in heads:
-                    answer, keep = self.answer(head)
+                for head, body in heads:
+                    answer, keep = self.answer(head, body)
                     answers.append(answer)
                     if not keep:
                         break
@@ -89,10 +95,11 @@ class CountingServer(TCPServer):
         except StreamClosedError:
             pass
 
-    def answer(self, head: bytes) -> tuple[bytes, bool]:
+    def answer(self, head: bytes, sent_body: bytes = b"") -> tuple[bytes, bool]:
         lines = head.decode("latin-1").split("\r\n")
-        _method, target, version = lines[0].split(" ")
+        method, target, version = lines[0].split(" ")
         headers = {k.strip().lower(): v.strip().lower() for k, v in (h.split(":", 1) for h in lines[1:] if ":" in h)}
+        self.seen.sent[(method, target.split("?", 1)[0], sent_body.decode("latin-1"), headers.get("x-kind"))] += 1
         connection = headers.get("connection", "")
         keep = "keep-alive" in connection if version == "HTTP/1.0" else "close" not in connection
         path = target.split("?", 1)[0]
@@ -106,6 +113,14 @@ class CountingServer(TCPServer):
             % (len(body), b"keep-alive" if keep else b"close")
             + body
         ), keep
+
+
+def content_length(head: bytes) -> int:
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            return int(value.strip())
+    return 0
 
 
 class ServerThread:

@@ -285,3 +285,61 @@ def test_live_closed_port_raises_with_wrk_message(tmp_path):
     with pytest.raises(LoadgenError, match="unable to connect"):
         wrk.run(LoadSpec(urls=(f"http://127.0.0.1:{port}/",), concurrency=1, duration_s=1, timeout_s=1), tmp_path)
     assert (tmp_path / "wrk.stderr").read_text().startswith("unable to connect")
+
+
+@pytest.mark.live
+def test_live_declared_requests_arrive_as_declared_by_weight_with_statuses_merged(counting_server, tmp_path):
+    """A workload file's requests through report.lua: each method, header and body arrives as declared, each
+    kind about as often as its weight says, and the answers per status are counted across wrk's threads."""
+    need("wrk")
+    declared = (
+        {"method": "GET", "path": "/a", "headers": {"X-Kind": "a"}, "body": None, "weight": 1},
+        {"method": "POST", "path": "/b", "headers": {"X-Kind": "b"}, "body": '{"n":"é \\"q\\"\\n"}', "weight": 3},
+        {"method": "DELETE", "path": "/missing", "headers": {}, "body": None, "weight": 1},
+    )
+    spec_ = LoadSpec(
+        urls=(counting_server.url("/a"),), concurrency=4, duration_s=1, timeout_s=2, threads=2, requests=declared
+    )
+    result = wrk.run(spec_, tmp_path)
+    sent = counting_server.seen.sent
+    kinds = {key[:2]: n for key, n in sent.items()}
+    assert set(sent) == {
+        ("GET", "/a", "", "a"),
+        ("POST", "/b", '{"n":"é \\"q\\"\\n"}'.encode().decode("latin-1"), "b"),
+        ("DELETE", "/missing", "", None),
+    }
+    total = sum(sent.values())
+    tolerance = 5 * (0.6 * 0.4 / total) ** 0.5  # five binomial standard deviations
+    assert abs(kinds[("POST", "/b")] / total - 0.6) < tolerance, kinds
+    statuses = result.extra["status_counts"]
+    assert set(statuses) == {"200", "404"}
+    assert statuses["404"] == result.errors["non_2xx"]
+    assert sum(statuses.values()) == result.requests  # both threads' counts, merged in done()
+    assert result.requests <= total <= result.requests + 4
+
+
+@pytest.mark.live
+def test_live_statuses_are_not_counted_without_declared_requests(counting_server, tmp_path):
+    need("wrk")
+    result = wrk.run(LoadSpec(urls=(counting_server.url("/a"),), concurrency=2, duration_s=1, timeout_s=2), tmp_path)
+    assert result.extra["status_counts"] is None and result.requests > 20
+
+
+def test_the_answers_per_status_are_read_from_wrk_json_and_added_over_load_hosts():
+    data = json.loads((FIXTURES / "recovered_c1_static" / "wrk.json").read_text())
+    counted = wrk.parse(json.dumps({**data, "statuses": {"200": 7, "404": 2}}))
+    assert counted.extra["status_counts"] == {"200": 7, "404": 2}
+    assert wrk.parse(json.dumps(data)).extra["status_counts"] is None  # a run that counted none
+    other = wrk.parse(json.dumps({**data, "statuses": {"200": 1, "503": 4}}))
+    merged = wrk.merge_hosts([("a", counted, None), ("b", other, None)])
+    assert merged.extra["status_counts"] == {"200": 8, "404": 2, "503": 4}
+
+
+@pytest.mark.live
+def test_live_one_declared_request_is_sent_as_declared_not_as_the_url_s_get(counting_server, tmp_path):
+    need("wrk")
+    declared = ({"method": "PUT", "path": "/b", "headers": {"X-Kind": "b"}, "body": "x=1", "weight": 1},)
+    spec_ = LoadSpec(urls=(counting_server.url("/b"),), concurrency=2, duration_s=1, timeout_s=2, requests=declared)
+    result = wrk.run(spec_, tmp_path)
+    assert set(counting_server.seen.sent) == {("PUT", "/b", "x=1", "b")}
+    assert result.extra["status_counts"] == {"200": result.requests} and result.requests > 20

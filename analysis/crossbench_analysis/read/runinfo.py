@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from crossbench import endpoints, servers
+from crossbench import endpoints, servers, workload
 from crossbench.drivers import DEFAULT_KIND, DRIVERS, of_record
 from crossbench.figures import points, service_time
 from crossbench.record.record import SCHEMA_VERSION, upgrade
@@ -213,8 +213,8 @@ def load_run(path: Path) -> Run:
         warnings.append("no metadata.json; charts carry no machine line")
     # the run's declared servers, registered by name like the built-in ones (its records' knobs, their labels);
     # their paths need not exist where the run is read
-    # and its user's request paths (--path), whose ratios the points take against their C=1 service time
-    endpoints.declare_user(((metadata.get("config") or {}).get("run") or {}).get("paths") or ())
+    # and its user's requests (--path, a workload file), whose ratios the points take against their C=1 service time
+    endpoints.declare_user(workload.user_endpoints((metadata.get("config") or {}).get("run") or {}))
     try:
         servers.declare(metadata.get("config") or {}, str(metadata_file), check_paths=False)
     except servers.DeclarationError as e:

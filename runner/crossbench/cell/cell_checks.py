@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import urllib.request
 
-from crossbench import servers, tfb
+from crossbench import servers, tfb, workload, workload_answers
 from crossbench.database import stack
 from crossbench.database.checks import wait_idle
 from crossbench.database.verify import VerifyFailed, check_answers, verify_database_cell
@@ -28,8 +28,11 @@ class ServerDied(CellFailed):
 
 def verify(server: RunningServer, plan: CellPlan) -> None:
     """Every URL of the cell answers 200 before anything is measured (delay endpoints at ms=0); /json and
-    /plaintext as TechEmpower's rules say (tfb.py)."""
-    for path in plan.paths(delay_ms=0):
+    /plaintext as TechEmpower's rules say (tfb.py); a workload file's requests each as they declare."""
+    for request in workload.declared(plan.options):
+        if problem := workload_answers.problem(request, *workload_answers.send(server.url, request, 10)):
+            raise CellFailed(f"verify: {problem}")
+    for path in () if workload.declared(plan.options) else plan.paths(delay_ms=0):
         try:
             with urllib.request.urlopen(server.url + path, timeout=10) as response:
                 body = response.read()

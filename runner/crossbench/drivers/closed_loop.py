@@ -9,7 +9,7 @@ and flags belong here.
 
 from __future__ import annotations
 
-from crossbench import loadgen
+from crossbench import loadgen, workload
 from crossbench.record import metrics, record
 from crossbench.servers.base import DB_ENDPOINTS
 
@@ -75,7 +75,8 @@ def held_times(plan) -> tuple[float, float]:
 def load_spec(plan, base_url: str, *, warmup: bool = False) -> LoadSpec:
     worst = worst_latency_s(plan)
     delay_ms = min(plan.delay_ms, WARMUP_DELAY_MS) if warmup else plan.delay_ms
-    urls = [base_url + path for path in plan.paths(delay_ms)]
+    declared = tuple(workload.declared(plan.options))  # a workload file's: sent as declared
+    urls = [base_url + r["path"] for r in declared] if declared else [base_url + p for p in plan.paths(delay_ms)]
     duration = plan.duration_s
     if warmup:
         # The same load with the delay cut short: the JIT warms up and the pool grows to what the cell
@@ -92,6 +93,7 @@ def load_spec(plan, base_url: str, *, warmup: bool = False) -> LoadSpec:
         pipeline=plan.pipeline,
         threads=plan.loadgen_threads,
         cpus=plan.loadgen_cpus,
+        requests=declared,
         **held,
     )
 

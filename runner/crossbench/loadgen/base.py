@@ -53,6 +53,9 @@ class LoadSpec:
     # finish under the same load; the window is cut from the per-request rows (loadgen/held.py)
     held_s: float = 0.0
     tail_s: float = 0.0
+    # A workload file's requests (crossbench.workload's recorded form: method, path, headers, body, weight), sent
+    # instead of GETs of the urls' paths to the urls' origin; each chosen by its weight. Empty: the urls, as GETs
+    requests: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,7 @@ def raw_path(out_dir: Path, tool: str, suffix: str) -> Path:
     return out_dir / f"{tool}.{suffix}"
 
 
+SENDS = ("get", "one", "mix")  # what declared requests a generator can send (LoadGenerator.sends)
 LOAD_HOST_WAYS = ("prerequisites", "build")  # how load hosts get a generator (LoadGenerator.on_load_hosts)
 
 
@@ -131,6 +135,9 @@ class LoadGenerator:
     # (out_dir, percents): [(percent, ms)] over the requests its record counts (a held run's window), from its raw
     # output (the latency spectrum chart); None: the record's own percentiles are all there is
     percentiles: Callable[..., list] | None = None
+    # what a cell's declared requests (a workload file: LoadSpec.requests) it can send: "mix" any requests, each
+    # chosen by its weight; "one" one request kind per run, its method, headers and body; "get" plain GETs only
+    sends: str = "get"
     holds_window: bool = False  # runs a closed loop whose window is cut from its rows,
     # warm-up and tail in the same process (LoadSpec.held_s)
 
@@ -150,6 +157,8 @@ class LoadGenerator:
                     f"LoadGenerator {self.name}: {declared.name} must be a function"
                     f"{' or None' if kind.endswith('| None') else ''}, not {value!r}"
                 )
+        if self.sends not in SENDS:
+            raise TypeError(f"LoadGenerator {self.name}: sends must be one of {SENDS}, not {self.sends!r}")
         known_way = self.on_load_hosts in (None, *LOAD_HOST_WAYS)
         if not known_way:
             raise TypeError(

@@ -48,6 +48,14 @@ def merged(parts: list[tuple[str, LoadResult, float | None]], latency_ms: dict) 
     )
 
 
+def status_counts(parts: list[tuple[str, LoadResult, float | None]]) -> dict | None:
+    """The hosts' answers per status added up; None when any host counted none."""
+    counts = [r.extra.get("status_counts") for _, r, _ in parts]
+    if any(c is None for c in counts):
+        return None
+    return dict(sorted(sum((Counter(c) for c in counts), Counter()).items()))
+
+
 def raw_dir(result: LoadResult, suffix: str) -> Path:
     """The directory of the run's raw file ending in `suffix` (oha.sqlite, k6.csv, ab.tsv), which a merge re-reads."""
     found = [Path(f) for f in result.raw_files if f.endswith(suffix)]

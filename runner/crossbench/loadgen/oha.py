@@ -21,7 +21,7 @@ from collections import Counter
 from pathlib import Path
 
 from crossbench import stats
-from crossbench.loadgen import held, merge, openloop, process
+from crossbench.loadgen import held, merge, one_request, openloop, process
 from crossbench.loadgen.base import LoadGenerator, LoadgenError, LoadResult, LoadSpec, empty_errors, raw_path
 
 name = "oha"
@@ -94,6 +94,7 @@ def build_command(spec: LoadSpec, out_dir: Path | None = None) -> list[str]:
     ]
     if not spec.keepalive:
         cmd.append("--disable-keepalive")
+    cmd += one_request.flags(spec, name)
     if len(spec.urls) > 1:
         return cmd + ["--urls-from-file", str(raw_path(out_dir, name, "urls"))]
     return cmd + [spec.urls[0]]
@@ -380,6 +381,7 @@ GENERATOR = LoadGenerator(
     run=run,
     parse=parse,
     open_loop=True,  # sends on a schedule (LoadSpec.rate): open-loop cells use it
+    sends="one",  # one declared request kind per run: its -m, -H, -d (loadgen/one_request.py)
     holds_window=True,  # and closed loop, one process spanning a held window (held.py)
     on_load_hosts="build",  # hosts.sh setup --open-loop builds it on the load hosts (install-openloop.sh)
     merge=merge_hosts,

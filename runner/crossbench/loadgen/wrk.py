@@ -15,7 +15,7 @@ import shutil
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from crossbench.loadgen import merge, process, wrk_correction
+from crossbench.loadgen import merge, process, wrk_correction, wrk_requests
 from crossbench.loadgen.base import LoadGenerator, LoadgenError, LoadResult, LoadSpec, empty_errors, raw_path
 
 name = "wrk"
@@ -96,6 +96,8 @@ def build_command(spec: LoadSpec, out_dir: Path | None = None) -> list[str]:
     ]
     if not spec.keepalive:
         cmd += ["-H", "Connection: close"]
+    if spec.requests:  # a workload file's requests, rendered beside the cell's raw files by run()
+        return cmd + [spec.urls[0], "--", str(spec.pipeline), "@" + str(Path(out_dir or ".") / wrk_requests.FILE)]
     return cmd + [spec.urls[0], "--", str(spec.pipeline), *paths]
 
 
@@ -105,6 +107,8 @@ def run(spec: LoadSpec, out_dir: Path) -> LoadResult:
     out_dir.mkdir(parents=True, exist_ok=True)
     json_path = raw_path(out_dir, name, "json")
     json_path.unlink(missing_ok=True)
+    if spec.requests:
+        wrk_requests.written(spec.requests, out_dir)
     cmd = build_command(spec, out_dir)
     limit = process.whole_seconds(spec.duration_s) + process.whole_seconds(spec.timeout_s) + MARGIN_S
     env = {JSON_ENV: str(json_path), CONNECTIONS_ENV: str(spec.concurrency), PIPELINE_ENV: str(spec.pipeline)}
@@ -191,8 +195,13 @@ def merge_hosts(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult
     if broken:
         worst = max((r.latency_ms.get("max") or 0 for _, r, _ in parts), default=None)
         one = merge.merged(parts, {"mean": None, "p50": None, "p90": None, "p99": None, "max": worst})
-        return dataclasses.replace(one, latency_method="none", extra={**one.extra, "latency_invalid": broken[0]})
-    return merge.merged(parts, latency_ms_of(added([histogram_of(r) for _, r, _ in parts])))
+        return dataclasses.replace(
+            one,
+            latency_method="none",
+            extra={**one.extra, "latency_invalid": broken[0], "status_counts": merge.status_counts(parts)},
+        )
+    one = merge.merged(parts, latency_ms_of(added([histogram_of(r) for _, r, _ in parts])))
+    return dataclasses.replace(one, extra={**one.extra, "status_counts": merge.status_counts(parts)})
 
 
 def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
@@ -242,6 +251,7 @@ def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
         extra={
             "latency_us": latency,
             "thread_rps": data.get("thread_rps"),
+            "status_counts": data.get("statuses"),  # answers per status: with declared requests only (report.lua)
             "non_2xx_counts": "status > 399 only (wrk ignores 3xx)",
             **(
                 {"latency_invalid": why}
@@ -298,4 +308,5 @@ GENERATOR = LoadGenerator(
     on_load_hosts="prerequisites",  # prerequisites.sh installs it on every load host (hosts.sh check asks for it)
     merge=merge_hosts,
     percentiles=histogram_percentiles,
+    sends="mix",  # a workload file's requests through report.lua, each by its weight
 )

@@ -13,7 +13,7 @@ import random
 import tomllib
 from pathlib import Path
 
-from crossbench import durations, endpoints, loadgen, paths, servers
+from crossbench import durations, endpoints, loadgen, paths, servers, workload
 from crossbench.servers import declared
 from crossbench_contract.delay import MAX_DELAY_MS
 
@@ -65,6 +65,8 @@ def load(name_or_path: str, server_files: tuple[str, ...] = ()) -> dict:
     config.setdefault("name", path.stem)
     with_units(config, path)
     config["run"] = {**RUN_DEFAULTS, **config.get("run", {})}
+    if isinstance(config["run"].get(WORKLOAD_KEY), str):  # a path relative to the experiment file
+        config["run"][WORKLOAD_KEY] = str(path.parent / config["run"][WORKLOAD_KEY])
     declarations = declared.normalised(config.get(declared.SECTION, {}), str(path), path.parent, servers.BUILT_IN)
     for server_file in server_files:
         found = declared_in(Path(server_file), set(declarations))
@@ -181,6 +183,7 @@ def apply_overrides(config: dict, overrides: dict) -> dict:
             group["delays_ms"] = overrides["delays_ms"]
     if overrides.get("paths"):  # after --concurrency: each path's groups take it, and C=1 beside it
         user_paths.measure(config, overrides["paths"])
+    workload_measured(config, overrides)
     if overrides.get("groups"):
         unknown = set(overrides["groups"]) - {g["name"] for g in config.get("group", [])}
         if unknown:
@@ -189,6 +192,27 @@ def apply_overrides(config: dict, overrides: dict) -> dict:
     if run.get("shuffle_seed") is None:  # drawn once, then recorded with the configuration (and reused by --resume)
         run["shuffle_seed"] = random.SystemRandom().randrange(1, 1_000_000)
     return Resolved(config, validate(config))
+
+
+WORKLOAD_KEY = "workload"  # [run] workload = "file.toml" in an experiment file; its requests are recorded instead
+
+
+def workload_measured(config: dict, overrides: dict) -> None:
+    """A workload file (--workload, or the experiment's [run] workload) read and its groups made, in place; an
+    ExperimentError in one line for a bad file or one given beside --path."""
+    run = config["run"]
+    given = overrides.get("workload_file") or run.pop(WORKLOAD_KEY, None)
+    run.pop(WORKLOAD_KEY, None)
+    if given is None:
+        return
+    if not isinstance(given, str):
+        raise ExperimentError(f"[run] workload is the path of a workload file, as workload = \"w.toml\", not {given!r}")
+    if run.get("paths"):
+        raise ExperimentError("--path and a workload file are both given: keep one (a workload file can list GETs)")
+    try:
+        user_paths.measure_workload(config, workload.read(given))
+    except workload.WorkloadError as e:
+        raise ExperimentError(str(e)) from None
 
 
 class Resolved(dict):
@@ -222,7 +246,7 @@ def recorded(config: dict) -> Experiment:
     run and its decisions read: a resolved one's own, checked when it was resolved; a recorded one typed here, the
     defaults of [run] keys it predates filled in. Its declared servers are registered again (a resumed run)."""
     servers.declare(config, f"the recorded experiment {config.get('name')}")
-    endpoints.declare_user(config.get("run", {}).get("paths") or ())
+    endpoints.declare_user(workload.user_endpoints(config.get("run", {})))
     if isinstance(config, Resolved):
         return config.experiment
     return typed({**config, "run": {**RUN_DEFAULTS, **config.get("run", {})}})

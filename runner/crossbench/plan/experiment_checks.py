@@ -4,7 +4,7 @@ the first fault. `validate` then types the configuration once (experiment_schema
 
 from __future__ import annotations
 
-from crossbench import endpoints, servers
+from crossbench import endpoints, servers, workload
 from crossbench.drivers import DEFAULT_KIND, DRIVERS, RATE_KIND
 from crossbench.loadgen import ADAPTERS
 from crossbench.servers import DB_ENDPOINTS, SettingsError
@@ -259,4 +259,26 @@ def declare_paths(config: dict, fail) -> None:
     for path in given:
         if problem := endpoints.user_path_problem(path):
             fail(f"[run] paths: each is {problem}")
-    endpoints.declare_user(given)
+    requests = config.get("run", {}).get("requests") or []
+    if not isinstance(requests, list) or not all(isinstance(r, dict) and "path" in r for r in requests):
+        fail("[run] requests is a recorded workload (a list of requests, each with its path): give --workload FILE")
+    endpoints.declare_user(workload.user_endpoints(config.get("run", {})))
+    for group in config.get("group", []):
+        if problem := sendable(ADAPTERS.get(config.get("run", {}).get("loadgen")), group):
+            fail(problem)
+
+
+def sendable(generator, group: dict) -> str | None:
+    """Why the run's generator cannot send a group's declared requests (LoadGenerator.sends), or None."""
+    requests = workload.declared(group.get("options"))
+    if generator is None or not requests or generator.sends == "mix":
+        return None
+    if generator.sends == "one" and len(requests) == 1:
+        return None
+    if generator.sends == "get" and all(workload.plain_get(r) for r in requests):
+        return None
+    can = {"one": "one request kind per run (its method, headers and body)", "get": "plain GETs only"}
+    return (
+        f"--loadgen {generator.name} cannot send group {group.get('name')}'s requests: it sends "
+        f"{can[generator.sends]}; wrk sends every kind and the mix"
+    )

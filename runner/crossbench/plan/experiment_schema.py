@@ -42,6 +42,7 @@ RUN_KEYS = {
     "held_windows",
     "max_window_bias",
     "paths",
+    "requests",
 }
 ANALYSIS_KEYS = {"knees", "advise"}  # knees = true: print the knees analysis found at the end of the run;
 # advise = true: maxThreads advice at the end (crossbench_analysis.advice; the workload from --advise-*)

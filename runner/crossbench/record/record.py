@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from .. import servers
 from . import metrics
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 
 # What changed, newest last (as pyperf keeps its format history): a reader can tell what it is holding.
 SCHEMA_HISTORY = {
@@ -68,6 +68,9 @@ SCHEMA_HISTORY = {
     10: "Python as a variable: a Python server's records carry `python`, the interpreter asked for (--python; null "
     "for the project's environment), and server_settings.python its facts; a schema 9 record of a Python "
     "server reads with python null",
+    11: "the user's own requests as the workload (a workload file): a measured record carries "
+    "loadgen_status_counts, its answers per HTTP status where the generator counted them; a schema 10 record reads "
+    "with it null",
 }
 
 OPEN_LOOP_RPS_METHOD = (
@@ -136,6 +139,9 @@ MEASURED = {
     "crossbench.loadgen.base.LATENCY_METHODS)",
     "loadgen_reported_latency_ms": "the load generator's own latency figures where they are not latency_ms (wrk's, "
     "with its synthetic samples), kept for audit; else null",
+    "loadgen_status_counts": "answers per HTTP status ({\"200\": n, \"503\": m}) in the load generator's run: "
+    "oha and k6 count them from their per-request rows; wrk in report.lua's response(), only for a cell with "
+    "declared requests (a workload file) or when CROSSBENCH_WRK_STATUSES=1, as that costs it throughput; else null",
     "loadgen_version": "the tool's own version",
     "loadgen_command": "the exact argv run",
     "threads_peak": "most threads of the server's process tree",
@@ -302,6 +308,8 @@ def upgrade(record: dict) -> dict:
                 record.setdefault("pool_connections", record.get("concurrency"))
     if version < 10 and isinstance(servers.PLUGINS.get(record.get("server")), servers.PythonServer):
         record.setdefault("python", None)
+    if version < 11 and record.get("status") == "ok":
+        record.setdefault("loadgen_status_counts", None)
     return record
 
 

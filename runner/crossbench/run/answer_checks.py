@@ -1,7 +1,9 @@
-"""Before the first cell of a run with the user's own requests (--path): one unmeasured start of each server that
-serves them, where the run puts it, and each path sent once. A server that started but says in its log that it did
-not deploy (a user's WAR Tomcat could not load: its first SEVERE line) and a path that answers other than 2xx (its
-status and the first bytes of its body) are refused in one line before any cell, with nothing left running."""
+"""Before the first cell of a run with the user's own requests (--path, a workload file): one unmeasured start of
+each server that serves them, where the run puts it, and each path sent once, each declared request as declared.
+A server that started but says in its log that it did not deploy (a user's WAR Tomcat could not load: its first
+SEVERE line), a path that answers other than 2xx and a declared request that does not answer as it declares (its
+name, the status and the first bytes of its body) are refused in one line before any cell, with nothing left
+running."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from crossbench import endpoints, oskit, servers
+from crossbench import endpoints, oskit, servers, workload, workload_answers
 from crossbench.plan.cellplan import CellPlan
 
 from .run_checks import Refused
@@ -19,15 +21,16 @@ BODY_SHOWN = 200  # bytes of a refused answer's body the refusal quotes
 ANSWER_TIMEOUT_S = 30.0  # one request to a server that just started (a first JSP compiles, a cache fills)
 
 
-def user_cells(cells: list[CellPlan]) -> dict[str, tuple[CellPlan, list[str]]]:
-    """Per server: its first cell on a user path (or with a user's WAR or app), and every path those cells request,
-    in plan order."""
-    found: dict[str, tuple[CellPlan, list[str]]] = {}
+def user_cells(cells: list[CellPlan]) -> dict[str, tuple[CellPlan, list]]:
+    """Per server: its first cell on a user path (or with a user's WAR or app), and what those cells request, in
+    plan order: each path as a GET, each declared request (a workload file's) once by its name."""
+    found: dict[str, tuple[CellPlan, list]] = {}
     for cell in cells:
         if endpoints.is_user(cell.endpoint) or cell.settings.get("war") or cell.settings.get("app"):
-            first, paths = found.setdefault(cell.server, (cell, []))
-            if cell.endpoint not in paths:
-                paths.append(cell.endpoint)
+            first, asked = found.setdefault(cell.server, (cell, []))
+            for request in workload.declared(cell.options) or [cell.endpoint]:
+                if request not in asked:
+                    asked.append(request)
     return found
 
 
@@ -41,11 +44,14 @@ def check_answers(cells: list[CellPlan], placement) -> None:
             try:
                 with cell.plugin.running(spec, host) as running:
                     refuse_undeployed(cell, spec.log_path)
-                    for path in paths:
-                        refuse_answer(server, path, *answer(running.url + path))
+                    for request in paths:
+                        if isinstance(request, dict):
+                            refuse_declared(server, request, running.url)
+                        else:
+                            refuse_answer(server, request, *answer(running.url + request))
             except (servers.ServerFailed, oskit.PortInUse) as e:
                 raise Refused(
-                    f"{server}: the start before load that checks --path failed: {' '.join(str(e).split())[:400]}"
+                    f"{server}: the start before load that checks the user's requests failed: {' '.join(str(e).split())[:400]}"
                 ) from None
 
 
@@ -65,6 +71,12 @@ def answer(url: str) -> tuple[int | None, bytes, str]:
             return e.code, e.read(BODY_SHOWN), ""
     except (urllib.error.URLError, OSError) as e:
         return None, b"", str(getattr(e, "reason", e))
+
+
+def refuse_declared(server: str, request: dict, base_url: str) -> None:
+    sent = workload_answers.send(base_url, request, ANSWER_TIMEOUT_S)
+    if problem := workload_answers.problem(request, *sent):
+        raise Refused(f"{server}: before load, {problem}")
 
 
 def refuse_answer(server: str, path: str, status: int | None, body: bytes, error: str) -> None:

@@ -149,6 +149,14 @@ def build_parser(name: str = DEFAULT_EXPERIMENT) -> argparse.ArgumentParser:
         "must answer 2xx once before load",
     )
     m.add_argument(
+        "--workload",
+        dest="workload_file",
+        metavar="FILE",
+        help="your own requests as the workload: a TOML file of [[request]] tables (method, path, headers, body or "
+        "json, weight, expect; docs/your-server.md): one group per request kind and one, mix, sending them all "
+        "by weight; each must answer as declared once before load. Not with --path",
+    )
+    m.add_argument(
         "--db-url",
         help="database cells: use this PostgreSQL (holding the tables, ./runner/db.sh load) "
         "instead of the run's own cluster",
@@ -271,6 +279,8 @@ def parse_args(argv):
     p = build_parser(run_help.experiment_named(given, DEFAULT_EXPERIMENT))
     refuse_repeated(p, given, allowed={"slo", "server_files", "paths"})
     args = p.parse_args(argv)
+    if args.paths and args.workload_file:
+        p.error("--path and --workload both name the requests to measure: keep one (a workload file can list GETs)")
     user_forms.war_experiment(p, args, given)
     user_forms.app_experiment(p, args, given)
     external_target(p, args, given)

@@ -42,7 +42,7 @@ def external_target(p: argparse.ArgumentParser, args, given: list[str]) -> None:
     if args.servers and args.servers != [external.PLUGIN.name]:
         refuse(p, f"--target measures your server alone; --servers {','.join(args.servers)} does not go with it")
     args.servers = [external.PLUGIN.name]
-    args.paths = args.paths or [external.own_path(url)]
+    args.paths = args.paths or ([] if args.workload_file else [external.own_path(url)])
     if not any(word == "--experiment" or word.startswith("--experiment=") for word in given):
         args.experiment = TARGET_EXPERIMENT
 

@@ -29,9 +29,10 @@ def war_experiment(p: argparse.ArgumentParser, args, given: list[str]) -> None:
     if not getattr(args, "war", None):
         return
     args.war = str(Path(args.war).resolve())  # as the run records it: a resume from elsewhere finds it
-    if not args.paths:
+    if not args.paths and not args.workload_file:
         p.error(
-            "--war: name the requests to measure with --path (e.g. --path /app/hello): your WAR serves none of "
+            "--war: name the requests to measure with --path (e.g. --path /app/hello) or --workload FILE: your WAR "
+            "serves none of "
             "the suite's endpoints"
         )
     if not experiment_given(given):
@@ -46,10 +47,10 @@ def app_experiment(p: argparse.ArgumentParser, args, given: list[str]) -> None:
         if alone:
             p.error(f"{alone[0]} goes with --app MODULE:CALLABLE")
         return
-    if not args.paths:
+    if not args.paths and not args.workload_file:
         p.error(
-            "--app: name the requests to measure with --path (e.g. --path /orders): your app serves none of the "
-            "suite's endpoints"
+            "--app: name the requests to measure with --path (e.g. --path /orders) or --workload FILE: your app "
+            "serves none of the suite's endpoints"
         )
     for dest in ("app_dir", "requirements"):  # as the run records them: a resume from elsewhere finds them
         if getattr(args, dest, None):
