@@ -21,6 +21,7 @@ from crossbench.servers.tomcat_config import tomcat_home
 
 pytestmark = [
     pytest.mark.live,
+    pytest.mark.shares_cores,
     pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk is not installed"),
 ]
 
@@ -82,8 +83,8 @@ def experiment(tmp_path: Path, home: Path) -> str:
     return f"""
 name = "declared-jvm-live"
 [run]
-duration = "2s"
-warmup = "1s"
+duration = "1s"
+warmup = "0s"
 repetitions = 1
 loadgen = "wrk"
 servers = ["own_pool", "shared_executor", "wrong_pool"]
@@ -101,6 +102,9 @@ delays = ["{DELAY_MS}ms"]
 
 
 def test_declared_jvms_get_the_jvm_probe_and_say_what_it_could_not_read(tmp_path):
+    """One 1 s launch without a warm-up each: the probe is attached before the window and reads the pool several
+    times in it, and C=8 clients each held 100 ms keep all four threads busy throughout, so a probe that reads
+    the wrong pool, none, or zeros shows in any launch."""
     exp, out = tmp_path / "declared-jvm.toml", tmp_path / "run"
     exp.write_text(experiment(tmp_path, tomcat_home()))
     done = subprocess.run(

@@ -55,6 +55,9 @@ def shown(figure: dict) -> str:
 
 
 def test_the_declared_tornado_measures_as_the_built_in_plugin(tmp_path, report_figure):
+    """A check of figures against known truths, so it keeps three launches a point and the cores to itself: the
+    declared and the built-in form of one process measure alike (their intervals overlap), and both stay under
+    the closed loop's bound of C / delay requests a second."""
     experiment, out = tmp_path / "declared-live.toml", tmp_path / "run"
     experiment.write_text(EXPERIMENT)
     env = {**os.environ, MARKER: str(out)}

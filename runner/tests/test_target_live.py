@@ -22,10 +22,16 @@ from testkit import marked_processes, run_all_marked
 
 from crossbench import oskit, paths
 
-pytestmark = [pytest.mark.live, pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk is not installed")]
+pytestmark = [
+    pytest.mark.live,
+    pytest.mark.shares_cores,
+    pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk is not installed"),
+]
 
 MARKER = "CROSSBENCH_TEST_TARGET"  # in the environment of everything run_all starts, never in the user's server's
 NOT_READ = "not read: the suite did not start it"
+# The quick profile's least load: one 1 s launch without a warm-up at C=1 (the path's service time) and C=5.
+LEAST_LOAD = ("--quick", "--duration", "1s", "--warmup", "0", "--concurrency", "5")
 
 
 @pytest.fixture
@@ -70,14 +76,16 @@ def records(out: Path) -> list[dict]:
 
 
 def test_a_server_the_user_started_is_measured_and_left_as_it_was(tmp_path, users_server):
+    """Two 1 s launches: a run that starts, stops or restarts the user's server, reads process figures it has
+    none of, or says what it did not read more than once, does so on any launch."""
     url, server = users_server
     started_at = server.create_time()
     marker, out = uuid.uuid4().hex, tmp_path / "run"
-    done = run_all("--target", url, "--path", "/hello", "--quick", "--out", str(out), marker=marker)
+    done = run_all("--target", url, "--path", "/hello", *LEAST_LOAD, "--out", str(out), marker=marker)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "every launch measures that one process" in done.stderr  # the plan says launches share it
     cells = records(out)
-    assert len(cells) == 4 and all(c["status"] == "ok" for c in cells)
+    assert {c["concurrency"] for c in cells} == {1, 5} and len(cells) == 2 and all(c["status"] == "ok" for c in cells)
     for c in cells:
         assert (c["server"], c["endpoint"], c["setting"]) == ("external", "/hello", url.removeprefix("http://"))
         assert c["rps"] > 0 and c["latency_ms"]["p50"] > 0 and c["latency_ms"]["p99"] >= c["latency_ms"]["p50"]
@@ -91,6 +99,8 @@ def test_a_server_the_user_started_is_measured_and_left_as_it_was(tmp_path, user
 
 
 def test_its_process_named_by_pid_is_sampled_as_any_server_s(tmp_path, users_server):
+    """Two 1 s launches: the sampler reads the named process several times in any window, so a pid not sampled
+    or not recorded shows in either."""
     url, server = users_server
     marker, out = uuid.uuid4().hex, tmp_path / "run"
     done = run_all(
@@ -100,9 +110,7 @@ def test_its_process_named_by_pid_is_sampled_as_any_server_s(tmp_path, users_ser
         str(server.pid),
         "--target-name",
         "users-tornado",
-        "--quick",
-        "--concurrency",
-        "5",
+        *LEAST_LOAD,
         "--no-analysis",
         "--out",
         str(out),

@@ -21,6 +21,7 @@ from crossbench_analysis.judge.knees import DECIDED
 
 pytestmark = [
     pytest.mark.live,
+    pytest.mark.shares_cores,
     pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk is not installed"),
     pytest.mark.skipif(shutil.which("mvn") is None, reason="mvn is not installed"),
 ]
@@ -52,10 +53,10 @@ def run_all(*args: str, marker: str) -> subprocess.CompletedProcess:
 
 
 def test_a_third_party_war_is_swept_over_max_threads_on_its_own_request(tmp_path, jolokia_war):
-    """The quick profile's cells on 1 s windows without a warm-up (the file's 1 + 2 s are for users): what is
-    checked is the WAR's road through a run (deployed, verified, swept, its ratios taken against C=1, summarised),
-    which any window that completes requests takes; where the bends lie is the knee rule's, and a cold path's
-    "cannot tell" is accepted as it is on a busy host."""
+    """The quick profile at its least load, one 1 s launch without a warm-up at C 1 and 5 for each maxThreads:
+    what is checked is the WAR's road through a run (deployed, verified, swept over both pools, its ratios taken
+    against C=1, summarised), which any window that completes requests takes; where the bends lie is the knee
+    rule's (analysis/tests/test_knees.py holds its truths), and its "cannot tell" on two levels is accepted."""
     before = jolokia_war.read_bytes()
     marker, out = uuid.uuid4().hex, tmp_path / "run"
     done = run_all(
@@ -72,6 +73,8 @@ def test_a_third_party_war_is_swept_over_max_threads_on_its_own_request(tmp_path
         "1s",
         "--warmup",
         "0",
+        "--concurrency",
+        "5",
         "--out",
         str(out),
         marker=marker,
@@ -82,9 +85,9 @@ def test_a_third_party_war_is_swept_over_max_threads_on_its_own_request(tmp_path
         jolokia_war.name
     ]
     records = [json.loads(line) for line in (out / "cells.jsonl").read_text().splitlines()]
-    assert len(records) == 8 and all(r["status"] == "ok" for r in records), [r.get("error") for r in records]
+    assert len(records) == 4 and all(r["status"] == "ok" for r in records), [r.get("error") for r in records]
     assert {r["endpoint"] for r in records} == {PATH} and {r["war"] for r in records} == {str(jolokia_war)}
-    assert {(r["max_threads"], r["concurrency"]) for r in records} == {(t, c) for t in (10, 50) for c in (1, 5, 20, 50)}
+    assert {(r["max_threads"], r["concurrency"]) for r in records} == {(t, c) for t in (10, 50) for c in (1, 5)}
     assert all(r["errors"]["non_2xx"] == 0 and r["rps"] > 0 for r in records)
     pts = [json.loads(line) for line in (out / "points.jsonl").read_text().splitlines()]
     for p in pts:
@@ -102,14 +105,19 @@ BENDS = ("C=", "C ", "not up to C=", "at or below C=")  # a fitted knee, a brack
 
 def check_summary(out: Path) -> None:
     """Each setting has its summary row on the path, named with its service time, and says where it bends; where
-    it cannot tell, the knees file says why (points left out, or a knee no hinge places)."""
-    rows = json.loads((out / "findings.json").read_text())["summary"]["rows"]
+    it cannot tell, the knees file says why (points left out, or a knee no hinge places). A setting whose every
+    launch was left out (a host too busy to measure) has no row, and a finding says so."""
+    found = json.loads((out / "findings.json").read_text())
+    rows, sentences = found["summary"]["rows"], [f["sentence"] for f in found["findings"]]
     knees = {
         k["max_threads"]: k for k in map(json.loads, (out / "charts" / "data" / "knees.jsonl").read_text().splitlines())
     }
     for threads in (10, 50):
-        row = next((r for r in rows if r["setting"] == f"tomcat maxThreads={threads}"), None)
-        assert row is not None, rows
+        setting = f"tomcat maxThreads={threads}"
+        row = next((r for r in rows if r["setting"] == setting), None)
+        if row is None:
+            assert any(setting in s and "every cell of it was left out" in s for s in sentences), (rows, sentences)
+            continue
         assert row["workload"].startswith(f"{PATH}, ") and "service time at C=1" in row["workload"]
         assert knees[threads]["endpoint"] == PATH and knees[threads]["ratio_used"] in (
             "latency_ratio",
