@@ -50,11 +50,12 @@ for arg in "$@"; do
   fi
 done
 # The tests that measure nothing (those that start no live server, and the live ones marked shares_cores) two at a
-# time, one per core (pytest-xdist); then the other live ones one at a time: they measure on the machine's cores and
-# must have them to themselves (runner/tests/README.md).
+# time, one per core (pytest-xdist), a file's tests on one worker so its module's servers start once; then the other
+# live ones one at a time: they measure on the machine's cores and must have them to themselves
+# (runner/tests/README.md).
 # Exit status 5 is pytest's "no test selected": arguments such as -k may leave one of the two parts empty.
 status=0
-run_pytest -n 2 -m "not live or shares_cores" "${tests[@]}" "$@" || status=$?
+run_pytest -n 2 --dist loadfile -m "not live or shares_cores" "${tests[@]}" "$@" || status=$?
 live_status=0
 run_pytest -m "live and not shares_cores" "${tests[@]}" "$@" || live_status=$?
 for part in "$status" "$live_status"; do
