@@ -17,7 +17,11 @@ from testkit import marked_processes
 
 from crossbench import paths
 
-pytestmark = [pytest.mark.live, pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk is not installed")]
+pytestmark = [
+    pytest.mark.live,
+    pytest.mark.shares_cores,  # what the run did (groups, status counts, a refusal), one launch a point, no figure
+    pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk is not installed"),
+]
 
 RUN_ALL = str(paths.RUNNER / "run_all.sh")
 EXAMPLE = paths.RUNNER.parent / "examples" / "workload-httpbin.toml"
