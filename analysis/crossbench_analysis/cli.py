@@ -42,6 +42,13 @@ def command_parser(sub, name: str, text: str):
     return parser
 
 
+def load_options(parser, required: bool) -> None:
+    """The load maxThreads advice sizes a pool for (crossbench.advice_load): --rate, --hold-ms, --p99-ms."""
+    parser.add_argument("--rate", type=float, required=required, help="arrivals, requests per second")
+    parser.add_argument("--hold-ms", type=float, required=required, help="how long one request holds a thread, ms")
+    parser.add_argument("--p99-ms", type=float, help="the latency 99 %% of requests must stay under, ms")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="crossbench_analysis", description=__doc__.splitlines()[0])
     version.add_option(p)
@@ -55,9 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
         "advice the experiment asks for, the findings and the report's path",
     )
     e.add_argument("run_dir", type=Path, help="the run directory (results/<run id>)")
-    e.add_argument("--rate", type=float, help="with --hold-ms: the load the advice sizes a pool for (--advise-rate)")
-    e.add_argument("--hold-ms", type=float, help="how long one request holds a thread, ms (--advise-hold-ms)")
-    e.add_argument("--p99-ms", type=float, help="the latency 99 %% of requests must stay under, ms (--advise-p99-ms)")
+    load_options(e, required=False)  # run_all.sh's --advise-rate, --advise-hold-ms, --advise-p99-ms
     for name, text in (
         ("export", "write charts/data/*.dat and manifest.json only"),
         ("plot", "draw the charts from charts/data/ (after export)"),
@@ -133,9 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="a run of the maxthreads experiments (read, never "
         "written), e.g. docs/results/maxthreads/runs/maxthreads-delay; none: the model alone",
     )
-    v.add_argument("--rate", type=float, required=True, help="arrivals, requests per second")
-    v.add_argument("--hold-ms", type=float, required=True, help="how long one request holds a thread, ms")
-    v.add_argument("--p99-ms", type=float, help="the latency 99 %% of requests must stay under, ms")
+    load_options(v, required=True)
     v.add_argument(
         "--capacity",
         type=Path,

@@ -18,12 +18,18 @@ def send(base_url: str, request: dict, timeout_s: float) -> tuple[int | None, by
     sent = urllib.request.Request(
         base_url + request["path"], data=body, headers=request["headers"], method=request["method"]
     )
+    return fetch(sent, timeout_s, READ_LIMIT)
+
+
+def fetch(sent: urllib.request.Request | str, timeout_s: float, limit: int) -> tuple[int | None, bytes, str]:
+    """One request (a URL is a GET): its status and the first `limit` bytes of its body, an error status's too, or
+    no status and why none came."""
     try:
         with urllib.request.urlopen(sent, timeout=timeout_s) as response:
-            return response.status, response.read(READ_LIMIT), ""
+            return response.status, response.read(limit), ""
     except urllib.error.HTTPError as e:
         with e:
-            return e.code, e.read(READ_LIMIT), ""
+            return e.code, e.read(limit), ""
     except (urllib.error.URLError, OSError) as e:
         return None, b"", str(getattr(e, "reason", e))
 

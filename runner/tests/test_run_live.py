@@ -12,7 +12,7 @@ from pathlib import Path
 import psutil
 import pytest
 from live_servers import build_missing_reason
-from testkit import marked_processes, options, records, wait_until
+from testkit import marked_processes, options, records, run_all_marked, wait_until
 
 from crossbench import paths, stats
 
@@ -127,12 +127,8 @@ def test_quick_profile_end_to_end(tmp_path, report_figure):
 def servers_quick(out: Path, *extra: str) -> subprocess.CompletedProcess:
     """servers-quick on gunicorn, uvicorn and nginx (Tomcat and Tornado are measured on the same static and delayed
     endpoints by the quick profile's test), marked, without the analysis."""
-    return subprocess.run(
-        [RUN_ALL, "--experiment", "servers-quick", "--out", str(out), "--no-analysis", *extra],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=marked_env(str(out)),
+    return run_all_marked(
+        MARKER, str(out), "--experiment", "servers-quick", "--out", str(out), "--no-analysis", *extra, timeout_s=300
     )
 
 
@@ -265,13 +261,7 @@ def test_sigterm_keeps_finished_cells_and_resume_runs_only_the_rest(tmp_path):
     first_sitting = json.loads((out / "metadata.json").read_text())["wall_s"]
     assert first_sitting > 0, "the interrupted sitting's wall time is kept"
 
-    done = subprocess.run(
-        [RUN_ALL, "--resume", str(out), "--no-analysis"],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env=marked_env(str(out)),
-    )
+    done = run_all_marked(MARKER, str(out), "--resume", str(out), "--no-analysis", timeout_s=180)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "1 to run" in done.stderr
     assert json.loads((out / "metadata.json").read_text())["wall_s"] > first_sitting
@@ -306,22 +296,10 @@ def test_a_server_that_dies_fails_its_cell_and_the_run_goes_on(tmp_path):
     # that point again, its failed launch kept beside the new one
     dead = results[0]["point_id"]
     first_wall = json.loads((out / "metadata.json").read_text())["wall_s"]
-    plain = subprocess.run(
-        [RUN_ALL, "--resume", str(out), "--no-analysis"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=marked_env(str(out)),
-    )
+    plain = run_all_marked(MARKER, str(out), "--resume", str(out), "--no-analysis", timeout_s=120)
     assert plain.returncode == 0 and "1 point(s) have no launch that counted" in plain.stderr, plain.stderr[-2000:]
     assert len(records(out)) == 2
-    done = subprocess.run(
-        [RUN_ALL, "--resume", str(out), "--retry-failed", "--no-analysis"],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env=marked_env(str(out)),
-    )
+    done = run_all_marked(MARKER, str(out), "--resume", str(out), "--retry-failed", "--no-analysis", timeout_s=180)
     assert done.returncode == 0, done.stderr[-2000:]
     assert (
         f"--retry-failed: 1 point(s) with no launch that counted, launched again (1 launch): {dead}" in done.stderr

@@ -8,16 +8,14 @@ running."""
 from __future__ import annotations
 
 import tempfile
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 from crossbench import endpoints, oskit, servers, workload, workload_answers
 from crossbench.plan.cellplan import CellPlan
+from crossbench.workload_answers import BODY_SHOWN
 
 from .run_checks import Refused
 
-BODY_SHOWN = 200  # bytes of a refused answer's body the refusal quotes
 ANSWER_TIMEOUT_S = 30.0  # one request to a server that just started (a first JSP compiles, a cache fills)
 
 
@@ -63,14 +61,7 @@ def refuse_undeployed(cell: CellPlan, log_path: Path) -> None:
 
 def answer(url: str) -> tuple[int | None, bytes, str]:
     """One GET: its status and the first bytes of its body, or no status and why none came."""
-    try:
-        with urllib.request.urlopen(url, timeout=ANSWER_TIMEOUT_S) as response:
-            return response.status, response.read(BODY_SHOWN), ""
-    except urllib.error.HTTPError as e:
-        with e:
-            return e.code, e.read(BODY_SHOWN), ""
-    except (urllib.error.URLError, OSError) as e:
-        return None, b"", str(getattr(e, "reason", e))
+    return workload_answers.fetch(url, ANSWER_TIMEOUT_S, BODY_SHOWN)
 
 
 def refuse_declared(server: str, request: dict, base_url: str) -> None:
