@@ -29,10 +29,11 @@ class ServerDied(CellFailed):
 def verify(server: RunningServer, plan: CellPlan) -> None:
     """Every URL of the cell answers 200 before anything is measured (delay endpoints at ms=0); /json and
     /plaintext as TechEmpower's rules say (tfb.py); a workload file's requests each as they declare."""
-    for request in workload.declared(plan.options):
+    declared = workload.declared(plan.options)
+    for request in declared:
         if problem := workload_answers.problem(request, *workload_answers.send(server.url, request, 10)):
             raise CellFailed(f"verify: {problem}")
-    for path in () if workload.declared(plan.options) else plan.paths(delay_ms=0):
+    for path in () if declared else plan.paths(delay_ms=0):
         try:
             with urllib.request.urlopen(server.url + path, timeout=10) as response:
                 body = response.read()

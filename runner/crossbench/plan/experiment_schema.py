@@ -143,8 +143,6 @@ class Experiment:
     name: str
     run: RunSettings
     groups: tuple[Group, ...]
-    knees_at_end: bool = False  # [analysis] knees = true: the knees printed at the end of the run
-    advise_at_end: bool = False  # [analysis] advise = true: the maxThreads advice at the end
 
 
 def server_section(config: dict, group: dict, server: str) -> dict:
@@ -179,14 +177,7 @@ def typed(config: dict) -> Experiment:
         max_window_bias=run.get("max_window_bias", 0),
         paths=tuple(run.get("paths") or ()),
     )
-    analysis = config.get("analysis", {})
-    return Experiment(
-        config["name"],
-        settings,
-        tuple(typed_group(config, group) for group in config["group"]),
-        knees_at_end=bool(analysis.get("knees")),
-        advise_at_end=bool(analysis.get("advise")),
-    )
+    return Experiment(config["name"], settings, tuple(typed_group(config, group) for group in config["group"]))
 
 
 def typed_group(config: dict, group: dict) -> Group:
