@@ -379,3 +379,46 @@ def test_no_module_is_over_400_lines():
         if name not in found
     ]
     assert not message, "\n".join(message)
+
+
+# The runner's packages that start processes (servers, load, hosts, databases) or plan and run cells: reading a run
+# needs none of them. The analysis's read layer still reaches these through the server plug-ins it asks for a
+# record's setting, labels and pool (read/setting.py) and the record's upgrade (record/record.py); the list can only
+# shrink: the plug-ins' facts as data is the step that empties it.
+LAUNCHING = {
+    "crossbench.cell",
+    "crossbench.clients",
+    "crossbench.database",
+    "crossbench.decide",
+    "crossbench.drivers",
+    "crossbench.hosts",
+    "crossbench.loadgen",
+    "crossbench.plan",
+    "crossbench.run",
+    "crossbench.sampling",
+    "crossbench.servers",
+}
+READ_STILL_REACHES = {"crossbench.sampling", "crossbench.servers"}
+
+
+def reached_from(start: list[str], graph: dict[str, set[str]]) -> set[str]:
+    """Every module the modules `start` import, directly or through others."""
+    seen: set[str] = set()
+    todo = list(start)
+    while todo:
+        for nxt in graph.get(todo.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+def test_reading_a_run_loads_nothing_that_launches_but_what_is_listed():
+    modules = _module_files()
+    graph, _ = import_graph(modules)
+    read = [name for name in modules if name.startswith("crossbench_analysis.read")]
+    reached = {layer_of(name) for name in reached_from(read, graph)} & LAUNCHING
+    assert reached <= READ_STILL_REACHES, f"the analysis's read layer now loads {sorted(reached - READ_STILL_REACHES)}"
+    assert reached == READ_STILL_REACHES, (
+        f"no longer reached, take off READ_STILL_REACHES: {READ_STILL_REACHES - reached}"
+    )

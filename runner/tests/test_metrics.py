@@ -1,5 +1,6 @@
 import pytest
 
+from crossbench.flags import WINDOW_TOO_SHORT
 from crossbench.record import metrics
 
 
@@ -171,8 +172,8 @@ def test_a_held_window_faster_than_its_pool_is_flagged():
     """20 threads each held 200 ms answer at most 100 a second. The requests straddling a window's edges move its
     credited count by a few answers whatever its length (test_window_length.py), so the ceiling is held to the 2 %
     the truths are stated in and one answer over the window; Little's law holding, the ceiling alone decides."""
-    assert held(102.5, 50 / 102.5 * 1000) == [metrics.WINDOW_TOO_SHORT]
-    assert held(102.5, 50 / 102.5 * 1000, window_s=30.0) == [metrics.WINDOW_TOO_SHORT]
+    assert held(102.5, 50 / 102.5 * 1000) == [WINDOW_TOO_SHORT]
+    assert held(102.5, 50 / 102.5 * 1000, window_s=30.0) == [WINDOW_TOO_SHORT]
     assert held(101.2, 50 / 101.2 * 1000) == []  # 3.5 answers over in 3 s: within 2 %
     assert held(102.5, 50 / 102.5 * 1000, ceiling=None) == []  # no pool: no ceiling to pass
 
@@ -183,14 +184,14 @@ def test_a_held_window_whose_rps_times_mean_falls_short_of_c_is_flagged():
     441 ms: 1.17) that passed."""
     found = held(101.18, 441.27)
     assert metrics.in_flight(101.18, 441.27) == pytest.approx(0.893 * 50, abs=0.01)
-    assert found == ["ratio_disagreement", metrics.WINDOW_TOO_SHORT]
-    assert held(99.0, 0.893 * 50 / 99.0 * 1000) == ["ratio_disagreement", metrics.WINDOW_TOO_SHORT]  # no ceiling
+    assert found == ["ratio_disagreement", WINDOW_TOO_SHORT]
+    assert held(99.0, 0.893 * 50 / 99.0 * 1000) == ["ratio_disagreement", WINDOW_TOO_SHORT]  # no ceiling
     # at C=100: latency ratio 4.880 for a truth of 5.0, efficiency ratio 5.011: rps x mean 0.974 C, past 2 %
-    assert held(99.775, 976.07, concurrency=100) == [metrics.WINDOW_TOO_SHORT]
+    assert held(99.775, 976.07, concurrency=100) == [WINDOW_TOO_SHORT]
     # above C as far: a window that sampled the slow turns more (in_flight_over_concurrency says it too)
-    assert held(99.0, 1.03 * 50 / 99.0 * 1000) == ["in_flight_over_concurrency", metrics.WINDOW_TOO_SHORT]
+    assert held(99.0, 1.03 * 50 / 99.0 * 1000) == ["in_flight_over_concurrency", WINDOW_TOO_SHORT]
     saturated = metrics.ratios(50, 200, 99.0, 451.0, loadgen_saturated=True)  # its time between requests
-    assert metrics.WINDOW_TOO_SHORT not in flags(
+    assert WINDOW_TOO_SHORT not in flags(
         concurrency=50,
         requests=297,
         window_s=3.0,
@@ -245,6 +246,6 @@ def test_the_closed_loop_driver_checks_a_held_window_against_its_pool():
         window_rate=102.5,
         extra={"held_window": window},
     )
-    assert metrics.WINDOW_TOO_SHORT in closed_loop_figures(plan, fast)[1]
+    assert WINDOW_TOO_SHORT in closed_loop_figures(plan, fast)[1]
     own = LoadResult("wrk", "4.1.0", 308, 3.0, 0, empty_errors(), {"mean": 50 / 102.5 * 1000}, "test")
-    assert metrics.WINDOW_TOO_SHORT not in closed_loop_figures(plan, own)[1]
+    assert WINDOW_TOO_SHORT not in closed_loop_figures(plan, own)[1]

@@ -21,6 +21,7 @@ REGISTRIES = {
     PACKAGE / "servers" / "__init__.py",
     PACKAGE / "loadgen" / "__init__.py",
     PACKAGE / "drivers" / "__init__.py",
+    PACKAGE / "kinds.py",  # the kinds of cell as data, one per driver
 }
 
 

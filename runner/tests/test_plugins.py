@@ -15,7 +15,7 @@ import psutil
 import pytest
 from testkit import wait_until
 
-from crossbench import loadgen, oskit, servers
+from crossbench import kinds, loadgen, oskit, servers
 from crossbench.drivers import DRIVERS
 from crossbench.drivers.closed_loop import ClosedLoop
 from crossbench.hosts import HostsError
@@ -175,10 +175,10 @@ def test_a_new_server_is_labelled_coloured_and_ordered_by_its_plug_in(widget):
     assert kit.against_concurrency(records) == records  # their kind: none given, the default closed loop
 
 
-def test_a_new_driver_says_what_analysis_draws_its_cells_against(monkeypatch):
+def test_a_new_kind_says_what_analysis_draws_its_cells_against(monkeypatch):
     from crossbench_analysis.charts import kit
 
-    monkeypatch.setitem(DRIVERS, "scheduled", type("Scheduled", (ClosedLoop,), {"axis": "rate"})())
+    monkeypatch.setitem(kinds.KINDS, "scheduled", kinds.Kind(axis="rate"))
     cells = [{"cell_id": "a", "kind": "scheduled"}, {"cell_id": "b", "kind": "nowhere"}, {"cell_id": "c"}]
     assert [c["cell_id"] for c in kit.against_concurrency(cells)] == ["b", "c"]
 

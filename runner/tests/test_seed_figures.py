@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from crossbench import kinds
 from crossbench.clients.pipeline_check import pipelined_requests, split_responses
 from crossbench.clients.probe import latency_stats
 from crossbench.drivers import ab_startup
@@ -170,8 +171,8 @@ def test_seed_experiments_expand_into_the_planned_cells():
     from crossbench.plan import experiment
 
     seed000 = experiment.expand(experiment.apply_overrides(experiment.load("seed000"), {"precision": False}))
-    kinds = sorted((c.kind, c.server, c.endpoint) for c in seed000)
-    assert len(kinds) == 8 and {k for k, _, _ in kinds} == {"fixed_count", "hol_probe"}
+    planned = sorted((c.kind, c.server, c.endpoint) for c in seed000)
+    assert len(planned) == 8 and {k for k, _, _ in planned} == {"fixed_count", "hol_probe"}
     ab_tornado_sync = next(c for c in seed000 if c.cell_id == "ab_sync-tornado-delay_sync-c40-d1000-r1")
     assert ab_tornado_sync.options["requests"] == 200 and ab_tornado_sync.settings["processes"] == 1
     assert ab_tornado_sync.options["reference"]["tornado"]["rps"] == 1.00
@@ -183,7 +184,7 @@ def test_seed_experiments_expand_into_the_planned_cells():
     probes = [c for c in seed000 if c.kind == "hol_probe"]
     assert {c.keepalive for c in probes} == {True}
     assert not any(DRIVERS[c.kind].reuses_connections(c) for c in seed000)
-    assert DRIVERS["hol_probe"].headline({"delay_ms": 1000}) == "latency_ms.p50"
+    assert kinds.headline({"kind": "hol_probe", "delay_ms": 1000}) == "latency_ms.p50"
     seed001 = experiment.expand(experiment.apply_overrides(experiment.load("seed001"), {"precision": False}))
     assert sorted((c.server, c.settings.get("processes"), c.pipeline, c.concurrency) for c in seed001) == [
         ("tomcat", None, 24, 100),

@@ -4,7 +4,8 @@ and queues cost advice_cost_text.py's, on the capacity run beside it advice_capa
 
 from __future__ import annotations
 
-from crossbench.figures.points import NOISY_HOST, fmt_interval
+from crossbench.figures.points import fmt_interval
+from crossbench.flags import NOISY_HOST
 
 from .advice_capacity_text import capacity_lines, event_loop_lines
 from .advice_cost_text import connection_lines, cost_lines, virtual_lines

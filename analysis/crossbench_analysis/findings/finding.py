@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from crossbench import stats
 from crossbench.figures import points, service_time
 from crossbench.figures.points import fmt_interval, fmt_range
+from crossbench.flags import SERVER_CLOSED
 from crossbench_analysis.read.runinfo import Run, get, num
 from crossbench_analysis.read.setting import setting
 
@@ -230,7 +231,7 @@ def left_note(left: list[dict]) -> str:
 def caveat_note(counted: list[dict]) -> str:
     """' (gunicorn 4 sync workers closed every connection: one request per connection)' for counted points
     whose server answered without keep-alive (points.CAVEATS), or ''."""
-    closing = dict.fromkeys(who(p) for p in counted if points.SERVER_CLOSED in p["flags"])
+    closing = dict.fromkeys(who(p) for p in counted if SERVER_CLOSED in p["flags"])
     return "".join(f" ({name} closed every connection: one request per connection)" for name in closing)
 
 

@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from crossbench import endpoints, servers, workload
-from crossbench.drivers import DEFAULT_KIND, DRIVERS, of_record
+from crossbench import endpoints, kinds, servers, workload
 from crossbench.figures import points, service_time
 from crossbench.record.record import SCHEMA_VERSION, upgrade
 from crossbench.servers import PLUGINS
@@ -28,16 +27,8 @@ class AnalysisError(RuntimeError):
     """Something the analysis cannot work around (not a run directory, gnuplot missing, a chart failed)."""
 
 
-def offered_rate(cell: dict) -> bool:
-    """A cell drawn against the rate it was offered (an open-loop driver's), not against concurrency."""
-    driver = of_record(cell)
-    return driver is not None and driver.axis == "rate"
-
-
-def by_default_driver(cell: dict) -> bool:
-    """A cell of the default driver (crossbench.drivers.DEFAULT_KIND: the closed-loop concurrency sweep), records
-    older than `kind` too: what the sweep findings read."""
-    return of_record(cell) is DRIVERS[DEFAULT_KIND]
+offered_rate = kinds.offered_rate  # a cell drawn against the rate it was offered, not against concurrency
+by_default_driver = kinds.by_default_kind  # a cell of the closed-loop concurrency sweep: what the sweep findings read
 
 
 def server_rank(server) -> int:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import os
 
-from crossbench.loadgen.base import LATENCY_UNRECOVERABLE, LoadResult
+from crossbench.flags import LATENCY_UNRECOVERABLE
+from crossbench.loadgen.base import LoadResult
 from crossbench.plan.cellplan import CellPlan
 from crossbench.record import metrics
 from crossbench.record import record as contract

@@ -22,10 +22,11 @@ from dataclasses import replace
 
 from crossbench.drivers.closed_loop import worst_latency_s
 from crossbench.figures.points import DISTURBED, outliers, point_id
+from crossbench.flags import WINDOW_TOO_SHORT
 from crossbench.plan.cellplan import CellPlan, launches_so_far
 from crossbench.plan.experiment_expand import first_rounds, round_seed
 from crossbench.plan.experiment_schema import RunSettings
-from crossbench.record.metrics import WINDOW_TOO_SHORT, window_for_bias
+from crossbench.record.metrics import window_for_bias
 
 
 def relaunches(

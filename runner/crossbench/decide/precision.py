@@ -17,10 +17,10 @@ import random
 from crossbench import stats
 from crossbench.decide.disturbed import longer, too_short
 from crossbench.figures import points
+from crossbench.flags import WINDOW_TOO_SHORT
 from crossbench.plan.cellplan import CellPlan, launches_so_far
 from crossbench.plan.experiment_expand import round_seed
 from crossbench.plan.experiment_schema import RunSettings
-from crossbench.record.metrics import WINDOW_TOO_SHORT
 
 
 def next_round(cells: list[CellPlan], records: list[dict], run: RunSettings) -> list[CellPlan]:

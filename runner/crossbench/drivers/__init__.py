@@ -1,4 +1,5 @@
-"""Drivers: what happens between "the server is ready" and "stop it", one per kind of cell (see base.py).
+"""Drivers: what happens between "the server is ready" and "stop it", one per kind of cell (see base.py; what a
+record of each kind means is crossbench.kinds).
 
 Each module exposes DRIVER, an instance of a base.Driver subclass; a group in an experiment file picks one with
 `kind = "..."`.
@@ -6,6 +7,7 @@ Each module exposes DRIVER, an instance of a base.Driver subclass; a group in an
 
 from __future__ import annotations
 
+from ..kinds import DEFAULT_KIND, PEAK_KIND, RATE_KIND
 from . import closed_loop, fixed_count, hol_probe, hold, open_loop, pipelined
 from .base import Driver, DriverRefused, Measurement
 
@@ -18,14 +20,4 @@ DRIVERS: dict[str, Driver] = {
     "open_loop": open_loop.DRIVER,
 }
 
-DEFAULT_KIND = "closed_loop"  # a group without `kind`, and records older than the field
-PEAK_KIND = DEFAULT_KIND  # the kind that measures a point's peak (rates = "auto")
-RATE_KIND = "open_loop"  # the kind that offers a fixed rate (rates = [...] or a share of the peak)
-
-
-def of_record(record: dict) -> Driver | None:
-    """The driver that measured a record (None for a kind this checkout does not have)."""
-    return DRIVERS.get(record.get("kind") or DEFAULT_KIND)
-
-
-__all__ = ["DEFAULT_KIND", "DRIVERS", "Driver", "DriverRefused", "Measurement", "PEAK_KIND", "RATE_KIND", "of_record"]
+__all__ = ["DEFAULT_KIND", "DRIVERS", "Driver", "DriverRefused", "Measurement", "PEAK_KIND", "RATE_KIND"]

@@ -43,7 +43,6 @@ class Driver:
     load_tool: str | None = None  # what its load hosts run (--hosts), when not the cell's loadgen
     on_hosts: bool = True  # its cells can run with --hosts (load hosts, a server on its own host)
     one_load_host: bool = False  # its own client, not a merged tool, runs on one load host
-    axis: str = "concurrency"  # what analysis draws its cells against: "concurrency" or "rate" (offered)
     ends_at_window: bool = True  # its measuring ends with the window; False: it runs to a request count
 
     def keepalive(self, run_keepalive: bool, options: dict) -> bool:
@@ -54,15 +53,6 @@ class Driver:
         """Whether the requests the record counts reuse their connections: the server_closed_connections check
         and the wait for closed ports after the window go by it."""
         return plan.keepalive
-
-    def headline(self, record: dict) -> str:
-        """The figure a point of this kind is judged by (its precision target, compare's first column): the
-        latency ratio for delayed cells, throughput otherwise. Not the efficiency ratio: its count of answers
-        in a window of a whole number of round trips takes or misses the last one by chance (measured: Tomcat
-        C=1, 1 s delay, 15 s windows: 15, 14, 15 answers, ratios 1.00, 1.07, 1.00, latency ratio 1.00 each
-        time), so its launches scatter by up to 1/(round trips) where the latency ratio does not. A dotted
-        name reads inside an object."""
-        return "latency_ratio" if record.get("delay_ms") else "rps"
 
     def holds(self, plan) -> bool:
         """The cell's window is held (loadgen/held.py): one process spans its warm-up, window and tail."""

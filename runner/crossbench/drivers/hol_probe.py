@@ -150,9 +150,6 @@ class HolProbe(Driver):
         **record.common("rps_method"),
     }
 
-    def headline(self, record: dict) -> str:
-        return "latency_ms.p50"  # seed 000's question: how long an instant request waits (no ratio here)
-
     def reuses_connections(self, plan) -> bool:
         return False  # the record counts the probes, a new connection each (keepalive: wrk's)
 

@@ -276,9 +276,6 @@ class HoldConnections(Driver):
         "system_tcp_mem_pages_peak": "the machine's TCP memory, pages (every TCP socket, not only the server's)",
     }
 
-    def headline(self, record: dict) -> str:
-        return "rss_per_connection_kb"  # seed 003's question: what a held connection costs
-
     def preflight(self, plan) -> None:
         hold_config(plan, 1)  # refuses unknown or impossible options
 

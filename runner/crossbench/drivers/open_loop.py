@@ -152,7 +152,6 @@ def open_loop_generators() -> list[str]:
 
 
 class OpenLoop(GeneratorDriver):
-    axis = "rate"  # analysis draws its cells against the offered rate (openloop.py)
     FIELDS = {
         "rate_achieved": "answers per second the server gave inside the window (from its first answer to the "
         "window's end), at the offered rate",
@@ -167,9 +166,6 @@ class OpenLoop(GeneratorDriver):
         "else the group's concurrency",
         **record.common("latency_ratio", "rps_method", "held_window"),
     }
-
-    def headline(self, record: dict) -> str:
-        return "latency_ms.p99"  # what an open-loop point is judged by: its tail at the offered rate
 
     def keepalive(self, run_keepalive: bool, options: dict) -> bool:
         """The run's, unless the group states its clients' model: options = { keepalive = false } for clients that

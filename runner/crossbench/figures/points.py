@@ -16,18 +16,13 @@ from __future__ import annotations
 import json
 import math
 import statistics
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 
-from crossbench import servers, stats
-from crossbench.drivers import of_record
+from crossbench import kinds, servers, stats
 from crossbench.figures import service_time
-from crossbench.loadgen.base import LATENCY_UNRECOVERABLE
-from crossbench.plan.cellplan import CellPlan
-from crossbench.record.metrics import WINDOW_TOO_SHORT
+from crossbench.flags import JFR_UNREADABLE, LATENCY_UNRECOVERABLE, NOISY_HOST, SERVER_CLOSED, WINDOW_TOO_SHORT
 from crossbench.record.record import point_of, upgrade
-from crossbench.sampling.noise import NOISY_HOST, SERVER_CLOSED
-from crossbench.servers.tomcat_jfr import UNREADABLE as JFR_UNREADABLE
 
 POINTS_FILE = "points.jsonl"
 # Figures every point states when its launches have them (dotted names read inside an object).
@@ -62,7 +57,33 @@ CAVEATS = frozenset({IMPRECISE, SERVER_CLOSED, JFR_UNREADABLE, LATENCY_UNRECOVER
 # A launch whose load generator filled its core: its throughput is the generator's ceiling, not the server's.
 # TechEmpower's reference still states such a best level (its figure is what the setup carries), and says so.
 GENERATOR_CEILING = "loadgen_saturated"
-IDENTITY = tuple(f.name for f in fields(CellPlan) if f.name not in NOT_IDENTITY) + (
+# What a point is: every field of a cell's plan but those of one launch (NOT_IDENTITY; a test holds the two to
+# plan.cellplan.CellPlan), and what its server's settings make of it.
+IDENTITY = (
+    "experiment",
+    "group",
+    "server",
+    "endpoint",
+    "concurrency",
+    "delay_ms",
+    "duration_s",
+    "warmup_s",
+    "loadgen",
+    "keepalive",
+    "pipeline",
+    "server_cpus",
+    "loadgen_cpus",
+    "loadgen_threads",
+    "kind",
+    "rate",
+    "rate_share",
+    "target_ms",
+    "proxy",
+    "pooler",
+    "sweep",
+    "sweep_step",
+    "options",
+    "point_id",
     "setting",
     "parallel_limit",
     "processes",
@@ -82,8 +103,7 @@ def point_id(record: dict) -> str:
 
 
 def headline(record: dict) -> str:
-    driver = of_record(record)
-    return driver.headline(record) if driver else "rps"
+    return kinds.headline(record)
 
 
 def aggregate(records: list[dict], precision: float | None = None) -> list[dict]:

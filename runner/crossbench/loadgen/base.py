@@ -16,7 +16,6 @@ from crossbench.refusal import Refusal
 ERROR_KINDS = ("connect", "read", "write", "timeout", "non_2xx", "other")
 
 # How a result's latency figures were got (LoadResult.latency_method, the record's latency_method).
-LATENCY_UNRECOVERABLE = "latency_unrecoverable"  # the flag of a result with latency_method "none"
 LATENCY_METHODS = {
     "samples": "every request's own latency as the tool recorded it (ab's rows, oha's and k6's per-request rows, "
     "the probes')",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 
 from crossbench import endpoints, servers
-from crossbench.drivers import DEFAULT_KIND
+from crossbench.kinds import DEFAULT_KIND
 from crossbench.record.record import cell_id_of, point_of
 
 from .experiment_schema import ExperimentError

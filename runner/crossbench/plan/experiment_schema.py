@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from crossbench import endpoints, servers
 from crossbench.database import pgbouncer
-from crossbench.drivers import DEFAULT_KIND
+from crossbench.kinds import DEFAULT_KIND
 from crossbench.loadgen import DEFAULT as DEFAULT_LOADGEN
 from crossbench.refusal import Refusal
 

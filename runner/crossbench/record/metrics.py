@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from crossbench.flags import WINDOW_TOO_SHORT
+
 # A cell is flagged when ...
 RATIO_DISAGREEMENT = 0.10  # ... efficiency ratio and latency ratio differ by more than this (relative)
 MIN_ROUND_TRIPS = 3.0  # ... connections completed fewer requests each than this on average
@@ -27,7 +29,6 @@ MAX_WINDOW_BIAS = 0.02
 # on its connection. The allowance per request, well above a generator's turnaround on a loopback connection,
 # keeps a 5 ms delay from reading as a short window while it is a small share of a delay past 100 ms.
 TURNAROUND_ALLOWANCE_MS = 1.0
-WINDOW_TOO_SHORT = "window_too_short"
 
 
 @dataclass(frozen=True)

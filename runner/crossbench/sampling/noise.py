@@ -19,6 +19,8 @@ import os
 import time
 from dataclasses import dataclass, field
 
+from crossbench.flags import NOISY_HOST, SERVER_CLOSED
+
 from ..refusal import Refusal
 from . import core_speed
 from .proc_readers import passive_opens
@@ -35,8 +37,6 @@ NOISE_IMPACT_LIMIT = 5.0
 FOREIGN_LIMIT_PERCENT = 10.0  # of one core over the cell's cores: the limit when the roles share cores
 FLOOR_SECONDS = 2.0  # each of the floor's two parts (busy and steal, then core speed); $CROSSBENCH_NOISE_FLOOR_S
 FLOOR_SECONDS_ENV = "CROSSBENCH_NOISE_FLOOR_S"
-NOISY_HOST = "noisy_host"
-SERVER_CLOSED = "server_closed_connections"
 # A keep-alive client opens at most `concurrency` connections (plus the harness's one probe) while the server
 # keeps them; a quarter more is past any such slack. An open-loop cell's concurrency is oha's cap (2000 in the
 # openloop experiment): a server that closes idle connections (uvicorn after 5 s) makes an open-loop client open

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from .. import paths
+from ..flags import JFR_UNREADABLE
 from ..jdk import Jdk, JdkError, select_jdk
 from ..oskit import HOST, free_port
 from . import tomcat_jfr as jfr
@@ -304,7 +305,7 @@ class TomcatPlugin(ServerPlugin):
 
     def stopped_flags(self, settings: dict, figures: dict) -> list[str]:
         """jfr_unreadable: the cell ran with a recording that is missing, torn or unreadable (its figures null)."""
-        return [jfr.UNREADABLE] if settings["jfr"] and figures.get("tomcat_jfr_unreadable") else []
+        return [JFR_UNREADABLE] if settings["jfr"] and figures.get("tomcat_jfr_unreadable") else []
 
     def probe(self, pid: int, cell_dir: Path, host) -> BackgroundJvmProbe:
         """The JVM probe beside the Tomcat on its host."""

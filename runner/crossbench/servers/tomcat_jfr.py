@@ -36,10 +36,6 @@ RECORDING = "tomcat.jfr"
 # The jfr tool's own JVM, C1 only: a half-second read compiles little worth C2, and on one core the same JSON
 # came in 0.48 s instead of 1.3 s (a 530 kB recording of a quick cell, JDK 17), paid after every Tomcat cell.
 TOOL_JVM_OPTS = ("-J-XX:TieredStopAtLevel=1",)
-# The cell's flag when a recording that was on is missing or unreadable. The point keeps the launch (its window's
-# figures stand; points.CAVEATS): the first Tomcat start on a machine makes the class-data archive, and the JVM
-# turns JFR off while it does.
-UNREADABLE = "jfr_unreadable"
 EVENTS = (
     "jdk.GarbageCollection",
     "jdk.GCPhasePause",
