@@ -43,6 +43,20 @@ def database_cache():
         shutil.rmtree(path, ignore_errors=True)
 
 
+@pytest.fixture(scope="module")
+def module_database_cache():
+    """As database_cache, but one for a module's tests and set as $CROSSBENCH_DB_CACHE while they run: its
+    cluster is made (initdb) and loaded once for them, not once a test."""
+    path = Path(tempfile.mkdtemp(prefix="crossbench-test-db-", dir="/var/tmp"))
+    path.chmod(0o755)
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("CROSSBENCH_DB_CACHE", str(path))
+            yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def pytest_terminal_summary(terminalreporter):
     if MEASURED:
         terminalreporter.section("measured figures")

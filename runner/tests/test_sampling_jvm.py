@@ -22,6 +22,9 @@ from crossbench.sampling.jvm_lines import pick_pool_or_executor
 from crossbench.sampling.jvm_probe import pick_pool
 
 pytestmark = pytest.mark.live  # starts real JVMs and attaches to them
+# What a probe reports (a JVM's facts, its pool's names and size, how it ends) shares the cores; the probe's
+# stop time, the sampler's CPU cost and a pool's busy threads read under load are figures, and run alone.
+shares_cores = pytest.mark.shares_cores
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).resolve().parents[2]
@@ -159,6 +162,7 @@ def test_probe_reports_jvm_info_and_thread_counts(java, holders, probes, tmp_pat
     assert h.proc.poll() is None  # the target is unharmed
 
 
+@shares_cores
 def test_pinned_jvm_reports_one_processor_and_serial_gc(holders, probes):
     """The pinning trap: a JVM pinned to one core silently switches to the Serial GC."""
     pinned = holders(JDK17, 10, prefix=("taskset", "-c", "0"))
@@ -173,6 +177,7 @@ def test_pinned_jvm_reports_one_processor_and_serial_gc(holders, probes):
         assert not set(free_info["gc"]) & SERIAL_GC_NAMES  # G1 on a server-class machine
 
 
+@shares_cores
 def test_probe_refuses_a_jvm_with_attach_disabled(holders):
     h = holders(JDK17, 2, opts=("-XX:+DisableAttachMechanism",))
     with pytest.raises(JvmProbeError, match="DisableAttachMechanism"):
@@ -199,6 +204,7 @@ def test_probe_refuses_a_jvm_with_attach_disabled(holders):
     assert h.proc.poll() is None  # no SIGQUIT killed or disturbed the target
 
 
+@shares_cores
 def test_probe_refuses_a_process_that_is_not_a_jvm():
     with pytest.raises(JvmProbeError, match="java"):
         JvmProbe(os.getpid()).start()
@@ -208,6 +214,7 @@ def test_probe_refuses_a_process_that_is_not_a_jvm():
         JvmProbe(dead.pid).start()
 
 
+@shares_cores
 def test_probe_exits_when_the_target_dies_or_on_sigterm(holders, probes):
     a = holders(JDK17, 2)
     b = holders(JDK17, 2)
@@ -261,6 +268,7 @@ def test_sampler_cost_on_a_tomcat_sized_jvm_with_probe_plugged_in(holders, probe
     assert probe_pct < 15 and target_pct < 25
 
 
+@shares_cores
 def test_pick_pool_takes_the_http_connector_and_hides_unknowns():
     line = {
         "type": "pool",
@@ -282,6 +290,7 @@ def test_pick_pool_takes_the_http_connector_and_hides_unknowns():
     assert pick_pool({"type": "pool", "t_epoch": 1.0, "pools": []}) is None
 
 
+@shares_cores
 def test_a_connector_on_a_shared_executor_is_read_through_the_executor():
     shared = {"kind": "connector", "name": "http-nio-8080", "current": -1, "busy": -1, "max": -1, "connections": 3}
     executor = {"kind": "executor", "name": "tomcatThreadPool", "current": 12, "busy": 4, "max": 50}
@@ -403,6 +412,7 @@ def test_pool_probe_against_real_tomcat(executor, tmp_path):
 
 
 @pytest.mark.live
+@shares_cores
 def test_a_probe_made_as_tomcat_starts_attaches_during_the_start_and_reads_the_pool_once_it_answers(tmp_path):
     """A cell makes Tomcat's probe as the JVM process starts (cell.probe_as_it_starts): the probe waits until the
     starting JVM catches SIGQUIT, attaches while Tomcat starts, and once told the server answers reads the MBean

@@ -19,7 +19,9 @@ from crossbench import paths
 from crossbench.oskit import free_port
 from crossbench.servers import tomcat
 
-pytestmark = pytest.mark.live
+# Each test checks what serve.sh or a killed runner did (an answer, exit statuses, a clear error, no process left,
+# found by its pid), on a free port, with deadlines far past a server's start: it shares the cores.
+pytestmark = [pytest.mark.live, pytest.mark.shares_cores]
 SERVE = str(paths.RUNNER / "serve.sh")
 
 

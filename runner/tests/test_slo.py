@@ -144,6 +144,7 @@ def test_a_run_whose_point_fails_its_target_exits_99_and_names_it(tmp_path):
 
 
 @pytest.mark.live
+@pytest.mark.shares_cores  # refused before any server starts: exit statuses and messages only
 def test_a_target_that_can_never_hold_is_refused_before_any_cell_runs(tmp_path):
     done = subprocess.run(
         [RUN_ALL, "--experiment", "maxthreads-quick", "--out", str(tmp_path / "never"), "--slo", "p99<150ms"],
