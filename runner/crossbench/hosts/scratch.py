@@ -81,12 +81,27 @@ class Scratch:
         return done
 
 
+TAR_FILE_CHANGED = 1  # GNU tar --create: some files changed while they were read
+
+
 def send_tree(
     ssh: SshHost, local_dir: Path, remote_dir: str, excludes: tuple[str, ...] = (), limit_s: float = COPY_LIMIT_S
 ) -> None:
     """The files of local_dir into remote_dir on the host (made if missing), by tar through the host's master."""
+    # A file that changes while it is read (a run writing into the checkout beside the copy) is copied as tar read
+    # it: GNU tar then exits 1, which is not a failed copy
     pack = subprocess.Popen(
-        ["tar", "-C", str(local_dir), *(f"--exclude={e}" for e in excludes), "-cf", "-", "."], stdout=subprocess.PIPE
+        [
+            "tar",
+            "-C",
+            str(local_dir),
+            *(f"--exclude={e}" for e in excludes),
+            "--warning=no-file-changed",
+            "-cf",
+            "-",
+            ".",
+        ],
+        stdout=subprocess.PIPE,
     )
     unpack = ssh.popen(
         ["sh", "-c", 'mkdir -p "$1" && tar -C "$1" -xf -', "sh", remote_dir],
@@ -103,7 +118,7 @@ def send_tree(
             proc.kill()
             proc.wait()
         raise SshError(f"{ssh.host.label}: copying {local_dir} to {remote_dir} took over {limit_s:.0f} s") from None
-    if unpack.returncode or pack.returncode:
+    if unpack.returncode or pack.returncode not in (0, TAR_FILE_CHANGED):
         raise SshError(
             f"{ssh.host.label}: copying {local_dir} to {remote_dir} failed: "
             f"{unpack.stderr.read().decode(errors='replace').strip()}"
