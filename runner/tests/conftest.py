@@ -3,6 +3,7 @@ in runner/pyproject.toml, with --strict-markers)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -30,11 +31,11 @@ def report_figure():
     return MEASURED.append
 
 
-@pytest.fixture
-def database_cache():
-    """A database cache of the test's own, for $CROSSBENCH_DB_CACHE: the run's PostgreSQL starts in a data
-    directory no other run uses, so a test beside it with a database of its own cannot hold its lock file. Under
-    /var/tmp, where postgres's user (nobody, under root) can reach it; removed afterwards."""
+@contextlib.contextmanager
+def own_database_cache():
+    """A database cache no other run uses, for $CROSSBENCH_DB_CACHE: a run's PostgreSQL starts in a data directory
+    of its own, so a test beside it with a database of its own cannot hold its lock file. Under /var/tmp, where
+    postgres's user (nobody, under root) can reach it; removed afterwards."""
     path = Path(tempfile.mkdtemp(prefix="crossbench-test-db-", dir="/var/tmp"))
     path.chmod(0o755)
     try:
@@ -43,18 +44,20 @@ def database_cache():
         shutil.rmtree(path, ignore_errors=True)
 
 
+@pytest.fixture
+def database_cache():
+    """A database cache of the test's own (own_database_cache)."""
+    with own_database_cache() as path:
+        yield path
+
+
 @pytest.fixture(scope="module")
 def module_database_cache():
-    """As database_cache, but one for a module's tests and set as $CROSSBENCH_DB_CACHE while they run: its
-    cluster is made (initdb) and loaded once for them, not once a test."""
-    path = Path(tempfile.mkdtemp(prefix="crossbench-test-db-", dir="/var/tmp"))
-    path.chmod(0o755)
-    try:
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setenv("CROSSBENCH_DB_CACHE", str(path))
-            yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
+    """One database cache for a module's tests, set as $CROSSBENCH_DB_CACHE while they run: its cluster is made
+    (initdb) and loaded once for them, not once a test."""
+    with own_database_cache() as path, pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CROSSBENCH_DB_CACHE", str(path))
+        yield path
 
 
 def pytest_terminal_summary(terminalreporter):
