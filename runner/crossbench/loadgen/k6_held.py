@@ -2,10 +2,13 @@
 request as soon as its last is answered (no sleep), for the held time, the window and the tail in one process;
 the window is cut from its per-request rows by held.py, as oha's is.
 
-One row per request: the script adds a `crossbench_latency` sample after each request, valued blocked + connecting
-+ TLS + http_req_duration (sending + waiting + receiving) in ms, tagged with its status, k6's error_code and
-whether it opened a connection. k6's CSV stamps a custom sample with the moment it is added (unix_micro), just
-after the answer's last byte: that is the request's end, and end - value its send. Times are counted from the
+One row per request: the script adds a `crossbench_latency` sample after each request, valued blocked +
+http_req_duration in ms, tagged with its status, k6's error_code and whether it opened a connection. In k6's tracer
+(lib/netext/httpext/tracer.go) blocked runs from asking for a connection to having one, so it holds a new
+connection's connect and TLS time (adding `connecting` again would count it twice), and http_req_duration is
+sending + waiting + receiving up to the last byte (`Done`): the sum is the request's whole life. k6's CSV stamps a
+custom sample with the moment it is added (unix_micro), just after that last byte: that is the request's end, and
+end - value its send. Times are counted from the
 earliest send (every VU sends its first request as the scenario starts, after k6's init). With keep-alive each
 VU keeps one connection (its own transport): `connections_opened` in the record says how many the run opened.
 Files: k6.js, k6.csv, k6.summary.json, k6.spec.json (what run() asked for: window, held time, tail), stdout, stderr.
@@ -28,8 +31,9 @@ LATENCY_METRIC = "crossbench_latency"
 HELD_LATENCY_SOURCE = (
     "k6 1.8.1 closed loop (constant-vus: C VUs, no sleep) in a held window (loadgen/held.py): one process ran the "
     "cell's load before, through and after the window; latency of each request sent inside the window, from its "
-    "send to the last byte of its answer (one crossbench_latency sample per request in k6.csv: blocked + "
-    "connecting + TLS + http_req_duration, stamped at its end), every one waited for under the same load; "
+    "send to the last byte of its answer (one crossbench_latency sample per request in k6.csv: blocked, which "
+    "holds a new connection's connect time, + http_req_duration, stamped at its end), every one waited for under "
+    "the same load; "
     "throughput credits each request with the share of its life inside the window. Percentiles: nearest rank "
     "over those rows. Requests that failed are counted in errors over the whole run."
 )
@@ -54,7 +58,7 @@ export default function () {
   const res = http.get(urls[Math.floor(Math.random() * urls.length)], { timeout: '%(timeout)s' });
   const t = res.timings;
   const tags = { code: String(res.status), err: String(res.error_code), conn: t.connecting > 0 ? '1' : '0' };
-  latency.add(t.blocked + t.connecting + t.tls_handshaking + t.duration, tags);
+  latency.add(t.blocked + t.duration, tags);
 }
 """
 
