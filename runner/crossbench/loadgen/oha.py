@@ -360,6 +360,7 @@ GENERATOR = LoadGenerator(
     open_loop=True,  # sends on a schedule (LoadSpec.rate): open-loop cells use it
     sends="one",  # one declared request kind per run: its -m, -H, -d (loadgen/one_request.py)
     holds_window=True,  # and closed loop, one process spanning a held window (held.py)
+    holds_open_window=True,  # and open loop at the window's rate before and after it
     on_load_hosts="build",  # hosts.sh setup --open-loop builds it on the load hosts (install-openloop.sh)
     merge=merge_hosts,
     binary=binary,
