@@ -50,6 +50,12 @@ def test_the_command_takes_no_rate_and_names_the_same_files():
     assert cmd[:3] == ["taskset", "-c", "0"] and cmd[-1] == "/cell/k6.js" and "csv=/cell/k6.csv" in cmd
 
 
+def test_a_held_run_under_a_second_is_refused():
+    """k6's constant-vus exits 104 on a duration under 1 s (seen capturing the fixtures): refused before it runs."""
+    with pytest.raises(k6.LoadgenError, match="1 s or more"):
+        k6.build_command(held_spec(duration_s=0.5, held_s=0.2, tail_s=0.2))
+
+
 # --- parser on captured runs ----------------------------------------------------------------------
 
 

@@ -105,6 +105,8 @@ def script(spec: LoadSpec) -> str:
 def build_command(spec: LoadSpec, out_dir: Path | None = None) -> list[str]:
     """The k6 command line, open loop or (no rate) a held closed loop; run() writes the script (k6.js) it names."""
     TOOL.refuse_unfit(spec, closed_loop=True)
+    if spec.rate is None and k6_held.run_length_s(spec) < 1:  # constant-vus refuses a duration under 1 s
+        raise LoadgenError("k6 holds a window for 1 s or more: held time, window and tail together")
     out_dir = Path(out_dir or ".")
     return process.taskset_prefix(spec.cpus) + [
         binary() or name,
