@@ -55,6 +55,15 @@ def test_held_windows_leave_a_generator_the_run_names_alone():
     assert held and all(c.loadgen == "oha" for c in held)
 
 
+def test_held_windows_name_the_generator_that_holds_them():
+    """true keeps meaning oha; a generator's name holds the delayed cells' windows on it, the rest stay on wrk."""
+    for value, holder in ((True, "oha"), ("oha", "oha"), ("k6", "k6")):
+        cells = experiment.expand(resolve("quick", held_windows=value))
+        assert {c.loadgen for c in cells if c.delay_ms} == {holder}, value
+        assert {c.loadgen for c in cells if not c.delay_ms} == {"wrk"}, value
+    assert {c.loadgen for c in experiment.expand(resolve("quick", held_windows=False))} == {"wrk"}
+
+
 def test_seed002_protocol_is_the_seeds_own_matrix():
     cells = experiment.expand(resolve("seed002-protocol"))
     assert len(cells) == 2 * 4 + 2 * 3 * 4 + 4
@@ -149,6 +158,7 @@ def test_a_precision_target_plans_its_first_stage_of_three_rounds_first():
         ({"min_window_delays": -1}, "min_window_delays is a number of delays"),
         ({"max_window_bias": 1}, "max_window_bias is a share of a window's figures between 0 .off. and 1, not 1"),
         ({"max_window_bias": -0.02}, "max_window_bias is a share"),
+        ({"held_windows": "wrk"}, "held_windows is true, false or a generator that holds windows .oha, k6., not 'wrk'"),
         ({"precision": 0.05, "min_launches": 5, "max_launches": 3}, "min_launches 5 is above max_launches 3"),
         ({"precision": 0.05, "min_launches": 2}, "min_launches must be at least 3"),
     ],

@@ -55,14 +55,14 @@ def test_a_fractional_rate_is_counted_per_1000_seconds():
     assert "rate: 2500, timeUnit: '1000s'" in k6.script(spec(rate=2.5))
 
 
-@pytest.mark.parametrize("bad", [dict(rate=None), dict(rate=0), dict(pipeline=2), dict(urls=()), dict(concurrency=0)])
+@pytest.mark.parametrize("bad", [dict(rate=0), dict(pipeline=2), dict(urls=()), dict(concurrency=0)])
 def test_refused_specs(bad):
     with pytest.raises(LoadgenError):
         k6.build_command(spec(**bad))
 
 
 def test_registered_and_open_loop():
-    assert loadgen.get("k6") is k6.GENERATOR and k6.GENERATOR.open_loop
+    assert loadgen.get("k6") is k6.GENERATOR and k6.GENERATOR.open_loop and k6.GENERATOR.holds_window
 
 
 @pytest.mark.parametrize(

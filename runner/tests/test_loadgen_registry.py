@@ -84,6 +84,8 @@ def test_each_module_registers_its_own_generator_with_what_it_declares():
     ]
     of = loadgen.ADAPTERS
     assert {n for n, g in of.items() if g.open_loop} == {"oha", "k6"}
+    assert {n for n, g in of.items() if g.holds_window} == {"oha", "k6"}  # closed-loop held windows
+    assert {n for n, g in of.items() if g.holds_open_window} == {"oha"}  # k6's open loop has no held time
     assert {n for n, g in of.items() if not g.keepalive} == {"http_load"}
     assert (loadgen.on_load_hosts("prerequisites"), loadgen.on_load_hosts("build")) == (["wrk"], ["oha"])
     assert set(MERGERS) == {"wrk", "ab", "oha", "k6"} and MERGERS["wrk"] is wrk.merge_hosts

@@ -3,6 +3,7 @@ profile's held windows need oha, a run of wrk and ab alone needs nothing, and ar
 dry run start no build. It plans as --dry-run does, on the standard library alone, and writes nothing."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -42,3 +43,13 @@ def test_the_generators_to_build_at_once_are_the_plans(tmp_path, args, wanted):
     done = unbuilt(tmp_path, *args, "--out", str(tmp_path / "run"))
     assert done.returncode == 0 and done.stdout == wanted, (done.stdout, done.stderr[-400:])
     assert done.stderr == "" and sorted(p.name for p in tmp_path.iterdir()) == [], list(tmp_path.iterdir())
+
+
+@pytest.mark.spawns
+def test_a_run_held_by_k6_builds_k6_alone(tmp_path, tmp_path_factory):
+    """held_windows = "k6": the delayed cells need k6 and nothing needs oha, so only k6 is built."""
+    quick = (paths.RUNNER / "experiments" / "quick.toml").read_text()
+    held_by_k6 = tmp_path_factory.mktemp("experiment") / "quick-k6.toml"
+    held_by_k6.write_text(re.sub(r"(?m)^held_windows = \S+", 'held_windows = "k6"', quick))
+    done = unbuilt(tmp_path, "--experiment", str(held_by_k6), "--out", str(tmp_path / "run"))
+    assert done.returncode == 0 and done.stdout == "k6\n", (done.stdout, done.stderr[-400:])

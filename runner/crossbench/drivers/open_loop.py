@@ -46,10 +46,10 @@ MAX_WINDOW_S = 30.0  # ... up to this long (at 10 req/s and under)
 
 
 def holds_window(plan) -> bool:
-    """A cell at a known rate on the generator that holds windows (module docstring); a rates = "auto" cell once
-    its peak has set its rate."""
+    """A cell at a known rate on a generator that holds open-loop windows (module docstring; oha, not k6); a rates =
+    "auto" cell once its peak has set its rate."""
     adapter = loadgen.ADAPTERS.get(plan.loadgen)
-    return adapter is not None and adapter.holds_window and plan.rate is not None
+    return adapter is not None and adapter.holds_open_window and plan.rate is not None
 
 
 def expected_latency_ms(plan) -> float | None:

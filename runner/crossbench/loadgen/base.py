@@ -139,6 +139,9 @@ class LoadGenerator:
     sends: str = "get"
     holds_window: bool = False  # runs a closed loop whose window is cut from its rows,
     # warm-up and tail in the same process (LoadSpec.held_s)
+    # and open loop the same way: its schedule runs held_s before the window at the window's own rate, and a tail
+    # (an open-loop held window, drivers/open_loop.py)
+    holds_open_window: bool = False
 
     def __post_init__(self):
         """Each attribute of its declared type (a flag True or False, a function callable, None only where the

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from .openloop import Request
+from .openloop import Request, latency
 
 # A window shorter than this share of the one planned (the queue turned over late) is said in the record
 SHORT_WINDOW_SHARE = 0.5
@@ -128,3 +128,27 @@ def from_window_start(rows: list[Request], held_s: float) -> list[Request]:
     return [
         replace(r, scheduled_s=r.scheduled_s - held_s, start_s=r.start_s - held_s, end_s=r.end_s - held_s) for r in rows
     ]
+
+
+def run_figures(rows: list[Request], concurrency: int, spec: dict) -> dict:
+    """A held run's window (cut) as a LoadResult's figures, for any generator that holds one (oha, k6): answers and
+    bytes inside it, latency of the requests sent inside it, its account, and its bounds as this machine's epochs
+    (the cell's samplers). `spec`: held_s, window_s, tail_s, and launched_at (the epoch the rows' times start at)."""
+    held_s, window_s = float(spec.get("held_s") or 0.0), float(spec["window_s"])
+    stopped = held_s + window_s + float(spec.get("tail_s") or 0.0)
+    window = cut(rows, concurrency=concurrency, held_s=held_s, window_s=window_s, load_stopped_s=stopped)
+    launched = float(spec.get("launched_at") or 0.0)
+    return {
+        "requests": len(window.answered),
+        "duration_s": window.length_s,
+        "rate": window.rate,
+        "bytes": sum(r.bytes for r in window.answered),
+        "latency_ms": latency(window.sent),
+        "non_2xx": sum(1 for r in window.answered if not 200 <= r.status < 300),
+        "extra": {
+            "held_window": window.figures(window_s, stopped),
+            "concurrency": concurrency,
+            "run_requests": len(rows),
+            "window_epoch": [launched + window.opened_s, launched + window.closed_s],
+        },
+    }

@@ -1,4 +1,5 @@
-"""k6 adapter: open-loop load with k6's constant-arrival-rate executor, the cross-check for oha.
+"""k6 adapter: open-loop load with k6's constant-arrival-rate executor, the cross-check for oha; and closed loop
+(no rate: constant-vus) for held windows (k6_held.py, the window cut by held.py as oha's is).
 
 k6 starts iteration i at start + i / rate on a free VU; when all maxVUs (= LoadSpec.concurrency) are
 busy it DROPS the iteration (dropped_iterations) instead of queueing it. Its http_req_duration
@@ -20,7 +21,8 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from crossbench.loadgen import merge, openloop, process
+from crossbench import stats
+from crossbench.loadgen import held, k6_held, merge, openloop, process
 from crossbench.loadgen.base import LoadGenerator, LoadgenError, LoadResult, LoadSpec, empty_errors, raw_path
 
 name = "k6"
@@ -28,7 +30,6 @@ VERSION = "1.8.1"  # runner/install-openloop.sh builds this one
 MARGIN_S = 20.0
 LATENCY_METRIC = "crossbench_latency"
 LAG_METRIC = "crossbench_lag"
-HTTP_STATUS_CODES = (1400, 1599)  # k6's error_code for an answer with status 4xx/5xx: 1000 + status
 
 LATENCY_SOURCE = (
     "k6 1.8.1 constant-arrival-rate, one crossbench_latency sample per request (k6.csv) written by the "
@@ -102,8 +103,10 @@ def script(spec: LoadSpec) -> str:
 
 
 def build_command(spec: LoadSpec, out_dir: Path | None = None) -> list[str]:
-    """The k6 command line; run() writes the script (k6.js) it names."""
-    TOOL.refuse_unfit(spec)
+    """The k6 command line, open loop or (no rate) a held closed loop; run() writes the script (k6.js) it names."""
+    TOOL.refuse_unfit(spec, closed_loop=True)
+    if spec.rate is None and k6_held.run_length_s(spec) < 1:  # constant-vus refuses a duration under 1 s
+        raise LoadgenError("k6 holds a window for 1 s or more: held time, window and tail together")
     out_dir = Path(out_dir or ".")
     return process.taskset_prefix(spec.cpus) + [
         binary() or name,
@@ -124,11 +127,15 @@ def run(spec: LoadSpec, out_dir: Path) -> LoadResult:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     cmd = build_command(spec, out_dir)
-    raw_path(out_dir, name, "js").write_text(script(spec))
-    for suffix in ("csv", "summary.json"):
+    for suffix in ("csv", "summary.json", "spec.json"):
         raw_path(out_dir, name, suffix).unlink(missing_ok=True)
+    closed = spec.rate is None  # a held window (k6_held.py)
+    raw_path(out_dir, name, "js").write_text(k6_held.script(spec) if closed else script(spec))
+    if closed:
+        raw_path(out_dir, name, "spec.json").write_text(k6_held.spec_file(spec))
     env = {"K6_CSV_TIME_FORMAT": "unix_micro", "K6_NO_COLOR": "true", "GOMAXPROCS": str(max(1, spec.threads))}
-    limit = process.whole_seconds(spec.duration_s) + 2 * process.whole_seconds(spec.timeout_s) + MARGIN_S
+    length = k6_held.run_length_s(spec) if closed else spec.duration_s
+    limit = process.whole_seconds(length) + 2 * process.whole_seconds(spec.timeout_s) + MARGIN_S
     done = process.run_bounded(cmd, out_dir, name, limit, env=env, host=spec.host, start_at=spec.start_at)
     if done.returncode != 0:
         raise LoadgenError(f"k6 exited {done.returncode}: {process.tail(done.stderr) or process.tail(done.stdout)}")
@@ -190,13 +197,34 @@ def requests(out_dir: Path | str) -> list[openloop.Request]:
 
 
 def merge_hosts(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult:
-    """Several load hosts' runs as one (GENERATOR.merge): their per-request rows (k6.csv) as one population."""
+    """Several load hosts' runs as one (GENERATOR.merge): their per-request rows (k6.csv) as one population. A held
+    window is k6's from one host only (oha's merges)."""
+    if any(r.extra.get("held_window") for _, r, _ in parts):
+        raise LoadgenError("k6 holds a window from one load host only: hold it with oha (held_windows = \"oha\")")
     return merge.merge_open_loop(parts, lambda r: requests(merge.raw_dir(r, "k6.csv")))
 
 
-def answered(code: int) -> bool:
-    """k6 gives an HTTP 4xx/5xx answer an error_code too (1000 + status, 1400..1599): it is still an answer."""
-    return code == 0 or HTTP_STATUS_CODES[0] <= code <= HTTP_STATUS_CODES[1]
+answered = k6_held.answered  # an answer, whatever its status (k6's error_code 1400..1599 for 4xx/5xx)
+
+
+def window_percentiles(out_dir: Path | str, percents) -> list[tuple[float, float]]:
+    """(percent, ms) over the requests the record counts: every answered one, or a held run's sent inside its
+    window (held.cut), by the suite's one percentile."""
+    out_dir = Path(out_dir)
+    if raw_path(out_dir, name, "spec.json").exists():
+        spec = json.loads(raw_path(out_dir, name, "spec.json").read_text())
+        stopped = spec["held_s"] + spec["window_s"] + spec["tail_s"]
+        rows = held.cut(
+            k6_held.requests(out_dir),
+            concurrency=spec["concurrency"],
+            held_s=spec["held_s"],
+            window_s=spec["window_s"],
+            load_stopped_s=stopped,
+        ).sent
+    else:
+        rows = requests(out_dir)
+    values = sorted(r.latency_ms for r in rows)
+    return [(p, stats.nearest_rank(values, p)) for p in percents] if values else []
 
 
 def error_kind(code: int) -> str:
@@ -217,8 +245,10 @@ def _summary_value(summary: dict, metric: str, field: str, default=0):
 
 
 def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
-    """A LoadResult from a run directory (k6.js, k6.csv, k6.summary.json)."""
+    """A LoadResult from a run directory (k6.js, k6.csv, k6.summary.json; a held run's k6.spec.json too)."""
     out_dir = Path(source)
+    if raw_path(out_dir, name, "spec.json").exists():
+        return k6_held.parse(out_dir, tool_version, error_kind)
     try:
         summary = json.loads(raw_path(out_dir, name, "summary.json").read_text())
         text = raw_path(out_dir, name, "js").read_text()
@@ -267,7 +297,9 @@ GENERATOR = LoadGenerator(
     run=run,
     parse=parse,
     open_loop=True,  # sends on a schedule (LoadSpec.rate): open-loop cells use it
+    holds_window=True,  # and closed loop, one process spanning a held window (k6_held.py); its open loop holds none
     merge=merge_hosts,
     binary=binary,
     requests=requests,
+    percentiles=window_percentiles,
 )

@@ -220,7 +220,7 @@ def merge_held(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult:
     dirs = [merge.raw_dir(r, "oha.sqlite") for _, r, _ in parts]
     specs = [json.loads(raw_path(d, name, "spec.json").read_text()) for d in dirs]
     rows = openloop.merge(*(requests(d) for d in dirs))
-    figures = held_figures(rows, sum(int(s["concurrency"]) for s in specs), specs[0])
+    figures = held.run_figures(rows, sum(int(s["concurrency"]) for s in specs), specs[0])
     one = merge.merged(parts, figures["latency_ms"])
     return dataclasses.replace(
         one,
@@ -244,32 +244,9 @@ def counted_errors(summary: dict) -> tuple[dict[str, int], int]:
     return errors, deadline
 
 
-def held_figures(rows: list[openloop.Request], concurrency: int, spec: dict) -> dict:
-    """A held run's window (held.cut) as a LoadResult's figures: answers and bytes inside it, latency of the
-    requests sent inside it, its account, and its bounds as this machine's epochs (the cell's samplers)."""
-    held_s, window_s = float(spec.get("held_s") or 0.0), float(spec["window_s"])
-    stopped = held_s + window_s + float(spec.get("tail_s") or 0.0)
-    window = held.cut(rows, concurrency=concurrency, held_s=held_s, window_s=window_s, load_stopped_s=stopped)
-    launched = float(spec.get("launched_at") or 0.0)
-    return {
-        "requests": len(window.answered),
-        "duration_s": window.length_s,
-        "rate": window.rate,
-        "bytes": sum(r.bytes for r in window.answered),
-        "latency_ms": openloop.latency(window.sent),
-        "non_2xx": sum(1 for r in window.answered if not 200 <= r.status < 300),
-        "extra": {
-            "held_window": window.figures(window_s, stopped),
-            "concurrency": concurrency,
-            "run_requests": len(rows),
-            "window_epoch": [launched + window.opened_s, launched + window.closed_s],
-        },
-    }
-
-
 def parse_held(out_dir: Path, summary: dict, spec: dict, tool_version: str) -> LoadResult:
     """A held closed-loop run (no rate): the window cut from its rows (held.py)."""
-    figures = held_figures(requests(out_dir), int(spec["concurrency"]), spec)
+    figures = held.run_figures(requests(out_dir), int(spec["concurrency"]), spec)
     errors, _ = counted_errors(summary)
     errors["non_2xx"] = figures["non_2xx"]
     return LoadResult(
@@ -383,6 +360,7 @@ GENERATOR = LoadGenerator(
     open_loop=True,  # sends on a schedule (LoadSpec.rate): open-loop cells use it
     sends="one",  # one declared request kind per run: its -m, -H, -d (loadgen/one_request.py)
     holds_window=True,  # and closed loop, one process spanning a held window (held.py)
+    holds_open_window=True,  # and open loop at the window's rate before and after it
     on_load_hosts="build",  # hosts.sh setup --open-loop builds it on the load hosts (install-openloop.sh)
     merge=merge_hosts,
     binary=binary,

@@ -76,8 +76,7 @@ def validate(config: dict) -> Experiment:
     bias = run.get("max_window_bias", 0)
     if isinstance(bias, bool) or not isinstance(bias, (int, float)) or not 0 <= bias < 1:
         fail(f"max_window_bias is a share of a window's figures between 0 (off) and 1, not {bias!r}")
-    if not isinstance(run.get("held_windows", False), bool):
-        fail(f"held_windows is true or false, not {run['held_windows']!r}")
+    validate_held_windows(run.get("held_windows", False), fail)
     if set(run["server_cpus"]) & set(run["loadgen_cpus"]):
         fail(
             f"server_cpus {run['server_cpus']} and loadgen_cpus {run['loadgen_cpus']} overlap; "
@@ -282,3 +281,10 @@ def sendable(generator, group: dict) -> str | None:
         f"--loadgen {generator.name} cannot send group {group.get('name')}'s requests: it sends "
         f"{can[generator.sends]}; wrk sends every kind and the mix"
     )
+
+
+def validate_held_windows(value, fail) -> None:
+    """held_windows: true (the first generator that holds windows), false, or the name of one that does."""
+    holders = [name for name, generator in ADAPTERS.items() if generator.holds_window]
+    if not isinstance(value, bool) and value not in holders:
+        fail(f"held_windows is true, false or a generator that holds windows ({', '.join(holders)}), not {value!r}")

@@ -212,7 +212,7 @@ def plan_cell(
     loadgen = group.peak_loadgen if peak else DRIVERS[kind].loadgen or run.loadgen
     pipeline = run.pipeline if group.pipeline is None else group.pipeline
     if held_window(run, kind, at.delay_ms, loadgen, pipeline):
-        loadgen = holding_window()
+        loadgen = holding_window() if run.held_windows is True else run.held_windows
     point = point_of_cell(at, rate=rate, share=share, peak=peak)
     proxy = servers.get(group.proxy).variants(group.sections[group.proxy])[0] if group.proxy else None
     pooler = {"name": group.pooler, "pool_size": group.pooler_pool} if group.pooler else None
@@ -253,7 +253,8 @@ def plan_cell(
 
 def held_window(run: RunSettings, kind: str, delay_ms: int, loadgen: str, pipeline: int) -> bool:
     """A delayed closed-loop cell of a run with held_windows, on the default generator without pipelining: its
-    window is held (loadgen/held.py) by the generator that can (a generator the run names itself is kept)."""
+    window is held (loadgen/held.py) by the generator held_windows names, true meaning the first that can (oha);
+    a generator the run names itself is kept."""
     return run.held_windows and kind == DEFAULT_KIND and delay_ms > 0 and loadgen == DEFAULT_LOADGEN and pipeline == 1
 
 

@@ -105,8 +105,9 @@ class RunSettings:
     db_url: str | None = None
     best_level_launches: int = 0  # best levels launched to this count, the picking one included (0: off)
     # delayed closed-loop cells of the default generator measured in a held window (loadgen/held.py): one process of
-    # the generator that holds windows spans warm-up, window and tail, so the window holds the queue C makes
-    held_windows: bool = False
+    # the generator that holds windows spans warm-up, window and tail, so the window holds the queue C makes.
+    # True (oha, the first registered that can), a generator's name ("oha", "k6"), or False (none)
+    held_windows: bool | str = False
     # a delayed closed-loop window at least its slowest round trip over this share (0: off), so one round trip of
     # each connection too many or too few moves its figures by at most that share (metrics.window_for_bias)
     max_window_bias: float = 0.0

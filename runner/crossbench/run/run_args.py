@@ -217,7 +217,8 @@ def build_parser(name: str = DEFAULT_EXPERIMENT) -> argparse.ArgumentParser:
         "--loadgen",
         choices=sorted(loadgen.ADAPTERS),
         help="the load generator of every cell "
-        f"{default('loadgen')}; delayed closed-loop cells of held_windows experiments go to oha",
+        f"{default('loadgen')}; delayed closed-loop cells of held_windows experiments go to the generator it "
+        "names (true: oha)",
     )
     m.add_argument(
         "--connection-close",
