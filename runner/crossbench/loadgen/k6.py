@@ -5,7 +5,8 @@ k6 starts iteration i at start + i / rate on a free VU; when all maxVUs (= LoadS
 busy it DROPS the iteration (dropped_iterations) instead of queueing it. Its http_req_duration
 (sending + waiting + receiving) leaves out the schedule lag and the connect time, so the script
 written here (k6.js) measures latency from the schedule itself and records one sample per request,
-`crossbench_latency` = (iteration start - scheduled) + blocked + connecting + TLS + http_req_duration,
+`crossbench_latency` = (iteration start - scheduled) + blocked + http_req_duration (k6's blocked runs from
+asking for a connection to having it, so a new connection's connect and TLS time are inside it),
 in ms. The lag's clock is JavaScript's Date.now() against exec.scenario.startTime, both whole ms: each
 latency is exact to about +-1 ms (fine for delays, too coarse for sub-ms /hello latencies).
 Files: k6.js, k6.csv (--out csv, unix_micro, one row per sample), k6.summary.json (--summary-export),
@@ -34,7 +35,7 @@ LAG_METRIC = "crossbench_lag"
 LATENCY_SOURCE = (
     "k6 1.8.1 constant-arrival-rate, one crossbench_latency sample per request (k6.csv) written by the "
     "adapter's script: (iteration start - scheduled start, Date.now() in whole ms, so +-1 ms) + blocked "
-    "+ connecting + TLS + http_req_duration. k6's own http_req_duration leaves out the schedule lag and "
+    "(connect and TLS inside it) + http_req_duration. k6's own http_req_duration leaves out the schedule lag and "
     "connect time. Iterations k6 could not start (all maxVUs busy) are dropped, not queued: they have no "
     "latency (extra never_sent) and shift later schedule slots, so lags are then upper bounds. "
     "Percentiles: nearest rank over every row."
@@ -69,7 +70,7 @@ export default function () {
   const res = http.get(urls[Math.floor(Math.random() * urls.length)], { timeout: '%(timeout)s' });
   const t = res.timings;
   const tags = { code: String(res.status), err: String(res.error_code) };
-  latency.add(late + t.blocked + t.connecting + t.tls_handshaking + t.duration, tags);
+  latency.add(late + t.blocked + t.duration, tags);
   lag.add(late);
 }
 """
