@@ -1,5 +1,5 @@
 """Seeds 000 and 001 against the real servers: pipelining answered in full by both, and the quick variants of
-both experiments end to end through run_all.sh (real ab, wrk, Tomcat, Tornado), in about 90 s together."""
+both experiments end to end through run_all.sh (real ab, wrk, Tomcat, Tornado)."""
 
 from __future__ import annotations
 
