@@ -7,6 +7,7 @@ import json
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from live_servers import build_missing_reason, running
@@ -129,10 +130,31 @@ def test_holder_stops_on_a_signal_and_closes_everything(tmp_path, sig):
         wait_until(lambda: established(port) == 0, 5, "every connection closed")
 
 
+def held_3_s(tmp_path) -> Path:
+    """seed003-quick with each group's hold after the ramp cut from 5 s to 3 s: still a second longer than a queued
+    client's 2 s read timeout, so every client past maxConnections times out within the hold."""
+    text = (paths.EXPERIMENTS / "seed003-quick.toml").read_text()
+    assert text.count(" hold_s = 5, timeout_s = 2,") == 2, "seed003-quick.toml no longer holds 5 s with 2 s timeouts"
+    copy = tmp_path / "seed003-quick.toml"
+    copy.write_text(text.replace(" hold_s = 5,", " hold_s = 3,"))
+    return copy
+
+
 def test_seed003_quick_end_to_end(tmp_path, report_figure):
+    """The quick file's ramp (the RSS fit's samples) kept, its hold cut to 3 s and no idle warm-up: every
+    connection is held or times out within that, and the JVM probe, attached while the server starts, counts
+    Tomcat's connections through the ramp and hold."""
     out = tmp_path / "seed003-quick"
     done = subprocess.run(
-        [str(paths.RUNNER / "run_all.sh"), "--experiment", "seed003-quick", "--out", str(out)],
+        [
+            str(paths.RUNNER / "run_all.sh"),
+            "--experiment",
+            str(held_3_s(tmp_path)),
+            "--warmup",
+            "0",
+            "--out",
+            str(out),
+        ],
         capture_output=True,
         text=True,
         timeout=180,
@@ -166,4 +188,6 @@ def test_seed003_quick_end_to_end(tmp_path, report_figure):
             f"failures {r['failure_total']}"
             for r in cells.values()
         )
+        + f"; maxconn300: read timeouts {limited['failures']['read_timeout']}, accept queue peak "
+        f"{limited['accept_queue_peak']}, Tomcat's count peak {limited['tomcat_connection_count_peak']}"
     )
