@@ -25,7 +25,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from testkit import wait_until
+from testkit import alive, wait_until
 
 from crossbench import oskit
 
@@ -337,15 +337,6 @@ def kill_everything_in(namespace: str) -> None:
             processes[-1].kill()
     with contextlib.suppress(AssertionError):  # a clean-up: what is still there is the next test's finding
         wait_until(lambda: not any(alive(p) for p in processes), 3, f"the processes of {namespace} to end")
-
-
-def alive(proc: psutil.Process) -> bool:
-    """A zombie counts as dead: it runs nothing and holds no namespace; reaping it is its parent's job (an
-    orphan's is init's, which may take seconds in a container)."""
-    try:
-        return proc.status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
 
 
 def gone_within(proc: psutil.Process, seconds: float = 5.0) -> bool:

@@ -10,7 +10,7 @@ import sys
 
 import psutil
 import pytest
-from testkit import wait_until
+from testkit import alive, wait_until
 
 from crossbench import paths
 from crossbench.database import (
@@ -71,17 +71,6 @@ def cluster_processes(db: Cluster) -> list[psutil.Process]:
     return [postmaster, *postmaster.children(recursive=True)]
 
 
-def still_running(procs: list[psutil.Process]) -> list[psutil.Process]:
-    alive = []
-    for proc in procs:
-        try:
-            if proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE:
-                alive.append(proc)
-        except psutil.NoSuchProcess:
-            continue
-    return alive
-
-
 @live_beside_others
 def test_a_cluster_starts_loads_counts_queries_and_stops(tmp_path):
     with Cluster(tmp_path) as db:
@@ -95,7 +84,7 @@ def test_a_cluster_starts_loads_counts_queries_and_stops(tmp_path):
         assert statement_calls(db.url, "FROM world WHERE id") == 3
         started = cluster_processes(db)
         assert len(started) > 1 and (tmp_path / "postgresql.conf").is_file()  # the postmaster and its workers
-    assert not still_running(started), "postgres left running"
+    assert not [p for p in started if alive(p)], "postgres left running"
 
 
 @live_beside_others
@@ -165,7 +154,7 @@ def test_postgres_dies_with_a_runner_killed_outright(tmp_path):
         os.kill(runner.pid, signal.SIGKILL)
         runner.wait(10)
         wait_until(
-            lambda: not postmaster.is_running() or postmaster.status() == psutil.STATUS_ZOMBIE,
+            lambda: not alive(postmaster),
             30,
             "postgres to end with its runner",
         )

@@ -7,11 +7,10 @@ import json
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from live_servers import build_missing_reason, running
-from testkit import records_by_id, wait_until
+from testkit import records_by_id, seed003_quick_holding, wait_until
 
 from crossbench import paths
 from crossbench.clients.holder import HoldConfig, hold
@@ -130,16 +129,6 @@ def test_holder_stops_on_a_signal_and_closes_everything(tmp_path, sig):
         wait_until(lambda: established(port) == 0, 5, "every connection closed")
 
 
-def held_3_s(tmp_path) -> Path:
-    """seed003-quick with each group's hold after the ramp cut from 5 s to 3 s: still a second longer than a queued
-    client's 2 s read timeout, so every client past maxConnections times out within the hold."""
-    text = (paths.EXPERIMENTS / "seed003-quick.toml").read_text()
-    assert text.count(" hold_s = 5, timeout_s = 2,") == 2, "seed003-quick.toml no longer holds 5 s with 2 s timeouts"
-    copy = tmp_path / "seed003-quick.toml"
-    copy.write_text(text.replace(" hold_s = 5,", " hold_s = 3,"))
-    return copy
-
-
 def test_seed003_quick_end_to_end(tmp_path, report_figure):
     """The quick file's ramp (the RSS fit's samples) kept, its hold cut to 3 s and no idle warm-up: every
     connection is held or times out within that, and the JVM probe, attached while the server starts, counts
@@ -149,7 +138,7 @@ def test_seed003_quick_end_to_end(tmp_path, report_figure):
         [
             str(paths.RUNNER / "run_all.sh"),
             "--experiment",
-            str(held_3_s(tmp_path)),
+            str(seed003_quick_holding(tmp_path, 3)),  # a second past a queued client's 2 s read timeout
             "--warmup",
             "0",
             "--out",

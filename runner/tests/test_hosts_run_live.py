@@ -13,12 +13,11 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-from pathlib import Path
 
 import psutil
 import pytest
 from netns_hosts import lab_or_skip
-from testkit import descendants, measure_samples, options, records, wait_until
+from testkit import descendants, measure_samples, options, records, seed003_quick_holding, wait_until
 
 from crossbench import paths
 
@@ -392,15 +391,6 @@ def test_seed000s_probe_from_here_meets_the_background_from_two_load_hosts(lab, 
     assert free["latency_ms"]["p99"] < 50 < blocked["latency_ms"]["p50"], (free["latency_ms"], blocked["latency_ms"])
 
 
-def held_for_a_second(tmp_path) -> Path:
-    """seed003-quick with every group's hold after the ramp cut to 1 s (the ramp, which the RSS fit reads, kept)."""
-    text = (paths.EXPERIMENTS / "seed003-quick.toml").read_text()
-    assert text.count(" hold_s = 5,") == 2, "seed003-quick.toml no longer holds 5 s in each of its two groups"
-    copy = tmp_path / "seed003-quick.toml"
-    copy.write_text(text.replace(" hold_s = 5,", " hold_s = 1,"))
-    return copy
-
-
 @shares_cores
 def test_seed003s_connections_held_from_a_load_host_on_a_server_of_its_own(tmp_path):
     """One second held after the ramp and no idle warm-up: every connection is held, counted on the server's host
@@ -412,7 +402,7 @@ def test_seed003s_connections_held_from_a_load_host_on_a_server_of_its_own(tmp_p
             [
                 str(paths.RUNNER / "run_all.sh"),
                 "--experiment",
-                str(held_for_a_second(tmp_path)),
+                str(seed003_quick_holding(tmp_path, 1)),
                 "--groups",
                 "hold",
                 "--servers",

@@ -160,3 +160,22 @@ def experiment_with(tmp_path: Path, name: str, line: str, replacement: str) -> P
     copy = tmp_path / f"{name}.toml"
     copy.write_text("".join(lines))
     return copy
+
+
+def seed003_quick_holding(tmp_path: Path, hold_s: int) -> Path:
+    """seed003-quick with each group's hold after the ramp (5 s, beside its 2 s read timeout) cut to hold_s, the
+    ramp the RSS fit reads kept. Fails when the file no longer holds 5 s with 2 s timeouts in its two groups."""
+    text = (paths.EXPERIMENTS / "seed003-quick.toml").read_text()
+    assert text.count(" hold_s = 5, timeout_s = 2,") == 2, "seed003-quick.toml no longer holds 5 s with 2 s timeouts"
+    copy = tmp_path / "seed003-quick.toml"
+    copy.write_text(text.replace(" hold_s = 5,", f" hold_s = {hold_s},"))
+    return copy
+
+
+def alive(proc: psutil.Process) -> bool:
+    """A process still running; a zombie counts as dead: it runs nothing and holds no namespace, and reaping it is
+    its parent's job (an orphan's is init's, which may take seconds in a container)."""
+    try:
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False

@@ -130,13 +130,23 @@ def from_window_start(rows: list[Request], held_s: float) -> list[Request]:
     ]
 
 
+def window_of(rows: list[Request], concurrency: int, spec: dict) -> tuple[HeldWindow, float, float]:
+    """A held run's window (cut) as its spec file gives the run (held_s, window_s, tail_s), with the window planned
+    and when the load stopped, seconds from the run's start."""
+    held_s, window_s = float(spec.get("held_s") or 0.0), float(spec["window_s"])
+    stopped = held_s + window_s + float(spec.get("tail_s") or 0.0)
+    return (
+        cut(rows, concurrency=concurrency, held_s=held_s, window_s=window_s, load_stopped_s=stopped),
+        window_s,
+        stopped,
+    )
+
+
 def run_figures(rows: list[Request], concurrency: int, spec: dict) -> dict:
     """A held run's window (cut) as a LoadResult's figures, for any generator that holds one (oha, k6): answers and
     bytes inside it, latency of the requests sent inside it, its account, and its bounds as this machine's epochs
     (the cell's samplers). `spec`: held_s, window_s, tail_s, and launched_at (the epoch the rows' times start at)."""
-    held_s, window_s = float(spec.get("held_s") or 0.0), float(spec["window_s"])
-    stopped = held_s + window_s + float(spec.get("tail_s") or 0.0)
-    window = cut(rows, concurrency=concurrency, held_s=held_s, window_s=window_s, load_stopped_s=stopped)
+    window, window_s, stopped = window_of(rows, concurrency, spec)
     launched = float(spec.get("launched_at") or 0.0)
     return {
         "requests": len(window.answered),

@@ -214,14 +214,7 @@ def window_percentiles(out_dir: Path | str, percents) -> list[tuple[float, float
     out_dir = Path(out_dir)
     if raw_path(out_dir, name, "spec.json").exists():
         spec = json.loads(raw_path(out_dir, name, "spec.json").read_text())
-        stopped = spec["held_s"] + spec["window_s"] + spec["tail_s"]
-        rows = held.cut(
-            k6_held.requests(out_dir),
-            concurrency=spec["concurrency"],
-            held_s=spec["held_s"],
-            window_s=spec["window_s"],
-            load_stopped_s=stopped,
-        ).sent
+        rows = held.window_of(k6_held.requests(out_dir), int(spec["concurrency"]), spec)[0].sent
     else:
         rows = requests(out_dir)
     values = sorted(r.latency_ms for r in rows)

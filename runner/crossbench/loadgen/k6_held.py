@@ -94,9 +94,11 @@ def _fields(text: str) -> dict[str, str]:
 
 
 def samples(out_dir: Path) -> list[dict]:
-    """The crossbench_latency rows of k6.csv: one per request, answered or not."""
+    """The crossbench_latency rows of k6.csv, one per request, answered or not, each with its tags read (`tags`:
+    code, err, conn)."""
     with open(raw_path(out_dir, name, "csv"), newline="") as handle:
-        return [row for row in csv.DictReader(handle) if row["metric_name"] == LATENCY_METRIC]
+        rows = [row for row in csv.DictReader(handle) if row["metric_name"] == LATENCY_METRIC]
+    return [{**row, "tags": _fields(row.get("extra_tags", ""))} for row in rows]
 
 
 HTTP_STATUS_CODES = (1400, 1599)  # k6's error_code for an answer with status 4xx/5xx: 1000 + status
@@ -111,7 +113,7 @@ def rows_of(sampled: list[dict]) -> tuple[list[Request], float]:
     """The answered requests as rows with times from the earliest send, in send order, and that send's epoch."""
     ends = [int(r["timestamp"]) / 1e6 for r in sampled]
     values = [float(r["metric_value"]) for r in sampled]
-    tags = [_fields(r.get("extra_tags", "")) for r in sampled]
+    tags = [r["tags"] for r in sampled]
     kept = [i for i, t in enumerate(tags) if answered(int(t.get("err", "0")))]
     if not kept:
         return [], 0.0
@@ -149,13 +151,13 @@ def parse(out_dir: Path, tool_version: str, error_kind) -> LoadResult:
     received = int(summary.get("metrics", {}).get("data_received", {}).get("count", 0))
     per_answer = received // len(rows) if rows else 0
     figures = held.run_figures(rows, int(spec["concurrency"]), {**spec, "launched_at": origin})
-    codes = Counter(int(_fields(r.get("extra_tags", "")).get("err", "0")) for r in sampled)
+    codes = Counter(int(r["tags"].get("err", "0")) for r in sampled)
     errors = empty_errors()
     for code, count in codes.items():
         if not answered(code):
             errors[error_kind(code)] += count
     errors["non_2xx"] = figures["non_2xx"]
-    opened = sum(1 for r in sampled if _fields(r.get("extra_tags", "")).get("conn") == "1")
+    opened = sum(1 for r in sampled if r["tags"].get("conn") == "1")
     return LoadResult(
         tool=name,
         tool_version=tool_version,
