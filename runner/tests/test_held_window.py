@@ -141,8 +141,9 @@ def test_a_held_window_reads_the_queue_the_concurrency_makes(tmp_path, report_fi
         assert cell["loadgen"] == "oha" and cell["held_window"] and not cell["held_window"]["short"], cell
         assert cell["in_flight"] <= 100 * 1.02, cell
         # an 8 s window over Tomcat's 1 s round trips may read up to 1/8 off (metrics.window_for_bias): the run may
-        # flag it window_too_short, which says so; any other flag is a fault. The figures are held to 10 % below.
-        assert set(cell["flags"]) <= {"window_too_short"}, cell
+        # flag it window_too_short, which says so; a VM's steal flags noisy_host (a one-launch run keeps the launch);
+        # any other flag is a fault. The figures are held to 10 % below either way.
+        assert set(cell["flags"]) <= {"window_too_short", "noisy_host"}, cell
     figure = (
         f"held window, Tomcat maxThreads=20 C=100 at 200 ms (truth 5.0): efficiency ratio "
         f"{tomcat['efficiency_ratio']:.2f}, latency ratio {tomcat['latency_ratio']:.2f}, in flight "

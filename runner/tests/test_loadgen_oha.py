@@ -216,6 +216,7 @@ def write_held_run(
     window_s: float,
     tail_s: float,
     launched_at: float = 1000.0,
+    concurrency: int = 3,
 ) -> Path:
     """oha's three files for a run whose request i was fired at `ticks[i][0]` and answered after `ticks[i][1]` s."""
     out.mkdir(parents=True, exist_ok=True)
@@ -239,7 +240,7 @@ def write_held_run(
             {
                 "rate": rate,
                 "window_s": window_s,
-                "concurrency": 3,
+                "concurrency": concurrency,
                 "held_s": held_s,
                 "tail_s": tail_s,
                 "launched_at": launched_at,
@@ -284,3 +285,37 @@ def test_held_open_loop_windows_of_several_load_hosts_merge_into_one(tmp_path):
     assert merged.requests == 20 and merged.extra["run_requests"] == 40
     assert merged.rps == pytest.approx(10.0) and merged.extra["rate_achieved"] == pytest.approx(10.0)
     assert merged.extra["window_epoch"] == [1001.0, 1003.0] and merged.latency_ms["p50"] == pytest.approx(200)
+
+
+def test_held_closed_loop_windows_of_several_load_hosts_are_one_cut_on_one_time_line(tmp_path):
+    """Two load hosts of 2 connections each, back-to-back 250 ms answers; the second host's tool started 0.5 s
+    late (its tether said so, launched_at). The window is cut once from all four connections on the first host's
+    time line: the second host's requests sent 0.5-1 s into its own run (900 ms each) fall inside it."""
+
+    def connections(slow_from: float | None = None) -> list[tuple[float, float]]:
+        sent = [k * 0.25 for k in range(16)] * 2
+        return [(t, 0.9 if slow_from is not None and slow_from <= t < slow_from + 0.5 else 0.25) for t in sent]
+
+    runs = {"a": (connections(), 1000.0), "b": (connections(slow_from=0.5), 1000.5)}
+    parts = [
+        (
+            host,
+            oha.parse(
+                write_held_run(
+                    tmp_path / host,
+                    ticks,
+                    rate=None,
+                    held_s=1.0,
+                    window_s=2.0,
+                    tail_s=1.0,
+                    launched_at=launched,
+                    concurrency=2,
+                )
+            ),
+            None,
+        )
+        for host, (ticks, launched) in runs.items()
+    ]
+    merged = oha.merge_hosts(parts)
+    assert merged.extra["concurrency"] == 4 and merged.extra["window_epoch"] == [1001.0, 1003.0]
+    assert merged.latency_ms["max"] == pytest.approx(900) and merged.extra["held_window"]["sent"] == 32

@@ -105,6 +105,40 @@ def test_a_disturbed_launch_is_launched_again_once_without_a_precision_target():
     assert disturbed.relaunches(cells, records, once.run) == []  # one launch a point: it is kept
 
 
+def test_a_knee_sweep_of_one_launch_a_point_launches_a_disturbed_one_again_once():
+    """maxthreads-quick (one launch a point, relaunch_disturbed): the disturbed launch of a point is launched again
+    once, and not again when that one was disturbed too; without the setting a one-launch run keeps its launch."""
+    from crossbench.decide import disturbed
+    from crossbench.plan import experiment
+
+    config = experiment.apply_overrides(experiment.load("maxthreads-quick"), {"shuffle": False})
+    run = experiment.recorded(config).run
+    assert run.relaunch_disturbed and run.repetitions == 1
+    cells = experiment.expand(config)
+    records = [{"cell_id": c.cell_id, "point_id": c.point_id, "status": "ok", "flags": []} for c in cells]
+    records[0]["flags"] = ["noisy_host"]
+    again = disturbed.relaunches(cells, records, run)
+    assert [(c.point_id, c.repetition) for c in again] == [(cells[0].point_id, 2)]
+    cells += again
+    records.append(
+        {"cell_id": again[0].cell_id, "point_id": again[0].point_id, "status": "ok", "flags": ["noisy_host"]}
+    )
+    assert disturbed.relaunches(cells, records, run) == []  # never past twice its one round
+    without = experiment.recorded(experiment.apply_overrides(config, {"relaunch_disturbed": False})).run
+    assert disturbed.relaunches(cells[: len(cells) - 1], records[:-1], without) == []
+
+
+def test_relaunch_disturbed_is_true_or_false():
+    import pytest
+
+    from crossbench.plan import experiment
+
+    config = experiment.load("maxthreads-quick")
+    config["run"]["relaunch_disturbed"] = "yes"
+    with pytest.raises(experiment.ExperimentError, match="relaunch_disturbed is true or false, not 'yes'"):
+        experiment.validate(config)
+
+
 def test_a_window_too_short_is_launched_again_longer_and_left_out_while_a_longer_one_counts():
     """quick's Tomcat 200 threads at 250 ms under 400 clients, 4 s windows: a launch flagged window_too_short is
     launched again once with 50 of its slowest round trips (2 rounds of 250 ms: 25 s), so one round trip of each

@@ -4,8 +4,9 @@ precision target then asks for another launch by its own rule (precision.py); wi
 launches on a VM with occasional steal would rest on two. So each disturbed launch is launched again once, after
 the planned rounds, the point never past twice its first rounds (a relaunch that is disturbed too is launched
 again within that cap). A run that launches each point once (the seeds' protocols, the tests' one-launch runs)
-keeps its one launch, disturbed or not: points.counted falls back to it, and nothing is lost. Capacity searches
-relaunch their own launches (capacity.py) and are left to it.
+keeps its one launch, disturbed or not (points.counted falls back to it), unless it sets `relaunch_disturbed`:
+a knee's sweep (maxthreads-quick) leaves out a concurrency whose only launch was disturbed, so there a disturbed
+launch is launched again once. Capacity searches relaunch their own launches (capacity.py) and are left to it.
 
 A launch flagged `window_too_short` (a held window whose figures break what its mechanics fix) is launched again
 the same way, with a longer window (`longer`): the same window would lose the same waves again. So is a launch
@@ -35,7 +36,7 @@ def relaunches(
     """One more launch of each point that has a disturbed launch, or an outlying one, not yet launched again
     (shuffled like a round)."""
     rounds = first_rounds(run)
-    if run.precision or rounds < 2:
+    if run.precision or (rounds < 2 and not run.relaunch_disturbed):
         return []
     planned, launched = launches_so_far(cells)
     finished = {r["cell_id"] for r in records}

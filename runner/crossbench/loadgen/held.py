@@ -27,9 +27,9 @@ The cut (`cut`):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from .openloop import Request, latency
+from .openloop import Request, latency, shifted
 
 # A window shorter than this share of the one planned (the queue turned over late) is said in the record
 SHORT_WINDOW_SHARE = 0.5
@@ -125,9 +125,7 @@ def from_window_start(rows: list[Request], held_s: float) -> list[Request]:
     """An open-loop held run's rows with their times from the window's start (the window is the requests its
     schedule fired inside it: nothing to settle, the rate is the generator's, and the pool's connections were
     opened by the load before it)."""
-    return [
-        replace(r, scheduled_s=r.scheduled_s - held_s, start_s=r.start_s - held_s, end_s=r.end_s - held_s) for r in rows
-    ]
+    return shifted(rows, -held_s)
 
 
 def window_of(rows: list[Request], concurrency: int, spec: dict) -> tuple[HeldWindow, float, float]:

@@ -110,28 +110,32 @@ def run(spec: LoadSpec, out_dir: Path) -> LoadResult:
     if len(spec.urls) > 1:
         raw_path(out_dir, name, "urls").write_text("".join(f"{u}\n" for u in spec.urls))
     cmd = build_command(spec, out_dir)
-    raw_path(out_dir, name, "spec.json").write_text(
-        json.dumps(
-            {
-                "rate": spec.rate,
-                "window_s": spec.duration_s,
-                "concurrency": spec.concurrency,
-                "timeout_s": spec.timeout_s,
-                "held_s": spec.held_s,
-                "tail_s": spec.tail_s,
-                "launched_at": max(time.time(), spec.start_at or 0.0),
-                "command": cmd,
-            },
-            indent=1,
-        )
-        + "\n"
-    )
+    planned = {
+        "rate": spec.rate,
+        "window_s": spec.duration_s,
+        "concurrency": spec.concurrency,
+        "timeout_s": spec.timeout_s,
+        "held_s": spec.held_s,
+        "tail_s": spec.tail_s,
+        "launched_at": max(time.time(), spec.start_at or 0.0),
+        "command": cmd,
+    }
+    write_spec(out_dir, planned)
     limit = process.whole_seconds(run_length_s(spec)) + process.whole_seconds(spec.timeout_s) + MARGIN_S
     done = process.run_bounded(cmd, out_dir, name, limit, host=spec.host, start_at=spec.start_at)
+    started = getattr(spec.host, "last_start_s", None)
+    if started is not None:  # a load host's tether reports when oha really started (its setup can run late)
+        write_spec(out_dir, {**planned, "launched_at": started})
     if done.returncode != 0:
         raise LoadgenError(f"oha exited {done.returncode}: {process.tail(done.stderr) or process.tail(done.stdout)}")
     result = parse(out_dir, tool_version=version())
     return dataclasses.replace(result, extra={**result.extra, "command": cmd})
+
+
+def write_spec(out_dir: Path, spec: dict) -> None:
+    """oha.spec.json: what run() asked for, and launched_at, the epoch (this machine's clock) the rows' times
+    start at."""
+    raw_path(out_dir, name, "spec.json").write_text(json.dumps(spec, indent=1) + "\n")
 
 
 def requests(out_dir: Path | str) -> list[openloop.Request]:
@@ -178,7 +182,7 @@ def merge_hosts(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult
     """Several load hosts' runs as one (GENERATOR.merge): their per-request rows (oha.sqlite) as one population
     (a held window is cut again from all of them: the queue is the server's, over every host's connections)."""
     first = parts[0][1].extra
-    if first.get("held_window") is not None and "run_requests" not in first:
+    if first.get("held_window") is not None and "rate" not in first:  # closed loop: parse_held's, no rate
         return merge_held(parts)
     one = merge.merge_open_loop(parts, lambda r: window_requests(merge.raw_dir(r, "oha.sqlite")))
     if first.get("held_window") is None:
@@ -216,11 +220,14 @@ def window_percentiles(out_dir: Path | str, percents) -> list[tuple[float, float
 
 def merge_held(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult:
     """Held runs started together on several hosts, each with its share of the connections: one window cut from
-    all their rows, with all their connections."""
+    all their rows, with all their connections, each host's rows on the time line of the first to start."""
     dirs = [merge.raw_dir(r, "oha.sqlite") for _, r, _ in parts]
     specs = [json.loads(raw_path(d, name, "spec.json").read_text()) for d in dirs]
-    rows = openloop.merge(*(requests(d) for d in dirs))
-    figures = held.run_figures(rows, sum(int(s["concurrency"]) for s in specs), specs[0])
+    first = min(float(s.get("launched_at") or 0.0) for s in specs)
+    rows = openloop.merge(
+        *(openloop.shifted(requests(d), float(s.get("launched_at") or 0.0) - first) for d, s in zip(dirs, specs))
+    )
+    figures = held.run_figures(rows, sum(int(s["concurrency"]) for s in specs), {**specs[0], "launched_at": first})
     one = merge.merged(parts, figures["latency_ms"])
     return dataclasses.replace(
         one,

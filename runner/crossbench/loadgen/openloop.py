@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .. import stats
@@ -108,6 +108,14 @@ def latency(rows: list[Request]) -> dict[str, float | None]:
 def merge(*runs: list[Request]) -> list[Request]:
     """Rows of several runs (generators, hosts) as one population; compute figures with latency()."""
     return [row for rows in runs for row in rows]
+
+
+def shifted(rows: list[Request], by_s: float) -> list[Request]:
+    """A run's rows with by_s added to their times: on another time line (a host that started by_s later than
+    the first; a window that opened -by_s into the run)."""
+    if not by_s:
+        return rows
+    return [replace(r, scheduled_s=r.scheduled_s + by_s, start_s=r.start_s + by_s, end_s=r.end_s + by_s) for r in rows]
 
 
 def slope_ms_per_s(rows: list[Request]) -> float | None:

@@ -16,7 +16,7 @@ from crossbench.record import metrics
 from . import ADAPTERS, get
 from .base import LoadgenError, LoadResult, LoadSpec
 
-START_MARGIN_S = 1.0  # for every host to open its session and scratch directory (0.2-0.7 s here)
+START_MARGIN_S = 2.0  # for every host to open its session and scratch directory: 0.2-0.7 s, past 1.2 s under steal
 # the generators whose results from several load hosts merge exactly (their LoadGenerator's merge, loadgen/merge.py);
 # http_load reports neither per-request times nor a histogram: several of its runs cannot be merged exactly
 MERGERS = {name: generator.merge for name, generator in ADAPTERS.items() if generator.merge is not None}

@@ -36,6 +36,7 @@ RUN_DEFAULTS = {
     "max_launches": 6,
     "min_window_delays": 0,
     "best_level_launches": 0,
+    "relaunch_disturbed": False,
     "max_window_bias": 0,
     "server_cpus": [],
     "loadgen_cpus": [],

@@ -67,6 +67,8 @@ def validate(config: dict) -> Experiment:
     best = run.get("best_level_launches", 0)
     if isinstance(best, bool) or not isinstance(best, int) or best < 0 or best == 1:
         fail(f"best_level_launches is 0 (off) or the launches each stack's best level gets, 2 or more, not {best!r}")
+    if not isinstance(run.get("relaunch_disturbed", False), bool):
+        fail(f"relaunch_disturbed is true or false, not {run['relaunch_disturbed']!r}")
     if (
         isinstance(run["min_window_delays"], bool)
         or not isinstance(run["min_window_delays"], (int, float))

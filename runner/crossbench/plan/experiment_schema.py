@@ -39,6 +39,7 @@ RUN_KEYS = {
     "max_launches",
     "min_window_delays",
     "best_level_launches",
+    "relaunch_disturbed",
     "held_windows",
     "max_window_bias",
     "paths",
@@ -104,6 +105,9 @@ class RunSettings:
     rates: object = None  # [r, ...], "auto" or None: the groups' rates unless a group has its own
     db_url: str | None = None
     best_level_launches: int = 0  # best levels launched to this count, the picking one included (0: off)
+    # a disturbed launch (decide/disturbed.py) launched again once in a run of one launch a point too, as runs of two
+    # or more always are (a knee's sweep loses a concurrency whose only launch was disturbed)
+    relaunch_disturbed: bool = False
     # delayed closed-loop cells of the default generator measured in a held window (loadgen/held.py): one process of
     # the generator that holds windows spans warm-up, window and tail, so the window holds the queue C makes.
     # True (oha, the first registered that can), a generator's name ("oha", "k6"), or False (none)
@@ -174,6 +178,7 @@ def typed(config: dict) -> Experiment:
         rates=run.get("rates"),
         db_url=run.get("db_url"),
         best_level_launches=run.get("best_level_launches", 0),
+        relaunch_disturbed=run.get("relaunch_disturbed", False),
         held_windows=run.get("held_windows", False),
         max_window_bias=run.get("max_window_bias", 0),
         paths=tuple(run.get("paths") or ()),
