@@ -146,7 +146,7 @@ def test_the_closed_loop_driver_flags_samples_no_request_had():
     assert figures["in_flight"] == pytest.approx(0.99, abs=0.01) and "in_flight_over_concurrency" not in found
 
 
-# maxthreads-quick's worked example (docs/results/maxthreads/worked-example): Tomcat maxThreads=20 at 200 ms, held
+# maxthreads-quick's worked example as first measured (docs/methods.md): Tomcat maxThreads=20 at 200 ms, held
 # windows of 3 s. Its pool answers at most 20 / 0.2 s = 100 a second, and Little's law puts rps x mean at C.
 POOL_20_AT_200MS = 100.0
 
