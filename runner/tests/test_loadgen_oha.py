@@ -319,3 +319,17 @@ def test_held_closed_loop_windows_of_several_load_hosts_are_one_cut_on_one_time_
     merged = oha.merge_hosts(parts)
     assert merged.extra["concurrency"] == 4 and merged.extra["window_epoch"] == [1001.0, 1003.0]
     assert merged.latency_ms["max"] == pytest.approx(900) and merged.extra["held_window"]["sent"] == 32
+
+
+def test_a_held_closed_loop_runs_spectrum_is_the_requests_its_record_counts(tmp_path):
+    """Two connections whose first requests took 1.5 s: the window opens when the queue settled (1.5 s, not the
+    planned 1 s) and closes a quarter into the tail (3.25 s). A 900 ms request sent at 3.1 s is in it, and the
+    spectrum's percentiles are the record's."""
+    steady = [(1.5 + k * 0.25, 0.25) for k in range(10)] * 2
+    ticks = [(0.0, 1.5), (0.0, 1.5), *steady, (3.1, 0.9)]
+    out = write_held_run(tmp_path, ticks, rate=None, held_s=1.0, window_s=2.0, tail_s=1.0, concurrency=2)
+    result = oha.parse(out)
+    assert result.extra["held_window"]["opened_s"] == 1.5 and result.extra["held_window"]["closed_s"] == 3.25
+    curve = dict(oha.window_percentiles(out, [50, 100]))
+    assert curve[100] == pytest.approx(900) == result.latency_ms["max"]
+    assert curve[50] == pytest.approx(result.latency_ms["p50"])

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from crossbench.decide.between_cells import PeakMissing, with_rate_from_peak
 from crossbench.drivers import DRIVERS, DriverRefused
 from crossbench.drivers.open_loop import open_loop_figures, unsustainable
 from crossbench.loadgen import k6, oha
 from crossbench.loadgen.openloop import cached_binary
-from crossbench.plan.cell_decisions import PeakMissing, with_rate_from_peak
 from crossbench.plan.experiment import apply_overrides, expand, load
 from crossbench.plan.experiment_schema import AUTO_SHARES, ExperimentError
 from crossbench.record.record import point_of

@@ -141,7 +141,7 @@ def test_a_sweep_measured_once_stops_after_two_drops_in_a_row_and_only_then():
             for c, r in zip(cells, rps)
         }
 
-    from crossbench.plan.cell_decisions import sweep_stopped
+    from crossbench.decide.between_cells import sweep_stopped
 
     assert sweep_stopped(cells[3], records(100, 90, 95), single_launch=True) is None  # a drop, then a rise
     assert "two steps in a row" in sweep_stopped(cells[3], records(100, 90, 80), single_launch=True)
@@ -160,7 +160,7 @@ def test_a_sweep_with_launches_stops_only_on_drops_beyond_the_intervals():
             for i, r in enumerate(rps)
         }
 
-    from crossbench.plan.cell_decisions import sweep_stopped
+    from crossbench.decide.between_cells import sweep_stopped
 
     clear = records((100, 102), (90, 91), (80, 81))  # B/A 0.896 [0.840, 0.956], then 0.889 [0.858, 0.922]
     assert "beyond their 95 % intervals two steps in a row (101, 90, 80 req/s)" in sweep_stopped(cells[3], clear)

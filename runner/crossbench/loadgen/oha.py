@@ -213,8 +213,15 @@ def window_requests(out_dir: Path) -> list[openloop.Request]:
 
 
 def window_percentiles(out_dir: Path | str, percents) -> list[tuple[float, float]]:
-    """(percent, ms) over the requests the record counts (window_requests), by the suite's one percentile."""
-    values = sorted(r.latency_ms for r in window_requests(Path(out_dir)))
+    """(percent, ms) over the requests the record counts, by the suite's one percentile: an open-loop run's
+    (window_requests), or a held closed-loop run's sent inside its window (held.cut, as parse_held)."""
+    out_dir = Path(out_dir)
+    spec = json.loads(raw_path(out_dir, name, "spec.json").read_text())
+    if spec.get("rate") is None:
+        rows = held.window_of(requests(out_dir), int(spec["concurrency"]), spec)[0].sent
+    else:
+        rows = window_requests(out_dir)
+    values = sorted(r.latency_ms for r in rows)
     return [(p, stats.nearest_rank(values, p)) for p in percents] if values else []
 
 

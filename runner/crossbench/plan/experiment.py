@@ -3,7 +3,7 @@ into the list of cells to measure. The resolved configuration is what a run reco
 
 This module loads a file and applies the command line's overrides; experiment_checks.py checks the result into
 typed values (experiment_schema.py), carried with it as one Resolved value; experiment_expand.py turns those into
-cells (cellplan.CellPlan), and cell_decisions.py holds what the run decides between cells; a caller imports each
+cells (cellplan.CellPlan), and decide/between_cells.py holds what the run decides between cells; a caller imports each
 name from the module that defines it."""
 
 from __future__ import annotations

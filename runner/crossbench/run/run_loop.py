@@ -14,8 +14,8 @@ from crossbench.cell.cell_context import CellContext
 from crossbench.cell.cell_record import failed_record
 from crossbench.database.stack import RunDatabase
 from crossbench.decide import best_levels, capacity, disturbed, precision
+from crossbench.decide.between_cells import PeakMissing, sweep_stopped, with_rate_from_peak
 from crossbench.drivers import DRIVERS
-from crossbench.plan.cell_decisions import PeakMissing, sweep_stopped, with_rate_from_peak
 from crossbench.plan.cellplan import CellPlan
 from crossbench.plan.experiment_schema import Experiment, RunSettings
 from crossbench.record.record import now_iso
