@@ -2,10 +2,11 @@
 # The one test command: installs what the tests need (Debian packages when root, the Python environment),
 # builds the WAR and the pinned Tomcat (JUnit 5 through Surefire) and the open-loop generators, then runs every Python test (conformance
 # against the real servers, runner, load generators, analysis).
-#   ./runner/test.sh            everything (about 22 minutes here with its build, 21 of them pytest: 5 two at a time, 16 alone; 5 more the first time: oha and k6 build):
+#   ./runner/test.sh            everything (on a 2-core VM 22-31 minutes with its build, 21-28 of them pytest: 5-10 two at a
+#                               time, 16-18 alone; 7 more the first time, oha's build; runner/tests/README.md has the figures):
 #                               what measures nothing two at a time (pytest-xdist), then the live tests that measure
 #                               alone (runner/tests/README.md)
-#   ./runner/test.sh --fast     only what needs no live server, no build and starts no process (under a minute;
+#   ./runner/test.sh --fast     only what needs no live server, no build and starts no process (1.5 minutes;
 #                               tests marked spawns run tools, scripts or servers: runner/tests/spawn_guard.py)
 # Further arguments go to pytest, e.g. ./runner/test.sh -k conformance -x
 set -euo pipefail

@@ -58,3 +58,8 @@ def test_experiment_with_replaces_one_line_of_a_shipped_experiment_and_refuses_a
     assert experiment.load("maxthreads-quick")["run"]["max_window_bias"] == 0.02
     with pytest.raises(AssertionError, match="no single line 'max_window_bias = 0.5'"):
         experiment_with(tmp_path, "maxthreads-quick", "max_window_bias = 0.5", "max_window_bias = 0")
+    two = experiment_with(
+        tmp_path, "maxthreads-quick", "repetitions = 1", "repetitions = 2", ("relaunch_disturbed = true", "")
+    )
+    run = experiment.load(str(two))["run"]
+    assert run["repetitions"] == 2 and run["relaunch_disturbed"] is False

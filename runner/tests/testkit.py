@@ -150,13 +150,15 @@ def kill_group(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-def experiment_with(tmp_path: Path, name: str, line: str, replacement: str) -> Path:
-    """A copy of the shipped experiment `name` with one whole line of its file replaced, written into tmp_path: a
-    live test's own lighter load of the same experiment. Fails when the file no longer has that line."""
+def experiment_with(tmp_path: Path, name: str, line: str, replacement: str, *more: tuple[str, str]) -> Path:
+    """A copy of the shipped experiment `name` with one whole line of its file replaced (and each of `more`'s
+    lines by theirs), written into tmp_path: a live test's own lighter load of the same experiment. Fails when the
+    file no longer has such a line."""
     lines = (paths.EXPERIMENTS / f"{name}.toml").read_text().splitlines(keepends=True)
-    found = [i for i, text in enumerate(lines) if text.split("#")[0].strip() == line]
-    assert len(found) == 1, f"{name}.toml has no single line {line!r}"
-    lines[found[0]] = replacement + "\n"
+    for old, new in ((line, replacement), *more):
+        found = [i for i, text in enumerate(lines) if text.split("#")[0].strip() == old]
+        assert len(found) == 1, f"{name}.toml has no single line {old!r}"
+        lines[found[0]] = new + "\n"
     copy = tmp_path / f"{name}.toml"
     copy.write_text("".join(lines))
     return copy
