@@ -182,8 +182,10 @@ def main(argv=None) -> int:
     except Refusal as e:  # a missing build or tool, a port in use, a server that cannot run here, bad settings
         print(f"serve: {e}", file=sys.stderr)
         return e.exit_code
+    ready = False
     try:
         server.wait_ready()
+        ready = True  # from here a signal is the way to stop it: a clean stop, wherever it lands
         settings = ", ".join(f"{k}={v}" for k, v in server.spec.describe.items() if k != "catalina_base")
         print(f"{args.server} ready at {server.url}/ (pid {server.pid}; {settings})", flush=True)
         print(f"log: {server.spec.log_path} (removed after a clean stop); Ctrl-C stops it", flush=True)
@@ -193,17 +195,17 @@ def main(argv=None) -> int:
                 file=sys.stderr,
             )
             return 1
-        server.stop()
-        shutil.rmtree(work_dir, ignore_errors=True)  # a clean stop leaves nothing behind; a failure keeps the log
-        return 0
     except ServerFailed as e:
         print(f"serve: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        return 130
+        if not ready:
+            return 130
     finally:
         server.stop()
         print(f"{args.server} stopped", file=sys.stderr)
+    shutil.rmtree(work_dir, ignore_errors=True)  # a clean stop leaves nothing behind; a failure keeps the log
+    return 0
 
 
 if __name__ == "__main__":
