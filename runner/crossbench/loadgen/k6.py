@@ -22,7 +22,6 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from crossbench import stats
 from crossbench.loadgen import held, k6_held, merge, openloop, process
 from crossbench.loadgen.base import LoadGenerator, LoadgenError, LoadResult, LoadSpec, empty_errors, raw_path
 
@@ -217,8 +216,7 @@ def window_percentiles(out_dir: Path | str, percents) -> list[tuple[float, float
         rows = held.window_of(k6_held.requests(out_dir), int(spec["concurrency"]), spec)[0].sent
     else:
         rows = requests(out_dir)
-    values = sorted(r.latency_ms for r in rows)
-    return [(p, stats.nearest_rank(values, p)) for p in percents] if values else []
+    return openloop.spectrum(rows, percents)
 
 
 def error_kind(code: int) -> str:

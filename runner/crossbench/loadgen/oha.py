@@ -20,7 +20,6 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from crossbench import stats
 from crossbench.loadgen import held, merge, one_request, openloop, process
 from crossbench.loadgen.base import LoadGenerator, LoadgenError, LoadResult, LoadSpec, empty_errors, raw_path
 
@@ -201,10 +200,15 @@ def merge_hosts(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult
     )
 
 
-def window_requests(out_dir: Path) -> list[openloop.Request]:
+def read_spec(out_dir: Path) -> dict:
+    """oha.spec.json, as run() wrote it (write_spec)."""
+    return json.loads(raw_path(out_dir, name, "spec.json").read_text())
+
+
+def window_requests(out_dir: Path, spec: dict | None = None) -> list[openloop.Request]:
     """The requests an open-loop run counts: all of them, or a held run's fired inside its window (times from
-    its start)."""
-    spec = json.loads(raw_path(out_dir, name, "spec.json").read_text())
+    its start). `spec`: its oha.spec.json, when the caller has read it."""
+    spec = spec or read_spec(out_dir)
     held_s, window = float(spec.get("held_s") or 0.0), float(spec["window_s"])
     rows = requests(out_dir)
     if not held_s:
@@ -216,24 +220,20 @@ def window_percentiles(out_dir: Path | str, percents) -> list[tuple[float, float
     """(percent, ms) over the requests the record counts, by the suite's one percentile: an open-loop run's
     (window_requests), or a held closed-loop run's sent inside its window (held.cut, as parse_held)."""
     out_dir = Path(out_dir)
-    spec = json.loads(raw_path(out_dir, name, "spec.json").read_text())
+    spec = read_spec(out_dir)
     if spec.get("rate") is None:
-        rows = held.window_of(requests(out_dir), int(spec["concurrency"]), spec)[0].sent
-    else:
-        rows = window_requests(out_dir)
-    values = sorted(r.latency_ms for r in rows)
-    return [(p, stats.nearest_rank(values, p)) for p in percents] if values else []
+        return openloop.spectrum(held.window_of(requests(out_dir), int(spec["concurrency"]), spec)[0].sent, percents)
+    return openloop.spectrum(window_requests(out_dir, spec), percents)
 
 
 def merge_held(parts: list[tuple[str, LoadResult, float | None]]) -> LoadResult:
     """Held runs started together on several hosts, each with its share of the connections: one window cut from
     all their rows, with all their connections, each host's rows on the time line of the first to start."""
     dirs = [merge.raw_dir(r, "oha.sqlite") for _, r, _ in parts]
-    specs = [json.loads(raw_path(d, name, "spec.json").read_text()) for d in dirs]
-    first = min(float(s.get("launched_at") or 0.0) for s in specs)
-    rows = openloop.merge(
-        *(openloop.shifted(requests(d), float(s.get("launched_at") or 0.0) - first) for d, s in zip(dirs, specs))
-    )
+    specs = [read_spec(d) for d in dirs]
+    starts = [float(s.get("launched_at") or 0.0) for s in specs]
+    first = min(starts)
+    rows = openloop.merge(*(openloop.shifted(requests(d), start - first) for d, start in zip(dirs, starts)))
     figures = held.run_figures(rows, sum(int(s["concurrency"]) for s in specs), {**specs[0], "launched_at": first})
     one = merge.merged(parts, figures["latency_ms"])
     return dataclasses.replace(
@@ -287,7 +287,7 @@ def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
     out_dir = Path(source)
     try:
         summary = json.loads(raw_path(out_dir, name, "json").read_text())
-        spec = json.loads(raw_path(out_dir, name, "spec.json").read_text())
+        spec = read_spec(out_dir)
         if spec["rate"] is None:
             return parse_held(out_dir, summary, spec, tool_version)
         rate, window = float(spec["rate"]), float(spec["window_s"])

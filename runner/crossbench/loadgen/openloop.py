@@ -105,6 +105,12 @@ def latency(rows: list[Request]) -> dict[str, float | None]:
     return summarize([r.latency_ms for r in rows])
 
 
+def spectrum(rows: list[Request], percents) -> list[tuple[float, float]]:
+    """(percent, ms) over the rows' latencies, by the suite's one percentile (a generator's window_percentiles)."""
+    values = sorted(r.latency_ms for r in rows)
+    return [(p, stats.nearest_rank(values, p)) for p in percents] if values else []
+
+
 def merge(*runs: list[Request]) -> list[Request]:
     """Rows of several runs (generators, hosts) as one population; compute figures with latency()."""
     return [row for rows in runs for row in rows]
