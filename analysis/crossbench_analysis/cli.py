@@ -2,7 +2,8 @@
 | compare RUN --within VARIANT_A VARIANT_B [--out DIR]
 | export RUN_DIR | plot RUN_DIR | report RUN_DIR | aa RUN RUN [RUN ...] [--plant 0.10] | aa --holdout RUN RUN RUN ...
 | advise RUN_DIR --rate R --hold-ms H [--p99-ms T] [--capacity RUN] | findings RUN_DIR | reference [--check]
-| tfb-reference RUN_DIR | capacity-aa RUN RUN [RUN ...] | pictures [--out DIR].
+| tfb-reference RUN_DIR | capacity-aa RUN RUN [RUN ...] | noise-study RUN [RUN ...] [--json FILE]
+| pictures [--out DIR].
 
 Exit status: 0 done, 1 an error (not a run directory, gnuplot missing or failing; reference --check: the README's
 measured section differs from docs/results), 2 compare refused, advice
@@ -27,7 +28,7 @@ from crossbench_analysis.read.runinfo import AnalysisError, load_run
 from . import at_end, pictures
 from .advice import advice, model
 from .charts import export, plot
-from .compare import aa, capacity_aa, holdout
+from .compare import aa, capacity_aa, holdout, noise_study
 from .findings import findings, tfb_reference
 from .pipeline import analyze, write_report
 from .report import reference
@@ -207,6 +208,14 @@ def build_parser() -> argparse.ArgumentParser:
         "independent runs of one capacity experiment, per setting",
     )
     c.add_argument("runs", type=Path, nargs="+", help="two or more runs of one capacity experiment on this machine")
+    n = command_parser(
+        sub,
+        "noise-study",
+        "how the noise figures read a planted load of known size: runs of one experiment, quiet and beside "
+        "crossbench.sampling.planted_load (its planted.json in the run directory)",
+    )
+    n.add_argument("runs", type=Path, nargs="+", help="the study's runs, quiet and planted, on this machine")
+    n.add_argument("--json", type=Path, help="write the study's launches, summary and limits here too")
     return p
 
 
@@ -329,6 +338,11 @@ def command(args) -> int:
             print(picture)
     elif args.command == "capacity-aa":
         print(capacity_aa.text(capacity_aa.spread(args.runs)))
+    elif args.command == "noise-study":
+        result = noise_study.study(args.runs)
+        if args.json:
+            noise_study.write(result, args.json)
+        print(noise_study.text(result), end="")
     elif args.command == "aa" and args.within:
         result = aa.study_within(args.runs, args.plant)
         print(aa.text_within(result))

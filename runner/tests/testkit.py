@@ -181,3 +181,23 @@ def alive(proc: psutil.Process) -> bool:
         return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return False
+
+
+def launch_record(cell_id, rps, p99, status="ok", flags=(), delay_ms=0, kind="closed_loop"):
+    """A launch's record as points.aggregate and precision read it: the point and repetition from the cell id
+    (POINT-rN), the given throughput and p99 (p50 half of it), one Tomcat point at C=10."""
+    return {
+        "cell_id": cell_id,
+        "point_id": cell_id.rsplit("-r", 1)[0],
+        "repetition": int(cell_id.rsplit("-r", 1)[1]),
+        "status": status,
+        "flags": list(flags),
+        "rps": rps,
+        "delay_ms": delay_ms,
+        "kind": kind,
+        "latency_ms": {"p50": p99 / 2, "p99": p99},
+        "server": "tomcat",
+        "concurrency": 10,
+        "efficiency_ratio": None,
+        "threads_peak": 30,
+    }

@@ -15,9 +15,12 @@ the runner's own CPU), one as the window opens and one as it closes.
 
 from __future__ import annotations
 
+import functools
+import gzip
 import os
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from crossbench.flags import NOISY_HOST, SERVER_CLOSED
 
@@ -56,7 +59,7 @@ OPENED_IN_WINDOW_REUSED = 20  # requests for each connection opened in the windo
 @dataclass(frozen=True)
 class Snapshot:
     t: float
-    cores: list[tuple[float, float, float]]  # per core: (total, user + nice + system, steal) seconds
+    cores: list[tuple[float, float, float]]  # per core: (total, busy, steal) seconds; busy as busy_seconds says
     passive_opens: int | None
     ours: dict[tuple[int, float], float]  # the runner and every process under it: CPU seconds by identity
     pinned: dict[tuple[int, float], tuple[int, ...]] = field(default_factory=dict)  # their cores, by identity
@@ -68,9 +71,50 @@ class Snapshot:
         cores = []
         for times in psutil.cpu_times(percpu=True):
             total = sum(times) - getattr(times, "guest", 0.0) - getattr(times, "guest_nice", 0.0)
-            cores.append((total, times.user + times.nice + times.system, getattr(times, "steal", 0.0)))
+            cores.append((total, busy_seconds(times), getattr(times, "steal", 0.0)))
         ours, pinned = our_processes()
         return cls(time.monotonic(), cores, passive_opens(), ours, pinned)
+
+
+def busy_seconds(times) -> float:
+    """A core's busy time on the same footing as processes' CPU times: user, nice and system, and interrupt time
+    when this kernel charges it to the process it interrupted (this_kernel_charges_interrupts). Our processes'
+    times then hold the loopback work their packets cost, and the core's busy time must hold it too, or that work
+    would hide as much foreign CPU."""
+    busy = times.user + times.nice + times.system
+    if this_kernel_charges_interrupts():
+        busy += getattr(times, "irq", 0.0) + getattr(times, "softirq", 0.0)
+    return busy
+
+
+@functools.cache
+def this_kernel_charges_interrupts() -> bool | None:
+    """charges_interrupts of the running kernel's configuration (/proc/config.gz, else /boot/config-RELEASE);
+    None when neither can be read."""
+    return charges_interrupts(kernel_config())
+
+
+def charges_interrupts(config: str | None) -> bool | None:
+    """Whether a kernel built with this configuration charges interrupt time to the process it interrupted.
+    Without CONFIG_IRQ_TIME_ACCOUNTING a tick that lands in an interrupt is added to the running process's system
+    time and to the core's irq or softirq time, not its system time; with it, interrupt time is measured apart
+    and charged to no process. When a core was idle the tick goes to the idle task: that share of interrupt time
+    then reads as foreign (a few percent of a core on a cell of many small packets)."""
+    if config is None:
+        return None
+    return "CONFIG_IRQ_TIME_ACCOUNTING=y" not in config.splitlines()
+
+
+def kernel_config() -> str | None:
+    try:
+        with gzip.open("/proc/config.gz", "rt") as packed:
+            return packed.read()
+    except OSError:
+        pass
+    try:
+        return Path(f"/boot/config-{os.uname().release}").read_text()
+    except OSError:
+        return None
 
 
 def our_processes() -> tuple[dict[tuple[int, float], float], dict[tuple[int, float], tuple[int, ...]]]:
@@ -95,8 +139,7 @@ def window(before: Snapshot, after: Snapshot, cores: tuple[int, ...], loadgen_pe
     """steal_percent (of the cores' time) and foreign_cpu_percent (percent of one core, summed over the cores),
     over the cores the cell pinned (all cores when it pinned none). Foreign is the cores' user and system time
     less ours: every process of the runner's tree that lived through the window, and the load generator (from
-    the sampler: it starts and ends inside the window). Interrupt time is left out of both: the kernel's loopback
-    work for our own packets lands there, not in any process's time."""
+    the sampler: it starts and ends inside the window). Interrupt time is in both or in neither (busy_seconds)."""
     wanted = cores or tuple(range(len(after.cores)))
     wall = after.t - before.t
     deltas = [tuple(b - a for a, b in zip(before.cores[c], after.cores[c])) for c in wanted if c < len(after.cores)]
@@ -239,6 +282,7 @@ def floor(seconds: float | None = None) -> dict:
         "cores": len(after.cores),
         "steal_percent": figures["steal_percent"],
         "busy_cpu_percent": figures["foreign_cpu_percent"],
+        "interrupts_charged_to_processes": this_kernel_charges_interrupts(),
         "limits": {
             "steal_percent": STEAL_LIMIT_PERCENT,
             "foreign_cpu_percent": FOREIGN_LIMIT_PERCENT,
