@@ -177,6 +177,37 @@ def test_runs_hours_apart_are_said_with_their_span_spreads_and_held_out_study(tm
     assert reference_noise.HOURS not in reference_sets.experiment_sets(tmp_path)
 
 
+def test_another_days_runs_are_said_apart_with_the_first_days_spreads_judging_them(tmp_path):
+    [day] = reference_noise.OTHER_DAYS
+    folder = tmp_path / day
+    (folder / "runs" / "day-1").mkdir(parents=True)
+    (folder / "runs" / "day-1" / "metadata.json").write_text(json.dumps({"started_at": "2026-12-02T18:40:00+00:00"}))
+    observed = {"runs": 1, "run_df": 1, "run_sd": {"delayed": {"rps": 0.02}}, "estimate": {"delayed": {"rps": 0.01}}}
+    (folder / "observed.json").write_text(json.dumps(observed))
+    by_kind = {
+        "static": {
+            "aa": {"changed": 0, "points": 40, "interval": [0.0, 0.0881]},
+            "planted": {"slower": 1, "points": 40},
+        },
+        "delayed": {
+            "aa": {"changed": 2, "points": 60, "interval": [0.004058, 0.114825]},
+            "planted": {"slower": 57, "points": 60},
+        },
+    }
+    across = {"runs": ["a", "b", "c", "d", "e"], "pairs": 10, "plant": 0.1, "margin": 0.05, "by_kind": by_kind}
+    (folder / reference_noise.ACROSS_DAYS).write_text(json.dumps(across))
+    spread, judged = reference_noise.hours_lines(tmp_path)
+    assert spread.startswith(f"- **Run-to-run spread, another day** (`docs/results/{day}/`): 1 quick runs")
+    assert judged.startswith(f"- **compare fitted on another day** (`docs/results/{day}/across-days.json`")
+    # delayed first; each A/A rate with its binomial interval (2 of 60: 0.406 % to 11.5 %)
+    assert (
+        "these 5 runs' 10 pairs, margin 5 %: delayed points: A/A 2 of 60 headline comparisons called a change "
+        "(95 % interval 0.406 % to 11.5 %), a planted 10 % slowdown found in 57 of 60; static points: A/A 0 of 40"
+        in judged
+    )
+    assert day not in reference_sets.experiment_sets(tmp_path)
+
+
 def test_the_readme_opens_with_the_measured_answer_and_the_quick_runs_output():
     """The README's first screen: the answer measured here, then what --quick prints; the rest one link away."""
     lines = (REPO / "README.md").read_text().splitlines()

@@ -30,7 +30,7 @@ from pathlib import Path
 from crossbench.figures import points as point_data
 from crossbench_analysis.read.runinfo import AnalysisError, load_run
 
-from . import compare, compare_stats, noise_fit
+from . import compare, compare_stats, holdout, noise_fit
 from .compare_within import round_values
 
 SLOWER_FIGURES = {"rps": -1, "bytes_per_s": -1, "rps_steady": -1, "efficiency_ratio": 1, "latency_ratio": 1}
@@ -124,12 +124,13 @@ def study(
 
 
 def rates(tally: dict[str, int]) -> dict:
-    """An A/A tally with its false-alarm and "same" shares."""
+    """An A/A tally with its false-alarm and "same" shares, and the false-alarm rate's binomial interval."""
 
     def share(k: str) -> float | None:
         return tally[k] / tally["points"] if tally["points"] else None
 
-    return {**tally, "false_alarm_rate": share("changed"), "same_rate": share("same")}
+    interval = list(holdout.clopper_pearson(tally["changed"], tally["points"])) if tally["points"] else [None, None]
+    return {**tally, "false_alarm_rate": share("changed"), "same_rate": share("same"), "interval": interval}
 
 
 def power(tally: dict[str, int]) -> dict:

@@ -131,9 +131,16 @@ def study(run_dirs: list[Path]) -> dict:
         "runs": [{"run": run.run_id, "condition": condition(run), "planted": planted(run)} for run in runs],
         "moved_past": MOVED,
         "summary": summary(found),
-        "limits": limits(found),
+        "limits": {
+            "all": limits(found),
+            **{name: limits([launch for launch in found if launch["headline"] == name]) for name in headlines(found)},
+        },
         "launches": found,
     }
+
+
+def headlines(found: list[dict]) -> list[str]:
+    return sorted({launch["headline"] for launch in found})
 
 
 def planted(run: Run) -> dict | None:
@@ -210,17 +217,21 @@ def text(result: dict) -> str:
         )
     lines += [
         "",
-        f"Per limit of noise_impact_percent, over every launch with an impact figure: those whose headline moved more"
-        f" than {result['moved_past']:.0%} worse that the limit misses, and those that did not that it flags.",
+        f"Per limit of noise_impact_percent, over every launch with an impact figure, in all and per headline: those"
+        f" whose headline moved more than {result['moved_past']:.0%} worse that the limit misses, and those that did"
+        " not that it flags.",
         "",
-        "| limit % | missed (of moved) | flagged (of not moved) |",
-        "|---|---|---|",
+        "| limit % | "
+        + " | ".join(f"{name}: missed (of moved) | {name}: flagged (of not moved)" for name in result["limits"])
+        + " |",
+        "|---|" + "---|---|" * len(result["limits"]),
     ]
-    for limit in result["limits"]:
-        lines.append(
-            f"| {limit['limit']:g} | {limit['missed']} of {limit['moved']} "
-            f"| {limit['flagged_still']} of {limit['still']} |"
-        )
+    for at, limit in enumerate(LIMITS):
+        cells = []
+        for table in result["limits"].values():
+            row = table[at]
+            cells += [f"{row['missed']} of {row['moved']}", f"{row['flagged_still']} of {row['still']}"]
+        lines.append(f"| {limit:g} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 

@@ -11,6 +11,9 @@ from datetime import datetime
 from pathlib import Path
 
 HOURS = "quick-hours"  # quick runs made hours apart: the machine's run-to-run spread in noise_floor.toml
+# quick runs of another day, each folder as HOURS, with the runs judged by HOURS' spreads (ACROSS_DAYS)
+OTHER_DAYS = ("quick-day-2026-12-02",)
+ACROSS_DAYS = "across-days.json"  # `aa RUNS --spreads ../quick-hours/observed.json --json`: fitted on another day
 HOLDOUT = "holdout.json"  # what `aa --holdout RUNS --json` wrote beside a reference set's runs/
 # The kinds of figure in the order they are said: each kind's headline first.
 FIGURE_ORDER = ("delayed latency_ratio", "delayed rps", "delayed latency_ms.p99", "static rps", "static latency_ms.p99")
@@ -60,10 +63,17 @@ def servers_line(observed: dict) -> str:
 
 
 def hours_lines(results: Path) -> list[str]:
-    """The quick runs made hours apart (HOURS): when, the run-to-run spread `aa --observe-floor` fitted on them
-    (observed.json: its 95 % upper bounds, and its estimates, what noise_floor.toml holds) and the model judged
-    out of sample (holdout.json)."""
-    folder = results / HOURS
+    """The quick runs made hours apart (HOURS), then those of each other day (OTHER_DAYS): when, the run-to-run
+    spread `aa --observe-floor` fitted on them (observed.json: its 95 % upper bounds, and its estimates, what
+    noise_floor.toml holds), the model judged out of sample (holdout.json) and, for another day, its runs judged
+    by HOURS' spreads (ACROSS_DAYS)."""
+    found = []
+    for name in (HOURS, *OTHER_DAYS):
+        found += day_lines(results / name) + across_lines(results / name)
+    return found
+
+
+def day_lines(folder: Path) -> list[str]:
     if not folder.is_dir():
         return []
     runs = sorted(p for p in (folder / "runs").iterdir() if p.is_dir())
@@ -72,8 +82,10 @@ def hours_lines(results: Path) -> list[str]:
     span = (starts[-1] - starts[0]).total_seconds() / 3600
     when = f"{starts[0]:%Y-%m-%d %H:%M} to {starts[-1]:%Y-%m-%d %H:%M} UTC, {span:.1f} h apart at most"
     return [
-        f"- **Run-to-run spread, hours apart** (`docs/results/{HOURS}/`, runs kept for compare's noise "
-        f"model, `noise_floor.toml`): {len(starts)} quick runs started from {when}; "
+        f"- **Run-to-run spread, {'hours apart' if folder.name == HOURS else 'another day'}** "
+        f"(`docs/results/{folder.name}/`"
+        + (", runs kept for compare's noise model, `noise_floor.toml`" if folder.name == HOURS else "")
+        + f"): {len(starts)} quick runs started from {when}; "
         + spreads_line(observed, f"95 % upper bound over {observed['run_df']} degrees of freedom")
         + "; "
         + spreads_line({"run_sd": observed["estimate"]}, "estimate by moments")
@@ -134,4 +146,26 @@ def holdout_lines(folder: Path) -> list[str]:
         f"A/A comparisons, against the stated {pct(result['stated_rate'])} ({per_run}); per kind of figure "
         "(every figure's verdict; the smallest change is the median over the comparisons of the change found "
         "80 % of the time): " + "; ".join(figures) + "."
+    ]
+
+
+def across_lines(folder: Path) -> list[str]:
+    """A day's runs judged by the spreads fitted on HOURS' runs (ACROSS_DAYS), when the folder has that study."""
+    written = folder / ACROSS_DAYS
+    if not written.is_file():
+        return []
+    result = read_json(written)
+    parts = []
+    for kind, part in sorted(result["by_kind"].items(), key=lambda item: item[0] != "delayed"):
+        aa, found = part["aa"], part["planted"]
+        low, high = aa["interval"]
+        parts.append(
+            f"{kind} points: A/A {aa['changed']} of {aa['points']} headline comparisons called a change (95 % "
+            f"interval {pct(low)} to {pct(high)}), a planted {pct(result['plant'])} slowdown found in "
+            f"{found['slower']} of {found['points']}"
+        )
+    return [
+        f"- **compare fitted on another day** (`docs/results/{folder.name}/{ACROSS_DAYS}`, `aa RUNS --spreads "
+        f"{HOURS}/observed.json`): the spreads fitted on `{HOURS}`'s runs judging these {len(result['runs'])} "
+        f"runs' {result['pairs']} pairs, margin {pct(result['margin'])}: " + "; ".join(parts) + "."
     ]

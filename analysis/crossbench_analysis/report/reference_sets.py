@@ -10,7 +10,7 @@ from pathlib import Path
 from crossbench.figures import points
 
 from . import front
-from .reference_noise import HOURS
+from .reference_noise import HOURS, OTHER_DAYS
 
 
 def read_json(path: Path):
@@ -22,7 +22,7 @@ def runs_of(folder: Path) -> list[Path]:
 
 
 # reference sets rendered by sections of their own (the noise model's, the README's quick run), not as one experiment
-OWN_SECTIONS = ("quick-aa", "quick-disturbed", HOURS, front.QUICK_SET)
+OWN_SECTIONS = ("quick-aa", "quick-disturbed", HOURS, *OTHER_DAYS, front.QUICK_SET)
 
 
 def experiment_sets(results: Path) -> list[str]:
