@@ -57,12 +57,10 @@ def launches(run: Run) -> dict[str, list[dict]]:
     return found
 
 
-def nearest_quiet(runs: list[Run], at: int) -> list[Run]:
-    """The quiet runs just before and just after runs[at] in time (runs[at] itself never)."""
-    quiet = [i for i, run in enumerate(runs) if condition(run) == "quiet" and i != at]
-    before = [i for i in quiet if i < at][-1:]
-    after = [i for i in quiet if i > at][:1]
-    return [runs[i] for i in before + after]
+def nearest_quiet(conditions: list[str], at: int) -> list[int]:
+    """The quiet runs just before and just after run `at` in time (that run itself never), by index."""
+    quiet = [i for i, said in enumerate(conditions) if said == "quiet" and i != at]
+    return [i for i in quiet if i < at][-1:] + [i for i in quiet if i > at][:1]
 
 
 def geometric_mean(values: list[float]) -> float:
@@ -72,11 +70,13 @@ def geometric_mean(values: list[float]) -> float:
 def rows(runs: list[Run]) -> list[dict]:
     """One row per launch: its condition, point, headline, change against the nearest quiet runs (positive is
     worse), and its noise figures."""
+    conditions = [condition(run) for run in runs]
+    measured = [launches(run) for run in runs]
     found = []
     for at, run in enumerate(runs):
-        baseline_runs = nearest_quiet(runs, at)
-        for point_id, cells in launches(run).items():
-            base = [headline_value(c)[1] for r in baseline_runs for c in launches(r).get(point_id, [])]
+        baseline = nearest_quiet(conditions, at)
+        for point_id, cells in measured[at].items():
+            base = [headline_value(cell)[1] for i in baseline for cell in measured[i].get(point_id, [])]
             if not base:
                 continue
             reference = geometric_mean(base)
@@ -85,7 +85,7 @@ def rows(runs: list[Run]) -> list[dict]:
                 found.append(
                     {
                         "run": run.run_id,
-                        "condition": condition(run),
+                        "condition": conditions[at],
                         "point": point_id,
                         "headline": name,
                         "change": round(WORSE[name] * (value / reference - 1), 4),
