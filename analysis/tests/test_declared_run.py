@@ -1,5 +1,6 @@
-"""A run with a declared server, read by the analysis: its recorded declaration registers the server by name
-(its knobs, labels and palette, as for a built-in plug-in), though the paths it names are not on this machine."""
+"""A run with a declared server, read by the analysis: its recorded declaration registers the server's facts by
+name (its knobs, labels, palette and pools, as for a built-in server), though the paths it names are not on this
+machine, and without its plug-in: reading a run starts nothing."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import json
 
 import pytest
 
-from crossbench import servers
-from crossbench.servers.declared import DeclaredPlugin
+from crossbench import known_servers, servers
+from crossbench.server_facts import DECLARED_PALETTE, declared_facts
 from crossbench_analysis.charts.kit_labels import label_fields, palette
 from crossbench_analysis.read.runinfo import load_run
 from crossbench_analysis.read.setting import pool_size, setting, sweeps_pool
@@ -26,6 +27,7 @@ DECLARATION = {
     "like": None,
     "knobs": {"threads": {"default": 10, "values": [10, 50], "at_most": None}},
 }
+SETTING = "mine threads=50"  # as its plug-in described the cell when the run was made
 
 
 @pytest.fixture(autouse=True)
@@ -38,23 +40,24 @@ def only_built_in():
 def run_dir(tmp_path, config: dict):
     (tmp_path / "metadata.json").write_text(json.dumps({"config": config}))
     (tmp_path / "cells.jsonl").write_text(
-        json.dumps({"cell_id": "g-mine-threads50-hello-c1-r1", "server": "mine", "threads": 50}) + "\n"
+        json.dumps({"cell_id": "g-mine-threads50-hello-c1-r1", "server": "mine", "threads": 50, "setting": SETTING})
+        + "\n"
     )
     return tmp_path
 
 
-def test_reading_a_run_registers_its_declared_servers(tmp_path):
+def test_reading_a_run_registers_its_declared_servers_facts_not_their_plug_ins(tmp_path):
     run = load_run(run_dir(tmp_path, {"name": "x", "server": {"mine": DECLARATION}}))
-    assert servers.get("mine").declaration == DECLARATION and not run.warnings
-    assert setting(run.cells[0]) == "mine threads=50"
-    assert [name for name, _ in label_fields("mine")][1] == "threads" and palette("mine")[0] == DeclaredPlugin.palette[
-        0
-    ]
+    assert known_servers.get("mine") == declared_facts("mine", DECLARATION) and not run.warnings
+    assert "mine" not in servers.PLUGINS
+    assert setting(run.cells[0]) == SETTING
+    assert [name for name, _ in label_fields("mine")][1] == "threads" and palette("mine")[0] == DECLARED_PALETTE[0]
 
 
 def test_a_declaration_the_analysis_cannot_read_is_a_warning_not_a_failure(tmp_path):
     run = load_run(run_dir(tmp_path, {"name": "x", "server": {"mine": {**DECLARATION, "runtime": "ruby"}}}))
-    assert "mine" not in servers.PLUGINS and setting(run.cells[0]) == "mine"
+    assert known_servers.get("mine") is None and setting(run.cells[0]) == SETTING
+    assert palette("mine")[0] != DECLARED_PALETTE[0]
     assert any("[server.mine] runtime: one of jvm, python, other" in w for w in run.warnings), run.warnings
 
 

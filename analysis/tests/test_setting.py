@@ -1,5 +1,5 @@
-"""A record's setting in analysis (setting.py): the record's own words; for records older than the field, the
-words of its server plug-in, so a plug-in registered in a test labels its own old records."""
+"""A record's setting in analysis (setting.py): the record's own words; for records older than the field (schema
+1: Tomcat and Tornado), the words their plug-ins gave them then; a server's labels from its facts."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from crossbench.servers import PLUGINS, ServerPlugin
-from crossbench.servers.base import Knob
+from crossbench import known_servers
+from crossbench.knobs import Knob
+from crossbench.server_facts import ServerFacts
 from crossbench_analysis.read.setting import fixed_knobs, pool_size, setting, setting_order, sweeps_pool
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -36,19 +37,18 @@ def test_a_schema_1_record_gets_its_plug_ins_words():
     assert sorted(setting(c) for c in cells) == ["tomcat maxThreads=200", "tornado", "tornado p2"]
 
 
-def test_a_plug_in_registered_in_a_test_labels_its_old_records(monkeypatch):
-    class Toy(ServerPlugin):
-        name = "toy"
-        knobs = (Knob("lanes", 3, "lanes", sweep=True, label="lanes={}"), Knob("queue", 7, "queue", label="q={}"))
-
-        def describe(self, settings: dict) -> str:
-            return f"toy on {settings['lanes']} lanes"
-
-    monkeypatch.setitem(PLUGINS, "toy", Toy())
-    assert setting({"server": "toy", "lanes": 5}) == "toy on 5 lanes"
-    assert setting({"server": "toy"}) == "toy on 3 lanes"
-    assert fixed_knobs({"server": "toy", "lanes": 5, "queue": 9}) == ["q=9"]
+def test_schema_1s_words_follow_its_pool_and_processes():
+    assert setting({"server": "tomcat", "executor": "virtual", "max_threads": None}) == "tomcat virtual"
+    assert setting({"server": "tomcat", "executor": "platform", "max_threads": 20}) == "tomcat maxThreads=20"
+    assert setting({"server": "tornado", "processes": 4}) == "tornado p4"
     assert setting({"server": "nobody-knows"}) == "nobody-knows"
+
+
+def test_a_server_known_by_its_facts_labels_the_knobs_its_setting_leaves_out(monkeypatch):
+    knobs = (Knob("lanes", 3, "lanes", sweep=True, label="lanes={}"), Knob("queue", 7, "queue", label="q={}"))
+    monkeypatch.setitem(known_servers.FACTS, "toy", ServerFacts("toy", knobs))
+    assert fixed_knobs({"server": "toy", "lanes": 5, "queue": 9}) == ["q=9"]
+    assert fixed_knobs({"server": "nobody-knows", "queue": 9}) == []
 
 
 def test_settings_read_in_numeric_order_then_by_text():

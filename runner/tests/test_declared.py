@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from crossbench import oskit, paths, servers
+from crossbench.declared_schema import check
 from crossbench.hosts import HostsError, load_hosts
 from crossbench.plan import experiment
 from crossbench.plan.experiment_schema import ExperimentError
 from crossbench.run import run_args, serve, server_files
 from crossbench.run.open_placement import refuse_unbuilt
 from crossbench.servers import DeclarationError
-from crossbench.servers.declared_schema import check
 
 EXAMPLE = paths.REPO / "examples" / "tornado-declared.toml"
 

@@ -14,11 +14,11 @@ import pytest
 from testkit import wait_until
 
 from crossbench import oskit, servers
+from crossbench.declared_schema import check
 from crossbench.hosts.local import HERE
 from crossbench.oskit import PortInUse
 from crossbench.servers import RunningServer, ServerFailed
 from crossbench.servers.declared import DeclaredPlugin
-from crossbench.servers.declared_schema import check
 
 pytestmark = pytest.mark.spawns
 

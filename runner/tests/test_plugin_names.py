@@ -22,6 +22,7 @@ REGISTRIES = {
     PACKAGE / "loadgen" / "__init__.py",
     PACKAGE / "drivers" / "__init__.py",
     PACKAGE / "kinds.py",  # the kinds of cell as data, one per driver
+    PACKAGE / "builtin_servers.py",  # the built-in servers' facts as data, one per plug-in
 }
 
 

@@ -15,7 +15,7 @@ import psutil
 import pytest
 from testkit import wait_until
 
-from crossbench import kinds, loadgen, oskit, servers
+from crossbench import kinds, known_servers, loadgen, oskit, servers
 from crossbench.drivers import DRIVERS
 from crossbench.drivers.closed_loop import ClosedLoop
 from crossbench.hosts import HostsError
@@ -25,23 +25,24 @@ from crossbench.loadgen.base import LoadGenerator
 from crossbench.plan import experiment
 from crossbench.run import open_placement as placement
 from crossbench.run import run
+from crossbench.server_facts import ServerFacts
 from crossbench.servers import PLUGINS, Knob, RunningServer, ServerPlugin, SettingsError
 from crossbench_analysis.charts.kit_labels import panel_style, series_of
 
 
 class WidgetPlugin(ServerPlugin):
-    """A server only these tests know: registered at test time, it must be planned, dry-run and charted like the
-    others without a line elsewhere naming it."""
+    """A server only these tests know: registered at test time (its plug-in and its facts), it must be planned,
+    dry-run and charted like the others without a line elsewhere naming it."""
 
-    name = "widgetd"
+    facts = ServerFacts(
+        "widgetd",
+        (Knob("widgets", 1, "widget processes", sweep=True, label="widgets={}"), Knob("spin", 2, "a knob charts hide")),
+        palette=("#123456", "#654321", "#abcdef"),
+        process_knob="widgets",
+    )
     summary = "a server registered by a test"
     endpoints = frozenset({"/hello", "/delay/sync"})
-    process_knob, process_flag = "widgets", "-x"
-    palette = ("#123456", "#654321", "#abcdef")
-    knobs = (
-        Knob("widgets", 1, "widget processes", sweep=True, label="widgets={}"),
-        Knob("spin", 2, "a knob charts do not show"),
-    )
+    process_flag = "-x"
 
     def parallel_limit(self, settings: dict, endpoint: str) -> int | None:
         return settings["widgets"] if endpoint == "/delay/sync" else None
@@ -76,7 +77,8 @@ concurrency = [2]
 
 @pytest.fixture
 def widget(monkeypatch, tmp_path):
-    monkeypatch.setitem(PLUGINS, WidgetPlugin.name, WidgetPlugin())
+    monkeypatch.setitem(PLUGINS, "widgetd", WidgetPlugin())
+    monkeypatch.setitem(known_servers.FACTS, "widgetd", WidgetPlugin.facts)
     monkeypatch.setitem(DRIVERS, "nowhere_loop", NowhereLoop())
     path = tmp_path / "widgets.toml"
     path.write_text(EXPERIMENT)
@@ -142,8 +144,8 @@ def test_where_a_driver_kind_may_run_is_the_driver_s_own_say(widget, monkeypatch
     placement.refuse_unbuilt(hosts, [c for c in cells if c.kind != "nowhere_loop"])  # the others: placed
 
 
-def test_a_new_server_is_labelled_coloured_and_ordered_by_its_plug_in(widget):
-    """Analysis knows a server only through its plug-in: the knob it says to show, its palette, its rank."""
+def test_a_new_server_is_labelled_coloured_and_ordered_by_its_facts(widget):
+    """Analysis knows a server only through its facts: the knob it says to show, its palette, its rank."""
     from crossbench_analysis.charts import kit
     from crossbench_analysis.read.runinfo import server_rank
     from crossbench_analysis.report import report
@@ -169,7 +171,7 @@ def test_a_new_server_is_labelled_coloured_and_ordered_by_its_plug_in(widget):
     assert [s.label for s in series] == ["widgetd widgets=1 1 proc", "widgetd widgets=3 3 proc"]
     style = panel_style(1, series, {})
     assert style["colors_1"] == "#654321 #abcdef"  # two settings: the ramp after its own colour, in order
-    assert server_rank("widgetd") == list(PLUGINS).index("widgetd") < server_rank("no-such-server")
+    assert server_rank("widgetd") == list(known_servers.FACTS).index("widgetd") < server_rank("no-such-server")
     assert report.settings_of(records[1], "wrk") == "x3, 3 proc"
     assert report.settings_of({**records[1], "loadgen": "oha"}, "wrk") == "x3, 3 proc, oha"
     assert kit.against_concurrency(records) == records  # their kind: none given, the default closed loop
@@ -184,7 +186,7 @@ def test_a_new_kind_says_what_analysis_draws_its_cells_against(monkeypatch):
 
 
 def test_the_proxy_is_the_plug_in_that_says_it_proxies(monkeypatch):
-    monkeypatch.setitem(PLUGINS, WidgetPlugin.name, WidgetPlugin())
+    monkeypatch.setitem(PLUGINS, "widgetd", WidgetPlugin())
     assert servers.proxies() == tuple(n for n, p in PLUGINS.items() if p.proxies) and "widgetd" not in servers.proxies()
     assert servers.proxy().proxies and hasattr(servers.proxy(), "proxy_spec")
 
@@ -400,3 +402,11 @@ def test_tomcat_starts_on_every_core_and_answers_with_its_every_thread_on_its_ow
     pinned_at_exec.pinned_once_ready = False
     with RunningServer(pinned_at_exec, HERE) as server:
         assert thread_kinds(server.pid) == started_late
+
+
+def test_each_built_in_plug_in_stands_on_its_facts_in_their_order():
+    """The registry of plug-ins and the registry of facts a reader uses name the same servers in the same order."""
+    assert list(servers.BUILT_IN) == list(known_servers.BUILT_IN)
+    assert all(plugin.facts is known_servers.BUILT_IN[name] for name, plugin in servers.BUILT_IN.items())
+    python = {name for name, plugin in servers.BUILT_IN.items() if isinstance(plugin, servers.PythonServer)}
+    assert python == {name for name, facts in known_servers.BUILT_IN.items() if facts.python}

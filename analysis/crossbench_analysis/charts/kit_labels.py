@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from crossbench.servers import PLUGINS
+from crossbench import known_servers
 from crossbench_analysis.read.runinfo import num, server_rank
 from crossbench_analysis.read.setting import setting, setting_order
 
@@ -17,9 +17,9 @@ OTHER_PALETTE = ("#4d4d9f", "#9a9ad0", "#7373b8", "#4d4d9f", "#2f2f6b")
 
 
 def palette(server) -> tuple[str, ...]:
-    """A server's shades, from its plug-in (Tomcat's warm reds, Tornado's blues, ...)."""
-    plugin = PLUGINS.get(server)
-    return tuple(plugin.palette) if plugin and plugin.palette else OTHER_PALETTE
+    """A server's shades, from its facts (Tomcat's warm reds, Tornado's blues, ...)."""
+    facts = known_servers.get(server)
+    return tuple(facts.palette) if facts and facts.palette else OTHER_PALETTE
 
 
 LABEL_FIELDS = [  # (field, how it reads in a label); the server's own knobs come between endpoint and processes
@@ -33,8 +33,8 @@ LABEL_FIELDS = [  # (field, how it reads in a label); the server's own knobs com
 def label_fields(server) -> list[tuple]:
     """The fields a server's series labels may show: its plug-in's knobs that say how they read in a label
     (Knob.label, e.g. Tomcat's "maxThreads={}"), in the plug-in's order, among the shared ones."""
-    plugin = PLUGINS.get(server)
-    knobs = [(k.name, k.label.format) for k in (plugin.knobs if plugin else ()) if k.label]
+    facts = known_servers.get(server)
+    knobs = [(k.name, k.label.format) for k in (facts.knobs if facts else ()) if k.label]
     return [LABEL_FIELDS[0], *knobs, *LABEL_FIELDS[1:]]
 
 

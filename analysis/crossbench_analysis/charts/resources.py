@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from crossbench.servers import PLUGINS
+from crossbench import known_servers
 from crossbench_analysis.read.runinfo import Run, num
 
 from .kit import ChartJob, against_concurrency, by_c, count, flagged, missing_note, panels, write_series
@@ -19,8 +19,8 @@ NOT_STARTED = "not read: the suite did not start this server"
 
 def not_started(cells: list[dict]) -> bool:
     """Every cell's server one the suite did not start (--target): its process figures were not read."""
-    plugins = [PLUGINS.get(c.get("server")) for c in cells]
-    return bool(plugins) and all(p is not None and not p.starts for p in plugins)
+    facts = [known_servers.get(c.get("server")) for c in cells]
+    return bool(facts) and all(f is not None and not f.starts for f in facts)
 
 
 def jobs(run: Run, data_dir: Path) -> list[ChartJob]:

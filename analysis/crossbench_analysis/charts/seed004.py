@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from crossbench import known_servers
 from crossbench.endpoints import SEED004
-from crossbench.servers import PLUGINS, proxy
+from crossbench.servers import proxy
 from crossbench_analysis.judge.decisions import best_of_sweeps, tied_steps
 from crossbench_analysis.read.runinfo import Run, get, is_valid, num, offered_rate, server_rank
 
@@ -116,8 +117,8 @@ def table_chart(run: Run, data_dir: Path, group: str, cells: list[dict], best: d
 
 def sweep_label(best: dict) -> str:
     """A worker sweep in words: 'tornado processes, /db (group db); best: 3' (not its sweep id)."""
-    plugin = PLUGINS.get(best.get("server"))
-    unit = (plugin.process_knob if plugin and plugin.process_knob else "processes").replace("_", " ")
+    facts = known_servers.get(best.get("server"))
+    unit = (facts.process_knob if facts and facts.process_knob else "processes").replace("_", " ")
     via = "".join(f", via {v}" for v in (best.get("proxy"), best.get("pooler")) if v)
     return (
         f"{best.get('server')} {unit}, {best.get('endpoint')}{via} (group {best.get('group')}); "

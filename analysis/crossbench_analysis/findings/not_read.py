@@ -3,7 +3,7 @@ server setting, so that an empty threads or memory column reads as not read, nev
 
 from __future__ import annotations
 
-from crossbench.servers import PLUGINS
+from crossbench import known_servers
 from crossbench.servers.external import NOT_READ, NOT_READ_WITH_PID
 from crossbench_analysis.read.runinfo import Run
 from crossbench_analysis.read.setting import setting
@@ -14,8 +14,8 @@ FAMILY = "your server"
 
 
 def not_started(cell: dict) -> bool:
-    plugin = PLUGINS.get(cell.get("server"))
-    return plugin is not None and not plugin.starts
+    facts = known_servers.get(cell.get("server"))
+    return facts is not None and not facts.starts
 
 
 def findings(run: Run) -> list[Finding]:

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from crossbench import endpoints, kinds, servers, workload
+from crossbench import endpoints, kinds, known_servers, workload
+from crossbench.declared_schema import DeclarationError
 from crossbench.figures import points, service_time
 from crossbench.record.record import SCHEMA_VERSION, upgrade
-from crossbench.servers import PLUGINS
 
 from .setting import setting, setting_order
 
@@ -32,8 +32,8 @@ by_default_driver = kinds.by_default_kind  # a cell of the closed-loop concurren
 
 
 def server_rank(server) -> int:
-    """Where a server stands in legends and tables: its plug-in's place in the registry, unknown ones last."""
-    return list(PLUGINS).index(server) if server in PLUGINS else len(PLUGINS)
+    """Where a server stands in legends and tables: its place among the known servers, unknown ones last."""
+    return known_servers.rank(server)
 
 
 def num(value) -> float | None:
@@ -207,8 +207,8 @@ def load_run(path: Path) -> Run:
     # and its user's requests (--path, a workload file), whose ratios the points take against their C=1 service time
     endpoints.declare_user(workload.user_endpoints((metadata.get("config") or {}).get("run") or {}))
     try:
-        servers.declare(metadata.get("config") or {}, str(metadata_file), check_paths=False)
-    except servers.DeclarationError as e:
+        known_servers.declare_recorded(metadata.get("config") or {}, str(metadata_file))
+    except DeclarationError as e:
         warnings.append(f"its declared servers unreadable ({e}); their records read without their knobs")
     cells = []
     for number, line in enumerate(cells_file.read_text().splitlines(), 1):

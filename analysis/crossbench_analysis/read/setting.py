@@ -7,27 +7,24 @@ from __future__ import annotations
 
 import re
 
+from crossbench import known_servers
 from crossbench.endpoints import is_static
-from crossbench.servers import PLUGINS
 
 # The maxthreads family's swept variable: Tomcat's connector pool (platform threads) or virtual threads (none).
 POOL_KNOB, EXECUTOR_KNOB, POOLED = "max_threads", "executor", "platform"
 
 
 def setting(record: dict) -> str:
-    """The record's `setting`; a record older than the field gets the same words from its plug-in
-    (ServerPlugin.describe over the knobs the record carries), an unknown server its name."""
+    """The record's `setting`; a record older than the field (schema 1, which knew Tomcat and Tornado alone) gets
+    the words their plug-ins gave such a record then, an unknown server its name."""
     if record.get("setting"):
         return str(record["setting"])
     server = str(record.get("server") or "?")
-    plugin = PLUGINS.get(server)
-    if plugin is None:
-        return server
-    known = {k.name: record[k.name] for k in plugin.knobs if record.get(k.name) is not None}
-    try:
-        return plugin.describe({**plugin.defaults(), **known})
-    except (KeyError, TypeError, ValueError):
-        return server
+    if server == "tomcat":
+        pool = "virtual" if record.get(EXECUTOR_KNOB) == "virtual" else f"maxThreads={record.get(POOL_KNOB)}"
+        return f"tomcat {pool}"
+    processes = record.get("processes") or 1
+    return f"tornado p{processes}" if server == "tornado" and processes != 1 else server
 
 
 def setting_order(text: str) -> tuple:
@@ -51,16 +48,16 @@ def pool_size(record: dict):
 
 def declared_pool(record: dict):
     """The value of the knob a declared server's `parallel` names for the record's endpoint; None otherwise."""
-    plugin = PLUGINS.get(record.get("server"))
-    knob = plugin.pool_knob(str(record.get("endpoint"))) if plugin else None
+    facts = known_servers.get(record.get("server"))
+    knob = facts.pools.get(str(record.get("endpoint"))) if facts else None
     return record.get(knob) if knob else None
 
 
 def fixed_knobs(record: dict) -> list[str]:
-    """The record's knobs its setting leaves out, as its plug-in labels them (Knob.label: Tomcat's
+    """The record's knobs its setting leaves out, as its server labels them (Knob.label: Tomcat's
     'acceptCount=100', 'maxConnections=8192'): what a chart of connector limits adds to a setting."""
-    plugin = PLUGINS.get(record.get("server"))
-    return [k.label.format(record.get(k.name)) for k in (plugin.knobs if plugin else ()) if k.label and not k.sweep]
+    facts = known_servers.get(record.get("server"))
+    return [k.label.format(record.get(k.name)) for k in (facts.knobs if facts else ()) if k.label and not k.sweep]
 
 
 def label_of(point: dict) -> str:

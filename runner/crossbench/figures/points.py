@@ -19,7 +19,7 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
-from crossbench import kinds, servers, stats
+from crossbench import kinds, known_servers, stats
 from crossbench.figures import service_time
 from crossbench.flags import JFR_UNREADABLE, LATENCY_UNRECOVERABLE, NOISY_HOST, SERVER_CLOSED, WINDOW_TOO_SHORT
 from crossbench.record.record import point_of, upgrade
@@ -161,7 +161,7 @@ def point_record(pid: str, launches: list[dict], precision: float | None) -> dic
     ok = [r for r in launches if r.get("status") == "ok"]
     counted_launches = counted(ok)
     first = (counted_launches or launches)[0]
-    knobs = {k.name for plugin in servers.PLUGINS.values() for k in plugin.knobs}
+    knobs = known_servers.knob_names()
     identity = {k: first.get(k) for k in (*IDENTITY, *sorted(knobs)) if k in first}
     flags = sorted({flag for r in counted_launches for flag in r.get("flags") or []})
     main = headline(first)

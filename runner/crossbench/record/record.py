@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from .. import servers
+from .. import known_servers
 from . import metrics
 
 SCHEMA_VERSION = 11
@@ -306,7 +306,7 @@ def upgrade(record: dict) -> dict:
             record.setdefault("tcp_opens_in_window", None)
             if "rate_achieved" in record:  # only open-loop cells have it
                 record.setdefault("pool_connections", record.get("concurrency"))
-    if version < 10 and isinstance(servers.PLUGINS.get(record.get("server")), servers.PythonServer):
+    if version < 10 and getattr(known_servers.get(record.get("server")), "python", False):
         record.setdefault("python", None)
     if version < 11 and record.get("status") == "ok":
         record.setdefault("loadgen_status_counts", None)

@@ -5,6 +5,8 @@ recorded configuration holds its declaration, so a resumed run and the analysis 
 
 from __future__ import annotations
 
+from .. import known_servers
+from ..declared_schema import DeclarationError
 from . import declared, external, gunicorn, nginx, tomcat, tornado, uvicorn
 from .base import (
     DB_ENDPOINTS,
@@ -18,11 +20,10 @@ from .base import (
     Tool,
     ToolMissing,
 )
-from .declared_schema import DeclarationError
 from .lifecycle import RunningServer, ServerFailed, ServerSpec
 from .python_runtime import PythonServer
 
-BUILT_IN: dict[str, ServerPlugin] = {
+BUILT_IN: dict[str, ServerPlugin] = {  # in the order of their facts (builtin_servers.ALL)
     plugin.name: plugin
     for plugin in (tomcat.PLUGIN, tornado.PLUGIN, gunicorn.PLUGIN, uvicorn.PLUGIN, nginx.PLUGIN, external.PLUGIN)
 }
@@ -61,6 +62,7 @@ def declare(config: dict, where: str, check_paths: bool = True) -> list[str]:
     declared.refuse_taken(tables, where, BUILT_IN)
     found = declared.plugins(tables, where, check_paths)
     PLUGINS.update(found)
+    known_servers.register({name: plugin.facts for name, plugin in found.items()})
     return list(found)
 
 
@@ -68,6 +70,7 @@ def forget_declared() -> None:
     """Only the built-in plug-ins registered again (a test that declared servers leaves none behind)."""
     PLUGINS.clear()
     PLUGINS.update(BUILT_IN)
+    known_servers.forget_declared()
 
 
 def get(name: str) -> ServerPlugin:

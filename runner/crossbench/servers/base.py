@@ -1,10 +1,10 @@
 """What a server plug-in declares. One module per server kind under crossbench/servers/ subclasses ServerPlugin;
 the runner, serve.sh, the experiment files and the tests know servers only through this interface.
 
-A plug-in says: its knobs (config keys with defaults and validation, read from the experiment's section of the
-plug-in's name and from the command line), which endpoints it serves, the tools it needs, how to build its
-command line, how many requests of a blocking endpoint it serves at once, and (optionally) a probe that looks
-inside it while a cell runs (Tomcat's JVM probe).
+A plug-in stands on its facts (crossbench/server_facts.py: its name, its knobs, config keys with defaults and
+validation read from the experiment's section of the plug-in's name and from the command line). It says which
+endpoints it serves, the tools it needs, how to build its command line, how many requests of a blocking endpoint
+it serves at once, and (optionally) a probe that looks inside it while a cell runs (Tomcat's JVM probe).
 """
 
 from __future__ import annotations
@@ -20,8 +20,11 @@ from crossbench.refusal import Missing, Refusal
 
 from ..endpoints import STATIC_ENDPOINT as STATIC_ENDPOINT  # re-exported: the plug-ins name it from here
 from ..endpoints import family
+from ..knobs import Knob as Knob  # re-exported: the runner names a plug-in's knobs and their errors from here
+from ..knobs import SettingsError as SettingsError
 from ..oskit import HOST
 from ..sampling import db_pool
+from ..server_facts import ServerFacts
 from .lifecycle import ServerSpec
 from .probe import Probe
 
@@ -50,10 +53,6 @@ def pool_log_dir(cell_dir: Path | None) -> Path | None:
     return cell_dir / db_pool.LOG_DIR if cell_dir else None
 
 
-class SettingsError(Refusal, ValueError):
-    """A knob's value is refused (the message names the knob and what it accepts)."""
-
-
 class ToolMissing(Missing, RuntimeError):
     """A tool the server needs is not installed (the message names the package)."""
 
@@ -61,58 +60,6 @@ class ToolMissing(Missing, RuntimeError):
 class CannotRunHere(Refusal, RuntimeError):
     """A setting this machine cannot run (Tomcat's virtual threads without a JDK 21+): the run skips its cells
     and says why; the plug-in raises it, the runner never needs to know the plug-in's own errors."""
-
-
-@dataclass(frozen=True)
-class Knob:
-    """One setting of a server. `kind`: "int" (positive integer), "choice" (one of `choices`), "text", "bool",
-    "list" (list of strings). A `sweep` knob may be a list in an experiment file: one cell per value."""
-
-    name: str
-    default: object
-    help: str
-    kind: str = "int"
-    choices: tuple[str, ...] = ()
-    sweep: bool = False
-    in_record: bool = True  # copied to the top level of each cell's record
-    label: str = ""  # how a value reads in a chart's series label ("maxThreads={}"); "": not shown
-
-    @property
-    def flag(self) -> str:
-        return "--" + self.name.replace("_", "-")
-
-    def check(self, value, server: str):
-        def refuse(accepts: str):
-            raise SettingsError(f"{server}: {self.name} must be {accepts}, not {value!r}")
-
-        if value is None:
-            return None
-        if self.kind == "int" and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-            refuse("a positive integer")
-        if self.kind == "choice" and value not in self.choices:
-            refuse("one of " + ", ".join(self.choices))
-        if self.kind == "text" and not isinstance(value, str):
-            refuse("a string")
-        if self.kind == "bool" and not isinstance(value, bool):
-            refuse("true or false")
-        if self.kind == "list" and not (isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)):
-            refuse("a list of strings")
-        return tuple(value) if self.kind == "list" else value
-
-
-# Every server with database endpoints has it: PgBouncer's cells (group pooler) turn it off.
-DB_PREPARED = Knob(
-    "db_prepared",
-    True,
-    "server-side prepared statements (off: PgBouncer 1.18 in transaction mode cannot keep them)",
-    kind="bool",
-)
-DB_WAIT_MS = Knob("db_wait_ms", 5000, "how long a request waits for a pooled connection before its 503")
-
-
-def db_knobs(pool: int, pool_help: str) -> tuple[Knob, ...]:
-    """The database knobs every server with database endpoints has: its pool, the wait, prepared statements."""
-    return Knob("db_pool", pool, pool_help), DB_WAIT_MS, DB_PREPARED
 
 
 @dataclass(frozen=True)
@@ -129,23 +76,40 @@ class Tool:
 
 
 class ServerPlugin:
-    name: str = ""
+    facts: ServerFacts = ServerFacts("")  # what is known of it without starting it: name, knobs, palette, ...
     summary: str = ""
     endpoints: frozenset[str] = frozenset()
-    knobs: tuple[Knob, ...] = ()
     tools: tuple[Tool, ...] = ()
     default_port: int = 8000
     ready_timeout_s: float = 20.0
     distributions: tuple[str, ...] = ()  # Python packages whose versions the run's metadata records
-    process_knob: str | None = None  # the knob that sets how many processes serve (worker sweeps)
     process_flag: str = ""  # variant labels: "-w" gives "-w4" for 4 processes, "" for 1
     proxies: bool = False  # it can stand in front of another server (group proxy = "<name>")
-    # The suite starts it for each launch and stops it after; False: a server the user started and keeps
-    # running (external.py), whose launches all measure one process the suite neither sets nor stops.
-    starts: bool = True
-    palette: tuple[str, ...] = ()  # its charts' shades: its own colour first, then darker ones,
-    # taken in setting order (analysis's charts/kit_labels.py)
     FIELDS: dict[str, str] = {}  # record fields its records alone carry, beyond its knobs (record.py)
+
+    # --- its facts (server_facts.py) -------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.facts.name
+
+    @property
+    def knobs(self) -> tuple[Knob, ...]:
+        return self.facts.knobs
+
+    @property
+    def process_knob(self) -> str | None:
+        """The knob that sets how many processes serve (worker sweeps)."""
+        return self.facts.process_knob
+
+    @property
+    def palette(self) -> tuple[str, ...]:
+        return self.facts.palette
+
+    @property
+    def starts(self) -> bool:
+        """The suite starts it for each launch and stops it after; False: a server the user started and keeps
+        running (external.py), whose launches all measure one process the suite neither sets nor stops."""
+        return self.facts.starts
 
     # --- settings --------------------------------------------------------------------------------------
     def knob(self, name: str) -> Knob:
@@ -182,10 +146,11 @@ class ServerPlugin:
         return [self.settings({**section, **dict(zip(sweeps, combo))}) for combo in itertools.product(*values)]
 
     def variant_label(self, settings: dict) -> str:
+        """The part of a cell id that tells this server's variants apart: its process count where it has a flag
+        for it, else its sweep knobs off their default."""
         if self.process_flag:
             count = self.process_count(settings)
             return f"{self.process_flag}{count}" if count != 1 else ""
-        """The part of a cell id that tells this server's variants apart: sweep knobs off their default."""
         return "".join(
             f"-{k.name.replace('_', '')}{settings[k.name]}"
             for k in self.knobs

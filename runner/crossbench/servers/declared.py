@@ -13,44 +13,29 @@ import signal
 import sys
 from pathlib import Path
 
+from ..declared_schema import SECTION, DeclarationError, check
 from ..oskit import HOST
-from .base import Knob, ServerPlugin, SettingsError
+from ..server_facts import declared_facts
+from .base import ServerPlugin, SettingsError
 from .declared_jvm import FIELDS as JVM_FIELDS
 from .declared_jvm import DeclaredJvmProbe
-from .declared_schema import DeclarationError, check
 from .lifecycle import RunningServer, ServerSpec
 
 # Once a declared server answers, its process must still run this long (lifecycle.ServerSpec.foreground_check_s):
 # what it costs each start against a command that daemonises and exits only once its daemon answers.
 FOREGROUND_CHECK_S = 0.5
-SECTION = "server"  # [server.NAME] in an experiment file or a --server-file; the run's config keeps it
 
 
 class DeclaredPlugin(ServerPlugin):
     """One declared server; `declaration` is its checked table (declared_schema.check), kept as recorded."""
 
-    # magentas: its own colour, then a ramp from lighter to darker for its settings in order (as the built-ins')
-    palette = ("#c51b7d", "#df82b8", "#d864a7", "#d04796", "#c92a85", "#b81975", "#9f1665", "#861255", "#6c0f45")
-
     def __init__(self, name: str, declaration: dict):
-        self.name = name
+        self.facts = declared_facts(name, declaration)
         self.declaration = declaration
         self.summary = f"declared: {' '.join(declaration['command'])}"
         self.endpoints = frozenset(declaration["endpoints"])
         self.ready_timeout_s = declaration["ready"]["timeout_s"]
-        self.process_knob = declaration["processes"]
         self.FIELDS = JVM_FIELDS if declaration["runtime"] == "jvm" else {}
-        self.knobs = tuple(
-            Knob(
-                knob_name,
-                knob["default"],
-                f"declared knob {{{knob_name}}}",
-                kind="int" if isinstance(knob["default"], int) else "text",
-                sweep=True,
-                label=f"{knob_name}={{}}",
-            )
-            for knob_name, knob in declaration["knobs"].items()
-        )
 
     @property
     def runtime(self) -> str:
@@ -100,7 +85,7 @@ class DeclaredPlugin(ServerPlugin):
 
     def pool_knob(self, endpoint: str) -> str | None:
         """The knob its declaration's `parallel` names for the endpoint."""
-        return self.declaration["parallel"].get(endpoint)
+        return self.facts.pools.get(endpoint)
 
     def prime(self, settings: dict, work_dir: Path, cpus: tuple[int, ...], host) -> str | None:
         """One unmeasured start before the first measured launch: a declaration whose command cannot start or

@@ -17,8 +17,9 @@ import socket
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from .. import builtin_servers
 from ..oskit import HOST
-from .base import Knob, ServerPlugin, SettingsError
+from .base import ServerPlugin, SettingsError
 from .external_server import ExternalServer
 from .lifecycle import ServerSpec
 
@@ -97,28 +98,9 @@ def listening_problem(url: str) -> str | None:
 
 
 class ExternalPlugin(ServerPlugin):
-    name = "external"
+    facts = builtin_servers.EXTERNAL
     summary = "a server you started yourself, already running (--target URL): measured, never started or stopped"
     endpoints = frozenset({"/hello"})  # a group of the suite's may ask it; --path names its own requests
-    starts = False
-    # ochres: its own colour, then darker ones for its settings in order
-    palette = ("#b8860b", "#d9a520", "#c7951a", "#a67708", "#8c6506", "#735305")
-    knobs = (
-        Knob(
-            "target",
-            None,
-            "a server you started yourself, already running, at this URL (http or https, on this machine's "
-            "loopback or a host of --hosts): measured on --path's requests (else the URL's own path); the "
-            "suite starts, sets and stops nothing of it, and its process figures are not read",
-            kind="text",
-        ),
-        Knob(
-            "target_pid",
-            None,
-            "the process of --target's server, to sample its CPU, memory and threads as any server's (optional)",
-        ),
-        Knob("target_name", None, "the series name of --target's server (default: its host:port)", kind="text"),
-    )
 
     def validate_section(self, section: dict) -> None:
         super().validate_section(section)

@@ -5,29 +5,21 @@ one by sync or gthread workers, an ASGI one by uvicorn's workers."""
 
 from __future__ import annotations
 
-import os
-
-from .. import paths
+from .. import builtin_servers, paths
+from ..builtin_servers import WORKER_CLASSES
 from ..oskit import HOST
 from . import python_app, python_runtime
-from .base import DB_ENDPOINTS, STATIC_ENDPOINT, TFB_ENDPOINTS, Knob, SettingsError, Tool, database_env, db_knobs
+from .base import DB_ENDPOINTS, STATIC_ENDPOINT, TFB_ENDPOINTS, SettingsError, Tool, database_env
 from .lifecycle import ServerSpec
 
 APP_DIR = paths.REPO / "gunicorn-app"
 SUITE_APP = "crossbench_flask.app:app"
-# its worker classes by their knob's values; uvicorn-worker: uvicorn's, for an ASGI app
-WORKER_CLASSES = {"sync": "sync", "gthread": "gthread", "uvicorn-worker": "uvicorn.workers.UvicornWorker"}
 # the worker classes that serve each kind of app (the suite's own is Flask's: WSGI)
 SERVING = {python_app.WSGI: ("sync", "gthread"), python_app.ASGI: ("uvicorn-worker",)}
 
 
-def documented_default_workers() -> int:
-    """gunicorn's documented starting point: 2 x cores + 1 (cores this process may run on)."""
-    return 2 * len(os.sched_getaffinity(0)) + 1
-
-
 class GunicornPlugin(python_runtime.PythonServer):
-    name = "gunicorn"
+    facts = builtin_servers.GUNICORN
     summary = "a Flask app under gunicorn's pre-forked sync (or gthread) workers: seed 004's sync stack"
     endpoints = frozenset({STATIC_ENDPOINT, "/delay/sync", "/now", "/hello", *TFB_ENDPOINTS, *DB_ENDPOINTS})
     default_port = 8000
@@ -36,30 +28,8 @@ class GunicornPlugin(python_runtime.PythonServer):
         Tool("python:flask", "the project's venv: runner/python-env.sh (gunicorn-app/requirements.txt)"),
     )
     distributions = ("gunicorn", "flask", "psycopg", "psycopg-pool")
-    process_knob = "workers"
     app_kinds = tuple(SERVING)
     app_distributions = ("gunicorn",)
-    # its charts' colours: its own, then a ramp from lighter to darker for its settings in order
-    palette = ("#1b9e77", "#82cab4", "#64bda3", "#47b191", "#2aa480", "#19946f", "#168060", "#126b51", "#0f5741")
-    knobs = (
-        Knob(
-            "workers", documented_default_workers(), "worker processes (default: gunicorn's 2 x cores + 1)", sweep=True
-        ),
-        Knob(
-            "worker_class",
-            "sync",
-            "sync: one request per worker; gthread: `threads` per worker; uvicorn-worker: uvicorn's workers, one "
-            "event loop each (an ASGI --app)",
-            kind="choice",
-            choices=tuple(WORKER_CLASSES),
-            sweep=True,
-        ),
-        Knob("threads", 1, "threads per gthread worker (sync workers have one)", sweep=True),
-        Knob("backlog", 2048, "listen backlog (gunicorn's own default is 2048)"),
-        *db_knobs(4, "psycopg_pool connections per worker (seed 004's article: 4 per sync worker)"),
-        python_runtime.KNOB,
-        *python_app.APP_KNOBS,
-    )
 
     def variant_label(self, settings: dict) -> str:
         label = f"-w{settings['workers']}"

@@ -9,9 +9,9 @@ import os
 from pathlib import Path
 from string import Template
 
-from .. import paths
+from .. import builtin_servers, paths
 from ..oskit import HOST
-from .base import STATIC_ENDPOINT, Knob, ServerPlugin, Tool
+from .base import STATIC_ENDPOINT, ServerPlugin, Tool
 from .lifecycle import ServerSpec
 
 TEMPLATES = paths.RUNNER / "nginx"
@@ -20,23 +20,13 @@ UPSTREAM_KEEPALIVE = 64  # idle connections each worker keeps to the server behi
 
 
 class NginxPlugin(ServerPlugin):
-    name = "nginx"
+    facts = builtin_servers.NGINX
     summary = "Debian's nginx: static files with sendfile, /hello and /now by return; or a reverse proxy"
     endpoints = frozenset({STATIC_ENDPOINT, "/hello", "/now"})
     default_port = 8081
     tools = (Tool("nginx", "apt-get install nginx-light"),)
-    process_knob, process_flag = "worker_processes", "-w"
+    process_flag = "-w"
     proxies = True  # group proxy = "nginx": in front of the cell's server (proxy_spec)
-    # its charts' colours: its own, then a ramp from lighter to darker for its settings in order
-    palette = ("#b8860b", "#d8bc79", "#cfad59", "#c69d3a", "#bd8e1b", "#ac7d0a", "#956c09", "#7d5b07", "#654a06")
-    knobs = (
-        # 1, not auto: the server gets one pinned core, as every other server does.
-        Knob("worker_processes", 1, "worker processes (one event loop each)", sweep=True),
-        Knob("worker_connections", 10240, "connections per worker (seed 003 holds 10,000)"),
-        Knob("keepalive_requests", 1000, "requests per keep-alive connection (nginx 1.22's default)"),
-        Knob("backlog", 511, "listen backlog (nginx's default on Linux)"),
-        Knob("upstream_keepalive", True, "proxy mode: keep connections to the server behind open", kind="bool"),
-    )
 
     def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None, address=HOST) -> ServerSpec:
         locations = render("origin.locations.template", static_dir=paths.STATIC_DIR)

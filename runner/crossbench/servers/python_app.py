@@ -1,5 +1,5 @@
 """A user's own Python app served by the suite's Python servers: `--app MODULE:CALLABLE --app-dir DIR
-[--requirements FILE]`, the knobs gunicorn, uvicorn and Tornado share (APP_KNOBS).
+[--requirements FILE]`, the knobs gunicorn, uvicorn and Tornado share (builtin_servers.APP_KNOBS).
 
 The app runs in a virtual environment of its own, built from the user's requirements and the suite's pins of the
 servers that serve it (each Python plug-in's app_distributions), cached like every Python environment by the interpreter and the hash of
@@ -20,7 +20,6 @@ from pathlib import Path
 from ..pyenvs import Interpreter, own_facts, resolve, suite_requirements
 from ..pyvenv import PythonEnv
 from ..refusal import Refusal
-from .base import Knob
 
 # The kinds of app the probe tells apart: these two, and a Tornado Application (named by the plug-in that serves it).
 WSGI, ASGI = "wsgi", "asgi"
@@ -31,42 +30,6 @@ SERVER_DISTRIBUTIONS: set[str] = set()
 DEFAULT_REQUIREMENTS = "requirements.txt"  # in the app's folder, used when --requirements is not given
 PROBE_TIMEOUT_S = 120.0
 
-APP_KNOBS = (
-    Knob(
-        "app",
-        None,
-        "your Python app, MODULE:CALLABLE (a WSGI or ASGI app, a Tornado Application or a function that makes "
-        "one), served instead of the suite's in an environment of its own; its requests are --path's (default: "
-        "the suite's app)",
-        kind="text",
-        in_record=False,
-    ),
-    Knob(
-        "app_dir",
-        None,
-        "the folder --app imports from, its servers' working directory (never written; no default: --app needs it)",
-        kind="text",
-        in_record=False,
-    ),
-    Knob(
-        "requirements",
-        None,
-        "--app's pip requirements file, installed with the suite's pinned servers (default: requirements.txt "
-        "in --app-dir when there is one)",
-        kind="text",
-        in_record=False,
-    ),
-    Knob(
-        "app_kind",
-        None,
-        "what --app is, wsgi, asgi or tornado (default: read by importing it once in its environment)",
-        kind="text",
-        in_record=False,
-    ),
-)
-
-# The app knobs are in each record's server_settings (a Python server's start describes all its settings), not at
-# its top level: the suite's own cells have none of them.
 
 # Run by the app's interpreter in its folder (first on its path, as `python -c` puts it): imports MODULE, finds CALLABLE, prints its kind and whether it is a
 # factory (a function of no arguments, called once here to see what it makes), or exits 3 with the one line that

@@ -30,20 +30,7 @@ from ..pyenvs import (
 )
 from ..pyvenv import PythonEnv
 from . import python_app
-from .base import CannotRunHere, Knob, ServerPlugin, SettingsError
-
-KNOB = Knob(
-    "python",
-    None,
-    "the interpreter Python servers run on: a version this machine has (3.11; 3.13t a "
-    "free-threaded build) or a path; a list runs each cell on each, in an environment per "
-    "interpreter built once from the suite's pins; all: every one this machine has that the suite supports, "
-    "3.12+: those from 3.12 up (default: the project's environment)",
-    kind="text",
-    sweep=True,
-    label="Python {}",
-)  # in each record: the charts' series tell them apart
-
+from .base import CannotRunHere, ServerPlugin, SettingsError
 
 RUNTIME_ENV = "CROSSBENCH_PYTHON_RUNTIME"  # crossbench_contract.runtime.ENV: where each process writes its facts
 RUNTIME_DIR = "python-runtime"  # in the cell's folder

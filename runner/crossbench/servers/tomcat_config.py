@@ -12,15 +12,11 @@ from string import Template
 from urllib.parse import urlencode, urlsplit
 
 from .. import paths
+from ..builtin_servers import DEFAULT_ACCEPT_COUNT, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_THREADS, EXECUTORS
 from ..jdk import Jdk
 from ..oskit import HOST
 
 TEMPLATES = paths.RUNNER / "tomcat"  # server.xml and the Context templates for each CATALINA_BASE
-# Tomcat 9's own defaults for the NIO connector; the runner changes them only when asked.
-DEFAULT_MAX_THREADS = 200
-DEFAULT_ACCEPT_COUNT = 100
-DEFAULT_MAX_CONNECTIONS = 8192
-EXECUTORS = ("platform", "virtual")
 BASE_DUMP_LIMIT_S = 120.0  # java -Xshare:dump of a JDK's class list: about 2 s here
 
 # What catalina.sh passes on JDK 9+, so Tomcat's leak prevention works without warnings.

@@ -3,10 +3,10 @@ A user's Tornado Application or a function making one (--app, python_app.py) is 
 
 from __future__ import annotations
 
-from .. import paths
+from .. import builtin_servers, paths
 from ..oskit import HOST
 from . import python_app, python_runtime
-from .base import Knob, Tool, db_knobs, pool_log_dir
+from .base import Tool, pool_log_dir
 from .event_loop import EventLoopPlugin
 from .lifecycle import ServerSpec
 
@@ -14,23 +14,14 @@ APP = paths.REPO / "tornado-app" / "server.py"
 
 
 class TornadoPlugin(python_runtime.PythonServer, EventLoopPlugin):
-    name = "tornado"
+    facts = builtin_servers.TORNADO
     summary = "the Tornado app: one event loop per process (1 = the seeds' single core)"
     default_port = 8888
     tools = (Tool("python:tornado", "the project's venv: runner/python-env.sh"),)
     distributions = ("tornado", "asyncpg")
-    process_knob, process_flag = "processes", "-p"
+    process_flag = "-p"
     app_kinds = ("tornado",)  # a Tornado Application, or a function making one
     app_distributions = ("tornado",)
-    # its charts' colours: its own, then a ramp from lighter to darker for its settings in order
-    palette = ("#1f78b4", "#84b5d6", "#67a3cc", "#4a92c2", "#2d81b9", "#1d70a8", "#196191", "#15517a", "#114263")
-    knobs = (
-        Knob("processes", 1, "worker processes (forked; 1 = one event loop)", sweep=True),
-        Knob("backlog", 128, "listen backlog (Tornado's own default is 128)"),
-        *db_knobs(10, "asyncpg pool size per process (asyncpg's default max_size 10; fixed size)"),
-        python_runtime.KNOB,
-        *python_app.APP_KNOBS,
-    )
 
     def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None, address=HOST) -> ServerSpec:
         argv = [

@@ -4,10 +4,10 @@ stack. One event loop per worker process: /delay/sync blocks its loop, as Tornad
 
 from __future__ import annotations
 
-from .. import paths
+from .. import builtin_servers, paths
 from ..oskit import HOST
 from . import python_app, python_runtime
-from .base import Knob, Tool, database_env, db_knobs
+from .base import Tool, database_env
 from .event_loop import EventLoopPlugin
 from .lifecycle import ServerSpec
 
@@ -17,7 +17,7 @@ VENV_HINT = "the project's venv: runner/python-env.sh (uvicorn-app/requirements.
 
 
 class UvicornPlugin(python_runtime.PythonServer, EventLoopPlugin):
-    name = "uvicorn"
+    facts = builtin_servers.UVICORN
     summary = "a Starlette app on uvicorn (uvloop, httptools): one event loop per worker, seed 004's async stack"
     default_port = 8001
     tools = (
@@ -27,18 +27,9 @@ class UvicornPlugin(python_runtime.PythonServer, EventLoopPlugin):
         Tool("python:httptools", VENV_HINT),
     )
     distributions = ("uvicorn", "starlette", "uvloop", "httptools", "asyncpg")
-    process_knob, process_flag = "workers", "-w"
+    process_flag = "-w"
     app_kinds = (python_app.ASGI,)
     app_distributions = ("uvicorn", "uvloop", "httptools")  # its command line asks for uvloop and httptools
-    # its charts' colours: its own, then a ramp from lighter to darker for its settings in order
-    palette = ("#7b3fb0", "#b695d4", "#a57dc9", "#9464bf", "#834bb5", "#733ba5", "#63338e", "#532b77", "#442361")
-    knobs = (
-        Knob("workers", 1, "worker processes, one event loop each", sweep=True),
-        Knob("backlog", 2048, "listen backlog (uvicorn's own default is 2048)"),
-        *db_knobs(10, "asyncpg pool size per worker (asyncpg's default max_size 10; fixed size)"),
-        python_runtime.KNOB,
-        *python_app.APP_KNOBS,
-    )
 
     def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None, address=HOST) -> ServerSpec:
         argv = [

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from crossbench.refusal import Refusal
 
-from .. import endpoints
+from . import endpoints
 
 KEYS = {
     "command",
@@ -62,6 +62,7 @@ DEFAULTS = {
     "ready": {"path": "/hello", "timeout_s": 30.0},
     "stop": {"signal": "TERM", "grace_s": 15.0},
 }
+SECTION = "server"  # [server.NAME] in an experiment file or a --server-file; the run's config keeps it
 NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")  # a cell id joins its parts with -
 
 
