@@ -71,9 +71,14 @@ def test_noise_impact_weighs_foreign_cpu_by_how_much_of_its_core_each_role_needs
     # a CPU-bound server (90 % of its core) beside 10 % foreign on it: 10 % x 0.9 = 9 %, past the 5 % target
     assert busy(0.9, 1.0) == pytest.approx(9.0)
     assert flags({"noise_impact_percent": 9.0, "foreign_cpu_percent": 10.0}, True, 10) == ["noisy_host"]
-    # a server waiting on a delay (5 % of its core) beside 50 % foreign: 50 % x 0.05 = 2.5 %, not flagged
-    assert busy(0.05, 0.55) == pytest.approx(2.5)
-    assert flags({"noise_impact_percent": 2.5, "foreign_cpu_percent": 50.0}, True, 10) == []
+    # a server waiting on a delay (5 % of its core) beside 50 % foreign, its core idle 45 %: it wanted its core
+    # 5 / (5 + 45) of the time the foreign process left, so 50 % x 0.1 was taken, x 0.05 used: 0.25 %
+    assert busy(0.05, 0.55) == pytest.approx(0.25)
+    assert flags({"noise_impact_percent": 0.25, "foreign_cpu_percent": 50.0}, True, 10) == []
+    # the same server beside a process that fills its core: never idle, all 95 % foreign counts: 4.75 %
+    assert busy(0.05, 1.0) == pytest.approx(4.75)
+    # half its core used beside 30 % foreign, 20 % idle: 30 % x 50 / 70 taken, x 0.5 used: 10.7 %
+    assert busy(0.5, 0.8) == pytest.approx(10.71)  # rounded to 0.01, as the record keeps it
     # the roles sharing a core: no impact to tell, the flat limit of foreign CPU decides
     assert noise_impact(Snapshot(0, [], 0, {}), Snapshot(1, [], 0, {}), {"server": (0,), "loadgen": (0,)}, 0) is None
     assert flags({"noise_impact_percent": None, "foreign_cpu_percent": 12.0}, True, 10) == ["noisy_host"]
