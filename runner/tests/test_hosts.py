@@ -1,5 +1,5 @@
 """crossbench.hosts without a network: the hosts file and its messages, the tether run here, the preflight's
-clock rule and links, the RTT probe and the facts of this machine."""
+clock rule and links, the round-trip measurement and the facts of this machine."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from testkit import wait_until
 
 from crossbench import paths
 from crossbench.hosts import Host, Hosts, HostsError, load_hosts
-from crossbench.hosts.preflight import ClockReading, check_clocks, clock_limit_s, links, probe
+from crossbench.hosts.preflight import ClockReading, check_clocks, clock_limit_s, connect_times, links
 from crossbench.hosts.tether import tether_argv
 
 HOSTS_PACKAGE = paths.RUNNER / "crossbench" / "hosts"
@@ -257,9 +257,9 @@ def test_the_links_are_those_requests_take_between_the_roles_in_use():
 
 
 @pytest.mark.spawns  # a Python child
-def test_the_rtt_probe_times_connects_from_this_machine():
+def test_the_round_trip_measurement_times_connects_from_this_machine():
     with socket.create_server(("127.0.0.1", 0)) as listener:
-        samples = probe(None, "127.0.0.1", listener.getsockname()[1])
+        samples = connect_times(None, "127.0.0.1", listener.getsockname()[1])
     assert len(samples) == 5 and all(0 < s < 100 for s in samples)
 
 

@@ -31,8 +31,8 @@ LABEL_FIELDS = [  # (field, how it reads in a label); the server's own knobs com
 
 
 def label_fields(server) -> list[tuple]:
-    """The fields a server's series labels may show: its plug-in's knobs that say how they read in a label
-    (Knob.label, e.g. Tomcat's "maxThreads={}"), in the plug-in's order, among the shared ones."""
+    """The fields a server's series labels may show: its knobs (its facts') that say how they read in a label
+    (Knob.label, e.g. Tomcat's "maxThreads={}"), in their order, among the shared ones."""
     facts = known_servers.get(server)
     knobs = [(k.name, k.label.format) for k in (facts.knobs if facts else ()) if k.label]
     return [LABEL_FIELDS[0], *knobs, *LABEL_FIELDS[1:]]

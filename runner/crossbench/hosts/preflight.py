@@ -22,7 +22,7 @@ CLOCK_SAMPLES = 5
 RTT_CONNECTS = 5
 CLOCK_LIMIT_MIN_S = 0.05
 CLOCK_LIMIT_SHARE = 0.01  # of the measurement window
-ALWAYS_NEEDED = ("python3",)  # the tether, the facts and the RTT probe run on the host's own python3
+ALWAYS_NEEDED = ("python3",)  # the tether, the facts and the round-trip timer run on the host's own python3
 TETHER = Path("runner", "crossbench", "hosts", "tether.py")
 FACTS = Path("runner", "crossbench", "hosts", "facts.py")  # standard library only: it runs alone on a host
 PROJECT_MISSING = "@project"
@@ -35,7 +35,7 @@ MISSING_TOOLS = (
 CLOCK_ECHO = "import sys, time\nfor _ in sys.stdin:\n    print(repr(time.time()), flush=True)"
 # Times TCP connects (SYN to SYN-ACK: the kernel answers, no server code) to a host and port; a refusal is a
 # round trip too. Prints the samples in ms as JSON.
-RTT_PROBE = """
+RTT_TIMER = """
 import json, socket, sys, time
 family, kind, proto, _, address = socket.getaddrinfo(sys.argv[1], int(sys.argv[2]), type=socket.SOCK_STREAM)[0]
 samples = []
@@ -223,7 +223,7 @@ def links(hosts: Hosts, tools_by_role: dict[str, list[str]]) -> list[tuple[str, 
 def measure_link(
     source_role: str, source: Host | None, target_role: str, target: Host | None, connections: dict[Host, SshHost]
 ) -> dict:
-    """Measured on the source host. A failed probe is recorded, not refused: it is the connection to the SSH
+    """Measured on the source host. A failed measurement is recorded, not refused: it is the connection to the SSH
     port that failed, and the cell's own health check will say whether the service is reachable."""
     figure = {
         "from": f"{source_role} {source.label if source else 'local'}",
@@ -231,7 +231,7 @@ def measure_link(
     }
     try:
         address, port = target_address(source, target, connections)
-        samples = probe(connections.get(source), address, port)
+        samples = connect_times(connections.get(source), address, port)
     except (HostsError, ValueError, subprocess.TimeoutExpired) as e:
         return {**figure, "rtt_ms": None, "error": str(e)}
     return {**figure, "target": f"{address}:{port}", "rtt_ms": statistics.median(samples), "samples_ms": samples}
@@ -248,13 +248,14 @@ def target_address(source: Host | None, target: Host | None, connections: dict[H
     return fields[0], 22
 
 
-def probe(ssh: SshHost | None, address: str, port: int) -> list[float]:
-    argv = ["python3", "-c", RTT_PROBE, address, str(port), str(RTT_CONNECTS)]
+def connect_times(ssh: SshHost | None, address: str, port: int) -> list[float]:
+    """Milliseconds each of RTT_CONNECTS TCP connects to address:port took, from the SSH host (or here)."""
+    argv = ["python3", "-c", RTT_TIMER, address, str(port), str(RTT_CONNECTS)]
     if ssh is not None:
         done = run_checked(ssh, argv)
     else:
         done = subprocess.run([sys.executable, *argv[1:]], capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S)
         if done.returncode != 0:
             said = " / ".join(done.stderr.strip().splitlines()[-1:])
-            raise HostsError(f"local RTT probe to {address}:{port} failed: {said}")
+            raise HostsError(f"local RTT measurement to {address}:{port} failed: {said}")
     return json.loads(done.stdout)

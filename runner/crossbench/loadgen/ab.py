@@ -44,7 +44,7 @@ def available() -> bool:
 
 def version() -> str:
     """ab -V prints 'This is ApacheBench, Version 2.3 <$Revision$>'."""
-    match = re.search(r"ApacheBench, Version (\S+)", process.probe(["ab", "-V"]))
+    match = re.search(r"ApacheBench, Version (\S+)", process.version_output(["ab", "-V"]))
     return match.group(1) if match else "unknown"
 
 

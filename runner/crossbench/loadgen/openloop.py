@@ -68,7 +68,7 @@ class PinnedTool:
 
     def installed_version(self) -> str:
         found = re.search(
-            self.version_pattern, process.probe([self.binary() or self.name, *self.version_argv]), re.MULTILINE
+            self.version_pattern, process.version_output([self.binary() or self.name, *self.version_argv]), re.MULTILINE
         )
         return found.group(1) if found else "unknown"
 

@@ -108,7 +108,7 @@ def run_here(
     return Finished(returncode, stdout, stderr, time.monotonic() - started)
 
 
-def probe(cmd: list[str], limit_s: float = 5.0) -> str:
+def version_output(cmd: list[str], limit_s: float = 5.0) -> str:
     """stdout + stderr of a short informational command (version flags), bounded; '' on failure."""
     try:
         done = subprocess.run(

@@ -42,7 +42,7 @@ def available() -> bool:
 
 def version() -> str:
     """wrk -v prints e.g. 'wrk debian/4.1.0-3+b2 [epoll] Copyright (C) 2012 Will Glozer' (and exits 1)."""
-    match = re.search(r"^wrk (\S+)", process.probe(["wrk", "-v"]), re.MULTILINE)
+    match = re.search(r"^wrk (\S+)", process.version_output(["wrk", "-v"]), re.MULTILINE)
     return match.group(1) if match else "unknown"
 
 
