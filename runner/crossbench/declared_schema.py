@@ -78,6 +78,16 @@ def placeholders(text: str) -> set[str]:
         raise ValueError(f"{text!r}: {e}") from None
 
 
+def refuse_taken(names, where: str, taken) -> None:
+    """A declared name that is a built-in server's (`taken`) refused, naming the first."""
+    clash = sorted(set(names) & set(taken))
+    if clash:
+        raise DeclarationError(
+            f"{where}: [{SECTION}.{clash[0]}] name: {clash[0]} is a built-in server; give the "
+            "declared one a name of its own"
+        )
+
+
 def check(name: str, table: object, where: str, base_dir: Path | None, check_paths: bool = True) -> dict:
     """The declaration of server `name` checked and normalised; `where` names its file in messages, `base_dir`
     is what a relative workdir is relative to (None: a recorded declaration, its workdir already absolute).

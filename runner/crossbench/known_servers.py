@@ -5,7 +5,7 @@ registers its own here too). Facts only (server_facts.py): nothing here starts a
 from __future__ import annotations
 
 from .builtin_servers import ALL
-from .declared_schema import SECTION, DeclarationError, check
+from .declared_schema import SECTION, DeclarationError, check, refuse_taken
 from .server_facts import ServerFacts, declared_facts
 
 BUILT_IN: dict[str, ServerFacts] = {facts.name: facts for facts in ALL}
@@ -36,9 +36,7 @@ def declare_recorded(config: dict, where: str) -> list[str]:
     tables = config.get(SECTION) or {}
     if not isinstance(tables, dict):
         raise DeclarationError(f"{where}: [{SECTION}] is a table of [{SECTION}.NAME] sections, not {tables!r}")
-    taken = sorted(set(tables) & set(BUILT_IN))
-    if taken:
-        raise DeclarationError(f"{where}: [{SECTION}.{taken[0]}] name: {taken[0]} is a built-in server")
+    refuse_taken(tables, where, BUILT_IN)
     found = {
         name: declared_facts(name, check(name, table, where, None, check_paths=False)) for name, table in tables.items()
     }

@@ -13,7 +13,7 @@ import signal
 import sys
 from pathlib import Path
 
-from ..declared_schema import SECTION, DeclarationError, check
+from ..declared_schema import SECTION, DeclarationError, check, refuse_taken
 from ..oskit import HOST
 from ..server_facts import declared_facts
 from .base import ServerPlugin, SettingsError
@@ -154,12 +154,3 @@ def endpoint_like(declaration: dict, group_endpoints: dict) -> str | None:
     declares that endpoint; None otherwise (it is not in the group)."""
     endpoint = group_endpoints.get(declaration["like"])
     return endpoint if endpoint in declaration["endpoints"] else None
-
-
-def refuse_taken(names, where: str, taken) -> None:
-    clash = sorted(set(names) & set(taken))
-    if clash:
-        raise DeclarationError(
-            f"{where}: [{SECTION}.{clash[0]}] name: {clash[0]} is a built-in server; give the "
-            "declared one a name of its own"
-        )
