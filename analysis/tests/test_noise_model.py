@@ -184,7 +184,7 @@ def test_a_run_without_a_core_speed_reading_is_said_not_checked():
 RESULTS = Path(__file__).resolve().parents[2] / "docs" / "results"
 
 
-@pytest.mark.parametrize("name", ["quick-hours", "quick-aa", "quick-day-2026-12-02"])
+@pytest.mark.parametrize("name", ["quick-hours", "quick-aa", "quick-day-2026-12-02", "quick-day-2026-12-03"])
 def test_the_committed_held_out_study_is_what_the_committed_runs_give(name):
     """holdout.json, stated in methods.md, as `aa --holdout` computes it from the committed runs today."""
     runs = sorted(p for p in (RESULTS / name / "runs").iterdir() if p.is_dir())

@@ -12,7 +12,7 @@ from pathlib import Path
 
 HOURS = "quick-hours"  # quick runs made hours apart: the machine's run-to-run spread in noise_floor.toml
 # quick runs of another day, each folder as HOURS, with the runs judged by HOURS' spreads (ACROSS_DAYS)
-OTHER_DAYS = ("quick-day-2026-12-02",)
+OTHER_DAYS = ("quick-day-2026-12-02", "quick-day-2026-12-03")
 ACROSS_DAYS = "across-days.json"  # `aa RUNS --spreads ../quick-hours/observed.json --json`: fitted on another day
 HOLDOUT = "holdout.json"  # what `aa --holdout RUNS --json` wrote beside a reference set's runs/
 # The kinds of figure in the order they are said: each kind's headline first.
