@@ -14,6 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from declared_tomcat import OWN_POOL, SHARED_EXECUTOR, catalina_base, declaration
 from testkit import marked_processes, records
 
 from crossbench import paths, servers
@@ -28,51 +29,6 @@ pytestmark = [
 RUN_ALL = str(paths.RUNNER / "run_all.sh")
 MARKER = "CROSSBENCH_TEST_DECLARED_JVM"
 POOL, CLIENTS, DELAY_MS = 4, 8, 100
-
-# A standalone Tomcat's server.xml as its owner writes it: Tomcat fills ${name} from system properties.
-SERVER_XML = """<?xml version="1.0" encoding="UTF-8"?>
-<Server port="-1" shutdown="SHUTDOWN">
-  <Service name="Catalina">
-    {pool}
-    <Connector address="${{http.address}}" port="${{http.port}}" protocol="org.apache.coyote.http11.Http11NioProtocol"
-               {threads} acceptCount="1024" />
-    <Engine name="Catalina" defaultHost="localhost">
-      <Host name="localhost" appBase="webapps" unpackWARs="false" autoDeploy="false" deployOnStartup="true" />
-    </Engine>
-  </Service>
-</Server>
-"""
-OWN_POOL = {"pool": "", "threads": 'maxThreads="${max.threads}" minSpareThreads="1"'}
-SHARED_EXECUTOR = {
-    "pool": '<Executor name="tomcatThreadPool" maxThreads="${max.threads}" minSpareThreads="1" />',
-    "threads": 'executor="tomcatThreadPool"',
-}
-
-
-def catalina_base(folder: Path, home: Path, pool: dict) -> Path:
-    """A CATALINA_BASE of the user's own: Tomcat's conf files, the server.xml above, the suite's WAR as ROOT."""
-    (folder / "conf" / "Catalina" / "localhost").mkdir(parents=True)
-    for name in ("web.xml", "catalina.properties", "logging.properties"):
-        shutil.copy(home / "conf" / name, folder / "conf" / name)
-    (folder / "conf" / "server.xml").write_text(SERVER_XML.format(**pool))
-    (folder / "conf" / "Catalina" / "localhost" / "ROOT.xml").write_text(f'<Context docBase="{paths.WEBAPP_DIR}" />\n')
-    for empty in ("webapps", "logs", "temp", "work"):
-        (folder / empty).mkdir()
-    return folder
-
-
-def declared(name: str, home: Path, base: Path, pool: str | None = None) -> str:
-    return f"""
-[server.{name}]
-command = ["{home}/bin/catalina.sh", "run"]
-env = {{ CATALINA_BASE = "{base}", JAVA_OPTS = "-Dhttp.address={{host}} -Dhttp.port={{port}} -Dmax.threads={{max_threads}}" }}
-runtime = "jvm"
-{f'pool = "{pool}"' if pool else ""}
-ready = {{ path = "/hello", timeout_s = 60 }}
-parallel = {{ "/delay/sync" = "max_threads" }}
-[server.{name}.knobs]
-max_threads = {POOL}
-"""
 
 
 def experiment(tmp_path: Path, home: Path) -> str:
@@ -90,9 +46,9 @@ loadgen = "wrk"
 servers = ["own_pool", "shared_executor", "wrong_pool"]
 server_cpus = [1]
 loadgen_cpus = [0]
-{declared("own_pool", home, own)}
-{declared("shared_executor", home, shared)}
-{declared("wrong_pool", home, own, pool="ajp")}
+{declaration("own_pool", home, own, POOL)}
+{declaration("shared_executor", home, shared, POOL)}
+{declaration("wrong_pool", home, own, POOL, pool="ajp")}
 [[group]]
 name = "delay"
 endpoint = {{ own_pool = "/delay/sync", shared_executor = "/delay/sync", wrong_pool = "/delay/sync" }}
