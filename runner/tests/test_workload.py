@@ -121,13 +121,17 @@ def test_a_workload_beside_a_path_is_refused_in_one_line():
         ("oha", "--loadgen oha cannot send group mix's requests"),
         ("ab", "--loadgen ab cannot send group get's requests: it sends plain GETs only"),
         ("http_load", "--loadgen http_load cannot send group get's requests"),
-        ("k6", "--loadgen k6 cannot send group get's requests"),
     ],
 )
 def test_a_generator_that_cannot_send_a_group_s_requests_is_refused_naming_both(loadgen, refused):
     with pytest.raises(ExperimentError) as e:
         resolve(workload_file=str(EXAMPLE), loadgen=loadgen, servers=["gunicorn"])
     assert refused in str(e.value) and "\n" not in str(e.value)
+
+
+def test_k6_sends_every_group_of_a_workload_the_mix_too():
+    resolved = resolve(workload_file=str(EXAMPLE), loadgen="k6", servers=["gunicorn"])
+    assert [g["name"] for g in resolved["group"]] == ["get", "post-json", "status", "mix"]
 
 
 def test_oha_carries_one_kind_with_its_method_headers_and_body():
@@ -199,3 +203,17 @@ def test_a_run_s_user_endpoints_are_its_paths_its_requests_and_the_mix():
     run = {"paths": ["/a"], "requests": workload.read(EXAMPLE)}
     assert workload.user_endpoints(run) == ["/a", "/get?source=crossbench", "/post", "/status/200", "/*"]
     assert workload.user_endpoints({"paths": ["/a"]}) == ["/a"]
+
+
+def test_open_loop_cells_send_their_group_s_requests_as_declared():
+    """An open-loop generator (--rates) turns the groups open: each cell still sends its group's requests (a kind's
+    own, or the whole file for the mix), never a GET of its endpoint's name."""
+    from crossbench.drivers import DRIVERS
+
+    resolved = resolve(workload_file=str(EXAMPLE), loadgen="k6", rates=[50], concurrency=[4], servers=["gunicorn"])
+    cells = {c.group: c for c in experiment.expand(resolved)}
+    spec = DRIVERS["open_loop"].load_spec(cells["mix"], "http://127.0.0.1:1")
+    assert [r["name"] for r in spec.requests] == ["get", "post-json", "status"]
+    assert spec.urls == tuple("http://127.0.0.1:1" + r["path"] for r in spec.requests)
+    post = DRIVERS["open_loop"].load_spec(cells["post-json"], "http://127.0.0.1:1")
+    assert [(r["method"], r["path"]) for r in post.requests] == [("POST", "/post")] and post.rate == 50

@@ -28,15 +28,16 @@ EXAMPLE = paths.RUNNER.parent / "examples" / "workload-httpbin.toml"
 MARKER = "CROSSBENCH_TEST_WORKLOAD"
 
 
-def run_all(tmp_path: Path, workload: Path) -> tuple[subprocess.CompletedProcess, Path]:
-    """The quick run of httpbin under gunicorn's sync workers on `workload`; nothing of it left running."""
+def run_all(tmp_path: Path, workload: Path, *extra: str) -> tuple[subprocess.CompletedProcess, Path]:
+    """The quick run of httpbin under gunicorn's sync workers on `workload` (and `extra` options); nothing of it
+    left running."""
     folder, out, marker = tmp_path / "theirs", tmp_path / "run", uuid.uuid4().hex
     folder.mkdir(exist_ok=True)
     (folder / "requirements.txt").write_text("httpbin==0.10.4\n")
     done = subprocess.run(
         [RUN_ALL, "--app", "httpbin:app", "--app-dir", str(folder), "--workload", str(workload), "--quick"]
         + ["--concurrency", "1,4", "--duration", "1s", "--warmup", "0", "--repetitions", "1"]
-        + ["--workers", "2", "--worker-class", "sync", "--out", str(out)],
+        + ["--workers", "2", "--worker-class", "sync", "--out", str(out), *extra],
         capture_output=True,
         text=True,
         timeout=1500,  # a first run builds the app's environment from PyPI
@@ -62,6 +63,19 @@ def test_each_request_kind_is_a_group_and_the_mix_one_more_with_answers_counted_
         assert record["loadgen_status_counts"] == {"200": record["requests"]} and record["requests"] > 0
     metadata = json.loads((out / "metadata.json").read_text())
     assert [r["name"] for r in metadata["config"]["run"]["requests"]] == ["get", "post-json", "status"]
+
+
+def test_k6_reads_each_kind_inside_the_mix(tmp_path):
+    """The mix alone under k6 (open loop: 50 req/s, each kind about 10 a second by its weight), each launch's
+    record holding each kind's own answers and latency among the mix's."""
+    done, out = run_all(tmp_path, EXAMPLE, "--loadgen", "k6", "--groups", "mix", "--rates", "50")
+    assert done.returncode == 0, done.stderr[-3000:]
+    records = [json.loads(line) for line in (out / "cells.jsonl").read_text().splitlines()]
+    assert {(r["group"], r["concurrency"], r["status"]) for r in records} == {("mix", 1, "ok"), ("mix", 4, "ok")}
+    for record in records:
+        kinds = record["latency_by_kind"]
+        assert list(kinds) == ["get", "post-json", "status"], kinds
+        assert all(k["requests"] > 0 and k["non_2xx"] == 0 and k["latency_ms"]["p99"] for k in kinds.values()), kinds
 
 
 def test_a_request_that_does_not_answer_as_declared_is_refused_before_load_in_one_line(tmp_path):

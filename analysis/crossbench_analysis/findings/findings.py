@@ -16,7 +16,7 @@ from crossbench_analysis.read import points_run
 from crossbench_analysis.read.runinfo import Run, load_run
 
 from ..report import tables
-from . import findings_capacity, findings_interpreters, findings_tfb, merge, not_read, summary
+from . import findings_capacity, findings_interpreters, findings_tfb, findings_workload, merge, not_read, summary
 from . import findings_knees as knees
 from . import findings_seeds as seeds
 from . import findings_sweeps as sweeps
@@ -130,10 +130,10 @@ def by_family(run: Run, points: list[dict] | None) -> list[Finding]:
         return RUN_FAMILIES[family](run)
     points = load_points(run) if points is None else points
     if family in WITH_RUN:
-        return WITH_RUN[family](run, points)
+        return WITH_RUN[family](run, points) + findings_workload.kinds_in_mix(family, points)
     if family:
-        return FAMILIES[family](points)
-    found = [f for make in ANY for f in make(points)]
+        return FAMILIES[family](points) + findings_workload.kinds_in_mix(family, points)
+    found = [f for make in ANY for f in make(points)] + findings_workload.kinds_in_mix("", points)
     for f in found:
         f.family = str(run.experiment or "run")
     return found

@@ -102,6 +102,7 @@ def shared_record(plan: CellPlan, result: LoadResult, window: dict, server: Runn
         "latency_method": result.latency_method,
         "loadgen_reported_latency_ms": result.reported_latency_ms,
         "loadgen_status_counts": result.extra.get("status_counts"),
+        "latency_by_kind": result.extra.get("by_kind"),
         "threads_peak": window.get("threads_peak"),
         "threads_mean": window.get("threads_mean"),
         "rss_peak_mb": window.get("rss_peak_mb"),

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from crossbench import loadgen
+from crossbench import loadgen, workload
 from crossbench.record import metrics, record
 
 from ..loadgen.base import LoadSpec
@@ -90,13 +90,14 @@ def held_times(plan) -> tuple[float, float]:
 
 def load_spec(plan, base_url: str, *, warmup: bool = False) -> LoadSpec:
     delay_ms = min(plan.delay_ms, WARMUP_DELAY_MS) if warmup else plan.delay_ms
-    urls = tuple(base_url + p for p in plan.paths(delay_ms))
+    declared = tuple(workload.declared(plan.options))  # a workload file's: sent as declared
+    urls = [base_url + r["path"] for r in declared] if declared else [base_url + p for p in plan.paths(delay_ms)]
     duration = plan.warmup_s if warmup else window_s(plan)
     held = dict(zip(("held_s", "tail_s"), held_times(plan))) if holds_window(plan) and not warmup else {}
     # A request may wait out the whole run in a queue: that wait is the figure, not a timeout.
     timeout = metrics.loadgen_timeout_s(sum(held.values()) + duration + delay_ms / 1000)
     return LoadSpec(
-        urls=urls,
+        urls=tuple(urls),
         concurrency=pool_size(plan),
         duration_s=duration,
         timeout_s=timeout,
@@ -104,6 +105,7 @@ def load_spec(plan, base_url: str, *, warmup: bool = False) -> LoadSpec:
         threads=plan.loadgen_threads,
         cpus=plan.loadgen_cpus,
         rate=plan.rate,
+        requests=declared,
         **held,
     )
 

@@ -9,8 +9,10 @@ written here (k6.js) measures latency from the schedule itself and records one s
 asking for a connection to having it, so a new connection's connect and TLS time are inside it),
 in ms. The lag's clock is JavaScript's Date.now() against exec.scenario.startTime, both whole ms: each
 latency is exact to about +-1 ms (fine for delays, too coarse for sub-ms /hello latencies).
+A cell with declared requests (a workload file's) sends them, each chosen by its weight, and tags each sample with
+the request's index (k6_requests.py): the record then has each kind's latency inside the mix (`latency_by_kind`).
 Files: k6.js, k6.csv (--out csv, unix_micro, one row per sample), k6.summary.json (--summary-export),
-stdout, stderr.
+k6.requests.json (the declared requests' names), stdout, stderr.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from crossbench.loadgen import held, k6_held, merge, openloop, process
+from crossbench.loadgen import held, k6_held, k6_requests, merge, openloop, process
 from crossbench.loadgen.base import LoadGenerator, LoadgenError, LoadResult, LoadSpec, empty_errors, raw_path
 
 name = "k6"
@@ -45,7 +47,7 @@ import http from 'k6/http';
 import exec from 'k6/execution';
 import { Trend } from 'k6/metrics';
 
-const urls = %(urls)s;
+%(requests)s
 const periodMs = %(period_ms)s;
 const latency = new Trend('%(latency)s', true);
 const lag = new Trend('%(lag)s', true);
@@ -66,9 +68,10 @@ export default function () {
   const i = exec.scenario.iterationInTest;
   const late = Date.now() - (exec.scenario.startTime + i * periodMs);
   exec.vu.metrics.metadata.i = String(i);
-  const res = http.get(urls[Math.floor(Math.random() * urls.length)], { timeout: '%(timeout)s' });
+  const k = pick();
+  const res = send(k, '%(timeout)s');
   const t = res.timings;
-  const tags = { code: String(res.status), err: String(res.error_code) };
+  const tags = tagged(k, { code: String(res.status), err: String(res.error_code) });
   latency.add(late + t.blocked + t.duration, tags);
   lag.add(late);
 }
@@ -88,7 +91,7 @@ def _rate(rate: float) -> tuple[int, str]:
 def script(spec: LoadSpec) -> str:
     rate, unit = _rate(spec.rate)
     return SCRIPT % {
-        "urls": json.dumps(list(spec.urls)),
+        "requests": k6_requests.code(spec),
         "period_ms": repr(1000.0 / spec.rate),
         "rate": rate,
         "time_unit": unit,
@@ -131,6 +134,7 @@ def run(spec: LoadSpec, out_dir: Path) -> LoadResult:
         raw_path(out_dir, name, suffix).unlink(missing_ok=True)
     closed = spec.rate is None  # a held window (k6_held.py)
     raw_path(out_dir, name, "js").write_text(k6_held.script(spec) if closed else script(spec))
+    k6_requests.write_names(spec, out_dir)
     if closed:
         raw_path(out_dir, name, "spec.json").write_text(k6_held.spec_file(spec))
     env = {"K6_CSV_TIME_FORMAT": "unix_micro", "K6_NO_COLOR": "true", "GOMAXPROCS": str(max(1, spec.threads))}
@@ -191,6 +195,7 @@ def requests(out_dir: Path | str) -> list[openloop.Request]:
                 latency_ms=latency_ms,
                 status=int(tags.get("code", "0")),
                 bytes=0,
+                kind=tags.get("req", ""),
             )
         )
     return sorted(result, key=lambda r: r.scheduled_s)
@@ -264,6 +269,7 @@ def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
         "never_sent": dropped,
         "latency_slope_ms_per_s": openloop.slope_ms_per_s(rows),
         "status_counts": {str(k): v for k, v in sorted(Counter(r.status for r in rows).items())},
+        "by_kind": openloop.by_kind(rows, k6_requests.names(out_dir)),
         "error_codes": {str(k): v for k, v in sorted(codes.items()) if k},
         "tool_percentiles_ms": {k: v for k, v in summary.get("metrics", {}).get(LATENCY_METRIC, {}).items()},
         "http_req_duration_ms": summary.get("metrics", {}).get("http_req_duration"),
@@ -276,7 +282,7 @@ def parse(source: Path | str, tool_version: str = "unknown") -> LoadResult:
         bytes=int(_summary_value(summary, "data_received", "count")),
         errors=errors,
         latency_source=LATENCY_SOURCE,
-        raw_files=process.existing(out_dir, name, ("js", "csv", "summary.json", "stdout", "stderr")),
+        raw_files=process.existing(out_dir, name, ("js", "requests.json", "csv", "summary.json", "stdout", "stderr")),
         extra=extra,
     )
 
@@ -294,4 +300,5 @@ GENERATOR = LoadGenerator(
     binary=binary,
     requests=requests,
     percentiles=window_percentiles,
+    sends="mix",  # a workload file's requests from its script, each by its weight, latency per kind (k6_requests.py)
 )

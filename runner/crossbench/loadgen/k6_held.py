@@ -21,7 +21,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from crossbench.loadgen import held, process
+from crossbench.loadgen import held, k6_requests, openloop, process
 from crossbench.loadgen.base import LoadgenError, LoadResult, LoadSpec, empty_errors, raw_path
 from crossbench.loadgen.openloop import Request
 
@@ -42,7 +42,7 @@ SCRIPT = """\
 import http from 'k6/http';
 import { Trend } from 'k6/metrics';
 
-const urls = %(urls)s;
+%(requests)s
 const latency = new Trend('%(latency)s', true);
 
 export const options = {
@@ -55,9 +55,10 @@ export const options = {
 };
 
 export default function () {
-  const res = http.get(urls[Math.floor(Math.random() * urls.length)], { timeout: '%(timeout)s' });
+  const k = pick();
+  const res = send(k, '%(timeout)s');
   const t = res.timings;
-  const tags = { code: String(res.status), err: String(res.error_code), conn: t.connecting > 0 ? '1' : '0' };
+  const tags = tagged(k, { code: String(res.status), err: String(res.error_code), conn: t.connecting > 0 ? '1' : '0' });
   latency.add(t.blocked + t.duration, tags);
 }
 """
@@ -72,7 +73,7 @@ def script(spec: LoadSpec) -> str:
     """The held run's k6.js; requests in flight when the load stops are waited for (gracefulStop, up to the
     timeout), as oha -w does."""
     return SCRIPT % {
-        "urls": json.dumps(list(spec.urls)),
+        "requests": k6_requests.code(spec),
         "vus": spec.concurrency,
         "duration": f"{round(run_length_s(spec) * 1000)}ms",
         "grace": f"{round(spec.timeout_s * 1000) + 1000}ms",
@@ -126,6 +127,7 @@ def rows_of(sampled: list[dict]) -> tuple[list[Request], float]:
             latency_ms=values[i],
             status=int(tags[i].get("code", "0")),
             bytes=0,
+            kind=tags[i].get("req", ""),
         )
         for i in kept
     ]
@@ -151,6 +153,7 @@ def parse(out_dir: Path, tool_version: str, error_kind) -> LoadResult:
     received = int(summary.get("metrics", {}).get("data_received", {}).get("count", 0))
     per_answer = received // len(rows) if rows else 0
     figures = held.run_figures(rows, int(spec["concurrency"]), {**spec, "launched_at": origin})
+    window = held.window_of(rows, int(spec["concurrency"]), spec)[0]
     codes = Counter(int(r["tags"].get("err", "0")) for r in sampled)
     errors = empty_errors()
     for code, count in codes.items():
@@ -173,6 +176,9 @@ def parse(out_dir: Path, tool_version: str, error_kind) -> LoadResult:
             "connections_opened": opened,
             "error_codes": {str(k): v for k, v in sorted(codes.items()) if k},
             "status_counts": {str(k): v for k, v in sorted(Counter(r.status for r in rows).items())},
+            "by_kind": openloop.by_kind(window.sent, k6_requests.names(out_dir)),
         },
-        raw_files=process.existing(out_dir, name, ("js", "csv", "summary.json", "spec.json", "stdout", "stderr")),
+        raw_files=process.existing(
+            out_dir, name, ("js", "requests.json", "csv", "summary.json", "spec.json", "stdout", "stderr")
+        ),
     )

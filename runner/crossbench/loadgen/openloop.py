@@ -41,6 +41,7 @@ class Request:
     status: int
     bytes: int
     url: str = ""
+    kind: str = ""  # a declared request's index in the cell's requests (k6_requests.py); "" for plain GETs
 
 
 def tools_dir() -> Path:
@@ -103,6 +104,22 @@ def summarize(values_ms: list[float]) -> dict[str, float | None]:
 
 def latency(rows: list[Request]) -> dict[str, float | None]:
     return summarize([r.latency_ms for r in rows])
+
+
+def by_kind(rows: list[Request], names: list[str] | None) -> dict[str, dict] | None:
+    """Each declared request kind among the rows (a mix cell's: those its latency is taken over), by the request's
+    name: how many, how many answered other than 2xx, and their latency; None for a run without declared kinds."""
+    if not names:
+        return None
+    found = {}
+    for index, name in enumerate(names):
+        mine = [r for r in rows if r.kind == str(index)]
+        found[name] = {
+            "requests": len(mine),
+            "non_2xx": sum(1 for r in mine if not 200 <= r.status < 300),
+            "latency_ms": latency(mine),
+        }
+    return found
 
 
 def spectrum(rows: list[Request], percents) -> list[tuple[float, float]]:

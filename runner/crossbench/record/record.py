@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from .. import known_servers
 from . import metrics
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 
 # What changed, newest last (as pyperf keeps its format history): a reader can tell what it is holding.
 SCHEMA_HISTORY = {
@@ -71,6 +71,8 @@ SCHEMA_HISTORY = {
     11: "the user's own requests as the workload (a workload file): a measured record carries "
     "loadgen_status_counts, its answers per HTTP status where the generator counted them; a schema 10 record reads "
     "with it null",
+    12: "a mix cell's latency per request kind: a measured record carries latency_by_kind where its generator "
+    "measured each request's own latency (k6); a schema 11 record reads with it null",
 }
 
 OPEN_LOOP_RPS_METHOD = (
@@ -142,6 +144,9 @@ MEASURED = {
     "loadgen_status_counts": "answers per HTTP status ({\"200\": n, \"503\": m}) in the load generator's run: "
     "oha and k6 count them from their per-request rows; wrk in report.lua's response(), only for a cell with "
     "declared requests (a workload file) or when CROSSBENCH_WRK_STATUSES=1, as that costs it throughput; else null",
+    "latency_by_kind": "a cell sending declared requests (a workload file's), by each request's name: requests, "
+    "non_2xx and latency_ms (mean, p50, p90, p99, p999, max) over the requests the record's latency is taken over, "
+    "where the generator measured each request's latency (k6); else null (wrk gives the mix's latency only)",
     "loadgen_version": "the tool's own version",
     "loadgen_command": "the exact argv run",
     "threads_peak": "most threads of the server's process tree",
@@ -310,6 +315,8 @@ def upgrade(record: dict) -> dict:
         record.setdefault("python", None)
     if version < 11 and record.get("status") == "ok":
         record.setdefault("loadgen_status_counts", None)
+    if version < 12 and record.get("status") == "ok":
+        record.setdefault("latency_by_kind", None)
     return record
 
 
