@@ -1,9 +1,9 @@
 """A declared server with a knob, swept by the suite's own experiments as the built-in Tomcat is: maxthreads-quick
 and capacity-quick name only `tomcat` in their groups, and a standalone Tomcat declared `like = "tomcat"` with its
 pool as the knob max_threads takes its place (--servers), the knob set by --max-threads; advise.sh then gives a
-maxThreads from that run. Each run asserts what the declared knob must reach (the pool the summary and the search
-name, the settings the analysis keys its knees by, advice that covers Little's law), not a measured figure, so it
-runs on the least load that takes the path and may share the cores."""
+maxThreads from that run. Each run asserts what the declared knob must reach (the settings the knees are keyed by and
+the pool each predicts, the pool the search starts from, advice that covers Little's law), not a measured figure,
+so it runs on the least load that takes the path and may share the cores."""
 
 from __future__ import annotations
 
@@ -44,9 +44,11 @@ def server_file(tmp_path: Path) -> Path:
 
 
 def test_maxthreads_sweeps_a_declared_knob_and_advise_reads_its_run(tmp_path, server_file):
-    """maxthreads-quick at C=2 and C=8 on 8 and 16 threads (--max-threads over the declared 4) holding 100 ms, one 1 s launch a point: each setting of
-    the declared knob must reach the knees (keyed by it, its pool the predicted knee) and advise.sh, which needs
-    two settings and must ask for at least Little's law's threads (30 req/s x 100 ms = 3) from the run's cells."""
+    """maxthreads-quick at C=2 and C=8 on 8 and 16 threads (--max-threads over the declared 4) holding 100 ms, one
+    1 s launch a point: each setting of the declared knob must reach the knees (keyed by it, its pool the predicted
+    knee) and advise.sh, which needs two settings and must ask for at least Little's law's threads (30 req/s x
+    100 ms = 3) from the run's cells. Both settings are off the declared 4: a knob declared with one value is
+    named in a setting's words only off it ("my_tomcat" beside "my_tomcat max_threads=8")."""
     out = tmp_path / "mt"
     experiment = experiment_with(
         tmp_path,

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import hashlib
 import http.server
+import math
 import threading
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from crossbench import endpoints, servers
+from crossbench import endpoints, servers, stats
 from crossbench.figures import points, service_time
 from crossbench.plan import experiment, user_paths
 from crossbench.run import answer_checks, run_args
@@ -163,6 +164,33 @@ def test_a_user_endpoint_s_ratios_are_against_its_own_c1_latency_per_setting():
     assert by_cell["contract"] is records[4]  # left as it was
     point = next(p for p in points.aggregate(records) if p["point_id"] == "a20")
     assert point["figures"]["efficiency_ratio"]["value"] == pytest.approx(4.0)
+
+
+def test_a_ratio_s_interval_carries_its_service_time_s():
+    """Three launches at C=1 (9, 10, 11 ms) and three at C=20 (ratios 4.0, 4.4, 3.6 against their mean, 10 ms):
+    the C=20 latency ratio's half-width on logs is its own and the service time's added in quadrature; with one
+    launch at C=1 the service time has no interval and the ratio keeps its own, saying so."""
+    endpoints.declare_user(["/shop/a"])
+    c1 = [
+        {**record("a1", 10, 1, 100.0, ms), "cell_id": f"a1-r{i}", "repetition": i}
+        for i, ms in enumerate((9, 10, 11), 1)
+    ]
+    c20 = [
+        {**record("a20", 10, 20, 500.0, ms), "cell_id": f"a20-r{i}", "repetition": i}
+        for i, ms in enumerate((40.0, 44.0, 36.0), 1)
+    ]
+    own, service = stats.estimate([4.0, 4.4, 3.6]), stats.estimate([9.0, 10.0, 11.0])
+    half = math.hypot(
+        max(math.log(own.high / own.value), math.log(own.value / own.low)),
+        max(math.log(service.high / service.value), math.log(service.value / service.low)),
+    )
+    ratio = next(p for p in points.aggregate(c1 + c20) if p["point_id"] == "a20")["figures"]["latency_ratio"]
+    assert ratio["value"] == pytest.approx(own.value) and ratio[service_time.CARRIED]
+    assert ratio["ci95_low"] == pytest.approx(own.value * math.exp(-half))
+    assert ratio["ci95_high"] == pytest.approx(own.value * math.exp(half))
+    assert ratio["ci95_high"] - ratio["ci95_low"] > own.high - own.low
+    alone = next(p for p in points.aggregate(c1[:1] + c20) if p["point_id"] == "a20")["figures"]["latency_ratio"]
+    assert not alone[service_time.CARRIED] and alone["ci95_low"] == pytest.approx(own.low * 10 / 9)
 
 
 def test_a_war_tomcat_did_not_deploy_is_said_with_the_cause_from_its_logs(tmp_path, user_war):

@@ -108,15 +108,17 @@ def headline(record: dict) -> str:
 
 def aggregate(records: list[dict], precision: float | None = None) -> list[dict]:
     """One record per point, in the order points first appear; the last record of a cell run again wins. A user
-    endpoint's launches carry their ratios against its C=1 service time (service_time.py)."""
+    endpoint's launches carry their ratios against its C=1 service time, and its points' ratio intervals the service
+    time's own (service_time.py)."""
     by_cell = {r["cell_id"]: r for r in service_time.with_ratios(records, IDENTITY, counted)}
     by_point: dict[str, list[dict]] = {}
     for record in by_cell.values():
         by_point.setdefault(point_id(record), []).append(record)
-    return [
+    found = [
         point_record(pid, sorted(launches, key=lambda r: r.get("repetition") or 0), precision)
         for pid, launches in by_point.items()
     ]
+    return service_time.carried(found, IDENTITY)
 
 
 def counted(launches: list[dict]) -> list[dict]:

@@ -6,10 +6,12 @@ requests wait for nothing but their own work, as a delayed endpoint's are while 
 
 They are computed here, after the run, from the records of its C=1 cells (the mean of their mean latencies), and
 not by the cells themselves: a run's rounds are shuffled and resumable, so no cell may rely on another having run
-first. Records of contract endpoints and records that already carry a ratio pass through unchanged."""
+first. Records of contract endpoints and records that already carry a ratio pass through unchanged. Once a run's
+points are made, the C>1 points' ratio intervals carry the service time's own (`carried`)."""
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Callable
 
@@ -77,3 +79,50 @@ def with_ratios(
             }
         )
     return out
+
+
+RATIOS = ("efficiency_ratio", "latency_ratio")
+CARRIED = "service_time_carried"  # a ratio figure's key: whether its interval holds its service time's
+
+
+def carried(points: list[dict], identity: tuple[str, ...]) -> list[dict]:
+    """The points, each C>1 point of a user endpoint with its ratios' intervals widened by its series' service
+    time's (the C=1 point's FIELD figure): the launches of a C>1 point all divide by that one estimate, so their
+    spread alone leaves its uncertainty out. The two are independent, so their half-widths on logs add in
+    quadrature. A ratio whose series' service time has no interval (under three launches at C=1) keeps its own
+    and says so (CARRIED false)."""
+    service = {
+        series_key(p, identity): p["figures"].get(FIELD)
+        for p in points
+        if is_user_record(p) and p.get("concurrency") == SERVICE_CONCURRENCY
+    }
+    out = []
+    for p in points:
+        base = service.get(series_key(p, identity)) if is_user_record(p) else None
+        if not base or p.get("concurrency") == SERVICE_CONCURRENCY:
+            out.append(p)
+            continue
+        figures = {
+            name: widened(figure, base) if name in RATIOS and figure else figure
+            for name, figure in p["figures"].items()
+        }
+        out.append({**p, "figures": figures})
+    return out
+
+
+def widened(ratio: dict, service: dict) -> dict:
+    """A ratio figure with its interval on logs widened by the service time figure's relative half-width."""
+    if ratio.get("ci95_low") is None or service.get("ci95_low") is None:
+        return {**ratio, CARRIED: False}
+    value, low, high = ratio["value"], ratio["ci95_low"], ratio["ci95_high"]
+    own = max(math.log(high / value), math.log(value / low))
+    theirs = max(math.log(service["ci95_high"] / service["value"]), math.log(service["value"] / service["ci95_low"]))
+    half = math.hypot(own, theirs)
+    low, high = value * math.exp(-half), value * math.exp(half)
+    return {
+        **ratio,
+        "ci95_low": low,
+        "ci95_high": high,
+        "half_width_rel": max(high - value, value - low) / abs(value),
+        CARRIED: True,
+    }
