@@ -1,7 +1,7 @@
 """What a k6 script sends, as JavaScript its default function calls: the cell's declared requests (a workload
 file's, LoadSpec.requests, each with its URL, method, headers, body and weight), each chosen by its weight and its
 latency sample tagged with its index (`req`), or the cell's URLs as plain GETs of equal weight, untagged. The
-requests' names, in index order, are written beside the script (FILE), so the parser can say which kind each
+requests' names, in index order, are written beside the script (k6.requests.json), so the parser can say which kind each
 sample was without a name in a tag (k6's CSV joins tags with '&' and '=', which a name may hold)."""
 
 from __future__ import annotations
