@@ -145,9 +145,13 @@ def test_a_full_disk_stops_the_run_with_one_line_and_resume_finishes_it(small_di
 
 def read_only(disk: Path) -> None:
     """A read-only bind mount over the disk: from now on every open for writing below it fails with EROFS (a
-    remount of the disk itself would be refused while the run holds files open for writing)."""
+    remount of the disk itself would be refused while the run holds files open for writing). The bind mount's own
+    remount is refused as busy while a write opened through it is under way (seen once, in a CI run beside
+    another test), so it is tried again until it holds."""
     sh("mount", "--bind", str(disk), str(disk)).check_returncode()
-    sh("mount", "-o", "remount,bind,ro", str(disk)).check_returncode()
+    wait_until(
+        lambda: sh("mount", "-o", "remount,bind,ro", str(disk)).returncode == 0, 10, "the read-only remount", 0.05
+    )
 
 
 def test_a_results_directory_turned_read_only_stops_the_run_and_resume_finishes_it(small_disk, report_figure):
