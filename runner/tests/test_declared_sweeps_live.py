@@ -43,6 +43,27 @@ def server_file(tmp_path: Path) -> Path:
     return declared
 
 
+def run_declared(out: Path, experiment: Path, server_file: Path, *options: str):
+    """run_all.sh on `experiment` with only the declared my_tomcat, into `out`: it must end well and leave
+    nothing running."""
+    done = run_all_marked(
+        MARKER,
+        str(out),
+        "--experiment",
+        str(experiment),
+        "--server-file",
+        str(server_file),
+        "--servers",
+        NAME,
+        *options,
+        "--out",
+        str(out),
+        timeout_s=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert marked_names(MARKER, str(out)) == set()
+
+
 def test_maxthreads_sweeps_a_declared_knob_and_advise_reads_its_run(tmp_path, server_file):
     """maxthreads-quick at C=2 and C=8 on 8 and 16 threads (--max-threads over the declared 4) holding 100 ms, one
     1 s launch a point: each setting of the declared knob must reach the knees (keyed by it, its pool the predicted
@@ -57,15 +78,10 @@ def test_maxthreads_sweeps_a_declared_knob_and_advise_reads_its_run(tmp_path, se
         "max_window_bias = 0.5",  # a window of 1 s, not 50 round trips: nothing here reads a ratio
         ("relaunch_disturbed = true", "relaunch_disturbed = false"),  # one launch a point beside other tests
     )
-    done = run_all_marked(
-        MARKER,
-        str(out),
-        "--experiment",
-        str(experiment),
-        "--server-file",
-        str(server_file),
-        "--servers",
-        NAME,
+    run_declared(
+        out,
+        experiment,
+        server_file,
         "--max-threads",
         "8,16",
         "--concurrency",
@@ -78,12 +94,7 @@ def test_maxthreads_sweeps_a_declared_knob_and_advise_reads_its_run(tmp_path, se
         "0",
         "--precision",
         "off",
-        "--out",
-        str(out),
-        timeout_s=300,
     )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert marked_names(MARKER, str(out)) == set()
     knees = [json.loads(line) for line in (out / "charts" / "data" / "knees.jsonl").read_text().splitlines()]
     assert {k["setting"]: k["predicted"] for k in knees} == {f"{NAME} max_threads=8": 8, f"{NAME} max_threads=16": 16}
 
@@ -111,15 +122,10 @@ def test_capacity_searches_a_declared_knob_from_its_pool(tmp_path, server_file):
         "search = { p99_ms = 300, resolution = 0.2, max_rates = 8, max_launches = 3, confirm_s = 10 }",
         "search = { p99_ms = 300, resolution = 0.2, max_rates = 2, max_launches = 3, confirm_s = 1 }",
     )
-    done = run_all_marked(
-        MARKER,
-        str(out),
-        "--experiment",
-        str(experiment),
-        "--server-file",
-        str(server_file),
-        "--servers",
-        NAME,
+    run_declared(
+        out,
+        experiment,
+        server_file,
         "--groups",
         "tomcat",
         "--max-threads",
@@ -130,12 +136,7 @@ def test_capacity_searches_a_declared_knob_from_its_pool(tmp_path, server_file):
         "1s",
         "--warmup",
         "0",
-        "--out",
-        str(out),
-        timeout_s=300,
     )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert marked_names(MARKER, str(out)) == set()
     [found] = json.loads((out / capacity.FILE).read_text())
     assert (found["setting"], found["parallel_limit"], found["known_ceiling"]) == (
         f"{NAME} max_threads=20",
