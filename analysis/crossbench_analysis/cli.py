@@ -31,6 +31,7 @@ from .charts import export, plot
 from .compare import aa, capacity_aa, holdout, noise_study
 from .findings import findings, tfb_reference
 from .pipeline import analyze, write_report
+from .read import points_run
 from .report import reference
 
 REPO = Path(__file__).resolve().parents[2]
@@ -43,10 +44,10 @@ def command_parser(sub, name: str, text: str):
     return parser
 
 
-def load_options(parser, required: bool) -> None:
+def load_options(parser, required: bool, hold_help: str = "how long one request holds a thread, ms") -> None:
     """The load maxThreads advice sizes a pool for (crossbench.advice_load): --rate, --hold-ms, --p99-ms."""
     parser.add_argument("--rate", type=float, required=required, help="arrivals, requests per second")
-    parser.add_argument("--hold-ms", type=float, required=required, help="how long one request holds a thread, ms")
+    parser.add_argument("--hold-ms", type=float, help=hold_help)
     parser.add_argument("--p99-ms", type=float, help="the latency 99 %% of requests must stay under, ms")
 
 
@@ -139,7 +140,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="a run of the maxthreads experiments (read, never "
         "written), e.g. docs/results/maxthreads/runs/maxthreads-delay; none: the model alone",
     )
-    load_options(v, required=True)
+    load_options(
+        v,
+        required=True,
+        hold_help="how long one request holds a thread, ms (default with a run of one --path of yours: its "
+        "service time, the latency it had at C=1 in that run; without a run: required)",
+    )
     v.add_argument(
         "--capacity",
         type=Path,
@@ -246,13 +252,18 @@ def compare_command(args):
 
 def advise_command(args) -> None:
     """advise: from the run given, or the model alone; written to --out, or into a local run's own folder."""
-    workload = checked(args.rate, args.hold_ms, args.p99_ms)
     if args.run_dir is None:
         if args.capacity:
             raise advice.AdviceRefused("--capacity goes beside a maxthreads run's advice: give RUN_DIR too")
+        workload = checked(args.rate, args.hold_ms, args.p99_ms)
         found, render = model.advise(workload), model.render
     else:
-        found, render = advice.advise(args.run_dir, workload, args.capacity), None
+        run, hold_from = points_run.load_any(args.run_dir), None
+        if args.hold_ms is None and args.rate is not None:  # a run of a user's path: its own service time
+            hold_from = advice.measured_hold(run)
+        hold_ms = hold_from["value_ms"] if hold_from else args.hold_ms
+        workload = checked(args.rate, hold_ms, args.p99_ms)
+        found, render = advice.advise(run, workload, args.capacity, hold_from), None
     out = args.out or (advice.default_out(args.run_dir, workload) if found["source"]["kind"] == "run" else None)
     print(advice.write(found, out, render), end="")
     if out:

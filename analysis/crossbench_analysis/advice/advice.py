@@ -22,7 +22,7 @@ from crossbench_analysis.judge.workload import (
 from crossbench_analysis.read import points_run
 from crossbench_analysis.read.runinfo import Run, load_run
 
-from . import advice_capacity, advice_run, advice_text
+from . import advice_capacity, advice_run, advice_text, held
 from .advice_capacity import NoCapacity
 from .advice_run import AdviceRefused
 
@@ -30,13 +30,25 @@ TOMCAT_MAX_CONNECTIONS = 8192  # NIO connector defaults (Tomcat 9)
 TOMCAT_ACCEPT_COUNT = 100
 BURST_S = 1.0  # acceptCount holds this long of arrivals as new connections
 
-__all__ = ["AdviceRefused", "NoCapacity", "advise", "write"]
+__all__ = ["AdviceRefused", "NoCapacity", "advise", "measured_hold", "write"]
 
 
-def advise(run_dir: Path | Run, workload: Workload | None, capacity_dir: Path | None = None) -> dict:
+def measured_hold(run: Run) -> dict:
+    """The holding time a run of one user path measured (held.measured_hold): what advice sizes the pool for when
+    no --hold-ms is stated. AdviceRefused where the run has none to give."""
+    try:
+        return held.measured_hold(advice_run.load_points(run))
+    except held.NoServiceTime as e:
+        raise AdviceRefused(f"run {run.run_id}: {e}") from e
+
+
+def advise(
+    run_dir: Path | Run, workload: Workload | None, capacity_dir: Path | None = None, hold_from: dict | None = None
+) -> dict:
     """The advice as a dict (advice.json); without a workload, only what the run says about this machine. The
     measured capacity per setting comes from `capacity_dir` (a capacity run; NoCapacity when it has no search
-    of Tomcat), else from run_dir itself when it searched capacity, else it is missing and said to be."""
+    of Tomcat), else from run_dir itself when it searched capacity, else it is missing and said to be.
+    `hold_from` is measured_hold's answer where the workload's holding time is the run's own."""
     run = run_dir if isinstance(run_dir, Run) else points_run.load_any(Path(run_dir))  # read once for both parts
     meas = advice_run.measure(run)
     pool = size_pool(workload, meas) if workload else None
@@ -53,12 +65,14 @@ def advise(run_dir: Path | Run, workload: Workload | None, capacity_dir: Path | 
                 "jdk",
                 "server_cores",
                 "delays_ms",
+                "service_times",
                 "max_threads_measured",
                 "max_concurrency",
                 "launches",
             )
         },
         "workload": workload.to_dict() if workload else None,
+        "hold_from": hold_from,
         "max_threads": pool,
         "knee_check": knee_check(meas),
         "cost": cost(meas, pool["value"] if pool else None, workload),

@@ -31,10 +31,15 @@ def cost_lines(got: dict, pool: dict | None, w: dict | None) -> list[str]:
     if cpu["fit"]:
         lines.append(
             f"- CPU: {pm(cpu['ms_per_request'], cpu['ms_per_request_ci95'], 'ms', cpu['fit']['method'])}"
-            f" of server CPU per request (slope of cpu_percent against rps over {len(cpu['points'])} "
-            "points),"
-            f" {n(cpu['idle_percent'])} % of a core at no load. That is the container's own cost: the "
-            f"run's handler only sleeps, so your handler's CPU comes on top."
+            + (
+                f" of server CPU per request ({cpu['fit']['method']}): your path's handler and the "
+                "container together, as each request cost at the loads measured."
+                if cpu.get("per_point")
+                else f" of server CPU per request (slope of cpu_percent against rps over {len(cpu['points'])} "
+                "points),"
+                f" {n(cpu['idle_percent'])} % of a core at no load. That is the container's own cost: the "
+                f"run's handler only sleeps, so your handler's CPU comes on top."
+            )
         )
         if w:
             share = cpu["share_of_cores"]
@@ -134,7 +139,7 @@ def virtual_lines(v: dict, w: dict | None) -> list[str]:
             if one["status"] == "not_reached"
             else f"the ratio {where(one)}"
         )
-        lines.append(f"- {n(one['delay_ms'])} ms: {state} (points {ratios(one['ratios'])}).")
+        lines.append(f"- {one['held']}: {state} (points {ratios(one['ratios'])}).")
     if v["removes_knee"]:
         lines.append(
             f"- Yes, for blocking waits in this run: the highest ratio was {v['max_ratio']}."

@@ -16,7 +16,7 @@ def knee_lines(bends: dict) -> list[str]:
     for bend in bends["knees"]:
         verdict = {True: "at maxThreads", False: "NOT at maxThreads", None: "cannot tell"}[bend["follows_max_threads"]]
         lines.append(
-            f"- {bend['setting']}, {n(bend['delay_ms'])} ms: measured {bend['ratio'].replace('_', ' ')} "
+            f"- {bend['setting']}, {bend['held']}: measured {bend['ratio'].replace('_', ' ')} "
             f"{measured_text(bend)}; the hinge {where(bend)} ({verdict})"
             + (f"; left out: {flagged_by_c(bend['left_out'])}" if bend["left_out"] else "")
             + past_note(bend)

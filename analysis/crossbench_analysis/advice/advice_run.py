@@ -19,6 +19,8 @@ from crossbench_analysis.judge import knees as knee_finder
 from crossbench_analysis.read.runinfo import Run, get, load_run, num
 from crossbench_analysis.read.setting import pool_size, setting, sweeps_pool
 
+from . import held
+
 # A point flagged only ratio_disagreement whose two ratios are both above 1.1 is past the knee by either: the flag
 # says how far past is uncertain, not whether, so it may close a knee's bracket (it feeds no other figure).
 PAST_EITHER_WAY = {"ratio_disagreement"}
@@ -56,14 +58,16 @@ def setting_of(point: dict) -> str:
 
 
 def sweep_points(run: Run, all_points: list[dict]) -> list[dict]:
-    """Points of Tomcat's blocking delay sweep (charts.kit_pools.sweep_cells), refused when there are none."""
-    ids = {point_id(c) for c in sweep_cells(run.cells)}
+    """Points of Tomcat's blocking delay sweep (charts.kit_pools.sweep_cells) and of its sweep of a user's path
+    (held.user_sweep_cells), refused when there are none."""
+    ids = {point_id(c) for c in sweep_cells(run.cells) + held.user_sweep_cells(run.cells)}
     found = [point for point in all_points if point["point_id"] in ids]
     settings = sorted({pool_size(point["cell"]) for point in found if pool_size(point["cell"]) is not None})
     if len(settings) < 2:
         had = f"only maxThreads={settings[0]}" if settings else "no maxThreads sweep"
         raise AdviceRefused(
-            f"run {run.run_id} has {had} (Tomcat platform threads on /delay/sync); advice compares "
+            f"run {run.run_id} has {had} (Tomcat platform threads on /delay/sync or on a --path of a --war); "
+            "advice compares "
             f"two settings or more: run {RUN_IT} (about 45 min; --quick: about 2 min)"
         )
     return sorted(
@@ -71,6 +75,7 @@ def sweep_points(run: Run, all_points: list[dict]) -> list[dict]:
         key=lambda point: (
             pool_size(point["cell"]) is None,
             num(pool_size(point["cell"])) or 0,
+            str(point["cell"].get("endpoint")),
             num(point["cell"].get("delay_ms")) or 0,
             num(point["cell"]["concurrency"]),
         ),
@@ -89,19 +94,39 @@ def left_out(points: list[dict]) -> list[dict]:
     ]
 
 
+def bent_under(knee: knee_rule.Knee) -> float | None:
+    """The bound a knee that is not resolved is known to lie under (the hinge: N < it, every fit bent), or the
+    lowest concurrency measured for one that bends at or below it; None otherwise."""
+    if knee.status == "below_range":
+        return knee.bottom
+    if knee.status == "not_resolved" and knee.fit and not knee.fit.flat_fits and knee.fit.high is not None:
+        return knee.fit.high
+    return None
+
+
 def knee_between(knee: knee_rule.Knee) -> tuple[float, float] | None:
-    """The two measured concurrencies the knee lies between: the bracket, or those around a fitted N."""
+    """The two measured concurrencies the knee lies between: the bracket, those around a fitted N, or for a knee
+    only known to lie under a bound, the lowest measured and the first at or above the bound."""
     if knee.status == "bracket":
         return knee.bracket
     if knee.status == "fitted":
         return knee_rule.neighbours(list(knee.measured), knee.concurrency)
+    under = bent_under(knee)
+    if under is not None:
+        return knee.bottom, next((c for c in knee.measured if c >= under), knee.top)
     return None
 
 
 def follows(knee: knee_rule.Knee, max_threads: float | None) -> bool | None:
     """A pool alone puts the hinge at N = maxThreads: the knee follows maxThreads when its interval (or the
-    bracket that holds it) reaches maxThreads give or take FOLLOWS; None where the fit places no knee."""
-    if knee.status not in ("fitted", "bracket") or not max_threads:
+    bracket that holds it) reaches maxThreads give or take FOLLOWS; a knee known only to lie under a bound below
+    that does not; None where the fit places no knee."""
+    if not max_threads:
+        return None
+    under = bent_under(knee)
+    if under is not None:
+        return False if under < max_threads * FOLLOWS[0] else None
+    if knee.status not in ("fitted", "bracket"):
         return None
     low, high = (knee.low, knee.high) if knee.status == "fitted" else knee.bracket
     return low <= max_threads * FOLLOWS[1] and high >= max_threads * FOLLOWS[0]
@@ -117,14 +142,16 @@ def past_either_way(point: dict) -> bool:
 
 
 def knees(points: list[dict]) -> list[dict]:
-    """Per setting and delay: the knee the hinge fitted over every launch of its valid points places
+    """Per setting and delay (or user path): the knee the hinge fitted over every launch of its valid points places
     (knees.judge, the rule of the knees file and the findings), the measured concurrencies around it, and
     whether it follows maxThreads."""
     by_setting: dict[tuple, list[dict]] = defaultdict(list)
     for point in points:
-        by_setting[(setting_of(point), num(point["cell"].get("delay_ms")))].append(point)
+        cell = point["cell"]
+        by_setting[(setting_of(point), num(cell.get("delay_ms")), cell.get("endpoint"))].append(point)
     found = []
-    for (name, delay), mine in by_setting.items():
+    for (name, delay, _), mine in by_setting.items():
+        held_for = min(mine, key=lambda point: point["cell"]["concurrency"])
         past = [point for point in mine if past_either_way(point)]
         valid = [point for point in mine if point.get("valid")] + past
         used = (
@@ -145,6 +172,7 @@ def knees(points: list[dict]) -> list[dict]:
                 "setting": name,
                 "max_threads": int(limit) if limit else None,
                 "delay_ms": delay,
+                "held": held.label(held_for),
                 "knee_concurrency": knee_finder.rounded(knee.concurrency),
                 "status": knee.status,
                 "text": knee_rule.knee_text(knee, int(limit) if limit else None),
@@ -249,8 +277,8 @@ def cost_fit(points: list[dict], x: str, y: str, *, settings_needed: int = 2) ->
 
 
 def p99_overhead(points: list[dict]) -> dict | None:
-    """What a request pays beyond its holding time with no queue: p99 - delay at the valid platform points whose
-    ratio stayed at or under 1.1 (the largest: the safe side)."""
+    """What a request pays beyond its holding time with no queue: p99 - delay (or service time) at the valid
+    platform points whose ratio stayed at or under 1.1 (the largest: the safe side)."""
     quiet = [
         point
         for point in platform(points)
@@ -259,9 +287,9 @@ def p99_overhead(points: list[dict]) -> dict | None:
     ]
     if not quiet:
         return None
-    worst = max(quiet, key=lambda point: value(point, "latency_ms.p99") - point["cell"]["delay_ms"])
+    worst = max(quiet, key=lambda point: value(point, "latency_ms.p99") - held.hold_ms(point))
     return {
-        "value_ms": round(value(worst, "latency_ms.p99") - worst["cell"]["delay_ms"], 1),
+        "value_ms": round(value(worst, "latency_ms.p99") - held.hold_ms(worst), 1),
         "point": worst["point_id"],
         "p99": figure(worst, "latency_ms.p99"),
         "of": [point["point_id"] for point in quiet],
@@ -334,14 +362,19 @@ def measure(run_dir: Path | Run) -> dict:
         "jdk": get(plat[0]["cell"], "jvm.vm_version"),
         "somaxconn": num(run.machine.get("somaxconn")),
         "heap": sorted({str(get(point["cell"], "server_settings.heap")) for point in plat}),
-        "delays_ms": sorted({point["cell"]["delay_ms"] for point in points}),
+        "delays_ms": sorted({point["cell"]["delay_ms"] for point in points if not held.is_user(point["cell"])}),
+        "service_times": held.service_times(points),
         "max_threads_measured": sorted({pool_size(point["cell"]) for point in plat}),
         "max_concurrency": max(point["cell"]["concurrency"] for point in points),
         "launches": sorted({point.get("n") or 0 for point in points}),
         "knees": knees(points),
         "jvm_own_threads": jvm_own_threads(points),
         "rss_per_thread": cost_fit(plat, "threads_peak", "rss_peak_mb"),
-        "cpu_per_request": cost_fit(plat, "rps", "cpu_percent"),
+        "cpu_per_request": (
+            held.cpu_per_request(plat)
+            if all(held.is_user(p["cell"]) for p in plat)
+            else cost_fit(plat, "rps", "cpu_percent")
+        ),
         "cpu_per_request_virtual": cost_fit(virt, "rps", "cpu_percent", settings_needed=1) if virt else None,
         "p99_overhead": p99_overhead(points),
         "queueing": queueing(points),

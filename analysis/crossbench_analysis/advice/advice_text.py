@@ -24,8 +24,7 @@ def render(a: dict) -> str:
         f"Measured on {run_info['machine']}, JDK {run_info['jdk'] or '?'}, Tomcat on "
         f"{count(run_info['server_cores'], 'core')}; the run (experiment {run_info['experiment']}): maxThreads "
         f"{', '.join(map(str, run_info['max_threads_measured']))}"
-        f"{' and virtual threads' if a['virtual_threads']['measured'] else ''}, each request holding its "
-        f"thread {', '.join(n(d) for d in run_info['delays_ms'])} ms, up to "
+        f"{' and virtual threads' if a['virtual_threads']['measured'] else ''}, {held_words(run_info)}, up to "
         f"C={run_info['max_concurrency']} clients, "
         f"{'/'.join(map(str, run_info['launches']))} launch{'' if run_info['launches'] == [1] else 'es'} "
         "per point.",
@@ -45,13 +44,28 @@ def render(a: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def held_words(run_info: dict) -> str:
+    """'each request holding its thread 50, 200 ms', or for a user's path its measured service time."""
+    words = []
+    if run_info["delays_ms"]:
+        words.append(f"each request holding its thread {', '.join(n(d) for d in run_info['delays_ms'])} ms")
+    for path in sorted({t["path"] for t in run_info.get("service_times") or []}):
+        times = [t for t in run_info["service_times"] if t["path"] == path]
+        words.append(
+            f"requests to {path}, whose service time at C=1 was "
+            + ", ".join(f"{fmt_interval(t['figure'], 'ms')} ({t['setting']})" for t in times)
+        )
+    return "; ".join(words) or "no request held a thread for a known time"
+
+
 def pool_lines(a: dict, w: dict) -> list[str]:
     pool = a["max_threads"]
     target = f", p99 under {n(w['p99_ms'])} ms" if w["p99_ms"] is not None else ""
+    source = f" ({a['hold_from']['words']})" if a.get("hold_from") else ""
     lines = [
         f"## maxThreads = {pool['value']}",
         "",
-        f"- Workload: {n(w['rate'])} requests/s, each holding a thread {n(w['hold_ms'])} ms{target}. Little's "
+        f"- Workload: {n(w['rate'])} requests/s, each holding a thread {n(w['hold_ms'])} ms{source}{target}. Little's "
         f"law: {n(w['rate'])} x {n(w['hold_ms'] / 1000)} s = {n(pool['busy'])} threads busy on average.",
         f"- Headroom: arrivals at random make the number of busy requests vary (Poisson, mean {n(pool['busy'])});"
         f" {pool['for_headroom']} threads leave the pool full at most {n(100 * pool['full_share'])} % of the "
@@ -151,7 +165,7 @@ def limits(meas: dict, a: dict, w) -> list[str]:
                 f"the knee check and the costs are extrapolated; `{RUN_IT} --max-threads "
                 f"{top},{a['max_threads']['value']}` measures it."
             )
-        if w["hold_ms"] not in meas["delays_ms"]:
+        if meas["delays_ms"] and w["hold_ms"] not in meas["delays_ms"]:
             held = ", ".join(n(d) for d in meas["delays_ms"])
             out.append(
                 f"The run held threads {held} ms, you {n(w['hold_ms'])} ms:"

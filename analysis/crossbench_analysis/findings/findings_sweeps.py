@@ -40,12 +40,18 @@ SATURATED_PCT = 90.0  # the runner's loadgen_saturated threshold (runner/crossbe
 
 
 def why_ratio(point: dict) -> str:
-    """Why a point past the knee waits: 'the pool serves 200 at once, so C / 200 = 5.0 rounds of the delay'."""
-    c, limit = num(point.get("concurrency")) or 0, num(predicted_knee(point["records"][0]))
+    """Why a point past the knee waits: 'the pool serves 200 at once, so C / 200 = 5.0 rounds of the delay'. A
+    user's path has a pool but no predicted knee (its service time may be CPU, which the pool does not cap): its
+    pool is said with the rounds it alone would make."""
+    record = point["records"][0]
+    c, limit = num(point.get("concurrency")) or 0, num(predicted_knee(record))
     if limit and c > limit:
         return f"the pool serves {limit:g} at once, so C / {limit:g} = {sig(c / limit, 2)} rounds of the delay"
-    if limit:
-        return f"C is within the pool of {limit:g}, so the pool is not what holds it back"
+    pool = limit or num(pool_size(record))
+    if pool and c <= pool:
+        return f"C is within the pool of {pool:g}, so the pool is not what holds it back"
+    if pool:
+        return f"past its pool of {pool:g}, which alone would make C / {pool:g} = {sig(c / pool, 2)} rounds"
     return "nothing caps how many are served at once (no pool)"
 
 

@@ -16,6 +16,7 @@ from collections import defaultdict
 
 from crossbench.endpoints import is_static
 from crossbench.figures import points as figures
+from crossbench.figures import service_time
 from crossbench_analysis.judge.knee_rule import Knee, fitted_c_text
 from crossbench_analysis.judge.knees import predicted_knee
 from crossbench_analysis.read.runinfo import by_default_driver, num, server_rank
@@ -163,12 +164,17 @@ def saturated_c_text(saturated: list[dict]) -> str:
 
 
 POOL_NOTE = "maxThreads for your load: ./analysis/advise.sh --rate REQ_PER_S --hold-ms MS_EACH_HOLDS_A_THREAD"
+# a pool on a user's path: advise.sh takes the holding time from the run (the path's service time at C=1)
+USER_POOL_NOTE = "maxThreads for your load: ./analysis/advise.sh RUN_DIR --rate REQ_PER_S"
 
 
 def pool_note(points: list[dict]) -> str:
     """One short line pointing to advise.sh, for a run with a thread pool to size (a delay sweep of a setting
-    with a pool: Tomcat's maxThreads); '' for any other run."""
-    return POOL_NOTE if any(pool_size(pts[0]) is not None for _, pts in delay_sweeps(points)) else ""
+    with a pool: Tomcat's maxThreads, or its sweep of a user's path); '' for any other run."""
+    pooled = [pts[0] for _, pts in delay_sweeps(points) if pool_size(pts[0]) is not None]
+    if any(not service_time.is_user_record(first) for first in pooled):
+        return POOL_NOTE
+    return USER_POOL_NOTE if pooled else ""
 
 
 def compute(points: list[dict]) -> dict:
