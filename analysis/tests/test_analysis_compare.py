@@ -326,6 +326,24 @@ def test_the_observed_run_to_run_spread_recovers_a_planted_drift_of_the_static_p
         aa.observed_floor(drifted_runs(tmp_path / "one", [0.0]))
 
 
+def test_spreads_from_other_runs_judge_with_the_estimate_and_its_degrees_of_freedom_not_the_bound():
+    """aa --spreads and compare --spreads take observe-floor's estimate with run_df, as noise_floor.toml does: the
+    bound is the estimate widened for its degrees of freedom already, and both would count them twice."""
+    from crossbench_analysis.compare import compare_stats
+
+    observed = {
+        "run_sd": {"delayed": {"rps": 0.0203}, "static": {"rps": 0.509}},
+        "estimate": {"delayed": {"rps": 0.0056}, "static": {"rps": 0.1565}},
+        "run_df": 3,
+        "runs": 4,
+    }
+    table = compare_stats.observed_table(observed)
+    assert compare_stats.run_sd_of("rps", "delayed", table) == 0.0056 and table["run_df"] == 3
+    assert compare_stats.run_sd_of("rps", "static", table) == 0.1565
+    older = {key: value for key, value in observed.items() if key != "estimate"}
+    assert compare_stats.run_sd_of("rps", "delayed", compare_stats.observed_table(older)) == 0.0203
+
+
 def test_the_run_variance_widens_between_runs_what_launches_alone_would_call_a_change(tmp_path):
     runs = drifted_runs(tmp_path, [0.0, 0.08])  # static points 8 % apart, launches within 0.2 %
     alone = verdicts(compare_runs(load_run(runs[0]), load_run(runs[1]), run_sd=0.0))

@@ -272,8 +272,10 @@ def run_sds(override: float | None = None, machines: tuple[str, ...] = ()) -> di
 
 def observed_table(observed: dict) -> dict:
     """The spreads `aa --observe-floor` measured on some runs (its JSON), as run_sds gives them: to judge other
-    runs by spreads they played no part in."""
-    spreads = observed.get("run_sd") or {}
+    runs by spreads they played no part in. Its `estimate` with its `run_df`, as noise_floor.toml holds them: its
+    `run_sd` is the estimate's 95 % upper bound, and the degrees of freedom beside the bound would count the
+    estimate's uncertainty twice (a file without `estimate` gives its `run_sd`)."""
+    spreads = observed.get("estimate") or observed.get("run_sd") or {}
     runs = observed.get("runs")
     return {
         STATIC: spreads.get(STATIC, {}),
