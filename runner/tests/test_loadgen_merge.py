@@ -122,3 +122,38 @@ def test_two_k6_runs_merge_like_oha_runs():
     both = k6.GENERATOR.merge([("a", run, None), ("b", run, None)])
     rows = k6.requests(run_dir)
     assert both.requests == 2 * run.requests and both.latency_ms == openloop.latency(rows + rows)
+
+
+def test_a_mix_from_two_load_hosts_keeps_each_kinds_latency_over_both_hosts_rows():
+    """A declared mix sent from two hosts: each kind's count, non-2xx and latency over every host's rows, by the
+    names the parts carry (k6's by_kind), not dropped by the merge."""
+    from crossbench.loadgen import merge, openloop
+
+    rows = {
+        "a": [
+            openloop.Request(0, 0, 0.001, 1.0, 200, 0, kind="0"),
+            openloop.Request(0, 0, 0.05, 50.0, 404, 0, kind="1"),
+        ],
+        "b": [
+            openloop.Request(0, 0, 0.003, 3.0, 200, 0, kind="0"),
+            openloop.Request(0, 0, 0.007, 7.0, 200, 0, kind="1"),
+        ],
+    }
+    names = ["get", "post"]
+
+    def part(host: str) -> tuple[str, LoadResult, None]:
+        mine = rows[host]
+        extra = {"by_kind": openloop.by_kind(mine, names), "rate": 10, "status_counts": {}}
+        return (
+            host,
+            LoadResult("k6", "x", len(mine), 1.0, 0, empty_errors(), openloop.latency(mine), "k6", (), extra),
+            None,
+        )
+
+    parts = [part("a"), part("b")]
+    rows_of = {id(result): rows[host] for host, result, _ in parts}
+    both = merge.merge_open_loop(parts, lambda result: rows_of[id(result)])
+    kinds = both.extra["by_kind"]
+    assert list(kinds) == names
+    assert {name: (k["requests"], k["non_2xx"]) for name, k in kinds.items()} == {"get": (2, 0), "post": (2, 1)}
+    assert kinds["get"]["latency_ms"]["mean"] == 2.0 and kinds["post"]["latency_ms"]["max"] == 50.0

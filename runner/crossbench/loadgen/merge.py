@@ -66,7 +66,8 @@ def raw_dir(result: LoadResult, suffix: str) -> Path:
 
 def merge_open_loop(parts: list[tuple[str, LoadResult, float | None]], requests_of) -> LoadResult:
     """Open-loop runs started together, each at its share of the rate: their rows as one population (times are
-    each run's own, from its common start), rates and counts summed, the worst schedule lag kept."""
+    each run's own, from its common start), rates and counts summed, the worst schedule lag kept, and each
+    declared request kind's latency over every host's rows (its names in index order, as each part has them)."""
     rows = openloop.merge(*(requests_of(r) for _, r, _ in parts))
     one = merged(parts, openloop.latency(rows))
     extras = [r.extra for _, r, _ in parts]
@@ -80,6 +81,7 @@ def merge_open_loop(parts: list[tuple[str, LoadResult, float | None]], requests_
     status = sum((Counter(e.get("status_counts") or {}) for e in extras), Counter())
     behind = [f"{h}: {e['behind_schedule']}" for (h, _, _), e in zip(parts, extras) if e.get("behind_schedule")]
     achieved = openloop.completion_rate(rows, window)
+    kinds = next((list(e["by_kind"]) for e in extras if e.get("by_kind")), None)
     return dataclasses.replace(
         one,
         window_rate=achieved,
@@ -92,6 +94,7 @@ def merge_open_loop(parts: list[tuple[str, LoadResult, float | None]], requests_
             "schedule_lag_exact": all(e.get("schedule_lag_exact", True) for e in extras),
             "latency_slope_ms_per_s": openloop.slope_ms_per_s(rows),
             "status_counts": dict(sorted(status.items())),
+            "by_kind": openloop.by_kind(rows, kinds),
             **({"behind_schedule": "; ".join(behind)} if behind else {}),
         },
     )
