@@ -126,6 +126,9 @@ def test_interval_text():
     )
     # an interval on logs is wider above: both ends shown
     assert points.fmt_interval({"value": 518.0, "ci95_low": 310.2, "ci95_high": 866.4}, "ms") == "520 [310, 870] ms"
+    # a wide interval on logs whose low end is under half the rounding place: shown to its own digit, never 0
+    assert points.fmt_interval({"value": 400.0, "ci95_low": 43.2, "ci95_high": 2812.0}) == "400 [40, 2810]"
+    assert points.fmt_interval({"value": 0.9, "ci95_low": 0.004, "ci95_high": 3.1}) == "0.900 [0.004, 3.100]"
 
 
 def test_points_file_is_written_and_read_back_and_computed_for_older_runs(tmp_path):

@@ -318,7 +318,7 @@ def fmt_interval(figure: dict | None, unit: str = "") -> str:
     """A figure as the suite prints it everywhere, in one notation: "2710 [2650, 2770] req/s", the value and its 95 %
     interval's ends, to the place of the nearer end's first significant figure (the second when that is a 1 or a
     2; the farther end's when one end is the value itself, as a knee fitted on a measured concurrency may
-    be): no more digits than the interval supports. Launches that tie: "229 threads (all 3 launches)". Without an
+    be): no more digits than the interval supports, but never a positive end rounded to 0. Launches that tie: "229 threads (all 3 launches)". Without an
     interval, the launch values themselves: "2710 req/s (1 launch)", "2 launches: 2438, 2303 req/s
     (indicative)"."""
     if not figure:
@@ -334,6 +334,8 @@ def fmt_interval(figure: dict | None, unit: str = "") -> str:
     side = min(sides)  # an end at the value itself (a fitted knee on a measured C): the other's
     exponent = math.floor(math.log10(side))
     places = -exponent + (1 if int(side / 10**exponent) <= 2 else 0)
+    if low > 0 and round(low, places) == 0:  # a positive end is shown to its own first significant figure, not 0
+        places = -math.floor(math.log10(low))
     shown = [f"{round(v, places):.{max(0, places)}f}" for v in (value, low, high)]
     return f"{shown[0]} [{shown[1]}, {shown[2]}]{suffix}"
 
