@@ -94,16 +94,6 @@ def left_out(points: list[dict]) -> list[dict]:
     ]
 
 
-def bent_under(knee: knee_rule.Knee) -> float | None:
-    """The bound a knee that is not resolved is known to lie under (the hinge: N < it, every fit bent), or the
-    lowest concurrency measured for one that bends at or below it; None otherwise."""
-    if knee.status == "below_range":
-        return knee.bottom
-    if knee.status == "not_resolved" and knee.fit and not knee.fit.flat_fits and knee.fit.high is not None:
-        return knee.fit.high
-    return None
-
-
 def knee_between(knee: knee_rule.Knee) -> tuple[float, float] | None:
     """The two measured concurrencies the knee lies between: the bracket, those around a fitted N, or for a knee
     only known to lie under a bound, the lowest measured and the first at or above the bound."""
@@ -111,10 +101,7 @@ def knee_between(knee: knee_rule.Knee) -> tuple[float, float] | None:
         return knee.bracket
     if knee.status == "fitted":
         return knee_rule.neighbours(list(knee.measured), knee.concurrency)
-    under = bent_under(knee)
-    if under is not None:
-        return knee.bottom, next((c for c in knee.measured if c >= under), knee.top)
-    return None
+    return knee.under_bracket()
 
 
 def follows(knee: knee_rule.Knee, max_threads: float | None) -> bool | None:
@@ -123,7 +110,7 @@ def follows(knee: knee_rule.Knee, max_threads: float | None) -> bool | None:
     that does not; None where the fit places no knee."""
     if not max_threads:
         return None
-    under = bent_under(knee)
+    under = knee.bent_under()
     if under is not None:
         return False if under < max_threads * FOLLOWS[0] else None
     if knee.status not in ("fitted", "bracket"):
@@ -372,7 +359,7 @@ def measure(run_dir: Path | Run) -> dict:
         "rss_per_thread": cost_fit(plat, "threads_peak", "rss_peak_mb"),
         "cpu_per_request": (
             held.cpu_per_request(plat)
-            if all(held.is_user(p["cell"]) for p in plat)
+            if all(held.is_user(point["cell"]) for point in plat)
             else cost_fit(plat, "rps", "cpu_percent")
         ),
         "cpu_per_request_virtual": cost_fit(virt, "rps", "cpu_percent", settings_needed=1) if virt else None,

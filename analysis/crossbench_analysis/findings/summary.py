@@ -105,7 +105,7 @@ def row(good: list[dict], workload: str, bends: str, sweep: list[dict]) -> dict:
 def bend_text(knee: Knee) -> str:
     """The knee as the table says it: 'C=204 [196, 212]' (the hinge's N and interval, also where the knee lies
     between two measured concurrencies and the hinge through them has an interval), 'C 100-400' (between them,
-    the hinge indicative), 'not up to C=1000'."""
+    the hinge indicative, or where every fit bends under a bound), 'not up to C=1000'."""
     if knee.status == "fitted" or (knee.status == "bracket" and not knee.indicative):
         return fitted_c_text(knee)
     if knee.status == "bracket":
@@ -114,6 +114,8 @@ def bend_text(knee: Knee) -> str:
         return f"not up to C={knee.top:g}"
     if knee.status == "below_range":
         return f"at or below C={knee.bottom:g}"
+    if knee.under_bracket():  # every fit bent: under a bound between two measured concurrencies
+        return "C {:g}-{:g}".format(*knee.under_bracket())
     return "cannot tell (see findings)"
 
 

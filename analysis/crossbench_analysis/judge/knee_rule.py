@@ -58,6 +58,23 @@ class Knee:
     def indicative(self) -> bool:
         return self.fit is None or self.fit.low is None or self.fit.past < MIN_PAST
 
+    def bent_under(self) -> float | None:
+        """The bound a knee is known only to lie under: the hinge's (N < it: every fit is bent, none flat) for one
+        not resolved, the lowest concurrency measured for one that bends at or below it; None otherwise."""
+        if self.status == "below_range":
+            return self.bottom
+        if self.status == "not_resolved" and self.fit and not self.fit.flat_fits and self.fit.high is not None:
+            return self.fit.high
+        return None
+
+    def under_bracket(self) -> tuple[float, float] | None:
+        """For a knee known only to lie under a bound: the lowest concurrency measured and the first measured at or
+        above the bound (the measured concurrencies it lies between); None otherwise."""
+        under = self.bent_under()
+        if under is None:
+            return None
+        return self.bottom, next((c for c in self.measured if c >= under), self.top)
+
     def words(self) -> str:
         """The knee in words, without the prediction: 'knee at C=204 [196, 212]', 'between C=100 and C=400'."""
         fit = self.fit
