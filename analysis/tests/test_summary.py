@@ -269,3 +269,31 @@ def test_findings_mds_table_fits_100_columns_and_lists_the_rest_of_each_row():
     for row in table["rows"]:
         assert all(" ".join(row[k].split()) in " ".join(said.split()) for k in table["keys"] if row[k] != "n/a")
     assert len(tables.markdown(table)[2]) > tables.WIDTH  # the reference docs' table, whole
+
+
+def test_a_long_user_path_is_cut_in_the_table_and_whole_in_the_list_under_it():
+    path = "/jolokia/read/java.lang:type=Memory/HeapMemoryUsage/used, 0.229 ms service time at C=1"
+    row = dict.fromkeys(tables.KEYS, "n/a") | {"setting": "tomcat maxThreads=10", "workload": path, "at_c": "5"}
+    lines = tables.markdown(
+        {"columns": list(tables.COLUMNS), "keys": list(tables.KEYS), "rows": [row], "note": ""}, width=100
+    )
+    table = [line for line in lines if line.startswith("| tomcat")]
+    assert len(table) == 1 and len(table[0]) <= 100 and "\u2026" in table[0]
+    assert table[0].startswith("| tomcat maxThreads=10 | /jolokia/read/") and table[0].endswith("at C=1 |")
+    below = " ".join(line.strip() for line in lines if not line.startswith("|"))
+    assert path in below and "at C: 5" in below
+
+
+def test_a_knee_every_fit_bends_under_is_said_between_the_measured_c_around_its_bound():
+    """The hinge not resolved but bent in every fit (N < 1.75, a CPU-bound path): the table says the measured
+    concurrencies it lies between, as advice does, not 'cannot tell'; one that also fits flat still cannot tell."""
+    from types import SimpleNamespace
+
+    from crossbench_analysis.judge.knee_rule import Knee
+
+    bent = SimpleNamespace(flat_fits=False, bent_fits=True, high=1.75, low=None)
+    knee = Knee("not_resolved", None, None, None, None, 1, 400, bent, (1, 5, 10, 400))
+    assert knee.bent_under() == 1.75 and knee.under_bracket() == (1, 5)
+    assert summary.bend_text(knee) == "C 1-5"
+    either = Knee("not_resolved", None, None, None, None, 1, 400, SimpleNamespace(flat_fits=True, high=300), (1, 400))
+    assert either.under_bracket() is None and summary.bend_text(either) == "cannot tell (see findings)"

@@ -48,7 +48,7 @@ def markdown(summary: dict, heading: str = "## Summary", note: bool = True, widt
     table = [titles] + [[r.get(k, "") for k in keys] for r in summary["rows"]]
     shown = len(titles) if width is None else markdown_fit(table, width)
     lines = [heading, "", markdown_row(titles[:shown]), "|" + "---|" * shown]
-    lines += [markdown_row(line[:shown]) for line in table[1:]]
+    lines += [markdown_row(within(line[:shown], width)) for line in table[1:]]
     rest = [markdown_rest(titles, line, shown, width or 0) for line in table[1:]] if shown < len(titles) else []
     lines += [""] + [item for items in rest for item in items] if any(rest) else []
     return lines + ([""] + [summary["note"]] if summary["note"] and note else []) + [""]
@@ -56,6 +56,19 @@ def markdown(summary: dict, heading: str = "## Summary", note: bool = True, widt
 
 def markdown_row(cells: list[str]) -> str:
     return "| " + " | ".join(cells) + " |"
+
+
+def within(cells: list[str], width: int | None) -> list[str]:
+    """A row of the two columns every table keeps, its second cell (a workload: a user's long path) cut in the
+    middle with an ellipsis so the row fits `width`; the list under the table gives it whole."""
+    if width is None or len(cells) != 2 or len(markdown_row(cells)) <= width:
+        return cells
+    room = width - len(markdown_row([cells[0], ""]))
+    text = cells[1]
+    if room < 9:
+        return cells
+    head = (room - 1) // 2
+    return [cells[0], text[:head] + "\u2026" + text[len(text) - (room - 1 - head) :]]
 
 
 def markdown_fit(table: list[list[str]], width: int) -> int:
