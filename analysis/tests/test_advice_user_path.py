@@ -139,3 +139,15 @@ def test_the_summary_points_a_war_run_to_advise_sh_without_a_hold(war_run):
 
     note = summary.compute(load_points(load_run(war_run)))["note"]
     assert note == summary.USER_POOL_NOTE and "--hold-ms" not in note and len(note) < 100
+
+
+def test_the_committed_war_reference_gives_its_service_time_from_its_points_alone(tmp_path):
+    """docs/results/your-war keeps points.jsonl, not cells.jsonl: its user path is registered from metadata.json
+    and its service time read from the points, as advise.sh on the reference says in docs/your-server.md."""
+    (reference,) = (Path(__file__).resolve().parents[2] / "docs" / "results" / "your-war" / "runs").iterdir()
+    run = advice.points_run.load_any(reference)
+    hold = advice.measured_hold(run)
+    assert hold["path"] == "/jolokia/read/java.lang:type=Memory/HeapMemoryUsage/used" and 0 < hold["value_ms"] < 5
+    a = advice.advise(run, None, hold_from=hold)
+    assert a["source"]["kind"] == "reference" and a["knee_check"]["knees"]
+    assert all(k["held"].startswith(hold["path"]) for k in a["knee_check"]["knees"])

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from crossbench.figures import points
 
-from .runinfo import AnalysisError, Run, load_run, sort_key
+from .runinfo import AnalysisError, Run, declare_recorded, load_run, sort_key
 
 NOT_SETTINGS = {"figures", "cells", "failed_cells", "disturbed_cells", "n", "failed", "flags", "valid", "headline"}
 
@@ -35,13 +35,14 @@ def load(path: Path) -> Run:
     meta_file = path / "metadata.json"
     metadata = json.loads(meta_file.read_text()) if meta_file.is_file() else {}
     config = metadata.get("config") if isinstance(metadata.get("config"), dict) else {}
+    warnings = declare_recorded(metadata, meta_file)
     cells = [record for point in points.read_jsonl(path / points.POINTS_FILE) for record in records(point, config)]
     cells.sort(key=sort_key)
     return Run(
         path=path,
         metadata=metadata,
         cells=cells,
-        warnings=[f"{path.name}: read from {points.POINTS_FILE} alone (no cells.jsonl)"],
+        warnings=[f"{path.name}: read from {points.POINTS_FILE} alone (no cells.jsonl)", *warnings],
     )
 
 

@@ -187,6 +187,19 @@ class Run:
         return rows
 
 
+def declare_recorded(metadata: dict, metadata_file: Path) -> list[str]:
+    """Registers what a run's records name beyond the built-in servers and endpoints: its declared servers, by name
+    like the built-in ones (their knobs, their labels; their paths need not exist where the run is read), and its
+    user's requests (--path, a workload file), whose ratios the points take against their C=1 service time.
+    Returns the warnings."""
+    endpoints.declare_user(workload.user_endpoints((metadata.get("config") or {}).get("run") or {}))
+    try:
+        known_servers.declare_recorded(metadata.get("config") or {}, str(metadata_file))
+    except DeclarationError as e:
+        return [f"its declared servers unreadable ({e}); their records read without their knobs"]
+    return []
+
+
 def load_run(path: Path) -> Run:
     path = Path(path)
     cells_file = path / "cells.jsonl"
@@ -202,14 +215,7 @@ def load_run(path: Path) -> Run:
             warnings.append(f"metadata.json unreadable ({e}); charts carry no machine line")
     else:
         warnings.append("no metadata.json; charts carry no machine line")
-    # the run's declared servers, registered by name like the built-in ones (its records' knobs, their labels);
-    # their paths need not exist where the run is read
-    # and its user's requests (--path, a workload file), whose ratios the points take against their C=1 service time
-    endpoints.declare_user(workload.user_endpoints((metadata.get("config") or {}).get("run") or {}))
-    try:
-        known_servers.declare_recorded(metadata.get("config") or {}, str(metadata_file))
-    except DeclarationError as e:
-        warnings.append(f"its declared servers unreadable ({e}); their records read without their knobs")
+    warnings += declare_recorded(metadata, metadata_file)
     cells = []
     for number, line in enumerate(cells_file.read_text().splitlines(), 1):
         if not line.strip():
