@@ -11,6 +11,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from crossbench import stats
+from crossbench.figures import service_time
 from crossbench.figures.points import load as load_run_points
 from crossbench.figures.points import point_id
 from crossbench_analysis.charts.kit_pools import beyond_queues, queue_groups, sweep_cells, tomcat_ok
@@ -349,7 +350,9 @@ def measure(run_dir: Path | Run) -> dict:
         "jdk": get(plat[0]["cell"], "jvm.vm_version"),
         "somaxconn": num(run.machine.get("somaxconn")),
         "heap": sorted({str(get(point["cell"], "server_settings.heap")) for point in plat}),
-        "delays_ms": sorted({point["cell"]["delay_ms"] for point in points if not held.is_user(point["cell"])}),
+        "delays_ms": sorted(
+            {point["cell"]["delay_ms"] for point in points if not service_time.is_user_record(point["cell"])}
+        ),
         "service_times": held.service_times(points),
         "max_threads_measured": sorted({pool_size(point["cell"]) for point in plat}),
         "max_concurrency": max(point["cell"]["concurrency"] for point in points),
@@ -359,7 +362,7 @@ def measure(run_dir: Path | Run) -> dict:
         "rss_per_thread": cost_fit(plat, "threads_peak", "rss_peak_mb"),
         "cpu_per_request": (
             held.cpu_per_request(plat)
-            if all(held.is_user(point["cell"]) for point in plat)
+            if all(service_time.is_user_record(point["cell"]) for point in plat)
             else cost_fit(plat, "rps", "cpu_percent")
         ),
         "cpu_per_request_virtual": cost_fit(virt, "rps", "cpu_percent", settings_needed=1) if virt else None,

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import statistics
 
+from crossbench.endpoints import SERVICE_CONCURRENCY
 from crossbench.figures import service_time
-from crossbench.figures.points import fmt_interval
+from crossbench.figures.points import fmt_interval, short
 
 from ..charts.kit_pools import queue_groups, tomcat_ok
 from ..read.runinfo import num
@@ -26,31 +27,27 @@ def user_sweep_cells(cells: list[dict]) -> list[dict]:
     return [c for c in tomcat_ok(cells) if service_time.is_user_record(c) and c.get("group") not in queues]
 
 
-def is_user(cell: dict) -> bool:
-    return service_time.is_user_record(cell)
-
-
 def hold_ms(point: dict) -> float:
     """What a request of the point held its thread for, ms: its delay, or its series' service time (0 where the
     C=1 point that gives it is missing)."""
     cell = point["cell"]
-    if not is_user(cell):
+    if not service_time.is_user_record(cell):
         return num(cell.get("delay_ms")) or 0.0
     return num((point.get("figures") or {}).get(service_time.FIELD, {}).get("value")) or 0.0
 
 
 def label(point: dict) -> str:
     """'100 ms' for a delay; '/orders (service time 1.08 ms)' for a user's path."""
-    if not is_user(point["cell"]):
+    if not service_time.is_user_record(point["cell"]):
         return f"{hold_ms(point):g} ms"
-    return f"{point['cell'].get('endpoint')} (service time {hold_ms(point):.3g} ms)"
+    return f"{point['cell'].get('endpoint')} (service time {short(hold_ms(point))} ms)"
 
 
 def service_times(points: list[dict]) -> list[dict]:
     """Per user path and setting: its C=1 point's service time with its interval over launches."""
     found = []
     for point in points:
-        if is_user(point["cell"]) and point["cell"].get("concurrency") == service_time.SERVICE_CONCURRENCY:
+        if service_time.is_user_record(point["cell"]) and point["cell"].get("concurrency") == SERVICE_CONCURRENCY:
             fig = (point.get("figures") or {}).get(service_time.FIELD)
             if fig and num(fig.get("value")):
                 found.append({"path": point["cell"].get("endpoint"), "setting": setting(point["cell"]), "figure": fig})
@@ -82,7 +79,7 @@ def measured_hold(points: list[dict]) -> dict:
 
 
 def values_ms(times: list[dict], path: str) -> str:
-    return ", ".join(f"{t['figure']['value']:.3g}" for t in times if t["path"] == path)
+    return ", ".join(short(t["figure"]["value"]) for t in times if t["path"] == path)
 
 
 def cpu_per_request(points: list[dict]) -> dict:

@@ -114,8 +114,8 @@ def bend_text(knee: Knee) -> str:
         return f"not up to C={knee.top:g}"
     if knee.status == "below_range":
         return f"at or below C={knee.bottom:g}"
-    if knee.under_bracket():  # every fit bent: under a bound between two measured concurrencies
-        return "C {:g}-{:g}".format(*knee.under_bracket())
+    if under := knee.under_bracket():  # every fit bent: under a bound between two measured concurrencies
+        return f"C {under[0]:g}-{under[1]:g}"
     return "cannot tell (see findings)"
 
 

@@ -318,9 +318,9 @@ def fmt_interval(figure: dict | None, unit: str = "") -> str:
     """A figure as the suite prints it everywhere, in one notation: "2710 [2650, 2770] req/s", the value and its 95 %
     interval's ends, to the place of the nearer end's first significant figure (the second when that is a 1 or a
     2; the farther end's when one end is the value itself, as a knee fitted on a measured concurrency may
-    be): no more digits than the interval supports, but never a positive end rounded to 0. Launches that tie: "229 threads (all 3 launches)". Without an
-    interval, the launch values themselves: "2710 req/s (1 launch)", "2 launches: 2438, 2303 req/s
-    (indicative)"."""
+    be): no more digits than the interval supports, but never a positive end rounded to 0. Launches that tie:
+    "229 threads (all 3 launches)". Without an interval, the launch values themselves: "2710 req/s (1 launch)",
+    "2 launches: 2438, 2303 req/s (indicative)"."""
     if not figure:
         return "n/a"
     suffix = f" {unit}" if unit else ""
