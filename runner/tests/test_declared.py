@@ -12,7 +12,7 @@ import pytest
 
 from crossbench import oskit, paths, servers
 from crossbench.declared_schema import check
-from crossbench.hosts import HostsError, load_hosts
+from crossbench.hosts import load_hosts
 from crossbench.plan import experiment
 from crossbench.plan.experiment_schema import ExperimentError
 from crossbench.run import run_args, serve, server_files
@@ -224,18 +224,15 @@ def test_a_group_that_names_no_endpoint_for_it_gives_it_its_like_servers(tmp_pat
     assert "mine" not in config["group"][0]["endpoint"]
 
 
-def test_a_declared_server_on_a_server_host_is_refused_before_the_run(tmp_path):
+def test_a_declared_server_is_placed_on_a_server_host_and_reads_its_folder_there(tmp_path):
+    """What its host must have is checked over SSH (test_placement.py, test_hosts_run_live.py)."""
     hosts_file = write(tmp_path, '[roles]\nserver = "root@10.0.0.2"\n', "hosts.toml")
     cells = experiment.expand(
         experiment.apply_overrides(experiment.load("quick", (str(EXAMPLE),)), {"servers": ["tornado_declared"]})
     )
     assert cells
-    with pytest.raises(
-        HostsError,
-        match=r"^--hosts: .*tornado_declared.*: a declared server \(tornado_declared\) "
-        "runs on this machine so far",
-    ):
-        refuse_unbuilt(load_hosts(hosts_file), cells)
+    refuse_unbuilt(load_hosts(hosts_file), cells)  # refuses none
+    assert cells[0].plugin.reads(cells[0].settings) == (paths.REPO,)
 
 
 def test_serve_takes_server_files_and_their_servers_knobs_are_its_options(tmp_path, capsys):

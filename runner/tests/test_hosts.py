@@ -175,6 +175,21 @@ def test_the_tether_stops_its_command_on_a_stop_signal(sig):
 
 
 @pytest.mark.spawns  # tether.py
+def test_the_tether_starts_its_command_in_the_folder_given_and_stops_it_with_the_signal_given(tmp_path):
+    """A declared server's working directory and stop signal (SIGINT here): the command writes where it runs,
+    ignores SIGTERM and exits on SIGINT, so a tether that sent SIGTERM would have to kill it (status 128 + 9)."""
+    script = 'pwd > started; trap "exit 7" INT; trap "" TERM; while :; do sleep 0.1; done'
+    argv = tether_argv(
+        HOSTS_PACKAGE.parents[2], ["sh", "-c", script], grace_s=5, cwd=str(tmp_path), stop_signal=signal.SIGINT
+    )
+    tether = subprocess.Popen([sys.executable, *argv[1:]], stdin=subprocess.PIPE)
+    wait_until(lambda: (tmp_path / "started").is_file(), 5, "the command to start in its folder")
+    tether.stdin.close()
+    assert tether.wait(timeout=4) == 7
+    assert (tmp_path / "started").read_text().strip() == str(tmp_path)
+
+
+@pytest.mark.spawns  # tether.py
 def test_the_tether_stops_its_command_when_stdin_falls_silent():
     tether = subprocess.Popen(
         [sys.executable, str(TETHER), "--heartbeat-s", "0.5", "--", "sleep", "300"], stdin=subprocess.PIPE

@@ -16,6 +16,7 @@ import subprocess
 
 import psutil
 import pytest
+from live_servers import build_missing_reason
 from netns_hosts import lab_or_skip
 from testkit import descendants, measure_samples, options, records, seed003_quick_holding, wait_until
 
@@ -24,6 +25,7 @@ from crossbench import paths
 pytestmark = pytest.mark.live
 shares_cores = pytest.mark.shares_cores
 
+EXAMPLE = paths.REPO / "examples" / "tornado-declared.toml"
 CELL = [
     "--experiment",
     "quick",
@@ -426,3 +428,67 @@ def test_seed003s_connections_held_from_a_load_host_on_a_server_of_its_own(tmp_p
     assert cell["server_established_peak"] == 500  # the census, taken on the server's host
     assert cell["rss_per_connection_kb"] and cell["rss_per_connection_kb"] > 1, cell
     assert (out / "cells" / cell["cell_id"] / "holder.csv").is_file()  # came back from the load host
+
+
+@shares_cores
+def test_your_own_servers_run_on_a_server_host_and_one_the_host_lacks_is_refused(tmp_path):
+    """At the least load, one cell each that ends ok on the server host, nothing left there:
+    - the repository's Tornado declared as data (examples/tornado-declared.toml: a command relative to its working
+      directory, found only if it starts there) with SIGINT as its stop signal;
+    - a WAR given with --war (this suite's own, built by mvn package, deployed as a user's at /mine), its path
+      checked before load from here, as a run on one host checks it.
+    Then the declared server on a host whose copy of this checkout is elsewhere and empty: refused before any
+    cell, naming the folder."""
+    if build_missing_reason():
+        pytest.skip(build_missing_reason())
+    declared = EXAMPLE.read_text().replace('workdir = ".."', f"workdir = {json.dumps(str(paths.REPO))}")
+    declared = declared.replace('signal = "TERM"', 'signal = "INT"')
+    assert 'signal = "INT"' in declared and str(paths.REPO) in declared
+    server_file = tmp_path / "declared.toml"
+    server_file.write_text(declared)
+    least = ("--duration", "1s", "--warmup", "0")
+    chosen = ("--server-file", str(server_file), "--servers", "tornado_declared", *least)
+    war = ("--war", str(paths.SERVLET_TARGET / "crossbench.war"), "--context", "/mine", "--path", "/mine/hello")
+    with lab_or_skip(["server"]) as lab:
+        hosts = ("--hosts", str(lab.hosts_file({"server": "server"})))
+        declared_run = run_all(tmp_path / "declared", *chosen, *hosts)
+        assert declared_run.returncode == 0, declared_run.stderr[-2000:]
+        assert not busy(lab.hosts["server"].namespace), "left running on the server host"
+        war_run = subprocess.run(
+            [
+                str(paths.RUNNER / "run_all.sh"),
+                *war,
+                "--quick",
+                "--concurrency",
+                "1",
+                "--max-threads",
+                "4",
+                "--repetitions",
+                "1",
+                *least,
+                "--no-analysis",
+                "--out",
+                str(tmp_path / "war"),
+                *hosts,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+        assert war_run.returncode == 0, war_run.stderr[-2000:]
+        assert not busy(lab.hosts["server"].namespace), "left running on the server host"
+        elsewhere = tmp_path / "elsewhere"  # the host's project_dir: never set up
+        refused = run_all(
+            tmp_path / "refused",
+            *chosen,
+            "--hosts",
+            str(lab.hosts_file({"server": "server"}, {"server": str(elsewhere)})),
+        )
+    server_url = f"http://{lab.hosts['server'].address}:"
+    for out, server in ((tmp_path / "declared", "tornado_declared"), (tmp_path / "war", "tomcat")):
+        (record,) = map(json.loads, (out / "cells.jsonl").read_text().splitlines())  # a declared one's contract:
+        assert record["status"] == "ok" and record["server"] == server, record.get("error")  # test_declared_live
+        assert any(word.startswith(server_url) for word in record["loadgen_command"]), record["loadgen_command"]
+        assert record["samples"] >= 2 and record["threads_peak"] >= 1, record  # sampled on its host
+    assert refused.returncode != 0 and "lacks what the server reads here" in refused.stderr, refused.stderr[-2000:]
+    assert str(elsewhere) in refused.stderr and not (tmp_path / "refused" / "cells.jsonl").exists()

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from crossbench import paths, servers
 from crossbench.database.stack import needs_database
 from crossbench.drivers import DRIVERS
 from crossbench.hosts import HostsError, load_hosts
@@ -13,6 +16,9 @@ from crossbench.hosts.hostsfile import ROLES
 from crossbench.loadgen.spread import MERGERS, shares
 from crossbench.plan.experiment import apply_overrides, expand, load
 from crossbench.run import open_placement as placement
+from crossbench.servers import python_app
+from crossbench.servers.gunicorn import PLUGIN as GUNICORN
+from crossbench.servers.tomcat import PLUGIN as TOMCAT
 
 
 def hosts(tmp_path, roles: str):
@@ -132,3 +138,58 @@ def test_nginx_is_given_absolute_paths_from_a_relative_run_directory(tmp_path, m
     prefix, error_log = spec.argv[spec.argv.index("-p") + 1], spec.argv[spec.argv.index("-e") + 1]
     assert prefix == str(tmp_path / "results/x/cells/c1/server/nginx-8081")
     assert error_log.startswith(prefix + "/") and spec.argv[spec.argv.index("-c") + 1].startswith(prefix + "/")
+
+
+class HereAsHost:
+    """A server host whose files are this machine's: what it is asked to run runs here."""
+
+    def __init__(self, host):
+        self.host = host
+
+    def run(self, argv, timeout_s):
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
+
+
+def server_host(tmp_path, project_dir: Path):
+    path = tmp_path / "hosts.toml"
+    path.write_text(f'[roles]\nserver = "root@10.0.0.2"\n[project_dir]\n"root@10.0.0.2" = "{project_dir}"\n')
+    found = load_hosts(path)
+    return found, {found.server: HereAsHost(found.server)}
+
+
+def reading(*paths: Path) -> SimpleNamespace:
+    """A cell whose server reads `paths` here."""
+    return SimpleNamespace(server="mine", settings={}, plugin=SimpleNamespace(reads=lambda settings: paths))
+
+
+@pytest.mark.spawns  # sh, standing for the host's
+def test_what_the_server_reads_must_be_on_its_host_at_the_same_path_or_in_its_copy_of_the_checkout(tmp_path):
+    theirs = tmp_path / "theirs.war"
+    theirs.write_bytes(b"PK")
+    copy = tmp_path / "copy"
+    (copy / "examples").mkdir(parents=True)
+    found, connections = server_host(tmp_path, copy)
+    placement.refuse_missing_reads(found, connections, [reading(theirs, paths.REPO / "examples")])  # both there
+    gone = tmp_path / "gone.war"
+    with pytest.raises(HostsError) as refused:
+        placement.refuse_missing_reads(found, connections, [reading(theirs, gone, paths.REPO / "tornado-app")])
+    said = str(refused.value)
+    assert said.startswith("--hosts: the server's host root@10.0.0.2 lacks what the server reads here: ")
+    assert f"{gone}, {copy / 'tornado-app'} (this checkout's {paths.REPO / 'tornado-app'})" in said
+    assert "./runner/hosts.sh setup copies this checkout there" in said and "rsync -aR PATH root@10.0.0.2:/" in said
+    assert str(theirs) not in said
+
+
+def test_a_server_s_plugin_says_what_it_reads_here(tmp_path):
+    war = tmp_path / "shop.war"
+    war.write_bytes(b"PK")
+    assert TOMCAT.reads(TOMCAT.settings({"war": str(war)}))[-1] == war
+    assert TOMCAT.reads(TOMCAT.settings({}))[0].is_dir()  # its JDK
+    assert GUNICORN.reads(GUNICORN.settings({})) == ()  # the project's own environment: in this checkout
+    app = GUNICORN.settings({"app": "wsgi_app:app", "app_dir": str(tmp_path)})
+    assert GUNICORN.reads(app) == (tmp_path, python_app.environment(app).path)
+    (declared,) = servers.declared.plugins(
+        {"mine": {"command": ["/bin/sh", "-c", "{port}"], "workdir": str(tmp_path), "endpoints": ["/hello"]}},
+        "test",
+    ).values()
+    assert declared.reads({}) == (tmp_path, Path("/bin/sh"))

@@ -55,6 +55,11 @@ class Host:
         inside = here.is_relative_to(paths.REPO)
         return self.project_dir / here.relative_to(paths.REPO) if inside else self.project_dir / ".venv/bin/python"
 
+    def there(self, here: Path) -> Path:
+        """A path of this machine as the host has it: in its copy of this checkout for what is in this one, the
+        same path otherwise."""
+        return self.project_dir / here.relative_to(paths.REPO) if here.is_relative_to(paths.REPO) else here
+
     def module_argv(self, module: str, *args: str) -> list[str]:
         """The command line that runs one of the runner's modules on the host, with its checkout's Python."""
         return ["env", f"PYTHONPATH={self.project_dir / 'runner'}", str(self.python), "-m", module, *args]

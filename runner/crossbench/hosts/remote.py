@@ -86,7 +86,7 @@ class RemoteHost:
             raise SshError(f"{self.label}: cannot pin process {pid} to cores {cpus}: {done.stderr.strip()}")
 
     def stop_server(self, process: TetheredServer, grace_s: float, first_signal: int = signal.SIGTERM) -> int | None:
-        """Through the tether, which sends SIGTERM whatever the server declares (first_signal is this machine's)."""
+        """Through the tether, which was given the server's stop signal and grace when it started it."""
         return process.stop(grace_s)
 
     def tree(self, pid: int) -> list:
@@ -267,7 +267,13 @@ class TetheredServer:
             self.spec.log_path.parent.mkdir(parents=True, exist_ok=True)
             self.log = open(self.spec.log_path, "ab")
             self.client = self.host.ssh.start_tethered(
-                argv, pid_file=f"{self.scratch.remote}/{PID_FILE}", stdout=self.log, stderr=subprocess.STDOUT
+                argv,
+                grace_s=self.spec.stop_grace_s,
+                pid_file=f"{self.scratch.remote}/{PID_FILE}",
+                cwd=self.scratch.translated([str(self.spec.workdir)])[0] if self.spec.workdir else None,
+                stop_signal=self.spec.stop_signal,
+                stdout=self.log,
+                stderr=subprocess.STDOUT,
             )
             self.pid = self.wait_for_pid()
         except BaseException:
@@ -293,7 +299,7 @@ class TetheredServer:
         return self.client.returncode
 
     def stop(self, grace_s: float = 15.0) -> int | None:
-        """Through the tether (SIGTERM, grace, SIGKILL there), then what it wrote comes back into the cell."""
+        """Through the tether (its stop signal, grace, SIGKILL there), then what it wrote comes back into the cell."""
         if self.client is None:
             return None
         returncode = stop_tethered(self.client, grace_s)

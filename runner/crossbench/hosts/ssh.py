@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import shlex
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -164,15 +165,26 @@ class SshHost:
         start_at: float | None = None,
         report: str | None = None,
         pid_file: str | None = None,
+        cwd: str | None = None,
+        stop_signal: int = signal.SIGTERM,
         **popen_kwargs,
     ) -> subprocess.Popen:
         """`argv` on the host under the tether, its stdin a pipe we hold: closing it (`stop_tethered`) stops the
         command gracefully; killing the local ssh, or losing the connection, stops it too (after `heartbeat_s` of
         silence: a thread writes a byte every second; 0 = no heartbeat). `start_at` (the host's epoch) delays
         the command's start; `report` names a file on the host for its status, CPU seconds and run time;
-        `pid_file` one for the command's process id."""
+        `pid_file` one for the command's process id; `cwd` its working directory there, `stop_signal` what asks
+        it to stop."""
         remote = tether.tether_argv(
-            self.host.project_dir, argv, grace_s, heartbeat_s, start_at=start_at, report=report, pid_file=pid_file
+            self.host.project_dir,
+            argv,
+            grace_s,
+            heartbeat_s,
+            start_at=start_at,
+            report=report,
+            pid_file=pid_file,
+            cwd=cwd,
+            stop_signal=stop_signal,
         )
         proc = self.popen(remote, stdin=subprocess.PIPE, **popen_kwargs)
         if heartbeat_s:

@@ -1,6 +1,7 @@
 """The remote side of every role process: runs a command and makes it die with the SSH session that started it.
 
-    python3 runner/crossbench/hosts/tether.py [--grace-s 5] [--heartbeat-s 5] -- command args...
+    python3 runner/crossbench/hosts/tether.py [--grace-s 5] [--heartbeat-s 5] [--cwd DIR] [--stop-signal INT] \
+        -- command args...
     (stdin: a pipe the caller holds open; from /dev/null the command is stopped at once)
 
 The command runs in a process group of its own, stdin from /dev/null, stdout and stderr ours. The tether returns
@@ -9,8 +10,9 @@ closed its pipe, was killed, or the connection was closed), SIGTERM / SIGHUP / S
 connection process) dies (PR_SET_PDEATHSIG), or, with --heartbeat-s, stdin stays silent that long. The heartbeat
 is for a connection that is lost without being closed (a network partition, the runner's machine gone): sshd
 notices nothing then (no ClientAliveInterval by default) and our stdin never ends; the local side writes a byte
-every second (`SshHost.start_tethered`). Then: SIGTERM to the command's group, up to --grace-s for it to exit,
-SIGKILL to the group, reap. A process that leaves the group (setsid, a daemon) is beyond the tether's reach.
+every second (`SshHost.start_tethered`). Then: SIGTERM (or the --stop-signal a declared server asks for) to the
+command's group, up to --grace-s for it to exit, SIGKILL to the group, reap. A process that leaves the group
+(setsid, a daemon) is beyond the tether's reach.
 
 Runs with any python3 3.9+ on Linux 5.3+ (pidfd), standard library only: a host needs no virtual environment."""
 
@@ -45,6 +47,8 @@ def tether_argv(
     start_at: float | None = None,
     report: str | None = None,
     pid_file: str | None = None,
+    cwd: str | None = None,
+    stop_signal: int = signal.SIGTERM,
 ) -> list[str]:
     """The remote command line that runs `argv` under the tether of the checkout at `project_dir`."""
     script = Path(project_dir) / "runner" / "crossbench" / "hosts" / "tether.py"
@@ -52,7 +56,10 @@ def tether_argv(
     start = ["--start-at", f"{start_at:.6f}"] if start_at else []
     reporting = ["--report", report] if report else []
     pid = ["--pid-file", pid_file] if pid_file else []
-    return [python, str(script), "--grace-s", f"{grace_s:g}", *heartbeat, *start, *reporting, *pid, "--", *argv]
+    where = ["--cwd", cwd] if cwd else []
+    stop = ["--stop-signal", str(int(stop_signal))] if stop_signal != signal.SIGTERM else []
+    options = [*heartbeat, *start, *reporting, *pid, *where, *stop]
+    return [python, str(script), "--grace-s", f"{grace_s:g}", *options, "--", *argv]
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -72,6 +79,13 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--start-at", type=float, help="start the command at this epoch (this host's clock)")
     parser.add_argument("--report", help="write {status, cpu_s, wall_s} of the command here as JSON when it ends")
     parser.add_argument("--pid-file", help="write the command's process id here once it runs")
+    parser.add_argument("--cwd", help="the command's working directory (default: ours)")
+    parser.add_argument(
+        "--stop-signal",
+        type=int,
+        default=int(signal.SIGTERM),
+        help="the signal that asks the command's group to stop (default %(default)s, SIGTERM)",
+    )
     if "--" not in argv:
         parser.error("the command goes after --")
     split = argv.index("--")
@@ -124,11 +138,11 @@ def signal_group(pgid: int, sig: int) -> None:
         pass
 
 
-def stop(child: subprocess.Popen, child_fd: int, grace_s: float) -> int:
-    """SIGTERM, grace, SIGKILL to the command's group. The leader is reaped last: until then the group id is ours
-    and cannot name a stranger's group. Also run when the command exited by itself, for what it left behind."""
+def stop(child: subprocess.Popen, child_fd: int, grace_s: float, stop_signal: int = signal.SIGTERM) -> int:
+    """stop_signal, grace, SIGKILL to the command's group. The leader is reaped last: until then the group id is
+    ours and cannot name a stranger's group. Also run when the command exited by itself, for what it left behind."""
     if not select.select([child_fd], [], [], 0)[0]:
-        signal_group(child.pid, signal.SIGTERM)
+        signal_group(child.pid, stop_signal)
         select.select([child_fd], [], [], grace_s)
     signal_group(child.pid, signal.SIGKILL)
     return child.wait()
@@ -171,7 +185,7 @@ def main(argv: list[str]) -> int:
         return 128 + signal.SIGTERM
     started, started_epoch = time.monotonic(), time.time()
     try:
-        child = subprocess.Popen(options.command, stdin=subprocess.DEVNULL, start_new_session=True)
+        child = subprocess.Popen(options.command, stdin=subprocess.DEVNULL, start_new_session=True, cwd=options.cwd)
     except OSError as e:
         print(f"tether: cannot start {options.command[0]}: {e}", file=sys.stderr)
         return 127
@@ -179,7 +193,7 @@ def main(argv: list[str]) -> int:
     if options.pid_file:
         Path(options.pid_file).write_text(f"{child.pid}\n")
     wait_for_end(child_fd, signal_fd, options.heartbeat_s)
-    status = exit_status(stop(child, child_fd, options.grace_s))
+    status = exit_status(stop(child, child_fd, options.grace_s, options.stop_signal))
     if options.report:
         write_report(options.report, status, started_epoch, time.monotonic() - started)
     return status

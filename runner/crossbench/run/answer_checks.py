@@ -38,9 +38,13 @@ def check_answers(cells: list[CellPlan], placement) -> None:
     host = placement.server_host
     with tempfile.TemporaryDirectory(prefix="crossbench-answers-") as work:
         for server, (cell, paths) in user_cells(cells).items():
-            spec = cell.plugin.spec(cell.settings, host.free_port(), Path(work), cell.server_cpus)
+            folder = Path(work) / server  # on a host of its own, copied there as a cell's folder is
+            folder.mkdir()
+            spec = cell.plugin.spec(
+                cell.settings, host.free_port(), folder, cell.server_cpus, folder, address=host.address
+            )
             try:
-                with cell.plugin.running(spec, host) as running:
+                with cell.plugin.running(spec, host, folder) as running:
                     refuse_undeployed(cell, spec.log_path)
                     for request in paths:
                         if isinstance(request, dict):

@@ -4,9 +4,11 @@ roles on hosts of their own, reached over one SSH master each (crossbench.hosts)
 
 Every role can have a host of its own: load generators (wrk, oha, k6 and ab, on one or several load hosts, merged
 exactly), the server (with PgBouncer beside it on its host), nginx in front of it, and the database, each sampled
-beside itself. What runs here listens on this machine's address that faces the hosts that must reach it. Not
-placed yet (refused before the run starts): seed 003's held connections from several load hosts (one client
-holds them), a declared server on a server host (its working directory is a path on this machine)."""
+beside itself. What runs here listens on this machine's address that faces the hosts that must reach it. A server
+on a host of its own reads there what it reads here (a user's WAR, app folder or working directory, a Python
+environment of its own): at the same path, or in the host's copy of this checkout, checked before the first cell.
+Not placed yet (refused before the run starts): seed 003's held connections from several load hosts (one client
+holds them)."""
 
 from __future__ import annotations
 
@@ -20,7 +22,10 @@ from crossbench.hosts import HostsError, check_hosts, load_hosts, open_masters
 from crossbench.hosts.placement import Placement, place
 from crossbench.loadgen import get as get_adapter
 from crossbench.loadgen.spread import MERGERS
-from crossbench.servers.declared import DeclaredPlugin
+
+# prints each of its arguments that does not exist, one a line
+MISSING = 'for p in "$@"; do [ -e "$p" ] || printf "%s\\n" "$p"; done'
+LOOKUP_LIMIT_S = 15.0
 
 
 def refuse_unbuilt(hosts, cells) -> None:
@@ -42,16 +47,35 @@ def refuse_unbuilt(hosts, cells) -> None:
             raise HostsError(
                 f"--hosts: {cell.cell_id}: a server on its own host runs {', '.join(remote_kinds)} cells so far"
             )
-        if hosts.server and isinstance(cell.plugin, DeclaredPlugin):
-            raise HostsError(
-                f"--hosts: {cell.cell_id}: a declared server ({cell.server}) runs on this machine so "
-                "far (its working directory is a path here)"
-            )
         if hosts.server and needs_database(cell) and not hosts.db:
             raise HostsError(
                 f"--hosts: {cell.cell_id}: a server on its own host cannot reach a database on this "
                 "machine's loopback: give the db role a host too"
             )
+
+
+def refuse_missing_reads(hosts, connections, cells) -> None:
+    """What the server reads here (ServerPlugin.reads) that its host does not have, named before anything
+    starts, with the way to give it: this checkout's by ./runner/hosts.sh setup, the rest at the same paths."""
+    if not hosts.server:
+        return
+    variants = {(cell.server, repr(cell.settings)): cell for cell in cells}.values()
+    here = {path for cell in variants for path in cell.plugin.reads(cell.settings)}
+    there = {str(hosts.server.there(path)): path for path in sorted(here)}
+    if not there:
+        return
+    ssh = connections[hosts.server]
+    done = ssh.run(["sh", "-c", MISSING, "sh", *there], timeout_s=LOOKUP_LIMIT_S)
+    if done.returncode != 0:
+        raise HostsError(f"--hosts: cannot look for the server's files on {ssh.host.label}: {done.stderr.strip()}")
+    missing = done.stdout.splitlines()
+    if missing:
+        named = [path if str(there[path]) == path else f"{path} (this checkout's {there[path]})" for path in missing]
+        raise HostsError(
+            f"--hosts: the server's host {ssh.host.label} lacks what the server reads here: {', '.join(named)}. "
+            "./runner/hosts.sh setup copies this checkout there; put the rest at the same paths "
+            f"(rsync -aR PATH {ssh.host.destination}:/)"
+        )
 
 
 def server_tools(hosts, cells) -> list[str]:
@@ -80,6 +104,7 @@ def open_placement(hosts_file: Path | None, cells, window_s: float, stack: ExitS
     hosts = load_hosts(hosts_file)
     refuse_unbuilt(hosts, cells)
     connections = open_masters(hosts, stack)
+    refuse_missing_reads(hosts, connections, cells)
     tools = {
         "loadgen": sorted({loadgen_binary(load_tool(c)) for c in cells if not DRIVERS[c.kind].one_load_host}),
         "server": server_tools(hosts, cells),

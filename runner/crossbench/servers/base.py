@@ -196,6 +196,13 @@ class ServerPlugin:
         machine cannot give."""
         return None
 
+    def reads(self, settings: dict) -> tuple[Path, ...]:
+        """What its server reads on this machine outside its cell's folder: a server on a host of its own
+        (--hosts) finds each there at the same path, or in the host's copy of this checkout for what is in this
+        one (run/open_placement.py checks it before the first cell). Its own Python environment, if it has one."""
+        env = self.python_env(settings)
+        return (env.path,) if env else ()
+
     def prime(self, settings: dict, work_dir: Path, cpus: tuple[int, ...], host) -> str | None:
         """Before the first measured launch: what a server makes on its first start and keeps (a cache), made
         by one unmeasured start on `host` (crossbench.hosts) so that every measured launch starts alike. Returns

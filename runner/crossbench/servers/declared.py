@@ -100,6 +100,14 @@ class DeclaredPlugin(ServerPlugin):
             return DeclaredJvmProbe(pid, cell_dir, host, self.declaration["pool"])
         return super().probe(pid, cell_dir, host)
 
+    def reads(self, settings: dict) -> tuple[Path, ...]:
+        """Its working directory, and the absolute paths its command and environment name outside it (a
+        catalina.sh elsewhere); what they name relative to it comes with it."""
+        workdir = Path(self.declaration["workdir"])
+        words = [*self.declaration["command"], *self.declaration["env"].values()]
+        named = [Path(w) for w in words if w.startswith("/") and "{" not in w and Path(w).exists()]
+        return (workdir, *(p for p in named if not p.is_relative_to(workdir)))
+
     def spec(self, settings, port, work_dir, cpus=(), cell_dir=None, db_url=None, address=HOST) -> ServerSpec:
         values = {**settings, "port": port, "host": address, "python": sys.executable}
         argv = [render(word, values) for word in self.declaration["command"]]

@@ -224,6 +224,11 @@ class PythonServer(ServerPlugin):
     def python_env(self, settings: dict) -> PythonEnv | None:
         return environment(settings)
 
+    def reads(self, settings: dict) -> tuple[Path, ...]:
+        """A user's app folder beside its environment."""
+        app_dir = (Path(settings["app_dir"]).resolve(),) if python_app.given(settings) else ()
+        return app_dir + super().reads(settings)
+
     def modules(self) -> tuple[str, ...]:
         """The modules its server imports that the interpreter's facts are read after (its tools)."""
         return tuple(t.what.removeprefix("python:") for t in self.tools if t.what.startswith("python:"))

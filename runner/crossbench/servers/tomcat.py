@@ -206,6 +206,11 @@ class TomcatPlugin(ServerPlugin):
             ready_any_answer=bool(config.war),
         )
 
+    def reads(self, settings: dict) -> tuple[Path, ...]:
+        """Its JDK, and a user's WAR."""
+        war = (Path(settings["war"]).resolve(),) if settings["war"] else ()
+        return (settings_jdk(settings).home, *war)
+
     def deploy_problem(self, settings: dict, log_path: Path) -> str | None:
         """A user's WAR that did not deploy: Tomcat still starts and answers 404, so its logs say it. The first
         SEVERE line of the container's log (localhost.*.log: the cause, a listener class missing, a web.xml it
