@@ -23,6 +23,13 @@ RATIO_WORDS = {
     "latency_ratio": "latency ratio (mean latency / delay)",
     "efficiency_ratio": "efficiency ratio ((C / rps) / delay)",
 }
+SERVICE_TIME_WORDS = "its service time at C=1"  # what a user path's ratios divide by in place of the delay
+
+
+def ratio_words(ratio: str, point: dict) -> str:
+    """A ratio's words for a point: against its delay, or for a user path its service time."""
+    words = RATIO_WORDS[ratio]
+    return words.replace("delay", SERVICE_TIME_WORDS) if service_time.is_user_record(point) else words
 
 
 @dataclass

@@ -17,7 +17,6 @@ from crossbench_analysis.read.runinfo import by_default_driver, num
 from crossbench_analysis.read.setting import setting_order
 
 from .finding import (
-    RATIO_WORDS,
     THRESHOLD,
     Finding,
     all_flagged,
@@ -26,6 +25,7 @@ from .finding import (
     figure,
     figure_of,
     left_note,
+    ratio_words,
     sig,
     split,
     sweep_name,
@@ -112,7 +112,7 @@ def bends(family: str, points: list[dict], chart: str = "efficiency") -> list[Fi
                 cells=cells_of(good),
                 left_out=left,
                 leads=True,
-                detail=fit_detail(knee, RATIO_WORDS[ratio])
+                detail=fit_detail(knee, ratio_words(ratio, point))
                 + offset_detail(measured)
                 + (seed_ratio_note(point, ratio) if knee.status in ("fitted", "bracket") else ""),
             ),

@@ -14,7 +14,7 @@ from crossbench.figures.points import fmt_interval
 from crossbench_analysis.charts.kit_pools import sweep_cells
 from crossbench_analysis.judge.knees import predicted_knee
 from crossbench_analysis.read.runinfo import num, offered_rate
-from crossbench_analysis.read.setting import pool_size, sweeps_pool
+from crossbench_analysis.read.setting import pool_size, sweeps_pool, workers_at_once
 
 from .finding import (
     Finding,
@@ -42,7 +42,7 @@ SATURATED_PCT = 90.0  # the runner's loadgen_saturated threshold (runner/crossbe
 def why_ratio(point: dict) -> str:
     """Why a point past the knee waits: 'the pool serves 200 at once, so C / 200 = 5.0 rounds of the delay'. A
     user's path has a pool but no predicted knee (its service time may be CPU, which the pool does not cap): its
-    pool is said with the rounds it alone would make."""
+    pool (or what gunicorn's WSGI workers serve at once) is said with the rounds it alone would make."""
     record = point["records"][0]
     c, limit = num(point.get("concurrency")) or 0, num(predicted_knee(record))
     if limit and c > limit:
@@ -52,6 +52,14 @@ def why_ratio(point: dict) -> str:
         return f"C is within the pool of {pool:g}, so the pool is not what holds it back"
     if pool:
         return f"past its pool of {pool:g}, which alone would make C / {pool:g} = {sig(c / pool, 2)} rounds"
+    workers = workers_at_once(record)
+    if workers and c <= workers:
+        return f"C is within the {workers:g} its workers serve at once, so they are not what holds it back"
+    if workers:
+        return (
+            f"past the {workers:g} its workers serve at once, which alone would make C / {workers:g} = "
+            f"{sig(c / workers, 2)} rounds"
+        )
     return "nothing caps how many are served at once (no pool)"
 
 

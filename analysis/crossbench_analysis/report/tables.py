@@ -63,12 +63,16 @@ def within(cells: list[str], width: int | None) -> list[str]:
     middle with an ellipsis so the row fits `width`; the list under the table gives it whole."""
     if width is None or len(cells) != 2 or len(markdown_row(cells)) <= width:
         return cells
-    room = width - len(markdown_row([cells[0], ""]))
-    text = cells[1]
-    if room < 9:
-        return cells
+    return [cells[0], cut_middle(cells[1], width - len(markdown_row([cells[0], ""])))]
+
+
+def cut_middle(text: str, room: int) -> str:
+    """`text` within `room` characters, its middle replaced by an ellipsis; whole when it fits or the room is too
+    small to leave both ends readable."""
+    if len(text) <= room or room < 9:
+        return text
     head = (room - 1) // 2
-    return [cells[0], text[:head] + "\u2026" + text[len(text) - (room - 1 - head) :]]
+    return text[:head] + "\u2026" + text[len(text) - (room - 1 - head) :]
 
 
 def markdown_fit(table: list[list[str]], width: int) -> int:
@@ -101,11 +105,15 @@ def plain(summary: dict, width: int = WIDTH) -> list[str]:
     titles, keys = columns(summary)
     table = [titles] + [[r.get(k, "") for k in keys] for r in summary["rows"]]
     shown = side_by_side(table, width - len(INDENT))
+    room = width - len(INDENT) - 2 - max(len(line[0]) for line in table)  # a user's long path: cut, said below
     widths = [max(len(line[i]) for line in table) for i in range(shown)]
+    widths[1] = min(widths[1], max(room, len(titles[1])))
     out = ["summary:", INDENT + "  ".join(t.ljust(w) for t, w in zip(titles, widths)).rstrip()]
     for line in table[1:]:
-        out.append(INDENT + "  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip())
-        rest = [f"{t}: {cell}" for t, cell in zip(titles[shown:], line[shown:]) if cell not in ("", "n/a")]
+        row = [line[0], cut_middle(line[1], widths[1]), *line[2:shown]]
+        out.append(INDENT + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+        whole = [f"{titles[1]}: {line[1]}"] if row[1] != line[1] else []
+        rest = whole + [f"{t}: {cell}" for t, cell in zip(titles[shown:], line[shown:]) if cell not in ("", "n/a")]
         out += wrapped("; ".join(rest), width, INDENT * 3)
     notes = ([KEY] if keys == list(KEYS) else []) + ([summary["note"]] if summary.get("note") else [])
     return out + [line for note in notes for line in wrapped(note, width, INDENT)]
