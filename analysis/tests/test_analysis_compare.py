@@ -280,6 +280,11 @@ def test_aa_study_counts_false_alarms_and_finds_a_planted_change(tmp_path):
     assert sum(k["planted"]["slower"] for k in kinds.values()) == result["planted"]["slower"]
     assert kinds["delayed"]["aa"]["cannot_tell"] == tied
     assert "same (" in aa.text(result) and "delayed points: A/A" in aa.text(result)
+    # where the plant was not found, what compare said and on whose points: tornado's tied ratio, every pair
+    delayed = kinds["delayed"]
+    assert delayed["planted"]["missed"] == {"cannot tell": tied}
+    assert {name: s["slower"] for name, s in delayed["by_server"].items()} == {"tomcat": 3 * 3, "tornado": 0}
+    assert f"not found: {tied} cannot tell (tomcat 9 of 9, tornado 0 of 9 found)" in aa.text(result)
     # held out: spreads measured on other runs, here a run-to-run spread of the static points' throughput far wider
     # than the planted change, which then cannot be told from the drift between runs
     wide = aa.study(runs, plant=0.30, spreads={"runs": 4, "run_sd": {"static": {"rps": 1.0}}})

@@ -191,7 +191,8 @@ def test_another_days_runs_are_said_apart_with_the_first_days_spreads_judging_th
         },
         "delayed": {
             "aa": {"changed": 2, "points": 60, "interval": [0.004058, 0.114825]},
-            "planted": {"slower": 57, "points": 60},
+            "planted": {"slower": 57, "points": 60, "missed": {"inconclusive": 2, "cannot tell": 1}},
+            "by_server": {"tomcat": {"slower": 30, "points": 30}, "tornado": {"slower": 27, "points": 30}},
         },
     }
     across = {"runs": ["a", "b", "c", "d", "e"], "pairs": 10, "plant": 0.1, "margin": 0.05, "by_kind": by_kind}
@@ -202,8 +203,8 @@ def test_another_days_runs_are_said_apart_with_the_first_days_spreads_judging_th
     # delayed first; each A/A rate with its binomial interval (2 of 60: 0.406 % to 11.5 %)
     assert (
         "these 5 runs' 10 pairs, margin 5 %: delayed points: A/A 2 of 60 headline comparisons called a change "
-        "(95 % interval 0.406 % to 11.5 %), a planted 10 % slowdown found in 57 of 60; static points: A/A 0 of 40"
-        in judged
+        "(95 % interval 0.406 % to 11.5 %), a planted 10 % slowdown found in 57 of 60 (tomcat 30 of 30, tornado "
+        "27 of 30; the rest 2 inconclusive and 1 cannot tell); static points: A/A 0 of 40" in judged
     )
     assert day not in reference_sets.experiment_sets(tmp_path)
 

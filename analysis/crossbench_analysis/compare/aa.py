@@ -62,13 +62,16 @@ def planted_copy(run_dir: Path, into: Path, plant: float) -> Path:
 def verdict_counts(
     run_a: Path, run_b: Path, run_sd: float | None, margin: float, spreads: dict | None = None
 ) -> dict[str, dict[str, int]]:
-    """The headline verdicts of a compare of two runs, counted per kind of point (static, delayed) and in all."""
+    """The headline verdicts of a compare of two runs, counted per kind of point (static, delayed), in all, and per
+    kind and server ("delayed tornado")."""
     comparison = compare.compare_runs(load_run(run_a), load_run(run_b), run_sd=run_sd, margin=margin, spreads=spreads)
-    kinds = {p["point_id"]: compare_stats.kind_of(p) for p in point_data.load(Path(run_a))}
+    points = {p["point_id"]: p for p in point_data.load(Path(run_a))}
     counts: dict[str, dict[str, int]] = {}
     for row in comparison.rows:
-        for kind in ("all", kinds.get(row.point_id, compare_stats.STATIC)):
-            tally = counts.setdefault(kind, {})
+        point = points.get(row.point_id, {})
+        kind = compare_stats.kind_of(point) if point else compare_stats.STATIC
+        for key in ("all", kind, f"{kind} {point.get('server')}"):
+            tally = counts.setdefault(key, {})
             tally[row.verdict.word] = tally.get(row.verdict.word, 0) + 1
     return counts
 
@@ -98,18 +101,27 @@ def study(
                 tally["cannot_tell"] += counts.get(compare_stats.CANNOT_TELL, 0)
             planted_b = planted_copy(b, Path(scratch) / f"planted-{i}", plant)
             for kind, counts in verdict_counts(a, planted_b, run_sd, margin, spreads).items():
-                tally = found.setdefault(kind, {"points": 0, "slower": 0})
+                tally = found.setdefault(kind, {"points": 0, "slower": 0, "missed": {}})
                 tally["points"] += sum(counts.values())
                 tally["slower"] += counts.get(compare_stats.SLOWER, 0)
+                for word, n in counts.items():  # what compare said where it did not find the plant
+                    if word != compare_stats.SLOWER:
+                        tally["missed"][word] = tally["missed"].get(word, 0) + n
     table = (
         compare_stats.observed_table(spreads)
         if spreads
         else compare_stats.run_sds(run_sd, compare.machines_of(*map(load_run, runs)))
     )
     by_kind = {
-        kind: {"aa": rates(aa[kind]), "planted": power(found.get(kind, {"points": 0, "slower": 0}))}
+        kind: {
+            "aa": rates(aa[kind]),
+            "planted": power(found.get(kind, {"points": 0, "slower": 0})),
+            "by_server": {
+                key.split(" ", 1)[1]: power(found[key]) for key in sorted(found) if key.startswith(f"{kind} ")
+            },
+        }
         for kind in aa
-        if kind != "all"
+        if kind != "all" and " " not in kind
     }
     return {
         "runs": [str(r) for r in runs],
@@ -190,9 +202,20 @@ def text(result: dict) -> str:
             f"rate {aa['false_alarm_rate']:.1%}); {aa['same']} same ({aa['same_rate']:.1%}), "
             f"{aa['inconclusive']} inconclusive, {aa['cannot_tell']} cannot tell; planted "
             f"{result['plant']:.0%} slower: found in {planted['slower']} of {planted['points']} "
-            f"({planted['power']:.1%})"
+            f"({planted['power']:.1%}){missed_words(part)}"
         )
     return "\n".join(lines)
+
+
+def missed_words(part: dict) -> str:
+    """Where a planted change was not found, what compare said instead and on which servers' points."""
+    missed = part["planted"].get("missed") or {}
+    if not missed:
+        return ""
+    said = ", ".join(f"{n} {word}" for word, n in sorted(missed.items(), key=lambda item: -item[1]))
+    servers = part.get("by_server") or {}
+    found = ", ".join(f"{name} {s['slower']} of {s['points']}" for name, s in servers.items())
+    return f"; not found: {said}" + (f" ({found} found)" if found else "")
 
 
 def halves(by_round: dict[int, float]) -> list[tuple[float, float]]:

@@ -149,6 +149,18 @@ def holdout_lines(folder: Path) -> list[str]:
     ]
 
 
+def missed_text(part: dict) -> str:
+    """Per server, where the plant was found, and what compare said where it was not (a study written before
+    aa counted them says nothing)."""
+    servers = part.get("by_server") or {}
+    missed = part["planted"].get("missed") or {}
+    if not servers or not missed:
+        return ""
+    found = ", ".join(f"{name} {s['slower']} of {s['points']}" for name, s in servers.items())
+    said = " and ".join(f"{n} {word}" for word, n in sorted(missed.items(), key=lambda item: -item[1]))
+    return f" ({found}; the rest {said})"
+
+
 def across_lines(folder: Path) -> list[str]:
     """A day's runs judged by the spreads fitted on HOURS' runs (ACROSS_DAYS), when the folder has that study."""
     written = folder / ACROSS_DAYS
@@ -162,7 +174,7 @@ def across_lines(folder: Path) -> list[str]:
         parts.append(
             f"{kind} points: A/A {aa['changed']} of {aa['points']} headline comparisons called a change (95 % "
             f"interval {pct(low)} to {pct(high)}), a planted {pct(result['plant'])} slowdown found in "
-            f"{found['slower']} of {found['points']}"
+            f"{found['slower']} of {found['points']}{missed_text(part)}"
         )
     return [
         f"- **compare fitted on another day** (`docs/results/{folder.name}/{ACROSS_DAYS}`, `aa RUNS --spreads "
