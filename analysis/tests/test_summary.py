@@ -160,6 +160,8 @@ def reference_summary(name: str) -> dict:
 def test_the_terminals_summary_of_a_reference_run_fits_100_columns(name):
     said = tables.plain(reference_summary(name))
     assert said and max(len(line) for line in said) <= tables.WIDTH, max(said, key=len)
+    # the key says what a user path's ratios divide by, and only where the run has one
+    assert ("(a path of yours: its service time at C=1)" in " ".join(said)) == name.startswith("your-war")
     assert said[1].split()[:3] == ["server", "setting", "workload"]
     printed = findings.text(REFERENCES / name).splitlines()  # what run_all.sh prints: summary and findings
     assert printed[: len(said)] == said and max(len(line) for line in printed) <= tables.WIDTH

@@ -180,4 +180,10 @@ def pool_note(points: list[dict]) -> str:
 
 
 def compute(points: list[dict]) -> dict:
-    return {"columns": list(COLUMNS), "keys": list(KEYS), "rows": rows(points), "note": pool_note(points)}
+    return {
+        "columns": list(COLUMNS),
+        "keys": list(KEYS),
+        "rows": rows(points),
+        "note": pool_note(points),
+        "user_paths": any(service_time.is_user_record(point) for point in points),
+    }

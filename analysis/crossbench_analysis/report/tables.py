@@ -25,6 +25,7 @@ KEY = (
     "knee: C=N [95 %] is the hinge fitted over every launch, C a-b the measured C it lies between; "
     "efficiency ratio: (C / req/s) / delay"
 )
+USER_PATH_KEY = " (a path of yours: its service time at C=1)"
 
 
 def columns(summary: dict) -> tuple[list[str], list[str]]:
@@ -115,7 +116,8 @@ def plain(summary: dict, width: int = WIDTH) -> list[str]:
         whole = [f"{titles[1]}: {line[1]}"] if row[1] != line[1] else []
         rest = whole + [f"{t}: {cell}" for t, cell in zip(titles[shown:], line[shown:]) if cell not in ("", "n/a")]
         out += wrapped("; ".join(rest), width, INDENT * 3)
-    notes = ([KEY] if keys == list(KEYS) else []) + ([summary["note"]] if summary.get("note") else [])
+    key = KEY + USER_PATH_KEY if summary.get("user_paths") else KEY
+    notes = ([key] if keys == list(KEYS) else []) + ([summary["note"]] if summary.get("note") else [])
     return out + [line for note in notes for line in wrapped(note, width, INDENT)]
 
 
