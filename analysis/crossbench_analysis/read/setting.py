@@ -46,15 +46,13 @@ def pool_size(record: dict):
     return declared_pool(record)
 
 
-# A WSGI worker class's requests served at once per worker: a sync worker one, a gthread worker one a thread
-THREADS_A_WORKER = {"sync": lambda record: 1, "gthread": lambda record: record.get("threads") or 1}
-
-
 def workers_at_once(record: dict) -> int | None:
-    """How many requests gunicorn's WSGI workers serve at once (workers x threads a worker), which caps any of
-    its requests as a pool does; None for an event loop's worker or a record without workers."""
-    per_worker = THREADS_A_WORKER.get(record.get("worker_class"))
-    return record["workers"] * per_worker(record) if per_worker and record.get("workers") else None
+    """How many requests gunicorn's WSGI workers serve at once, which caps any of its requests as a pool does: a
+    sync worker one, a gthread worker one a thread; None for an event loop's worker or a record without workers."""
+    workers, worker_class = record.get("workers"), record.get("worker_class")
+    if not workers or worker_class not in ("sync", "gthread"):
+        return None
+    return workers * ((record.get("threads") or 1) if worker_class == "gthread" else 1)
 
 
 def declared_pool(record: dict):
