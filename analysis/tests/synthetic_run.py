@@ -250,3 +250,43 @@ def rewrite(run_dir: Path, change) -> None:
     for r in records:
         change(r)
     (run_dir / "cells.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+def user_path_cell(cell_id: str, server: str, path: str, c: int, mean_ms: float, **fields) -> dict:
+    """A SYNTHETIC closed-loop cell on a user's path (no delay, its ratios taken against its C=1 service time): C
+    clients each waiting mean_ms, so C / mean_ms req/s, the server's core busy; `fields` add its group, knobs and
+    threads."""
+    return {
+        "cell_id": cell_id,
+        "server": server,
+        "endpoint": path,
+        "concurrency": c,
+        "delay_ms": 0,
+        "kind": "closed_loop",
+        "status": "ok",
+        "flags": [],
+        "valid": True,
+        "efficiency_ratio": None,
+        "latency_ratio": None,
+        "rps": c / (mean_ms / 1000),
+        "cpu_percent": 99.0,
+        "latency_ms": {"mean": mean_ms, "p50": mean_ms, "p99": mean_ms + 1},
+        "server_cpus": [1],
+        "error_total": 0,
+        **fields,
+    }
+
+
+def write_user_run(run: Path, cells: list[dict], paths: list[str], experiment: str) -> Path:
+    """A SYNTHETIC run directory of user-path cells: cells.jsonl and the metadata that names the paths (--path)."""
+    run.mkdir()
+    (run / "cells.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cells))
+    metadata = {
+        "run_id": run.name,
+        "experiment": experiment,
+        "synthetic": True,
+        "machine": {"cpu_model": SYNTHETIC_CPU, "somaxconn": "4096"},
+        "config": {"run": {"paths": paths}},
+    }
+    (run / "metadata.json").write_text(json.dumps(metadata))
+    return run

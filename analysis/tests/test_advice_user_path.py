@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from synthetic_run import user_path_cell, write_user_run
 
 from crossbench import endpoints
 from crossbench_analysis import cli
@@ -28,48 +29,25 @@ def no_user_paths():
 
 def user_cell(mt: int, c: int, path: str = PATH, service_ms: float | None = None) -> dict:
     service_ms = service_ms or SERVICE_MS[mt]
-    mean = service_ms * max(1.0, c / min(mt, LIMIT))
-    return {
-        "cell_id": f"paths-tomcat-mt{mt}-{path.strip('/')}-c{c}-d0-r1",
-        "group": "paths" if path == PATH else "other",
-        "server": "tomcat",
-        "endpoint": path,
-        "executor": "platform",
-        "max_threads": mt,
-        "concurrency": c,
-        "delay_ms": 0,
-        "kind": "closed_loop",
-        "status": "ok",
-        "flags": [],
-        "valid": True,
-        "efficiency_ratio": None,
-        "latency_ratio": None,
-        "rps": c / (mean / 1000),
-        "cpu_percent": 99.0,
-        "threads_peak": 20 + min(c, mt),
-        "rss_peak_mb": 100 + 0.25 * (20 + min(c, mt)),
-        "latency_ms": {"mean": mean, "p50": mean, "p99": mean + 1},
-        "accept_count": 1024,
-        "max_connections": 8192,
-        "server_cpus": [1],
-        "error_total": 0,
-    }
+    threads = 20 + min(c, mt)
+    return user_path_cell(
+        f"paths-tomcat-mt{mt}-{path.strip('/')}-c{c}-d0-r1",
+        "tomcat",
+        path,
+        c,
+        service_ms * max(1.0, c / min(mt, LIMIT)),
+        group="paths" if path == PATH else "other",
+        executor="platform",
+        max_threads=mt,
+        threads_peak=threads,
+        rss_peak_mb=100 + 0.25 * threads,
+        accept_count=1024,
+        max_connections=8192,
+    )
 
 
 def write_run(run: Path, cells: list[dict], paths: list[str]) -> Path:
-    run.mkdir()
-    (run / "cells.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cells))
-    (run / "metadata.json").write_text(
-        json.dumps(
-            {
-                "run_id": run.name,
-                "experiment": "your-war",
-                "machine": {"cpu_model": "SYNTHETIC", "somaxconn": "4096"},
-                "config": {"run": {"paths": paths}},
-            }
-        )
-    )
-    return run
+    return write_user_run(run, cells, paths, "your-war")
 
 
 @pytest.fixture
