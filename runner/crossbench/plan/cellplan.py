@@ -138,6 +138,11 @@ class CellPlan:
         return asdict(self)
 
 
+def one_per_variant(cells: list[CellPlan]) -> list[CellPlan]:
+    """One cell of each server variant (server and settings) among the cells, in the order they first appear."""
+    return list({(c.server, repr(c.settings)): c for c in cells}.values())
+
+
 def launches_so_far(cells: list[CellPlan]) -> tuple[dict[str, CellPlan], dict[str, int]]:
     """Per point id, its first planned cell (to launch again) and the highest repetition planned for it (the
     next launch is one more): what the launches decided after the plan (precision, capacity, best levels) need."""

@@ -22,6 +22,7 @@ from crossbench.hosts import HostsError, check_hosts, load_hosts, open_masters
 from crossbench.hosts.placement import Placement, place
 from crossbench.loadgen import get as get_adapter
 from crossbench.loadgen.spread import MERGERS
+from crossbench.plan.cellplan import one_per_variant
 
 # prints each of its arguments that does not exist, one a line
 MISSING = 'for p in "$@"; do [ -e "$p" ] || printf "%s\\n" "$p"; done'
@@ -59,8 +60,7 @@ def refuse_missing_reads(hosts, connections, cells) -> None:
     starts, with the way to give it: this checkout's by ./runner/hosts.sh setup, the rest at the same paths."""
     if not hosts.server:
         return
-    variants = {(cell.server, repr(cell.settings)): cell for cell in cells}.values()
-    here = {path for cell in variants for path in cell.plugin.reads(cell.settings)}
+    here = {path for cell in one_per_variant(cells) for path in cell.plugin.reads(cell.settings)}
     there = {str(hosts.server.there(path)): path for path in sorted(here)}
     if not there:
         return

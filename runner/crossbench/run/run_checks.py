@@ -17,7 +17,7 @@ from crossbench import loadgen, oskit, paths, pyvenv, servers
 from crossbench.database import stack
 from crossbench.database.stack import needs_database
 from crossbench.drivers import DRIVERS
-from crossbench.plan.cellplan import CellPlan
+from crossbench.plan.cellplan import CellPlan, one_per_variant
 from crossbench.plan.experiment_schema import RunSettings
 from crossbench.record.rundir import RunDir
 from crossbench.refusal import Refusal
@@ -132,11 +132,6 @@ def check_cores(run: RunSettings) -> None:
             raise Refused(
                 f"{key} {list(cores)}: cores {sorted(missing)} are not available here (usable: {sorted(usable)})"
             )
-
-
-def one_per_variant(cells: list[CellPlan]) -> list[CellPlan]:
-    """One cell of each server variant (server and settings) among the cells, in the order they first appear."""
-    return list({(c.server, repr(c.settings)): c for c in cells}.values())
 
 
 def without_unrunnable(cells: list[CellPlan], keep_refused: bool = False) -> list[CellPlan]:
