@@ -157,9 +157,9 @@ def server_host(tmp_path, project_dir: Path):
     return found, {found.server: HereAsHost(found.server)}
 
 
-def reading(*paths: Path) -> SimpleNamespace:
-    """A cell whose server reads `paths` here."""
-    return SimpleNamespace(server="mine", settings={}, plugin=SimpleNamespace(reads=lambda settings: paths))
+def reading(*files: Path) -> SimpleNamespace:
+    """A cell whose server reads `files` here."""
+    return SimpleNamespace(server="mine", settings={}, plugin=SimpleNamespace(reads=lambda settings: files))
 
 
 @pytest.mark.spawns  # sh, standing for the host's
