@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # Builds the pinned open-loop load generators once, into the cache the runner reuses:
 #   ${CROSSBENCH_TOOLS:-$HOME/.cache/crossbench/tools}/<tool>-<version>/bin/<tool>
-# Usage: runner/install-openloop.sh [--dry-run] [oha] [k6]        (no tool named: both)
+# Usage: runner/install-openloop.sh [--dry-run] [oha] [k6] [vegeta]   (no tool named: all three)
 #   --dry-run: says which are built and what building the others needs, and changes nothing
 #   oha 1.16.0 from crates.io (needs cargo, Rust 1.88+, and OpenSSL's headers: libssl-dev, pkg-config; ~5 min on 2 cores)
 #   k6  v1.8.1 from the Go module proxy (needs go; ~2 min)
+#   vegeta v12.13.0 from the Go module proxy (needs go; ~1 min): the quick profile's held windows
 # A tool whose binary is already there and reports the pinned version is not rebuilt. A build says every 30 s how
 # many packages it has compiled; a second call while one is under way waits for it.
 set -euo pipefail
 
 OHA_VERSION=1.16.0
 K6_VERSION=1.8.1
+VEGETA_VERSION=12.13.0
 TOOLS_DIR="${CROSSBENCH_TOOLS:-$HOME/.cache/crossbench/tools}"
 
 say() { echo "install-openloop: $*" >&2; }
@@ -22,6 +24,7 @@ reports_version() {
   case "$(basename "$1")" in
     oha) out="$("$1" --version 2>/dev/null)" || return 1 ;;    # "oha 1.16.0"
     k6) out="$("$1" version 2>/dev/null)" || return 1 ;;       # "k6 v1.8.1 (commit/..., go1.26.8, linux/amd64)"
+    vegeta) out="$("$1" -version 2>/dev/null | head -n 1)" || return 1 ;;  # "Version: v12.13.0" (the build sets it)
   esac
   [[ " $out " == *" $2 "* || " $out " == *" v$2 "* ]]
 }
@@ -73,7 +76,7 @@ build() {
   case "$tool" in
     oha) need cargo "install Rust 1.88+ (https://rustup.rs: curl -sSf https://sh.rustup.rs | sh -s -- -y), then re-run"
          need_openssl_headers ;;
-    k6) need go "install Go 1.24+ (https://go.dev/dl/, or apt-get install golang-go where it is recent enough), then re-run" ;;
+    k6 | vegeta) need go "install Go 1.24+ (https://go.dev/dl/, or apt-get install golang-go where it is recent enough), then re-run" ;;
   esac
   mkdir -p "$dir/bin"
   started=$SECONDS
@@ -87,6 +90,10 @@ build() {
         --features native-tls --root "$dir" ;;
     k6)
       logged "$dir/build.log" k6 env GOBIN="$dir/bin" go install -v "go.k6.io/k6@v$K6_VERSION" ;;
+    vegeta)
+      # vegeta's releases set main.Version when they link; go install leaves it empty, so the build sets it
+      logged "$dir/build.log" vegeta env GOBIN="$dir/bin" go install -v -ldflags "-X main.Version=v$VEGETA_VERSION" \
+        "github.com/tsenart/vegeta/v12@v$VEGETA_VERSION" ;;
   esac
   if ! reports_version "$bin" "$version"; then
     say "$bin was built but does not report version $version"
@@ -107,7 +114,7 @@ plan_build() {
     oha) command -v cargo >/dev/null 2>&1 || lacking+=("cargo (Rust 1.88+: https://rustup.rs)")
          { command -v pkg-config >/dev/null 2>&1 && pkg-config --exists openssl; } ||
            lacking+=("OpenSSL's headers (sudo apt-get install -y libssl-dev pkg-config)") ;;
-    k6) command -v go >/dev/null 2>&1 || lacking+=("go 1.24+ (https://go.dev/dl/)") ;;
+    k6 | vegeta) command -v go >/dev/null 2>&1 || lacking+=("go 1.24+ (https://go.dev/dl/)") ;;
   esac
   if ((${#lacking[@]})); then
     say "$tool $version: not built; building it needs $(printf '%s; ' "${lacking[@]}" | sed 's/; $//')"
@@ -122,13 +129,14 @@ main() {
     dry=true
     shift
   fi
-  (($#)) || set -- oha k6
+  (($#)) || set -- oha k6 vegeta
   if $dry; then
     for tool in "$@"; do
       case "$tool" in
         oha) plan_build oha "$OHA_VERSION" ;;
         k6) plan_build k6 "$K6_VERSION" ;;
-        *) say "unknown tool $tool (known: oha, k6)"; exit 2 ;;
+        vegeta) plan_build vegeta "$VEGETA_VERSION" ;;
+        *) say "unknown tool $tool (known: oha, k6, vegeta)"; exit 2 ;;
       esac
     done
     return 0
@@ -143,7 +151,8 @@ main() {
     case "$tool" in
       oha) build oha "$OHA_VERSION" ;;
       k6) build k6 "$K6_VERSION" ;;
-      *) say "unknown tool $tool (known: oha, k6)"; exit 2 ;;
+      vegeta) build vegeta "$VEGETA_VERSION" ;;
+      *) say "unknown tool $tool (known: oha, k6, vegeta)"; exit 2 ;;
     esac
   done
 }

@@ -43,7 +43,7 @@ if $fast; then
   exit
 fi
 mvn -B --no-transfer-progress package
-"$here/install-openloop.sh"      # oha and k6, pinned, built once into the tools cache (needs cargo and go)
+"$here/install-openloop.sh"      # oha, k6 and vegeta, pinned, built once into the tools cache (needs cargo and go)
 for arg in "$@"; do
   if [[ "$arg" == -m* ]]; then      # the caller picks the tests by marker: one run, one test at a time
     run_pytest "${tests[@]}" "$@"

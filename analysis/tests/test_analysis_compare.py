@@ -191,6 +191,22 @@ def test_different_machines_are_noted_not_refused(tmp_path):
     assert any("another machine" in n for n in cmp.notes)
 
 
+def test_points_measured_by_different_generators_are_noted_not_refused(tmp_path):
+    a = make_run(tmp_path / "a", run_id="A", **SMALL)
+    b = make_run(tmp_path / "b", run_id="B", **SMALL)
+    assert not any("generators differ" in n for n in compare_runs(load_run(a), load_run(b)).notes)
+    cells = [json.loads(line) for line in (b / "cells.jsonl").read_text().splitlines()]
+    for cell in cells:
+        cell["loadgen"] = "vegeta" if cell["delay_ms"] else cell["loadgen"]
+    (b / "cells.jsonl").write_text("".join(json.dumps(cell) + "\n" for cell in cells))
+    (b / "points.jsonl").unlink(missing_ok=True)
+    cmp = compare_runs(load_run(a), load_run(b))
+    delayed = len({c["point_id"] for c in cells if c["delay_ms"]})
+    assert f"the load generators differ on {delayed} of {len(cmp.rows)} pair(s) (wrk in A, vegeta in B)" in " ".join(
+        cmp.notes
+    )
+
+
 def test_refuses_different_point_sets_and_force_compares_the_intersection(tmp_path):
     a = make_run(tmp_path / "a", run_id="A", **SMALL)
     b = make_run(tmp_path / "b", run_id="B", **{**SMALL, "concurrency": (1, 10)})

@@ -158,7 +158,10 @@ def test_a_precision_target_plans_its_first_stage_of_three_rounds_first():
         ({"min_window_delays": -1}, "min_window_delays is a number of delays"),
         ({"max_window_bias": 1}, "max_window_bias is a share of a window's figures between 0 .off. and 1, not 1"),
         ({"max_window_bias": -0.02}, "max_window_bias is a share"),
-        ({"held_windows": "wrk"}, "held_windows is true, false or a generator that holds windows .oha, k6., not 'wrk'"),
+        (
+            {"held_windows": "wrk"},
+            "held_windows is true, false or a generator that holds windows .oha, k6, vegeta., not 'wrk'",
+        ),
         ({"precision": 0.05, "min_launches": 5, "max_launches": 3}, "min_launches 5 is above max_launches 3"),
         ({"precision": 0.05, "min_launches": 2}, "min_launches must be at least 3"),
     ],

@@ -13,7 +13,7 @@ from types import ModuleType
 import pytest
 
 from crossbench import loadgen
-from crossbench.loadgen import ab, http_load, k6, oha, wrk
+from crossbench.loadgen import ab, http_load, k6, oha, vegeta, wrk
 from crossbench.loadgen.base import LOAD_HOST_WAYS, LoadGenerator
 from crossbench.loadgen.spread import MERGERS
 
@@ -75,21 +75,23 @@ def test_the_type_check_itself_tells_a_wrong_type():
 
 
 def test_each_module_registers_its_own_generator_with_what_it_declares():
-    assert [loadgen.get(m.name) for m in (wrk, ab, http_load, oha, k6)] == [
+    assert [loadgen.get(m.name) for m in (wrk, ab, http_load, oha, k6, vegeta)] == [
         wrk.GENERATOR,
         ab.GENERATOR,
         http_load.GENERATOR,
         oha.GENERATOR,
         k6.GENERATOR,
+        vegeta.GENERATOR,
     ]
     of = loadgen.ADAPTERS
     assert {n for n, g in of.items() if g.open_loop} == {"oha", "k6"}
-    assert {n for n, g in of.items() if g.holds_window} == {"oha", "k6"}  # closed-loop held windows
+    assert {n for n, g in of.items() if g.holds_window} == {"oha", "k6", "vegeta"}  # closed-loop held windows
+    assert loadgen.holding_window() == "oha"  # held_windows = true
     assert {n for n, g in of.items() if g.holds_open_window} == {"oha"}  # k6's open loop has no held time
     assert {n for n, g in of.items() if not g.keepalive} == {"http_load"}
-    assert (loadgen.on_load_hosts("prerequisites"), loadgen.on_load_hosts("build")) == (["wrk"], ["oha"])
-    assert set(MERGERS) == {"wrk", "ab", "oha", "k6"} and MERGERS["wrk"] is wrk.merge_hosts
-    assert {n for n, g in of.items() if g.binary} == {n for n, g in of.items() if g.requests} == {"oha", "k6"}
+    assert (loadgen.on_load_hosts("prerequisites"), loadgen.on_load_hosts("build")) == (["wrk"], ["oha", "vegeta"])
+    assert set(MERGERS) == {"wrk", "ab", "oha", "k6", "vegeta"} and MERGERS["wrk"] is wrk.merge_hosts
+    assert {n for n, g in of.items() if g.binary} == {n for n, g in of.items() if g.requests} == {"oha", "k6", "vegeta"}
     assert oha.GENERATOR.binary == oha.binary and k6.GENERATOR.requests is k6.requests
 
 

@@ -83,7 +83,7 @@ def test_refused_specs(bad):
 
 
 def test_registry():
-    assert set(loadgen.ADAPTERS) == {"wrk", "ab", "http_load", "oha", "k6"}
+    assert set(loadgen.ADAPTERS) == {"wrk", "ab", "http_load", "oha", "k6", "vegeta"}
     for tool, adapter in loadgen.ADAPTERS.items():
         assert adapter.name == tool and loadgen.get(tool) is adapter
         for function in (adapter.available, adapter.version, adapter.build_command, adapter.run, adapter.parse):

@@ -1,5 +1,5 @@
 """run_all.sh starts the build of the pinned generators a run needs at once (crossbench.run.unbuilt): the quick
-profile's held windows need oha, a run of wrk and ab alone needs nothing, and arguments the runner refuses or a
+profile's held windows need vegeta, maxthreads-quick's oha, a run of wrk and ab alone needs nothing, and arguments the runner refuses or a
 dry run start no build. It plans as --dry-run does, on the standard library alone, and writes nothing."""
 
 import os
@@ -33,7 +33,8 @@ def unbuilt(tmp_path, *args: str) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize(
     ("args", "wanted"),
     [
-        (["--quick"], "oha\n"),
+        (["--quick"], "vegeta\n"),
+        (["--experiment", "maxthreads-quick"], "oha\n"),  # held_windows = true: the first that holds them
         (["--experiment", "seed000-quick"], ""),  # ab and the head-of-line probe: nothing pinned
         (["--quick", "--dry-run"], ""),  # a dry run builds nothing
         (["--quick", "--duration", "0"], ""),  # refused by the runner, which says why
@@ -47,7 +48,7 @@ def test_the_generators_to_build_at_once_are_the_plans(tmp_path, args, wanted):
 
 @pytest.mark.spawns
 def test_a_run_held_by_k6_builds_k6_alone(tmp_path, tmp_path_factory):
-    """held_windows = "k6": the delayed cells need k6 and nothing needs oha, so only k6 is built."""
+    """held_windows = "k6": the delayed cells need k6 and nothing needs vegeta, so only k6 is built."""
     quick = (paths.RUNNER / "experiments" / "quick.toml").read_text()
     held_by_k6 = tmp_path_factory.mktemp("experiment") / "quick-k6.toml"
     held_by_k6.write_text(re.sub(r"(?m)^held_windows = \S+", 'held_windows = "k6"', quick))

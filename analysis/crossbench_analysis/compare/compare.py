@@ -71,6 +71,17 @@ def mismatches(run_a: Run, run_b: Run, only_a: list[str], only_b: list[str]) -> 
     return found
 
 
+def generators_differ(pairs: list[tuple[dict, dict]]) -> list[str]:
+    """A note when paired points were measured by different load generators (the quick profile held its windows
+    with oha until it moved to vegeta): the instrument changed with whatever else did."""
+    differing = sorted({(a.get("loadgen"), b.get("loadgen")) for a, b in pairs if a.get("loadgen") != b.get("loadgen")})
+    if not differing:
+        return []
+    count = sum(1 for a, b in pairs if a.get("loadgen") != b.get("loadgen"))
+    which = ", ".join(f"{a} in A, {b} in B" for a, b in differing)
+    return [f"the load generators differ on {count} of {len(pairs)} pair(s) ({which}): a change is theirs too"]
+
+
 def matched(run_a: Run, run_b: Run, force: bool) -> tuple[list[tuple[dict, dict]], list[str], list[str], list[str]]:
     """The pairs of points both runs hold, what each holds alone, and the notes. Refused, naming every mismatch,
     when the experiments or the points differ and force is off; different machines are noted, not refused (the
@@ -85,7 +96,7 @@ def matched(run_a: Run, run_b: Run, force: bool) -> tuple[list[tuple[dict, dict]
         raise CompareRefused(f"{'; '.join(found)}; --force compares the {len(pairs)} point(s) both runs hold")
     if not pairs:
         raise CompareRefused(f"the two runs have no point in common{': ' + '; '.join(found) if found else ''}")
-    notes = [f"--force: {m}" if m in refusing else m for m in found]
+    notes = [f"--force: {m}" if m in refusing else m for m in found] + generators_differ(pairs)
     speeds = [run.core_speed_cv for run in (run_a, run_b)]
     if any(v is not None for v in speeds):
         a, b = (f"{v:g} %" if v is not None else "not measured" for v in speeds)

@@ -47,7 +47,7 @@ def same_directory(ssh: SshHost) -> bool:
 
 def install(ssh: SshHost, python_env: bool, open_loop: bool) -> None:
     """The host's Debian packages (prerequisites.sh), unless skipped its Python environment, and when asked
-    (load hosts for open-loop cells) the pinned open-loop generators built into its tools cache."""
+    (load hosts for open-loop cells and held windows) the pinned generators built into its tools cache."""
     runner = ssh.host.project_dir / "runner"
     script = f'source "{runner}/prerequisites.sh" && crossbench_install_missing setup'
     if python_env:
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         "--open-loop",
         action="store_true",
         help=f"setup: also build the pinned {' and '.join(loadgen.on_load_hosts('build'))} on the load "
-        "hosts (open-loop cells; needs cargo)",
+        "hosts (open-loop cells and held windows; needs cargo and go)",
     )
     parser.add_argument("--window", type=float, default=15.0, help="check: the window the clocks must bear (s)")
     args = parser.parse_args(argv)

@@ -1,5 +1,6 @@
-"""Load generators, registered by name. Each adapter module (wrk.py, ab.py, http_load.py, oha.py, k6.py) declares
-one LoadGenerator (base.py: every attribute with its default and meaning) as its GENERATOR; ADAPTERS holds them.
+"""Load generators, registered by name. Each adapter module (wrk.py, ab.py, http_load.py, oha.py, k6.py,
+vegeta.py) declares one LoadGenerator (base.py: every attribute with its default and meaning) as its GENERATOR;
+ADAPTERS holds them.
 
 See README.md in this folder for where each latency figure comes from.
 """
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from crossbench.loadgen import ab, http_load, k6, oha, wrk
+from crossbench.loadgen import ab, http_load, k6, oha, vegeta, wrk
 from crossbench.loadgen.base import LoadGenerator, LoadgenError
 
 
@@ -37,8 +38,9 @@ for _adapter in (
     ab,
     http_load,
     oha,  # open loop (LoadSpec.rate): runner/install-openloop.sh builds it
-    k6,
-):  # open loop, the cross-check
+    k6,  # open loop, the cross-check
+    vegeta,  # held windows only: builds in a minute (the quick profile's)
+):
     register(_adapter)
 DEFAULT = "wrk"  # a run's generator unless its experiment or --loadgen names another, and a peak cell's
 
