@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+from pathlib import Path
 
 import psutil
 import pytest
@@ -55,8 +56,17 @@ def run_all(out, *extra: str, timeout_s: float = 180) -> subprocess.CompletedPro
 
 
 def running_load(namespace: str) -> list[str]:
-    """The closed-loop generators running on a lab host: wrk, or oha for a delayed cell's held window."""
-    return [name for name in busy(namespace) if name in ("wrk", "oha")]
+    """The closed-loop generators running on a lab host: wrk, or oha or vegeta for a delayed cell's held window."""
+    return [name for name in busy(namespace) if name in ("wrk", "oha", "vegeta")]
+
+
+def sent_to(out: Path, record: dict) -> list[str]:
+    """The words of a cell's load generator commands (one per load host) and of the URL files they read (vegeta's
+    targets): where its load went."""
+    commands = record["loadgen_command"]
+    words = [w for c in commands for w in c] if commands and isinstance(commands[0], list) else list(commands)
+    targets = (out / "cells" / record["cell_id"]).rglob("vegeta.targets")
+    return words + [w for t in targets for w in t.read_text().split()]
 
 
 @pytest.fixture(scope="module")
@@ -147,7 +157,7 @@ def test_the_quick_experiment_with_server_and_load_on_hosts_of_their_own_reads_t
         assert away["status"] == "ok" and away["error_total"] == 0, away.get("error")
         assert away["samples"] >= 15 and away["threads_peak"] >= 1 and away["rss_peak_mb"] > 10, away
         server_url = f"http://{lab.hosts['server'].address}:"
-        assert any(word.startswith(server_url) for word in away["loadgen_command"][0]), away["loadgen_command"]
+        assert any(word.startswith(server_url) for word in sent_to(out, away)), away["loadgen_command"]
         per_host = away["loadgen_hosts"]  # two load hosts, merged into one cell
         assert [h["host"] for h in per_host] == [lab.hosts["load1"].destination, lab.hosts["load2"].destination]
         assert away["requests"] == sum(h["requests"] for h in per_host) and all(h["requests"] for h in per_host)
@@ -244,7 +254,7 @@ def test_setup_copies_the_checkout_and_the_run_uses_the_hosts_own_copy(tmp_path)
         assert not (project / ".git").exists() and not (project / ".venv").exists()
         out = tmp_path / "run"
         # the static cell: wrk with the host's own copy of the project's Lua script (a delayed cell's held window
-        # runs oha from the tools cache)
+        # runs vegeta from the tools cache)
         done = run_all(out, "--duration", "1s", "--warmup", "0", "--hosts", str(hosts), "--groups", "static")
         assert done.returncode == 0, done.stderr[-2000:]
     (record,) = records(out)
@@ -488,7 +498,7 @@ def test_your_own_servers_run_on_a_server_host_and_one_the_host_lacks_is_refused
     for out, server in ((tmp_path / "declared", "tornado_declared"), (tmp_path / "war", "tomcat")):
         (record,) = map(json.loads, (out / "cells.jsonl").read_text().splitlines())  # a declared one's contract:
         assert record["status"] == "ok" and record["server"] == server, record.get("error")  # test_declared_live
-        assert any(word.startswith(server_url) for word in record["loadgen_command"]), record["loadgen_command"]
+        assert any(word.startswith(server_url) for word in sent_to(out, record)), record["loadgen_command"]
         assert record["samples"] >= 2 and record["threads_peak"] >= 1, record  # sampled on its host
     assert refused.returncode != 0 and "lacks what the server reads here" in refused.stderr, refused.stderr[-2000:]
     assert str(elsewhere) in refused.stderr and not (tmp_path / "refused" / "cells.jsonl").exists()

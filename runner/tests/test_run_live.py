@@ -95,15 +95,15 @@ def test_quick_profile_end_to_end(tmp_path, report_figure):
     tornado = cells["delay-tornado-delay_async-c400-d250-r1"]
     for r in (tomcat, tornado):
         assert r["requests"] > 0 and r["error_total"] == 0
-        # delayed cells hold their window: one oha process spans warm-up, window and tail (loadgen/held.py)
-        assert r["loadgen"] == "oha" and r["held_window"] and not r["held_window"]["short"], r
-        assert (out / r["series"]).is_file() and (out / "cells" / r["cell_id"] / "oha.sqlite").is_file()
+        # delayed cells hold their window: one vegeta process spans warm-up, window and tail (loadgen/held.py)
+        assert r["loadgen"] == "vegeta" and r["held_window"] and not r["held_window"]["short"], r
+        assert (out / r["series"]).is_file() and (out / "cells" / r["cell_id"] / "vegeta.csv").is_file()
     # Every figure from samples requests had, and Little's law on every closed-loop cell: no more in flight than
     # the connections (wrk's own histogram put 1.2 to 2.4 x C on the static mix)
     for r in cells.values():
         assert r["latency_method"] == ("recovered" if r["loadgen"] == "wrk" else "samples"), r["cell_id"]
         assert r["in_flight"] <= r["concurrency"] * 1.02 and "in_flight_over_concurrency" not in r["flags"], r
-        assert r["loadgen"] == "oha" or (out / "cells" / r["cell_id"] / "wrk.json").is_file()
+        assert r["loadgen"] == "vegeta" or (out / "cells" / r["cell_id"] / "wrk.json").is_file()
     # 400 clients on 200 threads: two rounds of the delay per answer, read alike by both ratios in a held
     # window; the event loop needs one.
     assert 1.7 < tomcat["latency_ratio"] < 2.4 and 1.7 < tomcat["efficiency_ratio"] < 2.4, tomcat
