@@ -4,9 +4,11 @@ seven, so a fresh machine's first quick run holds its windows with it (runner/ex
 
 `vegeta attack -rate 0 -workers C -max-workers C`: C workers, each sending its next request as soon as its last is
 answered (lib/attack.go: at rate 0 the pacer never waits and no worker is added past -max-workers), over one
-keep-alive connection pool. Each result is stamped with its send (Timestamp, this machine's clock) and its latency
-to the last byte of the body; every request is a result, a failed one with status 0 and Go's error text, so errors
-are counted from the rows themselves. Requests in flight when the duration ends are waited for (up to -timeout).
+keep-alive connection pool. Each result is stamped with its send (Timestamp, the clock of the machine it ran on)
+and its latency to the last byte of the body; every request is a result, a failed one with status 0 and Go's error
+text, so errors are counted from the rows themselves. Requests in flight when the duration ends are waited for (up
+to -timeout), and one more may be sent then: the pacer hands a worker that comes free the tick it was waiting to
+give (the timeout fixture's third row); it falls after the load stopped, outside any window.
 Several URLs are sent in turn (vegeta's static targeter), not at random as oha's are; held windows have one.
 Each answer's body is kept in the output (vegeta counts bytes_in from what it kept): a held window's delayed
 endpoints answer a few bytes.
