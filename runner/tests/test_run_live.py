@@ -14,7 +14,7 @@ import pytest
 from live_servers import build_missing_reason
 from testkit import marked_processes, options, records, run_all_marked, wait_until
 
-from crossbench import paths, stats
+from crossbench import loadgen, paths, stats
 from crossbench.figures.points import DISTURBED
 
 pytestmark = [
@@ -182,8 +182,9 @@ def test_a_sync_worker_pool_queues_as_littles_law_says(tmp_path, report_figure):
     assert marked_processes(MARKER, str(out)) == []
 
 
-# The generators a closed-loop window runs: wrk, or oha for a delayed cell's held window (runner/README.md)
-LOAD_TOOLS = {"wrk", "oha"}
+# The generators a closed-loop window runs: wrk, or for a delayed cell's held window the one that holds it (oha, or
+# vegeta for the quick profile: runner/README.md); a process is named after its adapter
+LOAD_TOOLS = {"wrk"} | {name for name, generator in loadgen.ADAPTERS.items() if generator.holds_window}
 
 
 def measuring_load(marker: str) -> list[psutil.Process]:
