@@ -41,7 +41,12 @@ def test_tomcat_with_20_threads_holds_about_what_its_pool_predicts(tmp_path):
     assert found["known_ceiling_rps"] == 100 and 60 <= found["held_rps"] <= 100 and found["fails_rps"]
     fitted = found["estimate"]
     assert fitted is None or (fitted["mixed_rps"] and 60 <= fitted["value"] <= fitted["ci95_high"] <= 100), fitted
-    assert found["cost"]["cpu_ms_per_request"]["ci95_low"] is not None
+    # The cost is taken at the rate that held: a searched rate's three launches give it an interval; a rate only a
+    # confirmation held (the long launch at the passed rate failed, as 90 req/s did once on this critically loaded
+    # pool, and a lower one held) has that one launch, said indicative
+    cpu = found["cost"]["cpu_ms_per_request"]
+    searched = {trial["rate"] for trial in found["trials"]}
+    assert cpu["ci95_low"] is not None if found["held_rps"] in searched else (cpu["n"] == 1 and cpu["indicative"]), cpu
     assert all(t["n"] >= 3 for t in found["trials"] if t["verdict"] in ("pass", "fail"))
     # the long launch, at the rate that passed (lower when that one did not hold), judged on its own requests
     check = found["confirmation"]
