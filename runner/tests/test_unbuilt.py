@@ -1,6 +1,7 @@
 """run_all.sh starts the build of the pinned generators a run needs at once (crossbench.run.unbuilt): the quick
-profile's held windows need vegeta, maxthreads-quick's oha, a run of wrk and ab alone needs nothing, and arguments the runner refuses or a
-dry run start no build. It plans as --dry-run does, on the standard library alone, and writes nothing."""
+profile's held windows need vegeta, maxthreads-quick's oha, a run of wrk and ab alone needs nothing, and arguments
+the runner refuses or a dry run start no build. It plans as --dry-run does, on the standard library alone, and
+writes nothing."""
 
 import os
 import re
