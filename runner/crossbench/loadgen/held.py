@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .base import LoadResult
 from .openloop import Request, latency, shifted
 
 # A window shorter than this share of the one planned (the queue turned over late) is said in the record
@@ -160,3 +161,33 @@ def run_figures(rows: list[Request], concurrency: int, spec: dict) -> dict:
             "window_epoch": [launched + window.opened_s, launched + window.closed_s],
         },
     }
+
+
+def load_result(
+    figures: dict,
+    *,
+    tool: str,
+    tool_version: str,
+    errors: dict[str, int],
+    latency_source: str,
+    extra: dict,
+    raw_files: tuple[str, ...],
+    bytes: int | None = None,
+) -> LoadResult:
+    """A held closed-loop run's LoadResult from its window's figures (run_figures), for any generator that holds
+    one: the answers, window, rate, bytes and latency of the cut; the errors the generator counted over the whole
+    run, with the window's answers other than 2xx as non_2xx; the window's account and what the generator adds in
+    extra. `bytes`: the generator's own count where its rows carry none (k6)."""
+    return LoadResult(
+        tool=tool,
+        tool_version=tool_version,
+        requests=figures["requests"],
+        duration_s=figures["duration_s"],
+        bytes=figures["bytes"] if bytes is None else bytes,
+        errors={**errors, "non_2xx": figures["non_2xx"]},
+        latency_ms=figures["latency_ms"],
+        window_rate=figures["rate"],
+        latency_source=latency_source,
+        extra={**figures["extra"], **extra},
+        raw_files=raw_files,
+    )

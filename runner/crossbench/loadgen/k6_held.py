@@ -159,20 +159,15 @@ def parse(out_dir: Path, tool_version: str, error_kind) -> LoadResult:
     for code, count in codes.items():
         if not answered(code):
             errors[error_kind(code)] += count
-    errors["non_2xx"] = figures["non_2xx"]
     opened = sum(1 for r in sampled if r["tags"].get("conn") == "1")
-    return LoadResult(
+    return held.load_result(
+        figures,
         tool=name,
         tool_version=tool_version,
-        requests=figures["requests"],
-        duration_s=figures["duration_s"],
-        bytes=per_answer * figures["requests"],
         errors=errors,
-        latency_ms=figures["latency_ms"],
-        window_rate=figures["rate"],
         latency_source=HELD_LATENCY_SOURCE,
+        bytes=per_answer * figures["requests"],
         extra={
-            **figures["extra"],
             "connections_opened": opened,
             "error_codes": {str(k): v for k, v in sorted(codes.items()) if k},
             "status_counts": {str(k): v for k, v in sorted(Counter(r.status for r in rows).items())},

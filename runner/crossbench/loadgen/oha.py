@@ -260,21 +260,14 @@ def counted_errors(summary: dict) -> tuple[dict[str, int], int]:
 
 def parse_held(out_dir: Path, summary: dict, spec: dict, tool_version: str) -> LoadResult:
     """A held closed-loop run (no rate): the window cut from its rows (held.py)."""
-    figures = held.run_figures(requests(out_dir), int(spec["concurrency"]), spec)
     errors, _ = counted_errors(summary)
-    errors["non_2xx"] = figures["non_2xx"]
-    return LoadResult(
+    return held.load_result(
+        held.run_figures(requests(out_dir), int(spec["concurrency"]), spec),
         tool=name,
         tool_version=tool_version,
-        requests=figures["requests"],
-        duration_s=figures["duration_s"],
-        bytes=figures["bytes"],
         errors=errors,
-        latency_ms=figures["latency_ms"],
-        window_rate=figures["rate"],
         latency_source=HELD_LATENCY_SOURCE,
         extra={
-            **figures["extra"],
             "error_messages": summary.get("errorDistribution", {}),
             "tool_total_s": summary["summary"]["total"],
         },

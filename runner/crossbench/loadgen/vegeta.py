@@ -218,28 +218,22 @@ def window_percentiles(out_dir: Path | str, percents) -> list[tuple[float, float
     """(percent, ms) over the requests sent inside the held window (held.cut, as parse)."""
     out_dir = Path(out_dir)
     spec = read_spec(out_dir)
-    return openloop.spectrum(held.window_of(requests(out_dir), int(spec["concurrency"]), spec)[0].sent, percents)
+    rows = rows_of(results(out_dir, spec))[0]
+    return openloop.spectrum(held.window_of(rows, int(spec["concurrency"]), spec)[0].sent, percents)
 
 
 def held_result(sent: list[dict], spec: dict, concurrency: int, tool_version: str, raw_files) -> LoadResult:
     """The LoadResult of requests sent by `concurrency` workers (one run's, or several load hosts' on one clock):
     the window cut from the answered ones (held.run_figures), errors over the whole run from the failed ones."""
     rows, origin = rows_of(sent)
-    figures = held.run_figures(rows, concurrency, {**spec, "launched_at": origin})
     errors, messages = counted_errors(sent)
-    errors["non_2xx"] = figures["non_2xx"]
-    return LoadResult(
+    return held.load_result(
+        held.run_figures(rows, concurrency, {**spec, "launched_at": origin}),
         tool=name,
         tool_version=tool_version,
-        requests=figures["requests"],
-        duration_s=figures["duration_s"],
-        bytes=figures["bytes"],
         errors=errors,
-        latency_ms=figures["latency_ms"],
-        window_rate=figures["rate"],
         latency_source=HELD_LATENCY_SOURCE,
         extra={
-            **figures["extra"],
             "error_messages": messages,
             "status_counts": {str(k): v for k, v in sorted(Counter(r.status for r in rows).items())},
         },
